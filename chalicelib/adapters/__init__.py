@@ -1,0 +1,5 @@
+"""Implementations of the graveler and auth ports: AWS (DynamoDB, S3) and in-memory twins for tests.
+
+The AWS adapters are the only modules that import boto3 or pynamodb; they translate driver errors into
+graveler errors (``raise ... from e``).
+"""

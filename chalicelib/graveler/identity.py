@@ -1,0 +1,72 @@
+"""Content identity: commit IDs and entry identity, byte-compatible with lakeFS's encoders."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+
+from .records import Commit, CommitID, Entry, MetaRangeID
+
+
+def _i64(value: int) -> bytes:
+    return b"\x02\x08" + value.to_bytes(8, "big", signed=True)
+
+
+def _s(text: str) -> bytes:
+    raw = text.encode()
+    return b"\x01" + _i64(len(raw)) + raw
+
+
+def _b(raw: bytes) -> bytes:
+    return b"\x00" + _i64(len(raw)) + raw
+
+
+def _ss(items: Iterable[str]) -> bytes:
+    listed = list(items)
+    return b"\x03" + _i64(len(listed)) + b"".join(_s(item) for item in listed)
+
+
+def _m(mapping: Mapping[str, str]) -> bytes:
+    body = b"".join(_s(k) + _s(mapping[k]) for k in sorted(mapping))
+    return b"\x04" + _i64(len(mapping)) + body
+
+
+def _e(identity: bytes) -> bytes:
+    return b"\x05" + _b(identity)
+
+
+def commit_id(
+    committer: str,
+    message: str,
+    meta_range_id: MetaRangeID,
+    creation_date: int,
+    metadata: Mapping[str, str],
+    parents: Iterable[CommitID],
+) -> CommitID:
+    """The lakeFS commit ID: sha256 over the hashed fields (version and generation are not hashed)."""
+    parents_identity = hashlib.sha256(_ss(parents)).digest()
+    payload = (
+        _s("commit:v1")
+        + _s(committer)
+        + _s(message)
+        + _s(meta_range_id)
+        + _i64(creation_date)
+        + _m(metadata)
+        + _e(parents_identity)
+    )
+    return CommitID(hashlib.sha256(payload).hexdigest())
+
+
+def commit_id_of(commit: Commit) -> CommitID:
+    return commit_id(
+        commit.committer, commit.message, commit.meta_range_id, commit.creation_date, commit.metadata, commit.parents
+    )
+
+
+def entry_identity(entry: Entry) -> bytes:
+    """Identity of an entry: size, etag, user metadata and content type. Address and mtime are not part of it,
+    so the same content re-uploaded elsewhere compares as unchanged."""
+    payload = _i64(entry.size) + _s(entry.etag) + _m(entry.user_metadata)
+    if entry.content_type:
+        payload += _s(entry.content_type)
+    return hashlib.sha256(payload).digest()

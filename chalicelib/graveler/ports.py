@@ -1,0 +1,154 @@
+"""The ports graveler reaches storage through. Adapters implement them; in-memory twins back the unit tests.
+
+Every method says what it promises and which graveler error it raises. Nothing here leaks a driver error.
+Keys order by raw UTF-8 bytes, which for Python ``str`` is plain ``<`` ordering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+from .records import (
+    Branch,
+    BranchID,
+    Commit,
+    CommitID,
+    Key,
+    Repository,
+    RepositoryID,
+    StagedEntry,
+    StagingToken,
+    Tag,
+    TagID,
+)
+
+
+class RefStore(Protocol):
+    """Repositories, branches, tags and commits. Creations are put-if-absent; branch moves compare-and-swap."""
+
+    def get_repository(self, repo_id: RepositoryID) -> Repository:
+        """The repository record. Raises RepositoryNotFound."""
+        ...
+
+    def create_repository(self, repo: Repository) -> None:
+        """Stores a new repository record. Raises RepositoryExists if the id is taken."""
+        ...
+
+    def list_repositories(self, after: str = "", limit: int = 1000) -> list[Repository]:
+        """Up to ``limit`` repositories with id > ``after``, sorted by id."""
+        ...
+
+    def delete_repository(self, repo_id: RepositoryID) -> None:
+        """Deletes the repository record and its branches, tags and commits. Raises RepositoryNotFound."""
+        ...
+
+    def get_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> Branch:
+        """A strongly consistent read of the branch. Raises BranchNotFound."""
+        ...
+
+    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
+        """Stores a new branch. Raises BranchExists if the id is taken."""
+        ...
+
+    def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
+        """Replaces the branch only if the stored record equals ``expected`` (all fields).
+
+        Raises Conflict when it does not, or when the branch no longer exists.
+        """
+        ...
+
+    def delete_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> None:
+        """Deletes the branch record. Raises BranchNotFound."""
+        ...
+
+    def list_branches(self, repo_id: RepositoryID, after: str = "", limit: int = 1000) -> list[Branch]:
+        """Up to ``limit`` branches with id > ``after``, sorted by id."""
+        ...
+
+    def get_tag(self, repo_id: RepositoryID, tag_id: TagID) -> Tag:
+        """The tag. Raises TagNotFound."""
+        ...
+
+    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
+        """Stores a new tag. Raises TagExists if the id is taken (tags are immutable)."""
+        ...
+
+    def delete_tag(self, repo_id: RepositoryID, tag_id: TagID) -> None:
+        """Deletes the tag. Raises TagNotFound."""
+        ...
+
+    def list_tags(self, repo_id: RepositoryID, after: str = "", limit: int = 1000) -> list[Tag]:
+        """Up to ``limit`` tags with id > ``after``, sorted by id."""
+        ...
+
+    def get_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> Commit:
+        """The commit with exactly this id. Raises CommitNotFound."""
+        ...
+
+    def add_commit(self, repo_id: RepositoryID, commit: Commit) -> None:
+        """Stores the commit if absent. Re-adding the same id is a no-op (ids are content hashes)."""
+        ...
+
+    def list_commit_ids(self, repo_id: RepositoryID, prefix: str, limit: int) -> list[CommitID]:
+        """Up to ``limit`` commit ids starting with ``prefix``, sorted (for unique-prefix resolution)."""
+        ...
+
+    def iterate_commits(self, repo_id: RepositoryID) -> Iterator[Commit]:
+        """Every commit of the repository, in id order (for GC and maintenance)."""
+        ...
+
+
+class StagingStore(Protocol):
+    """Staged changes keyed by (staging token, key). A StagedEntry with value None is a tombstone."""
+
+    def get(self, token: StagingToken, key: Key) -> StagedEntry | None:
+        """A strongly consistent read of the staged change of ``key``; None when nothing is staged."""
+        ...
+
+    def set(self, token: StagingToken, staged: StagedEntry) -> None:
+        """Stages ``staged`` under the token, replacing any earlier change of the same key."""
+        ...
+
+    def delete(self, token: StagingToken, key: Key) -> None:
+        """Forgets the staged change of ``key`` (not a tombstone: the committed value shows again). Idempotent."""
+        ...
+
+    def iterate(self, token: StagingToken, from_key: str = "") -> Iterator[StagedEntry]:
+        """The token's staged changes with key >= ``from_key``, in key order, strongly consistent, lazily paged."""
+        ...
+
+    def drop(self, token: StagingToken) -> None:
+        """Deletes every staged change of the token. Idempotent."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class PutResult:
+    size: int
+    etag: str  # hex MD5 of the bytes written
+
+
+class BlockStore(Protocol):
+    """Immutable blobs addressed by full URI ``s3://bucket/key``: object data and the _lakefs/ ranges."""
+
+    def put(self, address: str, data: bytes) -> PutResult:
+        """Writes the blob. Callers never rewrite an address with different bytes."""
+        ...
+
+    def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
+        """The blob, or bytes [start, end] inclusive. Raises ObjectNotFound when the blob is missing."""
+        ...
+
+    def exists(self, address: str) -> bool:
+        """Whether a blob is stored at the address."""
+        ...
+
+    def presign_get(self, address: str, expires_seconds: int) -> str:
+        """An HTTPS URL that reads the blob without credentials until it expires."""
+        ...
+
+    def delete(self, address: str) -> None:
+        """Deletes the blob. Idempotent."""
+        ...

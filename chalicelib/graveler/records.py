@@ -1,0 +1,152 @@
+"""The records graveler stores and returns: frozen, slotted, and typed by identifier."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Generic, NewType, TypeVar
+
+RepositoryID = NewType("RepositoryID", str)
+BranchID = NewType("BranchID", str)
+TagID = NewType("TagID", str)
+CommitID = NewType("CommitID", str)
+StagingToken = NewType("StagingToken", str)
+MetaRangeID = NewType("MetaRangeID", str)
+RangeID = NewType("RangeID", str)
+Key = NewType("Key", str)
+
+# The metarange of a commit with no objects; never written to storage, every reader knows it.
+EMPTY_METARANGE = MetaRangeID("")
+
+
+class RepositoryState(enum.StrEnum):
+    ACTIVE = "active"
+    IN_DELETION = "in_deletion"
+
+
+@dataclass(frozen=True, slots=True)
+class Repository:
+    id: RepositoryID
+    storage_namespace: str
+    default_branch_id: BranchID
+    creation_date: int
+    state: RepositoryState = RepositoryState.ACTIVE
+    read_only: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    id: BranchID
+    commit_id: CommitID
+    staging_token: StagingToken
+    sealed_tokens: tuple[StagingToken, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    id: TagID
+    commit_id: CommitID
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    id: CommitID
+    committer: str
+    message: str
+    creation_date: int
+    meta_range_id: MetaRangeID
+    metadata: dict[str, str] = field(default_factory=dict)
+    parents: tuple[CommitID, ...] = ()
+    generation: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """What a path points to: one physical object and its metadata. Immutable once written."""
+
+    physical_address: str
+    size: int
+    etag: str
+    mtime: int
+    content_type: str = "application/octet-stream"
+    user_metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StagedEntry:
+    """A staged change of one key. value None is a tombstone: it hides the committed key."""
+
+    key: Key
+    value: Entry | None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRecord:
+    """A key with its entry, as read from a ref (committed or staged)."""
+
+    key: Key
+    entry: Entry
+
+
+@dataclass(frozen=True, slots=True)
+class RangeInfo:
+    """One line of a metarange: a range of sorted keys stored as one object under _lakefs/."""
+
+    id: RangeID
+    min_key: Key
+    max_key: Key
+    count: int
+    estimated_size: int
+
+
+class RefKind(enum.StrEnum):
+    COMMIT = "commit"
+    BRANCH = "branch"
+    TAG = "tag"
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedRef:
+    """A ref expression resolved to a commit, and for a branch its staging view."""
+
+    kind: RefKind
+    commit_id: CommitID
+    branch: Branch | None = None
+    # True when reads must include the branch's staged changes (plain branch name or `branch$`).
+    include_staging: bool = False
+
+
+class DiffType(enum.StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+    CONFLICT = "conflict"
+    PREFIX_CHANGED = "prefix_changed"
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    key: Key
+    type: DiffType
+    entry: Entry | None  # the new value (None for removed)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing. next_offset is the last id/key returned, empty when there is no more."""
+
+    results: list[T]
+    has_more: bool
+    next_offset: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ListedObject:
+    """One row of an object listing: an entry, or (entry None) a common prefix ending with the delimiter."""
+
+    key: Key
+    entry: Entry | None
+
