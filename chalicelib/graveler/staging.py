@@ -1,0 +1,61 @@
+"""A branch's staging area: the write path that survives a concurrent seal, and the merged read view.
+
+A branch stages into its current token; a commit seals that token (moves it to the front of sealed_tokens) and
+installs a fresh one. Reads consult the token, then sealed tokens newest first, then the committed data.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+
+from . import errors
+from .ports import RefStore, StagingStore
+from .records import Branch, BranchID, Key, RepositoryID, StagedEntry
+
+WRITE_TRIES = 3
+
+
+def branch_tokens(branch: Branch) -> list:  # type: ignore[type-arg]
+    """The branch's tokens, newest first: the one writes go to, then the sealed ones."""
+    return [branch.staging_token, *branch.sealed_tokens]
+
+
+def stage(refs: RefStore, staging: StagingStore, repo_id: RepositoryID, branch_id: BranchID, staged: StagedEntry) -> None:
+    """Stages a change so that it is never lost to a concurrent commit.
+
+    After writing, the branch is read again: if a commit sealed the token in between, the seal may have been
+    read by the commit before or after our write, so the change is written again to the new token. A change that
+    lands in both is committed once and stays staged with the same identity, which reads as no change.
+    """
+    for _ in range(WRITE_TRIES):
+        branch = refs.get_branch(repo_id, branch_id)
+        staging.set(branch.staging_token, staged)
+        if refs.get_branch(repo_id, branch_id).staging_token == branch.staging_token:
+            return
+    raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {staged.key!r}")
+
+
+def read_staged(staging: StagingStore, branch: Branch, key: Key) -> StagedEntry | None:
+    """The newest staged change of the key across the branch's tokens, or None when nothing is staged."""
+    for token in branch_tokens(branch):
+        found = staging.get(token, key)
+        if found is not None:
+            return found
+    return None
+
+
+def staged_changes(staging: StagingStore, tokens: list, from_key: str = "") -> Iterator[StagedEntry]:  # type: ignore[type-arg]
+    """The merged changes of several tokens (newest first in ``tokens``) in key order: the newest wins a key."""
+    streams = [
+        ((staged.key, rank, staged) for staged in staging.iterate(token, from_key)) for rank, token in enumerate(tokens)
+    ]
+    last: str | None = None
+    for key, _, staged in heapq.merge(*streams, key=lambda item: (item[0], item[1])):
+        if key != last:
+            last = key
+            yield staged
+
+
+def is_dirty(staging: StagingStore, branch: Branch) -> bool:
+    return any(True for _ in staged_changes(staging, branch_tokens(branch)))
