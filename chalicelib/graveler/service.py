@@ -228,6 +228,10 @@ class Graveler:
             raise errors.Invalid("commit message is required")
         repo = self._writable_repository(repo_id)
         bid = BranchID(branch_id)
+        current = self.refs.get_branch(repo.id, bid)
+        if not allow_empty and not current.sealed_tokens and self._token_is_empty(current.staging_token):
+            # Sealing would swap the token (and make concurrent writers retry) for nothing.
+            raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
         self._seal(repo.id, bid)
         for attempt in range(COMMIT_TRIES):
             branch = self.refs.get_branch(repo.id, bid)
@@ -408,6 +412,9 @@ class Graveler:
             return True
         except errors.ObjectNotFound:
             return False
+
+    def _token_is_empty(self, token: StagingToken) -> bool:
+        return next(iter(self.staging.iterate(token)), None) is None
 
     def _make_commit(
         self,

@@ -7,7 +7,7 @@ import time
 from chalicelib.graveler import errors
 
 WRITERS = 4
-WRITES_EACH = 60
+WRITES_EACH = 120
 
 
 class Jittery:
@@ -42,18 +42,25 @@ def test_writes_racing_commits_are_never_lost(g, repo):
     commits: list[str] = []
     failures: list[BaseException] = []
 
+    retries = []
+
+    def put(key, data):
+        # As a client does on 429: TooManyTries means "not acknowledged, try again".
+        while True:
+            try:
+                g.upload_object("repo", "main", key, data)
+                break
+            except errors.TooManyTries:
+                retries.append(key)
+        with lock:
+            acknowledged[key] = data
+
     def writer(n):
         try:
             for i in range(WRITES_EACH):
-                key, data = f"w{n}/{i:03d}", f"{n}-{i}".encode()
-                g.upload_object("repo", "main", key, data)
-                with lock:
-                    acknowledged[key] = data
+                put(f"w{n}/{i:03d}", f"{n}-{i}".encode())
                 if i % 10 == 9:  # overwrite an earlier key too: the newest acknowledged value must win
-                    old = f"w{n}/{i - 5:03d}"
-                    g.upload_object("repo", "main", old, b"over-" + data)
-                    with lock:
-                        acknowledged[old] = b"over-" + data
+                    put(f"w{n}/{i - 5:03d}", f"over-{n}-{i}".encode())
         except BaseException as e:  # surfaced below
             failures.append(e)
 

@@ -1,0 +1,85 @@
+"""Where ranges and metaranges live: ``<namespace>/_lakefs/<id>`` through the BlockStore, with an LRU of decoded
+objects in front. Only this module talks to the BlockStore on behalf of committed/."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from ..errors import ObjectNotFound, StorageError
+from ..ports import BlockStore
+from ..records import EMPTY_METARANGE, MetaRangeID, RangeID, RangeInfo
+from . import format as parquet
+from .cache import LRUCache
+from .columns import MetaRange, RangeColumns
+from .ids import metarange_id, range_id
+
+
+def object_address(namespace: str, object_id: str) -> str:
+    return f"{namespace.rstrip('/')}/_lakefs/{object_id}"
+
+
+class CommittedStorage:
+    """Reads (cached) and writes content-addressed ranges and metaranges of any namespace."""
+
+    def __init__(self, blocks: BlockStore, cache_size: int, cache_rows: int) -> None:
+        self._blocks = blocks
+        # Keyed by address, not bare id: the same id in another namespace must still be read from there.
+        # Decoded rows take several hundred bytes each, so ranges are also bounded by their total row count.
+        self._ranges: LRUCache[str, RangeColumns] = LRUCache(cache_size, cache_rows, len)
+        self._metaranges: LRUCache[str, MetaRange] = LRUCache(cache_size)
+
+    def _fetch(self, address: str, what: str) -> bytes:
+        try:
+            return self._blocks.get(address)
+        except ObjectNotFound as e:
+            # A commit points at it, so a missing one means lost or foreign data, not a bad request.
+            raise StorageError(f"{what} missing at {address}") from e
+
+    def range(self, namespace: str, rid: RangeID) -> RangeColumns:
+        address = object_address(namespace, rid)
+
+        def load() -> RangeColumns:
+            data = self._fetch(address, "range")
+            try:
+                return parquet.decode_range(data)
+            except StorageError:
+                raise
+            except Exception as e:  # pyarrow raises several unrelated types for a damaged file
+                raise StorageError(f"unreadable range at {address}: {e}") from e
+
+        return self._ranges.get_or_load(address, load)
+
+    def metarange(self, namespace: str, mid: MetaRangeID) -> MetaRange:
+        if mid == EMPTY_METARANGE:
+            return MetaRange.of([])
+        address = object_address(namespace, mid)
+
+        def load() -> MetaRange:
+            data = self._fetch(address, "metarange")
+            try:
+                return MetaRange.of(parquet.decode_metarange(data))
+            except StorageError:
+                raise
+            except Exception as e:  # pyarrow raises several unrelated types for a damaged file
+                raise StorageError(f"unreadable metarange at {address}: {e}") from e
+
+        return self._metaranges.get_or_load(address, load)
+
+    def write_range(self, namespace: str, columns: RangeColumns, known: Collection[RangeID] = ()) -> RangeID:
+        """Stores the range and returns its id. Ids in ``known`` are already stored (same content, same id), so
+        their upload is skipped."""
+        rid = range_id(columns)
+        if rid not in known:
+            self._blocks.put(object_address(namespace, rid), parquet.encode_range(columns))
+        return rid
+
+    def write_metarange(self, namespace: str, ranges: list[RangeInfo]) -> MetaRangeID:
+        """Stores the metarange and returns its id; no ranges is EMPTY_METARANGE, which is never stored."""
+        if not ranges:
+            return EMPTY_METARANGE
+        mid = metarange_id(ranges)
+        address = object_address(namespace, mid)
+        self._blocks.put(address, parquet.encode_metarange(ranges))
+        # Just written, and typically read right back (listing the new commit): worth keeping, it is small.
+        self._metaranges.put(address, MetaRange.of(list(ranges)))
+        return mid

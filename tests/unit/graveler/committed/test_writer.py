@@ -1,0 +1,170 @@
+"""Content-defined range boundaries: where ranges close, and that the cuts survive edits elsewhere."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chalicelib.adapters.memory import MemoryBlockStore
+from chalicelib.graveler.committed import CommittedManager, RangeParams
+from chalicelib.graveler.committed import writer as writer_module
+from chalicelib.graveler.committed.columns import metadata_json, row_estimate
+from chalicelib.graveler.committed.fnv import fnv1a_64, fnv1a_64_many
+from chalicelib.graveler.committed.writer import closes_range
+from chalicelib.graveler.records import EMPTY_METARANGE, EntryRecord, RangeInfo
+
+SMALL = RangeParams(max_range_bytes=1 << 30, min_range_bytes=0, raggedness=500)
+
+
+def test_fnv1a_64_known_vectors():
+    assert fnv1a_64(b"") == 0xCBF29CE484222325
+    assert fnv1a_64(b"a") == 0xAF63DC4C8601EC8C
+    assert fnv1a_64(b"foobar") == 0x85944171F73967E8
+
+
+def _assert_content_defined(
+    manager: CommittedManager, namespace: str, ranges: list[RangeInfo], params: RangeParams
+) -> None:
+    """Each range ends on a boundary (the last may end with the data) and holds no boundary before its end."""
+    for position, info in enumerate(ranges):
+        size = 0
+        records = manager.range_records(namespace, info.id)
+        for index, record in enumerate(records):
+            entry = record.entry
+            size += row_estimate(
+                record.key, entry.physical_address, entry.etag, entry.content_type,
+                metadata_json(entry.user_metadata),
+            )
+            last = index == len(records) - 1
+            if not last or position < len(ranges) - 1:
+                assert closes_range(record.key, size, params) == last, (info, index)
+        assert size == info.estimated_size
+        assert len(records) == info.count
+
+
+def test_every_range_but_the_last_ends_on_a_boundary(blocks, kit):
+    manager = CommittedManager(blocks, SMALL)
+    records = kit.records(list(range(5000)))
+    ranges = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, records))
+    assert len(ranges) > 3
+    _assert_content_defined(manager, kit.namespace, ranges, SMALL)
+    assert sum(info.count for info in ranges) == len(records)
+    hits = [r.key for r in records if fnv1a_64(r.key.encode()) % SMALL.raggedness == 0]
+    assert [info.max_key for info in ranges[:-1]] == [k for k in hits if k != records[-1].key]
+
+
+def test_max_size_splits_without_hash_hits(blocks, kit):
+    params = RangeParams(max_range_bytes=4096, min_range_bytes=0, raggedness=1 << 62)
+    manager = CommittedManager(blocks, params)
+    ranges = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, kit.records(list(range(1000)))))
+    assert len(ranges) > 10
+    _assert_content_defined(manager, kit.namespace, ranges, params)
+    assert all(info.estimated_size >= 4096 for info in ranges[:-1])
+
+
+def test_min_size_suppresses_small_ranges(blocks, kit):
+    params = RangeParams(max_range_bytes=1 << 30, min_range_bytes=20_000, raggedness=5)
+    manager = CommittedManager(blocks, params)
+    ranges = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, kit.records(list(range(3000)))))
+    assert len(ranges) > 3
+    _assert_content_defined(manager, kit.namespace, ranges, params)
+    assert all(info.estimated_size >= 20_000 for info in ranges[:-1])
+
+
+def test_boundaries_are_stable_under_an_early_insert(blocks, kit):
+    manager = CommittedManager(blocks, SMALL)
+    numbers = list(range(0, 100_000, 2))  # 50,000 keys, leaving odd numbers free to insert
+    base = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, kit.records(numbers)))
+    inserted = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, kit.records(numbers + [301])))
+    assert len(base) > 50
+    old_ids = {info.id for info in base}
+    new_ids = {info.id for info in inserted}
+    assert 1 <= len(old_ids - new_ids) <= 2
+    assert 1 <= len(new_ids - old_ids) <= 2
+    assert len(old_ids & new_ids) >= len(base) - 2
+
+
+def test_no_records_is_the_empty_metarange_and_writes_nothing(blocks, kit):
+    manager = CommittedManager(blocks)
+    assert manager.write_metarange(kit.namespace, []) == EMPTY_METARANGE
+    assert not blocks.puts
+    assert manager.ranges(kit.namespace, EMPTY_METARANGE) == []
+    assert list(manager.iterate(kit.namespace, EMPTY_METARANGE)) == []
+    assert manager.get(kit.namespace, EMPTY_METARANGE, kit.key(1)) is None
+    assert not blocks.gets
+
+
+@pytest.mark.parametrize("duplicate", [False, True])
+def test_unsorted_or_duplicate_records_are_refused(blocks, kit, duplicate):
+    records = kit.records([1, 2, 3])
+    bad = records + [records[-1]] if duplicate else [records[1], records[0], records[2]]
+    with pytest.raises(ValueError, match="out of order"):
+        CommittedManager(blocks).write_metarange(kit.namespace, bad)
+
+
+def test_params_are_validated():
+    with pytest.raises(ValueError):
+        RangeParams(raggedness=0)
+    with pytest.raises(ValueError):
+        RangeParams(max_range_bytes=10, min_range_bytes=20)
+
+
+def test_written_entries_keep_user_metadata_independent(blocks, kit):
+    entry = kit.entry(1, user_metadata={"a": "1"})
+    manager = CommittedManager(blocks)
+    metarange = manager.write_metarange(kit.namespace, [EntryRecord(kit.key(1), entry)])
+    first = manager.get(kit.namespace, metarange, kit.key(1))
+    assert first is not None
+    first.user_metadata["a"] = "mutated"  # a caller mutating its copy must not poison the cache
+    assert manager.get(kit.namespace, metarange, kit.key(1)) == entry
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.binary(max_size=3), st.binary(min_size=9, max_size=9), st.binary(min_size=20, max_size=20)),
+        max_size=400,
+    )
+)
+def test_bulk_fnv_equals_one_at_a_time(items):
+    assert fnv1a_64_many(items) == [fnv1a_64(item) for item in items]
+
+
+def test_bulk_fnv_on_many_keys_of_one_length():
+    items = [f"k/{n:06d}".encode() for n in range(1000)]  # several full lane chunks and a partial one
+    assert fnv1a_64_many(items) == [fnv1a_64(item) for item in items]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    numbers=st.sets(st.integers(0, 5000), max_size=300),
+    batch=st.integers(1, 7),
+    chunk=st.integers(1, 5),
+    params=st.builds(
+        RangeParams,
+        max_range_bytes=st.sampled_from([500, 3000, 1 << 30]),
+        min_range_bytes=st.sampled_from([0, 200]),
+        raggedness=st.integers(1, 9),
+    ),
+)
+def test_batched_cutting_matches_row_by_row(kit, numbers, batch, chunk, params):
+    """Tiny batches and hash chunks put every boundary at a batch or chunk edge somewhere; the ranges must be
+    the ones a row-by-row check gives."""
+    records = kit.records(sorted(numbers))
+    expected: list[tuple[str, int]] = []
+    size = 0
+    for index, record in enumerate(records):
+        entry = record.entry
+        size += row_estimate(
+            record.key, entry.physical_address, entry.etag, entry.content_type, metadata_json(entry.user_metadata)
+        )
+        if closes_range(record.key, size, params) or index == len(records) - 1:
+            expected.append((record.key, size))
+            size = 0
+    with mock.patch.object(writer_module, "_BATCH", batch), mock.patch.object(writer_module, "_HASH_CHUNK", chunk):
+        manager = CommittedManager(MemoryBlockStore(), params)
+        ranges = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, records))
+    assert [(info.max_key, info.estimated_size) for info in ranges] == expected
