@@ -1,0 +1,11 @@
+"""DynamoDB adapters (PynamoDB): the RefStore, StagingStore and AuthStore ports, and the tables behind them.
+
+Every driver error is translated into a graveler error here (translate.py); none leaves the package.
+"""
+
+from .auth import DynamoAuthStore
+from .refs import DynamoRefStore
+from .staging import DynamoStagingStore
+from .tables import TableNames, create_tables
+
+__all__ = ["DynamoAuthStore", "DynamoRefStore", "DynamoStagingStore", "TableNames", "create_tables"]

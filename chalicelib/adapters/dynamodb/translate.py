@@ -1,0 +1,58 @@
+"""Translation of PynamoDB and botocore errors into graveler errors: no driver error leaves this package."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.exceptions import DoesNotExist, PynamoDBException
+
+from chalicelib.graveler import errors
+
+CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailedException"
+
+T = TypeVar("T")
+
+
+def is_conditional_failure(error: PynamoDBException) -> bool:
+    """Whether DynamoDB refused a write because its condition expression did not hold."""
+    return error.cause_response_code == CONDITIONAL_CHECK_FAILED
+
+
+@contextmanager
+def storage_errors(
+    *,
+    on_condition_failed: Callable[[], errors.GravelerError] | None = None,
+    on_missing: Callable[[], errors.GravelerError] | None = None,
+) -> Iterator[None]:
+    """Runs the block, turning driver errors into graveler errors.
+
+    A failed condition becomes ``on_condition_failed()``, a missing item (PynamoDB DoesNotExist) becomes
+    ``on_missing()``, and anything else becomes StorageError. Graveler errors pass through untouched.
+    """
+    try:
+        yield
+    except DoesNotExist as e:
+        if on_missing is None:
+            raise errors.StorageError(f"DynamoDB: item not found: {e}") from e
+        raise on_missing() from e
+    except PynamoDBException as e:
+        if on_condition_failed is not None and is_conditional_failure(e):
+            raise on_condition_failed() from e
+        raise errors.StorageError(f"DynamoDB: {e.cause_response_code or type(e).__name__}: {e}") from e
+    except (BotoCoreError, ClientError) as e:
+        raise errors.StorageError(f"DynamoDB: {e}") from e
+
+
+def translated(items: Iterable[T]) -> Iterator[T]:
+    """Iterates ``items`` lazily (a PynamoDB query or scan pages on demand), translating errors as it goes."""
+    iterator = iter(items)
+    while True:
+        with storage_errors():
+            try:
+                item = next(iterator)
+            except StopIteration:
+                return
+        yield item

@@ -1,0 +1,20 @@
+"""HTTP glue for the lakeFS API v1: one Chalice blueprint per resource, request parsing, serializers, the
+authenticating route decorator and the single table from graveler errors to HTTP statuses."""
+
+from __future__ import annotations
+
+from chalice import Blueprint
+
+from . import branches, commits, config, diff, objects, repositories, setup, tags
+
+URL_PREFIX = "/api/v1"
+BLUEPRINTS: tuple[Blueprint, ...] = (
+    setup.bp,
+    config.bp,
+    repositories.bp,
+    branches.bp,
+    commits.bp,
+    objects.bp,
+    diff.bp,
+    tags.bp,
+)

@@ -1,0 +1,54 @@
+"""Server configuration the clients read first: GET /config, /config/storage, /config/version.
+
+The official Python client reads ``storage_config.pre_sign_support`` to decide whether to read and write
+objects through presigned S3 URLs, and ``blockstore_type`` to know the namespace scheme.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from chalicelib.settings import Settings
+
+from .endpoint import json_response, route, services
+
+bp = Blueprint(__name__)
+
+# Kept in step with pyproject.toml; the Lambda bundle carries no package metadata to read it from.
+LAKELET_VERSION = "0.1.0"
+S3_NAMESPACE_REGEX = "^s3://"
+
+
+def storage_config(settings: Settings) -> dict[str, Any]:
+    return {
+        "blockstore_type": "s3",
+        "blockstore_namespace_example": f"s3://{settings.bucket}/example-repository",
+        "blockstore_namespace_ValidityRegex": S3_NAMESPACE_REGEX,
+        "default_namespace_prefix": f"s3://{settings.bucket}/",
+        "pre_sign_support": settings.pre_sign_support,
+        "pre_sign_support_ui": False,
+        "import_support": False,
+        "import_validity_regex": S3_NAMESPACE_REGEX,
+        "pre_sign_multipart_upload": False,
+    }
+
+
+def version_config() -> dict[str, Any]:
+    return {"version": LAKELET_VERSION, "version_context": "lakelet", "upgrade_recommended": False}
+
+
+@route(bp, "/config", ["GET"])
+def get_config() -> Response:
+    return json_response({"version_config": version_config(), "storage_config": storage_config(services().settings)})
+
+
+@route(bp, "/config/storage", ["GET"])
+def get_storage_config() -> Response:
+    return json_response(storage_config(services().settings))
+
+
+@route(bp, "/config/version", ["GET"])
+def get_version_config() -> Response:
+    return json_response(version_config())

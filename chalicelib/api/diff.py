@@ -1,0 +1,21 @@
+"""Uncommitted changes of a branch: GET /repositories/{repository}/branches/{branch}/diff."""
+
+from __future__ import annotations
+
+from chalice import Blueprint, Response
+
+from . import names, serializers
+from .endpoint import json_response, route, services
+from .params import Query
+
+bp = Blueprint(__name__)
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/diff", ["GET"])
+def diff_branch(repository: str, branch: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    amount = q.amount()
+    page = services().graveler.diff_uncommitted(
+        names.repository(repository), names.branch(branch), q.str("prefix"), q.str("delimiter"), q.str("after"), amount
+    )
+    return json_response(serializers.listing(page, amount, serializers.diff))

@@ -1,0 +1,142 @@
+"""The one decorator every route goes through: authentication, path decoding and the error table.
+
+Chalice middleware cannot see exceptions raised in views (Chalice turns them into its own 500 first), so the
+error mapping wraps each view instead. A route is protected by HTTP Basic unless declared ``public``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import logging
+from collections.abc import Callable, Mapping
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import unquote
+
+from chalice import Blueprint, Response
+from chalice.app import CaseInsensitiveMapping, Request
+
+from chalicelib import wiring
+from chalicelib.auth.records import User
+from chalicelib.graveler import errors
+
+from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
+
+log = logging.getLogger(__name__)
+
+# Every route reads its own body: JSON routes parse raw_body themselves (a lakeFS-shaped 400 instead of
+# Chalice's 415), and uploads take any content type (the official client sends the object's own type).
+ANY_CONTENT_TYPE = ["*/*"]
+AUTH_FAILED = "error authenticating request"
+# Every response is binary as far as Chalice and API Gateway are concerned: object reads return arbitrary
+# content types (text/csv, application/json, ...) as raw bytes, and the official client asks for them with
+# "Accept: application/json". Chalice base64-encodes JSON bodies too, which API Gateway decodes again.
+BINARY_TYPES = ["*/*"]
+
+_current_user: ContextVar[User | None] = ContextVar("lakelet_current_user", default=None)
+
+View = Callable[..., Response]
+
+
+def current_user() -> User:
+    """The user the current request authenticated as (protected routes only)."""
+    user = _current_user.get()
+    if user is None:
+        raise errors.Unauthorized(AUTH_FAILED)
+    return user
+
+
+def services() -> wiring.Services:
+    return wiring.get_services()
+
+
+def basic_credentials(header: str | None) -> tuple[str, str]:
+    """(access key id, secret) from an ``Authorization: Basic`` header. Raises Unauthorized."""
+    if not header:
+        raise errors.Unauthorized(AUTH_FAILED)
+    scheme, _, encoded = header.strip().partition(" ")
+    if scheme.lower() != "basic":
+        raise errors.Unauthorized(AUTH_FAILED)
+    try:
+        decoded = base64.b64decode(encoded.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise errors.Unauthorized(AUTH_FAILED) from None
+    access_key_id, colon, secret = decoded.partition(":")
+    if not colon or not access_key_id or not secret:
+        raise errors.Unauthorized(AUTH_FAILED)
+    return access_key_id, secret
+
+
+def authenticate(headers: Mapping[str, str]) -> User:
+    access_key_id, secret = basic_credentials(headers.get("authorization"))
+    return services().auth.authenticate_basic(access_key_id, secret)
+
+
+def route(
+    bp: Blueprint,
+    path: str,
+    methods: list[str],
+    *,
+    public: bool = False,
+    content_types: list[str] | None = None,
+) -> Callable[[View], View]:
+    """Registers ``view`` on ``bp``: authenticates (unless public), decodes path parameters, maps errors."""
+
+    def register(view: View) -> View:
+        @functools.wraps(view)
+        def handler(**path_params: str) -> Response:
+            request = bp.current_request
+            # A HEAD answer carries headers only, errors included.
+            with_body = request.method != "HEAD"
+            token = None
+            try:
+                if not public:
+                    token = _current_user.set(authenticate(request.headers))
+                # API Gateway and Chalice hand path parameters over still percent-encoded ("main%7E1").
+                return view(**{name: unquote(value) for name, value in path_params.items()})
+            except errors.GravelerError as e:
+                if status_for(e) >= 500:
+                    log.error("%s %s failed: %r", request.method, request.path, e, exc_info=e)
+                return graveler_error_response(e, with_body)
+            except Exception:
+                log.exception("unhandled error serving %s %s", request.method, request.path)
+                return error_response(500, INTERNAL_ERROR_MESSAGE, with_body=with_body)
+            finally:
+                if token is not None:
+                    _current_user.reset(token)
+
+        bp.route(path, methods=methods, content_types=content_types or ANY_CONTENT_TYPE)(handler)
+        return handler
+
+    return register
+
+
+def accept_anything_by_default(request: Request, get_response: Callable[[Request], Response]) -> Response:
+    """HTTP middleware: a request without an Accept header accepts anything (RFC 9110, 12.5.1).
+
+    With BINARY_TYPES ["*/*"] Chalice refuses (400) any response to a request that sends no Accept header at
+    all, JSON included; this restores the HTTP default before the route runs.
+    """
+    if "accept" not in request.headers:
+        request.headers = CaseInsensitiveMapping({**request.headers, "accept": "*/*"})
+    return get_response(request)
+
+
+def lakefs_error_shape(request: Request, get_response: Callable[[Request], Response]) -> Response:
+    """HTTP middleware: the errors Chalice answers by itself (405 method not allowed, 415, ...) come in its
+    ``{"Code", "Message"}`` shape; clients of the lakeFS API expect ``{"message"}``."""
+    response = get_response(request)
+    body = response.body
+    if response.status_code >= 400 and isinstance(body, dict) and set(body) == {"Code", "Message"}:
+        response.body = {"message": str(body["Message"])}
+    return response
+
+
+def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(body=body, status_code=status, headers={"Content-Type": "application/json", **(headers or {})})
+
+
+def no_content() -> Response:
+    return Response(body=b"", status_code=204, headers={})

@@ -1,0 +1,144 @@
+"""Objects: read (GET/HEAD, ranges, presigned redirects), stat, list, upload and delete.
+
+Reads take any ref expression (``.../refs/{ref}/objects``); writes need a branch (``.../branches/{branch}``).
+The object path is always the ``path`` query parameter, as in lakeFS.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from email.utils import formatdate
+
+from chalice import Blueprint, Response
+from chalice.app import Request
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.records import Entry
+
+from . import multipart, names, serializers
+from .endpoint import json_response, no_content, route, services
+from .errors import message_for, status_for
+from .params import JsonBody, Query
+from .ranges import parse_range
+
+bp = Blueprint(__name__)
+
+META_PREFIX = "x-lakefs-meta-"
+OBJECT = "/repositories/{repository}/refs/{ref}/objects"
+
+
+def entry_headers(entry: Entry) -> dict[str, str]:
+    headers = {
+        "Content-Type": entry.content_type,
+        "ETag": f'"{entry.etag}"',
+        "Last-Modified": formatdate(entry.mtime, usegmt=True),
+        "Accept-Ranges": "bytes",
+    }
+    headers.update({META_PREFIX + key: value for key, value in entry.user_metadata.items()})
+    return headers
+
+
+def user_metadata(headers: Mapping[str, str]) -> dict[str, str]:
+    # Chalice lowercases header names, so metadata keys come back lowercased (as S3 does with x-amz-meta-*).
+    return {name[len(META_PREFIX) :]: value for name, value in headers.items() if name.lower().startswith(META_PREFIX)}
+
+
+def if_absent(headers: Mapping[str, str]) -> bool:
+    condition = headers.get("if-none-match")
+    if condition is None:
+        return False
+    if condition.strip() != "*":
+        raise errors.Invalid("If-None-Match supports only '*'")
+    return True
+
+
+def upload_body(headers: Mapping[str, str], raw: bytes) -> tuple[bytes, str]:
+    content_type = headers.get("content-type") or multipart.DEFAULT_CONTENT_TYPE
+    if multipart.is_form(content_type):
+        return multipart.form_field(content_type, raw)
+    return raw, content_type
+
+
+def object_response(request: Request, entry: Entry, read: Callable[[int | None, int | None], bytes]) -> Response:
+    """The body (or for HEAD only the headers) of an object read, honouring If-None-Match and Range."""
+    headers = entry_headers(entry)
+    condition = request.headers.get("if-none-match")
+    if condition and condition.strip() in (headers["ETag"], entry.etag):
+        return Response(body=b"", status_code=304, headers={"ETag": headers["ETag"]})
+    byte_range = parse_range(request.headers.get("range"), entry.size)
+    status, start, end = (200, 0, entry.size - 1) if byte_range is None else (206, *byte_range)
+    if byte_range is not None:
+        headers["Content-Range"] = f"bytes {start}-{end}/{entry.size}"
+    headers["Content-Length"] = str(end - start + 1)
+    if request.method == "HEAD":
+        return Response(body=b"", status_code=status, headers=headers)
+    # A whole read asks for no range at all: an S3 range of an empty object does not exist.
+    data = read(start, end) if byte_range is not None else read(None, None)
+    return Response(body=data, status_code=status, headers=headers)
+
+
+@route(bp, OBJECT, ["GET", "HEAD"])
+def get_object(repository: str, ref: str) -> Response:
+    request = bp.current_request
+    q = Query(request.query_params)
+    graveler = services().graveler
+    entry = graveler.stat_object(names.repository(repository), names.ref(ref), q.required_str("path"))
+    if q.bool("presign"):
+        location = graveler.presign_object(repository, entry, services().settings.presign_expiry_seconds)
+        return Response(body=b"", status_code=302, headers={"Location": location})
+    return object_response(request, entry, lambda start, end: graveler.read_object(repository, entry, start, end))
+
+
+@route(bp, OBJECT + "/stat", ["GET"])
+def stat_object(repository: str, ref: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    path = q.required_str("path")
+    graveler = services().graveler
+    entry = graveler.stat_object(names.repository(repository), names.ref(ref), path)
+    presigned, expiry = None, None
+    if q.bool("presign"):
+        seconds = services().settings.presign_expiry_seconds
+        presigned, expiry = graveler.presign_object(repository, entry, seconds), int(time.time()) + seconds
+    return json_response(serializers.object_stats(path, entry, q.bool("user_metadata", True), presigned, expiry))
+
+
+@route(bp, OBJECT + "/ls", ["GET"])
+def list_objects(repository: str, ref: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    amount, with_metadata = q.amount(), q.bool("user_metadata", True)
+    page = services().graveler.list_objects(
+        names.repository(repository), names.ref(ref), q.str("prefix"), q.str("delimiter"), q.str("after"), amount
+    )
+    return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects", ["POST"])
+def upload_object(repository: str, branch: str) -> Response:
+    request = bp.current_request
+    path = Query(request.query_params).required_str("path")
+    data, content_type = upload_body(request.headers, request.raw_body or b"")
+    entry = services().graveler.upload_object(
+        names.repository(repository),
+        names.branch(branch),
+        path,
+        data,
+        content_type,
+        user_metadata(request.headers),
+        if_absent(request.headers),
+    )
+    return json_response(serializers.object_stats(path, entry), 201)
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
+def delete_object(repository: str, branch: str) -> Response:
+    path = Query(bp.current_request.query_params).required_str("path")
+    services().graveler.delete_object(names.repository(repository), names.branch(branch), path)
+    return no_content()
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects/delete", ["POST"])
+def delete_objects(repository: str, branch: str) -> Response:
+    paths = JsonBody.parse(bp.current_request.raw_body).str_list("paths")
+    failures = services().graveler.delete_objects(names.repository(repository), names.branch(branch), paths)
+    return json_response(serializers.object_errors([(p, status_for(e), message_for(e)) for p, e in failures]))

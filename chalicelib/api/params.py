@@ -1,0 +1,143 @@
+"""Request parsing at the edge: query parameters and JSON bodies. Every failure is an Invalid (HTTP 400).
+
+Routes never touch raw request data: a bad int, a bad boolean, a body that is not a JSON object, a missing or
+mistyped field all stop here with a message naming the parameter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.listing import DEFAULT_AMOUNT, MAX_AMOUNT
+
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+# Python's int() also takes "1_000", " 5" and non-ASCII digits; HTTP parameters should not.
+_INTEGER = re.compile(r"-?[0-9]{1,18}")
+
+
+class Query:
+    """The query string of one request. A repeated parameter counts by its last value, as in Chalice."""
+
+    def __init__(self, params: Mapping[str, str] | None) -> None:
+        self._params: Mapping[str, str] = params or {}
+
+    def str(self, name: str, default: str = "") -> str:
+        value = self._params.get(name)
+        return default if value is None else value
+
+    def required_str(self, name: str) -> str:
+        value = self._params.get(name)
+        if not value:
+            raise errors.Invalid(f"query parameter {name} is required")
+        return value
+
+    def int(self, name: str, default: int | None = None) -> int | None:
+        value = self._params.get(name)
+        if value is None or value == "":
+            return default
+        if not _INTEGER.fullmatch(value):
+            raise errors.Invalid(f"query parameter {name} must be an integer, got {value!r}")
+        return int(value)
+
+    def bool(self, name: str, default: bool = False) -> bool:
+        """Case-insensitive: the official Python client sends "True"/"False"."""
+        value = self._params.get(name)
+        if value is None or value == "":
+            return default
+        lowered = value.strip().lower()
+        if lowered in _TRUE:
+            return True
+        if lowered in _FALSE:
+            return False
+        raise errors.Invalid(f"query parameter {name} must be true or false, got {value!r}")
+
+    def amount(self) -> int:
+        """Page size as lakeFS takes it: default 100, above 1000 clamped, 0 means the default, negative is 400."""
+        amount = self.int("amount", DEFAULT_AMOUNT)
+        assert amount is not None
+        if amount < 0:
+            raise errors.Invalid("query parameter amount must not be negative")
+        if amount == 0:
+            return DEFAULT_AMOUNT
+        return min(amount, MAX_AMOUNT)
+
+
+class JsonBody:
+    """A request body that must be a JSON object; typed accessors for its fields. ``null`` counts as absent."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = data
+
+    @classmethod
+    def parse(cls, raw: bytes | str) -> JsonBody:
+        if not raw:
+            raise errors.Invalid("a JSON request body is required")
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise errors.Invalid("request body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise errors.Invalid("request body must be a JSON object")
+        return cls(data)
+
+    def _get(self, name: str, required: bool) -> Any:
+        value = self._data.get(name)
+        if value is None and required:
+            raise errors.Invalid(f"field {name} is required")
+        return value
+
+    def str(self, name: str, default: str | None = None, required: bool = False) -> str | None:
+        value = self._get(name, required)
+        if value is None:
+            return default
+        if not isinstance(value, str):
+            raise errors.Invalid(f"field {name} must be a string")
+        return value
+
+    def required_str(self, name: str) -> str:
+        value = self.str(name, required=True)
+        assert value is not None
+        return value
+
+    def bool(self, name: str, default: bool = False) -> bool:
+        value = self._get(name, False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise errors.Invalid(f"field {name} must be a boolean")
+        return value
+
+    def int(self, name: str) -> int | None:
+        value = self._get(name, False)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise errors.Invalid(f"field {name} must be an integer")
+        return value
+
+    def str_map(self, name: str) -> dict[str, str]:
+        value = self._get(name, False)
+        if value is None:
+            return {}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise errors.Invalid(f"field {name} must be an object of string values")
+        return dict(value)
+
+    def str_list(self, name: str) -> list[str]:
+        value = self._get(name, True)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise errors.Invalid(f"field {name} must be a list of strings")
+        return list(value)
+
+    def object(self, name: str) -> JsonBody | None:
+        value = self._get(name, False)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise errors.Invalid(f"field {name} must be an object")
+        return JsonBody(value)

@@ -1,0 +1,116 @@
+"""Graveler records to the JSON shapes of lakeFS's OpenAPI (Repository, Ref, Commit, ObjectStats, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from chalicelib.auth.records import Credential, User
+from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
+
+T = TypeVar("T")
+# lakeFS's commit record version: 1 since parents are stored first-parent first (what Lakelet always does).
+COMMIT_VERSION = 1
+OBJECT = "object"
+COMMON_PREFIX = "common_prefix"
+
+
+def pagination(page: Page[Any], max_per_page: int) -> dict[str, Any]:
+    return {
+        "has_more": page.has_more,
+        "next_offset": page.next_offset,
+        "results": len(page.results),
+        "max_per_page": max_per_page,
+    }
+
+
+def listing(page: Page[T], max_per_page: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    return {"pagination": pagination(page, max_per_page), "results": [item(r) for r in page.results]}
+
+
+def repository(repo: Repository) -> dict[str, Any]:
+    return {
+        "id": repo.id,
+        "creation_date": repo.creation_date,
+        "default_branch": repo.default_branch_id,
+        "storage_namespace": repo.storage_namespace,
+        "read_only": repo.read_only,
+    }
+
+
+def ref(record: Branch | Tag) -> dict[str, Any]:
+    return {"id": record.id, "commit_id": record.commit_id}
+
+
+def commit(record: Commit) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "parents": list(record.parents),
+        "committer": record.committer,
+        "message": record.message,
+        "creation_date": record.creation_date,
+        "meta_range_id": record.meta_range_id,
+        "metadata": dict(record.metadata),
+        "generation": record.generation,
+        "version": COMMIT_VERSION,
+    }
+
+
+def object_stats(
+    path: str,
+    entry: Entry,
+    user_metadata: bool = True,
+    presigned: str | None = None,
+    presign_expiry: int | None = None,
+) -> dict[str, Any]:
+    """ObjectStats of one entry; with ``presigned`` the physical address is that URL (lakeFS's presign=true)."""
+    stats: dict[str, Any] = {
+        "path": path,
+        "path_type": OBJECT,
+        "physical_address": entry.physical_address if presigned is None else presigned,
+        "checksum": entry.etag,
+        "size_bytes": entry.size,
+        "mtime": entry.mtime,
+        "content_type": entry.content_type,
+    }
+    if presigned is not None and presign_expiry is not None:
+        stats["physical_address_expiry"] = presign_expiry
+    if user_metadata:
+        stats["metadata"] = dict(entry.user_metadata)
+    return stats
+
+
+def common_prefix(path: str) -> dict[str, Any]:
+    # lakeFS fills the required ObjectStats fields of a common prefix with zero values.
+    return {"path": path, "path_type": COMMON_PREFIX, "physical_address": "", "checksum": "", "mtime": 0}
+
+
+def listed_object(item: ListedObject, user_metadata: bool = True) -> dict[str, Any]:
+    if item.entry is None:
+        return common_prefix(item.key)
+    return object_stats(item.key, item.entry, user_metadata)
+
+
+def diff(item: Diff) -> dict[str, Any]:
+    # A prefix_changed row is a common prefix folded by the delimiter.
+    path_type = COMMON_PREFIX if item.type is DiffType.PREFIX_CHANGED else OBJECT
+    out: dict[str, Any] = {"type": str(item.type), "path": item.key, "path_type": path_type}
+    if item.entry is not None:
+        out["size_bytes"] = item.entry.size
+    return out
+
+
+def credentials_with_secret(credential: Credential, secret: str) -> dict[str, Any]:
+    return {
+        "access_key_id": credential.access_key_id,
+        "secret_access_key": secret,
+        "creation_date": credential.creation_date,
+    }
+
+
+def user(record: User) -> dict[str, Any]:
+    return {"id": record.id, "creation_date": record.creation_date}
+
+
+def object_errors(failures: Sequence[tuple[str, int, str]]) -> dict[str, Any]:
+    return {"errors": [{"path": path, "status_code": status, "message": message} for path, status, message in failures]}

@@ -1,0 +1,37 @@
+"""Health, first-time setup and the caller's identity: GET /healthcheck, GET|POST /setup_lakefs, GET /user."""
+
+from __future__ import annotations
+
+from chalice import Blueprint, Response
+
+from . import serializers
+from .endpoint import current_user, json_response, no_content, route, services
+from .params import JsonBody
+
+bp = Blueprint(__name__)
+
+
+@route(bp, "/healthcheck", ["GET"], public=True)
+def healthcheck() -> Response:
+    return no_content()
+
+
+@route(bp, "/setup_lakefs", ["GET"], public=True)
+def setup_state() -> Response:
+    initialized = services().auth.is_initialized()
+    return json_response({"state": "initialized" if initialized else "not_initialized"})
+
+
+@route(bp, "/setup_lakefs", ["POST"], public=True)
+def setup() -> Response:
+    body = JsonBody.parse(bp.current_request.raw_body)
+    key = body.object("key")
+    access_key_id = key.required_str("access_key_id") if key else None
+    secret = key.required_str("secret_access_key") if key else None
+    credential, secret = services().auth.setup(body.required_str("username"), access_key_id, secret)
+    return json_response(serializers.credentials_with_secret(credential, secret))
+
+
+@route(bp, "/user", ["GET"])
+def get_current_user() -> Response:
+    return json_response({"user": serializers.user(current_user())})

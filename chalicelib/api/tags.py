@@ -1,0 +1,44 @@
+"""Tags: GET|POST /repositories/{repository}/tags, GET|DELETE .../tags/{tag}."""
+
+from __future__ import annotations
+
+from chalice import Blueprint, Response
+
+from chalicelib.graveler import errors
+
+from . import names, serializers
+from .endpoint import json_response, no_content, route, services
+from .params import JsonBody, Query
+
+bp = Blueprint(__name__)
+
+
+@route(bp, "/repositories/{repository}/tags", ["GET"])
+def list_tags(repository: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    amount = q.amount()
+    page = services().graveler.list_tags(names.repository(repository), q.str("prefix"), q.str("after"), amount)
+    return json_response(serializers.listing(page, amount, serializers.ref))
+
+
+@route(bp, "/repositories/{repository}/tags", ["POST"])
+def create_tag(repository: str) -> Response:
+    body = JsonBody.parse(bp.current_request.raw_body)
+    if body.bool("force"):
+        # Tags are immutable; overwriting one would need a delete and a create that others could interleave.
+        raise errors.Invalid("force is not supported: delete the tag first")
+    tag = services().graveler.create_tag(
+        names.repository(repository), body.required_str("id"), names.ref(body.required_str("ref"))
+    )
+    return json_response(serializers.ref(tag), 201)
+
+
+@route(bp, "/repositories/{repository}/tags/{tag}", ["GET"])
+def get_tag(repository: str, tag: str) -> Response:
+    return json_response(serializers.ref(services().graveler.get_tag(names.repository(repository), names.tag(tag))))
+
+
+@route(bp, "/repositories/{repository}/tags/{tag}", ["DELETE"])
+def delete_tag(repository: str, tag: str) -> Response:
+    services().graveler.delete_tag(names.repository(repository), names.tag(tag))
+    return no_content()

@@ -1,0 +1,123 @@
+"""The ``lakelet`` command line. ``lakelet local`` runs the embedded stack until Ctrl-C or SIGTERM.
+
+Every flag has an environment variable (named in its help) and a default printed by ``--help``;
+a flag given on the command line wins over the environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from types import FrameType
+
+from lakelet.local import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_API_PORT,
+    DEFAULT_S3_PORT,
+    DEFAULT_SECRET_ACCESS_KEY,
+    Credentials,
+    LocalStack,
+)
+
+ENV_API_PORT = "LAKELET_API_PORT"
+ENV_S3_PORT = "LAKELET_S3_PORT"
+ENV_MOTO_PORT = "LAKELET_MOTO_PORT"
+ENV_ACCESS_KEY_ID = "LAKELET_ACCESS_KEY_ID"
+ENV_SECRET_ACCESS_KEY = "LAKELET_SECRET_ACCESS_KEY"
+
+
+def port(text: str) -> int:
+    """argparse type: a TCP port number, 0 meaning "any free port"."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range 0-65535: {value}")
+    return value
+
+
+def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
+    """The parser; defaults come from ``environ`` (the process environment unless given)."""
+    env = os.environ if environ is None else environ
+    parser = argparse.ArgumentParser(
+        prog="lakelet", description="Lakelet: git-like version control for a data lake, on serverless AWS."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    local = commands.add_parser(
+        "local",
+        help="run the embedded local stack (moto + the lakeFS API) on 127.0.0.1",
+        description="Run the embedded local stack on 127.0.0.1 until Ctrl-C or SIGTERM. State is kept in memory.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    # String defaults go through `type`, so a bad value in the environment is reported like a bad flag.
+    local.add_argument(
+        "--api-port", type=port, default=env.get(ENV_API_PORT, str(DEFAULT_API_PORT)),
+        help=f"port of the lakeFS API, 0 for any free port (env {ENV_API_PORT})",
+    )
+    local.add_argument(
+        "--s3-port", type=port, default=env.get(ENV_S3_PORT, str(DEFAULT_S3_PORT)),
+        help=f"port reserved for the S3 gateway, which is not served yet (env {ENV_S3_PORT})",
+    )
+    local.add_argument(
+        "--moto-port", type=port, default=env.get(ENV_MOTO_PORT, "0"),
+        help=f"port of the moto server standing in for AWS, 0 for any free port (env {ENV_MOTO_PORT})",
+    )
+    local.add_argument(
+        "--access-key-id", default=env.get(ENV_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_ID),
+        help=f"access key ID of the admin user (env {ENV_ACCESS_KEY_ID})",
+    )
+    local.add_argument(
+        "--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY, DEFAULT_SECRET_ACCESS_KEY),
+        help=f"secret access key of the admin user (env {ENV_SECRET_ACCESS_KEY})",
+    )
+    return parser
+
+
+def run_local(options: argparse.Namespace) -> int:
+    """Start the stack, print how to connect, serve until SIGINT or SIGTERM, then stop it and return 0."""
+    from lakelet.banner import connection_info
+
+    # moto's HTTP server logs every call at INFO; the API's own request log (stderr) is the useful one.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    stop_requested = threading.Event()
+
+    def request_stop(signum: int, frame: FrameType | None) -> None:
+        stop_requested.set()
+
+    # Installed before starting, so a signal during start-up still ends in a clean stop.
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    stack = LocalStack(
+        api_port=options.api_port,
+        moto_port=options.moto_port,
+        credentials=Credentials(options.access_key_id, options.secret_access_key),
+    )
+    try:
+        try:
+            stack.start()
+        except OSError as error:
+            print(f"lakelet local: cannot start: {error}", file=sys.stderr)
+            return 1
+        print(connection_info(stack, options.s3_port), flush=True)
+        # A timed wait, so the main thread returns to the interpreter often enough to run signal handlers.
+        while not stop_requested.wait(0.5):
+            pass
+        print("Stopping...", flush=True)
+        return 0
+    finally:
+        stack.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``lakelet`` console script and of ``python -m lakelet``."""
+    options = build_parser().parse_args(argv)
+    if options.command == "local":
+        return run_local(options)
+    raise AssertionError(f"unhandled command {options.command!r}")  # argparse rejects unknown commands

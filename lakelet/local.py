@@ -1,0 +1,271 @@
+"""The embedded local stack: a moto server standing in for AWS, and the Chalice app served next to it.
+
+``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback; point chalicelib's settings at it
+through the environment (before the app or its services are built, since they read the environment once);
+create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
+de-chunking dev server; and check that ``/api/v1/healthcheck`` answers. ``stop`` undoes all of it, including
+the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import socket
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from chalice.app import Chalice
+from chalice.config import Config
+from moto.server import ThreadedMotoServer
+
+from lakelet.devserver import ApiServer
+
+# The same example key pair as lakeFS's quickstart: well known, so nobody mistakes it for a secret.
+DEFAULT_ACCESS_KEY_ID = "AKIAIOSFOLKFSSAMPLES"
+DEFAULT_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+DEFAULT_API_PORT = 8000
+DEFAULT_S3_PORT = 8001
+LOCAL_HOST = "127.0.0.1"
+LOCAL_REGION = "us-east-1"
+LOCAL_BUCKET = "lakelet-local"
+LOCAL_TABLE_PREFIX = "lakelet-local-"
+API_BASE_PATH = "/api/v1"
+# moto accepts any key pair; a fixed fake one keeps a developer's real AWS credentials out of every local call.
+_MOTO_ACCESS_KEY_ID = "lakelet-local"
+_MOTO_SECRET_ACCESS_KEY = "lakelet-local"
+_PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    """The admin key pair of the local stack (HTTP Basic username and password for the lakeFS API)."""
+
+    access_key_id: str
+    secret_access_key: str
+
+
+def local_environment(moto_url: str, bucket: str, table_prefix: str, region: str) -> dict[str, str]:
+    """The variables chalicelib.settings reads, pointing every AWS call at the moto server."""
+    return {
+        "LAKELET_AWS_ENDPOINT_URL": moto_url,
+        "LAKELET_BUCKET": bucket,
+        "LAKELET_TABLE_PREFIX": table_prefix,
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        "AWS_ACCESS_KEY_ID": _MOTO_ACCESS_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": _MOTO_SECRET_ACCESS_KEY,
+    }
+
+
+def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) -> dict[str, str | None]:
+    """Sets ``values`` in ``environ`` and returns what to give :func:`_restore_environ` to undo it."""
+    saved = {name: environ.get(name) for name in values}
+    # A session token or profile left over from real AWS work must not ride along with the fake keys.
+    for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
+        saved.setdefault(name, environ.get(name))
+        environ.pop(name, None)
+    environ.update(values)
+    return saved
+
+
+def _restore_environ(environ: MutableMapping[str, str], saved: dict[str, str | None]) -> None:
+    for name, value in saved.items():
+        if value is None:
+            environ.pop(name, None)
+        else:
+            environ[name] = value
+
+
+def _chalice_config(project_dir: Path) -> Config:
+    """The dev stage of .chalice/config.json (timeout, memory), so local runs under the deployed limits."""
+    config_file = project_dir / ".chalice" / "config.json"
+    from_disk: dict[str, Any] = json.loads(config_file.read_text()) if config_file.is_file() else {}
+    return Config(chalice_stage="dev", config_from_disk=from_disk)
+
+
+def load_app(project_dir: Path = _PROJECT_DIR) -> Chalice:
+    """Import ``app.py`` of the Lakelet checkout (it is not an installed module) and return its Chalice app."""
+    root = str(project_dir)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    module = importlib.import_module("app")
+    app = getattr(module, "app", None)
+    if not isinstance(app, Chalice):
+        raise RuntimeError(f"{project_dir / 'app.py'} defines no Chalice app named 'app'")
+    return app
+
+
+class LocalStack:
+    """moto plus the Lakelet API on loopback. Use as a context manager, or call :meth:`start` and :meth:`stop`.
+
+    Ports of 0 pick free ones; read :attr:`api_port`, :attr:`api_url` and :attr:`moto_url` after starting.
+    The stack changes ``os.environ`` (or the mapping given) while it runs and restores it on stop.
+    Only one stack should run per process: the app and its services are process-wide.
+    """
+
+    def __init__(
+        self,
+        api_port: int = DEFAULT_API_PORT,
+        moto_port: int = 0,
+        credentials: Credentials = Credentials(DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY),
+        *,
+        host: str = LOCAL_HOST,
+        region: str = LOCAL_REGION,
+        bucket: str = LOCAL_BUCKET,
+        table_prefix: str = LOCAL_TABLE_PREFIX,
+        project_dir: Path = _PROJECT_DIR,
+        environ: MutableMapping[str, str] | None = None,
+    ) -> None:
+        self.credentials = credentials
+        self.host = host
+        self.region = region
+        self.bucket = bucket
+        self.table_prefix = table_prefix
+        self._requested_api_port = api_port
+        self._requested_moto_port = moto_port
+        self._project_dir = project_dir
+        self._environ: MutableMapping[str, str] = os.environ if environ is None else environ
+        self._moto: ThreadedMotoServer | None = None
+        self._moto_url: str | None = None
+        self._api: ApiServer | None = None
+        self._saved_environ: dict[str, str | None] | None = None
+
+    # -- what to connect to -------------------------------------------------------------------------------
+
+    @property
+    def moto_url(self) -> str:
+        if self._moto_url is None:
+            raise RuntimeError("LocalStack not started")
+        return self._moto_url
+
+    @property
+    def api_port(self) -> int:
+        if self._api is None:
+            raise RuntimeError("LocalStack not started")
+        return self._api.port
+
+    @property
+    def endpoint(self) -> str:
+        """The server root, e.g. ``http://127.0.0.1:8000``: what lakectl and ``lakefs.Client(host=...)`` take."""
+        return f"http://{self.host}:{self.api_port}"
+
+    @property
+    def api_url(self) -> str:
+        """The lakeFS API base, e.g. ``http://127.0.0.1:8000/api/v1``."""
+        return self.endpoint + API_BASE_PATH
+
+    @property
+    def default_namespace_prefix(self) -> str:
+        """Where repositories go by default: ``s3://<bucket>/`` on the moto server."""
+        return f"s3://{self.bucket}/"
+
+    # -- lifecycle ----------------------------------------------------------------------------------------
+
+    def start(self) -> LocalStack:
+        """Bring the stack up; on any failure, tear down what was started and re-raise."""
+        if self._moto is not None:
+            raise RuntimeError("LocalStack already started")
+        try:
+            self._check_ports_free()
+            self._start_moto()
+            self._saved_environ = _apply_environ(
+                self._environ, local_environment(self.moto_url, self.bucket, self.table_prefix, self.region)
+            )
+            self._provision()
+            self._serve()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, forget the services built against moto, stop moto, restore the environment."""
+        if self._api is not None:
+            self._api.stop()
+            self._api = None
+        if self._saved_environ is not None:
+            from chalicelib.wiring import set_services
+
+            set_services(None)  # they hold clients of a moto server that is about to go away
+        if self._moto is not None:
+            self._moto.stop()
+            # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
+            server = getattr(self._moto, "_server", None)
+            if server is not None:
+                server.server_close()
+            self._moto = None
+            self._moto_url = None
+        if self._saved_environ is not None:
+            _restore_environ(self._environ, self._saved_environ)
+            self._saved_environ = None
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # -- steps --------------------------------------------------------------------------------------------
+
+    def _check_ports_free(self) -> None:
+        # Fail before any work: ThreadedMotoServer binds on its own thread and would wait forever for a port
+        # in use, and the API port is bound only after provisioning.
+        for requested in (self._requested_moto_port, self._requested_api_port):
+            if requested:
+                with socket.socket() as probe:
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    try:
+                        probe.bind((self.host, requested))
+                    except OSError as error:
+                        raise OSError(f"{self.host}:{requested} is not available: {error.strerror}") from error
+
+    def _start_moto(self) -> None:
+        self._moto = ThreadedMotoServer(ip_address=self.host, port=self._requested_moto_port, verbose=False)
+        self._moto.start()
+        _, port = self._moto.get_host_and_port()
+        self._moto_url = f"http://{self.host}:{port}"
+
+    def _provision(self) -> None:
+        # Imported here, after the environment points at moto: these modules build clients from Settings.
+        import boto3
+
+        from chalicelib.adapters.dynamodb.tables import TableNames, create_tables
+        from chalicelib.wiring import get_services, set_services
+
+        s3 = boto3.client("s3", region_name=self.region, endpoint_url=self.moto_url)
+        # us-east-1 takes no LocationConstraint; every other region requires one.
+        if self.region == "us-east-1":
+            s3.create_bucket(Bucket=self.bucket)
+        else:
+            s3.create_bucket(Bucket=self.bucket, CreateBucketConfiguration={"LocationConstraint": self.region})
+        create_tables(TableNames.from_prefix(self.table_prefix), self.region, self.moto_url)
+        set_services(None)  # built afresh from the environment set above, not from an earlier stack's
+        get_services().auth.ensure_admin(self.credentials.access_key_id, self.credentials.secret_access_key)
+
+    def _serve(self) -> None:
+        app = load_app(self._project_dir)
+        self._api = ApiServer(app, self.host, self._requested_api_port, _chalice_config(self._project_dir))
+        self._api.start()
+        self._check_health()
+
+    def _check_health(self) -> None:
+        url = self.api_url + "/healthcheck"
+        # A proxy from the environment must not see (or swallow) a loopback request.
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        try:
+            with opener.open(url, timeout=10) as response:
+                status = response.status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        if not 200 <= status < 300:
+            raise RuntimeError(f"the local API is up but GET {url} answered {status}")

@@ -1,0 +1,142 @@
+"""Every route of app.py: which are public, and that every other one refuses missing or wrong credentials."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import re
+
+import pytest
+from chalice.test import Client
+
+from chalicelib import wiring
+
+from .support import PREFIX, Api, app, assert_error, basic, body_of
+
+PUBLIC = {("GET", "/healthcheck"), ("GET", "/setup_lakefs"), ("POST", "/setup_lakefs")}
+EXPECTED = PUBLIC | {
+    ("GET", "/config"),
+    ("GET", "/config/storage"),
+    ("GET", "/config/version"),
+    ("GET", "/user"),
+    ("GET", "/repositories"),
+    ("POST", "/repositories"),
+    ("GET", "/repositories/{repository}"),
+    ("DELETE", "/repositories/{repository}"),
+    ("GET", "/repositories/{repository}/branches"),
+    ("POST", "/repositories/{repository}/branches"),
+    ("GET", "/repositories/{repository}/branches/{branch}"),
+    ("DELETE", "/repositories/{repository}/branches/{branch}"),
+    ("POST", "/repositories/{repository}/branches/{branch}/commits"),
+    ("GET", "/repositories/{repository}/branches/{branch}/diff"),
+    ("POST", "/repositories/{repository}/branches/{branch}/objects"),
+    ("DELETE", "/repositories/{repository}/branches/{branch}/objects"),
+    ("POST", "/repositories/{repository}/branches/{branch}/objects/delete"),
+    ("GET", "/repositories/{repository}/commits/{commitId}"),
+    ("GET", "/repositories/{repository}/refs/{ref}/commits"),
+    ("GET", "/repositories/{repository}/refs/{ref}/objects"),
+    ("HEAD", "/repositories/{repository}/refs/{ref}/objects"),
+    ("GET", "/repositories/{repository}/refs/{ref}/objects/stat"),
+    ("GET", "/repositories/{repository}/refs/{ref}/objects/ls"),
+    ("GET", "/repositories/{repository}/tags"),
+    ("POST", "/repositories/{repository}/tags"),
+    ("GET", "/repositories/{repository}/tags/{tag}"),
+    ("DELETE", "/repositories/{repository}/tags/{tag}"),
+}
+
+
+def all_routes() -> list[tuple[str, str]]:
+    return sorted(
+        (method, path.removeprefix(PREFIX)) for path, methods in app.routes.items() for method in methods
+    )
+
+
+PROTECTED = [r for r in all_routes() if r not in PUBLIC]
+
+
+def concrete(path: str) -> str:
+    """The route with real values in its parameters: a request that would succeed with credentials."""
+    return re.sub(r"\{[^}]+\}", lambda m: {"{branch}": "main", "{ref}": "main", "{tag}": "v1"}.get(m[0], "repo1"), path)
+
+
+def test_the_app_serves_exactly_the_expected_routes_under_api_v1() -> None:
+    assert all(path.startswith(PREFIX + "/") for path in app.routes)
+    assert set(all_routes()) == EXPECTED
+
+
+def wrong_credentials(key: str, secret: str) -> list[str]:
+    return [
+        basic(key, secret + "x"),  # wrong secret
+        basic("AKIAJNOSUCHKEY00000Q", secret),  # unknown key
+        basic(key, ""),  # empty secret
+        "Basic " + base64.b64encode(key.encode()).decode(),  # no colon
+        "Basic not-base64!!",
+        "Bearer " + secret,  # another scheme
+        basic(key, secret).replace("Basic", "Digest"),
+        "",
+    ]
+
+
+@pytest.mark.parametrize(("method", "path"), PROTECTED, ids=[f"{m} {p}" for m, p in PROTECTED])
+def test_protected_routes_refuse_missing_and_wrong_credentials(
+    api: Api, anonymous: Api, credentials: tuple[str, str], method: str, path: str
+) -> None:
+    api.create_repo("repo1")
+    api.post("/repositories/repo1/tags", json_body={"id": "v1", "ref": "main"})
+    url = concrete(path)
+    kwargs = {"query": {"path": "a.txt"}, "json_body": {"name": "x", "message": "m", "paths": ["a"]}}
+    with_body = method != "HEAD"
+
+    response = anonymous.request(method, url, **kwargs)  # type: ignore[arg-type]
+    check_unauthorized(response, with_body)
+    for header in wrong_credentials(*credentials):
+        response = anonymous.request(method, url, headers={"authorization": header}, **kwargs)  # type: ignore[arg-type]
+        check_unauthorized(response, with_body)
+    # The same request with the right credentials gets past authentication.
+    assert api.request(method, url, **kwargs).status_code != 401  # type: ignore[arg-type]
+
+
+def check_unauthorized(response, with_body: bool) -> None:  # type: ignore[no-untyped-def]
+    if with_body:
+        assert assert_error(response, 401) == "error authenticating request"
+    else:
+        assert response.status_code == 401 and response.body == b""
+    assert response.headers["WWW-Authenticate"].startswith("Basic")
+
+
+def test_unauthenticated_writes_change_nothing(api: Api, anonymous: Api) -> None:
+    anonymous.post("/repositories", json_body={"name": "sneaky", "storage_namespace": "s3://test-bucket/sneaky"})
+    api.create_repo("repo1")
+    anonymous.delete("/repositories/repo1")
+    assert [r["id"] for r in body_of(api.get("/repositories"))["results"]] == ["repo1"]
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(PUBLIC))
+def test_public_routes_need_no_credentials(anonymous: Api, method: str, path: str) -> None:
+    kwargs = {"json_body": {"username": "admin"}} if method == "POST" else {}
+    assert anonymous.request(method, path, **kwargs).status_code in (200, 204)  # type: ignore[arg-type]
+
+
+def test_requests_without_an_accept_header_get_json(api: Api, client: Client, credentials: tuple[str, str]) -> None:
+    response = client.http.get(PREFIX + "/repositories", headers={"authorization": basic(*credentials)})
+    assert response.status_code == 200
+    assert body_of(response)["results"] == []
+
+
+def test_secrets_are_never_logged(
+    client: Client, credentials: tuple[str, str], caplog: pytest.LogCaptureFixture, services: wiring.Services
+) -> None:
+    key, secret = credentials
+    caplog.set_level(logging.DEBUG)
+
+    def explode(*_: object) -> None:
+        raise RuntimeError("boom")
+
+    services.graveler.list_repositories = explode  # type: ignore[method-assign]
+    Api(client, (key, secret)).get("/repositories")
+    Api(client, (key, secret + "x")).get("/repositories")
+    key = {"access_key_id": "AKIAX", "secret_access_key": "setup-secret-value"}
+    Api(client, None).post("/setup_lakefs", json_body={"username": "x", "key": key})
+    assert "boom" in caplog.text  # the failure itself was logged ...
+    for value in (secret, secret + "x", "setup-secret-value", basic(key, secret)):
+        assert value not in caplog.text  # ... and no secret with it

@@ -1,0 +1,125 @@
+"""What the DynamoDB adapters promise beyond the ports: table creation, error translation, a real endpoint."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+from moto.server import ThreadedMotoServer
+
+from chalicelib.adapters.dynamodb import (
+    DynamoAuthStore,
+    DynamoRefStore,
+    DynamoStagingStore,
+    TableNames,
+    create_tables,
+)
+from chalicelib.auth.records import User
+from chalicelib.graveler import errors
+from chalicelib.graveler.records import (
+    Branch,
+    BranchID,
+    CommitID,
+    Entry,
+    Key,
+    RepositoryID,
+    StagedEntry,
+    StagingToken,
+)
+
+REGION = "us-east-1"
+
+
+def fresh_names() -> TableNames:
+    return TableNames.from_prefix(f"d{uuid.uuid4().hex[:12]}-")
+
+
+@pytest.fixture
+def in_process(fake_aws_env: None) -> Iterator[None]:
+    with mock_aws():
+        yield
+
+
+def test_table_names_from_prefix() -> None:
+    assert TableNames.from_prefix("lakelet-") == TableNames(
+        repositories="lakelet-repositories",
+        branches="lakelet-branches",
+        tags="lakelet-tags",
+        commits="lakelet-commits",
+        staging="lakelet-staging",
+        auth="lakelet-auth",
+    )
+
+
+def test_create_tables_is_idempotent(in_process: None) -> None:
+    names = fresh_names()
+    create_tables(names, REGION)
+    store = DynamoRefStore(names, REGION)
+    store.create_branch(RepositoryID("r"), Branch(BranchID("main"), CommitID("c"), StagingToken("t")))
+    create_tables(names, REGION)  # existing tables, and what they hold, are left alone
+    assert store.get_branch(RepositoryID("r"), BranchID("main")).commit_id == "c"
+    client = boto3.client("dynamodb", region_name=REGION)
+    expected = {names.repositories, names.branches, names.tags, names.commits, names.staging, names.auth}
+    assert expected <= set(client.list_tables()["TableNames"])
+    for name in expected:
+        table = client.describe_table(TableName=name)["Table"]
+        assert table["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_missing_tables_raise_storage_errors(in_process: None) -> None:
+    names = fresh_names()  # never created
+    refs = DynamoRefStore(names, REGION)
+    staging = DynamoStagingStore(names, REGION)
+    auth = DynamoAuthStore(names, REGION)
+    calls: list[Callable[[], object]] = [
+        lambda: refs.get_repository(RepositoryID("r")),
+        lambda: refs.create_branch(RepositoryID("r"), Branch(BranchID("b"), CommitID("c"), StagingToken("t"))),
+        lambda: refs.list_repositories(),
+        lambda: list(refs.iterate_commits(RepositoryID("r"))),
+        lambda: staging.get(StagingToken("t"), Key("k")),
+        lambda: list(staging.iterate(StagingToken("t"))),
+        lambda: staging.drop(StagingToken("t")),
+        lambda: auth.get_user("u"),
+        lambda: auth.list_credentials("u"),
+    ]
+    for call in calls:
+        with pytest.raises(errors.StorageError) as caught:
+            call()
+        # Translated, with the driver error kept as the cause for the logs.
+        assert caught.value.__cause__ is not None
+
+
+def test_adapters_over_an_http_endpoint(fake_aws_env: None) -> None:
+    # The local stack's path: a moto server on loopback, reached through endpoint_url.
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        names = fresh_names()
+        create_tables(names, REGION, endpoint)
+        create_tables(names, REGION, endpoint)
+
+        refs = DynamoRefStore(names, REGION, endpoint)
+        branch = Branch(BranchID("main"), CommitID("c1"), StagingToken("t1"), (StagingToken("t0"),))
+        refs.create_branch(RepositoryID("r"), branch)
+        moved = Branch(BranchID("main"), CommitID("c2"), StagingToken("t2"))
+        refs.set_branch(RepositoryID("r"), moved, expected=branch)
+        with pytest.raises(errors.Conflict):
+            refs.set_branch(RepositoryID("r"), branch, expected=branch)
+        assert refs.get_branch(RepositoryID("r"), BranchID("main")) == moved
+
+        staging = DynamoStagingStore(names, REGION, endpoint)
+        entry = StagedEntry(Key("a/b"), Entry("s3://b/k", 3, "etag", 1))
+        staging.set(StagingToken("t2"), entry)
+        staging.set(StagingToken("t2"), StagedEntry(Key("a/a"), None))
+        assert list(staging.iterate(StagingToken("t2"))) == [StagedEntry(Key("a/a"), None), entry]
+
+        auth = DynamoAuthStore(names, REGION, endpoint)
+        auth.create_user(User("admin", 1))
+        assert auth.list_users() == [User("admin", 1)]
+    finally:
+        server.stop()

@@ -1,0 +1,83 @@
+"""``LocalStack`` in-process: it serves the API against moto, and stopping it leaves the process as it found it."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+
+from lakelet.local import LOCAL_BUCKET, Credentials, LocalStack, local_environment
+
+pytestmark = pytest.mark.e2e  # starts the embedded stack (moto and the API), in this process
+
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+KEYS = Credentials("AKIALOCALSTACKTEST", "local/stack+secret")
+
+
+def _get(url: str, credentials: Credentials | None = None) -> tuple[int, bytes]:
+    request = urllib.request.Request(url)
+    if credentials is not None:
+        token = base64.b64encode(f"{credentials.access_key_id}:{credentials.secret_access_key}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+    try:
+        with _NO_PROXY.open(request, timeout=10) as response:
+            return int(response.status), response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _watched_environment() -> dict[str, str | None]:
+    names = [*local_environment("x", "x", "x", "x"), "AWS_SESSION_TOKEN", "AWS_PROFILE"]
+    return {name: os.environ.get(name) for name in names}
+
+
+def test_serves_the_api_against_moto_and_cleans_up() -> None:
+    before = _watched_environment()
+    with LocalStack(api_port=0, credentials=KEYS) as stack:
+        assert stack.api_url == f"http://127.0.0.1:{stack.api_port}/api/v1"
+        assert os.environ["LAKELET_AWS_ENDPOINT_URL"] == stack.moto_url
+        assert os.environ["LAKELET_BUCKET"] == LOCAL_BUCKET
+        status, _ = _get(stack.api_url + "/healthcheck")
+        assert 200 <= status < 300
+        assert _get(stack.api_url + "/repositories")[0] == 401
+        assert _get(stack.api_url + "/repositories", Credentials(KEYS.access_key_id, "wrong"))[0] == 401
+        status, body = _get(stack.api_url + "/config", KEYS)
+        assert status == 200
+        assert json.loads(body)["storage_config"]["default_namespace_prefix"] == stack.default_namespace_prefix
+        # The bucket and tables really are on the moto server the stack started.
+        assert _get(f"{stack.moto_url}/{LOCAL_BUCKET}")[0] == 200
+        api_port = stack.api_port
+        moto_port = int(stack.moto_url.rsplit(":", 1)[1])
+    assert _watched_environment() == before
+    assert _bindable(api_port)
+    assert _bindable(moto_port)
+
+
+def test_a_failed_start_undoes_itself() -> None:
+    before = _watched_environment()
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        stack = LocalStack(api_port=port)
+        with pytest.raises(OSError, match=str(port)):
+            stack.start()
+    assert _watched_environment() == before
+    with pytest.raises(RuntimeError):
+        stack.api_url  # noqa: B018 - not started, so nothing to point at
+    stack.stop()  # stopping what never started is harmless
