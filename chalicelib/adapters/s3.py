@@ -98,6 +98,14 @@ class S3BlockStore:
             )
         return str(url)
 
+    def presign_put(self, address: str, expires_seconds: int) -> str:
+        bucket, key = split_address(address)
+        with _s3_errors(address):
+            url = self._client.generate_presigned_url(
+                "put_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_seconds
+            )
+        return str(url)
+
     def delete(self, address: str) -> None:
         bucket, key = split_address(address)
         with _s3_errors(address):

@@ -149,6 +149,10 @@ class BlockStore(Protocol):
         """An HTTPS URL that reads the blob without credentials until it expires."""
         ...
 
+    def presign_put(self, address: str, expires_seconds: int) -> str:
+        """An HTTPS URL that writes the blob with a plain PUT, without credentials, until it expires."""
+        ...
+
     def delete(self, address: str) -> None:
         """Deletes the blob. Idempotent."""
         ...

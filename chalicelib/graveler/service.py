@@ -120,7 +120,10 @@ class Graveler:
         return repo
 
     def get_repository(self, repo_id: str) -> Repository:
-        return self.refs.get_repository(RepositoryID(repo_id))
+        repo = self.refs.get_repository(RepositoryID(repo_id))
+        if repo.state is RepositoryState.IN_DELETION:
+            raise errors.RepositoryNotFound(f"repository {repo_id} is being deleted")
+        return repo
 
     def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
         return self._page_by_id(lambda a, n: self.refs.list_repositories(a, n), prefix, after, amount)
@@ -337,6 +340,40 @@ class Graveler:
         )
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
         return entry
+
+    def new_physical_address(self, repo_id: str) -> str:
+        """A fresh, never used address under the repository's data/ for data written outside upload_object
+        (presigned uploads, multipart uploads)."""
+        repo = self._writable_repository(repo_id)
+        return new_data_address(repo.storage_namespace, self._clock())
+
+    def link_object(self, repo_id: str, branch_id: str, path: str, entry: Entry, if_absent: bool = False) -> Entry:
+        """Stages an entry whose data is already stored. The caller vouches that the address is the repository's
+        own (issued by new_physical_address, or copied from an entry of the same repository)."""
+        validate_path(path)
+        repo = self._writable_repository(repo_id)
+        if not entry.physical_address.startswith(repo.storage_namespace + "/"):
+            raise errors.Invalid("the physical address is outside the repository's storage namespace")
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        if if_absent and self._exists(repo, branch_id, path):
+            raise errors.PreconditionFailed(f"object {path} already exists")
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        return entry
+
+    def copy_object(
+        self, repo_id: str, src_ref: str, src_path: str, dst_branch: str, dst_path: str, if_absent: bool = False
+    ) -> Entry:
+        """A shallow copy inside one repository: the new path shares the physical object (a new mtime only)."""
+        source = self.stat_object(repo_id, src_ref, src_path)
+        copied = Entry(
+            physical_address=source.physical_address,
+            size=source.size,
+            etag=source.etag,
+            mtime=int(self._clock()),
+            content_type=source.content_type,
+            user_metadata=dict(source.user_metadata),
+        )
+        return self.link_object(repo_id, dst_branch, dst_path, copied, if_absent)
 
     def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
         """Hides the path on the branch. A path that exists nowhere is a no-op."""

@@ -115,6 +115,15 @@ def test_presign_get(block_store: BlockStore, address: str, variant: str) -> Non
         assert "Expires=" in url or "X-Amz-Expires=300" in url
 
 
+def test_presign_put(block_store: BlockStore, address: str, variant: str) -> None:
+    url = block_store.presign_put(address, 300)
+    assert isinstance(url, str) and url.startswith(("https://", "http://"))
+    if variant == "aws":
+        response = requests.put(url, data=DATA, timeout=10)
+        assert response.status_code == 200
+        assert block_store.get(address) == DATA
+
+
 # The S3 adapter alone
 
 

@@ -64,6 +64,15 @@ class LocalProcess:
         return self.process.returncode
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to SIGTERM it when pytest dies, even if pytest is killed outright."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -> LocalProcess:
     """Start ``python -m lakelet local --api-port 0 --moto-port 0 ARGS`` and wait until its banner is printed."""
     log_dir.mkdir(parents=True, exist_ok=True)
@@ -76,6 +85,7 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
         process = subprocess.Popen(
             [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", *args],
             cwd=PROJECT_DIR, env=child_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            preexec_fn=_die_with_parent,
         )
     local = LocalProcess(process, stdout_path, stderr_path)
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS

@@ -224,3 +224,23 @@ def test_delete_repository(g, repo):
         g.get_repository("repo")
     with pytest.raises(errors.RepositoryNotFound):
         g.list_objects("repo", "main")
+
+
+def test_copy_is_shallow_and_link_refuses_foreign_addresses(g, repo):
+    source = g.upload_object("repo", "main", "a", b"data", content_type="text/plain", user_metadata={"k": "v"})
+    g.commit("repo", "main", "u", "c")
+    g.create_branch("repo", "dev", "main")
+    copied = g.copy_object("repo", "main", "a", "dev", "b/copy")
+    assert copied.physical_address == source.physical_address
+    assert (copied.size, copied.etag, copied.content_type, copied.user_metadata) == (4, source.etag, "text/plain",
+                                                                                    {"k": "v"})
+    assert _read(g, "dev", "b/copy") == b"data"
+    with pytest.raises(errors.PreconditionFailed):
+        g.copy_object("repo", "main", "a", "dev", "b/copy", if_absent=True)
+    with pytest.raises(errors.ObjectNotFound):
+        g.copy_object("repo", "main", "missing", "dev", "x")
+    g.create_repository("other", "s3://bucket/other")
+    with pytest.raises(errors.Invalid):
+        g.link_object("other", "main", "x", source)
+    address = g.new_physical_address("repo")
+    assert address.startswith("s3://bucket/repo/data/") and address != source.physical_address
