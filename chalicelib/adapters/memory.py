@@ -145,7 +145,7 @@ class MemoryStagingStore:
         with self._lock:
             self._tokens.get(token, {}).pop(key, None)
 
-    def iterate(self, token: StagingToken, from_key: str = "") -> Iterator[StagedEntry]:
+    def iterate(self, token: StagingToken, from_key: str = "", first_page: int | None = None) -> Iterator[StagedEntry]:
         with self._lock:
             entries = dict(self._tokens.get(token, {}))
         keys = sorted(entries)

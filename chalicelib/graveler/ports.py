@@ -115,8 +115,11 @@ class StagingStore(Protocol):
         """Forgets the staged change of ``key`` (not a tombstone: the committed value shows again). Idempotent."""
         ...
 
-    def iterate(self, token: StagingToken, from_key: str = "") -> Iterator[StagedEntry]:
-        """The token's staged changes with key >= ``from_key``, in key order, strongly consistent, lazily paged."""
+    def iterate(self, token: StagingToken, from_key: str = "", first_page: int | None = None) -> Iterator[StagedEntry]:
+        """The token's staged changes with key >= ``from_key``, in key order, strongly consistent, lazily paged.
+
+        ``first_page`` is a hint: how many entries the caller expects to read before it may stop.
+        """
         ...
 
     def drop(self, token: StagingToken) -> None:

@@ -301,7 +301,7 @@ class Graveler:
         amount: int | None = 100,
     ) -> Page[ListedObject]:
         repo = self.get_repository(repo_id)
-        view = self._entries_view(repo, self.resolve(repo.id, ref))
+        view = self._entries_view(repo, self.resolve(repo.id, ref), clamp_amount(amount) + 1)
         page = paginate(
             lambda start: (ListedObject(r.key, r.entry) for r in view(start)),
             lambda common: ListedObject(Key(common), None),
@@ -418,7 +418,7 @@ class Graveler:
         tokens = branch_tokens(branch)
 
         def view(start: str) -> Iterator[Diff]:
-            for staged in staged_changes(self.staging, tokens, start):
+            for staged in staged_changes(self.staging, tokens, start, clamp_amount(amount) + 1):
                 base = self.committed.get(repo.storage_namespace, head.meta_range_id, staged.key)
                 if staged.value is None:
                     if base is not None:
@@ -489,13 +489,15 @@ class Graveler:
             yield commit
             current = commit.parents[0] if commit.parents else None
 
-    def _entries_view(self, repo: Repository, resolved: ResolvedRef) -> Callable[[str], Iterator[EntryRecord]]:
+    def _entries_view(
+        self, repo: Repository, resolved: ResolvedRef, first_page: int | None = None
+    ) -> Callable[[str], Iterator[EntryRecord]]:
         head = self.refs.get_commit(repo.id, resolved.commit_id)
         ns, metarange = repo.storage_namespace, head.meta_range_id
         if resolved.kind is RefKind.BRANCH and resolved.include_staging and resolved.branch is not None:
             tokens = branch_tokens(resolved.branch)
             return lambda start: overlay(
-                staged_changes(self.staging, tokens, start), self.committed.iterate(ns, metarange, start)
+                staged_changes(self.staging, tokens, start, first_page), self.committed.iterate(ns, metarange, start)
             )
         return lambda start: self.committed.iterate(ns, metarange, start)
 

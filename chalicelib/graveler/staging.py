@@ -45,10 +45,13 @@ def read_staged(staging: StagingStore, branch: Branch, key: Key) -> StagedEntry 
     return None
 
 
-def staged_changes(staging: StagingStore, tokens: list, from_key: str = "") -> Iterator[StagedEntry]:  # type: ignore[type-arg]
+def staged_changes(
+    staging: StagingStore, tokens: list, from_key: str = "", first_page: int | None = None  # type: ignore[type-arg]
+) -> Iterator[StagedEntry]:
     """The merged changes of several tokens (newest first in ``tokens``) in key order: the newest wins a key."""
     streams = [
-        ((staged.key, rank, staged) for staged in staging.iterate(token, from_key)) for rank, token in enumerate(tokens)
+        ((staged.key, rank, staged) for staged in staging.iterate(token, from_key, first_page))
+        for rank, token in enumerate(tokens)
     ]
     last: str | None = None
     for key, _, staged in heapq.merge(*streams, key=lambda item: (item[0], item[1])):

@@ -70,12 +70,13 @@ class DynamoStagingStore:
         with storage_errors():
             self._model(staging_token=token, key=key).delete()
 
-    def iterate(self, token: StagingToken, from_key: str = "") -> Iterator[StagedEntry]:
+    def iterate(self, token: StagingToken, from_key: str = "", first_page: int | None = None) -> Iterator[StagedEntry]:
         # A key attribute is never "", so every key is >= "" and the condition can be left out.
         condition = self._model.key >= from_key if from_key else None
         with storage_errors():
             rows = self._model.query(
-                token, range_key_condition=condition, consistent_read=True, page_size=self._first_page_size
+                token, range_key_condition=condition, consistent_read=True,
+                page_size=min(first_page or self._first_page_size, self._page_size),
             )
         for n, row in enumerate(translated(rows)):
             if n == 0:
