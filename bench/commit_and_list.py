@@ -8,6 +8,7 @@ objects are uploaded through the API (the same path the client uses), several at
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +22,7 @@ THREADS = 8
 
 
 def main(count: int) -> None:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request log would drown the figures
     with LocalStack(api_port=0) as stack:
         client = Client(host=stack.endpoint, username=stack.credentials.access_key_id,
                         password=stack.credentials.secret_access_key)
