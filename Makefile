@@ -1,6 +1,8 @@
 # Lakelet developer commands:
 #   make test   build .venv with Python 3.12 when missing (or when the requirements change), then run pytest
 #   make run    run the embedded local stack (`lakelet local`) on 127.0.0.1:8000
+#   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
+#   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 # Pass extra arguments with PYTEST_ARGS="-k e2e -x" or RUN_ARGS="--api-port 9000".
 
 SHELL := /bin/bash
@@ -21,7 +23,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test run venv clean-venv
+.PHONY: test run venv clean-venv package deploy
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
@@ -51,3 +53,50 @@ $(STAMP): $(VENV)/bin/python requirements.txt requirements-dev.txt pyproject.tom
 
 clean-venv:
 	rm -rf $(VENV)
+
+# --- Deployment (README, "Deploy to AWS") -------------------------------------------------------------------
+STAGE ?= dev
+PACKAGE_DIR ?= build/$(STAGE)
+# chalice package resolves nothing remotely, but botocore insists on a region; deploy uses your own.
+PACKAGE_REGION ?= us-east-1
+AWS ?= $(VENV)/bin/aws
+STACK_NAME ?= lakelet-$(STAGE)
+# Where deploy uploads the Lambda bundle and the GC job; created when missing. Default: one per account/region.
+ARTIFACT_BUCKET ?=
+# More stack parameters, e.g. DEPLOY_PARAMETERS="BucketName=my-lake GCMode=mark LogRetentionDays=90".
+DEPLOY_PARAMETERS ?=
+
+# Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it.
+package: $(STAMP)
+	rm -rf $(PACKAGE_DIR)
+	$(VENV)/bin/python -m infra.build --stage $(STAGE) --out $(PACKAGE_DIR)/merge.json
+	AWS_DEFAULT_REGION=$(PACKAGE_REGION) $(VENV)/bin/chalice package --pkg-format cloudformation \
+		--stage $(STAGE) --merge-template $(PACKAGE_DIR)/merge.json $(PACKAGE_DIR)/package
+	$(VENV)/bin/python -m infra.policy_check $(PACKAGE_DIR)/package/sam.json
+	$(VENV)/bin/cfn-lint $(PACKAGE_DIR)/package/sam.json
+
+deploy: $(STAMP)
+	@test -f $(PACKAGE_DIR)/package/sam.json || { echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
+	@set -euo pipefail; \
+	region=$${AWS_REGION:-$${AWS_DEFAULT_REGION:-$$($(AWS) configure get region || true)}}; \
+	[ -n "$$region" ] || { echo "error: no AWS region: set AWS_REGION or run 'aws configure'" >&2; exit 1; }; \
+	export AWS_DEFAULT_REGION="$$region"; \
+	bucket="$(ARTIFACT_BUCKET)"; \
+	if [ -z "$$bucket" ]; then \
+		account=$$($(AWS) sts get-caller-identity --query Account --output text); \
+		bucket="lakelet-artifacts-$$account-$$region"; \
+	fi; \
+	echo "Deploying stack $(STACK_NAME) to $$region, artifacts in s3://$$bucket/lakelet/$(STAGE)/"; \
+	if ! $(AWS) s3api head-bucket --bucket "$$bucket" 2>/dev/null; then \
+		$(AWS) s3 mb "s3://$$bucket"; \
+		$(AWS) s3api put-public-access-block --bucket "$$bucket" --public-access-block-configuration \
+			BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true; \
+	fi; \
+	$(AWS) s3 cp emr/gc_job.py "s3://$$bucket/lakelet/$(STAGE)/emr/gc_job.py"; \
+	$(AWS) cloudformation package --template-file $(PACKAGE_DIR)/package/sam.json --s3-bucket "$$bucket" \
+		--s3-prefix lakelet/$(STAGE)/lambda --output-template-file $(PACKAGE_DIR)/packaged.json; \
+	$(AWS) cloudformation deploy --template-file $(PACKAGE_DIR)/packaged.json --stack-name $(STACK_NAME) \
+		--s3-bucket "$$bucket" --s3-prefix lakelet/$(STAGE)/templates \
+		--capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND \
+		--parameter-overrides ArtifactBucket="$$bucket" $(DEPLOY_PARAMETERS); \
+	$(AWS) cloudformation describe-stacks --stack-name $(STACK_NAME) --query "Stacks[0].Outputs" --output table

@@ -20,6 +20,9 @@ ENV_RANGE_MAX_BYTES = "LAKELET_RANGE_MAX_BYTES"
 ENV_RANGE_MIN_BYTES = "LAKELET_RANGE_MIN_BYTES"
 ENV_RANGE_RAGGEDNESS = "LAKELET_RANGE_RAGGEDNESS"
 ENV_PRE_SIGN_SUPPORT = "LAKELET_PRE_SIGN_SUPPORT"
+ENV_KMS_KEY_ID = "LAKELET_KMS_KEY_ID"  # the KMS key that encrypts secrets at rest (id, ARN or alias)
+ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
+ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
 
 
 def _flag(value: str) -> bool:
@@ -39,7 +42,17 @@ class Settings:
     range_max_bytes: int = 8 * 1024 * 1024
     range_min_bytes: int = 64 * 1024
     range_raggedness: int = 10_000
-    pre_sign_support: bool = False
+    # Reported by GET /config: the official clients then read and write object data through presigned S3 URLs,
+    # so large objects never pass through API Gateway or Lambda. LAKELET_PRE_SIGN_SUPPORT=false turns it off.
+    pre_sign_support: bool = True
+    kms_key_id: str | None = None
+    # How long a token from POST /auth/login stays valid.
+    login_token_seconds: int = 24 * 3600
+    stage: str = "local"
+    # Commits with more staged changes than this run as the commit state machine (when one is configured,
+    # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda.
+    commit_workflow_threshold: int = 50_000
+    commit_state_machine_arn: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -54,5 +67,79 @@ class Settings:
             range_max_bytes=int(env.get(ENV_RANGE_MAX_BYTES, defaults.range_max_bytes)),
             range_min_bytes=int(env.get(ENV_RANGE_MIN_BYTES, defaults.range_min_bytes)),
             range_raggedness=int(env.get(ENV_RANGE_RAGGEDNESS, defaults.range_raggedness)),
-            pre_sign_support=_flag(env.get(ENV_PRE_SIGN_SUPPORT, "false")),
+            pre_sign_support=_flag(env.get(ENV_PRE_SIGN_SUPPORT, "true")),
+            kms_key_id=env.get(ENV_KMS_KEY_ID) or None,
+            login_token_seconds=int(env.get(ENV_LOGIN_TOKEN_SECONDS, defaults.login_token_seconds)),
+            stage=env.get(ENV_STAGE) or defaults.stage,
+            commit_workflow_threshold=int(
+                env.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD", defaults.commit_workflow_threshold)
+            ),
+            commit_state_machine_arn=env.get("LAKELET_COMMIT_STATE_MACHINE_ARN") or None,
+        )
+
+
+# Scheduled garbage collection (chalicelib/gc): the EMR Serverless job the schedule starts.
+ENV_APPLICATION_ID = "LAKELET_GC_EMR_APPLICATION_ID"
+ENV_EXECUTION_ROLE_ARN = "LAKELET_GC_EMR_EXECUTION_ROLE_ARN"
+ENV_ENTRY_POINT = "LAKELET_GC_JOB_ENTRY_POINT"
+ENV_ARCHIVE = "LAKELET_GC_JOB_ARCHIVE"
+ENV_LOG_URI = "LAKELET_GC_LOG_URI"
+ENV_SPARK_PARAMETERS = "LAKELET_GC_SPARK_PARAMETERS"
+ENV_MODE = "LAKELET_GC_MODE"
+ENV_MIN_AGE_SECONDS = "LAKELET_GC_MIN_AGE_SECONDS"
+ENV_COMMIT_PARTITIONS = "LAKELET_GC_COMMIT_PARTITIONS"
+ENV_ADDRESS_PARTITIONS = "LAKELET_GC_ADDRESS_PARTITIONS"
+ENV_TIMEOUT_MINUTES = "LAKELET_GC_TIMEOUT_MINUTES"
+
+# A scheduled run always prepares afresh, so there is never an earlier mark of it to sweep alone.
+MODES = ("mark", "mark-and-sweep")
+DAY_SECONDS = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class GCSettings:
+    # The EMR Serverless Spark application and the role its job runs as (infra/ creates both).
+    emr_application_id: str = ""
+    emr_execution_role_arn: str = ""
+    # s3://.../gc_job.py, and the packed Python environment (pyarrow, boto3) it runs with; see README.
+    job_entry_point: str = ""
+    job_archive: str = ""
+    log_uri: str = ""
+    # More spark-submit flags, e.g. the Python of a custom EMR Serverless image (see README).
+    spark_parameters: str = ""
+    # "mark" makes every scheduled run a dry run (nothing deleted; the summary says what would be reclaimed).
+    mode: str = "mark-and-sweep"
+    # Objects younger than this are never collected: uploads in flight are staged only after their data lands.
+    min_age_seconds: int = DAY_SECONDS
+    commit_partitions: int = 16
+    address_partitions: int = 64
+    timeout_minutes: int = 720
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"{ENV_MODE} must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.min_age_seconds < 0 or self.commit_partitions < 1 or self.address_partitions < 1:
+            raise ValueError("GC min age must be >= 0 and partition counts >= 1")
+
+    @property
+    def configured(self) -> bool:
+        """Whether scheduled runs can start a job at all."""
+        return bool(self.emr_application_id and self.emr_execution_role_arn and self.job_entry_point)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> GCSettings:
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        return cls(
+            emr_application_id=env.get(ENV_APPLICATION_ID, ""),
+            emr_execution_role_arn=env.get(ENV_EXECUTION_ROLE_ARN, ""),
+            job_entry_point=env.get(ENV_ENTRY_POINT, ""),
+            job_archive=env.get(ENV_ARCHIVE, ""),
+            log_uri=env.get(ENV_LOG_URI, ""),
+            spark_parameters=env.get(ENV_SPARK_PARAMETERS, ""),
+            mode=env.get(ENV_MODE, defaults.mode),
+            min_age_seconds=int(env.get(ENV_MIN_AGE_SECONDS, defaults.min_age_seconds)),
+            commit_partitions=int(env.get(ENV_COMMIT_PARTITIONS, defaults.commit_partitions)),
+            address_partitions=int(env.get(ENV_ADDRESS_PARTITIONS, defaults.address_partitions)),
+            timeout_minutes=int(env.get(ENV_TIMEOUT_MINUTES, defaults.timeout_minutes)),
         )

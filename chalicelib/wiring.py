@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .auth.service import AuthService
 from .graveler.committed import CommittedManager, RangeParams
@@ -11,12 +12,17 @@ from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.service import Graveler
 from .settings import Settings
 
+if TYPE_CHECKING:
+    from .repository_metadata import RepositoryMetadataStore
+    from .s3proxy import S3Gateway
+
 
 @dataclass
 class Services:
     settings: Settings
     graveler: Graveler
     auth: AuthService
+    repository_metadata: RepositoryMetadataStore | None = None
 
 
 _lock = threading.Lock()
@@ -32,10 +38,15 @@ def range_params(settings: Settings) -> RangeParams:
 
 
 def assemble(
-    settings: Settings, refs: RefStore, staging: StagingStore, blocks: BlockStore, auth: AuthService
+    settings: Settings,
+    refs: RefStore,
+    staging: StagingStore,
+    blocks: BlockStore,
+    auth: AuthService,
+    repository_metadata: RepositoryMetadataStore | None = None,
 ) -> Services:
     committed = CommittedManager(blocks, range_params(settings))
-    return Services(settings, Graveler(refs, staging, blocks, committed), auth)
+    return Services(settings, Graveler(refs, staging, blocks, committed), auth, repository_metadata)
 
 
 def aws_services(settings: Settings) -> Services:
@@ -43,30 +54,47 @@ def aws_services(settings: Settings) -> Services:
     import boto3
 
     from .adapters.dynamodb import DynamoAuthStore, DynamoRefStore, DynamoStagingStore
+    from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
+    from .adapters.kms import KmsCipher
     from .adapters.s3 import S3BlockStore
 
+    if not settings.kms_key_id:
+        raise RuntimeError("LAKELET_KMS_KEY_ID is not set: secrets are encrypted at rest with a KMS key")
     names = TableNames.from_prefix(settings.table_prefix)
     s3 = boto3.client("s3", region_name=settings.region, endpoint_url=settings.endpoint_url)
+    kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
     return assemble(
         settings,
         DynamoRefStore(names, settings.region, settings.endpoint_url),
         DynamoStagingStore(names, settings.region, settings.endpoint_url),
         S3BlockStore(s3),
-        AuthService(DynamoAuthStore(names, settings.region, settings.endpoint_url)),
+        AuthService(
+            DynamoAuthStore(names, settings.region, settings.endpoint_url), KmsCipher(kms, settings.kms_key_id)
+        ),
+        DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
     )
 
 
 def memory_services(settings: Settings | None = None) -> Services:
     """Every port on its in-memory twin: for unit and API tests."""
-    from .adapters.memory import MemoryAuthStore, MemoryBlockStore, MemoryRefStore, MemoryStagingStore
+    from .adapters.memory import (
+        MemoryAuthStore,
+        MemoryBlockStore,
+        MemoryCipher,
+        MemoryRefStore,
+        MemoryRepositoryMetadataStore,
+        MemoryStagingStore,
+    )
 
+    refs = MemoryRefStore()
     return assemble(
         settings or Settings(),
-        MemoryRefStore(),
+        refs,
         MemoryStagingStore(),
         MemoryBlockStore(),
-        AuthService(MemoryAuthStore()),
+        AuthService(MemoryAuthStore(), MemoryCipher()),
+        MemoryRepositoryMetadataStore(refs),
     )
 
 
@@ -82,3 +110,22 @@ def set_services(services: Services | None) -> None:
     global _services
     with _lock:
         _services = services
+
+
+def s3_gateway(services: Services, max_response_bytes: int | None = None) -> S3Gateway:
+    """The S3 gateway over these services: SigV4 verified with botocore's signing code against the users' own
+    secret keys, and every operation checked against their policies like the API's."""
+    from .adapters.sigv4 import BotocoreSigner
+    from .auth.policies import Permission
+    from .s3proxy import S3Gateway
+
+    def credentials(access_key_id: str) -> tuple[str, str]:
+        user, secret = services.auth.secret_for_signing(access_key_id)
+        return user.id, secret
+
+    def authorize(user_id: str, action: str, resource: str) -> None:
+        services.auth.authorizer.check(user_id, [Permission(action, resource)])
+
+    return S3Gateway(
+        services.graveler, credentials, BotocoreSigner(), authorize=authorize, max_response_bytes=max_response_bytes
+    )

@@ -1,12 +1,13 @@
-"""What ``lakelet local`` prints once it is ready: where the API is, the key pair, and how to connect."""
+"""What ``lakelet local`` prints once it is ready: where the API and the S3 gateway are, the key pair, and how
+to connect."""
 
 from __future__ import annotations
 
 from lakelet.local import LocalStack
 
 
-def connection_info(stack: LocalStack, s3_port: int) -> str:
-    """The connection banner for a started stack. ``s3_port`` is only reserved: the S3 gateway is not built yet."""
+def connection_info(stack: LocalStack) -> str:
+    """The connection banner for a started stack."""
     keys = stack.credentials
     namespace = stack.default_namespace_prefix + "example"
     return f"""\
@@ -17,7 +18,7 @@ Lakelet local stack is ready.
   Access key ID       {keys.access_key_id}
   Secret access key   {keys.secret_access_key}
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)
-  S3 gateway          port {s3_port} reserved: not yet served (comes with the S3 gateway issue)
+  S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} (all state is in memory and ends with this process)
 
 Environment read by lakectl and by the lakefs Python client's Client():
@@ -31,6 +32,12 @@ Python (pip install lakefs):
   client = Client(host="{stack.endpoint}", username="{keys.access_key_id}",
                   password="{keys.secret_access_key}")
   repo = lakefs.Repository("example", client=client).create(storage_namespace="{namespace}")
+
+S3 clients (aws cli, boto3) need only the endpoint and the key pair:
+  export AWS_ACCESS_KEY_ID={keys.access_key_id}
+  export AWS_SECRET_ACCESS_KEY={keys.secret_access_key}
+  aws s3 ls s3://example/main/ --endpoint-url {stack.s3_url}
+  boto3.client("s3", endpoint_url="{stack.s3_url}", region_name="us-east-1")
 
 Press Ctrl-C to stop.
 """

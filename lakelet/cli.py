@@ -51,7 +51,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     local = commands.add_parser(
         "local",
-        help="run the embedded local stack (moto + the lakeFS API) on 127.0.0.1",
+        help="run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1",
         description="Run the embedded local stack on 127.0.0.1 until Ctrl-C or SIGTERM. State is kept in memory.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
@@ -62,7 +62,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     local.add_argument(
         "--s3-port", type=port, default=env.get(ENV_S3_PORT, str(DEFAULT_S3_PORT)),
-        help=f"port reserved for the S3 gateway, which is not served yet (env {ENV_S3_PORT})",
+        help=f"port of the S3 gateway, 0 for any free port (env {ENV_S3_PORT})",
     )
     local.add_argument(
         "--moto-port", type=port, default=env.get(ENV_MOTO_PORT, "0"),
@@ -76,6 +76,9 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY, DEFAULT_SECRET_ACCESS_KEY),
         help=f"secret access key of the admin user (env {ENV_SECRET_ACCESS_KEY})",
     )
+    from lakelet.gc import add_gc_command  # `lakelet gc run`; imports nothing heavy until it runs
+
+    add_gc_command(commands, env)
     return parser
 
 
@@ -96,6 +99,7 @@ def run_local(options: argparse.Namespace) -> int:
         api_port=options.api_port,
         moto_port=options.moto_port,
         credentials=Credentials(options.access_key_id, options.secret_access_key),
+        s3_port=options.s3_port,
     )
     try:
         try:
@@ -103,7 +107,7 @@ def run_local(options: argparse.Namespace) -> int:
         except OSError as error:
             print(f"lakelet local: cannot start: {error}", file=sys.stderr)
             return 1
-        print(connection_info(stack, options.s3_port), flush=True)
+        print(connection_info(stack), flush=True)
         # A timed wait, so the main thread returns to the interpreter often enough to run signal handlers.
         while not stop_requested.wait(0.5):
             pass
@@ -120,4 +124,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = build_parser().parse_args(argv)
     if options.command == "local":
         return run_local(options)
+    if getattr(options, "handler", None) is not None:
+        return int(options.handler(options))
     raise AssertionError(f"unhandled command {options.command!r}")  # argparse rejects unknown commands

@@ -3,7 +3,8 @@
 ``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback; point chalicelib's settings at it
 through the environment (before the app or its services are built, since they read the environment once);
 create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
-de-chunking dev server; and check that ``/api/v1/healthcheck`` answers. ``stop`` undoes all of it, including
+de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
+services (lakelet/s3server.py). ``stop`` undoes all of it, including
 the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
 """
 
@@ -27,6 +28,7 @@ from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
 from lakelet.devserver import ApiServer
+from lakelet.s3server import S3Server
 
 # The same example key pair as lakeFS's quickstart: well known, so nobody mistakes it for a secret.
 DEFAULT_ACCESS_KEY_ID = "AKIAIOSFOLKFSSAMPLES"
@@ -62,6 +64,8 @@ def local_environment(moto_url: str, bucket: str, table_prefix: str, region: str
         "AWS_DEFAULT_REGION": region,
         "AWS_ACCESS_KEY_ID": _MOTO_ACCESS_KEY_ID,
         "AWS_SECRET_ACCESS_KEY": _MOTO_SECRET_ACCESS_KEY,
+        # The app's EMF line per request is for CloudWatch; in a terminal it would bury everything else.
+        "POWERTOOLS_METRICS_DISABLED": "true",
     }
 
 
@@ -106,7 +110,8 @@ def load_app(project_dir: Path = _PROJECT_DIR) -> Chalice:
 class LocalStack:
     """moto plus the Lakelet API on loopback. Use as a context manager, or call :meth:`start` and :meth:`stop`.
 
-    Ports of 0 pick free ones; read :attr:`api_port`, :attr:`api_url` and :attr:`moto_url` after starting.
+    Ports of 0 pick free ones; read :attr:`api_port`, :attr:`api_url`, :attr:`s3_url` and :attr:`moto_url` after
+    starting. The S3 gateway takes any free port unless ``s3_port`` names one (the CLI passes 8001).
     The stack changes ``os.environ`` (or the mapping given) while it runs and restores it on stop.
     Only one stack should run per process: the app and its services are process-wide.
     """
@@ -123,6 +128,7 @@ class LocalStack:
         table_prefix: str = LOCAL_TABLE_PREFIX,
         project_dir: Path = _PROJECT_DIR,
         environ: MutableMapping[str, str] | None = None,
+        s3_port: int = 0,
     ) -> None:
         self.credentials = credentials
         self.host = host
@@ -136,6 +142,8 @@ class LocalStack:
         self._moto: ThreadedMotoServer | None = None
         self._moto_url: str | None = None
         self._api: ApiServer | None = None
+        self._requested_s3_port = s3_port
+        self._s3: S3Server | None = None
         self._saved_environ: dict[str, str | None] | None = None
 
     # -- what to connect to -------------------------------------------------------------------------------
@@ -163,6 +171,13 @@ class LocalStack:
         return self.endpoint + API_BASE_PATH
 
     @property
+    def s3_url(self) -> str:
+        """The S3 gateway's endpoint, e.g. ``http://127.0.0.1:8001``: what S3 clients take as endpoint URL."""
+        if self._s3 is None:
+            raise RuntimeError("LocalStack not started")
+        return self._s3.url
+
+    @property
     def default_namespace_prefix(self) -> str:
         """Where repositories go by default: ``s3://<bucket>/`` on the moto server."""
         return f"s3://{self.bucket}/"
@@ -188,6 +203,9 @@ class LocalStack:
 
     def stop(self) -> None:
         """Stop serving, forget the services built against moto, stop moto, restore the environment."""
+        if self._s3 is not None:
+            self._s3.stop()
+            self._s3 = None
         if self._api is not None:
             self._api.stop()
             self._api = None
@@ -196,6 +214,9 @@ class LocalStack:
 
             set_services(None)  # they hold clients of a moto server that is about to go away
         if self._moto is not None:
+            from lakelet.stepfunctions_local import stop_local_workflows
+
+            stop_local_workflows()
             self._moto.stop()
             # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
             server = getattr(self._moto, "_server", None)
@@ -220,7 +241,7 @@ class LocalStack:
     def _check_ports_free(self) -> None:
         # Fail before any work: ThreadedMotoServer binds on its own thread and would wait forever for a port
         # in use, and the API port is bound only after provisioning.
-        for requested in (self._requested_moto_port, self._requested_api_port):
+        for requested in (self._requested_moto_port, self._requested_api_port, self._requested_s3_port):
             if requested:
                 with socket.socket() as probe:
                     probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -249,6 +270,18 @@ class LocalStack:
         else:
             s3.create_bucket(Bucket=self.bucket, CreateBucketConfiguration={"LocationConstraint": self.region})
         create_tables(TableNames.from_prefix(self.table_prefix), self.region, self.moto_url)
+        # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
+        from chalicelib.adapters.kms import create_local_key
+        from chalicelib.settings import ENV_KMS_KEY_ID
+
+        kms_key_id = create_local_key(boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url))
+        if self._saved_environ is not None:
+            self._saved_environ.setdefault(ENV_KMS_KEY_ID, self._environ.get(ENV_KMS_KEY_ID))
+        self._environ[ENV_KMS_KEY_ID] = kms_key_id
+        # The state machines, from the same ASL files that deploy.
+        from lakelet.stepfunctions_local import start_local_workflows
+
+        start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
         get_services().auth.ensure_admin(self.credentials.access_key_id, self.credentials.secret_access_key)
 
@@ -257,6 +290,11 @@ class LocalStack:
         self._api = ApiServer(app, self.host, self._requested_api_port, _chalice_config(self._project_dir))
         self._api.start()
         self._check_health()
+        from chalicelib.wiring import get_services, s3_gateway
+
+        # The gateway a Lambda would run, over the same services, with no payload limit.
+        self._s3 = S3Server(s3_gateway(get_services()), self.host, self._requested_s3_port)
+        self._s3.start()
 
     def _check_health(self) -> None:
         url = self.api_url + "/healthcheck"

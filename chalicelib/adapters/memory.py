@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import hmac
+import json
+import secrets
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
-from chalicelib.auth.records import Credential, User
+from chalicelib.auth.errors import DecryptionFailed, GroupExists, GroupNotFound, PolicyExists, PolicyNotFound
+from chalicelib.auth.records import Credential, Group, Policy, Principal, User
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import PutResult
 from chalicelib.graveler.records import (
@@ -161,6 +165,9 @@ class MemoryBlockStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.blobs: dict[str, bytes] = {}
+        # upload id -> (address, part number -> bytes)
+        self._uploads: dict[str, tuple[str, dict[int, bytes]]] = {}
+        self._upload_count = 0
 
     def put(self, address: str, data: bytes) -> PutResult:
         with self._lock:
@@ -189,12 +196,90 @@ class MemoryBlockStore:
         with self._lock:
             self.blobs.pop(address, None)
 
+    # S3's rule for every part of a multipart upload but the last.
+    MIN_PART_SIZE = 5 * 1024 * 1024
+
+    def list_blobs(self, prefix: str) -> Iterator[tuple[str, int]]:
+        with self._lock:
+            found = sorted((a, len(d)) for a, d in self.blobs.items() if a.startswith(prefix))
+        yield from found
+
+    def copy(self, source: str, destination: str) -> PutResult:
+        return self.put(destination, self.get(source))
+
+    def create_multipart_upload(self, address: str) -> str:
+        with self._lock:
+            self._upload_count += 1
+            upload_id = f"memory-upload-{self._upload_count}"
+            self._uploads[upload_id] = (address, {})
+        return upload_id
+
+    def _parts(self, address: str, upload_id: str) -> dict[int, bytes]:
+        upload = self._uploads.get(upload_id)
+        if upload is None or upload[0] != address:
+            raise errors.ObjectNotFound(f"no multipart upload {upload_id} for {address}")
+        return upload[1]
+
+    def upload_part(self, address: str, upload_id: str, part_number: int, data: bytes) -> PutResult:
+        if not 1 <= part_number <= 10_000:
+            raise errors.Invalid(f"part number {part_number} is outside 1-10000")
+        with self._lock:
+            self._parts(address, upload_id)[part_number] = bytes(data)
+        return PutResult(len(data), hashlib.md5(data).hexdigest())
+
+    def upload_part_copy(
+        self, address: str, upload_id: str, part_number: int, source: str, start: int, end: int
+    ) -> PutResult:
+        data = self.get(source)
+        if not 0 <= start <= end < len(data):
+            raise errors.Invalid(f"range {start}-{end} is outside the {len(data)} bytes of {source}")
+        return self.upload_part(address, upload_id, part_number, data[start : end + 1])
+
+    def list_parts(self, address: str, upload_id: str) -> list[tuple[int, PutResult]]:
+        with self._lock:
+            parts = dict(self._parts(address, upload_id))
+        return [(n, PutResult(len(d), hashlib.md5(d).hexdigest())) for n, d in sorted(parts.items())]
+
+    def complete_multipart_upload(self, address: str, upload_id: str, parts: list[tuple[int, str]]) -> PutResult:
+        with self._lock:
+            stored = self._parts(address, upload_id)
+            if not parts:
+                raise errors.Invalid("a multipart upload needs at least one part")
+            chosen: list[bytes] = []
+            previous = 0
+            for index, (number, etag) in enumerate(parts):
+                data = stored.get(number)
+                if number <= previous:
+                    raise errors.Invalid("parts must be listed in ascending order")
+                if data is None or hashlib.md5(data).hexdigest() != etag.strip('"'):
+                    raise errors.Invalid(f"part {number} is missing or its etag does not match")
+                if index < len(parts) - 1 and len(data) < self.MIN_PART_SIZE:
+                    raise errors.Invalid(f"part {number} is smaller than {self.MIN_PART_SIZE} bytes")
+                chosen.append(data)
+                previous = number
+            whole = b"".join(chosen)
+            self.blobs[address] = whole
+            del self._uploads[upload_id]
+        digest = hashlib.md5(b"".join(hashlib.md5(d).digest() for d in chosen)).hexdigest()
+        return PutResult(len(whole), f"{digest}-{len(chosen)}")
+
+    def abort_multipart_upload(self, address: str, upload_id: str) -> None:
+        with self._lock:
+            upload = self._uploads.get(upload_id)
+            if upload is not None and upload[0] == address:
+                del self._uploads[upload_id]
+
 
 class MemoryAuthStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._users: dict[str, User] = {}
         self._credentials: dict[str, Credential] = {}
+        self._groups: dict[str, Group] = {}
+        self._members: set[tuple[str, str]] = set()  # (group id, user id)
+        self._policies: dict[str, Policy] = {}
+        self._attached: set[tuple[Principal, str]] = set()  # (principal, policy id)
+        self._server_keys: dict[str, str] = {}
 
     def create_user(self, user: User) -> None:
         with self._lock:
@@ -210,6 +295,11 @@ class MemoryAuthStore:
 
     def list_users(self, after: str = "", limit: int = 1000) -> list[User]:
         return _page(self._users, after, limit)  # type: ignore[arg-type]
+
+    def delete_user(self, user_id: str) -> None:
+        with self._lock:
+            if self._users.pop(user_id, None) is None:
+                raise errors.UserNotFound(user_id)
 
     def create_credential(self, credential: Credential) -> None:
         with self._lock:
@@ -232,3 +322,162 @@ class MemoryAuthStore:
         with self._lock:
             if self._credentials.pop(access_key_id, None) is None:
                 raise errors.CredentialNotFound(access_key_id)
+
+    def create_group(self, group: Group) -> None:
+        with self._lock:
+            if group.id in self._groups:
+                raise GroupExists(group.id)
+            self._groups[group.id] = group
+
+    def get_group(self, group_id: str) -> Group:
+        try:
+            return self._groups[group_id]
+        except KeyError:
+            raise GroupNotFound(group_id) from None
+
+    def list_groups(self, after: str = "", limit: int = 1000) -> list[Group]:
+        return _page(self._groups, after, limit)  # type: ignore[arg-type]
+
+    def delete_group(self, group_id: str) -> None:
+        with self._lock:
+            if self._groups.pop(group_id, None) is None:
+                raise GroupNotFound(group_id)
+
+    def add_group_member(self, group_id: str, user_id: str) -> None:
+        with self._lock:
+            self._members.add((group_id, user_id))
+
+    def remove_group_member(self, group_id: str, user_id: str) -> None:
+        with self._lock:
+            self._members.discard((group_id, user_id))
+
+    def list_group_members(self, group_id: str) -> list[str]:
+        return sorted(user for group, user in set(self._members) if group == group_id)
+
+    def list_user_groups(self, user_id: str) -> list[str]:
+        return sorted(group for group, user in set(self._members) if user == user_id)
+
+    def create_policy(self, policy: Policy) -> None:
+        with self._lock:
+            if policy.id in self._policies:
+                raise PolicyExists(policy.id)
+            self._policies[policy.id] = policy
+
+    def update_policy(self, policy: Policy) -> None:
+        with self._lock:
+            if policy.id not in self._policies:
+                raise PolicyNotFound(policy.id)
+            self._policies[policy.id] = policy
+
+    def get_policy(self, policy_id: str) -> Policy:
+        try:
+            return self._policies[policy_id]
+        except KeyError:
+            raise PolicyNotFound(policy_id) from None
+
+    def get_policies(self, policy_ids: list[str]) -> list[Policy]:
+        return [self._policies[p] for p in sorted(set(policy_ids)) if p in self._policies]
+
+    def list_policies(self, after: str = "", limit: int = 1000) -> list[Policy]:
+        return _page(self._policies, after, limit)  # type: ignore[arg-type]
+
+    def delete_policy(self, policy_id: str) -> None:
+        with self._lock:
+            if self._policies.pop(policy_id, None) is None:
+                raise PolicyNotFound(policy_id)
+
+    def attach_policy(self, principal: Principal, policy_id: str) -> None:
+        with self._lock:
+            self._attached.add((principal, policy_id))
+
+    def detach_policy(self, principal: Principal, policy_id: str) -> None:
+        with self._lock:
+            self._attached.discard((principal, policy_id))
+
+    def list_attached_policies(self, principal: Principal) -> list[str]:
+        return sorted(policy for who, policy in set(self._attached) if who == principal)
+
+    def list_policy_principals(self, policy_id: str) -> list[Principal]:
+        return sorted(
+            (who for who, policy in set(self._attached) if policy == policy_id), key=lambda p: (p.kind, p.id)
+        )
+
+    def create_server_key(self, name: str, sealed: str) -> None:
+        with self._lock:
+            if name in self._server_keys:
+                raise errors.AlreadyExists(f"server key {name}")
+            self._server_keys[name] = sealed
+
+    def get_server_key(self, name: str) -> str:
+        try:
+            return self._server_keys[name]
+        except KeyError:
+            raise errors.NotFound(f"server key {name}") from None
+
+
+class MemoryCipher:
+    """SecretCipher twin from the standard library: an HMAC-SHA256 keystream (encrypt-then-MAC), with the tag
+    over nonce, ciphertext and context, so tampering or another context fails like KMS does."""
+
+    _NONCE = 16
+    _TAG = 32
+
+    def __init__(self, key: bytes | None = None) -> None:
+        master = key if key is not None else secrets.token_bytes(32)
+        self._stream_key = hmac.digest(master, b"stream", "sha256")
+        self._mac_key = hmac.digest(master, b"mac", "sha256")
+
+    def encrypt(self, plaintext: bytes, context: Mapping[str, str]) -> bytes:
+        if not plaintext:
+            raise errors.Invalid("nothing to encrypt")  # as KMS, which takes 1 to 4096 bytes
+        nonce = secrets.token_bytes(self._NONCE)
+        body = self._xor(nonce, plaintext)
+        return nonce + body + self._tag(nonce, body, context)
+
+    def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> bytes:
+        if len(ciphertext) < self._NONCE + self._TAG:
+            raise DecryptionFailed("ciphertext too short")
+        nonce, body, tag = ciphertext[: self._NONCE], ciphertext[self._NONCE : -self._TAG], ciphertext[-self._TAG :]
+        if not hmac.compare_digest(tag, self._tag(nonce, body, context)):
+            raise DecryptionFailed("ciphertext does not verify")
+        return self._xor(nonce, body)
+
+    def _xor(self, nonce: bytes, data: bytes) -> bytes:
+        stream = b"".join(
+            hmac.digest(self._stream_key, nonce + n.to_bytes(8, "big"), "sha256") for n in range(len(data) // 32 + 1)
+        )
+        return bytes(a ^ b for a, b in zip(data, stream))
+
+    def _tag(self, nonce: bytes, body: bytes, context: Mapping[str, str]) -> bytes:
+        aad = json.dumps(sorted(context.items())).encode()
+        return hmac.digest(self._mac_key, nonce + len(body).to_bytes(8, "big") + body + aad, "sha256")
+
+
+class MemoryRepositoryMetadataStore:
+    """Repository metadata, keyed by (repository id, creation date) like the DynamoDB store's condition."""
+
+    def __init__(self, refs: MemoryRefStore) -> None:
+        self._refs = refs
+        self._lock = threading.Lock()
+        self._metadata: dict[tuple[str, int], dict[str, str]] = {}
+
+    def get(self, repo_id: str, creation_date: int) -> dict[str, str]:
+        self._check(repo_id, creation_date)
+        return dict(self._metadata.get((repo_id, creation_date), {}))
+
+    def set(self, repo_id: str, creation_date: int, values: Mapping[str, str]) -> None:
+        self._check(repo_id, creation_date)
+        with self._lock:
+            self._metadata.setdefault((repo_id, creation_date), {}).update(values)
+
+    def delete(self, repo_id: str, creation_date: int, keys: list[str]) -> None:
+        self._check(repo_id, creation_date)
+        with self._lock:
+            current = self._metadata.get((repo_id, creation_date), {})
+            for key in keys:
+                current.pop(key, None)
+
+    def _check(self, repo_id: str, creation_date: int) -> None:
+        if self._refs.get_repository(RepositoryID(repo_id)).creation_date != creation_date:
+            raise errors.RepositoryNotFound(repo_id)
+

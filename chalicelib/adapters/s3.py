@@ -1,4 +1,5 @@
-"""BlockStore on S3: blobs addressed ``s3://bucket/key``, read whole or by byte range, shared by presigned URL.
+"""BlockStore on S3: blobs addressed ``s3://bucket/key``, read whole or by byte range, shared by presigned URL,
+listed by prefix, copied inside S3 and written by multipart upload (the S3 gateway's large-object paths).
 
 The caller builds the boto3 S3 client (endpoint, region, retries) and passes it in, as Powertools does, so the
 Lambda, the local stack and the tests each bring their own.
@@ -10,6 +11,7 @@ import base64
 import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 
 from botocore.client import BaseClient
 from botocore.exceptions import BotoCoreError, ClientError
@@ -19,7 +21,12 @@ from chalicelib.graveler.ports import PutResult
 
 _SCHEME = "s3://"
 # S3 names a missing key differently per call: GetObject says NoSuchKey, HeadObject only has the status.
-_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound"})
+_MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound", "NoSuchUpload"})
+# What the caller asked for was wrong (a part list, a copy range): not a storage failure.
+_INVALID_CODES = frozenset({"InvalidPart", "InvalidPartOrder", "EntityTooSmall", "InvalidArgument"})
+# S3 copies at most 5 GiB in one CopyObject or UploadPartCopy; larger blobs are copied in parts of this size.
+COPY_PART_BYTES = 1024**3
+MAX_SINGLE_COPY_BYTES = 5 * 1024**3
 
 
 def split_address(address: str) -> tuple[str, str]:
@@ -41,6 +48,8 @@ def _s3_errors(address: str) -> Iterator[None]:
     except ClientError as e:
         if _error_code(e) in _MISSING_CODES:
             raise errors.ObjectNotFound(address) from e
+        if _error_code(e) in _INVALID_CODES:
+            raise errors.Invalid(f"S3 {_error_code(e)} on {address}: {e}") from e
         raise errors.StorageError(f"S3 {_error_code(e)} on {address}: {e}") from e
     except BotoCoreError as e:
         raise errors.StorageError(f"S3 on {address}: {e}") from e
@@ -111,3 +120,105 @@ class S3BlockStore:
         with _s3_errors(address):
             # DeleteObject succeeds on a missing key, which makes this idempotent.
             self._client.delete_object(Bucket=bucket, Key=key)
+
+    # -- listing, copies and multipart uploads ------------------------------------------------------------
+
+    def list_blobs(self, prefix: str) -> Iterator[tuple[str, int]]:
+        if not prefix.startswith(_SCHEME):
+            raise errors.Invalid(f"not an s3:// prefix: {prefix!r}")
+        bucket, _, key_prefix = prefix.removeprefix(_SCHEME).partition("/")
+        paginator = self._client.get_paginator("list_objects_v2")
+        with _s3_errors(prefix):
+            for page in paginator.paginate(Bucket=bucket, Prefix=key_prefix):
+                for item in page.get("Contents", []):
+                    yield f"{_SCHEME}{bucket}/{item['Key']}", int(item["Size"])
+
+    def copy(self, source: str, destination: str) -> PutResult:
+        src_bucket, src_key = split_address(source)
+        bucket, key = split_address(destination)
+        with _s3_errors(source):
+            size = int(self._client.head_object(Bucket=src_bucket, Key=src_key)["ContentLength"])
+        if size <= MAX_SINGLE_COPY_BYTES:
+            with _s3_errors(source):
+                result = self._client.copy_object(
+                    Bucket=bucket, Key=key, CopySource={"Bucket": src_bucket, "Key": src_key}
+                )
+            return PutResult(size, _unquote(result["CopyObjectResult"]["ETag"]))
+        upload_id = self.create_multipart_upload(destination)
+        try:
+            parts = [
+                (number, self.upload_part_copy(destination, upload_id, number, source, start,
+                                               min(start + COPY_PART_BYTES, size) - 1).etag)
+                for number, start in enumerate(range(0, size, COPY_PART_BYTES), start=1)
+            ]
+            return self.complete_multipart_upload(destination, upload_id, parts)
+        except BaseException:
+            self.abort_multipart_upload(destination, upload_id)
+            raise
+
+    def create_multipart_upload(self, address: str) -> str:
+        bucket, key = split_address(address)
+        with _s3_errors(address):
+            return str(self._client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"])
+
+    def upload_part(self, address: str, upload_id: str, part_number: int, data: bytes) -> PutResult:
+        bucket, key = split_address(address)
+        digest = hashlib.md5(data)
+        with _s3_errors(address):
+            result = self._client.upload_part(
+                Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=part_number, Body=data,
+                ContentMD5=base64.b64encode(digest.digest()).decode(),
+            )
+        return PutResult(len(data), _unquote(result["ETag"]))
+
+    def upload_part_copy(
+        self, address: str, upload_id: str, part_number: int, source: str, start: int, end: int
+    ) -> PutResult:
+        bucket, key = split_address(address)
+        src_bucket, src_key = split_address(source)
+        if start < 0 or end < start:
+            raise errors.Invalid(f"invalid copy range {start}-{end}")
+        with _s3_errors(source):
+            result = self._client.upload_part_copy(
+                Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=part_number,
+                CopySource={"Bucket": src_bucket, "Key": src_key}, CopySourceRange=f"bytes={start}-{end}",
+            )
+        return PutResult(end - start + 1, _unquote(result["CopyPartResult"]["ETag"]))
+
+    def list_parts(self, address: str, upload_id: str) -> list[tuple[int, PutResult]]:
+        bucket, key = split_address(address)
+        parts: list[tuple[int, PutResult]] = []
+        paginator = self._client.get_paginator("list_parts")
+        with _s3_errors(address):
+            for page in paginator.paginate(Bucket=bucket, Key=key, UploadId=upload_id):
+                parts.extend(
+                    (int(p["PartNumber"]), PutResult(int(p["Size"]), _unquote(p["ETag"])))
+                    for p in page.get("Parts", [])
+                )
+        return sorted(parts, key=lambda item: item[0])
+
+    def complete_multipart_upload(self, address: str, upload_id: str, parts: list[tuple[int, str]]) -> PutResult:
+        bucket, key = split_address(address)
+        if not parts:
+            raise errors.Invalid("a multipart upload needs at least one part")
+        if any(later <= earlier for (earlier, _), (later, _) in pairwise(parts)):
+            raise errors.Invalid("parts must be listed in ascending order")  # S3 says so too; moto does not check
+        with _s3_errors(address):
+            result = self._client.complete_multipart_upload(
+                Bucket=bucket, Key=key, UploadId=upload_id,
+                MultipartUpload={"Parts": [{"PartNumber": n, "ETag": f'"{etag}"'} for n, etag in parts]},
+            )
+            size = int(self._client.head_object(Bucket=bucket, Key=key)["ContentLength"])
+        return PutResult(size, _unquote(result["ETag"]))
+
+    def abort_multipart_upload(self, address: str, upload_id: str) -> None:
+        bucket, key = split_address(address)
+        try:
+            with _s3_errors(address):
+                self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
+        except errors.ObjectNotFound:
+            pass  # already completed or aborted
+
+
+def _unquote(etag: str) -> str:
+    return etag.strip('"')

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
-from . import branches, commits, config, diff, objects, repositories, setup, tags
+from . import auth, branches, commits, config, diff, metadata, objects, repositories, setup, staging, tags
 
 URL_PREFIX = "/api/v1"
 BLUEPRINTS: tuple[Blueprint, ...] = (
@@ -17,4 +17,7 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     objects.bp,
     diff.bp,
     tags.bp,
+    auth.bp,
+    staging.bp,
+    metadata.bp,
 )

@@ -1,12 +1,16 @@
-"""Branches: GET|POST /repositories/{repository}/branches, GET|DELETE .../branches/{branch}."""
+"""Branches: GET|POST /repositories/{repository}/branches, GET|DELETE .../branches/{branch}, and the branch
+operations: PUT .../branches/{branch} (reset), PUT .../hard_reset, POST .../revert, POST .../cherry-pick."""
 
 from __future__ import annotations
 
 from chalice import Blueprint, Response
 
+from chalicelib.graveler.merging import MergeConflicts
+
 from . import names, serializers
-from .endpoint import json_response, no_content, route, services
+from .endpoint import current_user, json_response, no_content, route, services
 from .params import JsonBody, Query
+from .refs import conflict_response
 
 bp = Blueprint(__name__)
 
@@ -39,3 +43,60 @@ def get_branch(repository: str, branch: str) -> Response:
 def delete_branch(repository: str, branch: str) -> Response:
     services().graveler.delete_branch(names.repository(repository), names.branch(branch))
     return no_content()
+
+
+# ---- branch operations: reset, hard reset, revert, cherry-pick -------------------------------------------------
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}", ["PUT"])
+def reset_branch(repository: str, branch: str) -> Response:
+    """ResetCreation {type: reset | object | common_prefix, path, force}: drops uncommitted changes."""
+    body = JsonBody.parse(bp.current_request.raw_body)
+    services().graveler.reset_branch(
+        names.repository(repository), names.branch(branch), body.required_str("type"), body.str("path"),
+        body.bool("force"),
+    )
+    return no_content()
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/hard_reset", ["PUT"])
+def hard_reset_branch(repository: str, branch: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    services().graveler.hard_reset(
+        names.repository(repository), names.branch(branch), names.ref(q.required_str("ref")), q.bool("force")
+    )
+    return no_content()
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/revert", ["POST"])
+def revert_branch(repository: str, branch: str) -> Response:
+    """RevertCreation {ref, parent_number, commit_overrides {message, metadata}, force, allow_empty}."""
+    request = bp.current_request
+    body = JsonBody.parse(request.raw_body)
+    overrides = body.object("commit_overrides") or JsonBody({})
+    try:
+        services().graveler.revert(
+            names.repository(repository), names.branch(branch), names.ref(body.required_str("ref")),
+            current_user().id, body.int("parent_number") or 0, overrides.str("message"),
+            overrides.str_map("metadata") or None, body.bool("allow_empty"), body.bool("force"),
+        )
+    except MergeConflicts as e:
+        return conflict_response(e, Query(request.query_params).amount())
+    return no_content()
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/cherry-pick", ["POST"])
+def cherry_pick(repository: str, branch: str) -> Response:
+    """CherryPickCreation {ref, parent_number, commit_overrides {message, metadata}, force}: 201 with the Commit."""
+    request = bp.current_request
+    body = JsonBody.parse(request.raw_body)
+    overrides = body.object("commit_overrides") or JsonBody({})
+    try:
+        commit = services().graveler.cherry_pick(
+            names.repository(repository), names.branch(branch), names.ref(body.required_str("ref")),
+            current_user().id, body.int("parent_number"), overrides.str("message"),
+            overrides.str_map("metadata") or None, body.bool("force"),
+        )
+    except MergeConflicts as e:
+        return conflict_response(e, Query(request.query_params).amount())
+    return json_response(serializers.commit(commit), 201)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+
 from chalice import Blueprint, Response
+from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
 
@@ -12,8 +16,7 @@ from .params import JsonBody, Query
 
 bp = Blueprint(__name__)
 
-# Log filters lakeFS offers that Lakelet does not: refusing them beats answering an unfiltered history.
-_UNSUPPORTED_LOG_FILTERS = ("objects", "prefixes", "since", "stop_at")
+_ZONE_AS_SPACE = re.compile(r" (\d{2}:?\d{2})$")
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/commits", ["POST"])
@@ -32,17 +35,49 @@ def commit(repository: str, branch: str) -> Response:
 
 
 @route(bp, "/repositories/{repository}/commits/{commitId}", ["GET"])
-def get_commit(repository: str, commitId: str) -> Response:  # noqa: N803 (the name is the path parameter's)
+def get_commit(repository: str, commitId: str) -> Response:
     found = services().graveler.get_commit(names.repository(repository), names.ref(commitId))
     return json_response(serializers.commit(found))
 
 
 @route(bp, "/repositories/{repository}/refs/{ref}/commits", ["GET"])
 def log_commits(repository: str, ref: str) -> Response:
-    q = Query(bp.current_request.query_params)
-    used = [name for name in _UNSUPPORTED_LOG_FILTERS if q.str(name)]
-    if used or not q.bool("first_parent", True):
-        raise errors.Invalid(f"log filters are not supported: {', '.join(used) or 'first_parent=false'}")
+    """The log, with lakeFS's filters: objects and prefixes (repeated parameters), limit, since (a date-time),
+    stop_at (a ref) and first_parent."""
+    params = bp.current_request.query_params
+    q = Query(params)
     amount = q.amount()
-    page = services().graveler.log(names.repository(repository), names.ref(ref), q.str("after"), amount)
+    page = services().graveler.log(
+        names.repository(repository),
+        names.ref(ref),
+        q.str("after"),
+        amount,
+        objects=_repeated(params, "objects"),
+        prefixes=_repeated(params, "prefixes"),
+        since=_date_time(q.str("since")),
+        stop_at=names.ref(q.str("stop_at")) if q.str("stop_at") else None,
+        limit=q.bool("limit"),
+        first_parent=q.bool("first_parent"),
+    )
     return json_response(serializers.listing(page, amount, serializers.commit))
+
+
+def _repeated(params: MultiDict | None, name: str) -> list[str]:
+    """Every value of a repeated query parameter (the official client sends lists as name=a&name=b)."""
+    return [v for v in params.getlist(name) if v] if params is not None and name in params else []
+
+
+def _date_time(value: str) -> int | None:
+    """Unix seconds of an ISO 8601 date-time (UTC when it names no zone), or of a plain number of seconds."""
+    if not value:
+        return None
+    if value.isdigit():
+        return int(value)
+    try:
+        # A "+" of the zone offset arrives as a space when the client did not percent-encode it.
+        parsed = datetime.fromisoformat(_ZONE_AS_SPACE.sub(r"+\1", value.strip()))
+    except ValueError:
+        raise errors.Invalid(f"query parameter since must be a date-time, got {value!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(parsed.timestamp())

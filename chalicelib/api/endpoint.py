@@ -1,7 +1,9 @@
-"""The one decorator every route goes through: authentication, path decoding and the error table.
+"""The one decorator every route goes through: authentication, authorization, path decoding and the error table.
 
 Chalice middleware cannot see exceptions raised in views (Chalice turns them into its own 500 first), so the
-error mapping wraps each view instead. A route is protected by HTTP Basic unless declared ``public``.
+error mapping wraps each view instead. A route is protected unless declared ``public``: the caller presents
+HTTP Basic credentials (access key id and secret) or a Bearer token from POST /auth/login (401 otherwise),
+and its policies must allow what permissions.py says the route needs (403 otherwise).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import base64
 import binascii
 import functools
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any
 from urllib.parse import unquote
@@ -19,10 +21,12 @@ from chalice import Blueprint, Response
 from chalice.app import CaseInsensitiveMapping, Request
 
 from chalicelib import wiring
+from chalicelib.auth.policies import Permission
 from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 
 from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
+from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +74,29 @@ def basic_credentials(header: str | None) -> tuple[str, str]:
 
 
 def authenticate(headers: Mapping[str, str]) -> User:
-    access_key_id, secret = basic_credentials(headers.get("authorization"))
+    """The caller, from HTTP Basic credentials or a Bearer login token. Raises Unauthorized."""
+    header = (headers.get("authorization") or "").strip()
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return services().auth.authenticate_token(token.strip())
+    access_key_id, secret = basic_credentials(header)
     return services().auth.authenticate_basic(access_key_id, secret)
+
+
+def _unmapped(facts: RequestFacts) -> Sequence[Permission]:
+    return UNMAPPED
+
+
+def _rules(path: str, methods: list[str]) -> dict[str, Rule]:
+    """The permission rule of each method of a route; a route the table lacks is for fs:* holders only."""
+    rules: dict[str, Rule] = {}
+    for method in methods:
+        rule = rule_for(method, path)
+        if rule is None:
+            log.warning("%s %s has no permission rule: only callers allowed fs:* on * may call it", method, path)
+            rule = _unmapped
+        rules[method] = rule
+    return rules
 
 
 def route(
@@ -84,6 +109,9 @@ def route(
 ) -> Callable[[View], View]:
     """Registers ``view`` on ``bp``: authenticates (unless public), decodes path parameters, maps errors."""
 
+    names = parameter_names(path)
+    rules = {} if public else _rules(path, methods)
+
     def register(view: View) -> View:
         @functools.wraps(view)
         def handler(**path_params: str) -> Response:
@@ -92,10 +120,14 @@ def route(
             with_body = request.method != "HEAD"
             token = None
             try:
-                if not public:
-                    token = _current_user.set(authenticate(request.headers))
                 # API Gateway and Chalice hand path parameters over still percent-encoded ("main%7E1").
-                return view(**{name: unquote(value) for name, value in path_params.items()})
+                params = {name: unquote(value) for name, value in path_params.items()}
+                if not public:
+                    user = authenticate(request.headers)
+                    token = _current_user.set(user)
+                    facts = RequestFacts([params[n] for n in names], request.query_params, request.raw_body)
+                    services().auth.authorize(user, list(rules[request.method](facts)))
+                return view(**params)
             except errors.GravelerError as e:
                 if status_for(e) >= 500:
                     log.error("%s %s failed: %r", request.method, request.path, e, exc_info=e)

@@ -1,4 +1,4 @@
-"""Objects: read (GET/HEAD, ranges, presigned redirects), stat, list, upload and delete.
+"""Objects: read (GET/HEAD, ranges, presigned redirects, If-None-Match), stat, list, upload, copy and delete.
 
 Reads take any ref expression (``.../refs/{ref}/objects``); writes need a branch (``.../branches/{branch}``).
 The object path is always the ``path`` query parameter, as in lakeFS.
@@ -13,11 +13,12 @@ from email.utils import formatdate
 from chalice import Blueprint, Response
 from chalice.app import Request
 
+from chalicelib.auth.policies import Permission, object_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
 
 from . import multipart, names, serializers
-from .endpoint import json_response, no_content, route, services
+from .endpoint import current_user, json_response, no_content, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 from .ranges import parse_range
@@ -25,6 +26,7 @@ from .ranges import parse_range
 bp = Blueprint(__name__)
 
 META_PREFIX = "x-lakefs-meta-"
+DEFAULT_CONTENT_TYPE = multipart.DEFAULT_CONTENT_TYPE
 OBJECT = "/repositories/{repository}/refs/{ref}/objects"
 
 
@@ -51,6 +53,12 @@ def if_absent(headers: Mapping[str, str]) -> bool:
     if condition.strip() != "*":
         raise errors.Invalid("If-None-Match supports only '*'")
     return True
+
+
+def refuse_if_match(headers: Mapping[str, str]) -> None:
+    """If-Match (replace only a given version) cannot be honoured atomically here: refuse it rather than ignore it."""
+    if headers.get("if-match") is not None:
+        raise errors.Invalid("If-Match is not supported")
 
 
 def upload_body(headers: Mapping[str, str], raw: bytes) -> tuple[bytes, str]:
@@ -117,6 +125,7 @@ def list_objects(repository: str, ref: str) -> Response:
 def upload_object(repository: str, branch: str) -> Response:
     request = bp.current_request
     path = Query(request.query_params).required_str("path")
+    refuse_if_match(request.headers)
     data, content_type = upload_body(request.headers, request.raw_body or b"")
     entry = services().graveler.upload_object(
         names.repository(repository),
@@ -140,5 +149,36 @@ def delete_object(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/delete", ["POST"])
 def delete_objects(repository: str, branch: str) -> Response:
     paths = JsonBody.parse(bp.current_request.raw_body).str_list("paths")
-    failures = services().graveler.delete_objects(names.repository(repository), names.branch(branch), paths)
-    return json_response(serializers.object_errors([(p, status_for(e), message_for(e)) for p, e in failures]))
+    svc = services()
+    user = current_user()
+    # As lakeFS does: each path needs its own fs:DeleteObject; a denied path is reported, the others go.
+    allowed: list[str] = []
+    denied: list[str] = []
+    for path in paths:
+        permitted = svc.auth.authorizer.is_allowed(user.id, [Permission("fs:DeleteObject", object_arn(repository, path))])
+        (allowed if permitted else denied).append(path)
+    failures = svc.graveler.delete_objects(names.repository(repository), names.branch(branch), allowed)
+    report = [(p, 403, f"not allowed to delete {p}") for p in denied]
+    report += [(p, status_for(e), message_for(e)) for p, e in failures]
+    return json_response(serializers.object_errors(report))
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects/copy", ["POST"])
+def copy_object(repository: str, branch: str) -> Response:
+    """A shallow copy: the new path shares the source's physical object (always, ``shallow`` or not)."""
+    request = bp.current_request
+    dest_path = Query(request.query_params).required_str("dest_path")
+    body = JsonBody.parse(request.raw_body)
+    # Checked for their type only: every copy is shallow, and force (writing to a read-only repository) is
+    # not offered.
+    body.bool("shallow")
+    body.bool("force")
+    entry = services().graveler.copy_object(
+        names.repository(repository),
+        names.ref(body.str("src_ref") or branch),
+        body.required_str("src_path"),
+        names.branch(branch),
+        dest_path,
+        if_absent(request.headers),
+    )
+    return json_response(serializers.object_stats(dest_path, entry), 201)

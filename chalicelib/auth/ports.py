@@ -1,14 +1,20 @@
-"""The port auth reaches its store through."""
+"""The ports of auth: its store (users, keys, groups, policies, server keys) and the cipher of secrets at rest."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
-from .records import Credential, User
+from .records import Credential, Group, Policy, Principal, User
 
 
 class AuthStore(Protocol):
-    """Users and their access keys. Creations are put-if-absent."""
+    """Users, access keys, groups, memberships, policies and their attachments, and sealed server keys.
+
+    Creations are put-if-absent. Memberships and attachments are sets: adding twice or removing what is not
+    there changes nothing. Deleting a user, group or policy removes only its own record; the service removes
+    what refers to it first.
+    """
 
     def create_user(self, user: User) -> None:
         """Stores a new user. Raises UserExists."""
@@ -36,4 +42,107 @@ class AuthStore(Protocol):
 
     def delete_credential(self, access_key_id: str) -> None:
         """Deletes the access key. Raises CredentialNotFound."""
+        ...
+
+    def delete_user(self, user_id: str) -> None:
+        """Deletes the user record. Raises UserNotFound."""
+        ...
+
+    def create_group(self, group: Group) -> None:
+        """Stores a new group. Raises GroupExists."""
+        ...
+
+    def get_group(self, group_id: str) -> Group:
+        """The group. Raises GroupNotFound."""
+        ...
+
+    def list_groups(self, after: str = "", limit: int = 1000) -> list[Group]:
+        """Up to ``limit`` groups with id > ``after``, sorted by id."""
+        ...
+
+    def delete_group(self, group_id: str) -> None:
+        """Deletes the group record. Raises GroupNotFound."""
+        ...
+
+    def add_group_member(self, group_id: str, user_id: str) -> None:
+        """Makes the user a member of the group (both must exist; the caller checks)."""
+        ...
+
+    def remove_group_member(self, group_id: str, user_id: str) -> None:
+        """Ends the membership, if any."""
+        ...
+
+    def list_group_members(self, group_id: str) -> list[str]:
+        """The ids of the group's members, sorted."""
+        ...
+
+    def list_user_groups(self, user_id: str) -> list[str]:
+        """The ids of the groups the user belongs to, sorted."""
+        ...
+
+    def create_policy(self, policy: Policy) -> None:
+        """Stores a new policy. Raises PolicyExists."""
+        ...
+
+    def update_policy(self, policy: Policy) -> None:
+        """Replaces an existing policy. Raises PolicyNotFound."""
+        ...
+
+    def get_policy(self, policy_id: str) -> Policy:
+        """The policy. Raises PolicyNotFound."""
+        ...
+
+    def get_policies(self, policy_ids: list[str]) -> list[Policy]:
+        """The policies that exist among ``policy_ids``, sorted by id (missing ones are skipped)."""
+        ...
+
+    def list_policies(self, after: str = "", limit: int = 1000) -> list[Policy]:
+        """Up to ``limit`` policies with id > ``after``, sorted by id."""
+        ...
+
+    def delete_policy(self, policy_id: str) -> None:
+        """Deletes the policy record. Raises PolicyNotFound."""
+        ...
+
+    def attach_policy(self, principal: Principal, policy_id: str) -> None:
+        """Attaches the policy to the user or group."""
+        ...
+
+    def detach_policy(self, principal: Principal, policy_id: str) -> None:
+        """Detaches the policy, if attached."""
+        ...
+
+    def list_attached_policies(self, principal: Principal) -> list[str]:
+        """The ids of the policies attached to the user or group, sorted."""
+        ...
+
+    def list_policy_principals(self, policy_id: str) -> list[Principal]:
+        """Every user and group the policy is attached to, sorted by (kind, id)."""
+        ...
+
+    def create_server_key(self, name: str, sealed: str) -> None:
+        """Stores a sealed server key (see auth/keys.py). Raises AlreadyExists."""
+        ...
+
+    def get_server_key(self, name: str) -> str:
+        """The sealed server key. Raises NotFound."""
+        ...
+
+
+class SecretCipher(Protocol):
+    """Encryption at rest of secrets the service must read back in clear (SigV4 needs the user's secret).
+
+    AWS: KMS Encrypt/Decrypt under one key (adapters/kms.py); tests: an in-memory twin. ``context`` is
+    authenticated, not secret: a ciphertext decrypts only with the context it was encrypted with.
+    """
+
+    def encrypt(self, plaintext: bytes, context: Mapping[str, str]) -> bytes:
+        """The ciphertext of ``plaintext`` (1 to 4096 bytes, else Invalid) bound to ``context``.
+
+        Raises StorageError when the cipher is unreachable."""
+        ...
+
+    def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> bytes:
+        """The plaintext. Raises DecryptionFailed for a tampered ciphertext or another context, StorageError
+        when the cipher is unreachable."""
         ...

@@ -1,8 +1,9 @@
-"""Auth records."""
+"""Auth records: users and their access keys, groups, policies and the principals policies attach to."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 
 @dataclass(frozen=True, slots=True)
@@ -13,9 +14,54 @@ class User:
 
 @dataclass(frozen=True, slots=True)
 class Credential:
-    """An access key pair. The secret is kept only as ``secret_hash`` (see auth/service.py for the scheme)."""
+    """An access key pair. The secret is stored only encrypted (base64 of the SecretCipher's ciphertext, bound to
+    the access key id); see auth/secrets.py for the scheme."""
 
     access_key_id: str
-    secret_hash: str
+    encrypted_secret: str
     user_id: str
     creation_date: int
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """A set of users; policies attached to a group apply to each member."""
+
+    id: str
+    creation_date: int
+    description: str = ""
+
+
+class Effect(StrEnum):
+    ALLOW = "allow"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """Allows or denies ``actions`` (patterns like ``fs:Read*``) on ``resource`` (an ARN pattern like
+    ``arn:lakefs:fs:::repository/sales/*``; ``${user}`` stands for the caller's user id)."""
+
+    effect: Effect
+    actions: tuple[str, ...]
+    resource: str
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    id: str
+    creation_date: int
+    statements: tuple[Statement, ...]
+
+
+class PrincipalKind(StrEnum):
+    USER = "user"
+    GROUP = "group"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a policy is attached to: a user or a group."""
+
+    kind: PrincipalKind
+    id: str

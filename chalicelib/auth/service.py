@@ -1,37 +1,52 @@
-"""Users and access keys: first-time setup, key creation and HTTP Basic verification.
+"""Auth's front door: first-time setup, access keys, HTTP Basic and Bearer verification, secrets for SigV4,
+login tokens, and the way to the Directory (users, groups, policies) and the Authorizer.
 
-Secrets are never stored. Each credential keeps ``pbkdf2_sha256$<iterations>$<salt hex>$<digest hex>``:
-PBKDF2-HMAC-SHA256 with a random 16-byte salt per credential. Generated secrets carry 240 random bits and
-would be safe behind a plain salted HMAC, but ``setup_lakefs`` and ``ensure_admin`` accept secrets a person
-chose, so a key-stretching function is worth having should the table ever leak. The cost is modest
-(ITERATIONS, ~15 ms on one core) and paid once per key per warm container: successful verifications are cached
-in-process for CACHE_TTL_SECONDS, keyed by (access key id, sha256(secret)), so the secret itself is not kept
-either. Failures are never cached, so guessing pays the full cost every time. Comparisons are constant-time.
-The iteration count is part of the stored string, so raising it later does not invalidate existing keys.
+Secrets are stored encrypted (auth/secrets.py: KMS on AWS), not hashed, because the S3 gateway verifies
+AWS SigV4 signatures, which needs the user's secret in clear. Reading a secret costs a DynamoDB read and a
+KMS Decrypt, so each warm container keeps what it read in memory for CACHE_TTL_SECONDS (key id -> user and
+secret; never written anywhere, never logged). A Basic-auth miss caches only after the secret matched, so
+wrong guesses pay a store read and a decryption each time; comparisons are constant-time. A key deleted
+through another container keeps working here for at most the TTL (lakeFS caches credentials likewise).
+
+Access key ids are identifiers, not secrets (they travel in clear in SigV4 headers), so an unknown key id
+answers at once rather than spending a decryption to look like a known one.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
+import logging
 import re
 import secrets
 import string
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 
-from .ports import AuthStore
+from . import builtin
+from . import secrets as sealed_secrets
+from .addresses import AddressSigner
+from .authorizer import Authorizer
+from .directory import Directory, validate_id
+from .errors import DecryptionFailed, InvalidToken
+from .keys import ServerKeys
+from .policies import Permission
+from .ports import AuthStore, SecretCipher
 from .records import Credential, User
+from .tokens import Token, TokenSigner
 
-ITERATIONS = 50_000
-SALT_BYTES = 16
-SCHEME = "pbkdf2_sha256"
+log = logging.getLogger(__name__)
+
 CACHE_TTL_SECONDS = 60.0
 CACHE_MAX_ENTRIES = 1024
+AUTH_FAILED = "error authenticating request"
+# What the server key is derived for (auth/keys.py): one key per purpose.
+TOKEN_PURPOSE = "login-token"
+ADDRESS_PURPOSE = "staging-address"
 # lakeFS's shape: AKIAJ + 14 random upper-case alphanumerics + Q (20 characters, like an AWS key id, which
 # S3 clients expect), and a secret of 30 random bytes in standard base64 (40 characters).
 ACCESS_KEY_PREFIX = "AKIAJ"
@@ -44,25 +59,6 @@ _KEY_CREATE_TRIES = 5
 _ACCESS_KEY_ID = re.compile(r"[A-Za-z0-9_.+=@-]{3,128}")
 # Printable ASCII without spaces: HTTP Basic has no agreed encoding for anything else.
 _SECRET = re.compile(r"[\x21-\x7e]{8,256}")
-
-
-def hash_secret(secret: str, salt: bytes | None = None, iterations: int = ITERATIONS) -> str:
-    """The stored form of a secret (see the module docstring)."""
-    salt = secrets.token_bytes(SALT_BYTES) if salt is None else salt
-    digest = hashlib.pbkdf2_hmac("sha256", secret.encode(), salt, iterations)
-    return f"{SCHEME}${iterations}${salt.hex()}${digest.hex()}"
-
-
-def verify_secret(stored: str, secret: str) -> bool:
-    """True when ``secret`` hashes to ``stored``; False for any mismatch or malformed stored value."""
-    try:
-        scheme, iterations, salt_hex, digest_hex = stored.split("$")
-        if scheme != SCHEME:
-            return False
-        digest = hashlib.pbkdf2_hmac("sha256", secret.encode(), bytes.fromhex(salt_hex), int(iterations))
-    except ValueError:
-        return False
-    return hmac.compare_digest(digest.hex(), digest_hex)
 
 
 def generate_access_key_id() -> str:
@@ -82,15 +78,33 @@ def validate_key_pair(access_key_id: str, secret: str) -> None:
         raise errors.Invalid("secret access key must be 8-256 printable ASCII characters without spaces")
 
 
-class AuthService:
-    """Creates users and key pairs and verifies HTTP Basic credentials against the AuthStore."""
+@dataclass(frozen=True, slots=True)
+class _Known:
+    user: User
+    secret: str
+    expires: float
 
-    def __init__(self, store: AuthStore, clock: Callable[[], float] = time.time) -> None:
+
+class AuthService:
+    """Creates key pairs, verifies HTTP Basic credentials and login tokens, hands secrets to SigV4 verification,
+    and holds the Directory (``directory``) and the Authorizer (``authorizer``) of this deployment."""
+
+    def __init__(self, store: AuthStore, cipher: SecretCipher, clock: Callable[[], float] = time.time) -> None:
         self._store = store
+        self._cipher = cipher
         self._clock = clock
         self._lock = threading.Lock()
-        # (access key id, sha256(secret)) -> (user, expiry on self._clock)
-        self._verified: dict[tuple[str, bytes], tuple[User, float]] = {}
+        self._known: dict[str, _Known] = {}
+        self._users: dict[str, tuple[User, float]] = {}
+        self.directory = Directory(store, self._changed, clock)
+        self.authorizer = Authorizer(self.directory, clock)
+        self._keys = ServerKeys(store, cipher)
+        self._token_signer: TokenSigner | None = None
+        self._address_signer: AddressSigner | None = None
+
+    @property
+    def store(self) -> AuthStore:
+        return self._store
 
     def is_initialized(self) -> bool:
         """True once any user exists (setup_lakefs has run, or the local stack installed its admin)."""
@@ -99,37 +113,40 @@ class AuthService:
     def setup(
         self, username: str, access_key_id: str | None = None, secret: str | None = None
     ) -> tuple[Credential, str]:
-        """Creates the first (admin) user and its key pair; a given pair is installed as is.
+        """Creates the first user and its key pair; a given pair is installed as is.
 
+        The user joins the Admins group (created with the other built-in groups and policies if missing).
         Raises AlreadyExists once initialized, Invalid for a bad username or key pair.
         """
-        if not username or len(username) > 256 or any(c.isspace() for c in username):
-            raise errors.Invalid("username must be 1-256 characters without spaces")
+        validate_id("user", username)
         if (access_key_id is None) != (secret is None):
             raise errors.Invalid("an access key needs both access_key_id and secret_access_key")
         if access_key_id is not None and secret is not None:
             validate_key_pair(access_key_id, secret)
         if self.is_initialized():
             raise errors.AlreadyExists("lakelet is already initialized")
+        builtin.install(self._store, self._clock)
         self._store.create_user(User(username, int(self._clock())))
+        self._store.add_group_member(builtin.ADMINS, username)
         if access_key_id is not None and secret is not None:
-            credential = Credential(access_key_id, hash_secret(secret), username, int(self._clock()))
-            self._store.create_credential(credential)
-            return credential, secret
+            return self._install(access_key_id, secret, username), secret
         return self.create_credentials(username)
 
     def ensure_admin(self, access_key_id: str, secret: str, username: str = "admin") -> None:
-        """Makes sure ``username`` exists and holds exactly this key pair. Idempotent.
+        """Makes sure ``username`` exists, is an Admin and holds exactly this key pair. Idempotent.
 
         The caller (flags or environment of the local stack) is the source of truth: a key already stored for
         the same user with another secret gets the new secret. Raises Conflict when the key id belongs to
         another user, Invalid for a malformed pair.
         """
         validate_key_pair(access_key_id, secret)
+        builtin.install(self._store, self._clock)
         try:
             self._store.create_user(User(username, int(self._clock())))
         except errors.UserExists:
             pass
+        self._store.add_group_member(builtin.ADMINS, username)
+        self.authorizer.forget()
         try:
             existing: Credential | None = self._store.get_credential(access_key_id)
         except errors.CredentialNotFound:
@@ -137,56 +154,166 @@ class AuthService:
         if existing is not None:
             if existing.user_id != username:
                 raise errors.Conflict(f"access key {access_key_id} belongs to another user")
-            if verify_secret(existing.secret_hash, secret):
+            if self._matches(existing, secret):
                 return
             self._store.delete_credential(access_key_id)
             self._forget(access_key_id)
-        self._store.create_credential(Credential(access_key_id, hash_secret(secret), username, int(self._clock())))
+        self._install(access_key_id, secret, username)
 
     def create_credentials(self, user_id: str) -> tuple[Credential, str]:
         """A new random key pair for an existing user. Raises UserNotFound."""
         self._store.get_user(user_id)
         for _ in range(_KEY_CREATE_TRIES):
             secret = generate_secret()
-            credential = Credential(generate_access_key_id(), hash_secret(secret), user_id, int(self._clock()))
             try:
-                self._store.create_credential(credential)
+                return self._install(generate_access_key_id(), secret, user_id), secret
             except errors.AlreadyExists:
                 continue  # 36**14 ids make this all but impossible; retrying is cheaper than reasoning about it
-            return credential, secret
         raise errors.TooManyTries("could not find a free access key id")
 
-    def authenticate_basic(self, access_key_id: str, secret: str) -> User:
-        """The user owning this key pair. Raises Unauthorized on any mismatch (unknown key, wrong secret)."""
-        cache_key = (access_key_id, hashlib.sha256(secret.encode()).digest())
+    def get_credentials(self, user_id: str, access_key_id: str) -> Credential:
+        """One of the user's access keys. Raises CredentialNotFound (also for another user's key)."""
+        credential = self._store.get_credential(access_key_id)
+        if credential.user_id != user_id:
+            raise errors.CredentialNotFound(access_key_id)
+        return credential
+
+    def list_credentials(self, user_id: str) -> list[Credential]:
+        """The user's access keys, sorted by id. Raises UserNotFound."""
+        self._store.get_user(user_id)
+        return self._store.list_credentials(user_id)
+
+    def delete_credentials(self, user_id: str, access_key_id: str) -> None:
+        """Deletes one of the user's access keys. Raises CredentialNotFound (also for another user's key)."""
+        self.get_credentials(user_id, access_key_id)
+        self._store.delete_credential(access_key_id)
+        self._forget(access_key_id)
+
+    def login(self, access_key_id: str, secret: str, ttl_seconds: int) -> Token:
+        """A login token for the owner of this key pair. Raises Unauthorized."""
+        user = self.authenticate_basic(access_key_id, secret)
+        return self.token_signer().issue(user.id, ttl_seconds)
+
+    def authenticate_token(self, token: str) -> User:
+        """The user a login token was issued to. Raises Unauthorized (InvalidToken), also once the user is gone."""
+        try:
+            user_id = self.token_signer().verify(token)
+        except InvalidToken as e:
+            log.info("bearer token refused: %s", e)  # why, for the operator; the caller learns nothing
+            raise errors.Unauthorized(AUTH_FAILED) from None
         now = self._clock()
         with self._lock:
-            hit = self._verified.get(cache_key)
+            hit = self._users.get(user_id)
         if hit is not None and hit[1] > now:
             return hit[0]
         try:
-            credential = self._store.get_credential(access_key_id)
-        except errors.CredentialNotFound:
-            # Same work as a wrong secret, so a caller cannot tell unknown keys from known ones by timing.
-            verify_secret(_DUMMY_HASH, secret)
-            raise errors.Unauthorized("error authenticating request") from None
-        if not verify_secret(credential.secret_hash, secret):
-            raise errors.Unauthorized("error authenticating request")
+            user = self._store.get_user(user_id)
+        except errors.UserNotFound:
+            raise errors.Unauthorized(AUTH_FAILED) from None
+        with self._lock:
+            if len(self._users) >= CACHE_MAX_ENTRIES:
+                self._users.clear()
+            self._users[user_id] = (user, now + CACHE_TTL_SECONDS)
+        return user
+
+    def authorize(self, user: User, permissions: list[Permission]) -> None:
+        """Raises PermissionDenied (HTTP 403) unless the user's policies allow every permission."""
+        self.authorizer.check(user.id, permissions)
+
+    def token_signer(self) -> TokenSigner:
+        if self._token_signer is None:
+            self._token_signer = TokenSigner(self._keys.key(TOKEN_PURPOSE), self._clock)
+        return self._token_signer
+
+    def address_signer(self) -> AddressSigner:
+        if self._address_signer is None:
+            self._address_signer = AddressSigner(self._keys.key(ADDRESS_PURPOSE), self._clock)
+        return self._address_signer
+
+    def authenticate_basic(self, access_key_id: str, secret: str) -> User:
+        """The user owning this key pair. Raises Unauthorized on any mismatch (unknown key, wrong secret)."""
+        known = self._cached(access_key_id)
+        if known is None:
+            try:
+                known = self._load(access_key_id)
+            except errors.CredentialNotFound:
+                raise errors.Unauthorized(AUTH_FAILED) from None
+            if _same(known.secret, secret):
+                self._remember(access_key_id, known)
+        if not _same(known.secret, secret):
+            raise errors.Unauthorized(AUTH_FAILED)
+        return known.user
+
+    def secret_for_signing(self, access_key_id: str) -> tuple[User, str]:
+        """The key's user and its secret in clear, for verifying a SigV4 signature (S3 gateway).
+
+        Raises CredentialNotFound for an unknown key, a key whose user is gone, or one that does not decrypt.
+        The caller must compare signatures in constant time and never log the secret.
+        """
+        known = self._cached(access_key_id)
+        if known is None:
+            known = self._load(access_key_id)
+            self._remember(access_key_id, known)
+        return known.user, known.secret
+
+    # -- internals ----------------------------------------------------------------------------------------
+
+    def _install(self, access_key_id: str, secret: str, user_id: str) -> Credential:
+        sealed = sealed_secrets.seal(self._cipher, access_key_id, secret)
+        credential = Credential(access_key_id, sealed, user_id, int(self._clock()))
+        self._store.create_credential(credential)
+        return credential
+
+    def _matches(self, credential: Credential, secret: str) -> bool:
+        try:
+            stored = sealed_secrets.unseal(self._cipher, credential.access_key_id, credential.encrypted_secret)
+        except DecryptionFailed:
+            return False
+        return _same(stored, secret)
+
+    def _load(self, access_key_id: str) -> _Known:
+        """Reads and decrypts the key. Raises CredentialNotFound when it cannot serve (see secret_for_signing)."""
+        credential = self._store.get_credential(access_key_id)
+        try:
+            secret = sealed_secrets.unseal(self._cipher, access_key_id, credential.encrypted_secret)
+        except DecryptionFailed as e:
+            # Corrupt or tampered row: nobody can authenticate with it. The message names the key, not the secret.
+            log.error("access key %s: %s", access_key_id, e)
+            raise errors.CredentialNotFound(access_key_id) from None
         try:
             user = self._store.get_user(credential.user_id)
         except errors.UserNotFound:
-            raise errors.Unauthorized("error authenticating request") from None
+            raise errors.CredentialNotFound(access_key_id) from None
+        return _Known(user, secret, self._clock() + CACHE_TTL_SECONDS)
+
+    def _cached(self, access_key_id: str) -> _Known | None:
         with self._lock:
-            if len(self._verified) >= CACHE_MAX_ENTRIES:
-                self._verified = {k: v for k, v in self._verified.items() if v[1] > now}
-                if len(self._verified) >= CACHE_MAX_ENTRIES:
-                    self._verified.clear()
-            self._verified[cache_key] = (user, now + CACHE_TTL_SECONDS)
-        return user
+            known = self._known.get(access_key_id)
+        if known is None or known.expires <= self._clock():
+            return None
+        return known
+
+    def _remember(self, access_key_id: str, known: _Known) -> None:
+        now = self._clock()
+        with self._lock:
+            if len(self._known) >= CACHE_MAX_ENTRIES:
+                self._known = {k: v for k, v in self._known.items() if v.expires > now}
+                if len(self._known) >= CACHE_MAX_ENTRIES:
+                    self._known.clear()
+            self._known[access_key_id] = known
 
     def _forget(self, access_key_id: str) -> None:
         with self._lock:
-            self._verified = {k: v for k, v in self._verified.items() if k[0] != access_key_id}
+            self._known.pop(access_key_id, None)
+
+    def _changed(self, user_id: str | None) -> None:
+        """The Directory changed something: forget cached permissions, and a deleted user's keys."""
+        if user_id is not None:
+            with self._lock:
+                self._known = {k: v for k, v in self._known.items() if v.user.id != user_id}
+                self._users.pop(user_id, None)
+        self.authorizer.forget()
 
 
-_DUMMY_HASH = hash_secret("not-a-real-secret", salt=b"\x00" * SALT_BYTES)
+def _same(stored: str, given: str) -> bool:
+    return hmac.compare_digest(stored.encode("utf-8"), given.encode("utf-8"))

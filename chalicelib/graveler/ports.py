@@ -159,3 +159,48 @@ class BlockStore(Protocol):
     def delete(self, address: str) -> None:
         """Deletes the blob. Idempotent."""
         ...
+
+    # Listing, server-side copy and multipart uploads (the S3 gateway's large-object paths). Bytes handed to
+    # these never need to pass through the caller: copies and part copies happen inside the store.
+
+    def list_blobs(self, prefix: str) -> Iterator[tuple[str, int]]:
+        """(address, size) of every blob whose address starts with ``prefix`` (a full ``s3://bucket/...``),
+        in address order."""
+        ...
+
+    def copy(self, source: str, destination: str) -> PutResult:
+        """Copies the blob inside the store (bytes never reach the caller). The etag is the store's for the
+        destination. Raises ObjectNotFound when the source is missing."""
+        ...
+
+    def create_multipart_upload(self, address: str) -> str:
+        """Starts a multipart upload that will write ``address``; returns the store's upload id."""
+        ...
+
+    def upload_part(self, address: str, upload_id: str, part_number: int, data: bytes) -> PutResult:
+        """Stores part ``part_number`` (1-10000), replacing an earlier one of that number. The etag is what
+        complete_multipart_upload must be given back. Raises ObjectNotFound for an unknown upload."""
+        ...
+
+    def upload_part_copy(
+        self, address: str, upload_id: str, part_number: int, source: str, start: int, end: int
+    ) -> PutResult:
+        """Stores bytes [start, end] (inclusive) of blob ``source`` as part ``part_number``, inside the store.
+        Raises ObjectNotFound for a missing source or an unknown upload, Invalid for a range outside the source."""
+        ...
+
+    def list_parts(self, address: str, upload_id: str) -> list[tuple[int, PutResult]]:
+        """The upload's parts as (part number, result), by part number. Raises ObjectNotFound for an unknown
+        upload."""
+        ...
+
+    def complete_multipart_upload(self, address: str, upload_id: str, parts: list[tuple[int, str]]) -> PutResult:
+        """Writes ``address`` as the concatenation of the listed (part number, etag) parts, in ascending part
+        order; unlisted parts are dropped. As S3: every part but the last must hold at least 5 MiB. Raises
+        Invalid for a missing part, a wrong etag, a part too small or a bad order; ObjectNotFound for an unknown
+        upload. The result's etag is the store's."""
+        ...
+
+    def abort_multipart_upload(self, address: str, upload_id: str) -> None:
+        """Drops the upload and its parts. Idempotent."""
+        ...

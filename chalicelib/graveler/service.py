@@ -1,4 +1,5 @@
-"""The Graveler service: repositories, branches, tags, commits and objects, tied together over the ports.
+"""The Graveler service: repositories, branches, tags, commits, objects, diff, merge and history operations,
+tied together over the ports.
 
 Every public method is one use case the API (or the S3 gateway) calls. It receives its parts through the
 constructor and never touches a driver.
@@ -6,17 +7,22 @@ constructor and never touches a driver.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from . import errors
 from .addressing import metadata_address, new_data_address
-from .committed import CommittedManager
+from .committed import CommittedManager, compare
+from .committed.compare import MergeChange
+from .committed.merge import Resolver
+from .committed.mergetable import Action, Decision
+from .history import LogFilter, log_page
 from .identity import commit_id, entry_identity
 from .listing import clamp_amount, overlay, paginate
+from .mergebase import require_merge_base
+from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
 from .records import (
     EMPTY_METARANGE,
@@ -43,6 +49,7 @@ from .records import (
     TagID,
 )
 from .refs import resolve_ref
+from .reset import reset_key, reset_prefix
 from .staging import branch_tokens, is_dirty, read_staged, stage, staged_changes
 from .validation import (
     validate_branch_id,
@@ -60,6 +67,12 @@ COMMIT_TRIES = 10
 SEAL_TRIES = 10
 BACKOFF_CAP_SECONDS = 5.0
 MAX_DELETE_PATHS = 1000
+# Diff types between refs, and what a branch reset drops (lakeFS's names).
+TWO_DOT = "two_dot"
+THREE_DOT = "three_dot"
+RESET_ALL = "reset"
+RESET_OBJECT = "object"
+RESET_PREFIX = "common_prefix"
 
 
 def new_staging_token(repo_id: str, branch_id: str) -> StagingToken:
@@ -194,23 +207,39 @@ class Graveler:
         repo = self.get_repository(repo_id)
         return self.refs.get_commit(repo.id, self.resolve(repo.id, ref).commit_id)
 
-    def log(self, repo_id: str, ref: str, after: str = "", amount: int | None = 100) -> Page[Commit]:
-        """First-parent history from ``ref``, newest first; ``after`` is the last commit id already seen."""
+    def log(
+        self,
+        repo_id: str,
+        ref: str,
+        after: str = "",
+        amount: int | None = 100,
+        *,
+        objects: Sequence[str] = (),
+        prefixes: Sequence[str] = (),
+        since: int | None = None,
+        stop_at: str | None = None,
+        limit: bool = False,
+        first_parent: bool = False,
+    ) -> Page[Commit]:
+        """History from ``ref``, newest first; ``after`` is the last commit id already seen. Filters: see
+        history.LogFilter (``stop_at`` is any ref expression)."""
         repo = self.get_repository(repo_id)
-        limit = clamp_amount(amount)
-        commits = self._first_parent_history(repo.id, self.resolve(repo.id, ref).commit_id)
-        if after:
-            for commit in commits:
-                if commit.id == after:
-                    break
-        results: list[Commit] = []
-        for commit in commits:
-            results.append(commit)
-            if len(results) > limit:
-                break
-        has_more = len(results) > limit
-        results = results[:limit]
-        return Page(results, has_more, results[-1].id if has_more else "")
+        options = LogFilter(
+            objects=tuple(objects),
+            prefixes=tuple(prefixes),
+            since=since,
+            stop_at=self.resolve(repo.id, stop_at).commit_id if stop_at else None,
+            limit=limit,
+            first_parent=first_parent,
+        )
+        ns = repo.storage_namespace
+
+        def first_difference(parent: Commit, commit: Commit, start: str) -> str | None:
+            row = next(compare.diff(self.committed, ns, parent.meta_range_id, commit.meta_range_id, start), None)
+            return None if row is None else row.key
+
+        start = self.resolve(repo.id, ref).commit_id
+        return log_page(self.refs, repo.id, start, options, after, clamp_amount(amount), first_difference)
 
     def commit(
         self,
@@ -236,14 +265,14 @@ class Graveler:
             # Sealing would swap the token (and make concurrent writers retry) for nothing.
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
         self._seal(repo.id, bid)
-        for attempt in range(COMMIT_TRIES):
-            branch = self.refs.get_branch(repo.id, bid)
+
+        def build(branch: Branch) -> Commit:
             head = self.refs.get_commit(repo.id, branch.commit_id)
             changes = staged_changes(self.staging, list(branch.sealed_tokens))
             applied = self.committed.apply(repo.storage_namespace, head.meta_range_id, changes)
             if applied.changes == 0 and not allow_empty:
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-            commit = self._make_commit(
+            return self._make_commit(
                 committer,
                 message,
                 applied.metarange_id,
@@ -252,17 +281,8 @@ class Graveler:
                 (head.id,),
                 head.generation + 1,
             )
-            self.refs.add_commit(repo.id, commit)
-            moved = Branch(branch.id, commit.id, branch.staging_token, ())
-            try:
-                self.refs.set_branch(repo.id, moved, expected=branch)
-            except errors.Conflict:
-                self._sleep(min(BACKOFF_CAP_SECONDS, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))
-                continue
-            for token in branch.sealed_tokens:
-                self.staging.drop(token)
-            return commit
-        raise errors.TooManyTries(f"branch {branch_id} kept moving during the commit")
+
+        return self._move_branch(repo.id, bid, build, "commit")
 
     # ---- objects --------------------------------------------------------------------------------------------
 
@@ -435,7 +455,371 @@ class Graveler:
         repo = self.get_repository(repo_id)
         return is_dirty(self.staging, self.refs.get_branch(repo.id, BranchID(branch_id)))
 
+    # ---- diff, merge and history operations -----------------------------------------------------------------
+
+    def diff_refs(
+        self,
+        repo_id: str,
+        left_ref: str,
+        right_ref: str,
+        diff_type: str = THREE_DOT,
+        prefix: str = "",
+        delimiter: str = "",
+        after: str = "",
+        amount: int | None = 100,
+    ) -> Page[Diff]:
+        """Committed differences between two refs (staging is ignored). ``three_dot``: what ``right`` changed
+        since the merge base that ``left`` lacks, and the conflicts (type conflict, the right side's entry);
+        ``two_dot``: ``left`` against ``right`` directly. Ranges equal on both sides are never read."""
+        repo = self.get_repository(repo_id)
+        left = self._commit_of(repo.id, left_ref)
+        right = self._commit_of(repo.id, right_ref)
+        ns = repo.storage_namespace
+        view: Callable[[str], Iterator[Diff]]
+        if diff_type == TWO_DOT:
+
+            def view(start: str) -> Iterator[Diff]:
+                for row in compare.diff(self.committed, ns, left.meta_range_id, right.meta_range_id, start):
+                    yield Diff(row.key, row.type, row.right_entry())
+
+        elif diff_type == THREE_DOT:
+            base = require_merge_base(self.refs, repo.id, left.id, right.id)
+
+            def view(start: str) -> Iterator[Diff]:
+                for change in compare.merge_changes(
+                    self.committed, ns, base.meta_range_id, right.meta_range_id, left.meta_range_id, None, start
+                ):
+                    yield Diff(change.key, change.type, change.entry)
+
+        else:
+            raise errors.Invalid(f"diff type must be {TWO_DOT} or {THREE_DOT}, got {diff_type!r}")
+        return paginate(view, lambda common: Diff(Key(common), DiffType.PREFIX_CHANGED, None),
+                        prefix, delimiter, after, amount)
+
+    def find_merge_base(self, repo_id: str, source_ref: str, destination_ref: str) -> tuple[Commit, Commit, Commit]:
+        """(source, destination, merge base) commits. Raises NoMergeBase (400) when they share no ancestor."""
+        repo = self.get_repository(repo_id)
+        source = self._commit_of(repo.id, source_ref)
+        destination = self._commit_of(repo.id, destination_ref)
+        return source, destination, require_merge_base(self.refs, repo.id, source.id, destination.id)
+
+    def merge(
+        self,
+        repo_id: str,
+        source_ref: str,
+        destination_branch: str,
+        committer: str,
+        message: str = "",
+        metadata: dict[str, str] | None = None,
+        strategy: str | None = None,
+        path_strategies: Sequence[tuple[str, str]] = (),
+        squash_merge: bool = False,
+        allow_empty: bool = False,
+        force: bool = False,
+    ) -> Commit:
+        """Merges ``source_ref`` into the branch with a new commit (never a fast-forward): parents [destination
+        head, source] (squash_merge: the head only), the strategies in its metadata.
+
+        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source holds no
+        change since the merge base (an ancestor of the destination; unless allow_empty or force), Invalid for
+        an unknown strategy, NoMergeBase, and MergeConflicts (409, listing every conflict) when a conflict is
+        left unresolved.
+        """
+        policy = conflict_policy(strategy, path_strategies)
+        repo = self._repository_for_write(repo_id, force)
+        bid = BranchID(destination_branch)
+        self.refs.get_branch(repo.id, bid)
+        source = self._commit_of(repo.id, source_ref)
+        text = message or f"Merge '{source_ref}' into '{destination_branch}'"
+
+        def build(branch: Branch) -> Commit:
+            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            dest = self.refs.get_commit(repo.id, branch.commit_id)
+            base = require_merge_base(self.refs, repo.id, source.id, dest.id)
+            if not (allow_empty or force) and not self._changed_since(repo, base, source):
+                raise errors.NoChanges(f"{destination_branch} already holds every change of {source_ref}")
+            metarange = self._merged(
+                repo, base.meta_range_id, source.meta_range_id, dest.meta_range_id, policy.resolve,
+                f"merge of {source_ref} into {destination_branch}",
+            )
+            parents: tuple[CommitID, ...] = (dest.id,) if squash_merge else (dest.id, source.id)
+            generation = (dest.generation if squash_merge else max(dest.generation, source.generation)) + 1
+            recorded = {**(metadata or {}), **policy.metadata()}
+            return self._make_commit(committer, text, metarange, int(self._clock()), recorded, parents, generation)
+
+        self._prepare_move(repo, bid)
+        return self._move_branch(repo.id, bid, build, "merge")
+
+    def preview_merge(
+        self,
+        repo_id: str,
+        source_ref: str,
+        destination_branch: str,
+        strategy: str | None = None,
+        path_strategies: Sequence[tuple[str, str]] = (),
+        prefix: str = "",
+        after: str = "",
+        amount: int | None = 100,
+        only_conflicts: bool = False,
+    ) -> MergePreview:
+        """What merging would do, without writing anything: the counts over the whole merge and one page (in key
+        order, from ``after``) of the changes it makes in the destination and of the conflicts, each conflict
+        with what each side did and how the strategies settle it (None: the merge would fail)."""
+        policy = conflict_policy(strategy, path_strategies)
+        repo = self.get_repository(repo_id)
+        dest = self._commit_of(repo.id, self.refs.get_branch(repo.id, BranchID(destination_branch)).commit_id)
+        source = self._commit_of(repo.id, source_ref)
+        base = require_merge_base(self.refs, repo.id, source.id, dest.id)
+        ns = repo.storage_namespace
+
+        def changes(start: str) -> Iterator[MergeChange]:
+            return compare.merge_changes(
+                self.committed, ns, base.meta_range_id, source.meta_range_id, dest.meta_range_id, policy.resolve, start
+            )
+
+        def view(start: str) -> Iterator[MergeChange]:
+            return (c for c in changes(start) if c.conflict is not None) if only_conflicts else changes(start)
+
+        counts: dict[DiffType, int] = dict.fromkeys(DiffType, 0)
+        unresolved = 0
+        for change in changes(""):
+            counts[change.type] += 1
+            unresolved += change.conflict is not None and change.conflict.resolution is None
+        summary = MergeSummary(
+            counts[DiffType.ADDED], counts[DiffType.REMOVED], counts[DiffType.CHANGED], counts[DiffType.CONFLICT],
+            unresolved,
+        )
+        page = paginate(view, lambda common: MergeChange(Key(common), DiffType.PREFIX_CHANGED, None),
+                        prefix, "", after, amount)
+        return MergePreview(source, dest, base, summary, page)
+
+    def revert(
+        self,
+        repo_id: str,
+        branch_id: str,
+        ref: str,
+        committer: str,
+        parent_number: int = 0,
+        message: str | None = None,
+        metadata: dict[str, str] | None = None,
+        allow_empty: bool = False,
+        force: bool = False,
+    ) -> Commit:
+        """A new commit on the branch undoing ``ref``: its parent merged into the branch with ``ref`` as the
+        merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
+        Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
+        repo = self._repository_for_write(repo_id, force)
+        target = self._commit_of(repo.id, ref)
+        if parent_number < 0:
+            raise errors.Invalid("parent_number must not be negative")
+        if len(target.parents) > 1 and parent_number == 0:
+            raise errors.Invalid(f"{ref} is a merge commit: say which parent to revert to (parent_number)")
+        parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
+
+        def build(branch: Branch) -> Commit:
+            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            head = self.refs.get_commit(repo.id, branch.commit_id)
+            metarange = self._merged(
+                repo, target.meta_range_id, parent, head.meta_range_id, _no_resolution, f"revert of {ref}"
+            )
+            if metarange == head.meta_range_id and not allow_empty:
+                raise errors.NoChanges(f"reverting {ref} changes nothing on branch {branch_id}")
+            return self._make_commit(
+                committer, message or f"Revert {ref}", metarange, int(self._clock()), dict(metadata or {}),
+                (head.id,), head.generation + 1,
+            )
+
+        self._prepare_move(repo, BranchID(branch_id))
+        return self._move_branch(repo.id, BranchID(branch_id), build, "revert")
+
+    def cherry_pick(
+        self,
+        repo_id: str,
+        branch_id: str,
+        ref: str,
+        committer: str,
+        parent_number: int | None = None,
+        message: str | None = None,
+        metadata: dict[str, str] | None = None,
+        force: bool = False,
+    ) -> Commit:
+        """A new commit on the branch with the changes ``ref`` made relative to its parent (``parent_number``,
+        1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
+        cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
+        repo = self._repository_for_write(repo_id, force)
+        target = self._commit_of(repo.id, ref)
+        if parent_number is None and len(target.parents) > 1:
+            raise errors.Invalid(f"{ref} is a merge commit: say which parent to pick against (parent_number)")
+        number = 1 if parent_number is None else parent_number
+        if number < 1 or number > len(target.parents):
+            raise errors.Invalid(f"{ref} has no parent number {number}")
+        parent = self._parent_metarange(repo.id, target, number, ref)
+        recorded = {
+            **target.metadata,
+            **(metadata or {}),
+            "cherry-pick-origin": target.id,
+            "cherry-pick-committer": target.committer,
+        }
+
+        def build(branch: Branch) -> Commit:
+            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            head = self.refs.get_commit(repo.id, branch.commit_id)
+            metarange = self._merged(
+                repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
+            )
+            return self._make_commit(
+                committer, message or target.message, metarange, int(self._clock()), recorded,
+                (head.id,), head.generation + 1,
+            )
+
+        self._prepare_move(repo, BranchID(branch_id))
+        return self._move_branch(repo.id, BranchID(branch_id), build, "cherry-pick")
+
+    def reset_branch(
+        self, repo_id: str, branch_id: str, path_type: str = RESET_ALL, path: str | None = None, force: bool = False
+    ) -> None:
+        """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
+        prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
+        repo = self._repository_for_write(repo_id, force)
+        bid = BranchID(branch_id)
+        if path_type == RESET_ALL:
+            old, _ = self._swap_branch(
+                repo.id, bid, lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), ()), "reset"
+            )
+            for token in branch_tokens(old):
+                self.staging.drop(token)
+            return
+        if path_type not in (RESET_OBJECT, RESET_PREFIX):
+            raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
+        if path is None or (path_type == RESET_OBJECT and not path):
+            raise errors.Invalid(f"reset of type {path_type} needs a path")
+        branch = self.refs.get_branch(repo.id, bid)
+        head = self.refs.get_commit(repo.id, branch.commit_id)
+
+        def committed(key: Key) -> Entry | None:
+            return self.committed.get(repo.storage_namespace, head.meta_range_id, key)
+
+        if path_type == RESET_OBJECT:
+            validate_path(path)
+            reset_key(self.staging, branch, Key(path), committed)
+        else:
+            reset_prefix(self.staging, branch, path, committed)
+
+    def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
+        """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
+        repo = self._repository_for_write(repo_id, force)
+
+        def change(branch: Branch) -> Branch:
+            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
+            target = self.resolve(repo.id, ref).commit_id
+            return Branch(branch.id, target, branch.staging_token, ())
+
+        bid = BranchID(branch_id)
+        self._prepare_move(repo, bid)
+        old, moved = self._swap_branch(repo.id, bid, change, "hard reset")
+        for token in old.sealed_tokens:
+            self.staging.drop(token)
+        return moved
+
     # ---- internals ------------------------------------------------------------------------------------------
+
+    def _repository_for_write(self, repo_id: str, force: bool) -> Repository:
+        """The repository; read-only ones only with ``force`` (lakeFS's force flag on branch operations)."""
+        return self.get_repository(repo_id) if force else self._writable_repository(repo_id)
+
+    def _commit_of(self, repo_id: RepositoryID, ref: str) -> Commit:
+        return self.refs.get_commit(repo_id, self.resolve(repo_id, ref).commit_id)
+
+    def _refuse_dirty(self, repo: Repository, branch: Branch, tokens: Sequence[StagingToken]) -> None:
+        """Raises DirtyBranch when the staged entries of ``tokens`` change the branch head. Entries that change
+        nothing (the committed content again, a tombstone of a key not committed: what a failed commit leaves
+        sealed) do not count, as in lakeFS."""
+        head = self.refs.get_commit(repo.id, branch.commit_id)
+        for staged in staged_changes(self.staging, list(tokens)):
+            committed = self.committed.get(repo.storage_namespace, head.meta_range_id, staged.key)
+            if staged.value is None:
+                dirty = committed is not None
+            else:
+                dirty = committed is None or entry_identity(committed) != entry_identity(staged.value)
+            if dirty:
+                raise errors.DirtyBranch(f"branch {branch.id} has uncommitted changes")
+
+    def _prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
+        """What lakeFS does before a merge, revert, cherry-pick or hard reset moves a branch's head: refuse
+        uncommitted changes, then seal the staging token. The move then drops every sealed token, so entries that
+        changed nothing against the old head cannot turn into changes against the new one. A write that lands
+        after the seal goes to the fresh token and survives the move."""
+        branch = self.refs.get_branch(repo.id, branch_id)
+        self._refuse_dirty(repo, branch, [branch.staging_token])
+        if not self._token_is_empty(branch.staging_token):
+            self._seal(repo.id, branch_id)
+
+    def _changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
+        """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
+        same content, holds none (nothing to merge)."""
+        if commit.meta_range_id == base.meta_range_id:
+            return False
+        diff = compare.diff(self.committed, repo.storage_namespace, base.meta_range_id, commit.meta_range_id)
+        return next(diff, None) is not None
+
+    def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:
+        """The metarange of the commit's parent ``number`` (1-based); empty for a commit with no parent."""
+        if not commit.parents:
+            return EMPTY_METARANGE
+        if number > len(commit.parents):
+            raise errors.Invalid(f"{ref} has no parent number {number}")
+        return self.refs.get_commit(repo_id, commit.parents[number - 1]).meta_range_id
+
+    def _merged(
+        self,
+        repo: Repository,
+        base: MetaRangeID,
+        source: MetaRangeID,
+        dest: MetaRangeID,
+        resolve: Resolver,
+        what: str,
+    ) -> MetaRangeID:
+        """The merged metarange. Raises MergeConflicts when a conflict is left unresolved."""
+        outcome = compare.merge(self.committed, repo.storage_namespace, base, source, dest, resolve)
+        if outcome.metarange_id is None:
+            unresolved = sum(1 for c in outcome.conflicts if c.resolution is None)
+            raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)
+        return outcome.metarange_id
+
+    def _swap_branch(
+        self, repo_id: RepositoryID, branch_id: BranchID, change: Callable[[Branch], Branch], what: str
+    ) -> tuple[Branch, Branch]:
+        """Replaces the branch by ``change(branch)`` with a compare-and-swap, redoing ``change`` on the fresh
+        record (with a capped exponential backoff) whenever the branch moved meanwhile; (old, new)."""
+        for attempt in range(COMMIT_TRIES):
+            branch = self.refs.get_branch(repo_id, branch_id)
+            changed = change(branch)
+            try:
+                self.refs.set_branch(repo_id, changed, expected=branch)
+            except errors.Conflict:
+                self._sleep(min(BACKOFF_CAP_SECONDS, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))
+                continue
+            return branch, changed
+        raise errors.TooManyTries(f"branch {branch_id} kept moving during the {what}")
+
+    def _move_branch(
+        self, repo_id: RepositoryID, branch_id: BranchID, build: Callable[[Branch], Commit], what: str
+    ) -> Commit:
+        """Stores ``build(branch)`` and moves the branch to it (sealed tokens cleared, then dropped), through
+        _swap_branch: a lost compare-and-swap rebuilds the commit from the branch as it now is."""
+        built: list[Commit] = []
+
+        def change(branch: Branch) -> Branch:
+            commit = build(branch)
+            self.refs.add_commit(repo_id, commit)
+            built.append(commit)
+            return Branch(branch.id, commit.id, branch.staging_token, ())
+
+        old, _ = self._swap_branch(repo_id, branch_id, change, what)
+        for token in old.sealed_tokens:
+            self.staging.drop(token)
+        return built[-1]
 
     def _writable_repository(self, repo_id: str) -> Repository:
         repo = self.get_repository(repo_id)
@@ -522,3 +906,8 @@ class Graveler:
         has_more = len(items) > limit
         items = items[:limit]
         return Page(items, has_more, items[-1].id if has_more else "")
+
+
+def _no_resolution(key: str, source: Action, destination: Action) -> Decision | None:
+    """Revert and cherry-pick take no strategy: every conflict fails them."""
+    return None

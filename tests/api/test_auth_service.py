@@ -1,15 +1,18 @@
-"""AuthService: setup, key pairs, the stored hash and the verification cache."""
+"""AuthService: setup, key pairs, secrets encrypted at rest, the verification cache and secrets for SigV4."""
 
 from __future__ import annotations
 
+import logging
 import re
+from collections.abc import Mapping
 
 import pytest
 
-from chalicelib.adapters.memory import MemoryAuthStore
+from chalicelib.adapters.memory import MemoryAuthStore, MemoryCipher
+from chalicelib.auth import secrets as sealed
 from chalicelib.auth import service as auth_service
-from chalicelib.auth.records import User
-from chalicelib.auth.service import AuthService, hash_secret, verify_secret
+from chalicelib.auth.records import Credential, User
+from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
 
 
@@ -31,23 +34,26 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture
-def auth(store: MemoryAuthStore, clock: FakeClock) -> AuthService:
-    return AuthService(store, clock)
+class CountingCipher(MemoryCipher):
+    """Counts decryptions: each one is a KMS call on AWS."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.decryptions = 0
+
+    def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> bytes:
+        self.decryptions += 1
+        return super().decrypt(ciphertext, context)
 
 
 @pytest.fixture
-def verifications(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Counts real KDF verifications (cache misses)."""
-    calls: list[str] = []
-    real = auth_service.verify_secret
+def cipher() -> CountingCipher:
+    return CountingCipher()
 
-    def counting(stored: str, secret: str) -> bool:
-        calls.append(stored)
-        return real(stored, secret)
 
-    monkeypatch.setattr(auth_service, "verify_secret", counting)
-    return calls
+@pytest.fixture
+def auth(store: MemoryAuthStore, cipher: CountingCipher, clock: FakeClock) -> AuthService:
+    return AuthService(store, cipher, clock)
 
 
 def test_setup_creates_the_admin_with_a_lakefs_shaped_key_pair(auth: AuthService, store: MemoryAuthStore) -> None:
@@ -58,8 +64,7 @@ def test_setup_creates_the_admin_with_a_lakefs_shaped_key_pair(auth: AuthService
     assert re.fullmatch(r"[A-Za-z0-9+/]{40}", secret)
     assert credential.user_id == "admin" and credential.creation_date == 1_700_000_000
     stored = store.get_credential(credential.access_key_id)
-    assert secret not in stored.secret_hash
-    assert stored.secret_hash.startswith("pbkdf2_sha256$")
+    assert secret not in stored.encrypted_secret
     assert auth.authenticate_basic(credential.access_key_id, secret) == User("admin", 1_700_000_000)
 
 
@@ -104,40 +109,101 @@ def test_wrong_secret_unknown_key_and_missing_user_are_unauthorized(auth: AuthSe
     with pytest.raises(errors.Unauthorized):
         auth.authenticate_basic(credential.access_key_id, "")
     # A key whose user vanished proves nothing.
-    orphan = hash_secret("orphan-secret-123")
-    from chalicelib.auth.records import Credential
-
-    store.create_credential(Credential("AKIAJORPHAN", orphan, "ghost", 0))
+    store.create_credential(
+        Credential("AKIAJORPHAN", sealed.seal(cipher_of(auth), "AKIAJORPHAN", "orphan-123"), "ghost", 0)
+    )
     with pytest.raises(errors.Unauthorized):
-        auth.authenticate_basic("AKIAJORPHAN", "orphan-secret-123")
+        auth.authenticate_basic("AKIAJORPHAN", "orphan-123")
 
 
-def test_successes_are_cached_until_the_ttl(auth: AuthService, clock: FakeClock, verifications: list[str]) -> None:
+def cipher_of(auth: AuthService) -> MemoryCipher:
+    cipher = auth._cipher
+    assert isinstance(cipher, MemoryCipher)
+    return cipher
+
+
+def test_successes_are_cached_until_the_ttl(auth: AuthService, clock: FakeClock, cipher: CountingCipher) -> None:
     credential, secret = auth.setup("admin")
     for _ in range(3):
         auth.authenticate_basic(credential.access_key_id, secret)
-    assert len(verifications) == 1
+    assert cipher.decryptions == 1
     clock.now += auth_service.CACHE_TTL_SECONDS + 1
     auth.authenticate_basic(credential.access_key_id, secret)
-    assert len(verifications) == 2
+    assert cipher.decryptions == 2
 
 
-def test_failures_are_never_cached(auth: AuthService, verifications: list[str]) -> None:
+def test_failures_are_never_cached(auth: AuthService, cipher: CountingCipher) -> None:
     credential, secret = auth.setup("admin")
     for _ in range(3):
         with pytest.raises(errors.Unauthorized):
             auth.authenticate_basic(credential.access_key_id, "wrong-secret-value")
-    assert len(verifications) == 3
+    assert cipher.decryptions == 3
     # A cached success does not vouch for another secret of the same key.
     auth.authenticate_basic(credential.access_key_id, secret)
     with pytest.raises(errors.Unauthorized):
         auth.authenticate_basic(credential.access_key_id, "wrong-secret-value")
 
 
-def test_unknown_keys_cost_a_verification_too(auth: AuthService, verifications: list[str]) -> None:
+def test_secrets_are_encrypted_bound_to_their_key(auth: AuthService, store: MemoryAuthStore) -> None:
+    one, one_secret = auth.setup("admin")
+    two, two_secret = auth.create_credentials("admin")
+    # Another key's ciphertext copied onto this row does not decrypt: nobody authenticates with it.
+    store.delete_credential(two.access_key_id)
+    store.create_credential(Credential(two.access_key_id, one.encrypted_secret, "admin", 0))
+    for secret in (one_secret, two_secret):
+        with pytest.raises(errors.Unauthorized):
+            auth.authenticate_basic(two.access_key_id, secret)
+    with pytest.raises(errors.CredentialNotFound):
+        auth.secret_for_signing(two.access_key_id)
+    assert auth.authenticate_basic(one.access_key_id, one_secret).id == "admin"
+
+
+def test_secret_for_signing(auth: AuthService, clock: FakeClock, cipher: CountingCipher) -> None:
+    credential, secret = auth.setup("admin")
+    assert auth.secret_for_signing(credential.access_key_id) == (User("admin", 1_700_000_000), secret)
+    assert auth.secret_for_signing(credential.access_key_id)[1] == secret
+    assert cipher.decryptions == 1  # cached, like Basic verifications
+    assert auth.authenticate_basic(credential.access_key_id, secret).id == "admin"
+    assert cipher.decryptions == 1
+    with pytest.raises(errors.CredentialNotFound):
+        auth.secret_for_signing("AKIAJNOSUCHKEY00000Q")
+    auth.delete_credentials("admin", credential.access_key_id)
+    with pytest.raises(errors.CredentialNotFound):
+        auth.secret_for_signing(credential.access_key_id)
+
+
+def test_a_deleted_key_stops_working_at_once_in_this_container(auth: AuthService) -> None:
+    auth.setup("admin")
+    credential, secret = auth.create_credentials("admin")
+    auth.authenticate_basic(credential.access_key_id, secret)  # cached
+    with pytest.raises(errors.CredentialNotFound):
+        auth.delete_credentials("someone-else", credential.access_key_id)
+    auth.delete_credentials("admin", credential.access_key_id)
+    with pytest.raises(errors.Unauthorized):
+        auth.authenticate_basic(credential.access_key_id, secret)
+
+
+def test_unknown_keys_spend_no_decryption(auth: AuthService, cipher: CountingCipher) -> None:
     with pytest.raises(errors.Unauthorized):
         auth.authenticate_basic("AKIAJNOSUCHKEY00000Q", "whatever-secret")
-    assert len(verifications) == 1
+    assert cipher.decryptions == 0
+
+
+def test_secrets_never_reach_the_log(
+    auth: AuthService, store: MemoryAuthStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    credential, secret = auth.setup("admin", "AKIALOGTEST", "log-test-secret-1")
+    auth.authenticate_basic("AKIALOGTEST", "log-test-secret-1")
+    with pytest.raises(errors.Unauthorized):
+        auth.authenticate_basic("AKIALOGTEST", "wrong-secret-2")
+    store.delete_credential("AKIALOGTEST")
+    store.create_credential(Credential("AKIALOGTEST", credential.encrypted_secret[:-4] + "AAAA", "admin", 0))
+    auth._forget("AKIALOGTEST")
+    with pytest.raises(errors.Unauthorized):
+        auth.authenticate_basic("AKIALOGTEST", "log-test-secret-1")
+    assert "AKIALOGTEST" in caplog.text  # the damaged row is reported by key id
+    assert secret not in caplog.text and "wrong-secret-2" not in caplog.text
 
 
 def test_ensure_admin_is_idempotent(auth: AuthService, store: MemoryAuthStore) -> None:
@@ -174,10 +240,8 @@ def test_create_credentials(auth: AuthService) -> None:
         auth.create_credentials("nobody")
 
 
-def test_hashes_are_salted_and_malformed_hashes_never_verify() -> None:
-    assert hash_secret("same-secret") != hash_secret("same-secret")
-    stored = hash_secret("same-secret")
-    assert verify_secret(stored, "same-secret")
-    assert not verify_secret(stored, "other-secret")
-    for bad in ("", "plain", "md5$1$00$00", "pbkdf2_sha256$x$00$00", "pbkdf2_sha256$10$zz$00"):
-        assert not verify_secret(bad, "same-secret")
+def test_encryption_is_randomized(auth: AuthService, store: MemoryAuthStore) -> None:
+    auth.setup("jane", "AKIAJANEKEY", "same-secret-123")
+    auth.ensure_admin("AKIAADMINKEY", "same-secret-123")
+    stored = {c.encrypted_secret for c in store.list_credentials("jane") + store.list_credentials("admin")}
+    assert len(stored) == 2

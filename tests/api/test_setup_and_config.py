@@ -69,7 +69,7 @@ def test_config(api: Api) -> None:
     config = conforms(lakefs_sdk.Config, body_of(api.get("/config")))
     storage = config.storage_config
     assert storage.blockstore_type == "s3"
-    assert storage.pre_sign_support is False and storage.pre_sign_support_ui is False
+    assert storage.pre_sign_support is True and storage.pre_sign_support_ui is False
     assert storage.import_support is False
     assert storage.default_namespace_prefix == f"s3://{BUCKET}/"
     assert config.version_config.version
@@ -78,12 +78,12 @@ def test_config(api: Api) -> None:
 
 
 def test_config_reports_presign_support_from_settings(client: Client) -> None:
-    services = wiring.memory_services(Settings(bucket="other-bucket", pre_sign_support=True))
+    services = wiring.memory_services(Settings(bucket="other-bucket", pre_sign_support=False))
     wiring.set_services(services)
     try:
         credential, secret = services.auth.setup("admin")
         storage = body_of(Api(client, (credential.access_key_id, secret)).get("/config"))["storage_config"]
-        assert storage["pre_sign_support"] is True
+        assert storage["pre_sign_support"] is False
         assert storage["default_namespace_prefix"] == "s3://other-bucket/"
     finally:
         wiring.set_services(None)

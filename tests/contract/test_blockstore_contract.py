@@ -174,3 +174,103 @@ def test_presigned_url_over_http(fake_aws_env: None) -> None:
         assert ranged.status_code == 206 and ranged.content == DATA[3:7]
     finally:
         server.stop()
+
+
+# Listing, server-side copies and multipart uploads (the S3 gateway's large-object paths)
+
+MIB = 1024 * 1024
+BIG = bytes(range(256)) * (5 * MIB // 256)  # exactly S3's minimum part size
+assert len(BIG) == 5 * MIB
+
+
+def test_list_blobs_by_prefix_in_order(block_store: BlockStore, bucket: str) -> None:
+    for name, data in [("ns/b/2", b"22"), ("ns/a", b"1"), ("ns/b/1", b""), ("ns-other/x", b"x"), ("other", b"o")]:
+        block_store.put(f"s3://{bucket}/{name}", data)
+    assert list(block_store.list_blobs(f"s3://{bucket}/ns/")) == [
+        (f"s3://{bucket}/ns/a", 1), (f"s3://{bucket}/ns/b/1", 0), (f"s3://{bucket}/ns/b/2", 2)
+    ]
+    assert [a for a, _ in block_store.list_blobs(f"s3://{bucket}/ns")] == [
+        f"s3://{bucket}/ns-other/x", f"s3://{bucket}/ns/a", f"s3://{bucket}/ns/b/1", f"s3://{bucket}/ns/b/2"
+    ]
+    assert list(block_store.list_blobs(f"s3://{bucket}/nothing/")) == []
+
+
+def test_copy_inside_the_store(block_store: BlockStore, bucket: str, address: str) -> None:
+    block_store.put(address, DATA)
+    target = f"s3://{bucket}/other-ns/data/copy"
+    result = block_store.copy(address, target)
+    assert result.size == len(DATA)
+    assert block_store.get(target) == DATA
+    assert block_store.get(address) == DATA
+    with pytest.raises(errors.ObjectNotFound):
+        block_store.copy(f"s3://{bucket}/ns/missing", f"s3://{bucket}/ns/never")
+    assert not block_store.exists(f"s3://{bucket}/ns/never")
+
+
+def test_multipart_upload_round_trip(block_store: BlockStore, address: str) -> None:
+    upload = block_store.create_multipart_upload(address)
+    first = block_store.upload_part(address, upload, 1, BIG)
+    last = block_store.upload_part(address, upload, 3, b"tail bytes")
+    assert (first.size, first.etag) == (len(BIG), hashlib.md5(BIG).hexdigest())
+    assert last.size == 10
+    assert [(n, r.size, r.etag) for n, r in block_store.list_parts(address, upload)] == [
+        (1, first.size, first.etag), (3, last.size, last.etag)
+    ]
+    assert not block_store.exists(address)  # nothing is visible before completion
+    result = block_store.complete_multipart_upload(address, upload, [(1, first.etag), (3, last.etag)])
+    assert result.size == len(BIG) + 10
+    expected_etag = hashlib.md5(bytes.fromhex(first.etag) + bytes.fromhex(last.etag)).hexdigest() + "-2"
+    assert result.etag == expected_etag
+    assert block_store.get(address) == BIG + b"tail bytes"
+    with pytest.raises(errors.ObjectNotFound):
+        block_store.list_parts(address, upload)  # a completed upload is gone
+
+
+def test_multipart_part_replaced_and_unlisted_parts_dropped(block_store: BlockStore, address: str) -> None:
+    upload = block_store.create_multipart_upload(address)
+    block_store.upload_part(address, upload, 1, b"x" * (5 * MIB))
+    replaced = block_store.upload_part(address, upload, 1, BIG)
+    dropped = block_store.upload_part(address, upload, 2, b"never listed")
+    last = block_store.upload_part(address, upload, 4, b"end")
+    assert [n for n, _ in block_store.list_parts(address, upload)] == [1, 2, 4]
+    assert dropped.size == 12
+    block_store.complete_multipart_upload(address, upload, [(1, replaced.etag), (4, last.etag)])
+    assert block_store.get(address) == BIG + b"end"
+
+
+def test_multipart_part_copy(block_store: BlockStore, bucket: str, address: str) -> None:
+    source = f"s3://{bucket}/ns/source"
+    block_store.put(source, b"0123456789" + BIG)
+    upload = block_store.create_multipart_upload(address)
+    whole = block_store.upload_part_copy(address, upload, 1, source, 10, 10 + len(BIG) - 1)
+    piece = block_store.upload_part_copy(address, upload, 2, source, 2, 5)
+    assert (whole.size, piece.size) == (len(BIG), 4)
+    block_store.complete_multipart_upload(address, upload, [(1, whole.etag), (2, piece.etag)])
+    assert block_store.get(address) == BIG + b"2345"
+
+
+@pytest.mark.parametrize("problem", ["small-part-first", "wrong-etag", "missing-part", "no-parts", "descending"])
+def test_multipart_complete_refuses_bad_part_lists(block_store: BlockStore, address: str, problem: str) -> None:
+    upload = block_store.create_multipart_upload(address)
+    small = block_store.upload_part(address, upload, 1, b"small")
+    big = block_store.upload_part(address, upload, 2, BIG)
+    parts = {
+        "small-part-first": [(1, small.etag), (2, big.etag)],
+        "wrong-etag": [(2, hashlib.md5(b"other").hexdigest())],
+        "missing-part": [(2, big.etag), (3, small.etag)],
+        "no-parts": [],
+        "descending": [(2, big.etag), (1, small.etag)],
+    }[problem]
+    with pytest.raises(errors.Invalid):
+        block_store.complete_multipart_upload(address, upload, parts)
+    assert not block_store.exists(address)
+
+
+def test_multipart_abort(block_store: BlockStore, address: str) -> None:
+    upload = block_store.create_multipart_upload(address)
+    block_store.upload_part(address, upload, 1, b"data")
+    block_store.abort_multipart_upload(address, upload)
+    block_store.abort_multipart_upload(address, upload)  # idempotent
+    with pytest.raises(errors.ObjectNotFound):
+        block_store.list_parts(address, upload)
+    assert not block_store.exists(address)

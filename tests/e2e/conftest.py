@@ -74,7 +74,7 @@ def _die_with_parent() -> None:
 
 
 def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -> LocalProcess:
-    """Start ``python -m lakelet local --api-port 0 --moto-port 0 ARGS`` and wait until its banner is printed."""
+    """Start ``python -m lakelet local --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner."""
     log_dir.mkdir(parents=True, exist_ok=True)
     run_id = uuid.uuid4().hex[:8]
     stdout_path, stderr_path = log_dir / f"local-{run_id}.out", log_dir / f"local-{run_id}.err"
@@ -83,7 +83,7 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
     child_env.update(env or {})
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", *args],
+            [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],
             cwd=PROJECT_DIR, env=child_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
             preexec_fn=_die_with_parent,
         )

@@ -61,21 +61,22 @@ def test_prints_connection_info_serves_and_stops_cleanly(sig: int, launch: Launc
         assert local.secret_access_key == "e2e/Secret+Key"
         for expected in (f"{local.endpoint}/api/v1", "export LAKECTL_SERVER_ENDPOINT_URL=" + local.endpoint,
                          "export LAKECTL_CREDENTIALS_ACCESS_KEY_ID=AKIALAKELETE2ETEST",
-                         "port 18001 reserved: not yet served", f"s3://{LOCAL_BUCKET}/", "Client(host="):
+                         "S3 gateway          http://127.0.0.1:18001", f"s3://{LOCAL_BUCKET}/", "Client(host="):
             assert expected in banner
 
         assert _get(local.api_url + "/healthcheck") in (200, 204)
         assert _get(local.api_url + "/repositories") == 401
         assert _get(local.api_url + "/repositories", ("AKIALAKELETE2ETEST", "wrong")) == 401
         assert _get(local.api_url + "/repositories", ("AKIALAKELETE2ETEST", "e2e/Secret+Key")) == 200
-        # The S3 port is only reserved: nothing may pretend to serve it.
-        assert _port_is_free(18001)
+        # The S3 gateway answers on its port, and refuses an unsigned request.
+        assert _get("http://127.0.0.1:18001/") == 403
         api_port = int(local.endpoint.rsplit(":", 1)[1])
     finally:
         code = local.stop(sig)
     assert code == 0, local.stderr_tail()
     assert "Stopping..." in local.stdout()
     assert _port_is_free(api_port)
+    assert _port_is_free(18001)
 
 
 def test_client_reads_the_printed_environment(local_stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -65,5 +65,5 @@ def test_help_prints_defaults_and_environment_names(capsys: pytest.CaptureFixtur
         build_parser({}).parse_args(["local", "--help"])
     text = " ".join(capsys.readouterr().out.split())  # argparse wraps lines
     for expected in ("8000", "8001", "LAKELET_API_PORT", "LAKELET_S3_PORT", "AKIAIOSFOLKFSSAMPLES",
-                     "LAKELET_SECRET_ACCESS_KEY", "not served yet"):
+                     "LAKELET_SECRET_ACCESS_KEY", "port of the S3 gateway"):
         assert expected in text

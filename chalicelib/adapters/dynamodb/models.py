@@ -90,13 +90,19 @@ class StagedRow(Model):
 
 
 class AuthRow(Model):
-    """Users, access keys and the index rows that list them (table ``auth``: pk, sk). See auth.py."""
+    """Users, access keys, groups, policies, the rows that link them, and sealed server keys (table ``auth``:
+    pk, sk). See auth.py for the layout."""
 
     pk = UnicodeAttribute(hash_key=True)
     sk = UnicodeAttribute(range_key=True)
     user_id = UnicodeAttribute(null=True)
-    secret_hash = UnicodeAttribute(null=True)
+    # base64 of the SecretCipher's ciphertext (KMS); never the secret in clear.
+    encrypted_secret = UnicodeAttribute(null=True)
     creation_date = NumberAttribute(null=True)
+    description = UnicodeAttribute(null=True)
+    # A policy's statements: [{"effect", "action": [...], "resource"}], as lakeFS writes them.
+    statements = JSONAttribute(null=True)
+    sealed_key = UnicodeAttribute(null=True)
 
 
 _Row = TypeVar("_Row", bound=Model)

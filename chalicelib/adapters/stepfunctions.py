@@ -1,0 +1,46 @@
+"""Starts and describes Step Functions executions (the workflows of stepfunctions/) with boto3."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """What the status endpoints need of an execution: its status and, once it ended, its output or error."""
+
+    status: str  # RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED
+    updated: float  # unix seconds: the stop date, or the start date while running
+    output: dict[str, Any] | None = None
+    error: str = ""
+
+
+class StepFunctionsWorkflows:
+    """One state machine's executions, named by the caller (the name is the task id clients see)."""
+
+    def __init__(self, state_machine_arn: str, region: str, endpoint_url: str | None = None) -> None:
+        self._arn = state_machine_arn
+        self._client = boto3.client("stepfunctions", region_name=region, endpoint_url=endpoint_url)
+
+    def execution_arn(self, name: str) -> str:
+        return self._arn.replace(":stateMachine:", ":execution:", 1) + ":" + name
+
+    def start(self, name: str, payload: dict[str, Any]) -> None:
+        """Starts an execution; starting the same name with the same input again is a no-op (Step Functions'
+        own idempotency for standard workflows)."""
+        self._client.start_execution(stateMachineArn=self._arn, name=name, input=json.dumps(payload))
+
+    def describe(self, name: str) -> Execution | None:
+        """The execution, or None when there is no execution of that name."""
+        try:
+            found = self._client.describe_execution(executionArn=self.execution_arn(name))
+        except self._client.exceptions.ExecutionDoesNotExist:
+            return None
+        when = found.get("stopDate") or found["startDate"]
+        output = json.loads(found["output"]) if found.get("output") else None
+        error = " ".join(p for p in (found.get("error", ""), found.get("cause", "")) if p)
+        return Execution(found["status"], when.timestamp(), output, error)

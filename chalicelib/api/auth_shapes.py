@@ -1,0 +1,97 @@
+"""The lakeFS JSON shapes of auth: users, access keys, groups, policies, login tokens; and parsing policies.
+
+Secrets appear in exactly one shape (CredentialsWithSecret), answered once when a key is created.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from chalicelib.auth.records import Credential, Effect, Group, Policy, Statement, User
+from chalicelib.auth.tokens import Token
+from chalicelib.graveler import errors
+from chalicelib.graveler.records import Page
+
+from .serializers import pagination
+
+_EFFECTS = {effect.value: effect for effect in Effect}
+
+
+def listing[T](page: Page[T], amount: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    return {"pagination": pagination(page, amount), "results": [item(r) for r in page.results]}
+
+
+def user(record: User) -> dict[str, Any]:
+    return {"id": record.id, "creation_date": record.creation_date}
+
+
+def credentials(record: Credential) -> dict[str, Any]:
+    return {"access_key_id": record.access_key_id, "creation_date": record.creation_date}
+
+
+def group(record: Group) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": record.id, "name": record.id, "creation_date": record.creation_date}
+    if record.description:
+        out["description"] = record.description
+    return out
+
+
+def statement(record: Statement) -> dict[str, Any]:
+    return {"effect": record.effect.value, "resource": record.resource, "action": list(record.actions)}
+
+
+def policy(record: Policy) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "creation_date": record.creation_date,
+        "statement": [statement(s) for s in record.statements],
+    }
+
+
+def token(record: Token) -> dict[str, Any]:
+    return {"token": record.value, "token_expiration": record.expires}
+
+
+def parse_policy(raw: bytes | str | None) -> tuple[str, list[Statement]]:
+    """(id, statements) of a lakeFS Policy body. Raises Invalid naming what is wrong."""
+    try:
+        data = json.loads(raw or b"")
+    except (ValueError, UnicodeDecodeError):
+        raise errors.Invalid("request body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise errors.Invalid("request body must be a JSON object")
+    policy_id = data.get("id")
+    if not isinstance(policy_id, str) or not policy_id:
+        raise errors.Invalid("field id is required")
+    items = data.get("statement")
+    if not isinstance(items, list) or not items:
+        raise errors.Invalid("field statement must be a non-empty list")
+    return policy_id, [_statement(item, n) for n, item in enumerate(items)]
+
+
+def _statement(item: Any, n: int) -> Statement:
+    where = f"statement[{n}]"
+    if not isinstance(item, dict):
+        raise errors.Invalid(f"{where} must be an object")
+    effect = _EFFECTS.get(item.get("effect"))  # type: ignore[arg-type]
+    if effect is None:
+        raise errors.Invalid(f"{where}.effect must be allow or deny")
+    resource = item.get("resource")
+    if not isinstance(resource, str) or not resource:
+        raise errors.Invalid(f"{where}.resource must be a non-empty string")
+    actions = item.get("action")
+    if not isinstance(actions, list) or not actions or not all(isinstance(a, str) for a in actions):
+        raise errors.Invalid(f"{where}.action must be a non-empty list of strings")
+    if item.get("condition") not in (None, {}):
+        raise errors.Invalid(f"{where}.condition is not supported")
+    return Statement(effect, tuple(actions), resource)
+
+
+def page_of[T](items: Sequence[T], key: Callable[[T], str], prefix: str, after: str, amount: int) -> Page[T]:
+    """One page of records already in key order, as the Directory pages its own listings."""
+    selected = [item for item in items if key(item) > after and key(item).startswith(prefix)]
+    has_more = len(selected) > amount
+    results = selected[:amount]
+    return Page(results, has_more, key(results[-1]) if has_more else "")

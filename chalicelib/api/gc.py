@@ -1,0 +1,67 @@
+"""Garbage collection: GET|PUT|DELETE /repositories/{repository}/settings/gc_rules and
+POST /repositories/{repository}/gc/prepare_commits, in lakeFS's shapes (GarbageCollectionRules,
+GarbageCollectionPrepareResponse)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from chalicelib.gc.prepare import PreparedRun, prepare
+from chalicelib.gc.rules import (
+    delete_rules,
+    get_rules,
+    rules_from_json,
+    rules_to_json,
+    set_rules,
+)
+
+from . import names
+from .endpoint import json_response, no_content, route, services
+from .params import JsonBody
+
+bp = Blueprint(__name__)
+
+RULES = "/repositories/{repository}/settings/gc_rules"
+
+
+def prepare_response(prepared: PreparedRun, presigned_url: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "run_id": prepared.run_id,
+        "gc_commits_location": prepared.commits_location,
+        "gc_addresses_location": prepared.addresses_location,
+    }
+    if presigned_url is not None:
+        body["gc_commits_presigned_url"] = presigned_url
+    return body
+
+
+@route(bp, RULES, ["GET"])
+def get_gc_rules(repository: str) -> Response:
+    return json_response(rules_to_json(get_rules(services().graveler, names.repository(repository))))
+
+
+@route(bp, RULES, ["PUT"])
+def set_gc_rules(repository: str) -> Response:
+    raw = bp.current_request.raw_body
+    JsonBody.parse(raw)  # the shared 400s for an empty, malformed or non-object body
+    set_rules(services().graveler, names.repository(repository), rules_from_json(json.loads(raw)))
+    return no_content()
+
+
+@route(bp, RULES, ["DELETE"])
+def delete_gc_rules(repository: str) -> Response:
+    delete_rules(services().graveler, names.repository(repository))
+    return no_content()
+
+
+@route(bp, "/repositories/{repository}/gc/prepare_commits", ["POST"])
+def prepare_gc_commits(repository: str) -> Response:
+    built = services()
+    prepared = prepare(built.graveler, names.repository(repository))
+    presigned = None
+    if built.settings.pre_sign_support:
+        presigned = built.graveler.blocks.presign_get(prepared.commits_location, built.settings.presign_expiry_seconds)
+    return json_response(prepare_response(prepared, presigned), 201)

@@ -1,0 +1,219 @@
+"""What each route needs to be allowed: the one table from routes to lakeFS permissions (action, resource ARN).
+
+Keys are (method, path) with the path's parameters blanked (``/repositories/{}/branches/{}``), so the table
+does not depend on how a blueprint names them; a rule gets the parameter values in path order. A rule returns
+the permissions the request needs; AUTHENTICATED means any signed-in user may call the route (GET /user),
+and BY_VIEW means the view checks each item itself (bulk delete reports denied paths one by one).
+A protected route missing from the table needs ``fs:*`` on everything (only Admins and SuperUsers have it),
+so a new route is never open by accident. Actions and ARNs follow lakeFS (pkg/permissions).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from chalicelib.auth.policies import (
+    ALL,
+    Permission,
+    branch_arn,
+    group_arn,
+    namespace_arn,
+    object_arn,
+    policy_arn,
+    repository_arn,
+    tag_arn,
+    user_arn,
+)
+
+from .params import JsonBody, Query
+
+_PARAMETER = re.compile(r"\{[^}]+\}")
+UNMAPPED = (Permission("fs:*", ALL),)
+
+
+@dataclass(frozen=True)
+class RequestFacts:
+    """What a rule may look at: the path parameters (decoded, in path order), the query and the body."""
+
+    args: Sequence[str]
+    query_params: Mapping[str, str] | None
+    raw_body: bytes | str | None
+
+    @property
+    def query(self) -> Query:
+        return Query(self.query_params)
+
+    @cached_property
+    def body(self) -> JsonBody:
+        return JsonBody.parse(self.raw_body or b"")
+
+    def repo(self) -> str:
+        return self.args[0]
+
+
+Rule = Callable[[RequestFacts], Sequence[Permission]]
+
+
+def AUTHENTICATED(_: RequestFacts) -> Sequence[Permission]:
+    return ()
+
+
+def BY_VIEW(_: RequestFacts) -> Sequence[Permission]:
+    return ()
+
+
+def normalize(path: str) -> str:
+    return _PARAMETER.sub("{}", path)
+
+
+def parameter_names(path: str) -> list[str]:
+    return [m.group(0)[1:-1] for m in _PARAMETER.finditer(path)]
+
+
+def _on_all(action: str) -> Rule:
+    return lambda f: [Permission(action, ALL)]
+
+
+def _on_repo(action: str) -> Rule:
+    return lambda f: [Permission(action, repository_arn(f.repo()))]
+
+
+def _on_branch(action: str, position: int = 1) -> Rule:
+    return lambda f: [Permission(action, branch_arn(f.repo(), f.args[position]))]
+
+
+def _on_object(action: str) -> Rule:
+    return lambda f: [Permission(action, object_arn(f.repo(), f.query.required_str("path")))]
+
+
+def _on_tag(action: str) -> Rule:
+    return lambda f: [Permission(action, tag_arn(f.repo(), f.args[1]))]
+
+
+def _on_user(action: str) -> Rule:
+    return lambda f: [Permission(action, user_arn(f.args[0]))]
+
+
+def _on_group(action: str) -> Rule:
+    return lambda f: [Permission(action, group_arn(f.args[0]))]
+
+
+def _on_policy(action: str) -> Rule:
+    return lambda f: [Permission(action, policy_arn(f.args[0]))]
+
+
+def _create_repository(f: RequestFacts) -> Sequence[Permission]:
+    return [
+        Permission("fs:CreateRepository", repository_arn(f.body.required_str("name"))),
+        Permission("fs:AttachStorageNamespace", namespace_arn(f.body.required_str("storage_namespace"))),
+    ]
+
+
+def _copy_object(f: RequestFacts) -> Sequence[Permission]:
+    return [
+        Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_str("src_path"))),
+        Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_str("dest_path"))),
+    ]
+
+
+_REPOS = "/repositories/{}"
+_BRANCH = _REPOS + "/branches/{}"
+_REF = _REPOS + "/refs/{}"
+_USER = "/auth/users/{}"
+_GROUP = "/auth/groups/{}"
+
+RULES: dict[tuple[str, str], Rule] = {
+    ("GET", "/user"): AUTHENTICATED,
+    ("GET", "/config"): _on_all("fs:ReadConfig"),
+    ("GET", "/config/storage"): _on_all("fs:ReadConfig"),
+    ("GET", "/config/version"): AUTHENTICATED,
+    # repositories
+    ("GET", "/repositories"): _on_all("fs:ListRepositories"),
+    ("POST", "/repositories"): _create_repository,
+    ("GET", _REPOS): _on_repo("fs:ReadRepository"),
+    ("DELETE", _REPOS): _on_repo("fs:DeleteRepository"),
+    ("GET", _REPOS + "/metadata"): _on_repo("fs:ReadRepository"),
+    ("POST", _REPOS + "/metadata"): _on_repo("fs:UpdateRepository"),
+    ("DELETE", _REPOS + "/metadata"): _on_repo("fs:UpdateRepository"),
+    ("GET", _REPOS + "/settings/gc_rules"): _on_repo("retention:GetGarbageCollectionRules"),
+    ("PUT", _REPOS + "/settings/gc_rules"): _on_repo("retention:SetGarbageCollectionRules"),
+    ("DELETE", _REPOS + "/settings/gc_rules"): _on_repo("retention:SetGarbageCollectionRules"),
+    ("POST", _REPOS + "/gc/prepare_commits"): _on_repo("retention:PrepareGarbageCollectionCommits"),
+    ("POST", _REPOS + "/gc/prepare_uncommited"): _on_repo("retention:PrepareGarbageCollectionUncommitted"),
+    ("GET", _REPOS + "/settings/branch_protection"): _on_repo("branches:GetBranchProtectionRules"),
+    ("PUT", _REPOS + "/settings/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
+    # branches
+    ("GET", _REPOS + "/branches"): _on_repo("fs:ListBranches"),
+    ("POST", _REPOS + "/branches"): lambda f: [
+        Permission("fs:CreateBranch", branch_arn(f.repo(), f.body.required_str("name")))
+    ],
+    ("GET", _BRANCH): _on_branch("fs:ReadBranch"),
+    ("DELETE", _BRANCH): _on_branch("fs:DeleteBranch"),
+    ("PUT", _BRANCH): _on_branch("fs:RevertBranch"),
+    ("PUT", _BRANCH + "/hard_reset"): _on_branch("fs:RevertBranch"),
+    ("POST", _BRANCH + "/revert"): _on_branch("fs:RevertBranch"),
+    ("POST", _BRANCH + "/cherry-pick"): _on_branch("fs:CreateCommit"),
+    ("POST", _BRANCH + "/commits"): _on_branch("fs:CreateCommit"),
+    ("GET", _BRANCH + "/diff"): _on_repo("fs:ListObjects"),
+    # commits and refs
+    ("GET", _REPOS + "/commits/{}"): _on_repo("fs:ReadCommit"),
+    ("GET", _REF + "/commits"): _on_branch("fs:ReadBranch"),
+    ("POST", _REF + "/merge/{}"): _on_branch("fs:CreateCommit", 2),
+    ("GET", _REF + "/merge/{}"): _on_repo("fs:ListCommits"),
+    ("GET", _REF + "/diff/{}"): _on_repo("fs:ListObjects"),
+    # objects
+    ("GET", _REF + "/objects"): _on_object("fs:ReadObject"),
+    ("HEAD", _REF + "/objects"): _on_object("fs:ReadObject"),
+    ("GET", _REF + "/objects/stat"): _on_object("fs:ReadObject"),
+    ("GET", _REF + "/objects/underlyingProperties"): _on_object("fs:ReadObject"),
+    ("GET", _REF + "/objects/ls"): _on_repo("fs:ListObjects"),
+    ("POST", _BRANCH + "/objects"): _on_object("fs:WriteObject"),
+    ("DELETE", _BRANCH + "/objects"): _on_object("fs:DeleteObject"),
+    ("POST", _BRANCH + "/objects/delete"): BY_VIEW,
+    ("POST", _BRANCH + "/objects/copy"): _copy_object,
+    ("GET", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
+    # tags
+    ("GET", _REPOS + "/tags"): _on_repo("fs:ListTags"),
+    ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_str("id")))],
+    ("GET", _REPOS + "/tags/{}"): _on_tag("fs:ReadTag"),
+    ("DELETE", _REPOS + "/tags/{}"): _on_tag("fs:DeleteTag"),
+    # users and their access keys
+    ("GET", "/auth/users"): _on_all("auth:ListUsers"),
+    ("POST", "/auth/users"): lambda f: [Permission("auth:CreateUser", user_arn(f.body.required_str("id")))],
+    ("GET", _USER): _on_user("auth:ReadUser"),
+    ("DELETE", _USER): _on_user("auth:DeleteUser"),
+    ("GET", _USER + "/credentials"): _on_user("auth:ListCredentials"),
+    ("POST", _USER + "/credentials"): _on_user("auth:CreateCredentials"),
+    ("GET", _USER + "/credentials/{}"): _on_user("auth:ReadCredentials"),
+    ("DELETE", _USER + "/credentials/{}"): _on_user("auth:DeleteCredentials"),
+    ("GET", _USER + "/groups"): _on_user("auth:ReadUser"),
+    ("GET", _USER + "/policies"): _on_user("auth:ReadUser"),
+    ("PUT", _USER + "/policies/{}"): _on_user("auth:AttachPolicy"),
+    ("DELETE", _USER + "/policies/{}"): _on_user("auth:DetachPolicy"),
+    # groups
+    ("GET", "/auth/groups"): _on_all("auth:ListGroups"),
+    ("POST", "/auth/groups"): lambda f: [Permission("auth:CreateGroup", group_arn(f.body.required_str("id")))],
+    ("GET", _GROUP): _on_group("auth:ReadGroup"),
+    ("DELETE", _GROUP): _on_group("auth:DeleteGroup"),
+    ("GET", _GROUP + "/members"): _on_group("auth:ReadGroup"),
+    ("PUT", _GROUP + "/members/{}"): _on_group("auth:AddGroupMember"),
+    ("DELETE", _GROUP + "/members/{}"): _on_group("auth:RemoveGroupMember"),
+    ("GET", _GROUP + "/policies"): _on_group("auth:ReadGroup"),
+    ("PUT", _GROUP + "/policies/{}"): _on_group("auth:AttachPolicy"),
+    ("DELETE", _GROUP + "/policies/{}"): _on_group("auth:DetachPolicy"),
+    # policies
+    ("GET", "/auth/policies"): _on_all("auth:ListPolicies"),
+    ("POST", "/auth/policies"): lambda f: [Permission("auth:CreatePolicy", policy_arn(f.body.required_str("id")))],
+    ("GET", "/auth/policies/{}"): _on_policy("auth:ReadPolicy"),
+    ("PUT", "/auth/policies/{}"): _on_policy("auth:UpdatePolicy"),
+    ("DELETE", "/auth/policies/{}"): _on_policy("auth:DeletePolicy"),
+}
+
+
+def rule_for(method: str, path: str) -> Rule | None:
+    """The rule of a route, None when the table does not know it."""
+    return RULES.get((method.upper(), normalize(path)))

@@ -1,0 +1,176 @@
+"""Diff and merge between refs: GET .../refs/{left}/diff/{right}, GET and POST .../refs/{source}/merge/{dest}.
+
+The shapes are lakeFS's (DiffList, FindMergeBaseResult, Merge, MergeResult) with Lakelet's additions, which the
+official clients ignore: a 409 also lists the conflicts, each with what each side did; a merge body may carry
+``path_strategies`` and ``dry_run`` (a preview that commits nothing). Conflict lists and previews are pages:
+``amount`` and ``after`` in the query string, as in every lakeFS listing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.committed.compare import MergeChange
+from chalicelib.graveler.committed.merge import KeyConflict
+from chalicelib.graveler.committed.mergetable import Decision
+from chalicelib.graveler.merging import MergeConflicts, MergePreview
+from chalicelib.graveler.records import Diff, Page
+
+from . import names, serializers
+from .endpoint import current_user, json_response, route, services
+from .errors import message_for, status_for
+from .params import JsonBody, Query
+
+bp = Blueprint(__name__)
+
+_RESOLUTION = {Decision.TAKE_SOURCE: "source-wins", Decision.TAKE_DEST: "dest-wins", None: None}
+
+
+# ---- shapes ---------------------------------------------------------------------------------------------------
+
+
+def diff_item(item: Diff, right_stats: bool) -> dict[str, Any]:
+    """lakeFS's Diff; with ``right_stats`` the right side's DiffObjectStat (include_right_stats)."""
+    out = serializers.diff(item)
+    if right_stats and item.entry is not None:
+        out["right"] = {
+            "checksum": item.entry.etag,
+            "mtime": item.entry.mtime,
+            "content_type": item.entry.content_type,
+            "metadata": dict(item.entry.user_metadata),
+        }
+    return out
+
+
+def conflict_item(conflict: KeyConflict) -> dict[str, Any]:
+    """One conflicting path: what the source and the destination did to it since the merge base (added,
+    changed or deleted) and, when a strategy settles it, which side wins."""
+    out: dict[str, Any] = {
+        "path": conflict.key,
+        "source": str(conflict.source),
+        "destination": str(conflict.destination),
+    }
+    if conflict.resolution is not None:
+        out["resolution"] = _RESOLUTION[conflict.resolution]
+    return out
+
+
+def change_item(change: MergeChange) -> dict[str, Any]:
+    """A Diff row of a merge preview; a conflicting path also carries its conflict_item."""
+    out = serializers.diff(Diff(change.key, change.type, change.entry))
+    if change.conflict is not None:
+        out["conflict"] = conflict_item(change.conflict)
+    return out
+
+
+def conflict_response(error: MergeConflicts, amount: int) -> Response:
+    """The lakeFS 409 ({"message"}) with the first page of the unresolved conflicts; the rest come from a merge
+    preview with only_conflicts and after = next_offset."""
+    unresolved = error.unresolved
+    has_more = len(unresolved) > amount
+    page = Page(unresolved[:amount], has_more, unresolved[amount - 1].key if has_more else "")
+    body = {
+        "message": message_for(error),
+        "conflicts": [conflict_item(c) for c in page.results],
+        "pagination": serializers.pagination(page, amount),
+    }
+    return json_response(body, status_for(error))
+
+
+def _preview(preview: MergePreview, amount: int) -> dict[str, Any]:
+    summary = preview.summary
+    return {
+        # MergeResult's one required field: the destination is where it was.
+        "reference": preview.destination.id,
+        "dry_run": True,
+        "source_commit_id": preview.source.id,
+        "destination_commit_id": preview.destination.id,
+        "base_commit_id": preview.base.id,
+        "summary": {
+            "added": summary.added,
+            "removed": summary.removed,
+            "changed": summary.changed,
+            "conflict": summary.conflicts,
+            "unresolved": summary.unresolved,
+        },
+        **serializers.listing(preview.page, amount, change_item),
+    }
+
+
+def path_strategies(raw: bytes | str | None) -> list[tuple[str, str]]:
+    """The body's ``path_strategies``: a list of {"path": glob, "strategy": "source-wins"|"dest-wins"|"fail"}."""
+    if not raw:
+        return []
+    value = json.loads(raw).get("path_strategies")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise errors.Invalid("field path_strategies must be a list")
+    rules: list[tuple[str, str]] = []
+    for rule in value:
+        if not isinstance(rule, dict) or not isinstance(rule.get("path"), str) or not isinstance(
+            rule.get("strategy"), str
+        ):
+            raise errors.Invalid('each path strategy must be {"path": "<glob>", "strategy": "<strategy>"}')
+        rules.append((rule["path"], rule["strategy"]))
+    return rules
+
+
+# ---- routes ---------------------------------------------------------------------------------------------------
+
+
+# API Gateway allows one variable name per path position: {ref} here as in .../refs/{ref}/objects (lakeFS
+# calls it leftRef or sourceRef; clients never see the name).
+DIFF = "/repositories/{repository}/refs/{ref}/diff/{rightRef}"
+MERGE = "/repositories/{repository}/refs/{ref}/merge/{destinationBranch}"
+
+
+@route(bp, DIFF, ["GET"])
+def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    amount = q.amount()
+    page = services().graveler.diff_refs(
+        names.repository(repository), names.ref(ref), names.ref(rightRef), q.str("type", "three_dot"),
+        q.str("prefix"), q.str("delimiter"), q.str("after"), amount,
+    )
+    right_stats = q.bool("include_right_stats")
+    return json_response(serializers.listing(page, amount, lambda item: diff_item(item, right_stats)))
+
+
+@route(bp, MERGE, ["GET"])
+def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Response:
+    source, destination, base = services().graveler.find_merge_base(
+        names.repository(repository), names.ref(ref), names.ref(destinationBranch)
+    )
+    return json_response(
+        {"source_commit_id": source.id, "destination_commit_id": destination.id, "base_commit_id": base.id}
+    )
+
+
+@route(bp, MERGE, ["POST"])
+def merge(repository: str, ref: str, destinationBranch: str) -> Response:
+    request = bp.current_request
+    raw = request.raw_body
+    body = JsonBody.parse(raw) if raw else JsonBody({})
+    q = Query(request.query_params)
+    amount = q.amount()
+    graveler = services().graveler
+    repo, source, dest = names.repository(repository), names.ref(ref), names.branch(destinationBranch)
+    strategy, rules = body.str("strategy"), path_strategies(raw)
+    if body.bool("dry_run") or q.bool("dry_run"):
+        preview = graveler.preview_merge(
+            repo, source, dest, strategy, rules, q.str("prefix"), q.str("after"), amount, q.bool("only_conflicts")
+        )
+        return json_response(_preview(preview, amount))
+    try:
+        commit = graveler.merge(
+            repo, source, dest, current_user().id, body.str("message") or "", body.str_map("metadata"),
+            strategy, rules, body.bool("squash_merge"), body.bool("allow_empty"), body.bool("force"),
+        )
+    except MergeConflicts as e:
+        return conflict_response(e, amount)
+    return json_response({"reference": commit.id})

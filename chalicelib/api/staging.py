@@ -1,0 +1,76 @@
+"""Presigned uploads: GET|PUT /repositories/{r}/branches/{b}/staging/backing.
+
+GET hands out a fresh physical address in the repository's namespace, signed for (repository, branch, path)
+(auth/addresses.py), and with ``presign=true`` a presigned S3 PUT URL for it, so the bytes go straight to
+S3 and never through API Gateway or Lambda. PUT links what was uploaded there to the path: the address must
+verify (else 400) and the object must exist. If-None-Match: * makes the link fail with 412 when the path
+already exists.
+"""
+
+from __future__ import annotations
+
+import time
+
+from chalice import Blueprint, Response
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.records import Entry
+from chalicelib.graveler.validation import validate_path
+
+from . import names, serializers
+from .endpoint import json_response, route, services
+from .objects import DEFAULT_CONTENT_TYPE, if_absent, refuse_if_match
+from .params import JsonBody, Query
+
+bp = Blueprint(__name__)
+
+BACKING = "/repositories/{repository}/branches/{branch}/staging/backing"
+
+
+@route(bp, BACKING, ["GET"])
+def get_physical_address(repository: str, branch: str) -> Response:
+    q = Query(bp.current_request.query_params)
+    path = q.required_str("path")
+    validate_path(path)
+    svc = services()
+    graveler = svc.graveler
+    graveler.get_branch(names.repository(repository), names.branch(branch))
+    address = svc.auth.address_signer().sign(repository, branch, path, graveler.new_physical_address(repository))
+    # presigned_url is nullable in lakeFS's schema, and null when not asked for.
+    location: dict[str, object] = {"physical_address": address, "presigned_url": None}
+    if q.bool("presign"):
+        seconds = svc.settings.presign_expiry_seconds
+        location["presigned_url"] = graveler.blocks.presign_put(address, seconds)
+        location["presigned_url_expiry"] = int(time.time()) + seconds
+    return json_response(location)
+
+
+@route(bp, BACKING, ["PUT"])
+def link_physical_address(repository: str, branch: str) -> Response:
+    request = bp.current_request
+    path = Query(request.query_params).required_str("path")
+    refuse_if_match(request.headers)
+    body = JsonBody.parse(request.raw_body)
+    staging = body.object("staging")
+    if staging is None:
+        raise errors.Invalid("field staging is required")
+    svc = services()
+    address = svc.auth.address_signer().verify(
+        names.repository(repository), names.branch(branch), path, staging.required_str("physical_address")
+    )
+    size = body.int("size_bytes")
+    if size is None or size < 0:
+        raise errors.Invalid("field size_bytes must be a non-negative integer")
+    graveler = svc.graveler
+    if not graveler.blocks.exists(address):
+        raise errors.Invalid("nothing was uploaded to the physical address")
+    entry = Entry(
+        physical_address=address,
+        size=size,
+        etag=body.required_str("checksum").strip('"'),  # S3 ETags come quoted
+        mtime=body.int("mtime") or int(time.time()),
+        content_type=body.str("content_type") or DEFAULT_CONTENT_TYPE,
+        user_metadata=body.str_map("user_metadata"),
+    )
+    linked = graveler.link_object(repository, branch, path, entry, if_absent(request.headers))
+    return json_response(serializers.object_stats(path, linked))

@@ -1,0 +1,140 @@
+"""The prepare step: the active commits and every staged address of a repository, written for the GC job.
+
+Order matters for safety. ``prepared_at`` is taken first: the job never collects an object written after it.
+Staging is read next, then the branch heads, then the commits:
+
+- a commit that seals a token after its entries were read still has them protected (they are in the staged
+  list); a commit that sealed it before is a head by the time heads are read;
+- a branch moves only after its commit is stored, so every head read is among the commits read after;
+- a commit made after the heads were read builds on a head that is kept, plus staged entries that were read
+  or that were written after ``prepared_at``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from chalicelib.graveler.records import Branch, BranchID, Commit, CommitID, Repository
+from chalicelib.graveler.retention import RetentionRules, active_commits
+from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.staging import branch_tokens
+
+from . import layout, tables
+from .rules import RulesStore, rules_to_json
+
+# Rows per staged-address file: a part stays a few MB, and the job reads the parts in parallel.
+STAGED_PART_ROWS = 250_000
+_PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRun:
+    """What prepare wrote: where the job finds its inputs, and how much there is."""
+
+    run_id: str
+    repository: str
+    storage_namespace: str
+    prepared_at: float
+    commits_location: str
+    addresses_location: str
+    staged_locations: tuple[str, ...]
+    active_commits: int
+    staged_addresses: int
+
+
+def new_run_id(now: float) -> str:
+    """Sorts by time (UTC), unique by a random suffix: ``20250102T030405Z-1a2b3c4d``."""
+    stamp = datetime.fromtimestamp(now, tz=UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{uuid.uuid4().hex[:8]}"
+
+
+def _branches(graveler: Graveler, repo: Repository) -> Iterator[Branch]:
+    after = ""
+    while True:
+        page = graveler.refs.list_branches(repo.id, after, _PAGE)
+        yield from page
+        if len(page) < _PAGE:
+            return
+        after = page[-1].id
+
+
+def staged_addresses(graveler: Graveler, repo: Repository) -> set[str]:
+    """The physical address of every entry staged on any branch, in its current or sealed tokens."""
+    found: set[str] = set()
+    for branch in _branches(graveler, repo):
+        for token in branch_tokens(branch):
+            for staged in graveler.staging.iterate(token):
+                if staged.value is not None:
+                    found.add(staged.value.physical_address)
+    return found
+
+
+def prepare(
+    graveler: Graveler,
+    repo_id: str,
+    *,
+    run_id: str | None = None,
+    clock: Callable[[], float] = time.time,
+) -> PreparedRun:
+    """Computes the active commits by the repository's rules and writes the job's inputs under
+    ``<namespace>/_lakefs/retention/gc/``. Raises RepositoryNotFound, GCRulesNotFound, CommitNotFound (an
+    incomplete commit graph), StorageError."""
+    prepared_at = clock()
+    repo = graveler.get_repository(repo_id)
+    rules = RulesStore(graveler.blocks).get(repo.storage_namespace)
+    run = layout.validate_run_id(run_id) if run_id else new_run_id(prepared_at)
+    ns = repo.storage_namespace
+
+    staged = sorted(staged_addresses(graveler, repo))
+    heads: dict[BranchID, CommitID] = {b.id: b.commit_id for b in _branches(graveler, repo)}
+    commits: dict[CommitID, Commit] = {c.id: c for c in graveler.refs.iterate_commits(repo.id)}
+    active = active_commits(commits, heads, rules, prepared_at)
+    kept = sorted((commits[cid] for cid in active), key=lambda c: c.id)
+
+    commits_location = layout.commits_address(ns, run)
+    graveler.blocks.put(commits_location, tables.commits_csv(kept))
+    staged_locations: list[str] = []
+    for index, start in enumerate(range(0, len(staged), STAGED_PART_ROWS)):
+        location = layout.staged_location(ns, run) + layout.part_name(index)
+        graveler.blocks.put(location, tables.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
+        staged_locations.append(location)
+
+    prepared = PreparedRun(
+        run_id=run,
+        repository=repo.id,
+        storage_namespace=ns,
+        prepared_at=prepared_at,
+        commits_location=commits_location,
+        addresses_location=layout.addresses_location(ns, run),
+        staged_locations=tuple(staged_locations),
+        active_commits=len(kept),
+        staged_addresses=len(staged),
+    )
+    # Written last: the job starts from this manifest, so a prepare that failed midway is never used.
+    graveler.blocks.put(layout.prepare_manifest_address(ns, run), manifest_json(prepared, rules))
+    return prepared
+
+
+def manifest_json(prepared: PreparedRun, rules: RetentionRules) -> bytes:
+    return json.dumps(
+        {
+            "format_version": layout.FORMAT_VERSION,
+            "run_id": prepared.run_id,
+            "repository": prepared.repository,
+            "storage_namespace": prepared.storage_namespace,
+            "prepared_at": prepared.prepared_at,
+            "rules": rules_to_json(rules),
+            "active_commits": prepared.active_commits,
+            "commits_location": prepared.commits_location,
+            "staged_addresses": prepared.staged_addresses,
+            "staged_locations": list(prepared.staged_locations),
+            "addresses_location": prepared.addresses_location,
+        },
+        indent=2,
+        sort_keys=True,
+    ).encode()

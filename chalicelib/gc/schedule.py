@@ -1,0 +1,139 @@
+"""The scheduled GC handler's logic: prepare every repository that has rules, start one job run for each.
+
+app.py's EventBridge schedule calls :func:`on_schedule`; tests call :func:`run_scheduled` with their own parts.
+A repository that fails is logged and skipped: one broken repository must not stop the others.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.records import Repository
+from chalicelib.graveler.service import Graveler
+
+from .ports import JobRunRequest, JobStarter
+from .prepare import PreparedRun, prepare
+from .rules import GCRulesNotFound
+from .settings import GCSettings
+
+log = logging.getLogger(__name__)
+
+_PAGE = 1000
+# Where EMR Serverless unpacks spark.archives: "<archive>#environment" puts its Python at ./environment/bin.
+ENVIRONMENT_DIRECTORY = "environment"
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledRun:
+    """The outcome for one repository: a started job run, or the error that stopped it."""
+
+    repository: str
+    run_id: str = ""
+    job_run_id: str = ""
+    error: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {"repository": self.repository, "run_id": self.run_id, "job_run_id": self.job_run_id,
+                "error": self.error}
+
+
+def job_arguments(prepared: PreparedRun, settings: GCSettings) -> list[str]:
+    """The command line of emr/gc_job.py for a prepared run."""
+    return [
+        "--storage-namespace", prepared.storage_namespace,
+        "--run-id", prepared.run_id,
+        "--mode", settings.mode,
+        "--min-age-seconds", str(settings.min_age_seconds),
+        "--commit-partitions", str(settings.commit_partitions),
+        "--address-partitions", str(settings.address_partitions),
+    ]
+
+
+def spark_submit_parameters(settings: GCSettings) -> str:
+    """Runs the job with the packed Python environment (pyarrow, boto3) when one is configured, plus any
+    flags the deployment adds."""
+    flags: list[str] = []
+    if settings.job_archive:
+        python = f"./{ENVIRONMENT_DIRECTORY}/bin/python"
+        flags += [
+            f"--conf spark.archives={settings.job_archive}#{ENVIRONMENT_DIRECTORY}",
+            f"--conf spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON={python}",
+            f"--conf spark.emr-serverless.driverEnv.PYSPARK_PYTHON={python}",
+            f"--conf spark.executorEnv.PYSPARK_PYTHON={python}",
+        ]
+    if settings.spark_parameters.strip():
+        flags.append(settings.spark_parameters.strip())
+    return " ".join(flags)
+
+
+def job_request(prepared: PreparedRun, settings: GCSettings) -> JobRunRequest:
+    return JobRunRequest(
+        name=f"lakelet-gc-{prepared.repository}-{prepared.run_id}"[:256],
+        entry_point=settings.job_entry_point,
+        arguments=tuple(job_arguments(prepared, settings)),
+        spark_submit_parameters=spark_submit_parameters(settings),
+        tags={"lakelet:repository": prepared.repository, "lakelet:gc-run-id": prepared.run_id},
+        idempotency_token=prepared.run_id,
+    )
+
+
+def _repositories(graveler: Graveler) -> Iterator[Repository]:
+    after = ""
+    while True:
+        page = graveler.refs.list_repositories(after, _PAGE)
+        yield from page
+        if len(page) < _PAGE:
+            return
+        after = page[-1].id
+
+
+def run_scheduled(
+    graveler: Graveler, starter: JobStarter, settings: GCSettings, clock: Callable[[], float] = time.time
+) -> list[ScheduledRun]:
+    """Prepares each repository with rules and starts its job. Repositories without rules are left out."""
+    runs: list[ScheduledRun] = []
+    for repo in _repositories(graveler):
+        try:
+            prepared = prepare(graveler, repo.id, clock=clock)
+        except (GCRulesNotFound, errors.RepositoryNotFound):
+            continue  # no rules, or being deleted: nothing to collect
+        except errors.GravelerError as e:
+            log.exception("GC prepare failed for repository %s", repo.id)
+            runs.append(ScheduledRun(repo.id, error=f"prepare failed: {e}"))
+            continue
+        try:
+            job_run_id = starter.start(job_request(prepared, settings))
+        except errors.GravelerError as e:
+            log.exception("starting the GC job failed for repository %s", repo.id)
+            runs.append(ScheduledRun(repo.id, prepared.run_id, error=f"job start failed: {e}"))
+            continue
+        log.info("GC of %s: run %s started as job run %s", repo.id, prepared.run_id, job_run_id)
+        runs.append(ScheduledRun(repo.id, prepared.run_id, job_run_id))
+    return runs
+
+
+def on_schedule() -> dict[str, Any]:
+    """The EventBridge entry point: builds its parts from the environment and runs every repository."""
+    from chalicelib.adapters.emr import EmrServerlessStarter
+    from chalicelib.wiring import get_services
+
+    settings = GCSettings.from_env()
+    if not settings.configured:
+        log.warning("scheduled GC skipped: the EMR Serverless application, role or job entry point is not set")
+        return {"runs": [], "skipped": "not configured"}
+    services = get_services()
+    starter = EmrServerlessStarter.connect(
+        services.settings.region,
+        services.settings.endpoint_url,
+        application_id=settings.emr_application_id,
+        execution_role_arn=settings.emr_execution_role_arn,
+        log_uri=settings.log_uri,
+        timeout_minutes=settings.timeout_minutes,
+    )
+    runs = run_scheduled(services.graveler, starter, settings)
+    return {"runs": [run.to_json() for run in runs]}

@@ -1,0 +1,342 @@
+"""A commit as idempotent steps, for running it as a workflow (one Lambda per step, slices in parallel).
+
+The steps, each safe to re-run after a crash before or after its side effect:
+
+- ``seal``: moves the staging token to the sealed tokens with a compare-and-swap, installing a token derived from
+  the request id, so a retry recognises its own seal instead of sealing again.
+- ``plan``: reads the branch and cuts the key space into slices along the base metarange's range boundaries.
+  Each slice is a small JSON record (bounds, base metarange, sealed tokens): no data.
+- ``build_slice``: applies the slice's staged changes to the base ranges inside it and stores the result as a
+  (content-addressed) metarange of its own: re-running writes the same objects under the same ids.
+- ``finish``: concatenates the slices' ranges into one metarange, stores the commit (its id is a content hash,
+  so storing it again is a no-op) and compare-and-swaps the branch from the sealed state it planned on. If the
+  branch moved meanwhile it answers "replan" (the workflow goes back to ``plan``); if the branch already points
+  at this commit (a retry after the swap) it answers as the first run did.
+- ``drop``: drops the committed tokens (idempotent).
+
+Content-defined cuts: a slice starts at a base range boundary, so its ranges are exactly those a single pass
+would write from there, as long as the single pass is between ranges at that point. When it is not (the slice
+before ended with a range that its writer closed only because the slice ended), ``finish`` streams that range
+and the next slice's ranges through a writer until a cut falls on one of the next slice's own boundaries; from
+there the two agree. So the metarange is the same, with the same id, as ``Graveler.commit`` would write.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from . import errors
+from .committed.apply import apply_changes
+from .committed.params import RangeParams
+from .committed.storage import CommittedStorage
+from .committed.writer import RangeWriter, closes_range
+from .identity import commit_id
+from .ports import BlockStore, RefStore, StagingStore
+from .records import (
+    Branch,
+    BranchID,
+    Commit,
+    CommitID,
+    MetaRangeID,
+    RangeID,
+    RangeInfo,
+    RepositoryID,
+    StagedEntry,
+    StagingToken,
+)
+from .staging import staged_changes
+
+Json = dict[str, Any]
+
+DEFAULT_MAX_SLICES = 16
+SEAL_TRIES = 10
+REPLAN = "replan"
+COMMITTED = "committed"
+DONE_ELSEWHERE = "committed-elsewhere"
+
+
+def request_token(repo_id: str, branch_id: str, request_id: str) -> StagingToken:
+    """The staging token a commit request installs when it seals: derived from the request, so a retried seal
+    can tell that the seal already happened."""
+    return StagingToken(f"{repo_id}-{branch_id}:{request_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class CommitRequest:
+    """What the user asked for; the date is fixed once, so every retry computes the same commit id."""
+
+    repository: str
+    branch: str
+    request_id: str
+    committer: str
+    message: str
+    date: int
+    metadata: dict[str, str]
+    allow_empty: bool = False
+
+    def to_json(self) -> Json:
+        return {
+            "repository": self.repository,
+            "branch": self.branch,
+            "request_id": self.request_id,
+            "committer": self.committer,
+            "message": self.message,
+            "date": self.date,
+            "metadata": dict(self.metadata),
+            "allow_empty": self.allow_empty,
+        }
+
+    @classmethod
+    def from_json(cls, data: Json) -> CommitRequest:
+        return cls(
+            repository=str(data["repository"]),
+            branch=str(data["branch"]),
+            request_id=str(data["request_id"]),
+            committer=str(data["committer"]),
+            message=str(data["message"]),
+            date=int(data["date"]),
+            metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
+            allow_empty=bool(data.get("allow_empty", False)),
+        )
+
+
+def range_to_json(info: RangeInfo) -> Json:
+    return {
+        "id": info.id,
+        "min_key": info.min_key,
+        "max_key": info.max_key,
+        "count": info.count,
+        "estimated_size": info.estimated_size,
+    }
+
+
+class CommitSteps:
+    """The steps over the ports. ``params`` must be the repository's RangeParams (those of its CommittedManager)."""
+
+    def __init__(
+        self,
+        refs: RefStore,
+        staging: StagingStore,
+        blocks: BlockStore,
+        params: RangeParams,
+        *,
+        cache_size: int = 64,
+        cache_rows: int = 200_000,
+        sleep: Any = None,
+    ) -> None:
+        self.refs = refs
+        self.staging = staging
+        self.params = params
+        self._storage = CommittedStorage(blocks, cache_size, cache_rows)
+        self._sleep = sleep
+
+    # ---- seal -----------------------------------------------------------------------------------------------
+
+    def seal(self, request: CommitRequest) -> Json:
+        """Seals the branch's staging token; returns {"sealed_token"}: the token this request sealed."""
+        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
+        repo = self.refs.get_repository(repo_id)
+        if repo.read_only:
+            raise errors.ReadOnlyRepository(f"repository {repo_id} is read-only")
+        mine = request_token(request.repository, request.branch, request.request_id)
+        for _ in range(SEAL_TRIES):
+            branch = self.refs.get_branch(repo_id, branch_id)
+            if branch.staging_token == mine:
+                # Our seal already happened (a retry after the swap): the token it moved away is the newest
+                # sealed one, or nothing is sealed because that token was committed since.
+                return {"sealed_token": branch.sealed_tokens[0] if branch.sealed_tokens else ""}
+            if mine in branch.sealed_tokens:
+                # A later seal sealed our token too: the one we sealed comes right after it.
+                index = branch.sealed_tokens.index(mine)
+                rest = branch.sealed_tokens[index + 1 :]
+                return {"sealed_token": rest[0] if rest else ""}
+            if _is_empty(self.staging, branch) and not request.allow_empty:
+                raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
+            sealed = Branch(branch.id, branch.commit_id, mine, (branch.staging_token, *branch.sealed_tokens))
+            try:
+                self.refs.set_branch(repo_id, sealed, expected=branch)
+            except errors.Conflict:
+                continue
+            return {"sealed_token": branch.staging_token}
+        raise errors.TooManyTries(f"branch {branch_id} kept changing while sealing its staging area")
+
+    # ---- plan -----------------------------------------------------------------------------------------------
+
+    def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> Json:
+        """The slices to build, or {"done": True} when our sealed token was already committed (by a racing commit
+        that took every sealed token, or by our own finish before a crash)."""
+        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
+        repo = self.refs.get_repository(repo_id)
+        branch = self.refs.get_branch(repo_id, branch_id)
+        if sealed_token not in branch.sealed_tokens:
+            return {"done": True, "head": branch.commit_id, "slices": []}
+        head = self.refs.get_commit(repo_id, branch.commit_id)
+        ranges = self._storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
+        tokens = list(branch.sealed_tokens)
+        bounds = slice_bounds(ranges, max_slices)
+        slices = [
+            {
+                "namespace": repo.storage_namespace,
+                "base_metarange": head.meta_range_id,
+                "tokens": tokens,
+                "lo": lo,
+                "hi": hi,
+            }
+            for lo, hi in bounds
+        ]
+        return {
+            "done": False,
+            "base": {
+                "commit_id": head.id,
+                "generation": head.generation,
+                "staging_token": branch.staging_token,
+                "tokens": tokens,
+                "namespace": repo.storage_namespace,
+            },
+            "slices": slices,
+        }
+
+    # ---- build ----------------------------------------------------------------------------------------------
+
+    def build_slice(self, item: Json) -> Json:
+        """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
+        namespace = str(item["namespace"])
+        lo, hi = str(item["lo"]), item["hi"]
+        base = self._storage.metarange(namespace, MetaRangeID(str(item["base_metarange"]))).ranges
+        inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
+        writer = RangeWriter(self._storage, namespace, self.params, known_ranges={r.id for r in inside})
+        changes = _bounded(staged_changes(self.staging, list(item["tokens"]), lo), hi)
+        ranges, added, changed, removed = apply_changes(
+            inside, changes, writer, lambda rid: self._storage.range(namespace, rid), self.params
+        )
+        # Stored as a metarange of its own: the output stays a few bytes in the workflow state however many
+        # ranges the slice has, and writing it again (a retry) puts the same bytes under the same id.
+        metarange = self._storage.write_metarange(namespace, ranges)
+        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed}
+
+    # ---- finish ---------------------------------------------------------------------------------------------
+
+    def finish(self, request: CommitRequest, plan: Json, built: list[Json]) -> Json:
+        """Writes the metarange and the commit and swaps the branch from the planned sealed state.
+
+        Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
+        {"status": "replan"} when the branch moved meanwhile (another commit or seal): plan again.
+        """
+        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
+        base = plan["base"]
+        namespace = str(base["namespace"])
+        parts = [self._storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
+        ranges = self.concatenate(namespace, parts)
+        metarange = self._storage.write_metarange(namespace, ranges)
+        changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
+        parent = CommitID(str(base["commit_id"]))
+        cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
+        tokens = tuple(StagingToken(t) for t in base["tokens"])
+        branch = self.refs.get_branch(repo_id, branch_id)
+        if branch.commit_id == cid:
+            return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
+        if changes == 0 and not request.allow_empty:
+            raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
+        if branch.commit_id != parent or branch.sealed_tokens != tokens:
+            return {"status": REPLAN}
+        commit = Commit(
+            cid,
+            request.committer,
+            request.message,
+            request.date,
+            metarange,
+            dict(request.metadata),
+            (parent,),
+            int(base["generation"]) + 1,
+        )
+        self.refs.add_commit(repo_id, commit)
+        try:
+            self.refs.set_branch(repo_id, Branch(branch.id, cid, branch.staging_token, ()), expected=branch)
+        except errors.Conflict:
+            # A seal or a commit moved the branch between our read and our swap (writes never change the
+            # record). Back off a little so racing workflows do not replan in lockstep.
+            if self._sleep is not None:
+                self._sleep(random.uniform(0.01, 0.1))
+            return {"status": REPLAN}
+        return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
+
+    def concatenate(self, namespace: str, parts: list[list[RangeInfo]]) -> list[RangeInfo]:
+        """The slices' ranges as one listing, re-cutting across a seam where a slice's writer was cut short."""
+        out: list[RangeInfo] = []
+        writer: RangeWriter | None = None
+        known: set[RangeID] = set()
+        for part in parts:
+            known.update(r.id for r in part)
+        for part in parts:
+            for index, info in enumerate(part):
+                if writer is not None:
+                    writer.add_rows(self._storage.range(namespace, info.id))
+                    if not writer.pending:
+                        out.extend(writer.finish())
+                        writer = None
+                    continue
+                last = index == len(part) - 1
+                if last and not closes_range(info.max_key, info.estimated_size, self.params):
+                    # A single pass would still hold these rows when the next slice begins.
+                    writer = RangeWriter(self._storage, namespace, self.params, known_ranges=known)
+                    writer.add_rows(self._storage.range(namespace, info.id))
+                    continue
+                out.append(info)
+        if writer is not None:
+            out.extend(writer.finish())
+        return out
+
+    # ---- drop -----------------------------------------------------------------------------------------------
+
+    def drop(self, tokens: list[str]) -> Json:
+        """Drops committed tokens; idempotent."""
+        for token in tokens:
+            self.staging.drop(StagingToken(token))
+        return {"dropped": len(tokens)}
+
+    # ---- all of it in one process ---------------------------------------------------------------------------
+
+    def run(self, request: CommitRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10) -> Json:
+        """Every step in order, as the state machine runs them (the inline path, and the reference for tests)."""
+        sealed = self.seal(request)["sealed_token"]
+        for _ in range(max_rounds):
+            planned = self.plan(request, sealed, max_slices)
+            if planned["done"]:
+                return {"status": DONE_ELSEWHERE, "commit_id": planned["head"]}
+            built = [self.build_slice(item) for item in planned["slices"]]
+            result = self.finish(request, planned, built)
+            if result["status"] == COMMITTED:
+                self.drop(result["tokens"])
+                return {"status": COMMITTED, "commit_id": result["commit_id"]}
+        raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
+
+
+def slice_bounds(ranges: list[RangeInfo], max_slices: int) -> list[tuple[str, str | None]]:
+    """Up to ``max_slices`` key intervals [lo, hi) covering all keys, each starting at a range's min key (the
+    first at ""), with the ranges spread evenly."""
+    if max_slices < 1:
+        raise ValueError("max_slices must be >= 1")
+    count = min(max_slices, len(ranges)) or 1
+    starts = [len(ranges) * i // count for i in range(count)]
+    los = [""] + [ranges[s].min_key for s in starts[1:]]
+    return [(lo, los[i + 1] if i + 1 < len(los) else None) for i, lo in enumerate(los)]
+
+
+def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:
+    for staged in changes:
+        if hi is not None and staged.key >= hi:
+            return
+        yield staged
+
+
+def _is_empty(staging: StagingStore, branch: Branch) -> bool:
+    """Nothing in the current token and nothing sealed: a commit would have no changes."""
+    if branch.sealed_tokens:
+        return False
+    return next(iter(staging.iterate(branch.staging_token)), None) is None
+
+
+__all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token", "slice_bounds"]

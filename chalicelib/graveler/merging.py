@@ -1,0 +1,169 @@
+"""Merge options and results: strategies, per-path strategies, the conflict error and the preview records.
+
+A merge strategy (lakeFS's) resolves every conflict to one side: ``dest-wins`` or ``source-wins``; none makes
+any conflict fail the merge. Per-path strategies come first: an ordered list of (path glob, strategy), where the
+strategy may also be ``fail``; the first glob that matches a conflicting key decides it, and keys no glob
+matches fall back to the merge strategy.
+
+Globs match the whole path: ``*`` and ``?`` stay within one path segment, ``**`` crosses segments, ``[...]`` is
+a character class (``[!...]`` negated); anything else matches itself.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from . import errors
+from .committed.compare import MergeChange
+from .committed.merge import KeyConflict
+from .committed.mergetable import Action, Decision
+from .records import Commit, Page
+
+STRATEGY_METADATA_KEY = ".lakefs.merge.strategy"
+PATH_STRATEGIES_METADATA_KEY = ".lakelet.merge.path_strategies"
+DEFAULT_STRATEGY_NAME = "default"
+MAX_PATH_STRATEGIES = 100
+
+
+class Strategy(enum.StrEnum):
+    DEST_WINS = "dest-wins"
+    SOURCE_WINS = "source-wins"
+    FAIL = "fail"  # per-path only: leave the conflict
+
+
+_WINNER = {Strategy.DEST_WINS: Decision.TAKE_DEST, Strategy.SOURCE_WINS: Decision.TAKE_SOURCE, Strategy.FAIL: None}
+
+
+def parse_strategy(value: str | None) -> Strategy | None:
+    """The merge strategy of a request: empty for none, else dest-wins or source-wins. Raises Invalid."""
+    if not value:
+        return None
+    if value in (Strategy.DEST_WINS, Strategy.SOURCE_WINS):
+        return Strategy(value)
+    raise errors.Invalid(f"invalid merge strategy {value!r}: use dest-wins or source-wins")
+
+
+def glob_pattern(glob: str) -> re.Pattern[str]:
+    """The regular expression of a path glob (see the module docstring). Raises Invalid."""
+    if not glob:
+        raise errors.Invalid("a path strategy needs a non-empty path glob")
+    out: list[str] = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            start = i + 1
+            negated = glob.startswith("!", start)
+            start += negated
+            # A "]" right after the opening bracket is a member of the class, as in fnmatch.
+            end = glob.find("]", start + 1 if glob.startswith("]", start) else start)
+            if end < 0:
+                raise errors.Invalid(f"path glob {glob!r}: unclosed [")
+            members = glob[start:end].replace("\\", "\\\\").replace("^", "\\^").replace("[", "\\[")
+            out.append("[" + ("^" if negated else "") + members + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    try:
+        return re.compile("".join(out), re.DOTALL)
+    except re.error as e:
+        raise errors.Invalid(f"path glob {glob!r}: {e}") from e
+
+
+@dataclass(frozen=True, slots=True)
+class PathStrategy:
+    """One per-path rule: conflicting keys matching ``path`` (a glob) are settled by ``strategy``."""
+
+    path: str
+    strategy: Strategy
+    pattern: re.Pattern[str] = field(compare=False, repr=False)
+
+    @classmethod
+    def of(cls, path: str, strategy: str) -> PathStrategy:
+        try:
+            parsed = Strategy(strategy)
+        except ValueError:
+            raise errors.Invalid(
+                f"invalid strategy {strategy!r} for path {path!r}: use source-wins, dest-wins or fail"
+            ) from None
+        return cls(path, parsed, glob_pattern(path))
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictPolicy:
+    """How conflicts are settled: per-path rules first, then the merge strategy (None: conflicts fail)."""
+
+    strategy: Strategy | None = None
+    paths: tuple[PathStrategy, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.paths) > MAX_PATH_STRATEGIES:
+            raise errors.Invalid(f"at most {MAX_PATH_STRATEGIES} path strategies")
+
+    def resolve(self, key: str, source: Action, destination: Action) -> Decision | None:
+        for rule in self.paths:
+            if rule.pattern.fullmatch(key):
+                return _WINNER[rule.strategy]
+        return None if self.strategy is None else _WINNER[self.strategy]
+
+    def metadata(self) -> dict[str, str]:
+        """What the merge commit records of the policy."""
+        recorded = {STRATEGY_METADATA_KEY: self.strategy.value if self.strategy else DEFAULT_STRATEGY_NAME}
+        if self.paths:
+            rules = [{"path": rule.path, "strategy": rule.strategy.value} for rule in self.paths]
+            recorded[PATH_STRATEGIES_METADATA_KEY] = json.dumps(rules, separators=(",", ":"))
+        return recorded
+
+
+def conflict_policy(strategy: str | None, paths: Sequence[tuple[str, str]] = ()) -> ConflictPolicy:
+    """Parses a request's strategy and per-path strategies ((glob, strategy) pairs). Raises Invalid."""
+    return ConflictPolicy(parse_strategy(strategy), tuple(PathStrategy.of(p, s) for p, s in paths))
+
+
+class MergeConflicts(errors.Conflict):
+    """The merge met conflicts no strategy settled (HTTP 409). ``conflicts`` lists every conflicting key, in
+    key order, resolved ones included (their ``resolution`` is set)."""
+
+    def __init__(self, message: str, conflicts: list[KeyConflict]) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts
+
+    @property
+    def unresolved(self) -> list[KeyConflict]:
+        return [c for c in self.conflicts if c.resolution is None]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeSummary:
+    """Counts over the whole merge: changes it makes in the destination, and conflicting keys."""
+
+    added: int = 0
+    removed: int = 0
+    changed: int = 0
+    conflicts: int = 0
+    unresolved: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MergePreview:
+    """A dry run: the commits involved, the counts, and one page of the changes and conflicts, in key order."""
+
+    source: Commit
+    destination: Commit
+    base: Commit
+    summary: MergeSummary
+    page: Page[MergeChange]

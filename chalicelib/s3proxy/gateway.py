@@ -1,0 +1,91 @@
+"""The S3 gateway: ``handle(request) -> response``. Authenticate, verify the body, route, run, answer.
+
+Everything before the operation runs (signature, clock skew, expiry, payload hash, chunk signatures, checksums,
+routing) can refuse the request, and does so before anything is read or written. Every error leaves as S3
+XML through errors.py; an unexpected exception is logged with the request id and answers InternalError.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.service import Graveler
+
+from .context import Authorizer, Context, allow_all
+from .errors import S3Error, error_response, from_graveler
+from .model import Request, Response
+from .payload import request_body
+from .router import route, split_path
+from .sigv4 import CredentialsLookup, Signer, authenticate
+
+log = logging.getLogger(__name__)
+
+
+class S3Gateway:
+    """Serves S3 requests over a Graveler service.
+
+    ``credentials`` maps an access key id to (user id, secret) and raises CredentialNotFound for unknown keys;
+    ``signer`` does the SigV4 arithmetic (botocore's, see chalicelib/adapters/sigv4.py); ``authorize`` may
+    refuse an action with graveler's Forbidden. ``max_response_bytes`` bounds a response body (a Lambda's
+    payload limit); None means no bound.
+    """
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        credentials: CredentialsLookup,
+        signer: Signer,
+        *,
+        authorize: Authorizer = allow_all,
+        clock: Callable[[], float] = time.time,
+        max_response_bytes: int | None = None,
+    ) -> None:
+        self._graveler = graveler
+        self._credentials = credentials
+        self._signer = signer
+        self._authorize = authorize
+        self._clock = clock
+        self._max_response_bytes = max_response_bytes
+
+    def handle(self, request: Request) -> Response:
+        request_id = uuid.uuid4().hex[:16].upper()
+        try:
+            response = self._handle(request)
+        except S3Error as e:
+            response = error_response(e, request.path, request_id)
+        except errors.GravelerError as e:
+            converted = from_graveler(e)
+            if converted.status >= 500:
+                log.error("S3 %s %s failed (request %s): %r", request.method, request.path, request_id, e)
+            response = error_response(converted, request.path, request_id)
+        except Exception:
+            log.exception("S3 %s %s failed (request %s)", request.method, request.path, request_id)
+            response = error_response(S3Error("InternalError"), request.path, request_id)
+        response.headers.setdefault("x-amz-request-id", request_id)
+        if request.method == "HEAD" and response.body:
+            # A HEAD answer has no body; an error's status says it all (S3 sends none either).
+            response = replace(response, body=b"")
+        return response
+
+    def _handle(self, request: Request) -> Response:
+        identity = authenticate(request, self._credentials, self._signer, self._clock())
+        body = request_body(request, identity, self._signer)
+        operation = route(request)
+        bucket, key = split_path(request)
+        context = Context(
+            graveler=self._graveler,
+            request=request,
+            identity=identity,
+            body=body,
+            bucket=bucket,
+            key=key,
+            authorize_fn=self._authorize,
+            clock=self._clock,
+            max_response_bytes=self._max_response_bytes,
+        )
+        return operation(context)

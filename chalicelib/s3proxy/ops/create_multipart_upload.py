@@ -1,0 +1,38 @@
+"""CreateMultipartUpload (POST /{repo}/{branch}/{path}?uploads): a fresh physical address and an upload id."""
+
+from __future__ import annotations
+
+import uuid
+
+from ..context import Context, object_arn, user_metadata
+from ..model import Response
+from ..uploads import Upload, Uploads
+from ..xmlio import element
+from .common import reject_unsupported_headers, xml_response
+
+
+def create_multipart_upload(ctx: Context) -> Response:
+    branch, path = ctx.ref_and_path()
+    reject_unsupported_headers(ctx.request)
+    ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
+    with ctx.writing():
+        ctx.graveler.get_branch(ctx.bucket, branch)
+    repository = ctx.graveler.get_repository(ctx.bucket)
+    address = ctx.graveler.new_physical_address(ctx.bucket)
+    upload = Upload(
+        upload_id=uuid.uuid4().hex,
+        repository=ctx.bucket,
+        branch=branch,
+        path=path,
+        address=address,
+        store_upload_id=ctx.graveler.blocks.create_multipart_upload(address),
+        content_type=ctx.request.header("content-type") or "application/octet-stream",
+        user_metadata=user_metadata(ctx.request),
+        initiated=int(ctx.clock()),
+        initiator=ctx.user_id,
+    )
+    Uploads(ctx.graveler.blocks, repository.storage_namespace).create(upload)
+    return xml_response(
+        "InitiateMultipartUploadResult",
+        [element("Bucket", ctx.bucket), element("Key", ctx.key), element("UploadId", upload.upload_id)],
+    )

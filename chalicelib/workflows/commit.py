@@ -1,0 +1,66 @@
+"""The commit workflow's tasks (stepfunctions/commit.asl.json). Each takes the state machine's state (or a
+Map item), runs one idempotent step of chalicelib/graveler/commit_steps.py and returns what the state keeps.
+
+The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "plan": ..., "built": [...],
+"finish": ...}: bounds, ids and tokens only, never data (the 256 KB limit on a state).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from chalicelib.graveler.commit_steps import (
+    DEFAULT_MAX_SLICES,
+    CommitRequest,
+    CommitSteps,
+)
+from chalicelib.wiring import Services, get_services
+
+Json = dict[str, Any]
+
+# One per warm Lambda container (and per services object, which tests swap): its cache of decoded ranges
+# serves the next task the container runs.
+_steps: dict[int, CommitSteps] = {}
+
+
+def steps(services: Services | None = None) -> CommitSteps:
+    services = services or get_services()
+    found = _steps.get(id(services))
+    if found is None or found.refs is not services.graveler.refs:
+        g = services.graveler
+        found = CommitSteps(g.refs, g.staging, g.blocks, g.committed.params, sleep=time.sleep)
+        _steps.clear()
+        _steps[id(services)] = found
+    return found
+
+
+def seal(event: Json) -> Json:
+    return steps().seal(CommitRequest.from_json(event["request"]))
+
+
+def plan(event: Json) -> Json:
+    max_slices = int(event.get("max_slices") or DEFAULT_MAX_SLICES)
+    return steps().plan(CommitRequest.from_json(event["request"]), str(event["seal"]["sealed_token"]), max_slices)
+
+
+def build_slice(event: Json) -> Json:
+    return steps().build_slice(event)
+
+
+def finish(event: Json) -> Json:
+    return steps().finish(CommitRequest.from_json(event["request"]), event["plan"], list(event["built"]))
+
+
+def drop(event: Json) -> Json:
+    return steps().drop([str(t) for t in event["finish"]["tokens"]])
+
+
+# The Chalice function name of each task, as the ASL file names them ("${commit_seal}", ...).
+HANDLERS = {
+    "commit_seal": seal,
+    "commit_plan": plan,
+    "commit_build_slice": build_slice,
+    "commit_finish": finish,
+    "commit_drop": drop,
+}

@@ -1,0 +1,750 @@
+"""Lakelet garbage collection as a PySpark job: mark, sweep, report. Runs unchanged on EMR Serverless and in
+Spark local mode (``lakelet gc run``). It does not import chalicelib; its whole contract is files in S3.
+
+Usage::
+
+    gc_job.py --storage-namespace s3://bucket/prefix --run-id RUN [--mode mark|sweep|mark-and-sweep]
+              [--min-age-seconds 86400] [--commit-partitions 16] [--address-partitions 64]
+              [--list-slices 16] [--endpoint-url URL] [--region REGION]
+
+What it reads (written by the prepare step, chalicelib/gc/prepare.py; paths under
+``<ns>/_lakefs/retention/gc/``):
+
+- ``runs/run_id=RUN/prepare.json``: the manifest. Fields used: format_version (1), storage_namespace (must be
+  the namespace given), prepared_at (unix seconds), commits_location, staged_locations.
+- ``commits/run_id=RUN/commits.csv``: the active commits; header ``commit_id,meta_range_id,creation_date``.
+  Only meta_range_id is used (empty for a commit without objects).
+- ``staged/run_id=RUN/part-NNNNN.parquet``: column ``address``, every address staged on any branch.
+- The metaranges and ranges of the active commits, ``<ns>/_lakefs/<id>``, Parquet as written by
+  chalicelib/graveler/committed/format.py. The job relies on: the schema metadata keys ``lakelet.kind``
+  (``metarange`` or ``range``) and ``lakelet.format_version`` (``1``), which it checks; the metarange column
+  ``range_id`` (string, the id of a range stored at ``<ns>/_lakefs/<range_id>``); and the range column
+  ``physical_address`` (string, ``s3://bucket/key``). Every other column is ignored.
+
+What it writes, under the same directory:
+
+- mark: ``addresses/run_id=RUN/part-NNNNN.parquet`` (columns address, size, last_modified as unix seconds),
+  then ``runs/run_id=RUN/mark.json`` naming exactly the parts of this mark: the sweep reads only those.
+- sweep: ``deleted/run_id=RUN/part-NNNNN.parquet`` (same columns): what DeleteObjects confirmed.
+- always: ``summary/run_id=RUN/summary.json``: counts and bytes; a mark-only run is a dry run whose
+  ``mark.bytes_marked`` is what a sweep would reclaim.
+
+Mark: every object under ``<ns>/data/`` is listed in parallel (each partition prefix split into key slices),
+and candidates are those last modified at least ``min-age-seconds`` before the prepare step ran (so nothing
+written after the prepare is ever collected). The physical addresses of the active commits' ranges (read in
+parallel) and the staged addresses are subtracted. Sweep: DeleteObjects in batches of 1000; partial failures
+are reported and make the exit status 3. Both are idempotent: a re-run sweep deletes what is left.
+
+Safety rails: only keys under ``<ns>/data/`` of the namespace's bucket are ever deleted; nothing under any
+``_lakefs/`` (a repository nested inside ``data/`` is skipped whole); a prepare listing no active commit, or a
+missing or unreadable range, stops the job before anything is deleted.
+
+Python 3.9 compatible (the default Python of EMR 7 images), hence no slotted dataclasses or ``match``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
+from botocore.config import Config
+
+MODE_MARK = "mark"
+MODE_SWEEP = "sweep"
+MODE_MARK_AND_SWEEP = "mark-and-sweep"
+MODES = (MODE_MARK, MODE_SWEEP, MODE_MARK_AND_SWEEP)
+
+GC_DIRECTORY = "_lakefs/retention/gc"
+DATA_DIRECTORY = "data/"
+METADATA_DIRECTORY = "_lakefs/"
+FORMAT_VERSION = 1
+# What chalicelib/graveler/committed/format.py stamps on its files.
+KIND_KEY = b"lakelet.kind"
+VERSION_KEY = b"lakelet.format_version"
+RANGE_FORMAT_VERSION = b"1"
+COMMITS_HEADER = ("commit_id", "meta_range_id", "creation_date")
+DELETE_BATCH = 1000  # the most keys one DeleteObjects request takes
+MAX_REPORTED_FAILURES = 100
+# S3 timestamps have whole seconds: an object written just after a moment may show a time just before it.
+TIMESTAMP_RESOLUTION_SECONDS = 1
+# Object ids are hex (uuid4), so these first characters split a partition into even slices.
+SLICE_ALPHABET = "0123456789abcdef"
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+EXIT_PARTIAL_FAILURE = 3
+
+ADDRESS_SCHEMA = pa.schema([pa.field("address", pa.string(), nullable=False)])
+OBJECTS_SCHEMA = pa.schema(
+    [
+        pa.field("address", pa.string(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("last_modified", pa.int64(), nullable=False),
+    ]
+)
+
+if TYPE_CHECKING:  # aliases only for type checkers: ``X | None`` cannot be evaluated on Python 3.9
+    S3Conf = tuple[str | None, str | None]  # (endpoint_url, region): all a task needs to build its client
+    ListSlice = tuple[str, str, str | None]  # (prefix, list keys after this one, up to and including this one)
+    ListedRow = tuple[str, int, int, str | None]  # address, size, last_modified, nested namespace root or None
+    PartResult = tuple[int, str, int, int]  # index, key, objects, bytes
+
+
+class GCJobError(Exception):
+    """The job refuses to go on: its inputs are missing, inconsistent or unreadable."""
+
+
+# ---- the namespace and its paths ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Namespace:
+    """A storage namespace ``s3://bucket[/prefix]`` and the keys of Lakelet's files in it."""
+
+    bucket: str
+    prefix: str  # "" or ending with "/"
+
+    @classmethod
+    def parse(cls, uri: str) -> Namespace:
+        if not uri.startswith("s3://"):
+            raise GCJobError(f"storage namespace must be s3://bucket[/prefix], got {uri!r}")
+        bucket, _, path = uri[len("s3://"):].partition("/")
+        if not bucket:
+            raise GCJobError(f"storage namespace without a bucket: {uri!r}")
+        path = path.rstrip("/")
+        return cls(bucket, path + "/" if path else "")
+
+    @property
+    def uri(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}".rstrip("/")
+
+    @property
+    def data_prefix(self) -> str:
+        return self.prefix + DATA_DIRECTORY
+
+    def address(self, key: str) -> str:
+        return f"s3://{self.bucket}/{key}"
+
+    def key_of(self, uri: str) -> str:
+        """The key of an ``s3://`` URI in this namespace's bucket."""
+        head = f"s3://{self.bucket}/"
+        if not uri.startswith(head):
+            raise GCJobError(f"{uri} is not in bucket {self.bucket}")
+        return uri[len(head):]
+
+    def gc_key(self, relative: str) -> str:
+        return f"{self.prefix}{GC_DIRECTORY}/{relative}"
+
+    def metadata_key(self, object_id: str) -> str:
+        return f"{self.prefix}{METADATA_DIRECTORY}{object_id}"
+
+    def nested_root(self, key: str) -> str | None:
+        """For a key under data/ that belongs to a repository nested there (it has a ``_lakefs/`` segment), the
+        key prefix of that repository's namespace."""
+        at = key.find("/" + METADATA_DIRECTORY, len(self.data_prefix) - 1)
+        return key[: at + 1] if at >= 0 else None
+
+    def collectable_key(self, address: str) -> str | None:
+        """The key of an address the sweep may delete, or None: it must be in this bucket, strictly under
+        ``data/``, and in no ``_lakefs/`` directory."""
+        head = f"s3://{self.bucket}/"
+        if not address.startswith(head):
+            return None
+        key = address[len(head):]
+        if not key.startswith(self.data_prefix) or len(key) == len(self.data_prefix):
+            return None
+        if self.nested_root(key) is not None:
+            return None
+        return key
+
+    def normalize(self, address: str) -> str:
+        """A physical address as the listing spells it: s3a/s3n schemes as s3, relative ones under the namespace."""
+        for scheme in ("s3a://", "s3n://"):
+            if address.startswith(scheme):
+                return "s3://" + address[len(scheme):]
+        if "://" not in address:
+            return self.address(self.prefix + address.lstrip("/"))
+        return address
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID.fullmatch(run_id):
+        raise GCJobError(f"invalid run id {run_id!r}")
+    return run_id
+
+
+def prepare_manifest_key(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"runs/run_id={run_id}/prepare.json")
+
+
+def mark_manifest_key(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"runs/run_id={run_id}/mark.json")
+
+
+def commits_key(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"commits/run_id={run_id}/commits.csv")
+
+
+def staged_prefix(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"staged/run_id={run_id}/")
+
+
+def addresses_prefix(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"addresses/run_id={run_id}/")
+
+
+def deleted_prefix(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"deleted/run_id={run_id}/")
+
+
+def summary_key(ns: Namespace, run_id: str) -> str:
+    return ns.gc_key(f"summary/run_id={run_id}/summary.json")
+
+
+def part_name(index: int) -> str:
+    return f"part-{index:05d}.parquet"
+
+
+# ---- options ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobOptions:
+    storage_namespace: str
+    run_id: str
+    mode: str = MODE_MARK_AND_SWEEP
+    min_age_seconds: int = 86_400
+    commit_partitions: int = 16
+    address_partitions: int = 64
+    list_slices: int = 16
+    endpoint_url: str | None = None
+    region: str | None = None
+
+    def __post_init__(self) -> None:
+        check_run_id(self.run_id)
+        if self.mode not in MODES:
+            raise GCJobError(f"mode must be one of {', '.join(MODES)}")
+        if self.min_age_seconds < 0:
+            raise GCJobError("min age must not be negative")
+        if self.commit_partitions < 1 or self.address_partitions < 1:
+            raise GCJobError("partition counts must be at least 1")
+        if not 1 <= self.list_slices <= len(SLICE_ALPHABET):
+            raise GCJobError(f"list slices must be between 1 and {len(SLICE_ALPHABET)}")
+
+    @property
+    def s3(self) -> S3Conf:
+        return (self.endpoint_url, self.region)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gc_job.py", description="Lakelet garbage collection (PySpark).")
+    parser.add_argument("--storage-namespace", required=True, help="the repository's s3://bucket[/prefix]")
+    parser.add_argument("--run-id", required=True, help="the run id the prepare step returned")
+    parser.add_argument("--mode", choices=MODES, default=MODE_MARK_AND_SWEEP,
+                        help="mark only (dry run), sweep an earlier mark of this run, or both")
+    parser.add_argument("--min-age-seconds", type=int, default=86_400,
+                        help="never collect objects written less than this long before the prepare step")
+    parser.add_argument("--commit-partitions", type=int, default=16,
+                        help="Spark partitions for reading the active commits' metaranges and ranges")
+    parser.add_argument("--address-partitions", type=int, default=64,
+                        help="Spark partitions for listing, the subtraction and the marked/deleted parts")
+    parser.add_argument("--list-slices", type=int, default=16,
+                        help="slices each data/ partition prefix is listed in, in parallel (1-16)")
+    parser.add_argument("--endpoint-url", default=None, help="S3 endpoint (local runs against moto only)")
+    parser.add_argument("--region", default=None, help="AWS region of the bucket")
+    return parser
+
+
+def parse_options(argv: Sequence[str]) -> JobOptions:
+    args = build_parser().parse_args(list(argv))
+    return JobOptions(
+        storage_namespace=args.storage_namespace,
+        run_id=args.run_id,
+        mode=args.mode,
+        min_age_seconds=args.min_age_seconds,
+        commit_partitions=args.commit_partitions,
+        address_partitions=args.address_partitions,
+        list_slices=args.list_slices,
+        endpoint_url=args.endpoint_url,
+        region=args.region,
+    )
+
+
+# ---- S3 and Parquet, usable on the driver and inside tasks -------------------------------------------------------
+
+
+def s3_client(conf: S3Conf) -> Any:
+    endpoint_url, region = conf
+    # Standard retries back off on SlowDown and 5xx, which bulk deletes and listings do meet at scale.
+    return boto3.client(
+        "s3", endpoint_url=endpoint_url, region_name=region,
+        config=Config(retries={"mode": "standard", "max_attempts": 10}),
+    )
+
+
+def get_bytes(s3: Any, bucket: str, key: str) -> bytes:
+    return bytes(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
+
+
+def get_json(s3: Any, bucket: str, key: str, what: str) -> dict[str, Any]:
+    try:
+        data = get_bytes(s3, bucket, key)
+    except s3.exceptions.NoSuchKey:
+        raise GCJobError(f"{what} not found at s3://{bucket}/{key}") from None
+    return dict(json.loads(data))
+
+
+def put_bytes(s3: Any, bucket: str, key: str, data: bytes) -> None:
+    s3.put_object(Bucket=bucket, Key=key, Body=data)
+
+
+def put_json(s3: Any, bucket: str, key: str, value: dict[str, Any]) -> None:
+    put_bytes(s3, bucket, key, json.dumps(value, indent=2, sort_keys=True).encode())
+
+
+def parquet_bytes(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink, compression="snappy")
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def read_lakelet_parquet(data: bytes, columns: list[str], kind: bytes, where: str) -> pa.Table:
+    """Columns of a Lakelet range or metarange, after checking it is one, in the version this job knows."""
+    parquet = pq.ParquetFile(pa.BufferReader(data))
+    metadata = parquet.schema_arrow.metadata or {}
+    if metadata.get(KIND_KEY) != kind or metadata.get(VERSION_KEY) != RANGE_FORMAT_VERSION:
+        raise GCJobError(
+            f"{where}: expected a Lakelet {kind.decode()} of format {RANGE_FORMAT_VERSION.decode()}, found "
+            f"kind {metadata.get(KIND_KEY)!r} version {metadata.get(VERSION_KEY)!r}"
+        )
+    return parquet.read(columns=columns)
+
+
+def read_objects_part(data: bytes) -> tuple[list[str], list[int], list[int]]:
+    table = pq.read_table(pa.BufferReader(data), columns=["address", "size", "last_modified"])
+    return (
+        table.column("address").to_pylist(),
+        table.column("size").to_pylist(),
+        table.column("last_modified").to_pylist(),
+    )
+
+
+def objects_part(addresses: list[str], sizes: list[int], last_modified: list[int]) -> bytes:
+    return parquet_bytes(
+        pa.Table.from_arrays(
+            [pa.array(addresses, pa.string()), pa.array(sizes, pa.int64()), pa.array(last_modified, pa.int64())],
+            schema=OBJECTS_SCHEMA,
+        )
+    )
+
+
+def read_commits(data: bytes) -> list[tuple[str, str]]:
+    """(commit_id, meta_range_id) of each active commit."""
+    rows = list(csv.reader(io.StringIO(data.decode())))
+    if not rows or tuple(rows[0]) != COMMITS_HEADER:
+        raise GCJobError(f"commits.csv must start with the header {','.join(COMMITS_HEADER)}")
+    return [(row[0], row[1]) for row in rows[1:] if row]
+
+
+# ---- listing ------------------------------------------------------------------------------------------------------
+
+
+def list_slices(prefix: str, count: int) -> list[ListSlice]:
+    """``count`` disjoint slices covering every key under ``prefix``: keys after the slice's start (exclusive)
+    up to its end (inclusive), with boundaries at the prefix followed by evenly spaced hex digits."""
+    bounds = [prefix + SLICE_ALPHABET[(i * len(SLICE_ALPHABET)) // count] for i in range(1, count)]
+    starts = [""] + bounds
+    ends: list[str | None] = list(bounds) + [None]
+    return [(prefix, start, end) for start, end in zip(starts, ends)]
+
+
+def list_slice(s3: Any, bucket: str, piece: ListSlice, page_size: int = 1000) -> Iterator[dict[str, Any]]:
+    """Every object of the slice, in key order (S3 orders keys by UTF-8 bytes, as Python orders str)."""
+    prefix, start_after, last = piece
+    request: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": page_size}
+    if start_after:
+        request["StartAfter"] = start_after
+    while True:
+        page = s3.list_objects_v2(**request)
+        for item in page.get("Contents", []):
+            if last is not None and item["Key"] > last:
+                return
+            yield item
+        if not page.get("IsTruncated"):
+            return
+        request["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def data_partitions(s3: Any, ns: Namespace) -> tuple[list[str], list[dict[str, Any]]]:
+    """The partition prefixes under data/, and the objects directly in data/ (not in any partition)."""
+    prefixes: list[str] = []
+    loose: list[dict[str, Any]] = []
+    request: dict[str, Any] = {"Bucket": ns.bucket, "Prefix": ns.data_prefix, "Delimiter": "/"}
+    while True:
+        page = s3.list_objects_v2(**request)
+        prefixes.extend(p["Prefix"] for p in page.get("CommonPrefixes", []))
+        loose.extend(page.get("Contents", []))
+        if not page.get("IsTruncated"):
+            return prefixes, loose
+        request["ContinuationToken"] = page["NextContinuationToken"]
+
+
+def listed_row(ns: Namespace, item: dict[str, Any]) -> ListedRow:
+    key = item["Key"]
+    root = ns.nested_root(key)
+    return (
+        ns.address(key),
+        int(item.get("Size", 0)),
+        int(item["LastModified"].timestamp()),
+        ns.address(root) if root is not None else None,
+    )
+
+
+def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[ListSlice]], Iterator[ListedRow]]:
+    def run(pieces: Iterator[ListSlice]) -> Iterator[ListedRow]:
+        s3 = s3_client(conf)
+        for piece in pieces:
+            for item in list_slice(s3, ns.bucket, piece):
+                yield listed_row(ns, item)
+
+    return run
+
+
+# ---- reading what is referenced --------------------------------------------------------------------------------
+
+
+def metarange_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
+    """Metarange ids -> the ids of their ranges."""
+
+    def run(metarange_ids: Iterator[str]) -> Iterator[str]:
+        s3 = s3_client(conf)
+        for metarange_id in metarange_ids:
+            key = ns.metadata_key(metarange_id)
+            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
+            yield from table.column("range_id").to_pylist()
+
+    return run
+
+
+def range_task(ns: Namespace, conf: S3Conf, counter: Any = None) -> Callable[[Iterator[str]], Iterator[str]]:
+    """Range ids -> the physical addresses their entries point at (``counter``: a Spark accumulator of ranges)."""
+
+    def run(range_ids: Iterator[str]) -> Iterator[str]:
+        s3 = s3_client(conf)
+        for range_id in range_ids:
+            if counter is not None:
+                counter.add(1)
+            key = ns.metadata_key(range_id)
+            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
+            for address in table.column("physical_address").to_pylist():
+                yield ns.normalize(address)
+
+    return run
+
+
+def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
+    """Staged-address part locations -> the addresses in them."""
+
+    def run(locations: Iterator[str]) -> Iterator[str]:
+        s3 = s3_client(conf)
+        for location in locations:
+            data = get_bytes(s3, ns.bucket, ns.key_of(location))
+            for address in pq.read_table(pa.BufferReader(data), columns=["address"]).column(0).to_pylist():
+                yield ns.normalize(address)
+
+    return run
+
+
+# ---- writing parts and sweeping ----------------------------------------------------------------------------------
+
+
+def write_marked_task(
+    ns: Namespace, conf: S3Conf, prefix: str
+) -> Callable[[int, Iterator[Any]], Iterator[PartResult]]:
+    def run(index: int, rows: Iterator[Any]) -> Iterator[PartResult]:
+        addresses: list[str] = []
+        sizes: list[int] = []
+        modified: list[int] = []
+        for row in rows:
+            addresses.append(row[0])
+            sizes.append(int(row[1]))
+            modified.append(int(row[2]))
+        if not addresses:
+            return
+        key = prefix + part_name(index)
+        put_bytes(s3_client(conf), ns.bucket, key, objects_part(addresses, sizes, modified))
+        yield (index, key, len(addresses), sum(sizes))
+
+    return run
+
+
+def delete_batch(s3: Any, ns: Namespace, addresses: Sequence[str]) -> tuple[list[int], list[dict[str, str]]]:
+    """Deletes up to DELETE_BATCH addresses with one DeleteObjects. Returns the positions deleted (S3 counts a
+    key that is already gone as deleted, which makes a re-run idempotent) and the failures."""
+    failures: list[dict[str, str]] = []
+    positions: dict[str, int] = {}
+    for position, address in enumerate(addresses):
+        key = ns.collectable_key(address)
+        if key is None:
+            failures.append({"address": address, "code": "Refused", "message": "not under the namespace's data/"})
+        else:
+            positions[key] = position
+    if not positions:
+        return [], failures
+    response = s3.delete_objects(
+        Bucket=ns.bucket, Delete={"Objects": [{"Key": key} for key in positions], "Quiet": True}
+    )
+    failed_keys = set()
+    for error in response.get("Errors", []):
+        failed_keys.add(error.get("Key", ""))
+        failures.append({
+            "address": ns.address(error.get("Key", "")),
+            "code": str(error.get("Code", "")),
+            "message": str(error.get("Message", "")),
+        })
+    deleted = [position for key, position in positions.items() if key not in failed_keys]
+    return sorted(deleted), failures
+
+
+def sweep_part(s3: Any, ns: Namespace, run_id: str, index: int, key: str) -> dict[str, Any]:
+    """Deletes the objects of one marked part and writes what was deleted as the matching deleted part."""
+    addresses, sizes, modified = read_objects_part(get_bytes(s3, ns.bucket, key))
+    kept: list[int] = []
+    failures: list[dict[str, str]] = []
+    for start in range(0, len(addresses), DELETE_BATCH):
+        deleted, failed = delete_batch(s3, ns, addresses[start : start + DELETE_BATCH])
+        kept.extend(start + position for position in deleted)
+        failures.extend(failed)
+    report_key = deleted_prefix(ns, run_id) + part_name(index)
+    # Written even when empty, so a re-run replaces what an interrupted run left under the same name.
+    put_bytes(s3, ns.bucket, report_key, objects_part(
+        [addresses[i] for i in kept], [sizes[i] for i in kept], [modified[i] for i in kept]
+    ))
+    return {
+        "index": index,
+        "location": ns.address(report_key),
+        "deleted": len(kept),
+        "bytes": sum(sizes[i] for i in kept),
+        "failed": len(failures),
+        "failures": failures[:MAX_REPORTED_FAILURES],
+    }
+
+
+def sweep_task(ns: Namespace, conf: S3Conf, run_id: str) -> Callable[[Iterator[tuple[int, str]]], Iterator[dict[str, Any]]]:
+    def run(parts: Iterator[tuple[int, str]]) -> Iterator[dict[str, Any]]:
+        s3 = s3_client(conf)
+        for index, key in parts:
+            yield sweep_part(s3, ns, run_id, index, key)
+
+    return run
+
+
+# ---- the two phases ------------------------------------------------------------------------------------------------
+
+
+def load_prepared(s3: Any, ns: Namespace, run_id: str) -> dict[str, Any]:
+    manifest = get_json(s3, ns.bucket, prepare_manifest_key(ns, run_id), "prepare manifest")
+    if manifest.get("format_version") != FORMAT_VERSION:
+        raise GCJobError(f"prepare manifest of format {manifest.get('format_version')!r}, expected {FORMAT_VERSION}")
+    if Namespace.parse(str(manifest.get("storage_namespace", ""))) != ns:
+        raise GCJobError(f"run {run_id} was prepared for {manifest.get('storage_namespace')}, not {ns.uri}")
+    if manifest.get("run_id") != run_id:
+        raise GCJobError(f"prepare manifest names run {manifest.get('run_id')!r}, expected {run_id!r}")
+    return manifest
+
+
+def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, Any]:
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    sc = spark.sparkContext
+    run_id = options.run_id
+    manifest = load_prepared(s3, ns, run_id)
+    prepared_at = float(manifest["prepared_at"])
+    commits = read_commits(get_bytes(s3, ns.bucket, ns.key_of(str(manifest["commits_location"]))))
+    if not commits:
+        # Every repository has a branch, and every head is active: an empty list means a broken prepare.
+        raise GCJobError("the prepared run lists no active commit: refusing to collect")
+    staged_locations = [str(x) for x in manifest.get("staged_locations", [])]
+    cutoff = int(prepared_at) - options.min_age_seconds - TIMESTAMP_RESOLUTION_SECONDS
+
+    # What must stay: the addresses of every range of every active metarange, and every staged address.
+    # Nothing here runs until the subtraction below needs it; a range that cannot be read fails the job.
+    metaranges = sorted({metarange for _, metarange in commits if metarange})
+    ranges_read = sc.accumulator(0)  # informative only: a retried task counts its ranges twice
+    referenced = (
+        sc.parallelize(metaranges, max(1, min(len(metaranges), options.commit_partitions)))
+        .mapPartitions(metarange_task(ns, options.s3))
+        .distinct(options.commit_partitions)
+        .mapPartitions(range_task(ns, options.s3, ranges_read))
+    )
+    staged = sc.parallelize(staged_locations, max(1, len(staged_locations))).mapPartitions(
+        staged_task(ns, options.s3)
+    )
+    protected = spark.createDataFrame(
+        referenced.union(staged).map(lambda address: (address,)),
+        StructType([StructField("address", StringType(), False)]),
+    )
+
+    # What there is: every object under data/, listed in parallel slices of each partition prefix.
+    prefixes, loose = data_partitions(s3, ns)
+    pieces = [piece for prefix in prefixes for piece in list_slices(prefix, options.list_slices)]
+    listed_rdd = sc.parallelize(pieces, max(1, min(len(pieces), options.address_partitions))).mapPartitions(
+        list_task(ns, options.s3)
+    )
+    if loose:
+        listed_rdd = listed_rdd.union(sc.parallelize([listed_row(ns, item) for item in loose], 1))
+    listed = spark.createDataFrame(listed_rdd, StructType([
+        StructField("address", StringType(), False),
+        StructField("size", LongType(), False),
+        StructField("last_modified", LongType(), False),
+        StructField("nested_root", StringType(), True),
+    ])).persist()
+    listing_started = time.time()
+    totals = listed.agg(
+        F.count(F.lit(1)).alias("objects"),
+        F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
+        F.coalesce(F.sum(F.when(F.col("last_modified") > cutoff, 1).otherwise(0)), F.lit(0)).alias("young"),
+        F.collect_set("nested_root").alias("nested_roots"),
+    ).collect()[0]
+    nested_roots = sorted(totals["nested_roots"])
+    listing_seconds = time.time() - listing_started
+
+    candidates = listed.where(F.col("last_modified") <= cutoff)
+    for root in nested_roots:
+        candidates = candidates.where(~F.col("address").startswith(root))
+    # Without nested repositories (the usual case) the old enough objects are known without another pass.
+    eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
+
+    marked = (
+        candidates.select("address", "size", "last_modified")
+        .join(protected, on="address", how="left_anti")
+        .repartition(options.address_partitions, "address")
+        .sortWithinPartitions("address")
+    )
+    subtract_started = time.time()
+    parts = sorted(
+        marked.rdd.mapPartitionsWithIndex(write_marked_task(ns, options.s3, addresses_prefix(ns, run_id))).collect()
+    )
+    subtract_seconds = time.time() - subtract_started
+    listed.unpersist()
+
+    objects_marked = sum(p[2] for p in parts)
+    result = {
+        "format_version": FORMAT_VERSION,
+        "run_id": run_id,
+        "storage_namespace": ns.uri,
+        "marked_at": time.time(),
+        "prepared_at": prepared_at,
+        "min_age_seconds": options.min_age_seconds,
+        "cutoff": cutoff,
+        "active_commits": len(commits),
+        "metaranges_read": len(metaranges),
+        "ranges_read": ranges_read.value,
+        "staged_addresses": int(manifest.get("staged_addresses", 0)),
+        "objects_listed": int(totals["objects"]),
+        "bytes_listed": int(totals["bytes"]),
+        "objects_too_young": int(totals["young"]),
+        "nested_namespaces_skipped": nested_roots,
+        "objects_protected": eligible - objects_marked,
+        "objects_marked": objects_marked,
+        "bytes_marked": sum(p[3] for p in parts),
+        "parts": [{"index": p[0], "location": ns.address(p[1]), "objects": p[2], "bytes": p[3]} for p in parts],
+        # Wall time of the listing (with its aggregate), and of reading the ranges, subtracting and writing.
+        "seconds": {"listing": round(listing_seconds, 3), "subtract_and_write": round(subtract_seconds, 3)},
+    }
+    # Written last: it is what makes this mark the one a sweep uses.
+    put_json(s3, ns.bucket, mark_manifest_key(ns, run_id), result)
+    return result
+
+
+def load_mark(s3: Any, ns: Namespace, run_id: str) -> dict[str, Any]:
+    manifest = get_json(s3, ns.bucket, mark_manifest_key(ns, run_id), "mark")
+    if Namespace.parse(str(manifest.get("storage_namespace", ""))) != ns or manifest.get("run_id") != run_id:
+        raise GCJobError(f"the mark of run {run_id} belongs to another namespace or run")
+    return manifest
+
+
+def sweep(spark: Any, options: JobOptions, ns: Namespace, s3: Any, marked: dict[str, Any]) -> dict[str, Any]:
+    parts = [(int(p["index"]), ns.key_of(str(p["location"]))) for p in marked.get("parts", [])]
+    results: list[dict[str, Any]] = []
+    if parts:
+        results = (
+            spark.sparkContext.parallelize(parts, len(parts))
+            .mapPartitions(sweep_task(ns, options.s3, options.run_id))
+            .collect()
+        )
+    results.sort(key=lambda r: r["index"])
+    failures = [f for r in results for f in r["failures"]][:MAX_REPORTED_FAILURES]
+    return {
+        "swept_at": time.time(),
+        "objects_deleted": sum(r["deleted"] for r in results),
+        "bytes_deleted": sum(r["bytes"] for r in results),
+        "objects_failed": sum(r["failed"] for r in results),
+        "failures": failures,
+        "parts": [{"index": r["index"], "location": r["location"], "objects": r["deleted"], "bytes": r["bytes"]}
+                  for r in results],
+    }
+
+
+def _pickle_this_module_by_value() -> None:
+    """Imported as a module (locally), Spark's workers could not import it by name: ship its code instead.
+    Run as the entry point (EMR), it is __main__, which Spark already ships by value."""
+    if __name__ != "__main__":
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
+
+
+def run(spark: Any, options: JobOptions) -> dict[str, Any]:
+    """Runs the job in ``options.mode`` on an existing SparkSession; writes and returns the summary."""
+    _pickle_this_module_by_value()
+    spark.conf.set("spark.sql.shuffle.partitions", str(options.address_partitions))
+    ns = Namespace.parse(options.storage_namespace)
+    s3 = s3_client(options.s3)
+    started_at = time.time()
+    summary: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "run_id": options.run_id,
+        "storage_namespace": ns.uri,
+        "mode": options.mode,
+        "dry_run": options.mode == MODE_MARK,
+        "started_at": started_at,
+    }
+    if options.mode in (MODE_MARK, MODE_MARK_AND_SWEEP):
+        summary["mark"] = mark(spark, options, ns, s3)
+    else:
+        summary["mark"] = load_mark(s3, ns, options.run_id)
+    if options.mode in (MODE_SWEEP, MODE_MARK_AND_SWEEP):
+        summary["sweep"] = sweep(spark, options, ns, s3, summary["mark"])
+    summary["finished_at"] = time.time()
+    summary["summary_location"] = ns.address(summary_key(ns, options.run_id))
+    put_json(s3, ns.bucket, summary_key(ns, options.run_id), summary)
+    return summary
+
+
+def exit_status(summary: dict[str, Any]) -> int:
+    return EXIT_PARTIAL_FAILURE if summary.get("sweep", {}).get("objects_failed", 0) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    options = parse_options(sys.argv[1:] if argv is None else argv)
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession.builder.appName(f"lakelet-gc-{options.run_id}").getOrCreate()
+    summary = run(spark, options)
+    print(json.dumps(summary, indent=2, sort_keys=True))
+    return exit_status(summary)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,184 @@
+"""What each Lambda function of the app may do: the one table of function permissions, and the IAM statements
+and environment it turns into.
+
+Every function the Chalice app defines must have an entry in FUNCTION_ACCESS: infra/build.py refuses to build a
+template for a function nobody has decided the permissions of. Each statement names the resources it touches
+(a table, the bucket or a prefix of it, the key, the application, a state machine); no statement has a wildcard
+action, and no write or delete is allowed on "*". The only statement on "*" is X-Ray's, in
+.chalice/policy-xray.json, because X-Ray has no resources to name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from chalicelib import settings
+from chalicelib.gc import settings as gc_settings
+
+from .state_machines import StateMachine
+
+Json = dict[str, Any]
+
+# The logical ids of the tables in lakelet.yaml, by the field of chalicelib's TableNames that names them.
+TABLES: dict[str, str] = {
+    "repositories": "RepositoriesTable",
+    "branches": "BranchesTable",
+    "tags": "TagsTable",
+    "commits": "CommitsTable",
+    "staging": "StagingTable",
+    "auth": "AuthTable",
+}
+DATA_BUCKET = "DataBucket"
+SECRETS_KEY = "SecretsKey"
+GC_APPLICATION = "GCApplication"
+GC_JOB_ROLE = "GCJobRole"
+# Where make deploy puts the GC job and its Python environment, and where the job writes its logs.
+ARTIFACT_PREFIX = "lakelet/${Stage}/emr"
+
+_METADATA_READ = [
+    "dynamodb:BatchGetItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DescribeTable",
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:Scan",
+]
+_METADATA_WRITE = ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"]
+# GC reads and writes its own files only: <namespace>/_lakefs/retention/gc/..., wherever the namespace is in
+# the bucket (at its root or under a prefix).
+_GC_FILES = ["_lakefs/retention/gc/*", "*/_lakefs/retention/gc/*"]
+
+
+class Metadata(Enum):
+    """Access to the DynamoDB tables."""
+
+    NONE = "none"
+    READ = "read"
+    READ_WRITE = "read-write"
+
+
+class Data(Enum):
+    """Access to the data bucket."""
+
+    NONE = "none"
+    # Objects, ranges and metaranges of every repository: the API and the S3 gateway.
+    READ_WRITE = "read-write"
+    # Only the files of garbage collection: rules.json, the prepared inputs of a run.
+    GC_FILES = "gc-files"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionAccess:
+    """What one function may touch."""
+
+    metadata: Metadata = Metadata.NONE
+    data: Data = Data.NONE
+    # Encrypt and decrypt with the secrets key (secret access keys, the server key).
+    secrets: bool = False
+    # Start EMR Serverless job runs of the GC application, passing the GC job role.
+    starts_gc_jobs: bool = False
+    # Start and describe executions of the state machines built from stepfunctions/*.asl.json.
+    starts_workflows: bool = False
+    # Answer HTTP on a Lambda Function URL (the S3 gateway: its paths are beyond what Chalice routes express).
+    function_url: bool = False
+    # Its schedule (if it has one) is the GCSchedule parameter rather than the expression in app.py.
+    gc_schedule: bool = False
+
+
+# Keyed by the Chalice function name (the REST API's handler is "api_handler"). Issue 4's workflow task
+# functions join this table with Metadata.READ_WRITE and Data.READ_WRITE.
+FUNCTION_ACCESS: dict[str, FunctionAccess] = {
+    "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True),
+    "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True),
+    "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
+    # The commit workflow (stepfunctions/commit.asl.json). Data has no read-only level: plan only reads ranges.
+    "commit_seal": FunctionAccess(Metadata.READ_WRITE),
+    "commit_plan": FunctionAccess(Metadata.READ, Data.READ_WRITE),
+    "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE),
+    "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE),
+    "commit_drop": FunctionAccess(Metadata.READ_WRITE),
+}
+
+
+def _sub(text: str) -> Json:
+    return {"Fn::Sub": text}
+
+
+def _arn(logical_id: str) -> Json:
+    return {"Fn::GetAtt": [logical_id, "Arn"]}
+
+
+def _statement(sid: str, actions: list[str], resources: list[Any], condition: Json | None = None) -> Json:
+    statement: Json = {"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resources}
+    if condition:
+        statement["Condition"] = condition
+    return statement
+
+
+def statements(access: FunctionAccess, log_group: str, state_machines: list[StateMachine]) -> list[Json]:
+    """The IAM statements of one function: its log group, then what ``access`` grants."""
+    out = [_statement("WriteOwnLogs", ["logs:CreateLogStream", "logs:PutLogEvents"], [_arn(log_group)])]
+    tables = [_arn(logical_id) for logical_id in TABLES.values()]
+    if access.metadata is Metadata.READ:
+        out.append(_statement("ReadMetadata", _METADATA_READ, tables))
+    elif access.metadata is Metadata.READ_WRITE:
+        out.append(_statement("ReadWriteMetadata", _METADATA_READ + _METADATA_WRITE, tables))
+    if access.data is Data.READ_WRITE:
+        out.append(_statement("ListData", ["s3:ListBucket"], [_arn(DATA_BUCKET)]))
+        out.append(
+            _statement(
+                "ReadWriteData",
+                ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts",
+                 "s3:PutObject"],
+                [_sub("${DataBucket.Arn}/*")],
+            )
+        )
+    elif access.data is Data.GC_FILES:
+        out.append(
+            _statement("ReadWriteGCFiles", ["s3:GetObject", "s3:PutObject"],
+                       [_sub(f"${{DataBucket.Arn}}/{prefix}") for prefix in _GC_FILES])
+        )
+    if access.secrets:
+        out.append(_statement("UseSecretsKey", ["kms:Decrypt", "kms:Encrypt"], [_arn(SECRETS_KEY)]))
+    if access.starts_gc_jobs:
+        application = "arn:${AWS::Partition}:emr-serverless:${AWS::Region}:${AWS::AccountId}:/applications/${GCApplication}"
+        out.append(_statement("StartGCJobRuns", ["emr-serverless:StartJobRun"], [_sub(application)]))
+        # StartJobRun with tags needs TagResource on the job run it creates.
+        out.append(_statement("TagGCJobRuns", ["emr-serverless:TagResource"], [_sub(application + "/jobruns/*")]))
+        out.append(
+            _statement("PassGCJobRole", ["iam:PassRole"], [_arn(GC_JOB_ROLE)],
+                       {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}})
+        )
+    if access.starts_workflows and state_machines:
+        out.append(_statement("StartWorkflows", ["states:StartExecution"], [sm.arn() for sm in state_machines]))
+        out.append(
+            _statement("DescribeWorkflows", ["states:DescribeExecution"], [sm.executions_arn() for sm in state_machines])
+        )
+    return out
+
+
+def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> Json:
+    """The environment variables infra/ adds to a function: the names and ids AWS chooses at deploy time.
+
+    The names are chalicelib's settings contract (chalicelib/settings.py, chalicelib/gc/settings.py).
+    """
+    env: Json = {
+        settings.ENV_BUCKET: {"Ref": DATA_BUCKET},
+        # Every function builds the same services (chalicelib/wiring.py), which need the key's id even where
+        # nothing is decrypted.
+        settings.ENV_KMS_KEY_ID: _arn(SECRETS_KEY),
+    }
+    if access.starts_gc_jobs:
+        env.update({
+            gc_settings.ENV_APPLICATION_ID: {"Ref": GC_APPLICATION},
+            gc_settings.ENV_EXECUTION_ROLE_ARN: _arn(GC_JOB_ROLE),
+            gc_settings.ENV_ENTRY_POINT: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/gc_job.py"),
+            gc_settings.ENV_ARCHIVE: {"Ref": "GCJobArchive"},
+            gc_settings.ENV_LOG_URI: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/logs/"),
+            gc_settings.ENV_MODE: {"Ref": "GCMode"},
+        })
+    if access.starts_workflows:
+        env.update({sm.environment_variable: sm.arn() for sm in state_machines})
+    return env

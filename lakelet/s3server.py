@@ -1,0 +1,109 @@
+"""Serve the S3 gateway over HTTP on this machine: the local stand-in for its Lambda Function URL.
+
+A plain threaded HTTP/1.1 server that turns each request into a ``chalicelib.s3proxy.Request`` exactly as the
+client sent it (percent-encoded path and query, every header, the body de-chunked when it came with
+``Transfer-Encoding: chunked``), hands it to ``S3Gateway.handle`` and writes the answer back. HTTP/1.1 also
+gives the ``100 Continue`` that S3 clients wait for before sending a large body. Unlike the Lambda, it puts no
+limit on body sizes, so ``aws s3 cp`` of large files works with the clients' default part sizes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+from chalicelib.s3proxy import Request, S3Gateway
+from lakelet.devserver import ChunkedBodyError, read_chunked
+
+log = logging.getLogger(__name__)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    gateway: S3Gateway
+
+
+class S3RequestHandler(BaseHTTPRequestHandler):
+    """One connection; each request goes to the server's gateway."""
+
+    protocol_version = "HTTP/1.1"
+    server_version = "LakeletS3"
+    # Headers and body leave in separate writes; without this a kept-alive client waits ~40 ms per response.
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def _body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            return read_chunked(self.rfile)  # type: ignore[arg-type]
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _handle(self) -> None:
+        try:
+            body = self._body()
+        except (ChunkedBodyError, ValueError) as error:
+            self.close_connection = True
+            self.send_error(400, f"Bad request body: {error}")
+            return
+        target = urlsplit(self.path)
+        headers = [(name, value) for name, value in self.headers.items() if name.lower() != "transfer-encoding"]
+        request = Request.build(self.command, target.path or "/", target.query, headers, body)
+        response = self.server.gateway.handle(request)
+        self.send_response(response.status)
+        declared = None
+        for name, value in response.headers.items():
+            if name.lower() == "content-length":
+                declared = value  # HEAD declares the object's size; otherwise the body's length is sent below
+                continue
+            self.send_header(name, value)
+        head = self.command == "HEAD"
+        self.send_header("Content-Length", str(declared) if head and declared is not None else str(len(response.body)))
+        self.end_headers()
+        if not head and response.body:
+            self.wfile.write(response.body)
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("%s - %s", self.address_string(), format % args)
+
+
+class S3Server:
+    """An S3Gateway served on ``host:port`` from a background thread. ``port=0`` picks a free port."""
+
+    def __init__(self, gateway: S3Gateway, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._server = _Server((host, port), S3RequestHandler)
+        self._server.gateway = gateway
+        self._thread: threading.Thread | None = None
+
+    @property
+    def host(self) -> str:
+        return str(self._server.server_address[0])
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        """The endpoint S3 clients take, e.g. ``http://127.0.0.1:8001``."""
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("S3Server already started")
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"lakelet-s3-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving and release the port. Safe to call twice."""
+        if self._thread is not None:
+            self._server.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._server.server_close()

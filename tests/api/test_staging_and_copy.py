@@ -1,0 +1,166 @@
+"""Presigned uploads (GET|PUT .../staging/backing with signed addresses), shallow copies, conditional writes."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import lakefs_sdk
+import pytest
+
+from chalicelib import wiring
+from chalicelib.auth.addresses import MAX_AGE_SECONDS
+
+from .support import NAMESPACE, Api, assert_error, body_of, conforms
+
+BACKING = "/repositories/{repo}/branches/{branch}/staging/backing"
+
+
+def location(api: Api, path: str, repo: str = "repo1", branch: str = "main", presign: bool = True) -> dict[str, Any]:
+    response = api.get(BACKING.format(repo=repo, branch=branch), query={"path": path, "presign": str(presign)})
+    assert response.status_code == 200, response.body
+    conforms(lakefs_sdk.StagingLocation, body_of(response))
+    return body_of(response)
+
+
+def link(api: Api, path: str, staging: dict[str, Any], size: int, repo: str = "repo1", branch: str = "main", **kw: Any):  # type: ignore[no-untyped-def]
+    body = {"staging": staging, "checksum": "abc123", "size_bytes": size, **kw.pop("body", {})}
+    return api.request("PUT", BACKING.format(repo=repo, branch=branch), query={"path": path}, json_body=body, **kw)
+
+
+def upload_to(services: wiring.Services, staging: dict[str, Any], data: bytes) -> None:
+    """What the client does with the presigned URL: put the bytes at the physical address."""
+    services.graveler.blocks.put(staging["physical_address"], data)
+
+
+def test_presigned_upload_round_trip(api: Api, repo: str, services: wiring.Services) -> None:
+    before = int(time.time())
+    staging = location(api, "data/x.bin")
+    assert staging["physical_address"].startswith(f"{NAMESPACE}/repo1/data/")
+    assert staging["presigned_url"].startswith("https://")
+    assert before + 900 <= staging["presigned_url_expiry"] <= int(time.time()) + 900
+    upload_to(services, staging, b"payload")
+    response = link(api, "data/x.bin", staging, 7, body={"content_type": "text/plain", "user_metadata": {"k": "v"}})
+    assert response.status_code == 200, response.body
+    stats = conforms(lakefs_sdk.ObjectStats, body_of(response))
+    assert (stats.physical_address, stats.size_bytes, stats.checksum) == (staging["physical_address"], 7, "abc123")
+    assert stats.content_type == "text/plain" and stats.metadata == {"k": "v"}
+    read = api.get("/repositories/repo1/refs/main/objects", query={"path": "data/x.bin"})
+    assert read.body == b"payload" and read.headers["Content-Type"] == "text/plain"
+    api.commit("repo1", "main")
+    assert api.get("/repositories/repo1/refs/main/objects", query={"path": "data/x.bin"}).body == b"payload"
+
+
+def test_without_presign_only_the_address(api: Api, repo: str) -> None:
+    staging = location(api, "a", presign=False)
+    assert staging["presigned_url"] is None and "presigned_url_expiry" not in staging
+
+
+def test_expiry_follows_the_settings(api: Api, repo: str, services: wiring.Services) -> None:
+    services.settings = wiring.Settings(bucket="test-bucket", presign_expiry_seconds=60)
+    staging = location(api, "a")
+    assert staging["presigned_url_expiry"] <= int(time.time()) + 60
+    assert "expires=60" in staging["presigned_url"]
+
+
+def test_forged_foreign_and_stale_addresses_are_400(api: Api, repo: str, services: wiring.Services) -> None:
+    api.create_repo("repo2")
+    api.post("/repositories/repo1/branches", json_body={"name": "dev", "source": "main"})
+    staging = location(api, "a.txt")
+    upload_to(services, staging, b"x")
+    unsigned = services.graveler.new_physical_address("repo1")
+    services.graveler.blocks.put(unsigned, b"x")
+    cases = {
+        "made up": {"physical_address": unsigned},
+        "tampered": {"physical_address": staging["physical_address"][:-1] + "0"},
+        "other object": {"physical_address": f"{NAMESPACE}/repo1/data/other"},
+    }
+    for name, forged in cases.items():
+        assert "issued" in assert_error(link(api, "a.txt", forged, 1), 400), name
+    assert_error(link(api, "b.txt", staging, 1), 400)  # another path
+    assert_error(link(api, "a.txt", staging, 1, branch="dev"), 400)  # another branch
+    assert_error(link(api, "a.txt", staging, 1, repo="repo2"), 400)  # another repository
+    signer = services.auth.address_signer()
+    real_clock = signer._clock
+    signer._clock = lambda: real_clock() - MAX_AGE_SECONDS - 60  # issued 24 h and a minute ago
+    stale = location(api, "old.txt")
+    signer._clock = real_clock
+    upload_to(services, stale, b"x")
+    assert "stale" in assert_error(link(api, "old.txt", stale, 1), 400)
+    # Nothing was linked by any of them.
+    assert body_of(api.get("/repositories/repo1/refs/main/objects/ls"))["results"] == []
+    # The genuine one still links.
+    assert link(api, "a.txt", staging, 1).status_code == 200
+
+
+def test_linking_needs_the_upload_and_a_well_formed_body(api: Api, repo: str, services: wiring.Services) -> None:
+    staging = location(api, "a")
+    assert "uploaded" in assert_error(link(api, "a", staging, 1), 400)
+    upload_to(services, staging, b"x")
+    assert_error(link(api, "a", staging, -1), 400)
+    assert_error(
+        api.request("PUT", BACKING.format(repo="repo1", branch="main"), query={"path": "a"}, json_body={}), 400
+    )
+    assert_error(link(api, "a", staging, 1, headers={"if-match": '"abc"'}), 400)
+    assert_error(api.get(BACKING.format(repo="repo1", branch="main")), 400)  # no path
+    assert_error(api.get(BACKING.format(repo="repo1", branch="nope"), query={"path": "a"}), 404)
+    assert_error(api.get(BACKING.format(repo="nope", branch="main"), query={"path": "a"}), 404)
+
+
+def test_if_none_match_on_link_and_upload_is_412(api: Api, repo: str, services: wiring.Services) -> None:
+    api.upload("repo1", "main", "taken", b"first")
+    staging = location(api, "taken")
+    upload_to(services, staging, b"second")
+    assert_error(link(api, "taken", staging, 6, headers={"if-none-match": "*"}), 412)
+    response = api.post(
+        "/repositories/repo1/branches/main/objects",
+        query={"path": "taken"},
+        body=b"third",
+        headers={"content-type": "text/plain", "if-none-match": "*"},
+    )
+    assert_error(response, 412)
+    assert api.get("/repositories/repo1/refs/main/objects", query={"path": "taken"}).body == b"first"
+    assert link(api, "free", staging, 6, headers={"if-none-match": "*"}).status_code == 400  # signed for "taken"
+    assert link(api, "taken", staging, 6).status_code == 200  # unconditional: replaces
+
+
+def test_copy_is_shallow(api: Api, repo: str) -> None:
+    source = api.upload("repo1", "main", "src.txt", b"data", **{"x-lakefs-meta-k": "v"})
+    api.commit("repo1", "main")
+    api.post("/repositories/repo1/branches", json_body={"name": "dev", "source": "main"})
+    response = api.post(
+        "/repositories/repo1/branches/dev/objects/copy",
+        query={"dest_path": "dst.txt"},
+        json_body={"src_path": "src.txt", "src_ref": "main"},
+    )
+    assert response.status_code == 201, response.body
+    copied = conforms(lakefs_sdk.ObjectStats, body_of(response))
+    assert copied.path == "dst.txt" and copied.physical_address == source["physical_address"]
+    assert (copied.checksum, copied.size_bytes, copied.metadata) == (source["checksum"], 4, {"k": "v"})
+    assert api.get("/repositories/repo1/refs/dev/objects", query={"path": "dst.txt"}).body == b"data"
+    # src_ref defaults to the destination branch.
+    same_branch = api.post(
+        "/repositories/repo1/branches/main/objects/copy",
+        query={"dest_path": "again.txt"},
+        json_body={"src_path": "src.txt"},
+    )
+    assert same_branch.status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("query", "body", "headers", "status"),
+    [
+        ({"dest_path": "d"}, {"src_path": "missing"}, {}, 404),
+        ({}, {"src_path": "src.txt"}, {}, 400),
+        ({"dest_path": "d"}, {}, {}, 400),
+        ({"dest_path": "d"}, {"src_path": "src.txt", "src_ref": "nope"}, {}, 404),
+        ({"dest_path": "d"}, {"src_path": "src.txt", "shallow": "yes"}, {}, 400),
+        ({"dest_path": "src.txt"}, {"src_path": "src.txt"}, {"if-none-match": "*"}, 412),
+    ],
+)
+def test_copy_errors(
+    api: Api, repo: str, query: dict[str, str], body: dict[str, Any], headers: dict[str, str], status: int
+) -> None:
+    api.upload("repo1", "main", "src.txt", b"data")
+    response = api.post("/repositories/repo1/branches/main/objects/copy", query=query, json_body=body, headers=headers)
+    assert_error(response, status)

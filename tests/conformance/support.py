@@ -1,0 +1,172 @@
+"""Conformance helpers: the served spec, checking a response against the lakefs-sdk model the spec names, a
+seeded in-memory deployment, and a snapshot of everything it stores (to prove a refused request changed
+nothing)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import lakefs_sdk
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from app import app
+from chalicelib import wiring
+from chalicelib.settings import Settings
+
+SPEC_FILE = Path(__file__).resolve().parent / "lakefs-served.json"
+PREFIX = "/api/v1"
+BUCKET = "conformance"
+ADMIN_KEY = "AKIAIOSFODNN7EXAMPLE"
+ADMIN_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+_PARAMETER = re.compile(r"\{[^}]+\}")
+
+__all__ = ["app"]
+
+
+@cache
+def spec() -> dict[str, Any]:
+    return json.loads(SPEC_FILE.read_text())
+
+
+def basic(key: str = ADMIN_KEY, secret: str = ADMIN_SECRET) -> str:
+    return "Basic " + base64.b64encode(f"{key}:{secret}".encode()).decode()
+
+
+def operation(method: str, template: str) -> dict[str, Any]:
+    return spec()["paths"][template][method.lower()]  # type: ignore[no-any-return]
+
+
+def template_of(method: str, path: str) -> str:
+    """The spec path a concrete path (without /api/v1) belongs to."""
+    for template, operations in spec()["paths"].items():
+        if method.lower() in operations:
+            pattern = "^" + _PARAMETER.sub("[^/]+", re.escape(template).replace(r"\{", "{").replace(r"\}", "}")) + "$"
+            if re.match(pattern, path):
+                return str(template)
+    raise AssertionError(f"{method} {path} is not in the served spec")
+
+
+def check_response(method: str, template: str, status: int, body: bytes) -> None:
+    """The status is one the operation documents (or an error it may give) and a JSON body parses, exactly,
+    as the lakefs-sdk model the spec names for that status."""
+    responses = operation(method, template)["responses"]
+    documented = responses.get(str(status))
+    if documented is None:
+        if status < 400:
+            # The SDK records statuses only for operations with a response body; the others take any.
+            assert set(responses) == {"default"}, f"{method} {template}: undocumented success status {status}"
+            return
+        documented = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    content = documented.get("content", {})
+    schema = content.get("application/json", {}).get("schema")
+    if schema is None or method == "HEAD":
+        return
+    if schema.get("type") == "string":
+        # lakeFS answers some of these (a new branch's commit id) as plain text; the SDK takes either.
+        assert body.decode("utf-8"), f"{method} {template}: empty string response"
+        return
+    conform(schema, json.loads(body), f"{method} {template} {status}")
+
+
+def conform(schema: dict[str, Any], payload: Any, where: str) -> None:
+    if "$ref" in schema:
+        model = getattr(lakefs_sdk, schema["$ref"].rsplit("/", 1)[1])
+        parsed = model.from_dict(payload)
+        assert parsed is not None, where
+        assert _drop_none(parsed.to_dict()) == _drop_none(payload), (where, payload)
+    elif schema.get("type") == "array":
+        assert isinstance(payload, list), where
+        for item in payload:
+            conform(schema["items"], item, where)
+    elif schema.get("type") == "object":
+        assert isinstance(payload, dict) and all(isinstance(v, str) for v in payload.values()), where
+    elif schema.get("type") == "string":
+        assert isinstance(payload, str), where
+
+
+def _drop_none(value: Any) -> Any:
+    """lakeFS omits absent optional fields or sends them as null; both are the same to a client."""
+    if isinstance(value, dict):
+        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_none(v) for v in value]
+    return value
+
+
+def seeded_services() -> wiring.Services:
+    """An in-memory deployment with data for every route to find: an admin, a user, repositories (one
+    read-only), branches, a tag, committed and staged objects, metadata, a policy."""
+    services = wiring.memory_services(Settings(bucket=BUCKET))
+    auth, graveler = services.auth, services.graveler
+    auth.setup("admin", ADMIN_KEY, ADMIN_SECRET)
+    auth.directory.create_user("jane")
+    auth.directory.add_member("Developers", "jane")
+    graveler.create_repository("repo1", f"s3://{BUCKET}/repo1")
+    graveler.create_repository("frozen", f"s3://{BUCKET}/frozen", read_only=True)
+    graveler.upload_object("repo1", "main", "a.txt", b"hello", "text/plain", {"k": "v"})
+    graveler.upload_object("repo1", "main", "dir/b.csv", b"x,y\n1,2\n", "text/csv")
+    graveler.commit("repo1", "main", "admin", "first")
+    graveler.create_branch("repo1", "dev", "main")
+    graveler.upload_object("repo1", "dev", "a.txt", b"changed")
+    graveler.create_tag("repo1", "v1", "main")
+    assert services.repository_metadata is not None
+    services.repository_metadata.set("repo1", graveler.get_repository("repo1").creation_date, {"owner": "me"})
+    # The server key is made on first use; made here, so no request is seen "changing" the stores by it.
+    auth.token_signer()
+    auth.address_signer()
+    return services
+
+
+class Seed:
+    """The seeded deployment, built once; ``fresh()`` gives new services holding a copy of its data (cheaper
+    than seeding again: the fuzz run needs one per example)."""
+
+    def __init__(self) -> None:
+        self._pristine = seeded_services()
+        self._state = snapshot(self._pristine)
+
+    def fresh(self) -> wiring.Services:
+        from chalicelib.adapters.memory import (
+            MemoryAuthStore,
+            MemoryBlockStore,
+            MemoryRefStore,
+            MemoryRepositoryMetadataStore,
+            MemoryStagingStore,
+        )
+        from chalicelib.auth.service import AuthService
+
+        refs, staging, blocks, store = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore(), MemoryAuthStore()
+        metadata = MemoryRepositoryMetadataStore(refs)
+        cipher = self._pristine.auth._cipher  # the seeded secrets and server key were sealed with it
+        services = wiring.assemble(self._pristine.settings, refs, staging, blocks, AuthService(store, cipher), metadata)
+        for store_object in _stores(services):
+            for key, value in self._state.items():
+                owner, _, attribute = key.partition(".")
+                if owner == type(store_object).__name__:
+                    setattr(store_object, attribute, copy.deepcopy(value))
+        return services
+
+
+def _stores(services: wiring.Services) -> tuple[Any, ...]:
+    graveler = services.graveler
+    return (graveler.refs, graveler.staging, graveler.blocks, services.auth.store, services.repository_metadata)
+
+
+def snapshot(services: wiring.Services) -> dict[str, Any]:
+    """Everything the in-memory stores hold, copied: equal snapshots mean nothing changed."""
+    state: dict[str, Any] = {}
+    for store in _stores(services):
+        for name, value in vars(store).items():
+            if isinstance(value, (dict, set, list)):
+                state[f"{type(store).__name__}.{name}"] = copy.deepcopy(value)
+    return state

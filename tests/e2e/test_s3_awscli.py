@@ -1,0 +1,85 @@
+"""The aws cli (from PyPI, in the test venv) against the gateway of ``lakelet local``, configured with nothing
+but the endpoint and the key pair: ``cp`` both ways, ``ls``, and ``sync`` of a directory tree up and back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import LocalProcess
+from .s3support import s3_endpoint, s3_repo  # noqa: F401 (fixtures)
+
+pytestmark = pytest.mark.e2e
+
+MIB = 1024 * 1024
+
+
+def aws(local: LocalProcess, tmp_path: Path, *args: str) -> str:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(tmp_path),
+        "AWS_ACCESS_KEY_ID": local.access_key_id,
+        "AWS_SECRET_ACCESS_KEY": local.secret_access_key,
+        # No config or credentials file of the developer's may help (or hinder).
+        "AWS_CONFIG_FILE": str(tmp_path / "no-config"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
+    }
+    command = [sys.executable, "-m", "awscli", *args, "--endpoint-url", s3_endpoint(local)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            check=False)
+    assert result.returncode == 0, f"aws {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def make_tree(root: Path) -> dict[str, str]:
+    rng = random.Random(5)
+    files = {
+        "README.md": b"# tree\n",
+        "empty.txt": b"",
+        "data/part-0000.csv": b"id,value\n" + b"".join(b"%d,%d\n" % (i, i * i) for i in range(2000)),
+        "data/nested/deeper/blob.bin": rng.randbytes(300_000),
+        "data/large.bin": rng.randbytes(9 * MIB),  # above the cli's 8 MiB threshold: a multipart upload
+        "with space/ünïcode name.txt": "héllo wörld\n".encode(),
+    }
+    for name, data in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    return digests(root)
+
+
+def digests(root: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*")) if path.is_file()
+    }
+
+
+def test_cp_both_ways(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
+    source = tmp_path / "upload.bin"
+    source.write_bytes(random.Random(1).randbytes(12 * MIB + 17))
+    aws(local_stack, tmp_path, "s3", "cp", str(source), f"s3://{s3_repo}/main/cli/upload.bin")
+    back = tmp_path / "download.bin"
+    aws(local_stack, tmp_path, "s3", "cp", f"s3://{s3_repo}/main/cli/upload.bin", str(back))
+    assert back.read_bytes() == source.read_bytes()
+
+
+def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
+    up, down = tmp_path / "up", tmp_path / "down"
+    expected = make_tree(up)
+    aws(local_stack, tmp_path, "s3", "sync", str(up), f"s3://{s3_repo}/main/tree/")
+    assert "PRE main/" in aws(local_stack, tmp_path, "s3", "ls", f"s3://{s3_repo}/")  # branches, as folders
+    recursive = aws(local_stack, tmp_path, "s3", "ls", "--recursive", f"s3://{s3_repo}/main/tree/")
+    assert sorted(line.split(None, 3)[3] for line in recursive.strip().splitlines()) == sorted(
+        f"main/tree/{name}" for name in expected)
+    assert f" {9 * MIB} main/tree/data/large.bin" in recursive
+    aws(local_stack, tmp_path, "s3", "sync", f"s3://{s3_repo}/main/tree/", str(down))
+    assert digests(down) == expected
+    # Nothing changed, so a second sync has nothing to do.
+    assert aws(local_stack, tmp_path, "s3", "sync", str(up), f"s3://{s3_repo}/main/tree/").strip() == ""

@@ -1,0 +1,126 @@
+"""The GC endpoints: GET|PUT|DELETE .../settings/gc_rules and POST .../gc/prepare_commits, in lakeFS's shapes."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from chalice.test import Client
+from lakefs_sdk.models import GarbageCollectionPrepareResponse, GarbageCollectionRules
+
+from chalicelib import wiring
+from tests.api.support import Api, app, assert_error, conforms
+
+RULES = {"default_retention_days": 7, "branches": [{"branch_id": "main", "retention_days": 30}]}
+
+
+@pytest.fixture
+def api(memory: wiring.Services) -> Iterator[Api]:
+    credential, secret = memory.auth.setup("admin")
+    with Client(app) as client:
+        api = Api(client, (credential.access_key_id, secret))
+        api.create_repo("repo1")
+        yield api
+
+
+def rules_path(repo: str = "repo1") -> str:
+    return f"/repositories/{repo}/settings/gc_rules"
+
+
+def test_rules_round_trip_in_the_lakefs_shape(api: Api, memory: wiring.Services) -> None:
+    assert_error(api.get(rules_path()), 404)
+    response = api.request("PUT", rules_path(), json_body=RULES)
+    assert response.status_code == 204, response.body
+    got = api.get(rules_path())
+    assert got.status_code == 200
+    conforms(GarbageCollectionRules, json.loads(got.body))
+    assert json.loads(got.body) == RULES
+    # Stored with the data, as JSON, in the repository's namespace.
+    stored = memory.graveler.blocks.get("s3://test-bucket/repos/repo1/_lakefs/retention/gc/rules.json")
+    assert json.loads(stored) == RULES
+
+    replaced = {"default_retention_days": 0, "branches": []}
+    assert api.request("PUT", rules_path(), json_body=replaced).status_code == 204
+    assert json.loads(api.get(rules_path()).body) == replaced
+
+    assert api.delete(rules_path()).status_code == 204
+    assert_error(api.get(rules_path()), 404)
+    assert api.delete(rules_path()).status_code == 204  # deleting unset rules is fine
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"branches": []},
+        {"default_retention_days": 7},
+        {"default_retention_days": -1, "branches": []},
+        {"default_retention_days": 1.5, "branches": []},
+        {"default_retention_days": True, "branches": []},
+        {"default_retention_days": "7", "branches": []},
+        {"default_retention_days": 7, "branches": {"main": 3}},
+        {"default_retention_days": 7, "branches": [{"branch_id": "main"}]},
+        {"default_retention_days": 7, "branches": [{"retention_days": 3}]},
+        {"default_retention_days": 7, "branches": [{"branch_id": "bad name!", "retention_days": 3}]},
+        {"default_retention_days": 7, "branches": [{"branch_id": "main", "retention_days": 3},
+                                                   {"branch_id": "main", "retention_days": 4}]},
+        {"default_retention_days": 7, "branches": ["main"]},
+        [1, 2],
+    ],
+)
+def test_invalid_rules_are_refused(api: Api, body: Any) -> None:
+    assert_error(api.request("PUT", rules_path(), json_body=body), 400)
+    assert_error(api.get(rules_path()), 404)
+
+
+def test_rules_need_a_body_an_existing_repository_and_credentials(api: Api) -> None:
+    assert_error(api.request("PUT", rules_path(), body=b"not json", headers={"content-type": "application/json"}), 400)
+    assert_error(api.request("PUT", rules_path(), body=b""), 400)
+    assert_error(api.get(rules_path("nope")), 404)
+    assert_error(api.request("PUT", rules_path("nope"), json_body=RULES), 404)
+    anonymous = Api(api.client, None)
+    assert_error(anonymous.get(rules_path()), 401)
+    assert_error(anonymous.post("/repositories/repo1/gc/prepare_commits"), 401)
+
+
+def test_prepare_commits_answers_where_the_run_is(api: Api, memory: wiring.Services) -> None:
+    wiring.set_services(dataclasses.replace(memory, settings=dataclasses.replace(memory.settings,
+                                                                                 pre_sign_support=False)))
+    assert_error(api.post("/repositories/repo1/gc/prepare_commits"), 404)  # no rules yet
+    api.request("PUT", rules_path(), json_body=RULES)
+    api.upload("repo1", "main", "a.txt", b"a")
+    api.commit("repo1", "main", "one")
+    api.upload("repo1", "main", "staged.txt", b"s")
+
+    response = api.post("/repositories/repo1/gc/prepare_commits")
+
+    assert response.status_code == 201, response.body
+    body = json.loads(response.body)
+    conforms(GarbageCollectionPrepareResponse, body)
+    run_id = body["run_id"]
+    root = "s3://test-bucket/repos/repo1/_lakefs/retention/gc"
+    assert body["gc_commits_location"] == f"{root}/commits/run_id={run_id}/commits.csv"
+    assert body["gc_addresses_location"] == f"{root}/addresses/run_id={run_id}/"
+    assert "gc_commits_presigned_url" not in body
+    blocks = memory.graveler.blocks
+    lines = blocks.get(body["gc_commits_location"]).decode().splitlines()
+    assert len(lines) == 3  # header, the commit and the initial commit (both inside 30 days)
+    manifest = json.loads(blocks.get(f"{root}/runs/run_id={run_id}/prepare.json"))
+    assert manifest["staged_addresses"] == 1 and manifest["repository"] == "repo1"
+    assert_error(api.post("/repositories/nope/gc/prepare_commits"), 404)
+
+
+def test_prepare_commits_presigns_the_commits_file_when_presign_is_on(memory: wiring.Services) -> None:
+    presigning = dataclasses.replace(memory, settings=dataclasses.replace(memory.settings, pre_sign_support=True))
+    wiring.set_services(presigning)
+    credential, secret = presigning.auth.setup("admin")
+    with Client(app) as client:
+        api = Api(client, (credential.access_key_id, secret))
+        api.create_repo("repo1")
+        api.request("PUT", rules_path(), json_body=RULES)
+        body = json.loads(api.post("/repositories/repo1/gc/prepare_commits").body)
+    conforms(GarbageCollectionPrepareResponse, body)
+    assert body["gc_commits_presigned_url"].startswith("https://")
+    assert body["run_id"] in body["gc_commits_presigned_url"]

@@ -1,0 +1,89 @@
+"""The Lambda bundle ``make package`` writes: under Lambda's 250 MB unzipped limit, and complete enough that every
+handler imports from it alone (as the python3.12 runtime would, with no site-packages of ours)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.infra.conftest import Package
+
+LAMBDA_UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024
+# Cold-start imports of every handler in app.py, and what each needs at run time.
+HANDLER_IMPORTS = [
+    "app",
+    "chalicelib.adapters.dynamodb",
+    "chalicelib.adapters.s3",
+    "chalicelib.adapters.kms",
+    "chalicelib.adapters.emr",
+    "chalicelib.s3proxy.function_url",
+    "chalicelib.gc.schedule",
+    "aws_xray_sdk.core",  # Powertools' Tracer
+]
+
+
+def test_the_unzipped_bundle_is_under_the_lambda_limit(package: Package) -> None:
+    with zipfile.ZipFile(package.bundle_path) as bundle:
+        unzipped = sum(info.file_size for info in bundle.infolist())
+        names = set(bundle.namelist())
+    print(f"Lambda bundle: {package.bundle_path.stat().st_size / 1e6:.1f} MB zipped, {unzipped / 1e6:.1f} MB unzipped")
+    assert unzipped < LAMBDA_UNZIPPED_LIMIT_BYTES
+    assert "app.py" in names and "chalicelib/settings.py" in names
+    # GC runs on EMR Serverless, not in Lambda; the local stack and the tests stay out of the bundle.
+    assert not any(name.startswith(("pyspark/", "moto/", "lakelet/", "tests/", "infra/")) for name in names)
+
+
+@pytest.fixture(scope="module")
+def unpacked(package: Package, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("bundle")
+    with zipfile.ZipFile(package.bundle_path) as bundle:
+        bundle.extractall(target)
+    return target
+
+
+# Run from the unpacked bundle: import every handler's modules, then answer GET /api/v1/healthcheck through
+# app.app(event, context), the handler Lambda calls, and print the answer.
+_INVOKE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+for module in sys.argv[2].split(","):
+    __import__(module)
+import app
+class Context:
+    aws_request_id = "lambda-request-1"
+    function_name = "lakelet-dev-api-handler"
+event = {
+    "requestContext": {"httpMethod": "GET", "resourcePath": "/api/v1/healthcheck", "requestId": "apigw-request-1",
+                       "path": "/dev/api/v1/healthcheck"},
+    "headers": {"accept": "*/*"}, "multiValueQueryStringParameters": None, "pathParameters": None,
+    "stageVariables": None, "body": None, "isBase64Encoded": False,
+}
+answer = app.app(event, Context())
+print(json.dumps({"answer": {"statusCode": answer["statusCode"], "headers": answer["headers"]}}))
+"""
+
+
+def test_the_api_handler_runs_from_the_bundle_alone(unpacked: Path) -> None:
+    # -S: no site-packages, so nothing outside the bundle (but the standard library) can be imported.
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", _INVOKE, str(unpacked), ",".join(HANDLER_IMPORTS)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=unpacked,
+        env={"AWS_DEFAULT_REGION": "us-east-1", "PATH": "/usr/bin:/bin", "LAKELET_STAGE": "dev"},
+    )
+    hint = " (Powertools' Tracer needs aws-xray-sdk in requirements.txt)" if "aws_xray_sdk" in result.stderr else ""
+    assert result.returncode == 0, result.stderr[-3000:] + hint
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]  # every line is JSON
+    answer = next(line["answer"] for line in lines if "answer" in line)
+    assert answer["statusCode"] == 204
+    assert answer["headers"]["X-Request-Id"] == "apigw-request-1"
+    (emf,) = [line for line in lines if "_aws" in line]
+    assert emf["correlation_id"] == "apigw-request-1"
+    assert emf["function_request_id"] == "lambda-request-1"
+    assert emf["stage"] == "dev"
+    assert emf["http"] == {"method": "GET", "route": "/api/v1/healthcheck", "path": "/dev/api/v1/healthcheck",
+                           "status": 204}

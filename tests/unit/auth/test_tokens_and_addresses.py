@@ -1,0 +1,134 @@
+"""Login tokens (JWT HS256) and signed staging addresses: what verifies, and everything that must not."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from chalicelib.auth.addresses import MAX_AGE_SECONDS, AddressSigner, InvalidAddress
+from chalicelib.auth.errors import InvalidToken
+from chalicelib.auth.tokens import TokenSigner
+
+KEY = b"k" * 32
+ADDRESS = "s3://bucket/ns/data/gabc/cdef"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def _segment(data: dict[str, object]) -> str:
+    return base64.urlsafe_b64encode(json.dumps(data).encode()).rstrip(b"=").decode()
+
+
+def test_token_round_trip_and_expiry(clock: Clock) -> None:
+    signer = TokenSigner(KEY, clock)
+    token = signer.issue("alice", 3600)
+    assert token.expires == 1_700_003_600 and token.user_id == "alice"
+    assert signer.verify(token.value) == "alice"
+    header = json.loads(base64.urlsafe_b64decode(token.value.split(".")[0] + "=="))
+    assert header == {"alg": "HS256", "typ": "JWT"}
+    clock.now += 3599
+    assert signer.verify(token.value) == "alice"
+    clock.now += 1
+    with pytest.raises(InvalidToken):
+        signer.verify(token.value)
+
+
+def test_tokens_of_another_key_or_tampered_do_not_verify(clock: Clock) -> None:
+    token = TokenSigner(KEY, clock).issue("alice", 3600).value
+    with pytest.raises(InvalidToken):
+        TokenSigner(b"x" * 32, clock).verify(token)
+    header, claims, signature = token.split(".")
+    forged_claims = json.loads(base64.urlsafe_b64decode(claims + "=="))
+    forged_claims["sub"] = "admin"
+    for bad in (
+        f"{header}.{_segment(forged_claims)}.{signature}",
+        f"{_segment({'alg': 'none', 'typ': 'JWT'})}.{claims}.",
+        f"{header}.{claims}",
+        f"{header}.{claims}.{signature}.x",
+        "not a token",
+        "",
+        "a.b.c",
+        "x" * 5000,
+    ):
+        with pytest.raises(InvalidToken):
+            TokenSigner(KEY, clock).verify(bad)
+
+
+def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
+    signer = TokenSigner(KEY, clock)
+
+    def signed(header: dict[str, object], claims: dict[str, object]) -> str:
+        signing_input = f"{_segment(header)}.{_segment(claims)}"
+        return signing_input + "." + base64.urlsafe_b64encode(signer._sign(signing_input)).rstrip(b"=").decode()
+
+    good = {"sub": "a", "iat": 1_700_000_000, "exp": 1_700_000_100, "iss": "lakelet", "aud": "lakelet-api"}
+    assert signer.verify(signed({"alg": "HS256"}, good)) == "a"
+    for header, claims in (
+        ({"alg": "HS512"}, good),
+        ({"alg": "HS256"}, {**good, "aud": "someone-else"}),
+        ({"alg": "HS256"}, {**good, "sub": ""}),
+        ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "exp"}),
+        ({"alg": "HS256"}, {**good, "exp": "later"}),
+        ({"alg": "HS256"}, {**good, "iat": 1_700_009_999}),
+    ):
+        with pytest.raises(InvalidToken):
+            signer.verify(signed(header, claims))
+
+
+def test_signed_address_is_an_address_and_verifies_for_its_target(clock: Clock) -> None:
+    signer = AddressSigner(KEY, clock)
+    signed = signer.sign("repo", "main", "a/b.csv", ADDRESS)
+    assert signed.startswith(ADDRESS + ".") and "/" not in signed.removeprefix(ADDRESS)
+    assert signer.verify("repo", "main", "a/b.csv", signed) == signed
+
+
+@pytest.mark.parametrize(
+    ("repo", "branch", "path"),
+    [("other", "main", "a/b.csv"), ("repo", "dev", "a/b.csv"), ("repo", "main", "a/c.csv"), ("repo", "main", "")],
+)
+def test_foreign_addresses_are_refused(clock: Clock, repo: str, branch: str, path: str) -> None:
+    signed = AddressSigner(KEY, clock).sign("repo", "main", "a/b.csv", ADDRESS)
+    with pytest.raises(InvalidAddress):
+        AddressSigner(KEY, clock).verify(repo, branch, path, signed)
+
+
+def test_forged_addresses_are_refused(clock: Clock) -> None:
+    signer = AddressSigner(KEY, clock)
+    signed = signer.sign("repo", "main", "k", ADDRESS)
+    base, issued, mac = signed.rsplit(".", 2)
+    for forged in (
+        ADDRESS,
+        f"s3://bucket/ns/data/gabc/other.{issued}.{mac}",
+        f"{base}.{int(issued) + 1}.{mac}",
+        f"{base}.{issued}.{'0' * 32}",
+        f"{base}.{issued}.{mac.upper()}",
+        AddressSigner(b"z" * 32, clock).sign("repo", "main", "k", ADDRESS),
+    ):
+        with pytest.raises(InvalidAddress):
+            signer.verify("repo", "main", "k", forged)
+
+
+def test_stale_and_future_addresses_are_refused(clock: Clock) -> None:
+    signer = AddressSigner(KEY, clock)
+    signed = signer.sign("repo", "main", "k", ADDRESS)
+    clock.now += MAX_AGE_SECONDS
+    assert signer.verify("repo", "main", "k", signed) == signed
+    clock.now += 1
+    with pytest.raises(InvalidAddress, match="stale"):
+        signer.verify("repo", "main", "k", signed)
+    clock.now -= MAX_AGE_SECONDS + 3600
+    with pytest.raises(InvalidAddress, match="future"):
+        signer.verify("repo", "main", "k", signed)

@@ -1,0 +1,214 @@
+"""The commit state machine on moto's Step Functions interpreter, its Lambda tasks routed to the app's handlers."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+
+import app as chalice_app
+from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
+from chalicelib.graveler.staging import stage
+from chalicelib.settings import Settings
+from chalicelib.wiring import memory_services, set_services
+from chalicelib.workflows import commit as commit_tasks
+from lakelet.stepfunctions_local import (
+    MOTO_CONFIG,
+    STATE_MACHINES,
+    create_state_machines,
+    route_lambda_invokes,
+)
+
+REGION = "us-east-1"
+SMALL_RANGES = Settings(range_max_bytes=4000, range_min_bytes=600, range_raggedness=7)
+
+
+@pytest.fixture
+def services():
+    services = memory_services(SMALL_RANGES)
+    services.graveler._sleep = lambda s: None
+    services.graveler.create_repository("repo", "s3://bucket/repo")
+    set_services(services)
+    yield services
+    set_services(None)
+
+
+@pytest.fixture
+def sfn():
+    with mock_aws(config=MOTO_CONFIG):
+        yield boto3.client("stepfunctions", region_name=REGION)
+
+
+def put(services, key: str, version: int = 0) -> None:
+    entry = Entry(f"s3://bucket/repo/data/{key}/{version}", 10 + version, f"etag{version}", 1)
+    g = services.graveler
+    stage(g.refs, g.staging, RepositoryID("repo"), BranchID("main"), StagedEntry(Key(key), entry))
+
+
+def listing(services) -> dict[str, str]:
+    g = services.graveler
+    head = g.get_commit("repo", "main")
+    return {r.key: r.entry.physical_address for r in g.committed.iterate("s3://bucket/repo", head.meta_range_id)}
+
+
+def run(sfn, arn: str, request_id: str, message: str = "workflow", max_slices: int = 4) -> dict:
+    request = {"repository": "repo", "branch": "main", "request_id": request_id, "committer": "alice",
+               "message": message, "date": 1_700_000_000, "metadata": {}}
+    execution = sfn.start_execution(
+        stateMachineArn=arn, name=request_id, input=json.dumps({"request": request, "max_slices": max_slices})
+    )["executionArn"]
+    for _ in range(600):
+        described = sfn.describe_execution(executionArn=execution)
+        if described["status"] != "RUNNING":
+            return described
+        time.sleep(0.05)
+    raise AssertionError("execution did not finish")
+
+
+def key(i: int) -> str:
+    return f"data/part-{i:05d}.parquet"
+
+
+def test_every_task_resource_names_a_function_of_app_py():
+    functions = {f.name for f in chalice_app.app.pure_lambda_functions}
+    files = sorted(Path(STATE_MACHINES).glob("*.asl.json"))
+    assert files
+    for path in files:
+        resources = _task_resources(json.loads(path.read_text())["States"], in_map=False)
+        assert resources
+        for resource in resources:
+            assert resource.startswith("${") and resource.endswith("}")
+            assert resource[2:-1] in functions and resource[2:-1] in commit_tasks.HANDLERS
+
+
+def _task_resources(states: dict, in_map: bool) -> list[str]:
+    """Every Task's resource; each Task retries, and catches unless a Map around it does."""
+    found = []
+    for state in states.values():
+        if state["Type"] == "Task":
+            found.append(state["Resource"])
+            assert state.get("Retry")
+            assert in_map or state.get("Catch")
+        if state["Type"] == "Map":
+            assert state.get("Catch")
+            found += _task_resources(state["Iterator"]["States"], in_map=True)
+    return found
+
+
+def test_state_machine_files_are_created_in_moto(sfn):
+    arns = create_state_machines(sfn, REGION)
+    assert set(arns) == {p.name.removesuffix(".asl.json") for p in Path(STATE_MACHINES).glob("*.asl.json")}
+    described = sfn.describe_state_machine(stateMachineArn=arns["commit"])
+    assert "${" not in described["definition"]
+
+
+def test_commit_runs_end_to_end_with_several_slices(sfn, services):
+    g = services.graveler
+    for i in range(0, 600, 2):
+        put(services, key(i))
+    g.commit("repo", "main", "alice", "base")
+    base_ranges = len(g.committed.ranges("s3://bucket/repo", g.get_commit("repo", "main").meta_range_id))
+    assert base_ranges >= 8
+    for i in range(0, 620, 5):
+        put(services, key(i), 1)
+    expected = {**listing(services), **{key(i): f"s3://bucket/repo/data/{key(i)}/1" for i in range(0, 620, 5)}}
+    arns = create_state_machines(sfn, REGION)
+    with route_lambda_invokes(commit_tasks.HANDLERS):
+        described = run(sfn, arns["commit"], "req-1", max_slices=4)
+    assert described["status"] == "SUCCEEDED", described
+    output = json.loads(described["output"])
+    assert len(output["plan"]["slices"]) == 4 and len(output["built"]) == 4
+    assert output["finish"]["status"] == "committed"
+    assert g.get_branch("repo", "main").commit_id == output["finish"]["commit_id"]
+    assert listing(services) == expected
+    assert g.get_branch("repo", "main").sealed_tokens == ()
+    assert not g.is_dirty("repo", "main")
+
+
+def test_a_commit_with_nothing_staged_fails_without_sealing(sfn, services):
+    arns = create_state_machines(sfn, REGION)
+    with route_lambda_invokes(commit_tasks.HANDLERS):
+        described = run(sfn, arns["commit"], "req-empty")
+    assert described["status"] == "FAILED"
+    assert services.graveler.get_branch("repo", "main").sealed_tokens == ()
+
+
+class Injected(Exception):
+    """A crash injected into a task."""
+
+
+@pytest.mark.parametrize("task", sorted(commit_tasks.HANDLERS))
+@pytest.mark.parametrize("when", ["before", "after"])
+def test_each_task_failing_once_converges_without_loss_or_duplicates(sfn, services, task, when):
+    g = services.graveler
+    for i in range(0, 300, 3):
+        put(services, key(i))
+    g.commit("repo", "main", "alice", "base")
+    for i in range(0, 320, 4):
+        put(services, key(i), 1)
+    expected = {**listing(services), **{key(i): f"s3://bucket/repo/data/{key(i)}/1" for i in range(0, 320, 4)}}
+    failed = []
+    step = commit_tasks.HANDLERS[task]
+
+    def flaky(event):
+        if not failed:
+            failed.append(task)
+            if when == "before":
+                raise Injected(f"{task} crashed before its side effect")
+            step(event)
+            raise Injected(f"{task} crashed after its side effect")
+        return step(event)
+
+    arns = create_state_machines(sfn, REGION)
+    with route_lambda_invokes({**commit_tasks.HANDLERS, task: flaky}):
+        described = run(sfn, arns["commit"], f"req-{task}-{when}", max_slices=3)
+    assert failed == [task]
+    assert described["status"] == "SUCCEEDED", described
+    assert listing(services) == expected
+    log = g.log("repo", "main").results
+    assert [c.message for c in log] == ["workflow", "base", "Repository created"]  # exactly one new commit
+    assert g.get_branch("repo", "main").sealed_tokens == ()
+    assert not g.is_dirty("repo", "main")
+
+
+def test_two_workflows_racing_and_writes_racing_them(sfn, services):
+    g = services.graveler
+    for i in range(200):
+        put(services, key(i))
+    arns = create_state_machines(sfn, REGION)
+    acknowledged = [key(i) for i in range(200)]
+    stop = threading.Event()
+
+    def writer() -> None:
+        n = 0
+        while not stop.is_set() and n < 200:
+            put(services, f"late/{n:04d}")
+            acknowledged.append(f"late/{n:04d}")
+            n += 1
+
+    with route_lambda_invokes(commit_tasks.HANDLERS):
+        thread = threading.Thread(target=writer)
+        thread.start()
+        results: list[dict] = []
+        racers = [
+            threading.Thread(target=lambda n=n: results.append(run(sfn, arns["commit"], f"race-{n}", f"race {n}")))
+            for n in range(2)
+        ]
+        for racer in racers:
+            racer.start()
+        for racer in racers:
+            racer.join()
+        stop.set()
+        thread.join()
+    assert [r["status"] for r in results] == ["SUCCEEDED", "SUCCEEDED"], results
+    committed = set(listing(services))
+    staged = {d.key for d in g.diff_uncommitted("repo", "main", amount=None).results}
+    assert set(acknowledged) <= committed | staged
+    assert committed >= {key(i) for i in range(200)}
+    g.commit("repo", "main", "alice", "rest", allow_empty=True)
+    assert set(listing(services)) == set(acknowledged)
