@@ -99,11 +99,3 @@ def test_log(api: Api, repo: str) -> None:
 
     from_tagless_expr = body_of(api.get(f"/repositories/{repo}/refs/{seg('main~2')}/commits"))
     assert from_tagless_expr["results"][0]["id"] == ids[0]
-
-
-def test_log_refuses_filters_it_does_not_implement(api: Api, repo: str) -> None:
-    log = f"/repositories/{repo}/refs/main/commits"
-    unsupported = ({"objects": "a.txt"}, {"prefixes": "a/"}, {"since": "2020-01-01T00:00:00Z"}, {"first_parent": "0"})
-    for query in unsupported:
-        assert_error(api.get(log, query=query), 400)
-    assert api.get(log, query={"first_parent": "True", "limit": "True"}).status_code == 200
