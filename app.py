@@ -7,6 +7,7 @@ from chalice.app import CloudWatchEvent, Rate
 
 from chalicelib import observability
 from chalicelib.api import BLUEPRINTS, URL_PREFIX
+from chalicelib.api.commit_async import bp as commit_async_blueprint
 from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, lakefs_error_shape
 from chalicelib.api.gc import bp as gc_blueprint
 from chalicelib.api.refs import bp as refs_blueprint
@@ -22,6 +23,7 @@ for blueprint in BLUEPRINTS:
     app.register_blueprint(blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(gc_blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(refs_blueprint, url_prefix=URL_PREFIX)
+app.register_blueprint(commit_async_blueprint, url_prefix=URL_PREFIX)
 
 
 @app.schedule(Rate(1, unit=Rate.DAYS), name="collect_garbage")

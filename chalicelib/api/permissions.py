@@ -157,6 +157,9 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", _BRANCH + "/revert"): _on_branch("fs:RevertBranch"),
     ("POST", _BRANCH + "/cherry-pick"): _on_branch("fs:CreateCommit"),
     ("POST", _BRANCH + "/commits"): _on_branch("fs:CreateCommit"),
+    ("POST", _BRANCH + "/commits/async"): _on_branch("fs:CreateCommit"),
+    # Reading a task's status reveals the commit it made: read access to the branch.
+    ("GET", _BRANCH + "/commits/status"): _on_branch("fs:ReadBranch"),
     ("GET", _BRANCH + "/diff"): _on_repo("fs:ListObjects"),
     # commits and refs
     ("GET", _REPOS + "/commits/{}"): _on_repo("fs:ReadCommit"),

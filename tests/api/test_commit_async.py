@@ -1,8 +1,5 @@
 """POST .../branches/{branch}/commits/async and GET .../commits/status: inline below the threshold, the commit
-state machine (moto's interpreter, tasks in process) above it.
-
-app.py does not serve these routes yet: lakefs-sdk 1.88 lacks the two operations and tests/conformance insists
-that every served route is one of its operations. So they are tested on an app of their own here.
+state machine (moto's interpreter, tasks in process) above it. Through app.py, as the other API tests.
 """
 
 from __future__ import annotations
@@ -13,14 +10,9 @@ from collections.abc import Iterator
 import boto3
 import lakefs_sdk
 import pytest
-from chalice import Chalice
-from chalice.test import Client
 from moto import mock_aws
 
 from chalicelib import wiring
-from chalicelib.api import URL_PREFIX
-from chalicelib.api.commit_async import bp as commit_async_blueprint
-from chalicelib.api.endpoint import accept_anything_by_default, lakefs_error_shape
 from chalicelib.settings import Settings
 from chalicelib.workflows import commit as commit_tasks
 from lakelet.stepfunctions_local import (
@@ -44,19 +36,6 @@ def services() -> Iterator[wiring.Services]:
         with route_lambda_invokes(commit_tasks.HANDLERS):
             yield built
         wiring.set_services(None)
-
-
-# A blueprint registers its routes once: one app for the module.
-APP = Chalice(app_name="lakelet-commit-async")
-APP.register_middleware(accept_anything_by_default, "http")
-APP.register_middleware(lakefs_error_shape, "http")
-APP.register_blueprint(commit_async_blueprint, url_prefix=URL_PREFIX)
-
-
-@pytest.fixture
-def client(services: wiring.Services) -> Iterator[Client]:
-    with Client(APP) as test_client:
-        yield test_client
 
 
 @pytest.fixture
@@ -97,3 +76,25 @@ def test_async_commit_errors(api: Api, repo: str) -> None:
     assert_error(api.post(f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "x"}), 400)
     assert_error(api.post(f"/repositories/{repo}/branches/nope/commits/async", json_body={"message": "x"}), 404)
     assert_error(api.get(f"/repositories/{repo}/branches/main/commits/status", query={"id": "w-unknown"}), 404)
+
+
+def user_in(api: Api, group: str) -> Api:
+    user_id = group.lower()
+    assert api.post("/auth/users", json_body={"id": user_id}).status_code == 201
+    assert api.request("PUT", f"/auth/groups/{group}/members/{user_id}").status_code == 201
+    pair = body_of(api.post(f"/auth/users/{user_id}/credentials"))
+    return Api(api.client, (pair["access_key_id"], pair["secret_access_key"]))
+
+
+def test_async_commit_needs_create_commit_and_its_status_read_access(api: Api, repo: str) -> None:
+    g = wiring.get_services().graveler
+    g.upload_object(repo, "main", "a.txt", b"a")
+    viewer, developer = user_in(api, "Viewers"), user_in(api, "Developers")
+    assert_error(viewer.post(f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "no"}), 403)
+    assert g.is_dirty(repo, "main")  # the refused request committed nothing
+    response = developer.post(f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "yes"})
+    assert response.status_code == 202
+    task_id = body_of(response)["id"]
+    status = wait(viewer, repo, task_id)  # reading the status needs read access only
+    assert status["result"]["committer"] == "developers"
+    assert g.get_branch(repo, "main").commit_id == status["result"]["id"]

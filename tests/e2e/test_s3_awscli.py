@@ -8,6 +8,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,11 @@ def test_cp_both_ways(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -
 def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
     up, down = tmp_path / "up", tmp_path / "down"
     expected = make_tree(up)
+    # The files predate the upload, as they do outside a test: sync compares the local mtime with LastModified,
+    # which (as on S3) has whole seconds, so a file written in the upload's own second would look newer.
+    an_hour_ago = time.time() - 3600
+    for path in up.rglob("*"):
+        os.utime(path, (an_hour_ago, an_hour_ago))
     aws(local_stack, tmp_path, "s3", "sync", str(up), f"s3://{s3_repo}/main/tree/")
     assert "PRE main/" in aws(local_stack, tmp_path, "s3", "ls", f"s3://{s3_repo}/")  # branches, as folders
     recursive = aws(local_stack, tmp_path, "s3", "ls", "--recursive", f"s3://{s3_repo}/main/tree/")

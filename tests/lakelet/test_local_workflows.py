@@ -3,12 +3,17 @@ with the Lambda tasks routed to the app's in-process handlers."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
 import time
+import urllib.error
+import urllib.request
+from typing import Any
 
 import boto3
+import pytest
 from moto.core.config import default_user_config
 
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
@@ -17,6 +22,7 @@ from chalicelib.wiring import get_services
 from lakelet.local import Credentials, LocalStack
 
 KEYS = Credentials("AKIAIOSFODNN7WORKFLOW", "workflow-secret-key")
+_NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 def test_the_local_stack_runs_the_commit_workflow() -> None:
@@ -45,3 +51,58 @@ def test_the_local_stack_runs_the_commit_workflow() -> None:
         assert len(list(g.committed.iterate(stack.default_namespace_prefix + "wflow", head.meta_range_id))) == 30
     assert "LAKELET_COMMIT_STATE_MACHINE_ARN" not in os.environ
     assert dict(default_user_config) == config_before  # moto's process-wide config is given back
+
+
+def _call(method: str, url: str, body: dict[str, Any] | None = None) -> tuple[int, dict[str, Any]]:
+    """One lakeFS API request over HTTP with the stack's admin key pair (HTTP Basic); the status and JSON."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method)
+    token = base64.b64encode(f"{KEYS.access_key_id}:{KEYS.secret_access_key}".encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with _NO_PROXY.open(request, timeout=30) as response:
+            return int(response.status), json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Above this many staged changes POST .../commits/async hands the commit to the state machine.
+    monkeypatch.setenv("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "5")
+    with LocalStack(api_port=0, credentials=KEYS) as stack:
+        g = get_services().graveler
+        g.create_repository("asyncrepo", stack.default_namespace_prefix + "asyncrepo")
+        keys = [f"k/{i:03d}" for i in range(30)]
+        for i, key in enumerate(keys):
+            entry = Entry(f"{stack.default_namespace_prefix}asyncrepo/data/{i}", i, f"etag{i}", 1)
+            stage(g.refs, g.staging, RepositoryID("asyncrepo"), BranchID("main"), StagedEntry(Key(key), entry))
+        branch_url = stack.api_url + "/repositories/asyncrepo/branches/main"
+
+        status, created = _call("POST", branch_url + "/commits/async",
+                                {"message": "async over http", "metadata": {"via": "http"}})
+        assert status == 202, created
+        task_id = created["id"]
+        assert task_id.startswith("w-")  # 30 staged changes > 5: a workflow execution, not an inline commit
+        for _ in range(600):
+            status, answer = _call("GET", branch_url + "/commits/status?id=" + task_id)
+            assert status == 200, answer
+            if answer["completed"]:
+                break
+            time.sleep(0.05)
+        assert answer["completed"], answer
+        assert answer["task_id"] == task_id and "error" not in answer, answer
+        commit = answer["result"]
+        assert commit["message"] == "async over http" and commit["metadata"] == {"via": "http"}
+        assert commit["committer"] == "admin"
+
+        assert g.get_branch("asyncrepo", "main").commit_id == commit["id"]
+        status, branch = _call("GET", branch_url)
+        assert status == 200 and branch["commit_id"] == commit["id"]
+        committed = [record.key for record in g.committed.iterate(stack.default_namespace_prefix + "asyncrepo",
+                                                                  g.get_commit("asyncrepo", commit["id"]).meta_range_id)]
+        assert committed == keys
+        assert not g.is_dirty("asyncrepo", "main")
+        status, missing = _call("GET", branch_url + "/commits/status?id=w-no-such-task")
+        assert status == 404, missing
