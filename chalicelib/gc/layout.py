@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from chalicelib.graveler.addressing import metadata_address
 from chalicelib.graveler.errors import Invalid
 
 GC_DIRECTORY = "_lakefs/retention/gc"
@@ -36,7 +37,7 @@ def validate_run_id(run_id: str) -> str:
 
 
 def gc_root(namespace: str) -> str:
-    return f"{namespace.rstrip('/')}/{GC_DIRECTORY}"
+    return metadata_address(namespace, GC_DIRECTORY.removeprefix("_lakefs/"))
 
 
 def rules_address(namespace: str) -> str:

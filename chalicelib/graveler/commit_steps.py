@@ -47,7 +47,7 @@ from .records import (
     StagedEntry,
     StagingToken,
 )
-from .staging import staged_changes
+from .staging import staged_changes, token_is_empty
 
 Json = dict[str, Any]
 
@@ -334,9 +334,7 @@ def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedE
 
 def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     """Nothing in the current token and nothing sealed: a commit would have no changes."""
-    if branch.sealed_tokens:
-        return False
-    return next(iter(staging.iterate(branch.staging_token)), None) is None
+    return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
 __all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token", "slice_bounds"]

@@ -50,7 +50,7 @@ from .records import (
 )
 from .refs import resolve_ref
 from .reset import reset_key, reset_prefix
-from .staging import branch_tokens, is_dirty, read_staged, stage, staged_changes
+from .staging import branch_tokens, is_dirty, read_staged, stage, staged_changes, token_is_empty
 from .validation import (
     validate_branch_id,
     validate_path,
@@ -261,7 +261,7 @@ class Graveler:
         repo = self._writable_repository(repo_id)
         bid = BranchID(branch_id)
         current = self.refs.get_branch(repo.id, bid)
-        if not allow_empty and not current.sealed_tokens and self._token_is_empty(current.staging_token):
+        if not allow_empty and not current.sealed_tokens and token_is_empty(self.staging, current.staging_token):
             # Sealing would swap the token (and make concurrent writers retry) for nothing.
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
         self._seal(repo.id, bid)
@@ -398,29 +398,39 @@ class Graveler:
     def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
         """Hides the path on the branch. A path that exists nowhere is a no-op."""
         validate_path(path)
-        repo = self._writable_repository(repo_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        staged = read_staged(self.staging, branch, Key(path))
-        if staged is None or staged.value is None:
-            head = self.refs.get_commit(repo.id, branch.commit_id)
-            if staged is not None or self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path)) is None:
-                return
-        # A tombstone, even for a key that is only staged: it also hides a copy in a token a commit just sealed.
-        stage(self.refs, self.staging, repo.id, branch.id, StagedEntry(Key(path), None))
+        self._delete_path(self._writable_repository(repo_id), BranchID(branch_id), path, {})
 
     def delete_objects(
         self, repo_id: str, branch_id: str, paths: list[str]
     ) -> list[tuple[str, errors.GravelerError]]:
         if len(paths) > MAX_DELETE_PATHS:
             raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
-        self._writable_repository(repo_id)
+        repo = self._writable_repository(repo_id)
+        heads: dict[CommitID, Commit] = {}
         failures: list[tuple[str, errors.GravelerError]] = []
         for path in paths:
             try:
-                self.delete_object(repo_id, branch_id, path)
+                validate_path(path)
+                self._delete_path(repo, BranchID(branch_id), path, heads)
             except (errors.Invalid, errors.TooManyTries) as e:
                 failures.append((path, e))
         return failures
+
+    def _delete_path(self, repo: Repository, branch_id: BranchID, path: str, heads: dict[CommitID, Commit]) -> None:
+        # The branch is read per path (a commit may move it between paths); commits never change, so a bulk
+        # delete reads each head once.
+        branch = self.refs.get_branch(repo.id, branch_id)
+        staged = read_staged(self.staging, branch, Key(path))
+        if staged is None or staged.value is None:
+            if staged is not None:
+                return
+            head = heads.get(branch.commit_id)
+            if head is None:
+                head = heads[branch.commit_id] = self.refs.get_commit(repo.id, branch.commit_id)
+            if self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path)) is None:
+                return
+        # A tombstone, even for a key that is only staged: it also hides a copy in a token a commit just sealed.
+        stage(self.refs, self.staging, repo.id, branch.id, StagedEntry(Key(path), None))
 
     def diff_uncommitted(
         self,
@@ -752,7 +762,7 @@ class Graveler:
         after the seal goes to the fresh token and survives the move."""
         branch = self.refs.get_branch(repo.id, branch_id)
         self._refuse_dirty(repo, branch, [branch.staging_token])
-        if not self._token_is_empty(branch.staging_token):
+        if not token_is_empty(self.staging, branch.staging_token):
             self._seal(repo.id, branch_id)
 
     def _changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
@@ -833,9 +843,6 @@ class Graveler:
             return True
         except errors.ObjectNotFound:
             return False
-
-    def _token_is_empty(self, token: StagingToken) -> bool:
-        return next(iter(self.staging.iterate(token)), None) is None
 
     def _make_commit(
         self,

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from . import errors
 from .ports import RefStore, StagingStore
-from .records import Branch, BranchID, Key, RepositoryID, StagedEntry
+from .records import Branch, BranchID, Key, RepositoryID, StagedEntry, StagingToken
 
 WRITE_TRIES = 3
 
@@ -58,6 +58,10 @@ def staged_changes(
         if key != last:
             last = key
             yield staged
+
+
+def token_is_empty(staging: StagingStore, token: StagingToken) -> bool:
+    return next(iter(staging.iterate(token, first_page=1)), None) is None
 
 
 def is_dirty(staging: StagingStore, branch: Branch) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Collection
 
 from ..errors import ObjectNotFound, StorageError
 from ..ports import BlockStore
+from ..addressing import metadata_address
 from ..records import EMPTY_METARANGE, MetaRangeID, RangeID, RangeInfo
 from . import format as parquet
 from .cache import LRUCache
@@ -15,7 +16,7 @@ from .ids import metarange_id, range_id
 
 
 def object_address(namespace: str, object_id: str) -> str:
-    return f"{namespace.rstrip('/')}/_lakefs/{object_id}"
+    return metadata_address(namespace, object_id)
 
 
 class CommittedStorage:
