@@ -7,7 +7,6 @@ from chalice.app import CloudWatchEvent, Rate
 
 from chalicelib import observability
 from chalicelib.api import BLUEPRINTS, URL_PREFIX
-from chalicelib.api.commit_async import bp as commit_async_blueprint
 from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, lakefs_error_shape
 from chalicelib.api.gc import bp as gc_blueprint
 from chalicelib.api.refs import bp as refs_blueprint
@@ -23,7 +22,6 @@ for blueprint in BLUEPRINTS:
     app.register_blueprint(blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(gc_blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(refs_blueprint, url_prefix=URL_PREFIX)
-app.register_blueprint(commit_async_blueprint, url_prefix=URL_PREFIX)
 
 
 @app.schedule(Rate(1, unit=Rate.DAYS), name="collect_garbage")
@@ -74,3 +72,32 @@ def commit_drop(event: dict[str, object], context: object) -> dict[str, object]:
     from chalicelib.workflows import commit
 
     return commit.drop(event)
+
+
+# The merge workflow's tasks (stepfunctions/merge.asl.json).
+@app.lambda_function(name="merge_plan")
+def merge_plan(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import merge
+
+    return merge.plan(event)
+
+
+@app.lambda_function(name="merge_build_slice")
+def merge_build_slice(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import merge
+
+    return merge.build_slice(event)
+
+
+@app.lambda_function(name="merge_finish")
+def merge_finish(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import merge
+
+    return merge.finish(event)
+
+
+@app.lambda_function(name="merge_drop")
+def merge_drop(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import merge
+
+    return merge.drop(event)

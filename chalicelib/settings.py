@@ -53,6 +53,13 @@ class Settings:
     # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda.
     commit_workflow_threshold: int = 50_000
     commit_state_machine_arn: str | None = None
+    # Merges whose source and destination ranges not shared with the merge base hold more entries than this run
+    # as the merge state machine (LAKELET_MERGE_STATE_MACHINE_ARN, set by infra/); smaller ones run inline.
+    merge_workflow_threshold: int = 50_000
+    merge_state_machine_arn: str | None = None
+    # How long a synchronous commit or merge waits for its workflow before it answers 202 with the task id:
+    # under API Gateway's 29 s integration timeout.
+    workflow_wait_seconds: float = 25.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -75,6 +82,11 @@ class Settings:
                 env.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD", defaults.commit_workflow_threshold)
             ),
             commit_state_machine_arn=env.get("LAKELET_COMMIT_STATE_MACHINE_ARN") or None,
+            merge_workflow_threshold=int(
+                env.get("LAKELET_MERGE_WORKFLOW_THRESHOLD", defaults.merge_workflow_threshold)
+            ),
+            merge_state_machine_arn=env.get("LAKELET_MERGE_STATE_MACHINE_ARN") or None,
+            workflow_wait_seconds=float(env.get("LAKELET_WORKFLOW_WAIT_SECONDS", defaults.workflow_wait_seconds)),
         )
 
 

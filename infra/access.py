@@ -49,6 +49,8 @@ _METADATA_WRITE = ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:P
 # GC reads and writes its own files only: <namespace>/_lakefs/retention/gc/..., wherever the namespace is in
 # the bucket (at its root or under a prefix).
 _GC_FILES = ["_lakefs/retention/gc/*", "*/_lakefs/retention/gc/*"]
+# Every file of Lakelet's own (ranges, metaranges, workflow files): <namespace>/_lakefs/...
+_LAKELET_FILES = ["_lakefs/*", "*/_lakefs/*"]
 
 
 class Metadata(Enum):
@@ -65,6 +67,11 @@ class Data(Enum):
     NONE = "none"
     # Objects, ranges and metaranges of every repository: the API and the S3 gateway.
     READ_WRITE = "read-write"
+    # Read any object (the workflow steps that only read ranges and metaranges).
+    READ = "read"
+    # Read any object, write only Lakelet's own files under <namespace>/_lakefs/ (ranges, metaranges, the
+    # conflicts of a failed merge): the workflow steps that write ranges never touch object data.
+    READ_WRITE_RANGES = "read-write-ranges"
     # Only the files of garbage collection: rules.json, the prepared inputs of a run.
     GC_FILES = "gc-files"
 
@@ -87,18 +94,22 @@ class FunctionAccess:
     gc_schedule: bool = False
 
 
-# Keyed by the Chalice function name (the REST API's handler is "api_handler"). Issue 4's workflow task
-# functions join this table with Metadata.READ_WRITE and Data.READ_WRITE.
+# Keyed by the Chalice function name (the REST API's handler is "api_handler").
 FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True),
     "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
-    # The commit workflow (stepfunctions/commit.asl.json). Data has no read-only level: plan only reads ranges.
+    # The commit workflow (stepfunctions/commit.asl.json).
     "commit_seal": FunctionAccess(Metadata.READ_WRITE),
-    "commit_plan": FunctionAccess(Metadata.READ, Data.READ_WRITE),
-    "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE),
-    "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE),
+    "commit_plan": FunctionAccess(Metadata.READ, Data.READ),
+    "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "commit_drop": FunctionAccess(Metadata.READ_WRITE),
+    # The merge workflow (stepfunctions/merge.asl.json). Plan seals the destination's staging token.
+    "merge_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ),
+    "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
+    "merge_drop": FunctionAccess(Metadata.READ_WRITE),
 }
 
 
@@ -134,6 +145,14 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
                  "s3:PutObject"],
                 [_sub("${DataBucket.Arn}/*")],
             )
+        )
+    elif access.data is Data.READ:
+        out.append(_statement("ReadData", ["s3:GetObject"], [_sub("${DataBucket.Arn}/*")]))
+    elif access.data is Data.READ_WRITE_RANGES:
+        out.append(_statement("ReadData", ["s3:GetObject"], [_sub("${DataBucket.Arn}/*")]))
+        out.append(
+            _statement("WriteRanges", ["s3:PutObject"],
+                       [_sub(f"${{DataBucket.Arn}}/{prefix}") for prefix in _LAKELET_FILES])
         )
     elif access.data is Data.GC_FILES:
         out.append(

@@ -113,23 +113,21 @@ def start_local_workflows(moto_url: str, region: str, environ: dict[str, str] | 
     import requests
     from moto.core.config import default_user_config
 
-    from chalicelib.workflows import commit as commit_tasks
+    from chalicelib.workflows import tasks
 
     with _lock:
         if not _process_state:
             # moto's config is process-wide: remember it, so that stopping the stack gives it back.
             _process_state["config"] = copy.deepcopy({k: default_user_config.get(k) for k in MOTO_CONFIG})
-            _process_state["routes"] = {name: _routes.get(name) for name in commit_tasks.HANDLERS}
+            _process_state["routes"] = {name: _routes.get(name) for name in tasks.HANDLERS}
             _process_state["invoke"] = _install_invoke()
-            _routes.update(commit_tasks.HANDLERS)
+            _routes.update(tasks.HANDLERS)
     requests.post(f"{moto_url}/moto-api/config", json=MOTO_CONFIG, timeout=10).raise_for_status()
     sfn = boto3.client("stepfunctions", region_name=region, endpoint_url=moto_url)
     arns = create_state_machines(sfn, region)
-    values = {
-        # moto's interpreter calls Lambda back on localhost:$MOTO_PORT.
-        "MOTO_PORT": moto_url.rsplit(":", 1)[-1],
-        "LAKELET_COMMIT_STATE_MACHINE_ARN": arns["commit"],
-    }
+    # moto's interpreter calls Lambda back on localhost:$MOTO_PORT. Each ARN goes where infra/ puts it.
+    values = {"MOTO_PORT": moto_url.rsplit(":", 1)[-1]}
+    values.update({f"LAKELET_{name.upper().replace('-', '_')}_STATE_MACHINE_ARN": arn for name, arn in arns.items()})
     for name, value in values.items():
         if saved is not None:
             saved.setdefault(name, environ.get(name))

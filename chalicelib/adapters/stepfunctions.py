@@ -16,7 +16,8 @@ class Execution:
     status: str  # RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED
     updated: float  # unix seconds: the stop date, or the start date while running
     output: dict[str, Any] | None = None
-    error: str = ""
+    error: str = ""  # the error name (the failing Lambda's errorType when the Fail state passes it on)
+    cause: str = ""  # the cause (a Lambda's is JSON: errorType, errorMessage, stackTrace)
 
 
 class StepFunctionsWorkflows:
@@ -42,5 +43,4 @@ class StepFunctionsWorkflows:
             return None
         when = found.get("stopDate") or found["startDate"]
         output = json.loads(found["output"]) if found.get("output") else None
-        error = " ".join(p for p in (found.get("error", ""), found.get("cause", "")) if p)
-        return Execution(found["status"], when.timestamp(), output, error)
+        return Execution(found["status"], when.timestamp(), output, found.get("error", ""), found.get("cause", ""))

@@ -6,8 +6,10 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from . import auth, branches, commits, config, diff, metadata, objects, repositories, setup, staging, tags
+from .endpoint import URL_PREFIX
 
-URL_PREFIX = "/api/v1"
+__all__ = ["BLUEPRINTS", "URL_PREFIX"]
+
 BLUEPRINTS: tuple[Blueprint, ...] = (
     setup.bp,
     config.bp,

@@ -1,4 +1,5 @@
-"""Commits and history: POST .../branches/{branch}/commits, GET .../commits/{commitId}, GET .../refs/{ref}/commits."""
+"""Commits and history: POST .../branches/{branch}/commits (and lakeFS's commits/async and commits/status),
+GET .../commits/{commitId}, GET .../refs/{ref}/commits."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from chalice import Blueprint, Response
 from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.commit_steps import CommitRequest
+from chalicelib.workflows import launch
 
-from . import names, serializers
-from .endpoint import current_user, json_response, route, services
+from . import names, serializers, tasks
+from .endpoint import URL_PREFIX, current_user, json_response, route, services
 from .params import JsonBody, Query
 
 bp = Blueprint(__name__)
@@ -19,10 +22,13 @@ bp = Blueprint(__name__)
 _ZONE_AS_SPACE = re.compile(r" (\d{2}:?\d{2})$")
 
 
-@route(bp, "/repositories/{repository}/branches/{branch}/commits", ["POST"])
-def commit(repository: str, branch: str) -> Response:
+COMMITS = "/repositories/{repository}/branches/{branch}/commits"
+
+
+def _commit_request(repository: str, branch: str) -> CommitRequest:
     body = JsonBody.parse(bp.current_request.raw_body)
-    created = services().graveler.commit(
+    return launch.new_commit_request(
+        services(),
         names.repository(repository),
         names.branch(branch),
         current_user().id,
@@ -31,7 +37,35 @@ def commit(repository: str, branch: str) -> Response:
         body.int("date"),
         body.bool("allow_empty"),
     )
-    return json_response(serializers.commit(created), 201)
+
+
+def _status_url(repository: str, branch: str, task_id: str) -> str:
+    return f"{URL_PREFIX}/repositories/{repository}/branches/{branch}/commits/status?id={task_id}"
+
+
+@route(bp, COMMITS, ["POST"])
+def commit(repository: str, branch: str) -> Response:
+    """Inline, or as the commit workflow above the size threshold: waits for it within API Gateway's limit and
+    answers 202 with the task id (as .../commits/async does) if it goes on past that."""
+    status = launch.commit(services(), _commit_request(repository, branch), services().settings.workflow_wait_seconds)
+    if status.result is None:
+        return tasks.accepted(status.task_id, _status_url(repository, branch, status.task_id))
+    return json_response(serializers.commit(status.result), 201)
+
+
+@route(bp, COMMITS + "/async", ["POST"])
+def commit_async(repository: str, branch: str) -> Response:
+    """lakeFS's commitAsync: 202 TaskCreation; small commits have completed by then."""
+    status = launch.commit(services(), _commit_request(repository, branch), 0)
+    return json_response({"id": status.task_id}, 202)
+
+
+@route(bp, COMMITS + "/status", ["GET"])
+def commit_async_status(repository: str, branch: str) -> Response:
+    """lakeFS's commitAsyncStatus: CommitAsyncStatus."""
+    task_id = Query(bp.current_request.query_params).required_str("id")
+    status = launch.commit_status(services(), names.repository(repository), task_id)
+    return json_response(tasks.status_body(status, serializers.commit))
 
 
 @route(bp, "/repositories/{repository}/commits/{commitId}", ["GET"])

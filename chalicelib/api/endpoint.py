@@ -30,6 +30,8 @@ from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
 log = logging.getLogger(__name__)
 
+# Where app.py mounts the blueprints.
+URL_PREFIX = "/api/v1"
 # Every route reads its own body: JSON routes parse raw_body themselves (a lakeFS-shaped 400 instead of
 # Chalice's 415), and uploads take any content type (the official client sends the object's own type).
 ANY_CONTENT_TYPE = ["*/*"]

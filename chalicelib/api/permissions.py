@@ -165,6 +165,9 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", _REPOS + "/commits/{}"): _on_repo("fs:ReadCommit"),
     ("GET", _REF + "/commits"): _on_branch("fs:ReadBranch"),
     ("POST", _REF + "/merge/{}"): _on_branch("fs:CreateCommit", 2),
+    ("POST", _REF + "/merge/{}/async"): _on_branch("fs:CreateCommit", 2),
+    # Reading a task's status reveals the commit it made: read access to the destination branch.
+    ("GET", _REF + "/merge/{}/status"): _on_branch("fs:ReadBranch", 2),
     ("GET", _REF + "/merge/{}"): _on_repo("fs:ListCommits"),
     ("GET", _REF + "/diff/{}"): _on_repo("fs:ListObjects"),
     # objects

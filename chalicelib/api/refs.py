@@ -1,4 +1,5 @@
-"""Diff and merge between refs: GET .../refs/{left}/diff/{right}, GET and POST .../refs/{source}/merge/{dest}.
+"""Diff and merge between refs: GET .../refs/{left}/diff/{right}, GET and POST .../refs/{source}/merge/{dest},
+and lakeFS's asynchronous merge: POST .../merge/{dest}/async and GET .../merge/{dest}/status?id=.
 
 The shapes are lakeFS's (DiffList, FindMergeBaseResult, Merge, MergeResult) with Lakelet's additions, which the
 official clients ignore: a 409 also lists the conflicts, each with what each side did; a merge body may carry
@@ -17,11 +18,13 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.committed.compare import MergeChange
 from chalicelib.graveler.committed.merge import KeyConflict
 from chalicelib.graveler.committed.mergetable import Decision
+from chalicelib.graveler.merge_steps import MergeRequest
 from chalicelib.graveler.merging import MergeConflicts, MergePreview
 from chalicelib.graveler.records import Diff, Page
+from chalicelib.workflows import launch
 
-from . import names, serializers
-from .endpoint import current_user, json_response, route, services
+from . import names, serializers, tasks
+from .endpoint import URL_PREFIX, current_user, json_response, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 
@@ -151,26 +154,61 @@ def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Respon
     )
 
 
+def _merge_request(repository: str, ref: str, destination: str, raw: bytes | None, body: JsonBody) -> MergeRequest:
+    return launch.new_merge_request(
+        services(), names.repository(repository), names.ref(ref), names.branch(destination), current_user().id,
+        body.str("message") or "", body.str_map("metadata"), body.str("strategy"), path_strategies(raw),
+        body.bool("squash_merge"), body.bool("allow_empty"), body.bool("force"),
+    )
+
+
+def _body() -> tuple[bytes | None, JsonBody]:
+    raw = bp.current_request.raw_body
+    return raw, JsonBody.parse(raw) if raw else JsonBody({})
+
+
+def _status_url(repository: str, ref: str, destination: str, task_id: str) -> str:
+    return f"{URL_PREFIX}/repositories/{repository}/refs/{ref}/merge/{destination}/status?id={task_id}"
+
+
 @route(bp, MERGE, ["POST"])
 def merge(repository: str, ref: str, destinationBranch: str) -> Response:
-    request = bp.current_request
-    raw = request.raw_body
-    body = JsonBody.parse(raw) if raw else JsonBody({})
-    q = Query(request.query_params)
+    """Inline, or as the merge workflow above the size threshold: waits for it within API Gateway's limit and
+    answers 202 with the task id (as .../merge/{destination}/async does) if it goes on past that."""
+    raw, body = _body()
+    q = Query(bp.current_request.query_params)
     amount = q.amount()
-    graveler = services().graveler
-    repo, source, dest = names.repository(repository), names.ref(ref), names.branch(destinationBranch)
-    strategy, rules = body.str("strategy"), path_strategies(raw)
     if body.bool("dry_run") or q.bool("dry_run"):
-        preview = graveler.preview_merge(
-            repo, source, dest, strategy, rules, q.str("prefix"), q.str("after"), amount, q.bool("only_conflicts")
+        preview = services().graveler.preview_merge(
+            names.repository(repository), names.ref(ref), names.branch(destinationBranch), body.str("strategy"),
+            path_strategies(raw), q.str("prefix"), q.str("after"), amount, q.bool("only_conflicts"),
         )
         return json_response(_preview(preview, amount))
+    request = _merge_request(repository, ref, destinationBranch, raw, body)
     try:
-        commit = graveler.merge(
-            repo, source, dest, current_user().id, body.str("message") or "", body.str_map("metadata"),
-            strategy, rules, body.bool("squash_merge"), body.bool("allow_empty"), body.bool("force"),
-        )
+        status = launch.merge(services(), request, services().settings.workflow_wait_seconds)
     except MergeConflicts as e:
         return conflict_response(e, amount)
-    return json_response({"reference": commit.id})
+    if status.result is None:
+        return tasks.accepted(status.task_id, _status_url(repository, ref, destinationBranch, status.task_id))
+    return json_response({"reference": status.result.id})
+
+
+@route(bp, MERGE + "/async", ["POST"])
+def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
+    """lakeFS's mergeIntoBranchAsync: 202 TaskCreation; small merges have completed by then."""
+    raw, body = _body()
+    request = _merge_request(repository, ref, destinationBranch, raw, body)
+    try:
+        status = launch.merge(services(), request, 0)
+    except MergeConflicts as e:
+        return conflict_response(e, Query(bp.current_request.query_params).amount())
+    return json_response({"id": status.task_id}, 202)
+
+
+@route(bp, MERGE + "/status", ["GET"])
+def merge_async_status(repository: str, ref: str, destinationBranch: str) -> Response:
+    """lakeFS's mergeIntoBranchAsyncStatus: MergeAsyncStatus (its result is MergeResult)."""
+    task_id = Query(bp.current_request.query_params).required_str("id")
+    status = launch.merge_status(services(), names.repository(repository), task_id)
+    return json_response(tasks.status_body(status, lambda commit: {"reference": commit.id}))

@@ -229,7 +229,7 @@ class CommitSteps:
         base = plan["base"]
         namespace = str(base["namespace"])
         parts = [self._storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
-        ranges = self.concatenate(namespace, parts)
+        ranges = concatenate(self._storage, namespace, self.params, parts)
         metarange = self._storage.write_metarange(namespace, ranges)
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
         parent = CommitID(str(base["commit_id"]))
@@ -263,32 +263,6 @@ class CommitSteps:
             return {"status": REPLAN}
         return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
 
-    def concatenate(self, namespace: str, parts: list[list[RangeInfo]]) -> list[RangeInfo]:
-        """The slices' ranges as one listing, re-cutting across a seam where a slice's writer was cut short."""
-        out: list[RangeInfo] = []
-        writer: RangeWriter | None = None
-        known: set[RangeID] = set()
-        for part in parts:
-            known.update(r.id for r in part)
-        for part in parts:
-            for index, info in enumerate(part):
-                if writer is not None:
-                    writer.add_rows(self._storage.range(namespace, info.id))
-                    if not writer.pending:
-                        out.extend(writer.finish())
-                        writer = None
-                    continue
-                last = index == len(part) - 1
-                if last and not closes_range(info.max_key, info.estimated_size, self.params):
-                    # A single pass would still hold these rows when the next slice begins.
-                    writer = RangeWriter(self._storage, namespace, self.params, known_ranges=known)
-                    writer.add_rows(self._storage.range(namespace, info.id))
-                    continue
-                out.append(info)
-        if writer is not None:
-            out.extend(writer.finish())
-        return out
-
     # ---- drop -----------------------------------------------------------------------------------------------
 
     def drop(self, tokens: list[str]) -> Json:
@@ -314,6 +288,35 @@ class CommitSteps:
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
 
 
+def concatenate(
+    storage: CommittedStorage, namespace: str, params: RangeParams, parts: list[list[RangeInfo]]
+) -> list[RangeInfo]:
+    """The slices' ranges as one listing, re-cutting across a seam where a slice's writer was cut short."""
+    out: list[RangeInfo] = []
+    writer: RangeWriter | None = None
+    known: set[RangeID] = set()
+    for part in parts:
+        known.update(r.id for r in part)
+    for part in parts:
+        for index, info in enumerate(part):
+            if writer is not None:
+                writer.add_rows(storage.range(namespace, info.id))
+                if not writer.pending:
+                    out.extend(writer.finish())
+                    writer = None
+                continue
+            last = index == len(part) - 1
+            if last and not closes_range(info.max_key, info.estimated_size, params):
+                # A single pass would still hold these rows when the next slice begins.
+                writer = RangeWriter(storage, namespace, params, known_ranges=known)
+                writer.add_rows(storage.range(namespace, info.id))
+                continue
+            out.append(info)
+    if writer is not None:
+        out.extend(writer.finish())
+    return out
+
+
 def slice_bounds(ranges: list[RangeInfo], max_slices: int) -> list[tuple[str, str | None]]:
     """Up to ``max_slices`` key intervals [lo, hi) covering all keys, each starting at a range's min key (the
     first at ""), with the ranges spread evenly."""
@@ -337,4 +340,4 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token", "slice_bounds"]
+__all__ = ["CommitRequest", "CommitSteps", "concatenate", "range_to_json", "request_token", "slice_bounds"]

@@ -98,6 +98,10 @@ class Graveler:
         self._clock = clock
         self._sleep = sleep
 
+    def now(self) -> int:
+        """The time commits are dated with (unix seconds) when the caller gives none."""
+        return int(self._clock())
+
     # ---- repositories ---------------------------------------------------------------------------------------
 
     def create_repository(
@@ -536,17 +540,17 @@ class Graveler:
         left unresolved.
         """
         policy = conflict_policy(strategy, path_strategies)
-        repo = self._repository_for_write(repo_id, force)
+        repo = self.repository_for_write(repo_id, force)
         bid = BranchID(destination_branch)
         self.refs.get_branch(repo.id, bid)
         source = self._commit_of(repo.id, source_ref)
         text = message or f"Merge '{source_ref}' into '{destination_branch}'"
 
         def build(branch: Branch) -> Commit:
-            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
             dest = self.refs.get_commit(repo.id, branch.commit_id)
             base = require_merge_base(self.refs, repo.id, source.id, dest.id)
-            if not (allow_empty or force) and not self._changed_since(repo, base, source):
+            if not (allow_empty or force) and not self.changed_since(repo, base, source):
                 raise errors.NoChanges(f"{destination_branch} already holds every change of {source_ref}")
             metarange = self._merged(
                 repo, base.meta_range_id, source.meta_range_id, dest.meta_range_id, policy.resolve,
@@ -557,7 +561,7 @@ class Graveler:
             recorded = {**(metadata or {}), **policy.metadata()}
             return self._make_commit(committer, text, metarange, int(self._clock()), recorded, parents, generation)
 
-        self._prepare_move(repo, bid)
+        self.prepare_move(repo, bid)
         return self._move_branch(repo.id, bid, build, "merge")
 
     def preview_merge(
@@ -618,7 +622,7 @@ class Graveler:
         """A new commit on the branch undoing ``ref``: its parent merged into the branch with ``ref`` as the
         merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
         Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
-        repo = self._repository_for_write(repo_id, force)
+        repo = self.repository_for_write(repo_id, force)
         target = self._commit_of(repo.id, ref)
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
@@ -627,7 +631,7 @@ class Graveler:
         parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
 
         def build(branch: Branch) -> Commit:
-            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
             head = self.refs.get_commit(repo.id, branch.commit_id)
             metarange = self._merged(
                 repo, target.meta_range_id, parent, head.meta_range_id, _no_resolution, f"revert of {ref}"
@@ -639,7 +643,7 @@ class Graveler:
                 (head.id,), head.generation + 1,
             )
 
-        self._prepare_move(repo, BranchID(branch_id))
+        self.prepare_move(repo, BranchID(branch_id))
         return self._move_branch(repo.id, BranchID(branch_id), build, "revert")
 
     def cherry_pick(
@@ -656,7 +660,7 @@ class Graveler:
         """A new commit on the branch with the changes ``ref`` made relative to its parent (``parent_number``,
         1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
         cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
-        repo = self._repository_for_write(repo_id, force)
+        repo = self.repository_for_write(repo_id, force)
         target = self._commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
             raise errors.Invalid(f"{ref} is a merge commit: say which parent to pick against (parent_number)")
@@ -672,7 +676,7 @@ class Graveler:
         }
 
         def build(branch: Branch) -> Commit:
-            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
             head = self.refs.get_commit(repo.id, branch.commit_id)
             metarange = self._merged(
                 repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
@@ -682,7 +686,7 @@ class Graveler:
                 (head.id,), head.generation + 1,
             )
 
-        self._prepare_move(repo, BranchID(branch_id))
+        self.prepare_move(repo, BranchID(branch_id))
         return self._move_branch(repo.id, BranchID(branch_id), build, "cherry-pick")
 
     def reset_branch(
@@ -690,7 +694,7 @@ class Graveler:
     ) -> None:
         """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
         prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
-        repo = self._repository_for_write(repo_id, force)
+        repo = self.repository_for_write(repo_id, force)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             old, _ = self._swap_branch(
@@ -717,16 +721,16 @@ class Graveler:
 
     def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
         """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
-        repo = self._repository_for_write(repo_id, force)
+        repo = self.repository_for_write(repo_id, force)
 
         def change(branch: Branch) -> Branch:
-            self._refuse_dirty(repo, branch, branch.sealed_tokens)
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
             target = self.resolve(repo.id, ref).commit_id
             return Branch(branch.id, target, branch.staging_token, ())
 
         bid = BranchID(branch_id)
-        self._prepare_move(repo, bid)
+        self.prepare_move(repo, bid)
         old, moved = self._swap_branch(repo.id, bid, change, "hard reset")
         for token in old.sealed_tokens:
             self.staging.drop(token)
@@ -734,14 +738,14 @@ class Graveler:
 
     # ---- internals ------------------------------------------------------------------------------------------
 
-    def _repository_for_write(self, repo_id: str, force: bool) -> Repository:
+    def repository_for_write(self, repo_id: str, force: bool) -> Repository:
         """The repository; read-only ones only with ``force`` (lakeFS's force flag on branch operations)."""
         return self.get_repository(repo_id) if force else self._writable_repository(repo_id)
 
     def _commit_of(self, repo_id: RepositoryID, ref: str) -> Commit:
         return self.refs.get_commit(repo_id, self.resolve(repo_id, ref).commit_id)
 
-    def _refuse_dirty(self, repo: Repository, branch: Branch, tokens: Sequence[StagingToken]) -> None:
+    def refuse_dirty(self, repo: Repository, branch: Branch, tokens: Sequence[StagingToken]) -> None:
         """Raises DirtyBranch when the staged entries of ``tokens`` change the branch head. Entries that change
         nothing (the committed content again, a tombstone of a key not committed: what a failed commit leaves
         sealed) do not count, as in lakeFS."""
@@ -755,17 +759,17 @@ class Graveler:
             if dirty:
                 raise errors.DirtyBranch(f"branch {branch.id} has uncommitted changes")
 
-    def _prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
+    def prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
         """What lakeFS does before a merge, revert, cherry-pick or hard reset moves a branch's head: refuse
         uncommitted changes, then seal the staging token. The move then drops every sealed token, so entries that
         changed nothing against the old head cannot turn into changes against the new one. A write that lands
         after the seal goes to the fresh token and survives the move."""
         branch = self.refs.get_branch(repo.id, branch_id)
-        self._refuse_dirty(repo, branch, [branch.staging_token])
+        self.refuse_dirty(repo, branch, [branch.staging_token])
         if not token_is_empty(self.staging, branch.staging_token):
             self._seal(repo.id, branch_id)
 
-    def _changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
+    def changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
         """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
         same content, holds none (nothing to merge)."""
         if commit.meta_range_id == base.meta_range_id:

@@ -1,52 +1,87 @@
-"""Commits, inline or as the commit workflow: small ones run in the calling Lambda, ones with more staged
-changes than ``Settings.commit_workflow_threshold`` start the state machine (when one is configured).
+"""Commits and merges, inline or as workflows: small ones run their steps in the calling Lambda, larger ones
+(above ``Settings.commit_workflow_threshold`` staged changes, or ``Settings.merge_workflow_threshold`` entries in
+ranges that differ from the merge base) start the state machine when one is configured.
 
-Task ids are what the async endpoints hand out: ``c-<commit id>`` for a commit that already completed inline,
-``w-<request id>`` for a workflow execution (its execution name). Neither needs a table of tasks.
+A synchronous API call waits for the execution up to ``Settings.workflow_wait_seconds`` (under API Gateway's
+29 s); if the work goes on past that, the caller gets the task id to poll. Task ids are ``c-<commit id>`` for
+work that already completed inline and ``w-<request id>`` for a workflow execution (its execution name): no
+table of tasks is needed.
 """
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
+from chalicelib.adapters.stepfunctions import Execution, StepFunctionsWorkflows
 from chalicelib.graveler import errors
 from chalicelib.graveler.commit_steps import DONE_ELSEWHERE, CommitRequest
+from chalicelib.graveler.merge_steps import MergeRequest, conflicts_address, read_conflicts
+from chalicelib.graveler.mergebase import NoMergeBase
+from chalicelib.graveler.merging import MergeConflicts
 from chalicelib.graveler.records import BranchID, Commit, RepositoryID
 from chalicelib.graveler.staging import branch_tokens, staged_changes
 from chalicelib.wiring import Services
 
-from .commit import steps
+from . import commit as commit_tasks
+from . import merge as merge_tasks
 
 INLINE = "c-"
 WORKFLOW = "w-"
+POLL_SECONDS = 0.5
+# Inline work runs in one slice: in one process, slices only multiply the staging queries.
+INLINE_SLICES = 1
+
+
+class WorkflowFailed(errors.GravelerError):
+    """A workflow step failed for a reason that is not the user's (HTTP 500); the message says which."""
 
 
 @dataclass(frozen=True, slots=True)
 class TaskStatus:
-    """A task as lakeFS's async status answers describe it."""
+    """A task as lakeFS's async status answers describe it: ``result`` once it succeeded, ``error`` (the error
+    the synchronous call would raise) once it failed."""
 
     task_id: str
     completed: bool
     update_time: float
     result: Commit | None = None
-    error: str = ""
+    error: errors.GravelerError | None = None
 
 
-def new_request(repo_id: str, branch_id: str, committer: str, message: str, metadata: dict[str, str],
-                date: int | None, allow_empty: bool) -> CommitRequest:
+# ---- requests -------------------------------------------------------------------------------------------------
+
+
+def new_commit_request(services: Services, repo_id: str, branch_id: str, committer: str, message: str,
+                       metadata: dict[str, str], date: int | None, allow_empty: bool) -> CommitRequest:
     if not message:
         raise errors.Invalid("commit message is required")
     return CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
-                         int(time.time()) if date is None else int(date), metadata, allow_empty)
+                         services.graveler.now() if date is None else int(date), metadata, allow_empty)
 
 
-def _workflows(services: Services) -> StepFunctionsWorkflows | None:
-    arn = services.settings.commit_state_machine_arn
+def new_merge_request(services: Services, repo_id: str, source_ref: str, destination: str, committer: str,
+                      message: str, metadata: dict[str, str], strategy: str | None,
+                      path_strategies: list[tuple[str, str]], squash_merge: bool, allow_empty: bool,
+                      force: bool) -> MergeRequest:
+    """The request, with the source resolved now: RefNotFound or BranchNotFound before anything starts."""
+    g = services.graveler
+    source = g.get_commit(repo_id, source_ref)
+    g.get_branch(repo_id, destination)
+    return MergeRequest(repo_id, source_ref, source.id, destination, uuid.uuid4().hex, committer, message,
+                        g.now(), metadata, strategy, tuple(path_strategies), squash_merge, allow_empty,
+                        force)
+
+
+# ---- running --------------------------------------------------------------------------------------------------
+
+
+def _workflows(services: Services, arn: str | None) -> StepFunctionsWorkflows | None:
     if not arn:
         return None
     return StepFunctionsWorkflows(arn, services.settings.region, services.settings.endpoint_url)
@@ -59,36 +94,144 @@ def staged_at_least(services: Services, repo_id: str, branch_id: str, count: int
     return len(list(islice(staged_changes(g.staging, branch_tokens(branch)), count))) >= count
 
 
-def start_commit(services: Services, request: CommitRequest) -> str:
-    """Commits inline, or starts the workflow above the threshold; the task id."""
+def merge_size(services: Services, request: MergeRequest) -> int:
+    """The entries of the ranges the merge may read: those of the source and the destination that the merge
+    base does not share (three metarange reads, no range read)."""
     g = services.graveler
-    g.get_branch(request.repository, request.branch)  # BranchNotFound now rather than inside a workflow
-    workflows = _workflows(services)
+    source, dest, base = g.find_merge_base(request.repository, request.source_commit, request.destination)
+    ns = g.get_repository(request.repository).storage_namespace
+    base_ids = {r.id for r in g.committed.ranges(ns, base.meta_range_id)}
+    return sum(
+        r.count for side in (source, dest) for r in g.committed.ranges(ns, side.meta_range_id) if r.id not in base_ids
+    )
+
+
+def _wait(workflows: StepFunctionsWorkflows, name: str, seconds: float) -> Execution | None:
+    """The execution once it ended, or None if it still runs after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = workflows.describe(name)
+        if found is not None and found.status != "RUNNING":
+            return found
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
+
+
+def commit(services: Services, request: CommitRequest, wait_seconds: float) -> TaskStatus:
+    """Commits inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
+    Raises what the commit raises when it failed within that time."""
+    services.graveler.get_branch(request.repository, request.branch)  # BranchNotFound now, not in a workflow
+    workflows = _workflows(services, services.settings.commit_state_machine_arn)
     threshold = services.settings.commit_workflow_threshold
     if workflows is None or not staged_at_least(services, request.repository, request.branch, threshold + 1):
-        result = steps(services).run(request)
-        return INLINE + str(result["commit_id"])
-    workflows.start(WORKFLOW + request.request_id, {"request": request.to_json()})
-    return WORKFLOW + request.request_id
+        result = commit_tasks.steps(services).run(request, INLINE_SLICES)
+        found = services.graveler.get_commit(request.repository, str(result["commit_id"]))
+        return TaskStatus(INLINE + found.id, True, time.time(), found)
+    name = WORKFLOW + request.request_id
+    workflows.start(name, {"request": request.to_json()})
+    return _finished(services, request.repository, name, _wait(workflows, name, wait_seconds), _commit_result)
+
+
+def merge(services: Services, request: MergeRequest, wait_seconds: float) -> TaskStatus:
+    """Merges inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
+    Raises what the merge raises when it failed within that time (MergeConflicts with the first conflicts)."""
+    workflows = _workflows(services, services.settings.merge_state_machine_arn)
+    if workflows is None or merge_size(services, request) <= services.settings.merge_workflow_threshold:
+        result = merge_tasks.steps(services).run(request, INLINE_SLICES)
+        found = services.graveler.get_commit(request.repository, str(result["commit_id"]))
+        return TaskStatus(INLINE + found.id, True, time.time(), found)
+    name = WORKFLOW + request.request_id
+    workflows.start(name, {"request": request.to_json()})
+    return _finished(services, request.repository, name, _wait(workflows, name, wait_seconds), _merge_result)
+
+
+def _finished(services: Services, repo_id: str, name: str, found: Execution | None,
+              result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
+    """The status of a started execution: still running (None), or what it ended with; raises its error."""
+    if found is None:
+        return TaskStatus(name, False, time.time())
+    status = _status(services, repo_id, name, found, result)
+    if status.error is not None:
+        raise status.error
+    return status
+
+
+# ---- status ---------------------------------------------------------------------------------------------------
 
 
 def commit_status(services: Services, repo_id: str, task_id: str) -> TaskStatus:
-    """The task's status. Raises NotFound for an id that names no task."""
-    g = services.graveler
+    """The commit task's status. Raises NotFound for an id that names no commit task."""
+    return _task_status(services, repo_id, task_id, services.settings.commit_state_machine_arn, _commit_result)
+
+
+def merge_status(services: Services, repo_id: str, task_id: str) -> TaskStatus:
+    """The merge task's status. Raises NotFound for an id that names no merge task."""
+    return _task_status(services, repo_id, task_id, services.settings.merge_state_machine_arn, _merge_result)
+
+
+def _task_status(services: Services, repo_id: str, task_id: str, arn: str | None,
+                 result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
     if task_id.startswith(INLINE):
-        commit = g.get_commit(repo_id, task_id[len(INLINE):])
-        return TaskStatus(task_id, True, float(commit.creation_date), commit)
-    workflows = _workflows(services)
-    found = workflows.describe(task_id) if workflows is not None and task_id.startswith(WORKFLOW) else None
-    if found is None:
-        raise errors.NotFound(f"no commit task {task_id}")
-    if found.status == "RUNNING":
-        return TaskStatus(task_id, False, found.updated)
-    if found.status != "SUCCEEDED" or found.output is None:
-        return TaskStatus(task_id, True, found.updated, error=found.error or found.status)
-    finish: dict[str, Any] = found.output.get("finish", {})
+        found = services.graveler.get_commit(repo_id, task_id[len(INLINE):])
+        return TaskStatus(task_id, True, float(found.creation_date), found)
+    workflows = _workflows(services, arn)
+    execution = workflows.describe(task_id) if workflows is not None and task_id.startswith(WORKFLOW) else None
+    if execution is None:
+        raise errors.NotFound(f"no task {task_id}")
+    return _status(services, repo_id, task_id, execution, result)
+
+
+def _status(services: Services, repo_id: str, task_id: str, execution: Execution,
+            result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
+    if execution.status == "RUNNING":
+        return TaskStatus(task_id, False, execution.updated)
+    if execution.status != "SUCCEEDED" or execution.output is None:
+        failure = _failure(services, repo_id, task_id, execution)
+        return TaskStatus(task_id, True, execution.updated, error=failure)
+    return TaskStatus(task_id, True, execution.updated, result(services, repo_id, execution.output))
+
+
+def _commit_result(services: Services, repo_id: str, output: dict[str, Any]) -> Commit:
+    finish: dict[str, Any] = output.get("finish", {})
     if finish.get("status") == DONE_ELSEWHERE:
         # A racing commit took our sealed changes: report the head that holds them.
-        head = found.output.get("plan", {}).get("head", "")
-        return TaskStatus(task_id, True, found.updated, g.get_commit(repo_id, head))
-    return TaskStatus(task_id, True, found.updated, g.get_commit(repo_id, str(finish["commit_id"])))
+        return services.graveler.get_commit(repo_id, str(output.get("plan", {}).get("head", "")))
+    return services.graveler.get_commit(repo_id, str(finish["commit_id"]))
+
+
+def _merge_result(services: Services, repo_id: str, output: dict[str, Any]) -> Commit:
+    return services.graveler.get_commit(repo_id, str(output["finish"]["commit_id"]))
+
+
+# The errors a step raises for good, by the name Step Functions reports (the exception's class name).
+_ERRORS: dict[str, type[errors.GravelerError]] = {
+    cls.__name__: cls
+    for cls in (
+        errors.NoChanges, errors.ReadOnlyRepository, errors.RepositoryNotFound, errors.BranchNotFound,
+        errors.CommitNotFound, errors.RefNotFound, errors.Invalid, errors.InvalidRef, errors.DirtyBranch,
+        errors.TooManyTries, NoMergeBase,
+    )
+}
+
+
+def _failure(services: Services, repo_id: str, task_id: str, execution: Execution) -> errors.GravelerError:
+    """The error a failed execution stands for: the step's own error (the Lambda's errorType and errorMessage
+    in the cause), MergeConflicts with the conflicts it kept, or WorkflowFailed."""
+    message = execution.cause
+    try:
+        cause = json.loads(execution.cause)
+        if isinstance(cause, dict) and cause.get("errorMessage"):
+            message = str(cause["errorMessage"])
+    except ValueError:
+        pass
+    if execution.error == MergeConflicts.__name__:
+        g = services.graveler
+        namespace = g.get_repository(repo_id).storage_namespace
+        kept = read_conflicts(g.blocks.get(conflicts_address(namespace, task_id[len(WORKFLOW):])))
+        return MergeConflicts(message, kept)
+    known = _ERRORS.get(execution.error)
+    if known is not None:
+        return known(message)
+    what = f"{execution.error or execution.status}: {message}" if message else execution.error or execution.status
+    return WorkflowFailed(f"workflow {task_id} failed ({what})")

@@ -11,14 +11,17 @@ from .build_spec import SPEC_FILE, _normalize, build, render, served_routes
 REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 
 # lakeFS operations Lakelet serves that lakefs-sdk 1.88 (the spec's source) does not have yet: the asynchronous
-# commit of newer lakeFS API versions, commitAsync (POST .../commits/async, answering TaskCreation) and its
-# status (GET .../commits/status?id=..., answering CommitAsyncStatus); lakeFS's generated clients call them
-# CommitsApi.commit_async and CommitsApi.commit_status. chalicelib/api/commit_async.py serves them, and
-# tests/api/test_commit_async.py checks their answers. Not in the spec, so the fuzz test leaves them out.
+# commit and merge of newer lakeFS API versions, commitAsync (POST .../commits/async, answering TaskCreation)
+# and its status (GET .../commits/status?id=..., answering CommitAsyncStatus), mergeIntoBranchAsync (POST
+# .../refs/{source}/merge/{dest}/async) and its status (GET .../merge/{dest}/status?id=..., MergeAsyncStatus).
+# chalicelib/api/commits.py and refs.py serve them; tests/api/test_tasks.py checks their answers. Not in the
+# spec, so the fuzz test leaves them out.
 EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
     {
         ("POST", "/repositories/{}/branches/{}/commits/async"),
         ("GET", "/repositories/{}/branches/{}/commits/status"),
+        ("POST", "/repositories/{}/refs/{}/merge/{}/async"),
+        ("GET", "/repositories/{}/refs/{}/merge/{}/status"),
     }
 )
 

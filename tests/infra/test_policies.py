@@ -148,3 +148,20 @@ def test_the_gc_job_may_delete_only_data_objects(package: Package) -> None:
     (statement,) = deletes
     resources = [r["Fn::Sub"] for r in statement["Resource"]]
     assert resources and all(r.endswith("/data/*") for r in resources)
+
+
+def test_workflow_steps_write_only_lakelets_own_files(package: Package) -> None:
+    """The commit and merge steps read ranges and write ranges, metaranges and conflict lists under _lakefs/;
+    none of them may write or delete object data, and the planning steps write nothing to S3."""
+    template = package.template()
+    for name in ("CommitBuildSlice", "CommitFinish", "MergeBuildSlice", "MergeFinish"):
+        statements = template["Resources"][f"{name}Access"]["Properties"]["PolicyDocument"]["Statement"]
+        writes = [s for s in statements if "s3:PutObject" in policy_check._listed(s["Action"])]
+        (statement,) = writes
+        assert statement["Action"] == ["s3:PutObject"]
+        assert all(r["Fn::Sub"].endswith("_lakefs/*") for r in statement["Resource"]), name
+        assert "s3:DeleteObject" not in _actions_of(template, f"{name}Access")
+    for name in ("CommitPlan", "MergePlan"):
+        actions = _actions_of(template, f"{name}Access")
+        assert "s3:GetObject" in actions
+        assert not {"s3:PutObject", "s3:DeleteObject"} & actions, name

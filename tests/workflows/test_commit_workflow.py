@@ -17,12 +17,8 @@ from chalicelib.graveler.staging import stage
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
-from lakelet.stepfunctions_local import (
-    MOTO_CONFIG,
-    STATE_MACHINES,
-    create_state_machines,
-    route_lambda_invokes,
-)
+from chalicelib.workflows import tasks
+from lakelet.stepfunctions_local import MOTO_CONFIG, STATE_MACHINES, create_state_machines, route_lambda_invokes
 
 REGION = "us-east-1"
 SMALL_RANGES = Settings(range_max_bytes=4000, range_min_bytes=600, range_raggedness=7)
@@ -83,7 +79,7 @@ def test_every_task_resource_names_a_function_of_app_py():
         assert resources
         for resource in resources:
             assert resource.startswith("${") and resource.endswith("}")
-            assert resource[2:-1] in functions and resource[2:-1] in commit_tasks.HANDLERS
+            assert resource[2:-1] in functions and resource[2:-1] in tasks.HANDLERS
 
 
 def _task_resources(states: dict, in_map: bool) -> list[str]:
@@ -135,6 +131,9 @@ def test_a_commit_with_nothing_staged_fails_without_sealing(sfn, services):
     with route_lambda_invokes(commit_tasks.HANDLERS):
         described = run(sfn, arns["commit"], "req-empty")
     assert described["status"] == "FAILED"
+    # The Fail state passes the step's own error on: the status endpoint maps it to the same 400 as inline.
+    assert described["error"] == "NoChanges"
+    assert json.loads(described["cause"])["errorMessage"] == "no changes to commit on branch main"
     assert services.graveler.get_branch("repo", "main").sealed_tokens == ()
 
 

@@ -10,18 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chalicelib.adapters.memory import (
-    MemoryBlockStore,
-    MemoryRefStore,
-    MemoryStagingStore,
-)
-from chalicelib.graveler import errors
-from chalicelib.graveler.commit_steps import (
-    COMMITTED,
-    CommitRequest,
-    CommitSteps,
-    slice_bounds,
-)
+from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
+from chalicelib.graveler import commit_steps, errors
+from chalicelib.graveler.commit_steps import COMMITTED, CommitRequest, CommitSteps, slice_bounds
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
@@ -90,13 +81,13 @@ def twin_commit(ops_by_round: list[list[tuple[str, int | None]]], max_slices: in
 @pytest.mark.parametrize("max_slices", [1, 2, 5, 16])
 def test_sliced_commit_writes_the_same_metarange_as_graveler_commit(max_slices, monkeypatch):
     seams_recut = []
-    concatenate = CommitSteps.concatenate
+    concatenate = commit_steps.concatenate
 
-    def counting(self, namespace, parts):
+    def counting(storage, namespace, params, parts):
         seams_recut.extend(p for p in parts[:-1] if p and not closes_range(p[-1].max_key, p[-1].estimated_size, PARAMS))
-        return concatenate(self, namespace, parts)
+        return concatenate(storage, namespace, params, parts)
 
-    monkeypatch.setattr(CommitSteps, "concatenate", counting)
+    monkeypatch.setattr(commit_steps, "concatenate", counting)
     rng = random.Random(max_slices)
     rounds = [[(key(i), 0) for i in range(0, 800, 2)]]
     for n in range(1, 5):

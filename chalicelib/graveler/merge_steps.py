@@ -1,0 +1,346 @@
+"""A merge as idempotent steps, for running it as a workflow (one Lambda per step, slices in parallel).
+
+- ``plan``: what ``Graveler.merge`` checks first (a writable repository, a clean destination, a merge base, a
+  source with changes), the seal of the destination's staging token (lakeFS seals before it moves a head, so
+  entries that change nothing cannot turn into changes against the new head), then the slices. A slice bound
+  is a key where no range of the base, the source or the destination straddles: each slice then holds whole
+  ranges of all three, and its merge is exactly that part of a single pass's merge. Merges that need no range
+  read (one side is the base) get no slice and carry the resulting metarange in the plan.
+- ``build_slice``: the three-way merge of the slice's ranges through the same walk as ``Graveler.merge``,
+  stored as a (content-addressed) metarange of its own; re-running writes the same objects under the same ids.
+  A slice with conflicts no strategy settles writes them to a JSON file under ``_lakefs/`` and returns their
+  count instead of a metarange.
+- ``finish``: fails with MergeConflicts when any slice had some (the first ``CONFLICTS_KEPT`` of them are kept in
+  one file, ``conflicts_address``); otherwise concatenates the slices' ranges (re-cutting the seams, as the
+  commit workflow does), stores the merge commit (a content hash: storing it again is a no-op) and
+  compare-and-swaps the branch from the head it planned on. If the branch moved meanwhile it answers "replan";
+  if the branch already points at this commit (a retry after the swap) it answers as the first run did.
+- ``drop``: drops the sealed tokens the swap released (idempotent).
+
+The request fixes the source commit and the date, so every retry computes the same commit id.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import errors
+from .addressing import metadata_address
+from .commit_steps import COMMITTED, REPLAN, concatenate
+from .committed.merge import KeyConflict, merge_ranges
+from .committed.mergetable import Action
+from .committed.storage import CommittedStorage
+from .committed.writer import RangeWriter
+from .identity import commit_id
+from .mergebase import require_merge_base
+from .merging import MergeConflicts, conflict_policy
+from .records import Branch, BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
+
+if TYPE_CHECKING:
+    from .service import Graveler
+
+Json = dict[str, Any]
+
+DEFAULT_MAX_SLICES = 16
+# The conflicts a failed merge keeps for its answer (a 409 shows at most one page of 1,000).
+CONFLICTS_KEPT = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class MergeRequest:
+    """What the user asked for, with the source resolved to a commit once (a moving source branch does not move
+    the merge) and the date fixed (every retry computes the same commit id)."""
+
+    repository: str
+    source_ref: str
+    source_commit: str
+    destination: str
+    request_id: str
+    committer: str
+    message: str
+    date: int
+    metadata: dict[str, str] = field(default_factory=dict)
+    strategy: str | None = None
+    path_strategies: tuple[tuple[str, str], ...] = ()
+    squash_merge: bool = False
+    allow_empty: bool = False
+    force: bool = False
+
+    def __post_init__(self) -> None:
+        conflict_policy(self.strategy, self.path_strategies)  # Invalid now, not inside a workflow
+
+    @property
+    def text(self) -> str:
+        return self.message or f"Merge '{self.source_ref}' into '{self.destination}'"
+
+    def to_json(self) -> Json:
+        return {
+            "repository": self.repository,
+            "source_ref": self.source_ref,
+            "source_commit": self.source_commit,
+            "destination": self.destination,
+            "request_id": self.request_id,
+            "committer": self.committer,
+            "message": self.message,
+            "date": self.date,
+            "metadata": dict(self.metadata),
+            "strategy": self.strategy,
+            "path_strategies": [list(p) for p in self.path_strategies],
+            "squash_merge": self.squash_merge,
+            "allow_empty": self.allow_empty,
+            "force": self.force,
+        }
+
+    @classmethod
+    def from_json(cls, data: Json) -> MergeRequest:
+        return cls(
+            repository=str(data["repository"]),
+            source_ref=str(data["source_ref"]),
+            source_commit=str(data["source_commit"]),
+            destination=str(data["destination"]),
+            request_id=str(data["request_id"]),
+            committer=str(data["committer"]),
+            message=str(data.get("message") or ""),
+            date=int(data["date"]),
+            metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
+            strategy=data.get("strategy") or None,
+            path_strategies=tuple((str(p), str(s)) for p, s in data.get("path_strategies") or ()),
+            squash_merge=bool(data.get("squash_merge", False)),
+            allow_empty=bool(data.get("allow_empty", False)),
+            force=bool(data.get("force", False)),
+        )
+
+
+def conflicts_address(namespace: str, request_id: str) -> str:
+    """Where a merge that failed on conflicts keeps the first of them, in key order."""
+    return metadata_address(namespace, f"workflows/merge/{request_id}/conflicts.json")
+
+
+def read_conflicts(data: bytes) -> list[KeyConflict]:
+    return [
+        KeyConflict(c["path"], Action(c["source"]), Action(c["destination"]), None, None)
+        for c in json.loads(data)["conflicts"]
+    ]
+
+
+def _conflicts_json(conflicts: list[KeyConflict]) -> bytes:
+    rows = [{"path": c.key, "source": str(c.source), "destination": str(c.destination)} for c in conflicts]
+    return json.dumps({"conflicts": rows}, separators=(",", ":")).encode()
+
+
+class MergeSteps:
+    """The steps over a Graveler (its ports and its merge checks)."""
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        *,
+        cache_size: int = 64,
+        cache_rows: int = 200_000,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        self.graveler = graveler
+        self.params = graveler.committed.params
+        self._storage = CommittedStorage(graveler.blocks, cache_size, cache_rows)
+        self._sleep = sleep
+
+    def _ranges(self, namespace: str, metarange: str) -> list[RangeInfo]:
+        return self._storage.metarange(namespace, MetaRangeID(metarange)).ranges
+
+    # ---- plan -----------------------------------------------------------------------------------------------
+
+    def plan(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES) -> Json:
+        """The merge's fixed points (destination head, base, sealed tokens) and its slices; raises what
+        Graveler.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
+        g, refs = self.graveler, self.graveler.refs
+        repo = g.repository_for_write(request.repository, request.force)
+        bid = BranchID(request.destination)
+        g.prepare_move(repo, bid)
+        branch = refs.get_branch(repo.id, bid)
+        g.refuse_dirty(repo, branch, branch.sealed_tokens)
+        dest = refs.get_commit(repo.id, branch.commit_id)
+        source = refs.get_commit(repo.id, CommitID(request.source_commit))
+        base = require_merge_base(refs, repo.id, source.id, dest.id)
+        if not (request.allow_empty or request.force) and not g.changed_since(repo, base, source):
+            raise errors.NoChanges(f"{request.destination} already holds every change of {request.source_ref}")
+        ns = repo.storage_namespace
+        fixed = {
+            "namespace": ns,
+            "dest_commit": dest.id,
+            "dest_generation": dest.generation,
+            "source_generation": source.generation,
+            "tokens": list(branch.sealed_tokens),
+        }
+        trivial = _trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
+        if trivial is not None:
+            return {"fixed": {**fixed, "metarange": trivial}, "slices": []}
+        sides = {"base": base.meta_range_id, "source": source.meta_range_id, "dest": dest.meta_range_id}
+        listings = [self._ranges(ns, m) for m in sides.values()]
+        slices = [
+            {
+                "namespace": ns,
+                **sides,
+                "strategy": request.strategy,
+                "path_strategies": [list(p) for p in request.path_strategies],
+                "request_id": request.request_id,
+                "lo": lo,
+                "hi": hi,
+            }
+            for lo, hi in aligned_bounds(listings[2], listings[:2], max_slices)
+        ]
+        return {"fixed": {**fixed, "metarange": None}, "slices": slices}
+
+    # ---- build ----------------------------------------------------------------------------------------------
+
+    def build_slice(self, item: Json) -> Json:
+        """The merge of the slice: {"metarange": id, "unresolved": 0}, or {"metarange": None, "unresolved": n,
+        "conflicts": address} when conflicts stay unresolved."""
+        namespace = str(item["namespace"])
+        lo, hi = str(item["lo"]), item["hi"]
+
+        def inside(metarange: str) -> list[RangeInfo]:
+            return [r for r in self._ranges(namespace, metarange) if r.min_key >= lo and (hi is None or r.min_key < hi)]
+
+        base, source, dest = inside(item["base"]), inside(item["source"]), inside(item["dest"])
+        policy = conflict_policy(item.get("strategy"), [(str(p), str(s)) for p, s in item.get("path_strategies") or ()])
+        known = {r.id for r in base} | {r.id for r in source} | {r.id for r in dest}
+        writer = RangeWriter(self._storage, namespace, self.params, known_ranges=known)
+        walk = merge_ranges(
+            base, source, dest, lambda rid: self._storage.range(namespace, rid), writer, self.params, policy.resolve
+        )
+        if walk.ranges is None:
+            unresolved = [c for c in walk.conflicts if c.resolution is None]
+            address = metadata_address(
+                namespace, f"workflows/merge/{item['request_id']}/{item['dest']}-{_slice_name(lo)}.json"
+            )
+            self.graveler.blocks.put(address, _conflicts_json(unresolved[:CONFLICTS_KEPT]))
+            return {"metarange": None, "unresolved": len(unresolved), "conflicts": address}
+        return {"metarange": self._storage.write_metarange(namespace, walk.ranges), "unresolved": 0}
+
+    # ---- finish ---------------------------------------------------------------------------------------------
+
+    def finish(self, request: MergeRequest, plan: Json, built: list[Json]) -> Json:
+        """Writes the merged metarange and the merge commit and swaps the branch from the planned head.
+
+        Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
+        {"status": "replan"} when the branch moved meanwhile. Raises MergeConflicts when a slice had conflicts.
+        """
+        refs = self.graveler.refs
+        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.destination)
+        fixed = plan["fixed"]
+        namespace = str(fixed["namespace"])
+        unresolved = sum(int(b["unresolved"]) for b in built)
+        if unresolved:
+            kept: list[KeyConflict] = []
+            for b in built:
+                if b["unresolved"] and len(kept) < CONFLICTS_KEPT:
+                    kept.extend(read_conflicts(self.graveler.blocks.get(str(b["conflicts"]))))
+            self.graveler.blocks.put(
+                conflicts_address(namespace, request.request_id), _conflicts_json(kept[:CONFLICTS_KEPT])
+            )
+            raise MergeConflicts(
+                f"conflict found: {unresolved} conflicting path(s) in the merge of {request.source_ref} "
+                f"into {request.destination}",
+                kept[:CONFLICTS_KEPT],
+            )
+        if fixed["metarange"] is not None:
+            metarange = MetaRangeID(str(fixed["metarange"]))
+        else:
+            parts = [self._ranges(namespace, str(b["metarange"])) for b in built]
+            metarange = self._storage.write_metarange(namespace, concatenate(self._storage, namespace, self.params, parts))
+        dest, source = CommitID(str(fixed["dest_commit"])), CommitID(request.source_commit)
+        parents = (dest,) if request.squash_merge else (dest, source)
+        generations = [int(fixed["dest_generation"])] + ([] if request.squash_merge else [int(fixed["source_generation"])])
+        policy = conflict_policy(request.strategy, request.path_strategies)
+        metadata = {**request.metadata, **policy.metadata()}
+        cid = commit_id(request.committer, request.text, metarange, request.date, metadata, parents)
+        tokens = tuple(StagingToken(t) for t in fixed["tokens"])
+        branch = refs.get_branch(repo_id, branch_id)
+        if branch.commit_id == cid:
+            return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
+        if branch.commit_id != dest or branch.sealed_tokens != tokens:
+            return {"status": REPLAN}
+        commit = Commit(cid, request.committer, request.text, request.date, metarange, metadata, parents,
+                        max(generations) + 1)
+        refs.add_commit(repo_id, commit)
+        try:
+            refs.set_branch(repo_id, Branch(branch.id, cid, branch.staging_token, ()), expected=branch)
+        except errors.Conflict:
+            if self._sleep is not None:
+                self._sleep(random.uniform(0.01, 0.1))
+            return {"status": REPLAN}
+        return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
+
+    # ---- drop -----------------------------------------------------------------------------------------------
+
+    def drop(self, tokens: list[str]) -> Json:
+        """Drops the tokens the swap released; idempotent."""
+        for token in tokens:
+            self.graveler.staging.drop(StagingToken(token))
+        return {"dropped": len(tokens)}
+
+    # ---- all of it in one process ---------------------------------------------------------------------------
+
+    def run(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10) -> Json:
+        """Every step in order, as the state machine runs them (the inline path, and the reference for tests)."""
+        for _ in range(max_rounds):
+            planned = self.plan(request, max_slices)
+            built = [self.build_slice(item) for item in planned["slices"]]
+            result = self.finish(request, planned, built)
+            if result["status"] == COMMITTED:
+                self.drop(result["tokens"])
+                return {"status": COMMITTED, "commit_id": result["commit_id"]}
+        raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")
+
+
+def _trivial_merge(base: MetaRangeID, source: MetaRangeID, dest: MetaRangeID) -> MetaRangeID | None:
+    """The merged metarange when no range needs reading (compare.merge's own shortcuts), else None."""
+    if dest == base or source == dest:
+        return source
+    if source == base:
+        return dest
+    return None
+
+
+def aligned_bounds(
+    lead: list[RangeInfo], others: list[list[RangeInfo]], max_slices: int
+) -> list[tuple[str, str | None]]:
+    """Up to ``max_slices`` key intervals [lo, hi) covering all keys, each bound the min key of one of ``lead``'s
+    ranges that no range of ``others`` straddles (lies inside but does not start at), spread evenly over
+    ``lead``'s ranges."""
+    if max_slices < 1:
+        raise ValueError("max_slices must be >= 1")
+    starts = [[r.min_key for r in listing] for listing in others]
+
+    def clear(key: str) -> bool:
+        for listing, mins in zip(others, starts, strict=True):
+            i = bisect.bisect_right(mins, key) - 1  # the last range starting at or before key
+            if i >= 0 and mins[i] != key and listing[i].max_key >= key:
+                return False
+        return True
+
+    candidates = [r.min_key for r in lead[1:] if clear(r.min_key)]
+    count = min(max_slices - 1, len(candidates))
+    picks = [candidates[len(candidates) * (i + 1) // (count + 1)] for i in range(count)] if count else []
+    los = [""] + sorted(set(picks))
+    return [(lo, los[i + 1] if i + 1 < len(los) else None) for i, lo in enumerate(los)]
+
+
+def _slice_name(lo: str) -> str:
+    """A file-name-safe name of a slice's lower bound (keys may hold any character and be long)."""
+    return hashlib.sha256(lo.encode()).hexdigest()[:32]
+
+
+__all__ = [
+    "MergeRequest",
+    "MergeSteps",
+    "aligned_bounds",
+    "conflicts_address",
+    "read_conflicts",
+]

@@ -1,0 +1,55 @@
+"""The merge workflow's tasks (stepfunctions/merge.asl.json). Each takes the state machine's state (or a Map
+item), runs one idempotent step of chalicelib/graveler/merge_steps.py and returns what the state keeps.
+
+The state is {"request": MergeRequest JSON, "max_slices": int, "plan": ..., "built": [...], "finish": ...}:
+bounds, ids and tokens only, never data (the 256 KB limit on a state).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from chalicelib.graveler.merge_steps import DEFAULT_MAX_SLICES, MergeRequest, MergeSteps
+from chalicelib.wiring import Services, get_services
+
+Json = dict[str, Any]
+
+# One per warm Lambda container (and per services object, which tests swap), for its cache of decoded ranges.
+_steps: dict[int, MergeSteps] = {}
+
+
+def steps(services: Services | None = None) -> MergeSteps:
+    services = services or get_services()
+    found = _steps.get(id(services))
+    if found is None or found.graveler is not services.graveler:
+        found = MergeSteps(services.graveler, sleep=time.sleep)
+        _steps.clear()
+        _steps[id(services)] = found
+    return found
+
+
+def plan(event: Json) -> Json:
+    max_slices = int(event.get("max_slices") or DEFAULT_MAX_SLICES)
+    return steps().plan(MergeRequest.from_json(event["request"]), max_slices)
+
+
+def build_slice(event: Json) -> Json:
+    return steps().build_slice(event)
+
+
+def finish(event: Json) -> Json:
+    return steps().finish(MergeRequest.from_json(event["request"]), event["plan"], list(event["built"]))
+
+
+def drop(event: Json) -> Json:
+    return steps().drop([str(t) for t in event["finish"]["tokens"]])
+
+
+# The Chalice function name of each task, as the ASL file names them ("${merge_plan}", ...).
+HANDLERS = {
+    "merge_plan": plan,
+    "merge_build_slice": build_slice,
+    "merge_finish": finish,
+    "merge_drop": drop,
+}
