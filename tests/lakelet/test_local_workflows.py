@@ -13,7 +13,9 @@ import urllib.request
 from typing import Any
 
 import boto3
+import lakefs
 import pytest
+from lakefs.client import Client
 from moto.core.config import default_user_config
 
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
@@ -106,3 +108,40 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
         assert not g.is_dirty("asyncrepo", "main")
         status, missing = _call("GET", branch_url + "/commits/status?id=w-no-such-task")
         assert status == 404, missing
+
+
+def _executions(stack: LocalStack, machine: str) -> list[str]:
+    sfn = boto3.client("stepfunctions", region_name=stack.region, endpoint_url=stack.moto_url)
+    arn = os.environ[f"LAKELET_{machine.upper()}_STATE_MACHINE_ARN"]
+    return [e["name"] for e in sfn.list_executions(stateMachineArn=arn)["executions"]]
+
+
+def test_the_official_client_commits_and_merges_through_the_workflows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """lakeFS's own client, unchanged: its synchronous commit and merge calls wait for the workflows."""
+    monkeypatch.setenv("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "5")
+    monkeypatch.setenv("LAKELET_MERGE_WORKFLOW_THRESHOLD", "5")
+    with LocalStack(api_port=0, credentials=KEYS) as stack:
+        client = Client(host=stack.api_url.removesuffix("/api/v1"), username=KEYS.access_key_id,
+                        password=KEYS.secret_access_key)
+        repo = lakefs.Repository("clientflows", client=client).create(
+            storage_namespace=stack.default_namespace_prefix + "clientflows"
+        )
+        main = repo.branch("main")
+        main.object("base.txt").upload(data=b"base")
+        main.commit("base")  # one staged change: inline
+        assert _executions(stack, "commit") == []
+        feature = repo.branch("feature").create(source_reference="main")
+        for i in range(12):
+            feature.object(f"f/{i:02d}.txt").upload(data=b"f%d" % i)
+        committed = feature.commit("twelve objects", metadata={"k": "v"})  # 12 > 5: the commit workflow
+        assert len(_executions(stack, "commit")) == 1
+        assert committed.get_commit().metadata == {"k": "v"}
+        main.object("main.txt").upload(data=b"m")
+        main.commit("main work")
+        merged = feature.merge_into(main, message="merge through the workflow")
+        assert len(_executions(stack, "merge")) == 1
+        head = main.get_commit()
+        assert merged == head.id and head.message == "merge through the workflow"
+        assert head.parents[1] == committed.get_commit().id
+        assert sorted(o.path for o in main.objects()) == ["base.txt", *[f"f/{i:02d}.txt" for i in range(12)], "main.txt"]
+        assert main.object("f/07.txt").reader().read() == b"f7"
