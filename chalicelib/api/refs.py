@@ -154,7 +154,8 @@ def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Respon
     )
 
 
-def _merge_request(repository: str, ref: str, destination: str, raw: bytes | None, body: JsonBody) -> MergeRequest:
+def _merge_request(repository: str, ref: str, destination: str, raw: bytes | str | None,
+                   body: JsonBody) -> MergeRequest:
     return launch.new_merge_request(
         services(), names.repository(repository), names.ref(ref), names.branch(destination), current_user().id,
         body.str("message") or "", body.str_map("metadata"), body.str("strategy"), path_strategies(raw),
@@ -162,7 +163,7 @@ def _merge_request(repository: str, ref: str, destination: str, raw: bytes | Non
     )
 
 
-def _body() -> tuple[bytes | None, JsonBody]:
+def _body() -> tuple[bytes | str | None, JsonBody]:
     raw = bp.current_request.raw_body
     return raw, JsonBody.parse(raw) if raw else JsonBody({})
 

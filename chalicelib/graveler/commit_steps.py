@@ -4,8 +4,9 @@ The steps, each safe to re-run after a crash before or after its side effect:
 
 - ``seal``: moves the staging token to the sealed tokens with a compare-and-swap, installing a token derived from
   the request id, so a retry recognises its own seal instead of sealing again.
-- ``plan``: reads the branch and cuts the key space into slices along the base metarange's range boundaries.
-  Each slice is a small JSON record (bounds, base metarange, sealed tokens): no data.
+- ``plan``: reads the branch and cuts the key space into slices along the base metarange's range boundaries;
+  when the base has too few ranges (a first commit has none), at staged keys sampled between them
+  (chalicelib/graveler/slicing.py). Each slice is a small JSON record (bounds, base metarange, sealed tokens).
 - ``build_slice``: applies the slice's staged changes to the base ranges inside it and stores the result as a
   (content-addressed) metarange of its own: re-running writes the same objects under the same ids.
 - ``finish``: concatenates the slices' ranges into one metarange, stores the commit (its id is a content hash,
@@ -28,11 +29,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import errors
+from . import errors, slicing
 from .committed.apply import apply_changes
 from .committed.params import RangeParams
 from .committed.storage import CommittedStorage
-from .committed.writer import RangeWriter, closes_range
+from .committed.writer import RangeWriter
 from .identity import commit_id
 from .ports import BlockStore, RefStore, StagingStore
 from .records import (
@@ -47,6 +48,7 @@ from .records import (
     StagedEntry,
     StagingToken,
 )
+from .slicing import sample_keys, slice_bounds, spread_bounds
 from .staging import staged_changes, token_is_empty
 
 Json = dict[str, Any]
@@ -177,6 +179,12 @@ class CommitSteps:
         ranges = self._storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
         tokens = list(branch.sealed_tokens)
         bounds = slice_bounds(ranges, max_slices)
+        if len(bounds) < max_slices:
+            # Too few base ranges to keep the Map busy (a first commit has none): cut where the staged keys
+            # are, at keys between the base ranges. One more pass over the staged changes, in the plan alone.
+            keys = (staged.key for staged in staged_changes(self.staging, tokens))
+            sampled = spread_bounds(sample_keys(keys), [ranges], max_slices)
+            bounds = sampled if len(sampled) > len(bounds) else bounds
         slices = [
             {
                 "namespace": repo.storage_namespace,
@@ -229,7 +237,7 @@ class CommitSteps:
         base = plan["base"]
         namespace = str(base["namespace"])
         parts = [self._storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
-        ranges = concatenate(self._storage, namespace, self.params, parts)
+        ranges = slicing.concatenate(self._storage, namespace, self.params, parts)
         metarange = self._storage.write_metarange(namespace, ranges)
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
         parent = CommitID(str(base["commit_id"]))
@@ -288,46 +296,6 @@ class CommitSteps:
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
 
 
-def concatenate(
-    storage: CommittedStorage, namespace: str, params: RangeParams, parts: list[list[RangeInfo]]
-) -> list[RangeInfo]:
-    """The slices' ranges as one listing, re-cutting across a seam where a slice's writer was cut short."""
-    out: list[RangeInfo] = []
-    writer: RangeWriter | None = None
-    known: set[RangeID] = set()
-    for part in parts:
-        known.update(r.id for r in part)
-    for part in parts:
-        for index, info in enumerate(part):
-            if writer is not None:
-                writer.add_rows(storage.range(namespace, info.id))
-                if not writer.pending:
-                    out.extend(writer.finish())
-                    writer = None
-                continue
-            last = index == len(part) - 1
-            if last and not closes_range(info.max_key, info.estimated_size, params):
-                # A single pass would still hold these rows when the next slice begins.
-                writer = RangeWriter(storage, namespace, params, known_ranges=known)
-                writer.add_rows(storage.range(namespace, info.id))
-                continue
-            out.append(info)
-    if writer is not None:
-        out.extend(writer.finish())
-    return out
-
-
-def slice_bounds(ranges: list[RangeInfo], max_slices: int) -> list[tuple[str, str | None]]:
-    """Up to ``max_slices`` key intervals [lo, hi) covering all keys, each starting at a range's min key (the
-    first at ""), with the ranges spread evenly."""
-    if max_slices < 1:
-        raise ValueError("max_slices must be >= 1")
-    count = min(max_slices, len(ranges)) or 1
-    starts = [len(ranges) * i // count for i in range(count)]
-    los = [""] + [ranges[s].min_key for s in starts[1:]]
-    return [(lo, los[i + 1] if i + 1 < len(los) else None) for i, lo in enumerate(los)]
-
-
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:
     for staged in changes:
         if hi is not None and staged.key >= hi:
@@ -340,4 +308,4 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["CommitRequest", "CommitSteps", "concatenate", "range_to_json", "request_token", "slice_bounds"]
+__all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token"]

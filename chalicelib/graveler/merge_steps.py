@@ -22,7 +22,6 @@ The request fixes the source commit and the date, so every retry computes the sa
 
 from __future__ import annotations
 
-import bisect
 import hashlib
 import json
 import random
@@ -32,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .addressing import metadata_address
-from .commit_steps import COMMITTED, REPLAN, concatenate
+from .commit_steps import COMMITTED, REPLAN
 from .committed.merge import KeyConflict, merge_ranges
 from .committed.mergetable import Action
 from .committed.storage import CommittedStorage
@@ -41,6 +40,7 @@ from .identity import commit_id
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, conflict_policy
 from .records import Branch, BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
+from .slicing import concatenate, spread_bounds
 
 if TYPE_CHECKING:
     from .service import Graveler
@@ -192,7 +192,7 @@ class MergeSteps:
                 "lo": lo,
                 "hi": hi,
             }
-            for lo, hi in aligned_bounds(listings[2], listings[:2], max_slices)
+            for lo, hi in spread_bounds([r.min_key for r in listings[2][1:]], listings, max_slices)
         ]
         return {"fixed": {**fixed, "metarange": None}, "slices": slices}
 
@@ -253,7 +253,8 @@ class MergeSteps:
             metarange = MetaRangeID(str(fixed["metarange"]))
         else:
             parts = [self._ranges(namespace, str(b["metarange"])) for b in built]
-            metarange = self._storage.write_metarange(namespace, concatenate(self._storage, namespace, self.params, parts))
+            ranges = concatenate(self._storage, namespace, self.params, parts)
+            metarange = self._storage.write_metarange(namespace, ranges)
         dest, source = CommitID(str(fixed["dest_commit"])), CommitID(request.source_commit)
         parents = (dest,) if request.squash_merge else (dest, source)
         generations = [int(fixed["dest_generation"])] + ([] if request.squash_merge else [int(fixed["source_generation"])])
@@ -308,30 +309,6 @@ def _trivial_merge(base: MetaRangeID, source: MetaRangeID, dest: MetaRangeID) ->
     return None
 
 
-def aligned_bounds(
-    lead: list[RangeInfo], others: list[list[RangeInfo]], max_slices: int
-) -> list[tuple[str, str | None]]:
-    """Up to ``max_slices`` key intervals [lo, hi) covering all keys, each bound the min key of one of ``lead``'s
-    ranges that no range of ``others`` straddles (lies inside but does not start at), spread evenly over
-    ``lead``'s ranges."""
-    if max_slices < 1:
-        raise ValueError("max_slices must be >= 1")
-    starts = [[r.min_key for r in listing] for listing in others]
-
-    def clear(key: str) -> bool:
-        for listing, mins in zip(others, starts, strict=True):
-            i = bisect.bisect_right(mins, key) - 1  # the last range starting at or before key
-            if i >= 0 and mins[i] != key and listing[i].max_key >= key:
-                return False
-        return True
-
-    candidates = [r.min_key for r in lead[1:] if clear(r.min_key)]
-    count = min(max_slices - 1, len(candidates))
-    picks = [candidates[len(candidates) * (i + 1) // (count + 1)] for i in range(count)] if count else []
-    los = [""] + sorted(set(picks))
-    return [(lo, los[i + 1] if i + 1 < len(los) else None) for i, lo in enumerate(los)]
-
-
 def _slice_name(lo: str) -> str:
     """A file-name-safe name of a slice's lower bound (keys may hold any character and be long)."""
     return hashlib.sha256(lo.encode()).hexdigest()[:32]
@@ -340,7 +317,6 @@ def _slice_name(lo: str) -> str:
 __all__ = [
     "MergeRequest",
     "MergeSteps",
-    "aligned_bounds",
     "conflicts_address",
     "read_conflicts",
 ]

@@ -126,20 +126,22 @@ def test_the_official_client_commits_and_merges_through_the_workflows(monkeypatc
         repo = lakefs.Repository("clientflows", client=client).create(
             storage_namespace=stack.default_namespace_prefix + "clientflows"
         )
+        # The stack's state machines may hold executions of earlier stacks of this process: count new ones.
+        commits, merges = len(_executions(stack, "commit")), len(_executions(stack, "merge"))
         main = repo.branch("main")
         main.object("base.txt").upload(data=b"base")
         main.commit("base")  # one staged change: inline
-        assert _executions(stack, "commit") == []
+        assert len(_executions(stack, "commit")) == commits
         feature = repo.branch("feature").create(source_reference="main")
         for i in range(12):
             feature.object(f"f/{i:02d}.txt").upload(data=b"f%d" % i)
         committed = feature.commit("twelve objects", metadata={"k": "v"})  # 12 > 5: the commit workflow
-        assert len(_executions(stack, "commit")) == 1
+        assert len(_executions(stack, "commit")) == commits + 1
         assert committed.get_commit().metadata == {"k": "v"}
         main.object("main.txt").upload(data=b"m")
         main.commit("main work")
         merged = feature.merge_into(main, message="merge through the workflow")
-        assert len(_executions(stack, "merge")) == 1
+        assert len(_executions(stack, "merge")) == merges + 1
         head = main.get_commit()
         assert merged == head.id and head.message == "merge through the workflow"
         assert head.parents[1] == committed.get_commit().id

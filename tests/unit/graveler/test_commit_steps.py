@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
-from chalicelib.graveler import commit_steps, errors
-from chalicelib.graveler.commit_steps import COMMITTED, CommitRequest, CommitSteps, slice_bounds
+from chalicelib.graveler import errors, slicing
+from chalicelib.graveler.commit_steps import COMMITTED, CommitRequest, CommitSteps
+from chalicelib.graveler.slicing import sample_keys, slice_bounds
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
@@ -81,13 +82,13 @@ def twin_commit(ops_by_round: list[list[tuple[str, int | None]]], max_slices: in
 @pytest.mark.parametrize("max_slices", [1, 2, 5, 16])
 def test_sliced_commit_writes_the_same_metarange_as_graveler_commit(max_slices, monkeypatch):
     seams_recut = []
-    concatenate = commit_steps.concatenate
+    concatenate = slicing.concatenate
 
     def counting(storage, namespace, params, parts):
         seams_recut.extend(p for p in parts[:-1] if p and not closes_range(p[-1].max_key, p[-1].estimated_size, PARAMS))
         return concatenate(storage, namespace, params, parts)
 
-    monkeypatch.setattr(commit_steps, "concatenate", counting)
+    monkeypatch.setattr(slicing, "concatenate", counting)
     rng = random.Random(max_slices)
     rounds = [[(key(i), 0) for i in range(0, 800, 2)]]
     for n in range(1, 5):
@@ -137,6 +138,49 @@ def test_slice_bounds_cover_everything_when_there_are_fewer_ranges_than_slices()
     assert slice_bounds([], 8) == [("", None)]
     with pytest.raises(ValueError):
         slice_bounds([], 0)
+
+
+def test_a_first_commit_is_sliced_at_sampled_staged_keys():
+    env = Env()
+    for i in range(2000):
+        env.put(key(i))
+    sealed = env.steps.seal(request())["sealed_token"]
+    planned = env.steps.plan(request(), sealed, max_slices=8)
+    bounds = [(s["lo"], s["hi"]) for s in planned["slices"]]
+    assert len(bounds) == 8 and bounds[0][0] == "" and bounds[-1][1] is None
+    assert all(hi == nxt for (_, hi), (nxt, _) in pairwise(bounds))
+    # About as many staged keys in each slice.
+    sizes = [sum(1 for i in range(2000) if lo <= key(i) and (hi is None or key(i) < hi)) for lo, hi in bounds]
+    assert max(sizes) - min(sizes) <= 2000 // 64, sizes
+    built = [env.steps.build_slice(item) for item in planned["slices"]]
+    assert env.steps.finish(request(), planned, built)["status"] == COMMITTED
+    assert len(env.listing()) == 2000
+
+
+def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
+    env = Env()
+    for i in range(0, 40):
+        env.put(key(i * 50))
+    env.g.commit("repo", "main", "alice", "base")
+    ranges = env.g.committed.ranges("s3://bucket/repo", env.metarange())
+    assert 1 < len(ranges) < 8
+    for i in range(2000):
+        env.put(key(i), 1)
+    sealed = env.steps.seal(request())["sealed_token"]
+    planned = env.steps.plan(request(), sealed, max_slices=8)
+    assert len(planned["slices"]) == 8
+    for item in planned["slices"]:  # no base range straddles a bound
+        assert not any(r.min_key < item["lo"] <= r.max_key for r in ranges)
+
+
+def test_sampled_keys_are_evenly_spaced_and_bounded():
+    keys = [f"k{i:07d}" for i in range(100_000)]
+    kept = sample_keys(iter(keys), samples=100)
+    assert 100 <= len(kept) < 200
+    positions = [keys.index(k) for k in kept[:5]]
+    stride = positions[1] - positions[0]
+    assert positions == [i * stride for i in range(5)] and (len(kept) - 1) * stride < 100_000 <= len(kept) * stride
+    assert sample_keys(iter(keys[:7]), samples=100) == keys[:7]
 
 
 def test_every_step_converges_when_retried_after_its_side_effect():

@@ -17,10 +17,10 @@ from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.merge_steps import (
     MergeRequest,
     MergeSteps,
-    aligned_bounds,
     conflicts_address,
 )
 from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.records import (
     BranchID,
     Entry,
@@ -141,13 +141,13 @@ def info(lo: str, hi: str) -> RangeInfo:
     return RangeInfo(RangeID(lo + hi), lo, hi, 1, 1)
 
 
-def test_aligned_bounds_skip_keys_another_listing_straddles() -> None:
+def test_bounds_skip_keys_another_listing_straddles() -> None:
     lead = [info("a", "b"), info("c", "d"), info("e", "f"), info("g", "h")]
     other = [info("a", "c5"), info("e", "h")]  # straddles c (inside a..c5) but not e; g is inside e..h
-    bounds = aligned_bounds(lead, [other], 16)
+    bounds = spread_bounds([r.min_key for r in lead[1:]], [lead, other], 16)
     assert bounds == [("", "e"), ("e", None)]
-    assert aligned_bounds(lead, [lead], 1) == [("", None)]
-    assert aligned_bounds([], [[]], 4) == [("", None)]
+    assert spread_bounds(["c", "e", "g"], [lead], 1) == [("", None)]
+    assert spread_bounds([], [[]], 4) == [("", None)]
 
 
 def test_conflicts_fail_the_merge_with_the_same_conflicts_and_nothing_moves() -> None:
