@@ -42,7 +42,6 @@ from .records import (
     Commit,
     CommitID,
     MetaRangeID,
-    RangeID,
     RangeInfo,
     RepositoryID,
     StagedEntry,
@@ -125,6 +124,7 @@ class CommitSteps:
         blocks: BlockStore,
         params: RangeParams,
         *,
+        storage: CommittedStorage | None = None,
         cache_size: int = 64,
         cache_rows: int = 200_000,
         sleep: Any = None,
@@ -132,7 +132,7 @@ class CommitSteps:
         self.refs = refs
         self.staging = staging
         self.params = params
-        self._storage = CommittedStorage(blocks, cache_size, cache_rows)
+        self.storage = storage or CommittedStorage(blocks, cache_size, cache_rows)
         self._sleep = sleep
 
     # ---- seal -----------------------------------------------------------------------------------------------
@@ -176,7 +176,7 @@ class CommitSteps:
         if sealed_token not in branch.sealed_tokens:
             return {"done": True, "head": branch.commit_id, "slices": []}
         head = self.refs.get_commit(repo_id, branch.commit_id)
-        ranges = self._storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
+        ranges = self.storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
         tokens = list(branch.sealed_tokens)
         bounds = slice_bounds(ranges, max_slices)
         if len(bounds) < max_slices:
@@ -213,16 +213,16 @@ class CommitSteps:
         """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
         namespace = str(item["namespace"])
         lo, hi = str(item["lo"]), item["hi"]
-        base = self._storage.metarange(namespace, MetaRangeID(str(item["base_metarange"]))).ranges
+        base = self.storage.metarange(namespace, MetaRangeID(str(item["base_metarange"]))).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
-        writer = RangeWriter(self._storage, namespace, self.params, known_ranges={r.id for r in inside})
+        writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
         changes = _bounded(staged_changes(self.staging, list(item["tokens"]), lo), hi)
         ranges, added, changed, removed = apply_changes(
-            inside, changes, writer, lambda rid: self._storage.range(namespace, rid), self.params
+            inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
         )
         # Stored as a metarange of its own: the output stays a few bytes in the workflow state however many
         # ranges the slice has, and writing it again (a retry) puts the same bytes under the same id.
-        metarange = self._storage.write_metarange(namespace, ranges)
+        metarange = self.storage.write_metarange(namespace, ranges)
         return {"metarange": metarange, "added": added, "changed": changed, "removed": removed}
 
     # ---- finish ---------------------------------------------------------------------------------------------
@@ -236,9 +236,9 @@ class CommitSteps:
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         base = plan["base"]
         namespace = str(base["namespace"])
-        parts = [self._storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
-        ranges = slicing.concatenate(self._storage, namespace, self.params, parts)
-        metarange = self._storage.write_metarange(namespace, ranges)
+        parts = [self.storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
+        ranges = slicing.concatenate(self.storage, namespace, self.params, parts)
+        metarange = self.storage.write_metarange(namespace, ranges)
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
         parent = CommitID(str(base["commit_id"]))
         cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))

@@ -33,8 +33,7 @@ from . import errors
 from .addressing import metadata_address
 from .commit_steps import COMMITTED, REPLAN
 from .committed.merge import KeyConflict, merge_ranges
-from .committed.mergetable import Action
-from .committed.storage import CommittedStorage
+from .committed.mergetable import Action, Decision
 from .committed.writer import RangeWriter
 from .identity import commit_id
 from .mergebase import require_merge_base
@@ -124,14 +123,37 @@ def conflicts_address(namespace: str, request_id: str) -> str:
 
 def read_conflicts(data: bytes) -> list[KeyConflict]:
     return [
-        KeyConflict(c["path"], Action(c["source"]), Action(c["destination"]), None, None)
+        KeyConflict(
+            c["path"], Action(c["source"]), Action(c["destination"]), None, None,
+            Decision(c["resolution"]) if c.get("resolution") else None,
+        )
         for c in json.loads(data)["conflicts"]
     ]
 
 
 def _conflicts_json(conflicts: list[KeyConflict]) -> bytes:
-    rows = [{"path": c.key, "source": str(c.source), "destination": str(c.destination)} for c in conflicts]
+    rows = [
+        {"path": c.key, "source": str(c.source), "destination": str(c.destination)}
+        | ({"resolution": c.resolution.value} if c.resolution is not None else {})
+        for c in conflicts
+    ]
     return json.dumps({"conflicts": rows}, separators=(",", ":")).encode()
+
+
+def kept_conflicts(conflicts: list[KeyConflict]) -> list[KeyConflict]:
+    """What a failed merge keeps of its conflicts (in key order): the first CONFLICTS_KEPT left unresolved and
+    the first CONFLICTS_KEPT a strategy settled."""
+    unresolved = [c for c in conflicts if c.resolution is None][:CONFLICTS_KEPT]
+    resolved = [c for c in conflicts if c.resolution is not None][:CONFLICTS_KEPT]
+    return sorted(unresolved + resolved, key=lambda c: c.key)
+
+
+def _conflicts_error(request: MergeRequest, unresolved: int, conflicts: list[KeyConflict]) -> MergeConflicts:
+    return MergeConflicts(
+        f"conflict found: {unresolved} conflicting path(s) in the merge of {request.source_ref} into "
+        f"{request.destination}",
+        kept_conflicts(conflicts),
+    )
 
 
 class MergeSteps:
@@ -141,17 +163,15 @@ class MergeSteps:
         self,
         graveler: Graveler,
         *,
-        cache_size: int = 64,
-        cache_rows: int = 200_000,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.graveler = graveler
         self.params = graveler.committed.params
-        self._storage = CommittedStorage(graveler.blocks, cache_size, cache_rows)
+        self.storage = graveler.committed.storage
         self._sleep = sleep
 
     def _ranges(self, namespace: str, metarange: str) -> list[RangeInfo]:
-        return self._storage.metarange(namespace, MetaRangeID(metarange)).ranges
+        return self.storage.metarange(namespace, MetaRangeID(metarange)).ranges
 
     # ---- plan -----------------------------------------------------------------------------------------------
 
@@ -202,6 +222,19 @@ class MergeSteps:
         """The merge of the slice: {"metarange": id, "unresolved": 0}, or {"metarange": None, "unresolved": n,
         "conflicts": address} when conflicts stay unresolved."""
         namespace = str(item["namespace"])
+        ranges, conflicts = self._merge_slice(item)
+        if ranges is None:
+            address = metadata_address(
+                namespace, f"workflows/merge/{item['request_id']}/{item['dest']}-{_slice_name(str(item['lo']))}.json"
+            )
+            self.graveler.blocks.put(address, _conflicts_json(kept_conflicts(conflicts)))
+            unresolved = sum(1 for c in conflicts if c.resolution is None)
+            return {"metarange": None, "unresolved": unresolved, "conflicts": address}
+        return {"metarange": self.storage.write_metarange(namespace, ranges), "unresolved": 0}
+
+    def _merge_slice(self, item: Json) -> tuple[list[RangeInfo] | None, list[KeyConflict]]:
+        """The slice's merged ranges (None when a conflict stays unresolved) and its conflicts."""
+        namespace = str(item["namespace"])
         lo, hi = str(item["lo"]), item["hi"]
 
         def inside(metarange: str) -> list[RangeInfo]:
@@ -210,18 +243,11 @@ class MergeSteps:
         base, source, dest = inside(item["base"]), inside(item["source"]), inside(item["dest"])
         policy = conflict_policy(item.get("strategy"), [(str(p), str(s)) for p, s in item.get("path_strategies") or ()])
         known = {r.id for r in base} | {r.id for r in source} | {r.id for r in dest}
-        writer = RangeWriter(self._storage, namespace, self.params, known_ranges=known)
+        writer = RangeWriter(self.storage, namespace, self.params, known_ranges=known)
         walk = merge_ranges(
-            base, source, dest, lambda rid: self._storage.range(namespace, rid), writer, self.params, policy.resolve
+            base, source, dest, lambda rid: self.storage.range(namespace, rid), writer, self.params, policy.resolve
         )
-        if walk.ranges is None:
-            unresolved = [c for c in walk.conflicts if c.resolution is None]
-            address = metadata_address(
-                namespace, f"workflows/merge/{item['request_id']}/{item['dest']}-{_slice_name(lo)}.json"
-            )
-            self.graveler.blocks.put(address, _conflicts_json(unresolved[:CONFLICTS_KEPT]))
-            return {"metarange": None, "unresolved": len(unresolved), "conflicts": address}
-        return {"metarange": self._storage.write_metarange(namespace, walk.ranges), "unresolved": 0}
+        return walk.ranges, walk.conflicts
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
@@ -237,24 +263,19 @@ class MergeSteps:
         namespace = str(fixed["namespace"])
         unresolved = sum(int(b["unresolved"]) for b in built)
         if unresolved:
-            kept: list[KeyConflict] = []
+            found: list[KeyConflict] = []
             for b in built:
-                if b["unresolved"] and len(kept) < CONFLICTS_KEPT:
-                    kept.extend(read_conflicts(self.graveler.blocks.get(str(b["conflicts"]))))
-            self.graveler.blocks.put(
-                conflicts_address(namespace, request.request_id), _conflicts_json(kept[:CONFLICTS_KEPT])
-            )
-            raise MergeConflicts(
-                f"conflict found: {unresolved} conflicting path(s) in the merge of {request.source_ref} "
-                f"into {request.destination}",
-                kept[:CONFLICTS_KEPT],
-            )
+                if b["unresolved"]:
+                    found.extend(read_conflicts(self.graveler.blocks.get(str(b["conflicts"]))))
+            error = _conflicts_error(request, unresolved, found)
+            self.graveler.blocks.put(conflicts_address(namespace, request.request_id), _conflicts_json(error.conflicts))
+            raise error
         if fixed["metarange"] is not None:
             metarange = MetaRangeID(str(fixed["metarange"]))
         else:
             parts = [self._ranges(namespace, str(b["metarange"])) for b in built]
-            ranges = concatenate(self._storage, namespace, self.params, parts)
-            metarange = self._storage.write_metarange(namespace, ranges)
+            ranges = concatenate(self.storage, namespace, self.params, parts)
+            metarange = self.storage.write_metarange(namespace, ranges)
         dest, source = CommitID(str(fixed["dest_commit"])), CommitID(request.source_commit)
         parents = (dest,) if request.squash_merge else (dest, source)
         generations = [int(fixed["dest_generation"])] + ([] if request.squash_merge else [int(fixed["source_generation"])])
@@ -289,10 +310,19 @@ class MergeSteps:
     # ---- all of it in one process ---------------------------------------------------------------------------
 
     def run(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10) -> Json:
-        """Every step in order, as the state machine runs them (the inline path, and the reference for tests)."""
+        """Every step in order, as the state machine runs them (the inline path). Conflicts stay in memory: the
+        files under _lakefs/ are for the workflow's status answer only."""
         for _ in range(max_rounds):
             planned = self.plan(request, max_slices)
-            built = [self.build_slice(item) for item in planned["slices"]]
+            merged = [self._merge_slice(item) for item in planned["slices"]]
+            if any(ranges is None for ranges, _ in merged):
+                conflicts = [c for _, found in merged for c in found]
+                raise _conflicts_error(request, sum(1 for c in conflicts if c.resolution is None), conflicts)
+            namespace = str(planned["fixed"]["namespace"])
+            built = [
+                {"metarange": self.storage.write_metarange(namespace, ranges or []), "unresolved": 0}
+                for ranges, _ in merged
+            ]
             result = self.finish(request, planned, built)
             if result["status"] == COMMITTED:
                 self.drop(result["tokens"])

@@ -7,6 +7,7 @@ constructor and never touches a driver.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 import uuid
@@ -14,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from . import errors
 from .addressing import metadata_address, new_data_address
+from .commit_steps import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
 from .committed.compare import MergeChange
 from .committed.merge import Resolver
@@ -21,6 +23,7 @@ from .committed.mergetable import Action, Decision
 from .history import LogFilter, log_page
 from .identity import commit_id, entry_identity
 from .listing import clamp_amount, overlay, paginate
+from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
@@ -97,6 +100,17 @@ class Graveler:
         self.committed = committed
         self._clock = clock
         self._sleep = sleep
+
+    @functools.cached_property
+    def commit_steps(self) -> CommitSteps:
+        """The commit as steps over these ports (what ``commit`` runs, and the commit workflow's tasks)."""
+        return CommitSteps(self.refs, self.staging, self.blocks, self.committed.params, storage=self.committed.storage,
+                           sleep=self._sleep)
+
+    @functools.cached_property
+    def merge_steps(self) -> MergeSteps:
+        """The merge as steps over this Graveler (what ``merge`` runs, and the merge workflow's tasks)."""
+        return MergeSteps(self, sleep=self._sleep)
 
     def now(self) -> int:
         """The time commits are dated with (unix seconds) when the caller gives none."""
@@ -255,38 +269,18 @@ class Graveler:
         date: int | None = None,
         allow_empty: bool = False,
     ) -> Commit:
-        """Seals the staging token, applies every sealed token onto the head and moves the branch.
+        """Seals the staging token, applies every sealed token onto the head and moves the branch: the steps of the
+        commit workflow (commit_steps.py) in one slice.
 
         The branch move is a compare-and-swap; when it loses to another commit the work is redone from what is
-        still sealed (the winner may have committed our changes already: then there is nothing left to do).
+        still sealed (the winner may have committed our changes already: then its head is the answer).
         """
         if not message:
             raise errors.Invalid("commit message is required")
-        repo = self._writable_repository(repo_id)
-        bid = BranchID(branch_id)
-        current = self.refs.get_branch(repo.id, bid)
-        if not allow_empty and not current.sealed_tokens and token_is_empty(self.staging, current.staging_token):
-            # Sealing would swap the token (and make concurrent writers retry) for nothing.
-            raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-        self._seal(repo.id, bid)
-
-        def build(branch: Branch) -> Commit:
-            head = self.refs.get_commit(repo.id, branch.commit_id)
-            changes = staged_changes(self.staging, list(branch.sealed_tokens))
-            applied = self.committed.apply(repo.storage_namespace, head.meta_range_id, changes)
-            if applied.changes == 0 and not allow_empty:
-                raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-            return self._make_commit(
-                committer,
-                message,
-                applied.metarange_id,
-                int(self._clock()) if date is None else int(date),
-                dict(metadata or {}),
-                (head.id,),
-                head.generation + 1,
-            )
-
-        return self._move_branch(repo.id, bid, build, "commit")
+        request = CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
+                                self.now() if date is None else int(date), dict(metadata or {}), allow_empty)
+        result = self.commit_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
+        return self.refs.get_commit(RepositoryID(repo_id), CommitID(str(result["commit_id"])))
 
     # ---- objects --------------------------------------------------------------------------------------------
 
@@ -532,37 +526,22 @@ class Graveler:
         force: bool = False,
     ) -> Commit:
         """Merges ``source_ref`` into the branch with a new commit (never a fast-forward): parents [destination
-        head, source] (squash_merge: the head only), the strategies in its metadata.
+        head, source] (squash_merge: the head only), the strategies in its metadata. The steps of the merge
+        workflow (merge_steps.py) in one slice.
 
         Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source holds no
         change since the merge base (an ancestor of the destination; unless allow_empty or force), Invalid for
-        an unknown strategy, NoMergeBase, and MergeConflicts (409, listing every conflict) when a conflict is
+        an unknown strategy, NoMergeBase, and MergeConflicts (409, listing the conflicts) when a conflict is
         left unresolved.
         """
-        policy = conflict_policy(strategy, path_strategies)
-        repo = self.repository_for_write(repo_id, force)
-        bid = BranchID(destination_branch)
-        self.refs.get_branch(repo.id, bid)
+        repo = self.get_repository(repo_id)
+        self.refs.get_branch(repo.id, BranchID(destination_branch))
         source = self._commit_of(repo.id, source_ref)
-        text = message or f"Merge '{source_ref}' into '{destination_branch}'"
-
-        def build(branch: Branch) -> Commit:
-            self.refuse_dirty(repo, branch, branch.sealed_tokens)
-            dest = self.refs.get_commit(repo.id, branch.commit_id)
-            base = require_merge_base(self.refs, repo.id, source.id, dest.id)
-            if not (allow_empty or force) and not self.changed_since(repo, base, source):
-                raise errors.NoChanges(f"{destination_branch} already holds every change of {source_ref}")
-            metarange = self._merged(
-                repo, base.meta_range_id, source.meta_range_id, dest.meta_range_id, policy.resolve,
-                f"merge of {source_ref} into {destination_branch}",
-            )
-            parents: tuple[CommitID, ...] = (dest.id,) if squash_merge else (dest.id, source.id)
-            generation = (dest.generation if squash_merge else max(dest.generation, source.generation)) + 1
-            recorded = {**(metadata or {}), **policy.metadata()}
-            return self._make_commit(committer, text, metarange, int(self._clock()), recorded, parents, generation)
-
-        self.prepare_move(repo, bid)
-        return self._move_branch(repo.id, bid, build, "merge")
+        request = MergeRequest(repo_id, source_ref, source.id, destination_branch, uuid.uuid4().hex, committer,
+                               message, self.now(), dict(metadata or {}), strategy, tuple(path_strategies),
+                               squash_merge, allow_empty, force)
+        result = self.merge_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
+        return self.refs.get_commit(repo.id, CommitID(str(result["commit_id"])))
 
     def preview_merge(
         self,

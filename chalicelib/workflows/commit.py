@@ -7,7 +7,6 @@ The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "pl
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from chalicelib.graveler.commit_steps import (
@@ -19,20 +18,11 @@ from chalicelib.wiring import Services, get_services
 
 Json = dict[str, Any]
 
-# One per warm Lambda container (and per services object, which tests swap): its cache of decoded ranges
-# serves the next task the container runs.
-_steps: dict[int, CommitSteps] = {}
-
 
 def steps(services: Services | None = None) -> CommitSteps:
-    services = services or get_services()
-    found = _steps.get(id(services))
-    if found is None or found.refs is not services.graveler.refs:
-        g = services.graveler
-        found = CommitSteps(g.refs, g.staging, g.blocks, g.committed.params, sleep=time.sleep)
-        _steps.clear()
-        _steps[id(services)] = found
-    return found
+    """The steps of the services' Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+    the next task the container runs."""
+    return (services or get_services()).graveler.commit_steps
 
 
 def seal(event: Json) -> Json:

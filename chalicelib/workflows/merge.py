@@ -7,7 +7,6 @@ bounds, ids and tokens only, never data (the 256 KB limit on a state).
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from chalicelib.graveler.merge_steps import DEFAULT_MAX_SLICES, MergeRequest, MergeSteps
@@ -15,18 +14,11 @@ from chalicelib.wiring import Services, get_services
 
 Json = dict[str, Any]
 
-# One per warm Lambda container (and per services object, which tests swap), for its cache of decoded ranges.
-_steps: dict[int, MergeSteps] = {}
-
 
 def steps(services: Services | None = None) -> MergeSteps:
-    services = services or get_services()
-    found = _steps.get(id(services))
-    if found is None or found.graveler is not services.graveler:
-        found = MergeSteps(services.graveler, sleep=time.sleep)
-        _steps.clear()
-        _steps[id(services)] = found
-    return found
+    """The steps of the services' Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+    the next task the container runs."""
+    return (services or get_services()).graveler.merge_steps
 
 
 def plan(event: Json) -> Json:

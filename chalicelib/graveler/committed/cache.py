@@ -61,6 +61,11 @@ class LRUCache(Generic[K, V]):
             self.put(key, value)
         return value
 
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._weight = 0
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)

@@ -26,7 +26,7 @@ from .writer import RangeWriter
 
 
 def _storage(manager: CommittedManager) -> CommittedStorage:
-    return manager._storage
+    return manager.storage
 
 
 def _ranges(manager: CommittedManager, namespace: str, metarange: MetaRangeID) -> list[RangeInfo]:

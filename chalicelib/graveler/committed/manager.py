@@ -37,6 +37,11 @@ class CommittedManager:
     def params(self) -> RangeParams:
         return self._params
 
+    @property
+    def storage(self) -> CommittedStorage:
+        """The storage and caches it reads through: compare.py and the commit and merge steps share them."""
+        return self._storage
+
     def get(self, namespace: str, metarange_id: MetaRangeID, key: Key) -> Entry | None:
         """The committed entry of ``key``, or None. Reads at most one range."""
         if metarange_id == EMPTY_METARANGE:

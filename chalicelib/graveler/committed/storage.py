@@ -29,6 +29,11 @@ class CommittedStorage:
         self._ranges: LRUCache[str, RangeColumns] = LRUCache(cache_size, cache_rows, len)
         self._metaranges: LRUCache[str, MetaRange] = LRUCache(cache_size)
 
+    def clear_cache(self) -> None:
+        """Forgets every decoded range and metarange: what a new Lambda container starts with."""
+        self._ranges.clear()
+        self._metaranges.clear()
+
     def _fetch(self, address: str, what: str) -> bytes:
         try:
             return self._blocks.get(address)
@@ -80,6 +85,8 @@ class CommittedStorage:
             return EMPTY_METARANGE
         mid = metarange_id(ranges)
         address = object_address(namespace, mid)
+        if self._metaranges.get(address) is not None:
+            return mid  # read or written before: stored, with these very bytes
         self._blocks.put(address, parquet.encode_metarange(ranges))
         # Just written, and typically read right back (listing the new commit): worth keeping, it is small.
         self._metaranges.put(address, MetaRange.of(list(ranges)))

@@ -18,6 +18,7 @@ from chalicelib.graveler.merge_steps import (
     MergeRequest,
     MergeSteps,
     conflicts_address,
+    read_conflicts,
 )
 from chalicelib.graveler.merging import MergeConflicts
 from chalicelib.graveler.slicing import spread_bounds
@@ -166,8 +167,17 @@ def test_conflicts_fail_the_merge_with_the_same_conflicts_and_nothing_moves() ->
         (c.source, c.destination) for c in expected.value.unresolved
     ]
     assert b.g.get_branch("repo", "main").commit_id == head.commit_id
-    kept = b.blocks.get(conflicts_address(NS, "m1"))
-    assert key(10).encode() in kept and key(500).encode() in kept
+    assert not any("/workflows/" in address for address in b.blocks.blobs)  # inline: conflicts stay in memory
+
+    # As workflow tasks, the slices keep their conflicts in files and finish gathers them for the answer.
+    planned = b.steps.plan(b.request("m2"), 5)
+    built = [b.steps.build_slice(item) for item in planned["slices"]]
+    assert sum(item["unresolved"] for item in built) == len(expected.value.unresolved)
+    with pytest.raises(MergeConflicts) as failed:
+        b.steps.finish(b.request("m2"), planned, built)
+    assert [c.key for c in failed.value.unresolved] == [c.key for c in expected.value.unresolved]
+    assert read_conflicts(b.blocks.get(conflicts_address(NS, "m2"))) == failed.value.conflicts
+    assert b.g.get_branch("repo", "main").commit_id == head.commit_id
 
 
 def test_path_strategies_settle_conflicts_like_graveler() -> None:
