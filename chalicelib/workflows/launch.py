@@ -28,9 +28,6 @@ from chalicelib.graveler.records import BranchID, Commit, RepositoryID
 from chalicelib.graveler.staging import branch_tokens, staged_changes
 from chalicelib.wiring import Services
 
-from . import commit as commit_tasks
-from . import merge as merge_tasks
-
 INLINE = "c-"
 WORKFLOW = "w-"
 POLL_SECONDS = 0.5
@@ -125,12 +122,9 @@ def commit(services: Services, request: CommitRequest, wait_seconds: float) -> T
     workflows = _workflows(services, services.settings.commit_state_machine_arn)
     threshold = services.settings.commit_workflow_threshold
     if workflows is None or not staged_at_least(services, request.repository, request.branch, threshold + 1):
-        result = commit_tasks.steps(services).run(request, INLINE_SLICES)
-        found = services.graveler.get_commit(request.repository, str(result["commit_id"]))
-        return TaskStatus(INLINE + found.id, True, time.time(), found)
-    name = WORKFLOW + request.request_id
-    workflows.start(name, {"request": request.to_json()})
-    return _finished(services, request.repository, name, _wait(workflows, name, wait_seconds), _commit_result)
+        return _inline(services, request.repository, services.graveler.commit_steps.run(request, INLINE_SLICES))
+    return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
+                  _commit_result)
 
 
 def merge(services: Services, request: MergeRequest, wait_seconds: float) -> TaskStatus:
@@ -138,17 +132,23 @@ def merge(services: Services, request: MergeRequest, wait_seconds: float) -> Tas
     Raises what the merge raises when it failed within that time (MergeConflicts with the first conflicts)."""
     workflows = _workflows(services, services.settings.merge_state_machine_arn)
     if workflows is None or merge_size(services, request) <= services.settings.merge_workflow_threshold:
-        result = merge_tasks.steps(services).run(request, INLINE_SLICES)
-        found = services.graveler.get_commit(request.repository, str(result["commit_id"]))
-        return TaskStatus(INLINE + found.id, True, time.time(), found)
-    name = WORKFLOW + request.request_id
-    workflows.start(name, {"request": request.to_json()})
-    return _finished(services, request.repository, name, _wait(workflows, name, wait_seconds), _merge_result)
+        return _inline(services, request.repository, services.graveler.merge_steps.run(request, INLINE_SLICES))
+    return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
+                  _merge_result)
 
 
-def _finished(services: Services, repo_id: str, name: str, found: Execution | None,
-              result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
-    """The status of a started execution: still running (None), or what it ended with; raises its error."""
+def _inline(services: Services, repo_id: str, result: dict[str, Any]) -> TaskStatus:
+    found = services.graveler.get_commit(repo_id, str(result["commit_id"]))
+    return TaskStatus(INLINE + found.id, True, time.time(), found)
+
+
+def _start(services: Services, workflows: StepFunctionsWorkflows, repo_id: str, request_id: str,
+           request: dict[str, Any], wait_seconds: float,
+           result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
+    """Starts the execution and waits for it: still running, or what it ended with; raises its error."""
+    name = WORKFLOW + request_id
+    workflows.start(name, {"request": request})
+    found = _wait(workflows, name, wait_seconds)
     if found is None:
         return TaskStatus(name, False, time.time())
     status = _status(services, repo_id, name, found, result)
