@@ -31,8 +31,8 @@ class StepFunctionsWorkflows:
         return self._arn.replace(":stateMachine:", ":execution:", 1) + ":" + name
 
     def start(self, name: str, payload: dict[str, Any]) -> None:
-        """Starts an execution; starting the same name with the same input again is a no-op (Step Functions'
-        own idempotency for standard workflows)."""
+        """Starts an execution. Names are unique: Step Functions takes the same name and input again as a no-op
+        while the execution runs, and refuses the name after it ended (callers name each request afresh)."""
         self._client.start_execution(stateMachineArn=self._arn, name=name, input=json.dumps(payload))
 
     def describe(self, name: str) -> Execution | None:

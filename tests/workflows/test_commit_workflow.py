@@ -211,3 +211,22 @@ def test_two_workflows_racing_and_writes_racing_them(sfn, services):
     assert committed >= {key(i) for i in range(200)}
     g.commit("repo", "main", "alice", "rest", allow_empty=True)
     assert set(listing(services)) == set(acknowledged)
+
+
+def test_a_rerun_of_a_finished_commit_duplicates_nothing(sfn, services):
+    g = services.graveler
+    for i in range(50):
+        put(services, key(i))
+    arns = create_state_machines(sfn, REGION)
+    with route_lambda_invokes(commit_tasks.HANDLERS):
+        first = run(sfn, arns["commit"], "once")
+        head = g.get_branch("repo", "main").commit_id
+        # The same execution name again: Step Functions refuses it once the execution has ended.
+        with pytest.raises(sfn.exceptions.ExecutionAlreadyExists):
+            run(sfn, arns["commit"], "once")
+        # Committing again (a client retrying after a lost answer): nothing is staged, no second commit.
+        again = run(sfn, arns["commit"], "once-again")
+    assert first["status"] == "SUCCEEDED"
+    assert again["status"] == "FAILED" and again["error"] == "NoChanges"
+    assert g.get_branch("repo", "main").commit_id == head
+    assert [c.message for c in g.log("repo", "main").results] == ["workflow", "Repository created"]

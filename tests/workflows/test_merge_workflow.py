@@ -228,3 +228,17 @@ def test_writes_racing_a_merge_are_never_lost(arn, services):
     staged = {d.key for d in g.diff_uncommitted("repo", "main", amount=None).results}
     assert set(acknowledged) == staged
     assert not set(acknowledged) & set(listing(services))
+
+
+def test_a_rerun_of_a_finished_merge_duplicates_nothing(arn, services):
+    expected = scenario(services)
+    g = services.graveler
+    merge = request(services, "merge-once")
+    with route_lambda_invokes(merge_tasks.HANDLERS):
+        first = run(arn, merge)
+        head = g.get_branch("repo", "main").commit_id
+        again = run(arn, MergeRequest.from_json({**merge.to_json(), "request_id": "merge-once-again"}))
+    assert first["status"] == "SUCCEEDED"
+    assert again["status"] == "FAILED" and again["error"] == "NoChanges"  # everything is merged already
+    assert g.get_branch("repo", "main").commit_id == head
+    assert listing(services) == expected
