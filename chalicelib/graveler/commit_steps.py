@@ -242,34 +242,12 @@ class CommitSteps:
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
         parent = CommitID(str(base["commit_id"]))
         cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
-        tokens = tuple(StagingToken(t) for t in base["tokens"])
-        branch = self.refs.get_branch(repo_id, branch_id)
-        if branch.commit_id == cid:
-            return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
         if changes == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-        if branch.commit_id != parent or branch.sealed_tokens != tokens:
-            return {"status": REPLAN}
-        commit = Commit(
-            cid,
-            request.committer,
-            request.message,
-            request.date,
-            metarange,
-            dict(request.metadata),
-            (parent,),
-            int(base["generation"]) + 1,
-        )
-        self.refs.add_commit(repo_id, commit)
-        try:
-            self.refs.set_branch(repo_id, Branch(branch.id, cid, branch.staging_token, ()), expected=branch)
-        except errors.Conflict:
-            # A seal or a commit moved the branch between our read and our swap (writes never change the
-            # record). Back off a little so racing workflows do not replan in lockstep.
-            if self._sleep is not None:
-                self._sleep(random.uniform(0.01, 0.1))
-            return {"status": REPLAN}
-        return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
+        commit = Commit(cid, request.committer, request.message, request.date, metarange, dict(request.metadata),
+                        (parent,), int(base["generation"]) + 1)
+        tokens = tuple(StagingToken(t) for t in base["tokens"])
+        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
     # ---- drop -----------------------------------------------------------------------------------------------
 
@@ -296,6 +274,34 @@ class CommitSteps:
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
 
 
+def swap_branch(
+    refs: RefStore, repo_id: RepositoryID, branch_id: BranchID, commit: Commit, tokens: tuple[StagingToken, ...],
+    sleep: Any = None,
+) -> Json:
+    """The last step of ``finish``: stores ``commit`` and compare-and-swaps the branch to it from the state it was
+    planned on (its head the commit's first parent, ``tokens`` sealed), keeping the staging token.
+
+    {"status": "committed", "commit_id", "tokens"} also when the branch already points at the commit (a retry
+    after the swap); {"status": "replan"} when the branch moved meanwhile.
+    """
+    done = {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
+    branch = refs.get_branch(repo_id, branch_id)
+    if branch.commit_id == commit.id:
+        return done
+    if branch.commit_id != commit.parents[0] or branch.sealed_tokens != tokens:
+        return {"status": REPLAN}
+    refs.add_commit(repo_id, commit)
+    try:
+        refs.set_branch(repo_id, Branch(branch.id, commit.id, branch.staging_token, ()), expected=branch)
+    except errors.Conflict:
+        # A seal or a commit moved the branch between our read and our swap (writes never change the record).
+        # Back off a little so racing workflows do not replan in lockstep.
+        if sleep is not None:
+            sleep(random.uniform(0.01, 0.1))
+        return {"status": REPLAN}
+    return done
+
+
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:
     for staged in changes:
         if hi is not None and staged.key >= hi:
@@ -308,4 +314,4 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token"]
+__all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token", "swap_branch"]

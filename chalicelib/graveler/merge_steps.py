@@ -24,21 +24,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .addressing import metadata_address
-from .commit_steps import COMMITTED, REPLAN
+from .commit_steps import COMMITTED, swap_branch
 from .committed.merge import KeyConflict, merge_ranges
 from .committed.mergetable import Action, Decision
 from .committed.writer import RangeWriter
 from .identity import commit_id
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, conflict_policy
-from .records import Branch, BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
+from .records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
 from .slicing import concatenate, spread_bounds
 
 if TYPE_CHECKING:
@@ -257,7 +256,6 @@ class MergeSteps:
         Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
         {"status": "replan"} when the branch moved meanwhile. Raises MergeConflicts when a slice had conflicts.
         """
-        refs = self.graveler.refs
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.destination)
         fixed = plan["fixed"]
         namespace = str(fixed["namespace"])
@@ -282,22 +280,10 @@ class MergeSteps:
         policy = conflict_policy(request.strategy, request.path_strategies)
         metadata = {**request.metadata, **policy.metadata()}
         cid = commit_id(request.committer, request.text, metarange, request.date, metadata, parents)
-        tokens = tuple(StagingToken(t) for t in fixed["tokens"])
-        branch = refs.get_branch(repo_id, branch_id)
-        if branch.commit_id == cid:
-            return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
-        if branch.commit_id != dest or branch.sealed_tokens != tokens:
-            return {"status": REPLAN}
         commit = Commit(cid, request.committer, request.text, request.date, metarange, metadata, parents,
                         max(generations) + 1)
-        refs.add_commit(repo_id, commit)
-        try:
-            refs.set_branch(repo_id, Branch(branch.id, cid, branch.staging_token, ()), expected=branch)
-        except errors.Conflict:
-            if self._sleep is not None:
-                self._sleep(random.uniform(0.01, 0.1))
-            return {"status": REPLAN}
-        return {"status": COMMITTED, "commit_id": cid, "tokens": list(tokens)}
+        tokens = tuple(StagingToken(t) for t in fixed["tokens"])
+        return swap_branch(self.graveler.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
     # ---- drop -----------------------------------------------------------------------------------------------
 
