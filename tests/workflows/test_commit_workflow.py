@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from pathlib import Path
 
 import boto3
@@ -19,6 +18,8 @@ from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
 from chalicelib.workflows import tasks
 from lakelet.stepfunctions_local import MOTO_CONFIG, STATE_MACHINES, create_state_machines, route_lambda_invokes
+
+from .support import crashing_once, run_execution
 
 REGION = "us-east-1"
 SMALL_RANGES = Settings(range_max_bytes=4000, range_min_bytes=600, range_raggedness=7)
@@ -55,15 +56,7 @@ def listing(services) -> dict[str, str]:
 def run(sfn, arn: str, request_id: str, message: str = "workflow", max_slices: int = 4) -> dict:
     request = {"repository": "repo", "branch": "main", "request_id": request_id, "committer": "alice",
                "message": message, "date": 1_700_000_000, "metadata": {}}
-    execution = sfn.start_execution(
-        stateMachineArn=arn, name=request_id, input=json.dumps({"request": request, "max_slices": max_slices})
-    )["executionArn"]
-    for _ in range(600):
-        described = sfn.describe_execution(executionArn=execution)
-        if described["status"] != "RUNNING":
-            return described
-        time.sleep(0.05)
-    raise AssertionError("execution did not finish")
+    return run_execution(sfn, arn, request_id, {"request": request, "max_slices": max_slices})
 
 
 def key(i: int) -> str:
@@ -137,10 +130,6 @@ def test_a_commit_with_nothing_staged_fails_without_sealing(sfn, services):
     assert services.graveler.get_branch("repo", "main").sealed_tokens == ()
 
 
-class Injected(Exception):
-    """A crash injected into a task."""
-
-
 @pytest.mark.parametrize("task", sorted(commit_tasks.HANDLERS))
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_each_task_failing_once_converges_without_loss_or_duplicates(sfn, services, task, when):
@@ -151,17 +140,8 @@ def test_each_task_failing_once_converges_without_loss_or_duplicates(sfn, servic
     for i in range(0, 320, 4):
         put(services, key(i), 1)
     expected = {**listing(services), **{key(i): f"s3://bucket/repo/data/{key(i)}/1" for i in range(0, 320, 4)}}
-    failed = []
-    step = commit_tasks.HANDLERS[task]
-
-    def flaky(event):
-        if not failed:
-            failed.append(task)
-            if when == "before":
-                raise Injected(f"{task} crashed before its side effect")
-            step(event)
-            raise Injected(f"{task} crashed after its side effect")
-        return step(event)
+    failed: list[str] = []
+    flaky = crashing_once(task, commit_tasks.HANDLERS[task], when, failed)
 
     arns = create_state_machines(sfn, REGION)
     with route_lambda_invokes({**commit_tasks.HANDLERS, task: flaky}):

@@ -18,6 +18,8 @@ from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import merge as merge_tasks
 from lakelet.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
 
+from .support import crashing_once, run_execution
+
 REGION = "us-east-1"
 NS = "s3://bucket/repo"
 SMALL_RANGES = Settings(range_max_bytes=4000, range_min_bytes=600, range_raggedness=7)
@@ -98,16 +100,7 @@ def request(services, request_id: str, source: str = "feature", message: str = "
 
 def run(arn, merge: MergeRequest, max_slices: int = 4) -> dict:
     sfn, machine = arn
-    execution = sfn.start_execution(
-        stateMachineArn=machine, name=merge.request_id,
-        input=json.dumps({"request": merge.to_json(), "max_slices": max_slices}),
-    )["executionArn"]
-    for _ in range(600):
-        described = sfn.describe_execution(executionArn=execution)
-        if described["status"] != "RUNNING":
-            return described
-        time.sleep(0.05)
-    raise AssertionError("execution did not finish")
+    return run_execution(sfn, machine, merge.request_id, {"request": merge.to_json(), "max_slices": max_slices})
 
 
 def test_merge_runs_end_to_end_with_several_slices(arn, services):
@@ -141,27 +134,14 @@ def test_conflicts_fail_the_execution_and_keep_the_branch(arn, services):
     assert kept == {"conflicts": [{"path": key(7), "source": "changed", "destination": "changed"}]}
 
 
-class Injected(Exception):
-    """A crash injected into a task."""
-
-
 @pytest.mark.parametrize("task", sorted(merge_tasks.HANDLERS))
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_each_task_failing_once_converges_without_loss_or_duplicates(arn, services, task, when):
     expected = scenario(services)
     g = services.graveler
     put(services, "main", key(3), 2)  # a staged entry that changes nothing: the plan seals it, the swap drops it
-    failed = []
-    step = merge_tasks.HANDLERS[task]
-
-    def flaky(event):
-        if not failed:
-            failed.append(task)
-            if when == "before":
-                raise Injected(f"{task} crashed before its side effect")
-            step(event)
-            raise Injected(f"{task} crashed after its side effect")
-        return step(event)
+    failed: list[str] = []
+    flaky = crashing_once(task, merge_tasks.HANDLERS[task], when, failed)
 
     with route_lambda_invokes({**merge_tasks.HANDLERS, task: flaky}):
         described = run(arn, request(services, f"merge-{task}-{when}"), max_slices=3)
