@@ -1,5 +1,7 @@
 """Commit N staged objects through the commit state machine (moto's interpreter, tasks in process), then 100
-changes onto that branch; prints the peak memory of each task, the range files read and written, and timings.
+changes onto that branch, then a merge through the merge state machine of a branch with 100 changes into it
+(the branch moved on meanwhile); prints the peak memory of each task, the range files read and written, and
+timings.
 
 Usage: .venv/bin/python bench/commit_workflow.py [N] [SLICES]   (default 200,000 objects, 16 slices)
 
@@ -27,7 +29,8 @@ from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 from chalicelib.settings import Settings
 from chalicelib.wiring import assemble, memory_services, set_services
-from chalicelib.workflows import commit as commit_tasks
+from chalicelib.graveler.merge_steps import MergeRequest
+from chalicelib.workflows import tasks
 from lakelet.stepfunctions_local import (
     MOTO_CONFIG,
     create_state_machines,
@@ -144,10 +147,11 @@ def main(count: int, slices: int) -> None:
 
     with mock_aws(config=MOTO_CONFIG):
         sfn = boto3.client("stepfunctions", region_name=REGION)
-        arn = create_state_machines(sfn, REGION)["commit"]
+        arns = create_state_machines(sfn, REGION)
+        arn = arns["commit"]
         tracemalloc.start()
         peaks: dict[str, list[int]] = defaultdict(list)
-        with route_lambda_invokes(measured(commit_tasks.HANDLERS, peaks)):
+        with route_lambda_invokes(measured(tasks.HANDLERS, peaks)):
             started = time.perf_counter()
             first = run(sfn, arn, "bulk", slices)
             bulk_seconds = time.perf_counter() - started
@@ -164,7 +168,51 @@ def main(count: int, slices: int) -> None:
                 ("on 100 consecutive keys", range(count // 2, count // 2 + 100 * 7, 7)),
             ):
                 hundred(g, blocks, peaks, sfn, arn, slices, count, label, list(positions)[:100])
+            merge(g, blocks, peaks, sfn, arns["merge"], slices, count)
         tracemalloc.stop()
+
+
+def merge(g, blocks, peaks, sfn, arn, slices, count) -> None:  # type: ignore[no-untyped-def]
+    """A branch with 100 changes spread over the key space merged into main, which has 100 changes of its own
+    on consecutive keys since, through the merge workflow with a cold cache."""
+    g.create_branch("bench", "feature", "main")
+    for i in range(3, count, max(1, count // 100)):
+        key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
+        g.upload_object("bench", "feature", key, b"f")
+    g.commit("bench", "feature", "bench", "feature work")
+    for i in range(count // 3, count // 3 + 100):
+        key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
+        g.upload_object("bench", "main", key, b"m")
+    g.commit("bench", "main", "bench", "main work")
+    source = g.get_commit("bench", "feature")
+    before = g.committed.ranges("s3://bench-data/bench", g.get_commit("bench", "main").meta_range_id)
+    peaks.clear()
+    blocks.reads.clear()
+    blocks.writes.clear()
+    g.committed.storage.clear_cache()
+    request = MergeRequest("bench", "feature", source.id, "main", "merge-100", "bench", "", 1_700_000_000)
+    started = time.perf_counter()
+    execution = sfn.start_execution(stateMachineArn=arn, name=request.request_id,
+                                    input=json.dumps({"request": request.to_json(), "max_slices": slices}))
+    while (described := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] == "RUNNING":
+        time.sleep(0.05)
+    seconds = time.perf_counter() - started
+    if described["status"] != "SUCCEEDED":
+        raise SystemExit(f"merge ended {described['status']}: {described}")
+    output = json.loads(described["output"])
+    after = g.committed.ranges("s3://bench-data/bench", g.get_commit("bench", "main").meta_range_id)
+    sources = g.committed.ranges("s3://bench-data/bench", source.meta_range_id)
+    range_ids = {r.id for r in before} | {r.id for r in after} | {r.id for r in sources}
+    read_ranges = [a for a in blocks.reads if a in range_ids]
+    written_ranges = [a for a in blocks.writes if a in range_ids]
+    print(f"merge of 100 spread changes into the {count:,}-object branch (100 changes of its own since): "
+          f"{seconds:.1f} s; {len(output['plan']['slices'])} slice(s); range files read {len(read_ranges)} "
+          f"({len(set(read_ranges))} distinct), written {len(written_ranges)}; the result has {len(after)} ranges: "
+          f"{len({r.id for r in after} & {r.id for r in before})} the destination's, "
+          f"{len({r.id for r in after} & {r.id for r in sources} - {r.id for r in before})} the source's, "
+          f"{len({r.id for r in after} - {r.id for r in before} - {r.id for r in sources})} new")
+    for name, values in sorted(peaks.items()):
+        print(f"  peak traced memory {name}: max {max(values) / 2**20:.1f} MiB over {len(values)} run(s)")
 
 
 def hundred(g, blocks, peaks, sfn, arn, slices, count, label, positions) -> None:  # type: ignore[no-untyped-def]
