@@ -4,7 +4,8 @@
 through the environment (before the app or its services are built, since they read the environment once);
 create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
 de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
-services (lakelet/s3server.py). ``stop`` undoes all of it, including
+services (lakelet/s3server.py). While it runs, moto's DynamoDB queries read only the queried partition
+(lakelet/moto_speedups.py), so their cost does not grow with the table. ``stop`` undoes all of it, including
 the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
 """
 
@@ -145,6 +146,7 @@ class LocalStack:
         self._requested_s3_port = s3_port
         self._s3: S3Server | None = None
         self._saved_environ: dict[str, str | None] | None = None
+        self._installed_speedups = False
 
     # -- what to connect to -------------------------------------------------------------------------------
 
@@ -191,6 +193,10 @@ class LocalStack:
         try:
             self._check_ports_free()
             self._start_moto()
+            from lakelet import moto_speedups
+
+            self._installed_speedups = not moto_speedups.installed()
+            moto_speedups.install()
             self._saved_environ = _apply_environ(
                 self._environ, local_environment(self.moto_url, self.bucket, self.table_prefix, self.region)
             )
@@ -217,6 +223,11 @@ class LocalStack:
             from lakelet.stepfunctions_local import stop_local_workflows
 
             stop_local_workflows()
+            if self._installed_speedups:
+                from lakelet import moto_speedups
+
+                moto_speedups.uninstall()
+                self._installed_speedups = False
             self._moto.stop()
             # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
             server = getattr(self._moto, "_server", None)

@@ -1,0 +1,426 @@
+"""An opt-in speedup of moto's DynamoDB queries, for the embedded stack at scale.
+
+Why: moto's ``Table.query`` (moto 5.2.5, pinned) answers every page by collecting and sorting *all* items of the
+table, then sorting the queried partition and walking it from its start to the ExclusiveStartKey. One page costs
+time proportional to the table's size, so reading a partition of N items in pages of 1,000 costs O(N^2 / 1,000):
+hours for the million staged changes of a large commit. Then moto serializes each answer through its generic,
+model-driven serializer, which looks up all ten members of every AttributeValue through its alias providers:
+about 1.5 s for a page of 1,000 staged entries, more than everything else in the request together.
+
+What :func:`install` patches (and :func:`uninstall` gives back; both are idempotent):
+
+1. ``Table.query``, for the shape the stores use (base table, no index, string hash and range keys, hash key
+   equality, at most one range-key condition among = < <= > >= BETWEEN begins_with, no legacy QueryFilter):
+   it reads the partition ``table.items[hash_key]`` (moto keeps ``items[hash][range] -> Item`` for tables with
+   a range key) through a sorted list of its range keys, cached per partition, and bisects to the range
+   condition and to the ExclusiveStartKey. From there it does exactly what moto's loop does (the Limit and
+   1 MB checks, LastEvaluatedKey, ScannedCount, reverse order, FilterExpression, projection), so the answer is
+   the same. Every other shape goes to moto's own query.
+2. ``Table.put_item`` and ``Table.delete_item``, to keep those lists right: every change of a table's set of
+   keys goes through them (batch writes, transactions, updates and PartiQL all call them). A new key goes to a
+   small set of additions merged into the sorted list at the next query, a deleted key to a set of dead keys
+   that the walk skips (swept out when it grows). A query also checks that the list, the additions and the
+   dead keys add up to the partition's size, and sorts again if not. A table that moto deep-copies (a
+   transaction's rollback copy) starts with an empty cache.
+3. The JSON serializer's structure method, for DynamoDB AttributeValues only: a value of the usual kinds
+   (S, N, BOOL, NULL, SS, NS, M, L) is copied as moto's serializer would emit it; any other (binary) goes to
+   moto's serializer as before.
+
+One assumption, from moto: an item is at most ~405 KB (``LimitedSizeDict``), so once a page holds less than
+``1 MB - _MAX_ITEM_SIZE`` no item can stop it on size, and the walk need not look past the matching keys.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from moto.core.serialize import BaseJSONSerializer
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
+
+_CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
+# Above what moto lets an item grow to (LimitedSizeDict refuses more than 405,000 bytes).
+_MAX_ITEM_SIZE = 410_000
+# Fewer additions than this are inserted one by one; more are merged with a sort of the whole list.
+_INSORT_MAX = 64
+# The dead keys are swept out of the sorted list once they are this many and at least half of it.
+_SWEEP_MIN = 1024
+
+# Comparisons of a range-key condition, as moto's parsers name them.
+_EQ = {"=", "EQ"}
+_LT = {"<", "LT"}
+_LE = {"<=", "LE"}
+_GT = {">", "GT"}
+_GE = {">=", "GE"}
+_BETWEEN = {"BETWEEN"}
+_BEGINS_WITH = {"BEGINS_WITH"}
+_KNOWN = _EQ | _LT | _LE | _GT | _GE | _BETWEEN | _BEGINS_WITH
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {}
+# What the patched query did, since the process started: answered itself ("fast"), left the query to moto
+# ("moto"), sorted a partition's keys ("sorted"), of which because a change had gone past the hooks ("resorted").
+counters = {"fast": 0, "moto": 0, "sorted": 0, "resorted": 0}
+# Bumped by every install: a cache made under an earlier install may have missed writes made while uninstalled.
+_generation = [0]
+
+
+class _Partition:
+    """The range keys of one partition: ``keys`` sorted (live and dead ones), ``added`` not yet in ``keys``,
+    ``dead`` in ``keys`` but deleted. Live keys = (keys - dead) | added."""
+
+    __slots__ = ("added", "dead", "keys")
+
+    def __init__(self, keys: list[str]) -> None:
+        self.keys = keys
+        self.added: set[str] = set()
+        self.dead: set[str] = set()
+
+
+class _Cache:
+    """Per table: hash key value -> _Partition. A deep copy of the table gets an empty cache."""
+
+    def __init__(self, generation: int) -> None:
+        self.generation = generation
+        self.lock = threading.RLock()
+        self.partitions: dict[str, _Partition] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Cache:
+        return _Cache(self.generation)
+
+
+def _cache(table: Table) -> _Cache:
+    found: _Cache | None = table.__dict__.get(_CACHE_ATTRIBUTE)
+    if found is None or found.generation != _generation[0]:
+        with _lock:
+            found = table.__dict__.get(_CACHE_ATTRIBUTE)
+            if found is None or found.generation != _generation[0]:
+                found = _Cache(_generation[0])
+                table.__dict__[_CACHE_ATTRIBUTE] = found
+    return found
+
+
+def _sorted_keys(cache: _Cache, hash_value: str, partition: dict[DynamoType, Item]) -> _Partition:
+    """The partition's sorted key list, brought up to date (called with cache.lock held)."""
+    entry = cache.partitions.get(hash_value)
+    if entry is not None and len(entry.keys) - len(entry.dead) + len(entry.added) != len(partition):
+        entry = None  # a change went past the hooks: start over
+        counters["resorted"] += 1
+    if entry is None:
+        counters["sorted"] += 1
+        entry = _Partition(sorted(key.value for key in partition))
+        cache.partitions[hash_value] = entry
+        return entry
+    if entry.added:
+        if len(entry.added) <= _INSORT_MAX:
+            for key in entry.added:
+                bisect.insort(entry.keys, key)
+        else:
+            entry.keys.extend(entry.added)
+            entry.keys.sort()
+        entry.added.clear()
+    if len(entry.dead) >= _SWEEP_MIN and 2 * len(entry.dead) >= len(entry.keys):
+        dead = entry.dead
+        entry.keys = [key for key in entry.keys if key not in dead]
+        dead.clear()
+    return entry
+
+
+# ---- the write hooks ----------------------------------------------------------------------------------------
+
+
+def _put_item(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
+    original: Callable[..., Item] = _state["put_item"]
+    if self.range_key_attr is None:
+        return original(self, item_attrs, *args, **kwargs)
+    cache = _cache(self)
+    # Under the lock, so that no query snapshots the partition between moto's write and the bookkeeping.
+    with cache.lock:
+        if not cache.partitions:
+            return original(self, item_attrs, *args, **kwargs)
+        try:
+            hash_value = DynamoType(item_attrs[self.hash_key_attr])
+            range_value = DynamoType(item_attrs[self.range_key_attr])
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return original(self, item_attrs, *args, **kwargs)  # moto reports what is wrong with it
+        entry = cache.partitions.get(hash_value.value) if hash_value.type == "S" else None
+        if entry is None:
+            return original(self, item_attrs, *args, **kwargs)
+        partition = self.items.get(hash_value)
+        existed = partition is not None and range_value in partition
+        item = original(self, item_attrs, *args, **kwargs)
+        if not existed:
+            key = range_value.value
+            if key in entry.dead:
+                entry.dead.discard(key)
+            else:
+                entry.added.add(key)
+        return item
+
+
+def _delete_item(self: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
+    original: Callable[..., Item | None] = _state["delete_item"]
+    cache = _cache(self)
+    with cache.lock:
+        item = original(self, hash_key, range_key)
+        if item is None or not isinstance(hash_key, DynamoType) or hash_key.type != "S":
+            return item
+        if not range_key:
+            cache.partitions.pop(hash_key.value, None)  # moto popped the whole partition
+            return item
+        entry = cache.partitions.get(hash_key.value)
+        if entry is not None:
+            key = range_key.value
+            if key in entry.added:
+                entry.added.discard(key)
+            else:
+                entry.dead.add(key)
+        return item
+
+
+# ---- the query ----------------------------------------------------------------------------------------------
+
+
+def _segment(keys: list[str], comparison: str | None, values: list[str]) -> tuple[int, int]:
+    """[a, b): the positions in ``keys`` (sorted) whose key meets the range condition; contiguous for each one."""
+    n = len(keys)
+    if comparison is None:
+        return 0, n
+    value = values[0]
+    if comparison in _EQ:
+        return bisect.bisect_left(keys, value), bisect.bisect_right(keys, value)
+    if comparison in _LT:
+        return 0, bisect.bisect_left(keys, value)
+    if comparison in _LE:
+        return 0, bisect.bisect_right(keys, value)
+    if comparison in _GT:
+        return bisect.bisect_right(keys, value), n
+    if comparison in _GE:
+        return bisect.bisect_left(keys, value), n
+    if comparison in _BETWEEN:
+        a = bisect.bisect_left(keys, value)
+        return a, max(a, bisect.bisect_right(keys, values[1]))
+    # begins_with: the keys with the prefix sort together, from the first key >= the prefix.
+    a = bisect.bisect_left(keys, value)
+    return a, bisect.bisect_left(keys, True, lo=a, key=lambda key: not key.startswith(value))
+
+
+def _fast_plan(
+    table: Table,
+    hash_key: Any,
+    range_comparison: str | None,
+    range_objs: list[DynamoType],
+    limit: Any,
+    exclusive_start_key: Any,
+    index_name: str | None,
+    hash_key_conditions: list[tuple[str, DynamoType]] | None,
+    range_key_conditions: list[tuple[str, str, list[DynamoType]]] | None,
+    filter_kwargs: dict[str, Any],
+) -> tuple[str | None, list[str], str | None] | None:
+    """(comparison, its values, the ExclusiveStartKey's range value) when the fast path answers exactly as moto
+    would; None to leave the query to moto."""
+    if index_name or filter_kwargs or table.range_key_attr is None:
+        return None
+    if table.hash_key_type != "S" or table.range_key_type != "S":
+        return None
+    if not isinstance(hash_key, DynamoType) or hash_key.type != "S" or not isinstance(hash_key.value, str):
+        return None
+    if hash_key_conditions and (len(hash_key_conditions) != 1 or hash_key_conditions[0][0] != table.hash_key_attr):
+        return None
+    if range_key_conditions and (
+        len(range_key_conditions) != 1 or range_key_conditions[0][0] != table.range_key_attr
+    ):
+        return None
+    if limit is not None and (type(limit) is not int or limit < 1):
+        return None
+    comparison: str | None = None
+    values: list[str] = []
+    if range_comparison:
+        comparison = range_comparison.upper()
+        if comparison not in _KNOWN:
+            return None
+        if any(not isinstance(o, DynamoType) or o.type != "S" or not isinstance(o.value, str) for o in range_objs):
+            return None
+        values = [o.value for o in range_objs]
+        if len(values) != (2 if comparison in _BETWEEN else 1):
+            return None
+    start: str | None = None
+    if exclusive_start_key is not None:
+        # moto skips items up to the key by comparing hash then range: same hash, string range only.
+        if not isinstance(exclusive_start_key, dict):
+            return None
+        given_hash = exclusive_start_key.get(table.hash_key_attr)
+        given_range = exclusive_start_key.get(table.range_key_attr)
+        if given_hash != {"S": hash_key.value}:
+            return None
+        if not isinstance(given_range, dict) or list(given_range) != ["S"] or not isinstance(given_range["S"], str):
+            return None
+        start = given_range["S"]
+    return comparison, values, start
+
+
+def _query(
+    self: Table,
+    hash_key: DynamoType | None,
+    range_comparison: str | None,
+    range_objs: list[DynamoType],
+    limit: int,
+    exclusive_start_key: dict[str, Any],
+    scan_index_forward: bool,
+    projection_expressions: list[list[str]] | None,
+    index_name: str | None = None,
+    consistent_read: bool = False,
+    filter_expression: Any = None,
+    hash_key_conditions: list[tuple[str, DynamoType]] | None = None,
+    range_key_conditions: list[tuple[str, str, list[DynamoType]]] | None = None,
+    **filter_kwargs: Any,
+) -> tuple[list[Item], int, dict[str, Any] | None]:
+    plan = _fast_plan(self, hash_key, range_comparison, range_objs, limit, exclusive_start_key, index_name,
+                      hash_key_conditions, range_key_conditions, filter_kwargs)
+    if plan is None:
+        counters["moto"] += 1
+        original: Callable[..., tuple[list[Item], int, dict[str, Any] | None]] = _state["query"]
+        return original(
+            self, hash_key, range_comparison, range_objs, limit, exclusive_start_key, scan_index_forward,
+            projection_expressions, index_name, consistent_read, filter_expression,
+            hash_key_conditions=hash_key_conditions, range_key_conditions=range_key_conditions, **filter_kwargs,
+        )
+    counters["fast"] += 1
+    comparison, values, start = plan
+    assert isinstance(hash_key, DynamoType)
+    cache = _cache(self)
+    results: list[Item] = []
+    last_evaluated_key: dict[str, Any] | None = None
+    with cache.lock:
+        partition = self.items.get(hash_key)  # .get: the defaultdict must not grow a partition
+        if partition:
+            keys = _sorted_keys(cache, hash_key.value, partition).keys
+            a, b = _segment(keys, comparison, values)
+            # Positions in walking order: the matching ones after the start key, then the rest (the "tail"),
+            # which moto walks too: they match nothing but can still end the page (Limit reached, or 1 MB).
+            if scan_index_forward is False:
+                if start is not None:
+                    b = min(b, bisect.bisect_left(keys, start))  # moto skips keys >= the start key
+                matching: range = range(b - 1, a - 1, -1)
+                tail: range = range(min(a, b) - 1, -1, -1)
+            else:
+                if start is not None:
+                    a = max(a, bisect.bisect_right(keys, start))  # moto skips keys <= the start key
+                matching = range(a, b)
+                tail = range(max(a, b), len(keys))
+            # Items before the matching ones add nothing and cannot end an empty page (an item is < 1 MB).
+            result_size = 0
+            ended = False
+            for position in matching:
+                item = partition.get(DynamoType({"S": keys[position]}))
+                if item is None:
+                    continue  # a dead key
+                size = item.size()
+                if len(results) == limit or result_size + size > RESULT_SIZE_LIMIT:
+                    last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
+                    ended = True
+                    break
+                results.append(item)
+                result_size += size
+            if not ended and results and (limit == len(results) or result_size + _MAX_ITEM_SIZE > RESULT_SIZE_LIMIT):
+                for position in tail:
+                    item = partition.get(DynamoType({"S": keys[position]}))
+                    if item is None:
+                        continue
+                    if len(results) == limit or result_size + item.size() > RESULT_SIZE_LIMIT:
+                        last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
+                        break
+    scanned_count = len(results)
+    # moto deep-copies the page here. Nothing writes to the copy (a projection builds new items, the filter and
+    # the response only read), so the answer is the same without it, and the copy was a fifth of a page's cost.
+    if filter_expression is not None:
+        results = [item for item in results if filter_expression.expr(item)]
+    if projection_expressions:
+        results = [r.project(projection_expressions) for r in results]
+    return results, scanned_count, last_evaluated_key
+
+
+# ---- the response: AttributeValue maps --------------------------------------------------------------------
+
+
+def _attribute_value(value: Any) -> Any:
+    """What moto's JSON serializer makes of a DynamoDB AttributeValue ({"S": ...}, {"M": {...}}, ...): a copy;
+    None for what this does not cover (binary values, anything unusual), which moto then serializes itself."""
+    if type(value) is not dict or len(value) != 1:
+        return None
+    ((kind, inner),) = value.items()
+    if kind == "S" or kind == "N":
+        return {kind: inner} if type(inner) is str else None
+    if kind == "BOOL" or kind == "NULL":
+        return {kind: inner} if type(inner) is bool else None
+    if kind == "SS" or kind == "NS":
+        if type(inner) is not list or any(type(v) is not str for v in inner):
+            return None
+        return {kind: list(inner)}
+    if kind == "M":
+        if type(inner) is not dict:
+            return None
+        members = {}
+        for name, member in inner.items():
+            members[name] = done = _attribute_value(member)
+            if done is None:
+                return None
+        return {kind: members}
+    if kind == "L":
+        if type(inner) is not list:
+            return None
+        elements = []
+        for element in inner:
+            done = _attribute_value(element)
+            if done is None:
+                return None
+            elements.append(done)
+        return {kind: elements}
+    return None
+
+
+def _serialize_type_structure(self: BaseJSONSerializer, serialized: Any, value: Any, shape: Any, key: str) -> None:
+    if key and shape.name == "AttributeValue" and self.operation_model.service_model.service_name == "dynamodb":
+        done = _attribute_value(value)
+        if done is not None:
+            serialized[self.get_serialized_name(shape, key)] = done
+            return
+    original: Callable[..., None] = _state["serialize_structure"]
+    original(self, serialized, value, shape, key)
+
+
+# ---- switching it on and off --------------------------------------------------------------------------------
+
+
+def install() -> None:
+    """Patches moto's DynamoDB Table (query, put_item, delete_item) in this process. Idempotent."""
+    with _lock:
+        if _state:
+            return
+        _generation[0] += 1
+        _state["query"] = Table.query
+        _state["put_item"] = Table.put_item
+        _state["delete_item"] = Table.delete_item
+        _state["serialize_structure"] = BaseJSONSerializer._serialize_type_structure
+        BaseJSONSerializer._serialize_type_structure = _serialize_type_structure  # type: ignore[method-assign]
+        Table.query = _query  # type: ignore[method-assign]
+        Table.put_item = _put_item  # type: ignore[method-assign]
+        Table.delete_item = _delete_item  # type: ignore[method-assign]
+
+
+def uninstall() -> None:
+    """Gives moto its own methods back. Idempotent; caches left on tables are ignored by a later install."""
+    with _lock:
+        if not _state:
+            return
+        Table.query = _state.pop("query")  # type: ignore[method-assign]
+        Table.put_item = _state.pop("put_item")  # type: ignore[method-assign]
+        Table.delete_item = _state.pop("delete_item")  # type: ignore[method-assign]
+        BaseJSONSerializer._serialize_type_structure = _state.pop("serialize_structure")  # type: ignore[method-assign]
+
+
+def installed() -> bool:
+    return bool(_state)
