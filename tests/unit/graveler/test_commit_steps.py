@@ -163,7 +163,7 @@ def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
         env.put(key(i * 50))
     env.g.commit("repo", "main", "alice", "base")
     ranges = env.g.committed.ranges("s3://bucket/repo", env.metarange())
-    assert 1 < len(ranges) < 8
+    assert len(ranges) in range(2, 8)  # a few ranges: fewer than the slices asked for
     for i in range(2000):
         env.put(key(i), 1)
     sealed = env.steps.seal(request())["sealed_token"]
