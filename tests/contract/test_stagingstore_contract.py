@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 
 import pytest
 
+from chalicelib.adapters.dynamodb import staging as dynamo_staging
 from chalicelib.graveler.ports import StagingStore
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 
@@ -174,7 +175,8 @@ def test_iterate_pages_through_the_token(make_staging_store: StagingFactory, dyn
 
 
 def test_large_token_pages_lazily_and_drops(
-    staging_store: StagingStore, make_staging_store: StagingFactory, stage_all: StageAll, dynamo_queries: Queries
+    staging_store: StagingStore, make_staging_store: StagingFactory, stage_all: StageAll, dynamo_queries: Queries,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # More than one full page (1000). Kept small: moto serves a query at ~900 items/s.
     keys = [f"part={n % 7}/file-{n:05d}.parquet" for n in range(1150)]
@@ -200,9 +202,14 @@ def test_large_token_pages_lazily_and_drops(
     assert [s.key for s in middle] == ordered[500:650]
     assert pages_fetched(dynamo_queries, before) in (None, 2)
 
+    staging_store.set(OTHER, staged("kept", 1))
+    # Many small chunks on few threads: DynamoDB's drop waits for some before it reads more keys.
+    monkeypatch.setattr(dynamo_staging, "DROP_CHUNK", 7)
+    monkeypatch.setattr(dynamo_staging, "DROP_WORKERS", 3)
     staging_store.drop(TOKEN)
     assert list(staging_store.iterate(TOKEN)) == []
     assert staging_store.get(TOKEN, Key(keys[1])) is None
+    assert [s.key for s in staging_store.iterate(OTHER)] == ["kept"]
 
 
 def test_drop(staging_store: StagingStore) -> None:

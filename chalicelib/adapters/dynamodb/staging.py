@@ -7,6 +7,8 @@ strongly consistent: a commit seals a token and then reads it, and must see ever
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from itertools import batched
 
 from pynamodb.exceptions import DoesNotExist
 
@@ -21,6 +23,9 @@ DEFAULT_PAGE_SIZE = 1000
 # The first page of an iteration is smaller: most readers (a listing of 100, a lookup of one prefix) stop
 # early, and a full page costs read capacity and latency (~1 s on moto) that they would throw away.
 DEFAULT_FIRST_PAGE_SIZE = 100
+# Dropping a token: how many threads delete at once, each a chunk of keys at a time (batches of 25).
+DROP_WORKERS = 8
+DROP_CHUNK = 250
 
 
 class DynamoStagingStore:
@@ -85,12 +90,26 @@ class DynamoStagingStore:
             yield _staged(row)
 
     def drop(self, token: StagingToken) -> None:
+        """Deletes the token's items: keys read page by page, deleted by DROP_WORKERS threads at once (one batch
+        of 25 is a round trip, so a million items one batch after another would take many minutes)."""
         keys = key_attribute_names(self._model)
         with storage_errors():
             rows = self._model.query(token, attributes_to_get=keys, consistent_read=True, page_size=self._page_size)
-            with self._model.batch_write() as batch:
-                for row in translated(rows):
-                    batch.delete(row)
+            with ThreadPoolExecutor(DROP_WORKERS) as pool:
+                pending: set[Future[None]] = set()
+                for chunk in batched(translated(rows), DROP_CHUNK):
+                    pending.add(pool.submit(self._delete, chunk))
+                    if len(pending) >= 2 * DROP_WORKERS:  # keys held in memory stay bounded
+                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for finished in done:
+                            finished.result()
+                for finished in pending:
+                    finished.result()
+
+    def _delete(self, rows: tuple[StagedRow, ...]) -> None:
+        with self._model.batch_write() as batch:
+            for row in rows:
+                batch.delete(row)
 
     def _row(self, token: StagingToken, staged: StagedEntry) -> StagedRow:
         entry = staged.value
