@@ -60,7 +60,7 @@ from chalicelib.graveler.records import (
     StagingToken,
 )
 from chalicelib.graveler.staging import branch_tokens, staged_changes
-from chalicelib.workflows import commit as commit_tasks
+from chalicelib.workflows import tasks as workflow_tasks
 from lakelet import moto_speedups
 from lakelet.devserver import DechunkingRequestHandler
 from lakelet.local import LocalStack
@@ -69,6 +69,8 @@ from lakelet.stepfunctions_local import route_lambda_invokes
 REPO = "bench-stack"
 BRANCH = "main"
 THRESHOLD = "50"
+# Both workflows run above 50 changes: every commit and merge here takes them.
+THRESHOLDS = ("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "LAKELET_MERGE_WORKFLOW_THRESHOLD")
 STAGE_CHUNK = 10_000
 MIB = 2**20
 
@@ -131,7 +133,7 @@ def _run_task(name: str, event: Json) -> Json:
         tracemalloc.start()
         started = time.perf_counter()
         try:
-            result = commit_tasks.HANDLERS[name](event)
+            result = workflow_tasks.HANDLERS[name](event)
         finally:
             seconds = time.perf_counter() - started
             traced_peak = tracemalloc.get_traced_memory()[1]
@@ -158,7 +160,7 @@ class Tasks:
     def handlers(self) -> dict[str, Callable[[Json], Any]]:
         def routed(name: str) -> Callable[[Json], Any]:
             def invoke(event: Json) -> Any:
-                if name == "commit_plan":
+                if name in ("commit_plan", "merge_plan"):
                     event = {**event, "max_slices": self.slices}
                 outcome = self.pool.submit(_run_task, name, event).result()
                 with self.lock:
@@ -167,7 +169,7 @@ class Tasks:
 
             return invoke
 
-        return {name: routed(name) for name in commit_tasks.HANDLERS}
+        return {name: routed(name) for name in workflow_tasks.HANDLERS}
 
     def take(self) -> list[Json]:
         with self.lock:
@@ -189,21 +191,30 @@ class Api:
         response = self.session.request(method, self.base + path, timeout=600, **kwargs)
         if response.status_code != expect:
             raise SystemExit(f"{method} {path}: {response.status_code} {response.text[:500]}")
-        return response.json() if response.content else None
+        if not response.content:
+            return None
+        # Creating a branch answers with the commit id as plain text, as lakeFS does.
+        return response.json() if "json" in response.headers.get("Content-Type", "") else response.text
 
-    def commit(self, message: str, poll: float) -> tuple[float, Json]:
+    def commit(self, message: str, poll: float, branch: str = BRANCH) -> tuple[float, Json]:
+        return self._task(f"/repositories/{REPO}/branches/{branch}/commits", message, poll)
+
+    def merge(self, source: str, poll: float) -> tuple[float, Json]:
+        return self._task(f"/repositories/{REPO}/refs/{source}/merge/{BRANCH}", f"merge {source}", poll)
+
+    def _task(self, path: str, message: str, poll: float) -> tuple[float, Json]:
+        """POST {path}/async, then GET {path}/status until completed; the seconds and the status. Fails unless
+        the task ran as a workflow and succeeded."""
         started = time.perf_counter()
-        task = self.call("POST", f"/repositories/{REPO}/branches/{BRANCH}/commits/async", 202,
-                         json={"message": message})["id"]
+        task = self.call("POST", f"{path}/async", 202, json={"message": message})["id"]
         while True:
-            status = self.call("GET", f"/repositories/{REPO}/branches/{BRANCH}/commits/status", 200,
-                               params={"id": task})
+            status = self.call("GET", f"{path}/status", 200, params={"id": task})
             if status["completed"]:
                 break
             time.sleep(poll)
         seconds = time.perf_counter() - started
         if status.get("error") or not str(task).startswith("w-"):
-            raise SystemExit(f"commit {message}: task {task} ended with {status}")
+            raise SystemExit(f"{message}: task {task} ended with {status}")
         return seconds, status
 
 
@@ -259,7 +270,7 @@ def task_table(runs: list[Json]) -> list[str]:
         by_name[run["name"]].append(run)
     lines = [(f"    {'task':<20} {'runs':>4} {'max s':>8} {'sum s':>8} {'peak RSS MiB':>13} {'RSS at start':>13} "
               f"{'peak-start':>11} {'py peak MiB':>12}")]
-    for name in commit_tasks.HANDLERS:
+    for name in workflow_tasks.HANDLERS:
         done = by_name.get(name, [])
         if not done:
             continue
@@ -322,12 +333,51 @@ def hundred(api: Api, tasks: Tasks, namespace: str, label: str, positions: list[
     return lines, objects
 
 
+def merge(api: Api, tasks: Tasks, namespace: str, count: int, objects: int) -> tuple[list[str], int]:
+    """A branch with 100 changes spread over the key space, merged through the merge workflow into main, which
+    has 100 changes of its own on consecutive keys since; returns the lines and the new object count."""
+    graveler = wiring.get_services().graveler
+    api.call("POST", f"/repositories/{REPO}/branches", 201, json={"name": "feature", "source": BRANCH})
+    for branch, positions in (("feature", range(3, count, max(1, count // 100))),
+                              (BRANCH, range(count // 3, count // 3 + 100))):
+        for i in list(positions)[:100]:
+            api.call("POST", f"/repositories/{REPO}/branches/{branch}/objects", 201, params={"path": key_of(i)},
+                     data=f"{branch} {i}\n".encode(), headers={"Content-Type": "application/octet-stream"})
+        api.commit(f"100 overwrites on {branch}", poll=0.2, branch=branch)
+    before = range_ids(namespace)
+    source = graveler.get_commit(REPO, "feature")
+    sources = {r.id for r in graveler.committed.ranges(namespace, source.meta_range_id)}
+    tasks.take()
+    seconds, status = api.merge("feature", poll=0.2)
+    runs = tasks.take()
+    head = graveler.get_commit(REPO, BRANCH)
+    if status["result"]["reference"] != head.id or head.parents != (head.parents[0], source.id):
+        raise SystemExit(f"the merge did not land as expected: {status}")
+    total, ranges = check_commit(namespace, objects, "")
+    after = range_ids(namespace)
+    known = before | after | sources
+    reads = [a for r in runs for a in r["reads"]]
+    writes = [a for r in runs for a in r["writes"]]
+    range_reads = [a for a in reads if a in known]
+    range_writes = [a for a in writes if a in known]
+    slices = sum(1 for r in runs if r["name"] == "merge_build_slice")
+    lines = [
+        "merge of a branch with 100 overwrites spread over the key space into main (100 overwrites of its own since):",
+        f"  merge workflow: {seconds:.1f} s; {slices} slice(s); now {total:,} objects in {ranges} ranges",
+        (f"  range files read {len(range_reads)} ({len(set(range_reads))} distinct), written {len(range_writes)}; "
+         f"the result's ranges: {len(after & before)} the destination's, {len((after & sources) - before)} the "
+         f"source's, {len(after - before - sources)} new"),
+        *task_table(runs),
+    ]
+    return lines, total
+
+
 def main(count: int, slices: int) -> None:
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     # One line per API request (the status polls) would bury the figures.
     DechunkingRequestHandler.log_message = lambda self, *args: None  # type: ignore[method-assign,assignment]
-    saved_threshold = os.environ.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD")
-    os.environ["LAKELET_COMMIT_WORKFLOW_THRESHOLD"] = THRESHOLD
+    saved = {name: os.environ.get(name) for name in THRESHOLDS}
+    os.environ.update(dict.fromkeys(THRESHOLDS, THRESHOLD))
     report: list[str] = []
 
     def say(line: str) -> None:
@@ -371,13 +421,17 @@ def main(count: int, slices: int) -> None:
                     lines, objects = hundred(api, tasks, namespace, label, positions, objects)
                     for line in lines:
                         say(line)
+                lines, objects = merge(api, tasks, namespace, count, objects)
+                for line in lines:
+                    say(line)
                 say(main_rss())
             tasks.pool.shutdown()
     finally:
-        if saved_threshold is None:
-            os.environ.pop("LAKELET_COMMIT_WORKFLOW_THRESHOLD", None)
-        else:
-            os.environ["LAKELET_COMMIT_WORKFLOW_THRESHOLD"] = saved_threshold
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     print("\n==== summary ====")
     print("\n".join(report))
     print("Task memory: 'peak RSS' is the worker process's peak resident set during the task (VmHWM after a reset),")
