@@ -222,3 +222,21 @@ def test_a_rerun_of_a_finished_merge_duplicates_nothing(arn, services):
     assert again["status"] == "FAILED" and again["error"] == "NoChanges"  # everything is merged already
     assert g.get_branch("repo", "main").commit_id == head
     assert listing(services) == expected
+
+
+def test_a_merge_that_needs_no_range_read_runs_an_empty_map(arn, services):
+    g = services.graveler
+    for i in range(100):
+        put(services, "main", key(i), 0)
+    g.commit("repo", "main", "alice", "base")
+    g.create_branch("repo", "feature", "main")
+    put(services, "feature", key(5), 1)
+    g.commit("repo", "feature", "alice", "one change")
+    with route_lambda_invokes(merge_tasks.HANDLERS):
+        described = run(arn, request(services, "merge-ff"))
+    assert described["status"] == "SUCCEEDED", described
+    output = json.loads(described["output"])
+    assert output["plan"]["slices"] == [] and output["built"] == []
+    head = g.get_commit("repo", "main")
+    assert head.meta_range_id == g.get_commit("repo", "feature").meta_range_id
+    assert len(head.parents) == 2
