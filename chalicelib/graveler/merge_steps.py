@@ -175,7 +175,8 @@ class MergeSteps:
     # ---- plan -----------------------------------------------------------------------------------------------
 
     def plan(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES) -> Json:
-        """The merge's fixed points (destination head, base, sealed tokens) and its slices; raises what
+        """The merge's fixed points (destination head, base, sealed tokens), its slices and its size (the entries
+        of the source's and the destination's ranges that the merge base does not share); raises what
         Graveler.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
         g, refs = self.graveler, self.graveler.refs
         repo = g.repository_for_write(request.repository, request.force)
@@ -196,11 +197,14 @@ class MergeSteps:
             "source_generation": source.generation,
             "tokens": list(branch.sealed_tokens),
         }
-        trivial = _trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
-        if trivial is not None:
-            return {"fixed": {**fixed, "metarange": trivial}, "slices": []}
         sides = {"base": base.meta_range_id, "source": source.meta_range_id, "dest": dest.meta_range_id}
         listings = [self._ranges(ns, m) for m in sides.values()]
+        base_ids = {r.id for r in listings[0]}
+        # The entries of the ranges the merge may read: what decides between inline and the workflow.
+        size = sum(r.count for listing in listings[1:] for r in listing if r.id not in base_ids)
+        trivial = _trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
+        if trivial is not None:
+            return {"fixed": {**fixed, "metarange": trivial}, "slices": [], "size": size}
         slices = [
             {
                 "namespace": ns,
@@ -213,7 +217,7 @@ class MergeSteps:
             }
             for lo, hi in spread_bounds([r.min_key for r in listings[2][1:]], listings, max_slices)
         ]
-        return {"fixed": {**fixed, "metarange": None}, "slices": slices}
+        return {"fixed": {**fixed, "metarange": None}, "slices": slices, "size": size}
 
     # ---- build ----------------------------------------------------------------------------------------------
 
@@ -295,11 +299,14 @@ class MergeSteps:
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
-    def run(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10) -> Json:
-        """Every step in order, as the state machine runs them (the inline path). Conflicts stay in memory: the
-        files under _lakefs/ are for the workflow's status answer only."""
+    def run(
+        self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10,
+        planned: Json | None = None,
+    ) -> Json:
+        """Every step in order, as the state machine runs them (the inline path), from ``planned`` if the caller
+        planned already. Conflicts stay in memory: the files under _lakefs/ are for the workflow's answer only."""
         for _ in range(max_rounds):
-            planned = self.plan(request, max_slices)
+            planned = planned or self.plan(request, max_slices)
             merged = [self._merge_slice(item) for item in planned["slices"]]
             if any(ranges is None for ranges, _ in merged):
                 conflicts = [c for _, found in merged for c in found]
@@ -313,6 +320,7 @@ class MergeSteps:
             if result["status"] == COMMITTED:
                 self.drop(result["tokens"])
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
+            planned = None
         raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")
 
 

@@ -24,7 +24,7 @@ from chalicelib.graveler.commit_steps import DONE_ELSEWHERE, CommitRequest
 from chalicelib.graveler.merge_steps import MergeRequest, conflicts_address, read_conflicts
 from chalicelib.graveler.mergebase import NoMergeBase
 from chalicelib.graveler.merging import MergeConflicts
-from chalicelib.graveler.records import BranchID, Commit, RepositoryID
+from chalicelib.graveler.records import Branch, Commit
 from chalicelib.graveler.staging import branch_tokens, staged_changes
 from chalicelib.wiring import Services
 
@@ -84,23 +84,9 @@ def _workflows(services: Services, arn: str | None) -> StepFunctionsWorkflows | 
     return StepFunctionsWorkflows(arn, services.settings.region, services.settings.endpoint_url)
 
 
-def staged_at_least(services: Services, repo_id: str, branch_id: str, count: int) -> bool:
+def staged_at_least(services: Services, branch: Branch, count: int) -> bool:
     """Whether the branch has at least ``count`` staged changes; reads at most that many."""
-    g = services.graveler
-    branch = g.refs.get_branch(RepositoryID(repo_id), BranchID(branch_id))
-    return len(list(islice(staged_changes(g.staging, branch_tokens(branch)), count))) >= count
-
-
-def merge_size(services: Services, request: MergeRequest) -> int:
-    """The entries of the ranges the merge may read: those of the source and the destination that the merge
-    base does not share (three metarange reads, no range read)."""
-    g = services.graveler
-    source, dest, base = g.find_merge_base(request.repository, request.source_commit, request.destination)
-    ns = g.get_repository(request.repository).storage_namespace
-    base_ids = {r.id for r in g.committed.ranges(ns, base.meta_range_id)}
-    return sum(
-        r.count for side in (source, dest) for r in g.committed.ranges(ns, side.meta_range_id) if r.id not in base_ids
-    )
+    return len(list(islice(staged_changes(services.graveler.staging, branch_tokens(branch)), count))) >= count
 
 
 def _wait(workflows: StepFunctionsWorkflows, name: str, seconds: float) -> Execution | None:
@@ -118,10 +104,10 @@ def _wait(workflows: StepFunctionsWorkflows, name: str, seconds: float) -> Execu
 def commit(services: Services, request: CommitRequest, wait_seconds: float) -> TaskStatus:
     """Commits inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
     Raises what the commit raises when it failed within that time."""
-    services.graveler.get_branch(request.repository, request.branch)  # BranchNotFound now, not in a workflow
+    branch = services.graveler.get_branch(request.repository, request.branch)  # BranchNotFound now
     workflows = _workflows(services, services.settings.commit_state_machine_arn)
     threshold = services.settings.commit_workflow_threshold
-    if workflows is None or not staged_at_least(services, request.repository, request.branch, threshold + 1):
+    if workflows is None or not staged_at_least(services, branch, threshold + 1):
         return _inline(services, request.repository, services.graveler.commit_steps.run(request, INLINE_SLICES))
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
                   _commit_result)
@@ -131,8 +117,11 @@ def merge(services: Services, request: MergeRequest, wait_seconds: float) -> Tas
     """Merges inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
     Raises what the merge raises when it failed within that time (MergeConflicts with the first conflicts)."""
     workflows = _workflows(services, services.settings.merge_state_machine_arn)
-    if workflows is None or merge_size(services, request) <= services.settings.merge_workflow_threshold:
-        return _inline(services, request.repository, services.graveler.merge_steps.run(request, INLINE_SLICES))
+    steps = services.graveler.merge_steps
+    # The plan's checks and size come first; an inline merge goes on from this very plan.
+    planned = steps.plan(request, INLINE_SLICES)
+    if workflows is None or planned["size"] <= services.settings.merge_workflow_threshold:
+        return _inline(services, request.repository, steps.run(request, INLINE_SLICES, planned=planned))
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
                   _merge_result)
 
