@@ -14,15 +14,15 @@ from chalicelib.graveler.commit_steps import (
     CommitRequest,
     CommitSteps,
 )
-from chalicelib.wiring import Services, get_services
+from chalicelib.wiring import get_services
 
 Json = dict[str, Any]
 
 
-def steps(services: Services | None = None) -> CommitSteps:
-    """The steps of the services' Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+def steps() -> CommitSteps:
+    """The steps of the container's Graveler: one per warm Lambda container, whose cache of decoded ranges serves
     the next task the container runs."""
-    return (services or get_services()).graveler.commit_steps
+    return get_services().graveler.commit_steps
 
 
 def seal(event: Json) -> Json:

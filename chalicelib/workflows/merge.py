@@ -10,15 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.graveler.merge_steps import DEFAULT_MAX_SLICES, MergeRequest, MergeSteps
-from chalicelib.wiring import Services, get_services
+from chalicelib.wiring import get_services
 
 Json = dict[str, Any]
 
 
-def steps(services: Services | None = None) -> MergeSteps:
-    """The steps of the services' Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+def steps() -> MergeSteps:
+    """The steps of the container's Graveler: one per warm Lambda container, whose cache of decoded ranges serves
     the next task the container runs."""
-    return (services or get_services()).graveler.merge_steps
+    return get_services().graveler.merge_steps
 
 
 def plan(event: Json) -> Json:
