@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from . import errors
 from .addressing import metadata_address
 from .commit_steps import COMMITTED, swap_branch
+from .committed.compare import trivial_merge
 from .committed.merge import KeyConflict, merge_ranges
 from .committed.mergetable import Action, Decision
 from .committed.writer import RangeWriter
@@ -202,7 +203,7 @@ class MergeSteps:
         base_ids = {r.id for r in listings[0]}
         # The entries of the ranges the merge may read: what decides between inline and the workflow.
         size = sum(r.count for listing in listings[1:] for r in listing if r.id not in base_ids)
-        trivial = _trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
+        trivial = trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
         if trivial is not None:
             return {"fixed": {**fixed, "metarange": trivial}, "slices": [], "size": size}
         slices = [
@@ -322,15 +323,6 @@ class MergeSteps:
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
             planned = None
         raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")
-
-
-def _trivial_merge(base: MetaRangeID, source: MetaRangeID, dest: MetaRangeID) -> MetaRangeID | None:
-    """The merged metarange when no range needs reading (compare.merge's own shortcuts), else None."""
-    if dest == base or source == dest:
-        return source
-    if source == base:
-        return dest
-    return None
 
 
 def _slice_name(lo: str) -> str:

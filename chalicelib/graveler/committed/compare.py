@@ -98,6 +98,15 @@ class MergeOutcome:
     resolved: int = 0
 
 
+def trivial_merge(base: MetaRangeID, source: MetaRangeID, dest: MetaRangeID) -> MetaRangeID | None:
+    """The merged metarange when no range needs reading (one side is the base, or both are the same), else None."""
+    if dest == base or source == dest:
+        return source
+    if source == base:
+        return dest
+    return None
+
+
 def merge(
     manager: CommittedManager,
     namespace: str,
@@ -108,10 +117,9 @@ def merge(
 ) -> MergeOutcome:
     """Merges ``source`` into ``dest`` since ``base``. Ranges and the metarange are written only when every
     conflict was resolved; unchanged ranges are reused by reference."""
-    if dest == base or source == dest:
-        return MergeOutcome(source)
-    if source == base:
-        return MergeOutcome(dest)
+    trivial = trivial_merge(base, source, dest)
+    if trivial is not None:
+        return MergeOutcome(trivial)
     storage = _storage(manager)
     base_ranges = _ranges(manager, namespace, base)
     source_ranges = _ranges(manager, namespace, source)
