@@ -42,7 +42,6 @@ from .records import (
     Commit,
     CommitID,
     MetaRangeID,
-    RangeInfo,
     RepositoryID,
     StagedEntry,
     StagingToken,
@@ -102,16 +101,6 @@ class CommitRequest:
             metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
             allow_empty=bool(data.get("allow_empty", False)),
         )
-
-
-def range_to_json(info: RangeInfo) -> Json:
-    return {
-        "id": info.id,
-        "min_key": info.min_key,
-        "max_key": info.max_key,
-        "count": info.count,
-        "estimated_size": info.estimated_size,
-    }
 
 
 class CommitSteps:
@@ -314,4 +303,4 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["CommitRequest", "CommitSteps", "range_to_json", "request_token", "swap_branch"]
+__all__ = ["CommitRequest", "CommitSteps", "request_token", "swap_branch"]
