@@ -19,21 +19,10 @@ from chalicelib.auth.records import Effect, Principal, PrincipalKind, Statement
 from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
 
+from .support import Clock
+
 READ = Permission("fs:ReadObject", object_arn("repo", "k"))
 WRITE = Permission("fs:WriteObject", object_arn("repo", "k"))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 @pytest.fixture

@@ -11,21 +11,10 @@ from chalicelib.auth.addresses import MAX_AGE_SECONDS, AddressSigner, InvalidAdd
 from chalicelib.auth.errors import InvalidToken
 from chalicelib.auth.tokens import TokenSigner
 
+from .support import Clock
+
 KEY = b"k" * 32
 ADDRESS = "s3://bucket/ns/data/gabc/cdef"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
 
 
 def _segment(data: dict[str, object]) -> str:

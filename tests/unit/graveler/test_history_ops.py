@@ -8,18 +8,15 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.merging import MergeConflicts
 from chalicelib.graveler.records import StagedEntry
 
+from .support import put_files
+
 
 def _tree(g, ref: str) -> dict[str, bytes]:
     return {i.key: g.read_object("repo", i.entry) for i in g.list_objects("repo", ref, amount=1000).results}
 
 
 def _commit(g, branch: str, message: str, **files: bytes | None) -> str:
-    for path, data in files.items():
-        path = path.replace("__", "/")
-        if data is None:
-            g.delete_object("repo", branch, path)
-        else:
-            g.upload_object("repo", branch, path, data)
+    put_files(g, branch, **files)
     return g.commit("repo", branch, "u", message).id
 
 

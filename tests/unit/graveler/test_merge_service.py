@@ -12,6 +12,8 @@ from chalicelib.graveler.committed.mergetable import Action, Decision
 from chalicelib.graveler.merging import MergeConflicts
 from chalicelib.graveler.records import Branch, DiffType
 
+from .support import put_files
+
 
 def _tree(g, ref: str) -> dict[str, bytes]:
     out = {}
@@ -20,19 +22,11 @@ def _tree(g, ref: str) -> dict[str, bytes]:
     return out
 
 
-def _put(g, branch: str, **files: bytes | None) -> None:
-    for path, data in files.items():
-        path = path.replace("__", "/")
-        if data is None:
-            g.delete_object("repo", branch, path)
-        else:
-            g.upload_object("repo", branch, path, data)
-
 
 @pytest.fixture
 def forked(g, repo):
     """main and dev forked from a base holding a, b, c, d."""
-    _put(g, "main", a=b"a0", b=b"b0", c=b"c0", d=b"d0")
+    put_files(g, "main", a=b"a0", b=b"b0", c=b"c0", d=b"d0")
     g.commit("repo", "main", "u", "base")
     g.create_branch("repo", "dev", "main")
     return g
@@ -40,9 +34,9 @@ def forked(g, repo):
 
 def test_merge_applies_the_source_changes_with_a_merge_commit(forked):
     g = forked
-    _put(g, "dev", a=b"a1", b=None, e=b"e1")
+    put_files(g, "dev", a=b"a1", b=None, e=b"e1")
     g.commit("repo", "dev", "u", "dev work")
-    _put(g, "main", c=b"c2")
+    put_files(g, "main", c=b"c2")
     head = g.commit("repo", "main", "u", "main work")
     source = g.get_commit("repo", "dev")
 
@@ -59,7 +53,7 @@ def test_merge_applies_the_source_changes_with_a_merge_commit(forked):
 
 def test_merge_into_an_unchanged_destination_still_makes_a_commit(forked):
     g = forked
-    _put(g, "dev", a=b"a1")
+    put_files(g, "dev", a=b"a1")
     dev_head = g.commit("repo", "dev", "u", "dev work")
     merged = g.merge("repo", "dev", "main", "u")
     assert merged.id != dev_head.id and merged.meta_range_id == dev_head.meta_range_id
@@ -72,9 +66,9 @@ def test_merge_refusals(forked):
         g.merge("repo", "dev", "main", "u")  # dev holds nothing main lacks
     empty = g.merge("repo", "dev", "main", "u", allow_empty=True)
     assert empty.meta_range_id == g.get_commit("repo", "main~1").meta_range_id
-    _put(g, "dev", a=b"a1")
+    put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "dev work")
-    _put(g, "main", z=b"dirty")
+    put_files(g, "main", z=b"dirty")
     with pytest.raises(errors.DirtyBranch):
         g.merge("repo", "dev", "main", "u")
     g.reset_branch("repo", "main")
@@ -90,25 +84,25 @@ def test_merge_refusals(forked):
 
 def test_staged_entries_that_change_nothing_do_not_survive_a_merge(forked):
     g = forked
-    _put(g, "main", a=b"a0")  # the committed content again: not an uncommitted change
-    _put(g, "dev", a=b"a1")
+    put_files(g, "main", a=b"a0")  # the committed content again: not an uncommitted change
+    put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "dev work")
     assert g.diff_uncommitted("repo", "main").results == []
     g.merge("repo", "dev", "main", "u")
     # Kept staged, the old content would now undo the merged change.
     assert _tree(g, "main")["a"] == b"a1" and g.diff_uncommitted("repo", "main").results == []
     # A write racing the merge lands in the fresh staging token and stays.
-    _put(g, "main", z=b"after")
+    put_files(g, "main", z=b"after")
     assert [d.key for d in g.diff_uncommitted("repo", "main").results] == ["z"]
 
 
 def test_a_source_with_no_change_since_the_base_is_refused(forked):
     g = forked
-    _put(g, "dev", a=b"a1")
+    put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "change")
-    _put(g, "dev", a=b"a0")
+    put_files(g, "dev", a=b"a0")
     g.commit("repo", "dev", "u", "and back")  # same content as the base, other ranges (new addresses)
-    _put(g, "main", b=b"b1")
+    put_files(g, "main", b=b"b1")
     g.commit("repo", "main", "u", "main work")
     with pytest.raises(errors.NoChanges):
         g.merge("repo", "dev", "main", "u")
@@ -116,7 +110,7 @@ def test_a_source_with_no_change_since_the_base_is_refused(forked):
 
 
 def test_unrelated_histories_cannot_merge(g, repo):
-    _put(g, "main", a=b"1")
+    put_files(g, "main", a=b"1")
     g.commit("repo", "main", "u", "one")
     # A commit of another lineage inside the same repository: an orphan branch made by hand.
     orphan = g._make_commit("", "orphan", "", 1, {}, (), 1)
@@ -127,9 +121,9 @@ def test_unrelated_histories_cannot_merge(g, repo):
 
 
 def _conflicting(g):
-    _put(g, "dev", a=b"a-dev", b=None, c=b"c-dev", e=b"e-dev")
+    put_files(g, "dev", a=b"a-dev", b=None, c=b"c-dev", e=b"e-dev")
     g.commit("repo", "dev", "u", "dev work")
-    _put(g, "main", a=b"a-main", b=b"b-main", c=None, e=b"e-main", d=b"d-main")
+    put_files(g, "main", a=b"a-main", b=b"b-main", c=None, e=b"e-main", d=b"d-main")
     g.commit("repo", "main", "u", "main work")
 
 
@@ -185,14 +179,14 @@ def test_path_strategies_come_first_and_are_recorded(forked):
 
 def test_squash_merge_has_one_parent(forked):
     g = forked
-    _put(g, "dev", a=b"a1")
+    put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "dev work")
     head = g.get_commit("repo", "main")
     merged = g.merge("repo", "dev", "main", "u", message="squashed", squash_merge=True)
     assert merged.parents == (head.id,) and merged.generation == head.generation + 1
     assert merged.message == "squashed"
     # Not an ancestor any more: merging again finds the same changes to bring (identical now, so no conflict).
-    _put(g, "dev", b=b"b1")
+    put_files(g, "dev", b=b"b1")
     g.commit("repo", "dev", "u", "more")
     g.merge("repo", "dev", "main", "u")
     assert _tree(g, "main")["a"] == b"a1" and _tree(g, "main")["b"] == b"b1"
@@ -213,7 +207,7 @@ def test_read_only_repository_needs_force(g):
 
 def test_a_merge_that_loses_the_race_is_redone_on_the_new_head(forked, monkeypatch):
     g = forked
-    _put(g, "dev", a=b"a1")
+    put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "dev work")
     real_set = g.refs.set_branch
     raced = []
@@ -223,7 +217,7 @@ def test_a_merge_that_loses_the_race_is_redone_on_the_new_head(forked, monkeypat
             raced.append(True)
             # Another writer commits on main between the merge's read and its compare-and-swap.
             g.refs.set_branch = real_set
-            _put(g, "main", z=b"z1")
+            put_files(g, "main", z=b"z1")
             g.commit("repo", "main", "u", "concurrent")
             g.refs.set_branch = racing_set
         return real_set(repo_id, branch, expected)
@@ -237,7 +231,7 @@ def test_a_merge_that_loses_the_race_is_redone_on_the_new_head(forked, monkeypat
 def test_preview_lists_changes_and_conflicts_without_writing(forked):
     g = forked
     _conflicting(g)
-    _put(g, "dev", f=b"f-dev")
+    put_files(g, "dev", f=b"f-dev")
     g.commit("repo", "dev", "u", "more dev")
     before = g.get_branch("repo", "main")
     blocks_before = set(g.blocks.blobs)
@@ -262,11 +256,11 @@ def test_preview_lists_changes_and_conflicts_without_writing(forked):
 
 def test_diff_refs_three_dot_and_two_dot(forked):
     g = forked
-    _put(g, "dev", a=b"a1", b=None, x__y=b"xy")
+    put_files(g, "dev", a=b"a1", b=None, x__y=b"xy")
     g.commit("repo", "dev", "u", "dev work")
-    _put(g, "main", c=b"c2", a=b"a2")
+    put_files(g, "main", c=b"c2", a=b"a2")
     g.commit("repo", "main", "u", "main work")
-    _put(g, "dev", q=b"staged, not part of any diff between refs")
+    put_files(g, "dev", q=b"staged, not part of any diff between refs")
 
     three = g.diff_refs("repo", "main", "dev")
     assert [(d.key, d.type) for d in three.results] == [
@@ -289,7 +283,7 @@ def test_diff_refs_three_dot_and_two_dot(forked):
 def test_find_merge_base(forked):
     g = forked
     fork = g.get_commit("repo", "main")
-    _put(g, "dev", a=b"a1")
+    put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "dev work")
     source, dest, base = g.find_merge_base("repo", "dev", "main")
     assert (source.id, dest.id, base.id) == (g.get_commit("repo", "dev").id, fork.id, fork.id)
