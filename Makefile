@@ -42,7 +42,7 @@ $(VENV)/bin/python:
 	$(PYTHON312) -m venv $(VENV)
 
 # chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin.
-$(STAMP): $(VENV)/bin/python requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): $(VENV)/bin/python requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
 	@$(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || { \
 		echo "error: $(VENV) is not a Python 3.12 venv (Chalice takes the Lambda runtime from it);" \
 		     "remove it with 'make clean-venv' and run make again." >&2; \
