@@ -67,7 +67,7 @@ class RepositoryMetadata:
     def _writable(self, repo_id: str):  # type: ignore[no-untyped-def]
         repo = self._graveler.get_repository(repo_id)
         if repo.read_only:
-            raise errors.ReadOnlyRepository(f"repository {repo_id} is read-only")
+            raise errors.ReadOnlyRepository(repo_id)
         return repo
 
 

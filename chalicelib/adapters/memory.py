@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -80,9 +81,10 @@ class MemoryRefStore:
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         with self._lock:
             branches = self._branches.setdefault(repo_id, {})
-            if branches.get(branch.id) != expected:
+            stored = branches.get(branch.id)
+            if stored != expected or stored is None:
                 raise errors.Conflict(f"branch {branch.id} changed concurrently")
-            branches[branch.id] = branch
+            branches[branch.id] = dataclasses.replace(branch, hidden=stored.hidden)
 
     def delete_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> None:
         with self._lock:

@@ -19,7 +19,9 @@ bp = Blueprint(__name__)
 def list_branches(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_branches(names.repository(repository), q.str("prefix"), q.str("after"), amount)
+    page = services().graveler.list_branches(
+        names.repository(repository), q.str("prefix"), q.str("after"), amount, q.bool("show_hidden")
+    )
     return json_response(serializers.listing(page, amount, serializers.ref))
 
 
@@ -27,7 +29,8 @@ def list_branches(repository: str) -> Response:
 def create_branch(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     branch = services().graveler.create_branch(
-        names.repository(repository), body.required_str("name"), names.ref(body.required_str("source"))
+        names.repository(repository), body.required_str("name"), names.ref(body.required_str("source")),
+        body.bool("hidden"),
     )
     # lakeFS answers with the new branch's commit id as a bare text body.
     return Response(body=branch.commit_id.encode(), status_code=201, headers={"Content-Type": "text/html"})

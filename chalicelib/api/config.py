@@ -18,6 +18,10 @@ bp = Blueprint(__name__)
 
 # Kept in step with pyproject.toml; the Lambda bundle carries no package metadata to read it from.
 LAKELET_VERSION = "0.1.0"
+# The lakeFS release whose API (api/swagger.yml, as the pinned lakefs-sdk was generated from it) the served
+# operations follow. Clients gate features on this version (lakefs-spec needs >= 1.3.1), so it is what
+# version_config.version says; tests/conformance checks it equals the pinned lakefs-sdk's version.
+LAKEFS_API_VERSION = "1.88.0"
 S3_NAMESPACE_REGEX = "^s3://"
 
 
@@ -36,7 +40,13 @@ def storage_config(settings: Settings) -> dict[str, Any]:
 
 
 def version_config() -> dict[str, Any]:
-    return {"version": LAKELET_VERSION, "version_context": "lakelet", "upgrade_recommended": False}
+    """lakeFS's VersionConfig, plus ``lakelet_version`` (Lakelet's own), which the SDK's model ignores."""
+    return {
+        "version": LAKEFS_API_VERSION,
+        "version_context": "lakelet",
+        "upgrade_recommended": False,
+        "lakelet_version": LAKELET_VERSION,
+    }
 
 
 @route(bp, "/config", ["GET"])

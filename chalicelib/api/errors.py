@@ -50,11 +50,16 @@ def status_for(error: errors.GravelerError) -> int:
 
 
 def message_for(error: errors.GravelerError) -> str:
-    """The error's own message; a bare identifier (``BranchExists("dev")``) gets its kind in words first."""
+    """lakeFS's words for the error, then the error's own message after a colon ("branch already exists: dev");
+    clients match on lakeFS's words. An error lakeFS has no words for says its own message, and a bare identifier
+    its kind in words first."""
     status = status_for(error)
     if status >= 500:
         return _GENERIC_MESSAGES.get(status, INTERNAL_ERROR_MESSAGE)
     detail = str(error).strip()
+    words = error.lakefs_message
+    if words:
+        return detail if detail.startswith(words) else f"{words}: {detail}" if detail else words
     kind = re.sub(r"(?<!^)(?=[A-Z])", " ", type(error).__name__).lower()
     if not detail:
         return kind

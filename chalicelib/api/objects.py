@@ -182,3 +182,17 @@ def copy_object(repository: str, branch: str) -> Response:
         if_absent(request.headers),
     )
     return json_response(serializers.object_stats(dest_path, entry), 201)
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects/stat/user_metadata", ["PUT"])
+def update_object_user_metadata(repository: str, branch: str) -> Response:
+    """lakeFS's updateObjectUserMetadata: UpdateObjectUserMetadata {set} replaces the object's user metadata,
+    staged on the branch like any change; 201 with no body."""
+    path = Query(bp.current_request.query_params).required_str("path")
+    body = JsonBody.parse(bp.current_request.raw_body)
+    if body.object("set") is None:
+        raise errors.Invalid("field set is required")
+    services().graveler.update_user_metadata(
+        names.repository(repository), names.branch(branch), path, body.str_map("set")
+    )
+    return Response(body="", status_code=201)

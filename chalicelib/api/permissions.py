@@ -180,6 +180,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", _BRANCH + "/objects"): _on_object("fs:DeleteObject"),
     ("POST", _BRANCH + "/objects/delete"): BY_VIEW,
     ("POST", _BRANCH + "/objects/copy"): _copy_object,
+    ("PUT", _BRANCH + "/objects/stat/user_metadata"): _on_object("fs:WriteObject"),
     ("GET", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
     ("PUT", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
     # tags

@@ -1,13 +1,19 @@
-"""Repositories: GET|POST /repositories, GET|DELETE /repositories/{repository}."""
+"""Repositories: GET|POST /repositories, GET|DELETE /repositories/{repository}.
+
+POST checks what lakeFS checks, in lakeFS's order: a name already taken is a 409 before anything else (the
+client's ``create(exist_ok=True)`` relies on it), then the storage id (Lakelet has one store, id ""). With
+``sample_data`` the new repository gets the sample dataset, committed (chalicelib/samples).
+"""
 
 from __future__ import annotations
 
 from chalice import Blueprint, Response
 
+from chalicelib import samples
 from chalicelib.graveler import errors
 
 from . import names, serializers
-from .endpoint import json_response, no_content, route, services
+from .endpoint import current_user, json_response, no_content, route, services
 from .params import JsonBody, Query
 
 bp = Blueprint(__name__)
@@ -24,14 +30,19 @@ def list_repositories() -> Response:
 @route(bp, "/repositories", ["POST"])
 def create_repository() -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    if Query(bp.current_request.query_params).bool("bare") or body.bool("sample_data"):
-        raise errors.Invalid("bare repositories and sample data are not supported")
-    repo = services().graveler.create_repository(
-        body.required_str("name"),
-        body.required_str("storage_namespace"),
-        body.str("default_branch") or "main",
-        body.bool("read_only"),
+    graveler = services().graveler
+    name = body.required_str("name")
+    graveler.refuse_existing_repository(name)
+    storage_id = body.str("storage_id")
+    if storage_id not in (None, serializers.SINGLE_STORAGE_ID):
+        raise errors.Invalid(f"unknown storage_id {storage_id!r}: this server has a single store, id \"\"")
+    if Query(bp.current_request.query_params).bool("bare"):
+        raise errors.Invalid("bare repositories are not supported")
+    repo = graveler.create_repository(
+        name, body.required_str("storage_namespace"), body.str("default_branch") or "main", body.bool("read_only")
     )
+    if body.bool("sample_data"):
+        samples.populate(graveler, repo, current_user().id)
     return json_response(serializers.repository(repo), 201)
 
 

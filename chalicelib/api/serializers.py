@@ -13,6 +13,7 @@ T = TypeVar("T")
 COMMIT_VERSION = 1
 OBJECT = "object"
 COMMON_PREFIX = "common_prefix"
+SINGLE_STORAGE_ID = ""
 
 
 def pagination(page: Page[Any], max_per_page: int) -> dict[str, Any]:
@@ -33,6 +34,8 @@ def repository(repo: Repository) -> dict[str, Any]:
         "id": repo.id,
         "creation_date": repo.creation_date,
         "default_branch": repo.default_branch_id,
+        # lakeFS's id of the data store, for servers with several; Lakelet has one, whose id is "".
+        "storage_id": SINGLE_STORAGE_ID,
         "storage_namespace": repo.storage_namespace,
         "read_only": repo.read_only,
     }
@@ -48,7 +51,8 @@ def commit(record: Commit) -> dict[str, Any]:
         "parents": list(record.parents),
         "committer": record.committer,
         "message": record.message,
-        "creation_date": record.creation_date,
+        # Seconds, as lakeFS shows them; the record keeps the sub-second time it orders the log by.
+        "creation_date": int(record.creation_date),
         "meta_range_id": record.meta_range_id,
         "metadata": dict(record.metadata),
         "generation": record.generation,
@@ -92,12 +96,12 @@ def listed_object(item: ListedObject, user_metadata: bool = True) -> dict[str, A
 
 
 def diff(item: Diff) -> dict[str, Any]:
-    # A prefix_changed row is a common prefix folded by the delimiter.
-    path_type = COMMON_PREFIX if item.type is DiffType.PREFIX_CHANGED else OBJECT
-    out: dict[str, Any] = {"type": str(item.type), "path": item.key, "path_type": path_type}
-    if item.entry is not None:
-        out["size_bytes"] = item.entry.size
-    return out
+    """lakeFS's Diff: an object row always says size_bytes (0 when there is no new entry: removed, or a conflict
+    deleted on the right), a prefix_changed row (a common prefix folded by the delimiter) never does."""
+    if item.type is DiffType.PREFIX_CHANGED:
+        return {"type": str(item.type), "path": item.key, "path_type": COMMON_PREFIX}
+    size = 0 if item.entry is None else item.entry.size
+    return {"type": str(item.type), "path": item.key, "path_type": OBJECT, "size_bytes": size}
 
 
 def credentials_with_secret(credential: Credential, secret: str) -> dict[str, Any]:

@@ -22,7 +22,7 @@ def commits_csv(commits: Iterable[Commit]) -> bytes:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COMMITS_HEADER)
     for commit in commits:
-        writer.writerow((commit.id, commit.meta_range_id, commit.creation_date))
+        writer.writerow((commit.id, commit.meta_range_id, int(commit.creation_date)))
     return out.getvalue().encode()
 
 

@@ -73,7 +73,7 @@ class CommitRequest:
     request_id: str
     committer: str
     message: str
-    date: int
+    date: float  # unix seconds, sub-second kept (commit_id hashes whole seconds)
     metadata: dict[str, str]
     allow_empty: bool = False
 
@@ -97,7 +97,7 @@ class CommitRequest:
             request_id=str(data["request_id"]),
             committer=str(data["committer"]),
             message=str(data["message"]),
-            date=int(data["date"]),
+            date=float(data["date"]),
             metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
             allow_empty=bool(data.get("allow_empty", False)),
         )
@@ -131,7 +131,7 @@ class CommitSteps:
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         if repo.read_only:
-            raise errors.ReadOnlyRepository(f"repository {repo_id} is read-only")
+            raise errors.ReadOnlyRepository(repo_id)
         mine = request_token(request.repository, request.branch, request.request_id)
         for _ in range(SEAL_TRIES):
             branch = self.refs.get_branch(repo_id, branch_id)

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 
 class GravelerError(Exception):
-    """Base of every error graveler (and its adapters) raise."""
+    """Base of every error graveler (and its adapters) raise.
+
+    ``lakefs_message`` is lakeFS's own wording of the error (pkg/graveler/errors.go), which clients match on:
+    the API says it first and Lakelet's detail after a colon (api/errors.py). Empty: the detail alone.
+    """
+
+    lakefs_message = ""
 
 
 class NotFound(GravelerError):
@@ -12,19 +18,19 @@ class NotFound(GravelerError):
 
 
 class RepositoryNotFound(NotFound):
-    pass
+    lakefs_message = "repository not found"
 
 
 class BranchNotFound(NotFound):
-    pass
+    lakefs_message = "branch not found"
 
 
 class TagNotFound(NotFound):
-    pass
+    lakefs_message = "tag not found"
 
 
 class CommitNotFound(NotFound):
-    pass
+    lakefs_message = "commit not found"
 
 
 class RefNotFound(NotFound):
@@ -44,15 +50,15 @@ class AlreadyExists(GravelerError):
 
 
 class RepositoryExists(AlreadyExists):
-    pass
+    lakefs_message = "repository already exists"
 
 
 class BranchExists(AlreadyExists):
-    pass
+    lakefs_message = "branch already exists"
 
 
 class TagExists(AlreadyExists):
-    pass
+    lakefs_message = "tag already exists"
 
 
 class CommitExists(AlreadyExists):
@@ -72,11 +78,11 @@ class InvalidName(Invalid):
 
 
 class NoChanges(GravelerError):
-    pass
+    lakefs_message = "no changes"
 
 
 class DirtyBranch(GravelerError):
-    pass
+    lakefs_message = "uncommitted changes (dirty branch)"
 
 
 class Conflict(GravelerError):
@@ -86,17 +92,19 @@ class Conflict(GravelerError):
 class PreconditionFailed(GravelerError):
     """A conditional request (If-None-Match: *) found the object already there."""
 
+    lakefs_message = "precondition failed"
+
 
 class Forbidden(GravelerError):
     """The operation is not allowed on this target (default branch, read-only repository)."""
 
 
 class ReadOnlyRepository(Forbidden):
-    pass
+    lakefs_message = "read-only repository"
 
 
 class TooManyTries(GravelerError):
-    pass
+    lakefs_message = "too many tries"
 
 
 class RangeNotSatisfiable(GravelerError):

@@ -1,7 +1,8 @@
 """Commit history: the walk behind the log, and its filters (objects, prefixes, since, stop_at, limit).
 
 The walk from a commit either follows first parents only, or visits every ancestor once, newest first by
-creation date (ties: higher generation, then commit id), as lakeFS's log does. A path filter keeps the commits
+creation date, as lakeFS's log does (its commit iterator: a heap on the creation time, sub-second included, and
+between equal times the greater commit id first). A path filter keeps the commits
 with exactly one parent that changed one of the objects or something under one of the prefixes relative to that
 parent; like lakeFS, it never keeps merge commits (nor the initial commit).
 """
@@ -29,16 +30,28 @@ def walk(refs: RefStore, repo_id: RepositoryID, start: CommitID, first_parent: b
             current = commit.parents[0] if commit.parents else None
         return
     seen = {start}
-    head = refs.get_commit(repo_id, start)
-    queue: list[tuple[int, int, str, Commit]] = [(-head.creation_date, -head.generation, head.id, head)]
+    queue = [_Newest(refs.get_commit(repo_id, start))]
     while queue:
-        commit = heapq.heappop(queue)[3]
+        commit = heapq.heappop(queue).commit
         yield commit
         for parent_id in commit.parents:
             if parent_id not in seen:
                 seen.add(parent_id)
-                parent = refs.get_commit(repo_id, parent_id)
-                heapq.heappush(queue, (-parent.creation_date, -parent.generation, parent.id, parent))
+                heapq.heappush(queue, _Newest(refs.get_commit(repo_id, parent_id)))
+
+
+@dataclass(frozen=True, slots=True)
+class _Newest:
+    """A commit in the walk's heap, which pops the newest first: the later creation date, and of two equal dates
+    the greater commit id (lakeFS's order)."""
+
+    commit: Commit
+
+    def __lt__(self, other: _Newest) -> bool:
+        mine, theirs = self.commit, other.commit
+        if mine.creation_date != theirs.creation_date:
+            return mine.creation_date > theirs.creation_date
+        return mine.id > theirs.id
 
 
 @dataclass(frozen=True, slots=True)

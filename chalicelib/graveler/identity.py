@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterable, Mapping
 
 from .records import Commit, CommitID, Entry, MetaRangeID
@@ -39,18 +40,19 @@ def commit_id(
     committer: str,
     message: str,
     meta_range_id: MetaRangeID,
-    creation_date: int,
+    creation_date: float,
     metadata: Mapping[str, str],
     parents: Iterable[CommitID],
 ) -> CommitID:
-    """The lakeFS commit ID: sha256 over the hashed fields (version and generation are not hashed)."""
+    """The lakeFS commit ID: sha256 over the hashed fields (version and generation are not hashed). The date
+    counts in whole seconds, rounded down as Go's Time.Unix() does, so the sub-second part never changes an ID."""
     parents_identity = hashlib.sha256(_ss(parents)).digest()
     payload = (
         _s("commit:v1")
         + _s(committer)
         + _s(message)
         + _s(meta_range_id)
-        + _i64(creation_date)
+        + _i64(math.floor(creation_date))
         + _m(metadata)
         + _e(parents_identity)
     )

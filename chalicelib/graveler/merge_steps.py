@@ -63,7 +63,7 @@ class MergeRequest:
     request_id: str
     committer: str
     message: str
-    date: int
+    date: float  # unix seconds, sub-second kept (commit_id hashes whole seconds)
     metadata: dict[str, str] = field(default_factory=dict)
     strategy: str | None = None
     path_strategies: tuple[tuple[str, str], ...] = ()
@@ -106,7 +106,7 @@ class MergeRequest:
             request_id=str(data["request_id"]),
             committer=str(data["committer"]),
             message=str(data.get("message") or ""),
-            date=int(data["date"]),
+            date=float(data["date"]),
             metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
             strategy=data.get("strategy") or None,
             path_strategies=tuple((str(p), str(s)) for p, s in data.get("path_strategies") or ()),

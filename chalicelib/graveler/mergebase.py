@@ -21,6 +21,8 @@ _RIGHT = 2
 class NoMergeBase(errors.Invalid):
     """The two commits share no ancestor."""
 
+    lakefs_message = "no merge base"
+
 
 def find_merge_base(refs: RefStore, repo_id: RepositoryID, left: CommitID, right: CommitID) -> Commit | None:
     """The best common ancestor of ``left`` and ``right`` (either one itself when it is an ancestor of the

@@ -138,6 +138,8 @@ class MergeConflicts(errors.Conflict):
     """The merge met conflicts no strategy settled (HTTP 409). ``conflicts`` lists every conflicting key, in
     key order, resolved ones included (their ``resolution`` is set)."""
 
+    lakefs_message = "conflict found"
+
     def __init__(self, message: str, conflicts: list[KeyConflict]) -> None:
         super().__init__(message)
         self.conflicts = conflicts

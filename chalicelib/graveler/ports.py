@@ -53,7 +53,8 @@ class RefStore(Protocol):
         ...
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
-        """Replaces the branch only if the stored record equals ``expected`` (all fields).
+        """Replaces the branch only if the stored record equals ``expected`` (all fields). ``hidden`` is the
+        stored one's: it is fixed when the branch is created.
 
         Raises Conflict when it does not, or when the branch no longer exists.
         """

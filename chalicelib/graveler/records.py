@@ -40,6 +40,9 @@ class Branch:
     commit_id: CommitID
     staging_token: StagingToken
     sealed_tokens: tuple[StagingToken, ...] = ()
+    # Left out of branch listings unless asked for (lakeFS's hidden branches: the client's transactions). Set
+    # when the branch is created and kept by every move (RefStore.set_branch).
+    hidden: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +56,9 @@ class Commit:
     id: CommitID
     committer: str
     message: str
-    creation_date: int
+    # Unix seconds with the sub-second part: the log orders by it as lakeFS does (its commits keep nanoseconds),
+    # while the commit ID hashes and the API shows whole seconds.
+    creation_date: float
     meta_range_id: MetaRangeID
     metadata: dict[str, str] = field(default_factory=dict)
     parents: tuple[CommitID, ...] = ()

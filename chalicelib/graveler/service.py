@@ -7,11 +7,13 @@ constructor and never touches a driver.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from . import errors
 from .addressing import metadata_address, new_data_address
@@ -112,9 +114,10 @@ class Graveler:
         """The merge as steps over this Graveler (what ``merge`` runs, and the merge workflow's tasks)."""
         return MergeSteps(self, sleep=self._sleep)
 
-    def now(self) -> int:
-        """The time commits are dated with (unix seconds) when the caller gives none."""
-        return int(self._clock())
+    def now(self) -> float:
+        """The time commits are dated with (unix seconds, sub-second kept: the log orders by it) when the caller
+        gives none."""
+        return self._clock()
 
     # ---- repositories ---------------------------------------------------------------------------------------
 
@@ -125,17 +128,13 @@ class Graveler:
         validate_branch_id(default_branch)
         validate_storage_namespace(storage_namespace)
         rid = RepositoryID(repo_id)
-        try:
-            self.refs.get_repository(rid)
-            raise errors.RepositoryExists(f"repository {repo_id} already exists")
-        except errors.RepositoryNotFound:
-            pass
+        self.refuse_existing_repository(repo_id)
         namespace = storage_namespace.rstrip("/")
         marker = metadata_address(namespace, NAMESPACE_MARKER)
         if self.blocks.exists(marker):
             raise errors.Invalid(f"storage namespace {storage_namespace} already holds a repository's data")
         self.blocks.put(marker, b"")
-        now = int(self._clock())
+        now = self._clock()
         # As lakeFS does: the initial commit and the default branch first, the repository record last, so a
         # repository that exists is always complete.
         initial = self._make_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, now, {}, (), 1)
@@ -146,9 +145,22 @@ class Graveler:
             )
         except errors.BranchExists as e:
             raise errors.RepositoryExists(f"repository {repo_id} is being created concurrently") from e
-        repo = Repository(rid, namespace, BranchID(default_branch), now, RepositoryState.ACTIVE, read_only)
+        repo = Repository(rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only)
         self.refs.create_repository(repo)
         return repo
+
+    def refuse_existing_repository(self, repo_id: str) -> None:
+        """Raises RepositoryExists when the id is taken (also by a repository being deleted). An id that is not
+        a valid repository id cannot be taken: creation refuses it later."""
+        try:
+            validate_repository_id(repo_id)
+        except errors.Invalid:
+            return
+        try:
+            self.refs.get_repository(RepositoryID(repo_id))
+        except errors.RepositoryNotFound:
+            return
+        raise errors.RepositoryExists(repo_id)
 
     def get_repository(self, repo_id: str) -> Repository:
         repo = self.refs.get_repository(RepositoryID(repo_id))
@@ -170,11 +182,11 @@ class Graveler:
 
     # ---- branches -------------------------------------------------------------------------------------------
 
-    def create_branch(self, repo_id: str, branch_id: str, source_ref: str) -> Branch:
+    def create_branch(self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False) -> Branch:
         validate_branch_id(branch_id)
         repo = self.get_repository(repo_id)
         source = self.resolve(repo.id, source_ref)
-        branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id))
+        branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
         self.refs.create_branch(repo.id, branch)
         return branch
 
@@ -182,14 +194,18 @@ class Graveler:
         repo = self.get_repository(repo_id)
         return self.refs.get_branch(repo.id, BranchID(branch_id))
 
-    def list_branches(self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Branch]:
+    def list_branches(
+        self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100, show_hidden: bool = False
+    ) -> Page[Branch]:
+        """Branches by id; hidden ones only with ``show_hidden`` (as lakeFS)."""
         repo = self.get_repository(repo_id)
-        return self._page_by_id(lambda a, n: self.refs.list_branches(repo.id, a, n), prefix, after, amount)
+        return self._page_by_id(lambda a, n: self.refs.list_branches(repo.id, a, n), prefix, after, amount,
+                                keep=None if show_hidden else lambda branch: not branch.hidden)
 
     def delete_branch(self, repo_id: str, branch_id: str) -> None:
         repo = self._writable_repository(repo_id)
         if branch_id == repo.default_branch_id:
-            raise errors.Forbidden(f"the default branch {branch_id} cannot be deleted")
+            raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.refs.delete_branch(repo.id, branch.id)
         for token in branch_tokens(branch):
@@ -278,7 +294,7 @@ class Graveler:
         if not message:
             raise errors.Invalid("commit message is required")
         request = CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
-                                self.now() if date is None else int(date), dict(metadata or {}), allow_empty)
+                                self.now() if date is None else float(date), dict(metadata or {}), allow_empty)
         result = self.commit_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
         return self.refs.get_commit(RepositoryID(repo_id), CommitID(str(result["commit_id"])))
 
@@ -392,6 +408,18 @@ class Graveler:
             user_metadata=dict(source.user_metadata),
         )
         return self.link_object(repo_id, dst_branch, dst_path, copied, if_absent)
+
+    def update_user_metadata(self, repo_id: str, branch_id: str, path: str, metadata: dict[str, str]) -> Entry:
+        """Replaces the user metadata of the object the branch shows at ``path``, as a staged change (the same
+        physical object; the new metadata changes the entry's identity, so the diff shows it changed). Raises
+        ObjectNotFound."""
+        validate_path(path)
+        repo = self._writable_repository(repo_id)
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        entry = self.stat_object(repo.id, branch_id, path)
+        updated = dataclasses.replace(entry, user_metadata=dict(metadata))
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated))
+        return updated
 
     def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
         """Hides the path on the branch. A path that exists nowhere is a no-op."""
@@ -606,7 +634,7 @@ class Graveler:
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
         if len(target.parents) > 1 and parent_number == 0:
-            raise errors.Invalid(f"{ref} is a merge commit: say which parent to revert to (parent_number)")
+            raise errors.Invalid(f"must specify 1-based parent number for reverting merge commit: {ref} (parent_number)")
         parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
 
         def build(branch: Branch) -> Commit:
@@ -618,7 +646,7 @@ class Graveler:
             if metarange == head.meta_range_id and not allow_empty:
                 raise errors.NoChanges(f"reverting {ref} changes nothing on branch {branch_id}")
             return self._make_commit(
-                committer, message or f"Revert {ref}", metarange, int(self._clock()), dict(metadata or {}),
+                committer, message or f"Revert {ref}", metarange, self._clock(), dict(metadata or {}),
                 (head.id,), head.generation + 1,
             )
 
@@ -642,10 +670,10 @@ class Graveler:
         repo = self.repository_for_write(repo_id, force)
         target = self._commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
-            raise errors.Invalid(f"{ref} is a merge commit: say which parent to pick against (parent_number)")
+            raise errors.Invalid(f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)")
         number = 1 if parent_number is None else parent_number
         if number < 1 or number > len(target.parents):
-            raise errors.Invalid(f"{ref} has no parent number {number}")
+            raise errors.Invalid(f"given commit does not have the given parent number: {ref} has no parent {number}")
         parent = self._parent_metarange(repo.id, target, number, ref)
         recorded = {
             **target.metadata,
@@ -661,7 +689,7 @@ class Graveler:
                 repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
             )
             return self._make_commit(
-                committer, message or target.message, metarange, int(self._clock()), recorded,
+                committer, message or target.message, metarange, self._clock(), recorded,
                 (head.id,), head.generation + 1,
             )
 
@@ -736,7 +764,7 @@ class Graveler:
             else:
                 dirty = committed is None or entry_identity(committed) != entry_identity(staged.value)
             if dirty:
-                raise errors.DirtyBranch(f"branch {branch.id} has uncommitted changes")
+                raise errors.DirtyBranch(f"branch {branch.id}")
 
     def prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
         """What lakeFS does before a merge, revert, cherry-pick or hard reset moves a branch's head: refuse
@@ -761,7 +789,7 @@ class Graveler:
         if not commit.parents:
             return EMPTY_METARANGE
         if number > len(commit.parents):
-            raise errors.Invalid(f"{ref} has no parent number {number}")
+            raise errors.Invalid(f"given commit does not have the given parent number: {ref} has no parent {number}")
         return self.refs.get_commit(repo_id, commit.parents[number - 1]).meta_range_id
 
     def _merged(
@@ -817,7 +845,7 @@ class Graveler:
     def _writable_repository(self, repo_id: str) -> Repository:
         repo = self.get_repository(repo_id)
         if repo.read_only:
-            raise errors.ReadOnlyRepository(f"repository {repo_id} is read-only")
+            raise errors.ReadOnlyRepository(repo_id)
         return repo
 
     def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
@@ -832,7 +860,7 @@ class Graveler:
         committer: str,
         message: str,
         meta_range_id: MetaRangeID,
-        creation_date: int,
+        creation_date: float,
         metadata: dict[str, str],
         parents: tuple[CommitID, ...],
         generation: int,
@@ -876,8 +904,14 @@ class Graveler:
         return lambda start: self.committed.iterate(ns, metarange, start)
 
     @staticmethod
-    def _page_by_id(fetch: Callable[[str, int], list], prefix: str, after: str, amount: int | None) -> Page:  # type: ignore[type-arg]
-        """A page of records with ``id`` from a store listing ids > after, filtered by prefix."""
+    def _page_by_id(
+        fetch: Callable[[str, int], list],  # type: ignore[type-arg]
+        prefix: str,
+        after: str,
+        amount: int | None,
+        keep: Callable[[Any], bool] | None = None,
+    ) -> Page:  # type: ignore[type-arg]
+        """A page of records with ``id`` from a store listing ids > after, filtered by prefix and by ``keep``."""
         limit = clamp_amount(amount)
         # ids > prefix[:-1] include every id that starts with prefix (and a few before it, skipped below).
         start = prefix[:-1] if prefix and prefix > after else after
@@ -886,7 +920,8 @@ class Graveler:
             batch = fetch(start, limit + 1)
             for item in batch:
                 if item.id.startswith(prefix):
-                    items.append(item)
+                    if keep is None or keep(item):
+                        items.append(item)
                 elif item.id > prefix:
                     batch = []
                     break

@@ -59,7 +59,7 @@ def new_commit_request(services: Services, repo_id: str, branch_id: str, committ
     if not message:
         raise errors.Invalid("commit message is required")
     return CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
-                         services.graveler.now() if date is None else int(date), metadata, allow_empty)
+                         services.graveler.now() if date is None else float(date), metadata, allow_empty)
 
 
 def new_merge_request(services: Services, repo_id: str, source_ref: str, destination: str, committer: str,

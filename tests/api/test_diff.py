@@ -23,7 +23,7 @@ def test_uncommitted_changes(api: Api, repo: str) -> None:
     assert [(d.path, d.type, d.path_type, d.size_bytes) for d in diff.results] == [
         ("change.txt", "changed", "object", 5),
         ("dir/add.txt", "added", "object", 2),
-        ("remove.txt", "removed", "object", None),
+        ("remove.txt", "removed", "object", 0),
     ]
 
     grouped = conforms(lakefs_sdk.DiffList, body_of(api.get(DIFF.format(branch="main"), query={"delimiter": "/"})))

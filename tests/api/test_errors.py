@@ -48,7 +48,9 @@ def test_status_table(cls: type[errors.GravelerError], status: int) -> None:
     assert status_for(cls("x")) == status
     response = graveler_error_response(cls("something went wrong"))
     assert response.status_code == status
-    assert json.loads(response.body) == {"message": "something went wrong"}
+    # lakeFS's words first when lakeFS has them (pkg/graveler/errors.go), the detail after a colon.
+    expected = f"{cls.lakefs_message}: something went wrong" if cls.lakefs_message else "something went wrong"
+    assert json.loads(response.body) == {"message": expected}
 
 
 def test_every_error_class_has_a_status() -> None:
@@ -62,7 +64,10 @@ def test_every_error_class_has_a_status() -> None:
 
 
 def test_messages() -> None:
-    assert message_for(errors.BranchExists("dev")) == "branch exists: dev"
+    assert message_for(errors.BranchExists("dev")) == "branch already exists: dev"
+    assert message_for(errors.NoChanges("no changes to commit on branch main")) == "no changes to commit on branch main"
+    assert message_for(errors.DirtyBranch()) == "uncommitted changes (dirty branch)"
+    assert message_for(errors.ObjectNotFound("a.txt")) == "object not found: a.txt"
     assert message_for(errors.NotFound()) == "not found"
     assert message_for(errors.Invalid("a full sentence")) == "a full sentence"
     throttled = errors.StorageError("table lakelet-refs throttled")

@@ -76,6 +76,12 @@ def steps(services: wiring.Services) -> list[Step]:
         ),
         ("GET", r + "/branches/dev/staging/backing", {"query": {"path": "s.txt", "presign": "true"}}, 200),
         ("PUT", r + "/branches/dev/staging/backing", {"query": {"path": "s.txt"}, "link": True}, 200),
+        (
+            "PUT",
+            r + "/branches/dev/objects/stat/user_metadata",
+            {"query": {"path": "c.txt"}, "json": {"set": {"owner": "data-team"}}},
+            201,
+        ),
         ("DELETE", r + "/branches/dev/objects", {"query": {"path": "c.txt"}}, 204),
         ("POST", r + "/branches/dev/objects/delete", {"json": {"paths": ["new.txt"]}}, 200),
         ("POST", r + "/branches/dev/commits", {"json": {"message": "on dev"}}, 201),

@@ -46,6 +46,7 @@ class BranchRow(Model):
     staging_token = UnicodeAttribute()
     # Stored as a DynamoDB list (possibly empty) so a condition can compare it whole, order included.
     sealed_tokens = ListAttribute(of=UnicodeAttribute, default=list)
+    hidden = BooleanAttribute(default=False)
 
 
 class TagRow(Model):

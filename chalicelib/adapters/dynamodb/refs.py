@@ -106,7 +106,9 @@ class DynamoRefStore:
 
     def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
         with storage_errors(on_condition_failed=lambda: errors.BranchExists(branch.id)):
-            self._branch_row(repo_id, branch).save(condition=self._branches.repository_id.does_not_exist())
+            self._branch_row(repo_id, branch, branch.hidden).save(
+                condition=self._branches.repository_id.does_not_exist()
+            )
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         if branch.id != expected.id:
@@ -120,7 +122,7 @@ class DynamoRefStore:
             & (model.sealed_tokens == list(expected.sealed_tokens))
         )
         with storage_errors(on_condition_failed=lambda: errors.Conflict(f"branch {branch.id} changed concurrently")):
-            self._branch_row(repo_id, branch).save(condition=unchanged)
+            self._branch_row(repo_id, branch, expected.hidden).save(condition=unchanged)
 
     def delete_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> None:
         with storage_errors(on_condition_failed=lambda: errors.BranchNotFound(branch_id)):
@@ -136,13 +138,14 @@ class DynamoRefStore:
             )
             return [_branch(row) for row in rows]
 
-    def _branch_row(self, repo_id: str, branch: Branch) -> BranchRow:
+    def _branch_row(self, repo_id: str, branch: Branch, hidden: bool) -> BranchRow:
         return self._branches(
             repository_id=repo_id,
             branch_id=branch.id,
             commit_id=branch.commit_id,
             staging_token=branch.staging_token,
             sealed_tokens=list(branch.sealed_tokens),
+            hidden=hidden,
         )
 
     # tags
@@ -232,6 +235,7 @@ def _branch(row: BranchRow) -> Branch:
         commit_id=CommitID(row.commit_id),
         staging_token=StagingToken(row.staging_token),
         sealed_tokens=tuple(StagingToken(str(token)) for token in row.sealed_tokens or ()),
+        hidden=bool(row.hidden),
     )
 
 
@@ -240,7 +244,7 @@ def _commit(row: CommitRow) -> Commit:
         id=CommitID(row.commit_id),
         committer=row.committer,
         message=row.message,
-        creation_date=int(row.creation_date),
+        creation_date=float(row.creation_date),
         meta_range_id=MetaRangeID(row.meta_range_id),
         metadata={str(k): str(v) for k, v in (row.metadata or {}).items()},
         parents=tuple(CommitID(str(parent)) for parent in row.parents or ()),
