@@ -82,6 +82,15 @@ OPERATIONS: dict[str, tuple[Op, list[str | None]]] = {
         ),
         ["Admins", "SuperUsers", "Developers"],
     ),
+    "update object user metadata": (
+        lambda a: a.request(
+            "PUT",
+            "/repositories/repo1/branches/dev/objects/stat/user_metadata",
+            query={"path": "a.txt"},
+            json_body={"set": {"owner": "me"}},
+        ),
+        ["Admins", "SuperUsers", "Developers"],
+    ),
     "delete object": (
         lambda a: a.delete("/repositories/repo1/branches/dev/objects", query={"path": "a.txt"}),
         ["Admins", "SuperUsers", "Developers"],
