@@ -193,16 +193,27 @@ def test_config_reports_the_lakefs_api_version_and_lakelets_own(api: Api) -> Non
     assert tuple(int(p) for p in parsed.version.split(".")) >= (1, 3, 1)
 
 
-# ---- 7. the log shows seconds ---------------------------------------------------------------------------------
+# ---- 7. the log's order and its seconds ------------------------------------------------------------------------
 
 
-def test_the_api_shows_whole_seconds(api: Api, repo: str, services: wiring.Services) -> None:
-    services.graveler._clock = lambda: 1_700_000_000.75
-    api.upload(repo, "main", "a", b"1")
-    made = api.commit(repo, "main")
-    assert made["creation_date"] == 1_700_000_000 and isinstance(made["creation_date"], int)
-    logged = body_of(api.get(R + "/refs/main/commits"))["results"][0]
-    assert json.dumps(logged["creation_date"]) == "1700000000"
+def test_the_log_orders_by_the_sub_second_time_and_shows_whole_seconds(
+    api: Api, repo: str, services: wiring.Services
+) -> None:
+    second = int(services.graveler._clock()) + 10  # after the repository's creation
+    ticks = iter(range(1, 90))
+    services.graveler._clock = lambda: second + next(ticks) / 100  # 10 ms a reading, all in one second
+    api.post(R + "/branches", json_body={"name": "dev", "source": "main"})
+    api.upload(repo, "dev", "f1", b"1")
+    api.commit(repo, "dev", "f1")  # generation 2
+    api.upload(repo, "dev", "f2", b"2")
+    api.commit(repo, "dev", "f2")  # generation 3
+    api.upload(repo, "main", "c1", b"1")
+    made = api.commit(repo, "main", "c1")  # generation 2: newer than f2, though of a lower generation
+    api.post(R + "/refs/dev/merge/main", json_body={"message": "m"})
+    log = body_of(api.get(R + "/refs/main/commits"))["results"]
+    assert [c["message"] for c in log] == ["m", "c1", "f2", "f1", "Repository created"]
+    assert made["creation_date"] == second and isinstance(made["creation_date"], int)
+    assert {json.dumps(c["creation_date"]) for c in log[:4]} == {str(second)}
 
 
 # ---- 9. object user metadata ----------------------------------------------------------------------------------
