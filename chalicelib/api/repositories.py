@@ -38,10 +38,13 @@ def create_repository() -> Response:
         raise errors.Invalid(f"unknown storage_id {storage_id!r}: this server has a single store, id \"\"")
     if Query(bp.current_request.query_params).bool("bare"):
         raise errors.Invalid("bare repositories are not supported")
+    sample_data = body.bool("sample_data")
+    if sample_data and body.bool("read_only"):
+        raise errors.Invalid("sample data cannot be written into a read-only repository")
     repo = graveler.create_repository(
         name, body.required_str("storage_namespace"), body.str("default_branch") or "main", body.bool("read_only")
     )
-    if body.bool("sample_data"):
+    if sample_data:
         samples.populate(graveler, repo, current_user().id)
     return json_response(serializers.repository(repo), 201)
 

@@ -89,6 +89,7 @@ def test_invalid_names_in_the_path_are_400(api: Api, path: str) -> None:
         {"name": "repo1", "storage_namespace": "gs://bucket/x"},
         {"name": "repo1", "storage_namespace": f"{NAMESPACE}/x", "storage_id": "other-store"},
         {"name": "repo1", "storage_namespace": f"{NAMESPACE}/x", "storage_id": 5},
+        {"name": "repo1", "storage_namespace": f"{NAMESPACE}/x", "sample_data": True, "read_only": True},
         [],
         "repo1",
         None,
