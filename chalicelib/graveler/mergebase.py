@@ -32,7 +32,7 @@ def find_merge_base(refs: RefStore, repo_id: RepositoryID, left: CommitID, right
         return first
     second = refs.get_commit(repo_id, right)
     reached: dict[CommitID, int] = {left: _LEFT, right: _RIGHT}
-    queue: list[tuple[int, int, str, Commit]] = []
+    queue: list[tuple[int, float, str, Commit]] = []
 
     def push(commit: Commit) -> None:
         heapq.heappush(queue, (-commit.generation, -commit.creation_date, commit.id, commit))
