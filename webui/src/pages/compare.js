@@ -80,11 +80,10 @@ function Merge({ ctx, source, dest }) {
       <table class="table"><thead><tr><th>Path</th><th>Source</th><th>Destination</th><th>Resolution</th></tr></thead><tbody>
       ${conflicts.map((c) => html`<${ConflictRow} c=${c} choice=${choices[c.path]} onChoose=${(v) => setChoices({ ...choices, [c.path]: v })} />`)}</tbody></table></div>`}
     ${preview && html`<div class="preview-result"><h3>Dry run: what the merge would do</h3>
-      <p class="summary">${preview.summary.added} added · ${preview.summary.changed} changed · ${preview.summary.removed} removed ·
-        <b class=${preview.summary.unresolved ? 'bad' : ''}>${preview.summary.conflict} conflict${preview.summary.conflict === 1 ? '' : 's'} (${preview.summary.unresolved} unresolved)</b></p>
+      <p class="summary">${preview.summary.added} added · ${preview.summary.changed} changed · ${preview.summary.removed} removed${' · '}<b class=${preview.summary.unresolved ? 'bad' : ''}>${preview.summary.conflict} conflict${preview.summary.conflict === 1 ? '' : 's'} (${preview.summary.unresolved} unresolved)</b></p>
       ${conflictRows.length > 0 && html`<table class="table"><caption>Conflicts</caption><thead><tr><th>Path</th><th>Source</th><th>Destination</th><th>Resolution</th></tr></thead><tbody>
         ${conflictRows.map((r) => html`<${ConflictRow} c=${r.conflict} />`)}</tbody></table>`}
-      <${DiffTable} results=${preview.results} />
+      <h4>All changes to ${dest}</h4><${DiffTable} results=${preview.results} />
       ${preview.pagination.has_more && html`<p class="muted small">The first ${preview.results.length} changes are shown.</p>`}
     </div>`}
   </section>`

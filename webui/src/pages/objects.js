@@ -70,7 +70,12 @@ function CopyDialog({ ctx, path, onClose }) {
 }
 
 export function StatPanel({ ctx, path, onClose }) {
-  const stat = useLoad(() => api.get(`/repositories/${enc(ctx.repo)}/refs/${enc(ctx.ref)}/objects/stat`, { path, presign: 'true' }), [ctx.repo, ctx.ref, path])
+  // Twice: lakeFS puts the presigned URL in physical_address when asked for one, and both are worth showing.
+  const stat = useLoad(async () => {
+    const at = `/repositories/${enc(ctx.repo)}/refs/${enc(ctx.ref)}/objects/stat`
+    const [plain, signed] = await Promise.all([api.get(at, { path }), api.get(at, { path, presign: 'true' }).catch(() => null)])
+    return { ...plain, presigned: signed && signed.physical_address_expiry ? signed : null }
+  }, [ctx.repo, ctx.ref, path])
   const s = stat.data
   return html`<section class="stat" aria-label=${`Object ${path}`}>
     <header><h2 class="mono">${baseName(path)}</h2><button class="link" onClick=${onClose} aria-label="Close object panel"><${Icon} name="x" /></button></header>
@@ -83,7 +88,7 @@ export function StatPanel({ ctx, path, onClose }) {
       <dt>Content type</dt><dd>${s.content_type}</dd>
       <dt>Physical address</dt><dd class="mono small">${s.physical_address}</dd>
       ${Object.entries(s.metadata || {}).map(([k, v]) => html`<dt>meta: ${k}</dt><dd>${v}</dd>`)}
-      ${s.physical_address_expiry && html`<dt>Presigned link</dt><dd><a href=${s.physical_address} rel="noreferrer" target="_blank">expires ${date(s.physical_address_expiry)}</a></dd>`}
+      ${s.presigned && html`<dt>Presigned link</dt><dd><a href=${s.presigned.physical_address} rel="noreferrer" target="_blank">Open (expires ${date(s.presigned.physical_address_expiry)})</a></dd>`}
     </dl>
     <div class="actions left"><a class="button" href=${objectUrl(ctx.repo, ctx.ref, path)} download=${baseName(path)}>Download</a></div>
     <${Preview} ctx=${ctx} path=${path} stat=${s} />`}
@@ -120,7 +125,7 @@ export function Objects({ ctx, route }) {
           ${list.data.results.map((o) => o.path_type === 'common_prefix'
             ? html`<tr><td colspan="4"><a href="#" onClick=${(e) => { e.preventDefault(); nav({ prefix: o.path }) }}><${Icon} name="folder" /> ${baseName(o.path)}/</a></td></tr>`
             : html`<tr class=${o.path === selected ? 'selected' : ''}>
-                <td><a href="#" class="mono" onClick=${(e) => { e.preventDefault(); nav({ prefix, path: o.path }) }}><${Icon} name="file" /> ${baseName(o.path)}</a></td>
+                <td><a href="#" class="name" onClick=${(e) => { e.preventDefault(); nav({ prefix, path: o.path }) }}><${Icon} name="file" /> ${baseName(o.path)}</a></td>
                 <td class="num">${bytes(o.size_bytes)}</td><td class="hide-narrow small">${date(o.mtime)}</td>
                 <td class="row-actions">
                   <a href=${objectUrl(ctx.repo, ctx.ref, o.path)} download=${baseName(o.path)} aria-label=${`Download ${o.path}`}>Download</a>

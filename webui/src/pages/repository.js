@@ -1,4 +1,5 @@
 // One repository: its tabs, the ref in use, and what the caller may do there (GET /user/permissions).
+import { useEffect, useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
 import { html, Link, ErrorBox, useLoad } from '../ui.js'
@@ -54,10 +55,13 @@ export function RepositoryPage({ repo, route }) {
 // A ref picker: branches and tags in a list, and any commit id or ref expression typed in.
 export function RefSelector({ ctx, value, onChange, label = 'Ref', id }) {
   const listId = `refs-${id || label.replace(/\W/g, '')}`
-  const commit = (e) => { const v = e.target.value.trim(); if (v && v !== value) onChange(v) }
+  // A draft of its own, so what is being typed survives the page re-rendering around it.
+  const [draft, setDraft] = useState(value)
+  useEffect(() => setDraft(value), [value])
+  const commit = () => { const v = draft.trim(); if (v && v !== value) onChange(v) }
   return html`<label class="ref-selector"><span>${label}</span>
-    <input list=${listId} value=${value} aria-label=${label} placeholder="branch, tag, commit or expression (main~1)"
-      onChange=${commit} onKeyDown=${(e) => e.key === 'Enter' && commit(e)} />
+    <input list=${listId} value=${draft} aria-label=${label} placeholder="branch, tag, commit or expression (main~1)"
+      onInput=${(e) => setDraft(e.target.value)} onChange=${commit} onKeyDown=${(e) => e.key === 'Enter' && commit()} />
     <datalist id=${listId}>
       ${ctx.branches.map((b) => html`<option value=${b.id}>branch</option>`)}
       ${ctx.tags.map((t) => html`<option value=${t.id}>tag</option>`)}

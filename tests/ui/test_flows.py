@@ -1,0 +1,157 @@
+"""The flows of issue 14 in a real browser: log in, create a repository, upload, commit, preview, branch,
+conflict, merge, tag, GC rules, a Viewer who is offered no writes, and errors shown as messages."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from playwright.sync_api import expect
+
+from .conftest import UI, Stack
+
+CSV = "city,population\nLisbon,545923\nPorto,231800\n"
+
+
+def parquet_bytes() -> bytes:
+    table = pa.table({"id": pa.array(range(1, 101), pa.int64()), "name": [f"row-{i}" for i in range(1, 101)]})
+    sink = io.BytesIO()
+    pq.write_table(table, sink)
+    return sink.getvalue()
+
+
+def create_repository(ui: UI, name: str) -> None:
+    ui.open("repositories")
+    ui.page.get_by_role("button", name="Create repository").click()
+    dialog = ui.page.get_by_role("dialog", name="Create repository")
+    dialog.get_by_label("Repository ID").fill(name)
+    # The namespace follows the name under the server's default_namespace_prefix.
+    expect(dialog.get_by_label("Storage namespace")).to_have_value(re.compile(rf"^s3://[^/]+/{name}$"))
+    expect(dialog.get_by_label("Default branch")).to_have_value("main")
+    dialog.get_by_role("button", name="Create repository").click()
+    expect(ui.page.get_by_role("heading", name=re.compile(name))).to_be_visible()
+
+
+def upload(ui: UI, files: list[tuple[str, str, bytes]]) -> None:
+    ui.page.get_by_label("Upload files").set_input_files(
+        [{"name": name, "mimeType": mime, "buffer": data} for name, mime, data in files]
+    )
+    for name, _, _ in files:
+        expect(ui.page.locator(".upload-row", has_text=name)).to_contain_text("done")
+
+
+def commit(ui: UI, message: str, metadata: dict[str, str] | None = None) -> None:
+    ui.page.get_by_role("link", name="Uncommitted changes").click()
+    ui.page.get_by_role("button", name="Commit changes").click()
+    dialog = ui.page.get_by_role("dialog")
+    dialog.get_by_label("Commit message").fill(message)
+    for i, (key, value) in enumerate((metadata or {}).items(), start=1):
+        dialog.get_by_role("button", name="Add key/value").click()
+        dialog.get_by_label(f"Metadata key {i}").fill(key)
+        dialog.get_by_label(f"Metadata value {i}").fill(value)
+    dialog.get_by_role("button", name="Commit").click()
+    expect(ui.page.get_by_role("status")).to_contain_text("Committed")
+
+
+def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> None:
+    ui.login()
+    create_repository(ui, repo_name)
+    ui.shot("objects-empty")
+    upload(ui, [("cities.csv", "text/csv", CSV.encode()), ("numbers.parquet", "application/octet-stream", parquet_bytes())])
+    # Presigned straight to the store (moto answers CORS), linked through staging/backing.
+    expect(ui.page.locator(".upload-row", has_text="cities.csv")).to_contain_text("direct to S3")
+
+    ui.page.get_by_role("link", name="Uncommitted changes").click()
+    rows = ui.page.locator("tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.filter(has_text="cities.csv")).to_contain_text("added")
+    expect(rows.filter(has_text="numbers.parquet")).to_contain_text("added")
+    ui.shot("uncommitted-changes")
+    commit(ui, "First data", {"source": "ui-test"})
+
+    log = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/commits").json()["results"]
+    assert log[0]["message"] == "First data" and log[0]["metadata"] == {"source": "ui-test"}
+
+    ui.page.get_by_role("link", name="Objects").click()
+    ui.page.get_by_role("link", name="cities.csv", exact=True).click()
+    preview = ui.page.get_by_role("region", name="Preview")
+    expect(preview.locator("th", has_text="population")).to_be_visible()
+    expect(preview.locator("td", has_text="Lisbon")).to_be_visible()
+    expect(ui.page.get_by_role("region", name="Object cities.csv")).to_contain_text("text/csv")
+    ui.shot("preview-csv")
+
+    ui.page.get_by_role("link", name="numbers.parquet", exact=True).click()
+    preview = ui.page.get_by_role("region", name="Preview")
+    expect(preview.locator("table.schema")).to_contain_text("name")
+    expect(preview.locator("td", has_text="row-1").first).to_be_visible()
+    expect(preview).to_contain_text("of 100 rows")
+    ui.shot("preview-parquet")
+
+
+def arrange_repository(stack: Stack, name: str, files: dict[str, bytes]) -> None:
+    """A repository with one commit of ``files`` on main, made through the API (the flows under test come after)."""
+    prefix = stack.api("GET", "/config/storage").json()["default_namespace_prefix"]
+    created = stack.api("POST", "/repositories", json={"name": name, "storage_namespace": prefix + name})
+    assert created.status_code == 201, created.text
+    for path, data in files.items():
+        uploaded = stack.api("POST", f"/repositories/{name}/branches/main/objects", params={"path": path}, data=data)
+        assert uploaded.status_code == 201, uploaded.text
+    assert stack.api("POST", f"/repositories/{name}/branches/main/commits", json={"message": "Seed"}).status_code == 201
+
+
+def pick_ref(ui: UI, label: str, value: str) -> None:
+    box = ui.page.get_by_label(label, exact=True)
+    box.fill(value)
+    box.press("Enter")
+
+
+def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Stack, repo_name: str) -> None:
+    arrange_repository(ui_stack, repo_name, {"cities.csv": CSV.encode()})
+    ui.login()
+    ui.open(f"repositories/{repo_name}/branches")
+    ui.page.get_by_role("button", name="Create branch").click()
+    dialog = ui.page.get_by_role("dialog")
+    dialog.get_by_label("Branch name").fill("feature")
+    expect(dialog.get_by_label("From ref")).to_have_value("main")
+    dialog.get_by_role("button", name="Create branch").click()
+    expect(ui.page.get_by_role("row", name=re.compile("feature"))).to_be_visible()
+
+    # The same file changed on both sides, each committed.
+    for branch, text in (("feature", CSV + "Faro,64560\n"), ("main", CSV + "Braga,193333\n")):
+        ui.open(f"repositories/{repo_name}/objects?ref={branch}")
+        upload(ui, [("cities.csv", "text/csv", text.encode())])
+        commit(ui, f"Add a city on {branch}")
+
+    ui.page.get_by_role("link", name="Compare & merge").click()
+    pick_ref(ui, "Compare (source)", "feature")
+    # The three-dot diff already flags the path changed on both sides.
+    expect(ui.page.locator("tbody tr", has_text="cities.csv").first).to_contain_text("conflict")
+    ui.page.get_by_role("button", name="Preview merge").click()
+    summary = ui.page.locator(".preview-result")
+    expect(summary).to_contain_text("1 conflict (1 unresolved)")
+    conflict = summary.locator("tr.conflict-row", has_text="cities.csv")
+    expect(conflict).to_contain_text("source changed")
+    expect(conflict).to_contain_text("destination changed")
+    ui.shot("merge-preview")
+
+    # Merging without a strategy fails with the conflict list; resolving the path lets it through.
+    ui.page.get_by_role("button", name="Merge", exact=True).click()
+    expect(ui.page.get_by_role("alert")).to_contain_text("409")
+    ui.page.get_by_label("Resolution of cities.csv").select_option("source-wins")
+    ui.shot("merge-conflicts")
+    ui.page.get_by_role("button", name="Merge again").click()
+    expect(ui.page.get_by_role("status")).to_contain_text("Merged")
+    merged = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/objects", params={"path": "cities.csv"}).text
+    assert "Faro" in merged and "Braga" not in merged
+
+    ui.page.get_by_role("link", name="See the log of main").click()
+    first = ui.page.locator("ol.commits li").first
+    expect(first).to_contain_text("Merge")
+    expect(first).to_contain_text("merge")
+    ui.shot("commits")
+    first.locator("a.commit-message").click()
+    expect(ui.page.locator("a.parent")).to_have_count(2)
+    expect(ui.page.locator("tbody tr", has_text="cities.csv")).to_contain_text("changed")
+    ui.shot("commit-details")
