@@ -155,3 +155,130 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
     expect(ui.page.locator("a.parent")).to_have_count(2)
     expect(ui.page.locator("tbody tr", has_text="cities.csv")).to_contain_text("changed")
     ui.shot("commit-details")
+
+
+def test_tag_browse_at_the_tag_and_edit_gc_rules(ui: UI, ui_stack: Stack, repo_name: str) -> None:
+    arrange_repository(ui_stack, repo_name, {"data/cities.csv": CSV.encode(), "README.md": b"# Cities\n\n**Bold** <b>not html</b>\n"})
+    ui.login()
+    ui.open(f"repositories/{repo_name}/tags")
+    ui.page.get_by_role("button", name="Create tag").click()
+    dialog = ui.page.get_by_role("dialog")
+    dialog.get_by_label("Tag name").fill("v1")
+    dialog.get_by_role("button", name="Create tag").click()
+    ui.page.get_by_role("link", name="v1", exact=True).click()
+    # At a tag the tree is read-only: nothing to upload, and the path browser works.
+    expect(ui.page.get_by_label("Ref", exact=True)).to_have_value("v1")
+    expect(ui.page.get_by_label("Upload files")).to_have_count(0)
+    ui.page.get_by_role("link", name="data/").click()
+    expect(ui.page.locator(".crumbs")).to_contain_text("data")
+    expect(ui.page.get_by_role("link", name="cities.csv", exact=True)).to_be_visible()
+    ui.page.locator(".crumbs a").first.click()
+    ui.page.get_by_role("link", name="README.md", exact=True).click()
+    markdown = ui.page.locator(".markdown")
+    expect(markdown.locator("h3")).to_have_text("Cities")
+    expect(markdown.locator("strong")).to_have_text("Bold")
+    expect(markdown).to_contain_text("<b>not html</b>")  # shown as text, never as markup
+    ui.shot("objects-at-tag")
+
+    ui.page.get_by_role("link", name="Settings").click()
+    ui.page.get_by_label("Default retention (days)").fill("21")
+    ui.page.get_by_role("button", name="Add key/value").first.click()
+    ui.page.get_by_label("Per-branch retention (branch, days) key 1").fill("main")
+    ui.page.get_by_label("Per-branch retention (branch, days) value 1").fill("60")
+    ui.page.get_by_role("button", name="Save GC rules").click()
+    expect(ui.page.get_by_role("status")).to_contain_text("GC rules saved")
+    ui.shot("settings")
+    rules = ui_stack.api("GET", f"/repositories/{repo_name}/settings/gc_rules").json()
+    assert rules == {"default_retention_days": 21, "branches": [{"branch_id": "main", "retention_days": 60}]}
+    ui.page.reload()
+    expect(ui.page.get_by_label("Default retention (days)")).to_have_value("21")
+
+
+def test_a_viewer_is_offered_no_writes(ui: UI, browser: object, ui_stack: Stack, repo_name: str) -> None:
+    arrange_repository(ui_stack, repo_name, {"cities.csv": CSV.encode()})
+    user = f"viewer-{repo_name[3:]}"
+    ui.login()
+    ui.open("admin/users")
+    ui.page.get_by_role("button", name="Create user").click()
+    dialog = ui.page.get_by_role("dialog")
+    dialog.get_by_label("User ID").fill(user)
+    expect(dialog.get_by_label("Add to group")).to_have_value("Viewers")
+    dialog.get_by_role("button", name="Create user").click()
+    ui.page.get_by_role("link", name=user, exact=True).click()
+    expect(ui.page.locator(".card-section", has_text="Groups")).to_contain_text("Viewers")
+    ui.page.get_by_role("button", name="Create access key").click()
+    key = ui.page.locator("#new-key-id").inner_text()
+    secret = ui.page.locator("#new-key-secret").inner_text()
+    ui.shot("access-key-once")
+    ui.page.get_by_role("button", name="Done").click()
+    ui.page.get_by_role("button", name="Log out").click()
+    expect(ui.page.get_by_label("Access key ID")).to_be_visible()
+
+    ui.login(key, secret)
+    expect(ui.page.get_by_role("link", name="Administration")).to_have_count(0)
+    expect(ui.page.get_by_role("button", name="Create repository")).to_have_count(0)
+    expect(ui.page.get_by_role("button", name=re.compile("^Delete repository"))).to_have_count(0)
+    ui.open(f"repositories/{repo_name}/objects")
+    expect(ui.page.get_by_role("link", name="cities.csv", exact=True)).to_be_visible()  # reading is allowed
+    expect(ui.page.get_by_label("Upload files")).to_have_count(0)
+    expect(ui.page.get_by_role("button", name=re.compile("^(Delete|Copy) "))).to_have_count(0)
+    ui.shot("viewer-objects")
+    ui.page.get_by_role("link", name="Uncommitted changes").click()
+    expect(ui.page.get_by_text("No uncommitted changes")).to_be_visible()
+    expect(ui.page.get_by_role("button", name="Commit changes")).to_have_count(0)
+    ui.page.get_by_role("link", name="Branches").click()
+    expect(ui.page.get_by_role("row", name=re.compile("main"))).to_be_visible()
+    expect(ui.page.get_by_role("button", name="Create branch")).to_have_count(0)
+    expect(ui.page.get_by_role("button", name=re.compile("^(Delete|Reset) branch"))).to_have_count(0)
+
+    # What a Viewer reaches anyway answers with a readable 403, never a blank page.
+    ui.open("admin/users")
+    expect(ui.page.get_by_role("alert")).to_contain_text("Not allowed")
+    ui.shot("viewer-forbidden")
+
+
+def test_a_failed_request_shows_its_message(ui: UI, ui_stack: Stack) -> None:
+    ui.login()
+    ui.open("repositories/no-such-repository/objects")
+    expect(ui.page.get_by_role("alert")).to_contain_text("404")
+    expect(ui.page.get_by_role("alert")).to_contain_text("not found")
+    ui.open("repositories")
+    ui.page.get_by_role("button", name="Create repository").click()
+    dialog = ui.page.get_by_role("dialog")
+    dialog.get_by_label("Repository ID").fill("bad-namespace")
+    dialog.get_by_label("Storage namespace").fill("gs://elsewhere/bad")
+    dialog.get_by_role("button", name="Create repository").click()
+    alert = dialog.get_by_role("alert")
+    expect(alert).to_contain_text("400")
+    message = ui_stack.api(
+        "POST", "/repositories", json={"name": "bad-namespace", "storage_namespace": "gs://elsewhere/bad"}
+    ).json()["message"]
+    expect(alert).to_contain_text(message)  # the server's own words
+    ui.shot("error-message")
+
+
+def test_usable_at_390_px(browser: object, ui_stack: Stack, repo_name: str) -> None:
+    arrange_repository(ui_stack, repo_name, {"data/cities.csv": CSV.encode()})
+    phone = UI(browser, ui_stack, width=390, height=844)
+    try:
+        phone.login()
+        for hash_path in (
+            "repositories",
+            f"repositories/{repo_name}/objects?prefix=data%2F&path=data%2Fcities.csv",
+            f"repositories/{repo_name}/commits",
+            f"repositories/{repo_name}/compare?compare=main",
+        ):
+            phone.open(hash_path)
+            phone.page.locator("main").wait_for()
+            phone.page.wait_for_load_state("networkidle")
+            # Nothing wider than the screen: no sideways scrolling of the page itself.
+            assert phone.page.evaluate("document.documentElement.scrollWidth") <= 390, hash_path
+        phone.open(f"repositories/{repo_name}/objects?prefix=data%2F&path=data%2Fcities.csv")
+        expect(phone.page.locator("td", has_text="Lisbon")).to_be_visible()
+        phone.shot("phone-objects")
+    finally:
+        phone.close()
+
+
+def test_the_banner_names_the_ui(ui_stack: Stack) -> None:
+    assert f"Web UI              {ui_stack.local.endpoint}/" in ui_stack.local.banner

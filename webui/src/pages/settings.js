@@ -57,7 +57,11 @@ function BranchProtection({ ctx }) {
     try {
       const r = await api.get(base, undefined, { raw: true })
       return { rules: await r.json(), etag: r.headers.get('ETag') }
-    } catch (e) { if (e.status === 404 || e.status === 405) { setMissing(true); return null } throw e }
+    } catch (e) {
+      // An API without the route answers 404 (or API Gateway's 403 "Missing Authentication Token").
+      if (e.status === 404 || e.status === 405 || /Missing Authentication Token/.test(e.message)) { setMissing(true); return null }
+      throw e
+    }
   }, [ctx.repo])
   const [pattern, setPattern] = useState('')
   const action = useAction()
