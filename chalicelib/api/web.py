@@ -25,7 +25,16 @@ from .params import Query
 
 bp = Blueprint(__name__)
 
-_GLOBAL_ACTIONS = ("fs:CreateRepository", "fs:DeleteRepository", "auth:ListUsers", "auth:CreateUser", "auth:ListGroups", "auth:ListPolicies")
+_GLOBAL_ACTIONS = (
+    "fs:CreateRepository",
+    "fs:DeleteRepository",
+    "auth:ListUsers",
+    "auth:CreateUser",
+    "auth:ListGroups",
+    "auth:CreateGroup",
+    "auth:ListPolicies",
+    "auth:CreatePolicy",
+)
 
 
 def _repository_permissions(repository: str, branch: str) -> dict[str, Permission]:

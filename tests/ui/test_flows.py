@@ -211,6 +211,19 @@ def test_a_viewer_is_offered_no_writes(ui: UI, browser: object, ui_stack: Stack,
     secret = ui.page.locator("#new-key-secret").inner_text()
     ui.shot("access-key-once")
     ui.page.get_by_role("button", name="Done").click()
+
+    # The policy editor checks the document before it can be saved.
+    ui.page.get_by_role("navigation", name="Administration").get_by_role("link", name="Policies").click()
+    ui.page.get_by_role("button", name="Create policy").click()
+    editor = ui.page.get_by_label("Policy document (JSON)")
+    policy = f"ReadCities{repo_name[3:]}"
+    editor.fill(f'{{"id": "{policy}", "statement": [{{"effect": "allow", "action": ["fsReadObject"], "resource": "*"}}]}}')
+    expect(ui.page.locator("#policy-problems")).to_contain_text('unknown action "fsReadObject"')
+    expect(ui.page.get_by_role("button", name="Save policy")).to_be_disabled()
+    ui.shot("policy-editor")
+    editor.fill(f'{{"id": "{policy}", "statement": [{{"effect": "allow", "action": ["fs:ReadObject"], "resource": "*"}}]}}')
+    ui.page.get_by_role("button", name="Save policy").click()
+    expect(ui.page.get_by_role("button", name=policy, exact=True)).to_be_visible()
     ui.page.get_by_role("button", name="Log out").click()
     expect(ui.page.get_by_label("Access key ID")).to_be_visible()
 
@@ -234,11 +247,14 @@ def test_a_viewer_is_offered_no_writes(ui: UI, browser: object, ui_stack: Stack,
     # What a Viewer reaches anyway answers with a readable 403, never a blank page.
     ui.open("admin/users")
     expect(ui.page.get_by_role("alert")).to_contain_text("Not allowed")
+    expect(ui.page.get_by_role("button", name="Create user")).to_have_count(0)
     ui.shot("viewer-forbidden")
 
 
 def test_a_failed_request_shows_its_message(ui: UI, ui_stack: Stack) -> None:
     ui.login()
+    expect(ui.page.locator(".card").first).to_be_visible()
+    ui.shot("repositories")  # the repositories the flows above made
     ui.open("repositories/no-such-repository/objects")
     expect(ui.page.get_by_role("alert")).to_contain_text("404")
     expect(ui.page.get_by_role("alert")).to_contain_text("not found")

@@ -10,12 +10,13 @@ import { html, Link, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useActi
 const TABS = [['users', 'Users'], ['groups', 'Groups'], ['policies', 'Policies']]
 
 function Listing({ path, kind, columns, row, onCreate, onDelete, reloadKey }) {
+  const kinds = kind === 'policy' ? 'policies' : `${kind}s`
   const [search, setSearch] = useState('')
   const pages = usePages(search + reloadKey)
   const list = useLoad(() => api.get(path, { prefix: search, after: pages.after, amount: 100 }), [path, search, pages.after, reloadKey])
   return html`<div>
-    <div class="toolbar"><input type="search" class="search" aria-label=${`Search ${kind}s`} placeholder=${`Find ${kind}s by prefix`} value=${search} onInput=${(e) => setSearch(e.target.value)} />
-      <div class="spacer"></div><button class="primary" onClick=${onCreate}>Create ${kind}</button></div>
+    <div class="toolbar"><input type="search" class="search" aria-label=${`Search ${kinds}`} placeholder=${`Find ${kinds} by prefix`} value=${search} onInput=${(e) => setSearch(e.target.value)} />
+      <div class="spacer"></div>${onCreate && html`<button class="primary" onClick=${onCreate}>Create ${kind}</button>`}</div>
     <${ErrorBox} error=${list.error} />
     ${list.data && html`<table class="table"><thead><tr>${columns.map((c) => html`<th>${c}</th>`)}<th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
       ${list.data.results.map((r) => html`<tr>${row(r)}<td class="row-actions"><button class="link bad" aria-label=${`Delete ${kind} ${r.id}`} onClick=${() => onDelete(r.id, list.reload)}>Delete</button></td></tr>`)}
@@ -38,7 +39,7 @@ function CreateSimple({ kind, onSubmit, onClose, extra }) {
   </form></${Modal}>`
 }
 
-function Users() {
+function Users({ allowed }) {
   const [creating, setCreating] = useState(false)
   const [deleting, setDeleting] = useState(null)
   const [key, setKey] = useState(0)
@@ -47,7 +48,7 @@ function Users() {
   return html`<div>
     <${Listing} path="/auth/users" kind="user" columns=${['User', 'Created']} reloadKey=${key}
       row=${(u) => html`<td><${Link} to=${['admin', 'users', u.id]}>${u.id}</${Link}></td><td>${date(u.creation_date)}</td>`}
-      onCreate=${() => setCreating(true)} onDelete=${(id) => setDeleting(id)} />
+      onCreate=${allowed['auth:CreateUser'] && (() => setCreating(true))} onDelete=${(id) => setDeleting(id)} />
     ${creating && html`<${CreateSimple} kind="user" extra=${{ label: 'Add to group', options: groupIds, initial: groupIds.includes('Viewers') ? 'Viewers' : '' }}
       onSubmit=${async (id, group) => { await api.post('/auth/users', { id }); if (group) await api.put(`/auth/groups/${enc(group)}/members/${enc(id)}`) }}
       onClose=${(ok) => { setCreating(false); if (ok) setKey(key + 1) }} />`}
@@ -132,14 +133,14 @@ function GroupDetails({ id }) {
   </div>`
 }
 
-function Groups() {
+function Groups({ allowed }) {
   const [creating, setCreating] = useState(false)
   const [deleting, setDeleting] = useState(null)
   const [key, setKey] = useState(0)
   return html`<div>
     <${Listing} path="/auth/groups" kind="group" columns=${['Group', 'Created']} reloadKey=${key}
       row=${(g) => html`<td><${Link} to=${['admin', 'groups', g.id]}>${g.id}</${Link}></td><td>${date(g.creation_date)}</td>`}
-      onCreate=${() => setCreating(true)} onDelete=${(id) => setDeleting(id)} />
+      onCreate=${allowed['auth:CreateGroup'] && (() => setCreating(true))} onDelete=${(id) => setDeleting(id)} />
     ${creating && html`<${CreateSimple} kind="group" onSubmit=${(id) => api.post('/auth/groups', { id })} onClose=${(ok) => { setCreating(false); if (ok) setKey(key + 1) }} />`}
     ${deleting && html`<${Confirm} title="Delete group" message=${`Delete group ${deleting}?`}
       onConfirm=${() => api.del(`/auth/groups/${enc(deleting)}`)} onClose=${() => { setDeleting(null); setKey(key + 1) }} />`}
@@ -176,29 +177,30 @@ function PolicyEditor({ id, onClose }) {
   </form></${Modal}>`
 }
 
-function Policies({ selected }) {
+function Policies({ selected, allowed }) {
   const [editing, setEditing] = useState(selected ? { id: selected } : null)
   const [deleting, setDeleting] = useState(null)
   const [key, setKey] = useState(0)
   return html`<div>
     <${Listing} path="/auth/policies" kind="policy" columns=${['Policy', 'Statements']} reloadKey=${key}
       row=${(p) => html`<td><button class="link" onClick=${() => setEditing({ id: p.id })}>${p.id}</button></td><td>${p.statement.length}</td>`}
-      onCreate=${() => setEditing({ id: null })} onDelete=${(id) => setDeleting(id)} />
+      onCreate=${allowed['auth:CreatePolicy'] && (() => setEditing({ id: null }))} onDelete=${(id) => setDeleting(id)} />
     ${editing && html`<${PolicyEditor} id=${editing.id} onClose=${(ok) => { setEditing(null); if (ok) setKey(key + 1); if (selected) go(['admin', 'policies']) }} />`}
     ${deleting && html`<${Confirm} title="Delete policy" message=${`Delete policy ${deleting}?`}
       onConfirm=${() => api.del(`/auth/policies/${enc(deleting)}`)} onClose=${() => { setDeleting(null); setKey(key + 1) }} />`}
   </div>`
 }
 
-export function Admin({ route }) {
+export function Admin({ route, session }) {
+  const allowed = session.allowed
   const tab = route.parts[1] || 'users'
   const id = route.parts[2]
   let body
   if (tab === 'users' && id) body = html`<${UserDetails} id=${id} />`
-  else if (tab === 'users') body = html`<${Users} />`
+  else if (tab === 'users') body = html`<${Users} allowed=${allowed} />`
   else if (tab === 'groups' && id) body = html`<${GroupDetails} id=${id} />`
-  else if (tab === 'groups') body = html`<${Groups} />`
-  else body = html`<${Policies} selected=${id} />`
+  else if (tab === 'groups') body = html`<${Groups} allowed=${allowed} />`
+  else body = html`<${Policies} selected=${id} allowed=${allowed} />`
   return html`<main class="page"><div class="title-row"><h1>Administration</h1></div>
     <nav class="tabs" aria-label="Administration">${TABS.map(([t, l]) => html`<${Link} to=${['admin', t]} aria-current=${tab === t ? 'page' : undefined}>${l}</${Link}>`)}</nav>
     ${body}</main>`
