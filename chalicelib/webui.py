@@ -32,7 +32,8 @@ CONTENT_SECURITY_POLICY = (
     "connect-src 'self' https: http://127.0.0.1:* http://localhost:*; object-src 'none'; frame-ancestors 'none'; "
     "base-uri 'self'; form-action 'self'"
 )
-_SECURITY_HEADERS = {
+Headers = dict[str, str | list[str]]
+_SECURITY_HEADERS: Headers = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -53,7 +54,7 @@ def _not_found() -> Response:
 @bp.route("/", methods=["GET"])
 def index() -> Response:
     path = DIST / "index.html"
-    headers = {**_SECURITY_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"}
+    headers: Headers = {**_SECURITY_HEADERS, "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-cache"}
     if not path.is_file():
         return Response(body=NOT_BUILT.encode(), status_code=503, headers=headers)
     return Response(body=path.read_bytes(), status_code=200, headers=headers)
@@ -67,7 +68,7 @@ def asset(name: str) -> Response:
     path = DIST / "assets" / name
     if not path.is_file():
         return _not_found()
-    headers = {
+    headers: Headers = {
         **_SECURITY_HEADERS,
         "Content-Type": content_type,
         "Cache-Control": "public, max-age=31536000, immutable",

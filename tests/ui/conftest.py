@@ -75,7 +75,10 @@ class Stack:
 def ui_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     _require(CHROMIUM.exists(), f"{CHROMIUM} is missing (apt-get install chromium chromium-driver)")
     _ensure_built()
-    local = launch_local(tmp_path_factory.mktemp("lakelet-ui"))
+    # Commits of more than one change run as the commit workflow and answer 202 at once, so the flows also
+    # cover the UI following a long commit to its end.
+    workflows = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "1", "LAKELET_WORKFLOW_WAIT_SECONDS": "0"}
+    local = launch_local(tmp_path_factory.mktemp("lakelet-ui"), env=workflows)
     try:
         yield Stack(local)
     finally:

@@ -70,6 +70,8 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
     expect(rows.filter(has_text="numbers.parquet")).to_contain_text("added")
     ui.shot("uncommitted-changes")
     commit(ui, "First data", {"source": "ui-test"})
+    # Two changes: above the stack's workflow threshold, so the commit answered 202 and the UI followed it.
+    expect(ui.page.get_by_role("status")).to_contain_text("ran as a workflow")
 
     log = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/commits").json()["results"]
     assert log[0]["message"] == "First data" and log[0]["metadata"] == {"source": "ui-test"}

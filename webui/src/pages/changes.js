@@ -21,13 +21,15 @@ export function CommitDialog({ ctx, onClose }) {
     action.run(async () => {
       const metadata = metadataFromRows(rows)
       let result = await api.post(base, { message, metadata }, undefined, { allow: [202] })
+      let workflow = null
       if (result && result._status === 202) {
         setProgress('The commit runs as a workflow: waiting for it to finish…')
         const started = Date.now()
         result = await api.pollTask(`${base}/status`, result.id, () =>
           setProgress(`The commit runs as a workflow: ${Math.round((Date.now() - started) / 1000)} s so far…`))
+        workflow = Math.max(1, Math.round((Date.now() - started) / 1000))
       }
-      onClose(result)
+      onClose(result && { ...result, workflow })
     })
   }
   return html`<${Modal} title=${`Commit changes to ${ctx.ref}`} onClose=${() => onClose(null)}>
@@ -63,7 +65,7 @@ export function Changes({ ctx, route }) {
       ${canCommit && !empty && diff.data && html`<button class="primary" onClick=${() => setCommitting(true)}>Commit changes</button>`}
     </div>
     ${!ctx.isBranch && html`<p class="muted">${ctx.ref} is not a branch: only branches have uncommitted changes.</p>`}
-    ${done && html`<${Notice}>Committed <a href=${`#/repositories/${enc(ctx.repo)}/commits/${enc(done.id)}`} class="mono">${done.id.slice(0, 12)}</a>.</${Notice}>`}
+    ${done && html`<${Notice}>Committed <a href=${`#/repositories/${enc(ctx.repo)}/commits/${enc(done.id)}`} class="mono">${done.id.slice(0, 12)}</a>.${done.workflow ? ` It ran as a workflow for ${done.workflow} s.` : ''}</${Notice}>`}
     <${ErrorBox} error=${diff.error} />
     ${empty && html`<p class="empty">No uncommitted changes on ${ctx.ref}.</p>`}
     ${diff.data && !empty && html`<table class="table"><thead><tr><th>Change</th><th>Path</th><th class="num">Size</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>
