@@ -83,6 +83,9 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
     expect(preview.locator("td", has_text="Lisbon")).to_be_visible()
     expect(ui.page.get_by_role("region", name="Object cities.csv")).to_contain_text("text/csv")
     ui.shot("preview-csv")
+    with ui.page.expect_download() as download:
+        ui.page.get_by_role("region", name="Object cities.csv").get_by_role("link", name="Download").click()
+    assert open(download.value.path(), encoding="utf-8").read() == CSV
 
     ui.page.get_by_role("link", name="numbers.parquet", exact=True).click()
     preview = ui.page.get_by_role("region", name="Preview")

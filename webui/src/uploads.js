@@ -5,7 +5,7 @@ import { enc } from './lib/paths.js'
 import { md5OfBlob } from './lib/md5.js'
 
 let presignSupport = null
-async function presignSupported() {
+export async function presignSupported() {
   if (presignSupport === null) {
     try { presignSupport = !!(await api.get('/config/storage')).pre_sign_support } catch { presignSupport = false }
   }
