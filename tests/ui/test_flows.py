@@ -3,6 +3,7 @@ conflict, merge, tag, GC rules, a Viewer who is offered no writes, and errors sh
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 
@@ -15,10 +16,19 @@ from .conftest import UI, Stack
 CSV = "city,population\nLisbon,545923\nPorto,231800\n"
 
 
+PARQUET_ROWS = 20_000
+
+
 def parquet_bytes() -> bytes:
-    table = pa.table({"id": pa.array(range(1, 101), pa.int64()), "name": [f"row-{i}" for i in range(1, 101)]})
+    """About 1.5 MB in ten row groups: a preview that reads only what it needs reads far less than that."""
+    rows = range(1, PARQUET_ROWS + 1)
+    table = pa.table({
+        "id": pa.array(rows, pa.int64()),
+        "name": [f"row-{i}" for i in rows],
+        "digest": [hashlib.sha256(str(i).encode()).hexdigest() for i in rows],
+    })
     sink = io.BytesIO()
-    pq.write_table(table, sink)
+    pq.write_table(table, sink, row_group_size=2_000)
     return sink.getvalue()
 
 
@@ -59,12 +69,19 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
     ui.login()
     create_repository(ui, repo_name)
     ui.shot("objects-empty")
-    upload(ui, [("cities.csv", "text/csv", CSV.encode()), ("numbers.parquet", "application/octet-stream", parquet_bytes())])
+    upload(ui, [
+        ("cities.csv", "text/csv", CSV.encode()),
+        ("numbers.parquet", "application/octet-stream", parquet_bytes()),
+        ("scratch.txt", "text/plain", b"not for the commit"),
+    ])
     # Presigned straight to the store (moto answers CORS), linked through staging/backing.
     expect(ui.page.locator(".upload-row", has_text="cities.csv")).to_contain_text("direct to S3")
 
     ui.page.get_by_role("link", name="Uncommitted changes").click()
     rows = ui.page.locator("tbody tr")
+    expect(rows).to_have_count(3)
+    ui.page.get_by_role("button", name="Reset scratch.txt").click()
+    ui.page.get_by_role("dialog").get_by_role("button", name="Reset").click()
     expect(rows).to_have_count(2)
     expect(rows.filter(has_text="cities.csv")).to_contain_text("added")
     expect(rows.filter(has_text="numbers.parquet")).to_contain_text("added")
@@ -91,7 +108,12 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
     preview = ui.page.get_by_role("region", name="Preview")
     expect(preview.locator("table.schema")).to_contain_text("name")
     expect(preview.locator("td", has_text="row-1").first).to_be_visible()
-    expect(preview).to_contain_text("of 100 rows")
+    expect(preview).to_contain_text(f"of {PARQUET_ROWS} rows")
+    # Range requests: the footer and the first row group, not the whole file.
+    read_note = preview.locator(".parquet-bytes").inner_text()
+    match = re.search(r"Read ([\d.]+) KiB of ([\d.]+) MiB", read_note)
+    assert match, read_note
+    assert float(match[1]) * 1024 < float(match[2]) * 1024 * 1024 / 4, read_note
     ui.shot("preview-parquet")
 
 
@@ -160,6 +182,15 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
     expect(ui.page.locator("a.parent")).to_have_count(2)
     expect(ui.page.locator("tbody tr", has_text="cities.csv")).to_contain_text("changed")
     ui.shot("commit-details")
+
+    # Revert the merge (mainline: parent 1) onto main: main's own version of the file comes back.
+    ui.page.get_by_role("button", name="Revert").click()
+    dialog = ui.page.get_by_role("dialog")
+    expect(dialog.get_by_label("Parent number (mainline)")).to_have_value("1")
+    dialog.get_by_role("button", name="Revert").click()
+    expect(ui.page.get_by_role("status")).to_contain_text("Reverted")
+    reverted = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/objects", params={"path": "cities.csv"}).text
+    assert "Braga" in reverted and "Faro" not in reverted
 
 
 def test_tag_browse_at_the_tag_and_edit_gc_rules(ui: UI, ui_stack: Stack, repo_name: str) -> None:

@@ -87,7 +87,8 @@ function ParquetPreview({ href, size }) {
   const read = useLoad(async () => {
     const { parquetMetadataAsync, parquetSchema, parquetReadObjects } = await import('hyparquet')
     const file = rangeFile(href, size)
-    const metadata = await parquetMetadataAsync(file)
+    // A small first read of the tail: hyparquet asks for more only when the footer is bigger.
+    const metadata = await parquetMetadataAsync(file, { initialFetchSize: 64 * 1024 })
     const schema = parquetSchema(metadata)
     const rows = await parquetReadObjects({ file, metadata, rowStart: 0, rowEnd: ROWS })
     return { schema, rows, total: Number(metadata.num_rows), fetched: file.fetched }
