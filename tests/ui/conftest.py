@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from playwright.sync_api import expect
 
 from tests.e2e.conftest import PROJECT_DIR, LocalProcess, launch_local
 
@@ -34,6 +35,8 @@ DIST = PROJECT_DIR / "chalicelib" / "webui_dist"
 SCREENSHOTS = PROJECT_DIR / "docs" / "screenshots"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 TIMEOUT_MS = 15_000
+# expect() waits 5 s by default; the CI machine runs the whole suite at once, so give it room.
+expect.set_options(timeout=TIMEOUT_MS)
 
 
 def _require(condition: bool, why: str) -> None:
