@@ -7,6 +7,7 @@ import hashlib
 import io
 import re
 import time
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -203,9 +204,23 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
     assert "Braga" in reverted and "Faro" not in reverted
 
 
-def test_tag_browse_at_the_tag_and_edit_gc_rules(ui: UI, ui_stack: Stack, repo_name: str) -> None:
+def test_folder_upload_tag_browse_at_the_tag_and_edit_gc_rules(
+    ui: UI, ui_stack: Stack, repo_name: str, tmp_path: Path
+) -> None:
     arrange_repository(ui_stack, repo_name, {"data/cities.csv": CSV.encode(), "README.md": b"# Cities\n\n**Bold** <b>not html</b>\n"})
     ui.login()
+    # A folder keeps its inner paths; staged on main, so not in the tag made next.
+    folder = tmp_path / "batch"
+    (folder / "inner").mkdir(parents=True)
+    (folder / "one.txt").write_text("one")
+    (folder / "inner" / "two.txt").write_text("two")
+    ui.open(f"repositories/{repo_name}/objects")
+    ui.page.get_by_label("Upload folder").set_input_files(folder)
+    expect(ui.page.locator(".upload-row", has_text="batch/inner/two.txt")).to_contain_text("done")
+    ui.page.get_by_role("link", name="batch/").click()
+    expect(ui.page.get_by_role("link", name="inner/")).to_be_visible()
+    expect(ui.page.get_by_role("link", name="one.txt", exact=True)).to_be_visible()
+
     ui.open(f"repositories/{repo_name}/tags")
     ui.page.get_by_role("button", name="Create tag").click()
     dialog = ui.page.get_by_role("dialog")
@@ -215,6 +230,7 @@ def test_tag_browse_at_the_tag_and_edit_gc_rules(ui: UI, ui_stack: Stack, repo_n
     # At a tag the tree is read-only: nothing to upload, and the path browser works.
     expect(ui.page.get_by_label("Ref", exact=True)).to_have_value("v1")
     expect(ui.page.get_by_label("Upload files")).to_have_count(0)
+    expect(ui.page.get_by_role("link", name="batch/")).to_have_count(0)
     ui.page.get_by_role("link", name="data/").click()
     expect(ui.page.locator(".crumbs")).to_contain_text("data")
     expect(ui.page.get_by_role("link", name="cities.csv", exact=True)).to_be_visible()
