@@ -333,6 +333,9 @@ def test_a_failed_request_shows_its_message(ui: UI, ui_stack: Stack) -> None:
     ).json()["message"]
     expect(alert).to_contain_text(message)  # the server's own words
     ui.shot("error-message")
+    ui.page.keyboard.press("Escape")  # keyboard: Escape closes a dialog, focus goes back to what opened it
+    expect(ui.page.get_by_role("dialog")).to_have_count(0)
+    expect(ui.page.get_by_role("button", name="Create repository")).to_be_focused()
 
 
 def test_usable_at_390_px(browser: object, ui_stack: Stack, repo_name: str) -> None:

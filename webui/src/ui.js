@@ -73,7 +73,17 @@ export function Modal({ title, onClose, children, wide }) {
     const previous = document.activeElement
     const first = ref.current && ref.current.querySelector('input, textarea, select, button:not(.close)')
     if (first) first.focus()
-    const onKey = (e) => { if (e.key === 'Escape') onClose() }
+    // Escape closes; Tab stays inside the dialog (WAI-ARIA dialog pattern).
+    const onKey = (e) => {
+      if (e.key === 'Escape') onClose()
+      if (e.key !== 'Tab' || !ref.current) return
+      const items = ref.current.querySelectorAll('a[href], button:not([disabled]), input, select, textarea')
+      if (items.length === 0) return
+      const first = items[0]
+      const last = items[items.length - 1]
+      if (e.shiftKey && document.activeElement === first) { e.preventDefault(); last.focus() }
+      else if (!e.shiftKey && document.activeElement === last) { e.preventDefault(); first.focus() }
+    }
     document.addEventListener('keydown', onKey)
     return () => { document.removeEventListener('keydown', onKey); previous && previous.focus && previous.focus() }
   }, [])
