@@ -3,6 +3,7 @@
 #   make run    run the embedded local stack (`lakelet local`) on 127.0.0.1:8000
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
+#   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
 # Pass extra arguments with PYTEST_ARGS="-k e2e -x" or RUN_ARGS="--api-port 9000".
 
 SHELL := /bin/bash
@@ -23,7 +24,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test run venv clean-venv package deploy
+.PHONY: test run venv clean-venv package deploy webui
 
 test: $(STAMP)
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
@@ -100,3 +101,20 @@ deploy: $(STAMP)
 		--capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND \
 		--parameter-overrides ArtifactBucket="$$bucket" $(DEPLOY_PARAMETERS); \
 	$(AWS) cloudformation describe-stacks --stack-name $(STACK_NAME) --query "Stacks[0].Outputs" --output table
+
+# --- Web UI (webui/, README "Web UI") ------------------------------------------------------------------------
+# Rebuilt only when its sources change; node_modules only when the lockfile does (npm ci, from the cache first).
+WEBUI_OUT := chalicelib/webui_dist/index.html
+WEBUI_MODULES := webui/node_modules/.package-lock.json
+WEBUI_SOURCES := $(shell find webui/src webui/build.mjs -type f 2>/dev/null)
+
+test run package: webui
+
+webui: $(WEBUI_OUT)
+
+$(WEBUI_MODULES): webui/package.json webui/package-lock.json
+	cd webui && npm ci --prefer-offline --no-audit --no-fund
+	touch $@
+
+$(WEBUI_OUT): $(WEBUI_MODULES) $(WEBUI_SOURCES)
+	cd webui && node build.mjs

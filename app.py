@@ -1,4 +1,4 @@
-"""The Chalice app: the lakeFS API v1 blueprints under /api/v1. No logic lives here."""
+"""The Chalice app: the lakeFS API v1 blueprints under /api/v1 and the web UI at /. No logic lives here."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, la
 from chalicelib.api.gc import bp as gc_blueprint
 from chalicelib.api.refs import bp as refs_blueprint
 from chalicelib.gc.schedule import on_schedule as collect_garbage_everywhere
+from chalicelib.webui import bp as webui_blueprint
 
 app = Chalice(app_name="lakelet")
 app.api.binary_types = list(BINARY_TYPES)
@@ -22,6 +23,8 @@ for blueprint in BLUEPRINTS:
     app.register_blueprint(blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(gc_blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(refs_blueprint, url_prefix=URL_PREFIX)
+# The web UI's files at / and /assets/{name} (chalicelib/webui.py).
+app.register_blueprint(webui_blueprint)
 
 
 @app.schedule(Rate(1, unit=Rate.DAYS), name="collect_garbage")

@@ -13,6 +13,7 @@ def connection_info(stack: LocalStack) -> str:
     return f"""\
 Lakelet local stack is ready.
 
+  Web UI              {stack.endpoint}/   (log in with the key pair below)
   lakeFS API          {stack.api_url}
   Healthcheck         {stack.api_url}/healthcheck
   Access key ID       {keys.access_key_id}

@@ -3,12 +3,15 @@ their attachments. Who may call what is in permissions.py; the use cases are in 
 
 from __future__ import annotations
 
+import time
+
 from chalice import Blueprint, Response
 
 from chalicelib.auth.records import Principal, PrincipalKind
 from chalicelib.graveler import errors
 
 from . import auth_shapes as shapes
+from . import session
 from .endpoint import json_response, no_content, route, services
 from .params import JsonBody, Query
 from .serializers import credentials_with_secret
@@ -47,7 +50,9 @@ def login() -> Response:
         body.required_str("secret_access_key"),
         services().settings.login_token_seconds,
     )
-    return json_response(shapes.token(token))
+    # The web UI's session rides in an HttpOnly cookie as well (session.py); API clients use the body.
+    cookie = session.set_cookie(token.value, token.expires - int(time.time()), bp.current_request.headers)
+    return json_response(shapes.token(token), headers={"Set-Cookie": cookie})
 
 
 # users and access keys

@@ -2,7 +2,8 @@
 
 Chalice middleware cannot see exceptions raised in views (Chalice turns them into its own 500 first), so the
 error mapping wraps each view instead. A route is protected unless declared ``public``: the caller presents
-HTTP Basic credentials (access key id and secret) or a Bearer token from POST /auth/login (401 otherwise),
+HTTP Basic credentials (access key id and secret), a Bearer token from POST /auth/login or the web UI's
+session cookie carrying that token (401 otherwise),
 and its policies must allow what permissions.py says the route needs (403 otherwise).
 """
 
@@ -25,6 +26,7 @@ from chalicelib.auth.policies import Permission
 from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 
+from . import session
 from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
 from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
@@ -75,9 +77,15 @@ def basic_credentials(header: str | None) -> tuple[str, str]:
     return access_key_id, secret
 
 
-def authenticate(headers: Mapping[str, str]) -> User:
-    """The caller, from HTTP Basic credentials or a Bearer login token. Raises Unauthorized."""
+def authenticate(headers: Mapping[str, str], method: str = "GET") -> User:
+    """The caller, from HTTP Basic credentials, a Bearer login token, or the web UI's session cookie (with its
+    CSRF header on unsafe methods: session.py). Raises Unauthorized (Forbidden for a missing CSRF header)."""
     header = (headers.get("authorization") or "").strip()
+    if not header:
+        cookie = session.cookie_token(headers)
+        if cookie is not None:
+            session.check_csrf(method, headers)
+            return services().auth.authenticate_token(cookie)
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return services().auth.authenticate_token(token.strip())
@@ -125,7 +133,7 @@ def route(
                 # API Gateway and Chalice hand path parameters over still percent-encoded ("main%7E1").
                 params = {name: unquote(value) for name, value in path_params.items()}
                 if not public:
-                    user = authenticate(request.headers)
+                    user = authenticate(request.headers, request.method)
                     token = _current_user.set(user)
                     facts = RequestFacts([params[n] for n in names], request.query_params, request.raw_body)
                     services().auth.authorize(user, list(rules[request.method](facts)))
@@ -133,7 +141,7 @@ def route(
             except errors.GravelerError as e:
                 if status_for(e) >= 500:
                     log.error("%s %s failed: %r", request.method, request.path, e, exc_info=e)
-                return graveler_error_response(e, with_body)
+                return session.without_browser_prompt(graveler_error_response(e, with_body), request.headers)
             except Exception:
                 log.exception("unhandled error serving %s %s", request.method, request.path)
                 return error_response(500, INTERNAL_ERROR_MESSAGE, with_body=with_body)

@@ -127,6 +127,8 @@ _GROUP = "/auth/groups/{}"
 
 RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/user"): AUTHENTICATED,
+    # The web UI's hint of what to offer (api/web.py): it evaluates the caller's own policies only.
+    ("GET", "/user/permissions"): AUTHENTICATED,
     ("GET", "/config"): _on_all("fs:ReadConfig"),
     ("GET", "/config/storage"): _on_all("fs:ReadConfig"),
     ("GET", "/config/version"): AUTHENTICATED,

@@ -42,13 +42,14 @@ _PRIMITIVES: dict[str, dict[str, Any]] = {
 
 
 def served_routes() -> set[tuple[str, str]]:
-    """(method, path) of every route app.py serves, path without the /api/v1 prefix."""
+    """(method, path) of every API route app.py serves, path without the /api/v1 prefix (the web UI's files at
+    / and /assets/{name} are not API routes)."""
     root = str(HERE.parents[1])
     if root not in sys.path:
         sys.path.insert(0, root)
     from app import app
 
-    return {(m, p.removeprefix(PREFIX)) for p, methods in app.routes.items() for m in methods}
+    return {(m, p.removeprefix(PREFIX)) for p, methods in app.routes.items() if p.startswith(PREFIX) for m in methods}
 
 
 def _normalize(path: str) -> str:

@@ -1,6 +1,6 @@
 """The committed spec is the one build_spec.py derives from lakefs-sdk for the routes app.py serves, and every
-route app.py serves is a lakeFS operation the SDK knows, apart from the few EXTENSIONS below (Lakelet adds no
-routes of its own under /api/v1)."""
+route app.py serves is a lakeFS operation the SDK knows, apart from the few EXTENSIONS below (lakeFS operations
+newer than the SDK, and the web UI's two)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 # and its status (GET .../commits/status?id=..., answering CommitAsyncStatus), mergeIntoBranchAsync (POST
 # .../refs/{source}/merge/{dest}/async) and its status (GET .../merge/{dest}/status?id=..., MergeAsyncStatus).
 # chalicelib/api/commits.py and refs.py serve them; tests/api/test_tasks.py checks their answers. Not in the
-# spec, so the fuzz test leaves them out.
+# spec, so the fuzz test leaves them out. The web UI's two (chalicelib/api/web.py): ending the cookie session
+# (POST /auth/logout) and the caller's permission hints (GET /user/permissions); tests/api/test_webui_session.py.
 EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
     {
+        ("POST", "/auth/logout"),
+        ("GET", "/user/permissions"),
         ("POST", "/repositories/{}/branches/{}/commits/async"),
         ("GET", "/repositories/{}/branches/{}/commits/status"),
         ("POST", "/repositories/{}/refs/{}/merge/{}/async"),

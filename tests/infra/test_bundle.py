@@ -38,6 +38,16 @@ def test_the_unzipped_bundle_is_under_the_lambda_limit(package: Package) -> None
     assert not any(name.startswith(("pyspark/", "moto/", "lakelet/", "tests/", "infra/")) for name in names)
 
 
+def test_the_bundle_carries_the_built_web_ui(package: Package) -> None:
+    """make package builds the UI first (make webui), and Chalice packages chalicelib/ with it."""
+    with zipfile.ZipFile(package.bundle_path) as bundle:
+        names = set(bundle.namelist())
+    assert "chalicelib/webui_dist/index.html" in names
+    assets = [n for n in names if n.startswith("chalicelib/webui_dist/assets/")]
+    assert any(n.endswith(".js") for n in assets) and any(n.endswith(".css") for n in assets)
+    assert not any("node_modules" in n or n.startswith("webui/") for n in names)
+
+
 @pytest.fixture(scope="module")
 def unpacked(package: Package, tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("bundle")

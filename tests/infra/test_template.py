@@ -192,3 +192,12 @@ def test_a_function_without_decided_permissions_stops_the_build(monkeypatch: pyt
     monkeypatch.delitem(access.FUNCTION_ACCESS, "s3_gateway")
     with pytest.raises(build.BuildError, match="s3_gateway"):
         build.build(build.read_app(PROJECT_DIR, STAGE), PROJECT_DIR / "stepfunctions")
+
+
+def test_the_bucket_lets_the_web_ui_upload_from_the_api_origin(package: Package) -> None:
+    """The web UI's presigned PUTs come from the API's origin and need to read the ETag back."""
+    bucket = package.template()["Resources"]["DataBucket"]["Properties"]
+    (rule,) = bucket["CorsConfiguration"]["CorsRules"]
+    assert "PUT" in rule["AllowedMethods"] and "ETag" in rule["ExposedHeaders"]
+    (origin,) = rule["AllowedOrigins"]
+    assert origin == {"Fn::Sub": "https://*.execute-api.${AWS::Region}.${AWS::URLSuffix}"}
