@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .auth.service import AuthService
 from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
+from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.service import Graveler
 from .settings import Settings
 
@@ -44,9 +45,14 @@ def assemble(
     blocks: BlockStore,
     auth: AuthService,
     repository_metadata: RepositoryMetadataStore | None = None,
+    branch_protection: BranchProtectionStore | None = None,
 ) -> Services:
     committed = CommittedManager(blocks, range_params(settings))
-    return Services(settings, Graveler(refs, staging, blocks, committed), auth, repository_metadata)
+    protection = None
+    if branch_protection is not None:
+        protection = BranchProtection(branch_protection, ttl_seconds=settings.branch_protection_ttl_seconds)
+    graveler = Graveler(refs, staging, blocks, committed, protection=protection)
+    return Services(settings, graveler, auth, repository_metadata)
 
 
 def aws_services(settings: Settings) -> Services:
@@ -54,6 +60,7 @@ def aws_services(settings: Settings) -> Services:
     import boto3
 
     from .adapters.dynamodb import DynamoAuthStore, DynamoRefStore, DynamoStagingStore
+    from .adapters.dynamodb.branch_protection import DynamoBranchProtectionStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
     from .adapters.kms import KmsCipher
@@ -73,6 +80,7 @@ def aws_services(settings: Settings) -> Services:
             DynamoAuthStore(names, settings.region, settings.endpoint_url), KmsCipher(kms, settings.kms_key_id)
         ),
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
+        DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
     )
 
 
@@ -81,6 +89,7 @@ def memory_services(settings: Settings | None = None) -> Services:
     from .adapters.memory import (
         MemoryAuthStore,
         MemoryBlockStore,
+        MemoryBranchProtectionStore,
         MemoryCipher,
         MemoryRefStore,
         MemoryRepositoryMetadataStore,
@@ -95,6 +104,7 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryBlockStore(),
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),
+        MemoryBranchProtectionStore(refs),
     )
 
 

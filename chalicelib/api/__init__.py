@@ -5,7 +5,20 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
-from . import auth, branches, commits, config, diff, metadata, objects, repositories, setup, staging, tags
+from . import (
+    auth,
+    branches,
+    commits,
+    config,
+    diff,
+    metadata,
+    objects,
+    protection,
+    repositories,
+    setup,
+    staging,
+    tags,
+)
 from .endpoint import URL_PREFIX
 
 __all__ = ["BLUEPRINTS", "URL_PREFIX"]
@@ -22,4 +35,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     auth.bp,
     staging.bp,
     metadata.bp,
+    protection.bp,
 )

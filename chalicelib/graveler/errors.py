@@ -95,6 +95,23 @@ class ReadOnlyRepository(Forbidden):
     pass
 
 
+class ProtectedBranch(Forbidden):
+    """A branch protection rule refuses the operation (lakeFS's ErrProtectedBranch family); the messages are
+    lakeFS's own."""
+
+
+class WriteToProtectedBranch(ProtectedBranch):
+    pass
+
+
+class CommitToProtectedBranch(ProtectedBranch):
+    pass
+
+
+class DeleteProtectedBranch(ProtectedBranch):
+    pass
+
+
 class TooManyTries(GravelerError):
     pass
 

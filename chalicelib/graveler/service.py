@@ -27,6 +27,7 @@ from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
+from .protection import BranchProtection, NoProtection
 from .records import (
     EMPTY_METARANGE,
     Branch,
@@ -93,6 +94,7 @@ class Graveler:
         committed: CommittedManager,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        protection: BranchProtection | None = None,
     ) -> None:
         self.refs = refs
         self.staging = staging
@@ -100,12 +102,15 @@ class Graveler:
         self.committed = committed
         self._clock = clock
         self._sleep = sleep
+        # The branch protection rules (None: an engine without a rules store, where nothing is protected).
+        self.protection = protection
+        self.guard: BranchProtection | NoProtection = protection or NoProtection()
 
     @functools.cached_property
     def commit_steps(self) -> CommitSteps:
         """The commit as steps over these ports (what ``commit`` runs, and the commit workflow's tasks)."""
         return CommitSteps(self.refs, self.staging, self.blocks, self.committed.params, storage=self.committed.storage,
-                           sleep=self._sleep)
+                           sleep=self._sleep, guard=self.guard)
 
     @functools.cached_property
     def merge_steps(self) -> MergeSteps:
@@ -190,6 +195,7 @@ class Graveler:
         repo = self._writable_repository(repo_id)
         if branch_id == repo.default_branch_id:
             raise errors.Forbidden(f"the default branch {branch_id} cannot be deleted")
+        self.guard.refuse_delete(repo, branch_id)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.refs.delete_branch(repo.id, branch.id)
         for token in branch_tokens(branch):
@@ -343,6 +349,7 @@ class Graveler:
         validate_path(path)
         repo = self._writable_repository(repo_id)
         self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         now = self._clock()
@@ -373,6 +380,7 @@ class Graveler:
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
@@ -396,7 +404,9 @@ class Graveler:
     def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
         """Hides the path on the branch. A path that exists nowhere is a no-op."""
         validate_path(path)
-        self._delete_path(self._writable_repository(repo_id), BranchID(branch_id), path, {})
+        repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
+        self._delete_path(repo, BranchID(branch_id), path, {})
 
     def delete_objects(
         self, repo_id: str, branch_id: str, paths: list[str]
@@ -404,6 +414,11 @@ class Graveler:
         if len(paths) > MAX_DELETE_PATHS:
             raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
         repo = self._writable_repository(repo_id)
+        try:
+            self.guard.refuse_write(repo, branch_id)
+        except errors.ProtectedBranch as e:
+            # As lakeFS's bulk delete: every path is reported refused (403), none is deleted.
+            return [(path, e) for path in paths]
         heads: dict[CommitID, Commit] = {}
         failures: list[tuple[str, errors.GravelerError]] = []
         for path in paths:
@@ -602,6 +617,7 @@ class Graveler:
         merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
         Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
         target = self._commit_of(repo.id, ref)
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
@@ -640,6 +656,7 @@ class Graveler:
         1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
         cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
         target = self._commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
             raise errors.Invalid(f"{ref} is a merge commit: say which parent to pick against (parent_number)")
@@ -674,6 +691,7 @@ class Graveler:
         """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
         prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             old, _ = self._swap_branch(
@@ -701,6 +719,7 @@ class Graveler:
     def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
         """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
 
         def change(branch: Branch) -> Branch:
             self.refuse_dirty(repo, branch, branch.sealed_tokens)

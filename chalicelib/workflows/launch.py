@@ -199,7 +199,7 @@ _ERRORS: dict[str, type[errors.GravelerError]] = {
     for cls in (
         errors.NoChanges, errors.ReadOnlyRepository, errors.RepositoryNotFound, errors.BranchNotFound,
         errors.CommitNotFound, errors.RefNotFound, errors.Invalid, errors.InvalidRef, errors.DirtyBranch,
-        errors.TooManyTries, NoMergeBase,
+        errors.TooManyTries, NoMergeBase, errors.WriteToProtectedBranch, errors.CommitToProtectedBranch,
     )
 }
 
