@@ -104,7 +104,7 @@ class BranchProtection:
         clock: Callable[[], float] = time.monotonic,
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
     ) -> None:
-        self._store = store
+        self.store = store
         self._clock = clock
         self.ttl_seconds = ttl_seconds
         self._lock = threading.Lock()
@@ -112,7 +112,7 @@ class BranchProtection:
 
     def get_rules(self, repo: Repository) -> ProtectionRules:
         """The stored rules, read now (not from the cache): what GET .../settings/branch_protection shows."""
-        rules = self._store.get(repo.id, repo.creation_date)
+        rules = self.store.get(repo.id, repo.creation_date)
         self._remember(repo, rules.patterns)
         return rules
 
@@ -121,7 +121,7 @@ class BranchProtection:
         PreconditionFailed."""
         normalized = normalize_patterns(patterns)
         rules = ProtectionRules(normalized, etag_of(normalized))
-        self._store.set(repo.id, repo.creation_date, rules, None if if_match is None else clean_etag(if_match))
+        self.store.set(repo.id, repo.creation_date, rules, None if if_match is None else clean_etag(if_match))
         self._remember(repo, normalized)
         return rules
 
@@ -149,7 +149,7 @@ class BranchProtection:
             cached = self._cache.get(key)
         if cached is not None and cached[0] > now:
             return cached[1]
-        patterns = self._store.get(repo.id, repo.creation_date).patterns
+        patterns = self.store.get(repo.id, repo.creation_date).patterns
         self._remember(repo, patterns)
         return patterns
 
