@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .auth.service import AuthService
+from .graveler.collected import CollectedCheck
 from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
@@ -51,7 +52,8 @@ def assemble(
     protection = None
     if branch_protection is not None:
         protection = BranchProtection(branch_protection, ttl_seconds=settings.branch_protection_ttl_seconds)
-    graveler = Graveler(refs, staging, blocks, committed, protection=protection)
+    collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
+    graveler = Graveler(refs, staging, blocks, committed, protection=protection, collected=collected)
     return Services(settings, graveler, auth, repository_metadata)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from . import errors
 from .addressing import metadata_address, new_data_address
+from .collected import CollectedCheck
 from .commit_steps import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
 from .committed.compare import MergeChange
@@ -95,6 +96,7 @@ class Graveler:
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
         protection: BranchProtection | None = None,
+        collected: CollectedCheck | None = None,
     ) -> None:
         self.refs = refs
         self.staging = staging
@@ -105,6 +107,8 @@ class Graveler:
         # The branch protection rules (None: an engine without a rules store, where nothing is protected).
         self.protection = protection
         self.guard: BranchProtection | NoProtection = protection or NoProtection()
+        # Which entries' data garbage collection deleted, for the reads that do not touch the data themselves.
+        self.collected = collected or CollectedCheck(blocks)
 
     @functools.cached_property
     def commit_steps(self) -> CommitSteps:
@@ -292,7 +296,17 @@ class Graveler:
 
     def stat_object(self, repo_id: str, ref: str, path: str) -> Entry:
         validate_path(path)
+        return self._stat(self.get_repository(repo_id), ref, path)
+
+    def stat_readable(self, repo_id: str, ref: str, path: str) -> tuple[Entry, bool]:
+        """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
+        addresses old enough to have been collected). For the reads that hand out a URL or headers only."""
+        validate_path(path)
         repo = self.get_repository(repo_id)
+        entry = self._stat(repo, ref, path)
+        return entry, self.collected.is_collected(repo.storage_namespace, entry.physical_address)
+
+    def _stat(self, repo: Repository, ref: str, path: str) -> Entry:
         resolved = self.resolve(repo.id, ref)
         if resolved.include_staging and resolved.branch is not None:
             staged = read_staged(self.staging, resolved.branch, Key(path))
