@@ -86,8 +86,7 @@ def normalize_patterns(patterns: Iterable[str]) -> tuple[str, ...]:
 def clean_etag(value: str) -> str:
     """An If-Match value as the ETag it names: quotes and a weak prefix are tolerated."""
     value = value.strip()
-    if value.startswith("W/"):
-        value = value[2:]
+    value = value.removeprefix("W/")
     return value.strip('"')
 
 

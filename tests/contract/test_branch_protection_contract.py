@@ -10,8 +10,17 @@ from chalicelib.adapters.dynamodb.branch_protection import DynamoBranchProtectio
 from chalicelib.adapters.memory import MemoryBranchProtectionStore, MemoryRefStore
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import RefStore
-from chalicelib.graveler.protection import BranchProtectionStore, ProtectionRules, etag_of
-from chalicelib.graveler.records import BranchID, Repository, RepositoryID, RepositoryState
+from chalicelib.graveler.protection import (
+    BranchProtectionStore,
+    ProtectionRules,
+    etag_of,
+)
+from chalicelib.graveler.records import (
+    BranchID,
+    Repository,
+    RepositoryID,
+    RepositoryState,
+)
 
 from .conftest import REGION
 

@@ -18,7 +18,7 @@ class PutOnly:
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
 
-    def put_object(self, Bucket: str, Key: str, Body: bytes, **_: Any) -> None:  # noqa: N803 (boto3's names)
+    def put_object(self, Bucket: str, Key: str, Body: bytes, **_: Any) -> None:
         self.objects[f"s3://{Bucket}/{Key}"] = Body
 
 

@@ -14,7 +14,12 @@ from chalicelib.graveler.protection import (
     matches,
     normalize_patterns,
 )
-from chalicelib.graveler.records import BranchID, Repository, RepositoryID, RepositoryState
+from chalicelib.graveler.records import (
+    BranchID,
+    Repository,
+    RepositoryID,
+    RepositoryState,
+)
 
 REPO = Repository(RepositoryID("repo1"), "s3://b/repo1", BranchID("main"), 1_700_000_000, RepositoryState.ACTIVE)
 
