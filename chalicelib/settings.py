@@ -60,6 +60,12 @@ class Settings:
     # How long a synchronous commit or merge waits for its workflow before it answers 202 with the task id:
     # under API Gateway's 29 s integration timeout.
     workflow_wait_seconds: float = 25.0
+    # How long a container trusts the branch protection rules it read (chalicelib/graveler/protection.py): a rule
+    # change reaches every container within this time.
+    branch_protection_ttl_seconds: float = 5.0
+    # How long a container trusts what it read of GC's sweep records (chalicelib/graveler/collected.py). The GC job
+    # waits longer than this between recording a sweep and deleting anything (emr/gc_job.py, --record-lead-seconds).
+    gc_record_ttl_seconds: float = 5.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -87,6 +93,10 @@ class Settings:
             ),
             merge_state_machine_arn=env.get("LAKELET_MERGE_STATE_MACHINE_ARN") or None,
             workflow_wait_seconds=float(env.get("LAKELET_WORKFLOW_WAIT_SECONDS", defaults.workflow_wait_seconds)),
+            branch_protection_ttl_seconds=float(
+                env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
+            ),
+            gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
         )
 
 

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .auth.service import AuthService
+from .graveler.collected import CollectedCheck
 from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
+from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.service import Graveler
 from .settings import Settings
 
@@ -44,9 +46,15 @@ def assemble(
     blocks: BlockStore,
     auth: AuthService,
     repository_metadata: RepositoryMetadataStore | None = None,
+    branch_protection: BranchProtectionStore | None = None,
 ) -> Services:
     committed = CommittedManager(blocks, range_params(settings))
-    return Services(settings, Graveler(refs, staging, blocks, committed), auth, repository_metadata)
+    protection = None
+    if branch_protection is not None:
+        protection = BranchProtection(branch_protection, ttl_seconds=settings.branch_protection_ttl_seconds)
+    collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
+    graveler = Graveler(refs, staging, blocks, committed, protection=protection, collected=collected)
+    return Services(settings, graveler, auth, repository_metadata)
 
 
 def aws_services(settings: Settings) -> Services:
@@ -54,6 +62,7 @@ def aws_services(settings: Settings) -> Services:
     import boto3
 
     from .adapters.dynamodb import DynamoAuthStore, DynamoRefStore, DynamoStagingStore
+    from .adapters.dynamodb.branch_protection import DynamoBranchProtectionStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
     from .adapters.kms import KmsCipher
@@ -73,6 +82,7 @@ def aws_services(settings: Settings) -> Services:
             DynamoAuthStore(names, settings.region, settings.endpoint_url), KmsCipher(kms, settings.kms_key_id)
         ),
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
+        DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
     )
 
 
@@ -81,6 +91,7 @@ def memory_services(settings: Settings | None = None) -> Services:
     from .adapters.memory import (
         MemoryAuthStore,
         MemoryBlockStore,
+        MemoryBranchProtectionStore,
         MemoryCipher,
         MemoryRefStore,
         MemoryRepositoryMetadataStore,
@@ -95,6 +106,7 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryBlockStore(),
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),
+        MemoryBranchProtectionStore(refs),
     )
 
 

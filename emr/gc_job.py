@@ -5,7 +5,7 @@ Usage::
 
     gc_job.py --storage-namespace s3://bucket/prefix --run-id RUN [--mode mark|sweep|mark-and-sweep]
               [--min-age-seconds 86400] [--commit-partitions 16] [--address-partitions 64]
-              [--list-slices 16] [--endpoint-url URL] [--region REGION]
+              [--list-slices 16] [--endpoint-url URL] [--region REGION] [--record-lead-seconds 7]
 
 What it reads (written by the prepare step, chalicelib/gc/prepare.py; paths under
 ``<ns>/_lakefs/retention/gc/``):
@@ -28,6 +28,12 @@ What it writes, under the same directory:
 - sweep: ``deleted/run_id=RUN/part-NNNNN.parquet`` (same columns): what DeleteObjects confirmed.
 - always: ``summary/run_id=RUN/summary.json``: counts and bytes; a mark-only run is a dry run whose
   ``mark.bytes_marked`` is what a sweep would reclaim.
+- mark, before anything else: ``sweeps/partition=P/run_id=RUN.json``, the record that tells readers which objects
+  a sweep may delete from now on: P is the hourly data partition (countdown, as chalicelib/graveler/addressing.py
+  names them) of the cutoff plus an hour, and no object of a partition sorting before P is ever deleted. The API
+  caches what it read of these records for a few seconds (chalicelib/graveler/collected.py), so the sweep first
+  waits until ``--record-lead-seconds`` (7) have passed since the record was written: by then every container
+  answers 410 Gone for what the sweep deletes, instead of handing out URLs to missing data.
 
 Mark: every object under ``<ns>/data/`` is listed in parallel (each partition prefix split into key slices),
 and candidates are those last modified at least ``min-age-seconds`` before the prepare step ran (so nothing
@@ -82,6 +88,12 @@ TIMESTAMP_RESOLUTION_SECONDS = 1
 SLICE_ALPHABET = "0123456789abcdef"
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 EXIT_PARTIAL_FAILURE = 3
+# The data partitions of chalicelib/graveler/addressing.py: an hourly countdown, 11 hex digits.
+PARTITION_HOURS_CEILING = 1 << 40
+# Address times come from the writer's clock, last-modified times from S3's: the record allows an hour between.
+CLOCK_MARGIN_SECONDS = 3600
+# Longer than the API's cache of the records (LAKELET_GC_RECORD_TTL_SECONDS, 5 s by default).
+RECORD_LEAD_SECONDS = 7.0
 
 ADDRESS_SCHEMA = pa.schema([pa.field("address", pa.string(), nullable=False)])
 OBJECTS_SCHEMA = pa.schema(
@@ -210,6 +222,14 @@ def summary_key(ns: Namespace, run_id: str) -> str:
     return ns.gc_key(f"summary/run_id={run_id}/summary.json")
 
 
+def partition_of(seconds: float) -> str:
+    return f"{PARTITION_HOURS_CEILING - int(seconds // 3600):011x}"
+
+
+def sweep_record_key(ns: Namespace, partition: str, run_id: str) -> str:
+    return ns.gc_key(f"sweeps/partition={partition}/run_id={run_id}.json")
+
+
 def part_name(index: int) -> str:
     return f"part-{index:05d}.parquet"
 
@@ -228,6 +248,7 @@ class JobOptions:
     list_slices: int = 16
     endpoint_url: str | None = None
     region: str | None = None
+    record_lead_seconds: float = RECORD_LEAD_SECONDS
 
     def __post_init__(self) -> None:
         check_run_id(self.run_id)
@@ -237,6 +258,8 @@ class JobOptions:
             raise GCJobError("min age must not be negative")
         if self.commit_partitions < 1 or self.address_partitions < 1:
             raise GCJobError("partition counts must be at least 1")
+        if self.record_lead_seconds < 0:
+            raise GCJobError("the record lead must not be negative")
         if not 1 <= self.list_slices <= len(SLICE_ALPHABET):
             raise GCJobError(f"list slices must be between 1 and {len(SLICE_ALPHABET)}")
 
@@ -261,6 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="slices each data/ partition prefix is listed in, in parallel (1-16)")
     parser.add_argument("--endpoint-url", default=None, help="S3 endpoint (local runs against moto only)")
     parser.add_argument("--region", default=None, help="AWS region of the bucket")
+    parser.add_argument("--record-lead-seconds", type=float, default=RECORD_LEAD_SECONDS,
+                        help="seconds between recording a sweep and deleting (more than the API's record cache)")
     return parser
 
 
@@ -276,6 +301,7 @@ def parse_options(argv: Sequence[str]) -> JobOptions:
         list_slices=args.list_slices,
         endpoint_url=args.endpoint_url,
         region=args.region,
+        record_lead_seconds=args.record_lead_seconds,
     )
 
 
@@ -576,6 +602,8 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, A
         raise GCJobError("the prepared run lists no active commit: refusing to collect")
     staged_locations = [str(x) for x in manifest.get("staged_locations", [])]
     cutoff = int(prepared_at) - options.min_age_seconds - TIMESTAMP_RESOLUTION_SECONDS
+    # First of all, so that the wait before a sweep runs concurrently with the mark.
+    recorded_at = record_sweep(s3, ns, run_id, cutoff)
 
     # What must stay: the addresses of every range of every active metarange, and every staged address.
     # Nothing here runs until the subtraction below needs it; a range that cannot be read fails the job.
@@ -647,6 +675,7 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, A
         "prepared_at": prepared_at,
         "min_age_seconds": options.min_age_seconds,
         "cutoff": cutoff,
+        "sweep_recorded_at": recorded_at,
         "active_commits": len(commits),
         "metaranges_read": len(metaranges),
         "ranges_read": ranges_read.value,
@@ -667,6 +696,18 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, A
     return result
 
 
+def record_sweep(s3: Any, ns: Namespace, run_id: str, cutoff: int) -> float:
+    """Writes the record that readers consult before trusting that an object's data is there (see the module
+    docstring); returns when it was written."""
+    partition = partition_of(cutoff + CLOCK_MARGIN_SECONDS)
+    recorded_at = time.time()
+    put_json(s3, ns.bucket, sweep_record_key(ns, partition, run_id), {
+        "format_version": FORMAT_VERSION, "run_id": run_id, "cutoff": cutoff, "partition": partition,
+        "recorded_at": recorded_at,
+    })
+    return recorded_at
+
+
 def load_mark(s3: Any, ns: Namespace, run_id: str) -> dict[str, Any]:
     manifest = get_json(s3, ns.bucket, mark_manifest_key(ns, run_id), "mark")
     if Namespace.parse(str(manifest.get("storage_namespace", ""))) != ns or manifest.get("run_id") != run_id:
@@ -676,6 +717,12 @@ def load_mark(s3: Any, ns: Namespace, run_id: str) -> dict[str, Any]:
 
 def sweep(spark: Any, options: JobOptions, ns: Namespace, s3: Any, marked: dict[str, Any]) -> dict[str, Any]:
     parts = [(int(p["index"]), ns.key_of(str(p["location"]))) for p in marked.get("parts", [])]
+    recorded_at = marked.get("sweep_recorded_at")
+    if recorded_at is None:  # a mark written before sweeps were recorded
+        recorded_at = record_sweep(s3, ns, options.run_id, int(marked["cutoff"]))
+    waited = max(0.0, float(recorded_at) + options.record_lead_seconds - time.time())
+    if parts and waited:
+        time.sleep(waited)
     results: list[dict[str, Any]] = []
     if parts:
         results = (
@@ -687,6 +734,7 @@ def sweep(spark: Any, options: JobOptions, ns: Namespace, s3: Any, marked: dict[
     failures = [f for r in results for f in r["failures"]][:MAX_REPORTED_FAILURES]
     return {
         "swept_at": time.time(),
+        "waited_for_readers_seconds": round(waited if parts else 0.0, 3),
         "objects_deleted": sum(r["deleted"] for r in results),
         "bytes_deleted": sum(r["bytes"] for r in results),
         "objects_failed": sum(r["failed"] for r in results),

@@ -5,7 +5,21 @@ from __future__ import annotations
 
 from chalice import Blueprint
 
-from . import auth, branches, commits, config, diff, metadata, objects, repositories, setup, staging, tags, web
+from . import (
+    auth,
+    branches,
+    commits,
+    config,
+    diff,
+    metadata,
+    objects,
+    protection,
+    repositories,
+    setup,
+    staging,
+    tags,
+    web,
+)
 from .endpoint import URL_PREFIX
 
 __all__ = ["BLUEPRINTS", "URL_PREFIX"]
@@ -23,4 +37,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     staging.bp,
     metadata.bp,
     web.bp,
+    protection.bp,
 )

@@ -86,12 +86,22 @@ def object_response(request: Request, entry: Entry, read: Callable[[int | None, 
     return Response(body=data, status_code=status, headers=headers)
 
 
+GONE_MESSAGE = "the data of this object was garbage collected"
+
+
 @route(bp, OBJECT, ["GET", "HEAD"])
 def get_object(repository: str, ref: str) -> Response:
     request = bp.current_request
     q = Query(request.query_params)
     graveler = services().graveler
-    entry = graveler.stat_object(names.repository(repository), names.ref(ref), q.required_str("path"))
+    repo_id, ref_name, path = names.repository(repository), names.ref(ref), q.required_str("path")
+    if q.bool("presign") or request.method == "HEAD":
+        # Neither a presigned URL nor a HEAD touches the data: ask whether GC collected it (410, as lakeFS).
+        entry, collected = graveler.stat_readable(repo_id, ref_name, path)
+        if collected:
+            raise errors.Gone(GONE_MESSAGE)
+    else:
+        entry = graveler.stat_object(repo_id, ref_name, path)  # a read of collected data answers 410 itself
     if q.bool("presign"):
         location = graveler.presign_object(repository, entry, services().settings.presign_expiry_seconds)
         return Response(body=b"", status_code=302, headers={"Location": location})
@@ -103,12 +113,14 @@ def stat_object(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
     path = q.required_str("path")
     graveler = services().graveler
-    entry = graveler.stat_object(names.repository(repository), names.ref(ref), path)
+    entry, collected = graveler.stat_readable(names.repository(repository), names.ref(ref), path)
     presigned, expiry = None, None
-    if q.bool("presign"):
+    if q.bool("presign") and not collected:
         seconds = services().settings.presign_expiry_seconds
         presigned, expiry = graveler.presign_object(repository, entry, seconds), int(time.time()) + seconds
-    return json_response(serializers.object_stats(path, entry, q.bool("user_metadata", True), presigned, expiry))
+    # As lakeFS: the stats of an object whose data GC collected, with status 410 Gone.
+    return json_response(serializers.object_stats(path, entry, q.bool("user_metadata", True), presigned, expiry),
+                         410 if collected else 200)
 
 
 @route(bp, OBJECT + "/ls", ["GET"])

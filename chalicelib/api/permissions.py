@@ -147,6 +147,10 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", _REPOS + "/gc/prepare_uncommited"): _on_repo("retention:PrepareGarbageCollectionUncommitted"),
     ("GET", _REPOS + "/settings/branch_protection"): _on_repo("branches:GetBranchProtectionRules"),
     ("PUT", _REPOS + "/settings/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
+    ("GET", _REPOS + "/branch_protection"): _on_repo("branches:GetBranchProtectionRules"),
+    ("POST", _REPOS + "/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
+    ("DELETE", _REPOS + "/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
+    ("GET", _REPOS + "/branch_protection/set_allowed"): _on_repo("branches:SetBranchProtectionRules"),
     # branches
     ("GET", _REPOS + "/branches"): _on_repo("fs:ListBranches"),
     ("POST", _REPOS + "/branches"): lambda f: [

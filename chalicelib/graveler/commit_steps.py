@@ -36,6 +36,7 @@ from .committed.storage import CommittedStorage
 from .committed.writer import RangeWriter
 from .identity import commit_id
 from .ports import BlockStore, RefStore, StagingStore
+from .protection import BranchProtection, NoProtection
 from .records import (
     Branch,
     BranchID,
@@ -117,12 +118,14 @@ class CommitSteps:
         cache_size: int = 64,
         cache_rows: int = 200_000,
         sleep: Any = None,
+        guard: BranchProtection | NoProtection | None = None,
     ) -> None:
         self.refs = refs
         self.staging = staging
         self.params = params
         self.storage = storage or CommittedStorage(blocks, cache_size, cache_rows)
         self._sleep = sleep
+        self.guard = guard or NoProtection()
 
     # ---- seal -----------------------------------------------------------------------------------------------
 
@@ -132,6 +135,8 @@ class CommitSteps:
         repo = self.refs.get_repository(repo_id)
         if repo.read_only:
             raise errors.ReadOnlyRepository(repo_id)
+        # The first step of every commit, inline or in the workflow: a protected branch takes merges only.
+        self.guard.refuse_commit(repo, branch_id)
         mine = request_token(request.repository, request.branch, request.request_id)
         for _ in range(SEAL_TRIES):
             branch = self.refs.get_branch(repo_id, branch_id)

@@ -103,6 +103,23 @@ class ReadOnlyRepository(Forbidden):
     lakefs_message = "read-only repository"
 
 
+class ProtectedBranch(Forbidden):
+    """A branch protection rule refuses the operation (lakeFS's ErrProtectedBranch family); the messages are
+    lakeFS's own."""
+
+
+class WriteToProtectedBranch(ProtectedBranch):
+    pass
+
+
+class CommitToProtectedBranch(ProtectedBranch):
+    pass
+
+
+class DeleteProtectedBranch(ProtectedBranch):
+    pass
+
+
 class TooManyTries(GravelerError):
     lakefs_message = "too many tries"
 

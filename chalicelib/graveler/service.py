@@ -17,6 +17,7 @@ from typing import Any
 
 from . import errors
 from .addressing import metadata_address, new_data_address
+from .collected import CollectedCheck
 from .commit_steps import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
 from .committed.compare import MergeChange
@@ -29,6 +30,7 @@ from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
+from .protection import BranchProtection, NoProtection
 from .records import (
     EMPTY_METARANGE,
     Branch,
@@ -95,6 +97,8 @@ class Graveler:
         committed: CommittedManager,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        protection: BranchProtection | None = None,
+        collected: CollectedCheck | None = None,
     ) -> None:
         self.refs = refs
         self.staging = staging
@@ -102,12 +106,17 @@ class Graveler:
         self.committed = committed
         self._clock = clock
         self._sleep = sleep
+        # The branch protection rules (None: an engine without a rules store, where nothing is protected).
+        self.protection = protection
+        self.guard: BranchProtection | NoProtection = protection or NoProtection()
+        # Which entries' data garbage collection deleted, for the reads that do not touch the data themselves.
+        self.collected = collected or CollectedCheck(blocks)
 
     @functools.cached_property
     def commit_steps(self) -> CommitSteps:
         """The commit as steps over these ports (what ``commit`` runs, and the commit workflow's tasks)."""
         return CommitSteps(self.refs, self.staging, self.blocks, self.committed.params, storage=self.committed.storage,
-                           sleep=self._sleep)
+                           sleep=self._sleep, guard=self.guard)
 
     @functools.cached_property
     def merge_steps(self) -> MergeSteps:
@@ -206,6 +215,7 @@ class Graveler:
         repo = self._writable_repository(repo_id)
         if branch_id == repo.default_branch_id:
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
+        self.guard.refuse_delete(repo, branch_id)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.refs.delete_branch(repo.id, branch.id)
         for token in branch_tokens(branch):
@@ -302,7 +312,17 @@ class Graveler:
 
     def stat_object(self, repo_id: str, ref: str, path: str) -> Entry:
         validate_path(path)
+        return self._stat(self.get_repository(repo_id), ref, path)
+
+    def stat_readable(self, repo_id: str, ref: str, path: str) -> tuple[Entry, bool]:
+        """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
+        addresses old enough to have been collected). For the reads that hand out a URL or headers only."""
+        validate_path(path)
         repo = self.get_repository(repo_id)
+        entry = self._stat(repo, ref, path)
+        return entry, self.collected.is_collected(repo.storage_namespace, entry.physical_address)
+
+    def _stat(self, repo: Repository, ref: str, path: str) -> Entry:
         resolved = self.resolve(repo.id, ref)
         if resolved.include_staging and resolved.branch is not None:
             staged = read_staged(self.staging, resolved.branch, Key(path))
@@ -359,6 +379,7 @@ class Graveler:
         validate_path(path)
         repo = self._writable_repository(repo_id)
         self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         now = self._clock()
@@ -389,6 +410,7 @@ class Graveler:
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
@@ -415,6 +437,7 @@ class Graveler:
         ObjectNotFound."""
         validate_path(path)
         repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
         self.refs.get_branch(repo.id, BranchID(branch_id))
         entry = self.stat_object(repo.id, branch_id, path)
         updated = dataclasses.replace(entry, user_metadata=dict(metadata))
@@ -424,7 +447,9 @@ class Graveler:
     def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
         """Hides the path on the branch. A path that exists nowhere is a no-op."""
         validate_path(path)
-        self._delete_path(self._writable_repository(repo_id), BranchID(branch_id), path, {})
+        repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
+        self._delete_path(repo, BranchID(branch_id), path, {})
 
     def delete_objects(
         self, repo_id: str, branch_id: str, paths: list[str]
@@ -432,6 +457,11 @@ class Graveler:
         if len(paths) > MAX_DELETE_PATHS:
             raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
         repo = self._writable_repository(repo_id)
+        try:
+            self.guard.refuse_write(repo, branch_id)
+        except errors.ProtectedBranch as e:
+            # As lakeFS's bulk delete: every path is reported refused (403), none is deleted.
+            return [(path, e) for path in paths]
         heads: dict[CommitID, Commit] = {}
         failures: list[tuple[str, errors.GravelerError]] = []
         for path in paths:
@@ -630,6 +660,7 @@ class Graveler:
         merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
         Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
         target = self._commit_of(repo.id, ref)
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
@@ -668,6 +699,7 @@ class Graveler:
         1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
         cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
         target = self._commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
             raise errors.Invalid(f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)")
@@ -702,6 +734,7 @@ class Graveler:
         """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
         prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             old, _ = self._swap_branch(
@@ -729,6 +762,7 @@ class Graveler:
     def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
         """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
         repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
 
         def change(branch: Branch) -> Branch:
             self.refuse_dirty(repo, branch, branch.sealed_tokens)

@@ -109,6 +109,8 @@ def commit(services: Services, request: CommitRequest, wait_seconds: float) -> T
     threshold = services.settings.commit_workflow_threshold
     if workflows is None or not staged_at_least(services, branch, threshold + 1):
         return _inline(services, request.repository, services.graveler.commit_steps.run(request, INLINE_SLICES))
+    # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
+    services.graveler.guard.refuse_commit(services.graveler.get_repository(request.repository), request.branch)
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
                   _commit_result)
 
@@ -199,7 +201,7 @@ _ERRORS: dict[str, type[errors.GravelerError]] = {
     for cls in (
         errors.NoChanges, errors.ReadOnlyRepository, errors.RepositoryNotFound, errors.BranchNotFound,
         errors.CommitNotFound, errors.RefNotFound, errors.Invalid, errors.InvalidRef, errors.DirtyBranch,
-        errors.TooManyTries, NoMergeBase,
+        errors.TooManyTries, NoMergeBase, errors.WriteToProtectedBranch, errors.CommitToProtectedBranch,
     )
 }
 

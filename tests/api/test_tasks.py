@@ -240,3 +240,19 @@ def test_merge_task_errors(api: Api, repo: str) -> None:
     g.reset_branch(repo, "main")
     assert api.post(f"{base}/feature/merge/main/async", json_body={}).status_code == 202
     assert_error(api.post(f"{base}/feature/merge/main/async", json_body={}), 400)  # nothing left to merge
+
+
+def test_a_commit_above_the_threshold_on_a_protected_branch_starts_no_workflow(api: Api, repo: str) -> None:
+    services = wiring.get_services()
+    g = services.graveler
+    for i in range(THRESHOLD + 3):
+        g.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
+    assert g.protection is not None
+    g.protection.set_rules(g.get_repository(repo), ["main"])
+    head = g.get_branch(repo, "main")
+    for route in ("commits", "commits/async"):
+        response = api.post(f"/repositories/{repo}/branches/main/{route}", json_body={"message": "direct"})
+        assert assert_error(response, 403) == "cannot commit to protected branch"
+    sfn = boto3.client("stepfunctions", region_name="us-east-1")
+    assert sfn.list_executions(stateMachineArn=services.settings.commit_state_machine_arn)["executions"] == []
+    assert g.get_branch(repo, "main") == head

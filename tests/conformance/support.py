@@ -151,6 +151,7 @@ class Seed:
         from chalicelib.adapters.memory import (
             MemoryAuthStore,
             MemoryBlockStore,
+            MemoryBranchProtectionStore,
             MemoryRefStore,
             MemoryRepositoryMetadataStore,
             MemoryStagingStore,
@@ -160,7 +161,8 @@ class Seed:
         refs, staging, blocks, store = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore(), MemoryAuthStore()
         metadata = MemoryRepositoryMetadataStore(refs)
         cipher = self._pristine.auth._cipher  # the seeded secrets and server key were sealed with it
-        services = wiring.assemble(self._pristine.settings, refs, staging, blocks, AuthService(store, cipher), metadata)
+        services = wiring.assemble(self._pristine.settings, refs, staging, blocks, AuthService(store, cipher), metadata,
+                                   MemoryBranchProtectionStore(refs))
         for store_object in _stores(services):
             for key, value in self._state.items():
                 owner, _, attribute = key.partition(".")
@@ -171,7 +173,10 @@ class Seed:
 
 def _stores(services: wiring.Services) -> tuple[Any, ...]:
     graveler = services.graveler
-    return (graveler.refs, graveler.staging, graveler.blocks, services.auth.store, services.repository_metadata)
+    protection = graveler.protection.store if graveler.protection is not None else None
+    stores = (graveler.refs, graveler.staging, graveler.blocks, services.auth.store, services.repository_metadata,
+              protection)
+    return tuple(store for store in stores if store is not None)
 
 
 def snapshot(services: wiring.Services) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import lakefs
 import lakefs_sdk
 import pytest
 from lakefs.client import Client
+from lakefs.exceptions import ServerException
 from lakefs_sdk.models import GarbageCollectionRule, GarbageCollectionRules
 
 from lakelet import cli
@@ -88,13 +89,28 @@ def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
     assert summary["sweep"]["objects_deleted"] == 2 and summary["sweep"]["objects_failed"] == 0
     assert data_addresses(local_stack, namespace) == {addresses[k] for k in ("A3", "B1", "S1")}
     first = f"{head.get_commit().id}~2"
-    # Read through the API (not a presigned URL, where S3 itself answers 404): the data is gone, the entry is not.
-    with pytest.raises(lakefs_sdk.ApiException) as gone:
-        client.sdk_client.objects_api.get_object(repo.id, first, "a.txt", presign=False)
-    assert gone.value.status == 410
+    # The data is gone, the entry is not: every read mode says 410 Gone, presigned or not (no URL to missing data
+    # is handed out), through the default client and the sdk, and stat answers 410 with the object's stats.
+    collected = repo.ref(first).object("a.txt")
+    for pre_sign in (True, False, None):  # None: the client's default, presign on as /config says
+        with pytest.raises(ServerException) as gone:
+            collected.reader(mode="r", pre_sign=pre_sign).read()
+        assert gone.value.status_code == 410, pre_sign
+    objects_api = client.sdk_client.objects_api
+    for presign in (True, False):
+        with pytest.raises(lakefs_sdk.ApiException) as gone_sdk:
+            objects_api.get_object(repo.id, first, "a.txt", presign=presign)
+        assert gone_sdk.value.status == 410
+        with pytest.raises(lakefs_sdk.ApiException) as stat_gone:
+            objects_api.stat_object(repo.id, first, "a.txt", presign=presign)
+        assert stat_gone.value.status == 410
+        assert lakefs_sdk.ObjectStats.from_json(stat_gone.value.body).physical_address == addresses["A1"]
+    with pytest.raises(lakefs_sdk.ApiException) as head_gone:
+        objects_api.head_object(repo.id, first, "a.txt")
+    assert head_gone.value.status == 410
     assert [o.path for o in repo.ref(first).objects()] == ["a.txt", "b.txt"]
-    assert repo.ref(first).object("a.txt").stat().physical_address == addresses["A1"]
-    assert repo.ref(first).object("b.txt").reader(mode="r").read() == "B1"
+    assert repo.ref(first).object("b.txt").reader(mode="r", pre_sign=True).read() == "B1"
+    assert repo.ref(first).object("b.txt").reader(mode="r", pre_sign=False).read() == "B1"
     gateway = _GATEWAY_LINE.search(local_stack.banner)
     assert gateway, local_stack.banner
     s3 = boto3.client("s3", endpoint_url=gateway.group("url"), region_name="us-east-1",
@@ -103,6 +119,10 @@ def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
     with pytest.raises(botocore.exceptions.ClientError) as no_version:
         s3.get_object(Bucket=repo.id, Key=f"{first}/a.txt")
     assert no_version.value.response["Error"]["Code"] == "NoSuchVersion"
+    with pytest.raises(botocore.exceptions.ClientError) as head_no_version:
+        s3.head_object(Bucket=repo.id, Key=f"{first}/a.txt")
+    assert head_no_version.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+    assert s3.head_object(Bucket=repo.id, Key=f"{first}/b.txt")["ContentLength"] == 2
     assert main.object("a.txt").reader(mode="r").read() == "A3"
 
     # Nothing new the second time.

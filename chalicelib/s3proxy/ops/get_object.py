@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from chalicelib.graveler import errors
+
 from ..context import Context, entry_headers, object_arn
 from ..errors import S3Error
 from ..model import Response
@@ -58,7 +60,13 @@ def get_object(ctx: Context) -> Response:
     if request.has_param("partNumber"):
         raise S3Error("NotImplemented", "reading by part number is not supported: use a Range")
     ctx.authorize("fs:ReadObject", object_arn(ctx.bucket, path))
-    entry = ctx.graveler.stat_object(ctx.bucket, ref, path)
+    if request.method == "HEAD":
+        # A HEAD reads no data: ask whether GC collected it, so it cannot answer 200 for data that is gone.
+        entry, collected = ctx.graveler.stat_readable(ctx.bucket, ref, path)
+        if collected:
+            raise errors.Gone("the data of this object was garbage collected")
+    else:
+        entry = ctx.graveler.stat_object(ctx.bucket, ref, path)  # reading collected data answers NoSuchVersion
     headers = entry_headers(entry)
     for param, header in _OVERRIDES.items():
         if request.has_param(param):

@@ -1,0 +1,78 @@
+"""What knowing "collected or not" costs a presigned read: GET .../objects/stat?presign=true on the embedded stack,
+for data GC cannot have touched (no sweep ever, or data younger than the last sweep's cutoff: no HEAD) against data
+old enough to have been collected (one S3 HEAD of the data before the URL is handed out), in one run.
+
+Usage: .venv/bin/python bench/collected_reads.py [N]   (default 300 reads per case)
+
+One stack, one HTTP client, one request at a time; the three cases run interleaved in rounds so that a slow moment
+of the machine hits each. The sweep record is written the way emr/gc_job.py writes it; nothing is deleted, so every
+read answers 200 and the old objects cost their HEAD. Prints reads per second and the ratios.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import requests
+
+from lakelet.local import LocalStack
+
+ROUNDS = 5
+DAY = 86_400
+
+
+def main(count: int) -> None:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with LocalStack(api_port=0) as stack:
+        from chalicelib.graveler.addressing import partition_of
+        from chalicelib.graveler.collected import sweeps_prefix
+        from chalicelib.wiring import get_services
+
+        graveler = get_services().graveler
+        prefix = stack.default_namespace_prefix
+        for repo in ("never", "swept"):
+            graveler.create_repository(repo, prefix + repo)
+        real_clock = graveler._clock
+        graveler._clock = lambda: real_clock() - 10 * DAY
+        graveler.upload_object("never", "main", "old", b"x")
+        graveler.upload_object("swept", "main", "old", b"x")
+        graveler._clock = real_clock
+        graveler.upload_object("swept", "main", "young", b"x")
+        namespace = graveler.get_repository("swept").storage_namespace
+        record = f"{sweeps_prefix(namespace)}partition={partition_of(time.time() - DAY + 3600)}/run_id=bench.json"
+        graveler.blocks.put(record, b"{}")
+
+        session = requests.Session()
+        session.auth = (stack.credentials.access_key_id, stack.credentials.secret_access_key)
+        cases = {
+            "never swept": ("never", "old"),
+            "young data": ("swept", "young"),
+            "old data (HEAD)": ("swept", "old"),
+        }
+
+        def read(repo: str, path: str) -> None:
+            response = session.get(f"{stack.api_url}/repositories/{repo}/refs/main/objects/stat",
+                                   params={"path": path, "presign": "true"})
+            assert response.status_code == 200, response.text
+
+        for repo, path in cases.values():
+            read(repo, path)  # warm the caches (credentials, policies, the sweep records)
+        totals = dict.fromkeys(cases, 0.0)
+        per_round = max(1, count // ROUNDS)
+        for _ in range(ROUNDS):
+            for name, (repo, path) in cases.items():
+                started = time.perf_counter()
+                for _ in range(per_round):
+                    read(repo, path)
+                totals[name] += time.perf_counter() - started
+        reads = per_round * ROUNDS
+        base = totals["never swept"]
+        for name, seconds in totals.items():
+            print(f"{name:18} {reads / seconds:8.1f} reads/s   {1000 * seconds / reads:6.2f} ms/read   "
+                  f"time ratio to never swept {seconds / base:.2f}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 300)
