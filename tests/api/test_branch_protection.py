@@ -103,6 +103,8 @@ def test_every_write_route_refuses_a_protected_branch(api: Api, protected: dict[
                              json_body={"staging": protected["staging"], "checksum": "c", "size_bytes": 6}), WRITE),
         "copy": (api.post(main + "/objects/copy", query={"dest_path": "a2"}, json_body={"src_path": "a"}), WRITE),
         "delete": (api.delete(main + "/objects", query={"path": "a"}), WRITE),
+        "user metadata": (api.request("PUT", main + "/objects/stat/user_metadata", query={"path": "a"},
+                                      json_body={"set": {"k": "v"}}), WRITE),
         "reset": (api.request("PUT", main, json_body={"type": "reset"}), WRITE),
         "reset object": (api.request("PUT", main, json_body={"type": "object", "path": "a"}), WRITE),
         "commit": (api.post(main + "/commits", json_body={"message": "m", "allow_empty": True}), COMMIT),
