@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import click
-
 from lakelet.commands.api import Api
 from lakelet.commands.settings import Settings, resolve
 
@@ -36,15 +34,17 @@ class Session:
         return self._api
 
 
+_current = Session()
+
+
+def set_session(value: Session) -> None:
+    """Called by the root command for each invocation (the CLI runner runs many in one process)."""
+    global _current
+    _current = value
+
+
 def session() -> Session:
-    """The root command's Session (a default one when a command runs outside the root app, as in tests)."""
-    ctx = click.get_current_context(silent=True)
-    root = ctx.find_root() if ctx is not None else None
-    if root is None:
-        return Session()
-    if not isinstance(root.obj, Session):
-        root.obj = Session()
-    return root.obj
+    return _current
 
 
 def api() -> Api:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 import yaml
+from typer._click.core import Context
 from typer.core import TyperGroup
 
 from lakelet.commands.common import JsonOpt, key_values
@@ -31,7 +31,7 @@ INDEX = ".lakefs_ref.yaml"
 class LocalGroup(TyperGroup):
     """Subcommands are lakectl's; anything else (no arguments, flags, --help) goes to the stack's argparse CLI."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not args or args[0] not in self.commands:
             ctx.meta["lakelet.local.forward"] = list(args)
             return []

@@ -12,11 +12,11 @@ import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
+from typer._click.core import Context  # typer 0.29 vendors click (pinned)
 from typer.core import TyperGroup
 
-from lakelet.commands.context import Session
+from lakelet.commands.context import Session, session, set_session
 from lakelet.commands.errors import EXIT_INTERRUPTED, CLIError, MergeConflict
 from lakelet.commands.output import Output, out, set_output
 
@@ -24,7 +24,7 @@ from lakelet.commands.output import Output, out, set_output
 class RootGroup(TyperGroup):
     """Turns every CLIError into one line on stderr and its exit code; --debug adds the traceback."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Context) -> Any:
         try:
             return super().invoke(ctx)
         except CLIError as e:
@@ -32,19 +32,20 @@ class RootGroup(TyperGroup):
                 from lakelet.commands.merge import print_conflicts
 
                 print_conflicts(e)
-            _debug_traceback(ctx)
-            out().err.print(f"error: {e.line()}", markup=False, highlight=False)
-            raise click.exceptions.Exit(e.exit_code) from None
+            _fail(e.line(), e.exit_code)
         except KeyboardInterrupt:
-            _debug_traceback(ctx)
-            out().err.print("interrupted: what completed is kept; run the command again to resume",
-                            markup=False, highlight=False)
-            raise click.exceptions.Exit(EXIT_INTERRUPTED) from None
+            _fail("interrupted: what completed is kept; run the command again to resume", EXIT_INTERRUPTED)
+        except ValueError as e:  # the SDK's models validate names and values before sending anything
+            first = str(e).strip().splitlines()
+            _fail(f"invalid value: {' '.join(first[-2:]) if len(first) > 1 else first[0] if first else e!r}: "
+                  "check the names in the command (lakeFS naming rules)", 1)
 
 
-def _debug_traceback(ctx: click.Context) -> None:
-    if isinstance(ctx.obj, Session) and ctx.obj.debug:
+def _fail(line: str, code: int) -> None:
+    if session().debug:
         traceback.print_exc(file=sys.stderr)
+    out().err.print(f"error: {line}", markup=False, highlight=False)
+    raise typer.Exit(code) from None
 
 
 app = typer.Typer(
@@ -67,7 +68,7 @@ def root(
     no_color: Annotated[bool, typer.Option("--no-color", help="no colours")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False,
 ) -> None:
-    ctx.obj = Session(config, endpoint_url, access_key_id, secret_access_key, json_output, debug)
+    set_session(Session(config, endpoint_url, access_key_id, secret_access_key, json_output, debug))
     set_output(Output(no_color=no_color))
 
 

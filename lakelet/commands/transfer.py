@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
+import urllib3
+
 from lakelet.commands.api import Api, q
 from lakelet.commands.errors import CLIError, from_status
 from lakelet.commands.output import out
@@ -28,6 +30,14 @@ from lakelet.commands.uri import URI
 
 CHUNK = 1024 * 1024
 PART_SUFFIX = ".lakelet-part"
+# Files up to this size go through the API in one request when no mode is forced (under the deployed API's
+# ~4.5 MB Lambda payload limit): one round trip instead of three. Bigger ones go straight to S3 when presigned
+# URLs are offered, so their bytes never pass through API Gateway or Lambda.
+DIRECT_MAX_BYTES = 4 * 1024 * 1024
+# Small bodies are sent from memory, so a request the server dropped (a busy local server resets connections)
+# can be sent again; re-sending an upload is harmless (the last link wins, an orphan is left to GC).
+RETRY = urllib3.Retry(total=4, connect=4, read=4, status=0, redirect=0, allowed_methods=None,
+                      backoff_factor=0.2, raise_on_status=False)
 
 
 class Cancelled(Exception):
@@ -153,7 +163,8 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
     if existing is None:
         prefix = (uri.path if recursive else items[0].path) if items else uri.path
         existing = {r.path: r for r in list_remote(api, uri, prefix)} if items else {}
-    use_presign = presign_supported(api) if presign is None else presign
+    offered = presign if presign is not None else (
+        any(i.size > DIRECT_MAX_BYTES for i in items) and presign_supported(api))
     cancel = threading.Event()
     with TransferProgress("upload", len(items), sum(i.size for i in items)) as progress:
         def work(item: UploadItem, cancel: threading.Event) -> None:
@@ -163,7 +174,7 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
                 return
             progress.start_file(item.path)
             ctype = content_type or mimetypes.guess_type(item.local.name)[0] or "application/octet-stream"
-            if use_presign:
+            if offered and (presign or item.size > DIRECT_MAX_BYTES):
                 _upload_presigned(api, uri, item, ctype, progress, cancel)
             else:
                 _upload_direct(api, uri, item, ctype, progress, cancel)
@@ -186,18 +197,7 @@ def _upload_presigned(api: Api, uri: URI, item: UploadItem, ctype: str, progress
     url = location.get("presigned_url")
     if not url:
         raise CLIError("the server gave no presigned upload URL", "run again with --no-pre-sign")
-    with open(item.local, "rb") as f:
-        body = _CountingReader(f, progress, cancel)
-        try:
-            response = api.http.request("PUT", url, body=body, headers={"Content-Length": str(item.size)},
-                                        redirect=False, preload_content=True, chunked=False)
-        except Cancelled:
-            raise
-        except Exception as e:  # urllib3 wraps a read error of the body
-            if cancel.is_set():
-                raise Cancelled() from None
-            raise CLIError(f"upload of {item.path} to storage failed ({type(e).__name__})", "run again to resume"
-                           ) from None
+    response = _send(api, "PUT", url, item, {"Content-Length": str(item.size)}, progress, cancel)
     if response.status not in (200, 201):
         raise from_status(f"upload of {item.path} to storage", response.status, response.data, response.reason or "")
     if cancel.is_set():
@@ -212,20 +212,32 @@ def _upload_presigned(api: Api, uri: URI, item: UploadItem, ctype: str, progress
 def _upload_direct(api: Api, uri: URI, item: UploadItem, ctype: str, progress: TransferProgress,
                    cancel: threading.Event) -> None:
     url = api.url(_objects_path(uri) + "/objects", {"path": item.path})
-    with open(item.local, "rb") as f:
-        body = _CountingReader(f, progress, cancel)
-        try:
-            response = api.http.request("POST", url, body=body, redirect=False, chunked=False, headers={
-                **api.auth_headers, "Content-Type": ctype, "Content-Length": str(item.size),
-                "Accept": "application/json"})
-        except Cancelled:
-            raise
-        except Exception as e:
-            if cancel.is_set():
-                raise Cancelled() from None
-            raise CLIError(f"upload of {item.path} failed ({type(e).__name__})", "run again to resume") from None
+    response = _send(api, "POST", url, item, {**api.auth_headers, "Content-Type": ctype,
+                                              "Content-Length": str(item.size), "Accept": "application/json"},
+                     progress, cancel)
     if response.status not in (200, 201):
         raise from_status(f"upload of {item.path}", response.status, response.data, response.reason or "")
+
+
+def _send(api: Api, method: str, url: str, item: UploadItem, headers: dict[str, str],
+          progress: TransferProgress, cancel: threading.Event) -> Any:
+    """Send a file as the request body: from memory (retried) when small, streamed with progress when big."""
+    try:
+        if item.size <= DIRECT_MAX_BYTES:
+            data = item.local.read_bytes()
+            response = api.http.request(method, url, body=data, headers=headers, redirect=False, retries=RETRY)
+            progress.advance(len(data))
+            return response
+        with open(item.local, "rb") as f:
+            return api.http.request(method, url, body=_CountingReader(f, progress, cancel), headers=headers,
+                                    redirect=False, chunked=False, retries=False)
+    except Cancelled:
+        raise
+    except (urllib3.exceptions.HTTPError, OSError) as e:  # urllib3 wraps a read error of the body, too
+        if cancel.is_set():
+            raise Cancelled() from None
+        raise CLIError(f"upload of {item.path} failed ({type(e).__name__})", "run the command again to resume"
+                       ) from None
 
 
 # --- download -----------------------------------------------------------------------------------------------
@@ -259,7 +271,8 @@ def plan_download(api: Api, uri: URI, dest: Path, recursive: bool) -> list[Downl
 def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, presign: bool | None
              ) -> TransferProgress:
     items = plan_download(api, uri, dest, recursive)
-    use_presign = presign_supported(api) if presign is None else presign
+    offered = presign if presign is not None else (
+        any(i.remote.size > DIRECT_MAX_BYTES for i in items) and presign_supported(api))
     cancel = threading.Event()
     with TransferProgress("download", len(items), sum(i.remote.size for i in items)) as progress:
         def work(item: DownloadItem, cancel: threading.Event) -> None:
@@ -268,7 +281,8 @@ def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, 
                 progress.file_done(skipped=True, size=item.remote.size)
                 return
             progress.start_file(item.remote.path)
-            fetch_object(api, uri, item.remote.path, local, use_presign, progress, cancel)
+            use = bool(offered and (presign or item.remote.size > DIRECT_MAX_BYTES))
+            fetch_object(api, uri, item.remote.path, local, use, progress, cancel)
             progress.file_done()
 
         run_parallel(items, work, parallelism, cancel)
@@ -280,12 +294,17 @@ def fetch_object(api: Api, uri: URI, path: str, local: Path, presign: bool, prog
                  cancel: threading.Event) -> None:
     """GET one object into ``local`` through a temporary file renamed when complete."""
     url = api.url(f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects", {"path": path, "presign": presign})
-    response = api.http.request("GET", url, headers=api.auth_headers, redirect=False, preload_content=False)
+    try:
+        response = api.http.request("GET", url, headers=api.auth_headers, redirect=False, preload_content=False,
+                                    retries=RETRY)
+    except urllib3.exceptions.HTTPError as e:
+        raise CLIError(f"download of {path} failed ({type(e).__name__})", "run the command again to resume"
+                       ) from None
     try:
         if response.status in (301, 302, 303, 307):
             location = response.headers["Location"]
             response.release_conn()
-            response = api.http.request("GET", location, redirect=False, preload_content=False)
+            response = api.http.request("GET", location, redirect=False, preload_content=False, retries=RETRY)
         if response.status != 200:
             raise from_status(f"download of {path}", response.status, response.read(), response.reason or "")
         local.parent.mkdir(parents=True, exist_ok=True)
@@ -302,5 +321,8 @@ def fetch_object(api: Api, uri: URI, path: str, local: Path, presign: bool, prog
         except BaseException:
             part.unlink(missing_ok=True)
             raise
+    except urllib3.exceptions.HTTPError as e:
+        raise CLIError(f"download of {path} failed ({type(e).__name__})", "run the command again to resume"
+                       ) from None
     finally:
         response.release_conn()
