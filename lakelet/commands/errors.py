@@ -33,13 +33,15 @@ class MergeConflict(CLIError):
 
     exit_code = EXIT_CONFLICT
 
-    def __init__(self, message: str, conflicts: list[dict[str, str]], more: bool) -> None:
+    def __init__(self, message: str, conflicts: list[dict[str, str]], more: bool, shown: bool = False) -> None:
         super().__init__(message, "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins")
         self.conflicts = conflicts
         self.more = more
+        self.shown = shown  # already printed (as JSON)
 
 
 _HINTS = {
+    400: "check the command's arguments",
     401: "check the access key id and secret ('lakelet doctor')",
     403: "the user lacks the permission; ask an admin to attach a policy",
     404: "check the repository, ref and path",

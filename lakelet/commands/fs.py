@@ -140,9 +140,16 @@ def update_metadata(uri_text: PathArg,
     values = key_values(metadata, "--metadata")
     a = api()
     path = f"/repositories/{q(uri.repository)}/branches/{q(uri.ref)}/objects/stat/user_metadata"
-    status, _ = a.raw(f"update metadata of {uri}", "PUT", path, {"path": uri.path}, {"set": values},
-                      ok=(200, 201, 204, 404, 405, 501))
-    if status in (405, 501) or status == 404 and _exists(uri):
+    status, answer = a.raw(f"update metadata of {uri}", "PUT", path, {"path": uri.path}, {"set": values},
+                           ok=(200, 201, 204, 403, 404, 405, 501))
+    # A server without the route answers 405/501, a lakeFS-style 404, or (chalice's router, like API
+    # Gateway's) a 403 asking for a SigV4 header.
+    no_route = status == 403 and "Authorization header requires" in str((answer or {}).get("message", ""))
+    if status == 403 and not no_route:
+        from lakelet.commands.errors import from_status
+
+        raise from_status(f"update metadata of {uri}", 403, None, str((answer or {}).get("message", "")))
+    if status in (405, 501) or no_route or status == 404 and _exists(uri):
         raise CLIError("this server cannot update object metadata (no PUT .../objects/stat/user_metadata)",
                        "upgrade the server, or upload the object again with its metadata")
     if status == 404:

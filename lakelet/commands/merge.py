@@ -73,11 +73,12 @@ def merge(
     status, answer = api().raw(f"merge {src.ref} into {dst.ref}", "POST", path, {"amount": 1000}, body,
                                ok=(200, 202, 409))
     if status == 409 and isinstance(answer, dict) and "conflicts" in answer:
-        if want_json(json_out):
+        shown = want_json(json_out)
+        if shown:
             out().json(answer)
+        more = bool((answer.get("pagination") or {}).get("has_more"))
         raise MergeConflict(f"merge of {src.ref} into {dst.ref} has conflicts ({len(answer['conflicts'])}"
-                            f"{'+' if (answer.get('pagination') or {}).get('has_more') else ''})",
-                            answer["conflicts"], bool((answer.get("pagination") or {}).get("has_more")))
+                            f"{'+' if more else ''})", answer["conflicts"], more, shown)
     if status == 409:
         raise CLIError(f"merge of {src.ref} into {dst.ref} failed (409 {answer.get('message', '')})",
                        "retry; the destination moved meanwhile")
@@ -114,7 +115,7 @@ def _print_preview(answer: dict[str, Any], json_out: bool) -> None:
 
 def print_conflicts(error: MergeConflict) -> None:
     """The conflict list as a table: the path, and what each side did since the merge base."""
-    if want_json(False):
+    if error.shown:
         return
     out().table(["PATH", "SOURCE", "DESTINATION"],
                 [(c.get("path"), c.get("source"), c.get("destination")) for c in error.conflicts],

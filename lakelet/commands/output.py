@@ -70,10 +70,21 @@ class Output:
         sys.stdout.flush()
 
     def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
-        table = Table(*columns, title=title, box=None if not self.interactive else None, header_style="bold",
-                      pad_edge=False, show_edge=False)
-        for row in rows:
-            table.add_row(*("" if v is None else str(v) for v in row))
+        """A rich table on a terminal; aligned plain text otherwise (never truncated, so pipes get every value)."""
+        cells = [["" if v is None else str(v) for v in row] for row in rows]
+        if not self.interactive:
+            widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+            lines = [title] if title else []
+            for row in [list(columns), *cells]:
+                lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
+            return
+        table = Table(*columns, title=title, header_style="bold", pad_edge=False, show_edge=False, box=None)
+        for column in table.columns:
+            column.overflow = "fold"
+        for row in cells:
+            table.add_row(*row)
         self.console.print(table)
 
     def line(self, text: str) -> None:

@@ -173,7 +173,8 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
                 progress.file_done(skipped=True, size=item.size)
                 return
             progress.start_file(item.path)
-            ctype = content_type or mimetypes.guess_type(item.local.name)[0] or "application/octet-stream"
+            ctype = (content_type or mimetypes.guess_type(item.path)[0] or mimetypes.guess_type(item.local.name)[0]
+                     or "application/octet-stream")
             if offered and (presign or item.size > DIRECT_MAX_BYTES):
                 _upload_presigned(api, uri, item, ctype, progress, cancel)
             else:
