@@ -42,7 +42,7 @@ class Api:
         conf = lakefs_sdk.Configuration(host=self.settings.api_url, username=self.settings.access_key_id,
                                         password=self.settings.secret_access_key)
         conf.connection_pool_maxsize = self.pool_size
-        conf.retries = 1
+        conf.retries = 1  # type: ignore[assignment]  # the SDK declares it None-only
         return lakefs_sdk.ApiClient(conf)
 
     @cached_property

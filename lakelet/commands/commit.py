@@ -129,7 +129,7 @@ def print_commit(uri: URI, commit: Any, json_out: bool) -> None:
     if want_json(json_out):
         out().json(data)
         return
-    out().line(f"Branch: {uri}\nCommit for branch \"{uri.ref}\" completed.\n")
+    out().line(f"Branch: {URI(uri.repository, uri.ref)}\nCommit for branch \"{uri.ref}\" completed.\n")
     out().line(format_commit(data))
 
 

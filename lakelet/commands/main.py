@@ -73,7 +73,7 @@ def root(
 
 
 def _register() -> None:
-    from lakelet.commands import (auth, branch, commit, diff, doctor, fs, gc, localdir, merge, repo, tag)
+    from lakelet.commands import auth, branch, commit, diff, doctor, fs, gc, localdir, merge, repo, tag
 
     app.add_typer(repo.app, name="repo", help="create, list and delete repositories")
     app.add_typer(branch.app, name="branch", help="create, list, show, delete, reset and revert branches")

@@ -30,13 +30,13 @@ def jsonable(value: Any) -> Any:
     return value
 
 
-def timestamp(seconds: int | float | None) -> str:
+def timestamp(seconds: float | None) -> str:
     if not seconds:
         return ""
     return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def human_bytes(size: int | float | None) -> str:
+def human_bytes(size: float | None) -> str:
     if size is None:
         return ""
     value = float(size)

@@ -10,8 +10,15 @@ import threading
 import time
 from types import TracebackType
 
-from rich.progress import (BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn,
-                           TransferSpeedColumn)
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from lakelet.commands.output import human_bytes, out
 
@@ -30,32 +37,33 @@ class TransferProgress:
         console = out().err
         self.enabled = console.is_terminal
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[files]}"), DownloadColumn(),
-            TransferSpeedColumn(), TimeRemainingColumn(), console=console, disable=not self.enabled,
+            TextColumn("{task.description}"), BarColumn(bar_width=30), TextColumn("{task.fields[files]}"),
+            DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+            TextColumn("{task.fields[current]}", style="dim"), console=console, disable=not self.enabled,
             transient=False, refresh_per_second=8,
         )
         self._main: TaskID | None = None
-        self._current: TaskID | None = None
         self.total_bytes = total_bytes
 
     def __enter__(self) -> TransferProgress:
         self._progress.__enter__()
-        self._main = self._progress.add_task(self.verb, total=self.total_bytes or None, files=self._files())
-        self._current = self._progress.add_task("", total=None, files="", visible=False)
+        self._main = self._progress.add_task(self.verb, total=self.total_bytes or None, files=self._files(),
+                                             current="")
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self._current is not None:
-            self._progress.remove_task(self._current)
+        if self._main is not None:
+            self._progress.update(self._main, current="")
         self._progress.__exit__(kind, error, tb)
 
     def _files(self) -> str:
         return f"{self.files_done}/{self.total_files} files"
 
     def start_file(self, name: str) -> None:
-        if self.enabled and self._current is not None:
-            self._progress.update(self._current, description=f"  {name}", visible=True)
+        if self.enabled and self._main is not None:
+            shown = name if len(name) <= 40 else "…" + name[-39:]
+            self._progress.update(self._main, current=shown)
 
     def advance(self, nbytes: int) -> None:
         with self._lock:

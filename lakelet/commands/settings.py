@@ -49,8 +49,7 @@ class Settings:
 def normalize_endpoint(url: str) -> str:
     """lakectl accepts the server with or without /api/v1; keep the bare server URL."""
     url = url.strip().rstrip("/")
-    if url.endswith(API_SUFFIX):
-        url = url[: -len(API_SUFFIX)]
+    url = url.removesuffix(API_SUFFIX)
     if not url.startswith(("http://", "https://")):
         raise CLIError(f"server endpoint {url!r} is not an http(s) URL", "fix server.endpoint_url or "
                        f"{ENV_ENDPOINT}, e.g. http://127.0.0.1:8000")

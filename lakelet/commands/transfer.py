@@ -230,7 +230,8 @@ def _send(api: Api, method: str, url: str, item: UploadItem, headers: dict[str, 
             progress.advance(len(data))
             return response
         with open(item.local, "rb") as f:
-            return api.http.request(method, url, body=_CountingReader(f, progress, cancel), headers=headers,
+            return api.http.request(method, url, body=_CountingReader(f, progress, cancel),  # type: ignore[arg-type]
+                                    headers=headers,
                                     redirect=False, chunked=False, retries=False)
     except Cancelled:
         raise
