@@ -29,9 +29,10 @@ def _unreachable(settings: Settings, error: Exception) -> CLIError:
 
 
 class Api:
-    """One server connection, built lazily: commands that fail on their arguments never connect."""
+    """One server connection, built lazily: commands that fail on their arguments never connect. The pools
+    keep as many connections as the largest useful --parallelism, so that none is dropped and reopened."""
 
-    def __init__(self, settings: Settings, pool_size: int = 16) -> None:
+    def __init__(self, settings: Settings, pool_size: int = 64) -> None:
         self.settings = settings
         self.pool_size = pool_size
 
@@ -125,6 +126,18 @@ class Api:
             if not page.pagination.has_more:
                 return
             after = page.pagination.next_offset
+
+    def raw_pages(self, what: str, path: str, query: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        """Every result of a paginated listing over plain HTTP: the transfer commands use this rather than the
+        SDK, whose import alone costs seconds of start-up (pydantic models) on a small machine."""
+        after = ""
+        while True:
+            _, page = self.raw(what, "GET", path, {**(query or {}), "after": after, "amount": 1000})
+            yield from page.get("results") or []
+            pagination = page.get("pagination") or {}
+            if not pagination.get("has_more"):
+                return
+            after = pagination["next_offset"]
 
 
 def q(value: str) -> str:

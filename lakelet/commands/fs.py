@@ -18,6 +18,7 @@ from lakelet.commands.uri import parse
 app = typer.Typer(no_args_is_help=True)
 PathArg = Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF/PATH")]
 Parallelism = Annotated[int, typer.Option("--parallelism", "-p", min=1, max=256, help="files in flight")]
+DEFAULT_PARALLELISM = 10  # measured: more threads only add contention on a small server (bench/cli_transfer.py)
 PreSign = Annotated[bool | None, typer.Option("--pre-sign/--no-pre-sign",
                                               help="move bytes through presigned S3 URLs (default: when the "
                                                    "server supports them)")]
@@ -174,7 +175,7 @@ def upload(
     uri_text: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH (a prefix ending in / with -r)")],
     source: Annotated[Path, typer.Option("--source", "-s", help="local file, or directory with -r")],
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="upload a directory tree")] = False,
-    parallelism: Parallelism = 25, pre_sign: PreSign = None,
+    parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None,
     content_type: Annotated[str | None, typer.Option(help="content type (default: guessed from the name)")] = None,
 ) -> None:
     """Upload files in parallel; files already there with the same checksum are skipped (resume by re-running)."""
@@ -189,7 +190,7 @@ def download(
     uri_text: PathArg,
     dest: Annotated[Path, typer.Argument(help="local file or directory (default: current directory)")] = Path("."),
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="download everything under the path")] = False,
-    parallelism: Parallelism = 25, pre_sign: PreSign = None,
+    parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None,
 ) -> None:
     """Download objects in parallel; local files that already match are skipped."""
     from lakelet.commands.transfer import download as run_download

@@ -47,7 +47,14 @@ def local_root(ctx: typer.Context) -> None:
         from lakelet.cli import main as stack_main
 
         forward = ctx.meta.get("lakelet.local.forward", [])
-        raise typer.Exit(stack_main(["local", *forward]))
+        try:
+            code = stack_main(["local", *forward])
+        except SystemExit:
+            if {"-h", "--help"} & set(forward):
+                print("\nlakectl's local directories: lakelet local clone|status|pull|commit|checkout "
+                      "(e.g. 'lakelet local clone --help').")
+            raise
+        raise typer.Exit(code)
 
 
 @dataclass
@@ -152,7 +159,7 @@ Parallelism = Annotated[int, typer.Option("--parallelism", "-p", min=1, max=256,
 @app.command("clone")
 def clone(source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH")],
           directory: Annotated[Path | None, typer.Argument(help="local directory (default: the path's last name)")
-                               ] = None, parallelism: Parallelism = 25) -> None:
+                               ] = None, parallelism: Parallelism = 10) -> None:
     """Clone a branch path into a new local directory."""
     uri = parse(source, ref=True)
     uri = URI(uri.repository, uri.ref, _prefix(uri.path))
@@ -188,7 +195,7 @@ def status(directory: Annotated[Path, typer.Argument(help="local directory")] = 
 @app.command("pull")
 def pull(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
          force: Annotated[bool, typer.Option("--force", help="overwrite local changes")] = False,
-         parallelism: Parallelism = 25) -> None:
+         parallelism: Parallelism = 10) -> None:
     """Bring the directory to the branch's head."""
     index = Index.load(directory)
     if not force and local_changes(index):
@@ -202,7 +209,7 @@ def pull(directory: Annotated[Path, typer.Argument(help="local directory")] = Pa
 def checkout(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
              ref: Annotated[str | None, typer.Option("--ref", help="another ref of the repository")] = None,
              yes: Annotated[bool, typer.Option("--yes", "-y", help="discard local changes")] = False,
-             parallelism: Parallelism = 25) -> None:
+             parallelism: Parallelism = 10) -> None:
     """Reset the directory to its last synced commit, or to --ref, discarding local changes."""
     index = Index.load(directory)
     if not yes and local_changes(index):
@@ -221,7 +228,7 @@ def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = 
            meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE (repeatable)")] = None,
            force: Annotated[bool, typer.Option("--force", help="commit even if the branch moved since the last sync")
                             ] = False,
-           parallelism: Parallelism = 25, json_out: JsonOpt = False) -> None:
+           parallelism: Parallelism = 10, json_out: JsonOpt = False) -> None:
     """Upload the directory's changes to the branch path and commit them."""
     import lakefs_sdk
 

@@ -67,10 +67,10 @@ def presign_supported(api: Api) -> bool:
 
 def list_remote(api: Api, uri: URI, prefix: str) -> Iterator[Remote]:
     """Every object under ``prefix`` at ``uri.ref`` (recursive)."""
-    for item in api.pages(f"list {uri}", api.objects.list_objects, uri.repository, uri.ref, prefix=prefix,
-                          user_metadata=False):
-        if item.path_type == "object":
-            yield Remote(item.path, int(item.size_bytes or 0), (item.checksum or "").strip('"'))
+    path = f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/ls"
+    for item in api.raw_pages(f"list {uri}", path, {"prefix": prefix, "user_metadata": False}):
+        if item.get("path_type") == "object":
+            yield Remote(item["path"], int(item.get("size_bytes") or 0), str(item.get("checksum") or "").strip('"'))
 
 
 def run_parallel(items: list[Any], work: Callable[[Any, threading.Event], None], parallelism: int,
@@ -252,9 +252,9 @@ class DownloadItem:
 
 def plan_download(api: Api, uri: URI, dest: Path, recursive: bool) -> list[DownloadItem]:
     if not recursive:
-        stat = api.call(f"stat {uri}", api.objects.stat_object, uri.repository, uri.ref, uri.path,
-                        user_metadata=False)
-        remote = Remote(stat.path, int(stat.size_bytes or 0), (stat.checksum or "").strip('"'))
+        _, stat = api.raw(f"stat {uri}", "GET", f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/stat",
+                          {"path": uri.path, "user_metadata": False})
+        remote = Remote(stat["path"], int(stat.get("size_bytes") or 0), str(stat.get("checksum") or "").strip('"'))
         target = dest / PurePosixPath(uri.path).name if dest.is_dir() else dest
         return [DownloadItem(remote, target)]
     prefix = uri.path if not uri.path or uri.path.endswith("/") else uri.path + "/"

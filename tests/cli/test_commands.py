@@ -260,7 +260,8 @@ def test_local_and_gc_run_are_forwarded(run: Callable[..., Result], capsys: pyte
     from lakelet.commands.main import main
 
     assert main(["local", "--help"]) == 0
-    assert "usage: lakelet local" in capsys.readouterr().out
+    local_help = capsys.readouterr().out
+    assert "usage: lakelet local" in local_help and "lakelet local clone|status|pull|commit|checkout" in local_help
     assert main(["gc", "run", "--help"]) == 0
     assert "usage: lakelet gc run" in capsys.readouterr().out
     assert main(["local", "--api-port", "99999"]) == 2  # argparse's own usage error, exit 2
