@@ -82,7 +82,7 @@ def follow(uri: URI, task_id: str) -> dict[str, Any]:
     started = time.monotonic()
     console = out().err
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not console.is_terminal) as progress:
+                  transient=True, disable=not out().interactive or not console.is_terminal) as progress:
         progress.add_task(f"committing {uri} (task {task_id})", total=None)
         while True:
             answer = task_status(uri, task_id)

@@ -35,7 +35,8 @@ class TransferProgress:
         self.started = time.monotonic()
         self._lock = threading.Lock()
         console = out().err
-        self.enabled = console.is_terminal
+        # Frames only when both streams are a terminal: `lakelet ... > log` must leave no frames behind.
+        self.enabled = console.is_terminal and out().console.is_terminal
         self._progress = Progress(
             TextColumn("{task.description}"), BarColumn(bar_width=30), TextColumn("{task.fields[files]}"),
             DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),

@@ -31,9 +31,14 @@ class Result:
     stderr: str
 
 
+# Commits of more than 500 changes run as the Step Functions workflow and the synchronous call answers 202 at
+# once, so the flow's 1,000-file commit is one the CLI must follow to the end.
+STACK_ENV = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "500", "LAKELET_WORKFLOW_WAIT_SECONDS": "0"}
+
+
 @pytest.fixture(scope="session")
 def cli_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
-    local = launch_local(tmp_path_factory.mktemp("cli-stack"))
+    local = launch_local(tmp_path_factory.mktemp("cli-stack"), env=STACK_ENV)
     try:
         yield local
     finally:
