@@ -28,7 +28,7 @@ def create(branch: BranchArg,
         raise CLIError("source and branch are in different repositories", "branch from a ref of the same repository")
     a = api()
     commit_id = a.call(f"create branch {uri}", a.branches.create_branch, uri.repository,
-                       lakefs_sdk.BranchCreation(name=uri.ref, source=src.ref))
+                       lakefs_sdk.BranchCreation(name=uri.ref, source=src.ref))  # type: ignore[call-arg]
     if want_json(json_out):
         out().json({"id": uri.ref, "commit_id": commit_id, "source": src.ref})
     else:

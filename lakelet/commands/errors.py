@@ -65,4 +65,7 @@ def server_message(body: str | bytes | None) -> str:
 def from_status(what: str, status: int, body: str | bytes | None, reason: str = "") -> CLIError:
     """An API answer turned into a CLIError naming the operation and the server's message."""
     message = server_message(body) or reason or "no message"
-    return CLIError(f"{what} failed ({status} {message})", _HINTS.get(status, "retry, or run with --debug"))
+    hint = _HINTS.get(status, "retry, or run with --debug")
+    if "uncommitted changes" in message:
+        hint = "commit them ('lakelet commit') or discard them ('lakelet branch reset') first"
+    return CLIError(f"{what} failed ({status} {message})", hint)

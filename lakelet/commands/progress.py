@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from types import TracebackType
+from typing import Self
 
 from rich.progress import (
     BarColumn,
@@ -46,7 +47,7 @@ class TransferProgress:
         self._main: TaskID | None = None
         self.total_bytes = total_bytes
 
-    def __enter__(self) -> TransferProgress:
+    def __enter__(self) -> Self:
         self._progress.__enter__()
         self._main = self._progress.add_task(self.verb, total=self.total_bytes or None, files=self._files(),
                                              current="")

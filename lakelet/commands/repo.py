@@ -37,8 +37,9 @@ def create(
             raise CLIError("the server offers no default namespace prefix", "give STORAGE_NAMESPACE, e.g. s3://bucket/repo")
         storage_namespace = prefix.rstrip("/") + "/" + uri.repository
     created = a.call(f"create repository {uri.repository}", a.repositories.create_repository,
-                     lakefs_sdk.RepositoryCreation(name=uri.repository, storage_namespace=storage_namespace,
-                                                   default_branch=default_branch, sample_data=sample_data))
+                     lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]  # optional fields typed as required
+                         name=uri.repository, storage_namespace=storage_namespace, default_branch=default_branch,
+                         sample_data=sample_data))
     if want_json(json_out):
         out().json(created)
     else:
