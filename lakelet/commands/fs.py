@@ -177,12 +177,15 @@ def upload(
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="upload a directory tree")] = False,
     parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None,
     content_type: Annotated[str | None, typer.Option(help="content type (default: guessed from the name)")] = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Upload files in parallel; files already there with the same checksum are skipped (resume by re-running)."""
     from lakelet.commands.transfer import upload as run_upload
 
     uri = parse(uri_text, ref=True)
-    run_upload(api(), uri, source, recursive, parallelism, pre_sign, content_type)
+    progress = run_upload(api(), uri, source, recursive, parallelism, pre_sign, content_type)
+    if want_json(json_out):
+        out().json(progress.counts())
 
 
 @app.command("download")
@@ -190,12 +193,14 @@ def download(
     uri_text: PathArg,
     dest: Annotated[Path, typer.Argument(help="local file or directory (default: current directory)")] = Path("."),
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="download everything under the path")] = False,
-    parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None,
+    parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None, json_out: JsonOpt = False,
 ) -> None:
     """Download objects in parallel; local files that already match are skipped."""
     from lakelet.commands.transfer import download as run_download
 
     uri = parse(uri_text, ref=True, path=not recursive)
-    run_download(api(), uri, dest, recursive, parallelism, pre_sign)
+    progress = run_download(api(), uri, dest, recursive, parallelism, pre_sign)
+    if want_json(json_out):
+        out().json(progress.counts())
 
 

@@ -84,6 +84,11 @@ class TransferProgress:
                 self._progress.advance(self._main, size)
             self._progress.update(self._main, files=self._files())
 
+    def counts(self) -> dict[str, float]:
+        elapsed = time.monotonic() - self.started
+        return {"files": self.files_done, "transferred": self.files_done - self.files_skipped,
+                "skipped": self.files_skipped, "bytes": self.bytes_done, "seconds": round(elapsed, 3)}
+
     def summary(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-6)
         moved = self.files_done - self.files_skipped

@@ -112,8 +112,10 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     target = tmp_path / "download"
     cli("fs", "download", "-r", f"lakefs://{repo}/main/tree/", str(target))
     assert read_tree(target) == files
-    again = cli("fs", "download", "-r", f"lakefs://{repo}/main/tree/", str(target))
+    again = cli("fs", "download", "-r", f"lakefs://{repo}/main/tree/", str(target), "--json")
     assert f"0 file(s) transferred, {len(files)} already up to date" in again.stderr
+    counts = json.loads(again.stdout)
+    assert (counts["files"], counts["transferred"], counts["skipped"]) == (len(files), 0, len(files))
 
 
 def test_interrupted_upload_resumes_without_duplicates(cli_stack: LocalProcess, tmp_path: Path,
