@@ -16,7 +16,8 @@ from lakelet.commands.errors import CLIError, from_status
 from lakelet.commands.output import jsonable, out, timestamp
 from lakelet.commands.uri import URI, parse
 
-POLL_SECONDS = 1.0
+# Polls start fast (most workflow commits end within seconds) and slow down to every 2 s for long ones.
+POLL_FIRST_SECONDS, POLL_MAX_SECONDS = 0.2, 2.0
 show_app = typer.Typer(no_args_is_help=True)
 
 
@@ -84,11 +85,13 @@ def follow(uri: URI, task_id: str) -> dict[str, Any]:
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not out().interactive or not console.is_terminal) as progress:
         progress.add_task(f"committing {uri} (task {task_id})", total=None)
+        pause = POLL_FIRST_SECONDS
         while True:
             answer = task_status(uri, task_id)
             if answer.get("completed"):
                 break
-            time.sleep(POLL_SECONDS)
+            time.sleep(pause)
+            pause = min(pause * 1.5, POLL_MAX_SECONDS)
     elapsed = time.monotonic() - started
     if answer.get("error"):
         raise from_status(f"commit {uri}", int(answer.get("status_code") or 500),

@@ -265,3 +265,37 @@ def test_local_and_gc_run_are_forwarded(run: Callable[..., Result], capsys: pyte
     assert main(["gc", "run", "--help"]) == 0
     assert "usage: lakelet gc run" in capsys.readouterr().out
     assert main(["local", "--api-port", "99999"]) == 2  # argparse's own usage error, exit 2
+
+
+def test_local_pull_checkout_and_refusals(cli: Cli, repo: str, tmp_path: Path) -> None:
+    for name in ("p/a.txt", "p/b.txt"):
+        _put(cli, tmp_path, f"lakefs://{repo}/main/{name}", "v1 " + name)
+    cli("commit", f"lakefs://{repo}/main", "-m", "v1")
+    work = tmp_path / "work"
+    cli("local", "clone", f"lakefs://{repo}/main/p", str(work))
+    assert sorted(p.name for p in work.iterdir()) == [".lakefs_ref.yaml", "a.txt", "b.txt"]
+    assert cli("local", "clone", f"lakefs://{repo}/main/p", str(work), code=1).stderr.startswith(
+        f"error: directory {work} is not empty")
+    # The branch moves: status shows it as a remote change, commit refuses, pull brings it.
+    _put(cli, tmp_path, f"lakefs://{repo}/main/p/a.txt", "v2 a")
+    cli("fs", "rm", f"lakefs://{repo}/main/p/b.txt")
+    cli("commit", f"lakefs://{repo}/main", "-m", "v2")
+    remote = json.loads(cli("local", "status", str(work), "--json").stdout)
+    assert {(c["path"], c["type"], c["source"]) for c in remote} == {("a.txt", "modified", "remote"),
+                                                                      ("b.txt", "removed", "remote")}
+    assert json.loads(cli("local", "status", str(work), "-l", "--json").stdout) == []
+    (work / "c.txt").write_text("local")
+    refused = cli("local", "commit", str(work), "-m", "x", code=1)
+    assert "the branch moved since" in refused.stderr and "run 'lakelet local pull' first" in refused.stderr
+    assert "has local changes" in cli("local", "pull", str(work), code=1).stderr
+    (work / "c.txt").unlink()
+    cli("local", "pull", str(work))
+    assert (work / "a.txt").read_text() == "v2 a" and not (work / "b.txt").exists()
+    # checkout discards local edits (with --yes), or switches to another ref.
+    (work / "a.txt").write_text("scribble")
+    assert "pass --yes" in cli("local", "checkout", str(work), code=1).stderr
+    cli("local", "checkout", str(work), "--yes")
+    assert (work / "a.txt").read_text() == "v2 a"
+    cli("local", "checkout", str(work), "--ref", "main~1")
+    assert (work / "a.txt").read_text() == "v1 p/a.txt" and (work / "b.txt").read_text() == "v1 p/b.txt"
+    assert "not a lakelet local directory" in cli("local", "status", str(tmp_path), code=1).stderr
