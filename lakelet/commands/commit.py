@@ -77,27 +77,34 @@ def run_commit(uri: URI, body: dict[str, Any], async_: bool = False) -> Any:
 
 
 def follow(uri: URI, task_id: str) -> dict[str, Any]:
-    """Poll a commit task until it completes, with a spinner and the elapsed time on a terminal."""
+    """Poll a commit task to the end; its Commit, or the error the synchronous call would have raised."""
+    answer = follow_task(f"commit {uri}", commits_path(uri) + "/status", task_id)
+    if answer.get("error"):
+        raise from_status(f"commit {uri}", int(answer.get("status_code") or 500),
+                          _json_bytes({"message": answer["error"].get("message", "")}))
+    return dict(answer["result"])
+
+
+def follow_task(label: str, status_path: str, task_id: str) -> dict[str, Any]:
+    """Poll a workflow task (lakeFS's async status shape) until it completes, with a spinner and the elapsed time
+    on a terminal; returns the final status (``result`` or ``error`` + ``status_code``)."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    a = api()
     started = time.monotonic()
     console = out().err
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True, disable=not out().interactive or not console.is_terminal) as progress:
-        progress.add_task(f"committing {uri} (task {task_id})", total=None)
+        progress.add_task(f"{label} (task {task_id})", total=None)
         pause = POLL_FIRST_SECONDS
         while True:
-            answer = task_status(uri, task_id)
+            _, answer = a.raw(f"read the status of {label}", "GET", status_path, {"id": task_id})
             if answer.get("completed"):
                 break
             time.sleep(pause)
             pause = min(pause * 1.5, POLL_MAX_SECONDS)
-    elapsed = time.monotonic() - started
-    if answer.get("error"):
-        raise from_status(f"commit {uri}", int(answer.get("status_code") or 500),
-                          _json_bytes({"message": answer["error"].get("message", "")}))
-    out().info(f"commit {uri} completed in {elapsed:.1f} s")
-    return dict(answer["result"])
+    out().info(f"{label} {'failed' if answer.get('error') else 'completed'} in {time.monotonic() - started:.1f} s")
+    return dict(answer)
 
 
 def _json_bytes(data: Any) -> bytes:

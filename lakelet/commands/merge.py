@@ -83,8 +83,7 @@ def merge(
         raise CLIError(f"merge of {src.ref} into {dst.ref} failed (409 {answer.get('message', '')})",
                        "retry; the destination moved meanwhile")
     if status == 202:
-        raise CLIError(f"the merge went on as workflow task {answer.get('id')}",
-                       f"check GET {path}/status?id={answer.get('id')}")
+        answer = _follow_merge(src.ref, dst.ref, path, answer["id"], body, json_out)
     if dry_run:
         _print_preview(answer, json_out)
         return
@@ -93,6 +92,33 @@ def merge(
     else:
         out().line(f"Source: {src}\nDestination: {dst}\nMerged \"{src.ref}\" into \"{dst.ref}\" to get "
                    f"\"{answer.get('reference')}\".")
+
+
+def _follow_merge(source: str, destination: str, path: str, task_id: str, body: dict[str, Any],
+                  json_out: bool) -> dict[str, Any]:
+    """The server handed the merge to its workflow: follow it. A task that failed on conflicts reports only a
+    message, so the conflict list is then read from a preview of the same merge (only_conflicts)."""
+    from lakelet.commands.commit import follow_task
+    from lakelet.commands.errors import from_status
+
+    label = f"merge of {source} into {destination}"
+    final = follow_task(label, path + "/status", task_id)
+    if not final.get("error"):
+        return {"reference": (final.get("result") or {}).get("reference")}
+    code, message = int(final.get("status_code") or 500), str(final["error"].get("message", ""))
+    if code != 409:
+        raise from_status(label, code, None, message)
+    preview_body = {k: v for k, v in body.items() if k in ("strategy", "path_strategies")} | {"dry_run": True}
+    _, preview = api().raw(f"list the conflicts of {label}", "POST", path,
+                           {"only_conflicts": True, "amount": 1000}, preview_body)
+    conflicts = [{"path": r.get("path"), "source": (r.get("conflict") or {}).get("source"),
+                  "destination": (r.get("conflict") or {}).get("destination")}
+                 for r in preview.get("results") or [] if not (r.get("conflict") or {}).get("resolution")]
+    more = bool((preview.get("pagination") or {}).get("has_more"))
+    shown = want_json(json_out)
+    if shown:
+        out().json({"message": message, "conflicts": conflicts, "pagination": preview.get("pagination")})
+    raise MergeConflict(f"{label} has conflicts ({len(conflicts)}{'+' if more else ''})", conflicts, more, shown)
 
 
 def _print_preview(answer: dict[str, Any], json_out: bool) -> None:

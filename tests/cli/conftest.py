@@ -31,9 +31,11 @@ class Result:
     stderr: str
 
 
-# Commits of more than 500 changes run as the Step Functions workflow and the synchronous call answers 202 at
-# once, so the flow's 1,000-file commit is one the CLI must follow to the end.
-STACK_ENV = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "500", "LAKELET_WORKFLOW_WAIT_SECONDS": "0"}
+# Commits of more than 500 changes, and merges over ranges of more than 500 entries, run as the Step Functions
+# workflows and the synchronous calls answer 202 at once: the flow's 1,000-file commit and its merges are tasks
+# the CLI must follow to the end.
+STACK_ENV = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "500", "LAKELET_MERGE_WORKFLOW_THRESHOLD": "500",
+             "LAKELET_WORKFLOW_WAIT_SECONDS": "0"}
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,10 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     conflict = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", code=3)
     assert conflict.stdout.splitlines() == ["Merge conflicts", "PATH                        SOURCE   DESTINATION",
                                             "tree/d0/sub0/file-0000.txt  changed  changed"]
-    cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--strategy", "dest-wins")
+    assert re.search(r"^merge of dev into main failed in \d+\.\d s$", conflict.stderr, re.MULTILINE)
+    merged = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--strategy", "dest-wins")
+    assert re.search(r"^merge of dev into main completed in \d+\.\d s$", merged.stderr, re.MULTILINE)
+    assert re.search(r'^Merged "dev" into "main" to get "[0-9a-f]{64}"\.$', merged.stdout, re.MULTILINE)
     files["d0/sub0/file-0000.txt"] = b"main's version\n"
 
     # A local directory kept in step with one folder of the branch.
