@@ -1,0 +1,247 @@
+"""``lakelet auth users|groups|policies ...`` as lakectl: create, list, delete, attach/detach, credentials."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lakelet.commands.common import JsonOpt
+from lakelet.commands.context import api, want_json
+from lakelet.commands.errors import CLIError
+from lakelet.commands.output import out, timestamp
+
+app = typer.Typer(no_args_is_help=True)
+users = typer.Typer(no_args_is_help=True, help="users")
+groups = typer.Typer(no_args_is_help=True, help="groups")
+policies = typer.Typer(no_args_is_help=True, help="policies")
+user_credentials = typer.Typer(no_args_is_help=True, help="a user's access keys")
+user_policies = typer.Typer(no_args_is_help=True, help="policies attached to a user")
+user_groups = typer.Typer(no_args_is_help=True, help="a user's groups")
+group_members = typer.Typer(no_args_is_help=True, help="a group's members")
+group_policies = typer.Typer(no_args_is_help=True, help="policies attached to a group")
+app.add_typer(users, name="users")
+app.add_typer(groups, name="groups")
+app.add_typer(policies, name="policies")
+users.add_typer(user_credentials, name="credentials")
+users.add_typer(user_policies, name="policies")
+users.add_typer(user_groups, name="groups")
+groups.add_typer(group_members, name="members")
+groups.add_typer(group_policies, name="policies")
+
+Id = Annotated[str, typer.Option("--id", help="the user, group or policy id")]
+UserOpt = Annotated[str, typer.Option("--user", help="user id")]
+PolicyOpt = Annotated[str, typer.Option("--policy", help="policy id")]
+
+
+def _list(what: str, fn: object, *args: str, json_out: bool, columns: list[str], row: object) -> None:
+    a = api()
+    items = list(a.pages(what, fn, *args))  # type: ignore[arg-type]
+    if want_json(json_out):
+        out().json(items)
+    else:
+        out().table(columns, [row(i) for i in items])  # type: ignore[operator]
+
+
+def _done(text: str, data: object, json_out: bool) -> None:
+    if want_json(json_out):
+        out().json(data)
+    else:
+        out().line(text)
+
+
+# --- users ----------------------------------------------------------------------------------------------------
+
+@users.command("create")
+def user_create(id: Id, json_out: JsonOpt = False) -> None:
+    import lakefs_sdk
+
+    a = api()
+    user = a.call(f"create user {id}", a.auth.create_user, lakefs_sdk.UserCreation(id=id))
+    _done(f"User: {user.id}", user, json_out)
+
+
+@users.command("list")
+def user_list(json_out: JsonOpt = False) -> None:
+    a = api()
+    _list("list users", a.auth.list_users, json_out=json_out, columns=["USER ID", "CREATION DATE"],
+          row=lambda u: (u.id, timestamp(u.creation_date)))
+
+
+@users.command("delete")
+def user_delete(id: Id) -> None:
+    a = api()
+    a.call(f"delete user {id}", a.auth.delete_user, id)
+    out().line(f"User deleted: {id}")
+
+
+@user_credentials.command("create")
+def credentials_create(id: Annotated[str | None, typer.Option("--id", help="user id (default: you)")] = None,
+                       json_out: JsonOpt = False) -> None:
+    a = api()
+    user = id or a.call("read the current user", a.auth.get_current_user).user.id
+    creds = a.call(f"create credentials for {user}", a.auth.create_credentials, user)
+    _done(f"Access key ID: {creds.access_key_id}\nSecret access key: {creds.secret_access_key}", creds, json_out)
+
+
+@user_credentials.command("list")
+def credentials_list(id: Annotated[str | None, typer.Option("--id", help="user id (default: you)")] = None,
+                     json_out: JsonOpt = False) -> None:
+    a = api()
+    user = id or a.call("read the current user", a.auth.get_current_user).user.id
+    _list(f"list credentials of {user}", a.auth.list_user_credentials, user, json_out=json_out,
+          columns=["ACCESS KEY ID", "ISSUED DATE"], row=lambda c: (c.access_key_id, timestamp(c.creation_date)))
+
+
+@user_credentials.command("delete")
+def credentials_delete(access_key_id: Annotated[str, typer.Option("--access-key-id", help="the key to delete")],
+                       id: Annotated[str | None, typer.Option("--id", help="user id (default: you)")] = None) -> None:
+    a = api()
+    user = id or a.call("read the current user", a.auth.get_current_user).user.id
+    a.call(f"delete credentials {access_key_id}", a.auth.delete_credentials, user, access_key_id)
+    out().line(f"Credentials deleted: {access_key_id}")
+
+
+@user_policies.command("attach")
+def user_policy_attach(id: Id, policy: PolicyOpt) -> None:
+    a = api()
+    a.call(f"attach policy {policy} to user {id}", a.auth.attach_policy_to_user, id, policy)
+    out().line(f"Policy attached: {policy} -> user {id}")
+
+
+@user_policies.command("detach")
+def user_policy_detach(id: Id, policy: PolicyOpt) -> None:
+    a = api()
+    a.call(f"detach policy {policy} from user {id}", a.auth.detach_policy_from_user, id, policy)
+    out().line(f"Policy detached: {policy} from user {id}")
+
+
+@user_policies.command("list")
+def user_policy_list(id: Id, json_out: JsonOpt = False) -> None:
+    a = api()
+    _list(f"list policies of user {id}", a.auth.list_user_policies, id, json_out=json_out,
+          columns=["POLICY ID", "CREATION DATE"], row=lambda p: (p.id, timestamp(p.creation_date)))
+
+
+@user_groups.command("list")
+def user_group_list(id: Id, json_out: JsonOpt = False) -> None:
+    a = api()
+    _list(f"list groups of user {id}", a.auth.list_user_groups, id, json_out=json_out,
+          columns=["GROUP ID", "CREATION DATE"], row=lambda g: (g.id, timestamp(g.creation_date)))
+
+
+# --- groups ---------------------------------------------------------------------------------------------------
+
+@groups.command("create")
+def group_create(id: Id, json_out: JsonOpt = False) -> None:
+    import lakefs_sdk
+
+    a = api()
+    group = a.call(f"create group {id}", a.auth.create_group, lakefs_sdk.GroupCreation(id=id))
+    _done(f"Group: {group.id}", group, json_out)
+
+
+@groups.command("list")
+def group_list(json_out: JsonOpt = False) -> None:
+    a = api()
+    _list("list groups", a.auth.list_groups, json_out=json_out, columns=["GROUP ID", "CREATION DATE"],
+          row=lambda g: (g.id, timestamp(g.creation_date)))
+
+
+@groups.command("delete")
+def group_delete(id: Id) -> None:
+    a = api()
+    a.call(f"delete group {id}", a.auth.delete_group, id)
+    out().line(f"Group deleted: {id}")
+
+
+@group_members.command("add")
+def member_add(id: Id, user: UserOpt) -> None:
+    a = api()
+    a.call(f"add {user} to group {id}", a.auth.add_group_membership, id, user)
+    out().line(f"Added {user} to group {id}")
+
+
+@group_members.command("remove")
+def member_remove(id: Id, user: UserOpt) -> None:
+    a = api()
+    a.call(f"remove {user} from group {id}", a.auth.delete_group_membership, id, user)
+    out().line(f"Removed {user} from group {id}")
+
+
+@group_members.command("list")
+def member_list(id: Id, json_out: JsonOpt = False) -> None:
+    a = api()
+    _list(f"list members of {id}", a.auth.list_group_members, id, json_out=json_out, columns=["USER ID"],
+          row=lambda u: (u.id,))
+
+
+@group_policies.command("attach")
+def group_policy_attach(id: Id, policy: PolicyOpt) -> None:
+    a = api()
+    a.call(f"attach policy {policy} to group {id}", a.auth.attach_policy_to_group, id, policy)
+    out().line(f"Policy attached: {policy} -> group {id}")
+
+
+@group_policies.command("detach")
+def group_policy_detach(id: Id, policy: PolicyOpt) -> None:
+    a = api()
+    a.call(f"detach policy {policy} from group {id}", a.auth.detach_policy_from_group, id, policy)
+    out().line(f"Policy detached: {policy} from group {id}")
+
+
+@group_policies.command("list")
+def group_policy_list(id: Id, json_out: JsonOpt = False) -> None:
+    a = api()
+    _list(f"list policies of group {id}", a.auth.list_group_policies, id, json_out=json_out,
+          columns=["POLICY ID", "CREATION DATE"], row=lambda p: (p.id, timestamp(p.creation_date)))
+
+
+# --- policies -------------------------------------------------------------------------------------------------
+
+@policies.command("create")
+def policy_create(id: Id,
+                  statement_document: Annotated[str, typer.Option("--statement-document",
+                                                                  help="JSON file with {\"statement\": [...]}")],
+                  json_out: JsonOpt = False) -> None:
+    import lakefs_sdk
+
+    try:
+        doc = json.loads(Path(statement_document).read_text())
+        policy = lakefs_sdk.Policy.from_dict({"id": id, "statement": doc["statement"]})
+    except OSError as e:
+        raise CLIError(f"cannot read {statement_document}: {e.strerror}", "give a JSON statement file") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise CLIError(f"{statement_document} is not a policy document ({type(e).__name__}: {e})",
+                       'write {"statement": [{"effect": "allow", "action": ["fs:*"], "resource": "*"}]}') from None
+    a = api()
+    created = a.call(f"create policy {id}", a.auth.create_policy, policy)
+    _done(f"Policy: {created.id}", created, json_out)
+
+
+@policies.command("list")
+def policy_list(json_out: JsonOpt = False) -> None:
+    a = api()
+    _list("list policies", a.auth.list_policies, json_out=json_out, columns=["POLICY ID", "CREATION DATE"],
+          row=lambda p: (p.id, timestamp(p.creation_date)))
+
+
+@policies.command("show")
+def policy_show(id: Id, json_out: JsonOpt = False) -> None:
+    a = api()
+    policy = a.call(f"show policy {id}", a.auth.get_policy, id)
+    if want_json(json_out):
+        out().json(policy)
+        return
+    out().line(f"ID: {policy.id}")
+    out().table(["EFFECT", "ACTIONS", "RESOURCE"],
+                [(s.effect, ", ".join(s.action), s.resource) for s in policy.statement])
+
+
+@policies.command("delete")
+def policy_delete(id: Id) -> None:
+    a = api()
+    a.call(f"delete policy {id}", a.auth.delete_policy, id)
+    out().line(f"Policy deleted: {id}")

@@ -1,0 +1,71 @@
+"""The CLI's errors and exit codes: one line saying what was wrong and what to do, never a traceback.
+
+Exit codes (README, "The lakelet CLI"): 0 ok, 1 error, 2 usage (click's own), 3 merge conflict,
+130 interrupted (Ctrl-C; what is done stays done and running the command again resumes).
+"""
+
+from __future__ import annotations
+
+import json
+
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_CONFLICT = 3
+EXIT_INTERRUPTED = 130
+
+
+class CLIError(Exception):
+    """An error the user can act on: ``message`` says what went wrong, ``hint`` what to do."""
+
+    exit_code = EXIT_ERROR
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def line(self) -> str:
+        return f"{self.message}: {self.hint}" if self.hint else self.message
+
+
+class MergeConflict(CLIError):
+    """A merge stopped on conflicts; ``conflicts`` is the server's list (path, source, destination)."""
+
+    exit_code = EXIT_CONFLICT
+
+    def __init__(self, message: str, conflicts: list[dict[str, str]], more: bool, shown: bool = False) -> None:
+        super().__init__(message, "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins")
+        self.conflicts = conflicts
+        self.more = more
+        self.shown = shown  # already printed (as JSON)
+
+
+_HINTS = {
+    400: "check the command's arguments",
+    401: "check the access key id and secret ('lakelet doctor')",
+    403: "the user lacks the permission; ask an admin to attach a policy",
+    404: "check the repository, ref and path",
+    409: "it already exists or changed meanwhile; check and retry",
+    412: "it already exists",
+    420: "too many requests; retry later",
+}
+
+
+def server_message(body: str | bytes | None) -> str:
+    if not body:
+        return ""
+    try:
+        data = json.loads(body)
+    except (ValueError, TypeError):
+        text = body.decode(errors="replace") if isinstance(body, bytes) else str(body)
+        return text.strip().splitlines()[0][:200] if text.strip() else ""
+    return str(data.get("message", "")) if isinstance(data, dict) else ""
+
+
+def from_status(what: str, status: int, body: str | bytes | None, reason: str = "") -> CLIError:
+    """An API answer turned into a CLIError naming the operation and the server's message."""
+    message = server_message(body) or reason or "no message"
+    hint = _HINTS.get(status, "retry, or run with --debug")
+    if "uncommitted changes" in message:
+        hint = "commit them ('lakelet commit') or discard them ('lakelet branch reset') first"
+    return CLIError(f"{what} failed ({status} {message})", hint)

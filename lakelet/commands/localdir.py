@@ -1,0 +1,263 @@
+"""``lakelet local clone|status|pull|commit|checkout``: a local directory kept in step with a branch path, as
+``lakectl local``; and ``lakelet local`` with no subcommand (or with flags): the embedded stack (lakelet/cli.py).
+
+The directory's index, ``.lakefs_ref.yaml`` as lakectl's, records the source (``src: lakefs://repo/branch/path/``)
+and the commit it was last synced with (``at_head``). Local changes are found by checksum (MD5 against the
+objects' ETags at ``at_head``); remote ones by diffing ``at_head`` with the branch head.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from typer._click.core import Context
+from typer.core import TyperGroup
+
+from lakelet.commands.common import JsonOpt, key_values
+from lakelet.commands.context import api, want_json
+from lakelet.commands.errors import CLIError
+from lakelet.commands.output import out
+from lakelet.commands.transfer import PART_SUFFIX, Remote, list_remote, md5_file
+from lakelet.commands.uri import URI, parse
+
+INDEX = ".lakefs_ref.yaml"
+
+
+class LocalGroup(TyperGroup):
+    """Subcommands are lakectl's; anything else (no arguments, flags, --help) goes to the stack's argparse CLI."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            ctx.meta["lakelet.local.forward"] = list(args)
+            return []
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(cls=LocalGroup, invoke_without_command=True, no_args_is_help=False)
+
+
+@app.callback()
+def local_root(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        from lakelet.cli import main as stack_main
+
+        forward = ctx.meta.get("lakelet.local.forward", [])
+        try:
+            code = stack_main(["local", *forward])
+        except SystemExit:
+            if {"-h", "--help"} & set(forward):
+                print("\nlakectl's local directories: lakelet local clone|status|pull|commit|checkout "
+                      "(e.g. 'lakelet local clone --help').")
+            raise
+        raise typer.Exit(code)
+
+
+@dataclass
+class Index:
+    directory: Path
+    src: URI  # repository, branch, path prefix ("" or ending in /)
+    at_head: str
+
+    @classmethod
+    def load(cls, directory: Path) -> Index:
+        path = directory / INDEX
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except FileNotFoundError:
+            raise CLIError(f"{directory} is not a lakelet local directory (no {INDEX})",
+                           "clone one with 'lakelet local clone lakefs://REPO/BRANCH/PATH DIR'") from None
+        return cls(directory, parse(str(data["src"]), ref=True), str(data["at_head"]))
+
+    def save(self) -> None:
+        (self.directory / INDEX).write_text(yaml.safe_dump({"src": str(self.src), "at_head": self.at_head}))
+
+    def at(self, ref: str) -> URI:
+        return URI(self.src.repository, ref, self.src.path)
+
+
+def _prefix(path: str) -> str:
+    return path if not path or path.endswith("/") else path + "/"
+
+
+def local_files(directory: Path) -> dict[str, Path]:
+    files: dict[str, Path] = {}
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d not in (".git",))
+        for name in names:
+            local = Path(root) / name
+            rel = local.relative_to(directory).as_posix()
+            if rel == INDEX or name.endswith(PART_SUFFIX) or not local.is_file():
+                continue
+            files[rel] = local
+    return files
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str  # relative to the directory / prefix
+    type: str  # added | removed | modified
+    source: str  # local | remote
+
+
+def local_changes(index: Index) -> list[Change]:
+    """What the directory changed since ``at_head``, by checksum."""
+    prefix = index.src.path
+    remote = {r.path[len(prefix):]: r for r in list_remote(api(), index.at(index.at_head), prefix)}
+    files = local_files(index.directory)
+    changes = []
+    for rel in sorted(set(remote) | set(files)):
+        r, f = remote.get(rel), files.get(rel)
+        if r is None:
+            changes.append(Change(rel, "added", "local"))
+        elif f is None:
+            changes.append(Change(rel, "removed", "local"))
+        elif f.stat().st_size != r.size or md5_file(f) != r.checksum:
+            changes.append(Change(rel, "modified", "local"))
+    return changes
+
+
+def branch_head(index: Index) -> str:
+    a = api()
+    return str(a.call(f"read branch {index.src}", a.branches.get_branch, index.src.repository, index.src.ref).commit_id)
+
+
+def remote_changes(index: Index, head: str) -> list[Change]:
+    if head == index.at_head:
+        return []
+    a = api()
+    kinds = {"added": "added", "removed": "removed", "changed": "modified"}
+    diffs = a.pages("diff the branch since the last sync", a.refs.diff_refs, index.src.repository, index.at_head,
+                    head, type="two_dot", prefix=index.src.path or None)
+    return [Change(d.path[len(index.src.path):], kinds.get(d.type, d.type), "remote") for d in diffs
+            if d.path_type == "object"]
+
+
+def sync_to(index: Index, ref: str, parallelism: int) -> None:
+    """Make the directory exactly the branch path at ``ref`` (a commit id): download what differs, delete the
+    rest, then record ``ref`` as at_head."""
+    from lakelet.commands.transfer import download
+
+    uri = index.at(ref)
+    download(api(), uri, index.directory, True, parallelism, None)
+    prefix = index.src.path
+    wanted = {r.path[len(prefix):] for r in list_remote(api(), uri, prefix)}
+    for rel, local in local_files(index.directory).items():
+        if rel not in wanted:
+            local.unlink()
+    index.at_head = ref
+    index.save()
+
+
+Parallelism = Annotated[int, typer.Option("--parallelism", "-p", min=1, max=256, help="files in flight")]
+
+
+@app.command("clone")
+def clone(source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH")],
+          directory: Annotated[Path | None, typer.Argument(help="local directory (default: the path's last name)")
+                               ] = None, parallelism: Parallelism = 10) -> None:
+    """Clone a branch path into a new local directory."""
+    uri = parse(source, ref=True)
+    uri = URI(uri.repository, uri.ref, _prefix(uri.path))
+    target = directory or Path(uri.path.rstrip("/").rsplit("/", 1)[-1] or uri.repository)
+    if target.exists() and any(target.iterdir()):
+        raise CLIError(f"directory {target} is not empty", "clone into a new or empty directory")
+    target.mkdir(parents=True, exist_ok=True)
+    index = Index(target, uri, "")
+    head = branch_head(index)
+    sync_to(index, head, parallelism)
+    out().info(f"cloned {uri} at {head[:12]} into {target}")
+
+
+@app.command("status")
+def status(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+           local_only: Annotated[bool, typer.Option("--local", "-l", help="local changes only")] = False,
+           json_out: JsonOpt = False) -> None:
+    """Show local changes (by checksum) and, unless -l, changes on the branch since the last sync."""
+    index = Index.load(directory)
+    changes = local_changes(index)
+    if not local_only:
+        changes += remote_changes(index, branch_head(index))
+    if want_json(json_out):
+        out().json([{"path": c.path, "type": c.type, "source": c.source} for c in changes])
+        return
+    out().info(f"directory {directory} tracks {index.src} at {index.at_head[:12]}")
+    if not changes:
+        out().line("No diff found.")
+        return
+    out().table(["SOURCE", "CHANGE", "PATH"], [(c.source, c.type, c.path) for c in changes])
+
+
+@app.command("pull")
+def pull(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+         force: Annotated[bool, typer.Option("--force", help="overwrite local changes")] = False,
+         parallelism: Parallelism = 10) -> None:
+    """Bring the directory to the branch's head."""
+    index = Index.load(directory)
+    if not force and local_changes(index):
+        raise CLIError(f"{directory} has local changes", "commit them ('lakelet local commit') or pull --force")
+    head = branch_head(index)
+    sync_to(index, head, parallelism)
+    out().info(f"{directory} is at {head[:12]}")
+
+
+@app.command("checkout")
+def checkout(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+             ref: Annotated[str | None, typer.Option("--ref", help="another ref of the repository")] = None,
+             yes: Annotated[bool, typer.Option("--yes", "-y", help="discard local changes")] = False,
+             parallelism: Parallelism = 10) -> None:
+    """Reset the directory to its last synced commit, or to --ref, discarding local changes."""
+    index = Index.load(directory)
+    if not yes and local_changes(index):
+        raise CLIError(f"{directory} has local changes that checkout would discard", "pass --yes")
+    target = index.at_head
+    if ref:
+        a = api()
+        target = str(a.call(f"resolve {ref}", a.commits.get_commit, index.src.repository, ref).id)
+    sync_to(index, target, parallelism)
+    out().info(f"{directory} is at {target[:12]}")
+
+
+@app.command("commit")
+def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+           message: Annotated[str, typer.Option("--message", "-m", help="commit message")] = "",
+           meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE (repeatable)")] = None,
+           force: Annotated[bool, typer.Option("--force", help="commit even if the branch moved since the last sync")
+                            ] = False,
+           parallelism: Parallelism = 10, json_out: JsonOpt = False) -> None:
+    """Upload the directory's changes to the branch path and commit them."""
+    import lakefs_sdk
+
+    from lakelet.commands.commit import print_commit, run_commit
+    from lakelet.commands.transfer import upload
+
+    if not message:
+        raise typer.BadParameter("a commit needs a message (-m)")
+    index = Index.load(directory)
+    head = branch_head(index)
+    if head != index.at_head and not force:
+        raise CLIError(f"the branch moved since {directory} was synced ({index.at_head[:12]} -> {head[:12]})",
+                       "run 'lakelet local pull' first, or commit --force")
+    changes = local_changes(index)
+    if not changes:
+        raise CLIError("no local changes to commit", "change some files first")
+    a = api()
+    prefix = index.src.path
+    branch = index.at(index.src.ref)
+    existing: dict[str, Remote] = {r.path: r for r in list_remote(a, branch, prefix)}
+    touched = {c.path for c in changes if c.type in ("added", "modified")}
+    if touched:
+        upload(a, branch, directory, True, parallelism, None, existing=existing, only=touched)
+    removed = [prefix + c.path for c in changes if c.type == "removed"]
+    for start in range(0, len(removed), 1000):
+        a.call("remove deleted files", a.objects.delete_objects, branch.repository, branch.ref,
+               lakefs_sdk.PathList(paths=removed[start:start + 1000]))
+    result: dict[str, Any] = run_commit(branch, {"message": message, "metadata": key_values(meta, "--meta")})
+    index.at_head = str(result["id"])
+    index.save()
+    print_commit(branch, result, json_out)
+

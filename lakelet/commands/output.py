@@ -1,0 +1,107 @@
+"""Printing: rich tables and progress on a terminal, plain text when piped, JSON with --json.
+
+``Output`` is built once per invocation by the root callback (lakelet/commands/main.py) and reached with
+``out()``; it decides whether colours and progress frames are allowed (never when stdout is not a terminal).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def jsonable(value: Any) -> Any:
+    """SDK models and plain values as JSON-ready data."""
+    if hasattr(value, "to_dict"):
+        return jsonable(value.to_dict())
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    return value
+
+
+def timestamp(seconds: float | None) -> str:
+    if not seconds:
+        return ""
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def human_bytes(size: float | None) -> str:
+    if size is None:
+        return ""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+@dataclass
+class Output:
+    """Where and how to print for this invocation."""
+
+    no_color: bool = False
+    json_default: bool = False
+    console: Console = field(init=False)
+    err: Console = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.console = Console(no_color=self.no_color, highlight=False, soft_wrap=True)
+        self.err = Console(stderr=True, no_color=self.no_color, highlight=False, soft_wrap=True)
+
+    @property
+    def interactive(self) -> bool:
+        """Progress frames and spinners only on a terminal; logs and pipes get none."""
+        return self.console.is_terminal
+
+    def json(self, data: Any) -> None:
+        sys.stdout.write(json.dumps(jsonable(data), indent=2, sort_keys=True) + "\n")
+        sys.stdout.flush()
+
+    def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
+        """A rich table on a terminal; aligned plain text otherwise (never truncated, so pipes get every value)."""
+        cells = [["" if v is None else str(v) for v in row] for row in rows]
+        if not self.interactive:
+            widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+            lines = [title] if title else []
+            for row in [list(columns), *cells]:
+                lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
+            return
+        table = Table(*columns, title=title, header_style="bold", pad_edge=False, show_edge=False, box=None)
+        for column in table.columns:
+            column.overflow = "fold"
+        for row in cells:
+            table.add_row(*row)
+        self.console.print(table)
+
+    def line(self, text: str) -> None:
+        self.console.print(text, markup=False, highlight=False)
+
+    def info(self, text: str) -> None:
+        """Status for humans, on stderr so that stdout stays data."""
+        self.err.print(text, markup=False, highlight=False)
+
+
+_current = Output()
+
+
+def set_output(output: Output) -> None:
+    global _current
+    _current = output
+
+
+def out() -> Output:
+    return _current

@@ -1,0 +1,71 @@
+"""``lakelet tag create|list|show|delete``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
+from lakelet.commands.context import api, want_json
+from lakelet.commands.errors import CLIError
+from lakelet.commands.output import out
+from lakelet.commands.uri import parse
+
+app = typer.Typer(no_args_is_help=True)
+TagArg = Annotated[str, typer.Argument(help="lakefs://REPOSITORY/TAG")]
+
+
+@app.command("create")
+def create(tag: TagArg, ref: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF to tag")],
+           force: Annotated[bool, typer.Option("--force", "-f", help="replace an existing tag")] = False,
+           json_out: JsonOpt = False) -> None:
+    """Create a tag on a ref."""
+    import lakefs_sdk
+
+    uri, target = parse(tag, ref=True), parse(ref, ref=True)
+    if target.repository != uri.repository:
+        raise CLIError("tag and ref are in different repositories", "tag a ref of the same repository")
+    a = api()
+    created = a.call(f"create tag {uri}", a.tags.create_tag, uri.repository,
+                     lakefs_sdk.TagCreation(id=uri.ref, ref=target.ref, force=force))
+    if want_json(json_out):
+        out().json(created)
+    else:
+        out().line(f"Created tag '{created.id}' ({created.commit_id})")
+
+
+@app.command("list")
+def list_(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")], amount: AmountOpt = None,
+          after: AfterOpt = "", json_out: JsonOpt = False) -> None:
+    """List tags."""
+    uri = parse(repository)
+    a = api()
+    tags = list(a.pages(f"list tags of {uri.repository}", a.tags.list_tags, uri.repository, after=after,
+                        limit=amount))
+    if want_json(json_out):
+        out().json(tags)
+    else:
+        out().table(["TAG", "COMMIT ID"], [(t.id, t.commit_id) for t in tags])
+
+
+@app.command("show")
+def show(tag: TagArg, json_out: JsonOpt = False) -> None:
+    """Show the commit a tag points at."""
+    uri = parse(tag, ref=True)
+    a = api()
+    ref = a.call(f"show tag {uri}", a.tags.get_tag, uri.repository, uri.ref)
+    if want_json(json_out):
+        out().json(ref)
+    else:
+        out().line(f"Tag: {ref.id}\nCommit ID: {ref.commit_id}")
+
+
+@app.command("delete")
+def delete(tag: TagArg, yes: YesOpt = False) -> None:
+    """Delete a tag."""
+    uri = parse(tag, ref=True)
+    confirm(f"delete tag {uri}", yes)
+    a = api()
+    a.call(f"delete tag {uri}", a.tags.delete_tag, uri.repository, uri.ref)
+    out().line(f"Tag '{uri.ref}' deleted")

@@ -1,0 +1,58 @@
+"""What a transfer plans to move, without a server: destination paths of uploads, local paths of downloads (never
+outside the target directory), and the exit code of each kind of error."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lakelet.commands.errors import EXIT_CONFLICT, CLIError, MergeConflict, from_status
+from lakelet.commands.transfer import PART_SUFFIX, plan_download, plan_upload
+from lakelet.commands.uri import URI, parse
+
+
+def test_upload_plan_recursive_and_single(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "x.txt").write_text("x")
+    (tmp_path / "a" / "b" / "y.csv").write_text("yy")
+    (tmp_path / "a" / ("z" + PART_SUFFIX)).write_text("partial download, never uploaded")
+    plan = plan_upload(tmp_path / "a", URI("r", "main", "pre"), recursive=True)
+    assert [(i.path, i.size) for i in plan] == [("pre/x.txt", 1), ("pre/b/y.csv", 2)]
+    only = plan_upload(tmp_path / "a", URI("r", "main", "pre/"), recursive=True, only={"b/y.csv"})
+    assert [i.path for i in only] == ["pre/b/y.csv"]
+    assert [i.path for i in plan_upload(tmp_path / "a" / "x.txt", URI("r", "main", "dir/"), False)] == ["dir/x.txt"]
+    assert [i.path for i in plan_upload(tmp_path / "a" / "x.txt", URI("r", "main", "n.txt"), False)] == ["n.txt"]
+    with pytest.raises(CLIError, match="is not a directory"):
+        plan_upload(tmp_path / "a" / "x.txt", URI("r", "main", ""), recursive=True)
+
+
+class _Listing:
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+
+    def raw_pages(self, what: str, path: str, query: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        for p in self.paths:
+            yield {"path": p, "path_type": "object", "size_bytes": 1, "checksum": "c"}
+
+
+def test_download_plan_stays_inside_the_target(tmp_path: Path) -> None:
+    listing = _Listing(["pre/ok.txt", "pre/sub/ok2.txt", "pre/../escape.txt", "pre/./dot.txt", "pre//abs.txt"])
+    plan = plan_download(listing, URI("r", "main", "pre"), tmp_path, recursive=True)  # type: ignore[arg-type]
+    root = tmp_path.resolve()
+    assert [i.local for i in plan] == [root / "ok.txt", root / "sub" / "ok2.txt", root / "dot.txt"]
+
+
+def test_uris_and_errors() -> None:
+    assert parse("lakefs://repo/main/a/b.txt") == URI("repo", "main", "a/b.txt")
+    assert str(parse("lakefs://repo/main/")) == "lakefs://repo/main"
+    with pytest.raises(CLIError, match="names no object path"):
+        parse("lakefs://repo/main", path=True)
+    assert from_status("merge", 400, b'{"message": "branch main has uncommitted changes"}').line() == (
+        "merge failed (400 branch main has uncommitted changes): commit them ('lakelet commit') or discard them "
+        "('lakelet branch reset') first")
+    assert from_status("x", 502, b"<html>bad gateway</html>").line() == (
+        "x failed (502 <html>bad gateway</html>): retry, or run with --debug")
+    assert MergeConflict("m", [], False).exit_code == EXIT_CONFLICT == 3
