@@ -27,6 +27,7 @@ from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
+from .object_fields import validate_entry, validate_headers
 from .records import (
     EMPTY_METARANGE,
     Branch,
@@ -341,6 +342,8 @@ class Graveler:
         if_absent: bool = False,
     ) -> Entry:
         validate_path(path)
+        content_type = content_type or "application/octet-stream"
+        validate_headers(content_type, user_metadata or {})
         repo = self._writable_repository(repo_id)
         self.refs.get_branch(repo.id, BranchID(branch_id))
         if if_absent and self._exists(repo, branch_id, path):
@@ -353,9 +356,10 @@ class Graveler:
             size=written.size,
             etag=written.etag,
             mtime=int(now),
-            content_type=content_type or "application/octet-stream",
+            content_type=content_type,
             user_metadata=dict(user_metadata or {}),
         )
+        validate_entry(entry)
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
         return entry
 
@@ -369,6 +373,7 @@ class Graveler:
         """Stages an entry whose data is already stored. The caller vouches that the address is the repository's
         own (issued by new_physical_address, or copied from an entry of the same repository)."""
         validate_path(path)
+        validate_entry(entry)
         repo = self._writable_repository(repo_id)
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
