@@ -165,6 +165,9 @@ class MemoryBlockStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.blobs: dict[str, bytes] = {}
+        # The ETag S3 would give each blob: the MD5 of its bytes, or for a multipart upload the MD5 of the
+        # parts' MD5s with the part count (only those are kept here).
+        self._multipart_etags: dict[str, str] = {}
         # upload id -> (address, part number -> bytes)
         self._uploads: dict[str, tuple[str, dict[int, bytes]]] = {}
         self._upload_count = 0
@@ -172,6 +175,7 @@ class MemoryBlockStore:
     def put(self, address: str, data: bytes) -> PutResult:
         with self._lock:
             self.blobs[address] = bytes(data)
+            self._multipart_etags.pop(address, None)
         return PutResult(size=len(data), etag=hashlib.md5(data).hexdigest())
 
     def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
@@ -186,6 +190,14 @@ class MemoryBlockStore:
     def exists(self, address: str) -> bool:
         return address in self.blobs
 
+    def stat(self, address: str) -> PutResult:
+        with self._lock:
+            data = self.blobs.get(address)
+            etag = self._multipart_etags.get(address)
+        if data is None:
+            raise errors.ObjectNotFound(address)
+        return PutResult(len(data), etag or hashlib.md5(data).hexdigest())
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         return f"https://memory.invalid/{address.removeprefix('s3://')}?expires={expires_seconds}"
 
@@ -195,6 +207,7 @@ class MemoryBlockStore:
     def delete(self, address: str) -> None:
         with self._lock:
             self.blobs.pop(address, None)
+            self._multipart_etags.pop(address, None)
 
     # S3's rule for every part of a multipart upload but the last.
     MIN_PART_SIZE = 5 * 1024 * 1024
@@ -258,10 +271,11 @@ class MemoryBlockStore:
                 chosen.append(data)
                 previous = number
             whole = b"".join(chosen)
+            digest = hashlib.md5(b"".join(hashlib.md5(d).digest() for d in chosen)).hexdigest()
             self.blobs[address] = whole
+            self._multipart_etags[address] = f"{digest}-{len(chosen)}"
             del self._uploads[upload_id]
-        digest = hashlib.md5(b"".join(hashlib.md5(d).digest() for d in chosen)).hexdigest()
-        return PutResult(len(whole), f"{digest}-{len(chosen)}")
+        return PutResult(len(whole), self._multipart_etags[address])
 
     def abort_multipart_upload(self, address: str, upload_id: str) -> None:
         with self._lock:

@@ -99,6 +99,12 @@ class S3BlockStore:
             return False
         return True
 
+    def stat(self, address: str) -> PutResult:
+        bucket, key = split_address(address)
+        with _s3_errors(address):
+            head = self._client.head_object(Bucket=bucket, Key=key)
+        return PutResult(int(head["ContentLength"]), _unquote(str(head["ETag"])))
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         bucket, key = split_address(address)
         with _s3_errors(address):

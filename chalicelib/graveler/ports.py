@@ -148,6 +148,11 @@ class BlockStore(Protocol):
         """Whether a blob is stored at the address."""
         ...
 
+    def stat(self, address: str) -> PutResult:
+        """The stored blob's size and the store's ETag: the hex MD5 of the bytes for a blob written by one PUT or
+        copy (S3 without KMS), ``<hex>-<parts>`` for a multipart upload. Raises ObjectNotFound."""
+        ...
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         """An HTTPS URL that reads the blob without credentials until it expires."""
         ...

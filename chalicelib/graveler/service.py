@@ -7,6 +7,8 @@ constructor and never touches a driver.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import random
 import time
@@ -27,6 +29,7 @@ from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
+from .linking import check_claim
 from .object_fields import validate_entry, validate_headers
 from .records import (
     EMPTY_METARANGE,
@@ -381,6 +384,38 @@ class Graveler:
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        return entry
+
+    def link_upload(
+        self, repo_id: str, branch_id: str, path: str, upload_address: str, claim: Entry, if_absent: bool = False
+    ) -> Entry:
+        """Stages what a client uploaded to ``upload_address`` (an address from new_physical_address, written with
+        a presigned PUT): copied to an address no URL writes, checked against the claim (its size, and its
+        checksum where the store can tell), then the upload is deleted. See linking.py. Raises Invalid when
+        nothing was uploaded or the upload contradicts the claim; the claim's physical address is ignored."""
+        validate_path(path)
+        validate_entry(claim)
+        repo = self._writable_repository(repo_id)
+        if not upload_address.startswith(repo.storage_namespace + "/data/"):
+            raise errors.Invalid("the physical address is outside the repository's storage namespace")
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        if if_absent and self._exists(repo, branch_id, path):
+            raise errors.PreconditionFailed(f"object {path} already exists")
+        address = new_data_address(repo.storage_namespace, self._clock())
+        try:
+            self.blocks.copy(upload_address, address)
+        except errors.ObjectNotFound:
+            raise errors.Invalid("nothing was uploaded to the physical address") from None
+        try:
+            check_claim(self.blocks.stat(address), claim)
+            entry = dataclasses.replace(claim, physical_address=address)
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        except BaseException:
+            self.blocks.delete(address)
+            raise
+        # Best effort: an upload left behind is an unreferenced object under data/, which GC collects.
+        with contextlib.suppress(errors.GravelerError):
+            self.blocks.delete(upload_address)
         return entry
 
     def copy_object(
