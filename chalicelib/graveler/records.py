@@ -40,6 +40,10 @@ class Branch:
     commit_id: CommitID
     staging_token: StagingToken
     sealed_tokens: tuple[StagingToken, ...] = ()
+    # Tokens a move of the branch released (committed, merged, reset) that may still hold staged rows: recorded in
+    # the same compare-and-swap as the move, so a drop that fails after the move is retried by the next seal
+    # instead of failing a commit that landed. Never read as staged data.
+    retired_tokens: tuple[StagingToken, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

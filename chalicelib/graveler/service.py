@@ -57,7 +57,7 @@ from .records import (
 )
 from .refs import resolve_ref
 from .reset import reset_key, reset_prefix
-from .staging import branch_tokens, is_dirty, read_staged, stage, staged_changes, token_is_empty
+from .staging import branch_tokens, drop_tokens, is_dirty, read_staged, stage, staged_changes, token_is_empty
 from .validation import (
     validate_branch_id,
     validate_path,
@@ -169,8 +169,7 @@ class Graveler:
         branches = self.refs.list_branches(rid, "", 1_000_000)
         self.refs.delete_repository(rid)
         for branch in branches:
-            for token in branch_tokens(branch):
-                self.staging.drop(token)
+            drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
 
     # ---- branches -------------------------------------------------------------------------------------------
 
@@ -196,8 +195,7 @@ class Graveler:
             raise errors.Forbidden(f"the default branch {branch_id} cannot be deleted")
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.refs.delete_branch(repo.id, branch.id)
-        for token in branch_tokens(branch):
-            self.staging.drop(token)
+        drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
 
     # ---- tags -----------------------------------------------------------------------------------------------
 
@@ -717,10 +715,11 @@ class Graveler:
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             old, _ = self._swap_branch(
-                repo.id, bid, lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), ()), "reset"
+                repo.id, bid,
+                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), _retire(b, branch_tokens(b))),
+                "reset",
             )
-            for token in branch_tokens(old):
-                self.staging.drop(token)
+            drop_tokens(self.staging, branch_tokens(old))
             return
         if path_type not in (RESET_OBJECT, RESET_PREFIX):
             raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
@@ -746,13 +745,12 @@ class Graveler:
             self.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
             target = self.resolve(repo.id, ref).commit_id
-            return Branch(branch.id, target, branch.staging_token, ())
+            return Branch(branch.id, target, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
 
         bid = BranchID(branch_id)
         self.prepare_move(repo, bid)
         old, moved = self._swap_branch(repo.id, bid, change, "hard reset")
-        for token in old.sealed_tokens:
-            self.staging.drop(token)
+        drop_tokens(self.staging, old.sealed_tokens)
         return moved
 
     # ---- internals ------------------------------------------------------------------------------------------
@@ -847,11 +845,10 @@ class Graveler:
             commit = build(branch)
             self.refs.add_commit(repo_id, commit)
             built.append(commit)
-            return Branch(branch.id, commit.id, branch.staging_token, ())
+            return Branch(branch.id, commit.id, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
 
         old, _ = self._swap_branch(repo_id, branch_id, change, what)
-        for token in old.sealed_tokens:
-            self.staging.drop(token)
+        drop_tokens(self.staging, old.sealed_tokens)
         return built[-1]
 
     def _writable_repository(self, repo_id: str) -> Repository:
@@ -888,6 +885,7 @@ class Graveler:
                 branch.commit_id,
                 new_staging_token(repo_id, branch_id),
                 (branch.staging_token, *branch.sealed_tokens),
+                drop_tokens(self.staging, branch.retired_tokens),  # earlier drops that failed, retried
             )
             try:
                 self.refs.set_branch(repo_id, sealed, expected=branch)
@@ -936,6 +934,12 @@ class Graveler:
         has_more = len(items) > limit
         items = items[:limit]
         return Page(items, has_more, items[-1].id if has_more else "")
+
+
+def _retire(branch: Branch, released: Sequence[StagingToken]) -> tuple[StagingToken, ...]:
+    """The retired tokens of ``branch`` after a move releases ``released`` (dropped right after the move; kept
+    listed so that a failed drop is retried by the next seal)."""
+    return (*branch.retired_tokens, *released)
 
 
 def _no_resolution(key: str, source: Action, destination: Action) -> Decision | None:

@@ -216,6 +216,20 @@ def test_set_branch_compares_sealed_tokens_in_order(ref_store: RefStore) -> None
     assert ref_store.get_branch(REPO, BranchID("main")) == current
 
 
+def test_retired_tokens_are_stored_and_compared(ref_store: RefStore) -> None:
+    current = make_branch("main", commit="c1")
+    ref_store.create_branch(REPO, current)
+    moved = Branch(BranchID("main"), CommitID("c2"), StagingToken("t0"), (), (StagingToken("r1"), StagingToken("r2")))
+    ref_store.set_branch(REPO, moved, expected=current)
+    assert ref_store.get_branch(REPO, BranchID("main")) == moved
+    # An expectation that misses the retired tokens (a writer that read before the move) loses.
+    with pytest.raises(errors.Conflict):
+        ref_store.set_branch(REPO, make_branch("main", commit="c3"), expected=make_branch("main", commit="c2"))
+    cleared = Branch(BranchID("main"), CommitID("c2"), StagingToken("t1"), (StagingToken("t0"),))
+    ref_store.set_branch(REPO, cleared, expected=moved)
+    assert ref_store.get_branch(REPO, BranchID("main")).retired_tokens == ()
+
+
 def test_set_missing_branch_conflicts(ref_store: RefStore) -> None:
     branch = make_branch("ghost")
     with pytest.raises(errors.Conflict):

@@ -46,6 +46,8 @@ class BranchRow(Model):
     staging_token = UnicodeAttribute()
     # Stored as a DynamoDB list (possibly empty) so a condition can compare it whole, order included.
     sealed_tokens = ListAttribute(of=UnicodeAttribute, default=list)
+    # Absent on rows written before tokens were retired (read as empty).
+    retired_tokens = ListAttribute(of=UnicodeAttribute, default=list, null=True)
 
 
 class TagRow(Model):

@@ -114,10 +114,14 @@ class DynamoRefStore:
         model = self._branches
         # Every field in the condition: a writer that read an older state of the branch must lose.
         # Comparing a missing attribute is false, so a deleted branch fails the condition too.
+        retired: Condition = model.retired_tokens == list(expected.retired_tokens)
+        if not expected.retired_tokens:
+            retired = retired | model.retired_tokens.does_not_exist()  # a row from before retired tokens
         unchanged: Condition = (
             (model.commit_id == expected.commit_id)
             & (model.staging_token == expected.staging_token)
             & (model.sealed_tokens == list(expected.sealed_tokens))
+            & retired
         )
         with storage_errors(on_condition_failed=lambda: errors.Conflict(f"branch {branch.id} changed concurrently")):
             self._branch_row(repo_id, branch).save(condition=unchanged)
@@ -143,6 +147,7 @@ class DynamoRefStore:
             commit_id=branch.commit_id,
             staging_token=branch.staging_token,
             sealed_tokens=list(branch.sealed_tokens),
+            retired_tokens=list(branch.retired_tokens),
         )
 
     # tags
@@ -232,6 +237,7 @@ def _branch(row: BranchRow) -> Branch:
         commit_id=CommitID(row.commit_id),
         staging_token=StagingToken(row.staging_token),
         sealed_tokens=tuple(StagingToken(str(token)) for token in row.sealed_tokens or ()),
+        retired_tokens=tuple(StagingToken(str(token)) for token in row.retired_tokens or ()),
     )
 
 
