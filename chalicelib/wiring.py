@@ -44,9 +44,14 @@ def assemble(
     blocks: BlockStore,
     auth: AuthService,
     repository_metadata: RepositoryMetadataStore | None = None,
+    any_namespace: bool = False,
 ) -> Services:
+    """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
+    deployment's ``s3://<bucket>/``."""
     committed = CommittedManager(blocks, range_params(settings))
-    return Services(settings, Graveler(refs, staging, blocks, committed), auth, repository_metadata)
+    prefix = None if any_namespace else f"s3://{settings.bucket}/"
+    graveler = Graveler(refs, staging, blocks, committed, namespace_prefix=prefix)
+    return Services(settings, graveler, auth, repository_metadata)
 
 
 def aws_services(settings: Settings) -> Services:
@@ -77,7 +82,8 @@ def aws_services(settings: Settings) -> Services:
 
 
 def memory_services(settings: Settings | None = None) -> Services:
-    """Every port on its in-memory twin: for unit and API tests."""
+    """Every port on its in-memory twin: for unit and API tests. Without settings, repositories may live in any
+    bucket; with them, only in ``s3://<settings.bucket>/`` as deployed."""
     from .adapters.memory import (
         MemoryAuthStore,
         MemoryBlockStore,
@@ -95,6 +101,7 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryBlockStore(),
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),
+        any_namespace=settings is None,
     )
 
 

@@ -22,6 +22,7 @@ from chalicelib.graveler.records import (
     Key,
     Repository,
     RepositoryID,
+    RepositoryState,
     StagedEntry,
     StagingToken,
     Tag,
@@ -70,8 +71,12 @@ class MemoryRefStore:
         except KeyError:
             raise errors.BranchNotFound(branch_id) from None
 
-    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
+    def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
         with self._lock:
+            if generation is not None:
+                repo = self._repos.get(repo_id)
+                if repo is None or repo.state is not RepositoryState.ACTIVE or repo.generation != generation:
+                    raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again")
             branches = self._branches.setdefault(repo_id, {})
             if branch.id in branches:
                 raise errors.BranchExists(branch.id)
@@ -177,6 +182,13 @@ class MemoryBlockStore:
             self.blobs[address] = bytes(data)
             self._multipart_etags.pop(address, None)
         return PutResult(size=len(data), etag=hashlib.md5(data).hexdigest())
+
+    def put_if_absent(self, address: str, data: bytes) -> bool:
+        with self._lock:
+            if address in self.blobs:
+                return False
+            self.blobs[address] = bytes(data)
+        return True
 
     def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
         try:

@@ -48,8 +48,13 @@ class RefStore(Protocol):
         """A strongly consistent read of the branch. Raises BranchNotFound."""
         ...
 
-    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
-        """Stores a new branch. Raises BranchExists if the id is taken."""
+    def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
+        """Stores a new branch. Raises BranchExists if the id is taken.
+
+        With ``generation`` the branch is stored only while the repository record is active with that generation,
+        checked atomically with the write: RepositoryNotFound otherwise (deleted, being deleted, or re-created).
+        None (a repository's default branch, written before its record) checks nothing.
+        """
         ...
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
@@ -138,6 +143,11 @@ class BlockStore(Protocol):
 
     def put(self, address: str, data: bytes) -> PutResult:
         """Writes the blob. Callers never rewrite an address with different bytes."""
+        ...
+
+    def put_if_absent(self, address: str, data: bytes) -> bool:
+        """Writes the blob only if nothing is stored at the address, atomically (S3 ``If-None-Match: *``): of
+        concurrent callers exactly one gets True; the others get False and change nothing."""
         ...
 
     def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:

@@ -32,6 +32,10 @@ class Repository:
     creation_date: int
     state: RepositoryState = RepositoryState.ACTIVE
     read_only: bool = False
+    # Random per creation ("" for repositories created before it existed): a repository deleted and created again
+    # under the same id is another generation, and a branch creation begun against the old one must not land in
+    # the new one (RefStore.create_branch checks it in the same write).
+    generation: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,8 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 
 from . import errors
-from .addressing import metadata_address, new_data_address
+from . import namespaces
+from .addressing import new_data_address
 from .commit_steps import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
 from .committed.compare import MergeChange
@@ -67,9 +68,6 @@ from .validation import (
 )
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
-# Marks a storage namespace as owned by a repository: a second repository there would let GC of one delete the
-# other's data, so creation refuses a namespace that has it.
-NAMESPACE_MARKER = "dummy"
 COMMIT_TRIES = 10
 SEAL_TRIES = 10
 BACKOFF_CAP_SECONDS = 5.0
@@ -97,8 +95,11 @@ class Graveler:
         committed: CommittedManager,
         clock: Callable[[], float] = time.time,
         sleep: Callable[[float], None] = time.sleep,
+        namespace_prefix: str | None = None,
     ) -> None:
+        """``namespace_prefix``: where repositories may live (``s3://<bucket>/`` of the deployment); None: any."""
         self.refs = refs
+        self.namespace_prefix = namespace_prefix
         self.staging = staging
         self.blocks = blocks
         self.committed = committed
@@ -128,17 +129,26 @@ class Graveler:
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
         validate_storage_namespace(storage_namespace)
+        namespace = storage_namespace.removesuffix("/")
+        namespaces.check_allowed(namespace + "/", self.namespace_prefix)
         rid = RepositoryID(repo_id)
         try:
             self.refs.get_repository(rid)
             raise errors.RepositoryExists(f"repository {repo_id} already exists")
         except errors.RepositoryNotFound:
             pass
-        namespace = storage_namespace.rstrip("/")
-        marker = metadata_address(namespace, NAMESPACE_MARKER)
-        if self.blocks.exists(marker):
-            raise errors.Invalid(f"storage namespace {storage_namespace} already holds a repository's data")
-        self.blocks.put(marker, b"")
+        namespaces.claim(self.blocks, namespace)
+        try:
+            return self._create_repository_records(rid, namespace, default_branch, read_only)
+        except errors.RepositoryExists:
+            # Another creation of this id won: the namespace was claimed for nothing.
+            namespaces.release(self.blocks, namespace)
+            raise
+
+    def _create_repository_records(
+        self, rid: RepositoryID, namespace: str, default_branch: str, read_only: bool
+    ) -> Repository:
+        repo_id = str(rid)
         now = int(self._clock())
         # As lakeFS does: the initial commit and the default branch first, the repository record last, so a
         # repository that exists is always complete.
@@ -150,7 +160,8 @@ class Graveler:
             )
         except errors.BranchExists as e:
             raise errors.RepositoryExists(f"repository {repo_id} is being created concurrently") from e
-        repo = Repository(rid, namespace, BranchID(default_branch), now, RepositoryState.ACTIVE, read_only)
+        repo = Repository(rid, namespace, BranchID(default_branch), now, RepositoryState.ACTIVE, read_only,
+                          uuid.uuid4().hex)
         self.refs.create_repository(repo)
         return repo
 
@@ -178,7 +189,8 @@ class Graveler:
         repo = self.get_repository(repo_id)
         source = self.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id))
-        self.refs.create_branch(repo.id, branch)
+        # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
+        self.refs.create_branch(repo.id, branch, generation=repo.generation)
         return branch
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:

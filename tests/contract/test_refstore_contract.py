@@ -145,6 +145,42 @@ def test_recreated_repository_starts_empty(ref_store: RefStore) -> None:
     assert ref_store.list_branches(RepositoryID("again")) == []
 
 
+def test_create_branch_tied_to_a_generation(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1", generation="g1"))
+    assert ref_store.get_repository(REPO).generation == "g1"
+    ref_store.create_branch(REPO, make_branch("dev"), generation="g1")
+    assert ref_store.get_branch(REPO, BranchID("dev")) == make_branch("dev")
+    with pytest.raises(errors.BranchExists):
+        ref_store.create_branch(REPO, make_branch("dev", commit="c9"), generation="g1")
+    # Begun against another generation (the repository was deleted and created again meanwhile): refused.
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("stale"), generation="g0")
+    ref_store.delete_repository(REPO)
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("late"), generation="g1")
+    ref_store.create_repository(make_repo("repo1", generation="g2"))
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("late"), generation="g1")
+    assert ref_store.list_branches(REPO) == []
+
+
+@pytest.mark.parametrize("state", [RepositoryState.IN_DELETION])
+def test_create_branch_refused_while_the_repository_is_deleted(ref_store: RefStore, state: RepositoryState) -> None:
+    ref_store.create_repository(make_repo("repo1", generation="g1", state=state))
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("dev"), generation="g1")
+    with pytest.raises(errors.BranchNotFound):
+        ref_store.get_branch(REPO, BranchID("dev"))
+
+
+def test_create_branch_in_a_repository_from_before_generations(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1"))
+    assert ref_store.get_repository(REPO).generation == ""
+    ref_store.create_branch(REPO, make_branch("dev"), generation="")
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("dev2"), generation="g1")
+
+
 def test_delete_missing_repository(ref_store: RefStore) -> None:
     with pytest.raises(errors.RepositoryNotFound):
         ref_store.delete_repository(RepositoryID("nope"))

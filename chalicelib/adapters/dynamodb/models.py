@@ -35,6 +35,8 @@ class RepositoryRow(Model):
     creation_date = NumberAttribute()
     state = UnicodeAttribute()
     read_only = BooleanAttribute(default=False)
+    # Absent on repositories created before generations (read as "").
+    generation = UnicodeAttribute(null=True)
 
 
 class BranchRow(Model):

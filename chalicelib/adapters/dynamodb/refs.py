@@ -12,6 +12,7 @@ import heapq
 from collections.abc import Iterator
 
 from pynamodb.expressions.condition import Condition
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import (
@@ -45,6 +46,8 @@ class DynamoRefStore:
         self._branches = models.branches
         self._tags = models.tags
         self._commits = models.commits
+        # The connection the models of the set share (models.py): a transaction spans two of their tables.
+        self._connection = models.repositories._get_connection().connection
 
     # repositories
 
@@ -61,6 +64,7 @@ class DynamoRefStore:
             creation_date=repo.creation_date,
             state=repo.state.value,
             read_only=repo.read_only,
+            generation=repo.generation or None,
         )
         with storage_errors(on_condition_failed=lambda: errors.RepositoryExists(repo.id)):
             row.save(condition=self._repositories.repository_id.does_not_exist())
@@ -104,9 +108,31 @@ class DynamoRefStore:
             row = self._branches.get(repo_id, branch_id, consistent_read=True)
         return _branch(row)
 
-    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
-        with storage_errors(on_condition_failed=lambda: errors.BranchExists(branch.id)):
-            self._branch_row(repo_id, branch).save(condition=self._branches.repository_id.does_not_exist())
+    def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
+        row = self._branch_row(repo_id, branch)
+        absent = self._branches.repository_id.does_not_exist()
+        if generation is None:
+            with storage_errors(on_condition_failed=lambda: errors.BranchExists(branch.id)):
+                row.save(condition=absent)
+            return
+        # One transaction: the repository record must still be this generation and active (delete marks it
+        # in_deletion before it removes the branches), so a creation racing a delete either lands before the
+        # delete's sweep or not at all, and never in a repository created again under the same id.
+        repos = self._repositories
+        same = repos.generation.does_not_exist() if not generation else repos.generation == generation
+        try:
+            with storage_errors():
+                with TransactWrite(connection=self._connection) as transaction:
+                    transaction.condition_check(repos, repo_id, condition=(repos.state == "active") & same)
+                    transaction.save(row, condition=absent)
+        except errors.StorageError as e:
+            reasons = getattr(e.__cause__, "cancellation_reasons", None) or []
+            codes = [reason.code if reason is not None else None for reason in reasons]
+            if codes[:1] == ["ConditionalCheckFailed"]:
+                raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again") from e
+            if codes[1:2] == ["ConditionalCheckFailed"]:
+                raise errors.BranchExists(branch.id) from e
+            raise
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         if branch.id != expected.id:
@@ -228,6 +254,7 @@ def _repository(row: RepositoryRow) -> Repository:
         creation_date=int(row.creation_date),
         state=RepositoryState(row.state),
         read_only=bool(row.read_only),
+        generation=str(row.generation or ""),
     )
 
 
