@@ -16,8 +16,19 @@ from botocore.exceptions import ClientError
 from chalicelib import wiring
 from tests.api.support import Api, assert_error
 
-from .write_support import BACKING, REPO, Gateway, api, credentials, link, presigned_upload, repo, s3, services
-from .write_support import staging_location
+from .write_support import (
+    BACKING,
+    REPO,
+    Gateway,
+    api,
+    credentials,
+    link,
+    presigned_upload,
+    repo,
+    s3,
+    services,
+    staging_location,
+)
 
 __all__ = ["api", "credentials", "repo", "s3", "services"]  # fixtures
 

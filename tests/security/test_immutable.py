@@ -12,16 +12,23 @@ import hashlib
 import json
 import urllib.request
 import uuid
-from collections.abc import Iterator
 
 import lakefs_sdk
 import pytest
 
 from chalicelib import wiring
 from tests.api.support import Api, assert_error
-from tests.e2e.conftest import LocalProcess, launch_local
+from tests.e2e.conftest import LocalProcess
 
-from .write_support import REPO, api, credentials, link, repo, services, staging_location
+from .write_support import (
+    REPO,
+    api,
+    credentials,
+    link,
+    repo,
+    services,
+    staging_location,
+)
 
 __all__ = ["api", "credentials", "repo", "services"]  # fixtures
 
@@ -98,25 +105,18 @@ def test_linking_nothing_is_400(api: Api, repo: str) -> None:
 # ---- the same on the local stack: a real presigned URL, PUT twice ------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
-    local = launch_local(tmp_path_factory.mktemp("lakelet-local-immutable"))
-    try:
-        yield local
-    finally:
-        local.stop()
-
-
 def _put(url: str, data: bytes) -> str:
     request = urllib.request.Request(url, data=data, method="PUT", headers={"Content-Type": "text/csv"})
-    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 (a URL the stack handed out)
+    with urllib.request.urlopen(request, timeout=30) as response:
         return str(response.headers["ETag"]).strip('"')
 
 
 @pytest.mark.e2e
-def test_a_second_put_to_the_presigned_url_changes_neither_the_commit_nor_the_tag(local_stack: LocalProcess) -> None:
-    config = lakefs_sdk.Configuration(host=local_stack.api_url, username=local_stack.access_key_id,
-                                      password=local_stack.secret_access_key)
+def test_a_second_put_to_the_presigned_url_changes_neither_the_commit_nor_the_tag(
+    security_stack: LocalProcess,
+) -> None:
+    config = lakefs_sdk.Configuration(host=security_stack.api_url, username=security_stack.access_key_id,
+                                      password=security_stack.secret_access_key)
     with lakefs_sdk.ApiClient(config) as client:
         name = f"immutable-{uuid.uuid4().hex[:8]}"
         prefix = lakefs_sdk.ConfigApi(client).get_config().storage_config.default_namespace_prefix
@@ -141,5 +141,5 @@ def test_a_second_put_to_the_presigned_url_changes_neither_the_commit_nor_the_ta
             assert bytes(objects.get_object(name, ref, "a.csv")) == DATA
             assert objects.stat_object(name, ref, "a.csv").physical_address != location.physical_address
             presigned_url = objects.stat_object(name, ref, "a.csv", presign=True).physical_address
-            with urllib.request.urlopen(presigned_url, timeout=30) as presigned:  # noqa: S310
+            with urllib.request.urlopen(presigned_url, timeout=30) as presigned:
                 assert presigned.read() == DATA

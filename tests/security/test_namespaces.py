@@ -9,9 +9,13 @@ namespace all answered 201; a namespace in another bucket answered 503.
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +24,9 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from tests.api.support import Api, app, assert_error
+from tests.e2e.conftest import LocalProcess
 
-from .write_support import BUCKET, NAMESPACE, api, credentials, create_repo, services
+from .write_support import BUCKET, NAMESPACE, api, create_repo, credentials, services
 
 __all__ = ["api", "credentials", "services"]  # fixtures
 
@@ -122,6 +127,35 @@ def test_a_bucket_this_deployment_does_not_use_is_400_naming_the_allowed_prefix(
     for namespace in ("s3://another-bucket/repo1", f"s3://{BUCKET}-2/repo1"):
         message = assert_error(create(api, "repo1", namespace), 400)
         assert f"s3://{BUCKET}/" in message
+
+
+@pytest.mark.e2e
+def test_six_parallel_creates_on_the_local_stack(security_stack: LocalProcess) -> None:
+    token = base64.b64encode(f"{security_stack.access_key_id}:{security_stack.secret_access_key}".encode()).decode()
+    headers = {"Authorization": f"Basic {token}", "Content-Type": "application/json"}
+    with urllib.request.urlopen(urllib.request.Request(security_stack.api_url + "/config", headers=headers)) as got:
+        prefix = json.loads(got.read())["storage_config"]["default_namespace_prefix"]
+    namespace = f"{prefix.rstrip('/')}/shared-{uuid.uuid4().hex[:8]}"
+    barrier = threading.Barrier(6)
+    statuses: list[int] = [0] * 6
+
+    def attempt(i: int) -> None:
+        body = json.dumps({"name": f"racer-{uuid.uuid4().hex[:8]}", "storage_namespace": namespace}).encode()
+        request = urllib.request.Request(security_stack.api_url + "/repositories", data=body, headers=headers,
+                                         method="POST")
+        barrier.wait()
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                statuses[i] = response.status
+        except urllib.error.HTTPError as e:
+            statuses[i] = e.code
+
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [201] + [400] * 5, statuses
 
 
 def test_a_branch_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(

@@ -15,7 +15,17 @@ from chalicelib import wiring
 from chalicelib.s3proxy import Response
 from tests.api.support import Api, assert_error
 
-from .write_support import REPO, Gateway, api, credentials, link, repo, s3, services, staging_location
+from .write_support import (
+    REPO,
+    Gateway,
+    api,
+    credentials,
+    link,
+    repo,
+    s3,
+    services,
+    staging_location,
+)
 
 __all__ = ["api", "credentials", "repo", "s3", "services"]  # fixtures
 
