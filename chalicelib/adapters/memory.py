@@ -73,14 +73,19 @@ class MemoryRefStore:
 
     def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
         with self._lock:
-            if generation is not None:
-                repo = self._repos.get(repo_id)
-                if repo is None or repo.state is not RepositoryState.ACTIVE or repo.generation != generation:
-                    raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again")
+            self._check_generation(repo_id, generation)
             branches = self._branches.setdefault(repo_id, {})
             if branch.id in branches:
                 raise errors.BranchExists(branch.id)
             branches[branch.id] = branch
+
+    def _check_generation(self, repo_id: RepositoryID, generation: str | None) -> None:
+        """Called with the lock held: refuses a write tied to a generation the repository no longer has."""
+        if generation is None:
+            return
+        repo = self._repos.get(repo_id)
+        if repo is None or repo.state is not RepositoryState.ACTIVE or repo.generation != generation:
+            raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again")
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         with self._lock:
@@ -103,8 +108,9 @@ class MemoryRefStore:
         except KeyError:
             raise errors.TagNotFound(tag_id) from None
 
-    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
+    def create_tag(self, repo_id: RepositoryID, tag: Tag, generation: str | None = None) -> None:
         with self._lock:
+            self._check_generation(repo_id, generation)
             tags = self._tags.setdefault(repo_id, {})
             if tag.id in tags:
                 raise errors.TagExists(tag.id)

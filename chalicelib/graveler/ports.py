@@ -76,8 +76,9 @@ class RefStore(Protocol):
         """The tag. Raises TagNotFound."""
         ...
 
-    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
-        """Stores a new tag. Raises TagExists if the id is taken (tags are immutable)."""
+    def create_tag(self, repo_id: RepositoryID, tag: Tag, generation: str | None = None) -> None:
+        """Stores a new tag. Raises TagExists if the id is taken (tags are immutable). ``generation`` as for
+        create_branch: RepositoryNotFound unless the repository is still active with that generation."""
         ...
 
     def delete_tag(self, repo_id: RepositoryID, tag_id: TagID) -> None:

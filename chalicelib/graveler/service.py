@@ -215,7 +215,7 @@ class Graveler:
         validate_tag_id(tag_id)
         repo = self._writable_repository(repo_id)
         tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
-        self.refs.create_tag(repo.id, tag)
+        self.refs.create_tag(repo.id, tag, generation=repo.generation)
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:

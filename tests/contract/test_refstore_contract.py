@@ -164,6 +164,16 @@ def test_create_branch_tied_to_a_generation(ref_store: RefStore) -> None:
     assert ref_store.list_branches(REPO) == []
 
 
+def test_create_tag_tied_to_a_generation(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1", generation="g1"))
+    ref_store.create_tag(REPO, Tag(TagID("v1"), CommitID("c1")), generation="g1")
+    with pytest.raises(errors.TagExists):
+        ref_store.create_tag(REPO, Tag(TagID("v1"), CommitID("c2")), generation="g1")
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_tag(REPO, Tag(TagID("v2"), CommitID("c1")), generation="g0")
+    assert ref_store.list_tags(REPO) == [Tag(TagID("v1"), CommitID("c1"))]
+
+
 @pytest.mark.parametrize("state", [RepositoryState.IN_DELETION])
 def test_create_branch_refused_while_the_repository_is_deleted(ref_store: RefStore, state: RepositoryState) -> None:
     ref_store.create_repository(make_repo("repo1", generation="g1", state=state))

@@ -180,3 +180,24 @@ def test_a_branch_created_while_its_repository_is_deleted_and_recreated_is_not_i
     branches = [b["id"] for b in json.loads(api.get("/repositories/repo1/branches").body)["results"]]
     assert branches == ["main"]
     assert_error(api.get("/repositories/repo1/branches/feature"), 404)
+
+
+def test_a_tag_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(
+    api: Api, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_repo(api, "repo1")
+    graveler = services.graveler
+    resolve = graveler.resolve
+    done: list[bool] = []
+
+    def resolve_then_lose_the_race(repo_id: str, ref: str) -> Any:
+        resolved = resolve(repo_id, ref)
+        if not done:
+            done.append(True)
+            graveler.delete_repository("repo1")
+            graveler.create_repository("repo1", f"{NAMESPACE}/repo1-again")
+        return resolved
+
+    monkeypatch.setattr(graveler, "resolve", resolve_then_lose_the_race)
+    assert_error(api.post("/repositories/repo1/tags", json_body={"id": "v1", "ref": "main"}), 404)
+    assert json.loads(api.get("/repositories/repo1/tags").body)["results"] == []

@@ -9,7 +9,7 @@ down badly on big tables, and every multi-item change here can be repeated safel
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from pynamodb.expressions.condition import Condition
 from pynamodb.transactions import TransactWrite
@@ -109,15 +109,24 @@ class DynamoRefStore:
         return _branch(row)
 
     def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
-        row = self._branch_row(repo_id, branch)
-        absent = self._branches.repository_id.does_not_exist()
+        self._create_in_generation(
+            repo_id, self._branch_row(repo_id, branch), self._branches.repository_id.does_not_exist(), generation,
+            lambda: errors.BranchExists(branch.id),
+        )
+
+    def _create_in_generation(
+        self, repo_id: str, row: BranchRow | TagRow, absent: Condition, generation: str | None,
+        exists: Callable[[], errors.GravelerError],
+    ) -> None:
+        """Saves ``row`` if absent (else ``exists()``); with ``generation``, only while the repository record is
+        active with that generation (else RepositoryNotFound)."""
         if generation is None:
-            with storage_errors(on_condition_failed=lambda: errors.BranchExists(branch.id)):
+            with storage_errors(on_condition_failed=exists):
                 row.save(condition=absent)
             return
         # One transaction: the repository record must still be this generation and active (delete marks it
-        # in_deletion before it removes the branches), so a creation racing a delete either lands before the
-        # delete's sweep or not at all, and never in a repository created again under the same id.
+        # in_deletion before it removes the branches and tags), so a creation racing a delete either lands before
+        # the delete's sweep or not at all, and never in a repository created again under the same id.
         repos = self._repositories
         same = repos.generation.does_not_exist() if not generation else repos.generation == generation
         try:
@@ -131,7 +140,7 @@ class DynamoRefStore:
             if codes[:1] == ["ConditionalCheckFailed"]:
                 raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again") from e
             if codes[1:2] == ["ConditionalCheckFailed"]:
-                raise errors.BranchExists(branch.id) from e
+                raise exists() from e
             raise
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
@@ -183,10 +192,11 @@ class DynamoRefStore:
             row = self._tags.get(repo_id, tag_id, consistent_read=True)
         return Tag(id=TagID(row.tag_id), commit_id=CommitID(row.commit_id))
 
-    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
+    def create_tag(self, repo_id: RepositoryID, tag: Tag, generation: str | None = None) -> None:
         row = self._tags(repository_id=repo_id, tag_id=tag.id, commit_id=tag.commit_id)
-        with storage_errors(on_condition_failed=lambda: errors.TagExists(tag.id)):
-            row.save(condition=self._tags.repository_id.does_not_exist())
+        self._create_in_generation(
+            repo_id, row, self._tags.repository_id.does_not_exist(), generation, lambda: errors.TagExists(tag.id)
+        )
 
     def delete_tag(self, repo_id: RepositoryID, tag_id: TagID) -> None:
         with storage_errors(on_condition_failed=lambda: errors.TagNotFound(tag_id)):
