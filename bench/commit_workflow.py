@@ -133,7 +133,7 @@ def run(sfn, arn: str, request_id: str, slices: int) -> dict:  # type: ignore[no
 def main(count: int, slices: int) -> None:
     blocks = CountingBlocks()
     base = memory_services()
-    services = assemble(Settings(), base.graveler.refs, SortedStaging(), blocks, base.auth)
+    services = assemble(Settings(bucket="bench-data"), base.graveler.refs, SortedStaging(), blocks, base.auth)
     set_services(services)
     g = services.graveler
     g.create_repository("bench", "s3://bench-data/bench")

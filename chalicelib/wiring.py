@@ -47,13 +47,19 @@ def assemble(
     auth: AuthService,
     repository_metadata: RepositoryMetadataStore | None = None,
     branch_protection: BranchProtectionStore | None = None,
+    any_namespace: bool = False,
 ) -> Services:
+    """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
+    deployment's ``s3://<bucket>/``."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
     if branch_protection is not None:
         protection = BranchProtection(branch_protection, ttl_seconds=settings.branch_protection_ttl_seconds)
     collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
-    graveler = Graveler(refs, staging, blocks, committed, protection=protection, collected=collected)
+    prefix = None if any_namespace else f"s3://{settings.bucket}/"
+    graveler = Graveler(
+        refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix
+    )
     return Services(settings, graveler, auth, repository_metadata)
 
 
@@ -87,7 +93,8 @@ def aws_services(settings: Settings) -> Services:
 
 
 def memory_services(settings: Settings | None = None) -> Services:
-    """Every port on its in-memory twin: for unit and API tests."""
+    """Every port on its in-memory twin: for unit and API tests. Without settings, repositories may live in any
+    bucket; with them, only in ``s3://<settings.bucket>/`` as deployed."""
     from .adapters.memory import (
         MemoryAuthStore,
         MemoryBlockStore,
@@ -107,6 +114,7 @@ def memory_services(settings: Settings | None = None) -> Services:
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),
         MemoryBranchProtectionStore(refs),
+        any_namespace=settings is None,
     )
 
 

@@ -25,6 +25,9 @@ What :func:`install` patches (and :func:`uninstall` gives back; both are idempot
 3. The JSON serializer's structure method, for DynamoDB AttributeValues only: a value of the usual kinds
    (S, N, BOOL, NULL, SS, NS, M, L) is copied as moto's serializer would emit it; any other (binary) goes to
    moto's serializer as before.
+4. Not a speedup but a fidelity fix the stack needs: S3's ``PutObject``, serialized by a lock. moto checks a
+   conditional put (``If-None-Match: *``, how a repository claims its storage namespace) and then stores the
+   object, without a lock, so two concurrent requests could both pass the check; S3 makes it atomic.
 
 One assumption, from moto: an item is at most ~405 KB (``LimitedSizeDict``), so once a page holds less than
 ``1 MB - _MAX_ITEM_SIZE`` no item can stop it on size, and the walk need not look past the matching keys.
@@ -40,6 +43,7 @@ from typing import Any
 from moto.core.serialize import BaseJSONSerializer
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
+from moto.s3.responses import S3Response
 
 _CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
 # Above what moto lets an item grow to (LimitedSizeDict refuses more than 405,000 bytes).
@@ -392,6 +396,15 @@ def _serialize_type_structure(self: BaseJSONSerializer, serialized: Any, value: 
     original(self, serialized, value, shape, key)
 
 
+_s3_put_lock = threading.Lock()
+
+
+def _s3_put_object(self: S3Response, *args: Any, **kwargs: Any) -> Any:
+    original: Callable[..., Any] = _state["s3_put_object"]
+    with _s3_put_lock:
+        return original(self, *args, **kwargs)
+
+
 # ---- switching it on and off --------------------------------------------------------------------------------
 
 
@@ -409,6 +422,8 @@ def install() -> None:
         Table.query = _query  # type: ignore[method-assign]
         Table.put_item = _put_item  # type: ignore[method-assign]
         Table.delete_item = _delete_item  # type: ignore[method-assign]
+        _state["s3_put_object"] = S3Response.put_object
+        S3Response.put_object = _s3_put_object  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
@@ -420,6 +435,7 @@ def uninstall() -> None:
         Table.put_item = _state.pop("put_item")  # type: ignore[method-assign]
         Table.delete_item = _state.pop("delete_item")  # type: ignore[method-assign]
         BaseJSONSerializer._serialize_type_structure = _state.pop("serialize_structure")  # type: ignore[method-assign]
+        S3Response.put_object = _state.pop("s3_put_object")  # type: ignore[method-assign]
 
 
 def installed() -> bool:

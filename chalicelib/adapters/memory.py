@@ -24,6 +24,7 @@ from chalicelib.graveler.records import (
     Key,
     Repository,
     RepositoryID,
+    RepositoryState,
     StagedEntry,
     StagingToken,
     Tag,
@@ -72,12 +73,21 @@ class MemoryRefStore:
         except KeyError:
             raise errors.BranchNotFound(branch_id) from None
 
-    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
+    def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
         with self._lock:
+            self._check_generation(repo_id, generation)
             branches = self._branches.setdefault(repo_id, {})
             if branch.id in branches:
                 raise errors.BranchExists(branch.id)
             branches[branch.id] = branch
+
+    def _check_generation(self, repo_id: RepositoryID, generation: str | None) -> None:
+        """Called with the lock held: refuses a write tied to a generation the repository no longer has."""
+        if generation is None:
+            return
+        repo = self._repos.get(repo_id)
+        if repo is None or repo.state is not RepositoryState.ACTIVE or repo.generation != generation:
+            raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again")
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         with self._lock:
@@ -101,8 +111,9 @@ class MemoryRefStore:
         except KeyError:
             raise errors.TagNotFound(tag_id) from None
 
-    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
+    def create_tag(self, repo_id: RepositoryID, tag: Tag, generation: str | None = None) -> None:
         with self._lock:
+            self._check_generation(repo_id, generation)
             tags = self._tags.setdefault(repo_id, {})
             if tag.id in tags:
                 raise errors.TagExists(tag.id)
@@ -168,6 +179,9 @@ class MemoryBlockStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.blobs: dict[str, bytes] = {}
+        # The ETag S3 would give each blob: the MD5 of its bytes, or for a multipart upload the MD5 of the
+        # parts' MD5s with the part count (only those are kept here).
+        self._multipart_etags: dict[str, str] = {}
         # upload id -> (address, part number -> bytes)
         self._uploads: dict[str, tuple[str, dict[int, bytes]]] = {}
         self._upload_count = 0
@@ -175,7 +189,15 @@ class MemoryBlockStore:
     def put(self, address: str, data: bytes) -> PutResult:
         with self._lock:
             self.blobs[address] = bytes(data)
+            self._multipart_etags.pop(address, None)
         return PutResult(size=len(data), etag=hashlib.md5(data).hexdigest())
+
+    def put_if_absent(self, address: str, data: bytes) -> bool:
+        with self._lock:
+            if address in self.blobs:
+                return False
+            self.blobs[address] = bytes(data)
+        return True
 
     def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
         try:
@@ -189,6 +211,14 @@ class MemoryBlockStore:
     def exists(self, address: str) -> bool:
         return address in self.blobs
 
+    def stat(self, address: str) -> PutResult:
+        with self._lock:
+            data = self.blobs.get(address)
+            etag = self._multipart_etags.get(address)
+        if data is None:
+            raise errors.ObjectNotFound(address)
+        return PutResult(len(data), etag or hashlib.md5(data).hexdigest())
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         return f"https://memory.invalid/{address.removeprefix('s3://')}?expires={expires_seconds}"
 
@@ -198,6 +228,7 @@ class MemoryBlockStore:
     def delete(self, address: str) -> None:
         with self._lock:
             self.blobs.pop(address, None)
+            self._multipart_etags.pop(address, None)
 
     # S3's rule for every part of a multipart upload but the last.
     MIN_PART_SIZE = 5 * 1024 * 1024
@@ -261,10 +292,11 @@ class MemoryBlockStore:
                 chosen.append(data)
                 previous = number
             whole = b"".join(chosen)
+            digest = hashlib.md5(b"".join(hashlib.md5(d).digest() for d in chosen)).hexdigest()
             self.blobs[address] = whole
+            self._multipart_etags[address] = f"{digest}-{len(chosen)}"
             del self._uploads[upload_id]
-        digest = hashlib.md5(b"".join(hashlib.md5(d).digest() for d in chosen)).hexdigest()
-        return PutResult(len(whole), f"{digest}-{len(chosen)}")
+        return PutResult(len(whole), self._multipart_etags[address])
 
     def abort_multipart_upload(self, address: str, upload_id: str) -> None:
         with self._lock:

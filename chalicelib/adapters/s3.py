@@ -24,6 +24,8 @@ _SCHEME = "s3://"
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound", "NoSuchUpload"})
 # What the caller asked for was wrong (a part list, a copy range): not a storage failure.
 _INVALID_CODES = frozenset({"InvalidPart", "InvalidPartOrder", "EntityTooSmall", "InvalidArgument"})
+# What S3 answers a conditional PutObject (If-None-Match: *) that lost: the key exists, or another is being written.
+_LOST_CONDITIONAL_WRITE = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 # S3 copies at most 5 GiB in one CopyObject or UploadPartCopy; larger blobs are copied in parts of this size.
 COPY_PART_BYTES = 1024**3
 MAX_SINGLE_COPY_BYTES = 5 * 1024**3
@@ -72,6 +74,20 @@ class S3BlockStore:
         # The MD5 computed here, not the returned ETag: with SSE-KMS or multipart S3's ETag is not an MD5.
         return PutResult(size=len(data), etag=digest.hexdigest())
 
+    def put_if_absent(self, address: str, data: bytes) -> bool:
+        bucket, key = split_address(address)
+        try:
+            with _s3_errors(address):
+                self._client.put_object(Bucket=bucket, Key=key, Body=data, IfNoneMatch="*")
+        except errors.StorageError as e:
+            # 412: the key exists. 409 ConditionalRequestConflict: a concurrent conditional write to the key is
+            # in flight (S3 lets exactly one of them succeed): either way this caller lost.
+            cause = e.__cause__
+            if isinstance(cause, ClientError) and _error_code(cause) in _LOST_CONDITIONAL_WRITE:
+                return False
+            raise
+        return True
+
     def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
         bucket, key = split_address(address)
         if start is None:
@@ -98,6 +114,12 @@ class S3BlockStore:
         except errors.ObjectNotFound:
             return False
         return True
+
+    def stat(self, address: str) -> PutResult:
+        bucket, key = split_address(address)
+        with _s3_errors(address):
+            head = self._client.head_object(Bucket=bucket, Key=key)
+        return PutResult(int(head["ContentLength"]), _unquote(str(head["ETag"])))
 
     def presign_get(self, address: str, expires_seconds: int) -> str:
         bucket, key = split_address(address)

@@ -3,8 +3,9 @@
 GET hands out a fresh physical address in the repository's namespace, signed for (repository, branch, path)
 (auth/addresses.py), and with ``presign=true`` a presigned S3 PUT URL for it, so the bytes go straight to
 S3 and never through API Gateway or Lambda. PUT links what was uploaded there to the path: the address must
-verify (else 400) and the object must exist. If-None-Match: * makes the link fail with 412 when the path
-already exists.
+verify (else 400), the object must exist and match the claimed size and checksum; it is copied to an address no
+URL can write, so the bytes a commit reads never change (graveler/linking.py). If-None-Match: * makes the link
+fail with 412 when the path already exists.
 """
 
 from __future__ import annotations
@@ -61,10 +62,7 @@ def link_physical_address(repository: str, branch: str) -> Response:
     size = body.int("size_bytes")
     if size is None or size < 0:
         raise errors.Invalid("field size_bytes must be a non-negative integer")
-    graveler = svc.graveler
-    if not graveler.blocks.exists(address):
-        raise errors.Invalid("nothing was uploaded to the physical address")
-    entry = Entry(
+    claim = Entry(
         physical_address=address,
         size=size,
         etag=body.required_str("checksum").strip('"'),  # S3 ETags come quoted
@@ -72,5 +70,5 @@ def link_physical_address(repository: str, branch: str) -> Response:
         content_type=body.str("content_type") or DEFAULT_CONTENT_TYPE,
         user_metadata=body.str_map("user_metadata"),
     )
-    linked = graveler.link_object(repository, branch, path, entry, if_absent(request.headers))
+    linked = svc.graveler.link_upload(repository, branch, path, address, claim, if_absent(request.headers))
     return json_response(serializers.object_stats(path, linked))

@@ -48,7 +48,7 @@ from .records import (
     StagingToken,
 )
 from .slicing import sample_keys, slice_bounds, spread_bounds
-from .staging import staged_changes, token_is_empty
+from .staging import drop_tokens, staged_changes, token_is_empty
 
 Json = dict[str, Any]
 
@@ -151,7 +151,9 @@ class CommitSteps:
                 return {"sealed_token": rest[0] if rest else ""}
             if _is_empty(self.staging, branch) and not request.allow_empty:
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-            sealed = Branch(branch.id, branch.commit_id, mine, (branch.staging_token, *branch.sealed_tokens))
+            # Tokens an earlier move released but could not drop: dropped now, and forgotten once dropped.
+            retired = drop_tokens(self.staging, branch.retired_tokens)
+            sealed = Branch(branch.id, branch.commit_id, mine, (branch.staging_token, *branch.sealed_tokens), retired)
             try:
                 self.refs.set_branch(repo_id, sealed, expected=branch)
             except errors.Conflict:
@@ -246,10 +248,11 @@ class CommitSteps:
     # ---- drop -----------------------------------------------------------------------------------------------
 
     def drop(self, tokens: list[str]) -> Json:
-        """Drops committed tokens; idempotent."""
-        for token in tokens:
-            self.staging.drop(StagingToken(token))
-        return {"dropped": len(tokens)}
+        """Drops committed tokens; idempotent. Never fails: the commit has landed and must say so. A token whose
+        drop fails is still listed in the branch's retired tokens (the swap recorded it), so the next seal drops
+        it; {"dropped": n, "deferred": [tokens left for then]}."""
+        deferred = drop_tokens(self.staging, [StagingToken(t) for t in tokens])
+        return {"dropped": len(tokens) - len(deferred), "deferred": list(deferred)}
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
@@ -285,8 +288,11 @@ def swap_branch(
     if branch.commit_id != commit.parents[0] or branch.sealed_tokens != tokens:
         return {"status": REPLAN}
     refs.add_commit(repo_id, commit)
+    # The released tokens are recorded as retired in the same swap: if dropping them fails afterwards, the next
+    # seal drops them (they are never read again either way).
+    moved = Branch(branch.id, commit.id, branch.staging_token, (), (*branch.retired_tokens, *tokens))
     try:
-        refs.set_branch(repo_id, Branch(branch.id, commit.id, branch.staging_token, ()), expected=branch)
+        refs.set_branch(repo_id, moved, expected=branch)
     except errors.Conflict:
         # A seal or a commit moved the branch between our read and our swap (writes never change the record).
         # Back off a little so racing workflows do not replan in lockstep.

@@ -77,6 +77,18 @@ class InvalidName(Invalid):
     pass
 
 
+class InvalidObjectField(Invalid):
+    """A field of an object (content type, metadata, checksum, size, mtime) that S3 would not take."""
+
+
+class MetadataTooLarge(InvalidObjectField):
+    """User metadata over S3's 2 KiB."""
+
+
+class EntityTooLarge(InvalidObjectField):
+    """An object over S3's 5 TiB."""
+
+
 class NoChanges(GravelerError):
     lakefs_message = "no changes"
 

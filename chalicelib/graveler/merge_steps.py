@@ -40,6 +40,7 @@ from .mergebase import require_merge_base
 from .merging import MergeConflicts, conflict_policy
 from .records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
 from .slicing import concatenate, spread_bounds
+from .staging import drop_tokens
 
 if TYPE_CHECKING:
     from .service import Graveler
@@ -293,10 +294,9 @@ class MergeSteps:
     # ---- drop -----------------------------------------------------------------------------------------------
 
     def drop(self, tokens: list[str]) -> Json:
-        """Drops the tokens the swap released; idempotent."""
-        for token in tokens:
-            self.graveler.staging.drop(StagingToken(token))
-        return {"dropped": len(tokens)}
+        """Drops the tokens the swap released; idempotent, and never fails (see CommitSteps.drop)."""
+        deferred = drop_tokens(self.graveler.staging, [StagingToken(t) for t in tokens])
+        return {"dropped": len(tokens) - len(deferred), "deferred": list(deferred)}
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 

@@ -48,8 +48,13 @@ class RefStore(Protocol):
         """A strongly consistent read of the branch. Raises BranchNotFound."""
         ...
 
-    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
-        """Stores a new branch. Raises BranchExists if the id is taken."""
+    def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
+        """Stores a new branch. Raises BranchExists if the id is taken.
+
+        With ``generation`` the branch is stored only while the repository record is active with that generation,
+        checked atomically with the write: RepositoryNotFound otherwise (deleted, being deleted, or re-created).
+        None (a repository's default branch, written before its record) checks nothing.
+        """
         ...
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
@@ -72,8 +77,9 @@ class RefStore(Protocol):
         """The tag. Raises TagNotFound."""
         ...
 
-    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
-        """Stores a new tag. Raises TagExists if the id is taken (tags are immutable)."""
+    def create_tag(self, repo_id: RepositoryID, tag: Tag, generation: str | None = None) -> None:
+        """Stores a new tag. Raises TagExists if the id is taken (tags are immutable). ``generation`` as for
+        create_branch: RepositoryNotFound unless the repository is still active with that generation."""
         ...
 
     def delete_tag(self, repo_id: RepositoryID, tag_id: TagID) -> None:
@@ -141,12 +147,22 @@ class BlockStore(Protocol):
         """Writes the blob. Callers never rewrite an address with different bytes."""
         ...
 
+    def put_if_absent(self, address: str, data: bytes) -> bool:
+        """Writes the blob only if nothing is stored at the address, atomically (S3 ``If-None-Match: *``): of
+        concurrent callers exactly one gets True; the others get False and change nothing."""
+        ...
+
     def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
         """The blob, or bytes [start, end] inclusive. Raises ObjectNotFound when the blob is missing."""
         ...
 
     def exists(self, address: str) -> bool:
         """Whether a blob is stored at the address."""
+        ...
+
+    def stat(self, address: str) -> PutResult:
+        """The stored blob's size and the store's ETag: the hex MD5 of the bytes for a blob written by one PUT or
+        copy (S3 without KMS), ``<hex>-<parts>`` for a multipart upload. Raises ObjectNotFound."""
         ...
 
     def presign_get(self, address: str, expires_seconds: int) -> str:

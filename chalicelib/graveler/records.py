@@ -32,6 +32,10 @@ class Repository:
     creation_date: int
     state: RepositoryState = RepositoryState.ACTIVE
     read_only: bool = False
+    # Random per creation ("" for repositories created before it existed): a repository deleted and created again
+    # under the same id is another generation, and a branch creation begun against the old one must not land in
+    # the new one (RefStore.create_branch checks it in the same write).
+    generation: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +47,10 @@ class Branch:
     # Left out of branch listings unless asked for (lakeFS's hidden branches: the client's transactions). Set
     # when the branch is created and kept by every move (RefStore.set_branch).
     hidden: bool = False
+    # Tokens a move of the branch released (committed, merged, reset) that may still hold staged rows: recorded in
+    # the same compare-and-swap as the move, so a drop that fails after the move is retried by the next seal
+    # instead of failing a commit that landed. Never read as staged data.
+    retired_tokens: tuple[StagingToken, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ constructor and never touches a driver.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import random
@@ -16,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import errors
+from . import namespaces
 from .addressing import metadata_address, new_data_address
 from .collected import CollectedCheck
 from .commit_steps import CommitRequest, CommitSteps
@@ -30,6 +32,8 @@ from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
+from .linking import check_claim
+from .object_fields import validate_entry, validate_headers
 from .protection import BranchProtection, NoProtection
 from .records import (
     EMPTY_METARANGE,
@@ -57,7 +61,7 @@ from .records import (
 )
 from .refs import resolve_ref
 from .reset import reset_key, reset_prefix
-from .staging import branch_tokens, is_dirty, read_staged, stage, staged_changes, token_is_empty
+from .staging import branch_tokens, drop_tokens, is_dirty, read_staged, stage, staged_changes, token_is_empty
 from .validation import (
     validate_branch_id,
     validate_path,
@@ -67,9 +71,6 @@ from .validation import (
 )
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
-# Marks a storage namespace as owned by a repository: a second repository there would let GC of one delete the
-# other's data, so creation refuses a namespace that has it.
-NAMESPACE_MARKER = "dummy"
 COMMIT_TRIES = 10
 SEAL_TRIES = 10
 BACKOFF_CAP_SECONDS = 5.0
@@ -99,8 +100,11 @@ class Graveler:
         sleep: Callable[[float], None] = time.sleep,
         protection: BranchProtection | None = None,
         collected: CollectedCheck | None = None,
+        namespace_prefix: str | None = None,
     ) -> None:
+        """``namespace_prefix``: where repositories may live (``s3://<bucket>/`` of the deployment); None: any."""
         self.refs = refs
+        self.namespace_prefix = namespace_prefix
         self.staging = staging
         self.blocks = blocks
         self.committed = committed
@@ -136,13 +140,22 @@ class Graveler:
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
         validate_storage_namespace(storage_namespace)
+        namespace = storage_namespace.removesuffix("/")
+        namespaces.check_allowed(namespace + "/", self.namespace_prefix)
         rid = RepositoryID(repo_id)
         self.refuse_existing_repository(repo_id)
-        namespace = storage_namespace.rstrip("/")
-        marker = metadata_address(namespace, NAMESPACE_MARKER)
-        if self.blocks.exists(marker):
-            raise errors.Invalid(f"storage namespace {storage_namespace} already holds a repository's data")
-        self.blocks.put(marker, b"")
+        namespaces.claim(self.blocks, namespace)
+        try:
+            return self._create_repository_records(rid, namespace, default_branch, read_only)
+        except errors.RepositoryExists:
+            # Another creation of this id won: the namespace was claimed for nothing.
+            namespaces.release(self.blocks, namespace)
+            raise
+
+    def _create_repository_records(
+        self, rid: RepositoryID, namespace: str, default_branch: str, read_only: bool
+    ) -> Repository:
+        repo_id = str(rid)
         now = self._clock()
         # As lakeFS does: the initial commit and the default branch first, the repository record last, so a
         # repository that exists is always complete.
@@ -154,7 +167,8 @@ class Graveler:
             )
         except errors.BranchExists as e:
             raise errors.RepositoryExists(f"repository {repo_id} is being created concurrently") from e
-        repo = Repository(rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only)
+        repo = Repository(rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only,
+                          uuid.uuid4().hex)
         self.refs.create_repository(repo)
         return repo
 
@@ -186,8 +200,7 @@ class Graveler:
         branches = self.refs.list_branches(rid, "", 1_000_000)
         self.refs.delete_repository(rid)
         for branch in branches:
-            for token in branch_tokens(branch):
-                self.staging.drop(token)
+            drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
 
     # ---- branches -------------------------------------------------------------------------------------------
 
@@ -196,7 +209,8 @@ class Graveler:
         repo = self.get_repository(repo_id)
         source = self.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
-        self.refs.create_branch(repo.id, branch)
+        # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
+        self.refs.create_branch(repo.id, branch, generation=repo.generation)
         return branch
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
@@ -218,8 +232,7 @@ class Graveler:
         self.guard.refuse_delete(repo, branch_id)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.refs.delete_branch(repo.id, branch.id)
-        for token in branch_tokens(branch):
-            self.staging.drop(token)
+        drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
 
     # ---- tags -----------------------------------------------------------------------------------------------
 
@@ -227,7 +240,7 @@ class Graveler:
         validate_tag_id(tag_id)
         repo = self._writable_repository(repo_id)
         tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
-        self.refs.create_tag(repo.id, tag)
+        self.refs.create_tag(repo.id, tag, generation=repo.generation)
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
@@ -377,6 +390,8 @@ class Graveler:
         if_absent: bool = False,
     ) -> Entry:
         validate_path(path)
+        content_type = content_type or "application/octet-stream"
+        validate_headers(content_type, user_metadata or {})
         repo = self._writable_repository(repo_id)
         self.refs.get_branch(repo.id, BranchID(branch_id))
         self.guard.refuse_write(repo, branch_id)
@@ -390,9 +405,10 @@ class Graveler:
             size=written.size,
             etag=written.etag,
             mtime=int(now),
-            content_type=content_type or "application/octet-stream",
+            content_type=content_type,
             user_metadata=dict(user_metadata or {}),
         )
+        validate_entry(entry)
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
         return entry
 
@@ -406,6 +422,7 @@ class Graveler:
         """Stages an entry whose data is already stored. The caller vouches that the address is the repository's
         own (issued by new_physical_address, or copied from an entry of the same repository)."""
         validate_path(path)
+        validate_entry(entry)
         repo = self._writable_repository(repo_id)
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
@@ -414,6 +431,38 @@ class Graveler:
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        return entry
+
+    def link_upload(
+        self, repo_id: str, branch_id: str, path: str, upload_address: str, claim: Entry, if_absent: bool = False
+    ) -> Entry:
+        """Stages what a client uploaded to ``upload_address`` (an address from new_physical_address, written with
+        a presigned PUT): copied to an address no URL writes, checked against the claim (its size, and its
+        checksum where the store can tell), then the upload is deleted. See linking.py. Raises Invalid when
+        nothing was uploaded or the upload contradicts the claim; the claim's physical address is ignored."""
+        validate_path(path)
+        validate_entry(claim)
+        repo = self._writable_repository(repo_id)
+        if not upload_address.startswith(repo.storage_namespace + "/data/"):
+            raise errors.Invalid("the physical address is outside the repository's storage namespace")
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        if if_absent and self._exists(repo, branch_id, path):
+            raise errors.PreconditionFailed(f"object {path} already exists")
+        address = new_data_address(repo.storage_namespace, self._clock())
+        try:
+            self.blocks.copy(upload_address, address)
+        except errors.ObjectNotFound:
+            raise errors.Invalid("nothing was uploaded to the physical address") from None
+        try:
+            check_claim(self.blocks.stat(address), claim)
+            entry = dataclasses.replace(claim, physical_address=address)
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        except BaseException:
+            self.blocks.delete(address)
+            raise
+        # Best effort: an upload left behind is an unreferenced object under data/, which GC collects.
+        with contextlib.suppress(errors.GravelerError):
+            self.blocks.delete(upload_address)
         return entry
 
     def copy_object(
@@ -738,10 +787,11 @@ class Graveler:
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             old, _ = self._swap_branch(
-                repo.id, bid, lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), ()), "reset"
+                repo.id, bid,
+                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), _retire(b, branch_tokens(b))),
+                "reset",
             )
-            for token in branch_tokens(old):
-                self.staging.drop(token)
+            drop_tokens(self.staging, branch_tokens(old))
             return
         if path_type not in (RESET_OBJECT, RESET_PREFIX):
             raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
@@ -768,13 +818,12 @@ class Graveler:
             self.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
             target = self.resolve(repo.id, ref).commit_id
-            return Branch(branch.id, target, branch.staging_token, ())
+            return Branch(branch.id, target, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
 
         bid = BranchID(branch_id)
         self.prepare_move(repo, bid)
         old, moved = self._swap_branch(repo.id, bid, change, "hard reset")
-        for token in old.sealed_tokens:
-            self.staging.drop(token)
+        drop_tokens(self.staging, old.sealed_tokens)
         return moved
 
     # ---- internals ------------------------------------------------------------------------------------------
@@ -869,11 +918,10 @@ class Graveler:
             commit = build(branch)
             self.refs.add_commit(repo_id, commit)
             built.append(commit)
-            return Branch(branch.id, commit.id, branch.staging_token, ())
+            return Branch(branch.id, commit.id, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
 
         old, _ = self._swap_branch(repo_id, branch_id, change, what)
-        for token in old.sealed_tokens:
-            self.staging.drop(token)
+        drop_tokens(self.staging, old.sealed_tokens)
         return built[-1]
 
     def _writable_repository(self, repo_id: str) -> Repository:
@@ -910,6 +958,7 @@ class Graveler:
                 branch.commit_id,
                 new_staging_token(repo_id, branch_id),
                 (branch.staging_token, *branch.sealed_tokens),
+                drop_tokens(self.staging, branch.retired_tokens),  # earlier drops that failed, retried
             )
             try:
                 self.refs.set_branch(repo_id, sealed, expected=branch)
@@ -965,6 +1014,12 @@ class Graveler:
         has_more = len(items) > limit
         items = items[:limit]
         return Page(items, has_more, items[-1].id if has_more else "")
+
+
+def _retire(branch: Branch, released: Sequence[StagingToken]) -> tuple[StagingToken, ...]:
+    """The retired tokens of ``branch`` after a move releases ``released`` (dropped right after the move; kept
+    listed so that a failed drop is retried by the next seal)."""
+    return (*branch.retired_tokens, *released)
 
 
 def _no_resolution(key: str, source: Action, destination: Action) -> Decision | None:

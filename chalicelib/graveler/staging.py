@@ -7,13 +7,16 @@ installs a fresh one. Reads consult the token, then sealed tokens newest first, 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+import logging
+from collections.abc import Iterable, Iterator
 
 from . import errors
 from .ports import RefStore, StagingStore
 from .records import Branch, BranchID, Key, RepositoryID, StagedEntry, StagingToken
 
 WRITE_TRIES = 3
+
+_log = logging.getLogger(__name__)
 
 
 def branch_tokens(branch: Branch) -> list:  # type: ignore[type-arg]
@@ -58,6 +61,21 @@ def staged_changes(
         if key != last:
             last = key
             yield staged
+
+
+def drop_tokens(staging: StagingStore, tokens: Iterable[StagingToken]) -> tuple[StagingToken, ...]:
+    """Drops the tokens' staged rows; returns the tokens whose drop failed, for a later retry (drops are
+    idempotent). Used after a branch moved: the move is what the caller was promised, so a failing drop must not
+    turn it into an error."""
+    failed: list[StagingToken] = []
+    for token in tokens:
+        try:
+            staging.drop(token)
+        except errors.GravelerError:
+            _log.warning("dropping staging token %s failed; the next seal of the branch retries it", token,
+                         exc_info=True)
+            failed.append(token)
+    return tuple(failed)
 
 
 def token_is_empty(staging: StagingStore, token: StagingToken) -> bool:

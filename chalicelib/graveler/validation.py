@@ -56,5 +56,14 @@ def validate_path(path: str) -> None:
 
 
 def validate_storage_namespace(namespace: str) -> None:
+    """s3://bucket/prefix: a prefix (never the bucket's root) of non-empty segments, none ``.`` or ``..``, without
+    ``?`` or ``#`` (which would end the key of an s3:// URL); one trailing ``/`` is allowed and ignored."""
     if not _NAMESPACE.fullmatch(namespace):
-        raise Invalid(f"storage namespace {namespace!r} must look like s3://bucket[/prefix]")
+        raise Invalid(f"storage namespace {namespace!r} must look like s3://bucket/prefix")
+    if "?" in namespace or "#" in namespace or any(ord(c) < 0x20 or c == "\x7f" for c in namespace):
+        raise Invalid(f"storage namespace {namespace!r} must not hold '?', '#' or control characters")
+    path = namespace.partition("://")[2].partition("/")[2].removesuffix("/")
+    if not path:
+        raise Invalid(f"storage namespace {namespace!r} is a bucket's root: give a prefix, s3://bucket/prefix")
+    if any(segment in ("", ".", "..") for segment in path.split("/")):
+        raise Invalid(f"storage namespace {namespace!r} has an empty, '.' or '..' segment")

@@ -3,6 +3,7 @@ a body the lakefs-sdk model of that status parses exactly. The walk must cover e
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -178,7 +179,8 @@ def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Servic
                 assert previous is not None
                 staging = json.loads(previous.body)
                 services.graveler.blocks.put(staging["physical_address"], b"staged")
-                request = {**request, "json": {"staging": staging, "checksum": "c", "size_bytes": 6}}
+                checksum = hashlib.md5(b"staged").hexdigest()  # link checks the claim against the upload
+                request = {**request, "json": {"staging": staging, "checksum": checksum, "size_bytes": 6}}
             response = call(client, method, path, request)
             previous = response
             assert response.status_code == expected, (method, path, response.status_code, response.body[:300])

@@ -5,6 +5,7 @@ Two adjustments make moto a faithful stand-in for the behaviour under test:
 - moto checks a write's condition and then stores the item without a lock, so two threads can both pass the
   check. DynamoDB serializes writes to one item; a lock around moto's item writes restores that, which keeps
   the compare-and-swap race test about the adapter (a read-then-write in Python would still lose the race).
+  moto's S3 PutObject checks If-None-Match: * the same way; S3 makes it atomic, and so does a lock here.
 - the DynamoDB operations moto serves are counted, so a test can see how many query pages were fetched.
 """
 
@@ -22,6 +23,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.dynamodb.models import DynamoDBBackend
+from moto.s3.responses import S3Response
 
 from chalicelib.adapters.dynamodb import (
     DynamoAuthStore,
@@ -104,6 +106,18 @@ def _instrument_dynamodb(monkeypatch: pytest.MonkeyPatch, calls: Counter[str]) -
         wrap(name, serialize=False)
 
 
+def _serialize_s3_puts(monkeypatch: pytest.MonkeyPatch) -> None:
+    lock = threading.Lock()
+    original: Callable[..., Any] = S3Response.put_object
+
+    @functools.wraps(original)
+    def put_object(self: S3Response, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(S3Response, "put_object", put_object)
+
+
 @pytest.fixture(params=VARIANTS)
 def variant(request: pytest.FixtureRequest) -> str:
     return str(request.param)
@@ -118,6 +132,7 @@ def moto(variant: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Moto | None]
     set_fake_aws_env(monkeypatch)
     state = Moto()
     _instrument_dynamodb(monkeypatch, state.calls)
+    _serialize_s3_puts(monkeypatch)
     with mock_aws():
         yield state
 

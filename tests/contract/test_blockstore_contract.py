@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import uuid
 from collections.abc import Iterator
 
@@ -207,6 +208,39 @@ def test_copy_inside_the_store(block_store: BlockStore, bucket: str, address: st
     assert not block_store.exists(f"s3://{bucket}/ns/never")
 
 
+def test_stat_reports_what_is_stored_now(block_store: BlockStore, bucket: str, address: str) -> None:
+    with pytest.raises(errors.ObjectNotFound):
+        block_store.stat(address)
+    written = block_store.put(address, DATA)
+    assert block_store.stat(address) == written
+    block_store.put(address, b"rewritten")
+    assert block_store.stat(address) == block_store.put(address, b"rewritten")
+    copied = f"s3://{bucket}/ns/data/g1/copy-{uuid.uuid4().hex}"
+    block_store.copy(address, copied)
+    assert block_store.stat(copied).etag == hashlib.md5(b"rewritten").hexdigest()  # a single copy: still an MD5
+
+
+def test_put_if_absent_has_exactly_one_winner(block_store: BlockStore, address: str) -> None:
+    assert block_store.put_if_absent(address, b"first")
+    assert not block_store.put_if_absent(address, b"second")
+    assert block_store.get(address) == b"first"
+    contested = address + "-contested"
+    barrier = threading.Barrier(6)
+    outcomes: list[bool] = []
+
+    def attempt(n: int) -> None:
+        barrier.wait()
+        outcomes.append(block_store.put_if_absent(contested, f"writer {n}".encode()))
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == [False] * 5 + [True]
+    assert block_store.get(contested).startswith(b"writer ")
+
+
 def test_multipart_upload_round_trip(block_store: BlockStore, address: str) -> None:
     upload = block_store.create_multipart_upload(address)
     first = block_store.upload_part(address, upload, 1, BIG)
@@ -222,6 +256,7 @@ def test_multipart_upload_round_trip(block_store: BlockStore, address: str) -> N
     expected_etag = hashlib.md5(bytes.fromhex(first.etag) + bytes.fromhex(last.etag)).hexdigest() + "-2"
     assert result.etag == expected_etag
     assert block_store.get(address) == BIG + b"tail bytes"
+    assert block_store.stat(address) == result  # the ETag of a multipart object is not an MD5
     with pytest.raises(errors.ObjectNotFound):
         block_store.list_parts(address, upload)  # a completed upload is gone
 

@@ -123,3 +123,27 @@ def test_adapters_over_an_http_endpoint(fake_aws_env: None) -> None:
         assert auth.list_users() == [User("admin", 1)]
     finally:
         server.stop()
+
+
+def test_rows_written_before_generations_and_retired_tokens(in_process: None) -> None:
+    """Rows of a deployment from before these attributes: read as empty, and compare-and-swap still works."""
+    names = fresh_names()
+    create_tables(names, REGION)
+    client = boto3.client("dynamodb", region_name=REGION)
+    client.put_item(TableName=names.repositories, Item={
+        "repository_id": {"S": "old"}, "storage_namespace": {"S": "s3://b/old"}, "default_branch_id": {"S": "main"},
+        "creation_date": {"N": "1700000000"}, "state": {"S": "active"}, "read_only": {"BOOL": False}})
+    client.put_item(TableName=names.branches, Item={
+        "repository_id": {"S": "old"}, "branch_id": {"S": "main"}, "commit_id": {"S": "c1"},
+        "staging_token": {"S": "t1"}, "sealed_tokens": {"L": []}})
+    store = DynamoRefStore(names, REGION)
+    old = RepositoryID("old")
+    assert store.get_repository(old).generation == ""
+    branch = store.get_branch(old, BranchID("main"))
+    assert branch == Branch(BranchID("main"), CommitID("c1"), StagingToken("t1"))
+    moved = Branch(BranchID("main"), CommitID("c2"), StagingToken("t1"), (), (StagingToken("t0"),))
+    store.set_branch(old, moved, expected=branch)
+    assert store.get_branch(old, BranchID("main")) == moved
+    store.create_branch(old, Branch(BranchID("dev"), CommitID("c2"), StagingToken("t2")), generation="")
+    with pytest.raises(errors.RepositoryNotFound):
+        store.create_branch(old, Branch(BranchID("x"), CommitID("c2"), StagingToken("t3")), generation="g")

@@ -145,6 +145,52 @@ def test_recreated_repository_starts_empty(ref_store: RefStore) -> None:
     assert ref_store.list_branches(RepositoryID("again")) == []
 
 
+def test_create_branch_tied_to_a_generation(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1", generation="g1"))
+    assert ref_store.get_repository(REPO).generation == "g1"
+    ref_store.create_branch(REPO, make_branch("dev"), generation="g1")
+    assert ref_store.get_branch(REPO, BranchID("dev")) == make_branch("dev")
+    with pytest.raises(errors.BranchExists):
+        ref_store.create_branch(REPO, make_branch("dev", commit="c9"), generation="g1")
+    # Begun against another generation (the repository was deleted and created again meanwhile): refused.
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("stale"), generation="g0")
+    ref_store.delete_repository(REPO)
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("late"), generation="g1")
+    ref_store.create_repository(make_repo("repo1", generation="g2"))
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("late"), generation="g1")
+    assert ref_store.list_branches(REPO) == []
+
+
+def test_create_tag_tied_to_a_generation(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1", generation="g1"))
+    ref_store.create_tag(REPO, Tag(TagID("v1"), CommitID("c1")), generation="g1")
+    with pytest.raises(errors.TagExists):
+        ref_store.create_tag(REPO, Tag(TagID("v1"), CommitID("c2")), generation="g1")
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_tag(REPO, Tag(TagID("v2"), CommitID("c1")), generation="g0")
+    assert ref_store.list_tags(REPO) == [Tag(TagID("v1"), CommitID("c1"))]
+
+
+@pytest.mark.parametrize("state", [RepositoryState.IN_DELETION])
+def test_create_branch_refused_while_the_repository_is_deleted(ref_store: RefStore, state: RepositoryState) -> None:
+    ref_store.create_repository(make_repo("repo1", generation="g1", state=state))
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("dev"), generation="g1")
+    with pytest.raises(errors.BranchNotFound):
+        ref_store.get_branch(REPO, BranchID("dev"))
+
+
+def test_create_branch_in_a_repository_from_before_generations(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1"))
+    assert ref_store.get_repository(REPO).generation == ""
+    ref_store.create_branch(REPO, make_branch("dev"), generation="")
+    with pytest.raises(errors.RepositoryNotFound):
+        ref_store.create_branch(REPO, make_branch("dev2"), generation="g1")
+
+
 def test_delete_missing_repository(ref_store: RefStore) -> None:
     with pytest.raises(errors.RepositoryNotFound):
         ref_store.delete_repository(RepositoryID("nope"))
@@ -214,6 +260,20 @@ def test_set_branch_compares_sealed_tokens_in_order(ref_store: RefStore) -> None
     with pytest.raises(errors.Conflict):
         ref_store.set_branch(REPO, make_branch("main", commit="c9"), expected=make_branch("main", sealed=("t2", "t1")))
     assert ref_store.get_branch(REPO, BranchID("main")) == current
+
+
+def test_retired_tokens_are_stored_and_compared(ref_store: RefStore) -> None:
+    current = make_branch("main", commit="c1")
+    ref_store.create_branch(REPO, current)
+    moved = Branch(BranchID("main"), CommitID("c2"), StagingToken("t0"), (), (StagingToken("r1"), StagingToken("r2")))
+    ref_store.set_branch(REPO, moved, expected=current)
+    assert ref_store.get_branch(REPO, BranchID("main")) == moved
+    # An expectation that misses the retired tokens (a writer that read before the move) loses.
+    with pytest.raises(errors.Conflict):
+        ref_store.set_branch(REPO, make_branch("main", commit="c3"), expected=make_branch("main", commit="c2"))
+    cleared = Branch(BranchID("main"), CommitID("c2"), StagingToken("t1"), (StagingToken("t0"),))
+    ref_store.set_branch(REPO, cleared, expected=moved)
+    assert ref_store.get_branch(REPO, BranchID("main")).retired_tokens == ()
 
 
 def test_set_missing_branch_conflicts(ref_store: RefStore) -> None:

@@ -15,7 +15,7 @@ from chalicelib.graveler.retention import BranchRetention, RetentionRules
 
 DAY = 86_400
 NOW = 1_800_000_000.0
-NS = "s3://bucket/repo"
+NS = "s3://test-bucket/repo"  # the bucket of the memory fixture
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from .support import crashing_once, run_execution
 
 REGION = "us-east-1"
 NS = "s3://bucket/repo"
-SMALL_RANGES = Settings(range_max_bytes=4000, range_min_bytes=600, range_raggedness=7)
+SMALL_RANGES = Settings(bucket="bucket", range_max_bytes=4000, range_min_bytes=600, range_raggedness=7)
 DATE = 1_700_000_000
 
 

@@ -35,6 +35,8 @@ class RepositoryRow(Model):
     creation_date = NumberAttribute()
     state = UnicodeAttribute()
     read_only = BooleanAttribute(default=False)
+    # Absent on repositories created before generations (read as "").
+    generation = UnicodeAttribute(null=True)
 
 
 class BranchRow(Model):
@@ -47,6 +49,8 @@ class BranchRow(Model):
     # Stored as a DynamoDB list (possibly empty) so a condition can compare it whole, order included.
     sealed_tokens = ListAttribute(of=UnicodeAttribute, default=list)
     hidden = BooleanAttribute(default=False)
+    # Absent on rows written before tokens were retired (read as empty).
+    retired_tokens = ListAttribute(of=UnicodeAttribute, default=list, null=True)
 
 
 class TagRow(Model):

@@ -9,9 +9,10 @@ down badly on big tables, and every multi-item change here can be repeated safel
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from pynamodb.expressions.condition import Condition
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import (
@@ -45,6 +46,8 @@ class DynamoRefStore:
         self._branches = models.branches
         self._tags = models.tags
         self._commits = models.commits
+        # The connection the models of the set share (models.py): a transaction spans two of their tables.
+        self._connection = models.repositories._get_connection().connection
 
     # repositories
 
@@ -61,6 +64,7 @@ class DynamoRefStore:
             creation_date=repo.creation_date,
             state=repo.state.value,
             read_only=repo.read_only,
+            generation=repo.generation or None,
         )
         with storage_errors(on_condition_failed=lambda: errors.RepositoryExists(repo.id)):
             row.save(condition=self._repositories.repository_id.does_not_exist())
@@ -104,11 +108,40 @@ class DynamoRefStore:
             row = self._branches.get(repo_id, branch_id, consistent_read=True)
         return _branch(row)
 
-    def create_branch(self, repo_id: RepositoryID, branch: Branch) -> None:
-        with storage_errors(on_condition_failed=lambda: errors.BranchExists(branch.id)):
-            self._branch_row(repo_id, branch, branch.hidden).save(
-                condition=self._branches.repository_id.does_not_exist()
-            )
+    def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
+        self._create_in_generation(
+            repo_id, self._branch_row(repo_id, branch, branch.hidden), self._branches.repository_id.does_not_exist(), generation,
+            lambda: errors.BranchExists(branch.id),
+        )
+
+    def _create_in_generation(
+        self, repo_id: str, row: BranchRow | TagRow, absent: Condition, generation: str | None,
+        exists: Callable[[], errors.GravelerError],
+    ) -> None:
+        """Saves ``row`` if absent (else ``exists()``); with ``generation``, only while the repository record is
+        active with that generation (else RepositoryNotFound)."""
+        if generation is None:
+            with storage_errors(on_condition_failed=exists):
+                row.save(condition=absent)
+            return
+        # One transaction: the repository record must still be this generation and active (delete marks it
+        # in_deletion before it removes the branches and tags), so a creation racing a delete either lands before
+        # the delete's sweep or not at all, and never in a repository created again under the same id.
+        repos = self._repositories
+        same = repos.generation.does_not_exist() if not generation else repos.generation == generation
+        try:
+            with storage_errors():
+                with TransactWrite(connection=self._connection) as transaction:
+                    transaction.condition_check(repos, repo_id, condition=(repos.state == "active") & same)
+                    transaction.save(row, condition=absent)
+        except errors.StorageError as e:
+            reasons = getattr(e.__cause__, "cancellation_reasons", None) or []
+            codes = [reason.code if reason is not None else None for reason in reasons]
+            if codes[:1] == ["ConditionalCheckFailed"]:
+                raise errors.RepositoryNotFound(f"repository {repo_id} is gone or was created again") from e
+            if codes[1:2] == ["ConditionalCheckFailed"]:
+                raise exists() from e
+            raise
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         if branch.id != expected.id:
@@ -116,10 +149,14 @@ class DynamoRefStore:
         model = self._branches
         # Every field in the condition: a writer that read an older state of the branch must lose.
         # Comparing a missing attribute is false, so a deleted branch fails the condition too.
+        retired: Condition = model.retired_tokens == list(expected.retired_tokens)
+        if not expected.retired_tokens:
+            retired = retired | model.retired_tokens.does_not_exist()  # a row from before retired tokens
         unchanged: Condition = (
             (model.commit_id == expected.commit_id)
             & (model.staging_token == expected.staging_token)
             & (model.sealed_tokens == list(expected.sealed_tokens))
+            & retired
         )
         with storage_errors(on_condition_failed=lambda: errors.Conflict(f"branch {branch.id} changed concurrently")):
             self._branch_row(repo_id, branch, expected.hidden).save(condition=unchanged)
@@ -146,6 +183,7 @@ class DynamoRefStore:
             staging_token=branch.staging_token,
             sealed_tokens=list(branch.sealed_tokens),
             hidden=hidden,
+            retired_tokens=list(branch.retired_tokens),
         )
 
     # tags
@@ -155,10 +193,11 @@ class DynamoRefStore:
             row = self._tags.get(repo_id, tag_id, consistent_read=True)
         return Tag(id=TagID(row.tag_id), commit_id=CommitID(row.commit_id))
 
-    def create_tag(self, repo_id: RepositoryID, tag: Tag) -> None:
+    def create_tag(self, repo_id: RepositoryID, tag: Tag, generation: str | None = None) -> None:
         row = self._tags(repository_id=repo_id, tag_id=tag.id, commit_id=tag.commit_id)
-        with storage_errors(on_condition_failed=lambda: errors.TagExists(tag.id)):
-            row.save(condition=self._tags.repository_id.does_not_exist())
+        self._create_in_generation(
+            repo_id, row, self._tags.repository_id.does_not_exist(), generation, lambda: errors.TagExists(tag.id)
+        )
 
     def delete_tag(self, repo_id: RepositoryID, tag_id: TagID) -> None:
         with storage_errors(on_condition_failed=lambda: errors.TagNotFound(tag_id)):
@@ -226,6 +265,7 @@ def _repository(row: RepositoryRow) -> Repository:
         creation_date=int(row.creation_date),
         state=RepositoryState(row.state),
         read_only=bool(row.read_only),
+        generation=str(row.generation or ""),
     )
 
 
@@ -236,6 +276,7 @@ def _branch(row: BranchRow) -> Branch:
         staging_token=StagingToken(row.staging_token),
         sealed_tokens=tuple(StagingToken(str(token)) for token in row.sealed_tokens or ()),
         hidden=bool(row.hidden),
+        retired_tokens=tuple(StagingToken(str(token)) for token in row.retired_tokens or ()),
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from chalicelib.graveler.object_fields import validate_headers
+
 from ..context import Context, object_arn, user_metadata
 from ..model import Response
 from ..uploads import Upload, Uploads
@@ -15,6 +17,11 @@ def create_multipart_upload(ctx: Context) -> Response:
     branch, path = ctx.ref_and_path()
     reject_unsupported_headers(ctx.request)
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
+    content_type = ctx.request.header("content-type") or "application/octet-stream"
+    metadata = user_metadata(ctx.request)
+    # Checked now, not only when CompleteMultipartUpload links the object: a client should not upload gigabytes
+    # of parts for an object whose metadata can never be stored.
+    validate_headers(content_type, metadata)
     with ctx.writing():
         ctx.graveler.get_branch(ctx.bucket, branch)
     repository = ctx.graveler.get_repository(ctx.bucket)
@@ -26,8 +33,8 @@ def create_multipart_upload(ctx: Context) -> Response:
         path=path,
         address=address,
         store_upload_id=ctx.graveler.blocks.create_multipart_upload(address),
-        content_type=ctx.request.header("content-type") or "application/octet-stream",
-        user_metadata=user_metadata(ctx.request),
+        content_type=content_type,
+        user_metadata=metadata,
         initiated=int(ctx.clock()),
         initiator=ctx.user_id,
     )

@@ -1,0 +1,43 @@
+"""Linking a presigned upload, and why the bytes of a commit never change afterwards.
+
+A presigned PUT URL can be used again and again until it expires (15 minutes by default); S3 has no single-use
+URL, and the official clients cannot be asked to send a condition header the URL would then require. So the
+address a client uploads to is never the address an entry points at. Linking:
+
+1. copies the upload inside the store (S3 CopyObject: no byte passes through Lambda) to a fresh address under
+   ``data/`` for which no URL was ever issued;
+2. checks the copy -- not the upload, which the client may still be rewriting -- against the client's claim:
+   the size must be equal, and where the store's ETag is an MD5 (a single PUT or copy without KMS) the checksum
+   must match it; a mismatch deletes the copy and refuses the link (400);
+3. stages the copy's address and deletes the upload.
+
+A later PUT to the URL writes the upload address again, which no entry references: garbage collection deletes it
+like any unreferenced object under ``data/`` once it is older than the minimum age, so GC needs no change.
+The cost is one server-side copy per presigned upload (a single PUT is at most 5 GiB, which one CopyObject
+copies; S3 copies at tens to hundreds of MB/s inside a region).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import Invalid
+from .ports import PutResult
+from .records import Entry
+
+# A single-part S3 ETag (without SSE-KMS) is the hex MD5 of the bytes; anything else (``<md5>-<parts>`` for a
+# multipart upload, opaque values under KMS) says nothing checkable about the content.
+_MD5_ETAG = re.compile(r"[0-9a-f]{32}")
+
+
+class ClaimMismatch(Invalid):
+    """The uploaded object is not the one the link request describes."""
+
+
+def check_claim(stored: PutResult, claim: Entry) -> None:
+    """Raises ClaimMismatch when ``stored`` (what the store holds) contradicts the claim's size or checksum."""
+    if stored.size != claim.size:
+        raise ClaimMismatch(f"size_bytes is {claim.size} but the uploaded object holds {stored.size} bytes")
+    etag = stored.etag.lower()
+    if _MD5_ETAG.fullmatch(etag) and claim.etag.lower() != etag:
+        raise ClaimMismatch(f"checksum {claim.etag!r} does not match the uploaded object's MD5 {etag}")

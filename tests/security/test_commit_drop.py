@@ -1,0 +1,99 @@
+"""Guarantee 7: a commit that landed says so.
+
+The last step of a commit (and of a merge) drops the staging tokens the branch move released. If that drop fails
+after the branch moved, the commit still answers 201: the move recorded the tokens as retired in the same
+compare-and-swap, and the next seal of the branch drops them again (drops are idempotent). Seen before: 503, then
+a client retry got 400 "no changes".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from chalicelib import wiring
+from chalicelib.graveler import errors
+from chalicelib.graveler.records import StagingToken
+from tests.api.support import Api, assert_error
+
+from .write_support import REPO, api, credentials, repo, services
+
+__all__ = ["api", "credentials", "repo", "services"]  # fixtures
+
+
+class FlakyDrop:
+    """Makes the staging store's drop fail (as a throttled DynamoDB would) while ``failing`` is set."""
+
+    def __init__(self, services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.staging = services.graveler.staging
+        self.real: Callable[[StagingToken], None] = self.staging.drop
+        self.failing = True
+        self.failed: list[StagingToken] = []
+        monkeypatch.setattr(self.staging, "drop", self.drop)
+
+    def drop(self, token: StagingToken) -> None:
+        if self.failing:
+            self.failed.append(token)
+            raise errors.StorageError("ProvisionedThroughputExceededException")
+        self.real(token)
+
+    def holds(self, token: StagingToken) -> bool:
+        return next(iter(self.staging.iterate(token)), None) is not None
+
+
+def paths(api: Api, ref: str = "main") -> list[str]:
+    listing = json.loads(api.get(f"/repositories/{REPO}/refs/{ref}/objects/ls").body)["results"]
+    return [item["path"] for item in listing]
+
+
+def test_a_commit_whose_drop_fails_answers_201_and_a_later_seal_drops_the_token(
+    api: Api, repo: str, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.upload(REPO, "main", "a.txt", b"one")
+    flaky = FlakyDrop(services, monkeypatch)
+    committed = api.post(f"/repositories/{REPO}/branches/main/commits", json_body={"message": "one"})
+    assert committed.status_code == 201, committed.body
+    assert flaky.failed, "the drop was attempted"
+    token = flaky.failed[0]
+    branch = services.graveler.get_branch(REPO, "main")
+    assert branch.commit_id == json.loads(committed.body)["id"]
+    assert token in branch.retired_tokens and flaky.holds(token)  # left for later, and said so
+
+    # The staged rows are not visible again: nothing uncommitted, the object listed once, and a retry of the
+    # commit is "no changes", not a second commit of the same data.
+    assert json.loads(api.get(f"/repositories/{REPO}/branches/main/diff").body)["results"] == []
+    assert paths(api) == ["a.txt"]
+    assert_error(api.post(f"/repositories/{REPO}/branches/main/commits", json_body={"message": "again"}), 400)
+
+    flaky.failing = False
+    api.upload(REPO, "main", "b.txt", b"two")
+    api.commit(REPO, "main", "two")
+    assert not flaky.holds(token)  # the next seal dropped it
+    assert token not in services.graveler.get_branch(REPO, "main").retired_tokens
+    assert paths(api) == ["a.txt", "b.txt"]
+
+
+def test_a_merge_whose_drop_fails_still_answers_200(
+    api: Api, repo: str, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.upload(REPO, "main", "same.txt", b"same")
+    api.commit(REPO, "main", "base")
+    api.post(f"/repositories/{REPO}/branches", json_body={"name": "dev", "source": "main"})
+    api.upload(REPO, "dev", "d.txt", b"dev")
+    api.commit(REPO, "dev", "on dev")
+    # Staged but unchanged (same content again): not dirty, so the merge seals it and drops it after the move.
+    api.upload(REPO, "main", "same.txt", b"same")
+    flaky = FlakyDrop(services, monkeypatch)
+    merged = api.post(f"/repositories/{REPO}/refs/dev/merge/main", json_body={})
+    assert merged.status_code == 200, merged.body
+    assert any(flaky.holds(token) for token in flaky.failed)  # the sealed token, left for later
+    assert paths(api, "main") == ["d.txt", "same.txt"]
+    assert json.loads(api.get(f"/repositories/{REPO}/branches/main/diff").body)["results"] == []
+    flaky.failing = False
+    api.upload(REPO, "main", "m.txt", b"main")
+    api.commit(REPO, "main", "after the merge")
+    assert all(not flaky.holds(token) for token in flaky.failed)
+    retired = services.graveler.get_branch(REPO, "main").retired_tokens
+    assert not set(flaky.failed) & set(retired)
