@@ -44,13 +44,13 @@ class Branch:
     commit_id: CommitID
     staging_token: StagingToken
     sealed_tokens: tuple[StagingToken, ...] = ()
-    # Left out of branch listings unless asked for (lakeFS's hidden branches: the client's transactions). Set
-    # when the branch is created and kept by every move (RefStore.set_branch).
-    hidden: bool = False
     # Tokens a move of the branch released (committed, merged, reset) that may still hold staged rows: recorded in
     # the same compare-and-swap as the move, so a drop that fails after the move is retried by the next seal
     # instead of failing a commit that landed. Never read as staged data.
     retired_tokens: tuple[StagingToken, ...] = ()
+    # Left out of branch listings unless asked for (lakeFS's hidden branches: the client's transactions). Set
+    # when the branch is created and kept by every move (RefStore.set_branch).
+    hidden: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from .mergebase import require_merge_base
 from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
 from .linking import check_claim
-from .object_fields import validate_entry, validate_headers
+from .object_fields import validate_entry, validate_headers, validate_user_metadata
 from .protection import BranchProtection, NoProtection
 from .records import (
     EMPTY_METARANGE,
@@ -443,6 +443,7 @@ class Graveler:
         validate_path(path)
         validate_entry(claim)
         repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
         if not upload_address.startswith(repo.storage_namespace + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         self.refs.get_branch(repo.id, BranchID(branch_id))
@@ -485,6 +486,7 @@ class Graveler:
         physical object; the new metadata changes the entry's identity, so the diff shows it changed). Raises
         ObjectNotFound."""
         validate_path(path)
+        validate_user_metadata(metadata)
         repo = self._writable_repository(repo_id)
         self.guard.refuse_write(repo, branch_id)
         self.refs.get_branch(repo.id, BranchID(branch_id))
