@@ -28,6 +28,10 @@ MOTO_DIR = "moto"
 _FOREIGN_OK = frozenset({"state.json", LOCK_FILE})
 
 
+def _foreign_ok(name: str) -> bool:
+    return name in _FOREIGN_OK or name.startswith(".state-")  # statefile.write_state's temporary file
+
+
 class DataDirError(Exception):
     """The data directory cannot be used as it is; the message is one line that says why and what to do."""
 
@@ -58,7 +62,7 @@ def prepare(data_dir: Path) -> None:
         raise DataDirError(f"data directory {data_dir} is not a directory")
     number = read_format(data_dir) if data_dir.exists() else None
     if number is None:
-        leftovers = sorted(p.name for p in data_dir.iterdir() if p.name not in _FOREIGN_OK) if data_dir.exists() else []
+        leftovers = sorted(p.name for p in data_dir.iterdir() if not _foreign_ok(p.name)) if data_dir.exists() else []
         if leftovers:
             raise DataDirError(
                 f"data directory {data_dir} has no {FORMAT_FILE} file but holds {', '.join(leftovers[:3])}"

@@ -17,7 +17,11 @@ from typing import Any
 from urllib.parse import parse_qs, unquote
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
 from werkzeug.serving import make_server
 
 from lakelet.persistence import determinism
@@ -49,16 +53,14 @@ def _signing_service(environ: dict[str, Any]) -> str | None:
 def may_change_state(environ: dict[str, Any]) -> bool:
     """From the method, path and headers only: False for requests that certainly change nothing."""
     path = environ.get("PATH_INFO", "")
-    if path.startswith("/moto-api") or path == "/favicon.ico" or path.startswith("/latest/"):
+    if path.startswith(("/moto-api", "/latest/")) or path == "/favicon.ico":
         return False
     if environ.get("REQUEST_METHOD", "GET") in ("GET", "HEAD", "OPTIONS"):
         return False
     target = environ.get("HTTP_X_AMZ_TARGET")
     if target:
         return action_changes_state(target.rsplit(".", 1)[-1])
-    if _LAMBDA_INVOKE_PATH.match(path) and _signing_service(environ) in (None, "lambda"):
-        return False
-    return True
+    return not (_LAMBDA_INVOKE_PATH.match(path) and _signing_service(environ) in (None, "lambda"))
 
 
 def changes_state(environ: dict[str, Any], body: bytes) -> bool:

@@ -47,7 +47,7 @@ def _backend_dicts() -> dict[str, Any]:
 
     found: dict[str, Any] = {}
     seen: set[int] = set()
-    for module_name, module in sorted(list(sys.modules.items())):
+    for module_name, module in sorted(sys.modules.items()):
         if not module_name.startswith("moto.") or module is None:
             continue
         for attribute, value in list(vars(module).items()):

@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lakelet.persistence import datadir, determinism, journal, middleware, snapshot, workflows
+from lakelet.persistence import (
+    datadir,
+    determinism,
+    journal,
+    middleware,
+    snapshot,
+    workflows,
+)
 from lakelet.persistence.journal import Journal, Record
 
 log = logging.getLogger("lakelet.persistence")
@@ -231,7 +238,7 @@ class Persistence:
                 return
             try:
                 self.snapshot()
-            except Exception:  # noqa: BLE001 - the journal still holds everything; try again at the next trigger
+            except Exception:
                 log.exception("lakelet local: a snapshot failed; the journal keeps growing")
 
     # -- recovery ---------------------------------------------------------------------------------------------

@@ -30,7 +30,9 @@ _saved: dict[str, Any] = {}
 def install(on_end: Callable[[Any, Callable[[], None]], None]) -> None:
     """From now on, an execution's end calls ``on_end(execution, record_the_end)``; ``on_end`` must call the
     second argument (which updates the execution) and may journal the result. Idempotent."""
-    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+    from moto.stepfunctions.parser.backend.execution import (
+        BaseExecutionWorkerCommunication,
+    )
 
     with _lock:
         if "terminated" in _saved:
@@ -45,7 +47,9 @@ def install(on_end: Callable[[Any, Callable[[], None]], None]) -> None:
 
 
 def uninstall() -> None:
-    from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
+    from moto.stepfunctions.parser.backend.execution import (
+        BaseExecutionWorkerCommunication,
+    )
 
     with _lock:
         original = _saved.pop("terminated", None)
