@@ -29,32 +29,50 @@ _saved: dict[str, Any] = {}
 
 def install(on_end: Callable[[Any, Callable[[], None]], None]) -> None:
     """From now on, an execution's end calls ``on_end(execution, record_the_end)``; ``on_end`` must call the
-    second argument (which updates the execution) and may journal the result. Idempotent."""
+    second argument (which updates the execution) and may journal the result. An execution's start date is the
+    request's (pinned) time, which a replay gives again. Idempotent."""
     from moto.stepfunctions.parser.backend.execution import (
         BaseExecutionWorkerCommunication,
+        Execution,
     )
 
     with _lock:
         if "terminated" in _saved:
             return
         original = BaseExecutionWorkerCommunication.terminated
+        original_start = Execution.start
         _saved["terminated"] = original
+        _saved["start"] = original_start
 
         def terminated(self: Any) -> None:
             on_end(self.execution, lambda: original(self))
 
+        def start(self: Any) -> None:
+            _date_from_request(self)
+            original_start(self)
+
         BaseExecutionWorkerCommunication.terminated = terminated  # type: ignore[method-assign]
+        Execution.start = start  # type: ignore[method-assign]
 
 
 def uninstall() -> None:
     from moto.stepfunctions.parser.backend.execution import (
         BaseExecutionWorkerCommunication,
+        Execution,
     )
 
     with _lock:
         original = _saved.pop("terminated", None)
         if original is not None:
             BaseExecutionWorkerCommunication.terminated = original  # type: ignore[method-assign]
+            Execution.start = _saved.pop("start")  # type: ignore[method-assign]
+
+
+def _date_from_request(execution: Any) -> None:
+    """moto reads the wall clock for a start date; the pinned time of the request is one a replay gives again."""
+    now = determinism.pinned_now()
+    if now is not None:
+        execution.start_date = now.replace(tzinfo=datetime.UTC)
 
 
 def end_data(execution: Any) -> dict[str, Any]:
@@ -82,9 +100,7 @@ def replaying() -> Iterator[None]:
 
     def start(self: Any) -> None:
         self.exec_status = ExecutionStatus.RUNNING
-        now = determinism.pinned_now()
-        if now is not None:
-            self.start_date = now.replace(tzinfo=datetime.UTC)
+        _date_from_request(self)
 
     Execution.start = start  # type: ignore[method-assign]
     try:
