@@ -208,10 +208,7 @@ class Persistence:
             with self._lock:
                 generation = self._generation + 1
                 tmp = self.moto_dir / f".snapshot-{generation}.tmp"
-                with open(tmp, "wb") as out:
-                    snapshot.write(out)
-                    out.flush()
-                    size = out.tell()
+                size = self._write_snapshot(tmp)
                 previous, self._journal = self._journal, Journal(self._journal_path(generation), self._fsync_interval)
                 self._generation = generation
             if previous is not None:
@@ -229,6 +226,20 @@ class Persistence:
                 if number < generation:
                     path.unlink(missing_ok=True)
             return target
+
+    def _write_snapshot(self, tmp: Path) -> int:
+        # Writes wait on the lock, but a read may still add a cache to an object being pickled (moto_speedups
+        # does, on a table's first query): pickle then sees a dict change size. Taking it again is enough.
+        for attempt in range(3):
+            try:
+                with open(tmp, "wb") as out:
+                    snapshot.write(out)
+                    out.flush()
+                    return out.tell()
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
 
     def _snapshot_loop(self) -> None:
         while True:
