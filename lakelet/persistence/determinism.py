@@ -71,22 +71,19 @@ def _utcnow_shim() -> datetime.datetime:  # its code replaces moto's utcnow's; t
     return _lakelet_pinned_utcnow()  # type: ignore[name-defined]  # noqa: F821
 
 
-@contextmanager
-def _unpinned() -> Iterator[None]:
-    rng, now = getattr(_local, "rng", None), getattr(_local, "now", None)
-    _local.rng = _local.now = None
-    try:
-        yield
-    finally:
-        _local.rng, _local.now = rng, now
-
-
 def _run_unpinned(original: Callable[..., Any]) -> Callable[..., Any]:
+    # On moto's hot path (every backend lookup): no context manager, one thread-local read when unpinned.
     def run(*args: Any, **kwargs: Any) -> Any:
-        if getattr(_local, "rng", None) is None:
+        local = _local
+        rng = getattr(local, "rng", None)
+        if rng is None:
             return original(*args, **kwargs)
-        with _unpinned():
+        now = local.now
+        local.rng = local.now = None
+        try:
             return original(*args, **kwargs)
+        finally:
+            local.rng, local.now = rng, now
 
     return run
 

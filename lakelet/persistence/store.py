@@ -45,6 +45,7 @@ SNAPSHOT_RECORDS = 20_000
 SNAPSHOT_MIN_BYTES = 256 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^snapshot-(\d+)\.bin$")
 _JOURNAL_NAME = re.compile(r"^journal-(\d+)\.log$")
+_RAISED = 599  # the status journaled for a request whose handling raised in moto
 _UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet local is stopping</Message></Error>"
 
 
@@ -171,7 +172,12 @@ class Persistence:
                 start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
                 return [_UNAVAILABLE]
             when = time.time()
-            status, headers, chunks = middleware.run(app, environ, seed, when)
+            try:
+                status, headers, chunks = middleware.run(app, environ, seed, when)
+            except Exception:
+                # moto may have changed part of its state before failing; a replay fails at the same point.
+                self._journal.append(Record(journal.REQUEST, when, seed, _RAISED, recorded, body))
+                raise
             try:
                 self._journal.append(Record(journal.REQUEST, when, seed, int(status[:3]), recorded, body))
             except OSError as error:
@@ -284,11 +290,16 @@ class Persistence:
             workflows.apply_end(record.data)
             return
         environ = middleware.replay_environ(record.environ, record.body)
-        status, _, _ = middleware.run(app, environ, record.seed, record.time)
-        if int(status[:3]) != record.status:
+        try:
+            status = int(middleware.run(app, environ, record.seed, record.time)[0][:3])
+        except Exception as error:  # noqa: BLE001 - reported like any other difference; recovery goes on
+            status = _RAISED
+            if record.status != _RAISED:
+                log.warning("lakelet local: replay: %s", error)
+        if status != record.status:
             what = f"{record.environ.get('REQUEST_METHOD')} {record.environ.get('PATH_INFO')}"
             target = record.environ.get("HTTP_X_AMZ_TARGET")
-            message = f"{what} {target or ''}: answered {status[:3]} on replay, {record.status} at first"
+            message = f"{what} {target or ''}: answered {status} on replay, {record.status} at first"
             recovery.mismatches.append(message)
             log.warning("lakelet local: replay: %s", message)
 
