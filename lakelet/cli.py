@@ -82,8 +82,8 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     )
     storage = local.add_mutually_exclusive_group()
     storage.add_argument(
-        "--data-dir", type=Path, default=None,
-        help=f"where the stack keeps its state (env {ENV_DATA_DIR}; default {default_data_dir(env)})",
+        "--data-dir", type=Path, default=str(default_data_dir(env)),
+        help=f"where the stack keeps its state across restarts (env {ENV_DATA_DIR}, else a per-user folder)",
     )
     storage.add_argument(
         "--ephemeral", action="store_true",
@@ -95,14 +95,12 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     return parser
 
 
-def local_data_dir(options: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Path | None:
-    """The data directory of ``lakelet local``: None with --ephemeral, else --data-dir, $LAKELET_DATA_DIR or the
-    per-user default."""
+def local_data_dir(options: argparse.Namespace) -> Path | None:
+    """The data directory of ``lakelet local``: None with --ephemeral, else --data-dir (whose default is
+    $LAKELET_DATA_DIR or the per-user folder, see lakelet.statefile.default_data_dir)."""
     if options.ephemeral:
         return None
-    if options.data_dir is not None:
-        return Path(options.data_dir).expanduser()
-    return default_data_dir(environ)
+    return Path(options.data_dir).expanduser()
 
 
 def run_local(options: argparse.Namespace) -> int:
