@@ -6,6 +6,10 @@ record survives the process being killed (``kill -9``) the moment it is appended
 ``fsync`` every ``FSYNC_INTERVAL`` seconds when something was appended (a group commit), which bounds what an
 OS crash or a power cut can take to the last interval. Reading stops at the first frame that is short or fails
 its checksum: a record cut by a kill was never acknowledged, since its request had not been answered.
+
+Before each fsync the file is padded with zeros to a page boundary (a frame of length 0 means "skip to the next
+page"): the next appends then go to a fresh page, not to the one being written back, since on some disks an
+append to a page under writeback waits for it, which put the fsync back on the request path.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 FSYNC_INTERVAL = 0.2
+PAGE = 4096
 _HEADER = struct.Struct(">II")
 # A frame longer than this is damage, not a record (moto takes at most 5 GiB in one PUT; nobody sends that here).
 _MAX_FRAME = 8 * 1024**3
@@ -54,10 +59,14 @@ def read_records(path: Path) -> Iterator[Record]:
     """The records of one journal file, in order, up to the first incomplete or damaged frame."""
     with open(path, "rb") as source:
         while True:
+            offset = source.tell()
             header = source.read(_HEADER.size)
             if len(header) < _HEADER.size:
                 return
             length, checksum = _HEADER.unpack(header)
+            if length == 0 and checksum == 0:
+                source.seek((offset // PAGE + 1) * PAGE)  # padding
+                continue
             if length > _MAX_FRAME:
                 return
             payload = source.read(length)
@@ -94,7 +103,7 @@ class Journal:
             while frame:
                 frame = frame[os.write(self._fd, frame):]
             self._dirty = True
-        self.size += len(data)
+            self.size += len(data)
         self.records += 1
 
     def sync(self) -> None:
@@ -103,6 +112,14 @@ class Journal:
             if self._fd < 0 or not self._dirty:
                 return
             self._dirty = False
+            padding = -self.size % PAGE
+            if padding:
+                if padding < _HEADER.size:
+                    padding += PAGE  # a padding frame needs room for its header
+                zeros = memoryview(bytes(padding))
+                while zeros:
+                    zeros = zeros[os.write(self._fd, zeros):]
+                self.size += padding
             # A duplicate, so the fsync runs outside the lock and appends never wait for the disk.
             fd = os.dup(self._fd)
         try:
