@@ -45,6 +45,7 @@ SNAPSHOT_RECORDS = 20_000
 SNAPSHOT_MIN_BYTES = 256 * 1024 * 1024
 _SNAPSHOT_NAME = re.compile(r"^snapshot-(\d+)\.bin$")
 _JOURNAL_NAME = re.compile(r"^journal-(\d+)\.log$")
+_LEFTOVER = re.compile(r"^\.snapshot-(\d+)\.tmp$")  # a snapshot a kill cut short
 _RAISED = 599  # the status journaled for a request whose handling raised in moto
 _UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet local is stopping</Message></Error>"
 
@@ -228,7 +229,7 @@ class Persistence:
             os.replace(tmp, target)
             datadir.sync_directory(self.moto_dir)
             self._last_snapshot_bytes = size
-            for number, path in self._files(_SNAPSHOT_NAME) + self._files(_JOURNAL_NAME):
+            for number, path in self._files(_SNAPSHOT_NAME) + self._files(_JOURNAL_NAME) + self._files(_LEFTOVER):
                 if number < generation:
                     path.unlink(missing_ok=True)
             return target
