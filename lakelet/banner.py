@@ -6,6 +6,12 @@ from __future__ import annotations
 from lakelet.local import LocalStack
 
 
+def _kept(stack: LocalStack) -> str:
+    if stack.data_dir is None:
+        return "--ephemeral: all state is in memory and ends with this process"
+    return f"state kept in {stack.data_dir}"
+
+
 def connection_info(stack: LocalStack) -> str:
     """The connection banner for a started stack."""
     keys = stack.credentials
@@ -20,7 +26,7 @@ Lakelet local stack is ready.
   Secret access key   {keys.secret_access_key}
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
-  AWS stand-in        moto at {stack.moto_url} (all state is in memory and ends with this process)
+  AWS stand-in        moto at {stack.moto_url} ({_kept(stack)})
 
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}

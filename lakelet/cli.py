@@ -13,6 +13,7 @@ import signal
 import sys
 import threading
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from types import FrameType
 
 from lakelet.local import (
@@ -23,6 +24,8 @@ from lakelet.local import (
     Credentials,
     LocalStack,
 )
+from lakelet.persistence import DataDirError
+from lakelet.statefile import ENV_DATA_DIR, default_data_dir
 
 ENV_API_PORT = "LAKELET_API_PORT"
 ENV_S3_PORT = "LAKELET_S3_PORT"
@@ -52,7 +55,8 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     local = commands.add_parser(
         "local",
         help="run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1",
-        description="Run the embedded local stack on 127.0.0.1 until Ctrl-C or SIGTERM. State is kept in memory.",
+        description="Run the embedded local stack on 127.0.0.1 until Ctrl-C or SIGTERM. Its state (repositories, "
+        "objects, users, ...) is kept in a data directory and survives restarts, unless --ephemeral.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     # String defaults go through `type`, so a bad value in the environment is reported like a bad flag.
@@ -76,10 +80,27 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY, DEFAULT_SECRET_ACCESS_KEY),
         help=f"secret access key of the admin user (env {ENV_SECRET_ACCESS_KEY})",
     )
+    storage = local.add_mutually_exclusive_group()
+    storage.add_argument(
+        "--data-dir", type=Path, default=str(default_data_dir(env)),
+        help=f"where the stack keeps its state across restarts (env {ENV_DATA_DIR}, else a per-user folder)",
+    )
+    storage.add_argument(
+        "--ephemeral", action="store_true",
+        help="keep everything in memory and lose it on stop (tests use this); no data directory is touched",
+    )
     from lakelet.gc import add_gc_command  # `lakelet gc run`; imports nothing heavy until it runs
 
     add_gc_command(commands, env)
     return parser
+
+
+def local_data_dir(options: argparse.Namespace) -> Path | None:
+    """The data directory of ``lakelet local``: None with --ephemeral, else --data-dir (whose default is
+    $LAKELET_DATA_DIR or the per-user folder, see lakelet.statefile.default_data_dir)."""
+    if options.ephemeral:
+        return None
+    return Path(options.data_dir).expanduser()
 
 
 def run_local(options: argparse.Namespace) -> int:
@@ -100,13 +121,16 @@ def run_local(options: argparse.Namespace) -> int:
         moto_port=options.moto_port,
         credentials=Credentials(options.access_key_id, options.secret_access_key),
         s3_port=options.s3_port,
+        data_dir=local_data_dir(options),
     )
     try:
         try:
             stack.start()
-        except OSError as error:
+        except (OSError, DataDirError) as error:
             print(f"lakelet local: cannot start: {error}", file=sys.stderr)
             return 1
+        if stack.persistence is not None:
+            print(f"Data directory {stack.data_dir}: {stack.persistence.recovery.summary()}", flush=True)
         print(connection_info(stack), flush=True)
         # A timed wait, so the main thread returns to the interpreter often enough to run signal handlers.
         while not stop_requested.wait(0.5):

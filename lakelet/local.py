@@ -7,6 +7,10 @@ de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve th
 services (lakelet/s3server.py). While it runs, moto's DynamoDB queries read only the queried partition
 (lakelet/moto_speedups.py), so their cost does not grow with the table. ``stop`` undoes all of it, including
 the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
+
+With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
+there while it runs, and a snapshot is written on stop (lakelet/persistence/); provisioning then finds what an
+earlier run created and leaves it as it is. Without one (``--ephemeral``), everything lives in memory.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
 from lakelet.devserver import ApiServer
+from lakelet.persistence import Persistence
 from lakelet.s3server import S3Server
 
 # The same example key pair as lakeFS's quickstart: well known, so nobody mistakes it for a secret.
@@ -130,8 +135,12 @@ class LocalStack:
         project_dir: Path = _PROJECT_DIR,
         environ: MutableMapping[str, str] | None = None,
         s3_port: int = 0,
+        data_dir: Path | None = None,
     ) -> None:
         self.credentials = credentials
+        # None keeps everything in memory (ephemeral); a directory keeps the state across restarts.
+        self.data_dir = data_dir
+        self.persistence: Persistence | None = None
         self.host = host
         self.region = region
         self.bucket = bucket
@@ -192,6 +201,7 @@ class LocalStack:
             raise RuntimeError("LocalStack already started")
         try:
             self._check_ports_free()
+            self._open_data_dir()
             self._start_moto()
             from lakelet import moto_speedups
 
@@ -235,6 +245,9 @@ class LocalStack:
                 server.server_close()
             self._moto = None
             self._moto_url = None
+        if self.persistence is not None:
+            self.persistence.close()  # moto no longer serves: the last snapshot sees everything
+            self.persistence = None
         if self._saved_environ is not None:
             _restore_environ(self._environ, self._saved_environ)
             self._saved_environ = None
@@ -261,8 +274,17 @@ class LocalStack:
                     except OSError as error:
                         raise OSError(f"{self.host}:{requested} is not available: {error.strerror}") from error
 
+    def _open_data_dir(self) -> None:
+        if self.data_dir is not None:
+            persistence = Persistence(self.data_dir)
+            persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
+            self.persistence = persistence
+
     def _start_moto(self) -> None:
-        self._moto = ThreadedMotoServer(ip_address=self.host, port=self._requested_moto_port, verbose=False)
+        if self.persistence is not None:
+            self._moto = self.persistence.server(self.host, self._requested_moto_port)
+        else:
+            self._moto = ThreadedMotoServer(ip_address=self.host, port=self._requested_moto_port, verbose=False)
         self._moto.start()
         _, port = self._moto.get_host_and_port()
         self._moto_url = f"http://{self.host}:{port}"
@@ -275,17 +297,17 @@ class LocalStack:
         from chalicelib.wiring import get_services, set_services
 
         s3 = boto3.client("s3", region_name=self.region, endpoint_url=self.moto_url)
-        # us-east-1 takes no LocationConstraint; every other region requires one.
-        if self.region == "us-east-1":
-            s3.create_bucket(Bucket=self.bucket)
-        else:
-            s3.create_bucket(Bucket=self.bucket, CreateBucketConfiguration={"LocationConstraint": self.region})
+        if self.bucket not in {bucket["Name"] for bucket in s3.list_buckets().get("Buckets", [])}:
+            # us-east-1 takes no LocationConstraint; every other region requires one.
+            if self.region == "us-east-1":
+                s3.create_bucket(Bucket=self.bucket)
+            else:
+                s3.create_bucket(Bucket=self.bucket, CreateBucketConfiguration={"LocationConstraint": self.region})
         create_tables(TableNames.from_prefix(self.table_prefix), self.region, self.moto_url)
         # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
-        from chalicelib.adapters.kms import create_local_key
         from chalicelib.settings import ENV_KMS_KEY_ID
 
-        kms_key_id = create_local_key(boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url))
+        kms_key_id = _local_kms_key(boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url))
         if self._saved_environ is not None:
             self._saved_environ.setdefault(ENV_KMS_KEY_ID, self._environ.get(ENV_KMS_KEY_ID))
         self._environ[ENV_KMS_KEY_ID] = kms_key_id
@@ -318,3 +340,20 @@ class LocalStack:
             status = error.code
         if not 200 <= status < 300:
             raise RuntimeError(f"the local API is up but GET {url} answered {status}")
+
+
+LOCAL_KMS_ALIAS = "alias/lakelet-local-secrets"
+
+
+def _local_kms_key(kms: Any) -> str:
+    """The id of the key that seals the stack's secrets: the one an earlier run of a persistent stack created
+    (found by its alias: the secrets stored with it are sealed under it), else a new one."""
+    from chalicelib.adapters.kms import create_local_key
+
+    try:
+        return str(kms.describe_key(KeyId=LOCAL_KMS_ALIAS)["KeyMetadata"]["KeyId"])
+    except kms.exceptions.NotFoundException:
+        pass
+    key_id = create_local_key(kms)
+    kms.create_alias(AliasName=LOCAL_KMS_ALIAS, TargetKeyId=key_id)
+    return key_id

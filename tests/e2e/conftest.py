@@ -74,7 +74,12 @@ def _die_with_parent() -> None:
 
 
 def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -> LocalProcess:
-    """Start ``python -m lakelet local --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner."""
+    """Start ``python -m lakelet local --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner.
+
+    Unless ARGS name a ``--data-dir``, the stack is ``--ephemeral``: a test never touches the user's data directory.
+    """
+    if "--data-dir" not in args and "--ephemeral" not in args:
+        args = (*args, "--ephemeral")
     log_dir.mkdir(parents=True, exist_ok=True)
     run_id = uuid.uuid4().hex[:8]
     stdout_path, stderr_path = log_dir / f"local-{run_id}.out", log_dir / f"local-{run_id}.err"

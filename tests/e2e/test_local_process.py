@@ -96,7 +96,7 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "lakelet", "local", "--api-port", str(port)],
+            [sys.executable, "-m", "lakelet", "local", "--api-port", str(port), "--ephemeral"],
             cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
         )
     assert result.returncode == 1

@@ -1,0 +1,167 @@
+"""The WSGI layer in front of moto's server: which requests change moto's state, and running one repeatably.
+
+A request is journaled unless it is known to leave moto's state as it is: reads (GET, HEAD, OPTIONS; JSON and
+query-protocol actions named Get*, Describe*, List*, Query, Scan, Decrypt, ...), moto's own ``/moto-api`` (the
+stack sets its config on every start), and Lambda invokes, which moto routes to the app's handlers in process
+(lakelet/stepfunctions_local.py): replaying one would run a task again, and the writes a task makes are requests
+of their own, journaled one by one. StartSyncExecution is left out for the same reason. Anything not recognised
+is journaled: replaying a read costs a little time, forgetting a write would lose data.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+from urllib.parse import parse_qs, unquote
+
+from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import make_server
+
+from lakelet.persistence import determinism
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+_READ_ACTION = re.compile(
+    r"(Get|Describe|List|Query|Scan|BatchGet|TransactGet|Decrypt|Encrypt|ReEncrypt|GenerateDataKey|"
+    r"GenerateRandom|GenerateMac|VerifyMac|Sign|Verify|Head|Search|Lookup|Validate|TestState)"
+)
+_NOT_REPLAYABLE = frozenset({"Invoke", "InvokeAsync", "InvokeWithResponseStream", "StartSyncExecution"})
+_LAMBDA_INVOKE_PATH = re.compile(r"^/\d{4}-\d{2}-\d{2}/functions/[^/]+/(invocations|invoke-async/?|response-streaming-invocations)$")
+_CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/[^/]+/([^/]+)/aws4_request")
+_FORM = "application/x-www-form-urlencoded"
+
+
+def action_changes_state(action: str) -> bool:
+    return action not in _NOT_REPLAYABLE and _READ_ACTION.match(action) is None
+
+
+def _signing_service(environ: dict[str, Any]) -> str | None:
+    match = _CREDENTIAL_SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
+    if match is None:
+        credential = parse_qs(environ.get("QUERY_STRING", "")).get("X-Amz-Credential", [""])[0]
+        match = _CREDENTIAL_SCOPE.search("Credential=" + unquote(credential))
+    return match.group(1) if match else None
+
+
+def may_change_state(environ: dict[str, Any]) -> bool:
+    """From the method, path and headers only: False for requests that certainly change nothing."""
+    path = environ.get("PATH_INFO", "")
+    if path.startswith(("/moto-api", "/latest/")) or path == "/favicon.ico":
+        return False
+    if environ.get("REQUEST_METHOD", "GET") in ("GET", "HEAD", "OPTIONS"):
+        return False
+    target = environ.get("HTTP_X_AMZ_TARGET")
+    if target:
+        return action_changes_state(target.rsplit(".", 1)[-1])
+    return not (_LAMBDA_INVOKE_PATH.match(path) and _signing_service(environ) in (None, "lambda"))
+
+
+def changes_state(environ: dict[str, Any], body: bytes) -> bool:
+    """The full answer, once the body is read: query-protocol requests name their action in a form body."""
+    if environ.get("CONTENT_TYPE", "").startswith(_FORM) and not environ.get("HTTP_X_AMZ_TARGET"):
+        action = parse_qs(body.decode("utf-8", errors="replace")).get("Action", [""])[0]
+        if action:
+            return action_changes_state(action)
+    return True
+
+
+def read_body(environ: dict[str, Any]) -> bytes:
+    """The whole request body, de-chunked; the environ is left reading it from memory, with its length set."""
+    stream = environ["wsgi.input"]
+    length = environ.get("CONTENT_LENGTH") or ""
+    chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
+    if chunked or (not length and environ.get("wsgi.input_terminated")):
+        body = stream.read()
+    elif length:
+        wanted = int(length)
+        parts: list[bytes] = []
+        while wanted > 0:
+            part = stream.read(wanted)
+            if not part:
+                break
+            parts.append(part)
+            wanted -= len(part)
+        body = b"".join(parts)
+    else:
+        body = b""
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    set_body(environ, body)
+    return body
+
+
+def set_body(environ: dict[str, Any], body: bytes) -> None:
+    environ["wsgi.input"] = io.BytesIO(body)
+    environ["CONTENT_LENGTH"] = str(len(body))
+    environ["wsgi.input_terminated"] = True
+
+
+def recordable(environ: dict[str, Any]) -> dict[str, Any]:
+    """The environ entries a replay needs: the CGI variables, the headers, moto's preserved header names."""
+    return {
+        key: value
+        for key, value in environ.items()
+        if not key.startswith(("wsgi.", "werkzeug.")) and isinstance(value, (str, dict))
+    }
+
+
+def replay_environ(recorded: dict[str, Any], body: bytes) -> dict[str, Any]:
+    environ: dict[str, Any] = dict(recorded)
+    environ.update({
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http",
+        "wsgi.errors": io.StringIO(),
+        "wsgi.multithread": False,
+        "wsgi.multiprocess": False,
+        "wsgi.run_once": False,
+    })
+    set_body(environ, body)
+    return environ
+
+
+def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> tuple[str, list[Any], list[bytes]]:
+    """Call ``app`` with moto's randomness and clock pinned to (seed, when); its status line, headers and body."""
+    answer: list[Any] = []
+    chunks: list[bytes] = []
+
+    def start_response(status: str, headers: list[Any], exc_info: Any = None) -> Callable[[bytes], None]:
+        answer[:] = [status, headers]
+        return chunks.append
+
+    with determinism.pinned(seed, when):
+        result = app(environ, start_response)
+        try:
+            chunks.extend(result)
+        finally:
+            close = getattr(result, "close", None)
+            if close is not None:
+                close()
+    if not answer:
+        raise RuntimeError("moto answered without starting a response")
+    return answer[0], answer[1], chunks
+
+
+def moto_app() -> WsgiApp:
+    """moto's server application, as ThreadedMotoServer builds it."""
+    return DomainDispatcherApplication(create_backend_app)  # type: ignore[return-value]
+
+
+class WrappedMotoServer(ThreadedMotoServer):
+    """ThreadedMotoServer with ``wrap`` around moto's application (moto is pinned: this follows its code)."""
+
+    def __init__(self, wrap: Callable[[WsgiApp], WsgiApp], ip_address: str, port: int) -> None:
+        super().__init__(ip_address=ip_address, port=port, verbose=False)
+        self._wrap = wrap
+
+    def _server_entry(self) -> None:
+        app = self._wrap(moto_app())
+        self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
