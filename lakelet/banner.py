@@ -3,13 +3,39 @@ to connect."""
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
 from lakelet.local import LocalStack
+
+
+def lakelet_command() -> str:
+    """How to run ``lakelet`` from the user's shell, so that a printed command can be pasted as is: ``lakelet``
+    when that is on PATH, else the venv's script by its full path, else ``python -m lakelet``."""
+    script = Path(sys.executable).parent / "lakelet"
+    on_path = shutil.which("lakelet")
+    if on_path and script.is_file() and Path(on_path).resolve() == script.resolve():
+        return "lakelet"
+    if script.is_file():
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m lakelet"
 
 
 def connection_info(stack: LocalStack) -> str:
     """The connection banner for a started stack."""
     keys = stack.credentials
     namespace = stack.default_namespace_prefix + "example"
+    repo = stack.sample_repository or "example"
+    lakelet = lakelet_command()
+    state = f"  State file          {stack.data_dir / 'state.json'}   (read by the CLI and gc)\n" if stack.data_dir else ""
+    sample = ""
+    if stack.sample_repository:
+        sample = f"""
+A first repository, {repo}, holds sample data and a README (branch main); GC rules keep 7 days:
+  {lakelet} gc run {repo} --mark-only     # Spark in local mode (Java 17); no flags needed
+"""
     return f"""\
 Lakelet local stack is ready.
 
@@ -20,7 +46,7 @@ Lakelet local stack is ready.
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} (all state is in memory and ends with this process)
-
+{state}{sample}
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}
   export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={keys.access_key_id}
@@ -36,7 +62,7 @@ Python (pip install lakefs):
 S3 clients (aws cli, boto3) need only the endpoint and the key pair:
   export AWS_ACCESS_KEY_ID={keys.access_key_id}
   export AWS_SECRET_ACCESS_KEY={keys.secret_access_key}
-  aws s3 ls s3://example/main/ --endpoint-url {stack.s3_url}
+  aws s3 ls s3://{repo}/main/ --endpoint-url {stack.s3_url}
   boto3.client("s3", endpoint_url="{stack.s3_url}", region_name="us-east-1")
 
 Press Ctrl-C to stop.
