@@ -231,7 +231,8 @@ def add_gc_command(commands: Any, env: Mapping[str, str]) -> None:
     # moto scans a whole bucket for every listing request, so slicing partitions only slows a local run down.
     run.add_argument("--list-slices", type=int, default=1, help="listing slices per data/ partition (1-16)")
     run.add_argument("--json", action="store_true", help="print the whole summary as JSON")
-    run.set_defaults(handler=run_command)
+    # Where the data directory would be without --data-dir: a printed command repeats the flag only when it was given.
+    run.set_defaults(handler=run_command, implied_data_dir=default_data_dir(env))
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +264,7 @@ def resolve_target(options: argparse.Namespace) -> Target:
         repeat += ["--endpoint", options.endpoint]
     if options.s3_endpoint:
         repeat += ["--s3-endpoint", options.s3_endpoint]
-    if options.data_dir != default_data_dir() and use_state:
+    if Path(options.data_dir) != Path(getattr(options, "implied_data_dir", default_data_dir())) and use_state:
         repeat += ["--data-dir", str(options.data_dir)]
     return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat))
 

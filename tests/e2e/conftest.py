@@ -81,6 +81,8 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
     # The developer's LAKELET_* settings (ports, keys) must not leak into the stack under test.
     child_env = {name: value for name, value in os.environ.items() if not name.startswith("LAKELET_")}
     child_env.update(env or {})
+    if "--data-dir" not in args:  # its own, so its state file never lands in the developer's data directory
+        args = (*args, "--data-dir", str(log_dir / f"data-{run_id}"))
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],
