@@ -33,7 +33,7 @@ def connection_info(stack: LocalStack) -> str:
     sample = ""
     if stack.sample_repository:
         sample = f"""
-A first repository, {repo}, holds sample data and a README (branch main); GC rules keep 7 days:
+A first repository, {repo} (branch main), is ready, with GC rules that keep 7 days of history:
   {lakelet} gc run {repo} --mark-only     # Spark in local mode (Java 17); no flags needed
 """
     return f"""\

@@ -220,9 +220,7 @@ class LocalStack:
             self._provision()
             self._serve()
             if self._sample_data:
-                from lakelet.samples import ensure_quickstart
-
-                self.sample_repository = ensure_quickstart(self)
+                self._create_samples()
             self._write_state()
         except BaseException:
             self.stop()
@@ -334,6 +332,14 @@ class LocalStack:
         # The gateway a Lambda would run, over the same services, with no payload limit.
         self._s3 = S3Server(s3_gateway(get_services()), self.host, self._requested_s3_port)
         self._s3.start()
+
+    def _create_samples(self) -> None:
+        from lakelet.samples import ensure_quickstart
+
+        try:
+            self.sample_repository = ensure_quickstart(self)
+        except Exception as error:  # noqa: BLE001 - the stack itself works: say what failed and serve anyway
+            print(f"lakelet local: could not create the quickstart repository: {error}", file=sys.stderr)
 
     def state(self) -> dict[str, Any]:
         """What the state file says about this started stack (format: lakelet/statefile.py)."""

@@ -166,3 +166,15 @@ def test_verbose_prints_the_metrics(launch: Callable[..., LocalProcess]) -> None
     blobs = [line for line in local.stdout().splitlines() if '"_aws"' in line]
     assert blobs and "CloudWatchMetrics" in blobs[-1] and "Latency" in blobs[-1]
     assert local.stop() == 0
+
+
+def test_a_second_stack_refuses_a_data_directory_in_use(local_stack: LocalProcess) -> None:
+    found = re.search(r"State file\s+(?P<path>\S+)/state\.json", local_stack.banner)
+    assert found, local_stack.banner
+    done = subprocess.run(
+        [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--data-dir", found["path"]],
+        cwd=PROJECT_DIR, env=clean_env(), capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1
+    assert f"another stack (pid {local_stack.process.pid}, API at {local_stack.endpoint})" in done.stderr
+    assert json.loads((Path(found["path"]) / "state.json").read_text())["pid"] == local_stack.process.pid
