@@ -152,6 +152,8 @@ def run_gc(
         )
         with local_spark(address_partitions, s3_endpoint) as spark:
             summary: dict[str, Any] = job.run(spark, options, progress=report)
+        if mode == job.MODE_MARK:
+            report("sweep", "skipped: a dry run (--mark-only) deletes nothing")
     except job.GCJobError as e:
         raise GCCommandError(str(e)) from e
     summary["repository"] = repository
