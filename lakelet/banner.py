@@ -7,8 +7,10 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from lakelet.local import LocalStack
+if TYPE_CHECKING:
+    from lakelet.local import LocalStack
 
 
 def lakelet_command() -> str:

@@ -16,14 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
-from lakelet.local import (
-    DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_API_PORT,
-    DEFAULT_S3_PORT,
-    DEFAULT_SECRET_ACCESS_KEY,
-    Credentials,
-    LocalStack,
-)
+from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_API_PORT, DEFAULT_S3_PORT, DEFAULT_SECRET_ACCESS_KEY
 from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
 
 ENV_API_PORT = "LAKELET_API_PORT"
@@ -98,6 +91,12 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
 def run_local(options: argparse.Namespace) -> int:
     """Start the stack, print how to connect, serve until SIGINT or SIGTERM, then stop it and return 0."""
+    try:
+        from lakelet.local import Credentials, LocalStack
+    except ImportError as error:  # `pip install .` alone: the CLI without the local stack
+        print(f"lakelet local: the local stack is not installed ({error}): pip install 'lakelet[local]' "
+              "(make run does)", file=sys.stderr)
+        return 1
     from lakelet.banner import connection_info
 
     # One line per request on stderr: the API's (the dev server's own log) and the S3 gateway's (below).

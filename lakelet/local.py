@@ -34,13 +34,15 @@ from moto.server import ThreadedMotoServer
 from lakelet.devserver import ApiServer
 from lakelet.s3server import S3Server
 
-# The same example key pair as lakeFS's quickstart: well known, so nobody mistakes it for a secret.
-DEFAULT_ACCESS_KEY_ID = "AKIAIOSFOLKFSSAMPLES"
-DEFAULT_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-DEFAULT_API_PORT = 8000
-DEFAULT_S3_PORT = 8001
-LOCAL_HOST = "127.0.0.1"
-LOCAL_REGION = "us-east-1"
+from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_API_PORT,
+    DEFAULT_S3_PORT,
+    DEFAULT_SECRET_ACCESS_KEY,
+    LOCAL_HOST,
+    LOCAL_REGION,
+)
+
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
 API_BASE_PATH = "/api/v1"
