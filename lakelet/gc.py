@@ -27,7 +27,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_API_PORT, DEFAULT_SECRET_ACCESS_KEY, LOCAL_HOST, LOCAL_REGION
+from lakelet.defaults import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_API_PORT,
+    DEFAULT_SECRET_ACCESS_KEY,
+    LOCAL_HOST,
+    LOCAL_REGION,
+)
 from lakelet.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
 from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
 

@@ -136,6 +136,7 @@ def test_state_file_quickstart_quiet_console_and_gc_with_no_flags_after_a_restar
     done = subprocess.run(
         [sys.executable, "-m", "lakelet", "gc", "run", "quickstart"], cwd=PROJECT_DIR,
         env=clean_env(LAKELET_DATA_DIR=str(data_dir)), capture_output=True, text=True, timeout=GC_TIMEOUT_SECONDS,
+        check=False,
     )
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
@@ -173,7 +174,7 @@ def test_a_second_stack_refuses_a_data_directory_in_use(local_stack: LocalProces
     assert found, local_stack.banner
     done = subprocess.run(
         [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--data-dir", found["path"]],
-        cwd=PROJECT_DIR, env=clean_env(), capture_output=True, text=True, timeout=60,
+        cwd=PROJECT_DIR, env=clean_env(), capture_output=True, text=True, timeout=60, check=False,
     )
     assert done.returncode == 1
     assert f"another stack (pid {local_stack.process.pid}, API at {local_stack.endpoint})" in done.stderr
