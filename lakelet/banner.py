@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakelet.statefile import default_data_dir
+
 if TYPE_CHECKING:
     from lakelet.local import LocalStack
 
@@ -32,11 +34,15 @@ def connection_info(stack: LocalStack) -> str:
     repo = stack.sample_repository or "example"
     lakelet = lakelet_command()
     state = f"  State file          {stack.data_dir / 'state.json'}   (read by the CLI and gc)\n" if stack.data_dir else ""
+    # The printed command must find this stack: name its data directory unless it is the one gc looks in anyway.
+    data_dir_flag = ""
+    if stack.data_dir is not None and stack.data_dir.resolve() != default_data_dir().resolve():
+        data_dir_flag = f" --data-dir {shlex.quote(str(stack.data_dir))}"
     sample = ""
     if stack.sample_repository:
         sample = f"""
 A first repository, {repo} (branch main), is ready, with GC rules that keep 7 days of history:
-  {lakelet} gc run {repo} --mark-only     # Spark in local mode (Java 17); no flags needed
+  {lakelet} gc run {repo} --mark-only{data_dir_flag}     # Spark in local mode; needs Java 17
 """
     return f"""\
 Lakelet local stack is ready.

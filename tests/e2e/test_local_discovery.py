@@ -95,7 +95,9 @@ def test_state_file_quickstart_quiet_console_and_gc_with_no_flags_after_a_restar
     assert quickstart.properties.default_branch == "main"
     rules = client.sdk_client.repositories_api.get_gc_rules("quickstart")
     assert rules.default_retention_days == 7
-    assert re.search(r"lakelet\S* gc run quickstart --mark-only", first.banner), first.banner
+    # As pasted: this stack's data directory is not the default one, so the command names it.
+    assert re.search(rf"lakelet\S* gc run quickstart --mark-only --data-dir {re.escape(str(data_dir))} ",
+                     first.banner), first.banner
     assert "aws s3 ls s3://quickstart/main/" in first.banner
 
     # A quiet console: exactly one line per request, API and gateway alike, and no metric blobs.
