@@ -1,6 +1,7 @@
 # Lakelet developer commands:
-#   make test   build .venv with Python 3.12 when missing (or when the requirements change), then run pytest
-#   make run    run the embedded local stack (`lakelet local`) on 127.0.0.1:8000
+#   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
+#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000
+#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
@@ -9,8 +10,11 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PYTHON_VERSION ?= 3.12.1
-# Rewritten whenever the install runs, so a change to any file below triggers a re-install.
-STAMP := $(VENV)/.lakelet-installed
+# Rewritten whenever an install runs, so a change to any file below triggers a re-install. Two levels in one
+# venv: what `make run` needs (the [local] extra), and the test and lint tools on top for `make test` ([dev]).
+RUN_STAMP := $(VENV)/.lakelet-run-installed
+DEV_STAMP := $(VENV)/.lakelet-dev-installed
+RUN_REQUIREMENTS := requirements.txt requirements-cli.txt requirements-local.txt pyproject.toml
 PYTEST_ARGS ?=
 RUN_ARGS ?=
 
@@ -26,13 +30,14 @@ PYTHON312 ?= $(shell \
 
 .PHONY: test run venv clean-venv package deploy webui
 
-test: $(STAMP)
+test: $(DEV_STAMP) webui
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
-run: $(STAMP)
-	$(VENV)/bin/lakelet local $(RUN_ARGS)
+# The quickstart repository is created once per data directory (lakelet/samples.py).
+run: $(RUN_STAMP) webui
+	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
 
-venv: $(STAMP)
+venv: $(DEV_STAMP)
 
 $(VENV)/bin/python:
 	@if [ -z "$(PYTHON312)" ]; then \
@@ -43,14 +48,24 @@ $(VENV)/bin/python:
 	$(PYTHON312) -m venv $(VENV)
 
 # chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin.
-$(STAMP): $(VENV)/bin/python requirements.txt requirements-cli.txt requirements-dev.txt pyproject.toml
+define check_venv
 	@$(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || { \
 		echo "error: $(VENV) is not a Python 3.12 venv (Chalice takes the Lambda runtime from it);" \
 		     "remove it with 'make clean-venv' and run make again." >&2; \
 		exit 1; }
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'pip<26.3'
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+endef
+
+$(RUN_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS)
+	$(check_venv)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
 	touch $@
+
+# [dev] includes [local]; installing it also brings the run level up to date.
+$(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-dev.txt
+	$(check_venv)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	touch $(RUN_STAMP) $@
 
 clean-venv:
 	rm -rf $(VENV)
@@ -68,7 +83,7 @@ ARTIFACT_BUCKET ?=
 DEPLOY_PARAMETERS ?=
 
 # Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it.
-package: $(STAMP)
+package: $(DEV_STAMP) webui
 	rm -rf $(PACKAGE_DIR)
 	$(VENV)/bin/python -m infra.build --stage $(STAGE) --out $(PACKAGE_DIR)/merge.json
 	AWS_DEFAULT_REGION=$(PACKAGE_REGION) $(VENV)/bin/chalice package --pkg-format cloudformation \
@@ -76,7 +91,7 @@ package: $(STAMP)
 	$(VENV)/bin/python -m infra.policy_check $(PACKAGE_DIR)/package/sam.json
 	$(VENV)/bin/cfn-lint $(PACKAGE_DIR)/package/sam.json
 
-deploy: $(STAMP)
+deploy: $(DEV_STAMP)
 	@test -f $(PACKAGE_DIR)/package/sam.json || { echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
 	@set -euo pipefail; \
 	region=$${AWS_REGION:-$${AWS_DEFAULT_REGION:-$$($(AWS) configure get region || true)}}; \

@@ -588,7 +588,11 @@ def load_prepared(s3: Any, ns: Namespace, run_id: str) -> dict[str, Any]:
     return manifest
 
 
-def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, Any]:
+def _no_progress(phase: str, message: str) -> None:
+    pass
+
+
+def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any = _no_progress) -> dict[str, Any]:
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -638,6 +642,7 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, A
         StructField("nested_root", StringType(), True),
     ])).persist()
     listing_started = time.time()
+    progress("list", f"listing {ns.uri}/{DATA_DIRECTORY} in {len(pieces) + (1 if loose else 0)} slices")
     totals = listed.agg(
         F.count(F.lit(1)).alias("objects"),
         F.coalesce(F.sum("size"), F.lit(0)).alias("bytes"),
@@ -646,6 +651,8 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any) -> dict[str, A
     ).collect()[0]
     nested_roots = sorted(totals["nested_roots"])
     listing_seconds = time.time() - listing_started
+    progress("mark", f"{int(totals['objects'])} objects listed ({listing_seconds:.1f} s); marking those no active "
+                     "commit or staged entry references")
 
     candidates = listed.where(F.col("last_modified") <= cutoff)
     for root in nested_roots:
@@ -753,8 +760,9 @@ def _pickle_this_module_by_value() -> None:
         cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]
 
 
-def run(spark: Any, options: JobOptions) -> dict[str, Any]:
-    """Runs the job in ``options.mode`` on an existing SparkSession; writes and returns the summary."""
+def run(spark: Any, options: JobOptions, progress: Any = _no_progress) -> dict[str, Any]:
+    """Runs the job in ``options.mode`` on an existing SparkSession; writes and returns the summary.
+    ``progress(phase, message)`` hears of each phase (list, mark, sweep) as it starts (lakelet gc run prints it)."""
     _pickle_this_module_by_value()
     spark.conf.set("spark.sql.shuffle.partitions", str(options.address_partitions))
     ns = Namespace.parse(options.storage_namespace)
@@ -769,10 +777,11 @@ def run(spark: Any, options: JobOptions) -> dict[str, Any]:
         "started_at": started_at,
     }
     if options.mode in (MODE_MARK, MODE_MARK_AND_SWEEP):
-        summary["mark"] = mark(spark, options, ns, s3)
+        summary["mark"] = mark(spark, options, ns, s3, progress)
     else:
         summary["mark"] = load_mark(s3, ns, options.run_id)
     if options.mode in (MODE_SWEEP, MODE_MARK_AND_SWEEP):
+        progress("sweep", f"deleting {summary['mark'].get('objects_marked', 0)} marked objects")
         summary["sweep"] = sweep(spark, options, ns, s3, summary["mark"])
     summary["finished_at"] = time.time()
     summary["summary_location"] = ns.address(summary_key(ns, options.run_id))

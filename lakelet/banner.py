@@ -3,7 +3,28 @@ to connect."""
 
 from __future__ import annotations
 
-from lakelet.local import LocalStack
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lakelet.statefile import default_data_dir
+
+if TYPE_CHECKING:
+    from lakelet.local import LocalStack
+
+
+def lakelet_command() -> str:
+    """How to run ``lakelet`` from the user's shell, so that a printed command can be pasted as is: ``lakelet``
+    when that is on PATH, else the venv's script by its full path, else ``python -m lakelet``."""
+    script = Path(sys.executable).parent / "lakelet"
+    on_path = shutil.which("lakelet")
+    if on_path and script.is_file() and Path(on_path).resolve() == script.resolve():
+        return "lakelet"
+    if script.is_file():
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m lakelet"
 
 
 def _kept(stack: LocalStack) -> str:
@@ -16,6 +37,19 @@ def connection_info(stack: LocalStack) -> str:
     """The connection banner for a started stack."""
     keys = stack.credentials
     namespace = stack.default_namespace_prefix + "example"
+    repo = stack.sample_repository or "example"
+    lakelet = lakelet_command()
+    state = f"  State file          {stack.data_dir / 'state.json'}   (read by the CLI and gc)\n" if stack.data_dir else ""
+    # The printed command must find this stack: name its data directory unless it is the one gc looks in anyway.
+    data_dir_flag = ""
+    if stack.data_dir is not None and stack.data_dir.resolve() != default_data_dir().resolve():
+        data_dir_flag = f" --data-dir {shlex.quote(str(stack.data_dir))}"
+    sample = ""
+    if stack.sample_repository:
+        sample = f"""
+A first repository, {repo} (branch main), is ready, with GC rules that keep 7 days of history:
+  {lakelet} gc run {repo} --mark-only{data_dir_flag}     # Spark in local mode; needs Java 17
+"""
     return f"""\
 Lakelet local stack is ready.
 
@@ -27,7 +61,7 @@ Lakelet local stack is ready.
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} ({_kept(stack)})
-
+{state}{sample}
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}
   export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={keys.access_key_id}
@@ -43,7 +77,7 @@ Python (pip install lakefs):
 S3 clients (aws cli, boto3) need only the endpoint and the key pair:
   export AWS_ACCESS_KEY_ID={keys.access_key_id}
   export AWS_SECRET_ACCESS_KEY={keys.secret_access_key}
-  aws s3 ls s3://example/main/ --endpoint-url {stack.s3_url}
+  aws s3 ls s3://{repo}/main/ --endpoint-url {stack.s3_url}
   boto3.client("s3", endpoint_url="{stack.s3_url}", region_name="us-east-1")
 
 Press Ctrl-C to stop.

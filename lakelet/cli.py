@@ -16,16 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
-from lakelet.local import (
-    DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_API_PORT,
-    DEFAULT_S3_PORT,
-    DEFAULT_SECRET_ACCESS_KEY,
-    Credentials,
-    LocalStack,
-)
-from lakelet.persistence import DataDirError
-from lakelet.statefile import ENV_DATA_DIR, default_data_dir
+from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_API_PORT, DEFAULT_S3_PORT, DEFAULT_SECRET_ACCESS_KEY
+from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
 
 ENV_API_PORT = "LAKELET_API_PORT"
 ENV_S3_PORT = "LAKELET_S3_PORT"
@@ -83,11 +75,19 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
     storage = local.add_mutually_exclusive_group()
     storage.add_argument(
         "--data-dir", type=Path, default=str(default_data_dir(env)),
-        help=f"where the stack keeps its state across restarts (env {ENV_DATA_DIR}, else a per-user folder)",
+        help=f"where the stack keeps its state across restarts and its state file, read by the CLI and `lakelet gc run` (env {ENV_DATA_DIR}, else a per-user folder)",
     )
     storage.add_argument(
         "--ephemeral", action="store_true",
         help="keep everything in memory and lose it on stop (tests use this); no data directory is touched",
+    )
+    local.add_argument(
+        "--sample-data", action="store_true",
+        help="create the quickstart repository with sample data, once per data directory (make run passes it)",
+    )
+    local.add_argument(
+        "--verbose", action="store_true",
+        help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log",
     )
     from lakelet.gc import add_gc_command  # `lakelet gc run`; imports nothing heavy until it runs
 
@@ -105,10 +105,26 @@ def local_data_dir(options: argparse.Namespace) -> Path | None:
 
 def run_local(options: argparse.Namespace) -> int:
     """Start the stack, print how to connect, serve until SIGINT or SIGTERM, then stop it and return 0."""
+    try:
+        from lakelet.local import Credentials, LocalStack
+        from lakelet.persistence import DataDirError
+    except ImportError as error:  # `pip install .` alone: the CLI without the local stack
+        print(f"lakelet local: the local stack is not installed ({error}): pip install 'lakelet[local]' "
+              "(make run does)", file=sys.stderr)
+        return 1
     from lakelet.banner import connection_info
 
-    # moto's HTTP server logs every call at INFO; the API's own request log (stderr) is the useful one.
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    # One line per request on stderr: the API's (the dev server's own log) and the S3 gateway's (below).
+    # moto's HTTP server logs every AWS call the app makes at INFO: only with --verbose.
+    logging.getLogger("werkzeug").setLevel(logging.INFO if options.verbose else logging.WARNING)
+    _log_gateway_requests()
+    data_dir = local_data_dir(options)
+    running = read_state(data_dir) if data_dir is not None else None
+    if running is not None and running.get("pid") != os.getpid():
+        print(f"lakelet local: cannot start: another stack (pid {running.get('pid')}, API at "
+              f"{running.get('api_url')}) uses the data directory {options.data_dir}; stop it or pass another "
+              "--data-dir", file=sys.stderr)
+        return 1
     stop_requested = threading.Event()
 
     def request_stop(signum: int, frame: FrameType | None) -> None:
@@ -122,6 +138,8 @@ def run_local(options: argparse.Namespace) -> int:
         credentials=Credentials(options.access_key_id, options.secret_access_key),
         s3_port=options.s3_port,
         data_dir=local_data_dir(options),
+        sample_data=options.sample_data,
+        verbose=options.verbose,
     )
     try:
         try:
@@ -141,6 +159,17 @@ def run_local(options: argparse.Namespace) -> int:
         stack.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _log_gateway_requests() -> None:
+    """The S3 gateway logs each request at INFO on ``lakelet.s3server``; print those lines as the API does."""
+    gateway = logging.getLogger("lakelet.s3server")
+    if not gateway.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        gateway.addHandler(handler)
+    gateway.setLevel(logging.INFO)
+    gateway.propagate = False
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,7 +3,10 @@
 The same steps as the scheduled Lambda, with the local stack standing in for AWS: the lakeFS API prepares the
 run (POST .../gc/prepare_commits, so the repository needs GC rules), then emr/gc_job.py, the very file EMR
 Serverless runs, marks and sweeps in a local Spark session against the stack's moto server, and the summary is
-printed. The moto URL is the "AWS stand-in" line that ``lakelet local`` prints.
+printed. With no flags it finds the running stack through its state file (lakelet/statefile.py); flags and the
+LAKECTL_* / LAKELET_AWS_ENDPOINT_URL variables win over it. Before Spark starts it checks, in a second or two,
+that the stack answers, that the S3 endpoint is the stack's moto server and that Java 17 is installed
+(lakelet/gc_preflight.py); then it reports each phase (prepare, list, mark, sweep) on stderr as it starts.
 """
 
 from __future__ import annotations
@@ -12,25 +15,29 @@ import argparse
 import base64
 import importlib.util
 import json
-import os
+import shlex
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from lakelet.local import (
+from lakelet.defaults import (
     DEFAULT_ACCESS_KEY_ID,
     DEFAULT_API_PORT,
     DEFAULT_SECRET_ACCESS_KEY,
     LOCAL_HOST,
     LOCAL_REGION,
 )
+from lakelet.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
+from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
+
+__all__ = ["GCCommandError", "LakeFSApi", "load_job", "local_session", "local_spark", "run_command", "run_gc"]
 
 JOB_FILE = Path(__file__).resolve().parent.parent / "emr" / "gc_job.py"
 JOB_MODULE = "gc_job"
@@ -38,9 +45,9 @@ ENV_SERVER = "LAKECTL_SERVER_ENDPOINT_URL"
 ENV_ACCESS_KEY_ID = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
 ENV_SECRET_ACCESS_KEY = "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY"
 ENV_S3_ENDPOINT = "LAKELET_AWS_ENDPOINT_URL"  # what chalicelib reads for the moto URL, too
-LOCAL_SPARK_MASTER = "local[2]"
-# moto takes any key pair; fixed fake ones keep a developer's real AWS credentials out of local calls.
-_MOTO_KEYS = {"AWS_ACCESS_KEY_ID": "lakelet-local", "AWS_SECRET_ACCESS_KEY": "lakelet-local"}
+DEFAULT_ENDPOINT = f"http://{LOCAL_HOST}:{DEFAULT_API_PORT}"
+PHASES = ("prepare", "list", "mark", "sweep")
+Progress = Callable[[str, str], None]
 
 
 class GCCommandError(Exception):
@@ -99,46 +106,9 @@ def load_job(path: Path = JOB_FILE) -> ModuleType:
     return module
 
 
-@contextmanager
-def local_spark(address_partitions: int, s3_endpoint: str | None) -> Iterator[Any]:
-    """A Spark session in local mode: the active one if there is one (left running), else a new one that is
-    stopped on exit. Environment first: Spark's Python workers inherit it when the session starts."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        yield active
-        return
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", LOCAL_HOST)
-    if s3_endpoint:
-        os.environ.update(_MOTO_KEYS)
-        for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
-            os.environ.pop(name, None)
-    spark = local_session(address_partitions)
-    try:
-        yield spark
-    finally:
-        spark.stop()
-
-
-def local_session(address_partitions: int = 4) -> Any:
-    """A quiet local[2] SparkSession for the GC job (also what tests and the benchmark start)."""
-    from pyspark.sql import SparkSession
-
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", LOCAL_HOST)
-    spark = (
-        SparkSession.builder.master(LOCAL_SPARK_MASTER)
-        .appName("lakelet-gc-local")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", str(address_partitions))
-        .config("spark.driver.bindAddress", LOCAL_HOST)
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+def print_progress(phase: str, message: str) -> None:
+    """One line per phase on stderr, so stdout keeps only the summary (or its JSON)."""
+    print(f"[{PHASES.index(phase) + 1}/{len(PHASES)}] {phase:<8} {message}", file=sys.stderr, flush=True)
 
 
 def run_gc(
@@ -153,11 +123,26 @@ def run_gc(
     address_partitions: int = 4,
     list_slices: int = 1,
     region: str = LOCAL_REGION,
+    progress: Progress | None = None,
+    check_namespace: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Prepares (unless sweeping an earlier mark) and runs the GC job locally; returns its summary."""
+    """Prepares (unless sweeping an earlier mark) and runs the GC job locally; returns its summary.
+
+    ``progress(phase, message)`` hears of each phase as it starts; ``check_namespace`` may refuse the storage
+    namespace before anything is prepared (lakelet gc run checks its bucket is on the given moto server)."""
+    report: Progress = progress or (lambda phase, message: None)
     job = load_job()
     namespace = api.storage_namespace(repository)
-    run_id = sweep_run or api.prepare(repository)
+    if check_namespace is not None:
+        check_namespace(namespace)
+    started = time.monotonic()
+    if sweep_run:
+        run_id = sweep_run
+        report("prepare", f"sweeping run {run_id}, marked earlier: nothing to prepare")
+    else:
+        run_id = api.prepare(repository)
+        report("prepare", f"run {run_id}: active commits and staged objects of {repository} written "
+                          f"({time.monotonic() - started:.1f} s); starting Spark ({LOCAL_SPARK_MASTER})")
     mode = job.MODE_SWEEP if sweep_run else job.MODE_MARK if mark_only else job.MODE_MARK_AND_SWEEP
     try:
         options = job.JobOptions(
@@ -166,7 +151,9 @@ def run_gc(
             endpoint_url=s3_endpoint, region=region,
         )
         with local_spark(address_partitions, s3_endpoint) as spark:
-            summary: dict[str, Any] = job.run(spark, options)
+            summary: dict[str, Any] = job.run(spark, options, progress=report)
+        if mode == job.MODE_MARK:
+            report("sweep", "skipped: a dry run (--mark-only) deletes nothing")
     except job.GCJobError as e:
         raise GCCommandError(str(e)) from e
     summary["repository"] = repository
@@ -182,8 +169,9 @@ def _size(value: int) -> str:
     return f"{value} B"
 
 
-def format_summary(summary: Mapping[str, Any]) -> str:
-    """The summary for a human: what was listed, kept, marked and (unless a dry run) deleted."""
+def format_summary(summary: Mapping[str, Any], command: str = "lakelet", flags: Sequence[str] = ()) -> str:
+    """The summary for a human: what was listed, kept, marked and (unless a dry run) deleted. The sweep command of
+    a dry run is ``command gc run REPO --sweep-run RUN_ID flags...``, to paste as is."""
     mark = summary.get("mark", {})
     lines = [
         (f"GC run {summary['run_id']} of {summary.get('repository', '?')} ({summary['storage_namespace']}), "
@@ -196,8 +184,10 @@ def format_summary(summary: Mapping[str, Any]) -> str:
     ]
     sweep = summary.get("sweep")
     if sweep is None:
+        sweep_command = shlex.join(["gc", "run", str(summary.get("repository", "REPO")),
+                                    "--sweep-run", str(summary["run_id"]), *flags])
         lines.append(f"  dry run: a sweep would reclaim {_size(mark.get('bytes_marked', 0))}; "
-                     f"run `lakelet gc run {summary.get('repository', 'REPO')} --sweep-run {summary['run_id']}`")
+                     f"run `{command} {sweep_command}`")
     else:
         lines.append(f"  deleted               {sweep['objects_deleted']} ({_size(sweep['bytes_deleted'])})")
         lines.append(f"  failed                {sweep['objects_failed']}")
@@ -223,38 +213,108 @@ def add_gc_command(commands: Any, env: Mapping[str, str]) -> None:
     mode.add_argument("--sweep-run", metavar="RUN_ID", help="sweep what an earlier --mark-only run marked")
     run.add_argument("--min-age-seconds", type=int, default=86_400,
                      help="never collect objects written less than this long before the run")
-    run.add_argument("--endpoint", default=env.get(ENV_SERVER, f"http://{LOCAL_HOST}:{DEFAULT_API_PORT}"),
-                     help=f"the lakeFS API server (env {ENV_SERVER})")
-    run.add_argument("--access-key-id", default=env.get(ENV_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_ID),
-                     help=f"(env {ENV_ACCESS_KEY_ID})")
-    run.add_argument("--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY, DEFAULT_SECRET_ACCESS_KEY),
-                     help=f"(env {ENV_SECRET_ACCESS_KEY})")
-    run.add_argument("--s3-endpoint", default=env.get(ENV_S3_ENDPOINT),
-                     help=f"the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (env {ENV_S3_ENDPOINT})")
+    # Connection flags default to None: unset ones come from the running stack's state file, then the defaults.
+    run.add_argument("--data-dir", type=Path, default=str(default_data_dir(env)),
+                     help=f"the data directory of the running `lakelet local`, whose state file says how to reach "
+                          f"it (env {ENV_DATA_DIR})")
+    run.add_argument("--endpoint", default=env.get(ENV_SERVER) or None,
+                     help=f"the lakeFS API server (env {ENV_SERVER}; default: the running stack's, else "
+                          f"{DEFAULT_ENDPOINT})")
+    run.add_argument("--access-key-id", default=env.get(ENV_ACCESS_KEY_ID) or None,
+                     help=f"(env {ENV_ACCESS_KEY_ID}; default: the running stack's)")
+    run.add_argument("--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY) or None,
+                     help=f"(env {ENV_SECRET_ACCESS_KEY}; default: the running stack's)")
+    run.add_argument("--s3-endpoint", default=env.get(ENV_S3_ENDPOINT) or None,
+                     help=f"the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (env {ENV_S3_ENDPOINT}; "
+                          "default: the running stack's)")
     run.add_argument("--region", default=LOCAL_REGION, help="the bucket's region")
     run.add_argument("--commit-partitions", type=int, default=2, help="Spark partitions for reading commits")
     run.add_argument("--address-partitions", type=int, default=4, help="Spark partitions for addresses")
     # moto scans a whole bucket for every listing request, so slicing partitions only slows a local run down.
     run.add_argument("--list-slices", type=int, default=1, help="listing slices per data/ partition (1-16)")
     run.add_argument("--json", action="store_true", help="print the whole summary as JSON")
-    run.set_defaults(handler=run_command)
+    # Where the data directory would be without --data-dir: a printed command repeats the flag only when it was given.
+    run.set_defaults(handler=run_command, implied_data_dir=default_data_dir(env))
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where ``lakelet gc run`` works: the API, its key pair, the moto URL, and flags a printed command repeats."""
+
+    api: LakeFSApi
+    s3_endpoint: str | None
+    from_state: bool
+    repeat_flags: tuple[str, ...]
+
+
+def resolve_target(options: argparse.Namespace) -> Target:
+    """Flags and environment first, then the running stack's state file (when it is the same API), then the
+    defaults of a stack on its default ports."""
+    state = read_state(options.data_dir)
+    endpoint = (options.endpoint or "").rstrip("/") or None
+    use_state = state is not None and endpoint in (None, str(state.get("api_url", "")).rstrip("/"))
+    known = state if use_state and state is not None else {}
+    api = LakeFSApi(
+        endpoint or str(known.get("api_url") or DEFAULT_ENDPOINT),
+        options.access_key_id or str(known.get("access_key_id") or DEFAULT_ACCESS_KEY_ID),
+        options.secret_access_key or str(known.get("secret_access_key") or DEFAULT_SECRET_ACCESS_KEY),
+    )
+    s3_endpoint = options.s3_endpoint or known.get("moto_url") or None
+    # A command printed for the user to paste must reach the same stack: repeat what did not come from the state.
+    repeat: list[str] = []
+    if options.endpoint:
+        repeat += ["--endpoint", options.endpoint]
+    if options.s3_endpoint:
+        repeat += ["--s3-endpoint", options.s3_endpoint]
+    if Path(options.data_dir) != Path(getattr(options, "implied_data_dir", default_data_dir())) and use_state:
+        repeat += ["--data-dir", str(options.data_dir)]
+    return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat))
+
+
+def preflight(target: Target, options: argparse.Namespace) -> None:
+    """The checks that take a second or two, before the prepare and Spark's start, which take much longer."""
+    from lakelet import gc_preflight
+
+    running = read_state(options.data_dir)
+    if target.from_state:
+        hint = "the stack's state file is stale: restart `lakelet local`"
+    elif running is not None:
+        hint = (f"the running stack (state file in {options.data_dir}) is at {running.get('api_url')}: "
+                "leave out --endpoint to use it")
+    else:
+        hint = (f"start one with `lakelet local` (or `make run`): there is no state file of a running stack in "
+                f"{options.data_dir}")
+    gc_preflight.check_api(target.api.endpoint, hint)
+    if not target.s3_endpoint:
+        raise gc_preflight.PreflightError(
+            f"no moto URL for {target.api.endpoint}: pass --s3-endpoint, the 'AWS stand-in' URL that `lakelet local` "
+            f"prints (no state file of a running stack in {options.data_dir})")
+    gc_preflight.check_moto(target.s3_endpoint)
+    gc_preflight.check_java()
+    gc_preflight.check_pyspark()
 
 
 def run_command(options: argparse.Namespace) -> int:
     """``lakelet gc run``: 0 when done, 1 when refused, 3 when some deletes failed (as the job exits)."""
-    if not options.s3_endpoint:
-        print("lakelet gc run: --s3-endpoint is required: the moto URL that `lakelet local` prints as "
-              "'AWS stand-in'", file=sys.stderr)
-        return 1
-    api = LakeFSApi(options.endpoint, options.access_key_id, options.secret_access_key)
+    from lakelet import gc_preflight
+
+    target = resolve_target(options)
     try:
+        preflight(target, options)
         summary = run_gc(
-            api, options.repository, options.s3_endpoint, mark_only=options.mark_only, sweep_run=options.sweep_run,
-            min_age_seconds=options.min_age_seconds, commit_partitions=options.commit_partitions,
-            address_partitions=options.address_partitions, list_slices=options.list_slices, region=options.region,
+            target.api, options.repository, target.s3_endpoint, mark_only=options.mark_only,
+            sweep_run=options.sweep_run, min_age_seconds=options.min_age_seconds,
+            commit_partitions=options.commit_partitions, address_partitions=options.address_partitions,
+            list_slices=options.list_slices, region=options.region, progress=print_progress,
+            check_namespace=lambda namespace: gc_preflight.check_bucket(str(target.s3_endpoint), namespace),
         )
-    except GCCommandError as e:
+    except (GCCommandError, gc_preflight.PreflightError) as e:
         print(f"lakelet gc run: {e}", file=sys.stderr)
         return 1
-    print(json.dumps(summary, indent=2, sort_keys=True) if options.json else format_summary(summary), flush=True)
+    if options.json:
+        print(json.dumps(summary, indent=2, sort_keys=True), flush=True)
+    else:
+        from lakelet.banner import lakelet_command
+
+        print(format_summary(summary, lakelet_command(), target.repeat_flags), flush=True)
     return int(load_job().exit_status(summary))

@@ -4,7 +4,9 @@
 through the environment (before the app or its services are built, since they read the environment once);
 create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
 de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
-services (lakelet/s3server.py). While it runs, moto's DynamoDB queries read only the queried partition
+services (lakelet/s3server.py); with ``sample_data``, create the ``quickstart`` repository (lakelet/samples.py);
+and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc run`` find the stack
+(lakelet/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries read only the queried partition
 (lakelet/moto_speedups.py), so their cost does not grow with the table. ``stop`` undoes all of it, including
 the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
 
@@ -20,6 +22,7 @@ import json
 import os
 import socket
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import MutableMapping
@@ -36,13 +39,15 @@ from lakelet.devserver import ApiServer
 from lakelet.persistence import Persistence
 from lakelet.s3server import S3Server
 
-# The same example key pair as lakeFS's quickstart: well known, so nobody mistakes it for a secret.
-DEFAULT_ACCESS_KEY_ID = "AKIAIOSFOLKFSSAMPLES"
-DEFAULT_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-DEFAULT_API_PORT = 8000
-DEFAULT_S3_PORT = 8001
-LOCAL_HOST = "127.0.0.1"
-LOCAL_REGION = "us-east-1"
+from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_API_PORT,
+    DEFAULT_S3_PORT,
+    DEFAULT_SECRET_ACCESS_KEY,
+    LOCAL_HOST,
+    LOCAL_REGION,
+)
+
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
 API_BASE_PATH = "/api/v1"
@@ -60,9 +65,11 @@ class Credentials:
     secret_access_key: str
 
 
-def local_environment(moto_url: str, bucket: str, table_prefix: str, region: str) -> dict[str, str]:
+def local_environment(
+    moto_url: str, bucket: str, table_prefix: str, region: str, *, metrics: bool = False
+) -> dict[str, str]:
     """The variables chalicelib.settings reads, pointing every AWS call at the moto server."""
-    return {
+    environment = {
         "LAKELET_AWS_ENDPOINT_URL": moto_url,
         "LAKELET_BUCKET": bucket,
         "LAKELET_TABLE_PREFIX": table_prefix,
@@ -70,9 +77,11 @@ def local_environment(moto_url: str, bucket: str, table_prefix: str, region: str
         "AWS_DEFAULT_REGION": region,
         "AWS_ACCESS_KEY_ID": _MOTO_ACCESS_KEY_ID,
         "AWS_SECRET_ACCESS_KEY": _MOTO_SECRET_ACCESS_KEY,
-        # The app's EMF line per request is for CloudWatch; in a terminal it would bury everything else.
-        "POWERTOOLS_METRICS_DISABLED": "true",
     }
+    # The app's EMF line per request (several KB) is for CloudWatch; in a terminal it would bury the request log,
+    # so it is printed only when asked for (lakelet local --verbose).
+    environment["POWERTOOLS_METRICS_DISABLED"] = "false" if metrics else "true"
+    return environment
 
 
 def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) -> dict[str, str | None]:
@@ -136,6 +145,8 @@ class LocalStack:
         environ: MutableMapping[str, str] | None = None,
         s3_port: int = 0,
         data_dir: Path | None = None,
+        sample_data: bool = False,
+        verbose: bool = False,
     ) -> None:
         self.credentials = credentials
         # None keeps everything in memory (ephemeral); a directory keeps the state across restarts.
@@ -156,6 +167,11 @@ class LocalStack:
         self._s3: S3Server | None = None
         self._saved_environ: dict[str, str | None] | None = None
         self._installed_speedups = False
+        self._sample_data = sample_data
+        self._verbose = verbose
+        self._wrote_state = False
+        #: The sample repository created or found at start (``--sample-data``), else None.
+        self.sample_repository: str | None = None
 
     # -- what to connect to -------------------------------------------------------------------------------
 
@@ -208,10 +224,14 @@ class LocalStack:
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
             self._saved_environ = _apply_environ(
-                self._environ, local_environment(self.moto_url, self.bucket, self.table_prefix, self.region)
+                self._environ,
+                local_environment(self.moto_url, self.bucket, self.table_prefix, self.region, metrics=self._verbose),
             )
             self._provision()
             self._serve()
+            if self._sample_data:
+                self._create_samples()
+            self._write_state()
         except BaseException:
             self.stop()
             raise
@@ -219,6 +239,12 @@ class LocalStack:
 
     def stop(self) -> None:
         """Stop serving, forget the services built against moto, stop moto, restore the environment."""
+        if self._wrote_state and self.data_dir is not None:
+            from lakelet.statefile import remove_state
+
+            # First: from now on nobody should be sent here.
+            remove_state(self.data_dir, os.getpid())
+            self._wrote_state = False
         if self._s3 is not None:
             self._s3.stop()
             self._s3 = None
@@ -328,6 +354,39 @@ class LocalStack:
         # The gateway a Lambda would run, over the same services, with no payload limit.
         self._s3 = S3Server(s3_gateway(get_services()), self.host, self._requested_s3_port)
         self._s3.start()
+
+    def _create_samples(self) -> None:
+        from lakelet.samples import ensure_quickstart
+
+        try:
+            self.sample_repository = ensure_quickstart(self)
+        except Exception as error:  # noqa: BLE001 - the stack itself works: say what failed and serve anyway
+            print(f"lakelet local: could not create the quickstart repository: {error}", file=sys.stderr)
+
+    def state(self) -> dict[str, Any]:
+        """What the state file says about this started stack (format: lakelet/statefile.py)."""
+        return {
+            "pid": os.getpid(),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "data_dir": str(self.data_dir) if self.data_dir is not None else "",
+            "api_url": self.endpoint,
+            "ui_url": self.endpoint + "/",
+            "s3_gateway_url": self.s3_url,
+            "moto_url": self.moto_url,
+            "access_key_id": self.credentials.access_key_id,
+            "secret_access_key": self.credentials.secret_access_key,
+            "bucket": self.bucket,
+            "region": self.region,
+        }
+
+    def _write_state(self) -> None:
+        # Last step of start: the file says "ready", so it must not exist before everything answers.
+        if self.data_dir is None:
+            return
+        from lakelet.statefile import write_state
+
+        write_state(self.data_dir, self.state())
+        self._wrote_state = True
 
     def _check_health(self) -> None:
         url = self.api_url + "/healthcheck"

@@ -67,7 +67,8 @@ class S3RequestHandler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
     def log_message(self, format: str, *args: object) -> None:
-        log.debug("%s - %s", self.address_string(), format % args)
+        # One line per request, shaped like the API's (lakelet local prints INFO of this logger on stderr).
+        log.info("%s - - [%s] S3 %s", self.address_string(), self.log_date_time_string(), format % args)
 
 
 class S3Server:

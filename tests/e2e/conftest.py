@@ -76,16 +76,17 @@ def _die_with_parent() -> None:
 def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -> LocalProcess:
     """Start ``python -m lakelet local --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner.
 
-    Unless ARGS name a ``--data-dir``, the stack is ``--ephemeral``: a test never touches the user's data directory.
+    Unless ARGS name a ``--data-dir`` or ``--ephemeral``, the stack keeps its state (and its state file) in a data
+    directory of its own under ``log_dir``: a test never touches the user's data directory.
     """
-    if "--data-dir" not in args and "--ephemeral" not in args:
-        args = (*args, "--ephemeral")
     log_dir.mkdir(parents=True, exist_ok=True)
     run_id = uuid.uuid4().hex[:8]
     stdout_path, stderr_path = log_dir / f"local-{run_id}.out", log_dir / f"local-{run_id}.err"
     # The developer's LAKELET_* settings (ports, keys) must not leak into the stack under test.
     child_env = {name: value for name, value in os.environ.items() if not name.startswith("LAKELET_")}
     child_env.update(env or {})
+    if "--data-dir" not in args and "--ephemeral" not in args:
+        args = (*args, "--data-dir", str(log_dir / f"data-{run_id}"))
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],

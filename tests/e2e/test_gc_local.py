@@ -136,4 +136,4 @@ def test_lakelet_gc_run_explains_what_it_needs(
     assert cli.main(gc_run(local_stack, repo.id)) == 1
     assert "no garbage collection rules" in capsys.readouterr().err
     assert cli.main(["gc", "run", repo.id, "--endpoint", local_stack.endpoint, "--s3-endpoint", ""]) == 1
-    assert "--s3-endpoint is required" in capsys.readouterr().err
+    assert "pass --s3-endpoint, the 'AWS stand-in' URL" in capsys.readouterr().err

@@ -22,6 +22,12 @@ MIB = 1024 * 1024
 
 
 def aws(local: LocalProcess, tmp_path: Path, *args: str) -> str:
+    result = aws_run(local, tmp_path, *args)
+    assert result.returncode == 0, f"aws {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+    return result.stdout
+
+
+def aws_run(local: LocalProcess, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(tmp_path),
@@ -32,10 +38,8 @@ def aws(local: LocalProcess, tmp_path: Path, *args: str) -> str:
         "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
     }
     command = [sys.executable, "-m", "awscli", *args, "--endpoint-url", s3_endpoint(local)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                            check=False)
-    assert result.returncode == 0, f"aws {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
-    return result.stdout
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          check=False)
 
 
 def make_tree(root: Path) -> dict[str, str]:
@@ -89,3 +93,10 @@ def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, t
     assert digests(down) == expected
     # Nothing changed, so a second sync has nothing to do.
     assert aws(local_stack, tmp_path, "s3", "sync", str(up), f"s3://{s3_repo}/main/tree/").strip() == ""
+
+
+def test_a_listing_of_a_missing_branch_says_so(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
+    result = aws_run(local_stack, tmp_path, "s3", "ls", f"s3://{s3_repo}/mian/")
+    assert result.returncode != 0 and result.stdout == ""
+    assert f"(NoSuchKey) when calling the ListObjectsV2 operation: ref 'mian' not found in repository {s3_repo}" in (
+        result.stderr), result.stderr

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from lakelet import cli
+import os
+import socket
+from pathlib import Path
+
+from lakelet import cli, statefile
 from lakelet import gc as local_gc
 from lakelet.local import DEFAULT_ACCESS_KEY_ID
 
@@ -25,16 +29,40 @@ def test_gc_run_options_and_their_environment_defaults() -> None:
     assert (options.command, options.gc_command, options.repository) == ("gc", "run", "repo")
     assert options.mark_only and options.sweep_run is None and options.min_age_seconds == 0
     assert options.endpoint == "http://127.0.0.1:9999" and options.s3_endpoint == "http://moto:1"
-    assert options.access_key_id == DEFAULT_ACCESS_KEY_ID and options.list_slices == 1
+    assert options.access_key_id is None and options.list_slices == 1
     assert options.handler is local_gc.run_command
-    defaults = cli.build_parser({}).parse_args(["gc", "run", "repo"])
-    assert defaults.endpoint == "http://127.0.0.1:8000" and defaults.s3_endpoint is None
-    assert defaults.min_age_seconds == 86_400
+    # Unset connection flags are left to the running stack's state file (resolve_target), then the defaults.
+    defaults = cli.build_parser({"LAKELET_DATA_DIR": "/tmp/lakelet-data"}).parse_args(["gc", "run", "repo"])
+    assert defaults.endpoint is None and defaults.s3_endpoint is None and defaults.access_key_id is None
+    assert str(defaults.data_dir) == "/tmp/lakelet-data" and defaults.min_age_seconds == 86_400
 
 
-def test_gc_run_without_an_s3_endpoint_says_what_it_needs(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert cli.main(["gc", "run", "repo", "--s3-endpoint", ""]) == 1
-    assert "AWS stand-in" in capsys.readouterr().err
+def test_gc_run_takes_the_running_stack_from_its_state_file(tmp_path: Path) -> None:
+    state = {"pid": os.getpid(), "api_url": "http://127.0.0.1:1234", "moto_url": "http://127.0.0.1:5678",
+             "access_key_id": "AKIDSTATE", "secret_access_key": "state-secret"}
+    statefile.write_state(tmp_path, state)
+    parse = cli.build_parser({"LAKELET_DATA_DIR": str(tmp_path)}).parse_args
+    target = local_gc.resolve_target(parse(["gc", "run", "repo"]))
+    assert target.from_state and target.s3_endpoint == "http://127.0.0.1:5678" and target.repeat_flags == ()
+    assert (target.api.endpoint, target.api.access_key_id, target.api.secret_access_key) == (
+        "http://127.0.0.1:1234", "AKIDSTATE", "state-secret")
+    # Another API named on the command line: the state file's keys and moto URL are not for it.
+    other = local_gc.resolve_target(parse(["gc", "run", "repo", "--endpoint", "http://127.0.0.1:9"]))
+    assert not other.from_state and other.s3_endpoint is None
+    assert other.api.access_key_id == DEFAULT_ACCESS_KEY_ID and other.repeat_flags == ("--endpoint", "http://127.0.0.1:9")
+    statefile.remove_state(tmp_path)
+    gone = local_gc.resolve_target(parse(["gc", "run", "repo"]))
+    assert not gone.from_state and gone.api.endpoint == "http://127.0.0.1:8000" and gone.s3_endpoint is None
+
+
+def test_gc_run_without_a_stack_says_so_at_once(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    assert cli.main(["gc", "run", "repo", "--data-dir", str(tmp_path), "--endpoint", f"http://127.0.0.1:{free}"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"no Lakelet stack answers at http://127.0.0.1:{free}" in err
+    assert "lakelet local" in err and str(tmp_path) in err
 
 
 def test_the_summary_reads_well() -> None:
@@ -47,6 +75,10 @@ def test_the_summary_reads_well() -> None:
     dry = local_gc.format_summary({k: v for k, v in SUMMARY.items() if k != "sweep"})
     assert "dry run: a sweep would reclaim 3.0 KiB" in dry
     assert "--sweep-run 20270101T000000Z-abcdef12" in dry and "deleted" not in dry
+    # The printed command repeats the flags that did not come from the state file, so it can be pasted as is.
+    pasted = local_gc.format_summary({k: v for k, v in SUMMARY.items() if k != "sweep"}, "/venv/bin/lakelet",
+                                     ("--endpoint", "http://h:1"))
+    assert "run `/venv/bin/lakelet gc run repo --sweep-run 20270101T000000Z-abcdef12 --endpoint http://h:1`" in pasted
 
 
 def test_the_job_module_is_loaded_once() -> None:

@@ -122,7 +122,27 @@ def test_listing_another_ref_and_missing_ones(s3: BaseClient, harness: Harness, 
     graveler.create_branch("repo", "dev", "main@")  # the committed 200 keys only
     assert s3.list_objects_v2(Bucket="repo", Prefix="dev/")["KeyCount"] == 200
     assert s3.list_objects_v2(Bucket="repo", Prefix="main@/dir0/")["KeyCount"] == 25
-    assert s3.list_objects_v2(Bucket="repo", Prefix="nope/")["KeyCount"] == 0
+    # A ref that does not exist is an error naming it (lakeFS answers an empty listing, which says nothing).
+    for listing in (s3.list_objects_v2, s3.list_objects):
+        with pytest.raises(ClientError) as missing:
+            listing(Bucket="repo", Prefix="nope/")
+        assert missing.value.response["Error"]["Code"] == "NoSuchKey"
+        assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+        assert "'nope' not found in repository repo" in missing.value.response["Error"]["Message"]
+    with pytest.raises(ClientError) as past:
+        s3.list_objects_v2(Bucket="repo", Prefix="main~9/dir0/")
+    assert past.value.response["Error"]["Code"] == "NoSuchKey" and "main~9" in past.value.response["Error"]["Message"]
+    with pytest.raises(ClientError) as invalid:
+        s3.list_objects_v2(Bucket="repo", Prefix="main~x~/")
+    assert invalid.value.response["Error"]["Code"] == "InvalidArgument"
+    for key in ("nope/a.txt", "main~9/a.txt"):  # GET and HEAD of a key under a missing ref: NoSuchKey, 404
+        with pytest.raises(ClientError) as get:
+            s3.get_object(Bucket="repo", Key=key)
+        assert get.value.response["Error"]["Code"] == "NoSuchKey"
+        assert key.split("/")[0] in get.value.response["Error"]["Message"]
+        with pytest.raises(ClientError) as head:
+            s3.head_object(Bucket="repo", Key=key)
+        assert head.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
     with pytest.raises(ClientError) as error:
         s3.list_objects_v2(Bucket="no-such-repo", Prefix="main/")
     assert error.value.response["Error"]["Code"] == "NoSuchBucket"

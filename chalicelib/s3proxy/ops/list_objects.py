@@ -2,7 +2,8 @@
 
 A prefix with a ref (``main/data/``) lists that ref's objects under ``data/``; a prefix without one (``""``,
 ``ma``) lists the branches whose names start with it, as common prefixes ``<branch>/`` (as lakeFS does), so
-``aws s3 ls s3://repo/`` shows the branches. Markers, start-after and continuation tokens are keys; a
+``aws s3 ls s3://repo/`` shows the branches. A ref that does not exist answers NoSuchKey naming it; an invalid
+ref expression answers InvalidArgument. Markers, start-after and continuation tokens are keys; a
 continuation token is the last key returned, base64url-encoded so it is opaque and XML-safe.
 """
 
@@ -81,8 +82,11 @@ def _list_ref(
         page = ctx.graveler.list_objects(ctx.bucket, ref, path_prefix, delimiter, after, max_keys)
     except errors.RepositoryNotFound:
         raise
-    except (errors.NotFound, errors.InvalidRef):
-        return ref, [], False  # no such ref: nothing under this prefix, as S3 answers for an empty prefix
+    except errors.NotFound as error:
+        # lakeFS answers an empty listing here, which `aws s3 ls s3://repo/mian/` shows as nothing at all (exit
+        # 1): say which ref is missing instead, with the code a GET of a key under it answers.
+        raise S3Error("NoSuchKey", f"{error} in repository {ctx.bucket} (a listing of s3://{ctx.bucket}/ shows "
+                                   "its branches)") from None
     return ref, page.results, page.has_more
 
 

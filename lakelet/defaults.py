@@ -1,0 +1,12 @@
+"""Where a local stack listens and with which keys, unless told otherwise: shared by ``lakelet local``, the CLI
+and ``lakelet gc run``, with no dependency, so the CLI works from a plain ``pip install .`` (no local stack)."""
+
+from __future__ import annotations
+
+# The same example key pair as lakeFS's quickstart: well known, so nobody mistakes it for a secret.
+DEFAULT_ACCESS_KEY_ID = "AKIAIOSFOLKFSSAMPLES"
+DEFAULT_SECRET_ACCESS_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+DEFAULT_API_PORT = 8000
+DEFAULT_S3_PORT = 8001
+LOCAL_HOST = "127.0.0.1"
+LOCAL_REGION = "us-east-1"

@@ -1,0 +1,130 @@
+"""A quiet Spark session in local mode, for ``lakelet gc run``, the GC tests and the benchmark.
+
+Spark's start-up prints a page of noise on a terminal; each line is silenced at its source:
+- log4j's "Using Spark's default log4j profile" and the NativeCodeLoader warning: the driver JVM gets our own
+  log4j2 configuration (errors only, on stderr), so Spark neither falls back to its default profile nor logs
+  warnings about a missing native Hadoop library, which local mode never uses;
+- three lines printed straight to the JVM's stderr, not through a logger, so no level turns them off: the JVM's
+  "WARNING: Using incubator modules: jdk.incubator.vector" (Spark's launcher adds that module on every start), and
+  the shell's "Setting default log level to ..." with "To adjust logging level ..." (Spark treats pyspark as a
+  shell): the driver JVM's stderr goes through a pipe that drops exactly those lines and passes every other one;
+- pyspark's FutureWarning that it "does not yet fully support pandas >= 3.0.0": the dev dependencies pin pandas 3
+  (for lakefs-spec); the GC job never converts to or from pandas, so the warning is filtered, by its message and
+  for pyspark's modules only.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, Any
+
+LOCAL_HOST = "127.0.0.1"
+LOCAL_SPARK_MASTER = "local[2]"
+# moto takes any key pair; fixed fake ones keep a developer's real AWS credentials out of local calls.
+_MOTO_KEYS = {"AWS_ACCESS_KEY_ID": "lakelet-local", "AWS_SECRET_ACCESS_KEY": "lakelet-local"}
+_NOISE = (
+    b"WARNING: Using incubator modules: jdk.incubator.vector",
+    b'Setting default log level to "',
+    b"To adjust logging level use sc.setLogLevel(newLevel).",
+)
+_LOG4J2 = """\
+# lakelet gc run: Spark logs errors only, on stderr (lakelet/spark_local.py).
+status = error
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+rootLogger.level = error
+rootLogger.appenderRef.stdout.ref = console
+"""
+_config_lock = threading.Lock()
+_config_path: Path | None = None
+
+
+def _log4j2_config() -> Path:
+    """Our log4j2 configuration, written once per process to a private temporary file."""
+    global _config_path
+    with _config_lock:
+        if _config_path is None or not _config_path.is_file():
+            fd, name = tempfile.mkstemp(prefix="lakelet-log4j2-", suffix=".properties")
+            with os.fdopen(fd, "w") as out:
+                out.write(_LOG4J2)
+            _config_path = Path(name)
+        return _config_path
+
+
+def _forward_stderr(source: IO[bytes]) -> None:
+    """Copies the driver JVM's stderr to ours (file descriptor 2, whatever it is now), line by line, without the
+    known start-up noise."""
+    for line in iter(source.readline, b""):
+        if not line.rstrip().startswith(_NOISE):
+            os.write(2, line)
+    source.close()
+
+
+def _quiet_spark_context(conf: Any) -> Any:
+    """A SparkContext whose driver JVM is launched with its stderr filtered (see the module docstring)."""
+    from pyspark import SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    threading.Thread(target=_forward_stderr, args=(gateway.proc.stderr,), name="spark-stderr", daemon=True).start()
+    return SparkContext(conf=conf, gateway=gateway)
+
+
+def local_session(address_partitions: int = 4) -> Any:
+    """A quiet local[2] SparkSession for the GC job (also what tests and the benchmark start)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", LOCAL_HOST)
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning,
+                            module=r"pyspark(\.|$)")
+    conf = (
+        SparkConf()
+        .setMaster(LOCAL_SPARK_MASTER)
+        .setAppName("lakelet-gc-local")
+        .set("spark.ui.enabled", "false")
+        .set("spark.ui.showConsoleProgress", "false")
+        .set("spark.sql.shuffle.partitions", str(address_partitions))
+        .set("spark.driver.bindAddress", LOCAL_HOST)
+        .set("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{_log4j2_config()}")
+    )
+    if SparkContext._active_spark_context is None:  # pyspark's own "is one running" flag
+        _quiet_spark_context(conf)
+    spark = SparkSession.builder.config(conf=conf).getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@contextmanager
+def local_spark(address_partitions: int, s3_endpoint: str | None) -> Iterator[Any]:
+    """A Spark session in local mode: the active one if there is one (left running), else a new one that is
+    stopped on exit. Environment first: Spark's Python workers inherit it when the session starts."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        yield active
+        return
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", LOCAL_HOST)
+    if s3_endpoint:
+        os.environ.update(_MOTO_KEYS)
+        for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
+            os.environ.pop(name, None)
+    spark = local_session(address_partitions)
+    try:
+        yield spark
+    finally:
+        spark.stop()

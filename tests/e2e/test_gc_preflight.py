@@ -1,0 +1,78 @@
+"""``lakelet gc run`` fails fast, in one line and before Spark starts, when the stack does not answer, when the
+S3 gateway's URL is given for the moto URL, and when there is no Java (PATH without it): as typed in a shell."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import lakefs
+import pytest
+
+from tests.e2e.conftest import PROJECT_DIR, LocalProcess
+
+pytestmark = pytest.mark.e2e
+
+# A fresh interpreter imports the CLI in about a second; the checks themselves take a fraction of that. Spark's
+# start alone takes longer than this bound, so passing it also shows Spark never started.
+FAST_SECONDS = 8.0
+_GATEWAY_LINE = re.compile(r"S3 gateway\s+(?P<url>http://\S+)")
+_MOTO_LINE = re.compile(r"AWS stand-in\s+moto at (?P<url>http://\S+)")
+
+
+def gc_run(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "lakelet", "gc", "run", *args], cwd=PROJECT_DIR, env=env,
+                          capture_output=True, text=True, timeout=60, check=False)
+    return done, time.monotonic() - started
+
+
+def shell_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKELET_", "LAKECTL_"))}
+    env["LAKELET_DATA_DIR"] = str(tmp_path / "no-stack-here")
+    env.update(extra)
+    return env
+
+
+def stack_flags(local: LocalProcess, s3_endpoint: str) -> list[str]:
+    return ["--endpoint", local.endpoint, "--access-key-id", local.access_key_id,
+            "--secret-access-key", local.secret_access_key, "--s3-endpoint", s3_endpoint]
+
+
+def assert_one_line_refusal(done: subprocess.CompletedProcess[str], elapsed: float, expected: str) -> None:
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("lakelet gc run: "), done.stderr
+    assert expected in done.stderr
+    assert done.stdout == "" and "[1/4]" not in done.stderr  # not even the prepare ran
+    assert elapsed < FAST_SECONDS, elapsed
+
+
+def test_no_stack(tmp_path: Path) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    # Nothing configured: no state file, and nothing on the port named by the environment.
+    done, elapsed = gc_run(["quickstart"], shell_env(tmp_path, LAKECTL_SERVER_ENDPOINT_URL=f"http://127.0.0.1:{free}"))
+    assert_one_line_refusal(done, elapsed, f"no Lakelet stack answers at http://127.0.0.1:{free}")
+    assert "start one with `lakelet local`" in done.stderr
+
+
+def test_the_gateway_url_given_by_mistake(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:
+    gateway = _GATEWAY_LINE.search(local_stack.banner)
+    assert gateway, local_stack.banner
+    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, gateway.group("url"))], shell_env(tmp_path))
+    assert_one_line_refusal(done, elapsed, f"{gateway.group('url')} is the Lakelet S3 gateway, not the stack's moto")
+
+
+def test_no_java(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:
+    moto = _MOTO_LINE.search(local_stack.banner)
+    assert moto, local_stack.banner
+    env = shell_env(tmp_path, PATH=str(tmp_path / "empty-bin"))  # the interpreter is run by its full path
+    env.pop("JAVA_HOME", None)
+    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, moto.group("url"))], env)
+    assert_one_line_refusal(done, elapsed, "Spark needs Java 17, but there is no java on PATH")
