@@ -30,11 +30,11 @@ PYTHON312 ?= $(shell \
 
 .PHONY: test run venv clean-venv package deploy webui
 
-test: $(DEV_STAMP) webui
+test: $(DEV_STAMP)
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 # The quickstart repository is created once per data directory (lakelet/samples.py).
-run: $(RUN_STAMP) webui
+run: $(RUN_STAMP)
 	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
 
 venv: $(DEV_STAMP)
@@ -83,7 +83,7 @@ ARTIFACT_BUCKET ?=
 DEPLOY_PARAMETERS ?=
 
 # Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it.
-package: $(DEV_STAMP) webui
+package: $(DEV_STAMP)
 	rm -rf $(PACKAGE_DIR)
 	$(VENV)/bin/python -m infra.build --stage $(STAGE) --out $(PACKAGE_DIR)/merge.json
 	AWS_DEFAULT_REGION=$(PACKAGE_REGION) $(VENV)/bin/chalice package --pkg-format cloudformation \
