@@ -58,10 +58,11 @@ export function RefSelector({ ctx, value, onChange, label = 'Ref', id }) {
   // A draft of its own, so what is being typed survives the page re-rendering around it.
   const [draft, setDraft] = useState(value)
   useEffect(() => setDraft(value), [value])
-  const commit = () => { const v = draft.trim(); if (v && v !== value) onChange(v) }
+  // Reads the input itself, not the draft: an Enter right after typing can come before the draft's re-render.
+  const commit = (e) => { const v = e.target.value.trim(); if (v && v !== value) onChange(v) }
   return html`<label class="ref-selector"><span>${label}</span>
     <input list=${listId} value=${draft} aria-label=${label} placeholder="branch, tag, commit or expression (main~1)"
-      onInput=${(e) => setDraft(e.target.value)} onChange=${commit} onKeyDown=${(e) => e.key === 'Enter' && commit()} />
+      onInput=${(e) => setDraft(e.target.value)} onChange=${commit} onKeyDown=${(e) => e.key === 'Enter' && commit(e)} />
     <datalist id=${listId}>
       ${ctx.branches.map((b) => html`<option value=${b.id}>branch</option>`)}
       ${ctx.tags.map((t) => html`<option value=${t.id}>tag</option>`)}
