@@ -13,6 +13,7 @@ from email.utils import formatdate
 from chalice import Blueprint, Response
 from chalice.app import Request
 
+from chalicelib import http_headers
 from chalicelib.auth.policies import Permission, object_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
@@ -31,14 +32,24 @@ OBJECT = "/repositories/{repository}/refs/{ref}/objects"
 
 
 def entry_headers(entry: Entry) -> dict[str, str]:
+    """Stored values pass through http_headers: an entry written before writes were validated (a content type
+    with CR/LF) must neither inject headers nor fail the read."""
     headers = {
-        "Content-Type": entry.content_type,
-        "ETag": f'"{entry.etag}"',
-        "Last-Modified": formatdate(entry.mtime, usegmt=True),
+        "Content-Type": http_headers.content_type(entry.content_type),
+        "ETag": f'"{entry.etag}"' if http_headers.is_safe_value(entry.etag) else '""',
+        "Last-Modified": _http_date(entry.mtime),
         "Accept-Ranges": "bytes",
     }
-    headers.update({META_PREFIX + key: value for key, value in entry.user_metadata.items()})
+    headers.update(http_headers.metadata_headers(META_PREFIX, entry.user_metadata))
     return headers
+
+
+def _http_date(mtime: float) -> str:
+    """An HTTP date; an mtime outside what a date can say (stored before mtimes were bounded) reads as 1970."""
+    try:
+        return formatdate(mtime, usegmt=True)
+    except (OverflowError, ValueError, OSError):
+        return formatdate(0, usegmt=True)
 
 
 def user_metadata(headers: Mapping[str, str]) -> dict[str, str]:

@@ -9,7 +9,6 @@ official clients ignore: a 409 also lists the conflicts, each with what each sid
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chalice import Blueprint, Response
@@ -108,7 +107,7 @@ def path_strategies(raw: bytes | str | None) -> list[tuple[str, str]]:
     """The body's ``path_strategies``: a list of {"path": glob, "strategy": "source-wins"|"dest-wins"|"fail"}."""
     if not raw:
         return []
-    value = json.loads(raw).get("path_strategies")
+    value = JsonBody.parse(raw).raw("path_strategies")
     if value is None:
         return []
     if not isinstance(value, list):
