@@ -192,3 +192,15 @@ def test_a_function_without_decided_permissions_stops_the_build(monkeypatch: pyt
     monkeypatch.delitem(access.FUNCTION_ACCESS, "s3_gateway")
     with pytest.raises(build.BuildError, match="s3_gateway"):
         build.build(build.read_app(PROJECT_DIR, STAGE), PROJECT_DIR / "stepfunctions")
+
+
+def test_api_gateway_answers_unknown_routes_with_a_lakefs_404_that_quotes_nothing(package: Package) -> None:
+    resources = package.template()["Resources"]
+    missing = resources["GatewayResponseMissingRoute"]["Properties"]
+    assert missing["ResponseType"] == "MISSING_AUTHENTICATION_TOKEN"
+    assert missing["StatusCode"] == "404"
+    assert missing["RestApiId"] == {"Ref": "RestAPI"}
+    for name in ("GatewayResponseMissingRoute", "GatewayResponseDefault4xx", "GatewayResponseDefault5xx"):
+        template = resources[name]["Properties"]["ResponseTemplates"]["application/json"]
+        assert template.startswith('{"message": ')
+        assert "$context.error.message" not in template  # the message that can quote the Authorization header
