@@ -21,6 +21,9 @@ _INTEGER = re.compile(r"-?[0-9]{1,18}")
 # No lakeFS request body nests deeper than a policy (object > list > object > list): 32 leaves room and
 # refuses the 100,000-deep bodies that used to exhaust the parser's recursion (a 500).
 MAX_JSON_DEPTH = 32
+# Commit, merge and repository metadata: at most 64 KiB of keys and values (UTF-8). lakeFS sets no figure;
+# DynamoDB refuses items over 400 KB, which used to surface as a 503 "retry later".
+MAX_METADATA_BYTES = 64 * 1024
 
 
 def _no_constant(name: str) -> Any:
@@ -181,6 +184,9 @@ class JsonBody:
             return {}
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise errors.Invalid(f"field {name} must be an object of string values")
+        size = sum(len(k.encode()) + len(v.encode()) for k, v in value.items())
+        if size > MAX_METADATA_BYTES:
+            raise errors.Invalid(f"field {name} holds {size} bytes, more than the {MAX_METADATA_BYTES} allowed")
         return dict(value)
 
     def str_list(self, name: str) -> list[str]:
