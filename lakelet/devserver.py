@@ -20,7 +20,14 @@ from typing import BinaryIO
 
 from chalice.app import Chalice
 from chalice.config import Config
-from chalice.local import ChaliceRequestHandler, ForbiddenError, HeaderType, LocalChalice, LocalDevServer, LocalGatewayException
+from chalice.local import (
+    ChaliceRequestHandler,
+    ForbiddenError,
+    HeaderType,
+    LocalChalice,
+    LocalDevServer,
+    LocalGatewayException,
+)
 
 from chalicelib.http_headers import first_unsafe
 
@@ -47,7 +54,9 @@ class BodyTooLarge(ChunkedBodyError):
 
 def _default_authenticated(headers: Mapping[str, str]) -> bool:
     """Whether the request's credentials (HTTP Basic or a login token) are valid, with the app's own check."""
-    from chalicelib.api.endpoint import authenticate  # the app's module, imported when the server first needs it
+    from chalicelib.api.endpoint import (
+        authenticate,  # the app's module, imported when the server first needs it
+    )
     from chalicelib.graveler import errors
 
     try:

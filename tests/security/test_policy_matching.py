@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chalicelib.auth.policies import Permission, is_allowed, match_steps, matches
-
 from chalicelib.auth.records import Effect, Policy, Statement
 
 
