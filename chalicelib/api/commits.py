@@ -67,7 +67,7 @@ def commit_async(repository: str, branch: str) -> Response:
 def commit_async_status(repository: str, branch: str) -> Response:
     """lakeFS's commitAsyncStatus: CommitAsyncStatus."""
     task_id = Query(bp.current_request.query_params).required_str("id")
-    status = launch.commit_status(services(), names.repository(repository), task_id)
+    status = launch.commit_status(services(), names.repository(repository), names.branch(branch), task_id)
     return json_response(tasks.status_body(status, serializers.commit))
 
 

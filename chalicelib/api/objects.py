@@ -14,7 +14,7 @@ from chalice import Blueprint, Response
 from chalice.app import Request
 
 from chalicelib import http_headers
-from chalicelib.auth.policies import Permission, object_arn
+from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
 
@@ -159,6 +159,7 @@ def delete_object(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/delete", ["POST"])
 def delete_objects(repository: str, branch: str) -> Response:
+    repo_id, branch_id = names.repository(repository), names.branch(branch)  # malformed: 400, existence unread
     paths = JsonBody.parse(bp.current_request.raw_body).str_list("paths")
     svc = services()
     user = current_user()
@@ -168,8 +169,13 @@ def delete_objects(repository: str, branch: str) -> Response:
     for path in paths:
         permitted = svc.auth.authorizer.is_allowed(user.id, [Permission("fs:DeleteObject", object_arn(repository, path))])
         (allowed if permitted else denied).append(path)
-    failures = svc.graveler.delete_objects(names.repository(repository), names.branch(branch), allowed)
     report = [(p, 403, f"not allowed to delete {p}") for p in denied]
+    if not allowed and not svc.auth.authorizer.is_allowed(user.id, [Permission("fs:ReadRepository",
+                                                                                 repository_arn(repository))]):
+        # Nothing to do, and the caller may not know whether the repository exists: the same answer for one
+        # that does and one that does not (looking it up would tell 404 from 200).
+        return json_response(serializers.object_errors(report))
+    failures = svc.graveler.delete_objects(repo_id, branch_id, allowed)
     report += [(p, status_for(e), message_for(e)) for p, e in failures]
     return json_response(serializers.object_errors(report))
 

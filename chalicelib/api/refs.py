@@ -210,5 +210,5 @@ def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
 def merge_async_status(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsyncStatus: MergeAsyncStatus (its result is MergeResult)."""
     task_id = Query(bp.current_request.query_params).required_str("id")
-    status = launch.merge_status(services(), names.repository(repository), task_id)
+    status = launch.merge_status(services(), names.repository(repository), names.branch(destinationBranch), task_id)
     return json_response(tasks.status_body(status, lambda commit: {"reference": commit.id}))
