@@ -134,7 +134,8 @@ def test_a_60000_character_path_is_answered_at_once(seeded: Stack) -> None:
     assert response.status == 404
     assert time.monotonic() - started < 5
     started = time.monotonic()
-    assert "x" * 50 in redact_text("tokenx" * 40_000 + "=1 " + "a" * 200_000)
+    redacted = redact_text("tokenx" * 40_000 + "=1 " + "a" * 200_000)
+    assert "=1 " not in redacted and redacted.endswith(" " + "a" * 200_000)
     assert time.monotonic() - started < 2
 
 
