@@ -5,7 +5,7 @@ Each example starts from a request schemathesis generates for the operation (wit
 the body replaced by JSON nested 100,000 deep; every string of the body (keys included), of the query and of
 the path turned into one with a lone surrogate (bodies only: a URL cannot carry one), control characters
 (CR, LF, NUL, ESC), 100,000 characters, or look-alike Unicode; every integer made extreme (10^40, -2^63-1,
-2^64). Each operation gets HOSTILE_EXAMPLES examples (default 5) over one seeded deployment; the whole run
+2^64). Each operation gets HOSTILE_EXAMPLES examples (default 12) over one seeded deployment; the whole run
 stays well under a minute.
 """
 
@@ -30,7 +30,7 @@ from chalicelib import wiring
 from .support import PREFIX, Seed, app, basic
 from .test_fuzz import OPERATIONS
 
-HOSTILE_EXAMPLES = int(os.environ.get("LAKELET_HOSTILE_EXAMPLES", "5"))
+HOSTILE_EXAMPLES = int(os.environ.get("LAKELET_HOSTILE_EXAMPLES", "12"))
 DEEP = b"[" * 100_000 + b"]" * 100_000
 STRINGS = {
     "surrogate": "a\ud800b",
