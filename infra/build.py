@@ -37,6 +37,38 @@ API_HANDLER = "api_handler"
 # chalice package names the REST API's handler and the API itself so, whatever the function is called.
 API_HANDLER_LOGICAL_ID = "APIHandler"
 REST_API_LOGICAL_ID = "RestAPI"
+NOT_FOUND_BODY = '{"message": "not found: no such API route"}'
+
+
+def gateway_responses() -> Json:
+    """The answers API Gateway gives by itself, in lakeFS's error shape and quoting nothing of the request.
+
+    A path or method no route matches is MISSING_AUTHENTICATION_TOKEN: a 403 "Missing Authentication Token",
+    or, when the request has an Authorization header, a message quoting that header back (the caller's Basic
+    credentials, in the body). It becomes a lakeFS 404. Every other answer of its own (413, 429, 504, ...)
+    keeps its status and names only its type. (A greedy ``/{proxy+}`` route would send unknown paths to the
+    Lambda instead, but not unknown methods of known paths, and chalice local cannot serve one: local answers
+    come from lakelet/devserver.py.)
+    """
+    content_type = {"gatewayresponse.header.Content-Type": "'application/json'"}
+    own = '{"message": "refused by API Gateway: $context.error.responseType"}'
+    shapes = {
+        "MissingRoute": ("MISSING_AUTHENTICATION_TOKEN", "404", NOT_FOUND_BODY),
+        "Default4xx": ("DEFAULT_4XX", None, own),
+        "Default5xx": ("DEFAULT_5XX", None, own),
+    }
+    resources: Json = {}
+    for name, (response_type, status, body) in shapes.items():
+        properties: Json = {
+            "RestApiId": {"Ref": REST_API_LOGICAL_ID},
+            "ResponseType": response_type,
+            "ResponseParameters": content_type,
+            "ResponseTemplates": {"application/json": body},
+        }
+        if status is not None:
+            properties["StatusCode"] = status
+        resources["GatewayResponse" + name] = {"Type": "AWS::ApiGateway::GatewayResponse", "Properties": properties}
+    return resources
 
 
 class BuildError(RuntimeError):
@@ -158,6 +190,7 @@ def build(app: App, stepfunctions_dir: Path) -> Json:
     if app.has_rest_api:
         # Chalice's "xray" traces the functions; the API's own stage is traced only when asked.
         resources[REST_API_LOGICAL_ID] = {"Properties": {"TracingEnabled": True}}
+        resources.update(gateway_responses())
         outputs["LakeFSEndpoint"] = {
             "Description": "The lakeFS API: the host of the lakeFS clients (lakefs.Client(host=...), lakectl).",
             "Value": {

@@ -11,21 +11,62 @@ response on a kept-alive connection), and one Content-Length header where chalic
 
 from __future__ import annotations
 
+import json
+import logging
 import re
 import threading
+from collections.abc import Callable, Mapping
 from typing import BinaryIO
 
 from chalice.app import Chalice
 from chalice.config import Config
-from chalice.local import ChaliceRequestHandler, HeaderType, LocalChalice, LocalDevServer
+from chalice.local import (
+    ChaliceRequestHandler,
+    ForbiddenError,
+    HeaderType,
+    LocalChalice,
+    LocalDevServer,
+    LocalGatewayException,
+)
+
+from chalicelib.http_headers import first_unsafe
+
+log = logging.getLogger(__name__)
 
 # A chunk-size line is short; a long one is garbage, and reading it unbounded would let a client fill memory.
 _MAX_LINE_BYTES = 8 * 1024
 _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+# The most a caller without valid credentials may send: public routes (login, setup) take small JSON bodies.
+# A larger body is refused before a byte of it is read, so nobody unauthenticated can make the server buffer
+# gigabytes.
+UNAUTHENTICATED_BODY_LIMIT = 1024 * 1024
+NOT_FOUND_MESSAGE = "not found: no such API route"
+_INTERNAL = json.dumps({"message": "internal server error"}).encode()
 
 
 class ChunkedBodyError(ValueError):
     """The request announced ``Transfer-Encoding: chunked`` but its body is not valid chunked encoding."""
+
+
+class BodyTooLarge(ChunkedBodyError):
+    """A chunked body went past the limit its sender was allowed."""
+
+
+def _default_authenticated(headers: Mapping[str, str]) -> bool:
+    """Whether the request's credentials (HTTP Basic or a login token) are valid, with the app's own check."""
+    from chalicelib.api.endpoint import (
+        authenticate,  # the app's module, imported when the server first needs it
+    )
+    from chalicelib.graveler import errors
+
+    try:
+        authenticate({name.lower(): value for name, value in headers.items()})
+    except errors.GravelerError:
+        return False
+    except Exception:  # a store that cannot answer: the caller is not known to be authenticated
+        log.exception("could not check the credentials of a request before its body")
+        return False
+    return True
 
 
 def _read_line(stream: BinaryIO, what: str) -> bytes:
@@ -35,13 +76,14 @@ def _read_line(stream: BinaryIO, what: str) -> bytes:
     return line
 
 
-def read_chunked(stream: BinaryIO) -> bytes:
+def read_chunked(stream: BinaryIO, limit: int | None = None) -> bytes:
     """Read one chunked-encoded body (RFC 9112 section 7.1) from ``stream`` and return the decoded bytes.
 
     Chunk extensions and trailer fields are read and dropped. Raises :class:`ChunkedBodyError` on malformed
-    or truncated input.
+    or truncated input, :class:`BodyTooLarge` once the body would pass ``limit`` bytes (before reading them).
     """
     parts: list[bytes] = []
+    total = 0
     while True:
         size_field = _read_line(stream, "chunk size line").split(b";", 1)[0].strip()
         if not _CHUNK_SIZE.fullmatch(size_field):
@@ -49,6 +91,9 @@ def read_chunked(stream: BinaryIO) -> bytes:
         size = int(size_field, 16)
         if size == 0:
             break
+        total += size
+        if limit is not None and total > limit:
+            raise BodyTooLarge(f"body larger than {limit} bytes")
         data = stream.read(size)
         if len(data) != size:
             raise ChunkedBodyError(f"truncated chunk: expected {size} bytes, got {len(data)}")
@@ -66,12 +111,26 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
     # Headers and body leave in separate writes; with Nagle's algorithm the body then waits for the client's
     # delayed ACK (~40 ms a response on a kept-alive connection, as the lakeFS client uses).
     disable_nagle_algorithm = True
+    # Whether a request's credentials are valid; ApiServer may swap in another check (tests).
+    authenticated: Callable[[Mapping[str, str]], bool] = staticmethod(_default_authenticated)
+
+    def _body_limit(self) -> int | None:
+        """None when the caller authenticated; else UNAUTHENTICATED_BODY_LIMIT. Reads nothing of the body."""
+        return None if self.authenticated(dict(self.headers.items())) else UNAUTHENTICATED_BODY_LIMIT
 
     def _parse_payload(self) -> tuple[HeaderType, bytes | None]:
         transfer_encoding = self.headers.get("Transfer-Encoding", "")
         if "chunked" not in transfer_encoding.lower():
+            try:
+                declared = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                raise ChunkedBodyError("Content-Length is not a number") from None
+            if declared < 0:
+                raise ChunkedBodyError("Content-Length is negative")
+            if declared > UNAUTHENTICATED_BODY_LIMIT and self._body_limit() is not None:
+                raise BodyTooLarge(f"body larger than {UNAUTHENTICATED_BODY_LIMIT} bytes without valid credentials")
             return super()._parse_payload()
-        body = read_chunked(self.rfile)  # type: ignore[arg-type]
+        body = read_chunked(self.rfile, self._body_limit())  # type: ignore[arg-type]
         # The app sees what API Gateway would hand a Lambda: a plain body with its length, no transfer coding.
         headers: HeaderType = {
             name: value
@@ -84,15 +143,44 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
     def _generic_handle(self) -> None:
         try:
             super()._generic_handle()
+        except BodyTooLarge as error:
+            # The body was not read: the connection cannot carry another request.
+            self.close_connection = True
+            self._send_json(401, {"message": f"error authenticating request: {error}"},
+                            {"WWW-Authenticate": 'Basic realm="lakelet", charset="UTF-8"'})
         except ChunkedBodyError as error:
             # The rest of the stream cannot be framed any more, so this connection ends here.
             self.close_connection = True
-            self.send_error(400, f"Bad chunked request body: {error}")
+            self._send_json(400, {"message": f"bad request body: {error}"})
+
+    def _send_error_response(self, error: LocalGatewayException) -> None:
+        """chalice local's answer for a path no route matches mimics API Gateway's: 403 "Missing Authentication
+        Token", or, when the request carries an Authorization header, a message that quotes that header back
+        (the caller's Basic credentials, in a response body). The app has no Chalice authorizers, so a
+        ForbiddenError means exactly "no route": answer a lakeFS-shaped 404 that quotes nothing."""
+        if isinstance(error, ForbiddenError):
+            self._send_json(404, {"message": NOT_FOUND_MESSAGE})
+            return
+        super()._send_error_response(error)
+
+    def _send_json(self, code: int, body: dict[str, str], headers: dict[str, str] | None = None) -> None:
+        self._send_http_response(code, {"Content-Type": "application/json", **(headers or {})},
+                                 json.dumps(body).encode())
 
     # The base class bound these names to its own _generic_handle when it was defined: rebind them.
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
 
     def _send_http_response(self, code: int, headers: HeaderType, body: str | bytes | None) -> None:
+        unsafe = first_unsafe(
+            (name, item) for name, value in headers.items() for item in (value if isinstance(value, list) else [value])
+        )
+        if unsafe is not None:
+            # A header with CR/LF would let a stored or requested value write headers and a body of its own.
+            # Dropping just that header would still send the body (attacker-chosen bytes, maybe without their
+            # content type), so the whole response goes, replaced by a fixed error that echoes nothing.
+            log.error("refused to send a response with an unsafe header %s", unsafe)
+            code, headers, body = 500, {"Content-Type": "application/json", "Connection": "close"}, _INTERNAL
+            self.close_connection = True
         encoded = b"" if body is None else body if isinstance(body, bytes) else body.encode("utf-8")
         # The app may declare a Content-Length (an object's size, for HEAD); sending it next to the server's
         # own would give the client two, e.g. "20, 20". API Gateway sends one, measured from the payload.

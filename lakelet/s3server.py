@@ -14,10 +14,17 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
+from chalicelib.http_headers import first_unsafe
 from chalicelib.s3proxy import Request, S3Gateway
 from lakelet.devserver import ChunkedBodyError, read_chunked
 
 log = logging.getLogger(__name__)
+
+# What the server sends instead of a response whose headers it must not write (see _send).
+_INTERNAL_ERROR = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InternalError</Code>'
+    b"<Message>We encountered an internal error. Please try again.</Message></Error>"
+)
 
 
 class _Server(ThreadingHTTPServer):
@@ -34,35 +41,72 @@ class S3RequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: _Server
 
+    _expect_continue = False
+
+    def handle_expect_100(self) -> bool:
+        """Holds back ``100 Continue`` until the signature verifies (see _handle): a client that waits for it
+        sends no body that would be refused anyway."""
+        self._expect_continue = True
+        return True
+
+    def _has_body(self) -> bool:
+        chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
+        return chunked or self.headers.get("Content-Length", "0").strip() not in ("", "0")
+
     def _body(self) -> bytes:
         if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
             return read_chunked(self.rfile)  # type: ignore[arg-type]
         length = int(self.headers.get("Content-Length") or 0)
+        if length < 0:
+            raise ValueError("negative Content-Length")
         return self.rfile.read(length) if length > 0 else b""
 
     def _handle(self) -> None:
+        target = urlsplit(self.path)
+        headers = [(name, value) for name, value in self.headers.items() if name.lower() != "transfer-encoding"]
+        if self._has_body():
+            # Authenticate on the request line and headers before reading a byte of the body.
+            refused = self.server.gateway.refuse_before_body(Request.build(self.command, target.path or "/",
+                                                                          target.query, headers, b""))
+            if refused is not None:
+                self.close_connection = True  # the unread body cannot be told apart from a next request
+                self._send(refused.status, refused.headers, refused.body)
+                return
+        if self._expect_continue:
+            self.send_response_only(100)
+            self.end_headers()
+            self._expect_continue = False
         try:
             body = self._body()
         except (ChunkedBodyError, ValueError) as error:
             self.close_connection = True
             self.send_error(400, f"Bad request body: {error}")
             return
-        target = urlsplit(self.path)
-        headers = [(name, value) for name, value in self.headers.items() if name.lower() != "transfer-encoding"]
         request = Request.build(self.command, target.path or "/", target.query, headers, body)
         response = self.server.gateway.handle(request)
-        self.send_response(response.status)
+        self._send(response.status, response.headers, response.body)
+
+    def _send(self, status: int, response_headers: dict[str, str], body: bytes) -> None:
+        unsafe = first_unsafe(response_headers.items())
+        if unsafe is not None:
+            # A header with CR/LF would let a stored or requested value write headers and a body of its own.
+            # Dropping that header alone would still send the body (the object's bytes, maybe an HTML page an
+            # attacker stored): the whole response goes, replaced by a fixed error that echoes nothing.
+            log.error("refused to send a response with an unsafe header %s", unsafe)
+            status, response_headers, body = 500, {"Content-Type": "application/xml", "Connection": "close"}, _INTERNAL_ERROR
+            self.close_connection = True
+        self.send_response(status)
         declared = None
-        for name, value in response.headers.items():
+        for name, value in response_headers.items():
             if name.lower() == "content-length":
                 declared = value  # HEAD declares the object's size; otherwise the body's length is sent below
                 continue
             self.send_header(name, value)
         head = self.command == "HEAD"
-        self.send_header("Content-Length", str(declared) if head and declared is not None else str(len(response.body)))
+        self.send_header("Content-Length", str(declared) if head and declared is not None else str(len(body)))
         self.end_headers()
-        if not head and response.body:
-            self.wfile.write(response.body)
+        if not head and body:
+            self.wfile.write(body)
 
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 

@@ -18,6 +18,7 @@ class Execution:
     output: dict[str, Any] | None = None
     error: str = ""  # the error name (the failing Lambda's errorType when the Fail state passes it on)
     cause: str = ""  # the cause (a Lambda's is JSON: errorType, errorMessage, stackTrace)
+    input: dict[str, Any] | None = None  # what it was started with: says which repository and branch it is for
 
 
 class StepFunctionsWorkflows:
@@ -43,4 +44,6 @@ class StepFunctionsWorkflows:
             return None
         when = found.get("stopDate") or found["startDate"]
         output = json.loads(found["output"]) if found.get("output") else None
-        return Execution(found["status"], when.timestamp(), output, found.get("error", ""), found.get("cause", ""))
+        started_with = json.loads(found["input"]) if found.get("input") else None
+        return Execution(found["status"], when.timestamp(), output, found.get("error", ""), found.get("cause", ""),
+                         started_with)

@@ -5,7 +5,6 @@ Secrets appear in exactly one shape (CredentialsWithSecret), answered once when 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -14,6 +13,7 @@ from chalicelib.auth.tokens import Token
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Page
 
+from .params import load_json
 from .serializers import pagination
 
 _EFFECTS = {effect.value: effect for effect in Effect}
@@ -56,10 +56,7 @@ def token(record: Token) -> dict[str, Any]:
 
 def parse_policy(raw: bytes | str | None) -> tuple[str, list[Statement]]:
     """(id, statements) of a lakeFS Policy body. Raises Invalid naming what is wrong."""
-    try:
-        data = json.loads(raw or b"")
-    except (ValueError, UnicodeDecodeError):
-        raise errors.Invalid("request body is not valid JSON") from None
+    data = load_json(raw)
     if not isinstance(data, dict):
         raise errors.Invalid("request body must be a JSON object")
     policy_id = data.get("id")

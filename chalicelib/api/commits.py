@@ -22,6 +22,9 @@ bp = Blueprint(__name__)
 _ZONE_AS_SPACE = re.compile(r" (\d{2}:?\d{2})$")
 
 
+# A commit's ``date`` (Unix seconds) must be a calendar date: 1970-01-01 to 9999-12-31 (10^40 used to be a 500).
+MAX_COMMIT_DATE = 253_402_300_799
+
 COMMITS = "/repositories/{repository}/branches/{branch}/commits"
 
 
@@ -34,7 +37,7 @@ def _commit_request(repository: str, branch: str) -> CommitRequest:
         current_user().id,
         body.required_str("message"),
         body.str_map("metadata"),
-        body.int("date"),
+        body.int("date", minimum=0, maximum=MAX_COMMIT_DATE),
         body.bool("allow_empty"),
     )
 
@@ -64,7 +67,7 @@ def commit_async(repository: str, branch: str) -> Response:
 def commit_async_status(repository: str, branch: str) -> Response:
     """lakeFS's commitAsyncStatus: CommitAsyncStatus."""
     task_id = Query(bp.current_request.query_params).required_str("id")
-    status = launch.commit_status(services(), names.repository(repository), task_id)
+    status = launch.commit_status(services(), names.repository(repository), names.branch(branch), task_id)
     return json_response(tasks.status_body(status, serializers.commit))
 
 

@@ -35,6 +35,8 @@ INTERNAL_ERROR_MESSAGE = "internal server error"
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": 'Basic realm="lakelet", charset="UTF-8"'}
 # What a 5xx says to the caller: the details (table names, buckets, driver messages) stay in the log.
 _GENERIC_MESSAGES = {503: "storage temporarily unavailable, retry later"}
+# A 503 (a store throttled or unreachable) says when to come back; invalid requests are 400s, never 503s.
+RETRY_AFTER_SECONDS = 1
 
 
 class UnsatisfiableRange(errors.RangeNotSatisfiable):
@@ -80,6 +82,8 @@ def headers_for(error: errors.GravelerError) -> dict[str, str]:
         return {"Content-Range": f"bytes */{error.size}"}
     if isinstance(error, errors.Unauthorized):
         return dict(UNAUTHORIZED_HEADERS)
+    if status_for(error) == 503:
+        return {"Retry-After": str(RETRY_AFTER_SECONDS)}
     return {}
 
 

@@ -4,7 +4,6 @@ GarbageCollectionPrepareResponse)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chalice import Blueprint, Response
@@ -46,8 +45,8 @@ def get_gc_rules(repository: str) -> Response:
 @route(bp, RULES, ["PUT"])
 def set_gc_rules(repository: str) -> Response:
     raw = bp.current_request.raw_body
-    JsonBody.parse(raw)  # the shared 400s for an empty, malformed or non-object body
-    set_rules(services().graveler, names.repository(repository), rules_from_json(json.loads(raw)))
+    body = JsonBody.parse(raw)  # the shared 400s for an empty, malformed, too deep or non-object body
+    set_rules(services().graveler, names.repository(repository), rules_from_json(body.data()))
     return no_content()
 
 

@@ -13,7 +13,8 @@ from email.utils import formatdate
 from chalice import Blueprint, Response
 from chalice.app import Request
 
-from chalicelib.auth.policies import Permission, object_arn
+from chalicelib import http_headers
+from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
 
@@ -31,14 +32,24 @@ OBJECT = "/repositories/{repository}/refs/{ref}/objects"
 
 
 def entry_headers(entry: Entry) -> dict[str, str]:
+    """Stored values pass through http_headers: an entry written before writes were validated (a content type
+    with CR/LF) must neither inject headers nor fail the read."""
     headers = {
-        "Content-Type": entry.content_type,
-        "ETag": f'"{entry.etag}"',
-        "Last-Modified": formatdate(entry.mtime, usegmt=True),
+        "Content-Type": http_headers.content_type(entry.content_type),
+        "ETag": f'"{entry.etag}"' if http_headers.is_safe_value(entry.etag) else '""',
+        "Last-Modified": _http_date(entry.mtime),
         "Accept-Ranges": "bytes",
     }
-    headers.update({META_PREFIX + key: value for key, value in entry.user_metadata.items()})
+    headers.update(http_headers.metadata_headers(META_PREFIX, entry.user_metadata))
     return headers
+
+
+def _http_date(mtime: float) -> str:
+    """An HTTP date; an mtime outside what a date can say (stored before mtimes were bounded) reads as 1970."""
+    try:
+        return formatdate(mtime, usegmt=True)
+    except (OverflowError, ValueError, OSError):
+        return formatdate(0, usegmt=True)
 
 
 def user_metadata(headers: Mapping[str, str]) -> dict[str, str]:
@@ -160,6 +171,7 @@ def delete_object(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/delete", ["POST"])
 def delete_objects(repository: str, branch: str) -> Response:
+    repo_id, branch_id = names.repository(repository), names.branch(branch)  # malformed: 400, existence unread
     paths = JsonBody.parse(bp.current_request.raw_body).str_list("paths")
     svc = services()
     user = current_user()
@@ -169,8 +181,13 @@ def delete_objects(repository: str, branch: str) -> Response:
     for path in paths:
         permitted = svc.auth.authorizer.is_allowed(user.id, [Permission("fs:DeleteObject", object_arn(repository, path))])
         (allowed if permitted else denied).append(path)
-    failures = svc.graveler.delete_objects(names.repository(repository), names.branch(branch), allowed)
     report = [(p, 403, f"not allowed to delete {p}") for p in denied]
+    if not allowed and not svc.auth.authorizer.is_allowed(user.id, [Permission("fs:ReadRepository",
+                                                                                 repository_arn(repository))]):
+        # Nothing to do, and the caller may not know whether the repository exists: the same answer for one
+        # that does and one that does not (looking it up would tell 404 from 200).
+        return json_response(serializers.object_errors(report))
+    failures = svc.graveler.delete_objects(repo_id, branch_id, allowed)
     report += [(p, status_for(e), message_for(e)) for p, e in failures]
     return json_response(serializers.object_errors(report))
 

@@ -18,6 +18,59 @@ _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
 # Python's int() also takes "1_000", " 5" and non-ASCII digits; HTTP parameters should not.
 _INTEGER = re.compile(r"-?[0-9]{1,18}")
+# No lakeFS request body nests deeper than a policy (object > list > object > list): 32 leaves room and
+# refuses the 100,000-deep bodies that used to exhaust the parser's recursion (a 500).
+MAX_JSON_DEPTH = 32
+# Commit, merge and repository metadata: at most 64 KiB of keys and values (UTF-8). lakeFS sets no figure;
+# DynamoDB refuses items over 400 KB, which used to surface as a 503 "retry later".
+MAX_METADATA_BYTES = 64 * 1024
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _check_tree(data: Any) -> None:
+    """Raises Invalid for nesting deeper than MAX_JSON_DEPTH or a string (key or value) that is not Unicode
+    text (a lone surrogate from an escape like "\\ud800", which no store, header or log can encode)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            _check_text(value)
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            raise errors.Invalid(f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key)
+                stack.append((item, depth + 1))
+        else:
+            stack.extend((item, depth + 1) for item in value)
+
+
+def _check_text(value: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise errors.Invalid("request body holds a string that is not valid Unicode (a lone surrogate)") from None
+
+
+def load_json(raw: bytes | str | None) -> Any:
+    """The JSON value of a request body. Raises Invalid (400) for anything a route could choke on later:
+    malformed JSON, NaN or Infinity, nesting deeper than MAX_JSON_DEPTH, lone surrogates."""
+    if not raw:
+        raise errors.Invalid("a JSON request body is required")
+    try:
+        data = json.loads(raw, parse_constant=_no_constant)
+    except RecursionError:
+        raise errors.Invalid(f"request body nests deeper than {MAX_JSON_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError):
+        raise errors.Invalid("request body is not valid JSON") from None
+    _check_tree(data)
+    return data
 
 
 class Query:
@@ -75,15 +128,18 @@ class JsonBody:
 
     @classmethod
     def parse(cls, raw: bytes | str) -> JsonBody:
-        if not raw:
-            raise errors.Invalid("a JSON request body is required")
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            raise errors.Invalid("request body is not valid JSON") from None
+        data = load_json(raw)
         if not isinstance(data, dict):
             raise errors.Invalid("request body must be a JSON object")
         return cls(data)
+
+    def data(self) -> dict[str, Any]:
+        """The whole object, for parsers of their own shapes (GC rules)."""
+        return dict(self._data)
+
+    def raw(self, name: str) -> Any:
+        """A field as parsed, unchecked (``None`` when absent)."""
+        return self._data.get(name)
 
     def _get(self, name: str, required: bool) -> Any:
         value = self._data.get(name)
@@ -112,12 +168,14 @@ class JsonBody:
             raise errors.Invalid(f"field {name} must be a boolean")
         return value
 
-    def int(self, name: str) -> int | None:
+    def int(self, name: str, minimum: int | None = None, maximum: int | None = None) -> int | None:
         value = self._get(name, False)
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
             raise errors.Invalid(f"field {name} must be an integer")
+        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
+            raise errors.Invalid(f"field {name} must be between {minimum} and {maximum}")
         return value
 
     def str_map(self, name: str) -> dict[str, str]:
@@ -126,6 +184,9 @@ class JsonBody:
             return {}
         if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
             raise errors.Invalid(f"field {name} must be an object of string values")
+        size = sum(len(k.encode()) + len(v.encode()) for k, v in value.items())
+        if size > MAX_METADATA_BYTES:
+            raise errors.Invalid(f"field {name} holds {size} bytes, more than the {MAX_METADATA_BYTES} allowed")
         return dict(value)
 
     def str_list(self, name: str) -> list[str]:

@@ -9,7 +9,6 @@ official clients ignore: a 409 also lists the conflicts, each with what each sid
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chalice import Blueprint, Response
@@ -108,7 +107,7 @@ def path_strategies(raw: bytes | str | None) -> list[tuple[str, str]]:
     """The body's ``path_strategies``: a list of {"path": glob, "strategy": "source-wins"|"dest-wins"|"fail"}."""
     if not raw:
         return []
-    value = json.loads(raw).get("path_strategies")
+    value = JsonBody.parse(raw).raw("path_strategies")
     if value is None:
         return []
     if not isinstance(value, list):
@@ -211,5 +210,5 @@ def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
 def merge_async_status(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsyncStatus: MergeAsyncStatus (its result is MergeResult)."""
     task_id = Query(bp.current_request.query_params).required_str("id")
-    status = launch.merge_status(services(), names.repository(repository), task_id)
+    status = launch.merge_status(services(), names.repository(repository), names.branch(destinationBranch), task_id)
     return json_response(tasks.status_body(status, lambda commit: {"reference": commit.id}))

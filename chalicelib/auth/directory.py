@@ -18,7 +18,7 @@ from chalicelib.graveler.records import Page
 from . import policies as policy_rules
 from .errors import GroupNotFound, PolicyNotFound
 from .ports import AuthStore
-from .records import Group, Policy, Principal, PrincipalKind, Statement, User
+from .records import Group, Policy, Principal, PrincipalKind, Statement, User, new_user
 
 MAX_AMOUNT = 1000
 _ID_MAX = 256
@@ -85,7 +85,7 @@ class Directory:
     def create_user(self, user_id: str) -> User:
         """Raises Invalid for a bad id, UserExists."""
         validate_id("user", user_id)
-        user = User(user_id, int(self._clock()))
+        user = new_user(user_id, self._clock())
         self._store.create_user(user)
         return user
 

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
 
 @dataclass(frozen=True, slots=True)
 class User:
+    """``generation`` is random per creation: a user deleted and created again under the same id is another
+    user, and login tokens name the generation they were issued to (auth/tokens.py). "" for users stored
+    before generations existed."""
+
     id: str
     creation_date: int
+    generation: str = ""
+
+
+def new_user(user_id: str, now: float) -> User:
+    return User(user_id, int(now), secrets.token_hex(16))
 
 
 @dataclass(frozen=True, slots=True)

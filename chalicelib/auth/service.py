@@ -36,7 +36,7 @@ from .errors import DecryptionFailed, InvalidToken
 from .keys import ServerKeys
 from .policies import Permission
 from .ports import AuthStore, SecretCipher
-from .records import Credential, User
+from .records import Credential, User, new_user
 from .tokens import Token, TokenSigner
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ class AuthService:
         self._lock = threading.Lock()
         self._known: dict[str, _Known] = {}
         self._users: dict[str, tuple[User, float]] = {}
+        self._key_owners: dict[str, tuple[str | None, float]] = {}
         self.directory = Directory(store, self._changed, clock)
         self.authorizer = Authorizer(self.directory, clock)
         self._keys = ServerKeys(store, cipher)
@@ -126,7 +127,7 @@ class AuthService:
         if self.is_initialized():
             raise errors.AlreadyExists("lakelet is already initialized")
         builtin.install(self._store, self._clock)
-        self._store.create_user(User(username, int(self._clock())))
+        self._store.create_user(new_user(username, self._clock()))
         self._store.add_group_member(builtin.ADMINS, username)
         if access_key_id is not None and secret is not None:
             return self._install(access_key_id, secret, username), secret
@@ -142,7 +143,7 @@ class AuthService:
         validate_key_pair(access_key_id, secret)
         builtin.install(self._store, self._clock)
         try:
-            self._store.create_user(User(username, int(self._clock())))
+            self._store.create_user(new_user(username, self._clock()))
         except errors.UserExists:
             pass
         self._store.add_group_member(builtin.ADMINS, username)
@@ -190,17 +191,49 @@ class AuthService:
         self._forget(access_key_id)
 
     def login(self, access_key_id: str, secret: str, ttl_seconds: int) -> Token:
-        """A login token for the owner of this key pair. Raises Unauthorized."""
+        """A login token for the owner of this key pair, bound to the key and to this generation of the user.
+        Raises Unauthorized."""
         user = self.authenticate_basic(access_key_id, secret)
-        return self.token_signer().issue(user.id, ttl_seconds)
+        return self.token_signer().issue(user.id, ttl_seconds, access_key_id, user.generation)
 
     def authenticate_token(self, token: str) -> User:
-        """The user a login token was issued to. Raises Unauthorized (InvalidToken), also once the user is gone."""
+        """The user a login token was issued to: the one check of a login token, whatever carries it (a Bearer
+        header, a cookie). Raises Unauthorized for a forged, malformed or expired token, and once the access key
+        that logged in or that user is gone: a user deleted and created again under the same id has another
+        generation, so its old tokens stay dead. What this container read is trusted for CACHE_TTL_SECONDS; a
+        deletion made here applies at once, one made through another container within that time."""
         try:
-            user_id = self.token_signer().verify(token)
+            claims = self.token_signer().verify(token)
         except InvalidToken as e:
             log.info("bearer token refused: %s", e)  # why, for the operator; the caller learns nothing
             raise errors.Unauthorized(AUTH_FAILED) from None
+        if self._key_owner(claims.access_key_id) != claims.user_id:
+            log.info("bearer token refused: its access key is gone or changed hands")
+            raise errors.Unauthorized(AUTH_FAILED)
+        user = self._token_user(claims.user_id)
+        if user is None or user.generation != claims.generation:
+            log.info("bearer token refused: its user is gone or was created again")
+            raise errors.Unauthorized(AUTH_FAILED)
+        return user
+
+    def _key_owner(self, access_key_id: str) -> str | None:
+        """The user id an access key belongs to (None if it does not exist), cached without its secret."""
+        now = self._clock()
+        with self._lock:
+            hit = self._key_owners.get(access_key_id)
+        if hit is not None and hit[1] > now:
+            return hit[0]
+        try:
+            owner: str | None = self._store.get_credential(access_key_id).user_id
+        except errors.CredentialNotFound:
+            owner = None
+        with self._lock:
+            if len(self._key_owners) >= CACHE_MAX_ENTRIES:
+                self._key_owners.clear()
+            self._key_owners[access_key_id] = (owner, now + CACHE_TTL_SECONDS)
+        return owner
+
+    def _token_user(self, user_id: str) -> User | None:
         now = self._clock()
         with self._lock:
             hit = self._users.get(user_id)
@@ -209,7 +242,7 @@ class AuthService:
         try:
             user = self._store.get_user(user_id)
         except errors.UserNotFound:
-            raise errors.Unauthorized(AUTH_FAILED) from None
+            return None  # not cached: a user created next is seen at once
         with self._lock:
             if len(self._users) >= CACHE_MAX_ENTRIES:
                 self._users.clear()
@@ -305,12 +338,14 @@ class AuthService:
     def _forget(self, access_key_id: str) -> None:
         with self._lock:
             self._known.pop(access_key_id, None)
+            self._key_owners.pop(access_key_id, None)
 
     def _changed(self, user_id: str | None) -> None:
         """The Directory changed something: forget cached permissions, and a deleted user's keys."""
         if user_id is not None:
             with self._lock:
                 self._known = {k: v for k, v in self._known.items() if v.user.id != user_id}
+                self._key_owners = {k: v for k, v in self._key_owners.items() if v[0] != user_id}
                 self._users.pop(user_id, None)
         self.authorizer.forget()
 

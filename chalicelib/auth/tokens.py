@@ -1,6 +1,9 @@
 """Login tokens: JWTs (RFC 7519) signed with HMAC-SHA256, as POST /auth/login hands out and Bearer auth takes.
 
-Claims: sub (user id), iat and exp (Unix seconds), jti (random), iss and aud naming Lakelet. Only HS256 is
+Claims: sub (user id), iat and exp (Unix seconds), jti (random), iss and aud naming Lakelet, and what the token
+is bound to: akid (the access key that logged in) and gen (the user's generation, auth/records.py). The
+signature only proves Lakelet issued the token; AuthService checks that the key and that generation of the
+user still exist before it trusts one (deleting either ends the token). Only HS256 is
 accepted, whatever the header says (no "none", no algorithm confusion); the signature is compared in
 constant time before any claim is trusted.
 """
@@ -46,6 +49,15 @@ class Token:
     expires: int
 
 
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """What a verified token says: whom it was issued to, with which key, for which generation of the user."""
+
+    user_id: str
+    access_key_id: str
+    generation: str
+
+
 class TokenSigner:
     """Issues and verifies login tokens with one key."""
 
@@ -53,11 +65,13 @@ class TokenSigner:
         self._key = key
         self._clock = clock
 
-    def issue(self, user_id: str, ttl_seconds: int) -> Token:
+    def issue(self, user_id: str, ttl_seconds: int, access_key_id: str, generation: str) -> Token:
         now = int(self._clock())
         expires = now + ttl_seconds
         claims: dict[str, str | int] = {
             "sub": user_id,
+            "akid": access_key_id,
+            "gen": generation,
             "iat": now,
             "exp": expires,
             "jti": secrets.token_hex(16),
@@ -67,8 +81,8 @@ class TokenSigner:
         signing_input = _b64(json.dumps(_HEADER).encode()) + "." + _b64(json.dumps(claims).encode())
         return Token(signing_input + "." + _b64(self._sign(signing_input)), user_id, expires)
 
-    def verify(self, token: str) -> str:
-        """The user id the token was issued to. Raises InvalidToken if forged, malformed or expired."""
+    def verify(self, token: str) -> Claims:
+        """What the token was issued to. Raises InvalidToken if forged, malformed, expired or unbound."""
         if len(token) > _MAX_TOKEN_CHARS or token.count(".") != 2:
             raise InvalidToken("malformed token")
         header_b64, claims_b64, signature_b64 = token.split(".")
@@ -82,12 +96,15 @@ class TokenSigner:
         subject, expires, issued = claims.get("sub"), claims.get("exp"), claims.get("iat")
         if not isinstance(subject, str) or not subject or not isinstance(expires, int) or not isinstance(issued, int):
             raise InvalidToken("token lacks its claims")
+        key, generation = claims.get("akid"), claims.get("gen")
+        if not isinstance(key, str) or not key or not isinstance(generation, str):
+            raise InvalidToken("token is not bound to an access key and a user")  # issued before tokens were
         now = self._clock()
         if expires <= now:
             raise InvalidToken("token expired")
         if issued > now + _LEEWAY_SECONDS:
             raise InvalidToken("token issued in the future")
-        return subject
+        return Claims(subject, key, generation)
 
     def _sign(self, signing_input: str) -> bytes:
         return hmac.digest(self._key, signing_input.encode("ascii"), hashlib.sha256)

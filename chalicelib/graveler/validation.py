@@ -7,7 +7,15 @@ import re
 from .errors import Invalid, InvalidName
 
 _REPOSITORY = re.compile(r"[a-z0-9][a-z0-9-]{2,62}")
-_BRANCH = re.compile(r"\w[-\w]*")
+# lakeFS's ^\w[-\w]*$ in Go, where \w is ASCII only: re.ASCII keeps look-alike letters ("mаin" with a
+# Cyrillic a) out of branch names.
+_BRANCH = re.compile(r"\w[-\w]*", re.ASCII)
+# lakeFS sets no length for branch and tag names; DynamoDB keys hold 1 KB, so Lakelet documents 256 (bytes
+# of UTF-8 for tags) rather than fail in the store.
+MAX_BRANCH_CHARS = 256
+MAX_TAG_BYTES = 256
+# A ref is a branch, tag or commit id with ~N / ^N suffixes.
+MAX_REF_CHARS = 512
 _REF = re.compile(r"[^\s]+")
 _TAG_FORBIDDEN_CHARS = set("^:?*[\\ ~") | {chr(c) for c in range(32)} | {"\x7f"}
 _NAMESPACE = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?")
@@ -19,12 +27,17 @@ def validate_repository_id(repo_id: str) -> None:
 
 
 def validate_branch_id(branch_id: str) -> None:
+    if len(branch_id) > MAX_BRANCH_CHARS:
+        raise InvalidName(f"branch name is longer than {MAX_BRANCH_CHARS} characters")
     if not _BRANCH.fullmatch(branch_id):
-        raise InvalidName(f"branch name {branch_id!r} must match ^\\w[-\\w]*$")
+        raise InvalidName(f"branch name {branch_id!r} must match ^[A-Za-z0-9_][-A-Za-z0-9_]*$")
 
 
 def validate_tag_id(tag_id: str) -> None:
-    """git ref-name rules, as lakeFS applies them to tags."""
+    """git ref-name rules, as lakeFS applies them to tags (stricter on ``/`` and ``~``, which Lakelet's URLs
+    and ref expressions give a meaning), valid Unicode of at most MAX_TAG_BYTES."""
+    if len(tag_id) > MAX_TAG_BYTES or not _is_text(tag_id) or len(tag_id.encode()) > MAX_TAG_BYTES:
+        raise InvalidName(f"tag name must be valid Unicode of at most {MAX_TAG_BYTES} bytes")
     bad = (
         not tag_id
         or tag_id == "@"
@@ -40,7 +53,18 @@ def validate_tag_id(tag_id: str) -> None:
         raise InvalidName(f"tag name {tag_id!r} is not a valid git ref name")
 
 
+def _is_text(value: str) -> bool:
+    """False for a string holding a lone surrogate (from a JSON escape or a percent-encoded path)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def validate_ref(ref: str) -> None:
+    if len(ref) > MAX_REF_CHARS or not _is_text(ref):
+        raise InvalidName(f"ref must be valid Unicode of at most {MAX_REF_CHARS} characters")
     if not _REF.fullmatch(ref):
         raise InvalidName(f"ref {ref!r} must be non-empty with no whitespace")
 
@@ -50,6 +74,8 @@ def validate_path(path: str) -> None:
         raise Invalid("path is required")
     if "\x00" in path:
         raise Invalid("path must not contain NUL")
+    if not _is_text(path):
+        raise Invalid("path must be valid Unicode (it holds a lone surrogate)")
     if len(path.encode()) > 1024:
         # DynamoDB sort keys hold at most 1024 bytes: staging is keyed by path.
         raise Invalid("path is longer than 1024 bytes")

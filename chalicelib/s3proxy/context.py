@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from chalicelib import http_headers
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
 from chalicelib.graveler.service import Graveler
@@ -57,13 +58,15 @@ def user_metadata(request: Request) -> dict[str, str]:
 
 
 def entry_headers(entry: Entry) -> dict[str, str]:
+    """Stored values pass through http_headers: an entry written before writes were validated (a content type
+    or metadata value with CR/LF) must neither inject headers nor fail the read."""
     headers = {
-        "Content-Type": entry.content_type,
-        "ETag": f'"{entry.etag}"',
+        "Content-Type": http_headers.content_type(entry.content_type),
+        "ETag": f'"{entry.etag}"' if http_headers.is_safe_value(entry.etag) else '""',
         "Last-Modified": http_date(entry.mtime),
         "Accept-Ranges": "bytes",
     }
-    headers.update({META_PREFIX + name: value for name, value in entry.user_metadata.items()})
+    headers.update(http_headers.metadata_headers(META_PREFIX, entry.user_metadata))
     return headers
 
 

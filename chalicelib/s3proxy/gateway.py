@@ -72,6 +72,18 @@ class S3Gateway:
             response = replace(response, body=b"")
         return response
 
+    def refuse_before_body(self, request: Request) -> Response | None:
+        """The error answer for a request whose signature does not verify, judged on its line and headers
+        alone (``request.body`` is not looked at), or None when it verifies. A server calls this before it
+        reads a body, so nobody unauthenticated can make it take in a large one."""
+        try:
+            authenticate(request, self._credentials, self._signer, self._clock())
+        except S3Error as e:
+            return error_response(e, request.path, uuid.uuid4().hex[:16].upper())
+        except errors.GravelerError as e:
+            return error_response(from_graveler(e), request.path, uuid.uuid4().hex[:16].upper())
+        return None
+
     def _handle(self, request: Request) -> Response:
         identity = authenticate(request, self._credentials, self._signer, self._clock())
         body = request_body(request, identity, self._signer)

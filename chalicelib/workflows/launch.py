@@ -108,7 +108,8 @@ def commit(services: Services, request: CommitRequest, wait_seconds: float) -> T
     workflows = _workflows(services, services.settings.commit_state_machine_arn)
     threshold = services.settings.commit_workflow_threshold
     if workflows is None or not staged_at_least(services, branch, threshold + 1):
-        return _inline(services, request.repository, services.graveler.commit_steps.run(request, INLINE_SLICES))
+        return _inline(services, request.repository, request.branch,
+                       services.graveler.commit_steps.run(request, INLINE_SLICES))
     # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
     services.graveler.guard.refuse_commit(services.graveler.get_repository(request.repository), request.branch)
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
@@ -123,14 +124,17 @@ def merge(services: Services, request: MergeRequest, wait_seconds: float) -> Tas
     # The plan's checks and size come first; an inline merge goes on from this very plan.
     planned = steps.plan(request, INLINE_SLICES)
     if workflows is None or planned["size"] <= services.settings.merge_workflow_threshold:
-        return _inline(services, request.repository, steps.run(request, INLINE_SLICES, planned=planned))
+        return _inline(services, request.repository, request.destination,
+                       steps.run(request, INLINE_SLICES, planned=planned))
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
                   _merge_result)
 
 
-def _inline(services: Services, repo_id: str, result: dict[str, Any]) -> TaskStatus:
+def _inline(services: Services, repo_id: str, branch_id: str, result: dict[str, Any]) -> TaskStatus:
+    """An inline task's id names its commit and its branch ("c-<commit id>.<branch>": "." is in no branch
+    name), so its status answers only through that branch."""
     found = services.graveler.get_commit(repo_id, str(result["commit_id"]))
-    return TaskStatus(INLINE + found.id, True, time.time(), found)
+    return TaskStatus(f"{INLINE}{found.id}.{branch_id}", True, time.time(), found)
 
 
 def _start(services: Services, workflows: StepFunctionsWorkflows, repo_id: str, request_id: str,
@@ -151,25 +155,37 @@ def _start(services: Services, workflows: StepFunctionsWorkflows, repo_id: str, 
 # ---- status ---------------------------------------------------------------------------------------------------
 
 
-def commit_status(services: Services, repo_id: str, task_id: str) -> TaskStatus:
-    """The commit task's status. Raises NotFound for an id that names no commit task."""
-    return _task_status(services, repo_id, task_id, services.settings.commit_state_machine_arn, _commit_result)
+def commit_status(services: Services, repo_id: str, branch_id: str, task_id: str) -> TaskStatus:
+    """The commit task's status. Raises NotFound for an id that names no commit task of this branch."""
+    return _task_status(services, repo_id, branch_id, "branch", task_id, services.settings.commit_state_machine_arn,
+                        _commit_result)
 
 
-def merge_status(services: Services, repo_id: str, task_id: str) -> TaskStatus:
-    """The merge task's status. Raises NotFound for an id that names no merge task."""
-    return _task_status(services, repo_id, task_id, services.settings.merge_state_machine_arn, _merge_result)
+def merge_status(services: Services, repo_id: str, destination: str, task_id: str) -> TaskStatus:
+    """The merge task's status. Raises NotFound for an id that names no merge task into this branch."""
+    return _task_status(services, repo_id, destination, "destination", task_id,
+                        services.settings.merge_state_machine_arn, _merge_result)
 
 
-def _task_status(services: Services, repo_id: str, task_id: str, arn: str | None,
-                 result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
+def _task_status(services: Services, repo_id: str, branch_id: str, branch_field: str, task_id: str,
+                 arn: str | None, result: Callable[[Services, str, dict[str, Any]], Commit]) -> TaskStatus:
+    """Task ids are unique across repositories; a task answers only through the repository and branch it
+    belongs to, and the same NotFound otherwise, so another repository's tasks cannot be probed."""
+    missing = errors.NotFound(f"no task {task_id}")
     if task_id.startswith(INLINE):
-        found = services.graveler.get_commit(repo_id, task_id[len(INLINE):])
+        commit_id, _, branch = task_id[len(INLINE):].partition(".")
+        if branch != branch_id or not commit_id:
+            raise missing
+        try:
+            found = services.graveler.get_commit(repo_id, commit_id)
+        except errors.NotFound:
+            raise missing from None
         return TaskStatus(task_id, True, float(found.creation_date), found)
     workflows = _workflows(services, arn)
     execution = workflows.describe(task_id) if workflows is not None and task_id.startswith(WORKFLOW) else None
-    if execution is None:
-        raise errors.NotFound(f"no task {task_id}")
+    request = (execution.input or {}).get("request", {}) if execution is not None else {}
+    if execution is None or request.get("repository") != repo_id or request.get(branch_field) != branch_id:
+        raise missing
     return _status(services, repo_id, task_id, execution, result)
 
 

@@ -11,7 +11,7 @@ import pytest
 from chalicelib.adapters.memory import MemoryAuthStore, MemoryCipher
 from chalicelib.auth import secrets as sealed
 from chalicelib.auth import service as auth_service
-from chalicelib.auth.records import Credential, User
+from chalicelib.auth.records import Credential
 from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
 
@@ -65,7 +65,8 @@ def test_setup_creates_the_admin_with_a_lakefs_shaped_key_pair(auth: AuthService
     assert credential.user_id == "admin" and credential.creation_date == 1_700_000_000
     stored = store.get_credential(credential.access_key_id)
     assert secret not in stored.encrypted_secret
-    assert auth.authenticate_basic(credential.access_key_id, secret) == User("admin", 1_700_000_000)
+    user = auth.authenticate_basic(credential.access_key_id, secret)
+    assert (user.id, user.creation_date) == ("admin", 1_700_000_000) and user.generation
 
 
 def test_setup_twice_is_already_exists(auth: AuthService) -> None:
@@ -160,7 +161,8 @@ def test_secrets_are_encrypted_bound_to_their_key(auth: AuthService, store: Memo
 
 def test_secret_for_signing(auth: AuthService, clock: FakeClock, cipher: CountingCipher) -> None:
     credential, secret = auth.setup("admin")
-    assert auth.secret_for_signing(credential.access_key_id) == (User("admin", 1_700_000_000), secret)
+    user, found = auth.secret_for_signing(credential.access_key_id)
+    assert (user.id, user.creation_date, found) == ("admin", 1_700_000_000, secret)
     assert auth.secret_for_signing(credential.access_key_id)[1] == secret
     assert cipher.decryptions == 1  # cached, like Basic verifications
     assert auth.authenticate_basic(credential.access_key_id, secret).id == "admin"

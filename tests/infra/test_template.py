@@ -201,3 +201,15 @@ def test_the_bucket_lets_the_web_ui_upload_from_the_api_origin(package: Package)
     assert "PUT" in rule["AllowedMethods"] and "ETag" in rule["ExposedHeaders"]
     (origin,) = rule["AllowedOrigins"]
     assert origin == {"Fn::Sub": "https://*.execute-api.${AWS::Region}.${AWS::URLSuffix}"}
+
+
+def test_api_gateway_answers_unknown_routes_with_a_lakefs_404_that_quotes_nothing(package: Package) -> None:
+    resources = package.template()["Resources"]
+    missing = resources["GatewayResponseMissingRoute"]["Properties"]
+    assert missing["ResponseType"] == "MISSING_AUTHENTICATION_TOKEN"
+    assert missing["StatusCode"] == "404"
+    assert missing["RestApiId"] == {"Ref": "RestAPI"}
+    for name in ("GatewayResponseMissingRoute", "GatewayResponseDefault4xx", "GatewayResponseDefault5xx"):
+        template = resources[name]["Properties"]["ResponseTemplates"]["application/json"]
+        assert template.startswith('{"message": ')
+        assert "$context.error.message" not in template  # the message that can quote the Authorization header

@@ -92,7 +92,8 @@ class DynamoAuthStore:
     # users
 
     def create_user(self, user: User) -> None:
-        row = self._model(pk=_USERS_PK, sk=_USER_SK + user.id, user_id=user.id, creation_date=user.creation_date)
+        row = self._model(pk=_USERS_PK, sk=_USER_SK + user.id, user_id=user.id, creation_date=user.creation_date,
+                          generation=user.generation or None)
         with storage_errors(on_condition_failed=lambda: errors.UserExists(user.id)):
             row.save(condition=self._model.pk.does_not_exist())
 
@@ -315,7 +316,8 @@ def statement_json(statement: Statement) -> dict[str, Any]:
 
 
 def _user(row: AuthRow) -> User:
-    return User(id=row.sk.removeprefix(_USER_SK), creation_date=int(row.creation_date or 0))
+    return User(id=row.sk.removeprefix(_USER_SK), creation_date=int(row.creation_date or 0),
+                generation=row.generation or "")
 
 
 def _credential(row: AuthRow) -> Credential:

@@ -108,6 +108,8 @@ class AuthRow(Model):
     # A policy's statements: [{"effect", "action": [...], "resource"}], as lakeFS writes them.
     statements = JSONAttribute(null=True)
     sealed_key = UnicodeAttribute(null=True)
+    # A user's generation (auth/records.py): random per creation, named by its login tokens.
+    generation = UnicodeAttribute(null=True)
 
 
 _Row = TypeVar("_Row", bound=Model)

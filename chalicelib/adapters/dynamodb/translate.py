@@ -12,6 +12,18 @@ from pynamodb.exceptions import DoesNotExist, PynamoDBException
 from chalicelib.graveler import errors
 
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailedException"
+# DynamoDB refusing the request itself (an item over 400 KB, a key over 2048/1024 bytes): retrying the same
+# request can never succeed, so it is the caller's 400, not a 503 that tells clients to retry forever.
+VALIDATION = "ValidationException"
+TOO_LARGE = "a name or value is larger than the store accepts (items up to 400 KB, keys up to 1 KB)"
+
+
+def _code(error: Exception) -> str | None:
+    if isinstance(error, PynamoDBException):
+        return error.cause_response_code
+    if isinstance(error, ClientError):
+        return str(error.response.get("Error", {}).get("Code"))
+    return None
 
 T = TypeVar("T")
 
@@ -41,8 +53,12 @@ def storage_errors(
     except PynamoDBException as e:
         if on_condition_failed is not None and is_conditional_failure(e):
             raise on_condition_failed() from e
+        if _code(e) == VALIDATION:
+            raise errors.Invalid(TOO_LARGE) from e
         raise errors.StorageError(f"DynamoDB: {e.cause_response_code or type(e).__name__}: {e}") from e
     except (BotoCoreError, ClientError) as e:
+        if _code(e) == VALIDATION:
+            raise errors.Invalid(TOO_LARGE) from e
         raise errors.StorageError(f"DynamoDB: {e}") from e
 
 

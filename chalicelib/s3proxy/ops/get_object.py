@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from chalicelib import http_headers
 from chalicelib.graveler import errors
 
 from ..context import Context, entry_headers, object_arn
@@ -70,7 +71,12 @@ def get_object(ctx: Context) -> Response:
     headers = entry_headers(entry)
     for param, header in _OVERRIDES.items():
         if request.has_param(param):
-            headers[header] = request.param(param)
+            value = request.param(param)
+            if not http_headers.is_safe_value(value):
+                # A presigned URL is handed around: its override must not write the response's headers.
+                raise S3Error("InvalidArgument", f"{param} must be printable ASCII without CR or LF",
+                              details={"ArgumentName": param})
+            headers[header] = value
     if not check_read_conditions(request, entry):
         return Response(304, {"ETag": headers["ETag"], "Last-Modified": headers["Last-Modified"]})
     byte_range = parse_range(request.header("range"), entry.size)

@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.auth.addresses import MAX_AGE_SECONDS, AddressSigner, InvalidAddress
 from chalicelib.auth.errors import InvalidToken
-from chalicelib.auth.tokens import TokenSigner
+from chalicelib.auth.tokens import Claims, TokenSigner
 
 from .support import Clock
 
@@ -23,20 +23,20 @@ def _segment(data: dict[str, object]) -> str:
 
 def test_token_round_trip_and_expiry(clock: Clock) -> None:
     signer = TokenSigner(KEY, clock)
-    token = signer.issue("alice", 3600)
+    token = signer.issue("alice", 3600, "AKIAKEY", "gen1")
     assert token.expires == 1_700_003_600 and token.user_id == "alice"
-    assert signer.verify(token.value) == "alice"
+    assert signer.verify(token.value) == Claims("alice", "AKIAKEY", "gen1")
     header = json.loads(base64.urlsafe_b64decode(token.value.split(".")[0] + "=="))
     assert header == {"alg": "HS256", "typ": "JWT"}
     clock.now += 3599
-    assert signer.verify(token.value) == "alice"
+    assert signer.verify(token.value).user_id == "alice"
     clock.now += 1
     with pytest.raises(InvalidToken):
         signer.verify(token.value)
 
 
 def test_tokens_of_another_key_or_tampered_do_not_verify(clock: Clock) -> None:
-    token = TokenSigner(KEY, clock).issue("alice", 3600).value
+    token = TokenSigner(KEY, clock).issue("alice", 3600, "AKIAKEY", "gen1").value
     with pytest.raises(InvalidToken):
         TokenSigner(b"x" * 32, clock).verify(token)
     header, claims, signature = token.split(".")
@@ -63,8 +63,9 @@ def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
         signing_input = f"{_segment(header)}.{_segment(claims)}"
         return signing_input + "." + base64.urlsafe_b64encode(signer._sign(signing_input)).rstrip(b"=").decode()
 
-    good = {"sub": "a", "iat": 1_700_000_000, "exp": 1_700_000_100, "iss": "lakelet", "aud": "lakelet-api"}
-    assert signer.verify(signed({"alg": "HS256"}, good)) == "a"
+    good = {"sub": "a", "iat": 1_700_000_000, "exp": 1_700_000_100, "iss": "lakelet", "aud": "lakelet-api",
+            "akid": "AKIAKEY", "gen": "g"}
+    assert signer.verify(signed({"alg": "HS256"}, good)) == Claims("a", "AKIAKEY", "g")
     for header, claims in (
         ({"alg": "HS512"}, good),
         ({"alg": "HS256"}, {**good, "aud": "someone-else"}),
@@ -72,6 +73,9 @@ def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
         ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "exp"}),
         ({"alg": "HS256"}, {**good, "exp": "later"}),
         ({"alg": "HS256"}, {**good, "iat": 1_700_009_999}),
+        ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "akid"}),  # unbound: issued before binding
+        ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "gen"}),
+        ({"alg": "HS256"}, {**good, "akid": ""}),
     ):
         with pytest.raises(InvalidToken):
             signer.verify(signed(header, claims))
