@@ -80,7 +80,7 @@ def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
     assert cli.main(gc_run(local_stack, repo.id, "--min-age-seconds", "0", "--mark-only")) == 0
     dry = capsys.readouterr().out
     assert "marked                2 (4 B)" in dry and "dry run: a sweep would reclaim 4 B" in dry
-    run_id = re.search(r"--sweep-run (\S+)`", dry).group(1)  # type: ignore[union-attr]
+    run_id = re.search(r"--sweep-run ([^\s`]+)", dry).group(1)  # type: ignore[union-attr]
     assert len(data_addresses(local_stack, namespace)) == 5
 
     assert cli.main(gc_run(local_stack, repo.id, "--sweep-run", run_id, "--json")) == 0
