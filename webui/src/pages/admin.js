@@ -45,11 +45,12 @@ function Users({ allowed }) {
   const [key, setKey] = useState(0)
   const groups = useLoad(() => api.get('/auth/groups', { amount: 1000 }), [])
   const groupIds = groups.data ? ['', ...groups.data.results.map((g) => g.id)] : ['']
+  // The dialog opens once the groups are known: its first choice (Viewers) is set when it opens.
   return html`<div>
     <${Listing} path="/auth/users" kind="user" columns=${['User', 'Created']} reloadKey=${key}
       row=${(u) => html`<td><${Link} to=${['admin', 'users', u.id]}>${u.id}</${Link}></td><td>${date(u.creation_date)}</td>`}
       onCreate=${allowed['auth:CreateUser'] && (() => setCreating(true))} onDelete=${(id) => setDeleting(id)} />
-    ${creating && html`<${CreateSimple} kind="user" extra=${{ label: 'Add to group', options: groupIds, initial: groupIds.includes('Viewers') ? 'Viewers' : '' }}
+    ${creating && (groups.data || groups.error) && html`<${CreateSimple} kind="user" extra=${{ label: 'Add to group', options: groupIds, initial: groupIds.includes('Viewers') ? 'Viewers' : '' }}
       onSubmit=${async (id, group) => { await api.post('/auth/users', { id }); if (group) await api.put(`/auth/groups/${enc(group)}/members/${enc(id)}`) }}
       onClose=${(ok) => { setCreating(false); if (ok) setKey(key + 1) }} />`}
     ${deleting && html`<${Confirm} title="Delete user" message=${`Delete user ${deleting} and its access keys?`}
