@@ -1,5 +1,5 @@
 // One repository: its tabs, the ref in use, and what the caller may do there (GET /user/permissions).
-import { useEffect, useState } from 'preact/hooks'
+import { useEffect, useRef, useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
 import { html, Link, ErrorBox, useLoad } from '../ui.js'
@@ -57,7 +57,10 @@ export function RefSelector({ ctx, value, onChange, label = 'Ref', id }) {
   const listId = `refs-${id || label.replace(/\W/g, '')}`
   // A draft of its own, so what is being typed survives the page re-rendering around it.
   const [draft, setDraft] = useState(value)
-  useEffect(() => setDraft(value), [value])
+  // Follows the value when it changes (another ref chosen elsewhere), but not on mount: effects run after the
+  // first paint, and a reset then would wipe what was typed in between.
+  const shown = useRef(value)
+  useEffect(() => { if (shown.current !== value) { shown.current = value; setDraft(value) } }, [value])
   // Reads the input itself, not the draft: an Enter right after typing can come before the draft's re-render.
   const commit = (e) => { const v = e.target.value.trim(); if (v && v !== value) onChange(v) }
   return html`<label class="ref-selector"><span>${label}</span>
