@@ -22,6 +22,7 @@ if str(ROOT) not in sys.path:
 from app import app
 from chalicelib import wiring
 from chalicelib.settings import Settings
+from tests.api.support import without_extensions
 
 SPEC_FILE = Path(__file__).resolve().parent / "lakefs-served.json"
 PREFIX = "/api/v1"
@@ -92,18 +93,6 @@ def conform(schema: dict[str, Any], payload: Any, where: str) -> None:
         assert isinstance(payload, dict) and all(isinstance(v, str) for v in payload.values()), where
     elif schema.get("type") == "string":
         assert isinstance(payload, str), where
-
-
-# Fields Lakelet adds to lakeFS's shapes, which the lakefs_sdk models ignore (chalicelib/api/config.py).
-EXTENSION_FIELDS = frozenset({"lakelet_version"})
-
-
-def without_extensions(payload: Any) -> Any:
-    if isinstance(payload, dict):
-        return {k: without_extensions(v) for k, v in payload.items() if k not in EXTENSION_FIELDS}
-    if isinstance(payload, list):
-        return [without_extensions(v) for v in payload]
-    return payload
 
 
 def _drop_none(value: Any) -> Any:

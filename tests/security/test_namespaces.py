@@ -171,34 +171,9 @@ def test_six_parallel_creates_on_the_local_stack(security_stack: LocalProcess) -
     assert sorted(statuses) == [201] + [400] * 5, statuses
 
 
-def test_a_branch_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(
-    api: Api, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    create_repo(api, "repo1")
-    graveler = services.graveler
-    resolve = graveler.resolve
-    done: list[bool] = []
-
-    def resolve_then_lose_the_race(repo_id: str, ref: str) -> Any:
-        resolved = resolve(repo_id, ref)
-        if not done:  # between the creation's read of the repository and its write of the branch
-            done.append(True)
-            graveler.delete_repository("repo1")
-            graveler.create_repository("repo1", f"{NAMESPACE}/repo1-again")
-        return resolved
-
-    monkeypatch.setattr(graveler, "resolve", resolve_then_lose_the_race)
-    response = api.post("/repositories/repo1/branches", json_body={"name": "feature", "source": "main"})
-    assert_error(response, 404)
-    branches = [b["id"] for b in json.loads(api.get("/repositories/repo1/branches").body)["results"]]
-    assert branches == ["main"]
-    assert_error(api.get("/repositories/repo1/branches/feature"), 404)
-
-
-def test_a_tag_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(
-    api: Api, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    create_repo(api, "repo1")
+def recreate_repository_after_next_resolve(services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next ref resolution (between a creation's read of the repository and its write of the branch or tag)
+    is followed by deleting repo1 and creating it again on another namespace."""
     graveler = services.graveler
     resolve = graveler.resolve
     done: list[bool] = []
@@ -212,5 +187,24 @@ def test_a_tag_created_while_its_repository_is_deleted_and_recreated_is_not_inhe
         return resolved
 
     monkeypatch.setattr(graveler, "resolve", resolve_then_lose_the_race)
+
+
+def test_a_branch_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(
+    api: Api, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_repo(api, "repo1")
+    recreate_repository_after_next_resolve(services, monkeypatch)
+    response = api.post("/repositories/repo1/branches", json_body={"name": "feature", "source": "main"})
+    assert_error(response, 404)
+    branches = [b["id"] for b in json.loads(api.get("/repositories/repo1/branches").body)["results"]]
+    assert branches == ["main"]
+    assert_error(api.get("/repositories/repo1/branches/feature"), 404)
+
+
+def test_a_tag_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(
+    api: Api, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_repo(api, "repo1")
+    recreate_repository_after_next_resolve(services, monkeypatch)
     assert_error(api.post("/repositories/repo1/tags", json_body={"id": "v1", "ref": "main"}), 404)
     assert json.loads(api.get("/repositories/repo1/tags").body)["results"] == []
