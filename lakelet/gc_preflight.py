@@ -2,7 +2,7 @@
 
 Each check raises :class:`PreflightError` with one line saying what is wrong and what to do: the stack does not
 answer, the S3 endpoint is not the stack's moto server (the S3 gateway given by mistake, or another moto), there
-is no Java 17 (Spark 4 runs on Java 17 or later), or pyspark is not installed.
+is no Java 17 or later (what the README asks for; Spark 3.5 runs on it), or pyspark is not installed.
 """
 
 from __future__ import annotations
