@@ -9,7 +9,7 @@ import hmac
 import json
 import secrets
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from chalicelib.auth.errors import DecryptionFailed, GroupExists, GroupNotFound, PolicyExists, PolicyNotFound
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
@@ -158,6 +158,12 @@ class MemoryStagingStore:
     def set(self, token: StagingToken, staged: StagedEntry) -> None:
         with self._lock:
             self._tokens.setdefault(token, {})[staged.key] = staged
+
+    def set_many(self, token: StagingToken, entries: Iterable[StagedEntry]) -> None:
+        with self._lock:
+            staged_now = self._tokens.setdefault(token, {})
+            for staged in entries:
+                staged_now[staged.key] = staged
 
     def delete(self, token: StagingToken, key: Key) -> None:
         with self._lock:

@@ -23,6 +23,10 @@ LAKELET_VERSION = "0.1.0"
 # version_config.version says; tests/conformance checks it equals the pinned lakefs-sdk's version.
 LAKEFS_API_VERSION = "1.88.0"
 S3_NAMESPACE_REGEX = "^s3://"
+# Lakelet's extensions a client can rely on being served, named in version_config.lakelet_features so that a
+# client (the lakelet CLI) uses one only where it exists and falls back to lakeFS's operations elsewhere:
+# "upload_batch" is POST .../branches/{branch}/objects/batch (api/batch.py).
+LAKELET_FEATURES = ("upload_batch",)
 
 
 def storage_config(settings: Settings) -> dict[str, Any]:
@@ -40,12 +44,14 @@ def storage_config(settings: Settings) -> dict[str, Any]:
 
 
 def version_config() -> dict[str, Any]:
-    """lakeFS's VersionConfig, plus ``lakelet_version`` (Lakelet's own), which the SDK's model ignores."""
+    """lakeFS's VersionConfig, plus ``lakelet_version`` (Lakelet's own) and ``lakelet_features`` (the extensions a
+    client may use; see LAKELET_FEATURES), which the SDK's model ignores."""
     return {
         "version": LAKEFS_API_VERSION,
         "version_context": "lakelet",
         "upgrade_recommended": False,
         "lakelet_version": LAKELET_VERSION,
+        "lakelet_features": list(LAKELET_FEATURES),
     }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from email.utils import formatdate
+from typing import Any
 
 from chalice import Blueprint, Response
 from chalice.app import Request
@@ -16,9 +17,9 @@ from chalice.app import Request
 from chalicelib import http_headers
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
-from chalicelib.graveler.records import Entry
+from chalicelib.graveler.records import Entry, ListedObject
 
-from . import multipart, names, serializers
+from . import batch, multipart, names, serializers
 from .endpoint import current_user, json_response, no_content, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
@@ -138,10 +139,24 @@ def stat_object(repository: str, ref: str) -> Response:
 def list_objects(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount, with_metadata = q.amount(), q.bool("user_metadata", True)
-    page = services().graveler.list_objects(
+    graveler = services().graveler
+    page = graveler.list_objects(
         names.repository(repository), names.ref(ref), q.str("prefix"), q.str("delimiter"), q.str("after"), amount
     )
-    return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
+    if not q.bool("presign"):
+        return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
+    # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
+    # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
+    seconds = services().settings.presign_expiry_seconds
+    expiry = int(time.time()) + seconds
+
+    def presigned(item: ListedObject) -> dict[str, Any]:
+        if item.entry is None:
+            return serializers.listed_object(item, with_metadata)
+        url = graveler.presign_object(repository, item.entry, seconds)
+        return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)
+
+    return json_response(serializers.listing(page, amount, presigned))
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["POST"])
@@ -160,6 +175,19 @@ def upload_object(repository: str, branch: str) -> Response:
         if_absent(request.headers),
     )
     return json_response(serializers.object_stats(path, entry), 201)
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects/batch", ["POST"])
+def upload_objects(repository: str, branch: str) -> Response:
+    """Lakelet's batch upload (an extension; body format in batch.py): 201 with ``results``, the ObjectStats
+    of every object in the manifest's order. Needs fs:WriteObject on every path (permissions.py)."""
+    request = bp.current_request
+    refuse_if_match(request.headers)
+    if if_absent(request.headers):
+        raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
+    objects = batch.parse(request.raw_body)
+    entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
+    return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries)]}, 201)
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])

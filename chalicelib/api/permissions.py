@@ -28,6 +28,7 @@ from chalicelib.auth.policies import (
     user_arn,
 )
 
+from . import batch
 from .params import JsonBody, Query
 
 _PARAMETER = re.compile(r"\{[^}]+\}")
@@ -112,6 +113,12 @@ def _create_repository(f: RequestFacts) -> Sequence[Permission]:
     ]
 
 
+def _upload_batch(f: RequestFacts) -> Sequence[Permission]:
+    """Every path of a batch upload's manifest must be writable: the batch is refused whole (403), as one
+    denied path means a batch that cannot be staged as asked."""
+    return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch.paths(f.raw_body)]
+
+
 def _copy_object(f: RequestFacts) -> Sequence[Permission]:
     return [
         Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_str("src_path"))),
@@ -185,6 +192,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", _BRANCH + "/objects"): _on_object("fs:WriteObject"),
     ("DELETE", _BRANCH + "/objects"): _on_object("fs:DeleteObject"),
     ("POST", _BRANCH + "/objects/delete"): BY_VIEW,
+    ("POST", _BRANCH + "/objects/batch"): _upload_batch,
     ("POST", _BRANCH + "/objects/copy"): _copy_object,
     ("PUT", _BRANCH + "/objects/stat/user_metadata"): _on_object("fs:WriteObject"),
     ("GET", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),

@@ -6,7 +6,7 @@ Keys order by raw UTF-8 bytes, which for Python ``str`` is plain ``<`` ordering.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -116,6 +116,11 @@ class StagingStore(Protocol):
 
     def set(self, token: StagingToken, staged: StagedEntry) -> None:
         """Stages ``staged`` under the token, replacing any earlier change of the same key."""
+        ...
+
+    def set_many(self, token: StagingToken, entries: Iterable[StagedEntry]) -> None:
+        """Stages several changes, in batches where the store can; a later change of a key wins. Not atomic:
+        after a failure some of them may be staged, as after repeated ``set``."""
         ...
 
     def delete(self, token: StagingToken, key: Key) -> None:

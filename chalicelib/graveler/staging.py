@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from . import errors
 from .ports import RefStore, StagingStore
@@ -31,12 +31,27 @@ def stage(refs: RefStore, staging: StagingStore, repo_id: RepositoryID, branch_i
     read by the commit before or after our write, so the change is written again to the new token. A change that
     lands in both is committed once and stays staged with the same identity, which reads as no change.
     """
+    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set(token, staged), repr(staged.key))
+
+
+def stage_many(
+    refs: RefStore, staging: StagingStore, repo_id: RepositoryID, branch_id: BranchID, changes: Sequence[StagedEntry]
+) -> None:
+    """Stages several changes as :func:`stage` does one, with the store's batch writes: all of them are written
+    again to the new token when a commit sealed the old one meanwhile."""
+    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set_many(token, changes),
+                           f"{len(changes)} changes")
+
+
+def _stage_surviving_seals(
+    refs: RefStore, repo_id: RepositoryID, branch_id: BranchID, write: Callable[[StagingToken], None], what: str
+) -> None:
     for _ in range(WRITE_TRIES):
         branch = refs.get_branch(repo_id, branch_id)
-        staging.set(branch.staging_token, staged)
+        write(branch.staging_token)
         if refs.get_branch(repo_id, branch_id).staging_token == branch.staging_token:
             return
-    raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {staged.key!r}")
+    raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}")
 
 
 def read_staged(staging: StagingStore, branch: Branch, key: Key) -> StagedEntry | None:

@@ -1,16 +1,26 @@
 """Parallel uploads and downloads between a local tree and a branch path, resumable and interruptible.
 
-Uploads go straight to S3 when the server offers presigned URLs (GET .../staging/backing?presign=true, PUT to
-the URL, PUT .../staging/backing to link), else through the API (POST .../objects). A file becomes visible on
-the branch only with that final link (or the single POST), so interrupting a run stages nothing half-written;
-running it again skips every file whose object already has the same checksum (the MD5 ETag) and size.
-Downloads follow the API's 302 to a presigned S3 GET, write to ``<name>.lakelet-part`` and rename when
-complete, and skip local files that already match.
+Uploads: when the server offers Lakelet's batch upload (``version_config.lakelet_features`` names
+"upload_batch"), files of up to DIRECT_MAX_BYTES go in batches (POST .../objects/batch: one request stages up to
+BATCH_MAX_FILES files, each with its MD5 for the server to check); bigger files go straight to S3 when the server
+offers presigned URLs (GET .../staging/backing?presign=true, PUT to the URL, PUT .../staging/backing to link),
+else through the API (POST .../objects), which is also how small files go to a server without batches (lakeFS).
+A file becomes visible on the branch only with its final request (the batch, the link or the single POST), so
+interrupting a run stages nothing half-written; running it again skips every file whose object already has the
+same checksum (the MD5 ETag) and size.
+
+Downloads: when the server offers presigned URLs, the listing asks for them (``presign=true``, as lakectl does)
+and each file is read straight from S3 with no API request of its own; a URL that fails (expired, or the data
+was garbage collected) falls back to a GET through the API, which also serves servers without presigned URLs.
+Files are written to ``<name>.lakelet-part`` and renamed when complete; local files that already match are
+skipped.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import mimetypes
 import os
 import threading
@@ -30,10 +40,17 @@ from lakelet.commands.uri import URI
 
 CHUNK = 1024 * 1024
 PART_SUFFIX = ".lakelet-part"
-# Files up to this size go through the API in one request when no mode is forced (under the deployed API's
-# ~4.5 MB Lambda payload limit): one round trip instead of three. Bigger ones go straight to S3 when presigned
-# URLs are offered, so their bytes never pass through API Gateway or Lambda.
+# Files up to this size go through the API (under the deployed API's ~4.5 MB Lambda payload limit), in batches
+# or one request each. Bigger ones go straight to S3 when presigned URLs are offered, so their bytes never pass
+# through API Gateway or Lambda.
 DIRECT_MAX_BYTES = 4 * 1024 * 1024
+# A batch upload: at most this many files and bytes of data (the server's own bounds are 1,000 and 4 MiB). Small
+# enough that the progress line moves and parallel batches keep the server busy, big enough that the per-request
+# cost (authentication, repository and branch lookups, the staging seal check) is shared by many files.
+BATCH_MAX_FILES = 50
+BATCH_MAX_BYTES = 4 * 1024 * 1024
+BATCHES_PER_WORKER = 4
+UPLOAD_BATCH = "upload_batch"
 # Small bodies are sent from memory, so a request the server dropped (a busy local server resets connections)
 # can be sent again; re-sending an upload is harmless (the last link wins, an orphan is left to GC).
 RETRY = urllib3.Retry(total=4, connect=4, read=4, status=0, redirect=0, allowed_methods=None,
@@ -49,6 +66,23 @@ class Remote:
     path: str
     size: int
     checksum: str
+    url: str | None = None  # a presigned GET, when the listing was asked for one
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """What the server offers a transfer: presigned URLs (storage_config.pre_sign_support) and Lakelet's
+    extensions (version_config.lakelet_features; empty for lakeFS)."""
+
+    pre_sign: bool
+    features: frozenset[str]
+
+
+def server_offers(api: Api) -> Server:
+    _, config = api.raw("read the server's config", "GET", "/config")
+    storage = (config or {}).get("storage_config") or {}
+    features = ((config or {}).get("version_config") or {}).get("lakelet_features") or []
+    return Server(bool(storage.get("pre_sign_support")), frozenset(f for f in features if isinstance(f, str)))
 
 
 def md5_file(path: Path) -> str:
@@ -59,18 +93,20 @@ def md5_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def presign_supported(api: Api) -> bool:
-    _, config = api.raw("read the server's storage config", "GET", "/config")
-    storage = (config or {}).get("storage_config") or {}
-    return bool(storage.get("pre_sign_support"))
-
-
-def list_remote(api: Api, uri: URI, prefix: str) -> Iterator[Remote]:
-    """Every object under ``prefix`` at ``uri.ref`` (recursive)."""
+def list_remote(api: Api, uri: URI, prefix: str, presign: bool = False) -> Iterator[Remote]:
+    """Every object under ``prefix`` at ``uri.ref`` (recursive); with ``presign``, each with a presigned GET
+    when the server gives one."""
     path = f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/ls"
-    for item in api.raw_pages(f"list {uri}", path, {"prefix": prefix, "user_metadata": False}):
+    query = {"prefix": prefix, "user_metadata": False, **({"presign": True} if presign else {})}
+    for item in api.raw_pages(f"list {uri}", path, query):
         if item.get("path_type") == "object":
-            yield Remote(item["path"], int(item.get("size_bytes") or 0), str(item.get("checksum") or "").strip('"'))
+            yield _remote(item)
+
+
+def _remote(stats: dict[str, Any]) -> Remote:
+    address = str(stats.get("physical_address") or "")
+    return Remote(stats["path"], int(stats.get("size_bytes") or 0), str(stats.get("checksum") or "").strip('"'),
+                  address if address.startswith(("https://", "http://")) else None)
 
 
 def run_parallel(items: list[Any], work: Callable[[Any, threading.Event], None], parallelism: int,
@@ -158,32 +194,71 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
            content_type: str | None = None, existing: dict[str, Remote] | None = None,
            only: set[str] | None = None) -> TransferProgress:
     """Upload a file or a tree under a branch path (with ``only``: those relative paths of the tree); returns
-    the finished progress (counts) for a summary."""
+    the finished progress (counts) for a summary. ``presign``: True sends every file through a presigned URL,
+    False none, None (the default) the files too big for the API when the server offers them."""
     items = plan_upload(source, uri, recursive, only)
     if existing is None:
         prefix = (uri.path if recursive else items[0].path) if items else uri.path
         existing = {r.path: r for r in list_remote(api, uri, prefix)} if items else {}
-    offered = presign if presign is not None else (
-        any(i.size > DIRECT_MAX_BYTES for i in items) and presign_supported(api))
-    cancel = threading.Event()
+    server = server_offers(api) if items else Server(False, frozenset())
+    batched = presign is not True and UPLOAD_BATCH in server.features
+    through_s3 = presign if presign is not None else server.pre_sign
+
     with TransferProgress("upload", len(items), sum(i.size for i in items)) as progress:
-        def work(item: UploadItem, cancel: threading.Event) -> None:
+        def up_to_date(item: UploadItem) -> bool:
             known = existing.get(item.path)
             if known is not None and known.size == item.size and known.checksum == md5_file(item.local):
                 progress.file_done(skipped=True, size=item.size)
+                return True
+            return False
+
+        def one(item: UploadItem, cancel: threading.Event) -> None:
+            if up_to_date(item):
                 return
             progress.start_file(item.path)
-            ctype = (content_type or mimetypes.guess_type(item.path)[0] or mimetypes.guess_type(item.local.name)[0]
-                     or "application/octet-stream")
-            if offered and (presign or item.size > DIRECT_MAX_BYTES):
-                _upload_presigned(api, uri, item, ctype, progress, cancel)
+            if through_s3 and (presign or item.size > DIRECT_MAX_BYTES):
+                _upload_presigned(api, uri, item, _content_type(item, content_type), progress, cancel)
             else:
-                _upload_direct(api, uri, item, ctype, progress, cancel)
+                _upload_direct(api, uri, item, _content_type(item, content_type), progress, cancel)
             progress.file_done()
 
-        run_parallel(items, work, parallelism, cancel)
+        def batch(group: list[UploadItem], cancel: threading.Event) -> None:
+            todo = [item for item in group if not up_to_date(item)]
+            if not todo:
+                return
+            progress.start_file(todo[0].path + (f" (+{len(todo) - 1})" if len(todo) > 1 else ""))
+            _upload_batch(api, uri, todo, content_type, progress, cancel)
+            for _ in todo:
+                progress.file_done()
+
+        small = [i for i in items if batched and i.size <= DIRECT_MAX_BYTES]
+        jobs = [functools.partial(batch, group) for group in batches(small, parallelism)]
+        jobs += [functools.partial(one, item) for item in items if not (batched and item.size <= DIRECT_MAX_BYTES)]
+        run_parallel(jobs, lambda job, cancel: job(cancel), parallelism, threading.Event())
     out().info(progress.summary())
     return progress
+
+
+def batches(items: list[UploadItem], parallelism: int) -> list[list[UploadItem]]:
+    """Consecutive groups of at most BATCH_MAX_FILES files and BATCH_MAX_BYTES, small enough to give each of the
+    ``parallelism`` workers BATCHES_PER_WORKER of them (so the last batches do not leave workers idle, the
+    progress line moves, and Ctrl-C stops within a few batches): 1,000 files and 10 workers make batches of 25,
+    20 files make 20 batches of 1."""
+    per_batch = max(1, min(BATCH_MAX_FILES, -(-len(items) // (max(1, parallelism) * BATCHES_PER_WORKER))))
+    groups: list[list[UploadItem]] = []
+    size = 0
+    for item in items:
+        if not groups or len(groups[-1]) >= per_batch or size + item.size > BATCH_MAX_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(item)
+        size += item.size
+    return groups
+
+
+def _content_type(item: UploadItem, forced: str | None) -> str:
+    return (forced or mimetypes.guess_type(item.path)[0] or mimetypes.guess_type(item.local.name)[0]
+            or "application/octet-stream")
 
 
 def _objects_path(uri: URI) -> str:
@@ -220,6 +295,29 @@ def _upload_direct(api: Api, uri: URI, item: UploadItem, ctype: str, progress: T
         raise from_status(f"upload of {item.path}", response.status, response.data, response.reason or "")
 
 
+def _upload_batch(api: Api, uri: URI, items: list[UploadItem], content_type: str | None,
+                  progress: TransferProgress, cancel: threading.Event) -> None:
+    """One POST .../objects/batch (chalicelib/api/batch.py): a manifest line, then the files' bytes."""
+    datas = [item.local.read_bytes() for item in items]
+    manifest = {"objects": [
+        {"path": item.path, "size_bytes": len(data), "content_type": _content_type(item, content_type),
+         "checksum": hashlib.md5(data, usedforsecurity=False).hexdigest()}
+        for item, data in zip(items, datas, strict=True)]}
+    body = json.dumps(manifest, separators=(",", ":")).encode() + b"\n" + b"".join(datas)
+    if cancel.is_set():
+        raise Cancelled()
+    url = api.url(_objects_path(uri) + "/objects/batch")
+    headers = {**api.auth_headers, "Content-Type": "application/octet-stream", "Accept": "application/json"}
+    what = f"upload of {items[0].path}" + (f" and {len(items) - 1} more file(s)" if len(items) > 1 else "")
+    try:
+        response = api.http.request("POST", url, body=body, headers=headers, redirect=False, retries=RETRY)
+    except urllib3.exceptions.HTTPError as e:
+        raise CLIError(f"{what} failed ({type(e).__name__})", "run the command again to resume") from None
+    if response.status != 201:
+        raise from_status(what, response.status, response.data, response.reason or "")
+    progress.advance(sum(len(data) for data in datas))
+
+
 def _send(api: Api, method: str, url: str, item: UploadItem, headers: dict[str, str],
           progress: TransferProgress, cancel: threading.Event) -> Any:
     """Send a file as the request body: from memory (retried) when small, streamed with progress when big."""
@@ -250,17 +348,16 @@ class DownloadItem:
     local: Path
 
 
-def plan_download(api: Api, uri: URI, dest: Path, recursive: bool) -> list[DownloadItem]:
+def plan_download(api: Api, uri: URI, dest: Path, recursive: bool, presign: bool = False) -> list[DownloadItem]:
     if not recursive:
         _, stat = api.raw(f"stat {uri}", "GET", f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/stat",
-                          {"path": uri.path, "user_metadata": False})
-        remote = Remote(stat["path"], int(stat.get("size_bytes") or 0), str(stat.get("checksum") or "").strip('"'))
+                          {"path": uri.path, "user_metadata": False, **({"presign": True} if presign else {})})
         target = dest / PurePosixPath(uri.path).name if dest.is_dir() else dest
-        return [DownloadItem(remote, target)]
+        return [DownloadItem(_remote(stat), target)]
     prefix = uri.path if not uri.path or uri.path.endswith("/") else uri.path + "/"
     items = []
     root = dest.resolve()
-    for remote in list_remote(api, uri, prefix):
+    for remote in list_remote(api, uri, prefix, presign):
         rel = remote.path[len(prefix):]
         parts = PurePosixPath(rel).parts
         if not rel or any(p in ("..", ".") for p in parts) or rel.startswith("/"):
@@ -272,9 +369,10 @@ def plan_download(api: Api, uri: URI, dest: Path, recursive: bool) -> list[Downl
 
 def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, presign: bool | None
              ) -> TransferProgress:
-    items = plan_download(api, uri, dest, recursive)
-    offered = presign if presign is not None else (
-        any(i.remote.size > DIRECT_MAX_BYTES for i in items) and presign_supported(api))
+    """``presign``: True reads every file through a presigned URL, False none (through the API), None (the
+    default) every file when the server offers them."""
+    through_s3 = presign if presign is not None else server_offers(api).pre_sign
+    items = plan_download(api, uri, dest, recursive, through_s3)
     cancel = threading.Event()
     with TransferProgress("download", len(items), sum(i.remote.size for i in items)) as progress:
         def work(item: DownloadItem, cancel: threading.Event) -> None:
@@ -283,8 +381,7 @@ def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, 
                 progress.file_done(skipped=True, size=item.remote.size)
                 return
             progress.start_file(item.remote.path)
-            use = bool(offered and (presign or item.remote.size > DIRECT_MAX_BYTES))
-            fetch_object(api, uri, item.remote.path, local, use, progress, cancel)
+            fetch_object(api, uri, item.remote, local, through_s3, progress, cancel)
             progress.file_done()
 
         run_parallel(items, work, parallelism, cancel)
@@ -292,39 +389,50 @@ def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, 
     return progress
 
 
-def fetch_object(api: Api, uri: URI, path: str, local: Path, presign: bool, progress: TransferProgress | None,
+def fetch_object(api: Api, uri: URI, remote: Remote, local: Path, presign: bool, progress: TransferProgress | None,
                  cancel: threading.Event) -> None:
-    """GET one object into ``local`` through a temporary file renamed when complete."""
-    url = api.url(f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects", {"path": path, "presign": presign})
+    """GET one object into ``local`` through a temporary file renamed when complete: from its presigned URL when
+    it has one, else (or when that URL fails) through the API, following its redirect."""
+    response = None
     try:
-        response = api.http.request("GET", url, headers=api.auth_headers, redirect=False, preload_content=False,
-                                    retries=RETRY)
-    except urllib3.exceptions.HTTPError as e:
-        raise CLIError(f"download of {path} failed ({type(e).__name__})", "run the command again to resume"
-                       ) from None
-    try:
-        if response.status in (301, 302, 303, 307):
-            location = response.headers["Location"]
-            response.release_conn()
-            response = api.http.request("GET", location, redirect=False, preload_content=False, retries=RETRY)
+        if remote.url is not None:
+            response = api.http.request("GET", remote.url, redirect=False, preload_content=False, retries=RETRY)
+            if response.status != 200:
+                # Expired, or the data is gone: the API says why (410 for collected data), or reads it anew.
+                response.release_conn()
+                response = None
+        if response is None:
+            url = api.url(f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects",
+                          {"path": remote.path, "presign": presign})
+            response = api.http.request("GET", url, headers=api.auth_headers, redirect=False, preload_content=False,
+                                        retries=RETRY)
+            if response.status in (301, 302, 303, 307):
+                location = response.headers["Location"]
+                response.release_conn()
+                response = api.http.request("GET", location, redirect=False, preload_content=False, retries=RETRY)
         if response.status != 200:
-            raise from_status(f"download of {path}", response.status, response.read(), response.reason or "")
-        local.parent.mkdir(parents=True, exist_ok=True)
-        part = local.with_name(local.name + PART_SUFFIX)
-        try:
-            with open(part, "wb") as f:
-                for block in response.stream(CHUNK):
-                    if cancel.is_set():
-                        raise Cancelled()
-                    f.write(block)
-                    if progress is not None:
-                        progress.advance(len(block))
-            os.replace(part, local)
-        except BaseException:
-            part.unlink(missing_ok=True)
-            raise
+            raise from_status(f"download of {remote.path}", response.status, response.read(), response.reason or "")
+        _save(response, local, progress, cancel)
     except urllib3.exceptions.HTTPError as e:
-        raise CLIError(f"download of {path} failed ({type(e).__name__})", "run the command again to resume"
+        raise CLIError(f"download of {remote.path} failed ({type(e).__name__})", "run the command again to resume"
                        ) from None
     finally:
-        response.release_conn()
+        if response is not None:
+            response.release_conn()
+
+
+def _save(response: Any, local: Path, progress: TransferProgress | None, cancel: threading.Event) -> None:
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(local.name + PART_SUFFIX)
+    try:
+        with open(part, "wb") as f:
+            for block in response.stream(CHUNK):
+                if cancel.is_set():
+                    raise Cancelled()
+                f.write(block)
+                if progress is not None:
+                    progress.advance(len(block))
+        os.replace(part, local)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise

@@ -113,7 +113,7 @@ def assert_error(response: HTTPResponse, status: int) -> str:
 
 
 # Fields Lakelet adds to lakeFS's shapes, which the lakefs_sdk models ignore: VersionConfig.lakelet_version.
-EXTENSION_FIELDS = frozenset({"lakelet_version"})
+EXTENSION_FIELDS = frozenset({"lakelet_version", "lakelet_features"})
 
 
 def without_extensions(payload: Any) -> Any:

@@ -101,6 +101,8 @@ def test_every_write_route_refuses_a_protected_branch(api: Api, protected: dict[
                             headers={"content-type": "application/octet-stream"}), WRITE),
         "link": (api.request("PUT", main + "/staging/backing", query={"path": "linked"},
                              json_body={"staging": protected["staging"], "checksum": "c", "size_bytes": 6}), WRITE),
+        "batch upload": (api.post(main + "/objects/batch",
+                                  body=b'{"objects": [{"path": "x", "size_bytes": 1}]}\nx'), WRITE),
         "copy": (api.post(main + "/objects/copy", query={"dest_path": "a2"}, json_body={"src_path": "a"}), WRITE),
         "delete": (api.delete(main + "/objects", query={"path": "a"}), WRITE),
         "user metadata": (api.request("PUT", main + "/objects/stat/user_metadata", query={"path": "a"},

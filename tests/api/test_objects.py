@@ -264,6 +264,20 @@ def test_list(api: Api, repo: str) -> None:
     assert_error(api.get(OBJECTS.format(ref="main") + "/ls", query={"amount": "many"}), 400)
 
 
+def test_list_with_presign_gives_each_object_a_presigned_address(api: Api, repo: str) -> None:
+    for path in ("a/1.txt", "a/2.txt", "top.txt"):
+        api.upload("repo1", "main", path, path.encode())
+    plain = {o["path"]: o for o in body_of(api.get(OBJECTS.format(ref="main") + "/ls"))["results"]}
+    query = {"presign": "true", "delimiter": "/", "user_metadata": "false"}
+    listed = conforms(lakefs_sdk.ObjectStatsList, body_of(api.get(OBJECTS.format(ref="main") + "/ls", query=query)))
+    assert [(o.path, o.path_type) for o in listed.results] == [("a/", "common_prefix"), ("top.txt", "object")]
+    top = listed.results[1]
+    assert top.physical_address == "https://memory.invalid/" + plain["top.txt"]["physical_address"][len("s3://"):] + (
+        "?expires=900")
+    assert top.physical_address_expiry and top.checksum == plain["top.txt"]["checksum"] and top.metadata is None
+    assert_error(api.get(OBJECTS.format(ref="main") + "/ls", query={"presign": "perhaps"}), 400)
+
+
 def test_delete(api: Api, repo: str) -> None:
     api.upload("repo1", "main", "a.txt", b"hello")
     api.commit("repo1", "main")

@@ -10,7 +10,16 @@ from typing import Any
 import pytest
 
 from lakelet.commands.errors import EXIT_CONFLICT, CLIError, MergeConflict, from_status
-from lakelet.commands.transfer import PART_SUFFIX, plan_download, plan_upload
+from lakelet.commands.transfer import (
+    BATCH_MAX_BYTES,
+    BATCH_MAX_FILES,
+    PART_SUFFIX,
+    UploadItem,
+    _remote,
+    batches,
+    plan_download,
+    plan_upload,
+)
 from lakelet.commands.uri import URI, parse
 
 
@@ -56,3 +65,27 @@ def test_uris_and_errors() -> None:
     assert from_status("x", 502, b"<html>bad gateway</html>").line() == (
         "x failed (502 <html>bad gateway</html>): retry, or run with --debug")
     assert MergeConflict("m", [], False).exit_code == EXIT_CONFLICT == 3
+
+
+def _items(*sizes: int) -> list[UploadItem]:
+    return [UploadItem(Path(f"f{n}"), f"p/f{n}", size) for n, size in enumerate(sizes)]
+
+
+def test_batches_share_the_work_and_keep_to_the_bounds() -> None:
+    assert [len(b) for b in batches(_items(*[1] * 1000), 10)] == [25] * 40
+    assert [len(b) for b in batches(_items(*[1] * 20), 10)] == [1] * 20
+    assert [len(b) for b in batches(_items(*[1] * 10_000), 10)] == [BATCH_MAX_FILES] * (10_000 // BATCH_MAX_FILES)
+    # Bytes: a batch never carries more than the server takes; a file of exactly the bound goes alone.
+    half = BATCH_MAX_BYTES // 2
+    grouped = batches(_items(half, half, 1, BATCH_MAX_BYTES, 1), 1)
+    assert [[i.size for i in b] for b in grouped] == [[half, half], [1], [BATCH_MAX_BYTES], [1]]
+    assert batches([], 4) == []
+
+
+def test_only_http_addresses_count_as_presigned_urls() -> None:
+    row = {"path": "a", "size_bytes": 3, "checksum": '"abc"'}
+    assert _remote({**row, "physical_address": "s3://bucket/data/x"}).url is None
+    assert _remote({**row, "physical_address": "https://bucket.s3/x?X-Amz-Signature=1"}).url == (
+        "https://bucket.s3/x?X-Amz-Signature=1")
+    assert _remote(row) == _remote({**row, "physical_address": ""})
+    assert _remote(row).checksum == "abc"

@@ -17,6 +17,8 @@ REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 # chalicelib/api/commits.py and refs.py serve them; tests/api/test_tasks.py checks their answers. Not in the
 # spec, so the fuzz test leaves them out. The web UI's two (chalicelib/api/web.py): ending the cookie session
 # (POST /auth/logout) and the caller's permission hints (GET /user/permissions); tests/api/test_webui_session.py.
+# The batch upload the CLI uses for small files (POST .../objects/batch, chalicelib/api/batch.py);
+# tests/api/test_upload_batch.py.
 EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
     {
         ("POST", "/auth/logout"),
@@ -25,6 +27,7 @@ EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
         ("GET", "/repositories/{}/branches/{}/commits/status"),
         ("POST", "/repositories/{}/refs/{}/merge/{}/async"),
         ("GET", "/repositories/{}/refs/{}/merge/{}/status"),
+        ("POST", "/repositories/{}/branches/{}/objects/batch"),
     }
 )
 

@@ -178,11 +178,7 @@ def staging_store(make_staging_store: StagingFactory) -> StagingStore:
 
 
 def _stage_all(store: StagingStore, token: StagingToken, entries: Iterable[StagedEntry]) -> None:
-    if isinstance(store, DynamoStagingStore):
-        store.set_many(token, entries)
-        return
-    for staged in entries:
-        store.set(token, staged)
+    store.set_many(token, entries)
 
 
 @pytest.fixture

@@ -1,10 +1,14 @@
-"""Writers racing commits on one branch: every acknowledged write ends up committed or still staged."""
+"""Writers racing commits on one branch: every acknowledged write (single or batch upload) ends up committed or
+still staged."""
 
 import random
 import threading
 import time
 
+import pytest
+
 from chalicelib.graveler import errors
+from chalicelib.graveler.batch_upload import NewObject
 
 WRITERS = 4
 WRITES_EACH = 120
@@ -32,7 +36,8 @@ class Jittery:
         return call
 
 
-def test_writes_racing_commits_are_never_lost(g, repo):
+@pytest.mark.parametrize("batched", [False, True], ids=["single uploads", "batch uploads"])
+def test_writes_racing_commits_are_never_lost(g, repo, batched):
     rng = random.Random(7)
     g.refs = Jittery(g.refs, rng)
     g.staging = Jittery(g.staging, rng)
@@ -44,23 +49,28 @@ def test_writes_racing_commits_are_never_lost(g, repo):
 
     retries = []
 
-    def put(key, data):
+    def put(writes):
         # As a client does on 429: TooManyTries means "not acknowledged, try again".
         while True:
             try:
-                g.upload_object("repo", "main", key, data)
+                if batched:
+                    g.upload_objects("repo", "main", [NewObject(key, data) for key, data in writes])
+                else:
+                    for key, data in writes:
+                        g.upload_object("repo", "main", key, data)
                 break
             except errors.TooManyTries:
-                retries.append(key)
+                retries.append(writes)
         with lock:
-            acknowledged[key] = data
+            acknowledged.update(writes)
 
     def writer(n):
         try:
             for i in range(WRITES_EACH):
-                put(f"w{n}/{i:03d}", f"{n}-{i}".encode())
+                writes = [(f"w{n}/{i:03d}", f"{n}-{i}".encode())]
                 if i % 10 == 9:  # overwrite an earlier key too: the newest acknowledged value must win
-                    put(f"w{n}/{i - 5:03d}", f"over-{n}-{i}".encode())
+                    writes.append((f"w{n}/{i - 5:03d}", f"over-{n}-{i}".encode()))
+                put(writes)
         except BaseException as e:  # surfaced below
             failures.append(e)
 
