@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .graveler.collected import CollectedCheck
@@ -63,6 +63,17 @@ def assemble(
     return Services(settings, graveler, auth, repository_metadata)
 
 
+def s3_client(settings: Settings) -> Any:
+    """The S3 client of the block store. SigV4 for everything it signs: left to itself, botocore presigns with
+    SigV2 in us-east-1 (for backward compatibility), which S3 refuses for buckets created since 2020 and which
+    leaves headers such as If-None-Match out of the signature."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("s3", region_name=settings.region, endpoint_url=settings.endpoint_url,
+                        config=Config(signature_version="s3v4"))
+
+
 def aws_services(settings: Settings) -> Services:
     """The deployed wiring: DynamoDB and S3 (or the moto server that stands in for them locally)."""
     import boto3
@@ -77,7 +88,7 @@ def aws_services(settings: Settings) -> Services:
     if not settings.kms_key_id:
         raise RuntimeError("LAKELET_KMS_KEY_ID is not set: secrets are encrypted at rest with a KMS key")
     names = TableNames.from_prefix(settings.table_prefix)
-    s3 = boto3.client("s3", region_name=settings.region, endpoint_url=settings.endpoint_url)
+    s3 = s3_client(settings)
     kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
     return assemble(
         settings,

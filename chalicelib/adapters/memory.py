@@ -228,8 +228,9 @@ class MemoryBlockStore:
     def presign_get(self, address: str, expires_seconds: int) -> str:
         return f"https://memory.invalid/{address.removeprefix('s3://')}?expires={expires_seconds}"
 
-    def presign_put(self, address: str, expires_seconds: int) -> str:
-        return f"https://memory.invalid/{address.removeprefix('s3://')}?upload&expires={expires_seconds}"
+    def presign_put(self, address: str, expires_seconds: int, if_none_match: bool = False) -> str:
+        condition = "&if-none-match" if if_none_match else ""
+        return f"https://memory.invalid/{address.removeprefix('s3://')}?upload{condition}&expires={expires_seconds}"
 
     def delete(self, address: str) -> None:
         with self._lock:

@@ -129,12 +129,12 @@ class S3BlockStore:
             )
         return str(url)
 
-    def presign_put(self, address: str, expires_seconds: int) -> str:
+    def presign_put(self, address: str, expires_seconds: int, if_none_match: bool = False) -> str:
         bucket, key = split_address(address)
+        params = {"Bucket": bucket, "Key": key, **({"IfNoneMatch": "*"} if if_none_match else {})}
         with _s3_errors(address):
-            url = self._client.generate_presigned_url(
-                "put_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_seconds
-            )
+            # SigV4 (the client's config, wiring.s3_client) signs If-None-Match into the URL.
+            url = self._client.generate_presigned_url("put_object", Params=params, ExpiresIn=expires_seconds)
         return str(url)
 
     def delete(self, address: str) -> None:

@@ -6,6 +6,9 @@ S3 and never through API Gateway or Lambda. PUT links what was uploaded there to
 verify (else 400), the object must exist and match the claimed size and checksum; it is copied to an address no
 URL can write, so the bytes a commit reads never change (graveler/linking.py). If-None-Match: * makes the link
 fail with 412 when the path already exists.
+
+Lakelet's ``write_once=true`` (with ``presign=true``) hands out a write-once address: its URL must be sent with
+``If-None-Match: *`` and can only create the object, so the link stages the upload itself without copying it.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import time
 
 from chalice import Blueprint, Response
 
+from chalicelib.auth.addresses import is_write_once
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
 from chalicelib.graveler.validation import validate_path
@@ -33,15 +37,21 @@ def get_physical_address(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
     path = q.required_str("path")
     validate_path(path)
+    write_once = q.bool("write_once")
+    if write_once and not q.bool("presign"):
+        # Written with the client's own credentials, nothing makes the address write-once.
+        raise errors.Invalid("write_once needs presign=true: only a presigned URL can be made write-once")
     svc = services()
     graveler = svc.graveler
     graveler.get_branch(names.repository(repository), names.branch(branch))
-    address = svc.auth.address_signer().sign(repository, branch, path, graveler.new_physical_address(repository))
+    address = svc.auth.address_signer().sign(
+        repository, branch, path, graveler.new_physical_address(repository), write_once
+    )
     # presigned_url is nullable in lakeFS's schema, and null when not asked for.
     location: dict[str, object] = {"physical_address": address, "presigned_url": None}
     if q.bool("presign"):
         seconds = svc.settings.presign_expiry_seconds
-        location["presigned_url"] = graveler.blocks.presign_put(address, seconds)
+        location["presigned_url"] = graveler.blocks.presign_put(address, seconds, if_none_match=write_once)
         location["presigned_url_expiry"] = int(time.time()) + seconds
     return json_response(location)
 
@@ -70,5 +80,6 @@ def link_physical_address(repository: str, branch: str) -> Response:
         content_type=body.str("content_type") or DEFAULT_CONTENT_TYPE,
         user_metadata=body.str_map("user_metadata"),
     )
-    linked = svc.graveler.link_upload(repository, branch, path, address, claim, if_absent(request.headers))
+    linked = svc.graveler.link_upload(repository, branch, path, address, claim, if_absent(request.headers),
+                                      is_write_once(address))
     return json_response(serializers.object_stats(path, linked))

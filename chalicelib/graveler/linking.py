@@ -15,6 +15,12 @@ A later PUT to the URL writes the upload address again, which no entry reference
 like any unreferenced object under ``data/`` once it is older than the minimum age, so GC needs no change.
 The cost is one server-side copy per presigned upload (a single PUT is at most 5 GiB, which one CopyObject
 copies; S3 copies at tens to hundreds of MB/s inside a region).
+
+A client that can send a condition header (the lakelet CLI) asks for a write-once address instead
+(``write_once=true``): its URL is signed for ``If-None-Match: *``, so S3 takes a PUT through it only while the
+address is empty and refuses one without the header. Once uploaded, those bytes cannot change, so the link checks
+the upload itself against the claim and stages it where it is: no copy, no delete (and no copy time limit for
+files of several GiB).
 """
 
 from __future__ import annotations

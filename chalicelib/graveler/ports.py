@@ -174,8 +174,10 @@ class BlockStore(Protocol):
         """An HTTPS URL that reads the blob without credentials until it expires."""
         ...
 
-    def presign_put(self, address: str, expires_seconds: int) -> str:
-        """An HTTPS URL that writes the blob with a plain PUT, without credentials, until it expires."""
+    def presign_put(self, address: str, expires_seconds: int, if_none_match: bool = False) -> str:
+        """An HTTPS URL that writes the blob with a plain PUT, without credentials, until it expires. With
+        ``if_none_match`` the URL is signed for ``If-None-Match: *``: every PUT must send it, so the store takes
+        one only while nothing is stored at the address (the blob can be written once)."""
         ...
 
     def delete(self, address: str) -> None:

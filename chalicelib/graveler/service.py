@@ -456,12 +456,15 @@ class Graveler:
         return entry
 
     def link_upload(
-        self, repo_id: str, branch_id: str, path: str, upload_address: str, claim: Entry, if_absent: bool = False
+        self, repo_id: str, branch_id: str, path: str, upload_address: str, claim: Entry, if_absent: bool = False,
+        write_once: bool = False,
     ) -> Entry:
         """Stages what a client uploaded to ``upload_address`` (an address from new_physical_address, written with
         a presigned PUT): copied to an address no URL writes, checked against the claim (its size, and its
-        checksum where the store can tell), then the upload is deleted. See linking.py. Raises Invalid when
-        nothing was uploaded or the upload contradicts the claim; the claim's physical address is ignored."""
+        checksum where the store can tell), then the upload is deleted. With ``write_once`` (the URL could only
+        create the object, never replace it) the upload itself is checked and staged, with no copy. See
+        linking.py. Raises Invalid when nothing was uploaded or the upload contradicts the claim; the claim's
+        physical address is ignored."""
         validate_path(path)
         validate_entry(claim)
         repo = self._writable_repository(repo_id)
@@ -471,6 +474,14 @@ class Graveler:
         self.refs.get_branch(repo.id, BranchID(branch_id))
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
+        if write_once:
+            try:
+                check_claim(self.blocks.stat(upload_address), claim)
+            except errors.ObjectNotFound:
+                raise errors.Invalid("nothing was uploaded to the physical address") from None
+            entry = dataclasses.replace(claim, physical_address=upload_address)
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+            return entry
         address = new_data_address(repo.storage_namespace, self._clock())
         try:
             self.blocks.copy(upload_address, address)

@@ -3,7 +3,8 @@
 Uploads: when the server offers Lakelet's batch upload (``version_config.lakelet_features`` names
 "upload_batch"), files of up to DIRECT_MAX_BYTES go in batches (POST .../objects/batch: one request stages up to
 BATCH_MAX_FILES files, each with its MD5 for the server to check); bigger files go straight to S3 when the server
-offers presigned URLs (GET .../staging/backing?presign=true, PUT to the URL, PUT .../staging/backing to link),
+offers presigned URLs (GET .../staging/backing?presign=true, PUT to the URL, PUT .../staging/backing to link;
+write-once URLs where the server names "upload_write_once", which it links without copying the upload),
 else through the API (POST .../objects), which is also how small files go to a server without batches (lakeFS).
 A file becomes visible on the branch only with its final request (the batch, the link or the single POST), so
 interrupting a run stages nothing half-written; running it again skips every file whose object already has the
@@ -51,6 +52,7 @@ BATCH_MAX_FILES = 50
 BATCH_MAX_BYTES = 4 * 1024 * 1024
 BATCHES_PER_WORKER = 4
 UPLOAD_BATCH = "upload_batch"
+UPLOAD_WRITE_ONCE = "upload_write_once"
 # Small bodies are sent from memory, so a request the server dropped (a busy local server resets connections)
 # can be sent again; re-sending an upload is harmless (the last link wins, an orphan is left to GC).
 RETRY = urllib3.Retry(total=4, connect=4, read=4, status=0, redirect=0, allowed_methods=None,
@@ -217,7 +219,8 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
                 return
             progress.start_file(item.path)
             if through_s3 and (presign or item.size > DIRECT_MAX_BYTES):
-                _upload_presigned(api, uri, item, _content_type(item, content_type), progress, cancel)
+                _upload_presigned(api, uri, item, _content_type(item, content_type), progress, cancel,
+                                  UPLOAD_WRITE_ONCE in server.features)
             else:
                 _upload_direct(api, uri, item, _content_type(item, content_type), progress, cancel)
             progress.file_done()
@@ -266,14 +269,17 @@ def _objects_path(uri: URI) -> str:
 
 
 def _upload_presigned(api: Api, uri: URI, item: UploadItem, ctype: str, progress: TransferProgress,
-                      cancel: threading.Event) -> None:
+                      cancel: threading.Event, write_once: bool = False) -> None:
+    """GET an address and its URL, PUT the file there, link it. ``write_once`` (Lakelet): the URL is signed for
+    If-None-Match: *, so it can only create the object, and the server links the upload without copying it."""
     base = _objects_path(uri) + "/staging/backing"
     _, location = api.raw(f"get an upload address for {item.path}", "GET", base,
-                          {"path": item.path, "presign": True})
+                          {"path": item.path, "presign": True, **({"write_once": True} if write_once else {})})
     url = location.get("presigned_url")
     if not url:
         raise CLIError("the server gave no presigned upload URL", "run again with --no-pre-sign")
-    response = _send(api, "PUT", url, item, {"Content-Length": str(item.size)}, progress, cancel)
+    headers = {"Content-Length": str(item.size), **({"If-None-Match": "*"} if write_once else {})}
+    response = _send(api, "PUT", url, item, headers, progress, cancel)
     if response.status not in (200, 201):
         raise from_status(f"upload of {item.path} to storage", response.status, response.data, response.reason or "")
     if cancel.is_set():

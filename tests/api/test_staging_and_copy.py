@@ -60,6 +60,58 @@ def test_presigned_upload_round_trip(api: Api, repo: str, services: wiring.Servi
     assert api.get("/repositories/repo1/refs/main/objects", query={"path": "data/x.bin"}).body == b"payload"
 
 
+def write_once_location(api: Api, path: str) -> dict[str, Any]:
+    query = {"path": path, "presign": "true", "write_once": "true"}
+    response = api.get(BACKING.format(repo="repo1", branch="main"), query=query)
+    assert response.status_code == 200, response.body
+    return body_of(response)
+
+
+def test_a_write_once_upload_is_linked_where_it_is(api: Api, repo: str, services: wiring.Services) -> None:
+    staging = write_once_location(api, "big.bin")
+    assert staging["physical_address"].startswith(f"{NAMESPACE}/repo1/data/") and ".once." in staging["physical_address"]
+    assert "if-none-match" in staging["presigned_url"]  # the URL is signed for the condition
+    upload_to(services, staging, b"payload")
+    blobs = len(services.graveler.blocks.blobs)  # type: ignore[attr-defined]
+    response = link(api, "big.bin", staging, 7)
+    assert response.status_code == 200, response.body
+    stats = conforms(lakefs_sdk.ObjectStats, body_of(response))
+    # No copy and no delete: the entry points at the upload, which no URL can rewrite.
+    assert stats.physical_address == staging["physical_address"]
+    assert len(services.graveler.blocks.blobs) == blobs  # type: ignore[attr-defined]
+    assert api.get("/repositories/repo1/refs/main/objects", query={"path": "big.bin"}).body == b"payload"
+    # The claim is checked as for a copied upload, and a missing upload is refused.
+    mismatch = write_once_location(api, "c.bin")
+    upload_to(services, mismatch, b"abc")
+    body = {"staging": mismatch, "checksum": hashlib.md5(b"abd").hexdigest(), "size_bytes": 3}
+    assert_error(api.request("PUT", BACKING.format(repo="repo1", branch="main"), query={"path": "c.bin"},
+                             json_body=body), 400)
+    assert "uploaded" in assert_error(link(api, "d.bin", write_once_location(api, "d.bin"), 1), 400)
+    assert [o["path"] for o in body_of(api.get("/repositories/repo1/refs/main/objects/ls"))["results"]] == ["big.bin"]
+
+
+def test_write_once_needs_presign_and_cannot_be_claimed_for_another_address(
+    api: Api, repo: str, services: wiring.Services
+) -> None:
+    query = {"path": "a", "presign": "false", "write_once": "true"}
+    assert "presign" in assert_error(api.get(BACKING.format(repo="repo1", branch="main"), query=query), 400)
+    assert_error(api.get(BACKING.format(repo="repo1", branch="main"),
+                         query={"path": "a", "presign": "true", "write_once": "sure"}), 400)
+    # An ordinary address marked write-once afterwards (to skip the copy) no longer verifies, nor the reverse.
+    plain = location(api, "a")
+    address, issued, mac = plain["physical_address"].rsplit(".", 2)
+    upload_to(services, plain, b"x")
+    forged = {"physical_address": f"{address}.{issued}.once.{mac}"}
+    services.graveler.blocks.put(forged["physical_address"], b"x")
+    assert "issued" in assert_error(link(api, "a", forged, 1), 400)
+    once = write_once_location(api, "b")
+    upload_to(services, once, b"y")
+    stripped = {"physical_address": once["physical_address"].replace(".once.", ".")}
+    services.graveler.blocks.put(stripped["physical_address"], b"y")
+    assert "issued" in assert_error(link(api, "b", stripped, 1), 400)
+    assert link(api, "a", plain, 1).status_code == 200 and link(api, "b", once, 1).status_code == 200
+
+
 def test_without_presign_only_the_address(api: Api, repo: str) -> None:
     staging = location(api, "a", presign=False)
     assert staging["presigned_url"] is None and "presigned_url_expiry" not in staging

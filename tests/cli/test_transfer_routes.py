@@ -5,6 +5,7 @@ every file goes through the API. Each way, the tree comes back byte for byte."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,9 +53,12 @@ def test_lakelet_batches_small_uploads_and_reads_presigned_urls(
     # 60 small files, 5 workers with 4 batches each: batches of 3.
     assert len(batches) == 20
     assert not [u for m, u in requests_made if m == "POST" and u.endswith("/objects")]  # no single uploads
-    # The big file: an address, a PUT to S3 (not the API), the link.
+    # The big file: a write-once address, a PUT to S3 (not the API), the link, which staged the upload itself
+    # (no copy: its physical address is the signed write-once one).
     assert len([u for m, u in requests_made if m == "PUT" and not u.startswith(api)]) == 1
     assert len([u for m, u in requests_made if m == "PUT" and u.endswith("/staging/backing")]) == 1
+    stat = json.loads(cli("fs", "stat", f"lakefs://{repo}/main/t/big.bin", "--json").stdout)
+    assert ".once." in stat["physical_address"]
 
     requests_made.clear()
     cli("fs", "download", "-r", f"lakefs://{repo}/main/t/", str(tmp_path / "back"))

@@ -38,6 +38,8 @@ from chalicelib.adapters.s3 import S3BlockStore
 from chalicelib.auth.ports import AuthStore
 from chalicelib.graveler.ports import BlockStore, RefStore, StagingStore
 from chalicelib.graveler.records import StagedEntry, StagingToken
+from chalicelib.settings import Settings
+from chalicelib.wiring import s3_client
 
 REGION = "us-east-1"
 VARIANTS = ["memory", "aws"]
@@ -211,4 +213,4 @@ def bucket(moto: Moto | None) -> str:
 def block_store(moto: Moto | None, bucket: str) -> BlockStore:
     if moto is None:
         return MemoryBlockStore()
-    return S3BlockStore(boto3.client("s3", region_name=REGION))
+    return S3BlockStore(s3_client(Settings(region=REGION)))  # the deployed client, SigV4 included
