@@ -36,6 +36,7 @@ from lakelet.defaults import (
 )
 from lakelet.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
 from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
+from lakelet.units import human_bytes
 
 __all__ = ["GCCommandError", "LakeFSApi", "load_job", "local_session", "local_spark", "run_command", "run_gc"]
 
@@ -160,15 +161,6 @@ def run_gc(
     return summary
 
 
-def _size(value: int) -> str:
-    amount = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if amount < 1024 or unit == "TiB":
-            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
-        amount /= 1024
-    return f"{value} B"
-
-
 def format_summary(summary: Mapping[str, Any], command: str = "lakelet", flags: Sequence[str] = ()) -> str:
     """The summary for a human: what was listed, kept, marked and (unless a dry run) deleted. The sweep command of
     a dry run is ``command gc run REPO --sweep-run RUN_ID flags...``, to paste as is."""
@@ -177,19 +169,19 @@ def format_summary(summary: Mapping[str, Any], command: str = "lakelet", flags: 
         (f"GC run {summary['run_id']} of {summary.get('repository', '?')} ({summary['storage_namespace']}), "
          f"mode {summary['mode']}"),
         f"  active commits        {mark.get('active_commits', 0)}",
-        f"  objects listed        {mark.get('objects_listed', 0)} ({_size(mark.get('bytes_listed', 0))})",
+        f"  objects listed        {mark.get('objects_listed', 0)} ({human_bytes(mark.get('bytes_listed', 0))})",
         f"  too young to collect  {mark.get('objects_too_young', 0)} (min age {mark.get('min_age_seconds', 0)} s)",
         f"  still referenced      {mark.get('objects_protected', 0)}",
-        f"  marked                {mark.get('objects_marked', 0)} ({_size(mark.get('bytes_marked', 0))})",
+        f"  marked                {mark.get('objects_marked', 0)} ({human_bytes(mark.get('bytes_marked', 0))})",
     ]
     sweep = summary.get("sweep")
     if sweep is None:
         sweep_command = shlex.join(["gc", "run", str(summary.get("repository", "REPO")),
                                     "--sweep-run", str(summary["run_id"]), *flags])
-        lines.append(f"  dry run: a sweep would reclaim {_size(mark.get('bytes_marked', 0))}; "
+        lines.append(f"  dry run: a sweep would reclaim {human_bytes(mark.get('bytes_marked', 0))}; "
                      f"run `{command} {sweep_command}`")
     else:
-        lines.append(f"  deleted               {sweep['objects_deleted']} ({_size(sweep['bytes_deleted'])})")
+        lines.append(f"  deleted               {sweep['objects_deleted']} ({human_bytes(sweep['bytes_deleted'])})")
         lines.append(f"  failed                {sweep['objects_failed']}")
         for failure in sweep.get("failures", [])[:10]:
             lines.append(f"    {failure['address']}: {failure['code']} {failure['message']}")

@@ -20,12 +20,12 @@ import logging
 import re
 import secrets
 import string
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.ttl_cache import TTLCache
 
 from . import builtin
 from . import secrets as sealed_secrets
@@ -82,7 +82,6 @@ def validate_key_pair(access_key_id: str, secret: str) -> None:
 class _Known:
     user: User
     secret: str
-    expires: float
 
 
 class AuthService:
@@ -93,10 +92,9 @@ class AuthService:
         self._store = store
         self._cipher = cipher
         self._clock = clock
-        self._lock = threading.Lock()
-        self._known: dict[str, _Known] = {}
-        self._users: dict[str, tuple[User, float]] = {}
-        self._key_owners: dict[str, tuple[str | None, float]] = {}
+        self._known: TTLCache[str, _Known] = TTLCache(CACHE_TTL_SECONDS, clock, CACHE_MAX_ENTRIES)
+        self._users: TTLCache[str, User] = TTLCache(CACHE_TTL_SECONDS, clock, CACHE_MAX_ENTRIES)
+        self._key_owners: TTLCache[str, str | None] = TTLCache(CACHE_TTL_SECONDS, clock, CACHE_MAX_ENTRIES)
         self.directory = Directory(store, self._changed, clock)
         self.authorizer = Authorizer(self.directory, clock)
         self._keys = ServerKeys(store, cipher)
@@ -218,36 +216,20 @@ class AuthService:
 
     def _key_owner(self, access_key_id: str) -> str | None:
         """The user id an access key belongs to (None if it does not exist), cached without its secret."""
-        now = self._clock()
-        with self._lock:
-            hit = self._key_owners.get(access_key_id)
-        if hit is not None and hit[1] > now:
-            return hit[0]
-        try:
-            owner: str | None = self._store.get_credential(access_key_id).user_id
-        except errors.CredentialNotFound:
-            owner = None
-        with self._lock:
-            if len(self._key_owners) >= CACHE_MAX_ENTRIES:
-                self._key_owners.clear()
-            self._key_owners[access_key_id] = (owner, now + CACHE_TTL_SECONDS)
-        return owner
+
+        def load() -> str | None:
+            try:
+                return self._store.get_credential(access_key_id).user_id
+            except errors.CredentialNotFound:
+                return None
+
+        return self._key_owners.lookup(access_key_id, load)
 
     def _token_user(self, user_id: str) -> User | None:
-        now = self._clock()
-        with self._lock:
-            hit = self._users.get(user_id)
-        if hit is not None and hit[1] > now:
-            return hit[0]
         try:
-            user = self._store.get_user(user_id)
+            return self._users.lookup(user_id, lambda: self._store.get_user(user_id))
         except errors.UserNotFound:
             return None  # not cached: a user created next is seen at once
-        with self._lock:
-            if len(self._users) >= CACHE_MAX_ENTRIES:
-                self._users.clear()
-            self._users[user_id] = (user, now + CACHE_TTL_SECONDS)
-        return user
 
     def authorize(self, user: User, permissions: list[Permission]) -> None:
         """Raises PermissionDenied (HTTP 403) unless the user's policies allow every permission."""
@@ -265,14 +247,14 @@ class AuthService:
 
     def authenticate_basic(self, access_key_id: str, secret: str) -> User:
         """The user owning this key pair. Raises Unauthorized on any mismatch (unknown key, wrong secret)."""
-        known = self._cached(access_key_id)
+        known = self._known.fresh(access_key_id)
         if known is None:
             try:
                 known = self._load(access_key_id)
             except errors.CredentialNotFound:
                 raise errors.Unauthorized(AUTH_FAILED) from None
             if _same(known.secret, secret):
-                self._remember(access_key_id, known)
+                self._known.put(access_key_id, known)
         if not _same(known.secret, secret):
             raise errors.Unauthorized(AUTH_FAILED)
         return known.user
@@ -283,10 +265,10 @@ class AuthService:
         Raises CredentialNotFound for an unknown key, a key whose user is gone, or one that does not decrypt.
         The caller must compare signatures in constant time and never log the secret.
         """
-        known = self._cached(access_key_id)
+        known = self._known.fresh(access_key_id)
         if known is None:
             known = self._load(access_key_id)
-            self._remember(access_key_id, known)
+            self._known.put(access_key_id, known)
         return known.user, known.secret
 
     # -- internals ----------------------------------------------------------------------------------------
@@ -317,36 +299,18 @@ class AuthService:
             user = self._store.get_user(credential.user_id)
         except errors.UserNotFound:
             raise errors.CredentialNotFound(access_key_id) from None
-        return _Known(user, secret, self._clock() + CACHE_TTL_SECONDS)
-
-    def _cached(self, access_key_id: str) -> _Known | None:
-        with self._lock:
-            known = self._known.get(access_key_id)
-        if known is None or known.expires <= self._clock():
-            return None
-        return known
-
-    def _remember(self, access_key_id: str, known: _Known) -> None:
-        now = self._clock()
-        with self._lock:
-            if len(self._known) >= CACHE_MAX_ENTRIES:
-                self._known = {k: v for k, v in self._known.items() if v.expires > now}
-                if len(self._known) >= CACHE_MAX_ENTRIES:
-                    self._known.clear()
-            self._known[access_key_id] = known
+        return _Known(user, secret)
 
     def _forget(self, access_key_id: str) -> None:
-        with self._lock:
-            self._known.pop(access_key_id, None)
-            self._key_owners.pop(access_key_id, None)
+        self._known.drop(access_key_id)
+        self._key_owners.drop(access_key_id)
 
     def _changed(self, user_id: str | None) -> None:
         """The Directory changed something: forget cached permissions, and a deleted user's keys."""
         if user_id is not None:
-            with self._lock:
-                self._known = {k: v for k, v in self._known.items() if v.user.id != user_id}
-                self._key_owners = {k: v for k, v in self._key_owners.items() if v[0] != user_id}
-                self._users.pop(user_id, None)
+            self._known.drop_where(lambda known: known.user.id == user_id)
+            self._key_owners.drop_where(lambda owner: owner == user_id)
+            self._users.drop(user_id)
         self.authorizer.forget()
 
 

@@ -22,12 +22,12 @@ record and deleting, so no container can still be trusting an older horizon when
 from __future__ import annotations
 
 import re
-import threading
 import time
 from collections.abc import Callable
 
 from .addressing import metadata_address
 from .ports import BlockStore
+from .ttl_cache import TTLCache
 
 DEFAULT_TTL_SECONDS = 5.0
 SWEEPS_DIRECTORY = "retention/gc/sweeps"
@@ -50,28 +50,20 @@ class CollectedCheck:
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
     ) -> None:
         self._blocks = blocks
-        self._clock = clock
-        self.ttl_seconds = ttl_seconds
-        self._lock = threading.Lock()
-        self._horizons: dict[str, tuple[float, str | None]] = {}
+        self._horizons: TTLCache[str, str | None] = TTLCache(ttl_seconds, clock)
 
     def horizon(self, namespace: str) -> str | None:
         """The smallest partition any sweep of the namespace recorded (None: never swept), cached."""
-        now = self._clock()
-        with self._lock:
-            cached = self._horizons.get(namespace)
-        if cached is not None and cached[0] > now:
-            return cached[1]
+        return self._horizons.lookup(namespace, lambda: self._read_horizon(namespace))
+
+    def _read_horizon(self, namespace: str) -> str | None:
         prefix = sweeps_prefix(namespace)
         first = next(iter(self._blocks.list_blobs(prefix)), None)
-        found = None
-        if first is not None:
-            match = _RECORD.match(first[0][len(prefix):])
-            # A record of another shape: be safe and check every data address.
-            found = match["partition"] if match else "0" * 11
-        with self._lock:
-            self._horizons[namespace] = (now + self.ttl_seconds, found)
-        return found
+        if first is None:
+            return None
+        match = _RECORD.match(first[0][len(prefix):])
+        # A record of another shape: be safe and check every data address.
+        return match["partition"] if match else "0" * 11
 
     def may_be_collected(self, namespace: str, address: str) -> bool:
         """Whether GC can have deleted the address, from its layout and the sweep records alone."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Protocol
 
 from . import errors
 from .records import Repository
+from .ttl_cache import TTLCache
 
 # How long a container trusts the rules it read; the README states it as the time a change takes to reach every
 # container.
@@ -104,10 +104,7 @@ class BranchProtection:
         ttl_seconds: float = DEFAULT_TTL_SECONDS,
     ) -> None:
         self.store = store
-        self._clock = clock
-        self.ttl_seconds = ttl_seconds
-        self._lock = threading.Lock()
-        self._cache: dict[tuple[str, int], tuple[float, tuple[str, ...]]] = {}
+        self._patterns_of: TTLCache[tuple[str, int], tuple[str, ...]] = TTLCache(ttl_seconds, clock)
 
     def get_rules(self, repo: Repository) -> ProtectionRules:
         """The stored rules, read now (not from the cache): what GET .../settings/branch_protection shows."""
@@ -142,19 +139,11 @@ class BranchProtection:
             raise errors.DeleteProtectedBranch(DELETE_MESSAGE)
 
     def _patterns(self, repo: Repository) -> tuple[str, ...]:
-        key = (repo.id, repo.creation_date)
-        now = self._clock()
-        with self._lock:
-            cached = self._cache.get(key)
-        if cached is not None and cached[0] > now:
-            return cached[1]
-        patterns = self.store.get(repo.id, repo.creation_date).patterns
-        self._remember(repo, patterns)
-        return patterns
+        return self._patterns_of.lookup((repo.id, repo.creation_date),
+                                        lambda: self.store.get(repo.id, repo.creation_date).patterns)
 
     def _remember(self, repo: Repository, patterns: tuple[str, ...]) -> None:
-        with self._lock:
-            self._cache[(repo.id, repo.creation_date)] = (self._clock() + self.ttl_seconds, patterns)
+        self._patterns_of.put((repo.id, repo.creation_date), patterns)
 
 
 class NoProtection:

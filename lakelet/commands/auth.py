@@ -8,8 +8,9 @@ from typing import Annotated
 
 import typer
 
+from lakelet.commands.api import Api
 from lakelet.commands.common import JsonOpt
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, emit_table, want_json
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out, timestamp
 
@@ -34,22 +35,15 @@ groups.add_typer(group_policies, name="policies")
 Id = Annotated[str, typer.Option("--id", help="the user, group or policy id")]
 UserOpt = Annotated[str, typer.Option("--user", help="user id")]
 PolicyOpt = Annotated[str, typer.Option("--policy", help="policy id")]
+UserOrMe = Annotated[str | None, typer.Option("--id", help="user id (default: you)")]
 
 
-def _list(what: str, fn: object, *args: str, json_out: bool, columns: list[str], row: object) -> None:
-    a = api()
-    items = list(a.pages(what, fn, *args))  # type: ignore[arg-type]
-    if want_json(json_out):
-        out().json(items)
-    else:
-        out().table(columns, [row(i) for i in items])  # type: ignore[operator]
+def _id_and_date(item: object) -> tuple[str, str]:
+    return item.id, timestamp(item.creation_date)  # type: ignore[attr-defined]
 
 
-def _done(text: str, data: object, json_out: bool) -> None:
-    if want_json(json_out):
-        out().json(data)
-    else:
-        out().line(text)
+def _user_or_me(a: Api, id: str | None) -> str:
+    return id or a.call("read the current user", a.auth.get_current_user).user.id
 
 
 # --- users ----------------------------------------------------------------------------------------------------
@@ -60,14 +54,13 @@ def user_create(id: Id, json_out: JsonOpt = False) -> None:
 
     a = api()
     user = a.call(f"create user {id}", a.auth.create_user, lakefs_sdk.UserCreation(id=id))
-    _done(f"User: {user.id}", user, json_out)
+    emit(user, f"User: {user.id}", json_out)
 
 
 @users.command("list")
 def user_list(json_out: JsonOpt = False) -> None:
     a = api()
-    _list("list users", a.auth.list_users, json_out=json_out, columns=["USER ID", "CREATION DATE"],
-          row=lambda u: (u.id, timestamp(u.creation_date)))
+    emit_table(a.pages("list users", a.auth.list_users), json_out, ["USER ID", "CREATION DATE"], _id_and_date)
 
 
 @users.command("delete")
@@ -78,58 +71,35 @@ def user_delete(id: Id) -> None:
 
 
 @user_credentials.command("create")
-def credentials_create(id: Annotated[str | None, typer.Option("--id", help="user id (default: you)")] = None,
-                       json_out: JsonOpt = False) -> None:
+def credentials_create(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
     a = api()
-    user = id or a.call("read the current user", a.auth.get_current_user).user.id
+    user = _user_or_me(a, id)
     creds = a.call(f"create credentials for {user}", a.auth.create_credentials, user)
-    _done(f"Access key ID: {creds.access_key_id}\nSecret access key: {creds.secret_access_key}", creds, json_out)
+    emit(creds, f"Access key ID: {creds.access_key_id}\nSecret access key: {creds.secret_access_key}", json_out)
 
 
 @user_credentials.command("list")
-def credentials_list(id: Annotated[str | None, typer.Option("--id", help="user id (default: you)")] = None,
-                     json_out: JsonOpt = False) -> None:
+def credentials_list(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
     a = api()
-    user = id or a.call("read the current user", a.auth.get_current_user).user.id
-    _list(f"list credentials of {user}", a.auth.list_user_credentials, user, json_out=json_out,
-          columns=["ACCESS KEY ID", "ISSUED DATE"], row=lambda c: (c.access_key_id, timestamp(c.creation_date)))
+    user = _user_or_me(a, id)
+    emit_table(a.pages(f"list credentials of {user}", a.auth.list_user_credentials, user), json_out,
+               ["ACCESS KEY ID", "ISSUED DATE"], lambda c: (c.access_key_id, timestamp(c.creation_date)))
 
 
 @user_credentials.command("delete")
 def credentials_delete(access_key_id: Annotated[str, typer.Option("--access-key-id", help="the key to delete")],
-                       id: Annotated[str | None, typer.Option("--id", help="user id (default: you)")] = None) -> None:
+                       id: UserOrMe = None) -> None:
     a = api()
-    user = id or a.call("read the current user", a.auth.get_current_user).user.id
+    user = _user_or_me(a, id)
     a.call(f"delete credentials {access_key_id}", a.auth.delete_credentials, user, access_key_id)
     out().line(f"Credentials deleted: {access_key_id}")
-
-
-@user_policies.command("attach")
-def user_policy_attach(id: Id, policy: PolicyOpt) -> None:
-    a = api()
-    a.call(f"attach policy {policy} to user {id}", a.auth.attach_policy_to_user, id, policy)
-    out().line(f"Policy attached: {policy} -> user {id}")
-
-
-@user_policies.command("detach")
-def user_policy_detach(id: Id, policy: PolicyOpt) -> None:
-    a = api()
-    a.call(f"detach policy {policy} from user {id}", a.auth.detach_policy_from_user, id, policy)
-    out().line(f"Policy detached: {policy} from user {id}")
-
-
-@user_policies.command("list")
-def user_policy_list(id: Id, json_out: JsonOpt = False) -> None:
-    a = api()
-    _list(f"list policies of user {id}", a.auth.list_user_policies, id, json_out=json_out,
-          columns=["POLICY ID", "CREATION DATE"], row=lambda p: (p.id, timestamp(p.creation_date)))
 
 
 @user_groups.command("list")
 def user_group_list(id: Id, json_out: JsonOpt = False) -> None:
     a = api()
-    _list(f"list groups of user {id}", a.auth.list_user_groups, id, json_out=json_out,
-          columns=["GROUP ID", "CREATION DATE"], row=lambda g: (g.id, timestamp(g.creation_date)))
+    emit_table(a.pages(f"list groups of user {id}", a.auth.list_user_groups, id), json_out,
+               ["GROUP ID", "CREATION DATE"], _id_and_date)
 
 
 # --- groups ---------------------------------------------------------------------------------------------------
@@ -140,14 +110,13 @@ def group_create(id: Id, json_out: JsonOpt = False) -> None:
 
     a = api()
     group = a.call(f"create group {id}", a.auth.create_group, lakefs_sdk.GroupCreation(id=id))
-    _done(f"Group: {group.id}", group, json_out)
+    emit(group, f"Group: {group.id}", json_out)
 
 
 @groups.command("list")
 def group_list(json_out: JsonOpt = False) -> None:
     a = api()
-    _list("list groups", a.auth.list_groups, json_out=json_out, columns=["GROUP ID", "CREATION DATE"],
-          row=lambda g: (g.id, timestamp(g.creation_date)))
+    emit_table(a.pages("list groups", a.auth.list_groups), json_out, ["GROUP ID", "CREATION DATE"], _id_and_date)
 
 
 @groups.command("delete")
@@ -174,29 +143,36 @@ def member_remove(id: Id, user: UserOpt) -> None:
 @group_members.command("list")
 def member_list(id: Id, json_out: JsonOpt = False) -> None:
     a = api()
-    _list(f"list members of {id}", a.auth.list_group_members, id, json_out=json_out, columns=["USER ID"],
-          row=lambda u: (u.id,))
+    emit_table(a.pages(f"list members of {id}", a.auth.list_group_members, id), json_out, ["USER ID"],
+               lambda u: (u.id,))
 
 
-@group_policies.command("attach")
-def group_policy_attach(id: Id, policy: PolicyOpt) -> None:
-    a = api()
-    a.call(f"attach policy {policy} to group {id}", a.auth.attach_policy_to_group, id, policy)
-    out().line(f"Policy attached: {policy} -> group {id}")
+def _policy_commands(sub: typer.Typer, kind: str) -> None:
+    """``attach|detach|list`` of the policies of a user or a group: the same commands, on the SDK calls named
+    after ``kind``."""
+
+    @sub.command("attach")
+    def attach(id: Id, policy: PolicyOpt) -> None:
+        a = api()
+        a.call(f"attach policy {policy} to {kind} {id}", getattr(a.auth, f"attach_policy_to_{kind}"), id, policy)
+        out().line(f"Policy attached: {policy} -> {kind} {id}")
+
+    @sub.command("detach")
+    def detach(id: Id, policy: PolicyOpt) -> None:
+        a = api()
+        a.call(f"detach policy {policy} from {kind} {id}", getattr(a.auth, f"detach_policy_from_{kind}"), id,
+               policy)
+        out().line(f"Policy detached: {policy} from {kind} {id}")
+
+    @sub.command("list")
+    def list_(id: Id, json_out: JsonOpt = False) -> None:
+        a = api()
+        emit_table(a.pages(f"list policies of {kind} {id}", getattr(a.auth, f"list_{kind}_policies"), id), json_out,
+                   ["POLICY ID", "CREATION DATE"], _id_and_date)
 
 
-@group_policies.command("detach")
-def group_policy_detach(id: Id, policy: PolicyOpt) -> None:
-    a = api()
-    a.call(f"detach policy {policy} from group {id}", a.auth.detach_policy_from_group, id, policy)
-    out().line(f"Policy detached: {policy} from group {id}")
-
-
-@group_policies.command("list")
-def group_policy_list(id: Id, json_out: JsonOpt = False) -> None:
-    a = api()
-    _list(f"list policies of group {id}", a.auth.list_group_policies, id, json_out=json_out,
-          columns=["POLICY ID", "CREATION DATE"], row=lambda p: (p.id, timestamp(p.creation_date)))
+_policy_commands(user_policies, "user")
+_policy_commands(group_policies, "group")
 
 
 # --- policies -------------------------------------------------------------------------------------------------
@@ -218,14 +194,14 @@ def policy_create(id: Id,
                        'write {"statement": [{"effect": "allow", "action": ["fs:*"], "resource": "*"}]}') from None
     a = api()
     created = a.call(f"create policy {id}", a.auth.create_policy, policy)
-    _done(f"Policy: {created.id}", created, json_out)
+    emit(created, f"Policy: {created.id}", json_out)
 
 
 @policies.command("list")
 def policy_list(json_out: JsonOpt = False) -> None:
     a = api()
-    _list("list policies", a.auth.list_policies, json_out=json_out, columns=["POLICY ID", "CREATION DATE"],
-          row=lambda p: (p.id, timestamp(p.creation_date)))
+    emit_table(a.pages("list policies", a.auth.list_policies), json_out, ["POLICY ID", "CREATION DATE"],
+               _id_and_date)
 
 
 @policies.command("show")

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
 from lakelet.commands.uri import parse
@@ -29,10 +29,8 @@ def create(branch: BranchArg,
     a = api()
     commit_id = a.call(f"create branch {uri}", a.branches.create_branch, uri.repository,
                        lakefs_sdk.BranchCreation(name=uri.ref, source=src.ref))  # type: ignore[call-arg]
-    if want_json(json_out):
-        out().json({"id": uri.ref, "commit_id": commit_id, "source": src.ref})
-    else:
-        out().line(f"created branch '{uri.ref}' {commit_id}")
+    emit({"id": uri.ref, "commit_id": commit_id, "source": src.ref}, f"created branch '{uri.ref}' {commit_id}",
+         json_out)
 
 
 @app.command("list")
@@ -42,12 +40,9 @@ def list_(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")]
     """List branches."""
     uri = parse(repository)
     a = api()
-    refs = list(a.pages(f"list branches of {uri.repository}", a.branches.list_branches, uri.repository,
-                        after=after, prefix=prefix or None, limit=amount))
-    if want_json(json_out):
-        out().json(refs)
-    else:
-        out().table(["BRANCH", "COMMIT ID"], [(r.id, r.commit_id) for r in refs])
+    refs = a.pages(f"list branches of {uri.repository}", a.branches.list_branches, uri.repository,
+                   after=after, prefix=prefix or None, limit=amount)
+    emit_table(refs, json_out, ["BRANCH", "COMMIT ID"], lambda r: (r.id, r.commit_id))
 
 
 @app.command("show")
@@ -56,10 +51,7 @@ def show(branch: BranchArg, json_out: JsonOpt = False) -> None:
     uri = parse(branch, ref=True)
     a = api()
     ref = a.call(f"show branch {uri}", a.branches.get_branch, uri.repository, uri.ref)
-    if want_json(json_out):
-        out().json(ref)
-    else:
-        out().line(f"Commit ID: {ref.commit_id}")
+    emit(ref, f"Commit ID: {ref.commit_id}", json_out)
 
 
 @app.command("delete")
@@ -115,7 +107,5 @@ def revert(branch: BranchArg,
                lakefs_sdk.RevertCreation(ref=ref_id, parent_number=parent_number, allow_empty=allow_empty))
         results.append(ref_id)
     head = a.call(f"show branch {uri}", a.branches.get_branch, uri.repository, uri.ref)
-    if want_json(json_out):
-        out().json({"reverted": results, "commit_id": head.commit_id})
-    else:
-        out().line(f"Branch: {uri}\nreverted {', '.join(results)}; head is now {head.commit_id}")
+    emit({"reverted": results, "commit_id": head.commit_id},
+         f"Branch: {uri}\nreverted {', '.join(results)}; head is now {head.commit_id}", json_out)

@@ -11,7 +11,7 @@ import typer
 
 from lakelet.commands.api import q
 from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, key_values
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, want_json
 from lakelet.commands.errors import CLIError, from_status
 from lakelet.commands.output import jsonable, out, timestamp
 from lakelet.commands.uri import URI, parse
@@ -52,10 +52,8 @@ def commit(
     body = {"message": message or "", "metadata": key_values(meta, "--meta"), "allow_empty": allow_empty_commit}
     result = run_commit(uri, body, async_)
     if async_:
-        if want_json(json_out):
-            out().json({"id": result})
-        else:
-            out().line(f"Commit task: {result}\nCheck it with: lakelet commit status {uri} --id {result}")
+        emit({"id": result}, f"Commit task: {result}\nCheck it with: lakelet commit status {uri} --id {result}",
+             json_out)
         return
     print_commit(uri, result, json_out)
 
@@ -193,10 +191,7 @@ def show_commit(commit: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/
     uri = parse(commit, ref=True)
     a = api()
     c = a.call(f"show commit {uri}", a.commits.get_commit, uri.repository, uri.ref)
-    if want_json(json_out):
-        out().json(c)
-    else:
-        out().line(format_commit(jsonable(c), show_meta_range_id))
+    emit(c, format_commit(jsonable(c), show_meta_range_id), json_out)
 
 
 def require_branch(uri: URI) -> None:

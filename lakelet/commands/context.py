@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lakelet.commands.api import Api
+from lakelet.commands.output import out
 from lakelet.commands.settings import Settings, resolve
 
 
@@ -54,3 +57,21 @@ def api() -> Api:
 def want_json(flag: bool) -> bool:
     """--json given to the command itself or to the root (``lakelet --json ...``)."""
     return flag or session().json
+
+
+def emit(data: Any, text: str, json_out: bool) -> None:
+    """What a command answers: ``data`` as JSON with --json, else ``text``."""
+    if want_json(json_out):
+        out().json(data)
+    else:
+        out().line(text)
+
+
+def emit_table[T](items: Iterable[T], json_out: bool, columns: Sequence[str],
+                  row: Callable[[T], Sequence[Any]]) -> None:
+    """A listing: the items as JSON with --json, else a table of ``row(item)`` under ``columns``."""
+    listed = list(items)
+    if want_json(json_out):
+        out().json(listed)
+    else:
+        out().table(columns, [row(i) for i in listed])

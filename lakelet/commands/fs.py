@@ -10,10 +10,11 @@ import typer
 
 from lakelet.commands.api import q
 from lakelet.commands.common import JsonOpt, key_values
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, want_json
 from lakelet.commands.errors import CLIError
-from lakelet.commands.output import human_bytes, out, timestamp
+from lakelet.commands.output import out, timestamp
 from lakelet.commands.uri import parse
+from lakelet.units import human_bytes
 
 app = typer.Typer(no_args_is_help=True)
 PathArg = Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF/PATH")]
@@ -126,10 +127,7 @@ def presign(uri_text: PathArg, json_out: JsonOpt = False) -> None:
     s = a.call(f"presign {uri}", a.objects.stat_object, uri.repository, uri.ref, uri.path, presign=True)
     if not s.physical_address.startswith("http"):
         raise CLIError("the server does not presign URLs for this object", "read it with 'lakelet fs cat'")
-    if want_json(json_out):
-        out().json({"url": s.physical_address, "expiry": s.physical_address_expiry})
-    else:
-        out().line(s.physical_address)
+    emit({"url": s.physical_address, "expiry": s.physical_address_expiry}, s.physical_address, json_out)
 
 
 @app.command("update-metadata")

@@ -15,7 +15,7 @@ import typer
 from lakelet.commands.api import q
 from lakelet.commands.branch import revert
 from lakelet.commands.common import JsonOpt, key_values
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, want_json
 from lakelet.commands.errors import CLIError, MergeConflict
 from lakelet.commands.output import out
 from lakelet.commands.uri import parse
@@ -87,11 +87,8 @@ def merge(
     if dry_run:
         _print_preview(answer, json_out)
         return
-    if want_json(json_out):
-        out().json(answer)
-    else:
-        out().line(f"Source: {src}\nDestination: {dst}\nMerged \"{src.ref}\" into \"{dst.ref}\" to get "
-                   f"\"{answer.get('reference')}\".")
+    emit(answer, f"Source: {src}\nDestination: {dst}\nMerged \"{src.ref}\" into \"{dst.ref}\" to get "
+                 f"\"{answer.get('reference')}\".", json_out)
 
 
 def _follow_merge(source: str, destination: str, path: str, task_id: str, body: dict[str, Any],

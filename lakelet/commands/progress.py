@@ -21,7 +21,8 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from lakelet.commands.output import human_bytes, out
+from lakelet.commands.output import out
+from lakelet.units import human_bytes
 
 
 class TransferProgress:

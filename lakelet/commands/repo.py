@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.output import out, timestamp
 from lakelet.commands.uri import parse
 
@@ -40,24 +40,18 @@ def create(
                      lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]  # optional fields typed as required
                          name=uri.repository, storage_namespace=storage_namespace, default_branch=default_branch,
                          sample_data=sample_data))
-    if want_json(json_out):
-        out().json(created)
-    else:
-        out().line(f"Repository: {uri}\nRepository '{created.id}' created:\n"
-                   f"storage namespace: {created.storage_namespace}\ndefault branch: {created.default_branch}\n"
-                   f"timestamp: {created.creation_date}")
+    emit(created, f"Repository: {uri}\nRepository '{created.id}' created:\n"
+                  f"storage namespace: {created.storage_namespace}\ndefault branch: {created.default_branch}\n"
+                  f"timestamp: {created.creation_date}", json_out)
 
 
 @app.command("list")
 def list_(amount: AmountOpt = None, after: AfterOpt = "", json_out: JsonOpt = False) -> None:
     """List repositories."""
     a = api()
-    repos = list(a.pages("list repositories", a.repositories.list_repositories, after=after, limit=amount))
-    if want_json(json_out):
-        out().json(repos)
-        return
-    out().table(["REPOSITORY", "CREATION DATE", "DEFAULT REF NAME", "STORAGE NAMESPACE"],
-                [(r.id, timestamp(r.creation_date), r.default_branch, r.storage_namespace) for r in repos])
+    repos = a.pages("list repositories", a.repositories.list_repositories, after=after, limit=amount)
+    emit_table(repos, json_out, ["REPOSITORY", "CREATION DATE", "DEFAULT REF NAME", "STORAGE NAMESPACE"],
+               lambda r: (r.id, timestamp(r.creation_date), r.default_branch, r.storage_namespace))
 
 
 @app.command("delete")

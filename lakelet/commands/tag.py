@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
-from lakelet.commands.context import api, want_json
+from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
 from lakelet.commands.uri import parse
@@ -29,10 +29,7 @@ def create(tag: TagArg, ref: Annotated[str, typer.Argument(help="lakefs://REPOSI
     a = api()
     created = a.call(f"create tag {uri}", a.tags.create_tag, uri.repository,
                      lakefs_sdk.TagCreation(id=uri.ref, ref=target.ref, force=force))
-    if want_json(json_out):
-        out().json(created)
-    else:
-        out().line(f"Created tag '{created.id}' ({created.commit_id})")
+    emit(created, f"Created tag '{created.id}' ({created.commit_id})", json_out)
 
 
 @app.command("list")
@@ -41,12 +38,8 @@ def list_(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")]
     """List tags."""
     uri = parse(repository)
     a = api()
-    tags = list(a.pages(f"list tags of {uri.repository}", a.tags.list_tags, uri.repository, after=after,
-                        limit=amount))
-    if want_json(json_out):
-        out().json(tags)
-    else:
-        out().table(["TAG", "COMMIT ID"], [(t.id, t.commit_id) for t in tags])
+    tags = a.pages(f"list tags of {uri.repository}", a.tags.list_tags, uri.repository, after=after, limit=amount)
+    emit_table(tags, json_out, ["TAG", "COMMIT ID"], lambda t: (t.id, t.commit_id))
 
 
 @app.command("show")
@@ -55,10 +48,7 @@ def show(tag: TagArg, json_out: JsonOpt = False) -> None:
     uri = parse(tag, ref=True)
     a = api()
     ref = a.call(f"show tag {uri}", a.tags.get_tag, uri.repository, uri.ref)
-    if want_json(json_out):
-        out().json(ref)
-    else:
-        out().line(f"Tag: {ref.id}\nCommit ID: {ref.commit_id}")
+    emit(ref, f"Tag: {ref.id}\nCommit ID: {ref.commit_id}", json_out)
 
 
 @app.command("delete")

@@ -8,17 +8,14 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
-from chalicelib.settings import Settings
 
-from .support import BUCKET, Api, app
+from .support import BUCKET, Api, app, memory_services
 
 
 @pytest.fixture
 def services() -> Iterator[wiring.Services]:
-    built = wiring.memory_services(Settings(bucket=BUCKET))
-    wiring.set_services(built)
-    yield built
-    wiring.set_services(None)
+    with memory_services(BUCKET) as built:
+        yield built
 
 
 @pytest.fixture

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
 from chalice.test import Client, HTTPResponse
+
+from chalicelib import wiring
+from chalicelib.settings import Settings
 
 # app.py lives at the repository root, which pytest does not put on sys.path for tests under tests/.
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +27,17 @@ PREFIX = "/api/v1"
 BUCKET = "test-bucket"
 NAMESPACE = f"s3://{BUCKET}/repos"
 _NO_BODY = object()
+
+
+@contextlib.contextmanager
+def memory_services(bucket: str = BUCKET) -> Iterator[wiring.Services]:
+    """Every port in memory, with this deployment bucket, installed as the app's services while in use."""
+    built = wiring.memory_services(Settings(bucket=bucket))
+    wiring.set_services(built)
+    try:
+        yield built
+    finally:
+        wiring.set_services(None)
 
 
 def basic(access_key_id: str, secret: str) -> str:

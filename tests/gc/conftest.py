@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chalicelib import wiring
-from chalicelib.settings import Settings
+from tests.api.support import memory_services
 
 from .support import job, shared_spark
 
@@ -27,7 +27,5 @@ def gc_job() -> ModuleType:
 @pytest.fixture
 def memory() -> Iterator[wiring.Services]:
     """Every port in memory, installed as the app's services."""
-    built = wiring.memory_services(Settings(bucket="test-bucket"))
-    wiring.set_services(built)
-    yield built
-    wiring.set_services(None)
+    with memory_services("test-bucket") as built:
+        yield built

@@ -108,6 +108,15 @@ def test_api_leaves_out_a_stored_crlf_metadata_value(stack: Stack, repo: str) ->
     assert response.header("x-amz-missing-meta") == "1"
 
 
+def _one_request(server: ApiServer | S3Server, request: bytes):  # type: ignore[no-untyped-def]
+    """Starts the server, sends one raw request, stops it; its answer."""
+    server.start()
+    try:
+        return raw_request(server.port, request)
+    finally:
+        server.stop()
+
+
 def test_the_api_server_never_sends_a_crlf_header() -> None:
     """The devserver's own last check, whatever the app answers. Chalice itself refuses a value with LF (its
     own 500), not one with a lone CR, which some clients also take as the end of a header line."""
@@ -117,12 +126,7 @@ def test_the_api_server_never_sends_a_crlf_header() -> None:
     def x() -> Response:
         return Response(body="<html>attacker</html>", headers={"X-Test": "a\rSet-Cookie: pwned=1"})
 
-    server = ApiServer(app, port=0)
-    server.start()
-    try:
-        response = raw_request(server.port, b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    finally:
-        server.stop()
+    response = _one_request(ApiServer(app, port=0), b"GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert response.status == 500
     assert_not_injected(response)
     assert b"attacker" not in response.body
@@ -138,12 +142,8 @@ class _CrlfGateway:
 
 
 def test_the_s3_server_never_sends_a_crlf_header() -> None:
-    server = S3Server(_CrlfGateway(), port=0)  # type: ignore[arg-type]
-    server.start()
-    try:
-        response = raw_request(server.port, b"GET /r/main/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    finally:
-        server.stop()
+    response = _one_request(S3Server(_CrlfGateway(), port=0),  # type: ignore[arg-type]
+                            b"GET /r/main/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     assert response.status == 500
     assert_not_injected(response)
     assert b"attacker" not in response.body

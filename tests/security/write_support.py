@@ -21,8 +21,7 @@ from chalice.test import Client, HTTPResponse
 
 from chalicelib import wiring
 from chalicelib.s3proxy import Request, Response
-from chalicelib.settings import Settings
-from tests.api.support import Api, app
+from tests.api.support import Api, app, memory_services
 from tests.s3proxy.conftest import _RawBody, signed, to_gateway_request
 
 BUCKET = "security-bucket"
@@ -33,10 +32,8 @@ BACKING = "/repositories/{repo}/branches/{branch}/staging/backing"
 
 @pytest.fixture
 def services() -> Iterator[wiring.Services]:
-    built = wiring.memory_services(Settings(bucket=BUCKET))
-    wiring.set_services(built)
-    yield built
-    wiring.set_services(None)
+    with memory_services(BUCKET) as built:
+        yield built
 
 
 @pytest.fixture
