@@ -127,7 +127,8 @@ def assert_error(response: HTTPResponse, status: int) -> str:
     return str(payload["message"])
 
 
-# Fields Lakelet adds to lakeFS's shapes, which the lakefs_sdk models ignore: VersionConfig.lakelet_version.
+# Fields Lakelet adds to lakeFS's shapes, which the lakefs_sdk models ignore: VersionConfig.lakelet_version and
+# .lakelet_features.
 EXTENSION_FIELDS = frozenset({"lakelet_version", "lakelet_features"})
 
 
