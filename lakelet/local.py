@@ -36,7 +36,7 @@ from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
 from lakelet.devserver import ApiServer
-from lakelet.persistence import Persistence
+from lakelet.persistence import Persistence, refusals
 from lakelet.s3server import S3Server
 
 from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
@@ -147,10 +147,13 @@ class LocalStack:
         data_dir: Path | None = None,
         sample_data: bool = False,
         verbose: bool = False,
+        accept_journal_loss: bool = False,
     ) -> None:
         self.credentials = credentials
         # None keeps everything in memory (ephemeral); a directory keeps the state across restarts.
         self.data_dir = data_dir
+        # Start even when a journal of the data directory is damaged, setting its files aside (store.py).
+        self.accept_journal_loss = accept_journal_loss
         self.persistence: Persistence | None = None
         self.host = host
         self.region = region
@@ -302,7 +305,7 @@ class LocalStack:
 
     def _open_data_dir(self) -> None:
         if self.data_dir is not None:
-            persistence = Persistence(self.data_dir)
+            persistence = Persistence(self.data_dir, accept_journal_loss=self.accept_journal_loss)
             persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
             self.persistence = persistence
 
@@ -346,13 +349,18 @@ class LocalStack:
 
     def _serve(self) -> None:
         app = load_app(self._project_dir)
+        if self.persistence is not None:
+            refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
         self._api = ApiServer(app, self.host, self._requested_api_port, _chalice_config(self._project_dir))
         self._api.start()
         self._check_health()
         from chalicelib.wiring import get_services, s3_gateway
 
         # The gateway a Lambda would run, over the same services, with no payload limit.
-        self._s3 = S3Server(s3_gateway(get_services()), self.host, self._requested_s3_port)
+        gateway = s3_gateway(get_services())
+        if self.persistence is not None:
+            gateway = refusals.ExplainingGateway(gateway)  # type: ignore[assignment]
+        self._s3 = S3Server(gateway, self.host, self._requested_s3_port)
         self._s3.start()
 
     def _create_samples(self) -> None:
