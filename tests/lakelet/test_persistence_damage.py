@@ -291,3 +291,42 @@ def test_a_full_disk_refuses_writes_and_says_to_free_space_and_restart(tmp_path:
         monkeypatch.undo()
         served.server.stop()
         served.persistence.close()
+
+
+@pytest.mark.e2e
+def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import boto3
+    import requests
+    from botocore.config import Config
+
+    from lakelet.local import Credentials, LocalStack
+
+    keys = Credentials("AKIALOCALDISKFULL", "disk/full+secret")
+    auth = (keys.access_key_id, keys.secret_access_key)
+    with LocalStack(api_port=0, credentials=keys, data_dir=tmp_path / "d") as stack:
+        created = requests.post(f"{stack.api_url}/repositories", auth=auth, timeout=30, json={
+            "name": "full", "storage_namespace": stack.default_namespace_prefix + "full", "default_branch": "main"})
+        assert created.status_code == 201, created.text
+        upload = f"{stack.api_url}/repositories/full/branches/main/objects"
+        assert requests.post(upload, params={"path": "a"}, data=b"a", auth=auth, timeout=30).status_code == 201
+        monkeypatch.setattr(Journal, "append", _disk_full)
+        refused = requests.post(upload, params={"path": "b"}, data=b"b", auth=auth, timeout=60)
+        assert refused.status_code == 503, refused.text
+        reason = stack.persistence.refusal if stack.persistence is not None else None
+        assert reason is not None and "free space on the disk of" in reason and "start it again" in reason
+        assert refused.json() == {"message": reason}
+        assert "Retry-After" not in refused.headers
+        gateway = boto3.client("s3", endpoint_url=stack.s3_url, region_name="us-east-1",
+                               aws_access_key_id=keys.access_key_id, aws_secret_access_key=keys.secret_access_key,
+                               config=Config(retries={"max_attempts": 1}))
+        with pytest.raises(Exception) as via_gateway:
+            gateway.put_object(Bucket="full", Key="main/c", Body=b"c")
+        answer = getattr(via_gateway.value, "response", {})
+        assert answer["ResponseMetadata"]["HTTPStatusCode"] == 503, via_gateway.value
+        assert answer["Error"]["Message"] == reason
+        # Reads still answer.
+        read = requests.get(f"{stack.api_url}/repositories/full/refs/main/objects", params={"path": "a"}, auth=auth,
+                            timeout=30)
+        assert (read.status_code, read.content) == (200, b"a")
+        monkeypatch.undo()
