@@ -27,7 +27,6 @@ from chalicelib.auth.policies import (
     tag_arn,
     user_arn,
 )
-
 from chalicelib.graveler.errors import Invalid
 from chalicelib.graveler.validation import normalize_storage_namespace
 
