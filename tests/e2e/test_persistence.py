@@ -283,7 +283,7 @@ def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(launch: 
     first = launch("--data-dir", str(data_dir))
     client = client_of(first)
     repo = lakefs.Repository("flipped", client=client).create(
-        storage_namespace=client.storage_config.default_namespace_prefix + "flipped")
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/flipped")
     for i in range(40):
         repo.branch("main").object(f"o/{i:02d}").upload(blob(f"f{i}", 300))
     first.process.send_signal(signal.SIGKILL)  # no clean-stop snapshot: the uploads are only in the journal

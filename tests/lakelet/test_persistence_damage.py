@@ -306,7 +306,7 @@ def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path,
     auth = (keys.access_key_id, keys.secret_access_key)
     with LocalStack(api_port=0, credentials=keys, data_dir=tmp_path / "d") as stack:
         created = requests.post(f"{stack.api_url}/repositories", auth=auth, timeout=30, json={
-            "name": "full", "storage_namespace": stack.default_namespace_prefix + "full", "default_branch": "main"})
+            "name": "full", "storage_namespace": stack.default_namespace_prefix.rstrip("/") + "/full", "default_branch": "main"})
         assert created.status_code == 201, created.text
         upload = f"{stack.api_url}/repositories/full/branches/main/objects"
         assert requests.post(upload, params={"path": "a"}, data=b"a", auth=auth, timeout=30).status_code == 201
