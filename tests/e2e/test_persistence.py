@@ -144,7 +144,7 @@ def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], t
     side_status = wait_task(first, f"/repositories/kept/branches/side/commits/status?id={task}")
     assert side_status["completed"] and side_status["result"]["message"] == "async on side", side_status
 
-    other = lakefs.Repository("other", client=client).create(storage_namespace=prefix + "other")
+    other = lakefs.Repository("other", client=client).create(storage_namespace=f"{prefix}/other")
     # A user of its own, with a key pair whose secret is sealed by KMS, writing through the S3 gateway.
     auth = lakefs_sdk.AuthApi(sdk)
     auth.create_user(lakefs_sdk.UserCreation(id="alice"))
