@@ -93,12 +93,21 @@ def local_environment(
 def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) -> dict[str, str | None]:
     """Sets ``values`` in ``environ`` and returns what to give :func:`_restore_environ` to undo it."""
     saved = {name: environ.get(name) for name in values}
-    # A session token or profile left over from real AWS work must not ride along with the fake keys.
+    # A session token or profile left over from real AWS work must not ride along with the stack's keys.
     for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
         saved.setdefault(name, environ.get(name))
         environ.pop(name, None)
     environ.update(values)
+    _forget_default_session()
     return saved
+
+
+def _forget_default_session() -> None:
+    # boto3's default session keeps the credentials it first resolved: clients built after the environment
+    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/moto_guard.py).
+    import boto3
+
+    boto3.DEFAULT_SESSION = None
 
 
 def _restore_environ(environ: MutableMapping[str, str], saved: dict[str, str | None]) -> None:
@@ -285,6 +294,7 @@ class LocalStack:
             self.persistence = None
         if self._saved_environ is not None:
             _restore_environ(self._environ, self._saved_environ)
+            _forget_default_session()
             self._saved_environ = None
 
     def __enter__(self) -> LocalStack:
