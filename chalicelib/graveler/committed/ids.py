@@ -15,8 +15,12 @@ import hashlib
 import struct
 from collections.abc import Sequence
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ..records import MetaRangeID, RangeID, RangeInfo
-from .columns import RangeColumns
+from .columns import RangeColumns, int64_view
+from .fnv import value_offsets
 
 
 def _header(hasher: hashlib._Hash, kind: bytes, rows: int) -> None:
@@ -47,17 +51,65 @@ def _texts(hasher: hashlib._Hash, name: str, values: Sequence[str]) -> None:
     hasher.update("".join(values).encode())
 
 
+def _int_column(hasher: hashlib._Hash, name: str, values: pa.Array) -> None:
+    _name(hasher, name)
+    hasher.update(int64_view(values.cast(pa.int64())))
+
+
+def _data(values: pa.Array) -> memoryview | bytes:
+    """The concatenated bytes of a string or binary array's values."""
+    offsets = int64_view(value_offsets(values).cast(pa.int64()))
+    data = values.buffers()[2]
+    if data is None or not len(values):
+        return b""
+    return memoryview(data)[offsets[0] : offsets[-1]]  # type: ignore[arg-type]
+
+
+def _text_column(hasher: hashlib._Hash, name: str, values: pa.Array) -> None:
+    # The same bytes as _texts: lengths in code points, then the UTF-8 of the concatenation.
+    _name(hasher, name)
+    hasher.update(int64_view(pc.utf8_length(values).cast(pa.int64())))
+    hasher.update(_data(values))
+
+
+def _blob_column(hasher: hashlib._Hash, name: str, values: pa.Array) -> None:
+    _name(hasher, name)
+    hasher.update(int64_view(pc.binary_length(values).cast(pa.int64())))
+    hasher.update(_data(values))
+
+
 def range_id(columns: RangeColumns) -> RangeID:
+    """The id of the range's logical rows (the stored boundary hashes are derived from the keys, so they are not
+    part of it): computed from the Arrow columns with the exact bytes of the row-by-row serialization."""
     hasher = hashlib.sha256()
-    _header(hasher, b"lakelet-range:v1", len(columns.keys))
-    _texts(hasher, "key", columns.keys)
-    _texts(hasher, "physical_address", columns.addresses)
-    _ints(hasher, "size", columns.sizes)
-    _texts(hasher, "etag", columns.etags)
-    _ints(hasher, "mtime", columns.mtimes)
-    _texts(hasher, "content_type", columns.content_types)
-    _texts(hasher, "user_metadata", columns.metadata)
-    _blobs(hasher, "identity", columns.identities)
+    a = columns.arrays
+    _header(hasher, b"lakelet-range:v1", len(columns))
+    _text_column(hasher, "key", a[0])
+    _text_column(hasher, "physical_address", a[1])
+    _int_column(hasher, "size", a[2])
+    _text_column(hasher, "etag", a[3])
+    _int_column(hasher, "mtime", a[4])
+    _text_column(hasher, "content_type", a[5])
+    _text_column(hasher, "user_metadata", a[6])
+    _blob_column(hasher, "identity", a[7])
+    return RangeID(hasher.hexdigest())
+
+
+def range_id_of_lists(
+    keys: Sequence[str], addresses: Sequence[str], sizes: Sequence[int], etags: Sequence[str],
+    mtimes: Sequence[int], content_types: Sequence[str], metadata: Sequence[str], identities: Sequence[bytes],
+) -> RangeID:
+    """The reference serialization, row values as Python lists: what ``range_id`` must always agree with."""
+    hasher = hashlib.sha256()
+    _header(hasher, b"lakelet-range:v1", len(keys))
+    _texts(hasher, "key", keys)
+    _texts(hasher, "physical_address", addresses)
+    _ints(hasher, "size", sizes)
+    _texts(hasher, "etag", etags)
+    _ints(hasher, "mtime", mtimes)
+    _texts(hasher, "content_type", content_types)
+    _texts(hasher, "user_metadata", metadata)
+    _blobs(hasher, "identity", identities)
     return RangeID(hasher.hexdigest())
 
 
