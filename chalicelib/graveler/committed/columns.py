@@ -57,6 +57,10 @@ def row_estimate(key: str, address: str, etag: str, content_type: str, metadata:
     return len(key) + len(address) + len(etag) + len(content_type) + len(metadata) + ROW_OVERHEAD
 
 
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+
+
 def int64_view(values: pa.Array) -> memoryview:
     """The values of an int64 array without nulls as a sequence of Python ints, without copying."""
     if sys.byteorder != "little":
@@ -73,15 +77,20 @@ class RangeColumns:
     boundary positions) is computed once and kept with the range.
     """
 
-    __slots__ = ("arrays", "_hashes", "_keys", "_identities", "_running", "_hits")
+    __slots__ = ("table", "_hashes", "_keys", "_identities", "_running", "_hits")
 
-    def __init__(self, arrays: Sequence[pa.Array], hashes: pa.Array | None = None) -> None:
-        self.arrays: tuple[pa.Array, ...] = tuple(arrays)
+    def __init__(self, arrays: Sequence[pa.Array | pa.ChunkedArray] | pa.Table, hashes: pa.Array | pa.ChunkedArray | None = None) -> None:
+        # A table, so that slices and concatenations of ranges share buffers instead of copying them.
+        self.table: pa.Table = arrays if isinstance(arrays, pa.Table) else pa.Table.from_arrays(list(arrays), schema=ROW_SCHEMA)
         self._hashes = hashes
         self._keys: list[str] | None = None
         self._identities: list[bytes] | None = None
         self._running: pa.Array | None = None
         self._hits: dict[int, list[int]] = {}
+
+    @property
+    def arrays(self) -> tuple[pa.ChunkedArray, ...]:
+        return tuple(self.table.columns)
 
     @classmethod
     def from_lists(
@@ -104,64 +113,60 @@ class RangeColumns:
 
     @classmethod
     def concat(cls, parts: Sequence[RangeColumns]) -> RangeColumns:
-        """The rows of ``parts`` one after the other (one copy of each column)."""
+        """The rows of ``parts`` one after the other, as one chunk per column (one copy, in Arrow)."""
         if len(parts) == 1:
             return parts[0]
-        arrays = [pa.concat_arrays([p.arrays[i] for p in parts]) for i in range(len(ROW_SCHEMA))]
-        return cls(arrays, pa.concat_arrays([p.hashes for p in parts]))
+        hashes = pa.chunked_array([c for p in parts for c in _chunks(p.hashes)], pa.uint64()).combine_chunks()
+        return cls(pa.concat_tables([p.table for p in parts]).combine_chunks(), hashes)
 
     def __len__(self) -> int:
-        return len(self.arrays[_KEY])
+        return self.table.num_rows
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RangeColumns):
             return NotImplemented
-        return all(a.equals(b) for a, b in zip(self.arrays, other.arrays, strict=True))
+        return self.table.equals(other.table)
 
     __hash__ = None  # type: ignore[assignment]
 
     def slice(self, start: int, stop: int) -> RangeColumns:
         """Rows [start, stop), sharing this range's buffers."""
-        part = RangeColumns([a.slice(start, stop - start) for a in self.arrays], self.hashes.slice(start, stop - start))
+        part = RangeColumns(self.table.slice(start, stop - start), self.hashes.slice(start, stop - start))
         if self._keys is not None:
             part._keys = self._keys[start:stop]
         return part
 
     @property
-    def key_array(self) -> pa.Array:
-        return self.arrays[_KEY]
-
-    @property
     def keys(self) -> list[str]:
         if self._keys is None:
-            self._keys = self.arrays[_KEY].to_pylist()
+            self._keys = self.table.column(_KEY).to_pylist()
         return self._keys
 
     @property
     def identities(self) -> list[bytes]:
         if self._identities is None:
-            self._identities = self.arrays[_IDENTITY].to_pylist()
+            self._identities = self.table.column(_IDENTITY).to_pylist()
         return self._identities
 
     @property
     def hashes(self) -> pa.Array:
         if self._hashes is None:
-            self._hashes = fnv1a_64_arrow(self.arrays[_KEY])
+            self._hashes = fnv1a_64_arrow(self.table.column(_KEY).combine_chunks())
         return self._hashes
 
     def key_at(self, index: int) -> str:
-        return self._keys[index] if self._keys is not None else self.arrays[_KEY][index].as_py()  # type: ignore[no-any-return]
+        return self._keys[index] if self._keys is not None else self.table.column(_KEY)[index].as_py()  # type: ignore[no-any-return]
 
     def running_sizes(self) -> memoryview:
         """For each row, the estimated size of rows [0, row]: increasing, since every estimate is positive."""
         if self._running is None:
             total = pa.scalar(ROW_OVERHEAD, pa.int64())
             for column in _ESTIMATED:
-                total = pc.add(total, pc.utf8_length(self.arrays[column]).cast(pa.int64()))
+                total = pc.add(total, pc.utf8_length(self.table.column(column)).cast(pa.int64()))
             if len(self) == 0:
                 self._running = pa.array([], pa.int64())
             else:
-                self._running = pc.cumulative_sum(total)
+                self._running = pc.cumulative_sum(total.combine_chunks() if isinstance(total, pa.ChunkedArray) else total)
         return int64_view(self._running)
 
     def hash_hits(self, raggedness: int) -> list[int]:
@@ -170,12 +175,15 @@ class RangeColumns:
         hits = self._hits.get(raggedness)
         if hits is None:
             divisor = pa.scalar(raggedness, pa.uint64())
-            hits = pc.indices_nonzero(pc.equal(pc.modulo(self.hashes, divisor), 0)).to_pylist()
+            hashes = self.hashes
+            if isinstance(hashes, pa.ChunkedArray):
+                hashes = hashes.combine_chunks()
+            hits = pc.indices_nonzero(pc.equal(pc.modulo(hashes, divisor), 0)).to_pylist()
             self._hits[raggedness] = hits
         return hits
 
     def entry_at(self, index: int) -> Entry:
-        a = self.arrays
+        a = self.table.columns
         raw = a[_METADATA][index].as_py()
         return Entry(
             physical_address=a[_ADDRESS][index].as_py(),
@@ -194,7 +202,8 @@ class RangeColumns:
         """Rows from ``start`` on as records, converted to Python a chunk at a time."""
         for first in range(start, len(self), _ITER_CHUNK):
             count = min(_ITER_CHUNK, len(self) - first)
-            a = [array.slice(first, count).to_pylist() for array in self.arrays[:_IDENTITY]]
+            part = self.table.slice(first, count)
+            a = [part.column(column).to_pylist() for column in range(_IDENTITY)]
             loads = json.loads
             yield from [
                 EntryRecord(k, Entry(ad, sz, et, mt, ct, {} if md == EMPTY_METADATA_JSON else loads(md)))
@@ -212,7 +221,7 @@ class RangeColumns:
         """The first row whose key is >= ``key``: a binary search on the Arrow column (builds no key list)."""
         if self._keys is not None:
             return bisect_left(self._keys, key)
-        keys = self.arrays[_KEY]
+        keys = self.table.column(_KEY)
         low, high = 0, len(keys)
         while low < high:
             middle = (low + high) // 2

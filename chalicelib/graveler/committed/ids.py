@@ -51,47 +51,48 @@ def _texts(hasher: hashlib._Hash, name: str, values: Sequence[str]) -> None:
     hasher.update("".join(values).encode())
 
 
-def _int_column(hasher: hashlib._Hash, name: str, values: pa.Array) -> None:
+def _chunks(values: pa.ChunkedArray) -> list[pa.Array]:
+    return [chunk for chunk in values.chunks if len(chunk)]
+
+
+def _int_column(hasher: hashlib._Hash, name: str, values: pa.ChunkedArray) -> None:
     _name(hasher, name)
-    hasher.update(int64_view(values.cast(pa.int64())))
+    for chunk in _chunks(values):
+        hasher.update(int64_view(chunk))
 
 
-def _data(values: pa.Array) -> memoryview | bytes:
+def _data(values: pa.Array) -> memoryview:
     """The concatenated bytes of a string or binary array's values."""
-    offsets = int64_view(value_offsets(values).cast(pa.int64()))
+    offsets = value_offsets(values)
     data = values.buffers()[2]
-    if data is None or not len(values):
-        return b""
-    return memoryview(data)[offsets[0] : offsets[-1]]  # type: ignore[arg-type]
+    return memoryview(data)[offsets[0].as_py() : offsets[-1].as_py()]  # type: ignore[arg-type]
 
 
-def _text_column(hasher: hashlib._Hash, name: str, values: pa.Array) -> None:
-    # The same bytes as _texts: lengths in code points, then the UTF-8 of the concatenation.
+def _var_column(hasher: hashlib._Hash, name: str, values: pa.ChunkedArray, text: bool) -> None:
+    # The bytes of _texts and _blobs: every length (code points for text, bytes for binary), then every value.
     _name(hasher, name)
-    hasher.update(int64_view(pc.utf8_length(values).cast(pa.int64())))
-    hasher.update(_data(values))
-
-
-def _blob_column(hasher: hashlib._Hash, name: str, values: pa.Array) -> None:
-    _name(hasher, name)
-    hasher.update(int64_view(pc.binary_length(values).cast(pa.int64())))
-    hasher.update(_data(values))
+    chunks = _chunks(values)
+    for chunk in chunks:
+        lengths = pc.utf8_length(chunk) if text else pc.binary_length(chunk)
+        hasher.update(int64_view(lengths.cast(pa.int64())))
+    for chunk in chunks:
+        hasher.update(_data(chunk))
 
 
 def range_id(columns: RangeColumns) -> RangeID:
     """The id of the range's logical rows (the stored boundary hashes are derived from the keys, so they are not
-    part of it): computed from the Arrow columns with the exact bytes of the row-by-row serialization."""
+    part of it): computed from the Arrow buffers, the exact bytes of the row-by-row serialization."""
     hasher = hashlib.sha256()
-    a = columns.arrays
+    table = columns.table
     _header(hasher, b"lakelet-range:v1", len(columns))
-    _text_column(hasher, "key", a[0])
-    _text_column(hasher, "physical_address", a[1])
-    _int_column(hasher, "size", a[2])
-    _text_column(hasher, "etag", a[3])
-    _int_column(hasher, "mtime", a[4])
-    _text_column(hasher, "content_type", a[5])
-    _text_column(hasher, "user_metadata", a[6])
-    _blob_column(hasher, "identity", a[7])
+    _var_column(hasher, "key", table.column(0), True)
+    _var_column(hasher, "physical_address", table.column(1), True)
+    _int_column(hasher, "size", table.column(2))
+    _var_column(hasher, "etag", table.column(3), True)
+    _int_column(hasher, "mtime", table.column(4))
+    _var_column(hasher, "content_type", table.column(5), True)
+    _var_column(hasher, "user_metadata", table.column(6), True)
+    _var_column(hasher, "identity", table.column(7), False)
     return RangeID(hasher.hexdigest())
 
 
