@@ -12,7 +12,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from chalicelib.auth.errors import DecryptionFailed, GroupExists, GroupNotFound, PolicyExists, PolicyNotFound
+from chalicelib.auth.errors import (
+    DecryptionFailed,
+    GroupExists,
+    GroupNotFound,
+    PolicyExists,
+    PolicyNotFound,
+)
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import PutResult

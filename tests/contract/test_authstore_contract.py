@@ -1,5 +1,5 @@
 """AuthStore contract: the in-memory twin and DynamoAuthStore (on moto) behave the same: users, access keys,
-groups and memberships, policies and attachments, server keys."""
+groups and memberships, policies and attachments, server keys, revoked login tokens."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import boto3
 import pytest
 
 from chalicelib.adapters.dynamodb import DynamoAuthStore, TableNames
-
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,

@@ -23,7 +23,7 @@ read (who is in a group, which groups a user is in), and they must never disagre
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.transactions import TransactWrite
@@ -256,7 +256,7 @@ class DynamoAuthStore:
 
     def revoke_token(self, token_id: str, expires: int) -> None:
         row = self._model(pk=_REVOKED_PK + token_id, sk=_REVOKED_SK,
-                          expires_at=datetime.fromtimestamp(expires, tz=timezone.utc))
+                          expires_at=datetime.fromtimestamp(expires, tz=UTC))
         with storage_errors():
             row.save()
 
