@@ -206,8 +206,9 @@ class LocalStack:
 
     @property
     def default_namespace_prefix(self) -> str:
-        """Where repositories go by default: ``s3://<bucket>/`` on the moto server."""
-        return f"s3://{self.bucket}/"
+        """Where repositories go by default, as GET /config reports it: ``s3://<bucket>`` on the moto server
+        (without a trailing ``/``, as lakeFS: a repository's namespace is ``f"{prefix}/{name}"``)."""
+        return f"s3://{self.bucket}"
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
