@@ -5,7 +5,6 @@ lakelet/cli.py and lakelet/gc.py, forwarded unchanged; ``lakelet local clone|sta
 lakectl's ``local`` commands (lakelet/commands/localdir.py).
 """
 
-from __future__ import annotations
 
 import sys
 import traceback
@@ -35,7 +34,7 @@ class RootGroup(TyperGroup):
             _fail(e.line(), e.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted: what completed is kept; run the command again to resume", EXIT_INTERRUPTED)
-        except ValueError as e:  # the SDK's models validate names and values before sending anything
+        except ValueError as e:  # names and values checked before sending anything (lakeFS's patterns)
             first = str(e).strip().splitlines()
             _fail(f"invalid value: {' '.join(first[-2:]) if len(first) > 1 else first[0] if first else e!r}: "
                   "check the names in the command (lakeFS naming rules)", 1)
@@ -44,7 +43,7 @@ class RootGroup(TyperGroup):
 def _fail(line: str, code: int) -> None:
     if session().debug:
         traceback.print_exc(file=sys.stderr)
-    out().err.print(f"error: {line}", markup=False, highlight=False)
+    out().error(f"error: {line}")
     raise typer.Exit(code) from None
 
 
