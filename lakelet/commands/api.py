@@ -206,6 +206,10 @@ class Api:
                 return
             after = pagination["next_offset"]
 
+    def raw_pages(self, what: str, path: str, query: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        """Every result of a paginated listing (the transfer commands' name for ``pages``)."""
+        return self.pages(what, path, query)
+
     def sdk_pages(self, what: str, fn: Callable[..., Any], *args: Any, amount: int = 1000, **kwargs: Any
                   ) -> Iterator[Any]:
         """Every result of a paginated SDK listing (rare commands only)."""

@@ -15,9 +15,13 @@ import typer
 from typer._click.core import Context  # typer 0.29 vendors click (pinned)
 from typer.core import TyperGroup
 
+from lakelet.commands import fastparams
 from lakelet.commands.context import Session, session, set_session
 from lakelet.commands.errors import EXIT_INTERRUPTED, CLIError, MergeConflict
 from lakelet.commands.output import Output, out, set_output
+
+
+fastparams.install()
 
 
 class RootGroup(TyperGroup):

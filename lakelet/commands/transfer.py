@@ -112,7 +112,7 @@ def list_remote(api: Api, uri: URI, prefix: str, presign: bool = False) -> Itera
     when the server gives one."""
     path = f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/ls"
     query = {"prefix": prefix, "user_metadata": False, **({"presign": True} if presign else {})}
-    for item in api.pages(f"list {uri}", path, query):
+    for item in api.raw_pages(f"list {uri}", path, query):
         if item.get("path_type") == "object":
             yield _remote(item)
 
