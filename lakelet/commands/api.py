@@ -54,6 +54,7 @@ class Api:
         parts = urllib.parse.urlsplit(settings.api_url)
         self._scheme, self._host, self._port = parts.scheme, parts.hostname or "", parts.port
         self._base_path = parts.path.rstrip("/")
+        self._pooled = False
 
     @cached_property
     def client(self) -> Any:
@@ -72,6 +73,12 @@ class Api:
 
         return urllib3.PoolManager(maxsize=self.pool_size, retries=urllib3.Retry(total=2, redirect=0, status=0,
                                                                                   raise_on_status=False))
+
+    def use_pool(self) -> None:
+        """From now on, API calls too go through the urllib3 pool: a transfer already loaded urllib3 for its
+        storage requests, and its threads share the pool's connections (as many as the largest --parallelism)
+        rather than opening one each."""
+        self._pooled = True
 
     @cached_property
     def auth_headers(self) -> dict[str, str]:
@@ -163,6 +170,16 @@ class Api:
         assert last is not None
         raise _unreachable(self.settings, last) from None
 
+    def _send_pooled(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+                     ) -> tuple[int, str, bytes]:
+        import urllib3
+
+        try:
+            response = self.http.request(method, url, body=body, headers=dict(headers), redirect=False)
+        except urllib3.exceptions.HTTPError as e:
+            raise _unreachable(self.settings, e) from None
+        return response.status, response.reason or "", response.data
+
     def raw(self, what: str, method: str, path: str, query: Mapping[str, Any] | None = None,
             body: Any = None, ok: tuple[int, ...] = (200, 201, 204), headers: Mapping[str, str] | None = None,
             text: bool = False) -> tuple[int, Any]:
@@ -173,7 +190,10 @@ class Api:
         if body is not None:
             data = json.dumps(body).encode()
             all_headers["Content-Type"] = "application/json"
-        status, reason, payload = self.send(method, self.target(path, query), data, all_headers)
+        if self._pooled:
+            status, reason, payload = self._send_pooled(method, self.url(path, query), data, all_headers)
+        else:
+            status, reason, payload = self.send(method, self.target(path, query), data, all_headers)
         parsed = None
         if text and status in ok:
             return status, payload.decode(errors="replace")
