@@ -37,7 +37,8 @@ from .committed.mergetable import Action, Decision
 from .committed.writer import RangeWriter
 from .identity import commit_id
 from .mergebase import require_merge_base
-from .merging import MergeConflicts, conflict_policy
+from .merging import conflict_policy
+from .errors import MergeConflicts
 from .records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
 from .slicing import concatenate, spread_bounds
 from .staging import drop_tokens

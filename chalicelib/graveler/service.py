@@ -18,7 +18,7 @@ from typing import Any
 
 from . import errors
 from . import namespaces
-from .addressing import metadata_address, new_data_address
+from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
 from .collected import CollectedCheck
 from .commit_steps import CommitRequest, CommitSteps
@@ -31,7 +31,8 @@ from .identity import commit_id, entry_identity
 from .listing import clamp_amount, overlay, paginate
 from .merge_steps import MergeRequest, MergeSteps
 from .mergebase import require_merge_base
-from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
+from .merging import MergePreview, MergeSummary, conflict_policy
+from .errors import MergeConflicts
 from .ports import BlockStore, RefStore, StagingStore
 from .linking import check_claim
 from .object_fields import validate_entry, validate_headers, validate_user_metadata

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import StagedEntry
 
 from .support import put_files

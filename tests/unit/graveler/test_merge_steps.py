@@ -20,7 +20,7 @@ from chalicelib.graveler.merge_steps import (
     conflicts_address,
     read_conflicts,
 )
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.records import (
     BranchID,
