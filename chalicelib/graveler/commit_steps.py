@@ -24,12 +24,12 @@ there the two agree. So the metarange is the same, with the same id, as ``Gravel
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from . import errors, slicing
+from .branch_moves import finish_move, seal_failure, sealed, update_branch
 from .committed.apply import apply_changes
 from .committed.params import RangeParams
 from .committed.storage import CommittedStorage
@@ -53,7 +53,6 @@ from .staging import drop_tokens, staged_changes, token_is_empty
 Json = dict[str, Any]
 
 DEFAULT_MAX_SLICES = 16
-SEAL_TRIES = 10
 REPLAN = "replan"
 COMMITTED = "committed"
 DONE_ELSEWHERE = "committed-elsewhere"
@@ -138,28 +137,27 @@ class CommitSteps:
         # The first step of every commit, inline or in the workflow: a protected branch takes merges only.
         self.guard.refuse_commit(repo, branch_id)
         mine = request_token(request.repository, request.branch, request.request_id)
-        for _ in range(SEAL_TRIES):
-            branch = self.refs.get_branch(repo_id, branch_id)
+        found: list[str] = []
+
+        def move(branch: Branch) -> Branch | None:
+            found.clear()
             if branch.staging_token == mine:
                 # Our seal already happened (a retry after the swap): the token it moved away is the newest
                 # sealed one, or nothing is sealed because that token was committed since.
-                return {"sealed_token": branch.sealed_tokens[0] if branch.sealed_tokens else ""}
+                found.append(branch.sealed_tokens[0] if branch.sealed_tokens else "")
+                return None
             if mine in branch.sealed_tokens:
                 # A later seal sealed our token too: the one we sealed comes right after it.
-                index = branch.sealed_tokens.index(mine)
-                rest = branch.sealed_tokens[index + 1 :]
-                return {"sealed_token": rest[0] if rest else ""}
+                rest = branch.sealed_tokens[branch.sealed_tokens.index(mine) + 1 :]
+                found.append(rest[0] if rest else "")
+                return None
             if _is_empty(self.staging, branch) and not request.allow_empty:
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-            # Tokens an earlier move released but could not drop: dropped now, and forgotten once dropped.
-            retired = drop_tokens(self.staging, branch.retired_tokens)
-            sealed = Branch(branch.id, branch.commit_id, mine, (branch.staging_token, *branch.sealed_tokens), retired)
-            try:
-                self.refs.set_branch(repo_id, sealed, expected=branch)
-            except errors.Conflict:
-                continue
-            return {"sealed_token": branch.staging_token}
-        raise errors.TooManyTries(f"branch {branch_id} kept changing while sealing its staging area")
+            found.append(branch.staging_token)
+            return sealed(self.staging, branch, mine)
+
+        update_branch(self.refs, repo_id, branch_id, move, seal_failure(branch_id), self._sleep)
+        return {"sealed_token": found[0]}
 
     # ---- plan -----------------------------------------------------------------------------------------------
 
@@ -275,31 +273,12 @@ def swap_branch(
     refs: RefStore, repo_id: RepositoryID, branch_id: BranchID, commit: Commit, tokens: tuple[StagingToken, ...],
     sleep: Any = None,
 ) -> Json:
-    """The last step of ``finish``: stores ``commit`` and compare-and-swaps the branch to it from the state it was
-    planned on (its head the commit's first parent, ``tokens`` sealed), keeping the staging token.
-
-    {"status": "committed", "commit_id", "tokens"} also when the branch already points at the commit (a retry
-    after the swap); {"status": "replan"} when the branch moved meanwhile.
-    """
-    done = {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
-    branch = refs.get_branch(repo_id, branch_id)
-    if branch.commit_id == commit.id:
-        return done
-    if branch.commit_id != commit.parents[0] or branch.sealed_tokens != tokens:
+    """The last step of ``finish`` (branch_moves.finish_move): {"status": "committed", "commit_id", "tokens"}, also
+    when the branch already points at the commit (a retry after the swap); {"status": "replan"} when the branch
+    left the planned state."""
+    if finish_move(refs, repo_id, branch_id, commit, tokens, sleep) is None:
         return {"status": REPLAN}
-    refs.add_commit(repo_id, commit)
-    # The released tokens are recorded as retired in the same swap: if dropping them fails afterwards, the next
-    # seal drops them (they are never read again either way).
-    moved = Branch(branch.id, commit.id, branch.staging_token, (), (*branch.retired_tokens, *tokens))
-    try:
-        refs.set_branch(repo_id, moved, expected=branch)
-    except errors.Conflict:
-        # A seal or a commit moved the branch between our read and our swap (writes never change the record).
-        # Back off a little so racing workflows do not replan in lockstep.
-        if sleep is not None:
-            sleep(random.uniform(0.01, 0.1))
-        return {"status": REPLAN}
-    return done
+    return {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
 
 
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:

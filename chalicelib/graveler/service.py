@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import random
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +18,7 @@ from typing import Any
 from . import errors
 from . import namespaces
 from .addressing import new_data_address
+from .branch_moves import MOVE_TRIES, move_to_commit, new_staging_token, retire, seal, update_branch
 from .batch_upload import NewObject, check_batch, write_objects
 from .collected import CollectedCheck
 from .commit_steps import CommitRequest, CommitSteps
@@ -82,9 +82,7 @@ from .validation import (
 )
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
-COMMIT_TRIES = 10
-SEAL_TRIES = 10
-BACKOFF_CAP_SECONDS = 5.0
+COMMIT_TRIES = MOVE_TRIES
 MAX_DELETE_PATHS = 1000
 # Diff types between refs, and what a branch reset drops (lakeFS's names).
 TWO_DOT = "two_dot"
@@ -92,10 +90,6 @@ THREE_DOT = "three_dot"
 RESET_ALL = "reset"
 RESET_OBJECT = "object"
 RESET_PREFIX = "common_prefix"
-
-
-def new_staging_token(repo_id: str, branch_id: str) -> StagingToken:
-    return StagingToken(f"{repo_id}-{branch_id}:{uuid.uuid4()}")
 
 
 class Graveler:
@@ -767,7 +761,7 @@ class Graveler:
             )
 
         self.prepare_move(repo, BranchID(branch_id))
-        return self._move_branch(repo.id, BranchID(branch_id), build, "revert")
+        return move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
 
     def cherry_pick(
         self,
@@ -811,7 +805,9 @@ class Graveler:
             )
 
         self.prepare_move(repo, BranchID(branch_id))
-        return self._move_branch(repo.id, BranchID(branch_id), build, "cherry-pick")
+        return move_to_commit(
+            self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep
+        )
 
     def reset_branch(
         self, repo_id: str, branch_id: str, path_type: str = RESET_ALL, path: str | None = None, force: bool = False
@@ -822,10 +818,10 @@ class Graveler:
         self.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
-            old, _ = self._swap_branch(
-                repo.id, bid,
-                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), _retire(b, branch_tokens(b))),
-                "reset",
+            old, _ = update_branch(
+                self.refs, repo.id, bid,
+                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), retire(b, branch_tokens(b))),
+                f"branch {bid} kept moving during the reset", self._sleep,
             )
             drop_tokens(self.staging, branch_tokens(old))
             return
@@ -854,11 +850,13 @@ class Graveler:
             self.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
             target = self.resolve(repo.id, ref).commit_id
-            return Branch(branch.id, target, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
+            return Branch(branch.id, target, branch.staging_token, (), retire(branch, branch.sealed_tokens))
 
         bid = BranchID(branch_id)
         self.prepare_move(repo, bid)
-        old, moved = self._swap_branch(repo.id, bid, change, "hard reset")
+        old, moved = update_branch(
+            self.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._sleep
+        )
         drop_tokens(self.staging, old.sealed_tokens)
         return moved
 
@@ -893,7 +891,7 @@ class Graveler:
         branch = self.refs.get_branch(repo.id, branch_id)
         self.refuse_dirty(repo, branch, [branch.staging_token])
         if not token_is_empty(self.staging, branch.staging_token):
-            self._seal(repo.id, branch_id)
+            seal(self.refs, self.staging, repo.id, branch_id, self._sleep)
 
     def changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
         """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
@@ -927,39 +925,6 @@ class Graveler:
             raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)
         return outcome.metarange_id
 
-    def _swap_branch(
-        self, repo_id: RepositoryID, branch_id: BranchID, change: Callable[[Branch], Branch], what: str
-    ) -> tuple[Branch, Branch]:
-        """Replaces the branch by ``change(branch)`` with a compare-and-swap, redoing ``change`` on the fresh
-        record (with a capped exponential backoff) whenever the branch moved meanwhile; (old, new)."""
-        for attempt in range(COMMIT_TRIES):
-            branch = self.refs.get_branch(repo_id, branch_id)
-            changed = change(branch)
-            try:
-                self.refs.set_branch(repo_id, changed, expected=branch)
-            except errors.Conflict:
-                self._sleep(min(BACKOFF_CAP_SECONDS, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))
-                continue
-            return branch, changed
-        raise errors.TooManyTries(f"branch {branch_id} kept moving during the {what}")
-
-    def _move_branch(
-        self, repo_id: RepositoryID, branch_id: BranchID, build: Callable[[Branch], Commit], what: str
-    ) -> Commit:
-        """Stores ``build(branch)`` and moves the branch to it (sealed tokens cleared, then dropped), through
-        _swap_branch: a lost compare-and-swap rebuilds the commit from the branch as it now is."""
-        built: list[Commit] = []
-
-        def change(branch: Branch) -> Branch:
-            commit = build(branch)
-            self.refs.add_commit(repo_id, commit)
-            built.append(commit)
-            return Branch(branch.id, commit.id, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
-
-        old, _ = self._swap_branch(repo_id, branch_id, change, what)
-        drop_tokens(self.staging, old.sealed_tokens)
-        return built[-1]
-
     def _writable_repository(self, repo_id: str) -> Repository:
         repo = self.get_repository(repo_id)
         if repo.read_only:
@@ -985,30 +950,6 @@ class Graveler:
     ) -> Commit:
         cid = commit_id(committer, message, meta_range_id, creation_date, metadata, parents)
         return Commit(cid, committer, message, creation_date, meta_range_id, metadata, parents, generation)
-
-    def _seal(self, repo_id: RepositoryID, branch_id: BranchID) -> Branch:
-        for _ in range(SEAL_TRIES):
-            branch = self.refs.get_branch(repo_id, branch_id)
-            sealed = Branch(
-                branch.id,
-                branch.commit_id,
-                new_staging_token(repo_id, branch_id),
-                (branch.staging_token, *branch.sealed_tokens),
-                drop_tokens(self.staging, branch.retired_tokens),  # earlier drops that failed, retried
-            )
-            try:
-                self.refs.set_branch(repo_id, sealed, expected=branch)
-                return sealed
-            except errors.Conflict:
-                continue
-        raise errors.TooManyTries(f"branch {branch_id} kept changing while sealing its staging area")
-
-    def _first_parent_history(self, repo_id: RepositoryID, start: CommitID) -> Iterator[Commit]:
-        current: CommitID | None = start
-        while current:
-            commit = self.refs.get_commit(repo_id, current)
-            yield commit
-            current = commit.parents[0] if commit.parents else None
 
     def _entries_view(
         self, repo: Repository, resolved: ResolvedRef, first_page: int | None = None
@@ -1051,11 +992,6 @@ class Graveler:
         items = items[:limit]
         return Page(items, has_more, items[-1].id if has_more else "")
 
-
-def _retire(branch: Branch, released: Sequence[StagingToken]) -> tuple[StagingToken, ...]:
-    """The retired tokens of ``branch`` after a move releases ``released`` (dropped right after the move; kept
-    listed so that a failed drop is retried by the next seal)."""
-    return (*branch.retired_tokens, *released)
 
 
 def _no_resolution(key: str, source: Action, destination: Action) -> Decision | None:
