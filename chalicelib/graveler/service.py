@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import errors
-from . import namespaces
+from . import move_checks, namespaces
 from .addressing import new_data_address
-from .branch_moves import MOVE_TRIES, move_to_commit, new_staging_token, retire, seal, update_branch
+from .branch_moves import MOVE_TRIES, move_to_commit, new_staging_token, retire, update_branch
 from .batch_upload import NewObject, check_batch, write_objects
 from .collected import CollectedCheck
-from .commit_steps import CommitRequest, CommitSteps
+from .commit import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
 from .committed.compare import MergeChange
 from .committed.merge import Resolver
@@ -29,10 +29,10 @@ from .committed.mergetable import Action, Decision
 from .history import LogFilter, log_page
 from .identity import commit_id, entry_identity
 from .listing import clamp_amount, overlay, paginate
-from .merge_steps import MergeRequest, MergeSteps
-from .mergebase import require_merge_base
-from .merging import MergePreview, MergeSummary, conflict_policy
 from .errors import MergeConflicts
+from .merge import MergeRequest, MergeSteps
+from .merge.base import require_merge_base
+from .merge.policy import MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
 from .linking import check_claim
 from .object_fields import validate_entry, validate_headers, validate_user_metadata
@@ -71,7 +71,6 @@ from .staging import (
     stage,
     stage_many,
     staged_changes,
-    token_is_empty,
 )
 from .validation import (
     validate_branch_id,
@@ -129,8 +128,8 @@ class Graveler:
 
     @functools.cached_property
     def merge_steps(self) -> MergeSteps:
-        """The merge as steps over this Graveler (what ``merge`` runs, and the merge workflow's tasks)."""
-        return MergeSteps(self, sleep=self._sleep)
+        """The merge as steps over these ports (what ``merge`` runs, and the merge workflow's tasks)."""
+        return MergeSteps(self.refs, self.staging, self.blocks, self.committed, sleep=self._sleep)
 
     def now(self) -> float:
         """The time commits are dated with (unix seconds, sub-second kept: the log orders by it) when the caller
@@ -191,10 +190,7 @@ class Graveler:
         raise errors.RepositoryExists(repo_id)
 
     def get_repository(self, repo_id: str) -> Repository:
-        repo = self.refs.get_repository(RepositoryID(repo_id))
-        if repo.state is RepositoryState.IN_DELETION:
-            raise errors.RepositoryNotFound(f"repository {repo_id} is being deleted")
-        return repo
+        return move_checks.live_repository(self.refs, repo_id)
 
     def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
         return self._page_by_id(lambda a, n: self.refs.list_repositories(a, n), prefix, after, amount)
@@ -864,42 +860,16 @@ class Graveler:
 
     def repository_for_write(self, repo_id: str, force: bool) -> Repository:
         """The repository; read-only ones only with ``force`` (lakeFS's force flag on branch operations)."""
-        return self.get_repository(repo_id) if force else self._writable_repository(repo_id)
+        return move_checks.repository_for_write(self.refs, repo_id, force)
 
     def _commit_of(self, repo_id: RepositoryID, ref: str) -> Commit:
         return self.refs.get_commit(repo_id, self.resolve(repo_id, ref).commit_id)
 
     def refuse_dirty(self, repo: Repository, branch: Branch, tokens: Sequence[StagingToken]) -> None:
-        """Raises DirtyBranch when the staged entries of ``tokens`` change the branch head. Entries that change
-        nothing (the committed content again, a tombstone of a key not committed: what a failed commit leaves
-        sealed) do not count, as in lakeFS."""
-        head = self.refs.get_commit(repo.id, branch.commit_id)
-        for staged in staged_changes(self.staging, list(tokens)):
-            committed = self.committed.get(repo.storage_namespace, head.meta_range_id, staged.key)
-            if staged.value is None:
-                dirty = committed is not None
-            else:
-                dirty = committed is None or entry_identity(committed) != entry_identity(staged.value)
-            if dirty:
-                raise errors.DirtyBranch(f"branch {branch.id}")
+        move_checks.refuse_dirty(self.refs, self.staging, self.committed, repo, branch, tokens)
 
     def prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
-        """What lakeFS does before a merge, revert, cherry-pick or hard reset moves a branch's head: refuse
-        uncommitted changes, then seal the staging token. The move then drops every sealed token, so entries that
-        changed nothing against the old head cannot turn into changes against the new one. A write that lands
-        after the seal goes to the fresh token and survives the move."""
-        branch = self.refs.get_branch(repo.id, branch_id)
-        self.refuse_dirty(repo, branch, [branch.staging_token])
-        if not token_is_empty(self.staging, branch.staging_token):
-            seal(self.refs, self.staging, repo.id, branch_id, self._sleep)
-
-    def changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
-        """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
-        same content, holds none (nothing to merge)."""
-        if commit.meta_range_id == base.meta_range_id:
-            return False
-        diff = compare.diff(self.committed, repo.storage_namespace, base.meta_range_id, commit.meta_range_id)
-        return next(diff, None) is not None
+        move_checks.prepare_move(self.refs, self.staging, self.committed, repo, branch_id, self._sleep)
 
     def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:
         """The metarange of the commit's parent ``number`` (1-based); empty for a commit with no parent."""
@@ -926,10 +896,7 @@ class Graveler:
         return outcome.metarange_id
 
     def _writable_repository(self, repo_id: str) -> Repository:
-        repo = self.get_repository(repo_id)
-        if repo.read_only:
-            raise errors.ReadOnlyRepository(repo_id)
-        return repo
+        return move_checks.repository_for_write(self.refs, repo_id)
 
     def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
         try:

@@ -20,8 +20,8 @@ from typing import Any
 
 from chalicelib.adapters.stepfunctions import Execution, StepFunctionsWorkflows
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit_steps import DONE_ELSEWHERE, CommitRequest
-from chalicelib.graveler.merge_steps import MergeRequest, conflicts_address, read_conflicts
+from chalicelib.graveler.commit import DONE_ELSEWHERE, CommitRequest
+from chalicelib.graveler.merge import MergeRequest, conflicts_address, read_conflicts
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Branch, Commit
 from chalicelib.graveler.staging import branch_tokens, staged_changes
@@ -124,7 +124,7 @@ def merge(services: Services, request: MergeRequest, wait_seconds: float) -> Tas
     steps = services.graveler.merge_steps
     # The plan's checks and size come first; an inline merge goes on from this very plan.
     planned = steps.plan(request, INLINE_SLICES)
-    if workflows is None or planned["size"] <= services.settings.merge_workflow_threshold:
+    if workflows is None or planned.size <= services.settings.merge_workflow_threshold:
         return _inline(services, request.repository, request.destination,
                        steps.run(request, INLINE_SLICES, planned=planned))
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,

@@ -6,7 +6,7 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryRefStore
 from chalicelib.graveler.errors import NoMergeBase
-from chalicelib.graveler.mergebase import (
+from chalicelib.graveler.merge.base import (
     find_merge_base,
     require_merge_base,
 )

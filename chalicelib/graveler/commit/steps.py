@@ -25,19 +25,18 @@ there the two agree. So the metarange is the same, with the same id, as ``Gravel
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from . import errors, slicing
-from .branch_moves import finish_move, seal_failure, sealed, update_branch
-from .committed.apply import apply_changes
-from .committed.params import RangeParams
-from .committed.storage import CommittedStorage
-from .committed.writer import RangeWriter
-from .identity import commit_id
-from .ports import BlockStore, RefStore, StagingStore
-from .protection import BranchProtection, NoProtection
-from .records import (
+from .. import errors, slicing
+from ..branch_moves import finish_move, seal_failure, sealed, update_branch
+from ..committed.apply import apply_changes
+from ..committed.params import RangeParams
+from ..committed.storage import CommittedStorage
+from ..committed.writer import RangeWriter
+from ..identity import commit_id
+from ..ports import BlockStore, RefStore, StagingStore
+from ..protection import BranchProtection, NoProtection
+from ..records import (
     Branch,
     BranchID,
     Commit,
@@ -47,8 +46,10 @@ from .records import (
     StagedEntry,
     StagingToken,
 )
-from .slicing import sample_keys, slice_bounds, spread_bounds
-from .staging import drop_tokens, staged_changes, token_is_empty
+from ..slicing import sample_keys, slice_bounds, spread_bounds
+from ..staging import drop_tokens, staged_changes, token_is_empty
+from .plan import CommitBase, CommitPlan, SliceSpec
+from .request import CommitRequest, request_token
 
 Json = dict[str, Any]
 
@@ -56,51 +57,6 @@ DEFAULT_MAX_SLICES = 16
 REPLAN = "replan"
 COMMITTED = "committed"
 DONE_ELSEWHERE = "committed-elsewhere"
-
-
-def request_token(repo_id: str, branch_id: str, request_id: str) -> StagingToken:
-    """The staging token a commit request installs when it seals: derived from the request, so a retried seal
-    can tell that the seal already happened."""
-    return StagingToken(f"{repo_id}-{branch_id}:{request_id}")
-
-
-@dataclass(frozen=True, slots=True)
-class CommitRequest:
-    """What the user asked for; the date is fixed once, so every retry computes the same commit id."""
-
-    repository: str
-    branch: str
-    request_id: str
-    committer: str
-    message: str
-    date: float  # unix seconds, sub-second kept (commit_id hashes whole seconds)
-    metadata: dict[str, str]
-    allow_empty: bool = False
-
-    def to_json(self) -> Json:
-        return {
-            "repository": self.repository,
-            "branch": self.branch,
-            "request_id": self.request_id,
-            "committer": self.committer,
-            "message": self.message,
-            "date": self.date,
-            "metadata": dict(self.metadata),
-            "allow_empty": self.allow_empty,
-        }
-
-    @classmethod
-    def from_json(cls, data: Json) -> CommitRequest:
-        return cls(
-            repository=str(data["repository"]),
-            branch=str(data["branch"]),
-            request_id=str(data["request_id"]),
-            committer=str(data["committer"]),
-            message=str(data["message"]),
-            date=float(data["date"]),
-            metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
-            allow_empty=bool(data.get("allow_empty", False)),
-        )
 
 
 class CommitSteps:
@@ -161,56 +117,37 @@ class CommitSteps:
 
     # ---- plan -----------------------------------------------------------------------------------------------
 
-    def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> Json:
-        """The slices to build, or {"done": True} when our sealed token was already committed (by a racing commit
+    def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> CommitPlan:
+        """The slices to build, or a plan that is ``done`` when our sealed token was already committed (by a racing commit
         that took every sealed token, or by our own finish before a crash)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         branch = self.refs.get_branch(repo_id, branch_id)
         if sealed_token not in branch.sealed_tokens:
-            return {"done": True, "head": branch.commit_id, "slices": []}
+            return CommitPlan(True, head=branch.commit_id)
         head = self.refs.get_commit(repo_id, branch.commit_id)
         ranges = self.storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
-        tokens = list(branch.sealed_tokens)
+        tokens = tuple(branch.sealed_tokens)
         bounds = slice_bounds(ranges, max_slices)
         if len(bounds) < max_slices:
             # Too few base ranges to keep the Map busy (a first commit has none): cut where the staged keys
             # are, at keys between the base ranges. One more pass over the staged changes, in the plan alone.
-            keys = (staged.key for staged in staged_changes(self.staging, tokens))
+            keys = (staged.key for staged in staged_changes(self.staging, list(tokens)))
             sampled = spread_bounds(sample_keys(keys), [ranges], max_slices)
             bounds = sampled if len(sampled) > len(bounds) else bounds
-        slices = [
-            {
-                "namespace": repo.storage_namespace,
-                "base_metarange": head.meta_range_id,
-                "tokens": tokens,
-                "lo": lo,
-                "hi": hi,
-            }
-            for lo, hi in bounds
-        ]
-        return {
-            "done": False,
-            "base": {
-                "commit_id": head.id,
-                "generation": head.generation,
-                "staging_token": branch.staging_token,
-                "tokens": tokens,
-                "namespace": repo.storage_namespace,
-            },
-            "slices": slices,
-        }
+        slices = tuple(SliceSpec(repo.storage_namespace, head.meta_range_id, tokens, lo, hi) for lo, hi in bounds)
+        base = CommitBase(head.id, head.generation, branch.staging_token, tokens, repo.storage_namespace)
+        return CommitPlan(False, base, slices)
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: Json) -> Json:
+    def build_slice(self, item: SliceSpec) -> Json:
         """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
-        namespace = str(item["namespace"])
-        lo, hi = str(item["lo"]), item["hi"]
-        base = self.storage.metarange(namespace, MetaRangeID(str(item["base_metarange"]))).ranges
+        namespace, lo, hi = item.namespace, item.lo, item.hi
+        base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
         writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
-        changes = _bounded(staged_changes(self.staging, list(item["tokens"]), lo), hi)
+        changes = _bounded(staged_changes(self.staging, list(item.tokens), lo), hi)
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
         )
@@ -221,26 +158,27 @@ class CommitSteps:
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
-    def finish(self, request: CommitRequest, plan: Json, built: list[Json]) -> Json:
+    def finish(self, request: CommitRequest, plan: CommitPlan, built: list[Json]) -> Json:
         """Writes the metarange and the commit and swaps the branch from the planned sealed state.
 
         Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
         {"status": "replan"} when the branch moved meanwhile (another commit or seal): plan again.
         """
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
-        base = plan["base"]
-        namespace = str(base["namespace"])
+        base = plan.base
+        assert base is not None, "a done plan has nothing to finish"
+        namespace = base.namespace
         parts = [self.storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
         ranges = slicing.concatenate(self.storage, namespace, self.params, parts)
         metarange = self.storage.write_metarange(namespace, ranges)
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        parent = CommitID(str(base["commit_id"]))
+        parent = CommitID(base.commit_id)
         cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
         if changes == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
         commit = Commit(cid, request.committer, request.message, request.date, metarange, dict(request.metadata),
-                        (parent,), int(base["generation"]) + 1)
-        tokens = tuple(StagingToken(t) for t in base["tokens"])
+                        (parent,), base.generation + 1)
+        tokens = tuple(StagingToken(t) for t in base.tokens)
         return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
     # ---- drop -----------------------------------------------------------------------------------------------
@@ -259,9 +197,9 @@ class CommitSteps:
         sealed = self.seal(request)["sealed_token"]
         for _ in range(max_rounds):
             planned = self.plan(request, sealed, max_slices)
-            if planned["done"]:
-                return {"status": DONE_ELSEWHERE, "commit_id": planned["head"]}
-            built = [self.build_slice(item) for item in planned["slices"]]
+            if planned.done:
+                return {"status": DONE_ELSEWHERE, "commit_id": planned.head}
+            built = [self.build_slice(item) for item in planned.slices]
             result = self.finish(request, planned, built)
             if result["status"] == COMMITTED:
                 self.drop(result["tokens"])
@@ -293,4 +231,4 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["CommitRequest", "CommitSteps", "request_token", "swap_branch"]
+__all__ = ["COMMITTED", "DEFAULT_MAX_SLICES", "DONE_ELSEWHERE", "REPLAN", "CommitSteps", "swap_branch"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import heapq
 
-from . import errors
-from .ports import RefStore
-from .records import Commit, CommitID, RepositoryID
+from .. import errors
+from ..ports import RefStore
+from ..records import Commit, CommitID, RepositoryID
 
 _LEFT = 1
 _RIGHT = 2

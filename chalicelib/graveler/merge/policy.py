@@ -17,10 +17,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import errors
-from .committed.compare import MergeChange
-from .committed.mergetable import Action, Decision
-from .records import Commit, Page
+from .. import errors
+from ..committed.compare import MergeChange
+from ..committed.mergetable import Action, Decision
+from ..records import Commit, Page
 
 STRATEGY_METADATA_KEY = ".lakefs.merge.strategy"
 PATH_STRATEGIES_METADATA_KEY = ".lakelet.merge.path_strategies"
