@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 from . import errors
 from .branch_moves import Sleep, seal
-from .committed import CommittedManager, compare
+from .committed import CommittedManager
 from .identity import entry_identity
 from .ports import RefStore, StagingStore
-from .records import Branch, BranchID, Commit, Repository, RepositoryID, RepositoryState, StagingToken
+from .records import Branch, BranchID, Repository, RepositoryID, RepositoryState, StagingToken
 from .staging import staged_changes, token_is_empty
 
 
@@ -62,12 +62,5 @@ def prepare_move(
         seal(refs, staging, repo.id, branch_id, sleep)
 
 
-def changed_since(committed: CommittedManager, repo: Repository, base: Commit, commit: Commit) -> bool:
-    """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
-    same content, holds none (nothing to merge)."""
-    if commit.meta_range_id == base.meta_range_id:
-        return False
-    return next(compare.diff(committed, repo.storage_namespace, base.meta_range_id, commit.meta_range_id), None) is not None
 
-
-__all__ = ["changed_since", "live_repository", "prepare_move", "refuse_dirty", "repository_for_write"]
+__all__ = ["live_repository", "prepare_move", "refuse_dirty", "repository_for_write"]

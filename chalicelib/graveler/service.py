@@ -73,10 +73,10 @@ from .staging import (
     staged_changes,
 )
 from .validation import (
+    normalize_storage_namespace,
     validate_branch_id,
     validate_path,
     validate_repository_id,
-    validate_storage_namespace,
     validate_tag_id,
 )
 
@@ -143,8 +143,7 @@ class Graveler:
     ) -> Repository:
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
-        validate_storage_namespace(storage_namespace)
-        namespace = storage_namespace.removesuffix("/")
+        namespace = normalize_storage_namespace(storage_namespace)
         namespaces.check_allowed(namespace + "/", self.namespace_prefix)
         rid = RepositoryID(repo_id)
         self.refuse_existing_repository(repo_id)
@@ -662,8 +661,8 @@ class Graveler:
         head, source] (squash_merge: the head only), the strategies in its metadata. The steps of the merge
         workflow (merge_steps.py) in one slice.
 
-        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source holds no
-        change since the merge base (an ancestor of the destination; unless allow_empty or force), Invalid for
+        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source's tree is the
+        merge base's, as lakeFS decides (merging.source_holds_changes; unless allow_empty or force), Invalid for
         an unknown strategy, NoMergeBase, and MergeConflicts (409, listing the conflicts) when a conflict is
         left unresolved.
         """

@@ -37,14 +37,14 @@ from ..committed.mergetable import Action, Decision
 from ..committed.writer import RangeWriter
 from ..errors import MergeConflicts
 from ..identity import commit_id
-from ..move_checks import changed_since, prepare_move, refuse_dirty, repository_for_write
+from ..move_checks import prepare_move, refuse_dirty, repository_for_write
 from ..ports import BlockStore, RefStore, StagingStore
 from ..records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
 from ..slicing import concatenate, spread_bounds
 from ..staging import drop_tokens
 from .base import require_merge_base
 from .plan import MergeFixed, MergePlan, MergeSliceSpec
-from .policy import conflict_policy
+from .policy import conflict_policy, source_holds_changes
 from .request import MergeRequest
 
 Json = dict[str, Any]
@@ -132,7 +132,7 @@ class MergeSteps:
         dest = refs.get_commit(repo.id, branch.commit_id)
         source = refs.get_commit(repo.id, CommitID(request.source_commit))
         base = require_merge_base(refs, repo.id, source.id, dest.id)
-        if not (request.allow_empty or request.force) and not changed_since(self.committed, repo, base, source):
+        if not (request.allow_empty or request.force) and not source_holds_changes(base, source):
             raise errors.NoChanges(f"{request.destination} already holds every change of {request.source_ref}")
         ns = repo.storage_namespace
         tokens = tuple(branch.sealed_tokens)
