@@ -49,7 +49,7 @@ function md(node, env) {
     case 'delete': return html`<del>${kids()}</del>`
     case 'break': return html`<br />`
     case 'html': return node.value
-    case 'table': return html`<div class="scroll"><table class="table data">
+    case 'table': return html`<div class="scroll"><table class="table">
       <thead>${md(node.children[0], { ...env, align: node.align, head: true })}</thead>
       <tbody>${node.children.slice(1).map((row) => md(row, { ...env, align: node.align, head: false }))}</tbody></table></div>`
     case 'tableRow': return html`<tr>${node.children.map((cell, i) => env.head
