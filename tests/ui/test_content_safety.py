@@ -12,12 +12,12 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import requests
-from playwright.sync_api import Download
+from playwright.sync_api import Download, expect
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import expect
 
 from .conftest import UI, Stack
 from .test_flows import arrange_repository
@@ -105,7 +105,7 @@ def test_an_uploaded_page_never_runs_with_the_admins_session(ui: UI, ui_stack: S
     # Download saves the file; the UI stays where it is.
     with ui.page.expect_download() as download:
         ui.page.get_by_role("region", name="Object docs/report.html").get_by_role("link", name="Download").click()
-    assert open(download.value.path(), encoding="utf-8").read() == report
+    assert Path(download.value.path()).read_text(encoding="utf-8") == report
     assert ui.page.url.startswith(ui_stack.url + "#/repositories/")
 
     # The admin opens the raw API URL itself, as the link of the old UI did: a download, never a page.
