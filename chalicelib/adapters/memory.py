@@ -9,9 +9,16 @@ import hmac
 import json
 import secrets
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from chalicelib.auth.errors import DecryptionFailed, GroupExists, GroupNotFound, PolicyExists, PolicyNotFound
+from chalicelib.auth.errors import (
+    DecryptionFailed,
+    GroupExists,
+    GroupNotFound,
+    PolicyExists,
+    PolicyNotFound,
+)
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import PutResult
@@ -313,7 +320,7 @@ class MemoryBlockStore:
 
 
 class MemoryAuthStore:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._lock = threading.Lock()
         self._users: dict[str, User] = {}
         self._credentials: dict[str, Credential] = {}
@@ -322,6 +329,8 @@ class MemoryAuthStore:
         self._policies: dict[str, Policy] = {}
         self._attached: set[tuple[Principal, str]] = set()  # (principal, policy id)
         self._server_keys: dict[str, str] = {}
+        self._revoked: dict[str, int] = {}  # login token id -> its expiry
+        self._clock = clock
 
     def create_user(self, user: User) -> None:
         with self._lock:
@@ -455,6 +464,16 @@ class MemoryAuthStore:
             return self._server_keys[name]
         except KeyError:
             raise errors.NotFound(f"server key {name}") from None
+
+    def revoke_token(self, token_id: str, expires: int) -> None:
+        with self._lock:
+            # Expired revocations go as DynamoDB's TTL drops them, so the twin stays as small as the table.
+            now = self._clock()
+            self._revoked = {t: e for t, e in self._revoked.items() if e > now}
+            self._revoked[token_id] = max(expires, self._revoked.get(token_id, expires))
+
+    def is_token_revoked(self, token_id: str) -> bool:
+        return token_id in self._revoked
 
 
 class MemoryCipher:

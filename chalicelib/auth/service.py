@@ -1,5 +1,6 @@
 """Auth's front door: first-time setup, access keys, HTTP Basic and Bearer verification, secrets for SigV4,
-login tokens, and the way to the Directory (users, groups, policies) and the Authorizer.
+login tokens and their revocation at logout, and the way to the Directory (users, groups, policies) and the
+Authorizer.
 
 Secrets are stored encrypted (auth/secrets.py: KMS on AWS), not hashed, because the S3 gateway verifies
 AWS SigV4 signatures, which needs the user's secret in clear. Reading a secret costs a DynamoDB read and a
@@ -199,12 +200,16 @@ class AuthService:
         header, a cookie). Raises Unauthorized for a forged, malformed or expired token, and once the access key
         that logged in or that user is gone: a user deleted and created again under the same id has another
         generation, so its old tokens stay dead. What this container read is trusted for CACHE_TTL_SECONDS; a
-        deletion made here applies at once, one made through another container within that time."""
+        deletion made here applies at once, one made through another container within that time. A revocation
+        (logout) is never cached: every token request reads it from the store, so it applies at once everywhere."""
         try:
             claims = self.token_signer().verify(token)
         except InvalidToken as e:
             log.info("bearer token refused: %s", e)  # why, for the operator; the caller learns nothing
             raise errors.Unauthorized(AUTH_FAILED) from None
+        if self._store.is_token_revoked(claims.token_id):
+            log.info("bearer token refused: it was revoked by a logout")
+            raise errors.Unauthorized(AUTH_FAILED)
         if self._key_owner(claims.access_key_id) != claims.user_id:
             log.info("bearer token refused: its access key is gone or changed hands")
             raise errors.Unauthorized(AUTH_FAILED)
@@ -213,6 +218,17 @@ class AuthService:
             log.info("bearer token refused: its user is gone or was created again")
             raise errors.Unauthorized(AUTH_FAILED)
         return user
+
+    def logout(self, token: str) -> bool:
+        """Revokes a login token until it expires, for every container at once (the store holds the revocation).
+        Returns False, revoking nothing, for a token that does not verify (forged, malformed or already expired):
+        it opens nothing, and a logout must not fail for it."""
+        try:
+            claims = self.token_signer().verify(token)
+        except InvalidToken:
+            return False
+        self._store.revoke_token(claims.token_id, claims.expires)
+        return True
 
     def _key_owner(self, access_key_id: str) -> str | None:
         """The user id an access key belongs to (None if it does not exist), cached without its secret."""

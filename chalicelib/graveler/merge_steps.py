@@ -37,7 +37,7 @@ from .committed.mergetable import Action, Decision
 from .committed.writer import RangeWriter
 from .identity import commit_id
 from .mergebase import require_merge_base
-from .merging import MergeConflicts, conflict_policy
+from .merging import MergeConflicts, conflict_policy, source_holds_changes
 from .records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
 from .slicing import concatenate, spread_bounds
 from .staging import drop_tokens
@@ -189,7 +189,7 @@ class MergeSteps:
         dest = refs.get_commit(repo.id, branch.commit_id)
         source = refs.get_commit(repo.id, CommitID(request.source_commit))
         base = require_merge_base(refs, repo.id, source.id, dest.id)
-        if not (request.allow_empty or request.force) and not g.changed_since(repo, base, source):
+        if not (request.allow_empty or request.force) and not source_holds_changes(base, source):
             raise errors.NoChanges(f"{request.destination} already holds every change of {request.source_ref}")
         ns = repo.storage_namespace
         fixed = {

@@ -73,10 +73,10 @@ from .staging import (
     token_is_empty,
 )
 from .validation import (
+    normalize_storage_namespace,
     validate_branch_id,
     validate_path,
     validate_repository_id,
-    validate_storage_namespace,
     validate_tag_id,
 )
 
@@ -149,8 +149,7 @@ class Graveler:
     ) -> Repository:
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
-        validate_storage_namespace(storage_namespace)
-        namespace = storage_namespace.removesuffix("/")
+        namespace = normalize_storage_namespace(storage_namespace)
         namespaces.check_allowed(namespace + "/", self.namespace_prefix)
         rid = RepositoryID(repo_id)
         self.refuse_existing_repository(repo_id)
@@ -671,8 +670,8 @@ class Graveler:
         head, source] (squash_merge: the head only), the strategies in its metadata. The steps of the merge
         workflow (merge_steps.py) in one slice.
 
-        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source holds no
-        change since the merge base (an ancestor of the destination; unless allow_empty or force), Invalid for
+        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source's tree is the
+        merge base's, as lakeFS decides (merging.source_holds_changes; unless allow_empty or force), Invalid for
         an unknown strategy, NoMergeBase, and MergeConflicts (409, listing the conflicts) when a conflict is
         left unresolved.
         """
@@ -893,14 +892,6 @@ class Graveler:
         self.refuse_dirty(repo, branch, [branch.staging_token])
         if not token_is_empty(self.staging, branch.staging_token):
             self._seal(repo.id, branch_id)
-
-    def changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
-        """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
-        same content, holds none (nothing to merge)."""
-        if commit.meta_range_id == base.meta_range_id:
-            return False
-        diff = compare.diff(self.committed, repo.storage_namespace, base.meta_range_id, commit.meta_range_id)
-        return next(diff, None) is not None
 
     def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:
         """The metarange of the commit's parent ``number`` (1-based); empty for a commit with no parent."""

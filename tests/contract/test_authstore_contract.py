@@ -1,10 +1,14 @@
 """AuthStore contract: the in-memory twin and DynamoAuthStore (on moto) behave the same: users, access keys,
-groups and memberships, policies and attachments, server keys."""
+groups and memberships, policies and attachments, server keys, revoked login tokens."""
 
 from __future__ import annotations
 
+import time
+
+import boto3
 import pytest
 
+from chalicelib.adapters.dynamodb import DynamoAuthStore, TableNames
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,
@@ -23,6 +27,8 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
+
+from .conftest import REGION
 
 
 def make_credential(access_key_id: str, user_id: str, n: int = 0) -> Credential:
@@ -281,3 +287,33 @@ def test_server_keys_are_put_if_absent(auth_store: AuthStore) -> None:
     with pytest.raises(errors.AlreadyExists):
         auth_store.create_server_key("signing", "b3RoZXI=")
     assert auth_store.get_server_key("signing") == "c2VhbGVkLWtleQ=="
+
+
+# revoked login tokens
+
+
+def test_a_revoked_token_is_seen_by_every_store_on_the_same_data(
+    auth_store: AuthStore, table_names: TableNames | None
+) -> None:
+    # Another container's store: a second adapter on the same tables (the twin has only itself).
+    elsewhere = auth_store if table_names is None else DynamoAuthStore(table_names, REGION)
+    assert not auth_store.is_token_revoked("jti-1")
+    auth_store.revoke_token("jti-1", expires=int(time.time()) + 3600)
+    auth_store.revoke_token("jti-1", expires=int(time.time()) + 3600)  # a second logout changes nothing
+    assert elsewhere.is_token_revoked("jti-1")
+    assert not elsewhere.is_token_revoked("jti-2")
+    assert not elsewhere.is_token_revoked("jti-")
+
+
+def test_a_revocation_lives_until_its_token_expires(auth_store: AuthStore, table_names: TableNames | None) -> None:
+    expires = int(time.time()) + 600
+    auth_store.revoke_token("jti-ttl", expires)
+    assert auth_store.is_token_revoked("jti-ttl")
+    if table_names is None:
+        return
+    # On DynamoDB the row carries the token's expiry in the attribute the table's TTL deletes it by.
+    client = boto3.client("dynamodb", region_name=REGION)
+    ttl = client.describe_time_to_live(TableName=table_names.auth)["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
+    item = client.get_item(TableName=table_names.auth, Key={"pk": {"S": "revoked#jti-ttl"}, "sk": {"S": "token"}})
+    assert item["Item"]["expires_at"] == {"N": str(expires)}

@@ -11,6 +11,7 @@ Rows:
 - attachment:  pk "<kind>#<id>",       sk "policy#<policy id>"  (kind user or group) and its mirror
                pk "policy#<policy id>", sk "<kind>#<id>"
 - server key:  pk "serverkey#<name>",  sk "key"                 (sealed_key)
+- revoked token: pk "revoked#<token id>", sk "token"          (expires_at: DynamoDB's TTL attribute)
 
 An access key and its index row are two writes (no transactions). The index row is written first and removed
 last, and list_credentials keeps only index rows whose access key exists and belongs to the user, so a write
@@ -22,6 +23,7 @@ read (who is in a group, which groups a user is in), and they must never disagre
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.transactions import TransactWrite
@@ -63,6 +65,8 @@ _POLICY_SK = "policy#"
 _POLICY_PK = "policy#"
 _SERVER_KEY_PK = "serverkey#"
 _SERVER_KEY_SK = "key"
+_REVOKED_PK = "revoked#"
+_REVOKED_SK = "token"
 _BATCH_GET_MAX = 100
 
 
@@ -249,6 +253,19 @@ class DynamoAuthStore:
         with storage_errors(on_missing=lambda: errors.NotFound(f"server key {name}")):
             row = self._model.get(_SERVER_KEY_PK + name, _SERVER_KEY_SK, consistent_read=True)
         return row.sealed_key or ""
+
+    def revoke_token(self, token_id: str, expires: int) -> None:
+        row = self._model(pk=_REVOKED_PK + token_id, sk=_REVOKED_SK,
+                          expires_at=datetime.fromtimestamp(expires, tz=UTC))
+        with storage_errors():
+            row.save()
+
+    def is_token_revoked(self, token_id: str) -> bool:
+        # Strongly consistent: the logout may have been written by another container a moment ago.
+        with storage_errors():
+            rows = list(self._model.query(_REVOKED_PK + token_id, self._model.sk == _REVOKED_SK,
+                                          consistent_read=True, attributes_to_get=["pk"]))
+        return bool(rows)
 
     # helpers
 
