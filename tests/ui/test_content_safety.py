@@ -3,7 +3,8 @@
 A Developer uploads ``docs/report.html`` whose script, run with an admin's session, would create a user in
 Admins and mint a key, and a README.md that links to it relatively (to the object, and to its raw API URL). The
 admin previews the README and follows the links, downloads the file, and opens the raw API URL itself: no
-script runs and no user is created. And the quickstart README renders: a table, code, intraword underscores.
+script runs and no user is created. Image previews of an SVG with a script, and of HTML named .png, make no
+page either. And the quickstart README renders: a table, code, intraword underscores.
 """
 
 from __future__ import annotations
@@ -206,3 +207,35 @@ def test_the_quickstart_readme_renders(ui: UI, ui_stack: Stack, repo_name: str) 
     assert block.evaluate("e => e.scrollWidth > e.clientWidth")
     assert ui.page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     ui.shot("preview-markdown")
+
+
+def test_image_previews_never_make_a_page_of_the_uis_origin(ui: UI, ui_stack: Stack, repo_name: str,
+                                                            developer: Developer) -> None:
+    """An SVG is previewed from a data: URL (an opaque origin if opened), a raster image from a blob: URL whose
+    type the UI chose: neither can become a document that runs script with the admin's session."""
+    attacker_user = f"pwned-{uuid.uuid4().hex[:8]}"
+    arrange_repository(ui_stack, repo_name, {"seed.txt": b"seed"})
+    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="teal"/>'
+           f'<script>{payload(attacker_user)}</script></svg>').encode()
+    upload_as(ui_stack, developer, repo_name, "logo.svg", svg, "image/svg+xml")
+    # A "PNG" whose stored type says HTML: its blob must not carry that type.
+    upload_as(ui_stack, developer, repo_name, "photo.png", f"<script>{payload(attacker_user)}</script>".encode(),
+              "text/html")
+    console: list[str] = []
+    ui.context.on("console", lambda message: console.append(message.text))
+    ui.login()
+    ui.open(f"repositories/{repo_name}/objects?path=logo.svg")
+    image = ui.page.get_by_role("img", name="Preview of logo.svg")
+    expect(image).to_have_attribute("src", re.compile(r"^data:image/svg\+xml;base64,"))
+    ui.page.wait_for_function("document.querySelector('img.preview-image').naturalWidth === 40")
+    ui.open(f"repositories/{repo_name}/objects?path=photo.png")
+    photo = ui.page.get_by_role("img", name="Preview of photo.png")
+    expect(photo).to_have_attribute("src", re.compile(r"^blob:"))
+    # Opened in a tab (as "Open image in new tab" does), the blob is an image, not the HTML it holds.
+    opened = ui.context.new_page()
+    opened.goto(str(photo.get_attribute("src")))
+    assert opened.evaluate("document.contentType") == "image/png"
+    opened.close()
+    ui.page.wait_for_timeout(1_000)
+    assert MARKER not in console
+    assert not user_exists(ui_stack, attacker_user)
