@@ -5,7 +5,7 @@ import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { parseHash, hashFor, breadcrumbs, parentPrefix, uploadPath, previewKind, queryString } from '../src/lib/paths.js'
 import { parseCsv } from '../src/lib/csv.js'
-import { parseMarkdown, inline, safeHref } from '../src/lib/markdown.js'
+import { parseMarkdown, inline, safeHref, tableCells } from '../src/lib/markdown.js'
 import { validatePolicy, metadataFromRows } from '../src/lib/policy.js'
 import { Md5 } from '../src/lib/md5.js'
 import { rangeFile, cellText } from '../src/lib/rangefile.js'
@@ -56,6 +56,27 @@ test('Markdown builds a tree and never keeps a dangerous link', () => {
   assert.equal(safeHref('data:text/html,x'), null)
   assert.equal(safeHref('docs/a.md'), 'docs/a.md')
   assert.deepEqual(inline('<b>x</b>'), [{ type: 'text', text: '<b>x</b>' }])
+})
+
+test('Markdown reads pipe tables as GitHub does', () => {
+  const blocks = parseMarkdown('Intro\n| path | what |\n| --- | :---: |\n| `a.md` | one \\| two |\n| b |\n\nafter')
+  assert.deepEqual(blocks[0], { type: 'paragraph', children: [{ type: 'text', text: 'Intro' }] })
+  assert.deepEqual(blocks[1], {
+    type: 'table',
+    align: [null, 'center'],
+    header: [[{ type: 'text', text: 'path' }], [{ type: 'text', text: 'what' }]],
+    rows: [
+      [[{ type: 'code', text: 'a.md' }], [{ type: 'text', text: 'one | two' }]],
+      [[{ type: 'text', text: 'b' }], []],
+    ],
+  })
+  assert.equal(blocks[2].type, 'paragraph')
+  assert.deepEqual(tableCells('a|b|'), ['a', 'b'])
+  assert.deepEqual(tableCells('| x |'), ['x'])
+  // Not tables: a rule under a line without pipes, and a delimiter row with another number of cells.
+  assert.ok(!parseMarkdown('a | b\n---').some((b) => b.type === 'table'))
+  assert.ok(!parseMarkdown('| a | b |\n| --- |\n| 1 | 2 |').some((b) => b.type === 'table'))
+  assert.deepEqual(parseMarkdown('plain\n\n---').map((b) => b.type), ['paragraph', 'rule'])
 })
 
 test('policies are checked before they are sent', () => {

@@ -1,6 +1,34 @@
 // A small Markdown reader that builds a tree of plain objects, never HTML: the renderer turns it into
 // elements, so nothing in a document can inject markup or script. Covers headings, paragraphs, lists,
-// fenced code, block quotes, rules, and inline code, emphasis, strong and links (http(s), mailto, relative).
+// fenced code, block quotes, rules, GitHub's pipe tables, and inline code, emphasis, strong and links
+// (http(s), mailto, relative).
+
+// A table's second line: cells of dashes, each with an optional colon at either end for its alignment.
+const DELIMITER_ROW = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/
+
+// As GitHub's: a header row with pipes, then a delimiter row with as many cells.
+function isTableStart(lines, i) {
+  return lines[i].includes('|') && i + 1 < lines.length && DELIMITER_ROW.test(lines[i + 1]) &&
+    tableCells(lines[i]).length === tableCells(lines[i + 1]).length
+}
+
+// The cells of a table row: split on pipes, except escaped ones (\|), without the optional outer pipes.
+export function tableCells(line) {
+  const cells = ['']
+  const text = line.trim().replace(/^\|/, '').replace(/(^|[^\\])\|$/, '$1')
+  for (let k = 0; k < text.length; k++) {
+    if (text[k] === '\\' && text[k + 1] === '|') { cells[cells.length - 1] += '|'; k++ }
+    else if (text[k] === '|') cells.push('')
+    else cells[cells.length - 1] += text[k]
+  }
+  return cells.map((c) => c.trim())
+}
+
+function alignment(cell) {
+  const left = cell.startsWith(':')
+  const right = cell.endsWith(':')
+  return left && right ? 'center' : right ? 'right' : left ? 'left' : null
+}
 
 export function parseMarkdown(text) {
   const lines = text.replace(/\r\n?/g, '\n').split('\n')
@@ -16,6 +44,19 @@ export function parseMarkdown(text) {
       while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++])
       i++
       blocks.push({ type: 'code', lang: fence[2].trim(), text: body.join('\n') })
+      continue
+    }
+    if (isTableStart(lines, i)) {
+      const header = tableCells(line)
+      const align = tableCells(lines[i + 1]).map(alignment)
+      const rows = []
+      i += 2
+      while (i < lines.length && !/^\s*$/.test(lines[i]) && lines[i].includes('|')) {
+        const cells = tableCells(lines[i++])
+        // As GitHub does: every row has the header's number of cells, padded or cut.
+        rows.push(header.map((_, k) => inline(cells[k] || '')))
+      }
+      blocks.push({ type: 'table', align: header.map((_, k) => align[k] || null), header: header.map(inline), rows })
       continue
     }
     const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/)
@@ -39,7 +80,8 @@ export function parseMarkdown(text) {
       continue
     }
     const para = []
-    while (i < lines.length && !/^\s*$/.test(lines[i]) && !/^(#{1,6}\s|\s*```|\s*>)/.test(lines[i]) && !item.test(lines[i])) {
+    while (i < lines.length && !/^\s*$/.test(lines[i]) && !/^(#{1,6}\s|\s*```|\s*>)/.test(lines[i]) && !item.test(lines[i]) &&
+           !(para.length && isTableStart(lines, i))) {
       para.push(lines[i++].trim())
     }
     blocks.push({ type: 'paragraph', children: inline(para.join(' ')) })

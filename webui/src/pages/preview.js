@@ -1,4 +1,4 @@
-// Previews: text, Markdown (rendered from a tree, never as HTML), JSON, CSV/TSV as a table, images, and
+// Previews: text, Markdown (rendered from a tree, never as HTML, tables included), JSON, CSV/TSV as a table, images, and
 // Parquet (schema and the first rows, read with range requests).
 import { useEffect, useState } from 'preact/hooks'
 import { previewKind } from '../lib/paths.js'
@@ -40,6 +40,11 @@ export function Markdown({ blocks }) {
     if (b.type === 'heading') { const H = `h${Math.min(6, b.level + 2)}`; return html`<${H}><${Inline} nodes=${b.children} /></${H}>` }
     if (b.type === 'code') return html`<pre><code>${b.text}</code></pre>`
     if (b.type === 'rule') return html`<hr />`
+    if (b.type === 'table') {
+      const style = (k) => b.align[k] ? `text-align: ${b.align[k]}` : undefined
+      return html`<div class="scroll"><table class="table"><thead><tr>${b.header.map((c, k) => html`<th style=${style(k)}><${Inline} nodes=${c} /></th>`)}</tr></thead>
+        <tbody>${b.rows.map((r) => html`<tr>${r.map((c, k) => html`<td style=${style(k)}><${Inline} nodes=${c} /></td>`)}</tr>`)}</tbody></table></div>`
+    }
     if (b.type === 'quote') return html`<blockquote><${Markdown} blocks=${b.children} /></blockquote>`
     if (b.type === 'list') {
       const items = b.items.map((it) => html`<li><${Inline} nodes=${it} /></li>`)
