@@ -33,7 +33,7 @@ def main(count: int) -> None:
         graveler = get_services().graveler
         prefix = stack.default_namespace_prefix
         for repo in ("never", "swept"):
-            graveler.create_repository(repo, prefix + repo)
+            graveler.create_repository(repo, f"{prefix}/{repo}")
         real_clock = graveler._clock
         graveler._clock = lambda: real_clock() - 10 * DAY
         graveler.upload_object("never", "main", "old", b"x")

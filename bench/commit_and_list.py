@@ -27,7 +27,7 @@ def main(count: int) -> None:
         client = Client(host=stack.endpoint, username=stack.credentials.access_key_id,
                         password=stack.credentials.secret_access_key)
         repo = lakefs.Repository("bench", client=client).create(
-            storage_namespace=stack.default_namespace_prefix + "bench", exist_ok=False)
+            storage_namespace=f"{stack.default_namespace_prefix}/bench", exist_ok=False)
         main_branch = repo.branch("main")
 
         def upload(i: int) -> None:

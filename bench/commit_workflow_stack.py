@@ -390,7 +390,7 @@ def main(count: int, slices: int) -> None:
             tasks = Tasks(slices)
             print(f"{tasks.warm_up()} worker processes warm", flush=True)
             api = Api(stack)
-            namespace = stack.default_namespace_prefix + REPO
+            namespace = f"{stack.default_namespace_prefix}/{REPO}"
             api.call("POST", "/repositories", 201,
                      json={"name": REPO, "storage_namespace": namespace, "default_branch": BRANCH})
 

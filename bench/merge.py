@@ -123,7 +123,7 @@ def main(objects: int, differences: int) -> None:
     with LocalStack(api_port=0) as stack:
         client = Client(host=stack.endpoint, username=stack.credentials.access_key_id,
                         password=stack.credentials.secret_access_key)
-        namespace = stack.default_namespace_prefix + "bench-merge"
+        namespace = f"{stack.default_namespace_prefix}/bench-merge"
         repo = lakefs.Repository("bench-merge", client=client).create(storage_namespace=namespace, exist_ok=False)
 
         t_base, base_commits = timed(lambda: build_base(repo.id, objects, namespace))

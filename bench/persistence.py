@@ -81,7 +81,7 @@ def main(count: int, size: int) -> None:
             branches = {}
             for name, stack in sides.items():
                 prefix = stack.client.storage_config.default_namespace_prefix
-                repo = lakefs.Repository("bench", client=stack.client).create(storage_namespace=prefix + "bench")
+                repo = lakefs.Repository("bench", client=stack.client).create(storage_namespace=f"{prefix}/bench")
                 branches[name] = repo.branch("main")
                 for i in range(10):  # warm: connections, caches of credentials and policies
                     branches[name].object(f"warm/{i}").upload(os.urandom(size))

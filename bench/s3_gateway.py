@@ -39,7 +39,7 @@ def main(count: int, size: int) -> None:
     with LocalStack(api_port=0) as stack:
         from chalicelib.wiring import get_services
 
-        get_services().graveler.create_repository("bench", stack.default_namespace_prefix + "bench")
+        get_services().graveler.create_repository("bench", f"{stack.default_namespace_prefix}/bench")
         gateway: BaseClient = boto3.client(
             "s3", endpoint_url=stack.s3_url, aws_access_key_id=stack.credentials.access_key_id,
             aws_secret_access_key=stack.credentials.secret_access_key, config=config,

@@ -36,7 +36,7 @@ def _kept(stack: LocalStack) -> str:
 def connection_info(stack: LocalStack) -> str:
     """The connection banner for a started stack."""
     keys = stack.credentials
-    namespace = stack.default_namespace_prefix + "example"
+    namespace = f"{stack.default_namespace_prefix}/example"
     repo = stack.sample_repository or "example"
     lakelet = lakelet_command()
     state = f"  State file          {stack.data_dir / 'state.json'}   (read by the CLI and gc)\n" if stack.data_dir else ""

@@ -151,7 +151,7 @@ def run_gc(
             commit_partitions=commit_partitions, address_partitions=address_partitions, list_slices=list_slices,
             endpoint_url=s3_endpoint, region=region,
         )
-        with local_spark(address_partitions, s3_endpoint) as spark:
+        with local_spark(address_partitions, s3_endpoint, (api.access_key_id, api.secret_access_key)) as spark:
             summary: dict[str, Any] = job.run(spark, options, progress=report)
         if mode == job.MODE_MARK:
             report("sweep", "skipped: a dry run (--mark-only) deletes nothing")
@@ -281,7 +281,7 @@ def preflight(target: Target, options: argparse.Namespace) -> None:
         raise gc_preflight.PreflightError(
             f"no moto URL for {target.api.endpoint}: pass --s3-endpoint, the 'AWS stand-in' URL that `lakelet local` "
             f"prints (no state file of a running stack in {options.data_dir})")
-    gc_preflight.check_moto(target.s3_endpoint)
+    gc_preflight.check_moto(target.s3_endpoint, (target.api.access_key_id, target.api.secret_access_key))
     gc_preflight.check_java()
     gc_preflight.check_pyspark()
 
@@ -298,7 +298,8 @@ def run_command(options: argparse.Namespace) -> int:
             sweep_run=options.sweep_run, min_age_seconds=options.min_age_seconds,
             commit_partitions=options.commit_partitions, address_partitions=options.address_partitions,
             list_slices=options.list_slices, region=options.region, progress=print_progress,
-            check_namespace=lambda namespace: gc_preflight.check_bucket(str(target.s3_endpoint), namespace),
+            check_namespace=lambda namespace: gc_preflight.check_bucket(
+                str(target.s3_endpoint), namespace, (target.api.access_key_id, target.api.secret_access_key)),
         )
     except (GCCommandError, gc_preflight.PreflightError) as e:
         print(f"lakelet gc run: {e}", file=sys.stderr)

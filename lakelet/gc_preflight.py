@@ -50,18 +50,31 @@ def check_api(endpoint: str, hint: str) -> None:
         raise PreflightError(f"{endpoint} is not a Lakelet stack: GET /api/v1/healthcheck answered {status}; {hint}")
 
 
-def check_moto(s3_endpoint: str) -> None:
-    """``s3_endpoint`` is a moto server (its /moto-api/config answers JSON), not the S3 gateway or anything else."""
+def _signed(url: str, method: str, keys: tuple[str, str] | None) -> urllib.request.Request:
+    """The stack's moto answers requests signed with the stack's key pair only (lakelet/moto_guard.py)."""
+    if keys is None:
+        return urllib.request.Request(url, method=method)
+    from lakelet.moto_guard import signed_headers
+
+    return urllib.request.Request(url, method=method, headers=signed_headers(method, url, b"", *keys, "us-east-1"))
+
+
+def check_moto(s3_endpoint: str, keys: tuple[str, str] | None = None) -> None:
+    """``s3_endpoint`` is a moto server (its /moto-api/config answers JSON), not the S3 gateway or anything else,
+    and it takes ``keys`` (the stack's access key id and secret)."""
     url = s3_endpoint.rstrip("/") + "/moto-api/config"
     advice = "pass the 'AWS stand-in' URL that `lakelet local` prints, or no --s3-endpoint to use the running stack's"
     try:
-        status, headers, body = _open(urllib.request.Request(url))
+        status, headers, body = _open(_signed(url, "GET", keys))
     except (urllib.error.URLError, OSError) as error:
         reason = getattr(error, "reason", error)
         raise PreflightError(f"nothing answers at the S3 endpoint {s3_endpoint} ({reason}); {advice}") from None
     if GATEWAY_SERVER in headers.get("Server", ""):
         raise PreflightError(f"{s3_endpoint} is the Lakelet S3 gateway, not the stack's moto server that GC reads "
                              f"and deletes in; {advice}")
+    if status == 403 and b"<Error>" in body:
+        raise PreflightError(f"the moto server at {s3_endpoint} refuses this key pair: pass the stack's own "
+                             "(--access-key-id and --secret-access-key, as `lakelet local` prints them)")
     try:
         config = json.loads(body) if 200 <= status < 300 else None  # moto answers 201
     except ValueError:
@@ -70,12 +83,12 @@ def check_moto(s3_endpoint: str) -> None:
         raise PreflightError(f"{s3_endpoint} is not a moto server (GET /moto-api/config answered {status}); {advice}")
 
 
-def check_bucket(s3_endpoint: str, namespace: str) -> None:
+def check_bucket(s3_endpoint: str, namespace: str, keys: tuple[str, str] | None = None) -> None:
     """The repository's bucket is on that moto server: otherwise it is another stack's moto."""
     bucket = namespace.removeprefix("s3://").partition("/")[0]
     url = f"{s3_endpoint.rstrip('/')}/{bucket}"
     try:
-        status, _, _ = _open(urllib.request.Request(url, method="HEAD"))
+        status, _, _ = _open(_signed(url, "HEAD", keys))
     except (urllib.error.URLError, OSError) as error:
         raise PreflightError(f"cannot reach {s3_endpoint}: {getattr(error, 'reason', error)}") from None
     if status == 404:

@@ -1,6 +1,7 @@
 """The embedded local stack: a moto server standing in for AWS, and the Chalice app served next to it.
 
-``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback; point chalicelib's settings at it
+``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback, behind a guard that takes only
+requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/moto_guard.py); point chalicelib's settings at it
 through the environment (before the app or its services are built, since they read the environment once);
 create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
 de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
@@ -36,7 +37,9 @@ from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
 from lakelet.devserver import ApiServer
+from lakelet.moto_guard import MotoGuard, ui_origins
 from lakelet.persistence import Persistence
+from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
 from lakelet.s3server import S3Server
 
 from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
@@ -51,9 +54,6 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
 API_BASE_PATH = "/api/v1"
-# moto accepts any key pair; a fixed fake one keeps a developer's real AWS credentials out of every local call.
-_MOTO_ACCESS_KEY_ID = "lakelet-local"
-_MOTO_SECRET_ACCESS_KEY = "lakelet-local"
 _PROJECT_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -66,17 +66,23 @@ class Credentials:
 
 
 def local_environment(
-    moto_url: str, bucket: str, table_prefix: str, region: str, *, metrics: bool = False
+    moto_url: str, bucket: str, table_prefix: str, region: str, *, metrics: bool = False,
+    keys: Credentials | None = None,
 ) -> dict[str, str]:
-    """The variables chalicelib.settings reads, pointing every AWS call at the moto server."""
+    """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
+
+    The AWS key pair is the stack's own (``keys``, by default the default admin pair): moto's port takes requests
+    signed with it only (lakelet/moto_guard.py), and a developer's real AWS credentials never reach a local call.
+    """
+    keys = keys if keys is not None else Credentials(DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY)
     environment = {
         "LAKELET_AWS_ENDPOINT_URL": moto_url,
         "LAKELET_BUCKET": bucket,
         "LAKELET_TABLE_PREFIX": table_prefix,
         "AWS_REGION": region,
         "AWS_DEFAULT_REGION": region,
-        "AWS_ACCESS_KEY_ID": _MOTO_ACCESS_KEY_ID,
-        "AWS_SECRET_ACCESS_KEY": _MOTO_SECRET_ACCESS_KEY,
+        "AWS_ACCESS_KEY_ID": keys.access_key_id,
+        "AWS_SECRET_ACCESS_KEY": keys.secret_access_key,
     }
     # The app's EMF line per request (several KB) is for CloudWatch; in a terminal it would bury the request log,
     # so it is printed only when asked for (lakelet local --verbose).
@@ -87,12 +93,21 @@ def local_environment(
 def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) -> dict[str, str | None]:
     """Sets ``values`` in ``environ`` and returns what to give :func:`_restore_environ` to undo it."""
     saved = {name: environ.get(name) for name in values}
-    # A session token or profile left over from real AWS work must not ride along with the fake keys.
+    # A session token or profile left over from real AWS work must not ride along with the stack's keys.
     for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
         saved.setdefault(name, environ.get(name))
         environ.pop(name, None)
     environ.update(values)
+    _forget_default_session()
     return saved
+
+
+def _forget_default_session() -> None:
+    # boto3's default session keeps the credentials it first resolved: clients built after the environment
+    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/moto_guard.py).
+    import boto3
+
+    boto3.DEFAULT_SESSION = None
 
 
 def _restore_environ(environ: MutableMapping[str, str], saved: dict[str, str | None]) -> None:
@@ -167,6 +182,7 @@ class LocalStack:
         self._s3: S3Server | None = None
         self._saved_environ: dict[str, str | None] | None = None
         self._installed_speedups = False
+        self._guard: MotoGuard | None = None
         self._sample_data = sample_data
         self._verbose = verbose
         self._wrote_state = False
@@ -206,8 +222,9 @@ class LocalStack:
 
     @property
     def default_namespace_prefix(self) -> str:
-        """Where repositories go by default: ``s3://<bucket>/`` on the moto server."""
-        return f"s3://{self.bucket}/"
+        """Where repositories go by default, as GET /config reports it: ``s3://<bucket>`` on the moto server
+        (without a trailing ``/``, as lakeFS: a repository's namespace is ``f"{prefix}/{name}"``)."""
+        return f"s3://{self.bucket}"
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
@@ -225,7 +242,8 @@ class LocalStack:
             moto_speedups.install()
             self._saved_environ = _apply_environ(
                 self._environ,
-                local_environment(self.moto_url, self.bucket, self.table_prefix, self.region, metrics=self._verbose),
+                local_environment(self.moto_url, self.bucket, self.table_prefix, self.region, metrics=self._verbose,
+                                  keys=self.credentials),
             )
             self._provision()
             self._serve()
@@ -271,11 +289,13 @@ class LocalStack:
                 server.server_close()
             self._moto = None
             self._moto_url = None
+            self._guard = None
         if self.persistence is not None:
             self.persistence.close()  # moto no longer serves: the last snapshot sees everything
             self.persistence = None
         if self._saved_environ is not None:
             _restore_environ(self._environ, self._saved_environ)
+            _forget_default_session()
             self._saved_environ = None
 
     def __enter__(self) -> LocalStack:
@@ -306,11 +326,14 @@ class LocalStack:
             persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
             self.persistence = persistence
 
+    def _guarded(self, app: WsgiApp) -> WsgiApp:
+        # Outermost: a refused request is neither journaled nor seen by moto.
+        inner = self.persistence.wrap(app) if self.persistence is not None else app
+        self._guard = MotoGuard(inner, self.credentials.access_key_id, self.credentials.secret_access_key)
+        return self._guard
+
     def _start_moto(self) -> None:
-        if self.persistence is not None:
-            self._moto = self.persistence.server(self.host, self._requested_moto_port)
-        else:
-            self._moto = ThreadedMotoServer(ip_address=self.host, port=self._requested_moto_port, verbose=False)
+        self._moto = WrappedMotoServer(self._guarded, self.host, self._requested_moto_port)
         self._moto.start()
         _, port = self._moto.get_host_and_port()
         self._moto_url = f"http://{self.host}:{port}"
@@ -354,6 +377,8 @@ class LocalStack:
         # The gateway a Lambda would run, over the same services, with no payload limit.
         self._s3 = S3Server(s3_gateway(get_services()), self.host, self._requested_s3_port)
         self._s3.start()
+        if self._guard is not None:
+            self._guard.allow_origins(ui_origins(self.endpoint))  # the UI's uploads go to presigned URLs on moto
 
     def _create_samples(self) -> None:
         from lakelet.samples import ensure_quickstart

@@ -82,7 +82,7 @@ def ensure_quickstart(stack: LocalStack) -> str | None:
         return QUICKSTART
     repository = {
         "name": QUICKSTART,
-        "storage_namespace": f"{stack.default_namespace_prefix}{QUICKSTART}",
+        "storage_namespace": f"{stack.default_namespace_prefix}/{QUICKSTART}",
         "default_branch": "main",
     }
     created = True

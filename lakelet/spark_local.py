@@ -28,8 +28,8 @@ from typing import IO, Any
 
 LOCAL_HOST = "127.0.0.1"
 LOCAL_SPARK_MASTER = "local[2]"
-# moto takes any key pair; fixed fake ones keep a developer's real AWS credentials out of local calls.
-_MOTO_KEYS = {"AWS_ACCESS_KEY_ID": "lakelet-local", "AWS_SECRET_ACCESS_KEY": "lakelet-local"}
+# The stack's moto takes requests signed with the stack's key pair only (lakelet/moto_guard.py): the caller
+# gives that pair, which also keeps a developer's real AWS credentials out of local calls.
 _NOISE = (
     b"WARNING: Using incubator modules: jdk.incubator.vector",
     b'Setting default log level to "',
@@ -108,9 +108,11 @@ def local_session(address_partitions: int = 4) -> Any:
 
 
 @contextmanager
-def local_spark(address_partitions: int, s3_endpoint: str | None) -> Iterator[Any]:
+def local_spark(address_partitions: int, s3_endpoint: str | None,
+                keys: tuple[str, str] | None = None) -> Iterator[Any]:
     """A Spark session in local mode: the active one if there is one (left running), else a new one that is
-    stopped on exit. Environment first: Spark's Python workers inherit it when the session starts."""
+    stopped on exit. Environment first: Spark's Python workers inherit it when the session starts, and they sign
+    their requests to ``s3_endpoint`` with ``keys`` (access key id, secret)."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -119,10 +121,13 @@ def local_spark(address_partitions: int, s3_endpoint: str | None) -> Iterator[An
         return
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", LOCAL_HOST)
-    if s3_endpoint:
-        os.environ.update(_MOTO_KEYS)
+    if s3_endpoint and keys is not None:
+        os.environ.update({"AWS_ACCESS_KEY_ID": keys[0], "AWS_SECRET_ACCESS_KEY": keys[1]})
         for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
             os.environ.pop(name, None)
+        import boto3
+
+        boto3.DEFAULT_SESSION = None  # the driver's clients too: the default session keeps its first keys
     spark = local_session(address_partitions)
     try:
         yield spark

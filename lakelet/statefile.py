@@ -9,7 +9,7 @@ Format (``format`` 1), every URL without a trailing slash:
      "api_url": "http://127.0.0.1:8000",          # the lakeFS API is at api_url + "/api/v1"
      "ui_url": "http://127.0.0.1:8000/",
      "s3_gateway_url": "http://127.0.0.1:8001",
-     "moto_url": "http://127.0.0.1:54321",
+     "moto_url": "http://127.0.0.1:54321",       # takes only requests signed with the key pair below
      "access_key_id": "...", "secret_access_key": "...",
      "bucket": "...", "region": "us-east-1"}
 """

@@ -7,6 +7,10 @@ errorType is the exception's class name, as the Python runtime reports it, so Re
 error names as in AWS. This relies on moto internals: moto is pinned exactly (requirements-dev.txt).
 
 The definitions are the files that deploy: ``${<function>}`` placeholders become the local function ARNs.
+
+moto's interpreter calls Lambda (and S3, for a Distributed Map) back over HTTP on moto's port with a fixed fake
+key pair; the stack's moto takes only the stack's key (lakelet/moto_guard.py), so while the workflows run here
+those clients are built with the key pair of the environment the stack set.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from lakelet.moto_guard import signed_headers
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -121,8 +127,13 @@ def start_local_workflows(moto_url: str, region: str, environ: dict[str, str] | 
             _process_state["config"] = copy.deepcopy({k: default_user_config.get(k) for k in MOTO_CONFIG})
             _process_state["routes"] = {name: _routes.get(name) for name in tasks.HANDLERS}
             _process_state["invoke"] = _install_invoke()
+            _process_state["boto3"] = _install_keys(environ)
             _routes.update(tasks.HANDLERS)
-    requests.post(f"{moto_url}/moto-api/config", json=MOTO_CONFIG, timeout=10).raise_for_status()
+    body = json.dumps(MOTO_CONFIG).encode()
+    url = f"{moto_url}/moto-api/config"
+    headers = signed_headers("POST", url, body, environ["AWS_ACCESS_KEY_ID"], environ["AWS_SECRET_ACCESS_KEY"], region)
+    requests.post(url, data=body, headers={**headers, "Content-Type": "application/json"},
+                  timeout=10).raise_for_status()
     sfn = boto3.client("stepfunctions", region_name=region, endpoint_url=moto_url)
     arns = create_state_machines(sfn, region)
     # moto's interpreter calls Lambda back on localhost:$MOTO_PORT. Each ARN goes where infra/ puts it.
@@ -154,7 +165,34 @@ def stop_local_workflows() -> None:
             else:
                 _routes[name] = previous
         LambdaSimpleBackend.invoke = _process_state["invoke"]  # type: ignore[method-assign]
+        from moto.stepfunctions.parser.asl.utils import boto_client
+
+        boto_client.boto3 = _process_state["boto3"]  # type: ignore[attr-defined]
         _process_state.clear()
+
+
+class _Boto3WithKeys:
+    """Stands in for the ``boto3`` module inside moto's interpreter: its clients sign with the given key pair
+    instead of moto's fixed fake one."""
+
+    def __init__(self, access_key_id: str, secret_access_key: str) -> None:
+        self._keys = {"aws_access_key_id": access_key_id, "aws_secret_access_key": secret_access_key}
+
+    def client(self, *args: Any, **kwargs: Any) -> Any:
+        import boto3
+
+        return boto3.client(*args, **{**kwargs, **self._keys})
+
+
+def _install_keys(environ: Mapping[str, str]) -> Any:
+    """moto's interpreter builds its clients through the ``boto3`` global of one module: the stack's keys go
+    there. Returns what it replaced."""
+    from moto.stepfunctions.parser.asl.utils import boto_client
+
+    original = boto_client.boto3  # type: ignore[attr-defined]
+    boto_client.boto3 = _Boto3WithKeys(  # type: ignore[attr-defined]
+        environ["AWS_ACCESS_KEY_ID"], environ["AWS_SECRET_ACCESS_KEY"])
+    return original
 
 
 def _install_invoke() -> Any:

@@ -36,7 +36,8 @@ def storage_config(settings: Settings) -> dict[str, Any]:
         "blockstore_type": "s3",
         "blockstore_namespace_example": f"s3://{settings.bucket}/example-repository",
         "blockstore_namespace_ValidityRegex": S3_NAMESPACE_REGEX,
-        "default_namespace_prefix": f"s3://{settings.bucket}/",
+        # As lakeFS reports it, without a trailing "/": clients build f"{prefix}/{name}".
+        "default_namespace_prefix": f"s3://{settings.bucket}",
         "pre_sign_support": settings.pre_sign_support,
         "pre_sign_support_ui": False,
         "import_support": False,

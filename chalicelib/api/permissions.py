@@ -27,6 +27,8 @@ from chalicelib.auth.policies import (
     tag_arn,
     user_arn,
 )
+from chalicelib.graveler.errors import Invalid
+from chalicelib.graveler.validation import normalize_storage_namespace
 
 from . import batch
 from .params import JsonBody, Query
@@ -109,8 +111,17 @@ def _on_policy(action: str) -> Rule:
 def _create_repository(f: RequestFacts) -> Sequence[Permission]:
     return [
         Permission("fs:CreateRepository", repository_arn(f.body.required_str("name"))),
-        Permission("fs:AttachStorageNamespace", namespace_arn(f.body.required_str("storage_namespace"))),
+        Permission("fs:AttachStorageNamespace", namespace_arn(_namespace_as_stored(f.body.required_str("storage_namespace")))),
     ]
+
+
+def _namespace_as_stored(namespace: str) -> str:
+    """The spelling the repository will have: a policy on ``s3://b/secret*`` must also cover ``s3://b//secret``,
+    which names the same namespace. A malformed one is checked as sent; creation refuses it anyway."""
+    try:
+        return normalize_storage_namespace(namespace)
+    except Invalid:
+        return namespace
 
 
 def _upload_batch(f: RequestFacts) -> Sequence[Permission]:

@@ -3,8 +3,9 @@
 Two repositories that share a namespace, or where one's namespace lies inside the other's, share GC rules and
 multipart records, and GC of one deletes the other's data. So creating a repository:
 
-- refuses a malformed namespace (validation.validate_storage_namespace) and one outside the prefix this
-  deployment uses (its bucket) with a 400 that names the prefix;
+- refuses a malformed namespace and one outside the prefix this deployment uses (its bucket) with a 400 that
+  names the prefix; validation.normalize_storage_namespace folds the spellings of one namespace (``s3://b//x``,
+  ``s3://b/x/``) into ``s3://b/x``, and only that spelling reaches the claim and the nesting checks below;
 - claims ``<namespace>/_lakefs/dummy`` with a conditional create (S3 ``If-None-Match: *``): of any number of
   concurrent creations on one namespace exactly one wins, the others get 400 "already in use" as in lakeFS.
   The marker lives with the data it protects, so it also holds across deployments sharing a bucket, and it

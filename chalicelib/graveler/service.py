@@ -73,10 +73,10 @@ from .staging import (
     token_is_empty,
 )
 from .validation import (
+    normalize_storage_namespace,
     validate_branch_id,
     validate_path,
     validate_repository_id,
-    validate_storage_namespace,
     validate_tag_id,
 )
 
@@ -149,8 +149,7 @@ class Graveler:
     ) -> Repository:
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
-        validate_storage_namespace(storage_namespace)
-        namespace = storage_namespace.removesuffix("/")
+        namespace = normalize_storage_namespace(storage_namespace)
         namespaces.check_allowed(namespace + "/", self.namespace_prefix)
         rid = RepositoryID(repo_id)
         self.refuse_existing_repository(repo_id)

@@ -82,14 +82,29 @@ def validate_path(path: str) -> None:
 
 
 def validate_storage_namespace(namespace: str) -> None:
-    """s3://bucket/prefix: a prefix (never the bucket's root) of non-empty segments, none ``.`` or ``..``, without
-    ``?`` or ``#`` (which would end the key of an s3:// URL); one trailing ``/`` is allowed and ignored."""
+    """Raises Invalid unless ``namespace`` is one normalize_storage_namespace accepts."""
+    normalize_storage_namespace(namespace)
+
+
+def normalize_storage_namespace(namespace: str) -> str:
+    """The one spelling of a namespace Lakelet stores, claims and writes under: ``s3://bucket/prefix``.
+
+    s3://bucket/prefix: a prefix (never the bucket's root) of non-empty segments, none ``.`` or ``..``, without
+    ``?`` or ``#`` (which would end the key of an s3:// URL). Two spellings clients produce are accepted and
+    folded into that one: one trailing ``/``, and a doubled ``/`` right after the bucket, which is what
+    ``f"{prefix}/{name}"`` gives with a prefix ending in ``/`` (lakeFS accepts it). Folding rather than keeping
+    the key exactly makes ``s3://b//x`` and ``s3://b/x`` one namespace, so the claim and the nesting checks see
+    them as one and no two repositories ever share objects under the two spellings."""
     if not _NAMESPACE.fullmatch(namespace):
         raise Invalid(f"storage namespace {namespace!r} must look like s3://bucket/prefix")
     if "?" in namespace or "#" in namespace or any(ord(c) < 0x20 or c == "\x7f" for c in namespace):
         raise Invalid(f"storage namespace {namespace!r} must not hold '?', '#' or control characters")
-    path = namespace.partition("://")[2].partition("/")[2].removesuffix("/")
+    bucket, _, path = namespace.removeprefix("s3://").partition("/")
+    path = path.removesuffix("/")
+    if path.startswith("/") and not path.startswith("//"):
+        path = path[1:]
     if not path:
         raise Invalid(f"storage namespace {namespace!r} is a bucket's root: give a prefix, s3://bucket/prefix")
     if any(segment in ("", ".", "..") for segment in path.split("/")):
         raise Invalid(f"storage namespace {namespace!r} has an empty, '.' or '..' segment")
+    return f"s3://{bucket}/{path}"

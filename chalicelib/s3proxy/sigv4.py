@@ -11,10 +11,11 @@ Signatures are compared in constant time. Nothing here has side effects: a reque
 from __future__ import annotations
 
 import calendar
+import hashlib
 import hmac
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from email.utils import mktime_tz, parsedate_tz
 from typing import Protocol
@@ -104,7 +105,9 @@ def _parse_amz_date(value: str) -> float:
     return float(calendar.timegm(time.strptime(value, "%Y%m%dT%H%M%SZ")))
 
 
-def _parse_credential(credential: str, error_code: str) -> tuple[str, str, str, str]:
+def _parse_credential(
+    credential: str, error_code: str, services: Collection[str] | None = (SERVICE,)
+) -> tuple[str, str, str, str]:
     parts = credential.split("/")
     if len(parts) < 5 or parts[-1] != TERMINATOR or not all(parts[-4:]):
         raise S3Error(error_code, f"malformed credential scope {credential!r}")
@@ -112,7 +115,7 @@ def _parse_credential(credential: str, error_code: str) -> tuple[str, str, str, 
     date, region, service = parts[-4], parts[-3], parts[-2]
     if not access_key_id:
         raise S3Error(error_code, "the credential names no access key")
-    if service != SERVICE:
+    if services is not None and service not in services:
         raise S3Error(error_code, f"the credential scope names service {service!r}, expected {SERVICE!r}")
     if not re.fullmatch(r"\d{8}", date):
         raise S3Error(error_code, f"the credential scope date {date!r} is not yyyymmdd")
@@ -131,7 +134,7 @@ def _header_date(request: Request) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(mktime_tz(parsed)))
 
 
-def _parse_header(request: Request) -> _Parsed:
+def _parse_header(request: Request, services: Collection[str] | None) -> _Parsed:
     value = request.header("authorization")
     if value.startswith("AWS "):
         raise S3Error("InvalidRequest", "Signature Version 2 is not supported: sign requests with SigV4")
@@ -146,7 +149,9 @@ def _parse_header(request: Request) -> _Parsed:
     missing = [name for name in ("Credential", "SignedHeaders", "Signature") if not fields.get(name)]
     if missing:
         raise S3Error("AuthorizationHeaderMalformed", f"the authorization header lacks {', '.join(missing)}")
-    access_key_id, date, region, service = _parse_credential(fields["Credential"], "AuthorizationHeaderMalformed")
+    access_key_id, date, region, service = _parse_credential(
+        fields["Credential"], "AuthorizationHeaderMalformed", services
+    )
     amz_date = _header_date(request)
     if not _AMZ_DATE.fullmatch(amz_date):
         raise S3Error("AccessDenied", f"x-amz-date {amz_date!r} is not yyyymmddThhmmssZ")
@@ -156,7 +161,7 @@ def _parse_header(request: Request) -> _Parsed:
     return _Parsed(access_key_id, date, region, service, signed, fields["Signature"].lower(), amz_date)
 
 
-def _parse_query(request: Request) -> tuple[_Parsed, int]:
+def _parse_query(request: Request, services: Collection[str] | None) -> tuple[_Parsed, int]:
     names = ("X-Amz-Credential", "X-Amz-Date", "X-Amz-Expires", "X-Amz-SignedHeaders", "X-Amz-Signature")
     missing = [name for name in names if not request.param(name)]
     if missing:
@@ -164,7 +169,7 @@ def _parse_query(request: Request) -> tuple[_Parsed, int]:
     if request.param("X-Amz-Algorithm") != ALGORITHM:
         raise S3Error("AuthorizationQueryParametersError", f"X-Amz-Algorithm must be {ALGORITHM}")
     access_key_id, date, region, service = _parse_credential(
-        request.param("X-Amz-Credential"), "AuthorizationQueryParametersError"
+        request.param("X-Amz-Credential"), "AuthorizationQueryParametersError", services
     )
     amz_date = request.param("X-Amz-Date")
     if not _AMZ_DATE.fullmatch(amz_date) or amz_date[:8] != date:
@@ -216,9 +221,14 @@ def is_signed(request: Request) -> bool:
 
 
 def authenticate(
-    request: Request, lookup: CredentialsLookup, signer: Signer, now: float
+    request: Request, lookup: CredentialsLookup, signer: Signer, now: float,
+    services: Collection[str] | None = (SERVICE,),
 ) -> Identity:
-    """Verifies the request's SigV4 signature and returns who made it. Raises S3Error (403 or 400) otherwise."""
+    """Verifies the request's SigV4 signature and returns who made it. Raises S3Error (403 or 400) otherwise.
+
+    ``services``: the service names the credential scope may carry (None: any). The local stack's guard in front
+    of its AWS stand-in takes DynamoDB, KMS and the rest too; those sign the hash of the body they send, not a
+    declared one, and their canonical URI is the path percent-encoded once more (only S3's is not)."""
     presigned = not request.header("authorization")
     if presigned and request.has_param("AWSAccessKeyId") and request.has_param("Signature"):
         raise S3Error("InvalidRequest", "Signature Version 2 is not supported: presign URLs with SigV4 "
@@ -226,16 +236,18 @@ def authenticate(
     if presigned and not is_signed(request):
         raise S3Error("AccessDenied", "anonymous requests are not accepted: sign requests with SigV4")
     if presigned:
-        parsed, expires = _parse_query(request)
+        parsed, expires = _parse_query(request, services)
         issued = _parse_amz_date(parsed.amz_date)
         if now < issued - MAX_SKEW_SECONDS:
             raise S3Error("AccessDenied", "request is not yet valid")
         if now > issued + expires:
             raise S3Error("RequestExpired", details={"Expires": _iso(issued + expires), "ServerTime": _iso(now)})
-        payload_hash = request.param("X-Amz-Content-Sha256") or UNSIGNED_PAYLOAD
+        payload_hash = request.param("X-Amz-Content-Sha256") or (
+            UNSIGNED_PAYLOAD if parsed.service == SERVICE else hashlib.sha256(request.body).hexdigest()
+        )
         query = [(k, v) for k, v in request.query if k != "X-Amz-Signature"]
     else:
-        parsed = _parse_header(request)
+        parsed = _parse_header(request, services)
         issued = _parse_amz_date(parsed.amz_date)
         if abs(now - issued) > MAX_SKEW_SECONDS:
             raise S3Error(
@@ -244,6 +256,8 @@ def authenticate(
                          "MaxAllowedSkewMilliseconds": str(MAX_SKEW_SECONDS * 1000)},
             )
         payload_hash = request.header("x-amz-content-sha256")
+        if not payload_hash and parsed.service != SERVICE:
+            payload_hash = hashlib.sha256(request.body).hexdigest()
         if not payload_hash:
             raise S3Error("InvalidRequest", "Missing required header for this request: x-amz-content-sha256")
         query = list(request.query)
@@ -255,9 +269,8 @@ def authenticate(
     except graveler_errors.CredentialNotFound:
         raise S3Error("InvalidAccessKeyId", details={"AWSAccessKeyId": parsed.access_key_id}) from None
     headers = [(name, request.headers[name]) for name in parsed.signed_headers]
-    canonical = signer.canonical_request(
-        request.method, canonical_uri(request.raw_path), query, headers, payload_hash
-    )
+    uri = canonical_uri(request.raw_path) if parsed.service == SERVICE else quote(request.raw_path, safe="/~")
+    canonical = signer.canonical_request(request.method, uri, query, headers, payload_hash)
     to_sign = signer.string_to_sign(canonical, parsed.amz_date, parsed.region, parsed.service)
     expected = signer.signature(secret, parsed.amz_date, parsed.region, parsed.service, to_sign)
     if not hmac.compare_digest(expected.encode(), parsed.signature.encode()):

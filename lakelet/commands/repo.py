@@ -35,6 +35,7 @@ def create(
             from lakelet.commands.errors import CLIError
 
             raise CLIError("the server offers no default namespace prefix", "give STORAGE_NAMESPACE, e.g. s3://bucket/repo")
+        # Servers configured with a trailing "/" report one (older Lakelet servers did): never send "//".
         storage_namespace = prefix.rstrip("/") + "/" + uri.repository
     created = a.call(f"create repository {uri.repository}", a.repositories.create_repository,
                      lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]  # optional fields typed as required

@@ -71,7 +71,7 @@ def test_config(api: Api) -> None:
     assert storage.blockstore_type == "s3"
     assert storage.pre_sign_support is True and storage.pre_sign_support_ui is False
     assert storage.import_support is False
-    assert storage.default_namespace_prefix == f"s3://{BUCKET}/"
+    assert storage.default_namespace_prefix == f"s3://{BUCKET}"
     assert config.version_config.version
     assert conforms(lakefs_sdk.StorageConfig, body_of(api.get("/config/storage"))) == storage
     assert conforms(lakefs_sdk.VersionConfig, body_of(api.get("/config/version"))) == config.version_config
@@ -84,7 +84,7 @@ def test_config_reports_presign_support_from_settings(client: Client) -> None:
         credential, secret = services.auth.setup("admin")
         storage = body_of(Api(client, (credential.access_key_id, secret)).get("/config"))["storage_config"]
         assert storage["pre_sign_support"] is False
-        assert storage["default_namespace_prefix"] == "s3://other-bucket/"
+        assert storage["default_namespace_prefix"] == "s3://other-bucket"
     finally:
         wiring.set_services(None)
 

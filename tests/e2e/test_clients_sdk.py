@@ -37,7 +37,7 @@ def admin(local_stack: LocalProcess) -> lakefs_sdk.ApiClient:
 def repo_id(admin: lakefs_sdk.ApiClient) -> str:
     name = f"sdk-{uuid.uuid4().hex[:10]}"
     storage = lakefs_sdk.ConfigApi(admin).get_config().storage_config
-    creation = lakefs_sdk.RepositoryCreation(name=name, storage_namespace=storage.default_namespace_prefix + name)
+    creation = lakefs_sdk.RepositoryCreation(name=name, storage_namespace=f"{storage.default_namespace_prefix}/{name}")
     lakefs_sdk.RepositoriesApi(admin).create_repository(creation)
     return name
 
@@ -127,7 +127,7 @@ def test_scoped_policy(local_stack: LocalProcess, admin: lakefs_sdk.ApiClient, r
     other = f"sdk-other-{suffix}"
     storage = lakefs_sdk.ConfigApi(admin).get_config().storage_config
     lakefs_sdk.RepositoriesApi(admin).create_repository(
-        lakefs_sdk.RepositoryCreation(name=other, storage_namespace=storage.default_namespace_prefix + other)
+        lakefs_sdk.RepositoryCreation(name=other, storage_namespace=f"{storage.default_namespace_prefix}/{other}")
     )
     assert status_of(lambda: objects.upload_object(other, "main", "out.txt", content=content(b"no"))) == 403
 

@@ -35,7 +35,8 @@ def moto_url(local: LocalProcess) -> str:
 
 def data_addresses(local: LocalProcess, namespace: str) -> set[str]:
     bucket, _, prefix = namespace.removeprefix("s3://").partition("/")
-    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=moto_url(local))
+    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=moto_url(local),
+                      aws_access_key_id=local.access_key_id, aws_secret_access_key=local.secret_access_key)
     found: set[str] = set()
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}/data/"):
         found.update(f"s3://{bucket}/{item['Key']}" for item in page.get("Contents", []))

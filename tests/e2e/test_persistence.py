@@ -120,7 +120,7 @@ def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], t
     assert data_line(first) == "new"
     client, sdk = client_of(first), sdk_of(first)
     prefix = client.storage_config.default_namespace_prefix
-    repo = lakefs.Repository("kept", client=client).create(storage_namespace=prefix + "kept")
+    repo = lakefs.Repository("kept", client=client).create(storage_namespace=f"{prefix}/kept")
     main = repo.branch("main")
     written: dict[str, bytes] = {f"data/{i}.bin": blob(f"a{i}", 700 + i) for i in range(6)}
     written["big/one.bin"] = blob("big", 3 * 1024 * 1024 + 17)
@@ -195,7 +195,7 @@ def test_kill_9_keeps_every_acknowledged_write(launch: Callable[..., LocalProces
     first = launch("--data-dir", str(data_dir), env=WORKFLOWS)
     client = client_of(first)
     repo = lakefs.Repository("busy", client=client).create(
-        storage_namespace=client.storage_config.default_namespace_prefix + "busy")
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/busy")
     gateway = gateway_of(first, first.access_key_id, first.secret_access_key)
     acked_objects: list[tuple[float, str, bytes]] = []
     acked_commits: list[tuple[float, str]] = []

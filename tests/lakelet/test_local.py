@@ -9,6 +9,7 @@ import socket
 import urllib.error
 import urllib.request
 
+import boto3
 import pytest
 
 from lakelet.local import LOCAL_BUCKET, Credentials, LocalStack, local_environment
@@ -59,8 +60,11 @@ def test_serves_the_api_against_moto_and_cleans_up() -> None:
         status, body = _get(stack.api_url + "/config", KEYS)
         assert status == 200
         assert json.loads(body)["storage_config"]["default_namespace_prefix"] == stack.default_namespace_prefix
-        # The bucket and tables really are on the moto server the stack started.
-        assert _get(f"{stack.moto_url}/{LOCAL_BUCKET}")[0] == 200
+        # The bucket and tables really are on the moto server the stack started, which takes the stack's key only.
+        assert _get(f"{stack.moto_url}/{LOCAL_BUCKET}")[0] == 403
+        assert os.environ["AWS_ACCESS_KEY_ID"] == KEYS.access_key_id
+        s3 = boto3.client("s3", region_name=stack.region, endpoint_url=stack.moto_url)
+        assert s3.head_bucket(Bucket=LOCAL_BUCKET)["ResponseMetadata"]["HTTPStatusCode"] == 200
         api_port = stack.api_port
         moto_port = int(stack.moto_url.rsplit(":", 1)[1])
     assert _watched_environment() == before

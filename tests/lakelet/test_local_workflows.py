@@ -32,9 +32,9 @@ def test_the_local_stack_runs_the_commit_workflow() -> None:
     with LocalStack(api_port=0, credentials=KEYS) as stack:
         arn = os.environ["LAKELET_COMMIT_STATE_MACHINE_ARN"]
         g = get_services().graveler
-        g.create_repository("wflow", stack.default_namespace_prefix + "wflow")
+        g.create_repository("wflow", f"{stack.default_namespace_prefix}/wflow")
         for i in range(30):
-            entry = Entry(f"{stack.default_namespace_prefix}wflow/data/{i}", i, f"etag{i}", 1)
+            entry = Entry(f"{stack.default_namespace_prefix}/wflow/data/{i}", i, f"etag{i}", 1)
             stage(g.refs, g.staging, RepositoryID("wflow"), BranchID("main"), StagedEntry(Key(f"k/{i:03d}"), entry))
         sfn = boto3.client("stepfunctions", region_name=stack.region, endpoint_url=stack.moto_url)
         request = {"repository": "wflow", "branch": "main", "request_id": "local-1", "committer": "admin",
@@ -50,7 +50,7 @@ def test_the_local_stack_runs_the_commit_workflow() -> None:
         assert described["status"] == "SUCCEEDED", json.dumps(history, default=str)[:3000]
         head = g.get_commit("wflow", "main")
         assert head.message == "through the local workflow"
-        assert len(list(g.committed.iterate(stack.default_namespace_prefix + "wflow", head.meta_range_id))) == 30
+        assert len(list(g.committed.iterate(f"{stack.default_namespace_prefix}/wflow", head.meta_range_id))) == 30
     assert "LAKELET_COMMIT_STATE_MACHINE_ARN" not in os.environ
     assert dict(default_user_config) == config_before  # moto's process-wide config is given back
 
@@ -75,10 +75,10 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "5")
     with LocalStack(api_port=0, credentials=KEYS) as stack:
         g = get_services().graveler
-        g.create_repository("asyncrepo", stack.default_namespace_prefix + "asyncrepo")
+        g.create_repository("asyncrepo", f"{stack.default_namespace_prefix}/asyncrepo")
         keys = [f"k/{i:03d}" for i in range(30)]
         for i, key in enumerate(keys):
-            entry = Entry(f"{stack.default_namespace_prefix}asyncrepo/data/{i}", i, f"etag{i}", 1)
+            entry = Entry(f"{stack.default_namespace_prefix}/asyncrepo/data/{i}", i, f"etag{i}", 1)
             stage(g.refs, g.staging, RepositoryID("asyncrepo"), BranchID("main"), StagedEntry(Key(key), entry))
         branch_url = stack.api_url + "/repositories/asyncrepo/branches/main"
 
@@ -102,7 +102,7 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
         assert g.get_branch("asyncrepo", "main").commit_id == commit["id"]
         status, branch = _call("GET", branch_url)
         assert status == 200 and branch["commit_id"] == commit["id"]
-        committed = [record.key for record in g.committed.iterate(stack.default_namespace_prefix + "asyncrepo",
+        committed = [record.key for record in g.committed.iterate(f"{stack.default_namespace_prefix}/asyncrepo",
                                                                   g.get_commit("asyncrepo", commit["id"]).meta_range_id)]
         assert committed == keys
         assert not g.is_dirty("asyncrepo", "main")
@@ -124,7 +124,7 @@ def test_the_official_client_commits_and_merges_through_the_workflows(monkeypatc
         client = Client(host=stack.api_url.removesuffix("/api/v1"), username=KEYS.access_key_id,
                         password=KEYS.secret_access_key)
         repo = lakefs.Repository("clientflows", client=client).create(
-            storage_namespace=stack.default_namespace_prefix + "clientflows"
+            storage_namespace=f"{stack.default_namespace_prefix}/clientflows"
         )
         # The stack's state machines may hold executions of earlier stacks of this process: count new ones.
         commits, merges = len(_executions(stack, "commit")), len(_executions(stack, "merge"))

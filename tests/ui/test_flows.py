@@ -123,7 +123,7 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
 def arrange_repository(stack: Stack, name: str, files: dict[str, bytes]) -> None:
     """A repository with one commit of ``files`` on main, made through the API (the flows under test come after)."""
     prefix = stack.api("GET", "/config/storage").json()["default_namespace_prefix"]
-    created = stack.api("POST", "/repositories", json={"name": name, "storage_namespace": prefix + name})
+    created = stack.api("POST", "/repositories", json={"name": name, "storage_namespace": f"{prefix}/{name}"})
     assert created.status_code == 201, created.text
     for path, data in files.items():
         uploaded = stack.api("POST", f"/repositories/{name}/branches/main/objects", params={"path": path}, data=data)

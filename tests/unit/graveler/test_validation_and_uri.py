@@ -56,8 +56,8 @@ def test_storage_namespaces():
     validate_storage_namespace("s3://my.bucket/some/prefix")
     validate_storage_namespace("s3://bucket/prefix/")
     # A bucket's root, empty or dot segments, and query or fragment marks are refused (tests/security too).
-    for bad in ["bucket/prefix", "gs://bucket", "s3://", "s3://B", "s3://bucket", "s3://bucket/", "s3://bucket//x",
-                "s3://bucket/x/../y", "s3://bucket/x?y"]:
+    for bad in ["bucket/prefix", "gs://bucket", "s3://", "s3://B", "s3://bucket", "s3://bucket/", "s3://bucket//",
+                "s3://bucket///x", "s3://bucket/x//y", "s3://bucket/x/../y", "s3://bucket/x?y"]:
         with pytest.raises(errors.Invalid):
             validate_storage_namespace(bad)
 

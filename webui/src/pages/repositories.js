@@ -15,7 +15,8 @@ function CreateRepository({ onClose }) {
   const [samples, setSamples] = useState(false)
   const action = useAction()
   const prefix = storage.data ? storage.data.default_namespace_prefix || '' : ''
-  const ns = namespace === null ? prefix + name : namespace
+  // The prefix comes without a trailing '/', as lakeFS reports it; one that has it must not give '//'.
+  const ns = namespace === null ? (prefix ? `${prefix.replace(/\/+$/, '')}/${name}` : name) : namespace
   const submit = (e) => {
     e.preventDefault()
     action.run(async () => {

@@ -1,0 +1,90 @@
+"""The guard in front of the local stack's moto, around a stand-in WSGI app: what it lets through and what not."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+from werkzeug.test import Client
+
+from lakelet.moto_guard import MotoGuard, signed_headers, ui_origins
+
+KEY, SECRET = "AKIASTACKKEY", "stack/secret+key"
+UI = "http://127.0.0.1:8000"
+
+
+def inner(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+    """Stands in for moto, with flask-cors's habit of reflecting any Origin."""
+    body = environ["wsgi.input"].read()
+    start_response("200 OK", [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", "*"),
+                              ("Access-Control-Allow-Credentials", "true")])
+    return [json.dumps({"seen": len(body)}).encode()]
+
+
+def guarded() -> Client:
+    guard = MotoGuard(inner, KEY, SECRET)
+    guard.allow_origins(ui_origins(UI))
+    return Client(guard)
+
+
+def dynamodb_request(body: bytes, secret: str = SECRET) -> dict[str, str]:
+    request = AWSRequest(method="POST", url="http://localhost/", data=body,
+                         headers={"X-Amz-Target": "DynamoDB_20120810.Scan",
+                                  "Content-Type": "application/x-amz-json-1.0"})
+    SigV4Auth(Credentials(KEY, secret), "dynamodb", "us-east-1").add_auth(request)
+    return dict(request.headers.items())
+
+
+def test_a_signed_request_of_another_service_passes_and_its_body_is_bound() -> None:
+    client = guarded()
+    body = b'{"TableName": "lakelet-local-auth"}'
+    headers = dynamodb_request(body)
+    answer = client.post("/", data=body, headers=headers)
+    assert answer.status_code == 200
+    assert answer.json == {"seen": len(body)}  # moto still reads the whole body after the guard hashed it
+    tampered = client.post("/", data=b'{"TableName": "lakelet-local-keys"}', headers=headers)
+    assert tampered.status_code == 403
+    assert b"SignatureDoesNotMatch" in tampered.data
+    wrong = client.post("/", data=body, headers=dynamodb_request(body, secret="guessed"))
+    assert wrong.status_code == 403
+
+
+def test_unsigned_and_unknown_keys_are_refused_before_moto() -> None:
+    client = guarded()
+    assert client.get("/moto-api/data.json").status_code == 403
+    headers = signed_headers("GET", "http://localhost/moto-api/config", b"", "AKIAOTHER", SECRET, "us-east-1")
+    refused = client.get("/moto-api/config", headers=headers)
+    assert refused.status_code == 403 and b"InvalidAccessKeyId" in refused.data
+    own = signed_headers("GET", "http://localhost/moto-api/config", b"", KEY, SECRET, "us-east-1")
+    assert client.get("/moto-api/config", headers=own).status_code == 200
+
+
+def test_moto_s_cors_headers_are_replaced_by_the_ui_s_own() -> None:
+    client = guarded()
+    own = signed_headers("GET", "http://localhost/bucket/key", b"", KEY, SECRET, "us-east-1")
+    plain = client.get("/bucket/key", headers=own)
+    assert plain.status_code == 200
+    assert not [name for name in plain.headers.keys() if name.lower().startswith("access-control-")]
+    for origin in ("http://127.0.0.1:8000", "http://localhost:8000"):
+        answer = client.get("/bucket/key", headers={**own, "Origin": origin})
+        assert answer.headers["Access-Control-Allow-Origin"] == origin
+        assert "Access-Control-Allow-Credentials" not in answer.headers
+    for foreign in ("http://127.0.0.1:8001", "null", "http://evil.example"):
+        answer = client.get("/bucket/key", headers={**own, "Origin": foreign})
+        assert answer.status_code == 403
+        assert "Access-Control-Allow-Origin" not in answer.headers
+
+
+def test_a_preflight_is_answered_for_the_ui_only() -> None:
+    client = guarded()
+    ask = {"Access-Control-Request-Method": "PUT", "Access-Control-Request-Headers": "content-type,if-none-match"}
+    own = client.options("/bucket/key", headers={"Origin": UI, **ask})
+    assert own.status_code == 200
+    assert own.headers["Access-Control-Allow-Origin"] == UI
+    assert own.headers["Access-Control-Allow-Headers"] == "content-type,if-none-match"
+    assert client.options("/bucket/key", headers={"Origin": "http://evil.example", **ask}).status_code == 403
+    assert client.options("/bucket/key", headers=ask).status_code == 403  # no origin: not a preflight
