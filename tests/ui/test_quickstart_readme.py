@@ -27,4 +27,5 @@ def test_sample_repository_readme_renders_its_table_and_code(ui: UI, ui_stack: S
         ["lakes.parquet", "data/lakes.source.md", "images/", "README.md"])
     expect(markdown.locator("pre code")).to_contain_text(f'lakefs.repository("{repo_name}")')
     expect(markdown).not_to_contain_text("| --- |")  # no pipe left unrendered
+    markdown.locator("h4").first.scroll_into_view_if_needed()  # the shot shows the whole table and the code
     ui.shot("quickstart-readme")
