@@ -147,11 +147,16 @@ def list_objects(repository: str, ref: str) -> Response:
         return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
+    # The route needs only fs:ListObjects, and a URL reads the bytes: as lakeFS does, an object is signed only
+    # when the caller may fs:ReadObject it, and otherwise listed as without presign (no URL, no expiry).
     seconds = services().settings.presign_expiry_seconds
     expiry = int(time.time()) + seconds
+    user_id, authorizer = current_user().id, services().auth.authorizer
 
     def presigned(item: ListedObject) -> dict[str, Any]:
-        if item.entry is None:
+        readable = item.entry is not None and authorizer.is_allowed(
+            user_id, [Permission("fs:ReadObject", object_arn(repository, item.key))])
+        if item.entry is None or not readable:
             return serializers.listed_object(item, with_metadata)
         url = graveler.presign_object(repository, item.entry, seconds)
         return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)
