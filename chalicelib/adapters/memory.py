@@ -21,6 +21,7 @@ from chalicelib.auth.errors import (
 )
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 from chalicelib.graveler.ports import PutResult
 from chalicelib.graveler.protection import ProtectionRules
 from chalicelib.graveler.records import (
@@ -335,14 +336,14 @@ class MemoryAuthStore:
     def create_user(self, user: User) -> None:
         with self._lock:
             if user.id in self._users:
-                raise errors.UserExists(user.id)
+                raise auth_errors.UserExists(user.id)
             self._users[user.id] = user
 
     def get_user(self, user_id: str) -> User:
         try:
             return self._users[user_id]
         except KeyError:
-            raise errors.UserNotFound(user_id) from None
+            raise auth_errors.UserNotFound(user_id) from None
 
     def list_users(self, after: str = "", limit: int = 1000) -> list[User]:
         return _page(self._users, after, limit)  # type: ignore[arg-type]
@@ -350,7 +351,7 @@ class MemoryAuthStore:
     def delete_user(self, user_id: str) -> None:
         with self._lock:
             if self._users.pop(user_id, None) is None:
-                raise errors.UserNotFound(user_id)
+                raise auth_errors.UserNotFound(user_id)
 
     def create_credential(self, credential: Credential) -> None:
         with self._lock:
@@ -362,7 +363,7 @@ class MemoryAuthStore:
         try:
             return self._credentials[access_key_id]
         except KeyError:
-            raise errors.CredentialNotFound(access_key_id) from None
+            raise auth_errors.CredentialNotFound(access_key_id) from None
 
     def list_credentials(self, user_id: str) -> list[Credential]:
         return sorted(
@@ -372,7 +373,7 @@ class MemoryAuthStore:
     def delete_credential(self, access_key_id: str) -> None:
         with self._lock:
             if self._credentials.pop(access_key_id, None) is None:
-                raise errors.CredentialNotFound(access_key_id)
+                raise auth_errors.CredentialNotFound(access_key_id)
 
     def create_group(self, group: Group) -> None:
         with self._lock:

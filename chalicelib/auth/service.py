@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
+from . import errors as auth_errors
 from chalicelib.graveler.ttl_cache import TTLCache
 
 from . import builtin
@@ -143,13 +144,13 @@ class AuthService:
         builtin.install(self._store, self._clock)
         try:
             self._store.create_user(new_user(username, self._clock()))
-        except errors.UserExists:
+        except auth_errors.UserExists:
             pass
         self._store.add_group_member(builtin.ADMINS, username)
         self.authorizer.forget()
         try:
             existing: Credential | None = self._store.get_credential(access_key_id)
-        except errors.CredentialNotFound:
+        except auth_errors.CredentialNotFound:
             existing = None
         if existing is not None:
             if existing.user_id != username:
@@ -175,7 +176,7 @@ class AuthService:
         """One of the user's access keys. Raises CredentialNotFound (also for another user's key)."""
         credential = self._store.get_credential(access_key_id)
         if credential.user_id != user_id:
-            raise errors.CredentialNotFound(access_key_id)
+            raise auth_errors.CredentialNotFound(access_key_id)
         return credential
 
     def list_credentials(self, user_id: str) -> list[Credential]:
@@ -236,7 +237,7 @@ class AuthService:
         def load() -> str | None:
             try:
                 return self._store.get_credential(access_key_id).user_id
-            except errors.CredentialNotFound:
+            except auth_errors.CredentialNotFound:
                 return None
 
         return self._key_owners.lookup(access_key_id, load)
@@ -244,7 +245,7 @@ class AuthService:
     def _token_user(self, user_id: str) -> User | None:
         try:
             return self._users.lookup(user_id, lambda: self._store.get_user(user_id))
-        except errors.UserNotFound:
+        except auth_errors.UserNotFound:
             return None  # not cached: a user created next is seen at once
 
     def authorize(self, user: User, permissions: list[Permission]) -> None:
@@ -267,7 +268,7 @@ class AuthService:
         if known is None:
             try:
                 known = self._load(access_key_id)
-            except errors.CredentialNotFound:
+            except auth_errors.CredentialNotFound:
                 raise errors.Unauthorized(AUTH_FAILED) from None
             if _same(known.secret, secret):
                 self._known.put(access_key_id, known)
@@ -310,11 +311,11 @@ class AuthService:
         except DecryptionFailed as e:
             # Corrupt or tampered row: nobody can authenticate with it. The message names the key, not the secret.
             log.error("access key %s: %s", access_key_id, e)
-            raise errors.CredentialNotFound(access_key_id) from None
+            raise auth_errors.CredentialNotFound(access_key_id) from None
         try:
             user = self._store.get_user(credential.user_id)
-        except errors.UserNotFound:
-            raise errors.CredentialNotFound(access_key_id) from None
+        except auth_errors.UserNotFound:
+            raise auth_errors.CredentialNotFound(access_key_id) from None
         return _Known(user, secret)
 
     def _forget(self, access_key_id: str) -> None:

@@ -27,6 +27,7 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 
 from .conftest import REGION
 
@@ -51,13 +52,13 @@ def test_user_round_trip(auth_store: AuthStore) -> None:
 
 def test_create_existing_user_keeps_the_first(auth_store: AuthStore) -> None:
     auth_store.create_user(User(id="alice", creation_date=1))
-    with pytest.raises(errors.UserExists):
+    with pytest.raises(auth_errors.UserExists):
         auth_store.create_user(User(id="alice", creation_date=2))
     assert auth_store.get_user("alice") == User(id="alice", creation_date=1)
 
 
 def test_get_missing_user(auth_store: AuthStore) -> None:
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth_store.get_user("nobody")
 
 
@@ -108,7 +109,7 @@ def test_create_existing_credential_keeps_the_first(auth_store: AuthStore) -> No
 
 
 def test_get_missing_credential(auth_store: AuthStore) -> None:
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.get_credential("AKIANOPE")
 
 
@@ -131,10 +132,10 @@ def test_delete_credential(auth_store: AuthStore) -> None:
     auth_store.create_credential(keep)
     auth_store.create_credential(drop)
     auth_store.delete_credential("AKIADROP")
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.get_credential("AKIADROP")
     assert auth_store.list_credentials("alice") == [keep]
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.delete_credential("AKIADROP")
     # The key id is free again, for anyone.
     again = make_credential("AKIADROP", "bob", 9)
@@ -145,7 +146,7 @@ def test_delete_credential(auth_store: AuthStore) -> None:
 
 
 def test_delete_missing_credential(auth_store: AuthStore) -> None:
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.delete_credential("AKIANOPE")
 
 
@@ -153,9 +154,9 @@ def test_delete_user(auth_store: AuthStore) -> None:
     auth_store.create_user(User(id="alice", creation_date=1))
     auth_store.create_user(User(id="bob", creation_date=2))
     auth_store.delete_user("alice")
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth_store.get_user("alice")
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth_store.delete_user("alice")
     assert [u.id for u in auth_store.list_users()] == ["bob"]
 

@@ -45,6 +45,7 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 
 from .models import AuthRow, model_set
 from .tables import TableNames
@@ -98,11 +99,11 @@ class DynamoAuthStore:
     def create_user(self, user: User) -> None:
         row = self._model(pk=_USERS_PK, sk=_USER_SK + user.id, user_id=user.id, creation_date=user.creation_date,
                           generation=user.generation or None)
-        with storage_errors(on_condition_failed=lambda: errors.UserExists(user.id)):
+        with storage_errors(on_condition_failed=lambda: auth_errors.UserExists(user.id)):
             row.save(condition=self._model.pk.does_not_exist())
 
     def get_user(self, user_id: str) -> User:
-        with storage_errors(on_missing=lambda: errors.UserNotFound(user_id)):
+        with storage_errors(on_missing=lambda: auth_errors.UserNotFound(user_id)):
             row = self._model.get(_USERS_PK, _USER_SK + user_id, consistent_read=True)
         return _user(row)
 
@@ -110,7 +111,7 @@ class DynamoAuthStore:
         return [_user(row) for row in self._list(_USERS_PK, _USER_SK, after, limit)]
 
     def delete_user(self, user_id: str) -> None:
-        with storage_errors(on_condition_failed=lambda: errors.UserNotFound(user_id)):
+        with storage_errors(on_condition_failed=lambda: auth_errors.UserNotFound(user_id)):
             self._model(pk=_USERS_PK, sk=_USER_SK + user_id).delete(condition=self._model.pk.exists())
 
     # access keys
@@ -139,14 +140,14 @@ class DynamoAuthStore:
         # (list_credentials would skip it anyway; this keeps the user's partition clean.)
         try:
             owner = self.get_credential(access_key_id).user_id
-        except errors.CredentialNotFound:
+        except auth_errors.CredentialNotFound:
             owner = ""  # deleted meanwhile: the row is stray as well
         if owner != user_id:
             with storage_errors():
                 index.delete()
 
     def get_credential(self, access_key_id: str) -> Credential:
-        with storage_errors(on_missing=lambda: errors.CredentialNotFound(access_key_id)):
+        with storage_errors(on_missing=lambda: auth_errors.CredentialNotFound(access_key_id)):
             row = self._model.get(_credential_pk(access_key_id), _CREDENTIAL_SK, consistent_read=True)
         return _credential(row)
 
@@ -158,7 +159,7 @@ class DynamoAuthStore:
 
     def delete_credential(self, access_key_id: str) -> None:
         credential = self.get_credential(access_key_id)
-        with storage_errors(on_condition_failed=lambda: errors.CredentialNotFound(access_key_id)):
+        with storage_errors(on_condition_failed=lambda: auth_errors.CredentialNotFound(access_key_id)):
             self._model(pk=_credential_pk(access_key_id), sk=_CREDENTIAL_SK).delete(condition=self._model.pk.exists())
         with storage_errors():
             self._model(pk=_user_pk(credential.user_id), sk=_INDEX_SK + access_key_id).delete()

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.committed.mergetable import Decision
-from chalicelib.graveler.merging import MergeConflicts, tree_id
+from chalicelib.graveler.errors import MergeConflicts
+from chalicelib.graveler.merge.policy import tree_id
 from chalicelib.graveler.records import DiffType
 from chalicelib.wiring import memory_services
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.merging import source_holds_changes, tree_id
+from chalicelib.graveler.merge.policy import source_holds_changes, tree_id
 from chalicelib.graveler.records import EMPTY_METARANGE, Commit, CommitID, MetaRangeID
 
 from .support import put_files

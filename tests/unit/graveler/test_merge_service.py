@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.committed.mergetable import Action, Decision
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Branch, DiffType
 
 from .support import put_files

@@ -11,7 +11,7 @@ from chalicelib.gc import layout
 from chalicelib.graveler import errors, namespaces
 from chalicelib.graveler.addressing import metadata_address, new_data_address
 from chalicelib.graveler.collected import sweeps_prefix
-from chalicelib.graveler.merge_steps import _slice_name, conflicts_address
+from chalicelib.graveler.merge.steps import _slice_name, conflicts_address
 from chalicelib.graveler.validation import (
     INTERNAL_PREFIX,
     MAX_NAMESPACE_KEY_BYTES,

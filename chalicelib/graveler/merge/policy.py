@@ -17,11 +17,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import errors
-from .committed.compare import MergeChange
-from .committed.merge import KeyConflict
-from .committed.mergetable import Action, Decision
-from .records import EMPTY_METARANGE, Commit, Page
+from .. import errors
+from ..committed.compare import MergeChange
+from ..committed.mergetable import Action, Decision
+from ..records import EMPTY_METARANGE, Commit, Page
 
 STRATEGY_METADATA_KEY = ".lakefs.merge.strategy"
 PATH_STRATEGIES_METADATA_KEY = ".lakelet.merge.path_strategies"
@@ -154,21 +153,6 @@ def source_holds_changes(base: Commit, source: Commit) -> bool:
 def conflict_policy(strategy: str | None, paths: Sequence[tuple[str, str]] = ()) -> ConflictPolicy:
     """Parses a request's strategy and per-path strategies ((glob, strategy) pairs). Raises Invalid."""
     return ConflictPolicy(parse_strategy(strategy), tuple(PathStrategy.of(p, s) for p, s in paths))
-
-
-class MergeConflicts(errors.Conflict):
-    """The merge met conflicts no strategy settled (HTTP 409). ``conflicts`` lists every conflicting key, in
-    key order, resolved ones included (their ``resolution`` is set)."""
-
-    lakefs_message = "conflict found"
-
-    def __init__(self, message: str, conflicts: list[KeyConflict]) -> None:
-        super().__init__(message)
-        self.conflicts = conflicts
-
-    @property
-    def unresolved(self) -> list[KeyConflict]:
-        return [c for c in self.conflicts if c.resolution is None]
 
 
 @dataclass(frozen=True, slots=True)
