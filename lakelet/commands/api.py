@@ -15,6 +15,8 @@ from __future__ import annotations
 import base64
 import http.client
 import json
+import select
+import socket
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
@@ -41,6 +43,16 @@ def _unreachable(settings: Settings, error: Exception) -> CLIError:
     reason = getattr(error, "reason", None) or error
     return CLIError(f"cannot reach the lakeFS server at {settings.endpoint} ({type(reason).__name__})",
                     "is it running? check server.endpoint_url with 'lakelet doctor'")
+
+
+def _dropped(sock: socket.socket) -> bool:
+    """An idle kept-alive socket that is readable has been closed by the server (or holds bytes nobody asked
+    for): either way it cannot carry the next request."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class Api:
@@ -123,6 +135,9 @@ class Api:
 
     def _connection(self) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None and conn.sock is not None and _dropped(conn.sock):
+            self._drop()  # closed by the server while idle (keep-alive timeout): open a new one, as urllib3 does
+            conn = None
         if conn is None:
             if self._scheme == "https":
                 import ssl

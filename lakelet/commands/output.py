@@ -107,16 +107,16 @@ class Output:
 
 
 def _is_terminal(stream: Any) -> bool:
-    """What rich's Console.is_terminal decides for a stream, without importing rich: a tty, unless
-    FORCE_COLOR / TTY_COMPATIBLE say otherwise."""
+    """What rich's Console.is_terminal decides for a stream (rich 15, pinned), without importing rich: a tty,
+    unless TTY_COMPATIBLE or FORCE_COLOR say otherwise."""
     import os
 
     if os.environ.get("TTY_COMPATIBLE") == "1":
         return True
     if os.environ.get("TTY_COMPATIBLE") == "0":
         return False
-    if os.environ.get("FORCE_COLOR") and os.environ.get("FORCE_COLOR") != "0":
-        return True
+    if os.environ.get("FORCE_COLOR") is not None:  # rich 15 reads any non-empty value as "yes", "0" included
+        return os.environ["FORCE_COLOR"] != ""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -124,7 +124,8 @@ def _is_terminal(stream: Any) -> bool:
 
 
 def _write_plain(stream: Any, text: str) -> None:
-    """A line as rich prints it to a pipe with markup and highlighting off and soft wrap on: the text as is."""
+    """A line to a pipe, unchanged. (rich, which printed it before, also expanded tabs and turned ':x:'-style
+    codes into emoji even in a pipe; data such as commit messages now comes out as the server holds it.)"""
     stream.write(text + "\n")
     stream.flush()
 

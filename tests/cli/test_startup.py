@@ -126,3 +126,31 @@ def test_repo_list_json_and_errors_import_few_modules(tmp_path: Path, stub: str)
         "error: list repositories failed (401 authentication required): check the access key id and secret "
         "('lakelet doctor')"]
     _assert_light(modules, REPO_LIST_BUDGET)
+
+
+def test_values_that_need_converting_still_get_typers_checks(tmp_path: Path, stub: str) -> None:
+    # Strings and absent values skip typer's pydantic coercion; numbers still go through it, with its messages.
+    env = {"LAKECTL_SERVER_ENDPOINT_URL": stub, "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+           "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET}
+    one, modules = _imports(["repo", "list", "--amount", "1", "--json"], tmp_path, env)
+    assert one.returncode == 0 and [r["id"] for r in json.loads(one.stdout)] == ["alpha"]
+    assert "pydantic" in modules  # the int was converted by typer's own adapter
+    for value, message in (("0", "Input should be greater than or equal to 1"),
+                           ("x", "Input should be a valid integer, unable to parse string as an integer")):
+        bad, _ = _imports(["repo", "list", "--amount", value], tmp_path, env)
+        said = [line for line in bad.stderr.splitlines() if not line.startswith("import time:")]
+        assert bad.returncode == 2 and said[-1] == f"Error: Invalid value for '--amount': {message}", said
+
+
+def test_repository_name_checked_before_sending(tmp_path: Path, stub: str) -> None:
+    # lakeFS's naming rule, as the SDK's model checked it: nothing reaches the server (the stub would answer 404).
+    env = {"LAKECTL_SERVER_ENDPOINT_URL": stub, "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+           "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET}
+    bad, modules = _imports(["repo", "create", "lakefs://X_bad", "s3://bucket/x"], tmp_path, env)
+    said = [line for line in bad.stderr.splitlines() if not line.startswith("import time:")]
+    assert bad.returncode == 1 and said == [
+        "error: invalid value: \"repository name 'X_bad' must match /^[a-z0-9][a-z0-9-]{2,62}$/\": check the names "
+        "in the command (lakeFS naming rules)"]
+    namespace, _ = _imports(["repo", "create", "lakefs://good-name", "ftp://bucket/x"], tmp_path, env)
+    assert namespace.returncode == 1 and "storage namespace 'ftp://bucket/x' must match" in namespace.stderr
+    _assert_light(modules, REPO_LIST_BUDGET)
