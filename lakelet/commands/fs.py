@@ -75,7 +75,6 @@ def cat(uri_text: PathArg, pre_sign: PreSign = None) -> None:
 def stat(uri_text: PathArg, pre_sign: PreSign = None, json_out: JsonOpt = False) -> None:
     """Show an object's metadata."""
     uri = parse(uri_text, ref=True, path=True)
-    a = api()
     s = _stat(f"stat {uri}", uri, pre_sign or None)
     if want_json(json_out):
         out().json(s)
@@ -119,7 +118,6 @@ def rm(uri_text: PathArg,
 def presign(uri_text: PathArg, json_out: JsonOpt = False) -> None:
     """Print a presigned URL to read an object straight from storage."""
     uri = parse(uri_text, ref=True, path=True)
-    a = api()
     s = _stat(f"presign {uri}", uri, True)
     address = str(s.get("physical_address") or "")
     if not address.startswith("http"):

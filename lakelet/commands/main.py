@@ -5,6 +5,7 @@ lakelet/cli.py and lakelet/gc.py, forwarded unchanged; ``lakelet local clone|sta
 lakectl's ``local`` commands (lakelet/commands/localdir.py).
 """
 
+from __future__ import annotations
 
 import sys
 import traceback
@@ -19,7 +20,6 @@ from lakelet.commands import fastparams
 from lakelet.commands.context import Session, session, set_session
 from lakelet.commands.errors import EXIT_INTERRUPTED, CLIError, MergeConflict
 from lakelet.commands.output import Output, out, set_output
-
 
 fastparams.install()
 
