@@ -13,10 +13,7 @@ servers into one-line ``CLIError``s naming the operation.
 from __future__ import annotations
 
 import base64
-import http.client
 import json
-import select
-import socket
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +24,9 @@ from lakelet.commands.errors import CLIError, from_status
 from lakelet.commands.settings import Settings
 
 if TYPE_CHECKING:
+    import http.client
+    import socket
+
     import urllib3
 
 T = TypeVar("T")
@@ -48,6 +48,8 @@ def _unreachable(settings: Settings, error: Exception) -> CLIError:
 def _dropped(sock: socket.socket) -> bool:
     """An idle kept-alive socket that is readable has been closed by the server (or holds bytes nobody asked
     for): either way it cannot carry the next request."""
+    import select
+
     try:
         readable, _, _ = select.select([sock], [], [], 0)
     except (OSError, ValueError):
@@ -139,6 +141,8 @@ class Api:
             self._drop()  # closed by the server while idle (keep-alive timeout): open a new one, as urllib3 does
             conn = None
         if conn is None:
+            import http.client  # not at start: ``lakelet --help`` never connects
+
             if self._scheme == "https":
                 import ssl
 
@@ -160,6 +164,8 @@ class Api:
         """One request on this thread's keep-alive connection: (status, reason, body). Connection errors are
         retried (RETRIES); an answer lost after the request was sent only for idempotent methods, or when a
         kept-alive connection turned out closed by the server before it read anything."""
+        import http.client
+
         last: Exception | None = None
         for _ in range(RETRIES + 1):
             conn = self._connection()

@@ -23,6 +23,7 @@ class RawServer:
                  content_type: str = "application/json") -> None:
         self.behaviour, self.body, self.status, self.content_type = behaviour, body, status, content_type
         self.connections = 0
+        self.closed = threading.Semaphore(0)  # released each time the server has closed a connection
         self.requests: list[str] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
@@ -38,36 +39,46 @@ class RawServer:
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
-        with conn:
-            buffer = b""
-            while True:
-                while b"\r\n\r\n" not in buffer:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    buffer += chunk
-                head, _, buffer = buffer.partition(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n")[1:]:
-                    name, _, value = line.partition(b":")
-                    if name.strip().lower() == b"content-length":
-                        length = int(value)
-                while len(buffer) < length:
-                    buffer += conn.recv(65536)
-                buffer = buffer[length:]
-                self.requests.append(head.split(b"\r\n")[0].decode())
-                action = self.behaviour(len(self.requests))
-                if action == "drop":
+        try:
+            self._exchange(conn)
+        finally:
+            conn.close()
+            self.closed.release()
+
+    def _exchange(self, conn: socket.socket) -> None:
+        buffer = b""
+        while True:
+            while b"\r\n\r\n" not in buffer:
+                chunk = conn.recv(65536)
+                if not chunk:
                     return
-                conn.sendall(f"HTTP/1.1 {self.status}\r\nContent-Type: {self.content_type}\r\n"
-                             f"Content-Length: {len(self.body)}\r\n\r\n".encode() + self.body)
-                if action == "answer-close":
-                    return
+                buffer += chunk
+            head, _, buffer = buffer.partition(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n")[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            while len(buffer) < length:
+                buffer += conn.recv(65536)
+            buffer = buffer[length:]
+            self.requests.append(head.split(b"\r\n")[0].decode())
+            action = self.behaviour(len(self.requests))
+            if action == "drop":
+                return
+            conn.sendall(f"HTTP/1.1 {self.status}\r\nContent-Type: {self.content_type}\r\n"
+                         f"Content-Length: {len(self.body)}\r\n\r\n".encode() + self.body)
+            if action == "answer-close":
+                return
 
     def api(self) -> Api:
         return Api(Settings(f"http://127.0.0.1:{self.port}", "key", "secret", "test"))
 
     def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread (close alone does not, on Linux)
+        except OSError:
+            pass
         self.sock.close()
 
 
@@ -94,6 +105,7 @@ def test_connection_closed_while_idle_is_reopened_even_for_a_post(servers: list[
     servers.append(server)
     api = server.api()
     assert api.raw("create", "POST", "/x", body={"a": 1}) == (200, {"ok": True})
+    assert server.closed.acquire(timeout=10)  # the server's idle close has happened before the next call
     assert api.raw("create", "POST", "/x", body={"a": 2}) == (200, {"ok": True})
     assert server.connections == 2 and len(server.requests) == 2
 
@@ -112,14 +124,13 @@ def test_lost_answer_sent_again_for_a_get_never_for_a_post(servers: list[RawServ
     assert len(post_server.requests) == 1  # a POST whose answer was lost is not sent twice
 
 
-def test_refused_port_is_one_line(servers: list[RawServer]) -> None:
-    server = RawServer(lambda n: "answer")
-    servers.append(server)
-    api = server.api()
-    server.close()
+def test_refused_port_is_one_line() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as probe:
+        port = probe.getsockname()[1]  # free now, and nobody listens on it once closed
+    api = Api(Settings(f"http://127.0.0.1:{port}", "key", "secret", "test"))
     with pytest.raises(CLIError) as failed:
         api.get("list repositories", "/repositories")
-    assert failed.value.line() == (f"cannot reach the lakeFS server at http://127.0.0.1:{server.port} "
+    assert failed.value.line() == (f"cannot reach the lakeFS server at http://127.0.0.1:{port} "
                                    "(ConnectionRefusedError): is it running? check server.endpoint_url with "
                                    "'lakelet doctor'")
 
