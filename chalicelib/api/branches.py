@@ -10,7 +10,7 @@ from chalicelib.graveler.errors import MergeConflicts
 from . import names, serializers
 from .endpoint import current_user, json_response, no_content, route, services
 from .params import JsonBody, Query
-from .refs import conflict_response
+from .diff_merge import conflict_response
 
 bp = Blueprint(__name__)
 

@@ -14,7 +14,7 @@ REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 # commit and merge of newer lakeFS API versions, commitAsync (POST .../commits/async, answering TaskCreation)
 # and its status (GET .../commits/status?id=..., answering CommitAsyncStatus), mergeIntoBranchAsync (POST
 # .../refs/{source}/merge/{dest}/async) and its status (GET .../merge/{dest}/status?id=..., MergeAsyncStatus).
-# chalicelib/api/commits.py and refs.py serve them; tests/api/test_tasks.py checks their answers. Not in the
+# chalicelib/api/commits.py and diff_merge.py serve them; tests/api/test_tasks.py checks their answers. Not in the
 # spec, so the fuzz test leaves them out. The web UI's two (chalicelib/api/web.py): ending the cookie session
 # (POST /auth/logout) and the caller's permission hints (GET /user/permissions); tests/api/test_webui_session.py.
 # The batch upload the CLI uses for small files (POST .../objects/batch, chalicelib/api/batch.py);
