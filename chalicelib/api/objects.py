@@ -19,7 +19,7 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry, ListedObject
 
-from . import batch, multipart, names, serializers
+from . import batch_body, multipart, names, serializers
 from .endpoint import current_user, json_response, no_content, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
@@ -184,13 +184,13 @@ def upload_object(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/batch", ["POST"])
 def upload_objects(repository: str, branch: str) -> Response:
-    """Lakelet's batch upload (an extension; body format in batch.py): 201 with ``results``, the ObjectStats
+    """Lakelet's batch upload (an extension; body format in batch_body.py): 201 with ``results``, the ObjectStats
     of every object in the manifest's order. Needs fs:WriteObject on every path (permissions.py)."""
     request = bp.current_request
     refuse_if_match(request.headers)
     if if_absent(request.headers):
         raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
-    objects = batch.parse(request.raw_body)
+    objects = batch_body.parse(request.raw_body)
     entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
     return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries)]}, 201)
 

@@ -30,7 +30,7 @@ from chalicelib.auth.policies import (
 from chalicelib.graveler.errors import Invalid
 from chalicelib.graveler.validation import normalize_storage_namespace
 
-from . import batch
+from . import batch_body
 from .params import JsonBody, Query
 
 _PARAMETER = re.compile(r"\{[^}]+\}")
@@ -127,7 +127,7 @@ def _namespace_as_stored(namespace: str) -> str:
 def _upload_batch(f: RequestFacts) -> Sequence[Permission]:
     """Every path of a batch upload's manifest must be writable: the batch is refused whole (403), as one
     denied path means a batch that cannot be staged as asked."""
-    return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch.paths(f.raw_body)]
+    return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch_body.paths(f.raw_body)]
 
 
 def _copy_object(f: RequestFacts) -> Sequence[Permission]:

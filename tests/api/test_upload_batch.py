@@ -1,4 +1,4 @@
-"""Lakelet's batch upload (POST .../branches/{branch}/objects/batch, chalicelib/api/batch.py): many objects staged
+"""Lakelet's batch upload (POST .../branches/{branch}/objects/batch, chalicelib/api/batch_body.py): many objects staged
 by one request, each as a single upload would stage it; anything wrong refuses the whole batch before a byte is
 written."""
 
@@ -14,7 +14,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
-from chalicelib.api.batch import MAX_BATCH_BYTES, MAX_MANIFEST_BYTES
+from chalicelib.api.batch_body import MAX_BATCH_BYTES, MAX_MANIFEST_BYTES
 from chalicelib.graveler.batch_upload import MAX_BATCH_OBJECTS
 
 from .support import Api, assert_error, body_of, conforms

@@ -17,7 +17,7 @@ REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 # chalicelib/api/commits.py and diff_merge.py serve them; tests/api/test_tasks.py checks their answers. Not in the
 # spec, so the fuzz test leaves them out. The web UI's two (chalicelib/api/web.py): ending the cookie session
 # (POST /auth/logout) and the caller's permission hints (GET /user/permissions); tests/api/test_webui_session.py.
-# The batch upload the CLI uses for small files (POST .../objects/batch, chalicelib/api/batch.py);
+# The batch upload the CLI uses for small files (POST .../objects/batch, chalicelib/api/batch_body.py);
 # tests/api/test_upload_batch.py.
 EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
     {
