@@ -20,7 +20,7 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry, ListedObject
 
 from . import batch_body, multipart, names, serializers
-from .endpoint import current_user, json_response, no_content, route, services
+from .endpoint import current_user, json_response, no_content, raw_body, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 from .ranges import parse_range
@@ -174,7 +174,7 @@ def upload_object(repository: str, branch: str) -> Response:
     request = bp.current_request
     path = Query(request.query_params).required_string("path")
     refuse_if_match(request.headers)
-    data, content_type = upload_body(request.headers, request.raw_body or b"")
+    data, content_type = upload_body(request.headers, raw_body(request))
     entry = services().graveler.upload_object(
         names.repository(repository),
         names.branch(branch),
