@@ -8,9 +8,9 @@ from chalice import Blueprint, Response
 from chalicelib.graveler.errors import MergeConflicts
 
 from . import names, serializers
+from .diff_merge import conflict_response
 from .endpoint import current_user, json_response, no_content, route, services
 from .params import JsonBody, Query
-from .diff_merge import conflict_response
 
 bp = Blueprint(__name__)
 

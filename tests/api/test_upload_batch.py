@@ -103,7 +103,9 @@ BAD_BODIES: dict[str, bytes] = {
     "empty path": b'{"objects": [{"path": "", "size_bytes": 1}]}\nx',
     "NUL in path": b'{"objects": [{"path": "a\\u0000b", "size_bytes": 1}]}\nx',
     "path of 10,000 characters": json.dumps({"objects": [{"path": "p" * 10_000, "size_bytes": 1}]}).encode() + b"\nx",
-    "CR LF in metadata value": b'{"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"k": "v\\r\\nX: y"}}]}\nx',
+    "CR LF in metadata value": (
+        b'{"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"k": "v\\r\\nX: y"}}]}\nx'
+    ),
     "binary garbage": bytes(range(256)) * 20,
     "lone surrogate": b'{"objects": [{"path": "a\\ud800", "size_bytes": 1}]}\nx',
     "CR LF in content type": b'{"objects": [{"path": "a", "size_bytes": 1, "content_type": "a\\r\\nX: y"}]}\nx',

@@ -49,5 +49,5 @@ def test_the_extensions_are_served_and_not_in_the_sdk() -> None:
     spec = json.loads(SPEC_FILE.read_text())
     documented = {(method.upper(), _normalize(path)) for path, ops in spec["paths"].items() for method in ops}
     served = {(method, _normalize(path)) for method, path in served_routes()}
-    assert EXTENSIONS <= served
+    assert served >= EXTENSIONS
     assert EXTENSIONS & documented == set()
