@@ -1,7 +1,8 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
 #               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000
-#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (every tier)
+#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but the compat tier)
+#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
@@ -30,10 +31,16 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-fast check run venv clean-venv package deploy webui
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui
 
+# The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
+# PYTEST_ARGS replaces this one: add "and not compat" to it.
 test: $(DEV_STAMP)
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not compat" $(PYTEST_ARGS)
+
+# lakefs-spec's tests, unchanged, against a fresh stack (tests/compat/).
+test-compat: $(DEV_STAMP)
+	$(VENV)/bin/python -m pytest -m compat tests/compat $(PYTEST_ARGS)
 
 # Every tier that needs moto, Spark, chalice package, Chromium or a running stack is left out (markers in
 # pyproject.toml, set by tests/conftest.py); what is left runs in under a minute on two cores.
