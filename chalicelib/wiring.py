@@ -12,6 +12,7 @@ from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.service import Graveler
+from .graveler.workflow_runner import Workflows
 from .settings import Settings
 
 if TYPE_CHECKING:
@@ -58,9 +59,26 @@ def assemble(
     collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
     prefix = None if any_namespace else f"s3://{settings.bucket}/"
     graveler = Graveler(
-        refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix
+        refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix,
+        workflows=workflows(settings),
     )
     return Services(settings, graveler, auth, repository_metadata)
+
+
+def workflows(settings: Settings) -> Workflows:
+    """The state machines large commits and merges run as (Step Functions, or moto's locally), when configured."""
+    from .adapters.stepfunctions import StepFunctionsWorkflows
+
+    def runner(arn: str | None) -> StepFunctionsWorkflows | None:
+        return StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url) if arn else None
+
+    return Workflows(
+        runner(settings.commit_state_machine_arn),
+        runner(settings.merge_state_machine_arn),
+        settings.commit_workflow_threshold,
+        settings.merge_workflow_threshold,
+        settings.workflow_wait_seconds,
+    )
 
 
 def s3_client(settings: Settings) -> Any:

@@ -72,6 +72,8 @@ from .staging import (
     stage_many,
     staged_changes,
 )
+from . import workflow_runner
+from .workflow_runner import TaskStatus, Workflows
 from .validation import (
     normalize_storage_namespace,
     validate_branch_id,
@@ -105,8 +107,11 @@ class Graveler:
         protection: BranchProtection | None = None,
         collected: CollectedCheck | None = None,
         namespace_prefix: str | None = None,
+        workflows: Workflows | None = None,
     ) -> None:
-        """``namespace_prefix``: where repositories may live (``s3://<bucket>/`` of the deployment); None: any."""
+        """``namespace_prefix``: where repositories may live (``s3://<bucket>/`` of the deployment); None: any.
+        ``workflows``: where large commits and merges run (workflow_runner.py); None: always inline."""
+        self.workflows = workflows or Workflows()
         self.refs = refs
         self.namespace_prefix = namespace_prefix
         self.staging = staging
@@ -307,9 +312,12 @@ class Graveler:
         metadata: dict[str, str] | None = None,
         date: int | None = None,
         allow_empty: bool = False,
+        *,
+        wait_seconds: float | None = None,
     ) -> Commit:
-        """Seals the staging token, applies every sealed token onto the head and moves the branch: the steps of the
-        commit workflow (commit_steps.py) in one slice.
+        """Seals the staging token, applies every sealed token onto the head and moves the branch: the steps of
+        commit/steps.py, inline or as the commit workflow above its threshold (workflow_runner.py), waited for up
+        to ``wait_seconds`` (None: the configured wait). Raises StillRunning with the task id when it goes on.
 
         The branch move is a compare-and-swap; when it loses to another commit the work is redone from what is
         still sealed (the winner may have committed our changes already: then its head is the answer).
@@ -318,8 +326,15 @@ class Graveler:
             raise errors.Invalid("commit message is required")
         request = CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
                                 self.now() if date is None else float(date), dict(metadata or {}), allow_empty)
-        result = self.commit_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
-        return self.refs.get_commit(RepositoryID(repo_id), CommitID(str(result["commit_id"])))
+        return workflow_runner.commit(self, request, self._wait(wait_seconds))
+
+    def commit_status(self, repo_id: str, branch_id: str, task_id: str) -> TaskStatus:
+        """A commit task's status (lakeFS's commitAsyncStatus). Raises NotFound for an id that names no commit
+        task of this branch."""
+        return workflow_runner.commit_status(self, repo_id, branch_id, task_id)
+
+    def _wait(self, wait_seconds: float | None) -> float:
+        return self.workflows.wait_seconds if wait_seconds is None else wait_seconds
 
     # ---- objects --------------------------------------------------------------------------------------------
 
@@ -656,10 +671,13 @@ class Graveler:
         squash_merge: bool = False,
         allow_empty: bool = False,
         force: bool = False,
+        *,
+        wait_seconds: float | None = None,
     ) -> Commit:
         """Merges ``source_ref`` into the branch with a new commit (never a fast-forward): parents [destination
-        head, source] (squash_merge: the head only), the strategies in its metadata. The steps of the merge
-        workflow (merge_steps.py) in one slice.
+        head, source] (squash_merge: the head only), the strategies in its metadata. The steps of merge/steps.py,
+        inline or as the merge workflow above its threshold (workflow_runner.py), waited for up to
+        ``wait_seconds`` (None: the configured wait); StillRunning with the task id when it goes on.
 
         Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source's tree is the
         merge base's, as lakeFS decides (merging.source_holds_changes; unless allow_empty or force), Invalid for
@@ -667,13 +685,18 @@ class Graveler:
         left unresolved.
         """
         repo = self.get_repository(repo_id)
-        self.refs.get_branch(repo.id, BranchID(destination_branch))
+        # The source first: RefNotFound before BranchNotFound, as the API has always answered.
         source = self._commit_of(repo.id, source_ref)
+        self.refs.get_branch(repo.id, BranchID(destination_branch))
         request = MergeRequest(repo_id, source_ref, source.id, destination_branch, uuid.uuid4().hex, committer,
                                message, self.now(), dict(metadata or {}), strategy, tuple(path_strategies),
                                squash_merge, allow_empty, force)
-        result = self.merge_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
-        return self.refs.get_commit(repo.id, CommitID(str(result["commit_id"])))
+        return workflow_runner.merge(self, request, self._wait(wait_seconds))
+
+    def merge_status(self, repo_id: str, destination_branch: str, task_id: str) -> TaskStatus:
+        """A merge task's status (lakeFS's mergeIntoBranchAsyncStatus). Raises NotFound for an id that names no
+        merge task into this branch."""
+        return workflow_runner.merge_status(self, repo_id, destination_branch, task_id)
 
     def preview_merge(
         self,
