@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .graveler.collected import CollectedCheck
-from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
-from .graveler.service import Graveler
+from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
-from .settings import Settings
+from .gc.ports import JobStarter
+from .settings import GCSettings, Settings
 
 if TYPE_CHECKING:
     from .repository_metadata import RepositoryMetadataStore
@@ -78,6 +78,20 @@ def workflows(settings: Settings) -> Workflows:
         settings.commit_workflow_threshold,
         settings.merge_workflow_threshold,
         settings.workflow_wait_seconds,
+    )
+
+
+def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
+    """The GC job starter of the deployment: EMR Serverless (or moto's) with the application and role of ``gc``."""
+    from .adapters.emr import EmrServerlessStarter
+
+    return EmrServerlessStarter.connect(
+        settings.region,
+        settings.endpoint_url,
+        application_id=gc.emr_application_id,
+        execution_role_arn=gc.emr_execution_role_arn,
+        log_uri=gc.log_uri,
+        timeout_minutes=gc.timeout_minutes,
     )
 
 

@@ -14,9 +14,7 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.committed.compare import MergeChange
-from chalicelib.graveler.committed.merge import KeyConflict
-from chalicelib.graveler.committed.mergetable import Decision
+from chalicelib.graveler.merge import Decision, KeyConflict, MergeChange
 from chalicelib.graveler.merge.policy import MergePreview
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Diff, Page

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from . import errors, workflow_runner
 from .branches_and_tags import BranchesAndTags
 from .commit import CommitRequest, CommitSteps
+from .committed import CommittedManager, RangeParams
 from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
@@ -26,7 +27,9 @@ from .repositories import Repositories
 from .rewrites import Rewrites
 from .workflow_runner import TaskStatus
 
-__all__ = ["Graveler"]
+# The committed-data manager and its range parameters are named here for wiring, which builds the engine:
+# committed/ itself is internal to graveler.
+__all__ = ["CommittedManager", "Graveler", "RangeParams"]
 
 
 class Graveler(Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites):
