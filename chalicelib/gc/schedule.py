@@ -19,7 +19,7 @@ from chalicelib.graveler.service import Graveler
 from .ports import JobRunRequest, JobStarter
 from .prepare import PreparedRun, prepare
 from .rules import GCRulesNotFound
-from .settings import GCSettings
+from chalicelib.settings import GCSettings
 
 log = logging.getLogger(__name__)
 
