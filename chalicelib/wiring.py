@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
+from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
@@ -124,7 +125,8 @@ def aws_services(settings: Settings) -> Services:
     kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
     return assemble(
         settings,
-        DynamoRefStore(names, settings.region, settings.endpoint_url),
+        # Commits (immutable) and repositories (a short TTL) are remembered per container: fewer DynamoDB reads.
+        CachedRefStore(DynamoRefStore(names, settings.region, settings.endpoint_url)),
         DynamoStagingStore(names, settings.region, settings.endpoint_url),
         S3BlockStore(s3),
         AuthService(
