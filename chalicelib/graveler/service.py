@@ -20,6 +20,8 @@ from . import move_checks, namespaces
 from .addressing import new_data_address
 from .branch_moves import MOVE_TRIES, move_to_commit, new_staging_token, retire, update_branch
 from .batch_upload import NewObject, check_batch, write_objects
+from .actions import ACTIONS_PREFIX, EventType, HookEvent, HookRunner
+from .actions.operations import commit_event, merge_event, ref_event
 from .collected import CollectedCheck
 from .commit import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
@@ -105,6 +107,7 @@ class Graveler:
         protection: BranchProtection | None = None,
         collected: CollectedCheck | None = None,
         namespace_prefix: str | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         """``namespace_prefix``: where repositories may live (``s3://<bucket>/`` of the deployment); None: any."""
         self.refs = refs
@@ -119,6 +122,8 @@ class Graveler:
         self.guard: BranchProtection | NoProtection = protection or NoProtection()
         # Which entries' data garbage collection deleted, for the reads that do not touch the data themselves.
         self.collected = collected or CollectedCheck(blocks)
+        # The hooks of actions (None: an engine that runs none).
+        self.hooks = hooks
 
     @functools.cached_property
     def commit_steps(self) -> CommitSteps:
@@ -130,6 +135,23 @@ class Graveler:
     def merge_steps(self) -> MergeSteps:
         """The merge as steps over these ports (what ``merge`` runs, and the merge workflow's tasks)."""
         return MergeSteps(self.refs, self.staging, self.blocks, self.committed, sleep=self._sleep)
+
+    # ---- hooks ----------------------------------------------------------------------------------------------
+
+    def action_files(self, repo_id: str, ref: str, limit: int = 1000) -> list[tuple[str, bytes]]:
+        """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS)."""
+        page = self.list_objects(repo_id, ref, ACTIONS_PREFIX, "/", "", limit)
+        return [(str(o.key), self.read_object(repo_id, o.entry)) for o in page.results if o.entry is not None]
+
+    def run_pre_hooks(self, event: HookEvent) -> None:
+        """Runs before the operation moves anything; raises HookAborted (412) when a hook fails."""
+        if self.hooks is not None:
+            self.hooks.run(event)
+
+    def run_post_hooks(self, event: HookEvent) -> None:
+        """Runs after the operation; failures are recorded in the run, never raised."""
+        if self.hooks is not None:
+            self.hooks.run_post(event)
 
     def now(self) -> float:
         """The time commits are dated with (unix seconds, sub-second kept: the log orders by it) when the caller
@@ -209,8 +231,12 @@ class Graveler:
         repo = self.get_repository(repo_id)
         source = self.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
+        self.run_pre_hooks(ref_event(EventType.PRE_CREATE_BRANCH, repo.id, source.commit_id, branch_id=branch_id,
+                                     source_ref=source_ref, commit_id=source.commit_id))
         # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
         self.refs.create_branch(repo.id, branch, generation=repo.generation)
+        self.run_post_hooks(ref_event(EventType.POST_CREATE_BRANCH, repo.id, branch.commit_id, branch_id=branch_id,
+                                      source_ref=source_ref, commit_id=source.commit_id))
         return branch
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
@@ -231,8 +257,12 @@ class Graveler:
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
         self.guard.refuse_delete(repo, branch_id)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.run_pre_hooks(ref_event(EventType.PRE_DELETE_BRANCH, repo.id, branch_id, branch_id=branch_id,
+                                     source_ref=branch_id, commit_id=branch.commit_id))
         self.refs.delete_branch(repo.id, branch.id)
         drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
+        self.run_post_hooks(ref_event(EventType.POST_DELETE_BRANCH, repo.id, branch.commit_id, branch_id=branch_id,
+                                      source_ref=branch_id, commit_id=branch.commit_id))
 
     # ---- tags -----------------------------------------------------------------------------------------------
 
@@ -240,7 +270,11 @@ class Graveler:
         validate_tag_id(tag_id)
         repo = self._writable_repository(repo_id)
         tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
+        self.run_pre_hooks(ref_event(EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref,
+                                     commit_id=tag.commit_id))
         self.refs.create_tag(repo.id, tag, generation=repo.generation)
+        self.run_post_hooks(ref_event(EventType.POST_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id,
+                                      source_ref=ref, commit_id=tag.commit_id))
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
@@ -253,7 +287,15 @@ class Graveler:
 
     def delete_tag(self, repo_id: str, tag_id: str) -> None:
         repo = self._writable_repository(repo_id)
+        if self.hooks is None:
+            self.refs.delete_tag(repo.id, TagID(tag_id))
+            return
+        tag = self.refs.get_tag(repo.id, TagID(tag_id))
+        self.run_pre_hooks(ref_event(EventType.PRE_DELETE_TAG, repo.id, tag.commit_id, tag_id=tag_id,
+                                     source_ref=tag_id, commit_id=tag.commit_id))
         self.refs.delete_tag(repo.id, TagID(tag_id))
+        self.run_post_hooks(ref_event(EventType.POST_DELETE_TAG, repo.id, tag.commit_id, tag_id=tag_id,
+                                      source_ref=tag_id, commit_id=tag.commit_id))
 
     # ---- commits and refs -----------------------------------------------------------------------------------
 
@@ -318,8 +360,11 @@ class Graveler:
             raise errors.Invalid("commit message is required")
         request = CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
                                 self.now() if date is None else float(date), dict(metadata or {}), allow_empty)
+        self.run_pre_hooks(commit_event(request))
         result = self.commit_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
-        return self.refs.get_commit(RepositoryID(repo_id), CommitID(str(result["commit_id"])))
+        made = self.refs.get_commit(RepositoryID(repo_id), CommitID(str(result["commit_id"])))
+        self.run_post_hooks(commit_event(request, made.id))
+        return made
 
     # ---- objects --------------------------------------------------------------------------------------------
 
@@ -672,8 +717,12 @@ class Graveler:
         request = MergeRequest(repo_id, source_ref, source.id, destination_branch, uuid.uuid4().hex, committer,
                                message, self.now(), dict(metadata or {}), strategy, tuple(path_strategies),
                                squash_merge, allow_empty, force)
-        result = self.merge_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES)
-        return self.refs.get_commit(repo.id, CommitID(str(result["commit_id"])))
+        planned = self.merge_steps.plan(request, 1)
+        self.run_pre_hooks(merge_event(request))
+        result = self.merge_steps.run(request, max_slices=1, max_rounds=COMMIT_TRIES, planned=planned)
+        made = self.refs.get_commit(repo.id, CommitID(str(result["commit_id"])))
+        self.run_post_hooks(merge_event(request, made.id))
+        return made
 
     def preview_merge(
         self,
@@ -755,8 +804,13 @@ class Graveler:
                 (head.id,), head.generation + 1,
             )
 
+        self.run_pre_hooks(ref_event(EventType.PRE_REVERT, repo.id, branch_id, branch_id=branch_id, source_ref=ref,
+                                     committer=committer, message=message or f"Revert {ref}"))
         self.prepare_move(repo, BranchID(branch_id))
-        return move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
+        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
+        self.run_post_hooks(ref_event(EventType.POST_REVERT, repo.id, made.id, branch_id=branch_id, source_ref=ref,
+                                      commit_id=made.id, committer=committer, message=made.message))
+        return made
 
     def cherry_pick(
         self,
@@ -799,10 +853,15 @@ class Graveler:
                 (head.id,), head.generation + 1,
             )
 
+        self.run_pre_hooks(ref_event(EventType.PRE_CHERRY_PICK, repo.id, branch_id, branch_id=branch_id,
+                                     source_ref=ref, committer=committer, message=message or target.message))
         self.prepare_move(repo, BranchID(branch_id))
-        return move_to_commit(
+        made = move_to_commit(
             self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep
         )
+        self.run_post_hooks(ref_event(EventType.POST_CHERRY_PICK, repo.id, made.id, branch_id=branch_id,
+                                      source_ref=ref, commit_id=made.id, committer=committer, message=made.message))
+        return made
 
     def reset_branch(
         self, repo_id: str, branch_id: str, path_type: str = RESET_ALL, path: str | None = None, force: bool = False

@@ -22,6 +22,7 @@ from chalicelib.adapters.stepfunctions import Execution, StepFunctionsWorkflows
 from chalicelib.graveler import errors
 from chalicelib.graveler.commit import DONE_ELSEWHERE, CommitRequest
 from chalicelib.graveler.merge import MergeRequest, conflicts_address, read_conflicts
+from chalicelib.graveler.actions.operations import commit_event, merge_event
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Branch, Commit
 from chalicelib.graveler.staging import branch_tokens, staged_changes
@@ -108,10 +109,16 @@ def commit(services: Services, request: CommitRequest, wait_seconds: float) -> T
     branch = services.graveler.get_branch(request.repository, request.branch)  # BranchNotFound now
     workflows = _workflows(services, services.settings.commit_state_machine_arn)
     threshold = services.settings.commit_workflow_threshold
+    # Pre-hooks run before anything is sealed or started, and hold no lock: a failed one changes nothing (412).
+    services.graveler.run_pre_hooks(commit_event(request))
     if workflows is None or not staged_at_least(services, branch, threshold + 1):
-        return _inline(services, request.repository, request.branch,
-                       services.graveler.commit_steps.run(request, INLINE_SLICES))
+        status = _inline(services, request.repository, request.branch,
+                         services.graveler.commit_steps.run(request, INLINE_SLICES))
+        assert status.result is not None
+        services.graveler.run_post_hooks(commit_event(request, status.result.id))
+        return status
     # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
+    # Its post-hooks run in its last step (workflows/commit.py), after the branch moved.
     services.graveler.guard.refuse_commit(services.graveler.get_repository(request.repository), request.branch)
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
                   _commit_result)
@@ -124,9 +131,15 @@ def merge(services: Services, request: MergeRequest, wait_seconds: float) -> Tas
     steps = services.graveler.merge_steps
     # The plan's checks and size come first; an inline merge goes on from this very plan.
     planned = steps.plan(request, INLINE_SLICES)
+    # After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move.
+    services.graveler.run_pre_hooks(merge_event(request))
     if workflows is None or planned.size <= services.settings.merge_workflow_threshold:
-        return _inline(services, request.repository, request.destination,
-                       steps.run(request, INLINE_SLICES, planned=planned))
+        status = _inline(services, request.repository, request.destination,
+                         steps.run(request, INLINE_SLICES, planned=planned))
+        assert status.result is not None
+        services.graveler.run_post_hooks(merge_event(request, status.result.id))
+        return status
+    # The workflow's last step runs the post-hooks (workflows/merge.py).
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
                   _merge_result)
 
