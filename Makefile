@@ -1,7 +1,8 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
 #               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000
-#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest
+#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but the compat tier)
+#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
@@ -28,10 +29,16 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test run venv clean-venv package deploy webui
+.PHONY: test test-compat run venv clean-venv package deploy webui
 
+# The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
+# PYTEST_ARGS replaces this one: add "and not compat" to it.
 test: $(DEV_STAMP)
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not compat" $(PYTEST_ARGS)
+
+# lakefs-spec's tests, unchanged, against a fresh stack (tests/compat/).
+test-compat: $(DEV_STAMP)
+	$(VENV)/bin/python -m pytest -m compat tests/compat $(PYTEST_ARGS)
 
 # The quickstart repository is created once per data directory (lakelet/samples.py).
 run: $(RUN_STAMP)
