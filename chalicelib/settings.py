@@ -15,6 +15,8 @@ ENV_DEFAULT_REGION = "AWS_DEFAULT_REGION"
 ENV_ENDPOINT_URL = "LAKELET_AWS_ENDPOINT_URL"  # set only locally: the moto server
 ENV_TABLE_PREFIX = "LAKELET_TABLE_PREFIX"
 ENV_BUCKET = "LAKELET_BUCKET"
+# The Lambda functions lambda hooks may invoke (comma-separated names or ARNs): infra/ sets it from the stack.
+ENV_HOOK_FUNCTIONS = "LAKELET_HOOK_FUNCTIONS"
 ENV_PRESIGN_EXPIRY = "LAKELET_PRESIGN_EXPIRY_SECONDS"
 ENV_RANGE_MAX_BYTES = "LAKELET_RANGE_MAX_BYTES"
 ENV_RANGE_MIN_BYTES = "LAKELET_RANGE_MIN_BYTES"
@@ -104,7 +106,7 @@ class Settings:
                 env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
             ),
             gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
-            hook_functions=tuple(f.strip() for f in env.get("LAKELET_HOOK_FUNCTIONS", "").split(",") if f.strip()),
+            hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
             hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
             hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),
         )
