@@ -192,23 +192,19 @@ def spread(objects: int, count: int, offset: int = 0) -> list[int]:
     return [order[offset + step * j] for j in range(count)]
 
 
-def main(objects: int, changes: int) -> None:
+def measure(objects: int, changes: int) -> dict[str, Any]:
+    """Every figure of this benchmark, measured in one run."""
     store = Counting()
     manager = CommittedManager(store)  # type: ignore[arg-type]
     t_build, base = timed(lambda: build(manager, objects))
-    print(f"objects {objects}, changes {changes}, base written in {t_build:.1f} s, "
-          f"{len(manager.ranges(NS, base))} ranges")
 
     def changed(indexes: list[int], version: int) -> list[StagedEntry]:
         return sorted((StagedEntry(Key(key_of(i)), entry_of(i, version)) for i in indexes), key=lambda c: c.key)
 
-    rows: list[tuple[str, dict[str, float]]] = []
-    spread_keys = spread(objects, changes)
-    rows.append(("commit, spread", commit(manager, store, base, changed(spread_keys, 1))))
+    spread_commit = commit(manager, store, base, changed(spread(objects, changes), 1))
     order = sorted(range(objects), key=key_of)
     middle = objects // 2
     clustered = commit(manager, store, base, changed(order[middle:middle + changes], 1))
-    rows.append(("commit, clustered", clustered))
 
     small_store = Counting()
     small = CommittedManager(small_store)  # type: ignore[arg-type]
@@ -219,15 +215,30 @@ def main(objects: int, changes: int) -> None:
     on_source = changes * 9 // 10
     source = manager.apply(NS, base, changed(spread(objects, on_source, 1), 2)).metarange_id
     dest = manager.apply(NS, base, changed(spread(objects, changes - on_source, 3), 3)).metarange_id
-    rows.append(("merge, spread", merge(manager, store, base, source, dest)))
+    spread_merge = merge(manager, store, base, source, dest)
+    listed = listing(manager, store, base, objects)
 
-    for name, r in rows:
+    def plain(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if k != "metarange"}
+
+    return {
+        "objects": objects, "changes": changes, "build_seconds": t_build, "ranges": len(manager.ranges(NS, base)),
+        "commit_spread": plain(spread_commit), "commit_clustered": plain(clustered),
+        "commit_clustered_10k": plain(small_clustered), "merge_spread": plain(spread_merge), "listing": listed,
+    }
+
+
+def main(objects: int, changes: int) -> None:
+    m = measure(objects, changes)
+    print(f"objects {objects}, changes {changes}, base written in {m['build_seconds']:.1f} s, {m['ranges']} ranges")
+    for name, key in (("commit, spread", "commit_spread"), ("commit, clustered", "commit_clustered"),
+                      ("merge, spread", "merge_spread")):
+        r = m[key]
         print(f"{name:18s} {r['time'] * 1000:8.1f} ms  pyarrow limit {r['limit'] * 1000:8.1f} ms  "
               f"ratio {r['time'] / r['limit']:5.2f}x  ranges read {r['read']}, written {r['written']}")
     print(f"commit, clustered: {objects} objects / 10,000 objects: "
-          f"{clustered['time'] / small_clustered['time']:.2f}")
-
-    listed = listing(manager, store, base, objects)
+          f"{m['commit_clustered']['time'] / m['commit_clustered_10k']['time']:.2f}")
+    listed = m["listing"]
     print(f"listing {objects}, 1,000 a page: {listed['time']:.2f} s, raw iteration {listed['raw']:.2f} s, "
           f"rate ratio {listed['raw'] / listed['time']:.2f}; full collections {listed['pauses']:.0f}, "
           f"longest {listed['max_pause'] * 1000:.1f} ms")

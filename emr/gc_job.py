@@ -483,15 +483,18 @@ def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]
 # ---- reading what is referenced --------------------------------------------------------------------------------
 
 
-def metarange_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
-    """Metarange ids -> the ids of their ranges."""
+def metarange_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """mapInArrow over batches of metarange ids -> batches of the ids of their ranges."""
 
-    def run(metarange_ids: Iterator[str]) -> Iterator[str]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         s3 = s3_client(conf)
-        for metarange_id in metarange_ids:
-            key = ns.metadata_key(metarange_id)
-            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
-            yield from table.column("range_id").to_pylist()
+        for batch in batches:
+            for metarange_id in batch.column(0).to_pylist():
+                key = ns.metadata_key(metarange_id)
+                table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
+                column = table.column("range_id").combine_chunks().cast(pa.string())
+                if len(column):
+                    yield pa.RecordBatch.from_arrays([column], names=["range_id"])
 
     return run
 
@@ -673,15 +676,17 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     metaranges = sorted({metarange for _, metarange in commits if metarange})
     ranges_read = sc.accumulator(0)  # informative only: a retried task counts its ranges twice
     address_schema = StructType([StructField("address", StringType(), False)])
+    range_id_schema = StructType([StructField("range_id", StringType(), False)])
+    # Metaranges and range ids are few (one range per thousands of objects): they stay in the JVM between the
+    # two reads, and the ranges are spread over commit_partitions tasks for reading.
     range_ids = (
-        sc.parallelize(metaranges, max(1, min(len(metaranges), options.commit_partitions)))
-        .mapPartitions(metarange_task(ns, options.s3))
-        .distinct(options.commit_partitions)
-        .map(lambda range_id: (range_id,))
+        spark.createDataFrame([(m,) for m in metaranges], StructType([StructField("metarange_id", StringType(), False)]))
+        .repartition(max(1, min(len(metaranges), options.commit_partitions)))
+        .mapInArrow(metarange_task(ns, options.s3), range_id_schema)
+        .distinct()
+        .repartition(options.commit_partitions)
     )
-    referenced = spark.createDataFrame(range_ids, StructType([StructField("range_id", StringType(), False)])).mapInArrow(
-        range_task(ns, options.s3, ranges_read), address_schema
-    )
+    referenced = range_ids.mapInArrow(range_task(ns, options.s3, ranges_read), address_schema)
     staged = spark.createDataFrame(
         [(location,) for location in staged_locations], StructType([StructField("location", StringType(), False)])
     ).repartition(max(1, len(staged_locations))).mapInArrow(staged_task(ns, options.s3), address_schema)
@@ -726,10 +731,12 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Without nested repositories (the usual case) the old enough objects are known without another pass.
     eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
 
+    # The anti join leaves its output hash-partitioned by address into address_partitions (the shuffle
+    # partitions) and sorted within each: each partition is one marked part, in address order, with no
+    # further shuffle.
     marked = (
         candidates.select("address", "size", "last_modified")
         .join(protected, on="address", how="left_anti")
-        .repartition(options.address_partitions, "address")
         .sortWithinPartitions("address")
     )
     part_schema = StructType([
@@ -842,6 +849,9 @@ def run(spark: Any, options: JobOptions, progress: Any = _no_progress) -> dict[s
     # One marked part per address partition, as --address-partitions says: adaptive execution would otherwise
     # fold a small mark into one part (and a large one into parts too big for one sweep task).
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    # Spark cannot see how many addresses the ranges hold (it estimates from the few range ids): a broadcast of
+    # the referenced side, sized on that guess, would hold every referenced address in the driver's memory.
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     ns = Namespace.parse(options.storage_namespace)
     s3 = s3_client(options.s3)
     started_at = time.time()
