@@ -5,6 +5,8 @@
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
+#   make bench    every figure of the performance table with its goal (bench/run.py), into bench/results.json
+#               and the README's table; BENCH_ARGS="--quick" for a small run, --help for sizes and ports
 # Pass extra arguments with PYTEST_ARGS="-k e2e -x" or RUN_ARGS="--api-port 9000".
 
 SHELL := /bin/bash
@@ -28,7 +30,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test run venv clean-venv package deploy webui
+.PHONY: test run venv clean-venv package deploy webui bench
 
 test: $(DEV_STAMP)
 	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
@@ -133,3 +135,11 @@ $(WEBUI_MODULES): webui/package.json webui/package-lock.json
 
 $(WEBUI_OUT): $(WEBUI_MODULES) $(WEBUI_SOURCES)
 	cd webui && node build.mjs
+
+# --- Benchmarks (README, "Performance") -----------------------------------------------------------------------
+BENCH_ARGS ?=
+BENCH_OUT ?= bench/results.json
+
+bench: $(DEV_STAMP)
+	$(VENV)/bin/python bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
+	$(VENV)/bin/python bench/readme_table.py $(BENCH_OUT)

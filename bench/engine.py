@@ -31,7 +31,14 @@ from chalicelib.graveler.committed.merge import merge_ranges
 from chalicelib.graveler.committed.writer import RangeWriter
 from chalicelib.graveler.listing import paginate
 from chalicelib.graveler.ports import PutResult
-from chalicelib.graveler.records import Entry, EntryRecord, Key, ListedObject, MetaRangeID, StagedEntry
+from chalicelib.graveler.records import (
+    Entry,
+    EntryRecord,
+    Key,
+    ListedObject,
+    MetaRangeID,
+    StagedEntry,
+)
 
 NS = "s3://bench/repo"
 

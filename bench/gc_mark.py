@@ -22,6 +22,7 @@ import os
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import boto3
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -38,8 +39,6 @@ from chalicelib.graveler.records import BranchID, Entry
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.service import Graveler
 from chalicelib.settings import Settings
-from pathlib import Path
-
 from lakelet.gc import JOB_FILE, load_job, local_session
 
 REGION = "us-east-1"

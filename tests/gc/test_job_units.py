@@ -208,3 +208,38 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
             gc_job.JobOptions(**{"storage_namespace": "s3://b", "run_id": "r", **bad})
     with pytest.raises(gc_job.GCJobError):
         gc_job.Namespace.parse("gs://bucket/x")
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_addresses_are_normalized_in_arrow_as_one_by_one(gc_job: ModuleType, namespace: str) -> None:
+    ns = gc_job.Namespace.parse(namespace)
+    addresses = ["s3a://bucket/repo/data/x", "s3n://b-2/y", "s3://bucket/z", "data/rel", "/data/abs", "//data/two",
+                 "gs://other/k", "s3a://", "é/ü", "https://host/s3a://x", ""]
+    normalized = gc_job.normalize_addresses(ns, pa.array(addresses, pa.string()))
+    assert normalized.to_pylist() == [ns.normalize(a) for a in addresses]
+    assert gc_job.normalize_addresses(ns, pa.array(["s3://bucket/a"] * 3, pa.string())).to_pylist() == [
+        "s3://bucket/a"] * 3
+
+
+def test_a_listed_page_becomes_one_arrow_batch_with_whole_seconds_and_nested_roots(gc_job: ModuleType) -> None:
+    import datetime
+
+    ns = gc_job.Namespace.parse("s3://bucket/repo")
+    utc = datetime.UTC
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    items = [
+        {"Key": "repo/data/p/a", "Size": 5, "LastModified": datetime.datetime(2026, 1, 2, 3, 4, 5, 999_999, utc)},
+        {"Key": "repo/data/nested/_lakefs/m", "Size": 0,
+         "LastModified": datetime.datetime(2026, 1, 2, 5, 4, 5, tzinfo=plus_two)},
+        {"Key": "repo/data/p/é", "LastModified": datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=utc)},
+    ]
+    batch = gc_job.listed_batch(ns, items)
+    assert batch.schema == gc_job.LISTED_SCHEMA
+    assert batch.to_pylist() == [
+        {"address": "s3://bucket/repo/data/p/a", "size": 5, "last_modified": int(items[0]["LastModified"].timestamp()),
+         "nested_root": None},
+        {"address": "s3://bucket/repo/data/nested/_lakefs/m", "size": 0,
+         "last_modified": int(items[1]["LastModified"].timestamp()), "nested_root": "s3://bucket/repo/data/nested/"},
+        {"address": "s3://bucket/repo/data/p/é", "size": 0, "last_modified": 1, "nested_root": None},
+    ]
+    assert gc_job.listed_batch(ns, items[:1]).column("nested_root").to_pylist() == [None]
