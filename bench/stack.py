@@ -67,6 +67,7 @@ def running_stack(api_port: int, s3_port: int, moto_port: int) -> Iterator[tuple
         # The stack logs every request it serves at INFO; the figures are what this run prints.
         for name in ("lakelet", "werkzeug", ""):
             logging.getLogger(name).setLevel(logging.WARNING)
+        assert stack._moto is not None and stack._moto._server is not None
         server = stack._moto._server  # werkzeug reads server.app for every request
         counter = MotoCounter(server.app)
         server.app = counter
@@ -83,7 +84,7 @@ def lakefs_client(stack: Any) -> Any:
                   password=stack.credentials.secret_access_key)
 
 
-def aws_calls(stack: Any, counter: MotoCounter) -> dict[str, int]:
+def aws_calls(stack: Any, counter: MotoCounter) -> dict[str, Any]:
     """AWS calls of one operation each through the official lakeFS client, after the same operation once (so
     caches that a warm Lambda keeps are warm)."""
     import lakefs
