@@ -1,8 +1,8 @@
-"""Rewrites the performance table of README.md from bench/results.json (what ``make bench`` wrote).
+"""Rewrites the table of goals in docs/performance.md from bench/results.json (what ``make bench`` wrote).
 
-Usage: .venv/bin/python bench/readme_table.py [RESULTS] [README]
+Usage: .venv/bin/python bench/readme_table.py [RESULTS] [PAGE]   (default docs/performance.md)
 
-Only the block between the two markers below is replaced; the rest of the README is left as it is. Results of a
+Only the block between the two markers below is replaced; the rest of the page is left as it is. Results of a
 ``--quick`` run are not published (their sizes are too small to mean anything): the script says so and exits 0.
 """
 
@@ -44,7 +44,7 @@ def table(results: dict[str, Any]) -> str:
 
 def rewrite(readme: str, results: dict[str, Any]) -> str:
     if BEGIN not in readme or END not in readme:
-        raise SystemExit(f"README has no generated block: add the lines\n{BEGIN}\n{END}")
+        raise SystemExit(f"the page has no generated block: add the lines\n{BEGIN}\n{END}")
     head, rest = readme.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     return f"{head}{BEGIN}\n{table(results)}\n{END}{tail}"
@@ -53,7 +53,7 @@ def rewrite(readme: str, results: dict[str, Any]) -> str:
 def main(results_path: Path, readme_path: Path) -> int:
     results = json.loads(results_path.read_text())
     if results.get("quick"):
-        print(f"{results_path} holds a --quick run: the README's table is left as it is")
+        print(f"{results_path} holds a --quick run: the table in {readme_path.name} is left as it is")
         return 0
     readme_path.write_text(rewrite(readme_path.read_text(), results))
     print(f"{readme_path}: performance table rewritten from {results_path}")
@@ -63,4 +63,4 @@ def main(results_path: Path, readme_path: Path) -> int:
 if __name__ == "__main__":
     arguments = sys.argv[1:]
     sys.exit(main(Path(arguments[0]) if arguments else BENCH / "results.json",
-                  Path(arguments[1]) if len(arguments) > 1 else BENCH.parent / "README.md"))
+                  Path(arguments[1]) if len(arguments) > 1 else BENCH.parent / "docs" / "performance.md"))

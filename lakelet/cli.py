@@ -86,6 +86,11 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         help="create the quickstart repository with sample data, once per data directory (make run passes it)",
     )
     local.add_argument(
+        "--accept-journal-loss", action="store_true",
+        help="start even though a journal of the data directory is damaged, from the changes before the damage; "
+        "the damaged files are set aside in the data directory first (without it, such a start is refused)",
+    )
+    local.add_argument(
         "--verbose", action="store_true",
         help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log",
     )
@@ -140,6 +145,7 @@ def run_local(options: argparse.Namespace) -> int:
         data_dir=local_data_dir(options),
         sample_data=options.sample_data,
         verbose=options.verbose,
+        accept_journal_loss=options.accept_journal_loss,
     )
     try:
         try:

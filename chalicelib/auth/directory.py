@@ -8,6 +8,7 @@ caches of authentication and authorization in this container forget what they kn
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
@@ -15,6 +16,7 @@ from typing import Protocol
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Page
 
+from . import errors as auth_errors
 from . import policies as policy_rules
 from .errors import GroupNotFound, PolicyNotFound
 from .ports import AuthStore
@@ -93,16 +95,14 @@ class Directory:
         return self._store.get_user(user_id)
 
     def list_users(self, prefix: str = "", after: str = "", amount: int = 100) -> Page[User]:
-        return page_by_id(lambda start, limit: self._store.list_users(start, limit), prefix, after, amount)
+        return page_by_id(self._store.list_users, prefix, after, amount)
 
     def delete_user(self, user_id: str) -> None:
         """Deletes the user with its access keys, memberships and attached policies. Raises UserNotFound."""
         self._store.get_user(user_id)
         for credential in self._store.list_credentials(user_id):
-            try:
+            with contextlib.suppress(auth_errors.CredentialNotFound):
                 self._store.delete_credential(credential.access_key_id)
-            except errors.CredentialNotFound:
-                pass
         for group_id in self._store.list_user_groups(user_id):
             self._store.remove_group_member(group_id, user_id)
         user = Principal(PrincipalKind.USER, user_id)
@@ -126,7 +126,7 @@ class Directory:
         return self._store.get_group(group_id)
 
     def list_groups(self, prefix: str = "", after: str = "", amount: int = 100) -> Page[Group]:
-        return page_by_id(lambda start, limit: self._store.list_groups(start, limit), prefix, after, amount)
+        return page_by_id(self._store.list_groups, prefix, after, amount)
 
     def delete_group(self, group_id: str) -> None:
         """Deletes the group with its memberships and attached policies. Raises GroupNotFound."""
@@ -150,7 +150,7 @@ class Directory:
         """Raises GroupNotFound, or UserNotFound when the user is not a member."""
         self._store.get_group(group_id)
         if user_id not in self._store.list_group_members(group_id):
-            raise errors.UserNotFound(f"user {user_id} is not a member of group {group_id}")
+            raise auth_errors.UserNotFound(f"user {user_id} is not a member of group {group_id}")
         self._store.remove_group_member(group_id, user_id)
         self._on_change(None)
 
@@ -186,7 +186,7 @@ class Directory:
         return self._store.get_policy(policy_id)
 
     def list_policies(self, prefix: str = "", after: str = "", amount: int = 100) -> Page[Policy]:
-        return page_by_id(lambda start, limit: self._store.list_policies(start, limit), prefix, after, amount)
+        return page_by_id(self._store.list_policies, prefix, after, amount)
 
     def delete_policy(self, policy_id: str) -> None:
         """Deletes the policy after detaching it from every user and group. Raises PolicyNotFound."""
@@ -243,17 +243,13 @@ class Directory:
     def _users(self, ids: list[str]) -> list[User]:
         found = []
         for user_id in ids:
-            try:
+            with contextlib.suppress(auth_errors.UserNotFound):
                 found.append(self._store.get_user(user_id))
-            except errors.UserNotFound:
-                pass
         return found
 
     def _groups(self, ids: list[str]) -> list[Group]:
         found = []
         for group_id in ids:
-            try:
+            with contextlib.suppress(GroupNotFound):
                 found.append(self._store.get_group(group_id))
-            except GroupNotFound:
-                pass
         return found

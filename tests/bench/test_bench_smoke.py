@@ -1,6 +1,6 @@
 """``make bench`` in its quick mode, so that the benchmark scripts never break silently: the commands the Makefile
 target runs (read with ``make -n``, run with this interpreter), every row of bench/results.json with its goal and
-``met`` field, and the README's table generated from a full run's results."""
+``met`` field, and the table of docs/performance.md generated from a full run's results."""
 
 from __future__ import annotations
 
@@ -65,6 +65,7 @@ def check_rows(results: dict[str, Any], groups: list[str], printed: str) -> None
             assert r["reason"] and "NOT MET" in printed, r
 
 
+@pytest.mark.e2e
 def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
     groups = ["engine", "stack", "first-run"]
     results, printed = make_bench(tmp_path, f"--quick --only {','.join(groups)}")
@@ -79,9 +80,10 @@ def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
     assert by_id["aws_calls_presigned"]["value"] == calls["presigned upload + link"]
     assert by_id["commit_spread"]["details"]["read"] >= 1 and by_id["listing_app"]["details"]["objects"] == 1_000
     assert by_id["first_run"]["value"] is None and not by_id["first_run"]["met"]
-    assert "holds a --quick run" in printed  # the README is not rewritten from a quick run
+    assert "holds a --quick run" in printed  # the published table is not rewritten from a quick run
 
 
+@pytest.mark.spark
 def test_quick_bench_gc_mark_reports_the_jobs_own_rate(tmp_path: Path) -> None:
     results, printed = make_bench(tmp_path, "--quick --only gc")
     check_rows(results, ["gc"], printed)
@@ -106,6 +108,6 @@ def test_the_readme_table_is_generated_between_its_markers(tmp_path: Path) -> No
     assert "| a \\| b | 5.9x | <= 2x | 2.95 | no: slow |" in text and "| c | 1.2 | <= 1.3 | 0.92 | yes |" in text
     assert readme_table.main(tmp_path / "results.json", readme) == 0
     assert readme.read_text() == text  # idempotent
-    # The real README carries the block.
-    real = (ROOT / "README.md").read_text()
+    # The real page carries the block.
+    real = (ROOT / "docs" / "performance.md").read_text()
     assert real.index(readme_table.BEGIN) < real.index(readme_table.END)

@@ -1,13 +1,12 @@
-// Unit tests of the UI's own logic (node --test): paths and routes, CSV, Markdown safety, policies, MD5,
-// range reads and formats.
+// Unit tests of the UI's own logic (node --test): paths and routes, CSV, policies, MD5, range reads and
+// formats. Markdown has its own file, markdown.test.js.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { parseHash, hashFor, breadcrumbs, parentPrefix, uploadPath, previewKind, queryString } from '../src/lib/paths.js'
 import { parseCsv } from '../src/lib/csv.js'
-import { parseMarkdown, inline, safeHref } from '../src/lib/markdown.js'
 import { validatePolicy, metadataFromRows } from '../src/lib/policy.js'
-import { Md5 } from '../src/lib/md5.js'
+import { md5OfBlob } from '../src/lib/md5.js'
 import { rangeFile, cellText } from '../src/lib/rangefile.js'
 import { bytes, percent } from '../src/lib/format.js'
 
@@ -43,21 +42,6 @@ test('CSV: quotes, doubled quotes, CRLF, limits and a cut last line', () => {
   assert.deepEqual(parseCsv('a\tb\n1\t2\n', { delimiter: '\t' }), [['a', 'b'], ['1', '2']])
 })
 
-test('Markdown builds a tree and never keeps a dangerous link', () => {
-  const blocks = parseMarkdown('# Title\n\nSome **bold** and `code` [x](javascript:alert(1)) [ok](https://example.com)\n\n- a\n- b\n\n```\n<script>\n```')
-  assert.equal(blocks[0].type, 'heading')
-  const para = blocks[1].children
-  assert.ok(para.some((n) => n.type === 'strong'))
-  assert.ok(para.some((n) => n.type === 'code' && n.text === 'code'))
-  assert.ok(!para.some((n) => n.type === 'link' && n.href.startsWith('javascript')))
-  assert.ok(para.some((n) => n.type === 'link' && n.href === 'https://example.com'))
-  assert.deepEqual(blocks[2], { type: 'list', ordered: false, items: [[{ type: 'text', text: 'a' }], [{ type: 'text', text: 'b' }]] })
-  assert.deepEqual(blocks[3], { type: 'code', lang: '', text: '<script>' })
-  assert.equal(safeHref('data:text/html,x'), null)
-  assert.equal(safeHref('docs/a.md'), 'docs/a.md')
-  assert.deepEqual(inline('<b>x</b>'), [{ type: 'text', text: '<b>x</b>' }])
-})
-
 test('policies are checked before they are sent', () => {
   assert.deepEqual(validatePolicy('{"id":"p","statement":[{"effect":"allow","action":["fs:Read*"],"resource":"*"}]}'), [])
   assert.match(validatePolicy('{')[0], /Not valid JSON/)
@@ -67,13 +51,28 @@ test('policies are checked before they are sent', () => {
   assert.throws(() => metadataFromRows([{ key: 'a', value: '1' }, { key: 'a', value: '2' }]), /twice/)
 })
 
-test('MD5 matches node crypto at every block boundary, fed in pieces', () => {
+test('MD5 matches node crypto at every block boundary, fed in pieces', async () => {
   for (const n of [0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 4099]) {
     const data = randomBytes(n)
-    const md5 = new Md5()
-    for (let at = 0; at < n; at += 7) md5.update(data.subarray(at, at + 7))
-    assert.equal(md5.hex(), createHash('md5').update(data).digest('hex'), `length ${n}`)
+    assert.equal(await md5OfBlob(new Blob([data]), 7), createHash('md5').update(data).digest('hex'), `length ${n}`)
   }
+})
+
+test('MD5 gives the known vectors of RFC 1321, whatever the chunk size', async () => {
+  const vectors = {
+    '': 'd41d8cd98f00b204e9800998ecf8427e',
+    a: '0cc175b9c0f1b6a831c399e269772661',
+    abc: '900150983cd24fb0d6963f7d28e17f72',
+    'message digest': 'f96b697d7cb7938d525a2f31aaf161d0',
+    abcdefghijklmnopqrstuvwxyz: 'c3fcd3d76192e4007dfb496cca67e13b',
+    ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789: 'd174ab98d277d9f5a5611c2c9f419d9f',
+    '12345678901234567890123456789012345678901234567890123456789012345678901234567890': '57edf4a22be3c955ac49da2e2107b67a',
+  }
+  for (const [text, hex] of Object.entries(vectors)) {
+    for (const chunk of [1, 3, 64, undefined]) assert.equal(await md5OfBlob(new Blob([text]), chunk), hex, `${JSON.stringify(text)} by ${chunk}`)
+  }
+  // Multi-byte text hashes its UTF-8 bytes, as the file on disk holds them.
+  assert.equal(await md5OfBlob(new Blob(['grüße'])), createHash('md5').update('grüße', 'utf8').digest('hex'))
 })
 
 test('range reads ask for exactly the bytes wanted and count them', async () => {
