@@ -77,8 +77,9 @@ def sequential_listing(s3: object, namespace: str) -> float:
     return time.perf_counter() - started
 
 
-def measure(objects: int, commits: int, slices: int = 1, job_path: Path = JOB_FILE,
-            sequential: bool = False) -> dict[str, float]:
+def measure(
+    objects: int, commits: int, slices: int = 1, job_path: Path = JOB_FILE, sequential: bool = False
+) -> dict[str, float]:
     """Builds the repository and marks twice; the figures of the warm mark (and, if asked, of a sequential
     listing: moto scans its whole bucket per listing request, so that one takes minutes at 100,000 objects)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -94,8 +95,9 @@ def measure(objects: int, commits: int, slices: int = 1, job_path: Path = JOB_FI
         settings = Settings(bucket=BUCKET, region=REGION, endpoint_url=endpoint)
         base = wiring.memory_services(settings)
         blocks = S3BlockStore(s3)
-        graveler = Graveler(base.graveler.refs, base.graveler.staging, blocks,
-                            CommittedManager(blocks, wiring.range_params(settings)))
+        graveler = Graveler(
+            base.graveler.refs, base.graveler.staging, blocks, CommittedManager(blocks, wiring.range_params(settings))
+        )
         namespace = f"s3://{BUCKET}/bench"
         graveler.create_repository("bench", namespace)
 
@@ -107,9 +109,17 @@ def measure(objects: int, commits: int, slices: int = 1, job_path: Path = JOB_FI
 
         job = load_job(job_path)
         spark = local_session(address_partitions=8)
-        options = job.JobOptions(storage_namespace=namespace, run_id=prepared.run_id, mode=job.MODE_MARK,
-                                 min_age_seconds=0, commit_partitions=4, address_partitions=8,
-                                 list_slices=slices, endpoint_url=endpoint, region=REGION)
+        options = job.JobOptions(
+            storage_namespace=namespace,
+            run_id=prepared.run_id,
+            mode=job.MODE_MARK,
+            min_age_seconds=0,
+            commit_partitions=4,
+            address_partitions=8,
+            list_slices=slices,
+            endpoint_url=endpoint,
+            region=REGION,
+        )
         timings = []
         summary: dict[str, object] = {}
         for _ in range(2):
@@ -127,29 +137,45 @@ def measure(objects: int, commits: int, slices: int = 1, job_path: Path = JOB_FI
     assert listed == objects // commits * commits, listed
     phases = mark["seconds"]
     return {
-        "objects": listed, "commits": commits, "built_seconds": built, "active_commits": mark["active_commits"],
-        "ranges_read": mark["ranges_read"], "marked": mark["objects_marked"], "protected": mark["objects_protected"],
-        "cold_seconds": timings[0], "warm_seconds": timings[1], "sequential_listing_seconds": listing,
-        "listing_seconds": phases["listing"], "own_seconds": phases["subtract_and_write"],
+        "objects": listed,
+        "commits": commits,
+        "built_seconds": built,
+        "active_commits": mark["active_commits"],
+        "ranges_read": mark["ranges_read"],
+        "marked": mark["objects_marked"],
+        "protected": mark["objects_protected"],
+        "cold_seconds": timings[0],
+        "warm_seconds": timings[1],
+        "sequential_listing_seconds": listing,
+        "listing_seconds": phases["listing"],
+        "own_seconds": phases["subtract_and_write"],
         "own_rate": listed / max(phases["subtract_and_write"], 1e-9),
     }
 
 
 def main(objects: int, commits: int, slices: int, job_path: Path = JOB_FILE) -> None:
     m = measure(objects, commits, slices, job_path, sequential=True)
-    print(f"objects:                      {m['objects']} across {commits} commits (built in {m['built_seconds']:.1f} s)")
+    print(
+        f"objects:                      {m['objects']} across {commits} commits (built in {m['built_seconds']:.1f} s)"
+    )
     print(f"active commits:               {m['active_commits']} (ranges read: {m['ranges_read']})")
     print(f"marked as garbage:            {m['marked']}   still referenced: {m['protected']}")
-    print(f"mark, first run (cold):       {m['cold_seconds']:8.2f} s  ({m['objects'] / m['cold_seconds']:8.0f} objects/s)")
-    print(f"mark, second run (warm):      {m['warm_seconds']:8.2f} s  ({m['objects'] / m['warm_seconds']:8.0f} objects/s)")
+    print(
+        f"mark, first run (cold):       {m['cold_seconds']:8.2f} s  ({m['objects'] / m['cold_seconds']:8.0f} objects/s)"
+    )
+    print(
+        f"mark, second run (warm):      {m['warm_seconds']:8.2f} s  ({m['objects'] / m['warm_seconds']:8.0f} objects/s)"
+    )
     print(f"  of which listing:           {m['listing_seconds']:8.2f} s")
     print(f"  the job's own work:         {m['own_seconds']:8.2f} s  ({m['own_rate']:8.0f} objects/s)")
     print(f"sequential listing only:      {m['sequential_listing_seconds']:8.2f} s")
-    print(f"ratio mark / listing:         {min(m['cold_seconds'], m['warm_seconds']) / m['sequential_listing_seconds']:8.2f}")
+    print(
+        f"ratio mark / listing:         {min(m['cold_seconds'], m['warm_seconds']) / m['sequential_listing_seconds']:8.2f}"
+    )
 
 
 if __name__ == "__main__":
     arguments = [int(a) for a in sys.argv[1:4]]
     defaults = [100_000, 50, 1]
     job = Path(sys.argv[4]) if len(sys.argv) > 4 else JOB_FILE
-    main(*(arguments + defaults[len(arguments):]), job_path=job)
+    main(*(arguments + defaults[len(arguments) :]), job_path=job)

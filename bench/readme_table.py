@@ -26,10 +26,12 @@ def table(results: dict[str, Any]) -> str:
     sizes = results.get("sizes", {})
     machine = results.get("machine", {})
     lines = [
-        (f"Measured by `make bench` on {results['generated_at']} ({machine.get('cpus', '?')} CPUs, Python "
-        f"{machine.get('python', '?')}; engine {sizes.get('objects', 0):,} objects and {sizes.get('changes', 0):,} "
-        f"changes, app listing {sizes.get('listing_objects', 0):,} objects, GC mark {sizes.get('gc_objects', 0):,} "
-        f"objects). Ratio: the figure divided by its goal."),
+        (
+            f"Measured by `make bench` on {results['generated_at']} ({machine.get('cpus', '?')} CPUs, Python "
+            f"{machine.get('python', '?')}; engine {sizes.get('objects', 0):,} objects and {sizes.get('changes', 0):,} "
+            f"changes, app listing {sizes.get('listing_objects', 0):,} objects, GC mark {sizes.get('gc_objects', 0):,} "
+            f"objects). Ratio: the figure divided by its goal."
+        ),
         "",
         "| what | measured | goal | ratio | met |",
         "| --- | --- | --- | --- | --- |",
@@ -37,8 +39,9 @@ def table(results: dict[str, Any]) -> str:
     for row in results["rows"]:
         ratio = f"{row['ratio']:.2f}" if row.get("ratio") is not None else "-"
         met = "yes" if row["met"] else f"no: {row['reason']}"
-        lines.append(f"| {cell(row['what'])} | {cell(row['measured'])} | {cell(row['goal_text'])} | {ratio} | "
-                     f"{cell(met)} |")
+        lines.append(
+            f"| {cell(row['what'])} | {cell(row['measured'])} | {cell(row['goal_text'])} | {ratio} | {cell(met)} |"
+        )
     return "\n".join(lines)
 
 
@@ -62,5 +65,9 @@ def main(results_path: Path, readme_path: Path) -> int:
 
 if __name__ == "__main__":
     arguments = sys.argv[1:]
-    sys.exit(main(Path(arguments[0]) if arguments else BENCH / "results.json",
-                  Path(arguments[1]) if len(arguments) > 1 else BENCH.parent / "docs" / "performance.md"))
+    sys.exit(
+        main(
+            Path(arguments[0]) if arguments else BENCH / "results.json",
+            Path(arguments[1]) if len(arguments) > 1 else BENCH.parent / "docs" / "performance.md",
+        )
+    )

@@ -38,12 +38,19 @@ def measure_on(stack: LocalStack, count: int, size: int, repository: str = "benc
     body = os.urandom(size)
     config = Config(retries={"max_attempts": 1})
     gateway: BaseClient = boto3.client(
-        "s3", endpoint_url=stack.s3_url, aws_access_key_id=stack.credentials.access_key_id,
-        aws_secret_access_key=stack.credentials.secret_access_key, config=config,
+        "s3",
+        endpoint_url=stack.s3_url,
+        aws_access_key_id=stack.credentials.access_key_id,
+        aws_secret_access_key=stack.credentials.secret_access_key,
+        config=config,
     )
     direct: BaseClient = boto3.client(
-        "s3", endpoint_url=stack.moto_url, region_name=stack.region, config=config,
-        aws_access_key_id=stack.credentials.access_key_id, aws_secret_access_key=stack.credentials.secret_access_key,
+        "s3",
+        endpoint_url=stack.moto_url,
+        region_name=stack.region,
+        config=config,
+        aws_access_key_id=stack.credentials.access_key_id,
+        aws_secret_access_key=stack.credentials.secret_access_key,
     )
     # Warm both paths (connections, caches of credentials and policies) before measuring.
     gateway.put_object(Bucket=repository, Key="main/warm", Body=body)
@@ -55,18 +62,27 @@ def measure_on(stack: LocalStack, count: int, size: int, repository: str = "benc
     per_round = max(1, count // ROUNDS)
     for round_number in range(ROUNDS):
         keys = [f"r{round_number}/k{i:06d}" for i in range(per_round)]
-        totals["gateway put"] += _timed(lambda k: gateway.put_object(Bucket=repository, Key=f"main/{k}", Body=body),
-                                        keys)
-        totals["moto put"] += _timed(lambda k: direct.put_object(Bucket=stack.bucket, Key=f"direct/{k}",
-                                                                 Body=body), keys)
+        totals["gateway put"] += _timed(
+            lambda k: gateway.put_object(Bucket=repository, Key=f"main/{k}", Body=body), keys
+        )
+        totals["moto put"] += _timed(
+            lambda k: direct.put_object(Bucket=stack.bucket, Key=f"direct/{k}", Body=body), keys
+        )
         totals["gateway get"] += _timed(
-            lambda k: gateway.get_object(Bucket=repository, Key=f"main/{k}")["Body"].read(), keys)
+            lambda k: gateway.get_object(Bucket=repository, Key=f"main/{k}")["Body"].read(), keys
+        )
         totals["moto get"] += _timed(
-            lambda k: direct.get_object(Bucket=stack.bucket, Key=f"direct/{k}")["Body"].read(), keys)
+            lambda k: direct.get_object(Bucket=stack.bucket, Key=f"direct/{k}")["Body"].read(), keys
+        )
     measured = per_round * ROUNDS
     rates = {name: measured / seconds for name, seconds in totals.items()}
-    return {"objects": measured, "size": size, **{name.replace(" ", "_"): rate for name, rate in rates.items()},
-            "put_ratio": rates["gateway put"] / rates["moto put"], "get_ratio": rates["gateway get"] / rates["moto get"]}
+    return {
+        "objects": measured,
+        "size": size,
+        **{name.replace(" ", "_"): rate for name, rate in rates.items()},
+        "put_ratio": rates["gateway put"] / rates["moto put"],
+        "get_ratio": rates["gateway get"] / rates["moto get"],
+    }
 
 
 def main(count: int, size: int) -> None:

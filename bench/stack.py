@@ -80,8 +80,9 @@ def running_stack(api_port: int, s3_port: int, moto_port: int) -> Iterator[tuple
 def lakefs_client(stack: Any) -> Any:
     from lakefs.client import Client
 
-    return Client(host=stack.endpoint, username=stack.credentials.access_key_id,
-                  password=stack.credentials.secret_access_key)
+    return Client(
+        host=stack.endpoint, username=stack.credentials.access_key_id, password=stack.credentials.secret_access_key
+    )
 
 
 def aws_calls(stack: Any, counter: MotoCounter) -> dict[str, Any]:
@@ -131,8 +132,12 @@ def seed(stack: Any, objects: int) -> None:
     graveler = get_services().graveler
     namespace = f"{stack.default_namespace_prefix}/{REPOSITORY}"
     for i in range(objects):
-        graveler.link_object(REPOSITORY, "main", f"listing/part-{i:08d}.parquet",
-                             Entry(f"{namespace}/data/seed/{i:08d}", 100, f"{i:032x}", 1_700_000_000))
+        graveler.link_object(
+            REPOSITORY,
+            "main",
+            f"listing/part-{i:08d}.parquet",
+            Entry(f"{namespace}/data/seed/{i:08d}", 100, f"{i:032x}", 1_700_000_000),
+        )
     graveler.commit(REPOSITORY, "main", "bench", "listing seed")
 
 
@@ -169,12 +174,14 @@ def app_listing(stack: Any, objects: int) -> dict[str, float]:
                 pauses.append(time.perf_counter() - starts.pop(2, time.perf_counter()))
 
     with Client(load_app()) as client:
+
         def through_app() -> int:
             after, count = "", 0
             while True:
                 response = client.http.get(
                     f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}",
-                    headers=headers)
+                    headers=headers,
+                )
                 assert response.status_code == 200, response.body[:300]
                 import json
 
@@ -192,9 +199,14 @@ def app_listing(stack: Any, objects: int) -> dict[str, float]:
         finally:
             gc.callbacks.remove(watch)
     assert count == objects, (count, objects)
-    return {"objects": objects, "app_seconds": app_seconds, "list_objects_seconds": engine_seconds,
-            "ratio": engine_seconds / app_seconds, "full_collections": len(pauses),
-            "max_pause_ms": max(pauses, default=0.0) * 1000}
+    return {
+        "objects": objects,
+        "app_seconds": app_seconds,
+        "list_objects_seconds": engine_seconds,
+        "ratio": engine_seconds / app_seconds,
+        "full_collections": len(pauses),
+        "max_pause_ms": max(pauses, default=0.0) * 1000,
+    }
 
 
 def _timed(what: Callable[[], Any]) -> tuple[float, Any]:
@@ -206,12 +218,16 @@ def _timed(what: Callable[[], Any]) -> tuple[float, Any]:
 def cli_env(stack: Any, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKELET_", "LAKECTL_", "AWS_"))}
     return env | {
-        "HOME": str(home), "PYTHONPATH": str(PROJECT), "LAKECTL_SERVER_ENDPOINT_URL": stack.endpoint,
+        "HOME": str(home),
+        "PYTHONPATH": str(PROJECT),
+        "LAKECTL_SERVER_ENDPOINT_URL": stack.endpoint,
         "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": stack.credentials.access_key_id,
         "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": stack.credentials.secret_access_key,
         "AWS_ACCESS_KEY_ID": stack.credentials.access_key_id,
         "AWS_SECRET_ACCESS_KEY": stack.credentials.secret_access_key,
-        "AWS_DEFAULT_REGION": stack.region, "AWS_CONFIG_FILE": "/dev/null", "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        "AWS_DEFAULT_REGION": stack.region,
+        "AWS_CONFIG_FILE": "/dev/null",
+        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
     }
 
 
@@ -233,14 +249,19 @@ def cli_start(stack: Any, repeats: int) -> dict[str, float]:
         def median(args: list[str]) -> float:
             return statistics.median(run_timed(args, env) for _ in range(repeats))
 
-        return {"bare": median([sys.executable, "-c", "pass"]), "help": median([*lakelet, "--help"]),
-                "repo_list": median([*lakelet, "repo", "list"])}
+        return {
+            "bare": median([sys.executable, "-c", "pass"]),
+            "help": median([*lakelet, "--help"]),
+            "repo_list": median([*lakelet, "repo", "list"]),
+        }
 
 
 def import_app(repeats: int) -> dict[str, float]:
     """CPU and wall seconds of ``import app`` in a fresh interpreter, from the source tree (median)."""
-    code = ("import time; c = time.process_time(); w = time.perf_counter(); import app; "
-            "print(time.process_time() - c, time.perf_counter() - w)")
+    code = (
+        "import time; c = time.process_time(); w = time.perf_counter(); import app; "
+        "print(time.process_time() - c, time.perf_counter() - w)"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELET_")} | {"PYTHONPATH": str(PROJECT)}
     cpu, wall = [], []
     for _ in range(repeats):
@@ -266,16 +287,24 @@ def transfer(stack: Any, files: int, size: int) -> dict[str, float] | None:
             path.write_bytes(os.urandom(size))
         lakelet = [sys.executable, "-m", "lakelet"]
         aws = [str(AWS), "s3", "sync", "--only-show-errors", "--endpoint-url", stack.s3_url]
-        up_cli = run_timed([*lakelet, "fs", "upload", "-r", "--source", str(source),
-                            f"lakefs://{REPOSITORY}/main/cli/"], env)
+        up_cli = run_timed(
+            [*lakelet, "fs", "upload", "-r", "--source", str(source), f"lakefs://{REPOSITORY}/main/cli/"], env
+        )
         up_aws = run_timed([*aws, str(source), f"s3://{REPOSITORY}/main/aws/"], env)
-        down_cli = run_timed([*lakelet, "fs", "download", "-r", f"lakefs://{REPOSITORY}/main/cli/",
-                              str(work / "cli-back")], env)
+        down_cli = run_timed(
+            [*lakelet, "fs", "download", "-r", f"lakefs://{REPOSITORY}/main/cli/", str(work / "cli-back")], env
+        )
         down_aws = run_timed([*aws, f"s3://{REPOSITORY}/main/aws/", str(work / "aws-back")], env)
         for back in ("cli-back", "aws-back"):
             assert sum(1 for p in (work / back).rglob("*") if p.is_file()) == files, f"{back} is incomplete"
-        return {"files": files, "size": size, "upload_cli": up_cli, "upload_aws": up_aws,
-                "download_cli": down_cli, "download_aws": down_aws}
+        return {
+            "files": files,
+            "size": size,
+            "upload_cli": up_cli,
+            "upload_aws": up_aws,
+            "download_cli": down_cli,
+            "download_aws": down_aws,
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

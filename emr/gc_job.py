@@ -148,7 +148,7 @@ class Namespace:
     def parse(cls, uri: str) -> Namespace:
         if not uri.startswith("s3://"):
             raise GCJobError(f"storage namespace must be s3://bucket[/prefix], got {uri!r}")
-        bucket, _, path = uri[len("s3://"):].partition("/")
+        bucket, _, path = uri[len("s3://") :].partition("/")
         if not bucket:
             raise GCJobError(f"storage namespace without a bucket: {uri!r}")
         path = path.rstrip("/")
@@ -170,7 +170,7 @@ class Namespace:
         head = f"s3://{self.bucket}/"
         if not uri.startswith(head):
             raise GCJobError(f"{uri} is not in bucket {self.bucket}")
-        return uri[len(head):]
+        return uri[len(head) :]
 
     def gc_key(self, relative: str) -> str:
         return f"{self.prefix}{GC_DIRECTORY}/{relative}"
@@ -190,7 +190,7 @@ class Namespace:
         head = f"s3://{self.bucket}/"
         if not address.startswith(head):
             return None
-        key = address[len(head):]
+        key = address[len(head) :]
         if not key.startswith(self.data_prefix) or len(key) == len(self.data_prefix):
             return None
         if self.nested_root(key) is not None:
@@ -201,7 +201,7 @@ class Namespace:
         """A physical address as the listing spells it: s3a/s3n schemes as s3, relative ones under the namespace."""
         for scheme in ("s3a://", "s3n://"):
             if address.startswith(scheme):
-                return "s3://" + address[len(scheme):]
+                return "s3://" + address[len(scheme) :]
         if "://" not in address:
             return self.address(self.prefix + address.lstrip("/"))
         return address
@@ -291,20 +291,44 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gc_job.py", description="Lakelet garbage collection (PySpark).")
     parser.add_argument("--storage-namespace", required=True, help="the repository's s3://bucket[/prefix]")
     parser.add_argument("--run-id", required=True, help="the run id the prepare step returned")
-    parser.add_argument("--mode", choices=MODES, default=MODE_MARK_AND_SWEEP,
-                        help="mark only (dry run), sweep an earlier mark of this run, or both")
-    parser.add_argument("--min-age-seconds", type=int, default=86_400,
-                        help="never collect objects written less than this long before the prepare step")
-    parser.add_argument("--commit-partitions", type=int, default=16,
-                        help="Spark partitions for reading the active commits' metaranges and ranges")
-    parser.add_argument("--address-partitions", type=int, default=64,
-                        help="Spark partitions for listing, the subtraction and the marked/deleted parts")
-    parser.add_argument("--list-slices", type=int, default=16,
-                        help="slices each data/ partition prefix is listed in, in parallel (1-16)")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default=MODE_MARK_AND_SWEEP,
+        help="mark only (dry run), sweep an earlier mark of this run, or both",
+    )
+    parser.add_argument(
+        "--min-age-seconds",
+        type=int,
+        default=86_400,
+        help="never collect objects written less than this long before the prepare step",
+    )
+    parser.add_argument(
+        "--commit-partitions",
+        type=int,
+        default=16,
+        help="Spark partitions for reading the active commits' metaranges and ranges",
+    )
+    parser.add_argument(
+        "--address-partitions",
+        type=int,
+        default=64,
+        help="Spark partitions for listing, the subtraction and the marked/deleted parts",
+    )
+    parser.add_argument(
+        "--list-slices",
+        type=int,
+        default=16,
+        help="slices each data/ partition prefix is listed in, in parallel (1-16)",
+    )
     parser.add_argument("--endpoint-url", default=None, help="S3 endpoint (local runs against moto only)")
     parser.add_argument("--region", default=None, help="AWS region of the bucket")
-    parser.add_argument("--record-lead-seconds", type=float, default=RECORD_LEAD_SECONDS,
-                        help="seconds between recording a sweep and deleting (more than the API's record cache)")
+    parser.add_argument(
+        "--record-lead-seconds",
+        type=float,
+        default=RECORD_LEAD_SECONDS,
+        help="seconds between recording a sweep and deleting (more than the API's record cache)",
+    )
     return parser
 
 
@@ -331,7 +355,9 @@ def s3_client(conf: S3Conf) -> Any:
     endpoint_url, region = conf
     # Standard retries back off on SlowDown and 5xx, which bulk deletes and listings do meet at scale.
     return boto3.client(
-        "s3", endpoint_url=endpoint_url, region_name=region,
+        "s3",
+        endpoint_url=endpoint_url,
+        region_name=region,
         config=Config(retries={"mode": "standard", "max_attempts": 10}),
     )
 
@@ -515,7 +541,9 @@ def address_batch(ns: Namespace, addresses: pa.Array) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([normalize_addresses(ns, addresses)], schema=ADDRESS_SCHEMA)
 
 
-def range_task(ns: Namespace, conf: S3Conf, counter: Any = None) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def range_task(
+    ns: Namespace, conf: S3Conf, counter: Any = None
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """mapInArrow over batches of range ids -> batches of the physical addresses their entries point at
     (``counter``: a Spark accumulator of ranges)."""
 
@@ -552,7 +580,9 @@ def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatc
 # ---- writing parts and sweeping ----------------------------------------------------------------------------------
 
 
-def write_marked_task(ns: Namespace, conf: S3Conf, prefix: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def write_marked_task(
+    ns: Namespace, conf: S3Conf, prefix: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """mapInArrow over one partition of marked objects (address, size, last_modified) -> one row of PART_SCHEMA
     naming the part it wrote (none for an empty partition)."""
 
@@ -594,11 +624,13 @@ def delete_batch(s3: Any, ns: Namespace, addresses: Sequence[str]) -> tuple[list
     failed_keys = set()
     for error in response.get("Errors", []):
         failed_keys.add(error.get("Key", ""))
-        failures.append({
-            "address": ns.address(error.get("Key", "")),
-            "code": str(error.get("Code", "")),
-            "message": str(error.get("Message", "")),
-        })
+        failures.append(
+            {
+                "address": ns.address(error.get("Key", "")),
+                "code": str(error.get("Code", "")),
+                "message": str(error.get("Message", "")),
+            }
+        )
     deleted = [position for key, position in positions.items() if key not in failed_keys]
     return sorted(deleted), failures
 
@@ -614,9 +646,12 @@ def sweep_part(s3: Any, ns: Namespace, run_id: str, index: int, key: str) -> dic
         failures.extend(failed)
     report_key = deleted_prefix(ns, run_id) + part_name(index)
     # Written even when empty, so a re-run replaces what an interrupted run left under the same name.
-    put_bytes(s3, ns.bucket, report_key, objects_part(
-        [addresses[i] for i in kept], [sizes[i] for i in kept], [modified[i] for i in kept]
-    ))
+    put_bytes(
+        s3,
+        ns.bucket,
+        report_key,
+        objects_part([addresses[i] for i in kept], [sizes[i] for i in kept], [modified[i] for i in kept]),
+    )
     return {
         "index": index,
         "location": ns.address(report_key),
@@ -627,7 +662,9 @@ def sweep_part(s3: Any, ns: Namespace, run_id: str, index: int, key: str) -> dic
     }
 
 
-def sweep_task(ns: Namespace, conf: S3Conf, run_id: str) -> Callable[[Iterator[tuple[int, str]]], Iterator[dict[str, Any]]]:
+def sweep_task(
+    ns: Namespace, conf: S3Conf, run_id: str
+) -> Callable[[Iterator[tuple[int, str]]], Iterator[dict[str, Any]]]:
     def run(parts: Iterator[tuple[int, str]]) -> Iterator[dict[str, Any]]:
         s3 = s3_client(conf)
         for index, key in parts:
@@ -680,32 +717,42 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Metaranges and range ids are few (one range per thousands of objects): they stay in the JVM between the
     # two reads, and the ranges are spread over commit_partitions tasks for reading.
     range_ids = (
-        spark.createDataFrame([(m,) for m in metaranges], StructType([StructField("metarange_id", StringType(), False)]))
+        spark.createDataFrame(
+            [(m,) for m in metaranges], StructType([StructField("metarange_id", StringType(), False)])
+        )
         .repartition(max(1, min(len(metaranges), options.commit_partitions)))
         .mapInArrow(metarange_task(ns, options.s3), range_id_schema)
         .distinct()
         .repartition(options.commit_partitions)
     )
     referenced = range_ids.mapInArrow(range_task(ns, options.s3, ranges_read), address_schema)
-    staged = spark.createDataFrame(
-        [(location,) for location in staged_locations], StructType([StructField("location", StringType(), False)])
-    ).repartition(max(1, len(staged_locations))).mapInArrow(staged_task(ns, options.s3), address_schema)
+    staged = (
+        spark.createDataFrame(
+            [(location,) for location in staged_locations], StructType([StructField("location", StringType(), False)])
+        )
+        .repartition(max(1, len(staged_locations)))
+        .mapInArrow(staged_task(ns, options.s3), address_schema)
+    )
     protected = referenced.unionByName(staged)
 
     # What there is: every object under data/, listed in parallel slices of each partition prefix.
     prefixes, loose = data_partitions(s3, ns)
     pieces = [piece for prefix in prefixes for piece in list_slices(prefix, options.list_slices)]
-    listed_schema = StructType([
-        StructField("address", StringType(), False),
-        StructField("size", LongType(), False),
-        StructField("last_modified", LongType(), False),
-        StructField("nested_root", StringType(), True),
-    ])
-    slice_schema = StructType([
-        StructField("prefix", StringType(), False),
-        StructField("start_after", StringType(), False),
-        StructField("last", StringType(), True),
-    ])
+    listed_schema = StructType(
+        [
+            StructField("address", StringType(), False),
+            StructField("size", LongType(), False),
+            StructField("last_modified", LongType(), False),
+            StructField("nested_root", StringType(), True),
+        ]
+    )
+    slice_schema = StructType(
+        [
+            StructField("prefix", StringType(), False),
+            StructField("start_after", StringType(), False),
+            StructField("last", StringType(), True),
+        ]
+    )
     listed = spark.createDataFrame(
         sc.parallelize(pieces, max(1, min(len(pieces), options.address_partitions))), slice_schema
     ).mapInArrow(list_task(ns, options.s3), listed_schema)
@@ -722,8 +769,11 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     ).collect()[0]
     nested_roots = sorted(totals["nested_roots"])
     listing_seconds = time.time() - listing_started
-    progress("mark", f"{int(totals['objects'])} objects listed ({listing_seconds:.1f} s); marking those no active "
-                     "commit or staged entry references")
+    progress(
+        "mark",
+        f"{int(totals['objects'])} objects listed ({listing_seconds:.1f} s); marking those no active "
+        "commit or staged entry references",
+    )
 
     candidates = listed.where(F.col("last_modified") <= cutoff)
     for root in nested_roots:
@@ -739,17 +789,20 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
         .join(protected, on="address", how="left_anti")
         .sortWithinPartitions("address")
     )
-    part_schema = StructType([
-        StructField("index", LongType(), False),
-        StructField("key", StringType(), False),
-        StructField("objects", LongType(), False),
-        StructField("bytes", LongType(), False),
-    ])
+    part_schema = StructType(
+        [
+            StructField("index", LongType(), False),
+            StructField("key", StringType(), False),
+            StructField("objects", LongType(), False),
+            StructField("bytes", LongType(), False),
+        ]
+    )
     subtract_started = time.time()
     parts = sorted(
         (int(r["index"]), str(r["key"]), int(r["objects"]), int(r["bytes"]))
-        for r in marked.mapInArrow(write_marked_task(ns, options.s3, addresses_prefix(ns, run_id)), part_schema)
-        .collect()
+        for r in marked.mapInArrow(
+            write_marked_task(ns, options.s3, addresses_prefix(ns, run_id)), part_schema
+        ).collect()
     )
     subtract_seconds = time.time() - subtract_started
     listed.unpersist()
@@ -789,10 +842,18 @@ def record_sweep(s3: Any, ns: Namespace, run_id: str, cutoff: int) -> float:
     docstring); returns when it was written."""
     partition = partition_of(cutoff + CLOCK_MARGIN_SECONDS)
     recorded_at = time.time()
-    put_json(s3, ns.bucket, sweep_record_key(ns, partition, run_id), {
-        "format_version": FORMAT_VERSION, "run_id": run_id, "cutoff": cutoff, "partition": partition,
-        "recorded_at": recorded_at,
-    })
+    put_json(
+        s3,
+        ns.bucket,
+        sweep_record_key(ns, partition, run_id),
+        {
+            "format_version": FORMAT_VERSION,
+            "run_id": run_id,
+            "cutoff": cutoff,
+            "partition": partition,
+            "recorded_at": recorded_at,
+        },
+    )
     return recorded_at
 
 
@@ -827,8 +888,10 @@ def sweep(spark: Any, options: JobOptions, ns: Namespace, s3: Any, marked: dict[
         "bytes_deleted": sum(r["bytes"] for r in results),
         "objects_failed": sum(r["failed"] for r in results),
         "failures": failures,
-        "parts": [{"index": r["index"], "location": r["location"], "objects": r["deleted"], "bytes": r["bytes"]}
-                  for r in results],
+        "parts": [
+            {"index": r["index"], "location": r["location"], "objects": r["deleted"], "bytes": r["bytes"]}
+            for r in results
+        ],
     }
 
 

@@ -22,8 +22,16 @@ import readme_table
 
 ROW_IDS = {
     "engine": ["commit_spread", "merge_spread", "commit_clustered", "listing_engine"],
-    "stack": ["listing_app", "aws_calls", "aws_calls_presigned", "s3_gateway", "cli_help", "cli_repo_list",
-              "import_app", "cli_vs_aws_sync"],
+    "stack": [
+        "listing_app",
+        "aws_calls",
+        "aws_calls_presigned",
+        "s3_gateway",
+        "cli_help",
+        "cli_repo_list",
+        "import_app",
+        "cli_vs_aws_sync",
+    ],
     "gc": ["gc_mark"],
     "first-run": ["first_run"],
 }
@@ -33,15 +41,33 @@ def make_bench(tmp_path: Path, args: str) -> tuple[dict[str, Any], str]:
     """Runs what ``make bench`` runs, with this interpreter; returns the results and the printed output."""
     out = tmp_path / "results.json"
     plan = subprocess.run(
-        ["make", "-n", "-s", "bench", f"VENV={Path(sys.executable).parent.parent}", f"BENCH_OUT={out}",
-         f"BENCH_ARGS={args}"], cwd=ROOT, capture_output=True, text=True, check=True,
+        [
+            "make",
+            "-n",
+            "-s",
+            "bench",
+            f"VENV={Path(sys.executable).parent.parent}",
+            f"BENCH_OUT={out}",
+            f"BENCH_ARGS={args}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     commands = [shlex.split(line) for line in plan.splitlines() if "bench/" in line and "python" in line]
     assert [c[1] for c in commands] == ["bench/run.py", "bench/readme_table.py"], plan
     printed = ""
     for command in commands:
-        done = subprocess.run([sys.executable, *command[1:]], cwd=ROOT, capture_output=True, text=True,
-                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=900, check=False)
+        done = subprocess.run(
+            [sys.executable, *command[1:]],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=900,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         printed += done.stdout
     return json.loads(out.read_text()), printed
@@ -74,8 +100,14 @@ def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
     by_id = {r["id"]: r for r in results["rows"]}
     # Figures that are counts or shapes, not timings: what the code does today.
     calls = by_id["aws_calls"]["details"]["calls"]
-    assert set(calls) == {"stat", "upload", "list 100", "create branch", "commit of 1 change",
-                          "presigned upload + link"}
+    assert set(calls) == {
+        "stat",
+        "upload",
+        "list 100",
+        "create branch",
+        "commit of 1 change",
+        "presigned upload + link",
+    }
     assert all(n >= 1 for n in calls.values()), calls
     assert by_id["aws_calls_presigned"]["value"] == calls["presigned upload + link"]
     assert by_id["commit_spread"]["details"]["read"] >= 1 and by_id["listing_app"]["details"]["objects"] == 1_000
@@ -93,12 +125,16 @@ def test_quick_bench_gc_mark_reports_the_jobs_own_rate(tmp_path: Path) -> None:
 
 
 def test_the_readme_table_is_generated_between_its_markers(tmp_path: Path) -> None:
-    results = {"generated_at": "2026-11-25T00:00:00Z", "quick": False, "sizes": {"objects": 1_000_000},
-               "machine": {"cpus": 2, "python": "3.12.1"},
-               "rows": [{"what": "a | b", "measured": "5.9x", "goal_text": "<= 2x", "ratio": 2.95, "met": False,
-                         "reason": "slow"},
-                        {"what": "c", "measured": "1.2", "goal_text": "<= 1.3", "ratio": 0.92, "met": True,
-                         "reason": ""}]}
+    results = {
+        "generated_at": "2026-11-25T00:00:00Z",
+        "quick": False,
+        "sizes": {"objects": 1_000_000},
+        "machine": {"cpus": 2, "python": "3.12.1"},
+        "rows": [
+            {"what": "a | b", "measured": "5.9x", "goal_text": "<= 2x", "ratio": 2.95, "met": False, "reason": "slow"},
+            {"what": "c", "measured": "1.2", "goal_text": "<= 1.3", "ratio": 0.92, "met": True, "reason": ""},
+        ],
+    }
     (tmp_path / "results.json").write_text(json.dumps(results))
     readme = tmp_path / "README.md"
     readme.write_text(f"# T\n\nbefore\n{readme_table.BEGIN}\nold table\n{readme_table.END}\nafter\n")
