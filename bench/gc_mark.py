@@ -170,7 +170,8 @@ def main(objects: int, commits: int, slices: int, job_path: Path = JOB_FILE) -> 
     print(f"  the job's own work:         {m['own_seconds']:8.2f} s  ({m['own_rate']:8.0f} objects/s)")
     print(f"sequential listing only:      {m['sequential_listing_seconds']:8.2f} s")
     print(
-        f"ratio mark / listing:         {min(m['cold_seconds'], m['warm_seconds']) / m['sequential_listing_seconds']:8.2f}"
+        f"ratio mark / listing:         "
+        f"{min(m['cold_seconds'], m['warm_seconds']) / m['sequential_listing_seconds']:8.2f}"
     )
 
 

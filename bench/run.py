@@ -1,5 +1,6 @@
 """``make bench``: every figure of the performance table, with its goal, its ratio to the goal and whether it is
-met, measured side by side in one run; written to bench/results.json (bench/readme_table.py puts it in docs/performance.md).
+met, measured side by side in one run; written to bench/results.json (bench/readme_table.py puts it in
+docs/performance.md).
 
 Usage: .venv/bin/python bench/run.py [--quick] [--only GROUP,...] [--out PATH] [sizes and ports, see --help]
 

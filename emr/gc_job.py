@@ -494,7 +494,8 @@ def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]
         s3 = s3_client(conf)
         pending: list[dict[str, Any]] = []
         for batch in batches:
-            for prefix, start_after, last in zip(*(batch.column(i).to_pylist() for i in range(3))):
+            columns = [batch.column(i).to_pylist() for i in range(3)]  # three columns of one length
+            for prefix, start_after, last in zip(*columns):  # noqa: B905 - zip(strict=) is Python 3.10, EMR 7 has 3.9
                 for item in list_slice(s3, ns.bucket, (prefix, start_after, last)):
                     pending.append(item)
                     if len(pending) >= BATCH_ROWS:

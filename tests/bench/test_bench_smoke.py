@@ -18,7 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-import readme_table
+import readme_table  # noqa: E402 - bench/ is scripts, not a package
 
 ROW_IDS = {
     "engine": ["commit_spread", "merge_spread", "commit_clustered", "listing_engine"],
