@@ -26,7 +26,7 @@ def test_the_functions_that_run_hooks_get_a_conditional_invoke_of_exactly_the_pa
     resources = template["Resources"]
     hook_policies = {k: v for k, v in resources.items() if k.endswith("HookAccess")}
     assert set(hook_policies) == {f"{name}HookAccess" for name in RUNS_HOOKS}
-    for logical_id, policy in hook_policies.items():
+    for policy in hook_policies.values():
         # Created only when the parameter lists functions: an empty list grants nothing.
         assert policy["Condition"] == "HookFunctionsGiven"
         (statement,) = policy["Properties"]["PolicyDocument"]["Statement"]
