@@ -104,3 +104,39 @@ def merge_drop(event: dict[str, object], context: object) -> dict[str, object]:
     from chalicelib.workflows import merge
 
     return merge.drop(event)
+
+
+# The import workflow's tasks (stepfunctions/import.asl.json).
+@app.lambda_function(name="import_plan")
+def import_plan(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import imports
+
+    return imports.plan(event)
+
+
+@app.lambda_function(name="import_build_slice")
+def import_build_slice(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import imports
+
+    return imports.build_slice(event)
+
+
+@app.lambda_function(name="import_commit")
+def import_commit(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import imports
+
+    return imports.commit(event)
+
+
+@app.lambda_function(name="import_merge")
+def import_merge(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import imports
+
+    return imports.merge(event)
+
+
+@app.lambda_function(name="import_fail")
+def import_fail(event: dict[str, object], context: object) -> dict[str, object]:
+    from chalicelib.workflows import imports
+
+    return imports.fail(event)

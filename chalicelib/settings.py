@@ -23,10 +23,24 @@ ENV_PRE_SIGN_SUPPORT = "LAKELET_PRE_SIGN_SUPPORT"
 ENV_KMS_KEY_ID = "LAKELET_KMS_KEY_ID"  # the KMS key that encrypts secrets at rest (id, ARN or alias)
 ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
+# The s3:// prefixes imports may read, comma-separated (the stack parameter ImportAllowedLocations sets it, and
+# the Lambda role may read exactly those). Empty: every import is refused with a 403 that names this setting.
+ENV_IMPORT_ALLOWED_LOCATIONS = "LAKELET_IMPORT_ALLOWED_LOCATIONS"
 
 
 def _flag(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _locations(value: str) -> tuple[str, ...]:
+    """Comma- or space-separated s3:// prefixes. A location names a "directory": a missing trailing "/" is added,
+    so s3://bucket/data never admits s3://bucket/database."""
+    found = []
+    for part in value.replace(",", " ").split():
+        if not part.startswith("s3://") or len(part) <= len("s3://"):
+            raise ValueError(f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r} is not an s3:// location")
+        found.append(part if part.endswith("/") else part + "/")
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +80,13 @@ class Settings:
     # How long a container trusts what it read of GC's sweep records (chalicelib/graveler/collected.py). The GC job
     # waits longer than this between recording a sweep and deleting anything (emr/gc_job.py, --record-lead-seconds).
     gc_record_ttl_seconds: float = 5.0
+    # Imports (chalicelib/graveler/imports): where they may read from (ENV_IMPORT_ALLOWED_LOCATIONS), the import
+    # state machine (set by infra/), and the size below which an import runs inline in the API Lambda: the
+    # sources are probed up to this many objects first.
+    import_allowed_locations: tuple[str, ...] = ()
+    import_state_machine_arn: str | None = None
+    import_inline_threshold: int = 5_000
+    import_max_slices: int = 16
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -97,6 +118,10 @@ class Settings:
                 env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
             ),
             gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
+            import_allowed_locations=_locations(env.get(ENV_IMPORT_ALLOWED_LOCATIONS, "")),
+            import_state_machine_arn=env.get("LAKELET_IMPORT_STATE_MACHINE_ARN") or None,
+            import_inline_threshold=int(env.get("LAKELET_IMPORT_INLINE_THRESHOLD", defaults.import_inline_threshold)),
+            import_max_slices=int(env.get("LAKELET_IMPORT_MAX_SLICES", defaults.import_max_slices)),
         )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .graveler.collected import CollectedCheck
+from .graveler.imports import ImportRecords, SourceLister
 from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
@@ -25,6 +26,9 @@ class Services:
     graveler: Graveler
     auth: AuthService
     repository_metadata: RepositoryMetadataStore | None = None
+    # The import's ports (graveler/imports/ports.py): the source lister and the status records.
+    source_lister: SourceLister | None = None
+    import_records: ImportRecords | None = None
 
 
 _lock = threading.Lock()
@@ -82,25 +86,31 @@ def aws_services(settings: Settings) -> Services:
     from .adapters.dynamodb.branch_protection import DynamoBranchProtectionStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
+    from .adapters.import_records import BlockImportRecords
     from .adapters.kms import KmsCipher
     from .adapters.s3 import S3BlockStore
+    from .adapters.s3_source import S3SourceLister
 
     if not settings.kms_key_id:
         raise RuntimeError("LAKELET_KMS_KEY_ID is not set: secrets are encrypted at rest with a KMS key")
     names = TableNames.from_prefix(settings.table_prefix)
     s3 = s3_client(settings)
     kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
-    return assemble(
+    blocks = S3BlockStore(s3)
+    services = assemble(
         settings,
         DynamoRefStore(names, settings.region, settings.endpoint_url),
         DynamoStagingStore(names, settings.region, settings.endpoint_url),
-        S3BlockStore(s3),
+        blocks,
         AuthService(
             DynamoAuthStore(names, settings.region, settings.endpoint_url), KmsCipher(kms, settings.kms_key_id)
         ),
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
         DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
     )
+    services.source_lister = S3SourceLister(s3)
+    services.import_records = BlockImportRecords(blocks)
+    return services
 
 
 def memory_services(settings: Settings | None = None) -> Services:
@@ -116,17 +126,25 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryStagingStore,
     )
 
+    from .adapters.import_records import MemoryImportRecords
+    from .adapters.memory_source import MemorySourceLister
+
     refs = MemoryRefStore()
-    return assemble(
+    blocks = MemoryBlockStore()
+    services = assemble(
         settings or Settings(),
         refs,
         MemoryStagingStore(),
-        MemoryBlockStore(),
+        blocks,
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),
         MemoryBranchProtectionStore(refs),
         any_namespace=settings is None,
     )
+    # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
+    services.source_lister = MemorySourceLister(blocks)
+    services.import_records = MemoryImportRecords()
+    return services
 
 
 def get_services() -> Services:

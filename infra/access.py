@@ -92,12 +92,18 @@ class FunctionAccess:
     function_url: bool = False
     # Its schedule (if it has one) is the GCSchedule parameter rather than the expression in app.py.
     gc_schedule: bool = False
+    # List and read the import sources: exactly the ImportAllowedLocations parameter's locations, nothing else.
+    reads_import_sources: bool = False
 
 
 # Keyed by the Chalice function name (the REST API's handler is "api_handler").
 FUNCTION_ACCESS: dict[str, FunctionAccess] = {
-    "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True),
-    "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True),
+    # Both serve imported objects' data from their sources (reads, presigned URLs); the API also runs small
+    # imports inline.
+    "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True,
+                                  reads_import_sources=True),
+    "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True,
+                                 reads_import_sources=True),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
     "commit_seal": FunctionAccess(Metadata.READ_WRITE),
@@ -110,6 +116,13 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "merge_drop": FunctionAccess(Metadata.READ_WRITE),
+    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch; build slice reads the
+    # sources (only the allowed import locations) and writes ranges; commit and merge move branches.
+    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ, reads_import_sources=True),
+    "import_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, reads_import_sources=True),
+    "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
+    "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
+    "import_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
 }
 
 

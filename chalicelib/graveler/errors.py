@@ -10,7 +10,8 @@ under the same families.
     │   ├── TagNotFound
     │   ├── CommitNotFound
     │   ├── RefNotFound
-    │   └── ObjectNotFound
+    │   ├── ObjectNotFound
+    │   └── ImportNotFound
     ├── AlreadyExists ................. 409
     │   ├── RepositoryExists
     │   ├── BranchExists
@@ -28,10 +29,13 @@ under the same families.
     ├── NoChanges ..................... 400
     ├── DirtyBranch ................... 400
     ├── Conflict ...................... 409
-    │   └── MergeConflicts
+    │   ├── MergeConflicts
+    │   ├── ImportCanceled (a step found its import canceled)
+    │   └── ImportFinished (a cancel came after the import ended)
     ├── PreconditionFailed ............ 412
     ├── Forbidden ..................... 403
     │   ├── ReadOnlyRepository
+    │   ├── ImportNotAllowed (a source outside the allowed import locations)
     │   └── ProtectedBranch
     │       ├── WriteToProtectedBranch
     │       ├── CommitToProtectedBranch
@@ -202,6 +206,23 @@ class CommitToProtectedBranch(ProtectedBranch):
 
 class DeleteProtectedBranch(ProtectedBranch):
     pass
+
+
+class ImportNotFound(NotFound):
+    """No import with this id on this repository and branch."""
+
+
+class ImportCanceled(Conflict):
+    """The import was canceled; the step that noticed stopped before its side effect."""
+
+
+class ImportFinished(Conflict):
+    """The import already ended (completed or failed): there is nothing left to cancel."""
+
+
+class ImportNotAllowed(Forbidden):
+    """The import names a source outside the deployment's allowed import locations (the message names the
+    setting that lists them)."""
 
 
 class TooManyTries(GravelerError):

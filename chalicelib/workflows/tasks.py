@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from . import commit, merge
+from . import commit, imports, merge
 
-HANDLERS = {**commit.HANDLERS, **merge.HANDLERS}
+HANDLERS = {**commit.HANDLERS, **merge.HANDLERS, **imports.HANDLERS}
