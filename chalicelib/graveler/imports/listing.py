@@ -56,16 +56,18 @@ def _sources(lister: SourceLister, loc: ImportLocation, start: str, stop: str | 
         return
     first = loc.source_key(start)
     for page in lister.pages(loc.bucket, loc.key, just_below(first)):
+        landed = 0
         for found in page:
             if found.key < first:
                 continue
             key = loc.destination_key(found.key)
             if stop is not None and key >= stop:
-                on_page(0)
+                on_page(landed)
                 return
             if key:  # a marker object named exactly like the prefix has no path of its own when importing to ""
+                landed += 1
                 yield key, source_entry(loc.bucket, found)
-        on_page(len(page))
+        on_page(landed)
 
 
 def _replace(sources: Iterator[tuple[str, Entry]], base: Iterator[str]) -> Iterator[StagedEntry]:
@@ -93,7 +95,8 @@ def slice_changes(
     on_page: OnPage,
 ) -> Iterator[StagedEntry]:
     """Every change of the slice [lo, hi), in key order. ``base_keys(start)`` iterates the base's keys >= start;
-    ``on_page(n)`` runs after each listing page of n objects (progress, and the cancel check)."""
+    ``on_page(n)`` runs after each listing page, n the objects of it that landed in the slice (progress, and the
+    cancel check)."""
     for loc in locations:  # in destination order: their intervals are disjoint, so this is key order
         window = _window(loc, lo, hi)
         if window is None:
