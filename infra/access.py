@@ -141,6 +141,33 @@ def _statement(sid: str, actions: list[str], resources: list[Any], condition: Js
     return statement
 
 
+IMPORT_LOCATIONS = "ImportAllowedLocations"
+IMPORT_BUCKETS = "ImportSourceBuckets"
+IMPORTS_ALLOWED = "ImportsAllowed"  # the template's condition: ImportAllowedLocations is not empty
+
+
+def _arn_list(values: Json, suffix: str) -> Json:
+    """["arn:*:s3:::<v><suffix>", ...] for each value of a comma-joined list, in template functions (CloudFormation
+    has no map over a list: join with the ARN in the separator, then split). The partition is left open since the
+    separator must be a literal."""
+    joined = {"Fn::Join": [f"{suffix},arn:*:s3:::", values]}
+    return {"Fn::Split": [",", {"Fn::Join": ["", ["arn:*:s3:::", joined, suffix]]}]}
+
+
+def import_statements() -> list[Json]:
+    """Read exactly the allowed import locations and list their buckets. With none allowed, the statements name
+    only what the data bucket grants already (a statement needs a resource), so they add nothing."""
+    stripped = {"Fn::Split": [",", {"Fn::Join": ["", {"Fn::Split": ["s3://", {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}]}]}]}
+    nothing_to_read = [_sub("${DataBucket.Arn}/_lakefs/imports/no-sources-allowed")]
+    nothing_to_list = [_arn(DATA_BUCKET)]
+    return [
+        _statement("ReadImportSources", ["s3:GetObject"],
+                   {"Fn::If": [IMPORTS_ALLOWED, _arn_list(stripped, "*"), nothing_to_read]}),  # type: ignore[arg-type]
+        _statement("ListImportSources", ["s3:ListBucket"],
+                   {"Fn::If": [IMPORTS_ALLOWED, _arn_list({"Ref": IMPORT_BUCKETS}, ""), nothing_to_list]}),  # type: ignore[arg-type]
+    ]
+
+
 def statements(access: FunctionAccess, log_group: str, state_machines: list[StateMachine]) -> list[Json]:
     """The IAM statements of one function: its log group, then what ``access`` grants."""
     out = [_statement("WriteOwnLogs", ["logs:CreateLogStream", "logs:PutLogEvents"], [_arn(log_group)])]
@@ -183,6 +210,8 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
             _statement("PassGCJobRole", ["iam:PassRole"], [_arn(GC_JOB_ROLE)],
                        {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}})
         )
+    if access.reads_import_sources:
+        out.extend(import_statements())
     if access.starts_workflows and state_machines:
         out.append(_statement("StartWorkflows", ["states:StartExecution"], [sm.arn() for sm in state_machines]))
         out.append(
@@ -213,4 +242,6 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
         })
     if access.starts_workflows:
         env.update({sm.environment_variable: sm.arn() for sm in state_machines})
+    if access.reads_import_sources or access.starts_workflows:
+        env[settings.ENV_IMPORT_ALLOWED_LOCATIONS] = {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}
     return env
