@@ -1,7 +1,6 @@
 """``lakelet gc set-config|get-config|delete-config`` (the repository's GC rules through the API), and
 ``lakelet gc run``, the local Spark GC of lakelet/gc.py, forwarded unchanged."""
 
-from __future__ import annotations
 
 import json
 import sys

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from chalicelib.adapters.stepfunctions import Execution
 from chalicelib.graveler import errors
-from chalicelib.workflows import launch
+from chalicelib.graveler.ports import Execution
+from chalicelib.graveler.workflow_runner import Workflows
 
 from .servers import Stack, stack
 
@@ -72,13 +72,14 @@ class _Workflows:
 
 def test_a_workflow_task_answers_only_through_its_repository_and_branch(repos: Stack,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launch, "_workflows", lambda services, arn: _Workflows())
-    assert launch.commit_status(repos.services, "leaks-a", "main", "w-1").completed is False
+    g = repos.services.graveler
+    monkeypatch.setattr(g, "workflows", Workflows(_Workflows(), _Workflows()))  # type: ignore[arg-type]
+    assert g.commit_status("leaks-a", "main", "w-1").completed is False
     for repo, branch in (("leaks-b", "main"), ("leaks-a", "dev")):
         with pytest.raises(errors.NotFound):
-            launch.commit_status(repos.services, repo, branch, "w-1")
+            g.commit_status(repo, branch, "w-1")
         with pytest.raises(errors.NotFound):
-            launch.merge_status(repos.services, repo, branch, "w-1")
+            g.merge_status(repo, branch, "w-1")
 
 
 def test_bulk_delete_does_not_reveal_whether_a_repository_exists(repos: Stack) -> None:
@@ -128,7 +129,7 @@ def test_the_api_server_refuses_a_large_unauthenticated_body_before_reading_it(r
     with _open(repos.api.port, "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                                f"Content-Length: {50 * 1024 * 1024}\r\n\r\n") as sock:
         answer = _answer(sock)  # no byte of the 50 MiB was sent
-    assert answer.startswith(b"HTTP/1.0 401") or answer.startswith(b"HTTP/1.1 401"), answer[:200]
+    assert answer.startswith((b"HTTP/1.0 401", b"HTTP/1.1 401")), answer[:200]
     assert time.monotonic() - started < 5
     # Chunked: refused once the chunks pass the limit, without reading on.
     with _open(repos.api.port, "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
