@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .auth.service import AuthService
 from .graveler.collected import CollectedCheck
 from .graveler.imports import ImportRecords, SourceLister
-from .graveler.ports import BlockStore, RefStore, StagingStore
+from .graveler.ports import BlockStore, RefStore, StagingStore, WorkflowRunner
 from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
@@ -30,6 +30,8 @@ class Services:
     # The import's ports (graveler/imports/ports.py): the source lister and the status records.
     source_lister: SourceLister | None = None
     import_records: ImportRecords | None = None
+    # The import state machine, when configured (LAKELET_IMPORT_STATE_MACHINE_ARN).
+    import_workflow: WorkflowRunner | None = None
 
 
 _lock = threading.Lock()
@@ -66,7 +68,14 @@ def assemble(
         refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix,
         workflows=workflows(settings),
     )
-    return Services(settings, graveler, auth, repository_metadata)
+    return Services(settings, graveler, auth, repository_metadata, import_workflow=_runner(
+        settings, settings.import_state_machine_arn))
+
+
+def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
+    from .adapters.stepfunctions import StepFunctionsWorkflows
+
+    return StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url) if arn else None
 
 
 def workflows(settings: Settings) -> Workflows:

@@ -33,8 +33,8 @@ def _locations(body: JsonBody) -> list[ImportLocation]:
         if not isinstance(item, dict):
             raise errors.Invalid("field paths must hold objects with type, path and destination")
         location = JsonBody(item)
-        found.append(ImportLocation(location.required_str("type"), location.required_str("path"),
-                                    location.str("destination", default="") or ""))
+        found.append(ImportLocation(location.required_string("type"), location.required_string("path"),
+                                    location.string("destination", default="") or ""))
     return found
 
 
@@ -58,20 +58,20 @@ def status_body(status: ImportStatus) -> dict[str, Any]:
 def import_start(repository: str, branch: str) -> Response:
     """202 ImportCreationResponse {"id"}; a 403 naming the setting for a source outside the allowed locations."""
     body = JsonBody.parse(bp.current_request.raw_body)
-    commit = body.object("commit") or JsonBody({})
+    commit = body.nested("commit") or JsonBody({})
     found = imports.importer(services())
     request = found.start(
         names.repository(repository), names.branch(branch), _locations(body), current_user().id,
-        commit.str("message", default="") or "", commit.str_map("metadata"),
-        commit.int("date", minimum=0, maximum=MAX_DATE), body.bool("force"),
+        commit.string("message", default="") or "", commit.str_map("metadata"),
+        commit.integer("date", minimum=0, maximum=MAX_DATE), body.boolean("force"),
     )
-    imports.launch(services(), found, request)
+    found.launch(request)
     return json_response({"id": request.import_id}, 202)
 
 
 @route(bp, IMPORT, ["GET"])
 def import_status(repository: str, branch: str) -> Response:
-    import_id = Query(bp.current_request.query_params).required_str("id")
+    import_id = Query(bp.current_request.query_params).required_string("id")
     status = imports.importer(services()).status(names.repository(repository), names.branch(branch), import_id)
     return json_response(status_body(status))
 
@@ -79,6 +79,6 @@ def import_status(repository: str, branch: str) -> Response:
 @route(bp, IMPORT, ["DELETE"])
 def import_cancel(repository: str, branch: str) -> Response:
     """204; 409 when the import already ended."""
-    import_id = Query(bp.current_request.query_params).required_str("id")
+    import_id = Query(bp.current_request.query_params).required_string("id")
     imports.importer(services()).cancel(names.repository(repository), names.branch(branch), import_id)
     return Response(body="", status_code=204)

@@ -1,5 +1,4 @@
-"""The import workflow's tasks (stepfunctions/import.asl.json) and how an import starts: inline in the API Lambda
-when the sources are small, else as the state machine when one is configured.
+"""The import workflow's tasks (stepfunctions/import.asl.json), and the Importer over the container's services.
 
 The state is {"request": ImportRequest JSON, "max_slices": int, "plan": ..., "built": [...], "commit": ...,
 "merge": ...}: bounds, ids and locations only, never listings (the 256 KB limit on a state). Every task is one
@@ -18,15 +17,15 @@ from chalicelib.wiring import Services, get_services
 
 Json = dict[str, Any]
 
-EXECUTION_PREFIX = "import-"
-
 
 def importer(services: Services | None = None) -> Importer:
     """The Importer over the container's services (its engine, lister, records and allowed locations)."""
     found = services or get_services()
     assert found.source_lister is not None and found.import_records is not None, "imports are not wired"
-    return Importer(found.graveler, found.source_lister, found.import_records,
-                    found.settings.import_allowed_locations, ENV_IMPORT_ALLOWED_LOCATIONS)
+    settings = found.settings
+    return Importer(found.graveler, found.source_lister, found.import_records, settings.import_allowed_locations,
+                    ENV_IMPORT_ALLOWED_LOCATIONS, runner=found.import_workflow,
+                    inline_threshold=settings.import_inline_threshold, max_slices=settings.import_max_slices)
 
 
 def _steps() -> ImportSteps:
@@ -35,38 +34,6 @@ def _steps() -> ImportSteps:
 
 def _request(event: Json) -> ImportRequest:
     return ImportRequest.from_json(event["request"])
-
-
-# ---- starting -------------------------------------------------------------------------------------------------
-
-
-def _at_least(found: Importer, request: ImportRequest, count: int) -> bool:
-    """Whether the sources hold at least ``count`` objects; lists at most about that many."""
-    seen = 0
-    for loc in request.locations:
-        if loc.type != "common_prefix":
-            seen += 1
-            continue
-        for page in found.steps.lister.pages(loc.bucket, loc.key):
-            seen += len(page)
-            if seen >= count:
-                return True
-    return seen >= count
-
-
-def launch(services: Services, found: Importer, request: ImportRequest) -> None:
-    """Runs the import inline when it is small or no state machine is configured; otherwise starts the workflow
-    (named after the import id, so a repeated start is refused rather than run twice)."""
-    settings = services.settings
-    arn = settings.import_state_machine_arn
-    if not arn or not _at_least(found, request, settings.import_inline_threshold + 1):
-        found.run(request, max_slices=1)
-        return
-    from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
-
-    workflows = StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url)
-    workflows.start(EXECUTION_PREFIX + request.import_id,
-                    {"request": request.to_json(), "max_slices": settings.import_max_slices})
 
 
 # ---- the tasks ------------------------------------------------------------------------------------------------

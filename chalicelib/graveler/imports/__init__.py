@@ -19,7 +19,7 @@ from .request import (
     check_locations,
     import_branch_name,
 )
-from .service import Importer, ImportStatus
+from .service import EXECUTION_PREFIX, Importer, ImportStatus
 from .status import CANCELED_MESSAGE, COMPLETED, FAILED, RUNNING, ImportRecord
 from .steps import DEFAULT_MAX_SLICES, ImportSteps
 
@@ -28,6 +28,7 @@ __all__ = [
     "COMMON_PREFIX",
     "COMPLETED",
     "DEFAULT_MAX_SLICES",
+    "EXECUTION_PREFIX",
     "FAILED",
     "OBJECT",
     "RUNNING",

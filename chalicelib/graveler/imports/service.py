@@ -9,16 +9,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import errors
+from ..ports import WorkflowRunner
 from ..records import BranchID, Commit, CommitID, RepositoryID
 from ..service import Graveler
 from ..validation import validate_branch_id
 from .errors import ImportFinished, ImportNotFound
 from .ports import ImportRecords, SourceLister
-from .request import ImportLocation, ImportRequest, check_allowed, check_locations
+from .request import COMMON_PREFIX, ImportLocation, ImportRequest, check_allowed, check_locations
 from .status import CANCELED_MESSAGE, RUNNING, ImportRecord
 from .steps import ImportSteps
 
 _IMPORT_ID = re.compile(r"[0-9a-f]{32}")
+# The import workflow's execution of an import is named after it: a second start is refused, never run twice.
+EXECUTION_PREFIX = "import-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +35,8 @@ class ImportStatus:
 
 class Importer:
     """``allowed``: the s3:// prefixes imports may read; ``setting``: the name of the setting that lists them
-    (named by the 403)."""
+    (named by the 403). ``runner``: the import workflow, which imports of more than ``inline_threshold`` objects
+    run as, in up to ``max_slices`` slices; without one, every import runs inline."""
 
     def __init__(
         self,
@@ -42,14 +46,19 @@ class Importer:
         allowed: Sequence[str],
         setting: str,
         clock: Callable[[], float] | None = None,
+        runner: WorkflowRunner | None = None,
+        inline_threshold: int = 5_000,
+        max_slices: int = 16,
     ) -> None:
         self.graveler = graveler
         self.records = records
         self.allowed = tuple(allowed)
         self.setting = setting
         self._clock = clock or graveler.now
-        self.steps = ImportSteps(graveler.refs, graveler.committed, graveler.merge_steps, lister, records,
-                                 self._clock)
+        self.runner = runner
+        self.inline_threshold = inline_threshold
+        self.max_slices = max_slices
+        self.steps = ImportSteps(graveler, lister, records, self._clock, graveler._sleep)
 
     def start(
         self,
@@ -76,6 +85,28 @@ class Importer:
         self.records.create(repo.storage_namespace, ImportRecord(import_id, repo.id, branch_id, RUNNING,
                                                                   self._clock()))
         return request
+
+    def launch(self, request: ImportRequest) -> None:
+        """Runs the import here when it is small (the sources are probed up to the threshold) or no workflow is
+        configured; otherwise starts the import workflow."""
+        if self.runner is None or not self._at_least(request, self.inline_threshold + 1):
+            self.run(request, max_slices=1)
+            return
+        self.runner.start(EXECUTION_PREFIX + request.import_id,
+                          {"request": request.to_json(), "max_slices": self.max_slices})
+
+    def _at_least(self, request: ImportRequest, count: int) -> bool:
+        """Whether the sources hold at least ``count`` objects; lists at most about that many."""
+        seen = 0
+        for loc in request.locations:
+            if loc.type != COMMON_PREFIX:
+                seen += 1
+                continue
+            for page in self.steps.lister.pages(loc.bucket, loc.key):
+                seen += len(page)
+                if seen >= count:
+                    return True
+        return seen >= count
 
     def run(self, request: ImportRequest, max_slices: int = 1) -> ImportRecord:
         """Runs every step here; a failure is recorded (the status reports it), not raised."""
@@ -120,4 +151,4 @@ class Importer:
         self.records.save(namespace, record.failed(CANCELED_MESSAGE, self._clock()))
 
 
-__all__ = ["ImportStatus", "Importer"]
+__all__ = ["EXECUTION_PREFIX", "ImportStatus", "Importer"]

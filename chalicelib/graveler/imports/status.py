@@ -21,7 +21,8 @@ CANCELED_MESSAGE = "import canceled"
 @dataclass(frozen=True, slots=True)
 class ImportRecord:
     """``commit_id`` (the merge into the branch) and ``metarange_id`` (the import commit's) once completed;
-    ``error`` once failed; ``ingested`` the final count (the status sums per-slice progress while running)."""
+    ``error`` once failed; ``ingested`` the final count (the status sums per-slice progress while running);
+    ``merge_task`` the merge workflow's task id while Graveler.merge runs the merge as a workflow."""
 
     import_id: str
     repository: str
@@ -32,6 +33,7 @@ class ImportRecord:
     commit_id: str = ""
     metarange_id: str = ""
     error: str = ""
+    merge_task: str = ""
 
     @property
     def ended(self) -> bool:
@@ -55,6 +57,7 @@ class ImportRecord:
             "commit_id": self.commit_id,
             "metarange_id": self.metarange_id,
             "error": self.error,
+            "merge_task": self.merge_task,
         }
 
     @classmethod
@@ -64,7 +67,7 @@ class ImportRecord:
             raise ValueError(f"unknown import state {state!r}")
         return cls(str(data["import_id"]), str(data["repository"]), str(data["branch"]), state,
                    float(data["update_time"]), int(data.get("ingested", 0)), str(data.get("commit_id", "")),
-                   str(data.get("metarange_id", "")), str(data.get("error", "")))
+                   str(data.get("metarange_id", "")), str(data.get("error", "")), str(data.get("merge_task", "")))
 
 
 __all__ = ["CANCELED_MESSAGE", "COMPLETED", "FAILED", "RUNNING", "ImportRecord"]

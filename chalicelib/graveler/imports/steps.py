@@ -9,8 +9,10 @@ inline, through the same code:
   content-addressed objects.
 - ``commit``: concatenates the slices into one metarange and commits it on the import branch, whose head must
   still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there).
-- ``merge``: merges the import branch into the branch with graveler's merge steps, and completes the record. A
-  retry after the merge finds the merge commit on the branch instead of merging again.
+- ``merge``: merges the import branch into the branch through ``Graveler.merge`` (the one entry for merges:
+  inline, or as the merge workflow above its threshold), and completes the record. A retry after the merge
+  finds the merge commit on the branch instead of merging again; when the merge went on as a workflow, the step
+  records its task id and raises StillRunning, and its retries follow that task instead of merging again.
 
 Each step checks the cancel mark first, and ``build_slice`` after every listing page, so a cancel stops the import
 before its next side effect; the branch moves only in ``merge``.
@@ -18,8 +20,9 @@ before its next side effect; the branch moves only in ``merge``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
@@ -27,8 +30,6 @@ from ..committed.apply import apply_changes
 from ..committed.manager import CommittedManager
 from ..committed.writer import RangeWriter
 from ..identity import commit_id
-from ..merge import MergeRequest, MergeSteps
-from ..ports import RefStore
 from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
 from ..slicing import concatenate, spread_bounds
 from .errors import ImportCanceled
@@ -36,7 +37,10 @@ from .listing import slice_changes
 from .plan import ImportPlan, ImportSlice
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportRequest
-from .status import CANCELED_MESSAGE
+from .status import CANCELED_MESSAGE, ImportRecord
+
+if TYPE_CHECKING:
+    from ..service import Graveler
 
 Json = dict[str, Any]
 
@@ -48,28 +52,28 @@ MERGED_LOOKBACK = 50
 
 
 class ImportSteps:
-    """The steps over the ports; ``committed`` is the repository engine's CommittedManager (its caches and
-    RangeParams), ``merge_steps`` the engine's merge."""
+    """The steps over the engine's ports (its refs and its CommittedManager: caches and RangeParams), its one
+    merge entry, the source lister and the status records."""
 
     def __init__(
         self,
-        refs: RefStore,
-        committed: CommittedManager,
-        merge_steps: MergeSteps,
+        graveler: Graveler,
         lister: SourceLister,
         records: ImportRecords,
         clock: Callable[[], float],
         sleep: Callable[[float], None] | None = None,
+        merge_wait_seconds: float | None = None,
     ) -> None:
-        self.refs = refs
-        self.committed = committed
-        self.storage = committed.storage
-        self.params = committed.params
-        self.merge_steps = merge_steps
+        self.graveler = graveler
+        self.refs = graveler.refs
+        self.committed: CommittedManager = graveler.committed
+        self.storage = self.committed.storage
+        self.params = self.committed.params
         self.lister = lister
         self.records = records
         self._clock = clock
         self._sleep = sleep
+        self._merge_wait = merge_wait_seconds
 
     def _namespace(self, repository: str) -> str:
         return self.refs.get_repository(RepositoryID(repository)).storage_namespace
@@ -184,13 +188,31 @@ class ImportSteps:
         imported = CommitID(str(committed["commit_id"]))
         merged = self._merged_already(repo_id, BranchID(request.branch), imported)
         if merged is None:
-            merge = MergeRequest(request.repository, request.import_branch, imported, request.branch,
-                                 f"import-{request.import_id}", request.committer, request.message, request.date,
-                                 dict(request.metadata), allow_empty=True, force=request.force)
-            merged = CommitID(str(self.merge_steps.run(merge, max_slices=1)["commit_id"]))
-        self.records.save(namespace, record.completed(merged, str(committed["metarange_id"]),
-                                                      int(committed["ingested"]), self._clock()))
+            merged = self._merge(request, namespace, record)
+        self.records.save(namespace, self.records.get(namespace, request.import_id).completed(
+            merged, str(committed["metarange_id"]), int(committed["ingested"]), self._clock()))
         return {"commit_id": merged}
+
+    def _merge(self, request: ImportRequest, namespace: str, record: ImportRecord) -> CommitID:
+        """The merge commit, through Graveler.merge; a merge that goes on as a workflow is followed by its task
+        id (recorded), never started twice. Raises StillRunning while it runs, and what the merge raised."""
+        g = self.graveler
+        if record.merge_task:
+            status = g.merge_status(request.repository, request.branch, record.merge_task)
+            if not status.completed:
+                raise errors.StillRunning(record.merge_task)
+            if status.error is not None:
+                raise status.error
+            assert status.result is not None
+            return status.result.id
+        try:
+            found = g.merge(request.repository, request.import_branch, request.branch, request.committer,
+                            request.message, dict(request.metadata), allow_empty=True, force=request.force,
+                            wait_seconds=self._merge_wait)
+        except errors.StillRunning as running:
+            self.records.save(namespace, dataclasses.replace(record, merge_task=running.task_id))
+            raise
+        return found.id
 
     def _merged_already(self, repo_id: RepositoryID, branch_id: BranchID, imported: CommitID) -> CommitID | None:
         """The commit on the branch's recent first-parent line that merged ``imported``, if any."""
@@ -216,11 +238,19 @@ class ImportSteps:
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
-    def run(self, request: ImportRequest, max_slices: int = 1) -> Json:
-        """Every step in order, as the state machine runs them (the inline path, and the reference for tests)."""
+    def run(self, request: ImportRequest, max_slices: int = 1, merge_polls: int = 600) -> Json:
+        """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
+        A merge that goes on as a workflow is followed as the state machine's retries follow it."""
         planned = self.plan(request, max_slices)
         built = [self.build_slice(item) for item in planned.slices]
-        return self.merge(request, self.commit(request, planned, built))
+        committed = self.commit(request, planned, built)
+        for _ in range(merge_polls):
+            try:
+                return self.merge(request, committed)
+            except errors.StillRunning:
+                if self._sleep is not None:
+                    self._sleep(1.0)
+        raise errors.TooManyTries(f"the merge of import {request.import_id} did not end")
 
 
 __all__ = ["DEFAULT_MAX_SLICES", "ImportSteps"]

@@ -191,3 +191,50 @@ def test_status_answers_only_for_its_own_branch(g, repo, importer, sources):
 def test_a_missing_object_source_fails_the_import_and_says_why(g, repo, importer):
     request, record = run(importer, ImportLocation(OBJECT, "s3://source/allowed/missing", "m"))
     assert record.state == FAILED and "missing" in record.error
+
+
+def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repeated(g, repo, importer, sources):
+    from chalicelib.adapters.memory import MemoryWorkflowRunner
+    from chalicelib.graveler.merge import MergeRequest
+    from chalicelib.graveler.workflow_runner import Workflows
+
+    runner = MemoryWorkflowRunner()  # executions stay RUNNING until ended
+    g.workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    steps = importer.steps
+    plan = steps.plan(request)
+    committed = steps.commit(request, plan, [steps.build_slice(item) for item in plan.slices])
+    with pytest.raises(errors.StillRunning) as first:
+        steps.merge(request, committed)
+    namespace = repo.storage_namespace
+    assert importer.records.get(namespace, request.import_id).merge_task == first.value.task_id
+    with pytest.raises(errors.StillRunning) as again:
+        steps.merge(request, committed)  # a retry follows the same task: no second merge starts
+    assert again.value.task_id == first.value.task_id and len(runner._executions) == 1
+    # The merge workflow does its work and ends; the next retry completes the import with its commit.
+    execution = runner.describe(first.value.task_id)
+    merge = MergeRequest.from_json(execution.input["request"])
+    result = g.merge_steps.run(merge, max_slices=1)
+    runner.end(first.value.task_id, "SUCCEEDED", output={"finish": {"commit_id": result["commit_id"]}})
+    assert steps.merge(request, committed) == {"commit_id": result["commit_id"]}
+    status = importer.status("repo", "main", request.import_id)
+    assert status.record.state == COMPLETED and status.commit.id == g.get_branch("repo", "main").commit_id
+
+
+def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_threshold(g, repo, lister, records,
+                                                                                       clock, sources):
+    from chalicelib.adapters.memory import MemoryWorkflowRunner
+    from chalicelib.graveler.imports import EXECUTION_PREFIX, Importer
+
+    runner = MemoryWorkflowRunner()
+    importer = Importer(g, lister, records, ["s3://source/allowed/"], SETTING, clock=clock, runner=runner,
+                        inline_threshold=3, max_slices=7)
+    small = importer.start("repo", "main", [prefix("s3://source/allowed/data/2024/", "small/")], "a", "m")
+    importer.launch(small)
+    assert importer.status("repo", "main", small.import_id).record.state == COMPLETED
+    assert runner.describe(EXECUTION_PREFIX + small.import_id) is None
+    large = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "large/")], "a", "m")
+    importer.launch(large)
+    execution = runner.describe(EXECUTION_PREFIX + large.import_id)
+    assert execution is not None and execution.input == {"request": large.to_json(), "max_slices": 7}
+    assert importer.status("repo", "main", large.import_id).record.state == RUNNING
