@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any
 
 from chalicelib import settings
-from chalicelib.gc import settings as gc_settings
+from chalicelib import settings as gc_settings  # the GC settings live in chalicelib/settings.py since the error and settings moves
 
 from .state_machines import StateMachine
 
@@ -223,7 +223,7 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
 def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> Json:
     """The environment variables infra/ adds to a function: the names and ids AWS chooses at deploy time.
 
-    The names are chalicelib's settings contract (chalicelib/settings.py, chalicelib/gc/settings.py).
+    The names are chalicelib's settings contract (chalicelib/settings.py).
     """
     env: Json = {
         settings.ENV_BUCKET: {"Ref": DATA_BUCKET},
