@@ -62,5 +62,6 @@ def prepare_gc_commits(repository: str) -> Response:
     prepared = prepare(built.graveler, names.repository(repository))
     presigned = None
     if built.settings.pre_sign_support:
-        presigned = built.graveler.blocks.presign_get(prepared.commits_location, built.settings.presign_expiry_seconds)
+        files = built.graveler.namespace_files(prepared.storage_namespace)
+        presigned = files.presign_get(prepared.commits_location, built.settings.presign_expiry_seconds)
     return json_response(prepare_response(prepared, presigned), 201)
