@@ -21,6 +21,8 @@ from . import names
 from .endpoint import json_response, no_content, route, services
 from .params import JsonBody
 
+__all__ = ["bp"]
+
 bp = Blueprint(__name__)
 
 RULES = "/repositories/{repository}/settings/gc_rules"

@@ -25,6 +25,8 @@ from chalicelib.graveler.service import Graveler
 from . import job_files, layout
 from .rules import RulesStore, rules_to_json
 
+__all__ = ["PreparedRun", "prepare"]
+
 # Rows per staged-address file: a part stays a few MB, and the job reads the parts in parallel.
 STAGED_PART_ROWS = 250_000
 

@@ -18,6 +18,8 @@ from chalicelib.graveler.validation import validate_branch_id
 
 from .layout import rules_address
 
+__all__ = ["delete_rules", "get_rules", "rules_from_json", "rules_to_json", "set_rules"]
+
 # Far beyond any sensible retention (about 2,700 years), small enough that "now - days" stays a plain float.
 MAX_RETENTION_DAYS = 1_000_000
 

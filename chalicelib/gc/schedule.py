@@ -20,6 +20,8 @@ from .prepare import PreparedRun, prepare
 from .rules import GCRulesNotFound
 from chalicelib.settings import GCSettings
 
+__all__ = ["on_schedule"]
+
 log = logging.getLogger(__name__)
 
 # Where EMR Serverless unpacks spark.archives: "<archive>#environment" puts its Python at ./environment/bin.

@@ -23,6 +23,8 @@ from .common import (
     xml_response,
 )
 
+__all__ = ["copy_object"]
+
 
 def copy_object(ctx: Context) -> Response:
     request = ctx.request

@@ -12,6 +12,8 @@ from ..uploads import Upload, Uploads
 from ..xmlio import element
 from .common import reject_unsupported_headers, xml_response
 
+__all__ = ["create_multipart_upload"]
+
 
 def create_multipart_upload(ctx: Context) -> Response:
     branch, path = ctx.ref_and_path()

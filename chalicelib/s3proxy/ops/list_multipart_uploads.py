@@ -9,6 +9,8 @@ from ..uploads import Upload, Uploads
 from ..xmlio import element, iso8601
 from .common import owner, xml_response
 
+__all__ = ["list_multipart_uploads"]
+
 MAX_UPLOADS = 1000
 
 

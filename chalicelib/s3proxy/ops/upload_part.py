@@ -7,6 +7,8 @@ from ..errors import S3Error
 from ..model import Response
 from ..uploads import Upload, Uploads
 
+__all__ = ["upload_part"]
+
 
 def part_number(ctx: Context) -> int:
     text = ctx.request.param("partNumber")
