@@ -4,4 +4,4 @@ The AWS adapters are the only modules that import boto3 or pynamodb; they transl
 graveler errors (``raise ... from e``).
 """
 
-__all__ = ["dynamodb", "emr", "kms", "memory", "s3", "sigv4", "stepfunctions"]
+__all__ = ["dynamodb", "emr", "hooks", "kms", "memory", "s3", "sigv4", "stepfunctions"]

@@ -10,6 +10,7 @@ the records and ports, the ``commit`` and ``merge`` use cases, and the helpers t
 """
 
 __all__ = [
+    "actions",
     "addressing",
     "batch_upload",
     "branch_moves",
