@@ -3,3 +3,5 @@
 The AWS adapters are the only modules that import boto3 or pynamodb; they translate driver errors into
 graveler errors (``raise ... from e``).
 """
+
+__all__ = ["dynamodb", "emr", "hooks", "kms", "memory", "s3", "sigv4", "stepfunctions"]
