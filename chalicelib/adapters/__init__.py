@@ -4,4 +4,16 @@ The AWS adapters are the only modules that import boto3 or pynamodb; they transl
 graveler errors (``raise ... from e``).
 """
 
-__all__ = ["dynamodb", "emr", "hooks", "kms", "memory", "s3", "sigv4", "stepfunctions"]
+__all__ = [
+    "dynamodb",
+    "emr",
+    "hooks",
+    "import_records",
+    "kms",
+    "memory",
+    "memory_source",
+    "s3",
+    "s3_source",
+    "sigv4",
+    "stepfunctions",
+]

@@ -24,7 +24,7 @@ from .records import (
     TagID,
 )
 
-__all__ = ["BlockStore", "Execution", "PutResult", "RefStore", "StagingStore"]
+__all__ = ["BlockStore", "Execution", "PutResult", "RefStore", "StagingStore", "WorkflowRunner"]
 
 
 class RefStore(Protocol):
