@@ -9,6 +9,7 @@ import copy
 import json
 import re
 import sys
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,9 @@ def conform(schema: dict[str, Any], payload: Any, where: str) -> None:
         model = getattr(lakefs_sdk, schema["$ref"].rsplit("/", 1)[1])
         parsed = model.from_dict(payload)
         assert parsed is not None, where
-        assert _drop_none(parsed.to_dict()) == _drop_none(without_extensions(payload)), (where, payload)
+        as_parsed = parsed.to_dict()
+        sent = _dates_parsed(as_parsed, without_extensions(payload), where)
+        assert _drop_none(as_parsed) == _drop_none(sent), (where, payload)
     elif schema.get("type") == "array":
         assert isinstance(payload, list), where
         for item in payload:
@@ -93,6 +96,21 @@ def conform(schema: dict[str, Any], payload: Any, where: str) -> None:
         assert isinstance(payload, dict) and all(isinstance(v, str) for v in payload.values()), where
     elif schema.get("type") == "string":
         assert isinstance(payload, str), where
+
+
+def _dates_parsed(parsed: Any, payload: Any, where: str) -> Any:
+    """The payload with each string the SDK read as a date-time turned into that datetime (the model's to_dict
+    gives datetimes back, not the text), after checking the text is RFC 3339 with its time zone, as lakeFS
+    sends it."""
+    if isinstance(parsed, datetime) and isinstance(payload, str):
+        sent = datetime.fromisoformat(payload)
+        assert "T" in payload and sent.tzinfo is not None, (where, payload)
+        return sent
+    if isinstance(parsed, dict) and isinstance(payload, dict):
+        return {k: _dates_parsed(parsed.get(k), v, where) for k, v in payload.items()}
+    if isinstance(parsed, list) and isinstance(payload, list) and len(parsed) == len(payload):
+        return [_dates_parsed(a, b, where) for a, b in zip(parsed, payload, strict=True)]
+    return payload
 
 
 def _drop_none(value: Any) -> Any:
