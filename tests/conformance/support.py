@@ -155,6 +155,7 @@ class Seed:
         self._state = snapshot(self._pristine)
 
     def fresh(self) -> wiring.Services:
+        from chalicelib.adapters.import_records import MemoryImportRecords
         from chalicelib.adapters.memory import (
             MemoryAuthStore,
             MemoryBlockStore,
@@ -163,6 +164,7 @@ class Seed:
             MemoryRepositoryMetadataStore,
             MemoryStagingStore,
         )
+        from chalicelib.adapters.memory_source import MemorySourceLister
         from chalicelib.auth.service import AuthService
 
         refs, staging, blocks, store = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore(), MemoryAuthStore()
@@ -170,6 +172,9 @@ class Seed:
         cipher = self._pristine.auth._cipher  # the seeded secrets and server key were sealed with it
         services = wiring.assemble(self._pristine.settings, refs, staging, blocks, AuthService(store, cipher), metadata,
                                    MemoryBranchProtectionStore(refs))
+        # As wiring.memory_services wires imports: sources in the same memory store, records beside them.
+        services.source_lister = MemorySourceLister(blocks)
+        services.import_records = MemoryImportRecords()
         for store_object in _stores(services):
             for key, value in self._state.items():
                 owner, _, attribute = key.partition(".")
@@ -182,7 +187,7 @@ def _stores(services: wiring.Services) -> tuple[Any, ...]:
     graveler = services.graveler
     protection = graveler.protection.store if graveler.protection is not None else None
     stores = (graveler.refs, graveler.staging, graveler.blocks, services.auth.store, services.repository_metadata,
-              protection)
+              protection, services.import_records)
     return tuple(store for store in stores if store is not None)
 
 
