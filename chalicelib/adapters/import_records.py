@@ -16,6 +16,8 @@ from chalicelib.graveler.imports.errors import ImportNotFound
 from chalicelib.graveler.imports.status import ImportRecord
 from chalicelib.graveler.ports import BlockStore
 
+__all__ = ["BlockImportRecords", "MemoryImportRecords"]
+
 
 def _root(namespace: str, import_id: str) -> str:
     return f"{namespace.rstrip('/')}/_lakefs/imports/{import_id}/"

@@ -10,6 +10,8 @@ from chalicelib.graveler.imports.ports import SourceObject
 
 from .memory import MemoryBlockStore
 
+__all__ = ["MemorySourceLister"]
+
 
 class MemorySourceLister:
     """``mtime(address)`` gives each object's mtime (the memory store keeps none); ``before_page`` runs before

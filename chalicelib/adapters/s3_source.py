@@ -11,6 +11,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chalicelib.graveler import errors
 from chalicelib.graveler.imports.ports import SourceObject
 
+__all__ = ["S3SourceLister"]
+
 _MISSING = {"NoSuchKey", "404", "NotFound"}
 
 

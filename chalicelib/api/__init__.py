@@ -24,7 +24,7 @@ from . import (
 )
 from .endpoint import URL_PREFIX
 
-__all__ = ["BLUEPRINTS", "URL_PREFIX"]
+__all__ = ["BLUEPRINTS", "URL_PREFIX", "diff_merge", "endpoint", "gc"]
 
 BLUEPRINTS: tuple[Blueprint, ...] = (
     setup.bp,

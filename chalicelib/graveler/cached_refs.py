@@ -20,6 +20,8 @@ from .ports import RefStore
 from .records import Branch, BranchID, Commit, CommitID, Repository, RepositoryID, Tag, TagID
 from .ttl_cache import TTLCache
 
+__all__ = ["CachedRefStore"]
+
 DEFAULT_REPOSITORY_TTL_SECONDS = 2.0
 DEFAULT_MAX_COMMITS = 4096
 DEFAULT_MAX_REPOSITORIES = 1024

@@ -63,6 +63,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .committed.merge import KeyConflict
 
+__all__ = ["Invalid", "MergeConflicts"]
+
 
 class GravelerError(Exception):
     """Base of every error graveler (and its adapters) raise.

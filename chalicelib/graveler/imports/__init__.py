@@ -48,6 +48,9 @@ __all__ = [
     "SourceLister",
     "SourceObject",
     "check_allowed",
+    "errors",
     "check_locations",
     "import_branch_name",
+    "ports",
+    "status",
 ]

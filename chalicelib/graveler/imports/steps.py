@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
 from ..committed.apply import apply_changes
-from ..committed.manager import CommittedManager
+from ..committed import CommittedManager
 from ..committed.writer import RangeWriter
 from ..identity import commit_id
 from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
