@@ -104,7 +104,7 @@ def measure(
         started = time.perf_counter()
         build(graveler, namespace, objects, commits)
         built = time.perf_counter() - started
-        RulesStore(blocks).set(namespace, RetentionRules(0, (BranchRetention(BranchID("main"), 10),)))
+        RulesStore(graveler.namespace_files(namespace)).set(RetentionRules(0, (BranchRetention(BranchID("main"), 10),)))
         prepared = prepare(graveler, "bench", clock=lambda: time.time() + 2)
 
         job = load_job(job_path)

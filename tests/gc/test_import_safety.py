@@ -47,7 +47,7 @@ def test_gc_after_import_deletes_nothing_of_the_source() -> None:
         g.commit(name, "main", "tester", "drop the imports", date=int(time.time() - 20 * DAY))
         g.upload_object(name, "main", "own.txt", b"newer own data")
         g.commit(name, "main", "tester", "newer", date=int(time.time() - 10 * DAY))
-        RulesStore(g.blocks).set(namespace, RetentionRules(0, (BranchRetention(BranchID("main"), 0),)))
+        RulesStore(g.namespace_files(namespace)).set(RetentionRules(0, (BranchRetention(BranchID("main"), 0),)))
         before_data = addresses_under(namespace)
 
         run_id = prepare.prepare(g, name, clock=lambda: time.time() + 1.1).run_id
