@@ -68,6 +68,6 @@ def delete_config(repository: RepoArg) -> None:
                                       "help_option_names": []}, add_help_option=False)
 def run(ctx: typer.Context) -> None:
     """Run GC on the local stack with Spark ('lakelet gc run --help' for its flags)."""
-    from lakelet.cli import main as stack_main
+    from lakelet.stack.cli import main as stack_main
 
     raise typer.Exit(stack_main(["gc", "run", *ctx.args]))

@@ -33,7 +33,7 @@ class LocalGroup(TyperGroup):
 
     def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
         if not args or args[0] not in self.commands:
-            ctx.meta["lakelet.local.forward"] = list(args)
+            ctx.meta["lakelet.stack.local.forward"] = list(args)
             return []
         return super().parse_args(ctx, args)
 
@@ -44,9 +44,9 @@ app = typer.Typer(cls=LocalGroup, invoke_without_command=True, no_args_is_help=F
 @app.callback()
 def local_root(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is None:
-        from lakelet.cli import main as stack_main
+        from lakelet.stack.cli import main as stack_main
 
-        forward = ctx.meta.get("lakelet.local.forward", [])
+        forward = ctx.meta.get("lakelet.stack.local.forward", [])
         try:
             code = stack_main(["local", *forward])
         except SystemExit:

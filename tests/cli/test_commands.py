@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lakelet.statefile import write_state
+from lakelet.stack.statefile import write_state
 from tests.cli.conftest import Result
 from tests.e2e.conftest import LocalProcess
 

@@ -6,9 +6,9 @@ import os
 import socket
 from pathlib import Path
 
-from lakelet import cli, statefile
-from lakelet import gc as local_gc
-from lakelet.local import DEFAULT_ACCESS_KEY_ID
+from lakelet.stack import cli, statefile
+from lakelet.stack import local_gc as local_gc
+from lakelet.stack.local import DEFAULT_ACCESS_KEY_ID
 
 SUMMARY = {
     "run_id": "20270101T000000Z-abcdef12",

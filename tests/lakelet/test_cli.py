@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lakelet.cli import build_parser, main
-from lakelet.local import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from lakelet.stack.cli import build_parser, main
+from lakelet.stack.local import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 
 
 def test_local_defaults() -> None:

@@ -257,7 +257,7 @@ def test_a_snapshot_of_moto_loads_back(tmp_path: Path) -> None:
 
 
 def test_the_data_directory_comes_from_the_flag_the_environment_or_the_user_folder(tmp_path: Path) -> None:
-    from lakelet.cli import build_parser, local_data_dir
+    from lakelet.stack.cli import build_parser, local_data_dir
 
     home = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg")}
     assert local_data_dir(build_parser(home).parse_args(["local"])) == tmp_path / "xdg" / "lakelet"

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import FrameType
 
 from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_API_PORT, DEFAULT_S3_PORT, DEFAULT_SECRET_ACCESS_KEY
-from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
+from lakelet.stack.statefile import ENV_DATA_DIR, default_data_dir, read_state
 
 ENV_API_PORT = "LAKELET_API_PORT"
 ENV_S3_PORT = "LAKELET_S3_PORT"
@@ -89,7 +89,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
         "--verbose", action="store_true",
         help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log",
     )
-    from lakelet.gc import add_gc_command  # `lakelet gc run`; imports nothing heavy until it runs
+    from lakelet.stack.local_gc import add_gc_command  # `lakelet gc run`; imports nothing heavy until it runs
 
     add_gc_command(commands, env)
     return parser
@@ -97,7 +97,7 @@ def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentP
 
 def local_data_dir(options: argparse.Namespace) -> Path | None:
     """The data directory of ``lakelet local``: None with --ephemeral, else --data-dir (whose default is
-    $LAKELET_DATA_DIR or the per-user folder, see lakelet.statefile.default_data_dir)."""
+    $LAKELET_DATA_DIR or the per-user folder, see lakelet.stack.statefile.default_data_dir)."""
     if options.ephemeral:
         return None
     return Path(options.data_dir).expanduser()
@@ -106,13 +106,13 @@ def local_data_dir(options: argparse.Namespace) -> Path | None:
 def run_local(options: argparse.Namespace) -> int:
     """Start the stack, print how to connect, serve until SIGINT or SIGTERM, then stop it and return 0."""
     try:
-        from lakelet.local import Credentials, LocalStack
+        from lakelet.stack.local import Credentials, LocalStack
         from lakelet.persistence import DataDirError
     except ImportError as error:  # `pip install .` alone: the CLI without the local stack
         print(f"lakelet local: the local stack is not installed ({error}): pip install 'lakelet[local]' "
               "(make run does)", file=sys.stderr)
         return 1
-    from lakelet.banner import connection_info
+    from lakelet.stack.banner import connection_info
 
     # One line per request on stderr: the API's (the dev server's own log) and the S3 gateway's (below).
     # moto's HTTP server logs every AWS call the app makes at INFO: only with --verbose.
@@ -162,8 +162,8 @@ def run_local(options: argparse.Namespace) -> int:
 
 
 def _log_gateway_requests() -> None:
-    """The S3 gateway logs each request at INFO on ``lakelet.s3server``; print those lines as the API does."""
-    gateway = logging.getLogger("lakelet.s3server")
+    """The S3 gateway logs each request at INFO on ``lakelet.stack.s3server``; print those lines as the API does."""
+    gateway = logging.getLogger("lakelet.stack.s3server")
     if not gateway.handlers:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(message)s"))

@@ -34,13 +34,13 @@ from lakelet.defaults import (
     LOCAL_HOST,
     LOCAL_REGION,
 )
-from lakelet.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
-from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
+from lakelet.stack.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
+from lakelet.stack.statefile import ENV_DATA_DIR, default_data_dir, read_state
 from lakelet.units import human_bytes
 
 __all__ = ["GCCommandError", "LakeFSApi", "load_job", "local_session", "local_spark", "run_command", "run_gc"]
 
-JOB_FILE = Path(__file__).resolve().parent.parent / "emr" / "gc_job.py"
+JOB_FILE = Path(__file__).resolve().parents[2] / "emr" / "gc_job.py"
 JOB_MODULE = "gc_job"
 ENV_SERVER = "LAKECTL_SERVER_ENDPOINT_URL"
 ENV_ACCESS_KEY_ID = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
@@ -265,7 +265,7 @@ def resolve_target(options: argparse.Namespace) -> Target:
 
 def preflight(target: Target, options: argparse.Namespace) -> None:
     """The checks that take a second or two, before the prepare and Spark's start, which take much longer."""
-    from lakelet import gc_preflight
+    from lakelet.stack import gc_preflight
 
     running = read_state(options.data_dir)
     if target.from_state:
@@ -288,7 +288,7 @@ def preflight(target: Target, options: argparse.Namespace) -> None:
 
 def run_command(options: argparse.Namespace) -> int:
     """``lakelet gc run``: 0 when done, 1 when refused, 3 when some deletes failed (as the job exits)."""
-    from lakelet import gc_preflight
+    from lakelet.stack import gc_preflight
 
     target = resolve_target(options)
     try:
@@ -307,7 +307,7 @@ def run_command(options: argparse.Namespace) -> int:
     if options.json:
         print(json.dumps(summary, indent=2, sort_keys=True), flush=True)
     else:
-        from lakelet.banner import lakelet_command
+        from lakelet.stack.banner import lakelet_command
 
         print(format_summary(summary, lakelet_command(), target.repeat_flags), flush=True)
     return int(load_job().exit_status(summary))
