@@ -1,5 +1,6 @@
 """``lakelet local clone|status|pull|commit|checkout``: a local directory kept in step with a branch path, as
-``lakectl local``; and ``lakelet local`` with no subcommand (or with flags): the embedded stack (lakelet/cli.py).
+``lakectl local``. ``lakelet local`` with no subcommand (or with flags) runs the embedded stack
+(lakelet/stack/cli.py, hung on this group by lakelet/cli.py).
 
 The directory's index, ``.lakefs_ref.yaml`` as lakectl's, records the source (``src: lakefs://repo/branch/path/``)
 and the commit it was last synced with (``at_head``). Local changes are found by checksum (MD5 against the
@@ -15,8 +16,6 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from typer._click.core import Context
-from typer.core import TyperGroup
 
 from lakelet.commands.common import JsonOpt, key_values
 from lakelet.commands.context import api, want_json
@@ -28,33 +27,9 @@ from lakelet.commands.uri import URI, parse
 INDEX = ".lakefs_ref.yaml"
 
 
-class LocalGroup(TyperGroup):
-    """Subcommands are lakectl's; anything else (no arguments, flags, --help) goes to the stack's argparse CLI."""
-
-    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands:
-            ctx.meta["lakelet.stack.local.forward"] = list(args)
-            return []
-        return super().parse_args(ctx, args)
-
-
-app = typer.Typer(cls=LocalGroup, invoke_without_command=True, no_args_is_help=False)
-
-
-@app.callback()
-def local_root(ctx: typer.Context) -> None:
-    if ctx.invoked_subcommand is None:
-        from lakelet.stack.cli import main as stack_main
-
-        forward = ctx.meta.get("lakelet.stack.local.forward", [])
-        try:
-            code = stack_main(["local", *forward])
-        except SystemExit:
-            if {"-h", "--help"} & set(forward):
-                print("\nlakectl's local directories: lakelet local clone|status|pull|commit|checkout "
-                      "(e.g. 'lakelet local clone --help').")
-            raise
-        raise typer.Exit(code)
+# The group's own callback (run the embedded stack when no subcommand is given) is the stack's: lakelet/cli.py
+# sets it, so this module stays HTTP only.
+app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
 
 
 @dataclass

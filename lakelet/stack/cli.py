@@ -1,116 +1,135 @@
-"""The ``lakelet`` command line. ``lakelet local`` runs the embedded stack until Ctrl-C or SIGTERM.
+"""The stack's commands in the ``lakelet`` typer tree: ``lakelet local`` (run the embedded stack until Ctrl-C or
+SIGTERM) and ``lakelet gc run`` (the local Spark GC). lakelet/cli.py hangs them on the tree.
 
-Every flag has an environment variable (named in its help) and a default printed by ``--help``;
-a flag given on the command line wins over the environment.
+Every flag has an environment variable (named in its help) and a default printed by ``--help``; a flag given on
+the command line wins over the environment. This module imports only the standard library, typer and the
+state file at start-up: the heavy parts (moto, Chalice, Spark) load when a command runs.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING, Annotated
 
-from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_API_PORT, DEFAULT_S3_PORT, DEFAULT_SECRET_ACCESS_KEY
+import typer
+
+from lakelet.defaults import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_API_PORT,
+    DEFAULT_S3_PORT,
+    DEFAULT_SECRET_ACCESS_KEY,
+    LOCAL_REGION,
+)
 from lakelet.stack.statefile import ENV_DATA_DIR, default_data_dir, read_state
+
+if TYPE_CHECKING:
+    from lakelet.stack.local_gc import GCRunOptions
 
 ENV_API_PORT = "LAKELET_API_PORT"
 ENV_S3_PORT = "LAKELET_S3_PORT"
 ENV_MOTO_PORT = "LAKELET_MOTO_PORT"
 ENV_ACCESS_KEY_ID = "LAKELET_ACCESS_KEY_ID"
 ENV_SECRET_ACCESS_KEY = "LAKELET_SECRET_ACCESS_KEY"
+# `lakelet gc run` takes lakectl's variables for the server, as the rest of the CLI.
+ENV_GC_SERVER = "LAKECTL_SERVER_ENDPOINT_URL"
+ENV_GC_ACCESS_KEY_ID = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
+ENV_GC_SECRET_ACCESS_KEY = "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY"
+ENV_GC_S3_ENDPOINT = "LAKELET_AWS_ENDPOINT_URL"
+DATA_DIR_DEFAULT_TEXT = f"${ENV_DATA_DIR}, else $XDG_DATA_HOME/lakelet or ~/.local/share/lakelet"
+NOT_INSTALLED_HINT = "pip install 'lakelet[local]' (make run does)"
+
+@dataclass(frozen=True, slots=True)
+class LocalOptions:
+    """What ``lakelet local`` was given. ``data_dir`` None means --ephemeral."""
+
+    api_port: int = DEFAULT_API_PORT
+    s3_port: int = DEFAULT_S3_PORT
+    moto_port: int = 0
+    access_key_id: str = DEFAULT_ACCESS_KEY_ID
+    secret_access_key: str = DEFAULT_SECRET_ACCESS_KEY
+    data_dir: Path | None = None
+    sample_data: bool = False
+    verbose: bool = False
 
 
-def port(text: str) -> int:
-    """argparse type: a TCP port number, 0 meaning "any free port"."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port out of range 0-65535: {value}")
-    return value
-
-
-def build_parser(environ: Mapping[str, str] | None = None) -> argparse.ArgumentParser:
-    """The parser; defaults come from ``environ`` (the process environment unless given)."""
-    env = os.environ if environ is None else environ
-    parser = argparse.ArgumentParser(
-        prog="lakelet", description="Lakelet: git-like version control for a data lake, on serverless AWS."
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    local = commands.add_parser(
-        "local",
-        help="run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1",
-        description="Run the embedded local stack on 127.0.0.1 until Ctrl-C or SIGTERM. Its state (repositories, "
-        "objects, users, ...) is kept in a data directory and survives restarts, unless --ephemeral.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    # String defaults go through `type`, so a bad value in the environment is reported like a bad flag.
-    local.add_argument(
-        "--api-port", type=port, default=env.get(ENV_API_PORT, str(DEFAULT_API_PORT)),
-        help=f"port of the lakeFS API, 0 for any free port (env {ENV_API_PORT})",
-    )
-    local.add_argument(
-        "--s3-port", type=port, default=env.get(ENV_S3_PORT, str(DEFAULT_S3_PORT)),
-        help=f"port of the S3 gateway, 0 for any free port (env {ENV_S3_PORT})",
-    )
-    local.add_argument(
-        "--moto-port", type=port, default=env.get(ENV_MOTO_PORT, "0"),
-        help=f"port of the moto server standing in for AWS, 0 for any free port (env {ENV_MOTO_PORT})",
-    )
-    local.add_argument(
-        "--access-key-id", default=env.get(ENV_ACCESS_KEY_ID, DEFAULT_ACCESS_KEY_ID),
-        help=f"access key ID of the admin user (env {ENV_ACCESS_KEY_ID})",
-    )
-    local.add_argument(
-        "--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY, DEFAULT_SECRET_ACCESS_KEY),
-        help=f"secret access key of the admin user (env {ENV_SECRET_ACCESS_KEY})",
-    )
-    storage = local.add_mutually_exclusive_group()
-    storage.add_argument(
-        "--data-dir", type=Path, default=str(default_data_dir(env)),
-        help=f"where the stack keeps its state across restarts and its state file, read by the CLI and `lakelet gc run` (env {ENV_DATA_DIR}, else a per-user folder)",
-    )
-    storage.add_argument(
-        "--ephemeral", action="store_true",
-        help="keep everything in memory and lose it on stop (tests use this); no data directory is touched",
-    )
-    local.add_argument(
-        "--sample-data", action="store_true",
-        help="create the quickstart repository with sample data, once per data directory (make run passes it)",
-    )
-    local.add_argument(
-        "--verbose", action="store_true",
-        help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log",
-    )
-    from lakelet.stack.local_gc import add_gc_command  # `lakelet gc run`; imports nothing heavy until it runs
-
-    add_gc_command(commands, env)
-    return parser
-
-
-def local_data_dir(options: argparse.Namespace) -> Path | None:
-    """The data directory of ``lakelet local``: None with --ephemeral, else --data-dir (whose default is
-    $LAKELET_DATA_DIR or the per-user folder, see lakelet.stack.statefile.default_data_dir)."""
-    if options.ephemeral:
+def resolve_data_dir(data_dir: Path | None, ephemeral: bool = False, *, flag_given: bool = False) -> Path | None:
+    """None with --ephemeral, else --data-dir, else $LAKELET_DATA_DIR or the per-user folder (read when the
+    command runs, so the environment of the moment counts). --ephemeral overrides the variable, not the flag."""
+    if ephemeral:
+        if flag_given:
+            raise typer.BadParameter("--ephemeral keeps no data directory: give --data-dir or --ephemeral, not both",
+                                     param_hint="'--data-dir' / '--ephemeral'")
         return None
-    return Path(options.data_dir).expanduser()
+    return (data_dir if data_dir is not None else default_data_dir()).expanduser()
 
 
-def run_local(options: argparse.Namespace) -> int:
+def local(
+    ctx: typer.Context,
+    api_port: Annotated[int, typer.Option(min=0, max=65535, envvar=ENV_API_PORT, show_envvar=True,
+                                          help="port of the lakeFS API, 0 for any free port")] = DEFAULT_API_PORT,
+    s3_port: Annotated[int, typer.Option(min=0, max=65535, envvar=ENV_S3_PORT, show_envvar=True,
+                                         help="port of the S3 gateway, 0 for any free port")] = DEFAULT_S3_PORT,
+    moto_port: Annotated[int, typer.Option(min=0, max=65535, envvar=ENV_MOTO_PORT, show_envvar=True,
+                                           help="port of the moto server standing in for AWS, 0 for any free port"
+                                           )] = 0,
+    access_key_id: Annotated[str, typer.Option(envvar=ENV_ACCESS_KEY_ID, show_envvar=True,
+                                               help="access key ID of the admin user")] = DEFAULT_ACCESS_KEY_ID,
+    secret_access_key: Annotated[str, typer.Option(envvar=ENV_SECRET_ACCESS_KEY, show_envvar=True,
+                                                   help="secret access key of the admin user")
+                                 ] = DEFAULT_SECRET_ACCESS_KEY,
+    data_dir: Annotated[Path | None, typer.Option(
+        envvar=ENV_DATA_DIR, show_envvar=True, show_default=DATA_DIR_DEFAULT_TEXT, file_okay=False,
+        help="where the stack keeps its state across restarts and its state file, read by the CLI and "
+             "`lakelet gc run`")] = None,
+    ephemeral: Annotated[bool, typer.Option(
+        "--ephemeral", help="keep everything in memory and lose it on stop (tests use this); no data directory is touched")
+    ] = False,
+    sample_data: Annotated[bool, typer.Option(
+        "--sample-data", help="create the quickstart repository with sample data, once per data directory (make run passes it)")
+    ] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log")
+    ] = False,
+) -> None:
+    """Run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1 until Ctrl-C or
+    SIGTERM. Its state (repositories, objects, users, ...) is kept in a data directory and survives restarts,
+    unless --ephemeral. Subcommands: lakectl's local directories, and export/import of a data directory."""
+    if ctx.invoked_subcommand is not None:
+        # The stack's flags mean nothing to a subcommand: say so rather than drop them silently.
+        given = [name for name in ("api_port", "s3_port", "moto_port", "access_key_id", "secret_access_key",
+                                   "data_dir", "ephemeral", "sample_data", "verbose")
+                 if ctx.get_parameter_source(name) is click_source().COMMANDLINE]
+        if given:
+            raise typer.BadParameter(f"{', '.join('--' + g.replace('_', '-') for g in given)} belong to "
+                                     f"'lakelet local' itself, not to 'lakelet local {ctx.invoked_subcommand}'")
+        return
+    options = LocalOptions(api_port, s3_port, moto_port, access_key_id, secret_access_key,
+                           resolve_data_dir(data_dir, ephemeral, flag_given=ctx.get_parameter_source("data_dir")
+                                            is click_source().COMMANDLINE), sample_data, verbose)
+    raise typer.Exit(run_local(options))
+
+
+def click_source() -> type:
+    """click's ParameterSource (typer vendors click)."""
+    from typer._click.core import ParameterSource
+
+    return ParameterSource
+
+
+def run_local(options: LocalOptions) -> int:
     """Start the stack, print how to connect, serve until SIGINT or SIGTERM, then stop it and return 0."""
     try:
-        from lakelet.stack.local import Credentials, LocalStack
         from lakelet.persistence import DataDirError
+        from lakelet.stack.local import Credentials, LocalStack
     except ImportError as error:  # `pip install .` alone: the CLI without the local stack
-        print(f"lakelet local: the local stack is not installed ({error}): pip install 'lakelet[local]' "
-              "(make run does)", file=sys.stderr)
+        print(f"lakelet local: the local stack is not installed ({error}): {NOT_INSTALLED_HINT}", file=sys.stderr)
         return 1
     from lakelet.stack.banner import connection_info
 
@@ -118,8 +137,7 @@ def run_local(options: argparse.Namespace) -> int:
     # moto's HTTP server logs every AWS call the app makes at INFO: only with --verbose.
     logging.getLogger("werkzeug").setLevel(logging.INFO if options.verbose else logging.WARNING)
     _log_gateway_requests()
-    data_dir = local_data_dir(options)
-    running = read_state(data_dir) if data_dir is not None else None
+    running = read_state(options.data_dir) if options.data_dir is not None else None
     if running is not None and running.get("pid") != os.getpid():
         print(f"lakelet local: cannot start: another stack (pid {running.get('pid')}, API at "
               f"{running.get('api_url')}) uses the data directory {options.data_dir}; stop it or pass another "
@@ -137,7 +155,7 @@ def run_local(options: argparse.Namespace) -> int:
         moto_port=options.moto_port,
         credentials=Credentials(options.access_key_id, options.secret_access_key),
         s3_port=options.s3_port,
-        data_dir=local_data_dir(options),
+        data_dir=options.data_dir,
         sample_data=options.sample_data,
         verbose=options.verbose,
     )
@@ -172,11 +190,59 @@ def _log_gateway_requests() -> None:
     gateway.propagate = False
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``lakelet`` console script and of ``python -m lakelet``."""
-    options = build_parser().parse_args(argv)
-    if options.command == "local":
-        return run_local(options)
-    if getattr(options, "handler", None) is not None:
-        return int(options.handler(options))
-    raise AssertionError(f"unhandled command {options.command!r}")  # argparse rejects unknown commands
+def gc_run(
+    repository: Annotated[str, typer.Argument(help="the repository (it needs GC rules: lakelet gc set-config)")],
+    mark_only: Annotated[bool, typer.Option("--mark-only", help="dry run: mark and report, delete nothing")
+                         ] = False,
+    sweep_run: Annotated[str | None, typer.Option(metavar="RUN_ID",
+                                                  help="sweep what an earlier --mark-only run marked")] = None,
+    min_age_seconds: Annotated[int, typer.Option(
+        show_default=True, help="never collect objects written less than this long before the run")] = 86_400,
+    data_dir: Annotated[Path | None, typer.Option(
+        envvar=ENV_DATA_DIR, show_envvar=True, show_default=DATA_DIR_DEFAULT_TEXT,
+        help="the data directory of the running `lakelet local`, whose state file says how to reach it")] = None,
+    # Connection flags default to None: unset ones come from the running stack's state file, then the defaults.
+    endpoint: Annotated[str | None, typer.Option(
+        envvar=ENV_GC_SERVER, show_envvar=True,
+        help=f"the lakeFS API server (default: the running stack's, else http://127.0.0.1:{DEFAULT_API_PORT})")
+    ] = None,
+    access_key_id: Annotated[str | None, typer.Option(envvar=ENV_GC_ACCESS_KEY_ID, show_envvar=True,
+                                                      help="(default: the running stack's)")] = None,
+    secret_access_key: Annotated[str | None, typer.Option(envvar=ENV_GC_SECRET_ACCESS_KEY, show_envvar=True,
+                                                          help="(default: the running stack's)")] = None,
+    s3_endpoint: Annotated[str | None, typer.Option(
+        envvar=ENV_GC_S3_ENDPOINT, show_envvar=True,
+        help="the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (default: the running stack's)")
+    ] = None,
+    region: Annotated[str, typer.Option(show_default=True, help="the bucket's region")] = LOCAL_REGION,
+    commit_partitions: Annotated[int, typer.Option(min=1, show_default=True,
+                                                   help="Spark partitions for reading commits")] = 2,
+    address_partitions: Annotated[int, typer.Option(min=1, show_default=True,
+                                                    help="Spark partitions for addresses")] = 4,
+    # moto scans a whole bucket for every listing request, so slicing partitions only slows a local run down.
+    list_slices: Annotated[int, typer.Option(show_default=True, help="listing slices per data/ partition (1-16)")
+                           ] = 1,
+    json_out: Annotated[bool, typer.Option("--json", help="print the whole summary as JSON")] = False,
+) -> None:
+    """Collect a repository's garbage on the local stack, with Spark in local mode: the API prepares the run,
+    then emr/gc_job.py (the file EMR Serverless runs) marks and sweeps against the stack's moto server."""
+    if mark_only and sweep_run is not None:
+        raise typer.BadParameter("a run either marks (--mark-only) or sweeps an earlier run (--sweep-run)",
+                                 param_hint="'--mark-only' / '--sweep-run'")
+    options = gc_options(repository, data_dir, endpoint=endpoint or None, access_key_id=access_key_id or None,
+                         secret_access_key=secret_access_key or None, s3_endpoint=s3_endpoint or None,
+                         mark_only=mark_only, sweep_run=sweep_run, min_age_seconds=min_age_seconds, region=region,
+                         commit_partitions=commit_partitions, address_partitions=address_partitions,
+                         list_slices=list_slices, json=json_out)
+    from lakelet.stack.local_gc import run_command
+
+    raise typer.Exit(run_command(options))
+
+
+def gc_options(repository: str, data_dir: Path | None, **flags: object) -> GCRunOptions:
+    """The local GC's options; the data directory defaults as for ``lakelet local``."""
+    from lakelet.stack.local_gc import GCRunOptions
+
+    implied = default_data_dir()
+    return GCRunOptions(repository=repository, data_dir=data_dir if data_dir is not None else implied,
+                        implied_data_dir=implied, **flags)  # type: ignore[arg-type]

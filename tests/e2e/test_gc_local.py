@@ -16,7 +16,7 @@ from lakefs.client import Client
 from lakefs.exceptions import ServerException
 from lakefs_sdk.models import GarbageCollectionRule, GarbageCollectionRules
 
-from lakelet.stack import cli
+from lakelet import cli
 from tests.e2e.conftest import LocalProcess
 from tests.gc.support import shared_spark
 

@@ -42,3 +42,36 @@ def test_drivers_only_in_adapters():
             if name.split(".")[0] in {"boto3", "botocore", "pynamodb"}:
                 offenders.append(f"{path.relative_to(ROOT)}: {name}")
     assert offenders == []
+
+
+LAKELET = ROOT / "lakelet"
+# The stack's state file is how the CLI finds a running stack: a JSON file, read with the standard library only.
+STATE_FILE = "lakelet.stack.statefile"
+
+
+def _lakelet_offenders(folder: str, forbidden: tuple[str, ...], allowed: tuple[str, ...] = ()) -> list[str]:
+    offenders = []
+    files = sorted((LAKELET / folder).rglob("*.py"))
+    assert files
+    for path in files:
+        for name in _imports(path):
+            if name in allowed:
+                continue
+            if any(name == f or name.startswith(f + ".") for f in forbidden):
+                offenders.append(f"{path.relative_to(ROOT)}: {name}")
+    return offenders
+
+
+def test_the_cli_commands_talk_http_only():
+    forbidden = ("chalicelib", "app", "moto", "chalice", "boto3", "botocore", "pynamodb", "pyspark",
+                 "lakelet.stack", "lakelet.persistence", "lakelet.cli")
+    assert _lakelet_offenders("commands", forbidden, allowed=(STATE_FILE,)) == []
+
+
+def test_the_data_directory_imports_no_chalicelib_nor_the_cli():
+    assert _lakelet_offenders("persistence", ("chalicelib", "app", "lakelet.commands", "lakelet.cli")) == []
+
+
+def test_the_state_file_imports_only_the_standard_library():
+    path = LAKELET / "stack" / "statefile.py"
+    assert [n for n in _imports(path) if n.split(".")[0] not in sys.stdlib_module_names] == []

@@ -1,7 +1,6 @@
 import pytest
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.uri import LakeFSURI, parse_uri
 from chalicelib.graveler.validation import (
     validate_branch_id,
     validate_path,
@@ -60,14 +59,3 @@ def test_storage_namespaces():
                 "s3://bucket///x", "s3://bucket/x//y", "s3://bucket/x/../y", "s3://bucket/x?y"]:
         with pytest.raises(errors.Invalid):
             validate_storage_namespace(bad)
-
-
-def test_uri_parsing():
-    assert parse_uri("lakefs://repo") == LakeFSURI("repo")
-    assert parse_uri("lakefs://repo/main") == LakeFSURI("repo", "main")
-    assert parse_uri("lakefs://repo/main/") == LakeFSURI("repo", "main")
-    assert parse_uri("lakefs://repo/main~1/a/b/c.csv") == LakeFSURI("repo", "main~1", "a/b/c.csv")
-    assert str(LakeFSURI("repo", "main", "a/b")) == "lakefs://repo/main/a/b"
-    for bad in ["s3://repo/main", "lakefs://Re/main", "lakefs://repo//path"]:
-        with pytest.raises(errors.Invalid):
-            parse_uri(bad)
