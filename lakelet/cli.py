@@ -8,8 +8,8 @@ from lakelet.commands.main import app
 from lakelet.stack import cli as stack
 
 localdir.app.callback(invoke_without_command=True)(stack.local)
-# localdir.app.command("export")(stack.local_export)
-# localdir.app.command("import")(stack.local_import)
+localdir.app.command("export")(stack.local_export)
+localdir.app.command("import")(stack.local_import)
 gc.app.command("run")(stack.gc_run)
 
 

@@ -129,9 +129,12 @@ def read_header(source: IO[bytes], path: Path) -> dict[str, Any]:
     if number != SNAPSHOT_FORMAT:
         raise DataDirError(f"{path} has snapshot format {number}; this Lakelet reads {SNAPSHOT_FORMAT}")
     if written_by != moto_version():
+        data_dir = path.parent.parent  # <data dir>/moto/snapshot-<G>.bin
         raise DataDirError(
-            f"{path} was written with moto {written_by}; this Lakelet runs moto {moto_version()} and cannot read "
-            "it: run the Lakelet version that wrote it, or use another --data-dir"
+            f"{data_dir} was written with moto {written_by} and this Lakelet runs moto {moto_version()}, which "
+            f"cannot read it: with the Lakelet that wrote it run `lakelet local export EXPORT_DIR --data-dir "
+            f"{data_dir}`, then with this one `lakelet local import EXPORT_DIR --data-dir NEW_DIR` (README: "
+            "upgrading)"
         )
     return dict(header)
 
