@@ -29,7 +29,7 @@ from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 from chalicelib.settings import Settings
 from chalicelib.wiring import assemble, memory_services, set_services
-from chalicelib.graveler.merge_steps import MergeRequest
+from chalicelib.graveler.merge import MergeRequest
 from chalicelib.workflows import tasks
 from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,

@@ -9,11 +9,19 @@ import hmac
 import json
 import secrets
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from chalicelib.auth.errors import DecryptionFailed, GroupExists, GroupNotFound, PolicyExists, PolicyNotFound
+from chalicelib.auth.errors import (
+    DecryptionFailed,
+    GroupExists,
+    GroupNotFound,
+    PolicyExists,
+    PolicyNotFound,
+)
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 from chalicelib.graveler.ports import PutResult
 from chalicelib.graveler.protection import ProtectionRules
 from chalicelib.graveler.records import (
@@ -313,7 +321,7 @@ class MemoryBlockStore:
 
 
 class MemoryAuthStore:
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._lock = threading.Lock()
         self._users: dict[str, User] = {}
         self._credentials: dict[str, Credential] = {}
@@ -322,18 +330,20 @@ class MemoryAuthStore:
         self._policies: dict[str, Policy] = {}
         self._attached: set[tuple[Principal, str]] = set()  # (principal, policy id)
         self._server_keys: dict[str, str] = {}
+        self._revoked: dict[str, int] = {}  # login token id -> its expiry
+        self._clock = clock
 
     def create_user(self, user: User) -> None:
         with self._lock:
             if user.id in self._users:
-                raise errors.UserExists(user.id)
+                raise auth_errors.UserExists(user.id)
             self._users[user.id] = user
 
     def get_user(self, user_id: str) -> User:
         try:
             return self._users[user_id]
         except KeyError:
-            raise errors.UserNotFound(user_id) from None
+            raise auth_errors.UserNotFound(user_id) from None
 
     def list_users(self, after: str = "", limit: int = 1000) -> list[User]:
         return _page(self._users, after, limit)  # type: ignore[arg-type]
@@ -341,7 +351,7 @@ class MemoryAuthStore:
     def delete_user(self, user_id: str) -> None:
         with self._lock:
             if self._users.pop(user_id, None) is None:
-                raise errors.UserNotFound(user_id)
+                raise auth_errors.UserNotFound(user_id)
 
     def create_credential(self, credential: Credential) -> None:
         with self._lock:
@@ -353,7 +363,7 @@ class MemoryAuthStore:
         try:
             return self._credentials[access_key_id]
         except KeyError:
-            raise errors.CredentialNotFound(access_key_id) from None
+            raise auth_errors.CredentialNotFound(access_key_id) from None
 
     def list_credentials(self, user_id: str) -> list[Credential]:
         return sorted(
@@ -363,7 +373,7 @@ class MemoryAuthStore:
     def delete_credential(self, access_key_id: str) -> None:
         with self._lock:
             if self._credentials.pop(access_key_id, None) is None:
-                raise errors.CredentialNotFound(access_key_id)
+                raise auth_errors.CredentialNotFound(access_key_id)
 
     def create_group(self, group: Group) -> None:
         with self._lock:
@@ -455,6 +465,16 @@ class MemoryAuthStore:
             return self._server_keys[name]
         except KeyError:
             raise errors.NotFound(f"server key {name}") from None
+
+    def revoke_token(self, token_id: str, expires: int) -> None:
+        with self._lock:
+            # Expired revocations go as DynamoDB's TTL drops them, so the twin stays as small as the table.
+            now = self._clock()
+            self._revoked = {t: e for t, e in self._revoked.items() if e > now}
+            self._revoked[token_id] = max(expires, self._revoked.get(token_id, expires))
+
+    def is_token_revoked(self, token_id: str) -> bool:
+        return token_id in self._revoked
 
 
 class MemoryCipher:

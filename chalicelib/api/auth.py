@@ -43,6 +43,9 @@ def created() -> Response:
 
 @route(bp, "/auth/login", ["POST"], public=True)
 def login() -> Response:
+    """JSON only (session.require_json): a form or a plain-text body is how another page would log the browser
+    in under an account of its choosing (login CSRF)."""
+    session.require_json(bp.current_request.headers)
     body = _body()
     auth = services().auth
     token = auth.login(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.errors import MergeConflicts
 
 from . import names, serializers
 from .endpoint import current_user, json_response, no_content, route, services

@@ -10,7 +10,7 @@ from chalice import Blueprint, Response
 from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit_steps import CommitRequest
+from chalicelib.graveler.commit import CommitRequest
 from chalicelib.workflows import launch
 
 from . import names, serializers, tasks

@@ -80,9 +80,13 @@ def upload_body(headers: Mapping[str, str], raw: bytes) -> tuple[bytes, str]:
     return raw, content_type
 
 
-def object_response(request: Request, entry: Entry, read: Callable[[int | None, int | None], bytes]) -> Response:
-    """The body (or for HEAD only the headers) of an object read, honouring If-None-Match and Range."""
+def object_response(request: Request, path: str, entry: Entry, disposition: str | None,
+                    read: Callable[[int | None, int | None], bytes]) -> Response:
+    """The body (or for HEAD only the headers) of an object read, honouring If-None-Match and Range. Every
+    answer with the object's headers is inert in a browser (http_headers.object_headers): the bytes are
+    anyone's upload and this is the UI's origin."""
     headers = entry_headers(entry)
+    headers.update(http_headers.object_headers(headers["Content-Type"], path, disposition))
     condition = request.headers.get("if-none-match")
     if condition and condition.strip() in (headers["ETag"], entry.etag):
         return Response(body=b"", status_code=304, headers={"ETag": headers["ETag"]})
@@ -107,6 +111,7 @@ def get_object(repository: str, ref: str) -> Response:
     q = Query(request.query_params)
     graveler = services().graveler
     repo_id, ref_name, path = names.repository(repository), names.ref(ref), q.required_str("path")
+    disposition = _disposition(q)
     if q.bool("presign") or request.method == "HEAD":
         # Neither a presigned URL nor a HEAD touches the data: ask whether GC collected it (410, as lakeFS).
         entry, collected = graveler.stat_readable(repo_id, ref_name, path)
@@ -117,7 +122,17 @@ def get_object(repository: str, ref: str) -> Response:
     if q.bool("presign"):
         location = graveler.presign_object(repository, entry, services().settings.presign_expiry_seconds)
         return Response(body=b"", status_code=302, headers={"Location": location})
-    return object_response(request, entry, lambda start, end: graveler.read_object(repository, entry, start, end))
+    return object_response(request, path, entry, disposition,
+                           lambda start, end: graveler.read_object(repository, entry, start, end))
+
+
+def _disposition(q: Query) -> str | None:
+    """Lakelet's ``disposition=inline`` asks for an inert type to be shown rather than saved (the default and
+    what ``attachment`` asks for). lakeFS has no such parameter, so its clients never send it."""
+    value = q.str("disposition").strip().lower()
+    if value not in ("", "inline", "attachment"):
+        raise errors.Invalid("disposition must be inline or attachment")
+    return "inline" if value == "inline" else None
 
 
 @route(bp, OBJECT + "/stat", ["GET"])
@@ -147,11 +162,16 @@ def list_objects(repository: str, ref: str) -> Response:
         return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
+    # The route needs only fs:ListObjects, and a URL reads the bytes: as lakeFS does, an object is signed only
+    # when the caller may fs:ReadObject it, and otherwise listed as without presign (no URL, no expiry).
     seconds = services().settings.presign_expiry_seconds
     expiry = int(time.time()) + seconds
+    user_id, authorizer = current_user().id, services().auth.authorizer
 
     def presigned(item: ListedObject) -> dict[str, Any]:
-        if item.entry is None:
+        readable = item.entry is not None and authorizer.is_allowed(
+            user_id, [Permission("fs:ReadObject", object_arn(repository, item.key))])
+        if item.entry is None or not readable:
             return serializers.listed_object(item, with_metadata)
         url = graveler.presign_object(repository, item.entry, seconds)
         return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)

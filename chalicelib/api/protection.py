@@ -8,7 +8,6 @@ workflows all enforce it; these routes only read and write the rules.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chalice import Blueprint, Response
@@ -18,7 +17,7 @@ from chalicelib.graveler.protection import BranchProtection
 
 from . import names
 from .endpoint import json_response, no_content, route, services
-from .params import JsonBody
+from .params import JsonBody, load_json
 
 bp = Blueprint(__name__)
 
@@ -36,13 +35,10 @@ def _protection() -> BranchProtection:
 
 
 def _rule_list(raw: bytes | str | None) -> list[str]:
-    """The patterns of a JSON array of BranchProtectionRule objects."""
-    if not raw:
-        raise errors.Invalid("a JSON request body is required")
-    try:
-        data: Any = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise errors.Invalid("request body is not valid JSON") from None
+    """The patterns of a JSON array of BranchProtectionRule objects. Parsed by the one JSON loader of the API,
+    so NaN, lone surrogates and deep nesting are refused here as on every other route (a pattern no store
+    can encode used to be accepted)."""
+    data: Any = load_json(raw)
     if not isinstance(data, list):
         raise errors.Invalid("request body must be a JSON array of branch protection rules")
     patterns: list[str] = []

@@ -17,8 +17,9 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.committed.compare import MergeChange
 from chalicelib.graveler.committed.merge import KeyConflict
 from chalicelib.graveler.committed.mergetable import Decision
-from chalicelib.graveler.merge_steps import MergeRequest
-from chalicelib.graveler.merging import MergeConflicts, MergePreview
+from chalicelib.graveler.merge import MergeRequest
+from chalicelib.graveler.merge.policy import MergePreview
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Diff, Page
 from chalicelib.workflows import launch
 

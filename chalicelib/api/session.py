@@ -12,6 +12,10 @@ unsafe method must also carry the ``X-Lakelet-CSRF`` header: a plain form or a n
 custom header, and a cross-origin fetch that sets one needs a CORS preflight we never grant. Requests that
 authenticate with an Authorization header (the SDKs, lakectl) are not affected: browsers never add one
 on their own.
+
+Login takes only a JSON body (require_json), so no other page can log the browser in under an account of its
+choosing. Logout revokes the token on the server (AuthService.logout), not only the cookie: a copy of it, or
+the cookie kept by another tab or a proxy, stops working at once rather than at its expiry.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ COOKIE_NAME = "internal_auth_session"
 CSRF_HEADER = "x-lakelet-csrf"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_MESSAGE = "cookie-authenticated requests that change state must send the X-Lakelet-CSRF header"
+JSON_MEDIA_TYPE = "application/json"
 
 
 def cookie_token(headers: Mapping[str, str]) -> str | None:
@@ -41,6 +46,27 @@ def cookie_token(headers: Mapping[str, str]) -> str | None:
         return None
     morsel = jar.get(COOKIE_NAME)
     return morsel.value if morsel is not None and morsel.value else None
+
+
+def presented_token(headers: Mapping[str, str], method: str) -> str | None:
+    """The login token a request carries: a Bearer token, else the session cookie (whose unsafe requests need
+    the CSRF header, check_csrf), else None."""
+    scheme, _, token = (headers.get("authorization") or "").strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    cookie = cookie_token(headers)
+    if cookie is not None:
+        check_csrf(method, headers)
+    return cookie
+
+
+def require_json(headers: Mapping[str, str]) -> None:
+    """Raises Invalid unless the body is declared ``application/json``. A page on any site can make a browser
+    POST a form or text/plain (or, from a Blob, no type at all) without asking us first; a JSON content type
+    needs a CORS preflight we never grant. The official clients and the web UI always send it."""
+    media_type = (headers.get("content-type") or "").partition(";")[0].strip().lower()
+    if media_type != JSON_MEDIA_TYPE:
+        raise errors.Invalid(f"the request body must be JSON, sent with Content-Type: {JSON_MEDIA_TYPE}")
 
 
 def check_csrf(method: str, headers: Mapping[str, str]) -> None:

@@ -1,4 +1,4 @@
-"""What the web UI needs beyond lakeFS's API: ending the cookie session (POST /auth/logout) and asking which
+"""What the web UI needs beyond lakeFS's API: ending the session (POST /auth/logout) and asking which
 actions the caller may take (GET /user/permissions), so the UI offers only what would be allowed.
 
 The permission answer is a hint for the UI, decided by the same policy evaluation as every route, on
@@ -59,8 +59,13 @@ def _repository_permissions(repository: str, branch: str) -> dict[str, Permissio
 
 @route(bp, "/auth/logout", ["POST"], public=True)
 def logout() -> Response:
-    """Clears the session cookie. Public: logging out needs no valid session (it may have expired)."""
+    """Revokes the session's token on the server (session.presented_token: the cookie's, or a Bearer token) and
+    clears the cookie: a copy of the token stops working at once, in every container. Public: logging out
+    needs no valid session (it may have expired)."""
     headers = bp.current_request.headers
+    token = session.presented_token(headers, bp.current_request.method)
+    if token is not None:
+        services().auth.logout(token)
     return Response(body=b"", status_code=204, headers={"Set-Cookie": session.clear_cookie(headers)})
 
 

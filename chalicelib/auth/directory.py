@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from chalicelib.graveler import errors
+from . import errors as auth_errors
 from chalicelib.graveler.records import Page
 
 from . import policies as policy_rules
@@ -101,7 +102,7 @@ class Directory:
         for credential in self._store.list_credentials(user_id):
             try:
                 self._store.delete_credential(credential.access_key_id)
-            except errors.CredentialNotFound:
+            except auth_errors.CredentialNotFound:
                 pass
         for group_id in self._store.list_user_groups(user_id):
             self._store.remove_group_member(group_id, user_id)
@@ -150,7 +151,7 @@ class Directory:
         """Raises GroupNotFound, or UserNotFound when the user is not a member."""
         self._store.get_group(group_id)
         if user_id not in self._store.list_group_members(group_id):
-            raise errors.UserNotFound(f"user {user_id} is not a member of group {group_id}")
+            raise auth_errors.UserNotFound(f"user {user_id} is not a member of group {group_id}")
         self._store.remove_group_member(group_id, user_id)
         self._on_change(None)
 
@@ -245,7 +246,7 @@ class Directory:
         for user_id in ids:
             try:
                 found.append(self._store.get_user(user_id))
-            except errors.UserNotFound:
+            except auth_errors.UserNotFound:
                 pass
         return found
 

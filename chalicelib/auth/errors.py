@@ -1,4 +1,23 @@
-"""The auth leaves of graveler's error tree: api/errors.py maps them through their families."""
+"""The auth package's errors: leaves of graveler's error tree (graveler/errors.py), under its families, so
+api/errors.py maps them to HTTP statuses through those families and the S3 gateway refuses an unknown key the
+same way.
+
+    GravelerError
+    ├── DecryptionFailed .............. 500
+    ├── NotFound
+    │   ├── UserNotFound
+    │   ├── CredentialNotFound
+    │   ├── GroupNotFound
+    │   └── PolicyNotFound
+    ├── AlreadyExists
+    │   ├── UserExists
+    │   ├── GroupExists
+    │   └── PolicyExists
+    ├── Forbidden
+    │   └── PermissionDenied
+    └── Unauthorized
+        └── InvalidToken
+"""
 
 from __future__ import annotations
 
@@ -11,6 +30,18 @@ class DecryptionFailed(errors.GravelerError):
 
 class PermissionDenied(errors.Forbidden):
     """Authenticated, but no policy allows the action on the resource (HTTP 403)."""
+
+
+class UserNotFound(errors.NotFound):
+    pass
+
+
+class UserExists(errors.AlreadyExists):
+    pass
+
+
+class CredentialNotFound(errors.NotFound):
+    """No access key of that id (or its user is gone)."""
 
 
 class GroupNotFound(errors.NotFound):
@@ -31,3 +62,17 @@ class PolicyExists(errors.AlreadyExists):
 
 class InvalidToken(errors.Unauthorized):
     """A bearer token that is malformed, forged or expired."""
+
+
+__all__ = [
+    "CredentialNotFound",
+    "DecryptionFailed",
+    "GroupExists",
+    "GroupNotFound",
+    "InvalidToken",
+    "PermissionDenied",
+    "PolicyExists",
+    "PolicyNotFound",
+    "UserExists",
+    "UserNotFound",
+]

@@ -1,4 +1,5 @@
-"""The ports of auth: its store (users, keys, groups, policies, server keys) and the cipher of secrets at rest."""
+"""The ports of auth: its store (users, keys, groups, policies, server keys, revoked login tokens) and the cipher
+of secrets at rest."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from .records import Credential, Group, Policy, Principal, User
 
 
 class AuthStore(Protocol):
-    """Users, access keys, groups, memberships, policies and their attachments, and sealed server keys.
+    """Users, access keys, groups, memberships, policies and their attachments, sealed server keys, and the ids
+    of revoked login tokens until those tokens expire.
 
     Creations are put-if-absent. Memberships and attachments are sets: adding twice or removing what is not
     there changes nothing. Deleting a user, group or policy removes only its own record; the service removes
@@ -126,6 +128,17 @@ class AuthStore(Protocol):
 
     def get_server_key(self, name: str) -> str:
         """The sealed server key. Raises NotFound."""
+        ...
+
+    def revoke_token(self, token_id: str, expires: int) -> None:
+        """Records that the login token ``token_id`` is revoked. ``expires`` is the token's own expiry (Unix
+        seconds): past it the token is refused anyway, so the record may disappear then. Idempotent."""
+        ...
+
+    def is_token_revoked(self, token_id: str) -> bool:
+        """True once revoke_token was called for ``token_id``, through any store on the same data (a strongly
+        consistent read: a logout is seen by the very next request, in any container). May answer False once
+        the token has expired."""
         ...
 
 

@@ -1,5 +1,6 @@
 """Auth's front door: first-time setup, access keys, HTTP Basic and Bearer verification, secrets for SigV4,
-login tokens, and the way to the Directory (users, groups, policies) and the Authorizer.
+login tokens and their revocation at logout, and the way to the Directory (users, groups, policies) and the
+Authorizer.
 
 Secrets are stored encrypted (auth/secrets.py: KMS on AWS), not hashed, because the S3 gateway verifies
 AWS SigV4 signatures, which needs the user's secret in clear. Reading a secret costs a DynamoDB read and a
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
+from . import errors as auth_errors
 from chalicelib.graveler.ttl_cache import TTLCache
 
 from . import builtin
@@ -142,13 +144,13 @@ class AuthService:
         builtin.install(self._store, self._clock)
         try:
             self._store.create_user(new_user(username, self._clock()))
-        except errors.UserExists:
+        except auth_errors.UserExists:
             pass
         self._store.add_group_member(builtin.ADMINS, username)
         self.authorizer.forget()
         try:
             existing: Credential | None = self._store.get_credential(access_key_id)
-        except errors.CredentialNotFound:
+        except auth_errors.CredentialNotFound:
             existing = None
         if existing is not None:
             if existing.user_id != username:
@@ -174,7 +176,7 @@ class AuthService:
         """One of the user's access keys. Raises CredentialNotFound (also for another user's key)."""
         credential = self._store.get_credential(access_key_id)
         if credential.user_id != user_id:
-            raise errors.CredentialNotFound(access_key_id)
+            raise auth_errors.CredentialNotFound(access_key_id)
         return credential
 
     def list_credentials(self, user_id: str) -> list[Credential]:
@@ -199,12 +201,16 @@ class AuthService:
         header, a cookie). Raises Unauthorized for a forged, malformed or expired token, and once the access key
         that logged in or that user is gone: a user deleted and created again under the same id has another
         generation, so its old tokens stay dead. What this container read is trusted for CACHE_TTL_SECONDS; a
-        deletion made here applies at once, one made through another container within that time."""
+        deletion made here applies at once, one made through another container within that time. A revocation
+        (logout) is never cached: every token request reads it from the store, so it applies at once everywhere."""
         try:
             claims = self.token_signer().verify(token)
         except InvalidToken as e:
             log.info("bearer token refused: %s", e)  # why, for the operator; the caller learns nothing
             raise errors.Unauthorized(AUTH_FAILED) from None
+        if self._store.is_token_revoked(claims.token_id):
+            log.info("bearer token refused: it was revoked by a logout")
+            raise errors.Unauthorized(AUTH_FAILED)
         if self._key_owner(claims.access_key_id) != claims.user_id:
             log.info("bearer token refused: its access key is gone or changed hands")
             raise errors.Unauthorized(AUTH_FAILED)
@@ -214,13 +220,24 @@ class AuthService:
             raise errors.Unauthorized(AUTH_FAILED)
         return user
 
+    def logout(self, token: str) -> bool:
+        """Revokes a login token until it expires, for every container at once (the store holds the revocation).
+        Returns False, revoking nothing, for a token that does not verify (forged, malformed or already expired):
+        it opens nothing, and a logout must not fail for it."""
+        try:
+            claims = self.token_signer().verify(token)
+        except InvalidToken:
+            return False
+        self._store.revoke_token(claims.token_id, claims.expires)
+        return True
+
     def _key_owner(self, access_key_id: str) -> str | None:
         """The user id an access key belongs to (None if it does not exist), cached without its secret."""
 
         def load() -> str | None:
             try:
                 return self._store.get_credential(access_key_id).user_id
-            except errors.CredentialNotFound:
+            except auth_errors.CredentialNotFound:
                 return None
 
         return self._key_owners.lookup(access_key_id, load)
@@ -228,7 +245,7 @@ class AuthService:
     def _token_user(self, user_id: str) -> User | None:
         try:
             return self._users.lookup(user_id, lambda: self._store.get_user(user_id))
-        except errors.UserNotFound:
+        except auth_errors.UserNotFound:
             return None  # not cached: a user created next is seen at once
 
     def authorize(self, user: User, permissions: list[Permission]) -> None:
@@ -251,7 +268,7 @@ class AuthService:
         if known is None:
             try:
                 known = self._load(access_key_id)
-            except errors.CredentialNotFound:
+            except auth_errors.CredentialNotFound:
                 raise errors.Unauthorized(AUTH_FAILED) from None
             if _same(known.secret, secret):
                 self._known.put(access_key_id, known)
@@ -294,11 +311,11 @@ class AuthService:
         except DecryptionFailed as e:
             # Corrupt or tampered row: nobody can authenticate with it. The message names the key, not the secret.
             log.error("access key %s: %s", access_key_id, e)
-            raise errors.CredentialNotFound(access_key_id) from None
+            raise auth_errors.CredentialNotFound(access_key_id) from None
         try:
             user = self._store.get_user(credential.user_id)
-        except errors.UserNotFound:
-            raise errors.CredentialNotFound(access_key_id) from None
+        except auth_errors.UserNotFound:
+            raise auth_errors.CredentialNotFound(access_key_id) from None
         return _Known(user, secret)
 
     def _forget(self, access_key_id: str) -> None:

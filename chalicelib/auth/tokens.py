@@ -1,9 +1,10 @@
 """Login tokens: JWTs (RFC 7519) signed with HMAC-SHA256, as POST /auth/login hands out and Bearer auth takes.
 
-Claims: sub (user id), iat and exp (Unix seconds), jti (random), iss and aud naming Lakelet, and what the token
-is bound to: akid (the access key that logged in) and gen (the user's generation, auth/records.py). The
-signature only proves Lakelet issued the token; AuthService checks that the key and that generation of the
-user still exist before it trusts one (deleting either ends the token). Only HS256 is
+Claims: sub (user id), iat and exp (Unix seconds), jti (random: the token's id, which logout revokes), iss and
+aud naming Lakelet, and what the token is bound to: akid (the access key that logged in) and gen (the user's
+generation, auth/records.py). The signature only proves Lakelet issued the token; AuthService checks that the
+key and that generation of the user still exist, and that the token was not revoked, before it trusts one
+(deleting either, or logging out, ends the token). Only HS256 is
 accepted, whatever the header says (no "none", no algorithm confusion); the signature is compared in
 constant time before any claim is trusted.
 """
@@ -51,11 +52,14 @@ class Token:
 
 @dataclass(frozen=True, slots=True)
 class Claims:
-    """What a verified token says: whom it was issued to, with which key, for which generation of the user."""
+    """What a verified token says: whom it was issued to, with which key, for which generation of the user;
+    its id (jti) and when it expires (Unix seconds), which bound how long a revocation must be remembered."""
 
     user_id: str
     access_key_id: str
     generation: str
+    token_id: str
+    expires: int
 
 
 class TokenSigner:
@@ -99,12 +103,15 @@ class TokenSigner:
         key, generation = claims.get("akid"), claims.get("gen")
         if not isinstance(key, str) or not key or not isinstance(generation, str):
             raise InvalidToken("token is not bound to an access key and a user")  # issued before tokens were
+        token_id = claims.get("jti")
+        if not isinstance(token_id, str) or not token_id:
+            raise InvalidToken("token lacks its id")  # every issued token has one: logout revokes by it
         now = self._clock()
         if expires <= now:
             raise InvalidToken("token expired")
         if issued > now + _LEEWAY_SECONDS:
             raise InvalidToken("token issued in the future")
-        return Claims(subject, key, generation)
+        return Claims(subject, key, generation, token_id, expires)
 
     def _sign(self, signing_input: str) -> bytes:
         return hmac.digest(self._key, signing_input.encode("ascii"), hashlib.sha256)

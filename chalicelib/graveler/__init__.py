@@ -2,5 +2,22 @@
 
 It knows repositories, branches, tags, commits, staging areas and committed ranges, and reaches storage
 only through the ports in ``ports.py``. It never imports boto3, pynamodb or chalice (a test enforces it);
-the one third-party import allowed is pyarrow, inside ``committed/format.py``.
+the one third-party import allowed is pyarrow, inside the range format package ``committed/``.
+
+Public surface (what code outside graveler imports): the facade ``service.Graveler``, the error tree ``errors``,
+the records and ports, the ``commit`` and ``merge`` use cases, and the helpers the API and gateway build on.
+``committed`` is meant to be internal (the API and GC still import a few of its names).
 """
+
+__all__ = [
+    "addressing",
+    "batch_upload",
+    "branch_moves",
+    "commit",
+    "errors",
+    "merge",
+    "ports",
+    "protection",
+    "records",
+    "service",
+]

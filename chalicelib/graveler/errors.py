@@ -1,6 +1,56 @@
-"""One error tree for graveler. api/errors.py maps it to HTTP statuses, in one table."""
+"""Every error graveler raises, in one tree. api/errors.py maps the families to HTTP statuses (one table), the S3
+gateway to S3 error codes (s3proxy/errors.py), and the workflows derive their Step Functions failure names from
+the class names (``error_names``). Auth's leaves (users, credentials, groups, policies) live in auth/errors.py,
+under the same families.
+
+    GravelerError
+    ├── NotFound ...................... 404
+    │   ├── RepositoryNotFound
+    │   ├── BranchNotFound
+    │   ├── TagNotFound
+    │   ├── CommitNotFound
+    │   ├── RefNotFound
+    │   └── ObjectNotFound
+    ├── AlreadyExists ................. 409
+    │   ├── RepositoryExists
+    │   ├── BranchExists
+    │   ├── TagExists
+    │   └── CommitExists
+    ├── Invalid ....................... 400
+    │   ├── InvalidRef
+    │   ├── InvalidName
+    │   ├── InvalidObjectField
+    │   │   ├── MetadataTooLarge
+    │   │   └── EntityTooLarge
+    │   ├── NoMergeBase
+    │   ├── NamespaceInUse (namespaces.py)
+    │   └── ClaimMismatch
+    ├── NoChanges ..................... 400
+    ├── DirtyBranch ................... 400
+    ├── Conflict ...................... 409
+    │   └── MergeConflicts
+    ├── PreconditionFailed ............ 412
+    ├── Forbidden ..................... 403
+    │   ├── ReadOnlyRepository
+    │   └── ProtectedBranch
+    │       ├── WriteToProtectedBranch
+    │       ├── CommitToProtectedBranch
+    │       └── DeleteProtectedBranch
+    ├── TooManyTries .................. 429
+    ├── RangeNotSatisfiable ........... 416
+    ├── Unauthorized .................. 401
+    ├── StorageError .................. 503
+    ├── Gone .......................... 410
+    └── WorkflowFailed ................ 500 (workflow_runner.py: the one error that is not the user's, so it
+                                             stays out of this module, whose every class has a 4xx/503 status)
+"""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .committed.merge import KeyConflict
 
 
 class GravelerError(Exception):
@@ -41,9 +91,6 @@ class ObjectNotFound(NotFound):
     pass
 
 
-class CredentialNotFound(NotFound):
-    pass
-
 
 class AlreadyExists(GravelerError):
     pass
@@ -77,6 +124,16 @@ class InvalidName(Invalid):
     pass
 
 
+class NoMergeBase(Invalid):
+    """The two commits share no ancestor."""
+
+    lakefs_message = "no merge base"
+
+
+class ClaimMismatch(Invalid):
+    """The uploaded object is not the one the link request describes."""
+
+
 class InvalidObjectField(Invalid):
     """A field of an object (content type, metadata, checksum, size, mtime) that S3 would not take."""
 
@@ -99,6 +156,21 @@ class DirtyBranch(GravelerError):
 
 class Conflict(GravelerError):
     """A compare-and-swap lost: the stored record was not the expected one."""
+
+
+class MergeConflicts(Conflict):
+    """The merge met conflicts no strategy settled (HTTP 409). ``conflicts`` lists every conflicting key, in
+    key order, resolved ones included (their ``resolution`` is set)."""
+
+    lakefs_message = "conflict found"
+
+    def __init__(self, message: str, conflicts: list[KeyConflict] | None = None) -> None:
+        super().__init__(message)
+        self.conflicts = conflicts or []
+
+    @property
+    def unresolved(self) -> list[KeyConflict]:
+        return [c for c in self.conflicts if c.resolution is None]
 
 
 class PreconditionFailed(GravelerError):
@@ -152,9 +224,15 @@ class Gone(GravelerError):
     """The entry exists but its physical object was garbage collected (HTTP 410)."""
 
 
-class UserNotFound(NotFound):
-    pass
+def _subclasses(cls: type[GravelerError]) -> list[type[GravelerError]]:
+    found: list[type[GravelerError]] = []
+    for sub in cls.__subclasses__():
+        found.extend([sub, *_subclasses(sub)])
+    return found
 
 
-class UserExists(AlreadyExists):
-    pass
+def error_names() -> dict[str, type[GravelerError]]:
+    """Every error of the tree (and of the leaves other packages hang under it) by its class name: the name a
+    Step Functions execution fails with when a task raises it (the Lambda's errorType). Derived, not listed, so
+    a new class never falls through to a 500."""
+    return {cls.__name__: cls for cls in [GravelerError, *_subclasses(GravelerError)]}

@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping
 
-from .records import Commit, CommitID, Entry, MetaRangeID
+from .records import CommitID, Entry, MetaRangeID
 
 
 def _i64(value: int) -> bytes:
@@ -57,12 +57,6 @@ def commit_id(
         + _e(parents_identity)
     )
     return CommitID(hashlib.sha256(payload).hexdigest())
-
-
-def commit_id_of(commit: Commit) -> CommitID:
-    return commit_id(
-        commit.committer, commit.message, commit.meta_range_id, commit.creation_date, commit.metadata, commit.parents
-    )
 
 
 def entry_identity(entry: Entry) -> bytes:

@@ -27,17 +27,13 @@ from __future__ import annotations
 
 import re
 
-from .errors import Invalid
+from .errors import ClaimMismatch
 from .ports import PutResult
 from .records import Entry
 
 # A single-part S3 ETag (without SSE-KMS) is the hex MD5 of the bytes; anything else (``<md5>-<parts>`` for a
 # multipart upload, opaque values under KMS) says nothing checkable about the content.
 _MD5_ETAG = re.compile(r"[0-9a-f]{32}")
-
-
-class ClaimMismatch(Invalid):
-    """The uploaded object is not the one the link request describes."""
 
 
 def check_claim(stored: PutResult, claim: Entry) -> None:

@@ -7,6 +7,7 @@ listing seeks past a common prefix without reading what is under it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from itertools import islice
 from typing import Protocol, TypeVar
 
 from .records import EntryRecord, Page, StagedEntry
@@ -69,7 +70,13 @@ def paginate(
     start = max(prefix, successor(after)) if after else prefix
     results: list[T] = []
     items = view(start)
-    while len(results) <= limit:
+    if not delimiter:
+        # Nothing to fold: a plain run of the view, cut at the first key outside the prefix.
+        for item in islice(items, limit + 1):
+            if not item.key.startswith(prefix):
+                break
+            results.append(item)
+    while delimiter and len(results) <= limit:
         item = next(items, None)
         if item is None or not item.key.startswith(prefix):
             break

@@ -10,18 +10,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import random
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from . import errors
-from . import namespaces
-from .addressing import metadata_address, new_data_address
+from . import move_checks, namespaces
+from .addressing import new_data_address
+from .branch_moves import MOVE_TRIES, move_to_commit, new_staging_token, retire, update_branch
 from .batch_upload import NewObject, check_batch, write_objects
 from .collected import CollectedCheck
-from .commit_steps import CommitRequest, CommitSteps
+from .commit import CommitRequest, CommitSteps
 from .committed import CommittedManager, compare
 from .committed.compare import MergeChange
 from .committed.merge import Resolver
@@ -29,9 +29,10 @@ from .committed.mergetable import Action, Decision
 from .history import LogFilter, log_page
 from .identity import commit_id, entry_identity
 from .listing import clamp_amount, overlay, paginate
-from .merge_steps import MergeRequest, MergeSteps
-from .mergebase import require_merge_base
-from .merging import MergeConflicts, MergePreview, MergeSummary, conflict_policy
+from .errors import MergeConflicts
+from .merge import MergeRequest, MergeSteps
+from .merge.base import require_merge_base
+from .merge.policy import MergePreview, MergeSummary, conflict_policy
 from .ports import BlockStore, RefStore, StagingStore
 from .linking import check_claim
 from .object_fields import validate_entry, validate_headers, validate_user_metadata
@@ -70,7 +71,6 @@ from .staging import (
     stage,
     stage_many,
     staged_changes,
-    token_is_empty,
 )
 from .validation import (
     normalize_storage_namespace,
@@ -81,9 +81,7 @@ from .validation import (
 )
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
-COMMIT_TRIES = 10
-SEAL_TRIES = 10
-BACKOFF_CAP_SECONDS = 5.0
+COMMIT_TRIES = MOVE_TRIES
 MAX_DELETE_PATHS = 1000
 # Diff types between refs, and what a branch reset drops (lakeFS's names).
 TWO_DOT = "two_dot"
@@ -91,10 +89,6 @@ THREE_DOT = "three_dot"
 RESET_ALL = "reset"
 RESET_OBJECT = "object"
 RESET_PREFIX = "common_prefix"
-
-
-def new_staging_token(repo_id: str, branch_id: str) -> StagingToken:
-    return StagingToken(f"{repo_id}-{branch_id}:{uuid.uuid4()}")
 
 
 class Graveler:
@@ -134,8 +128,8 @@ class Graveler:
 
     @functools.cached_property
     def merge_steps(self) -> MergeSteps:
-        """The merge as steps over this Graveler (what ``merge`` runs, and the merge workflow's tasks)."""
-        return MergeSteps(self, sleep=self._sleep)
+        """The merge as steps over these ports (what ``merge`` runs, and the merge workflow's tasks)."""
+        return MergeSteps(self.refs, self.staging, self.blocks, self.committed, sleep=self._sleep)
 
     def now(self) -> float:
         """The time commits are dated with (unix seconds, sub-second kept: the log orders by it) when the caller
@@ -195,10 +189,7 @@ class Graveler:
         raise errors.RepositoryExists(repo_id)
 
     def get_repository(self, repo_id: str) -> Repository:
-        repo = self.refs.get_repository(RepositoryID(repo_id))
-        if repo.state is RepositoryState.IN_DELETION:
-            raise errors.RepositoryNotFound(f"repository {repo_id} is being deleted")
-        return repo
+        return move_checks.live_repository(self.refs, repo_id)
 
     def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
         return self._page_by_id(lambda a, n: self.refs.list_repositories(a, n), prefix, after, amount)
@@ -670,8 +661,8 @@ class Graveler:
         head, source] (squash_merge: the head only), the strategies in its metadata. The steps of the merge
         workflow (merge_steps.py) in one slice.
 
-        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source holds no
-        change since the merge base (an ancestor of the destination; unless allow_empty or force), Invalid for
+        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source's tree is the
+        merge base's, as lakeFS decides (merging.source_holds_changes; unless allow_empty or force), Invalid for
         an unknown strategy, NoMergeBase, and MergeConflicts (409, listing the conflicts) when a conflict is
         left unresolved.
         """
@@ -765,7 +756,7 @@ class Graveler:
             )
 
         self.prepare_move(repo, BranchID(branch_id))
-        return self._move_branch(repo.id, BranchID(branch_id), build, "revert")
+        return move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
 
     def cherry_pick(
         self,
@@ -809,7 +800,9 @@ class Graveler:
             )
 
         self.prepare_move(repo, BranchID(branch_id))
-        return self._move_branch(repo.id, BranchID(branch_id), build, "cherry-pick")
+        return move_to_commit(
+            self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep
+        )
 
     def reset_branch(
         self, repo_id: str, branch_id: str, path_type: str = RESET_ALL, path: str | None = None, force: bool = False
@@ -820,10 +813,10 @@ class Graveler:
         self.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
-            old, _ = self._swap_branch(
-                repo.id, bid,
-                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), _retire(b, branch_tokens(b))),
-                "reset",
+            old, _ = update_branch(
+                self.refs, repo.id, bid,
+                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), retire(b, branch_tokens(b))),
+                f"branch {bid} kept moving during the reset", self._sleep,
             )
             drop_tokens(self.staging, branch_tokens(old))
             return
@@ -852,11 +845,13 @@ class Graveler:
             self.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
             target = self.resolve(repo.id, ref).commit_id
-            return Branch(branch.id, target, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
+            return Branch(branch.id, target, branch.staging_token, (), retire(branch, branch.sealed_tokens))
 
         bid = BranchID(branch_id)
         self.prepare_move(repo, bid)
-        old, moved = self._swap_branch(repo.id, bid, change, "hard reset")
+        old, moved = update_branch(
+            self.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._sleep
+        )
         drop_tokens(self.staging, old.sealed_tokens)
         return moved
 
@@ -864,42 +859,16 @@ class Graveler:
 
     def repository_for_write(self, repo_id: str, force: bool) -> Repository:
         """The repository; read-only ones only with ``force`` (lakeFS's force flag on branch operations)."""
-        return self.get_repository(repo_id) if force else self._writable_repository(repo_id)
+        return move_checks.repository_for_write(self.refs, repo_id, force)
 
     def _commit_of(self, repo_id: RepositoryID, ref: str) -> Commit:
         return self.refs.get_commit(repo_id, self.resolve(repo_id, ref).commit_id)
 
     def refuse_dirty(self, repo: Repository, branch: Branch, tokens: Sequence[StagingToken]) -> None:
-        """Raises DirtyBranch when the staged entries of ``tokens`` change the branch head. Entries that change
-        nothing (the committed content again, a tombstone of a key not committed: what a failed commit leaves
-        sealed) do not count, as in lakeFS."""
-        head = self.refs.get_commit(repo.id, branch.commit_id)
-        for staged in staged_changes(self.staging, list(tokens)):
-            committed = self.committed.get(repo.storage_namespace, head.meta_range_id, staged.key)
-            if staged.value is None:
-                dirty = committed is not None
-            else:
-                dirty = committed is None or entry_identity(committed) != entry_identity(staged.value)
-            if dirty:
-                raise errors.DirtyBranch(f"branch {branch.id}")
+        move_checks.refuse_dirty(self.refs, self.staging, self.committed, repo, branch, tokens)
 
     def prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
-        """What lakeFS does before a merge, revert, cherry-pick or hard reset moves a branch's head: refuse
-        uncommitted changes, then seal the staging token. The move then drops every sealed token, so entries that
-        changed nothing against the old head cannot turn into changes against the new one. A write that lands
-        after the seal goes to the fresh token and survives the move."""
-        branch = self.refs.get_branch(repo.id, branch_id)
-        self.refuse_dirty(repo, branch, [branch.staging_token])
-        if not token_is_empty(self.staging, branch.staging_token):
-            self._seal(repo.id, branch_id)
-
-    def changed_since(self, repo: Repository, base: Commit, commit: Commit) -> bool:
-        """Whether ``commit`` holds any change since ``base``: an ancestor, or a commit that only re-uploaded the
-        same content, holds none (nothing to merge)."""
-        if commit.meta_range_id == base.meta_range_id:
-            return False
-        diff = compare.diff(self.committed, repo.storage_namespace, base.meta_range_id, commit.meta_range_id)
-        return next(diff, None) is not None
+        move_checks.prepare_move(self.refs, self.staging, self.committed, repo, branch_id, self._sleep)
 
     def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:
         """The metarange of the commit's parent ``number`` (1-based); empty for a commit with no parent."""
@@ -925,44 +894,8 @@ class Graveler:
             raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)
         return outcome.metarange_id
 
-    def _swap_branch(
-        self, repo_id: RepositoryID, branch_id: BranchID, change: Callable[[Branch], Branch], what: str
-    ) -> tuple[Branch, Branch]:
-        """Replaces the branch by ``change(branch)`` with a compare-and-swap, redoing ``change`` on the fresh
-        record (with a capped exponential backoff) whenever the branch moved meanwhile; (old, new)."""
-        for attempt in range(COMMIT_TRIES):
-            branch = self.refs.get_branch(repo_id, branch_id)
-            changed = change(branch)
-            try:
-                self.refs.set_branch(repo_id, changed, expected=branch)
-            except errors.Conflict:
-                self._sleep(min(BACKOFF_CAP_SECONDS, 0.05 * 2**attempt) * random.uniform(0.5, 1.0))
-                continue
-            return branch, changed
-        raise errors.TooManyTries(f"branch {branch_id} kept moving during the {what}")
-
-    def _move_branch(
-        self, repo_id: RepositoryID, branch_id: BranchID, build: Callable[[Branch], Commit], what: str
-    ) -> Commit:
-        """Stores ``build(branch)`` and moves the branch to it (sealed tokens cleared, then dropped), through
-        _swap_branch: a lost compare-and-swap rebuilds the commit from the branch as it now is."""
-        built: list[Commit] = []
-
-        def change(branch: Branch) -> Branch:
-            commit = build(branch)
-            self.refs.add_commit(repo_id, commit)
-            built.append(commit)
-            return Branch(branch.id, commit.id, branch.staging_token, (), _retire(branch, branch.sealed_tokens))
-
-        old, _ = self._swap_branch(repo_id, branch_id, change, what)
-        drop_tokens(self.staging, old.sealed_tokens)
-        return built[-1]
-
     def _writable_repository(self, repo_id: str) -> Repository:
-        repo = self.get_repository(repo_id)
-        if repo.read_only:
-            raise errors.ReadOnlyRepository(repo_id)
-        return repo
+        return move_checks.repository_for_write(self.refs, repo_id)
 
     def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
         try:
@@ -983,30 +916,6 @@ class Graveler:
     ) -> Commit:
         cid = commit_id(committer, message, meta_range_id, creation_date, metadata, parents)
         return Commit(cid, committer, message, creation_date, meta_range_id, metadata, parents, generation)
-
-    def _seal(self, repo_id: RepositoryID, branch_id: BranchID) -> Branch:
-        for _ in range(SEAL_TRIES):
-            branch = self.refs.get_branch(repo_id, branch_id)
-            sealed = Branch(
-                branch.id,
-                branch.commit_id,
-                new_staging_token(repo_id, branch_id),
-                (branch.staging_token, *branch.sealed_tokens),
-                drop_tokens(self.staging, branch.retired_tokens),  # earlier drops that failed, retried
-            )
-            try:
-                self.refs.set_branch(repo_id, sealed, expected=branch)
-                return sealed
-            except errors.Conflict:
-                continue
-        raise errors.TooManyTries(f"branch {branch_id} kept changing while sealing its staging area")
-
-    def _first_parent_history(self, repo_id: RepositoryID, start: CommitID) -> Iterator[Commit]:
-        current: CommitID | None = start
-        while current:
-            commit = self.refs.get_commit(repo_id, current)
-            yield commit
-            current = commit.parents[0] if commit.parents else None
 
     def _entries_view(
         self, repo: Repository, resolved: ResolvedRef, first_page: int | None = None
@@ -1049,11 +958,6 @@ class Graveler:
         items = items[:limit]
         return Page(items, has_more, items[-1].id if has_more else "")
 
-
-def _retire(branch: Branch, released: Sequence[StagingToken]) -> tuple[StagingToken, ...]:
-    """The retired tokens of ``branch`` after a move releases ``released`` (dropped right after the move; kept
-    listed so that a failed drop is retried by the next seal)."""
-    return (*branch.retired_tokens, *released)
 
 
 def _no_resolution(key: str, source: Action, destination: Action) -> Decision | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .errors import Invalid, InvalidName
 
@@ -18,7 +19,23 @@ MAX_TAG_BYTES = 256
 MAX_REF_CHARS = 512
 _REF = re.compile(r"[^\s]+")
 _TAG_FORBIDDEN_CHARS = set("^:?*[\\ ~") | {chr(c) for c in range(32)} | {"\x7f"}
-_NAMESPACE = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?")
+_NAMESPACE = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?", re.DOTALL)
+# S3 keys hold 1,024 bytes. Lakelet's own keys under a namespace, after "<namespace>/", are at most about 210
+# bytes today (the longest: a merge slice's conflicts file, _lakefs/workflows/merge/<execution name, <= 78>/
+# <metarange id, 64>-<32>.json; then GC's sweep records with a 128-character run id; data is data/<11>/<32>).
+# NAMESPACE_SUFFIX_BYTES keeps room for them and for growth; tests/unit pins every kind of key below it.
+S3_MAX_KEY_BYTES = 1024
+NAMESPACE_SUFFIX_BYTES = 255
+MAX_NAMESPACE_KEY_BYTES = S3_MAX_KEY_BYTES - 1 - NAMESPACE_SUFFIX_BYTES
+# The local stack keeps its own files in the bucket under this prefix (lakelet/samples.py's marker), which no
+# repository may claim; "_lakefs" names every namespace's metadata directory (ranges, markers, GC files), where
+# the deploy's IAM rules grant metadata rights, so no namespace lies in one.
+INTERNAL_PREFIX = "_lakelet"
+METADATA_DIRECTORY = "_lakefs"
+# Characters that do not show, or show as a plain space while being another: two namespaces that print alike
+# must be one. Unicode categories: controls, format (zero-width, bidi), surrogates, private use, unassigned,
+# line and paragraph separators; space separators other than " " are checked apart.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def validate_repository_id(repo_id: str) -> None:
@@ -94,17 +111,41 @@ def normalize_storage_namespace(namespace: str) -> str:
     folded into that one: one trailing ``/``, and a doubled ``/`` right after the bucket, which is what
     ``f"{prefix}/{name}"`` gives with a prefix ending in ``/`` (lakeFS accepts it). Folding rather than keeping
     the key exactly makes ``s3://b//x`` and ``s3://b/x`` one namespace, so the claim and the nesting checks see
-    them as one and no two repositories ever share objects under the two spellings."""
+    them as one and no two repositories ever share objects under the two spellings.
+
+    Refused besides: invisible characters and segments with surrounding spaces (two namespaces that print alike
+    are one), the local stack's INTERNAL_PREFIX and any METADATA_DIRECTORY segment, and a key prefix longer than
+    MAX_NAMESPACE_KEY_BYTES (every key Lakelet writes under it must stay within S3's 1,024 bytes)."""
+    if len(namespace) > S3_MAX_KEY_BYTES + len("s3://") + 64:
+        # Not echoed: a namespace this long cannot be one, and the message should stay readable.
+        raise Invalid(f"storage namespace is too long: its key prefix may hold {MAX_NAMESPACE_KEY_BYTES} bytes")
     if not _NAMESPACE.fullmatch(namespace):
         raise Invalid(f"storage namespace {namespace!r} must look like s3://bucket/prefix")
-    if "?" in namespace or "#" in namespace or any(ord(c) < 0x20 or c == "\x7f" for c in namespace):
-        raise Invalid(f"storage namespace {namespace!r} must not hold '?', '#' or control characters")
+    if "?" in namespace or "#" in namespace or any(_invisible(c) for c in namespace):
+        raise Invalid(f"storage namespace {namespace!r} must not hold '?', '#', control or invisible characters")
     bucket, _, path = namespace.removeprefix("s3://").partition("/")
     path = path.removesuffix("/")
     if path.startswith("/") and not path.startswith("//"):
         path = path[1:]
     if not path:
         raise Invalid(f"storage namespace {namespace!r} is a bucket's root: give a prefix, s3://bucket/prefix")
-    if any(segment in ("", ".", "..") for segment in path.split("/")):
+    segments = path.split("/")
+    if any(segment in ("", ".", "..") for segment in segments):
         raise Invalid(f"storage namespace {namespace!r} has an empty, '.' or '..' segment")
+    if any(segment != segment.strip() for segment in segments):
+        raise Invalid(f"storage namespace {namespace!r} has a segment starting or ending with a space")
+    if segments[0] == INTERNAL_PREFIX:
+        raise Invalid(f"storage namespace {namespace!r} is under {INTERNAL_PREFIX}/, where Lakelet keeps its own files")
+    if METADATA_DIRECTORY in segments:
+        raise Invalid(f"storage namespace {namespace!r} lies inside a {METADATA_DIRECTORY}/ directory, where "
+                      "repositories keep their metadata")
+    if len(path.encode()) > MAX_NAMESPACE_KEY_BYTES:
+        raise Invalid("storage namespace is too long: its key prefix (after the bucket) may hold "
+                      f"{MAX_NAMESPACE_KEY_BYTES} bytes, so that every key under it stays within S3's "
+                      f"{S3_MAX_KEY_BYTES}")
     return f"s3://{bucket}/{path}"
+
+
+def _invisible(c: str) -> bool:
+    category = unicodedata.category(c)
+    return category in _INVISIBLE_CATEGORIES or (category == "Zs" and c != " ")

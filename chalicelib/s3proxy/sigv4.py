@@ -21,7 +21,7 @@ from email.utils import mktime_tz, parsedate_tz
 from typing import Protocol
 from urllib.parse import quote, unquote
 
-from chalicelib.graveler import errors as graveler_errors
+from chalicelib.auth import errors as auth_errors
 
 from .errors import S3Error
 from .model import Request
@@ -266,7 +266,7 @@ def authenticate(
     _check_signed_headers(request, parsed.signed_headers, presigned)
     try:
         user_id, secret = lookup(parsed.access_key_id)
-    except graveler_errors.CredentialNotFound:
+    except auth_errors.CredentialNotFound:
         raise S3Error("InvalidAccessKeyId", details={"AWSAccessKeyId": parsed.access_key_id}) from None
     headers = [(name, request.headers[name]) for name in parsed.signed_headers]
     uri = canonical_uri(request.raw_path) if parsed.service == SERVICE else quote(request.raw_path, safe="/~")

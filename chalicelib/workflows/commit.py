@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.graveler.commit_steps import (
+from chalicelib.graveler.commit import (
     DEFAULT_MAX_SLICES,
+    CommitPlan,
     CommitRequest,
     CommitSteps,
+    SliceSpec,
 )
 from chalicelib.wiring import get_services
 
@@ -31,15 +33,17 @@ def seal(event: Json) -> Json:
 
 def plan(event: Json) -> Json:
     max_slices = int(event.get("max_slices") or DEFAULT_MAX_SLICES)
-    return steps().plan(CommitRequest.from_json(event["request"]), str(event["seal"]["sealed_token"]), max_slices)
+    request = CommitRequest.from_json(event["request"])
+    return steps().plan(request, str(event["seal"]["sealed_token"]), max_slices).to_json()
 
 
 def build_slice(event: Json) -> Json:
-    return steps().build_slice(event)
+    return steps().build_slice(SliceSpec.from_json(event))
 
 
 def finish(event: Json) -> Json:
-    return steps().finish(CommitRequest.from_json(event["request"]), event["plan"], list(event["built"]))
+    plan = CommitPlan.from_json(event["plan"])
+    return steps().finish(CommitRequest.from_json(event["request"]), plan, list(event["built"]))
 
 
 def drop(event: Json) -> Json:

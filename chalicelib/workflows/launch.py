@@ -20,23 +20,24 @@ from typing import Any
 
 from chalicelib.adapters.stepfunctions import Execution, StepFunctionsWorkflows
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit_steps import DONE_ELSEWHERE, CommitRequest
-from chalicelib.graveler.merge_steps import MergeRequest, conflicts_address, read_conflicts
-from chalicelib.graveler.mergebase import NoMergeBase
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.commit import DONE_ELSEWHERE, CommitRequest
+from chalicelib.graveler.merge import MergeRequest, conflicts_address, read_conflicts
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Branch, Commit
 from chalicelib.graveler.staging import branch_tokens, staged_changes
 from chalicelib.wiring import Services
+
+
+
+class WorkflowFailed(errors.GravelerError):
+    """A workflow step failed for a reason that is not the user's (HTTP 500); the message says which."""
+
 
 INLINE = "c-"
 WORKFLOW = "w-"
 POLL_SECONDS = 0.5
 # Inline work runs in one slice: in one process, slices only multiply the staging queries.
 INLINE_SLICES = 1
-
-
-class WorkflowFailed(errors.GravelerError):
-    """A workflow step failed for a reason that is not the user's (HTTP 500); the message says which."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +124,7 @@ def merge(services: Services, request: MergeRequest, wait_seconds: float) -> Tas
     steps = services.graveler.merge_steps
     # The plan's checks and size come first; an inline merge goes on from this very plan.
     planned = steps.plan(request, INLINE_SLICES)
-    if workflows is None or planned["size"] <= services.settings.merge_workflow_threshold:
+    if workflows is None or planned.size <= services.settings.merge_workflow_threshold:
         return _inline(services, request.repository, request.destination,
                        steps.run(request, INLINE_SLICES, planned=planned))
     return _start(services, workflows, request.repository, request.request_id, request.to_json(), wait_seconds,
@@ -211,17 +212,6 @@ def _merge_result(services: Services, repo_id: str, output: dict[str, Any]) -> C
     return services.graveler.get_commit(repo_id, str(output["finish"]["commit_id"]))
 
 
-# The errors a step raises for good, by the name Step Functions reports (the exception's class name).
-_ERRORS: dict[str, type[errors.GravelerError]] = {
-    cls.__name__: cls
-    for cls in (
-        errors.NoChanges, errors.ReadOnlyRepository, errors.RepositoryNotFound, errors.BranchNotFound,
-        errors.CommitNotFound, errors.RefNotFound, errors.Invalid, errors.InvalidRef, errors.DirtyBranch,
-        errors.TooManyTries, NoMergeBase, errors.WriteToProtectedBranch, errors.CommitToProtectedBranch,
-    )
-}
-
-
 def _failure(services: Services, repo_id: str, task_id: str, execution: Execution) -> errors.GravelerError:
     """The error a failed execution stands for: the step's own error (the Lambda's errorType and errorMessage
     in the cause), MergeConflicts with the conflicts it kept, or WorkflowFailed."""
@@ -237,7 +227,7 @@ def _failure(services: Services, repo_id: str, task_id: str, execution: Executio
         namespace = g.get_repository(repo_id).storage_namespace
         kept = read_conflicts(g.blocks.get(conflicts_address(namespace, task_id[len(WORKFLOW):])))
         return MergeConflicts(message, kept)
-    known = _ERRORS.get(execution.error)
+    known = errors.error_names().get(execution.error)
     if known is not None:
         return known(message)
     what = f"{execution.error or execution.status}: {message}" if message else execution.error or execution.status

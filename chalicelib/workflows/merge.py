@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.graveler.merge_steps import DEFAULT_MAX_SLICES, MergeRequest, MergeSteps
+from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
 from chalicelib.wiring import get_services
 
 Json = dict[str, Any]
@@ -23,15 +23,16 @@ def steps() -> MergeSteps:
 
 def plan(event: Json) -> Json:
     max_slices = int(event.get("max_slices") or DEFAULT_MAX_SLICES)
-    return steps().plan(MergeRequest.from_json(event["request"]), max_slices)
+    return steps().plan(MergeRequest.from_json(event["request"]), max_slices).to_json()
 
 
 def build_slice(event: Json) -> Json:
-    return steps().build_slice(event)
+    return steps().build_slice(MergeSliceSpec.from_json(event))
 
 
 def finish(event: Json) -> Json:
-    return steps().finish(MergeRequest.from_json(event["request"]), event["plan"], list(event["built"]))
+    plan = MergePlan.from_json(event["plan"])
+    return steps().finish(MergeRequest.from_json(event["request"]), plan, list(event["built"]))
 
 
 def drop(event: Json) -> Json:

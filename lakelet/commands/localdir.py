@@ -10,6 +10,7 @@ objects' ETags at ``at_head``); remote ones by diffing ``at_head`` with the bran
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -21,7 +22,7 @@ from lakelet.commands.common import JsonOpt, key_values
 from lakelet.commands.context import api, want_json
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
-from lakelet.commands.transfer import PART_SUFFIX, Remote, list_remote, md5_file
+from lakelet.commands.transfer import PART_SUFFIX, Remote, is_dotgit, list_remote, local_paths, md5_file
 from lakelet.commands.uri import URI, parse
 
 INDEX = ".lakefs_ref.yaml"
@@ -62,11 +63,11 @@ def _prefix(path: str) -> str:
 def local_files(directory: Path) -> dict[str, Path]:
     files: dict[str, Path] = {}
     for root, dirs, names in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if d not in (".git",))
+        dirs[:] = sorted(d for d in dirs if not is_dotgit(d))
         for name in names:
             local = Path(root) / name
             rel = local.relative_to(directory).as_posix()
-            if rel == INDEX or name.endswith(PART_SUFFIX) or not local.is_file():
+            if rel == INDEX or is_dotgit(name) or name.endswith(PART_SUFFIX) or not local.is_file():
                 continue
             files[rel] = local
     return files
@@ -79,10 +80,19 @@ class Change:
     source: str  # local | remote
 
 
+def tracked(remotes: Iterable[Remote], prefix: str) -> dict[str, Remote]:
+    """The objects a directory holds, by path relative to it: those a download writes (transfer.local_paths).
+    The others (inside .git, unsafe names, ...) are neither downloaded nor, being absent here, removed by a
+    commit."""
+    by_rel = {r.path[len(prefix):]: r for r in remotes}
+    kept, _ = local_paths(list(by_rel))
+    return {rel: by_rel[rel] for rel in kept}
+
+
 def local_changes(index: Index) -> list[Change]:
     """What the directory changed since ``at_head``, by checksum."""
     prefix = index.src.path
-    remote = {r.path[len(prefix):]: r for r in list_remote(api(), index.at(index.at_head), prefix)}
+    remote = tracked(list_remote(api(), index.at(index.at_head), prefix), prefix)
     files = local_files(index.directory)
     changes = []
     for rel in sorted(set(remote) | set(files)):
@@ -119,8 +129,7 @@ def sync_to(index: Index, ref: str, parallelism: int) -> None:
 
     uri = index.at(ref)
     download(api(), uri, index.directory, True, parallelism, None)
-    prefix = index.src.path
-    wanted = {r.path[len(prefix):] for r in list_remote(api(), uri, prefix)}
+    wanted = set(tracked(list_remote(api(), uri, index.src.path), index.src.path))
     for rel, local in local_files(index.directory).items():
         if rel not in wanted:
             local.unlink()

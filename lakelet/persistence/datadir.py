@@ -7,6 +7,12 @@ Layout (format 1)::
     <data dir>/moto/snapshot-<G>.bin   moto's state before journal G (header line, then a pickle)
     <data dir>/moto/journal-<G>.log    the AWS requests that changed moto's state since snapshot G
     <data dir>/state.json              written by the running stack for the CLI (lakelet/statefile.py)
+    <data dir>/damaged-<time>/         a damaged journal, the journals after it and their snapshot, set aside by
+                                       --accept-journal-loss (store.py)
+
+The directory and everything in it are owner-only (0700 and 0600): snapshots and journals hold every object, the
+KMS key material that seals the users' secrets, and the admin secret. Opening a directory fixes the modes of
+files an earlier version left readable by others.
 
 A directory is either empty (it becomes a format-1 directory), a format-1 directory, or refused with a one-line
 :class:`DataDirError`: an unknown or newer format, or files that are not ours. It is never reset silently.
@@ -68,8 +74,9 @@ def prepare(data_dir: Path) -> None:
                 f"data directory {data_dir} has no {FORMAT_FILE} file but holds {', '.join(leftovers[:3])}"
                 f"{' ...' if len(leftovers) > 3 else ''}: not a Lakelet data directory; choose another --data-dir"
             )
-        data_dir.mkdir(parents=True, exist_ok=True)
-        (data_dir / MOTO_DIR).mkdir(exist_ok=True)
+        data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        (data_dir / MOTO_DIR).mkdir(mode=0o700, exist_ok=True)
+        make_private(data_dir)
         write_atomically(data_dir / FORMAT_FILE, json.dumps({"kind": KIND, "format": FORMAT}).encode() + b"\n")
         return
     if number > FORMAT:
@@ -82,7 +89,27 @@ def prepare(data_dir: Path) -> None:
             f"data directory {data_dir} has format {number}, which this Lakelet (format {FORMAT}) cannot read: "
             "run the Lakelet version that wrote it, or use another --data-dir"
         )
-    (data_dir / MOTO_DIR).mkdir(exist_ok=True)
+    (data_dir / MOTO_DIR).mkdir(mode=0o700, exist_ok=True)
+    make_private(data_dir)
+
+
+def make_private(data_dir: Path) -> None:
+    """Make ``data_dir`` and every directory and file in it owner-only. Symbolic links are not followed: what
+    they point at is not ours to change. Raises DataDirError when a mode cannot be set."""
+    for directory, _, files in os.walk(data_dir):
+        paths = [(Path(directory), 0o700)] + [(Path(directory) / name, 0o600) for name in files]
+        for path, mode in paths:
+            try:
+                if path.is_symlink() or path.lstat().st_mode & 0o777 == mode:
+                    continue
+                path.chmod(mode)
+            except FileNotFoundError:
+                continue  # a temporary file another process removed meanwhile
+            except OSError as error:
+                raise DataDirError(
+                    f"cannot make {path} private ({error.strerror}); it holds the stack's secrets: fix its owner, "
+                    "or use another --data-dir"
+                ) from None
 
 
 class DirectoryLock:

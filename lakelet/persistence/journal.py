@@ -4,8 +4,13 @@ Each record is ``length (4 bytes, big-endian) | crc32 (4 bytes) | payload`` wher
 :class:`Record`. :meth:`Journal.append` hands the whole frame to the kernel with ``write`` before returning, so a
 record survives the process being killed (``kill -9``) the moment it is appended. A flusher thread calls
 ``fsync`` every ``FSYNC_INTERVAL`` seconds when something was appended (a group commit), which bounds what an
-OS crash or a power cut can take to the last interval. Reading stops at the first frame that is short or fails
-its checksum: a record cut by a kill was never acknowledged, since its request had not been answered.
+OS crash or a power cut can take to the last interval.
+
+Reading a journal (:func:`scan`) tells two kinds of bad frame apart. A torn tail, a last frame cut short or left
+half-written by a kill or a crash, is expected: its request was never answered (or, after an OS crash, within the
+fsync interval), so the frame is dropped. A bad frame followed by frames that parse is damage: records after it
+were acknowledged, so the caller refuses to start rather than replay a prefix silently (store.py). Frames after
+the damage are found by searching for the start of a pickle and checking the header and checksum before it.
 
 Before each fsync the file is padded with zeros to a page boundary (a frame of length 0 means "skip to the next
 page"): the next appends then go to a fresh page, not to the one being written back, since on some disks an
@@ -14,8 +19,10 @@ append to a page under writeback waits for it, which put the fsync back on the r
 
 from __future__ import annotations
 
+import mmap
 import os
 import pickle
+import re
 import struct
 import threading
 import zlib
@@ -55,10 +62,11 @@ def encode(record: Record) -> bytes:
     return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
 
 
-def read_records(path: Path) -> Iterator[Record]:
-    """The records of one journal file, in order, up to the first incomplete or damaged frame."""
+def read_records(path: Path, end: int | None = None) -> Iterator[Record]:
+    """The records of one journal file, in order, up to byte ``end`` (a :class:`Scan`'s) or else up to the first
+    incomplete or damaged frame. Raises ValueError for a frame that passes its checksum but holds no record."""
     with open(path, "rb") as source:
-        while True:
+        while end is None or source.tell() < end:
             offset = source.tell()
             header = source.read(_HEADER.size)
             if len(header) < _HEADER.size:
@@ -72,10 +80,97 @@ def read_records(path: Path) -> Iterator[Record]:
             payload = source.read(length)
             if len(payload) < length or zlib.crc32(payload) != checksum:
                 return
-            record = pickle.loads(payload)
+            try:
+                record = pickle.loads(payload)
+            except Exception as error:  # noqa: BLE001 - any unpickling failure means the same: not a record
+                raise ValueError(f"{path}: the frame at byte {offset} holds no journal record ({error})") from None
             if not isinstance(record, Record):
-                return
+                raise ValueError(f"{path}: the frame at byte {offset} holds no journal record")
             yield record
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """What one journal file holds: ``records`` good frames, read up to byte ``end``. When reading stopped before
+    the end of the file, ``problem`` says why, and ``valid_after`` counts the good frames found after it (0 for
+    a torn tail)."""
+
+    path: Path
+    size: int
+    end: int
+    records: int
+    problem: str | None = None
+    valid_after: int = 0
+
+
+# Every record's payload starts with pickle's PROTO opcode and a protocol number (2 to 5 since Python 3.8).
+_PAYLOAD_START = re.compile(rb"\x80[\x02-\x05]")
+
+
+def _frame_at(data: bytes | mmap.mmap, offset: int) -> tuple[int, bool, str | None]:
+    """(where the next frame starts, whether this one is a record, why it is bad or None) for the frame at
+    ``offset``."""
+    size = len(data)
+    if size - offset < _HEADER.size:
+        if not any(data[offset:size]):
+            return size, False, None  # padding cut short by a crash: no record was there
+        return offset, False, f"{size - offset} byte(s) too few for a frame header"
+    length, checksum = _HEADER.unpack_from(data, offset)
+    if length == 0 and checksum == 0:
+        return (offset // PAGE + 1) * PAGE, False, None  # padding up to the next page
+    if length > _MAX_FRAME:
+        return offset, False, f"a frame length of {length} bytes"
+    start = offset + _HEADER.size
+    if start + length > size:
+        return offset, False, f"a frame of {length} bytes cut short by the end of the file"
+    if zlib.crc32(data[start : start + length]) != checksum:
+        return offset, False, "a frame that fails its checksum"
+    return start + length, True, None
+
+
+def _good_frames_from(data: bytes | mmap.mmap, offset: int) -> tuple[int, int, str | None]:
+    """Read good frames from ``offset``: (how many, where reading stopped, why it stopped or None at the end)."""
+    count = 0
+    while offset < len(data):
+        following, is_record, problem = _frame_at(data, offset)
+        if problem is not None:
+            return count, offset, problem
+        count += is_record
+        offset = following
+    return count, min(offset, len(data)), None
+
+
+def _count_after(data: bytes | mmap.mmap, offset: int) -> int:
+    """The good frames anywhere after a bad frame at ``offset``: each pickle start preceded by a header whose
+    length and checksum fit is one, and the frames that follow it are read in sequence."""
+    count = 0
+    search_from = offset + 1 + _HEADER.size
+    while True:
+        found = _PAYLOAD_START.search(data, search_from)
+        if found is None:
+            return count
+        candidate = found.start() - _HEADER.size
+        _, is_record, problem = _frame_at(data, candidate)
+        if problem is not None or not is_record:
+            search_from = found.start() + 1
+            continue
+        more, stopped, problem = _good_frames_from(data, candidate)
+        count += more
+        if problem is None:
+            return count
+        search_from = stopped + 1 + _HEADER.size
+
+
+def scan(path: Path) -> Scan:
+    """Read a journal file's frames without unpickling them, and classify how it ends (see the module's
+    docstring). Changes nothing."""
+    size = path.stat().st_size
+    if size == 0:
+        return Scan(path, 0, 0, 0)
+    with open(path, "rb") as source, mmap.mmap(source.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        records, end, problem = _good_frames_from(data, 0)
+        valid_after = _count_after(data, end) if problem is not None else 0
+    return Scan(path, size, end, records, problem, valid_after)
 
 
 class Journal:

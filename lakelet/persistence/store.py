@@ -1,7 +1,9 @@
 """Persistence of the local stack's moto server: recover on open, journal while serving, snapshot on close.
 
-Open: check the directory's format and lock it (datadir.py); load the newest snapshot; replay the journals
-written since, in order, each request with the seed and time it first ran with (determinism.py), Step Functions
+Open: check the directory's format and lock it (datadir.py); read the journals written since the newest snapshot
+and refuse to start, changing nothing, when one is damaged (a bad frame followed by good ones: acknowledged writes
+would be lost) unless the loss is accepted, which sets the files aside first; drop a torn tail (a last frame a
+crash cut short), saying so; load the newest snapshot; replay the journals in order, each request with the seed and time it first ran with (determinism.py), Step Functions
 executions recorded but not run again (workflows.py); mark executions that were cut off FAILED; write a fresh
 snapshot and start a new journal.
 
@@ -21,6 +23,7 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -28,12 +31,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape as xml_escape
 
 from lakelet.persistence import (
     datadir,
     determinism,
     journal,
     middleware,
+    refusals,
     snapshot,
     workflows,
 )
@@ -58,10 +63,11 @@ class Recovery:
     replayed: int = 0  # journal records applied on top of it
     mismatches: list[str] = field(default_factory=list)  # replayed requests whose status differed from the first run
     orphans: list[str] = field(default_factory=list)  # executions cut off, now FAILED
+    notes: list[str] = field(default_factory=list)  # torn tails dropped, a loss accepted
     seconds: float = 0.0
 
     def summary(self) -> str:
-        if self.snapshot is None and not self.replayed:
+        if self.snapshot is None and not self.replayed and not self.notes:
             return "new"
         text = f"restored {'a snapshot' if self.snapshot else 'no snapshot'} and {self.replayed} journaled changes"
         text += f" in {self.seconds:.1f} s"
@@ -69,6 +75,8 @@ class Recovery:
             text += f"; {len(self.orphans)} workflow execution(s) cut off by the stop marked FAILED"
         if self.mismatches:
             text += f"; {len(self.mismatches)} replayed request(s) answered differently (see the log)"
+        for note in self.notes:
+            text += f"; {note}"
         return text
 
 
@@ -82,8 +90,10 @@ class Persistence:
         fsync_interval: float = journal.FSYNC_INTERVAL,
         snapshot_records: int = SNAPSHOT_RECORDS,
         snapshot_min_bytes: int = SNAPSHOT_MIN_BYTES,
+        accept_journal_loss: bool = False,
     ) -> None:
         self.data_dir = data_dir
+        self._accept_journal_loss = accept_journal_loss
         self.moto_dir = data_dir / datadir.MOTO_DIR
         self._fsync_interval = fsync_interval
         self._snapshot_records = snapshot_records
@@ -141,6 +151,7 @@ class Persistence:
             self._release()
 
     def _release(self) -> None:
+        refusals.forget(self)
         workflows.uninstall()
         determinism.uninstall()
         self._dir_lock.release()
@@ -171,7 +182,7 @@ class Persistence:
         with self._lock:
             if self._journal is None or self._failure is not None:
                 start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
-                return [_UNAVAILABLE]
+                return [self._unavailable()]
             when = time.time()
             try:
                 status, headers, chunks = middleware.run(app, environ, seed, when)
@@ -183,10 +194,9 @@ class Persistence:
                 self._journal.append(Record(journal.REQUEST, when, seed, int(status[:3]), recorded, body))
             except OSError as error:
                 # moto changed but the disk did not: stop taking writes rather than acknowledge what is lost.
-                self._failure = f"cannot write the journal {self._journal.path}: {error}"
-                log.error("lakelet local: %s; writes are refused from now on", self._failure)
-                start_response("500 Internal Server Error", [("Content-Type", "text/plain")])
-                return [self._failure.encode()]
+                self._fail(error)
+                start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
+                return [self._unavailable()]
             if self._needs_snapshot(self._journal):
                 self._wanted.set()
         start_response(status, headers)
@@ -199,8 +209,30 @@ class Persistence:
                 try:
                     self._journal.append(Record(journal.EXECUTION_END, time.time(), data=workflows.end_data(execution)))
                 except OSError as error:
-                    self._failure = f"cannot write the journal {self._journal.path}: {error}"
-                    log.error("lakelet local: %s", self._failure)
+                    self._fail(error)
+
+    def _fail(self, error: OSError) -> None:
+        """Refuse every later write: the journal cannot take them, and an unjournaled write is lost at restart.
+        A restart is what clears it (writes start on a new journal after recovery and a snapshot), so the
+        message says that, not "retry later"."""
+        assert self._journal is not None
+        self._failure = (
+            f"lakelet local cannot write its journal {self._journal.path} ({error.strerror or error}), so it refuses "
+            f"every write until it is restarted: free space on the disk of {self.data_dir}, then stop lakelet local "
+            "(Ctrl-C) and start it again; reads work meanwhile"
+        )
+        log.error("%s", self._failure)
+
+    @property
+    def refusal(self) -> str | None:
+        """Why writes are refused until a restart (the journal could not be written), or None."""
+        return self._failure
+
+    def _unavailable(self) -> bytes:
+        if self._failure is None:
+            return _UNAVAILABLE
+        message = xml_escape(self._failure).encode()
+        return b"<Error><Code>ServiceUnavailable</Code><Message>" + message + b"</Message></Error>"
 
     # -- snapshots --------------------------------------------------------------------------------------------
 
@@ -239,7 +271,10 @@ class Persistence:
         # does, on a table's first query): pickle then sees a dict change size. Taking it again is enough.
         for attempt in range(3):
             try:
-                with open(tmp, "wb") as out:
+                # Owner-only: a snapshot holds every object and the KMS key material (datadir.make_private).
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                os.fchmod(fd, 0o600)  # a leftover of an earlier version may exist with a wider mode
+                with os.fdopen(fd, "wb") as out:
                     snapshot.write(out)
                     out.flush()
                     return out.tell()
@@ -266,24 +301,78 @@ class Persistence:
         recovery = Recovery()
         snapshots = self._files(_SNAPSHOT_NAME)
         journals = self._files(_JOURNAL_NAME)
-        base = 0
+        base = snapshots[-1][0] if snapshots else 0
+        scans = [journal.scan(path) for number, path in journals if number >= base]
+        # Checked before anything is loaded or changed, so a refusal leaves every file as it was.
+        replayable = self._check_journals(scans, snapshots[-1][1] if snapshots else None, recovery)
         if snapshots:
-            base, path = snapshots[-1]
-            snapshot.load(path)
-            recovery.snapshot = path.name
+            snapshot.load(snapshots[-1][1])
+            recovery.snapshot = snapshots[-1][1].name
         else:
             snapshot.reset_moto()
         app = middleware.moto_app()
         with _executing_state_machines(), workflows.replaying():
-            for number, path in journals:
-                if number < base:
-                    continue
-                for record in journal.read_records(path):
-                    self._replay(app, record, recovery)
+            for scanned in replayable:
+                try:
+                    for record in journal.read_records(scanned.path, scanned.end):
+                        self._replay(app, record, recovery)
+                except ValueError as error:
+                    raise datadir.DataDirError(f"{error}; every file is left as it was") from None
         recovery.orphans = workflows.fail_orphans()
         self._generation = max([base] + [number for number, _ in journals])
         recovery.seconds = time.monotonic() - started
         return recovery
+
+    def _check_journals(self, scans: list[journal.Scan], base: Path | None, recovery: Recovery) -> list[journal.Scan]:
+        """The journals to replay, each up to its ``end``. A torn tail is cut off (the file truncated); damage
+        raises DataDirError, or with ``accept_journal_loss`` ends the replay there after setting the files aside."""
+        for index, scanned in enumerate(scans):
+            if scanned.problem is None:
+                continue
+            later = scans[index + 1 :]
+            readable = scanned.valid_after + sum(s.records + s.valid_after for s in later)
+            where = f"journal {scanned.path} at byte {scanned.end} ({scanned.problem})"
+            if readable == 0:
+                note = f"dropped the torn tail of {where}: {scanned.size - scanned.end} byte(s) a crash cut short"
+                log.warning("lakelet local: %s", note)
+                recovery.notes.append(note)
+                os.truncate(scanned.path, scanned.end)
+                continue
+            if not self._accept_journal_loss:
+                raise datadir.DataDirError(
+                    f"{where} is damaged, and {readable} journaled change(s) after it are readable: refusing to "
+                    f"start, every file is left as it was; to start from the {sum(s.records for s in scans[:index + 1])}"
+                    " change(s) before the damage and lose the rest, run again with --accept-journal-loss (the "
+                    "damaged files are set aside first)"
+                )
+            aside = self._set_aside([s.path for s in scans[index:]] + ([base] if base is not None else []))
+            note = (
+                f"accepted the loss of {where} and the {readable} change(s) after it; the files are set aside in "
+                f"{aside}"
+            )
+            log.warning("lakelet local: %s", note)
+            recovery.notes.append(note)
+            return scans[: index + 1]
+        return scans
+
+    def _set_aside(self, paths: list[Path]) -> Path:
+        """Keep the files as they are in a new ``damaged-<time>`` directory: hard links (these files are never
+        written again, and the start-up snapshot only unlinks them), or copies where links are not possible."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        aside = self.data_dir / f"damaged-{stamp}"
+        suffix = 1
+        while aside.exists():
+            suffix += 1
+            aside = self.data_dir / f"damaged-{stamp}-{suffix}"
+        aside.mkdir(mode=0o700)
+        for path in paths:
+            try:
+                os.link(path, aside / path.name)
+            except OSError:
+                shutil.copy2(path, aside / path.name)
+        datadir.sync_directory(aside)
+        datadir.sync_directory(self.data_dir)
+        return aside
 
     def _replay(self, app: middleware.WsgiApp, record: Record, recovery: Recovery) -> None:
         recovery.replayed += 1

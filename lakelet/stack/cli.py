@@ -57,6 +57,7 @@ class LocalOptions:
     data_dir: Path | None = None
     sample_data: bool = False
     verbose: bool = False
+    accept_journal_loss: bool = False
 
 
 def resolve_data_dir(data_dir: Path | None, ephemeral: bool = False, *, flag_given: bool = False) -> Path | None:
@@ -94,6 +95,10 @@ def local(
     sample_data: Annotated[bool, typer.Option(
         "--sample-data", help="create the quickstart repository with sample data, once per data directory (make run passes it)")
     ] = False,
+    accept_journal_loss: Annotated[bool, typer.Option(
+        "--accept-journal-loss", help="start even though a journal of the data directory is damaged, from the "
+        "changes before the damage; the damaged files are set aside in the data directory first (without it, such "
+        "a start is refused)")] = False,
     verbose: Annotated[bool, typer.Option(
         "--verbose", help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log")
     ] = False,
@@ -104,7 +109,7 @@ def local(
     if ctx.invoked_subcommand is not None:
         # The stack's flags mean nothing to a subcommand: say so rather than drop them silently.
         given = [name for name in ("api_port", "s3_port", "moto_port", "access_key_id", "secret_access_key",
-                                   "data_dir", "ephemeral", "sample_data", "verbose")
+                                   "data_dir", "ephemeral", "sample_data", "accept_journal_loss", "verbose")
                  if ctx.get_parameter_source(name) is click_source().COMMANDLINE]
         if given:
             raise typer.BadParameter(f"{', '.join('--' + g.replace('_', '-') for g in given)} belong to "
@@ -112,7 +117,8 @@ def local(
         return
     options = LocalOptions(api_port, s3_port, moto_port, access_key_id, secret_access_key,
                            resolve_data_dir(data_dir, ephemeral, flag_given=ctx.get_parameter_source("data_dir")
-                                            is click_source().COMMANDLINE), sample_data, verbose)
+                                            is click_source().COMMANDLINE), sample_data, verbose,
+                           accept_journal_loss)
     raise typer.Exit(run_local(options))
 
 
@@ -158,6 +164,7 @@ def run_local(options: LocalOptions) -> int:
         data_dir=options.data_dir,
         sample_data=options.sample_data,
         verbose=options.verbose,
+        accept_journal_loss=options.accept_journal_loss,
     )
     try:
         try:

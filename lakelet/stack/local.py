@@ -36,9 +36,9 @@ from chalice.app import Chalice
 from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
+from lakelet.persistence import Persistence, refusals
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
-from lakelet.persistence import Persistence
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
 from lakelet.stack.s3server import S3Server
 
@@ -162,10 +162,13 @@ class LocalStack:
         data_dir: Path | None = None,
         sample_data: bool = False,
         verbose: bool = False,
+        accept_journal_loss: bool = False,
     ) -> None:
         self.credentials = credentials
         # None keeps everything in memory (ephemeral); a directory keeps the state across restarts.
         self.data_dir = data_dir
+        # Start even when a journal of the data directory is damaged, setting its files aside (store.py).
+        self.accept_journal_loss = accept_journal_loss
         self.persistence: Persistence | None = None
         self.host = host
         self.region = region
@@ -322,7 +325,7 @@ class LocalStack:
 
     def _open_data_dir(self) -> None:
         if self.data_dir is not None:
-            persistence = Persistence(self.data_dir)
+            persistence = Persistence(self.data_dir, accept_journal_loss=self.accept_journal_loss)
             persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
             self.persistence = persistence
 
@@ -369,13 +372,18 @@ class LocalStack:
 
     def _serve(self) -> None:
         app = load_app(self._project_dir)
+        if self.persistence is not None:
+            refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
         self._api = ApiServer(app, self.host, self._requested_api_port, _chalice_config(self._project_dir))
         self._api.start()
         self._check_health()
         from chalicelib.wiring import get_services, s3_gateway
 
         # The gateway a Lambda would run, over the same services, with no payload limit.
-        self._s3 = S3Server(s3_gateway(get_services()), self.host, self._requested_s3_port)
+        gateway = s3_gateway(get_services())
+        if self.persistence is not None:
+            gateway = refusals.ExplainingGateway(gateway)  # type: ignore[assignment]
+        self._s3 = S3Server(gateway, self.host, self._requested_s3_port)
         self._s3.start()
         if self._guard is not None:
             self._guard.allow_origins(ui_origins(self.endpoint))  # the UI's uploads go to presigned URLs on moto

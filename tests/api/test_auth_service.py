@@ -14,6 +14,7 @@ from chalicelib.auth import service as auth_service
 from chalicelib.auth.records import Credential
 from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 
 
 class FakeClock:
@@ -154,7 +155,7 @@ def test_secrets_are_encrypted_bound_to_their_key(auth: AuthService, store: Memo
     for secret in (one_secret, two_secret):
         with pytest.raises(errors.Unauthorized):
             auth.authenticate_basic(two.access_key_id, secret)
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth.secret_for_signing(two.access_key_id)
     assert auth.authenticate_basic(one.access_key_id, one_secret).id == "admin"
 
@@ -167,10 +168,10 @@ def test_secret_for_signing(auth: AuthService, clock: FakeClock, cipher: Countin
     assert cipher.decryptions == 1  # cached, like Basic verifications
     assert auth.authenticate_basic(credential.access_key_id, secret).id == "admin"
     assert cipher.decryptions == 1
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth.secret_for_signing("AKIAJNOSUCHKEY00000Q")
     auth.delete_credentials("admin", credential.access_key_id)
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth.secret_for_signing(credential.access_key_id)
 
 
@@ -178,7 +179,7 @@ def test_a_deleted_key_stops_working_at_once_in_this_container(auth: AuthService
     auth.setup("admin")
     credential, secret = auth.create_credentials("admin")
     auth.authenticate_basic(credential.access_key_id, secret)  # cached
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth.delete_credentials("someone-else", credential.access_key_id)
     auth.delete_credentials("admin", credential.access_key_id)
     with pytest.raises(errors.Unauthorized):
@@ -238,7 +239,7 @@ def test_create_credentials(auth: AuthService) -> None:
     second, second_secret = auth.create_credentials("admin")
     assert first.access_key_id != second.access_key_id and first_secret != second_secret
     assert auth.authenticate_basic(second.access_key_id, second_secret).id == "admin"
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth.create_credentials("nobody")
 
 

@@ -63,6 +63,19 @@ def test_bad_rules_are_400_and_unknown_repositories_404(api: Api, repo: str) -> 
     assert_error(api.request("PUT", "/repositories/nope/settings/branch_protection", json_body=[]), 404)
 
 
+@pytest.mark.parametrize(("raw", "why"), [
+    (b'[{"pattern": "main", "note": NaN}]', "not valid JSON"),
+    (b'[{"pattern": "main", "note": Infinity}]', "not valid JSON"),
+    (b'[{"pattern": "ma\\ud800in"}]', "not valid Unicode"),
+    (b'[{"pattern": "main", "note": ' + b"[" * 40 + b"]" * 40 + b"}]", "nests deeper"),
+])
+def test_the_rules_body_is_read_by_the_one_json_loader(api: Api, repo: str, raw: bytes, why: str) -> None:
+    # What every other JSON route refuses: plain json.loads took NaN, lone surrogates and deep nesting.
+    response = api.request("PUT", SETTINGS, body=raw, headers={"content-type": "application/json"})
+    assert why in assert_error(response, 400)
+    assert patterns(api) == []
+
+
 def test_internal_per_rule_routes(api: Api, repo: str) -> None:
     assert api.get(RULES + "/set_allowed").status_code == 204
     assert api.post(RULES, json_body={"pattern": "main"}).status_code == 204

@@ -10,6 +10,7 @@ import pytest
 from chalicelib import wiring
 from chalicelib.api.errors import STATUS, graveler_error_response, message_for, status_for
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 
 from .support import Api, assert_error, seg
 
@@ -21,7 +22,7 @@ LAKEFS_STATUSES = {
     errors.CommitNotFound: 404,
     errors.RefNotFound: 404,
     errors.ObjectNotFound: 404,
-    errors.UserNotFound: 404,
+    auth_errors.UserNotFound: 404,
     errors.Forbidden: 403,
     errors.ReadOnlyRepository: 403,
     errors.DirtyBranch: 400,
@@ -33,7 +34,7 @@ LAKEFS_STATUSES = {
     errors.RepositoryExists: 409,
     errors.BranchExists: 409,
     errors.TagExists: 409,
-    errors.UserExists: 409,
+    auth_errors.UserExists: 409,
     errors.Conflict: 409,
     errors.PreconditionFailed: 412,
     errors.TooManyTries: 429,

@@ -115,3 +115,12 @@ def test_a_deny_on_a_namespace_also_covers_its_doubled_slash_spelling(api: Api, 
         assert_error(sam.post("/repositories", json_body={"name": "leak", "storage_namespace": spelling}), 403)
     assert create(sam, "open", f"{ROOT}//open")[0] == 201
     assert names(api) == ["open"]
+
+
+def test_bounds_are_400_in_the_lakefs_shape_and_create_nothing(api: Api) -> None:
+    for bad, said in ((f"{ROOT}/" + "x" * 769, "too long"), (f"{ROOT}/x\u200b", "invisible"),
+                      (f"{ROOT}/x ", "space"), (f"{ROOT}/_lakelet/x", "_lakelet"), (f"{ROOT}/x/_lakefs", "_lakefs")):
+        assert said in assert_error(api.post("/repositories", json_body={"name": "repo1", "storage_namespace": bad}),
+                                    400)
+    assert names(api) == []
+    assert create(api, "repo1", f"{ROOT}/" + "x" * 768)[0] == 201

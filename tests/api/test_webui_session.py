@@ -152,3 +152,64 @@ def test_an_unbuilt_ui_says_how_to_build_it(client: Client, tmp_path: Path, monk
 
 def test_the_api_prefix_is_untouched(api: Api) -> None:
     assert api.client.http.get(PREFIX + "/healthcheck").status_code == 204
+
+
+# Login takes JSON only; logout revokes the token on the server.
+
+
+def _login(anonymous: Api, credentials: tuple[str, str], content_type: str | None) -> object:
+    body = json.dumps({"access_key_id": credentials[0], "secret_access_key": credentials[1]}).encode()
+    return anonymous.post("/auth/login", body=body, headers={} if content_type is None else {
+        "content-type": content_type})
+
+
+@pytest.mark.parametrize("content_type", [
+    "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
+    None, "application/jsonp", "text/json",
+])
+def test_login_refuses_what_a_page_on_another_site_can_post(
+    anonymous: Api, credentials: tuple[str, str], content_type: str | None
+) -> None:
+    # A form, a text/plain fetch or a Blob without a type need no CORS preflight: each could log the browser
+    # in under the sender's account (login CSRF). The body is valid JSON all the same.
+    response = _login(anonymous, credentials, content_type)
+    assert response.status_code == 400  # type: ignore[attr-defined]
+    assert "Content-Type: application/json" in body_of(response)["message"]  # type: ignore[arg-type]
+    assert "set-cookie" not in {k.lower() for k in response.headers}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/json; charset=utf-8", "Application/JSON"])
+def test_login_takes_json_as_every_client_sends_it(
+    anonymous: Api, credentials: tuple[str, str], content_type: str
+) -> None:
+    response = _login(anonymous, credentials, content_type)
+    assert response.status_code == 200  # type: ignore[attr-defined]
+    assert body_of(response)["token"]  # type: ignore[arg-type]
+
+
+def test_logout_revokes_the_session_token(api: Api, client: Client, credentials: tuple[str, str]) -> None:
+    cookie = login_cookie(api, credentials)
+    token = cookie.split("=", 1)[1]
+    browser, bearer = with_cookie(client, cookie), Api(client, None)
+    bearer_header = {"authorization": f"Bearer {token}"}
+    assert browser.get("/user").status_code == 200
+    assert bearer.get("/user", headers=bearer_header).status_code == 200
+    # Without the CSRF header another same-site page could end the session: refused, and nothing revoked.
+    assert browser.post("/auth/logout").status_code == 403
+    assert browser.get("/user").status_code == 200
+    response = browser.post("/auth/logout", headers=CSRF)
+    assert response.status_code == 204 and "Max-Age=0" in header(response, "set-cookie")
+    # A copy of the cookie, or of the token, no longer works: not in 24 hours, at once.
+    assert browser.get("/user").status_code == 401
+    assert bearer.get("/user", headers=bearer_header).status_code == 401
+    assert browser.post("/auth/logout", headers=CSRF).status_code == 204  # logging out again is harmless
+    assert with_cookie(client, login_cookie(api, credentials)).get("/user").status_code == 200  # a new login works
+
+
+def test_logout_revokes_a_bearer_token(api: Api, client: Client, credentials: tuple[str, str]) -> None:
+    token = body_of(_login(Api(client, None), credentials, "application/json"))["token"]  # type: ignore[arg-type]
+    bearer = {"authorization": f"Bearer {token}"}
+    assert api.get("/user", headers=bearer).status_code == 200
+    assert Api(client, None).post("/auth/logout", headers=bearer).status_code == 204
+    assert api.get("/user", headers=bearer).status_code == 401
+    assert api.get("/user").status_code == 200  # Basic credentials are not sessions: unaffected

@@ -48,10 +48,48 @@ class _Listing:
 
 
 def test_download_plan_stays_inside_the_target(tmp_path: Path) -> None:
+    # "./dot.txt" used to be written as dot.txt, over an object of that name: a "." segment is skipped too.
     listing = _Listing(["pre/ok.txt", "pre/sub/ok2.txt", "pre/../escape.txt", "pre/./dot.txt", "pre//abs.txt"])
     plan = plan_download(listing, URI("r", "main", "pre"), tmp_path, recursive=True)  # type: ignore[arg-type]
     root = tmp_path.resolve()
-    assert [i.local for i in plan] == [root / "ok.txt", root / "sub" / "ok2.txt", root / "dot.txt"]
+    assert [i.local for i in plan] == [root / "ok.txt", root / "sub" / "ok2.txt"]
+
+
+GIT = "a path inside .git is never written (git runs what some of its files name)"
+UNSAFE = "not a safe local file name (an empty, . or .. segment)"
+
+
+def test_download_plan_skips_git_and_names_that_cannot_be_files(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    long_name = "n" * 256
+    skipped = {
+        "pre/.git/config": GIT, "pre/sub/.GIT/hooks/post-checkout": GIT, "pre/.Git": GIT,
+        "pre/.git./config": GIT, "pre/.git /config": GIT, "pre/GIT~1/config": GIT, "pre/.g\u200cit/config": GIT,
+        "pre/.": UNSAFE, "pre/": UNSAFE, "pre/a//b": UNSAFE,
+        f"pre/{long_name}": "a name longer than 255 bytes", f"pre/d/{'é' * 128}": "a name longer than 255 bytes",
+        "pre/f" + PART_SUFFIX: f"names ending in {PART_SUFFIX} are kept for partial downloads",
+        "pre/x": "it is also the folder of other objects (x/...)",
+        "pre/x/y": "it is also the folder of other objects (x/y/...)",
+    }
+    kept = ["pre/f", "pre/x/y/z", "pre/.gitignore", "pre/.github/workflow.yml", "pre/git/config", "pre/ok." + "n" * 250,
+            "pre/sub/.gitmodules"]
+    listing = _Listing(sorted(skipped) + kept)
+    plan = plan_download(listing, URI("r", "main", "pre/"), tmp_path, recursive=True)  # type: ignore[arg-type]
+    root = tmp_path.resolve()
+    assert sorted(i.local for i in plan) == sorted(root.joinpath(*p[4:].split("/")) for p in kept)
+    lines = capsys.readouterr().err.splitlines()
+    assert sorted(lines) == sorted(f"skipping {path}: {why}" for path, why in skipped.items())
+
+
+def test_a_single_download_into_a_folder_refuses_a_git_name(tmp_path: Path) -> None:
+    class Stat:
+        def raw(self, what: str, method: str, path: str, query: Mapping[str, Any] | None = None) -> tuple[int, Any]:
+            return 200, {"path": "p/.GIT", "size_bytes": 1, "checksum": "c"}
+
+    with pytest.raises(CLIError, match=r"refusing to write .*\.GIT: a path inside \.git is never written"):
+        plan_download(Stat(), URI("r", "main", "p/.GIT"), tmp_path, recursive=False)  # type: ignore[arg-type]
+    assert plan_download(Stat(), URI("r", "main", "p/.GIT"), tmp_path / "named", recursive=False)[0].local == (
+        tmp_path / "named")  # a target file the user named is theirs to choose
 
 
 def test_uris_and_errors() -> None:

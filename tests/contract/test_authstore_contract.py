@@ -1,10 +1,14 @@
 """AuthStore contract: the in-memory twin and DynamoAuthStore (on moto) behave the same: users, access keys,
-groups and memberships, policies and attachments, server keys."""
+groups and memberships, policies and attachments, server keys, revoked login tokens."""
 
 from __future__ import annotations
 
+import time
+
+import boto3
 import pytest
 
+from chalicelib.adapters.dynamodb import DynamoAuthStore, TableNames
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,
@@ -23,6 +27,9 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
+
+from .conftest import REGION
 
 
 def make_credential(access_key_id: str, user_id: str, n: int = 0) -> Credential:
@@ -45,13 +52,13 @@ def test_user_round_trip(auth_store: AuthStore) -> None:
 
 def test_create_existing_user_keeps_the_first(auth_store: AuthStore) -> None:
     auth_store.create_user(User(id="alice", creation_date=1))
-    with pytest.raises(errors.UserExists):
+    with pytest.raises(auth_errors.UserExists):
         auth_store.create_user(User(id="alice", creation_date=2))
     assert auth_store.get_user("alice") == User(id="alice", creation_date=1)
 
 
 def test_get_missing_user(auth_store: AuthStore) -> None:
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth_store.get_user("nobody")
 
 
@@ -102,7 +109,7 @@ def test_create_existing_credential_keeps_the_first(auth_store: AuthStore) -> No
 
 
 def test_get_missing_credential(auth_store: AuthStore) -> None:
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.get_credential("AKIANOPE")
 
 
@@ -125,10 +132,10 @@ def test_delete_credential(auth_store: AuthStore) -> None:
     auth_store.create_credential(keep)
     auth_store.create_credential(drop)
     auth_store.delete_credential("AKIADROP")
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.get_credential("AKIADROP")
     assert auth_store.list_credentials("alice") == [keep]
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.delete_credential("AKIADROP")
     # The key id is free again, for anyone.
     again = make_credential("AKIADROP", "bob", 9)
@@ -139,7 +146,7 @@ def test_delete_credential(auth_store: AuthStore) -> None:
 
 
 def test_delete_missing_credential(auth_store: AuthStore) -> None:
-    with pytest.raises(errors.CredentialNotFound):
+    with pytest.raises(auth_errors.CredentialNotFound):
         auth_store.delete_credential("AKIANOPE")
 
 
@@ -147,9 +154,9 @@ def test_delete_user(auth_store: AuthStore) -> None:
     auth_store.create_user(User(id="alice", creation_date=1))
     auth_store.create_user(User(id="bob", creation_date=2))
     auth_store.delete_user("alice")
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth_store.get_user("alice")
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         auth_store.delete_user("alice")
     assert [u.id for u in auth_store.list_users()] == ["bob"]
 
@@ -281,3 +288,33 @@ def test_server_keys_are_put_if_absent(auth_store: AuthStore) -> None:
     with pytest.raises(errors.AlreadyExists):
         auth_store.create_server_key("signing", "b3RoZXI=")
     assert auth_store.get_server_key("signing") == "c2VhbGVkLWtleQ=="
+
+
+# revoked login tokens
+
+
+def test_a_revoked_token_is_seen_by_every_store_on_the_same_data(
+    auth_store: AuthStore, table_names: TableNames | None
+) -> None:
+    # Another container's store: a second adapter on the same tables (the twin has only itself).
+    elsewhere = auth_store if table_names is None else DynamoAuthStore(table_names, REGION)
+    assert not auth_store.is_token_revoked("jti-1")
+    auth_store.revoke_token("jti-1", expires=int(time.time()) + 3600)
+    auth_store.revoke_token("jti-1", expires=int(time.time()) + 3600)  # a second logout changes nothing
+    assert elsewhere.is_token_revoked("jti-1")
+    assert not elsewhere.is_token_revoked("jti-2")
+    assert not elsewhere.is_token_revoked("jti-")
+
+
+def test_a_revocation_lives_until_its_token_expires(auth_store: AuthStore, table_names: TableNames | None) -> None:
+    expires = int(time.time()) + 600
+    auth_store.revoke_token("jti-ttl", expires)
+    assert auth_store.is_token_revoked("jti-ttl")
+    if table_names is None:
+        return
+    # On DynamoDB the row carries the token's expiry in the attribute the table's TTL deletes it by.
+    client = boto3.client("dynamodb", region_name=REGION)
+    ttl = client.describe_time_to_live(TableName=table_names.auth)["TimeToLiveDescription"]
+    assert ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expires_at"}
+    item = client.get_item(TableName=table_names.auth, Key={"pk": {"S": "revoked#jti-ttl"}, "sk": {"S": "token"}})
+    assert item["Item"]["expires_at"] == {"N": str(expires)}

@@ -144,7 +144,7 @@ def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], t
     side_status = wait_task(first, f"/repositories/kept/branches/side/commits/status?id={task}")
     assert side_status["completed"] and side_status["result"]["message"] == "async on side", side_status
 
-    other = lakefs.Repository("other", client=client).create(storage_namespace=prefix + "other")
+    other = lakefs.Repository("other", client=client).create(storage_namespace=f"{prefix}/other")
     # A user of its own, with a key pair whose secret is sealed by KMS, writing through the S3 gateway.
     auth = lakefs_sdk.AuthApi(sdk)
     auth.create_user(lakefs_sdk.UserCreation(id="alice"))
@@ -273,3 +273,48 @@ def test_a_data_directory_of_another_format_is_refused(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in data_dir.iterdir()) == ["FORMAT", "moto"]  # nothing written, not even a lock
     assert (data_dir / "moto" / "snapshot-7.bin").read_bytes() == b"from a later version"
+
+
+def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(launch: Callable[..., LocalProcess],
+                                                                        tmp_path: Path) -> None:
+    from tests.lakelet.test_persistence_damage import flip, frame_holding, frames
+
+    data_dir = tmp_path / "data"
+    first = launch("--data-dir", str(data_dir))
+    client = client_of(first)
+    repo = lakefs.Repository("flipped", client=client).create(
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/flipped")
+    for i in range(40):
+        repo.branch("main").object(f"o/{i:02d}").upload(blob(f"f{i}", 300))
+    first.process.send_signal(signal.SIGKILL)  # no clean-stop snapshot: the uploads are only in the journal
+    first.process.wait()
+    (journal_path,) = sorted((data_dir / "moto").glob("journal-*.log"))
+    spans = frames(journal_path)
+    third = spans[len(spans) // 3]
+    flip(journal_path, third[0] + 8 + third[1] // 2)
+    index = frame_holding(spans, third[0])
+    files_before = {p: p.read_bytes() for p in data_dir.rglob("*") if p.is_file() and p.name != "lock"}
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELET_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0",
+         "--data-dir", str(data_dir)],
+        cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+    )
+    assert result.returncode == 1, result
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith(f"lakelet local: cannot start: journal {journal_path} at byte {third[0]} (a frame "
+                                f"that fails its checksum) is damaged, and {len(spans) - index - 1} journaled "
+                                "change(s) after it are readable"), result.stderr
+    assert "--accept-journal-loss" in lines[-1] and "Traceback" not in result.stderr
+    assert {p: p.read_bytes() for p in data_dir.rglob("*") if p.is_file() and p.name != "lock"} == files_before
+
+    second = launch("--data-dir", str(data_dir), "--accept-journal-loss")
+    recovered = data_line(second)
+    assert f"accepted the loss of journal {journal_path} at byte {third[0]}" in recovered, recovered
+    (aside,) = data_dir.glob("damaged-*")
+    assert (aside / journal_path.name).read_bytes() == files_before[journal_path]
+    assert second.stop() == 0
+    third_start = launch("--data-dir", str(data_dir))
+    assert re.match(r"restored a snapshot and 0 journaled changes", data_line(third_start)), data_line(third_start)
+    assert third_start.stop() == 0

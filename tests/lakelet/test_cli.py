@@ -45,18 +45,18 @@ def test_local_defaults(parsed: dict[str, Any], tmp_path: Path) -> None:
     assert options.access_key_id == DEFAULT_ACCESS_KEY_ID == "AKIAIOSFOLKFSSAMPLES"
     assert options.secret_access_key == DEFAULT_SECRET_ACCESS_KEY
     assert options.data_dir == tmp_path / "xdg" / "lakelet"
-    assert not options.sample_data and not options.verbose
+    assert not options.sample_data and not options.verbose and not options.accept_journal_loss
 
 
 def test_environment_sets_the_defaults(parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in {"LAKELET_API_PORT": "9100", "LAKELET_S3_PORT": "9101", "LAKELET_MOTO_PORT": "9102",
                         "LAKELET_ACCESS_KEY_ID": "AKIAEXAMPLE", "LAKELET_SECRET_ACCESS_KEY": "s3cr3t"}.items():
         monkeypatch.setenv(name, value)
-    assert cli.main(["local", "--sample-data", "--verbose"]) == 0
+    assert cli.main(["local", "--sample-data", "--verbose", "--accept-journal-loss"]) == 0
     options = parsed["local"]
     assert (options.api_port, options.s3_port, options.moto_port) == (9100, 9101, 9102)
     assert (options.access_key_id, options.secret_access_key) == ("AKIAEXAMPLE", "s3cr3t")
-    assert options.sample_data and options.verbose
+    assert options.sample_data and options.verbose and options.accept_journal_loss
 
 
 def test_flags_win_over_the_environment(parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,6 +104,7 @@ def test_help_prints_defaults_environment_names_and_the_subcommands(capsys: pyte
     text = " ".join(capsys.readouterr().out.split())
     for expected in ("8000", "8001", "LAKELET_API_PORT", "LAKELET_S3_PORT", "AKIAIOSFOLKFSSAMPLES",
                      "LAKELET_SECRET_ACCESS_KEY", "port of the S3 gateway", "--ephemeral", "--sample-data",
+                     "--accept-journal-loss",
                      "clone", "checkout", "export", "import"):
         assert expected in text
 

@@ -25,7 +25,7 @@ from botocore.config import Config
 from botocore.credentials import Credentials
 
 from chalicelib.adapters.sigv4 import BotocoreSigner
-from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 from chalicelib.graveler.records import Repository
 from chalicelib.s3proxy import Request, Response, S3Gateway
 from chalicelib.wiring import Services, memory_services
@@ -126,7 +126,7 @@ def lookup(keys: dict[str, tuple[str, str]]) -> Callable[[str], tuple[str, str]]
         try:
             return keys[access_key_id]
         except KeyError:
-            raise errors.CredentialNotFound(access_key_id) from None
+            raise auth_errors.CredentialNotFound(access_key_id) from None
 
     return find
 

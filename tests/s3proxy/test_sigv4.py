@@ -18,6 +18,7 @@ from botocore.exceptions import ClientError
 
 from chalicelib.adapters.sigv4 import BotocoreSigner
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 from chalicelib.graveler.records import Repository
 from chalicelib.s3proxy import Request, S3Gateway
 from chalicelib.s3proxy.errors import S3Error
@@ -36,7 +37,7 @@ EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 def example_lookup(key: str) -> tuple[str, str]:
     if key != EXAMPLE_KEY:
-        raise errors.CredentialNotFound(key)
+        raise auth_errors.CredentialNotFound(key)
     return "example-user", EXAMPLE_SECRET
 
 

@@ -97,7 +97,7 @@ def test_every_json_route_refuses_deep_nesting_by_name(seeded: Stack) -> None:
 
 
 def test_unauthenticated_login_with_deep_json_is_400(seeded: Stack) -> None:
-    response = seeded.api_request("POST", "/auth/login", DEEP, auth=False)
+    response = seeded.api_request("POST", "/auth/login", DEEP, {"Content-Type": "application/json"}, auth=False)
     assert "nests deeper" in assert_lakefs_4xx(response, "login")
 
 

@@ -38,7 +38,8 @@ def _new_user(stack: Stack, name: str, group: str) -> tuple[str, str]:
 
 def _login(stack: Stack, key: str, secret: str) -> str:
     response = stack.api_request("POST", "/auth/login", json.dumps(
-        {"access_key_id": key, "secret_access_key": secret}).encode(), auth=False)
+        {"access_key_id": key, "secret_access_key": secret}).encode(), {"Content-Type": "application/json"},
+        auth=False)
     assert response.status == 200, response.body
     return str(response.json()["token"])
 
@@ -95,3 +96,34 @@ def test_a_deletion_in_another_container_refuses_the_token_within_the_cache_life
     clock.now += CACHE_TTL_SECONDS + 1
     with pytest.raises(errors.Unauthorized):
         here.authenticate_token(token)  # the other one within the cache lifetime
+
+
+def test_logout_revokes_the_token_in_every_container_at_once() -> None:
+    """Logout is a write to the auth store, and every token check reads it uncached: the container that did
+    not serve the logout refuses the token on its very next request, with its caches warm."""
+    store, cipher, clock = MemoryAuthStore(), MemoryCipher(), Clock()
+    here, there = AuthService(store, cipher, clock), AuthService(store, cipher, clock)
+    here.setup("admin")
+    here.directory.create_user("bob")
+    credential, secret = here.create_credentials("bob")
+    token = here.login(credential.access_key_id, secret, 3600).value
+    other = here.login(credential.access_key_id, secret, 3600).value
+    assert here.authenticate_token(token).id == "bob"  # here's caches now hold bob and his key
+    assert there.logout(token) is True
+    with pytest.raises(errors.Unauthorized):
+        here.authenticate_token(token)
+    with pytest.raises(errors.Unauthorized):
+        there.authenticate_token(token)
+    assert here.authenticate_token(other).id == "bob"  # another session of the same user goes on
+    assert there.logout("not.a.token") is False  # nothing to revoke, and no error
+
+
+def test_a_token_after_logout_is_refused_over_http(stack: Stack) -> None:
+    key, secret = _new_user(stack, "leaver", "Viewers")
+    token = _login(stack, key, secret)
+    assert _with_token(stack, token, "/repositories") == 200
+    logout = stack.api_request("POST", "/auth/logout", headers={"Authorization": f"Bearer {token}"}, auth=False)
+    assert logout.status == 204
+    assert _with_token(stack, token, "/repositories") == 401
+    cookie = {"Cookie": f"internal_auth_session={token}"}
+    assert stack.api_request("GET", "/repositories", headers=cookie, auth=False).status == 401

@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from chalicelib.api.errors import message_for, status_for
 from chalicelib.graveler import errors
-from chalicelib.graveler.merge_steps import MergeRequest
+from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.staging import stage
 from chalicelib.wiring import memory_services, set_services

@@ -10,7 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from chalicelib.graveler.merge_steps import MergeRequest, conflicts_address
+from chalicelib.graveler.merge import MergeRequest, conflicts_address
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.staging import stage
 from chalicelib.settings import Settings

@@ -1,11 +1,10 @@
-// Unit tests of the UI's own logic (node --test): paths and routes, CSV, Markdown safety, policies, MD5,
-// range reads and formats.
+// Unit tests of the UI's own logic (node --test): paths and routes, CSV, policies, MD5, range reads and
+// formats. Markdown has its own file, markdown.test.js.
 import test from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash, randomBytes } from 'node:crypto'
 import { parseHash, hashFor, breadcrumbs, parentPrefix, uploadPath, previewKind, queryString } from '../src/lib/paths.js'
 import { parseCsv } from '../src/lib/csv.js'
-import { parseMarkdown, inline, safeHref } from '../src/lib/markdown.js'
 import { validatePolicy, metadataFromRows } from '../src/lib/policy.js'
 import { Md5 } from '../src/lib/md5.js'
 import { rangeFile, cellText } from '../src/lib/rangefile.js'
@@ -41,21 +40,6 @@ test('CSV: quotes, doubled quotes, CRLF, limits and a cut last line', () => {
   assert.deepEqual(parseCsv('a\n1\n2\n3\n', { maxRows: 2 }), [['a'], ['1']])
   assert.deepEqual(parseCsv('a,b\n1,2\n3,', { truncated: true }), [['a', 'b'], ['1', '2']])
   assert.deepEqual(parseCsv('a\tb\n1\t2\n', { delimiter: '\t' }), [['a', 'b'], ['1', '2']])
-})
-
-test('Markdown builds a tree and never keeps a dangerous link', () => {
-  const blocks = parseMarkdown('# Title\n\nSome **bold** and `code` [x](javascript:alert(1)) [ok](https://example.com)\n\n- a\n- b\n\n```\n<script>\n```')
-  assert.equal(blocks[0].type, 'heading')
-  const para = blocks[1].children
-  assert.ok(para.some((n) => n.type === 'strong'))
-  assert.ok(para.some((n) => n.type === 'code' && n.text === 'code'))
-  assert.ok(!para.some((n) => n.type === 'link' && n.href.startsWith('javascript')))
-  assert.ok(para.some((n) => n.type === 'link' && n.href === 'https://example.com'))
-  assert.deepEqual(blocks[2], { type: 'list', ordered: false, items: [[{ type: 'text', text: 'a' }], [{ type: 'text', text: 'b' }]] })
-  assert.deepEqual(blocks[3], { type: 'code', lang: '', text: '<script>' })
-  assert.equal(safeHref('data:text/html,x'), null)
-  assert.equal(safeHref('docs/a.md'), 'docs/a.md')
-  assert.deepEqual(inline('<b>x</b>'), [{ type: 'text', text: '<b>x</b>' }])
 })
 
 test('policies are checked before they are sent', () => {

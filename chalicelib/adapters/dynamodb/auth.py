@@ -11,6 +11,7 @@ Rows:
 - attachment:  pk "<kind>#<id>",       sk "policy#<policy id>"  (kind user or group) and its mirror
                pk "policy#<policy id>", sk "<kind>#<id>"
 - server key:  pk "serverkey#<name>",  sk "key"                 (sealed_key)
+- revoked token: pk "revoked#<token id>", sk "token"          (expires_at: DynamoDB's TTL attribute)
 
 An access key and its index row are two writes (no transactions). The index row is written first and removed
 last, and list_credentials keeps only index rows whose access key exists and belongs to the user, so a write
@@ -22,6 +23,7 @@ read (who is in a group, which groups a user is in), and they must never disagre
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.transactions import TransactWrite
@@ -43,6 +45,7 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 
 from .models import AuthRow, model_set
 from .tables import TableNames
@@ -63,6 +66,8 @@ _POLICY_SK = "policy#"
 _POLICY_PK = "policy#"
 _SERVER_KEY_PK = "serverkey#"
 _SERVER_KEY_SK = "key"
+_REVOKED_PK = "revoked#"
+_REVOKED_SK = "token"
 _BATCH_GET_MAX = 100
 
 
@@ -94,11 +99,11 @@ class DynamoAuthStore:
     def create_user(self, user: User) -> None:
         row = self._model(pk=_USERS_PK, sk=_USER_SK + user.id, user_id=user.id, creation_date=user.creation_date,
                           generation=user.generation or None)
-        with storage_errors(on_condition_failed=lambda: errors.UserExists(user.id)):
+        with storage_errors(on_condition_failed=lambda: auth_errors.UserExists(user.id)):
             row.save(condition=self._model.pk.does_not_exist())
 
     def get_user(self, user_id: str) -> User:
-        with storage_errors(on_missing=lambda: errors.UserNotFound(user_id)):
+        with storage_errors(on_missing=lambda: auth_errors.UserNotFound(user_id)):
             row = self._model.get(_USERS_PK, _USER_SK + user_id, consistent_read=True)
         return _user(row)
 
@@ -106,7 +111,7 @@ class DynamoAuthStore:
         return [_user(row) for row in self._list(_USERS_PK, _USER_SK, after, limit)]
 
     def delete_user(self, user_id: str) -> None:
-        with storage_errors(on_condition_failed=lambda: errors.UserNotFound(user_id)):
+        with storage_errors(on_condition_failed=lambda: auth_errors.UserNotFound(user_id)):
             self._model(pk=_USERS_PK, sk=_USER_SK + user_id).delete(condition=self._model.pk.exists())
 
     # access keys
@@ -135,14 +140,14 @@ class DynamoAuthStore:
         # (list_credentials would skip it anyway; this keeps the user's partition clean.)
         try:
             owner = self.get_credential(access_key_id).user_id
-        except errors.CredentialNotFound:
+        except auth_errors.CredentialNotFound:
             owner = ""  # deleted meanwhile: the row is stray as well
         if owner != user_id:
             with storage_errors():
                 index.delete()
 
     def get_credential(self, access_key_id: str) -> Credential:
-        with storage_errors(on_missing=lambda: errors.CredentialNotFound(access_key_id)):
+        with storage_errors(on_missing=lambda: auth_errors.CredentialNotFound(access_key_id)):
             row = self._model.get(_credential_pk(access_key_id), _CREDENTIAL_SK, consistent_read=True)
         return _credential(row)
 
@@ -154,7 +159,7 @@ class DynamoAuthStore:
 
     def delete_credential(self, access_key_id: str) -> None:
         credential = self.get_credential(access_key_id)
-        with storage_errors(on_condition_failed=lambda: errors.CredentialNotFound(access_key_id)):
+        with storage_errors(on_condition_failed=lambda: auth_errors.CredentialNotFound(access_key_id)):
             self._model(pk=_credential_pk(access_key_id), sk=_CREDENTIAL_SK).delete(condition=self._model.pk.exists())
         with storage_errors():
             self._model(pk=_user_pk(credential.user_id), sk=_INDEX_SK + access_key_id).delete()
@@ -249,6 +254,19 @@ class DynamoAuthStore:
         with storage_errors(on_missing=lambda: errors.NotFound(f"server key {name}")):
             row = self._model.get(_SERVER_KEY_PK + name, _SERVER_KEY_SK, consistent_read=True)
         return row.sealed_key or ""
+
+    def revoke_token(self, token_id: str, expires: int) -> None:
+        row = self._model(pk=_REVOKED_PK + token_id, sk=_REVOKED_SK,
+                          expires_at=datetime.fromtimestamp(expires, tz=UTC))
+        with storage_errors():
+            row.save()
+
+    def is_token_revoked(self, token_id: str) -> bool:
+        # Strongly consistent: the logout may have been written by another container a moment ago.
+        with storage_errors():
+            rows = list(self._model.query(_REVOKED_PK + token_id, self._model.sk == _REVOKED_SK,
+                                          consistent_read=True, attributes_to_get=["pk"]))
+        return bool(rows)
 
     # helpers
 

@@ -17,6 +17,7 @@ from pynamodb.attributes import (
     JSONAttribute,
     ListAttribute,
     NumberAttribute,
+    TTLAttribute,
     UnicodeAttribute,
 )
 from pynamodb.connection import Connection
@@ -110,6 +111,10 @@ class AuthRow(Model):
     sealed_key = UnicodeAttribute(null=True)
     # A user's generation (auth/records.py): random per creation, named by its login tokens.
     generation = UnicodeAttribute(null=True)
+    # A revoked login token's row only: the token's expiry. DynamoDB's TTL deletes the row some time after it
+    # (the table's TimeToLiveSpecification in infra/ names this attribute); the token is refused for its
+    # expiry by then anyway.
+    expires_at = TTLAttribute(null=True)
 
 
 _Row = TypeVar("_Row", bound=Model)

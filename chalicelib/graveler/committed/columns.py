@@ -1,22 +1,48 @@
 """The decoded, column-wise form of ranges and metaranges that every other module of committed/ works on.
 
-Ranges are kept as parallel lists rather than one object per record: streaming an untouched range through the
-writer then copies list slices and never builds an Entry, parses metadata JSON or rehashes an identity.
+A range stays what Parquet decoded: one Arrow array per column. Copying rows into a new range is an Arrow slice,
+sizes and boundary checks are vectorised, and a cached range holds no Python object per row, so the garbage
+collector has nothing to walk there. Python values are built only where a walk needs them: the key and identity
+lists of a range that a commit or merge enters (built once, kept with the range), and the entries of the rows a
+listing returns, a chunk at a time.
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from bisect import bisect_left
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..records import Entry, EntryRecord, Key, RangeInfo
+from .fnv import fnv1a_64_arrow
 
 # Fixed per-row overhead in the size estimate: size, mtime, identity and Parquet framing, roughly.
 ROW_OVERHEAD = 40
 
 EMPTY_METADATA_JSON = "{}"
+
+ROW_SCHEMA = pa.schema(
+    [
+        pa.field("key", pa.string(), nullable=False),
+        pa.field("physical_address", pa.string(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+        pa.field("etag", pa.string(), nullable=False),
+        pa.field("mtime", pa.int64(), nullable=False),
+        pa.field("content_type", pa.string(), nullable=False),
+        pa.field("user_metadata", pa.string(), nullable=False),
+        pa.field("identity", pa.binary(), nullable=False),
+    ]
+)
+_KEY, _ADDRESS, _SIZE, _ETAG, _MTIME, _CONTENT_TYPE, _METADATA, _IDENTITY = range(8)
+# The text columns of the size estimate.
+_ESTIMATED = (_KEY, _ADDRESS, _ETAG, _CONTENT_TYPE, _METADATA)
+# Rows turned into Python values at a time while iterating: a listing page, give or take.
+_ITER_CHUNK = 1024
 
 
 def metadata_json(user_metadata: Mapping[str, str]) -> str:
@@ -31,67 +57,179 @@ def row_estimate(key: str, address: str, etag: str, content_type: str, metadata:
     return len(key) + len(address) + len(etag) + len(content_type) + len(metadata) + ROW_OVERHEAD
 
 
-@dataclass(frozen=True, slots=True)
-class RangeColumns:
-    """The rows of one range, sorted by key, as parallel columns. Treated as immutable once built."""
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
 
-    keys: list[str] = field(default_factory=list)
-    addresses: list[str] = field(default_factory=list)
-    sizes: list[int] = field(default_factory=list)
-    etags: list[str] = field(default_factory=list)
-    mtimes: list[int] = field(default_factory=list)
-    content_types: list[str] = field(default_factory=list)
-    metadata: list[str] = field(default_factory=list)  # canonical JSON, see metadata_json
-    identities: list[bytes] = field(default_factory=list)  # identity.entry_identity of each row
+
+def int64_view(values: pa.Array) -> memoryview:
+    """The values of an int64 array without nulls as a sequence of Python ints, without copying."""
+    if sys.byteorder != "little":
+        return memoryview(values.to_pylist())  # type: ignore[arg-type]  # pragma: no cover
+    buffer = values.buffers()[1]
+    return memoryview(buffer).cast("q")[values.offset : values.offset + len(values)]  # type: ignore[arg-type]
+
+
+class RangeColumns:
+    """The rows of one range, sorted by key, as one Arrow array per column (``ROW_SCHEMA``). Immutable.
+
+    ``hashes`` (fnv1a-64 of each key, uint64) is stored with the range; when a range of the first format lacks
+    it, it is computed on first use. Everything derived (Python key and identity lists, running size estimates,
+    boundary positions) is computed once and kept with the range.
+    """
+
+    __slots__ = ("table", "_hashes", "_keys", "_identities", "_running", "_hits")
+
+    def __init__(self, arrays: Sequence[pa.Array | pa.ChunkedArray] | pa.Table, hashes: pa.Array | pa.ChunkedArray | None = None) -> None:
+        # A table, so that slices and concatenations of ranges share buffers instead of copying them.
+        self.table: pa.Table = arrays if isinstance(arrays, pa.Table) else pa.Table.from_arrays(list(arrays), schema=ROW_SCHEMA)
+        self._hashes = hashes
+        self._keys: list[str] | None = None
+        self._identities: list[bytes] | None = None
+        self._running: pa.Array | None = None
+        self._hits: dict[int, list[int]] = {}
+
+    @property
+    def arrays(self) -> tuple[pa.ChunkedArray, ...]:
+        return tuple(self.table.columns)
+
+    @classmethod
+    def from_lists(
+        cls,
+        keys: Sequence[str],
+        addresses: Sequence[str],
+        sizes: Sequence[int],
+        etags: Sequence[str],
+        mtimes: Sequence[int],
+        content_types: Sequence[str],
+        metadata: Sequence[str],
+        identities: Sequence[bytes],
+    ) -> RangeColumns:
+        values = (keys, addresses, sizes, etags, mtimes, content_types, metadata, identities)
+        return cls([pa.array(v, f.type) for v, f in zip(values, ROW_SCHEMA, strict=True)])
+
+    @classmethod
+    def empty(cls) -> RangeColumns:
+        return cls([pa.array([], f.type) for f in ROW_SCHEMA])
+
+    @classmethod
+    def concat(cls, parts: Sequence[RangeColumns]) -> RangeColumns:
+        """The rows of ``parts`` one after the other, as one chunk per column (one copy, in Arrow)."""
+        if len(parts) == 1:
+            return parts[0]
+        hashes = pa.chunked_array([c for p in parts for c in _chunks(p.hashes)], pa.uint64()).combine_chunks()
+        return cls(pa.concat_tables([p.table for p in parts]).combine_chunks(), hashes)
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return self.table.num_rows
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RangeColumns):
+            return NotImplemented
+        return self.table.equals(other.table)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def slice(self, start: int, stop: int) -> RangeColumns:
+        """Rows [start, stop), sharing this range's buffers."""
+        part = RangeColumns(self.table.slice(start, stop - start), self.hashes.slice(start, stop - start))
+        if self._keys is not None:
+            part._keys = self._keys[start:stop]
+        return part
+
+    @property
+    def keys(self) -> list[str]:
+        if self._keys is None:
+            self._keys = self.table.column(_KEY).to_pylist()
+        return self._keys
+
+    @property
+    def identities(self) -> list[bytes]:
+        if self._identities is None:
+            self._identities = self.table.column(_IDENTITY).to_pylist()
+        return self._identities
+
+    @property
+    def hashes(self) -> pa.Array:
+        if self._hashes is None:
+            self._hashes = fnv1a_64_arrow(self.table.column(_KEY).combine_chunks())
+        return self._hashes
+
+    def key_at(self, index: int) -> str:
+        return self._keys[index] if self._keys is not None else self.table.column(_KEY)[index].as_py()  # type: ignore[no-any-return]
+
+    def running_sizes(self) -> memoryview:
+        """For each row, the estimated size of rows [0, row]: increasing, since every estimate is positive."""
+        if self._running is None:
+            total = pa.scalar(ROW_OVERHEAD, pa.int64())
+            for column in _ESTIMATED:
+                total = pc.add(total, pc.utf8_length(self.table.column(column)).cast(pa.int64()))
+            if len(self) == 0:
+                self._running = pa.array([], pa.int64())
+            else:
+                self._running = pc.cumulative_sum(total.combine_chunks() if isinstance(total, pa.ChunkedArray) else total)
+        return int64_view(self._running)
+
+    def hash_hits(self, raggedness: int) -> list[int]:
+        """The rows whose key hash is a multiple of ``raggedness``: the only rows where a range may close
+        below its maximum size."""
+        hits = self._hits.get(raggedness)
+        if hits is None:
+            divisor = pa.scalar(raggedness, pa.uint64())
+            hashes = self.hashes
+            if isinstance(hashes, pa.ChunkedArray):
+                hashes = hashes.combine_chunks()
+            hits = pc.indices_nonzero(pc.equal(pc.modulo(hashes, divisor), 0)).to_pylist()
+            self._hits[raggedness] = hits
+        return hits
 
     def entry_at(self, index: int) -> Entry:
-        raw = self.metadata[index]
+        a = self.table.columns
+        raw = a[_METADATA][index].as_py()
         return Entry(
-            physical_address=self.addresses[index],
-            size=self.sizes[index],
-            etag=self.etags[index],
-            mtime=self.mtimes[index],
-            content_type=self.content_types[index],
+            physical_address=a[_ADDRESS][index].as_py(),
+            size=a[_SIZE][index].as_py(),
+            etag=a[_ETAG][index].as_py(),
+            mtime=a[_MTIME][index].as_py(),
+            content_type=a[_CONTENT_TYPE][index].as_py(),
             # A fresh dict per call: cached columns must never share a mutable map with a caller.
             user_metadata={} if raw == EMPTY_METADATA_JSON else json.loads(raw),
         )
 
     def record_at(self, index: int) -> EntryRecord:
-        return EntryRecord(key=Key(self.keys[index]), entry=self.entry_at(index))
+        return EntryRecord(key=Key(self.key_at(index)), entry=self.entry_at(index))
+
+    def records(self, start: int = 0) -> Iterator[EntryRecord]:
+        """Rows from ``start`` on as records, converted to Python a chunk at a time."""
+        for first in range(start, len(self), _ITER_CHUNK):
+            count = min(_ITER_CHUNK, len(self) - first)
+            part = self.table.slice(first, count)
+            a = [part.column(column).to_pylist() for column in range(_IDENTITY)]
+            loads = json.loads
+            yield from [
+                EntryRecord(k, Entry(ad, sz, et, mt, ct, {} if md == EMPTY_METADATA_JSON else loads(md)))
+                for k, ad, sz, et, mt, ct, md in zip(*a, strict=True)
+            ]
 
     def find(self, key: str) -> int | None:
         """The row index of ``key``, or None."""
-        index = bisect_left(self.keys, key)
-        if index < len(self.keys) and self.keys[index] == key:
+        index = self.lower_bound(key)
+        if index < len(self) and self.key_at(index) == key:
             return index
         return None
 
-    def extend_from(self, source: RangeColumns, start: int, stop: int) -> None:
-        """Appends rows [start, stop) of ``source``; only for a range still being built."""
-        self.keys.extend(source.keys[start:stop])
-        self.addresses.extend(source.addresses[start:stop])
-        self.sizes.extend(source.sizes[start:stop])
-        self.etags.extend(source.etags[start:stop])
-        self.mtimes.extend(source.mtimes[start:stop])
-        self.content_types.extend(source.content_types[start:stop])
-        self.metadata.extend(source.metadata[start:stop])
-        self.identities.extend(source.identities[start:stop])
-
-    def split(self, rows: int) -> tuple[RangeColumns, RangeColumns]:
-        """Rows [0, rows) and the rest, as two new RangeColumns."""
-        return (
-            RangeColumns(
-                self.keys[:rows], self.addresses[:rows], self.sizes[:rows], self.etags[:rows],
-                self.mtimes[:rows], self.content_types[:rows], self.metadata[:rows], self.identities[:rows],
-            ),
-            RangeColumns(
-                self.keys[rows:], self.addresses[rows:], self.sizes[rows:], self.etags[rows:],
-                self.mtimes[rows:], self.content_types[rows:], self.metadata[rows:], self.identities[rows:],
-            ),
-        )
+    def lower_bound(self, key: str) -> int:
+        """The first row whose key is >= ``key``: a binary search on the Arrow column (builds no key list)."""
+        if self._keys is not None:
+            return bisect_left(self._keys, key)
+        keys = self.table.column(_KEY)
+        low, high = 0, len(keys)
+        while low < high:
+            middle = (low + high) // 2
+            if keys[middle].as_py() < key:
+                low = middle + 1
+            else:
+                high = middle
+        return low
 
 
 @dataclass(frozen=True, slots=True)

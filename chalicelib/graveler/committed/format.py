@@ -1,10 +1,15 @@
-"""Ranges and metaranges as Parquet: the only module of graveler that imports pyarrow.
+"""Ranges and metaranges as Parquet.
 
 Columns are plain Parquet types (utf8 strings, int64, binary), so Spark, DuckDB, Athena or pyarrow can read a
 commit's listing straight from ``<namespace>/_lakefs/``:
 
 - range: key, physical_address, size, etag, mtime (unix seconds), content_type, user_metadata (JSON text with
   sorted keys), identity (sha256 of size, etag, metadata and content type; see identity.entry_identity).
+  Since the boundary hashes were added, also key_hash: fnv1a-64 of the key's UTF-8 (uint64), so that a range
+  copied into a new one never has its keys hashed again. Files without it (the first layout) stay readable: the
+  hashes are then computed when needed. The column is derived from the keys, so range ids do not change and the
+  format version stays 1 (readers that ignore unknown columns, such as the GC job, read both layouts); the
+  schema metadata ``lakelet.key_hash`` names the hash.
 - metarange: range_id, min_key, max_key, count, estimated_size.
 
 Rows are sorted by key (by min_key for a metarange), which the file records as its sorting column.
@@ -17,24 +22,18 @@ import pyarrow.parquet as pq
 
 from ..errors import StorageError
 from ..records import Key, RangeID, RangeInfo
-from .columns import RangeColumns
+from .columns import ROW_SCHEMA, RangeColumns
 
 FORMAT_VERSION = b"1"
 _KIND = b"lakelet.kind"
 _VERSION = b"lakelet.format_version"
 
+_KEY_HASH = b"lakelet.key_hash"
+KEY_HASH_COLUMN = "key_hash"
+
 RANGE_SCHEMA = pa.schema(
-    [
-        pa.field("key", pa.string(), nullable=False),
-        pa.field("physical_address", pa.string(), nullable=False),
-        pa.field("size", pa.int64(), nullable=False),
-        pa.field("etag", pa.string(), nullable=False),
-        pa.field("mtime", pa.int64(), nullable=False),
-        pa.field("content_type", pa.string(), nullable=False),
-        pa.field("user_metadata", pa.string(), nullable=False),
-        pa.field("identity", pa.binary(), nullable=False),
-    ],
-    metadata={_KIND: b"range", _VERSION: FORMAT_VERSION},
+    [*ROW_SCHEMA, pa.field(KEY_HASH_COLUMN, pa.uint64(), nullable=False)],
+    metadata={_KIND: b"range", _VERSION: FORMAT_VERSION, _KEY_HASH: b"fnv1a-64"},
 )
 
 METARANGE_SCHEMA = pa.schema(
@@ -75,47 +74,23 @@ def _read(data: bytes, kind: bytes, dictionary_columns: list[str] | None = None)
 
 
 def encode_range(columns: RangeColumns) -> bytes:
-    table = pa.Table.from_arrays(
-        [
-            pa.array(columns.keys, pa.string()),
-            pa.array(columns.addresses, pa.string()),
-            pa.array(columns.sizes, pa.int64()),
-            pa.array(columns.etags, pa.string()),
-            pa.array(columns.mtimes, pa.int64()),
-            pa.array(columns.content_types, pa.string()),
-            pa.array(columns.metadata, pa.string()),
-            pa.array(columns.identities, pa.binary()),
-        ],
-        schema=RANGE_SCHEMA,
-    )
+    hashes = columns.hashes
+    table = columns.table.append_column(RANGE_SCHEMA.field(KEY_HASH_COLUMN), hashes if isinstance(hashes, pa.ChunkedArray) else pa.chunked_array([hashes])).replace_schema_metadata(RANGE_SCHEMA.metadata)
     return _to_bytes(table, _RANGE_DICTIONARY_COLUMNS)
 
 
-def _shared_strings(column: pa.ChunkedArray) -> list[str]:
-    """The values of a dictionary-encoded column, one Python object per distinct value: repeated content types
-    and metadata then cost a pointer per cached row instead of a string each."""
-    values: list[str] = []
-    for chunk in column.chunks:
-        if isinstance(chunk, pa.DictionaryArray):
-            distinct = chunk.dictionary.to_pylist()
-            values.extend([distinct[i] for i in chunk.indices.to_pylist()])
-        else:
-            values.extend(chunk.to_pylist())
-    return values
+def _single(column: pa.ChunkedArray) -> pa.Array:
+    # combine_chunks copies even a single chunk; a range is one row group, so that copy is the common case.
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def decode_range(data: bytes) -> RangeColumns:
-    table = _read(data, b"range", _RANGE_DICTIONARY_COLUMNS)
-    return RangeColumns(
-        keys=table.column("key").to_pylist(),
-        addresses=table.column("physical_address").to_pylist(),
-        sizes=table.column("size").to_pylist(),
-        etags=table.column("etag").to_pylist(),
-        mtimes=table.column("mtime").to_pylist(),
-        content_types=_shared_strings(table.column("content_type")),
-        metadata=_shared_strings(table.column("user_metadata")),
-        identities=table.column("identity").to_pylist(),
-    )
+    table = _read(data, b"range")
+    arrays = [_single(table.column(f.name)) for f in ROW_SCHEMA]
+    hashes = None
+    if KEY_HASH_COLUMN in table.column_names and (table.schema.metadata or {}).get(_KEY_HASH) == b"fnv1a-64":
+        hashes = _single(table.column(KEY_HASH_COLUMN))
+    return RangeColumns(arrays, hashes)
 
 
 def encode_metarange(ranges: list[RangeInfo]) -> bytes:

@@ -15,8 +15,12 @@ import hashlib
 import struct
 from collections.abc import Sequence
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from ..records import MetaRangeID, RangeID, RangeInfo
-from .columns import RangeColumns
+from .columns import RangeColumns, int64_view
+from .fnv import value_offsets
 
 
 def _header(hasher: hashlib._Hash, kind: bytes, rows: int) -> None:
@@ -47,17 +51,66 @@ def _texts(hasher: hashlib._Hash, name: str, values: Sequence[str]) -> None:
     hasher.update("".join(values).encode())
 
 
+def _chunks(values: pa.ChunkedArray) -> list[pa.Array]:
+    return [chunk for chunk in values.chunks if len(chunk)]
+
+
+def _int_column(hasher: hashlib._Hash, name: str, values: pa.ChunkedArray) -> None:
+    _name(hasher, name)
+    for chunk in _chunks(values):
+        hasher.update(int64_view(chunk))
+
+
+def _data(values: pa.Array) -> memoryview:
+    """The concatenated bytes of a string or binary array's values."""
+    offsets = value_offsets(values)
+    data = values.buffers()[2]
+    return memoryview(data)[offsets[0].as_py() : offsets[-1].as_py()]  # type: ignore[arg-type]
+
+
+def _var_column(hasher: hashlib._Hash, name: str, values: pa.ChunkedArray, text: bool) -> None:
+    # The bytes of _texts and _blobs: every length (code points for text, bytes for binary), then every value.
+    _name(hasher, name)
+    chunks = _chunks(values)
+    for chunk in chunks:
+        lengths = pc.utf8_length(chunk) if text else pc.binary_length(chunk)
+        hasher.update(int64_view(lengths.cast(pa.int64())))
+    for chunk in chunks:
+        hasher.update(_data(chunk))
+
+
 def range_id(columns: RangeColumns) -> RangeID:
+    """The id of the range's logical rows (the stored boundary hashes are derived from the keys, so they are not
+    part of it): computed from the Arrow buffers, the exact bytes of the row-by-row serialization."""
     hasher = hashlib.sha256()
-    _header(hasher, b"lakelet-range:v1", len(columns.keys))
-    _texts(hasher, "key", columns.keys)
-    _texts(hasher, "physical_address", columns.addresses)
-    _ints(hasher, "size", columns.sizes)
-    _texts(hasher, "etag", columns.etags)
-    _ints(hasher, "mtime", columns.mtimes)
-    _texts(hasher, "content_type", columns.content_types)
-    _texts(hasher, "user_metadata", columns.metadata)
-    _blobs(hasher, "identity", columns.identities)
+    table = columns.table
+    _header(hasher, b"lakelet-range:v1", len(columns))
+    _var_column(hasher, "key", table.column(0), True)
+    _var_column(hasher, "physical_address", table.column(1), True)
+    _int_column(hasher, "size", table.column(2))
+    _var_column(hasher, "etag", table.column(3), True)
+    _int_column(hasher, "mtime", table.column(4))
+    _var_column(hasher, "content_type", table.column(5), True)
+    _var_column(hasher, "user_metadata", table.column(6), True)
+    _var_column(hasher, "identity", table.column(7), False)
+    return RangeID(hasher.hexdigest())
+
+
+def range_id_of_lists(
+    keys: Sequence[str], addresses: Sequence[str], sizes: Sequence[int], etags: Sequence[str],
+    mtimes: Sequence[int], content_types: Sequence[str], metadata: Sequence[str], identities: Sequence[bytes],
+) -> RangeID:
+    """The reference serialization, row values as Python lists: what ``range_id`` must always agree with."""
+    hasher = hashlib.sha256()
+    _header(hasher, b"lakelet-range:v1", len(keys))
+    _texts(hasher, "key", keys)
+    _texts(hasher, "physical_address", addresses)
+    _ints(hasher, "size", sizes)
+    _texts(hasher, "etag", etags)
+    _ints(hasher, "mtime", mtimes)
+    _texts(hasher, "content_type", content_types)
+    _texts(hasher, "user_metadata", metadata)
+    _blobs(hasher, "identity", identities)
     return RangeID(hasher.hexdigest())
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
 from ..ports import BlockStore
@@ -63,10 +62,9 @@ class CommittedManager:
         start = from_key
         for info in meta.ranges[meta.first_at_or_after(from_key) :]:
             rows = self._storage.range(namespace, info.id)
-            first = bisect_left(rows.keys, start) if start else 0
+            first = rows.lower_bound(start) if start else 0
             start = ""
-            for index in range(first, len(rows.keys)):
-                yield rows.record_at(index)
+            yield from rows.records(first)
 
     def write_metarange(self, namespace: str, records: Iterable[EntryRecord]) -> MetaRangeID:
         """Stores the records (sorted by key, unique) as ranges and a metarange; EMPTY_METARANGE for none."""
@@ -104,4 +102,4 @@ class CommittedManager:
     def range_records(self, namespace: str, range_id: RangeID) -> list[EntryRecord]:
         """Every record of one stored range, in key order."""
         rows = self._storage.range(namespace, range_id)
-        return [rows.record_at(index) for index in range(len(rows.keys))]
+        return list(rows.records())

@@ -6,28 +6,56 @@ on the key just written and the size of the range so far, never on the position 
 an insertion or a deletion the cuts fall back onto the same keys a little later, and every range after that is
 exactly the one already stored: same id, reused by reference.
 
-Rows are appended without looking at them and checked for boundaries in batches (``_cut``): hashing many keys
-at once is several times faster (see fnv.py). The ranges produced are the same as checking row by row.
+Rows copied from stored ranges are never looked at one by one: each range carries its keys' boundary hashes and
+running size estimates as Arrow arrays (see columns.py), so the next boundary in a run of copied rows is found by
+two bisections, and the run itself is kept as an Arrow slice until its range closes. Only new entries are hashed
+and sized in Python, one at a time, as they arrive. The ranges produced are the same as checking row by row.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Collection
-from itertools import accumulate
+
+import pyarrow as pa
 
 from ..identity import entry_identity
 from ..records import Entry, Key, RangeID, RangeInfo
 from .columns import RangeColumns, metadata_json, row_estimate
-from .fnv import fnv1a_64, fnv1a_64_many
+from .fnv import fnv1a_64
 from .params import RangeParams
 from .storage import CommittedStorage
 
-# Rows appended before boundaries are checked: enough to hash keys in bulk, few enough that rows past a
-# boundary (checked again from the new range's start) cost little.
-_BATCH = 1024
-# Keys hashed at a time while looking for the next boundary; hashes past the first hit are wasted.
-_HASH_CHUNK = 256
+
+class _NewRows:
+    """A run of new entries in the unfinished range, as Python lists until the range closes."""
+
+    __slots__ = ("keys", "addresses", "sizes", "etags", "mtimes", "content_types", "metadata", "identities", "hashes")
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.addresses: list[str] = []
+        self.sizes: list[int] = []
+        self.etags: list[str] = []
+        self.mtimes: list[int] = []
+        self.content_types: list[str] = []
+        self.metadata: list[str] = []
+        self.identities: list[bytes] = []
+        self.hashes: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def extend(self, other: _NewRows) -> None:
+        for name in self.__slots__:
+            getattr(self, name).extend(getattr(other, name))
+
+    def columns(self) -> RangeColumns:
+        columns = RangeColumns.from_lists(
+            self.keys, self.addresses, self.sizes, self.etags, self.mtimes, self.content_types, self.metadata,
+            self.identities,
+        )
+        return RangeColumns(columns.arrays, pa.array(self.hashes, pa.uint64()))
 
 
 def closes_range(key: str, size: int, params: RangeParams) -> bool:
@@ -41,7 +69,7 @@ def closes_range(key: str, size: int, params: RangeParams) -> bool:
 class RangeWriter:
     """Accumulates rows in key order and stores a range at each boundary; ``finish`` returns the RangeInfos.
 
-    Rows come from new entries (``add_entry``), from stored ranges (``add_rows``, copied column-wise) or as a
+    Rows come from new entries (``add_entry``), from stored ranges (``add_rows``, copied as Arrow slices) or as a
     whole stored range by reference (``add_range``, allowed only between ranges). Keys must strictly increase
     across all three; a violation raises ValueError since it would corrupt the metarange.
     """
@@ -58,17 +86,18 @@ class RangeWriter:
         self._params = params
         self._known = known_ranges
         self._ranges: list[RangeInfo] = []
-        self._current = RangeColumns()
-        # Rows [0, _checked) of the current range hold no boundary; _size is their estimated size.
-        self._checked = 0
+        # The unfinished range, none of whose rows is a boundary: runs of stored rows (range, start, stop) and
+        # runs of new entries, in key order; _size is their estimated size.
+        self._parts: list[tuple[RangeColumns, int, int] | _NewRows] = []
         self._size = 0
+        self._first_key: str | None = None
+        self._rows = 0
         self._last_key: str | None = None
 
     @property
     def pending(self) -> bool:
         """True while an unfinished range holds rows: a stored range cannot be added by reference now."""
-        self._cut()
-        return bool(self._current.keys)
+        return self._rows > 0
 
     def _check_order(self, key: str) -> None:
         if self._last_key is not None and key <= self._last_key:
@@ -78,31 +107,68 @@ class RangeWriter:
         """Appends one row; ``identity`` may pass an already computed entry_identity(entry)."""
         self._check_order(key)
         self._last_key = key
-        cur = self._current
-        cur.keys.append(key)
-        cur.addresses.append(entry.physical_address)
-        cur.sizes.append(entry.size)
-        cur.etags.append(entry.etag)
-        cur.mtimes.append(entry.mtime)
-        cur.content_types.append(entry.content_type)
-        cur.metadata.append(metadata_json(entry.user_metadata))
-        cur.identities.append(entry_identity(entry) if identity is None else identity)
-        if len(cur.keys) - self._checked >= _BATCH:
-            self._cut()
+        parts = self._parts
+        run = parts[-1] if parts else None
+        if not isinstance(run, _NewRows):
+            run = _NewRows()
+            parts.append(run)
+        metadata = metadata_json(entry.user_metadata)
+        hashed = fnv1a_64(key.encode())
+        run.keys.append(key)
+        run.addresses.append(entry.physical_address)
+        run.sizes.append(entry.size)
+        run.etags.append(entry.etag)
+        run.mtimes.append(entry.mtime)
+        run.content_types.append(entry.content_type)
+        run.metadata.append(metadata)
+        run.identities.append(entry_identity(entry) if identity is None else identity)
+        run.hashes.append(hashed)
+        if self._rows == 0:
+            self._first_key = key
+        self._rows += 1
+        self._size += row_estimate(key, entry.physical_address, entry.etag, entry.content_type, metadata)
+        params = self._params
+        if self._size >= params.max_range_bytes or (
+            self._size >= params.min_range_bytes and hashed % params.raggedness == 0
+        ):
+            self._close(self._size)
 
     def add_rows(self, source: RangeColumns, start: int = 0, end: int | None = None) -> None:
         """Appends rows [start, end) of a stored range, as is."""
-        stop = len(source.keys) if end is None else end
+        stop = len(source) if end is None else end
         if start >= stop:
             return
-        self._check_order(source.keys[start])
-        self._last_key = source.keys[stop - 1]
+        self._check_order(source.key_at(start))
+        self._last_key = source.key_at(stop - 1)
+        params = self._params
+        running = source.running_sizes()
+        hits = source.hash_hits(params.raggedness)
         while start < stop:
-            take = min(stop, start + max(1, _BATCH - (len(self._current.keys) - self._checked)))
-            self._current.extend_from(source, start, take)
-            start = take
-            if len(self._current.keys) - self._checked >= _BATCH:
-                self._cut()
+            # Sizes within ``source`` are running totals: rows [start, i] add running[i] - before.
+            before = running[start - 1] if start else 0
+            reaches_max = bisect_left(running, params.max_range_bytes - self._size + before, start, stop)
+            reaches_min = bisect_left(running, params.min_range_bytes - self._size + before, start, stop)
+            hit = bisect_left(hits, reaches_min)
+            cut = hits[hit] if hit < len(hits) and hits[hit] < reaches_max else reaches_max
+            end_here = min(cut + 1, stop)
+            self._append(source, start, end_here)
+            if cut >= stop:
+                self._size += running[stop - 1] - before
+                return
+            self._close(self._size + running[cut] - before)
+            start = cut + 1
+
+    def _append(self, source: RangeColumns, start: int, stop: int) -> None:
+        parts = self._parts
+        if self._rows == 0:
+            self._first_key = source.key_at(start)
+        self._rows += stop - start
+        last = parts[-1] if parts else None
+        # Rows decided one at a time (a merge) continue the previous run of the same range: one slice.
+        if isinstance(last, tuple) and last[0] is source and last[2] == start:
+            parts[-1] = (source, last[1], stop)
+        else:
+            parts.append((source, start, stop))
 
     def add_range(self, info: RangeInfo) -> None:
         """Reuses a stored range by reference: nothing is read or written."""
@@ -115,64 +181,38 @@ class RangeWriter:
     def finish(self) -> list[RangeInfo]:
         """Stores the last unfinished range, if any, and returns every range in key order."""
         if self.pending:
-            self._close(len(self._current.keys), self._size)
+            self._close(self._size)
         return self._ranges
 
-    def _cut(self) -> None:
-        """Closes a range at every boundary among the rows not yet checked."""
-        params = self._params
-        while self._checked < len(self._current.keys):
-            cur = self._current
-            first = self._checked
-            sizes = list(
-                accumulate(
-                    map(
-                        row_estimate,
-                        cur.keys[first:],
-                        cur.addresses[first:],
-                        cur.etags[first:],
-                        cur.content_types[first:],
-                        cur.metadata[first:],
-                    ),
-                    initial=self._size,
-                )
-            )[1:]
-            # Every estimate is positive, so ``sizes`` increases and the size thresholds are found by bisection.
-            reaches_max = bisect_left(sizes, params.max_range_bytes)
-            boundary = self._first_hash_hit(first, bisect_left(sizes, params.min_range_bytes), reaches_max)
-            if boundary is None and reaches_max < len(sizes):
-                boundary = reaches_max
-            if boundary is None:
-                self._checked = len(cur.keys)
-                self._size = sizes[-1]
-                return
-            self._close(first + boundary + 1, sizes[boundary])
-
-    def _first_hash_hit(self, first: int, low: int, high: int) -> int | None:
-        """The first offset in [low, high) from row ``first`` whose key hashes onto a boundary."""
-        keys = self._current.keys
-        raggedness = self._params.raggedness
-        for chunk in range(low, high, _HASH_CHUNK):
-            chunk_end = min(high, chunk + _HASH_CHUNK)
-            hashes = fnv1a_64_many([key.encode() for key in keys[first + chunk : first + chunk_end]])
-            for offset, value in enumerate(hashes):
-                if value % raggedness == 0:
-                    return chunk + offset
-        return None
-
-    def _close(self, rows: int, size: int) -> None:
-        """Stores rows [0, rows) of the current range (estimated ``size``) and keeps the rest as the next one."""
-        closed, rest = self._current.split(rows)
+    def _close(self, size: int) -> None:
+        """Stores the unfinished range (estimated ``size``); the writer is then between ranges."""
+        # Every run of new entries becomes Arrow in one conversion for the whole range, then is sliced.
+        new = _NewRows()
+        for part in self._parts:
+            if isinstance(part, _NewRows):
+                new.extend(part)
+        converted = new.columns() if len(new) else None
+        pieces, taken = [], 0
+        for part in self._parts:
+            if isinstance(part, _NewRows):
+                assert converted is not None
+                pieces.append(converted.slice(taken, taken + len(part)))
+                taken += len(part)
+            else:
+                pieces.append(part[0].slice(part[1], part[2]))
+        closed = RangeColumns.concat(pieces)
         rid = self._storage.write_range(self._namespace, closed, self._known)
+        assert self._first_key is not None and self._last_key is not None
         self._ranges.append(
             RangeInfo(
                 id=rid,
-                min_key=Key(closed.keys[0]),
-                max_key=Key(closed.keys[-1]),
-                count=len(closed.keys),
+                min_key=Key(self._first_key),
+                max_key=Key(closed.key_at(len(closed) - 1)),
+                count=len(closed),
                 estimated_size=size,
             )
         )
-        self._current = rest
-        self._checked = 0
+        self._parts = []
+        self._rows = 0
         self._size = 0
+        self._first_key = None

@@ -2,7 +2,9 @@
 
 Reading an object whose data garbage collection removed answers NoSuchVersion. A deployed gateway returns at
 most ``max_response_bytes`` of body (the Lambda payload limit): a larger read is refused up front with a message
-saying how to read it instead (ranges, or a presigned URL from the lakeFS API).
+saying how to read it instead (ranges, or a presigned URL from the lakeFS API). Every answer that carries the
+object's headers is inert in a browser: a sandboxing CSP, ``nosniff`` and ``attachment`` unless the client asked
+``response-content-disposition=inline`` for an inert type (http_headers.object_headers).
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ def get_object(ctx: Context) -> Response:
                 raise S3Error("InvalidArgument", f"{param} must be printable ASCII without CR or LF",
                               details={"ArgumentName": param})
             headers[header] = value
+    # After the overrides: response-content-type=text/html must not make the bytes a page, and an asked
+    # inline disposition stands only for an inert type.
+    headers.update(http_headers.object_headers(headers["Content-Type"], path, headers.get("Content-Disposition")))
     if not check_read_conditions(request, entry):
         return Response(304, {"ETag": headers["ETag"], "Last-Modified": headers["Last-Modified"]})
     byte_range = parse_range(request.header("range"), entry.size)

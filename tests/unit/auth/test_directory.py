@@ -18,6 +18,7 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.auth.records import Effect, Principal, PrincipalKind, Statement
 from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
+from chalicelib.auth import errors as auth_errors
 
 from .support import Clock
 
@@ -157,16 +158,16 @@ def test_deleting_groups_and_policies_detaches_them(auth: AuthService, store: Me
 
 def test_directory_errors(auth: AuthService) -> None:
     d = auth.directory
-    with pytest.raises(errors.UserExists):
+    with pytest.raises(auth_errors.UserExists):
         d.create_user("admin")
     for bad in ("", "has space", "a/b", "a:b", "x" * 300):
         with pytest.raises(errors.Invalid):
             d.create_user(bad)
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         d.add_member("Viewers", "ghost")
     with pytest.raises(GroupNotFound):
         d.add_member("Ghosts", "admin")
-    with pytest.raises(errors.UserNotFound):
+    with pytest.raises(auth_errors.UserNotFound):
         d.remove_member("Viewers", "admin")  # not a member
     with pytest.raises(PolicyNotFound):
         d.attach(Principal(PrincipalKind.USER, "admin"), "NoSuchPolicy")

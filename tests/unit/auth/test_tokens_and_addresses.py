@@ -25,7 +25,8 @@ def test_token_round_trip_and_expiry(clock: Clock) -> None:
     signer = TokenSigner(KEY, clock)
     token = signer.issue("alice", 3600, "AKIAKEY", "gen1")
     assert token.expires == 1_700_003_600 and token.user_id == "alice"
-    assert signer.verify(token.value) == Claims("alice", "AKIAKEY", "gen1")
+    claims = signer.verify(token.value)
+    assert claims == Claims("alice", "AKIAKEY", "gen1", claims.token_id, 1_700_003_600) and len(claims.token_id) == 32
     header = json.loads(base64.urlsafe_b64decode(token.value.split(".")[0] + "=="))
     assert header == {"alg": "HS256", "typ": "JWT"}
     clock.now += 3599
@@ -64,12 +65,14 @@ def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
         return signing_input + "." + base64.urlsafe_b64encode(signer._sign(signing_input)).rstrip(b"=").decode()
 
     good = {"sub": "a", "iat": 1_700_000_000, "exp": 1_700_000_100, "iss": "lakelet", "aud": "lakelet-api",
-            "akid": "AKIAKEY", "gen": "g"}
-    assert signer.verify(signed({"alg": "HS256"}, good)) == Claims("a", "AKIAKEY", "g")
+            "akid": "AKIAKEY", "gen": "g", "jti": "t1"}
+    assert signer.verify(signed({"alg": "HS256"}, good)) == Claims("a", "AKIAKEY", "g", "t1", 1_700_000_100)
     for header, claims in (
         ({"alg": "HS512"}, good),
         ({"alg": "HS256"}, {**good, "aud": "someone-else"}),
         ({"alg": "HS256"}, {**good, "sub": ""}),
+        ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "jti"}),
+        ({"alg": "HS256"}, {**good, "jti": 7}),
         ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "exp"}),
         ({"alg": "HS256"}, {**good, "exp": "later"}),
         ({"alg": "HS256"}, {**good, "iat": 1_700_009_999}),

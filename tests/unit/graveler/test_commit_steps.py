@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler import errors, slicing
-from chalicelib.graveler.commit_steps import COMMITTED, CommitRequest, CommitSteps
+from chalicelib.graveler.commit import COMMITTED, CommitRequest, CommitSteps
 from chalicelib.graveler.slicing import sample_keys, slice_bounds
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
@@ -125,7 +125,7 @@ def test_plan_cuts_along_base_range_boundaries():
     env.put(key(3), 1)
     sealed = env.steps.seal(request())["sealed_token"]
     planned = env.steps.plan(request(), sealed, max_slices=4)
-    bounds = [(s["lo"], s["hi"]) for s in planned["slices"]]
+    bounds = [(s.lo, s.hi) for s in planned.slices]
     assert len(bounds) == 4
     assert bounds[0][0] == "" and bounds[-1][1] is None
     assert all(hi == nxt for (_, hi), (nxt, _) in pairwise(bounds))
@@ -146,13 +146,13 @@ def test_a_first_commit_is_sliced_at_sampled_staged_keys():
         env.put(key(i))
     sealed = env.steps.seal(request())["sealed_token"]
     planned = env.steps.plan(request(), sealed, max_slices=8)
-    bounds = [(s["lo"], s["hi"]) for s in planned["slices"]]
+    bounds = [(s.lo, s.hi) for s in planned.slices]
     assert len(bounds) == 8 and bounds[0][0] == "" and bounds[-1][1] is None
     assert all(hi == nxt for (_, hi), (nxt, _) in pairwise(bounds))
     # About as many staged keys in each slice.
     sizes = [sum(1 for i in range(2000) if lo <= key(i) and (hi is None or key(i) < hi)) for lo, hi in bounds]
     assert max(sizes) - min(sizes) <= 2000 // 64, sizes
-    built = [env.steps.build_slice(item) for item in planned["slices"]]
+    built = [env.steps.build_slice(item) for item in planned.slices]
     assert env.steps.finish(request(), planned, built)["status"] == COMMITTED
     assert len(env.listing()) == 2000
 
@@ -168,9 +168,9 @@ def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
         env.put(key(i), 1)
     sealed = env.steps.seal(request())["sealed_token"]
     planned = env.steps.plan(request(), sealed, max_slices=8)
-    assert len(planned["slices"]) == 8
-    for item in planned["slices"]:  # no base range straddles a bound
-        assert not any(r.min_key < item["lo"] <= r.max_key for r in ranges)
+    assert len(planned.slices) == 8
+    for item in planned.slices:  # no base range straddles a bound
+        assert not any(r.min_key < item.lo <= r.max_key for r in ranges)
 
 
 def test_sampled_keys_are_evenly_spaced_and_bounded():
@@ -198,9 +198,9 @@ def test_every_step_converges_when_retried_after_its_side_effect():
     assert branch.sealed_tokens == (sealed,)
     planned = env.steps.plan(req, sealed, 4)
     assert env.steps.plan(req, sealed, 4) == planned
-    built = [env.steps.build_slice(item) for item in planned["slices"]]
+    built = [env.steps.build_slice(item) for item in planned.slices]
     blobs = dict(env.blocks.blobs)
-    assert [env.steps.build_slice(item) for item in planned["slices"]] == built
+    assert [env.steps.build_slice(item) for item in planned.slices] == built
     assert env.blocks.blobs == blobs  # a rebuilt slice writes the same objects, nothing more
     first = env.steps.finish(req, planned, built)
     assert first["status"] == COMMITTED
@@ -209,7 +209,7 @@ def test_every_step_converges_when_retried_after_its_side_effect():
     assert again == first and env.refs.get_branch(RepositoryID("repo"), BranchID("main")).commit_id == head
     env.steps.drop(first["tokens"])
     env.steps.drop(first["tokens"])
-    assert env.steps.plan(req, sealed, 4)["done"] is True
+    assert env.steps.plan(req, sealed, 4).done is True
     assert env.steps.seal(req)["sealed_token"] == ""  # and a late seal retry does not seal again
     listing = env.listing()
     assert key(5) not in listing and listing[key(7)].endswith("/2") and listing[key(8)].endswith("/0")
@@ -223,7 +223,7 @@ def test_finish_replans_when_the_branch_moved_and_never_points_at_a_partial_stat
     req = request("a", "first")
     sealed = env.steps.seal(req)["sealed_token"]
     planned = env.steps.plan(req, sealed, 3)
-    built = [env.steps.build_slice(item) for item in planned["slices"]]
+    built = [env.steps.build_slice(item) for item in planned.slices]
     env.put(key(500))  # a write racing the commit stays staged
     other = CommitSteps(env.refs, env.staging, env.blocks, PARAMS)
     other.seal(request("b", "second"))  # a second commit seals in between

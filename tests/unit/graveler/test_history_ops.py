@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.merging import MergeConflicts
-from chalicelib.graveler.records import StagedEntry
+from chalicelib.graveler.errors import MergeConflicts
+from chalicelib.graveler.branch_moves import seal
+from chalicelib.graveler.records import BranchID, StagedEntry
 
 from .support import put_files
 
@@ -162,7 +163,7 @@ def test_reset_hides_a_change_sealed_by_a_commit_in_progress(history):
     repo = g.get_repository("repo")
     g.upload_object("repo", "main", "a", b"staged")
     g.upload_object("repo", "main", "brand-new", b"staged")
-    g._seal(repo.id, "main")  # as a commit does first
+    seal(g.refs, g.staging, repo.id, BranchID("main"))  # as a commit does first
     g.reset_branch("repo", "main", "object", "a")
     g.reset_branch("repo", "main", "object", "brand-new")
     tree = _tree(g, "main")

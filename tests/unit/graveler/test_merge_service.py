@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.committed.mergetable import Action, Decision
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Branch, DiffType
 
 from .support import put_files
@@ -96,17 +96,17 @@ def test_staged_entries_that_change_nothing_do_not_survive_a_merge(forked):
     assert [d.key for d in g.diff_uncommitted("repo", "main").results] == ["z"]
 
 
-def test_a_source_with_no_change_since_the_base_is_refused(forked):
+def test_a_source_that_only_rewrote_the_base_content_still_merges_as_in_lakefs(forked):
     g = forked
     put_files(g, "dev", a=b"a1")
     g.commit("repo", "dev", "u", "change")
     put_files(g, "dev", a=b"a0")
-    g.commit("repo", "dev", "u", "and back")  # same content as the base, other ranges (new addresses)
+    back = g.commit("repo", "dev", "u", "and back")  # same bytes as the base, new addresses: another metarange
     put_files(g, "main", b=b"b1")
     g.commit("repo", "main", "u", "main work")
-    with pytest.raises(errors.NoChanges):
-        g.merge("repo", "dev", "main", "u")
-    assert g.merge("repo", "dev", "main", "u", allow_empty=True).parents[1] == g.get_commit("repo", "dev").id
+    merged = g.merge("repo", "dev", "main", "u")
+    assert merged.parents[1] == back.id
+    assert _tree(g, "main") == {"a": b"a0", "b": b"b1", "c": b"c0", "d": b"d0"}
 
 
 def test_unrelated_histories_cannot_merge(g, repo):

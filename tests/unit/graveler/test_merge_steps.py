@@ -12,15 +12,15 @@ from chalicelib.adapters.memory import (
     MemoryStagingStore,
 )
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit_steps import COMMITTED, REPLAN
+from chalicelib.graveler.commit import COMMITTED, REPLAN
 from chalicelib.graveler.committed import CommittedManager, RangeParams
-from chalicelib.graveler.merge_steps import (
+from chalicelib.graveler.merge import (
     MergeRequest,
     MergeSteps,
     conflicts_address,
     read_conflicts,
 )
-from chalicelib.graveler.merging import MergeConflicts
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.records import (
     BranchID,
@@ -46,7 +46,7 @@ class Env:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
         self.g = Graveler(self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS),
                           clock=lambda: NOW, sleep=lambda s: None)
-        self.steps = MergeSteps(self.g)
+        self.steps = MergeSteps(self.refs, self.staging, self.blocks, self.g.committed, sleep=lambda s: None)
         self.g.create_repository("repo", NS)
 
     def apply(self, branch: str, ops: Ops) -> None:
@@ -117,7 +117,7 @@ def test_sliced_merge_is_the_merge_graveler_makes(seed: int, max_slices: int) ->
     a, b = build(base, feature, main), build(base, feature, main)
     expected = a.g.merge("repo", "feature", "main", "alice", strategy=strategy)
     planned = b.steps.plan(b.request(strategy=strategy), max_slices)
-    assert len(planned["slices"]) <= max_slices
+    assert len(planned.slices) <= max_slices
     result = b.steps.run(b.request(strategy=strategy), max_slices)
     assert result == {"status": COMMITTED, "commit_id": expected.id}
     assert b.g.get_commit("repo", "main") == expected
@@ -129,11 +129,11 @@ def test_a_large_merge_gets_several_slices_each_of_whole_ranges() -> None:
     base, feature, main = history(rng, 1500)
     env = build(base, without_conflicts(feature, main), main)
     planned = env.steps.plan(env.request(), 8)
-    assert len(planned["slices"]) >= 4
-    for item in planned["slices"]:
-        lo, hi = item["lo"], item["hi"]
+    assert len(planned.slices) >= 4
+    for item in planned.slices:
+        lo, hi = item.lo, item.hi
         for side in ("base", "source", "dest"):
-            for r in env.steps._ranges(NS, item[side]):
+            for r in env.steps._ranges(NS, getattr(item, side)):
                 inside = r.min_key >= lo and (hi is None or r.min_key < hi)
                 assert not inside or hi is None or r.max_key < hi, (side, r, lo, hi)
 
@@ -171,7 +171,7 @@ def test_conflicts_fail_the_merge_with_the_same_conflicts_and_nothing_moves() ->
 
     # As workflow tasks, the slices keep their conflicts in files and finish gathers them for the answer.
     planned = b.steps.plan(b.request("m2"), 5)
-    built = [b.steps.build_slice(item) for item in planned["slices"]]
+    built = [b.steps.build_slice(item) for item in planned.slices]
     assert sum(item["unresolved"] for item in built) == len(expected.value.unresolved)
     with pytest.raises(MergeConflicts) as failed:
         b.steps.finish(b.request("m2"), planned, built)
@@ -222,8 +222,8 @@ def test_a_fast_forwardable_merge_needs_no_slice() -> None:
     env.g.create_branch("repo", "feature", "main")
     env.commit("feature", [(key(3), 1)], "one change")
     planned = env.steps.plan(env.request())
-    assert planned["slices"] == []
-    assert planned["fixed"]["metarange"] == env.g.get_commit("repo", "feature").meta_range_id
+    assert planned.slices == ()
+    assert planned.fixed.metarange == env.g.get_commit("repo", "feature").meta_range_id
     env.steps.run(env.request())
     assert env.listing("main") == env.listing("feature")
     assert env.g.get_commit("repo", "main").parents[1] == env.g.get_commit("repo", "feature").id
@@ -237,8 +237,8 @@ def test_every_step_can_run_twice_and_a_moved_branch_replans() -> None:
     request = b.request()
     planned = b.steps.plan(request, 4)
     assert b.steps.plan(request, 4) == planned
-    built = [b.steps.build_slice(item) for item in planned["slices"]]
-    assert [b.steps.build_slice(item) for item in planned["slices"]] == built
+    built = [b.steps.build_slice(item) for item in planned.slices]
+    assert [b.steps.build_slice(item) for item in planned.slices] == built
     first = b.steps.finish(request, planned, built)
     assert first["status"] == COMMITTED and first["commit_id"] == expected.id
     assert b.steps.finish(request, planned, built) == first  # a retry after the swap
@@ -250,7 +250,7 @@ def test_every_step_can_run_twice_and_a_moved_branch_replans() -> None:
     c = build(base, feature, main)
     request = c.request()
     planned = c.steps.plan(request, 4)
-    built = [c.steps.build_slice(item) for item in planned["slices"]]
+    built = [c.steps.build_slice(item) for item in planned.slices]
     c.commit("main", [("zzz/late", 1)], "late")
     assert c.steps.finish(request, planned, built) == {"status": REPLAN}
     c.steps.run(request, 4)
@@ -262,7 +262,7 @@ def test_writes_during_the_merge_stay_staged() -> None:
     env = build(base, without_conflicts(feature, main), main)
     request = env.request()
     planned = env.steps.plan(request, 4)
-    built = [env.steps.build_slice(item) for item in planned["slices"]]
+    built = [env.steps.build_slice(item) for item in planned.slices]
     env.apply("main", [("late/write", 1)])  # acknowledged while the merge runs
     result = env.steps.finish(request, planned, built)
     assert result["status"] == COMMITTED
@@ -282,5 +282,5 @@ def test_seams_where_a_slice_ends_mid_range_are_recut(seed: int) -> None:
     main: Ops = [(key(i), None) for i in range(600) if rng.random() < 0.5 and (i // 7) % 2 == 1]
     a, b = build(base, feature, main), build(base, feature, main)
     expected = a.g.merge("repo", "feature", "main", "alice")
-    assert len(b.steps.plan(b.request(), 16)["slices"]) > 4
+    assert len(b.steps.plan(b.request(), 16).slices) > 4
     assert b.steps.run(b.request(), 16)["commit_id"] == expected.id

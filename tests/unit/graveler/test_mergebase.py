@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.adapters.memory import MemoryRefStore
-from chalicelib.graveler.mergebase import (
-    NoMergeBase,
+from chalicelib.graveler.errors import NoMergeBase
+from chalicelib.graveler.merge.base import (
     find_merge_base,
     require_merge_base,
 )

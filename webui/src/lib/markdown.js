@@ -1,76 +1,80 @@
-// A small Markdown reader that builds a tree of plain objects, never HTML: the renderer turns it into
-// elements, so nothing in a document can inject markup or script. Covers headings, paragraphs, lists,
-// fenced code, block quotes, rules, and inline code, emphasis, strong and links (http(s), mailto, relative).
+// Markdown as a syntax tree (mdast), parsed by micromark with its GFM extensions: CommonMark and GitHub's
+// tables, strikethrough, task lists, autolinks and footnotes, and no emphasis inside words (lake_id stays
+// lake_id). The tree is rendered as Preact elements by pages/preview.js, never as HTML, so nothing in a
+// document can add markup or script. Links are the only way out of the page; linkTarget decides where each
+// may go: http(s) URLs as they are, paths inside the repository as UI routes, anything else nowhere.
+import { fromMarkdown } from 'mdast-util-from-markdown'
+import { gfm } from 'micromark-extension-gfm'
+import { gfmFromMarkdown } from 'mdast-util-gfm'
+import { hashFor, parentPrefix } from './paths.js'
 
 export function parseMarkdown(text) {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n')
-  const blocks = []
-  let i = 0
-  while (i < lines.length) {
-    const line = lines[i]
-    if (/^\s*$/.test(line)) { i++; continue }
-    const fence = line.match(/^\s*(```|~~~)(.*)$/)
-    if (fence) {
-      const body = []
-      i++
-      while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++])
-      i++
-      blocks.push({ type: 'code', lang: fence[2].trim(), text: body.join('\n') })
-      continue
-    }
-    const heading = line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/)
-    if (heading) { blocks.push({ type: 'heading', level: heading[1].length, children: inline(heading[2]) }); i++; continue }
-    if (/^\s*([-*_])(\s*\1){2,}\s*$/.test(line)) { blocks.push({ type: 'rule' }); i++; continue }
-    if (/^\s*>/.test(line)) {
-      const body = []
-      while (i < lines.length && /^\s*>/.test(lines[i])) body.push(lines[i++].replace(/^\s*>\s?/, ''))
-      blocks.push({ type: 'quote', children: parseMarkdown(body.join('\n')) })
-      continue
-    }
-    const item = /^\s*([-*+]|\d+[.)])\s+/
-    if (item.test(line)) {
-      const ordered = /^\s*\d/.test(line)
-      const items = []
-      while (i < lines.length && item.test(lines[i])) {
-        items.push(inline(lines[i].replace(item, '')))
-        i++
-      }
-      blocks.push({ type: 'list', ordered, items })
-      continue
-    }
-    const para = []
-    while (i < lines.length && !/^\s*$/.test(lines[i]) && !/^(#{1,6}\s|\s*```|\s*>)/.test(lines[i]) && !item.test(lines[i])) {
-      para.push(lines[i++].trim())
-    }
-    blocks.push({ type: 'paragraph', children: inline(para.join(' ')) })
-  }
-  return blocks
+  return fromMarkdown(text, { extensions: [gfm()], mdastExtensions: [gfmFromMarkdown()] })
 }
 
+// [label]: url lines, by their normalized identifier (mdast lowercases it), for reference-style links.
+export function definitions(tree) {
+  const found = {}
+  const walk = (node) => {
+    if (node.type === 'definition' && !(node.identifier in found)) found[node.identifier] = node.url
+    for (const child of node.children || []) walk(child)
+  }
+  walk(tree)
+  return found
+}
+
+// An absolute http(s) URL, or null for anything else with a scheme (javascript:, data:, mailto:, vbscript:).
 export function safeHref(href) {
-  const h = href.trim()
-  if (/^(https?:|mailto:)/i.test(h)) return h
-  if (/^[a-z][a-z0-9+.-]*:/i.test(h)) return null // javascript:, data:, vbscript: ...
-  return h
+  const h = (href || '').trim()
+  if (/^https?:\/\/[^\s]/i.test(h)) return h
+  return null
 }
 
-const INLINE = /(`+)([\s\S]*?)\1|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*]+)\*|_([^_]+)_|\[([^\]]*)\]\(([^)\s]*)\)/
-
-export function inline(text) {
-  const out = []
-  let rest = text
-  while (rest) {
-    const m = rest.match(INLINE)
-    if (!m) { out.push({ type: 'text', text: rest }); break }
-    if (m.index > 0) out.push({ type: 'text', text: rest.slice(0, m.index) })
-    if (m[1]) out.push({ type: 'code', text: m[2] })
-    else if (m[3] || m[4]) out.push({ type: 'strong', children: inline(m[3] || m[4]) })
-    else if (m[5] || m[6]) out.push({ type: 'em', children: inline(m[5] || m[6]) })
-    else {
-      const href = safeHref(m[8])
-      out.push(href ? { type: 'link', href, children: inline(m[7]) } : { type: 'text', text: m[7] })
-    }
-    rest = rest.slice(m.index + m[0].length)
+// The repository path a relative link names, seen from the document at docPath. A leading "/" is the
+// repository's root, as on GitHub; ".." never climbs above it. A trailing "/" names a prefix.
+export function repoPath(href, docPath) {
+  let path = href.replace(/[?#].*$/, '')
+  if (!path) return null
+  try { path = decodeURIComponent(path) } catch { /* not percent-encoded: as written */ }
+  const base = path.startsWith('/') ? [] : parentPrefix(docPath || '').split('/').filter(Boolean)
+  const parts = [...base]
+  for (const part of path.split('/')) {
+    if (part === '' || part === '.') continue
+    if (part === '..') parts.pop()
+    else parts.push(part)
   }
-  return out
+  if (parts.length === 0) return ''
+  return parts.join('/') + (path.endsWith('/') ? '/' : '')
+}
+
+// The object an API object URL names (api/v1/repositories/{r}/refs/{ref}/objects[/stat]?path=...), or null.
+export function apiObject(href) {
+  const m = href.match(/^(?:[a-z][a-z0-9+.-]*:\/\/[^/]*)?(?:\/|\.\/)?(?:[^?#]*\/)?api\/v1\/repositories\/([^/?#]+)\/refs\/([^/?#]+)\/objects(?:\/stat)?\?([^#]*)/i)
+  if (!m) return null
+  const path = new URLSearchParams(m[3]).get('path')
+  if (!path) return null
+  try { return { repo: decodeURIComponent(m[1]), ref: decodeURIComponent(m[2]), path } } catch { return null }
+}
+
+function objectRoute(repo, ref, path) {
+  if (path === '' || path.endsWith('/')) return hashFor(['repositories', repo, 'objects'], { ref, prefix: path })
+  return hashFor(['repositories', repo, 'objects'], { ref, prefix: parentPrefix(path), path })
+}
+
+// Where a link in a document at {repo, ref, path} may lead: {external: true, href} for an http(s) URL,
+// {external: false, href: '#/...'} for a UI route, or null (the text stays, unlinked). A raw API URL, even on
+// this origin, becomes the UI route of the object it names: the UI shows objects, it never opens their bytes.
+export function linkTarget(url, doc, origin) {
+  const href = (url || '').trim()
+  const named = apiObject(href)
+  if (named && (!/^[a-z][a-z0-9+.-]*:/i.test(href) || (origin && href.startsWith(origin + '/')))) {
+    return { external: false, href: objectRoute(named.repo, named.ref, named.path) }
+  }
+  const safe = safeHref(href)
+  if (safe) return { external: true, href: safe }
+  if (/^[a-z][a-z0-9+.-]*:/i.test(href) || href.startsWith('//')) return null // another scheme, or another host
+  if (href.startsWith('#') || !doc) return null // an anchor would replace the UI's own route
+  const path = repoPath(href, doc.path)
+  if (path === null) return null
+  return { external: false, href: objectRoute(doc.repo, doc.ref, path) }
 }

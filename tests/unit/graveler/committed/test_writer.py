@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -10,10 +9,9 @@ from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.committed import CommittedManager, RangeParams
-from chalicelib.graveler.committed import writer as writer_module
 from chalicelib.graveler.committed.columns import metadata_json, row_estimate
 from chalicelib.graveler.committed.fnv import fnv1a_64, fnv1a_64_many
-from chalicelib.graveler.committed.writer import closes_range
+from chalicelib.graveler.committed.writer import RangeWriter, closes_range
 from chalicelib.graveler.records import EMPTY_METARANGE, EntryRecord, RangeInfo
 
 SMALL = RangeParams(max_range_bytes=1 << 30, min_range_bytes=0, raggedness=500)
@@ -138,11 +136,10 @@ def test_bulk_fnv_on_many_keys_of_one_length():
     assert fnv1a_64_many(items) == [fnv1a_64(item) for item in items]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     numbers=st.sets(st.integers(0, 5000), max_size=300),
-    batch=st.integers(1, 7),
-    chunk=st.integers(1, 5),
+    pieces=st.lists(st.tuples(st.integers(1, 40), st.booleans()), min_size=1, max_size=40),
     params=st.builds(
         RangeParams,
         max_range_bytes=st.sampled_from([500, 3000, 1 << 30]),
@@ -150,9 +147,9 @@ def test_bulk_fnv_on_many_keys_of_one_length():
         raggedness=st.integers(1, 9),
     ),
 )
-def test_batched_cutting_matches_row_by_row(kit, numbers, batch, chunk, params):
-    """Tiny batches and hash chunks put every boundary at a batch or chunk edge somewhere; the ranges must be
-    the ones a row-by-row check gives."""
+def test_copied_runs_and_new_rows_cut_as_row_by_row(kit, numbers, pieces, params):
+    """Rows copied from a stored range in runs of any length (bisections over its running sizes and hash hits),
+    mixed with new entries, close ranges exactly where a row-by-row check does."""
     records = kit.records(sorted(numbers))
     expected: list[tuple[str, int]] = []
     size = 0
@@ -164,7 +161,24 @@ def test_batched_cutting_matches_row_by_row(kit, numbers, batch, chunk, params):
         if closes_range(record.key, size, params) or index == len(records) - 1:
             expected.append((record.key, size))
             size = 0
-    with mock.patch.object(writer_module, "_BATCH", batch), mock.patch.object(writer_module, "_HASH_CHUNK", chunk):
-        manager = CommittedManager(MemoryBlockStore(), params)
-        ranges = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, records))
+    blocks = MemoryBlockStore()
+    whole = CommittedManager(blocks, RangeParams(max_range_bytes=1 << 40, min_range_bytes=0, raggedness=1 << 62))
+    stored = whole.ranges(kit.namespace, whole.write_metarange(kit.namespace, records))
+    manager = CommittedManager(blocks, params)
+    writer = RangeWriter(manager.storage, kit.namespace, params)
+    source = manager.storage.range(kit.namespace, stored[0].id) if stored else None
+    position, turn = 0, 0
+    while position < len(records):
+        length, copy = pieces[turn % len(pieces)]
+        turn += 1
+        stop = min(len(records), position + length)
+        if copy:
+            assert source is not None
+            writer.add_rows(source, position, stop)
+        else:
+            for record in records[position:stop]:
+                writer.add_entry(record.key, record.entry)
+        position = stop
+    ranges = writer.finish()
     assert [(info.max_key, info.estimated_size) for info in ranges] == expected
+    assert [r for info in ranges for r in manager.range_records(kit.namespace, info.id)] == records

@@ -24,20 +24,19 @@ there the two agree. So the metarange is the same, with the same id, as ``Gravel
 
 from __future__ import annotations
 
-import random
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from . import errors, slicing
-from .committed.apply import apply_changes
-from .committed.params import RangeParams
-from .committed.storage import CommittedStorage
-from .committed.writer import RangeWriter
-from .identity import commit_id
-from .ports import BlockStore, RefStore, StagingStore
-from .protection import BranchProtection, NoProtection
-from .records import (
+from .. import errors, slicing
+from ..branch_moves import finish_move, seal_failure, sealed, update_branch
+from ..committed.apply import apply_changes
+from ..committed.params import RangeParams
+from ..committed.storage import CommittedStorage
+from ..committed.writer import RangeWriter
+from ..identity import commit_id
+from ..ports import BlockStore, RefStore, StagingStore
+from ..protection import BranchProtection, NoProtection
+from ..records import (
     Branch,
     BranchID,
     Commit,
@@ -47,61 +46,17 @@ from .records import (
     StagedEntry,
     StagingToken,
 )
-from .slicing import sample_keys, slice_bounds, spread_bounds
-from .staging import drop_tokens, staged_changes, token_is_empty
+from ..slicing import sample_keys, slice_bounds, spread_bounds
+from ..staging import drop_tokens, staged_changes, token_is_empty
+from .plan import CommitBase, CommitPlan, SliceSpec
+from .request import CommitRequest, request_token
 
 Json = dict[str, Any]
 
 DEFAULT_MAX_SLICES = 16
-SEAL_TRIES = 10
 REPLAN = "replan"
 COMMITTED = "committed"
 DONE_ELSEWHERE = "committed-elsewhere"
-
-
-def request_token(repo_id: str, branch_id: str, request_id: str) -> StagingToken:
-    """The staging token a commit request installs when it seals: derived from the request, so a retried seal
-    can tell that the seal already happened."""
-    return StagingToken(f"{repo_id}-{branch_id}:{request_id}")
-
-
-@dataclass(frozen=True, slots=True)
-class CommitRequest:
-    """What the user asked for; the date is fixed once, so every retry computes the same commit id."""
-
-    repository: str
-    branch: str
-    request_id: str
-    committer: str
-    message: str
-    date: float  # unix seconds, sub-second kept (commit_id hashes whole seconds)
-    metadata: dict[str, str]
-    allow_empty: bool = False
-
-    def to_json(self) -> Json:
-        return {
-            "repository": self.repository,
-            "branch": self.branch,
-            "request_id": self.request_id,
-            "committer": self.committer,
-            "message": self.message,
-            "date": self.date,
-            "metadata": dict(self.metadata),
-            "allow_empty": self.allow_empty,
-        }
-
-    @classmethod
-    def from_json(cls, data: Json) -> CommitRequest:
-        return cls(
-            repository=str(data["repository"]),
-            branch=str(data["branch"]),
-            request_id=str(data["request_id"]),
-            committer=str(data["committer"]),
-            message=str(data["message"]),
-            date=float(data["date"]),
-            metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
-            allow_empty=bool(data.get("allow_empty", False)),
-        )
 
 
 class CommitSteps:
@@ -138,81 +93,61 @@ class CommitSteps:
         # The first step of every commit, inline or in the workflow: a protected branch takes merges only.
         self.guard.refuse_commit(repo, branch_id)
         mine = request_token(request.repository, request.branch, request.request_id)
-        for _ in range(SEAL_TRIES):
-            branch = self.refs.get_branch(repo_id, branch_id)
+        found: list[str] = []
+
+        def move(branch: Branch) -> Branch | None:
+            found.clear()
             if branch.staging_token == mine:
                 # Our seal already happened (a retry after the swap): the token it moved away is the newest
                 # sealed one, or nothing is sealed because that token was committed since.
-                return {"sealed_token": branch.sealed_tokens[0] if branch.sealed_tokens else ""}
+                found.append(branch.sealed_tokens[0] if branch.sealed_tokens else "")
+                return None
             if mine in branch.sealed_tokens:
                 # A later seal sealed our token too: the one we sealed comes right after it.
-                index = branch.sealed_tokens.index(mine)
-                rest = branch.sealed_tokens[index + 1 :]
-                return {"sealed_token": rest[0] if rest else ""}
+                rest = branch.sealed_tokens[branch.sealed_tokens.index(mine) + 1 :]
+                found.append(rest[0] if rest else "")
+                return None
             if _is_empty(self.staging, branch) and not request.allow_empty:
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-            # Tokens an earlier move released but could not drop: dropped now, and forgotten once dropped.
-            retired = drop_tokens(self.staging, branch.retired_tokens)
-            sealed = Branch(branch.id, branch.commit_id, mine, (branch.staging_token, *branch.sealed_tokens), retired)
-            try:
-                self.refs.set_branch(repo_id, sealed, expected=branch)
-            except errors.Conflict:
-                continue
-            return {"sealed_token": branch.staging_token}
-        raise errors.TooManyTries(f"branch {branch_id} kept changing while sealing its staging area")
+            found.append(branch.staging_token)
+            return sealed(self.staging, branch, mine)
+
+        update_branch(self.refs, repo_id, branch_id, move, seal_failure(branch_id), self._sleep)
+        return {"sealed_token": found[0]}
 
     # ---- plan -----------------------------------------------------------------------------------------------
 
-    def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> Json:
-        """The slices to build, or {"done": True} when our sealed token was already committed (by a racing commit
+    def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> CommitPlan:
+        """The slices to build, or a plan that is ``done`` when our sealed token was already committed (by a racing commit
         that took every sealed token, or by our own finish before a crash)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         branch = self.refs.get_branch(repo_id, branch_id)
         if sealed_token not in branch.sealed_tokens:
-            return {"done": True, "head": branch.commit_id, "slices": []}
+            return CommitPlan(True, head=branch.commit_id)
         head = self.refs.get_commit(repo_id, branch.commit_id)
         ranges = self.storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
-        tokens = list(branch.sealed_tokens)
+        tokens = tuple(branch.sealed_tokens)
         bounds = slice_bounds(ranges, max_slices)
         if len(bounds) < max_slices:
             # Too few base ranges to keep the Map busy (a first commit has none): cut where the staged keys
             # are, at keys between the base ranges. One more pass over the staged changes, in the plan alone.
-            keys = (staged.key for staged in staged_changes(self.staging, tokens))
+            keys = (staged.key for staged in staged_changes(self.staging, list(tokens)))
             sampled = spread_bounds(sample_keys(keys), [ranges], max_slices)
             bounds = sampled if len(sampled) > len(bounds) else bounds
-        slices = [
-            {
-                "namespace": repo.storage_namespace,
-                "base_metarange": head.meta_range_id,
-                "tokens": tokens,
-                "lo": lo,
-                "hi": hi,
-            }
-            for lo, hi in bounds
-        ]
-        return {
-            "done": False,
-            "base": {
-                "commit_id": head.id,
-                "generation": head.generation,
-                "staging_token": branch.staging_token,
-                "tokens": tokens,
-                "namespace": repo.storage_namespace,
-            },
-            "slices": slices,
-        }
+        slices = tuple(SliceSpec(repo.storage_namespace, head.meta_range_id, tokens, lo, hi) for lo, hi in bounds)
+        base = CommitBase(head.id, head.generation, branch.staging_token, tokens, repo.storage_namespace)
+        return CommitPlan(False, base, slices)
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: Json) -> Json:
+    def build_slice(self, item: SliceSpec) -> Json:
         """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
-        namespace = str(item["namespace"])
-        lo, hi = str(item["lo"]), item["hi"]
-        base = self.storage.metarange(namespace, MetaRangeID(str(item["base_metarange"]))).ranges
+        namespace, lo, hi = item.namespace, item.lo, item.hi
+        base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
         writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
-        changes = _bounded(staged_changes(self.staging, list(item["tokens"]), lo), hi)
+        changes = _bounded(staged_changes(self.staging, list(item.tokens), lo), hi)
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
         )
@@ -223,26 +158,27 @@ class CommitSteps:
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
-    def finish(self, request: CommitRequest, plan: Json, built: list[Json]) -> Json:
+    def finish(self, request: CommitRequest, plan: CommitPlan, built: list[Json]) -> Json:
         """Writes the metarange and the commit and swaps the branch from the planned sealed state.
 
         Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
         {"status": "replan"} when the branch moved meanwhile (another commit or seal): plan again.
         """
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
-        base = plan["base"]
-        namespace = str(base["namespace"])
+        base = plan.base
+        assert base is not None, "a done plan has nothing to finish"
+        namespace = base.namespace
         parts = [self.storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
         ranges = slicing.concatenate(self.storage, namespace, self.params, parts)
         metarange = self.storage.write_metarange(namespace, ranges)
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        parent = CommitID(str(base["commit_id"]))
+        parent = CommitID(base.commit_id)
         cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
         if changes == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
         commit = Commit(cid, request.committer, request.message, request.date, metarange, dict(request.metadata),
-                        (parent,), int(base["generation"]) + 1)
-        tokens = tuple(StagingToken(t) for t in base["tokens"])
+                        (parent,), base.generation + 1)
+        tokens = tuple(StagingToken(t) for t in base.tokens)
         return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
     # ---- drop -----------------------------------------------------------------------------------------------
@@ -261,9 +197,9 @@ class CommitSteps:
         sealed = self.seal(request)["sealed_token"]
         for _ in range(max_rounds):
             planned = self.plan(request, sealed, max_slices)
-            if planned["done"]:
-                return {"status": DONE_ELSEWHERE, "commit_id": planned["head"]}
-            built = [self.build_slice(item) for item in planned["slices"]]
+            if planned.done:
+                return {"status": DONE_ELSEWHERE, "commit_id": planned.head}
+            built = [self.build_slice(item) for item in planned.slices]
             result = self.finish(request, planned, built)
             if result["status"] == COMMITTED:
                 self.drop(result["tokens"])
@@ -275,31 +211,12 @@ def swap_branch(
     refs: RefStore, repo_id: RepositoryID, branch_id: BranchID, commit: Commit, tokens: tuple[StagingToken, ...],
     sleep: Any = None,
 ) -> Json:
-    """The last step of ``finish``: stores ``commit`` and compare-and-swaps the branch to it from the state it was
-    planned on (its head the commit's first parent, ``tokens`` sealed), keeping the staging token.
-
-    {"status": "committed", "commit_id", "tokens"} also when the branch already points at the commit (a retry
-    after the swap); {"status": "replan"} when the branch moved meanwhile.
-    """
-    done = {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
-    branch = refs.get_branch(repo_id, branch_id)
-    if branch.commit_id == commit.id:
-        return done
-    if branch.commit_id != commit.parents[0] or branch.sealed_tokens != tokens:
+    """The last step of ``finish`` (branch_moves.finish_move): {"status": "committed", "commit_id", "tokens"}, also
+    when the branch already points at the commit (a retry after the swap); {"status": "replan"} when the branch
+    left the planned state."""
+    if finish_move(refs, repo_id, branch_id, commit, tokens, sleep) is None:
         return {"status": REPLAN}
-    refs.add_commit(repo_id, commit)
-    # The released tokens are recorded as retired in the same swap: if dropping them fails afterwards, the next
-    # seal drops them (they are never read again either way).
-    moved = Branch(branch.id, commit.id, branch.staging_token, (), (*branch.retired_tokens, *tokens))
-    try:
-        refs.set_branch(repo_id, moved, expected=branch)
-    except errors.Conflict:
-        # A seal or a commit moved the branch between our read and our swap (writes never change the record).
-        # Back off a little so racing workflows do not replan in lockstep.
-        if sleep is not None:
-            sleep(random.uniform(0.01, 0.1))
-        return {"status": REPLAN}
-    return done
+    return {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
 
 
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:
@@ -314,4 +231,4 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["CommitRequest", "CommitSteps", "request_token", "swap_branch"]
+__all__ = ["COMMITTED", "DEFAULT_MAX_SLICES", "DONE_ELSEWHERE", "REPLAN", "CommitSteps", "swap_branch"]

@@ -25,96 +25,33 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import errors
-from .addressing import metadata_address
-from .commit_steps import COMMITTED, swap_branch
-from .committed.compare import trivial_merge
-from .committed.merge import KeyConflict, merge_ranges
-from .committed.mergetable import Action, Decision
-from .committed.writer import RangeWriter
-from .identity import commit_id
-from .mergebase import require_merge_base
-from .merging import MergeConflicts, conflict_policy
-from .records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
-from .slicing import concatenate, spread_bounds
-from .staging import drop_tokens
-
-if TYPE_CHECKING:
-    from .service import Graveler
+from .. import errors
+from ..addressing import metadata_address
+from ..commit import COMMITTED, swap_branch
+from ..committed import CommittedManager
+from ..committed.compare import trivial_merge
+from ..committed.merge import KeyConflict, merge_ranges
+from ..committed.mergetable import Action, Decision
+from ..committed.writer import RangeWriter
+from ..errors import MergeConflicts
+from ..identity import commit_id
+from ..move_checks import prepare_move, refuse_dirty, repository_for_write
+from ..ports import BlockStore, RefStore, StagingStore
+from ..records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
+from ..slicing import concatenate, spread_bounds
+from ..staging import drop_tokens
+from .base import require_merge_base
+from .plan import MergeFixed, MergePlan, MergeSliceSpec
+from .policy import conflict_policy, source_holds_changes
+from .request import MergeRequest
 
 Json = dict[str, Any]
 
 DEFAULT_MAX_SLICES = 16
 # The conflicts a failed merge keeps for its answer (a 409 shows at most one page of 1,000).
 CONFLICTS_KEPT = 1000
-
-
-@dataclass(frozen=True, slots=True)
-class MergeRequest:
-    """What the user asked for, with the source resolved to a commit once (a moving source branch does not move
-    the merge) and the date fixed (every retry computes the same commit id)."""
-
-    repository: str
-    source_ref: str
-    source_commit: str
-    destination: str
-    request_id: str
-    committer: str
-    message: str
-    date: float  # unix seconds, sub-second kept (commit_id hashes whole seconds)
-    metadata: dict[str, str] = field(default_factory=dict)
-    strategy: str | None = None
-    path_strategies: tuple[tuple[str, str], ...] = ()
-    squash_merge: bool = False
-    allow_empty: bool = False
-    force: bool = False
-
-    def __post_init__(self) -> None:
-        conflict_policy(self.strategy, self.path_strategies)  # Invalid now, not inside a workflow
-
-    @property
-    def text(self) -> str:
-        return self.message or f"Merge '{self.source_ref}' into '{self.destination}'"
-
-    def to_json(self) -> Json:
-        return {
-            "repository": self.repository,
-            "source_ref": self.source_ref,
-            "source_commit": self.source_commit,
-            "destination": self.destination,
-            "request_id": self.request_id,
-            "committer": self.committer,
-            "message": self.message,
-            "date": self.date,
-            "metadata": dict(self.metadata),
-            "strategy": self.strategy,
-            "path_strategies": [list(p) for p in self.path_strategies],
-            "squash_merge": self.squash_merge,
-            "allow_empty": self.allow_empty,
-            "force": self.force,
-        }
-
-    @classmethod
-    def from_json(cls, data: Json) -> MergeRequest:
-        return cls(
-            repository=str(data["repository"]),
-            source_ref=str(data["source_ref"]),
-            source_commit=str(data["source_commit"]),
-            destination=str(data["destination"]),
-            request_id=str(data["request_id"]),
-            committer=str(data["committer"]),
-            message=str(data.get("message") or ""),
-            date=float(data["date"]),
-            metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
-            strategy=data.get("strategy") or None,
-            path_strategies=tuple((str(p), str(s)) for p, s in data.get("path_strategies") or ()),
-            squash_merge=bool(data.get("squash_merge", False)),
-            allow_empty=bool(data.get("allow_empty", False)),
-            force=bool(data.get("force", False)),
-        )
 
 
 def conflicts_address(namespace: str, request_id: str) -> str:
@@ -158,17 +95,23 @@ def _conflicts_error(request: MergeRequest, unresolved: int, conflicts: list[Key
 
 
 class MergeSteps:
-    """The steps over a Graveler (its ports and its merge checks)."""
+    """The steps over the ports (as CommitSteps): the checks before the move are move_checks.py's."""
 
     def __init__(
         self,
-        graveler: Graveler,
+        refs: RefStore,
+        staging: StagingStore,
+        blocks: BlockStore,
+        committed: CommittedManager,
         *,
         sleep: Callable[[float], None] | None = None,
     ) -> None:
-        self.graveler = graveler
-        self.params = graveler.committed.params
-        self.storage = graveler.committed.storage
+        self.refs = refs
+        self.staging = staging
+        self.blocks = blocks
+        self.committed = committed
+        self.params = committed.params
+        self.storage = committed.storage
         self._sleep = sleep
 
     def _ranges(self, namespace: str, metarange: str) -> list[RangeInfo]:
@@ -176,77 +119,63 @@ class MergeSteps:
 
     # ---- plan -----------------------------------------------------------------------------------------------
 
-    def plan(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES) -> Json:
+    def plan(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES) -> MergePlan:
         """The merge's fixed points (destination head, base, sealed tokens), its slices and its size (the entries
         of the source's and the destination's ranges that the merge base does not share); raises what
         Graveler.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
-        g, refs = self.graveler, self.graveler.refs
-        repo = g.repository_for_write(request.repository, request.force)
+        refs = self.refs
+        repo = repository_for_write(refs, request.repository, request.force)
         bid = BranchID(request.destination)
-        g.prepare_move(repo, bid)
+        prepare_move(refs, self.staging, self.committed, repo, bid, self._sleep)
         branch = refs.get_branch(repo.id, bid)
-        g.refuse_dirty(repo, branch, branch.sealed_tokens)
+        refuse_dirty(refs, self.staging, self.committed, repo, branch, branch.sealed_tokens)
         dest = refs.get_commit(repo.id, branch.commit_id)
         source = refs.get_commit(repo.id, CommitID(request.source_commit))
         base = require_merge_base(refs, repo.id, source.id, dest.id)
-        if not (request.allow_empty or request.force) and not g.changed_since(repo, base, source):
+        if not (request.allow_empty or request.force) and not source_holds_changes(base, source):
             raise errors.NoChanges(f"{request.destination} already holds every change of {request.source_ref}")
         ns = repo.storage_namespace
-        fixed = {
-            "namespace": ns,
-            "dest_commit": dest.id,
-            "dest_generation": dest.generation,
-            "source_generation": source.generation,
-            "tokens": list(branch.sealed_tokens),
-        }
-        sides = {"base": base.meta_range_id, "source": source.meta_range_id, "dest": dest.meta_range_id}
-        listings = [self._ranges(ns, m) for m in sides.values()]
+        tokens = tuple(branch.sealed_tokens)
+        sides = (base.meta_range_id, source.meta_range_id, dest.meta_range_id)
+        listings = [self._ranges(ns, m) for m in sides]
         base_ids = {r.id for r in listings[0]}
         # The entries of the ranges the merge may read: what decides between inline and the workflow.
         size = sum(r.count for listing in listings[1:] for r in listing if r.id not in base_ids)
         trivial = trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
+        fixed = MergeFixed(ns, dest.id, dest.generation, source.generation, tokens, trivial)
         if trivial is not None:
-            return {"fixed": {**fixed, "metarange": trivial}, "slices": [], "size": size}
-        slices = [
-            {
-                "namespace": ns,
-                **sides,
-                "strategy": request.strategy,
-                "path_strategies": [list(p) for p in request.path_strategies],
-                "request_id": request.request_id,
-                "lo": lo,
-                "hi": hi,
-            }
+            return MergePlan(fixed, (), size)
+        slices = tuple(
+            MergeSliceSpec(ns, *sides, request.strategy, request.path_strategies, request.request_id, lo, hi)
             for lo, hi in spread_bounds([r.min_key for r in listings[2][1:]], listings, max_slices)
-        ]
-        return {"fixed": {**fixed, "metarange": None}, "slices": slices, "size": size}
+        )
+        return MergePlan(fixed, slices, size)
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: Json) -> Json:
+    def build_slice(self, item: MergeSliceSpec) -> Json:
         """The merge of the slice: {"metarange": id, "unresolved": 0}, or {"metarange": None, "unresolved": n,
         "conflicts": address} when conflicts stay unresolved."""
-        namespace = str(item["namespace"])
+        namespace = item.namespace
         ranges, conflicts = self._merge_slice(item)
         if ranges is None:
             address = metadata_address(
-                namespace, f"workflows/merge/{item['request_id']}/{item['dest']}-{_slice_name(str(item['lo']))}.json"
+                namespace, f"workflows/merge/{item.request_id}/{item.dest}-{_slice_name(item.lo)}.json"
             )
-            self.graveler.blocks.put(address, _conflicts_json(kept_conflicts(conflicts)))
+            self.blocks.put(address, _conflicts_json(kept_conflicts(conflicts)))
             unresolved = sum(1 for c in conflicts if c.resolution is None)
             return {"metarange": None, "unresolved": unresolved, "conflicts": address}
         return {"metarange": self.storage.write_metarange(namespace, ranges), "unresolved": 0}
 
-    def _merge_slice(self, item: Json) -> tuple[list[RangeInfo] | None, list[KeyConflict]]:
+    def _merge_slice(self, item: MergeSliceSpec) -> tuple[list[RangeInfo] | None, list[KeyConflict]]:
         """The slice's merged ranges (None when a conflict stays unresolved) and its conflicts."""
-        namespace = str(item["namespace"])
-        lo, hi = str(item["lo"]), item["hi"]
+        namespace, lo, hi = item.namespace, item.lo, item.hi
 
         def inside(metarange: str) -> list[RangeInfo]:
             return [r for r in self._ranges(namespace, metarange) if r.min_key >= lo and (hi is None or r.min_key < hi)]
 
-        base, source, dest = inside(item["base"]), inside(item["source"]), inside(item["dest"])
-        policy = conflict_policy(item.get("strategy"), [(str(p), str(s)) for p, s in item.get("path_strategies") or ()])
+        base, source, dest = inside(item.base), inside(item.source), inside(item.dest)
+        policy = conflict_policy(item.strategy, item.path_strategies)
         known = {r.id for r in base} | {r.id for r in source} | {r.id for r in dest}
         writer = RangeWriter(self.storage, namespace, self.params, known_ranges=known)
         walk = merge_ranges(
@@ -256,63 +185,63 @@ class MergeSteps:
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
-    def finish(self, request: MergeRequest, plan: Json, built: list[Json]) -> Json:
+    def finish(self, request: MergeRequest, plan: MergePlan, built: list[Json]) -> Json:
         """Writes the merged metarange and the merge commit and swaps the branch from the planned head.
 
         Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
         {"status": "replan"} when the branch moved meanwhile. Raises MergeConflicts when a slice had conflicts.
         """
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.destination)
-        fixed = plan["fixed"]
-        namespace = str(fixed["namespace"])
+        fixed = plan.fixed
+        namespace = fixed.namespace
         unresolved = sum(int(b["unresolved"]) for b in built)
         if unresolved:
             found: list[KeyConflict] = []
             for b in built:
                 if b["unresolved"]:
-                    found.extend(read_conflicts(self.graveler.blocks.get(str(b["conflicts"]))))
+                    found.extend(read_conflicts(self.blocks.get(str(b["conflicts"]))))
             error = _conflicts_error(request, unresolved, found)
-            self.graveler.blocks.put(conflicts_address(namespace, request.request_id), _conflicts_json(error.conflicts))
+            self.blocks.put(conflicts_address(namespace, request.request_id), _conflicts_json(error.conflicts))
             raise error
-        if fixed["metarange"] is not None:
-            metarange = MetaRangeID(str(fixed["metarange"]))
+        if fixed.metarange is not None:
+            metarange = MetaRangeID(fixed.metarange)
         else:
             parts = [self._ranges(namespace, str(b["metarange"])) for b in built]
             ranges = concatenate(self.storage, namespace, self.params, parts)
             metarange = self.storage.write_metarange(namespace, ranges)
-        dest, source = CommitID(str(fixed["dest_commit"])), CommitID(request.source_commit)
+        dest, source = CommitID(fixed.dest_commit), CommitID(request.source_commit)
         parents = (dest,) if request.squash_merge else (dest, source)
-        generations = [int(fixed["dest_generation"])] + ([] if request.squash_merge else [int(fixed["source_generation"])])
+        generations = [fixed.dest_generation] + ([] if request.squash_merge else [fixed.source_generation])
         policy = conflict_policy(request.strategy, request.path_strategies)
         metadata = {**request.metadata, **policy.metadata()}
         cid = commit_id(request.committer, request.text, metarange, request.date, metadata, parents)
         commit = Commit(cid, request.committer, request.text, request.date, metarange, metadata, parents,
                         max(generations) + 1)
-        tokens = tuple(StagingToken(t) for t in fixed["tokens"])
-        return swap_branch(self.graveler.refs, repo_id, branch_id, commit, tokens, self._sleep)
+        tokens = tuple(StagingToken(t) for t in fixed.tokens)
+        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
     # ---- drop -----------------------------------------------------------------------------------------------
 
     def drop(self, tokens: list[str]) -> Json:
         """Drops the tokens the swap released; idempotent, and never fails (see CommitSteps.drop)."""
-        deferred = drop_tokens(self.graveler.staging, [StagingToken(t) for t in tokens])
+        deferred = drop_tokens(self.staging, [StagingToken(t) for t in tokens])
         return {"dropped": len(tokens) - len(deferred), "deferred": list(deferred)}
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
     def run(
         self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10,
-        planned: Json | None = None,
+        planned: MergePlan | None = None,
     ) -> Json:
         """Every step in order, as the state machine runs them (the inline path), from ``planned`` if the caller
         planned already. Conflicts stay in memory: the files under _lakefs/ are for the workflow's answer only."""
         for _ in range(max_rounds):
             planned = planned or self.plan(request, max_slices)
-            merged = [self._merge_slice(item) for item in planned["slices"]]
+            merged = [self._merge_slice(item) for item in planned.slices]
             if any(ranges is None for ranges, _ in merged):
                 conflicts = [c for _, found in merged for c in found]
                 raise _conflicts_error(request, sum(1 for c in conflicts if c.resolution is None), conflicts)
-            namespace = str(planned["fixed"]["namespace"])
+            namespace = planned.fixed.namespace
             built = [
                 {"metarange": self.storage.write_metarange(namespace, ranges or []), "unresolved": 0}
                 for ranges, _ in merged
@@ -331,7 +260,8 @@ def _slice_name(lo: str) -> str:
 
 
 __all__ = [
-    "MergeRequest",
+    "CONFLICTS_KEPT",
+    "DEFAULT_MAX_SLICES",
     "MergeSteps",
     "conflicts_address",
     "read_conflicts",

@@ -10,18 +10,12 @@ from __future__ import annotations
 
 import heapq
 
-from . import errors
-from .ports import RefStore
-from .records import Commit, CommitID, RepositoryID
+from .. import errors
+from ..ports import RefStore
+from ..records import Commit, CommitID, RepositoryID
 
 _LEFT = 1
 _RIGHT = 2
-
-
-class NoMergeBase(errors.Invalid):
-    """The two commits share no ancestor."""
-
-    lakefs_message = "no merge base"
 
 
 def find_merge_base(refs: RefStore, repo_id: RepositoryID, left: CommitID, right: CommitID) -> Commit | None:
@@ -56,5 +50,5 @@ def require_merge_base(refs: RefStore, repo_id: RepositoryID, left: CommitID, ri
     """find_merge_base, raising NoMergeBase (400) when there is none."""
     base = find_merge_base(refs, repo_id, left, right)
     if base is None:
-        raise NoMergeBase(f"commits {left[:12]} and {right[:12]} have no common ancestor")
+        raise errors.NoMergeBase(f"commits {left[:12]} and {right[:12]} have no common ancestor")
     return base

@@ -17,11 +17,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import errors
-from .committed.compare import MergeChange
-from .committed.merge import KeyConflict
-from .committed.mergetable import Action, Decision
-from .records import Commit, Page
+from .. import errors
+from ..committed.compare import MergeChange
+from ..committed.mergetable import Action, Decision
+from ..records import EMPTY_METARANGE, Commit, Page
 
 STRATEGY_METADATA_KEY = ".lakefs.merge.strategy"
 PATH_STRATEGIES_METADATA_KEY = ".lakelet.merge.path_strategies"
@@ -129,24 +128,31 @@ class ConflictPolicy:
         return recorded
 
 
+# lakeFS writes an empty tree as a metarange like any other, content-addressed: every empty tree a commit wrote
+# has this one id there, while a repository's first commit has none (""). Lakelet stores no empty metarange
+# (its id is "" wherever it occurs), so the merge decision tells the two apart by the commit's parents.
+_WRITTEN_EMPTY_TREE = "<the empty tree a commit wrote>"
+
+
+def tree_id(commit: Commit) -> str:
+    """The id lakeFS would give the commit's tree, for comparing trees as lakeFS compares them."""
+    if commit.meta_range_id == EMPTY_METARANGE and commit.parents:
+        return _WRITTEN_EMPTY_TREE
+    return commit.meta_range_id
+
+
+def source_holds_changes(base: Commit, source: Commit) -> bool:
+    """lakeFS's "no changes" rule for a merge (pkg/graveler/committed/manager.go, Merge): the source holds none
+    exactly when its tree is the merge base's, by metarange id. So a source that is an ancestor of the
+    destination, or the destination itself, is "no changes" (git's "already up to date"), while a source whose
+    tree differs by id merges even when its entries look alike: re-uploads of the same bytes (new addresses), or
+    an empty tree committed on a branch made from the repository's first commit."""
+    return tree_id(source) != tree_id(base)
+
+
 def conflict_policy(strategy: str | None, paths: Sequence[tuple[str, str]] = ()) -> ConflictPolicy:
     """Parses a request's strategy and per-path strategies ((glob, strategy) pairs). Raises Invalid."""
     return ConflictPolicy(parse_strategy(strategy), tuple(PathStrategy.of(p, s) for p, s in paths))
-
-
-class MergeConflicts(errors.Conflict):
-    """The merge met conflicts no strategy settled (HTTP 409). ``conflicts`` lists every conflicting key, in
-    key order, resolved ones included (their ``resolution`` is set)."""
-
-    lakefs_message = "conflict found"
-
-    def __init__(self, message: str, conflicts: list[KeyConflict]) -> None:
-        super().__init__(message)
-        self.conflicts = conflicts
-
-    @property
-    def unresolved(self) -> list[KeyConflict]:
-        return [c for c in self.conflicts if c.resolution is None]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,27 @@
+"""The merge use case: ``request`` (what was asked, fixed once), ``policy`` (strategies and the dry run's
+records), ``base`` (the merge base), ``plan`` (the frozen plan the workflow state carries) and ``steps`` (plan,
+build_slice, finish, drop: idempotent, run inline or as the merge workflow). The range-level walk is
+committed/merge.py. ``Graveler.merge`` is its one entry."""
+
+from .base import find_merge_base, require_merge_base
+from .plan import MergeFixed, MergePlan, MergeSliceSpec
+from .policy import ConflictPolicy, MergePreview, MergeSummary, conflict_policy
+from .request import MergeRequest
+from .steps import DEFAULT_MAX_SLICES, MergeSteps, conflicts_address, read_conflicts
+
+__all__ = [
+    "DEFAULT_MAX_SLICES",
+    "ConflictPolicy",
+    "MergeFixed",
+    "MergePlan",
+    "MergePreview",
+    "MergeRequest",
+    "MergeSliceSpec",
+    "MergeSteps",
+    "MergeSummary",
+    "conflict_policy",
+    "conflicts_address",
+    "find_merge_base",
+    "read_conflicts",
+    "require_merge_base",
+]
