@@ -22,7 +22,14 @@ from lakelet.commands.common import JsonOpt, key_values
 from lakelet.commands.context import api, want_json
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
-from lakelet.commands.transfer import PART_SUFFIX, Remote, is_dotgit, list_remote, local_paths, md5_file
+from lakelet.commands.transfer import (
+    PART_SUFFIX,
+    Remote,
+    is_dotgit,
+    list_remote,
+    local_paths,
+    md5_file,
+)
 from lakelet.commands.uri import URI, parse
 
 INDEX = ".lakefs_ref.yaml"

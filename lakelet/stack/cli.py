@@ -19,6 +19,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
+from typer._click.core import ParameterSource  # typer 0.29 vendors click (pinned)
 
 from lakelet.defaults import (
     DEFAULT_ACCESS_KEY_ID,
@@ -110,23 +111,16 @@ def local(
         # The stack's flags mean nothing to a subcommand: say so rather than drop them silently.
         given = [name for name in ("api_port", "s3_port", "moto_port", "access_key_id", "secret_access_key",
                                    "data_dir", "ephemeral", "sample_data", "accept_journal_loss", "verbose")
-                 if ctx.get_parameter_source(name) is click_source().COMMANDLINE]
+                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
         if given:
             raise typer.BadParameter(f"{', '.join('--' + g.replace('_', '-') for g in given)} belong to "
                                      f"'lakelet local' itself, not to 'lakelet local {ctx.invoked_subcommand}'")
         return
     options = LocalOptions(api_port, s3_port, moto_port, access_key_id, secret_access_key,
                            resolve_data_dir(data_dir, ephemeral, flag_given=ctx.get_parameter_source("data_dir")
-                                            is click_source().COMMANDLINE), sample_data, verbose,
+                                            is ParameterSource.COMMANDLINE), sample_data, verbose,
                            accept_journal_loss)
     raise typer.Exit(run_local(options))
-
-
-def click_source() -> type:
-    """click's ParameterSource (typer vendors click)."""
-    from typer._click.core import ParameterSource
-
-    return ParameterSource
 
 
 def run_local(options: LocalOptions) -> int:
@@ -271,7 +265,12 @@ def local_export(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
     assert directory is not None
     try:
         from lakelet.persistence import DataDirError
-        from lakelet.stack.export import Endpoint, ExportError, export_stack, stopped_stack_aws
+        from lakelet.stack.export import (
+            Endpoint,
+            ExportError,
+            export_stack,
+            stopped_stack_aws,
+        )
         from lakelet.stack.local import LOCAL_TABLE_PREFIX
     except ImportError as error:
         _fail("export", f"the local stack is not installed ({error}): {NOT_INSTALLED_HINT}")
@@ -298,7 +297,12 @@ def local_import(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
     assert directory is not None
     try:
         from lakelet.persistence import DataDirError
-        from lakelet.stack.export import Endpoint, ExportError, import_stack, read_manifest
+        from lakelet.stack.export import (
+            Endpoint,
+            ExportError,
+            import_stack,
+            read_manifest,
+        )
         from lakelet.stack.local import LOCAL_TABLE_PREFIX, Credentials, LocalStack
     except ImportError as error:
         _fail("import", f"the local stack is not installed ({error}): {NOT_INSTALLED_HINT}")

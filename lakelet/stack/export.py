@@ -375,7 +375,8 @@ def import_stack(endpoint: Endpoint, source: Path) -> Counts:
         counts.items[short] = 0
         for line in _lines(source / "dynamodb" / f"{short}.jsonl"):
             item = _from_json({"M": line})["M"]
-            found = resealed.pop((short, _key_of(line)), None)
+            row_key = _key_of(line)
+            found = resealed.pop((short, row_key), None) if row_key is not None else None
             if found is not None:
                 attribute, plain = found
                 sealed = _sealed_field(item)

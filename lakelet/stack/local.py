@@ -36,12 +36,6 @@ from chalice.app import Chalice
 from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
-from lakelet.persistence import Persistence, refusals
-from lakelet.stack.devserver import ApiServer
-from lakelet.stack.moto_guard import MotoGuard, ui_origins
-from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack.s3server import S3Server
-
 from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
     DEFAULT_ACCESS_KEY_ID,
     DEFAULT_API_PORT,
@@ -50,6 +44,11 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
     LOCAL_HOST,
     LOCAL_REGION,
 )
+from lakelet.persistence import Persistence, refusals
+from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
+from lakelet.stack.devserver import ApiServer
+from lakelet.stack.moto_guard import MotoGuard, ui_origins
+from lakelet.stack.s3server import S3Server
 
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
