@@ -1,7 +1,10 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
 #               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000
-#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest
+#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but the compat tier)
+#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
+#   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
+#   make check  ruff format --check, ruff check and mypy (strict on chalicelib/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
@@ -28,10 +31,31 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test run venv clean-venv package deploy webui
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui
 
+# The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
+# PYTEST_ARGS replaces this one: add "and not compat" to it.
 test: $(DEV_STAMP)
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not compat" $(PYTEST_ARGS)
+
+# lakefs-spec's tests, unchanged, against a fresh stack (tests/compat/).
+test-compat: $(DEV_STAMP)
+	$(VENV)/bin/python -m pytest -m compat tests/compat $(PYTEST_ARGS)
+
+# Every tier that needs moto, Spark, chalice package, Chromium or a running stack is left out (markers in
+# pyproject.toml, set by tests/conftest.py); what is left runs in under a minute on two cores.
+SLOW_TIERS := aws or spark or package or browser or e2e or compat
+test-fast: $(DEV_STAMP)
+	$(VENV)/bin/python -m pytest -m "not ($(SLOW_TIERS))" tests/unit tests/contract tests/api $(PYTEST_ARGS)
+
+# All three run even when one fails, so one pass shows every finding; the exit status is non-zero if any did.
+# Settings in pyproject.toml ([tool.ruff], [tool.mypy]). `ruff format .` and `ruff check --fix .` repair most.
+check: $(DEV_STAMP)
+	@status=0; \
+	echo "ruff format --check"; $(VENV)/bin/ruff format --check . || status=1; \
+	echo "ruff check"; $(VENV)/bin/ruff check . || status=1; \
+	echo "mypy"; $(VENV)/bin/mypy || status=1; \
+	exit $$status
 
 # The quickstart repository is created once per data directory (lakelet/samples.py).
 run: $(RUN_STAMP)

@@ -9,7 +9,7 @@ from chalicelib import observability
 from chalicelib.api import BLUEPRINTS, URL_PREFIX
 from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, lakefs_error_shape
 from chalicelib.api.gc import bp as gc_blueprint
-from chalicelib.api.refs import bp as refs_blueprint
+from chalicelib.api.diff_merge import bp as diff_merge_blueprint
 from chalicelib.gc.schedule import on_schedule as collect_garbage_everywhere
 from chalicelib.webui import bp as webui_blueprint
 
@@ -22,7 +22,7 @@ app.register_middleware(lakefs_error_shape, "http")
 for blueprint in BLUEPRINTS:
     app.register_blueprint(blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(gc_blueprint, url_prefix=URL_PREFIX)
-app.register_blueprint(refs_blueprint, url_prefix=URL_PREFIX)
+app.register_blueprint(diff_merge_blueprint, url_prefix=URL_PREFIX)
 # The web UI's files at / and /assets/{name} (chalicelib/webui.py).
 app.register_blueprint(webui_blueprint)
 

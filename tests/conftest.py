@@ -6,6 +6,9 @@ started by any test of the process (its workers keep the environment they starte
 """
 
 import os
+from pathlib import Path
+
+import pytest
 
 from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 
@@ -13,3 +16,52 @@ os.environ["AWS_ACCESS_KEY_ID"] = DEFAULT_ACCESS_KEY_ID
 os.environ["AWS_SECRET_ACCESS_KEY"] = DEFAULT_SECRET_ACCESS_KEY
 for _name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
     os.environ.pop(_name, None)
+
+
+# Test tiers (markers registered in pyproject.toml). `make test-fast` leaves out every tier below; `make test`
+# runs them all. A folder that is one tier is marked here by its path; a test that needs a slow resource through
+# a fixture is marked by that fixture; anything else carries its marker in its own module.
+_TESTS_DIR = Path(__file__).resolve().parent
+_FOLDER_TIERS: dict[str, tuple[str, ...]] = {
+    "e2e": ("e2e",),  # the embedded stack on a port, driven by the official clients, boto3 and the aws cli
+    "ui": ("browser", "e2e"),  # Chromium driving the web UI served by the embedded stack
+}
+_FIXTURE_TIERS: dict[str, str] = {
+    "spark": "spark",  # tests/gc: a local Spark session (a JVM)
+    "package": "package",  # tests/infra: `make package` (chalice package, cfn-lint)
+    "cli_stack": "e2e",  # tests/cli: the lakelet command against one embedded stack
+    "security_stack": "e2e",  # tests/security: the attacks that need a running stack
+}
+
+
+def _uses_moto(module: object) -> bool:
+    """A test module that imports from moto runs AWS adapters or state machines against it (tier "aws")."""
+    return any(
+        str(getattr(value, "__module__", None) or getattr(value, "__name__", "")).split(".")[0] == "moto"
+        for value in vars(module).values()
+    )
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    """The tiers a collected test belongs to, from its folder, its fixtures and its parameters."""
+    tiers: set[str] = set()
+    try:
+        folder = Path(str(item.path)).resolve().relative_to(_TESTS_DIR).parts[0]
+    except ValueError:
+        folder = ""
+    tiers.update(_FOLDER_TIERS.get(folder, ()))
+    tiers.update(tier for name, tier in _FIXTURE_TIERS.items() if name in getattr(item, "fixturenames", ()))
+    # The contract suites run each test against the in-memory twin and, as variant "aws", the moto-backed adapter:
+    # only the latter is tier "aws", even where the module imports moto for it.
+    callspec = getattr(item, "callspec", None)
+    variant = callspec.params.get("variant") if callspec is not None else None
+    module = getattr(item, "module", None)
+    if variant == "aws" or (variant is None and module is not None and _uses_moto(module)):
+        tiers.add("aws")
+    return tiers
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        for tier in sorted(tiers_of(item) - {mark.name for mark in item.iter_markers()}):
+            item.add_marker(tier)

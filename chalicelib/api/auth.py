@@ -49,8 +49,8 @@ def login() -> Response:
     body = _body()
     auth = services().auth
     token = auth.login(
-        body.required_str("access_key_id"),
-        body.required_str("secret_access_key"),
+        body.required_string("access_key_id"),
+        body.required_string("secret_access_key"),
         services().settings.login_token_seconds,
     )
     # The web UI's session rides in an HttpOnly cookie as well (session.py); API clients use the body.
@@ -64,13 +64,13 @@ def login() -> Response:
 @route(bp, USERS, ["GET"])
 def list_users() -> Response:
     q = _query()
-    page = services().auth.directory.list_users(q.str("prefix"), q.str("after"), q.amount())
+    page = services().auth.directory.list_users(q.string("prefix"), q.string("after"), q.amount())
     return json_response(shapes.listing(page, q.amount(), shapes.user))
 
 
 @route(bp, USERS, ["POST"])
 def create_user() -> Response:
-    user = services().auth.directory.create_user(_body().required_str("id"))
+    user = services().auth.directory.create_user(_body().required_string("id"))
     return json_response(shapes.user(user), 201)
 
 
@@ -89,7 +89,7 @@ def delete_user(userId: str) -> Response:
 def list_credentials(userId: str) -> Response:
     q = _query()
     keys = services().auth.list_credentials(userId)
-    page = shapes.page_of(keys, lambda c: c.access_key_id, q.str("prefix"), q.str("after"), q.amount())
+    page = shapes.page_of(keys, lambda c: c.access_key_id, q.string("prefix"), q.string("after"), q.amount())
     return json_response(shapes.listing(page, q.amount(), shapes.credentials))
 
 
@@ -113,7 +113,7 @@ def delete_credentials(userId: str, accessKeyId: str) -> Response:
 @route(bp, USER + "/groups", ["GET"])
 def list_user_groups(userId: str) -> Response:
     q = _query()
-    page = services().auth.directory.groups_of(userId, q.str("prefix"), q.str("after"), q.amount())
+    page = services().auth.directory.groups_of(userId, q.string("prefix"), q.string("after"), q.amount())
     return json_response(shapes.listing(page, q.amount(), shapes.group))
 
 
@@ -121,12 +121,14 @@ def list_user_groups(userId: str) -> Response:
 def list_user_policies(userId: str) -> Response:
     q = _query()
     directory = services().auth.directory
-    if q.bool("effective"):
+    if q.boolean("effective"):
         directory.get_user(userId)
         effective = directory.effective_policies(userId)
-        page = shapes.page_of(effective, lambda p: p.id, q.str("prefix"), q.str("after"), q.amount())
+        page = shapes.page_of(effective, lambda p: p.id, q.string("prefix"), q.string("after"), q.amount())
     else:
-        page = directory.attached(Principal(PrincipalKind.USER, userId), q.str("prefix"), q.str("after"), q.amount())
+        page = directory.attached(
+            Principal(PrincipalKind.USER, userId), q.string("prefix"), q.string("after"), q.amount()
+        )
     return json_response(shapes.listing(page, q.amount(), shapes.policy))
 
 
@@ -148,14 +150,14 @@ def detach_policy_from_user(userId: str, policyId: str) -> Response:
 @route(bp, GROUPS, ["GET"])
 def list_groups() -> Response:
     q = _query()
-    page = services().auth.directory.list_groups(q.str("prefix"), q.str("after"), q.amount())
+    page = services().auth.directory.list_groups(q.string("prefix"), q.string("after"), q.amount())
     return json_response(shapes.listing(page, q.amount(), shapes.group))
 
 
 @route(bp, GROUPS, ["POST"])
 def create_group() -> Response:
     body = _body()
-    group = services().auth.directory.create_group(body.required_str("id"), body.str("description") or "")
+    group = services().auth.directory.create_group(body.required_string("id"), body.string("description") or "")
     return json_response(shapes.group(group), 201)
 
 
@@ -173,7 +175,7 @@ def delete_group(groupId: str) -> Response:
 @route(bp, GROUP + "/members", ["GET"])
 def list_group_members(groupId: str) -> Response:
     q = _query()
-    page = services().auth.directory.members(groupId, q.str("prefix"), q.str("after"), q.amount())
+    page = services().auth.directory.members(groupId, q.string("prefix"), q.string("after"), q.amount())
     return json_response(shapes.listing(page, q.amount(), shapes.user))
 
 
@@ -193,7 +195,7 @@ def delete_group_membership(groupId: str, userId: str) -> Response:
 def list_group_policies(groupId: str) -> Response:
     q = _query()
     page = services().auth.directory.attached(
-        Principal(PrincipalKind.GROUP, groupId), q.str("prefix"), q.str("after"), q.amount()
+        Principal(PrincipalKind.GROUP, groupId), q.string("prefix"), q.string("after"), q.amount()
     )
     return json_response(shapes.listing(page, q.amount(), shapes.policy))
 
@@ -216,7 +218,7 @@ def detach_policy_from_group(groupId: str, policyId: str) -> Response:
 @route(bp, POLICIES, ["GET"])
 def list_policies() -> Response:
     q = _query()
-    page = services().auth.directory.list_policies(q.str("prefix"), q.str("after"), q.amount())
+    page = services().auth.directory.list_policies(q.string("prefix"), q.string("after"), q.amount())
     return json_response(shapes.listing(page, q.amount(), shapes.policy))
 
 

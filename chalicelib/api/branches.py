@@ -8,9 +8,9 @@ from chalice import Blueprint, Response
 from chalicelib.graveler.errors import MergeConflicts
 
 from . import names, serializers
+from .diff_merge import conflict_response
 from .endpoint import current_user, json_response, no_content, route, services
 from .params import JsonBody, Query
-from .refs import conflict_response
 
 bp = Blueprint(__name__)
 
@@ -20,7 +20,7 @@ def list_branches(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     page = services().graveler.list_branches(
-        names.repository(repository), q.str("prefix"), q.str("after"), amount, q.bool("show_hidden")
+        names.repository(repository), q.string("prefix"), q.string("after"), amount, q.boolean("show_hidden")
     )
     return json_response(serializers.listing(page, amount, serializers.ref))
 
@@ -29,8 +29,8 @@ def list_branches(repository: str) -> Response:
 def create_branch(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     branch = services().graveler.create_branch(
-        names.repository(repository), body.required_str("name"), names.ref(body.required_str("source")),
-        body.bool("hidden"),
+        names.repository(repository), body.required_string("name"), names.ref(body.required_string("source")),
+        body.boolean("hidden"),
     )
     # lakeFS answers with the new branch's commit id as a bare text body.
     return Response(body=branch.commit_id.encode(), status_code=201, headers={"Content-Type": "text/html"})
@@ -56,8 +56,8 @@ def reset_branch(repository: str, branch: str) -> Response:
     """ResetCreation {type: reset | object | common_prefix, path, force}: drops uncommitted changes."""
     body = JsonBody.parse(bp.current_request.raw_body)
     services().graveler.reset_branch(
-        names.repository(repository), names.branch(branch), body.required_str("type"), body.str("path"),
-        body.bool("force"),
+        names.repository(repository), names.branch(branch), body.required_string("type"), body.string("path"),
+        body.boolean("force"),
     )
     return no_content()
 
@@ -66,7 +66,7 @@ def reset_branch(repository: str, branch: str) -> Response:
 def hard_reset_branch(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
     services().graveler.hard_reset(
-        names.repository(repository), names.branch(branch), names.ref(q.required_str("ref")), q.bool("force")
+        names.repository(repository), names.branch(branch), names.ref(q.required_string("ref")), q.boolean("force")
     )
     return no_content()
 
@@ -76,12 +76,12 @@ def revert_branch(repository: str, branch: str) -> Response:
     """RevertCreation {ref, parent_number, commit_overrides {message, metadata}, force, allow_empty}."""
     request = bp.current_request
     body = JsonBody.parse(request.raw_body)
-    overrides = body.object("commit_overrides") or JsonBody({})
+    overrides = body.nested("commit_overrides") or JsonBody({})
     try:
         services().graveler.revert(
-            names.repository(repository), names.branch(branch), names.ref(body.required_str("ref")),
-            current_user().id, body.int("parent_number") or 0, overrides.str("message"),
-            overrides.str_map("metadata") or None, body.bool("allow_empty"), body.bool("force"),
+            names.repository(repository), names.branch(branch), names.ref(body.required_string("ref")),
+            current_user().id, body.integer("parent_number") or 0, overrides.string("message"),
+            overrides.str_map("metadata") or None, body.boolean("allow_empty"), body.boolean("force"),
         )
     except MergeConflicts as e:
         return conflict_response(e, Query(request.query_params).amount())
@@ -93,12 +93,12 @@ def cherry_pick(repository: str, branch: str) -> Response:
     """CherryPickCreation {ref, parent_number, commit_overrides {message, metadata}, force}: 201 with the Commit."""
     request = bp.current_request
     body = JsonBody.parse(request.raw_body)
-    overrides = body.object("commit_overrides") or JsonBody({})
+    overrides = body.nested("commit_overrides") or JsonBody({})
     try:
         commit = services().graveler.cherry_pick(
-            names.repository(repository), names.branch(branch), names.ref(body.required_str("ref")),
-            current_user().id, body.int("parent_number"), overrides.str("message"),
-            overrides.str_map("metadata") or None, body.bool("force"),
+            names.repository(repository), names.branch(branch), names.ref(body.required_string("ref")),
+            current_user().id, body.integer("parent_number"), overrides.string("message"),
+            overrides.str_map("metadata") or None, body.boolean("force"),
         )
     except MergeConflicts as e:
         return conflict_response(e, Query(request.query_params).amount())

@@ -35,10 +35,10 @@ def _commit_request(repository: str, branch: str) -> CommitRequest:
         names.repository(repository),
         names.branch(branch),
         current_user().id,
-        body.required_str("message"),
+        body.required_string("message"),
         body.str_map("metadata"),
-        body.int("date", minimum=0, maximum=MAX_COMMIT_DATE),
-        body.bool("allow_empty"),
+        body.integer("date", minimum=0, maximum=MAX_COMMIT_DATE),
+        body.boolean("allow_empty"),
     )
 
 
@@ -66,7 +66,7 @@ def commit_async(repository: str, branch: str) -> Response:
 @route(bp, COMMITS + "/status", ["GET"])
 def commit_async_status(repository: str, branch: str) -> Response:
     """lakeFS's commitAsyncStatus: CommitAsyncStatus."""
-    task_id = Query(bp.current_request.query_params).required_str("id")
+    task_id = Query(bp.current_request.query_params).required_string("id")
     status = launch.commit_status(services(), names.repository(repository), names.branch(branch), task_id)
     return json_response(tasks.status_body(status, serializers.commit))
 
@@ -87,14 +87,14 @@ def log_commits(repository: str, ref: str) -> Response:
     page = services().graveler.log(
         names.repository(repository),
         names.ref(ref),
-        q.str("after"),
+        q.string("after"),
         amount,
         objects=_repeated(params, "objects"),
         prefixes=_repeated(params, "prefixes"),
-        since=_date_time(q.str("since")),
-        stop_at=names.ref(q.str("stop_at")) if q.str("stop_at") else None,
-        limit=q.bool("limit"),
-        first_parent=q.bool("first_parent"),
+        since=_date_time(q.string("since")),
+        stop_at=names.ref(q.string("stop_at")) if q.string("stop_at") else None,
+        limit=q.boolean("limit"),
+        first_parent=q.boolean("first_parent"),
     )
     return json_response(serializers.listing(page, amount, serializers.commit))
 

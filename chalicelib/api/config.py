@@ -25,9 +25,9 @@ LAKEFS_API_VERSION = "1.88.0"
 S3_NAMESPACE_REGEX = "^s3://"
 # Lakelet's extensions a client can rely on being served, named in version_config.lakelet_features so that a
 # client (the lakelet CLI) uses one only where it exists and falls back to lakeFS's operations elsewhere:
-# "upload_batch" is POST .../branches/{branch}/objects/batch (api/batch.py); "upload_write_once" is
+# "upload_batch" is POST .../branches/{branch}/objects/batch (api/batch_body.py); "upload_write_once" is
 # GET .../staging/backing?presign=true&write_once=true, whose URL must be sent with If-None-Match: * and whose
-# link copies nothing (api/staging.py).
+# link copies nothing (api/physical_addresses.py).
 LAKELET_FEATURES = ("upload_batch", "upload_write_once")
 
 

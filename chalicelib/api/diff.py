@@ -16,6 +16,11 @@ def diff_branch(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     page = services().graveler.diff_uncommitted(
-        names.repository(repository), names.branch(branch), q.str("prefix"), q.str("delimiter"), q.str("after"), amount
+        names.repository(repository),
+        names.branch(branch),
+        q.string("prefix"),
+        q.string("delimiter"),
+        q.string("after"),
+        amount,
     )
     return json_response(serializers.listing(page, amount, serializers.diff))

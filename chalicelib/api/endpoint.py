@@ -180,5 +180,11 @@ def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | Non
     return Response(body=body, status_code=status, headers={"Content-Type": "application/json", **(headers or {})})
 
 
+def raw_body(request: Request) -> bytes:
+    """The body's bytes. Chalice types ``raw_body`` as str or bytes, though it decodes every body to bytes."""
+    raw = request.raw_body
+    return raw.encode() if isinstance(raw, str) else raw
+
+
 def no_content() -> Response:
     return Response(body=b"", status_code=204, headers={})

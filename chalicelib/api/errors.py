@@ -72,7 +72,7 @@ def error_response(
     status: int, message: str, headers: Mapping[str, str] | None = None, with_body: bool = True
 ) -> Response:
     """A lakeFS error. ``with_body`` False for HEAD requests, whose responses carry headers only."""
-    all_headers = {"Content-Type": "application/json", **(headers or {})}
+    all_headers: dict[str, str | list[str]] = {"Content-Type": "application/json", **(headers or {})}
     body = json.dumps({"message": message}) if with_body else ""
     return Response(body=body, status_code=status, headers=all_headers)
 

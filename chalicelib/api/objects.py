@@ -19,8 +19,8 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry, ListedObject
 
-from . import batch, multipart, names, serializers
-from .endpoint import current_user, json_response, no_content, route, services
+from . import batch_body, multipart, names, serializers
+from .endpoint import current_user, json_response, no_content, raw_body, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 from .ranges import parse_range
@@ -110,16 +110,16 @@ def get_object(repository: str, ref: str) -> Response:
     request = bp.current_request
     q = Query(request.query_params)
     graveler = services().graveler
-    repo_id, ref_name, path = names.repository(repository), names.ref(ref), q.required_str("path")
+    repo_id, ref_name, path = names.repository(repository), names.ref(ref), q.required_string("path")
     disposition = _disposition(q)
-    if q.bool("presign") or request.method == "HEAD":
+    if q.boolean("presign") or request.method == "HEAD":
         # Neither a presigned URL nor a HEAD touches the data: ask whether GC collected it (410, as lakeFS).
         entry, collected = graveler.stat_readable(repo_id, ref_name, path)
         if collected:
             raise errors.Gone(GONE_MESSAGE)
     else:
         entry = graveler.stat_object(repo_id, ref_name, path)  # a read of collected data answers 410 itself
-    if q.bool("presign"):
+    if q.boolean("presign"):
         location = graveler.presign_object(repository, entry, services().settings.presign_expiry_seconds)
         return Response(body=b"", status_code=302, headers={"Location": location})
     return object_response(request, path, entry, disposition,
@@ -129,7 +129,7 @@ def get_object(repository: str, ref: str) -> Response:
 def _disposition(q: Query) -> str | None:
     """Lakelet's ``disposition=inline`` asks for an inert type to be shown rather than saved (the default and
     what ``attachment`` asks for). lakeFS has no such parameter, so its clients never send it."""
-    value = q.str("disposition").strip().lower()
+    value = q.string("disposition").strip().lower()
     if value not in ("", "inline", "attachment"):
         raise errors.Invalid("disposition must be inline or attachment")
     return "inline" if value == "inline" else None
@@ -138,27 +138,32 @@ def _disposition(q: Query) -> str | None:
 @route(bp, OBJECT + "/stat", ["GET"])
 def stat_object(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
-    path = q.required_str("path")
+    path = q.required_string("path")
     graveler = services().graveler
     entry, collected = graveler.stat_readable(names.repository(repository), names.ref(ref), path)
     presigned, expiry = None, None
-    if q.bool("presign") and not collected:
+    if q.boolean("presign") and not collected:
         seconds = services().settings.presign_expiry_seconds
         presigned, expiry = graveler.presign_object(repository, entry, seconds), int(time.time()) + seconds
     # As lakeFS: the stats of an object whose data GC collected, with status 410 Gone.
-    return json_response(serializers.object_stats(path, entry, q.bool("user_metadata", True), presigned, expiry),
+    return json_response(serializers.object_stats(path, entry, q.boolean("user_metadata", True), presigned, expiry),
                          410 if collected else 200)
 
 
 @route(bp, OBJECT + "/ls", ["GET"])
 def list_objects(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
-    amount, with_metadata = q.amount(), q.bool("user_metadata", True)
+    amount, with_metadata = q.amount(), q.boolean("user_metadata", True)
     graveler = services().graveler
     page = graveler.list_objects(
-        names.repository(repository), names.ref(ref), q.str("prefix"), q.str("delimiter"), q.str("after"), amount
+        names.repository(repository),
+        names.ref(ref),
+        q.string("prefix"),
+        q.string("delimiter"),
+        q.string("after"),
+        amount,
     )
-    if not q.bool("presign"):
+    if not q.boolean("presign"):
         return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
@@ -182,9 +187,9 @@ def list_objects(repository: str, ref: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["POST"])
 def upload_object(repository: str, branch: str) -> Response:
     request = bp.current_request
-    path = Query(request.query_params).required_str("path")
+    path = Query(request.query_params).required_string("path")
     refuse_if_match(request.headers)
-    data, content_type = upload_body(request.headers, request.raw_body or b"")
+    data, content_type = upload_body(request.headers, raw_body(request))
     entry = services().graveler.upload_object(
         names.repository(repository),
         names.branch(branch),
@@ -199,20 +204,20 @@ def upload_object(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/batch", ["POST"])
 def upload_objects(repository: str, branch: str) -> Response:
-    """Lakelet's batch upload (an extension; body format in batch.py): 201 with ``results``, the ObjectStats
+    """Lakelet's batch upload (an extension; body format in batch_body.py): 201 with ``results``, the ObjectStats
     of every object in the manifest's order. Needs fs:WriteObject on every path (permissions.py)."""
     request = bp.current_request
     refuse_if_match(request.headers)
     if if_absent(request.headers):
         raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
-    objects = batch.parse(request.raw_body)
+    objects = batch_body.parse(request.raw_body)
     entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
     return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries)]}, 201)
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
 def delete_object(repository: str, branch: str) -> Response:
-    path = Query(bp.current_request.query_params).required_str("path")
+    path = Query(bp.current_request.query_params).required_string("path")
     services().graveler.delete_object(names.repository(repository), names.branch(branch), path)
     return no_content()
 
@@ -244,16 +249,16 @@ def delete_objects(repository: str, branch: str) -> Response:
 def copy_object(repository: str, branch: str) -> Response:
     """A shallow copy: the new path shares the source's physical object (always, ``shallow`` or not)."""
     request = bp.current_request
-    dest_path = Query(request.query_params).required_str("dest_path")
+    dest_path = Query(request.query_params).required_string("dest_path")
     body = JsonBody.parse(request.raw_body)
     # Checked for their type only: every copy is shallow, and force (writing to a read-only repository) is
     # not offered.
-    body.bool("shallow")
-    body.bool("force")
+    body.boolean("shallow")
+    body.boolean("force")
     entry = services().graveler.copy_object(
         names.repository(repository),
-        names.ref(body.str("src_ref") or branch),
-        body.required_str("src_path"),
+        names.ref(body.string("src_ref") or branch),
+        body.required_string("src_path"),
         names.branch(branch),
         dest_path,
         if_absent(request.headers),
@@ -265,9 +270,9 @@ def copy_object(repository: str, branch: str) -> Response:
 def update_object_user_metadata(repository: str, branch: str) -> Response:
     """lakeFS's updateObjectUserMetadata: UpdateObjectUserMetadata {set} replaces the object's user metadata,
     staged on the branch like any change; 201 with no body."""
-    path = Query(bp.current_request.query_params).required_str("path")
+    path = Query(bp.current_request.query_params).required_string("path")
     body = JsonBody.parse(bp.current_request.raw_body)
-    if body.object("set") is None:
+    if body.nested("set") is None:
         raise errors.Invalid("field set is required")
     services().graveler.update_user_metadata(
         names.repository(repository), names.branch(branch), path, body.str_map("set")

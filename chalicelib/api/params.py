@@ -79,17 +79,17 @@ class Query:
     def __init__(self, params: Mapping[str, str] | None) -> None:
         self._params: Mapping[str, str] = params or {}
 
-    def str(self, name: str, default: str = "") -> str:
+    def string(self, name: str, default: str = "") -> str:
         value = self._params.get(name)
         return default if value is None else value
 
-    def required_str(self, name: str) -> str:
+    def required_string(self, name: str) -> str:
         value = self._params.get(name)
         if not value:
             raise errors.Invalid(f"query parameter {name} is required")
         return value
 
-    def int(self, name: str, default: int | None = None) -> int | None:
+    def integer(self, name: str, default: int | None = None) -> int | None:
         value = self._params.get(name)
         if value is None or value == "":
             return default
@@ -97,7 +97,7 @@ class Query:
             raise errors.Invalid(f"query parameter {name} must be an integer, got {value!r}")
         return int(value)
 
-    def bool(self, name: str, default: bool = False) -> bool:
+    def boolean(self, name: str, default: bool = False) -> bool:
         """Case-insensitive: the official Python client sends "True"/"False"."""
         value = self._params.get(name)
         if value is None or value == "":
@@ -111,7 +111,7 @@ class Query:
 
     def amount(self) -> int:
         """Page size as lakeFS takes it: default 100, above 1000 clamped, 0 means the default, negative is 400."""
-        amount = self.int("amount", DEFAULT_AMOUNT)
+        amount = self.integer("amount", DEFAULT_AMOUNT)
         assert amount is not None
         if amount < 0:
             raise errors.Invalid("query parameter amount must not be negative")
@@ -147,7 +147,7 @@ class JsonBody:
             raise errors.Invalid(f"field {name} is required")
         return value
 
-    def str(self, name: str, default: str | None = None, required: bool = False) -> str | None:
+    def string(self, name: str, default: str | None = None, required: bool = False) -> str | None:
         value = self._get(name, required)
         if value is None:
             return default
@@ -155,12 +155,12 @@ class JsonBody:
             raise errors.Invalid(f"field {name} must be a string")
         return value
 
-    def required_str(self, name: str) -> str:
-        value = self.str(name, required=True)
+    def required_string(self, name: str) -> str:
+        value = self.string(name, required=True)
         assert value is not None
         return value
 
-    def bool(self, name: str, default: bool = False) -> bool:
+    def boolean(self, name: str, default: bool = False) -> bool:
         value = self._get(name, False)
         if value is None:
             return default
@@ -168,7 +168,7 @@ class JsonBody:
             raise errors.Invalid(f"field {name} must be a boolean")
         return value
 
-    def int(self, name: str, minimum: int | None = None, maximum: int | None = None) -> int | None:
+    def integer(self, name: str, minimum: int | None = None, maximum: int | None = None) -> int | None:
         value = self._get(name, False)
         if value is None:
             return None
@@ -195,7 +195,7 @@ class JsonBody:
             raise errors.Invalid(f"field {name} must be a list of strings")
         return list(value)
 
-    def object(self, name: str) -> JsonBody | None:
+    def nested(self, name: str) -> JsonBody | None:
         value = self._get(name, False)
         if value is None:
             return None

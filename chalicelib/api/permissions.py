@@ -30,7 +30,7 @@ from chalicelib.auth.policies import (
 from chalicelib.graveler.errors import Invalid
 from chalicelib.graveler.validation import normalize_storage_namespace
 
-from . import batch
+from . import batch_body
 from .params import JsonBody, Query
 
 _PARAMETER = re.compile(r"\{[^}]+\}")
@@ -89,7 +89,7 @@ def _on_branch(action: str, position: int = 1) -> Rule:
 
 
 def _on_object(action: str) -> Rule:
-    return lambda f: [Permission(action, object_arn(f.repo(), f.query.required_str("path")))]
+    return lambda f: [Permission(action, object_arn(f.repo(), f.query.required_string("path")))]
 
 
 def _on_tag(action: str) -> Rule:
@@ -110,8 +110,11 @@ def _on_policy(action: str) -> Rule:
 
 def _create_repository(f: RequestFacts) -> Sequence[Permission]:
     return [
-        Permission("fs:CreateRepository", repository_arn(f.body.required_str("name"))),
-        Permission("fs:AttachStorageNamespace", namespace_arn(_namespace_as_stored(f.body.required_str("storage_namespace")))),
+        Permission("fs:CreateRepository", repository_arn(f.body.required_string("name"))),
+        Permission(
+            "fs:AttachStorageNamespace",
+            namespace_arn(_namespace_as_stored(f.body.required_string("storage_namespace"))),
+        ),
     ]
 
 
@@ -127,13 +130,13 @@ def _namespace_as_stored(namespace: str) -> str:
 def _upload_batch(f: RequestFacts) -> Sequence[Permission]:
     """Every path of a batch upload's manifest must be writable: the batch is refused whole (403), as one
     denied path means a batch that cannot be staged as asked."""
-    return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch.paths(f.raw_body)]
+    return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch_body.paths(f.raw_body)]
 
 
 def _copy_object(f: RequestFacts) -> Sequence[Permission]:
     return [
-        Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_str("src_path"))),
-        Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_str("dest_path"))),
+        Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_string("src_path"))),
+        Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_string("dest_path"))),
     ]
 
 
@@ -172,7 +175,7 @@ RULES: dict[tuple[str, str], Rule] = {
     # branches
     ("GET", _REPOS + "/branches"): _on_repo("fs:ListBranches"),
     ("POST", _REPOS + "/branches"): lambda f: [
-        Permission("fs:CreateBranch", branch_arn(f.repo(), f.body.required_str("name")))
+        Permission("fs:CreateBranch", branch_arn(f.repo(), f.body.required_string("name")))
     ],
     ("GET", _BRANCH): _on_branch("fs:ReadBranch"),
     ("DELETE", _BRANCH): _on_branch("fs:DeleteBranch"),
@@ -210,12 +213,12 @@ RULES: dict[tuple[str, str], Rule] = {
     ("PUT", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
     # tags
     ("GET", _REPOS + "/tags"): _on_repo("fs:ListTags"),
-    ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_str("id")))],
+    ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_string("id")))],
     ("GET", _REPOS + "/tags/{}"): _on_tag("fs:ReadTag"),
     ("DELETE", _REPOS + "/tags/{}"): _on_tag("fs:DeleteTag"),
     # users and their access keys
     ("GET", "/auth/users"): _on_all("auth:ListUsers"),
-    ("POST", "/auth/users"): lambda f: [Permission("auth:CreateUser", user_arn(f.body.required_str("id")))],
+    ("POST", "/auth/users"): lambda f: [Permission("auth:CreateUser", user_arn(f.body.required_string("id")))],
     ("GET", _USER): _on_user("auth:ReadUser"),
     ("DELETE", _USER): _on_user("auth:DeleteUser"),
     ("GET", _USER + "/credentials"): _on_user("auth:ListCredentials"),
@@ -228,7 +231,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", _USER + "/policies/{}"): _on_user("auth:DetachPolicy"),
     # groups
     ("GET", "/auth/groups"): _on_all("auth:ListGroups"),
-    ("POST", "/auth/groups"): lambda f: [Permission("auth:CreateGroup", group_arn(f.body.required_str("id")))],
+    ("POST", "/auth/groups"): lambda f: [Permission("auth:CreateGroup", group_arn(f.body.required_string("id")))],
     ("GET", _GROUP): _on_group("auth:ReadGroup"),
     ("DELETE", _GROUP): _on_group("auth:DeleteGroup"),
     ("GET", _GROUP + "/members"): _on_group("auth:ReadGroup"),
@@ -239,7 +242,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("DELETE", _GROUP + "/policies/{}"): _on_group("auth:DetachPolicy"),
     # policies
     ("GET", "/auth/policies"): _on_all("auth:ListPolicies"),
-    ("POST", "/auth/policies"): lambda f: [Permission("auth:CreatePolicy", policy_arn(f.body.required_str("id")))],
+    ("POST", "/auth/policies"): lambda f: [Permission("auth:CreatePolicy", policy_arn(f.body.required_string("id")))],
     ("GET", "/auth/policies/{}"): _on_policy("auth:ReadPolicy"),
     ("PUT", "/auth/policies/{}"): _on_policy("auth:UpdatePolicy"),
     ("DELETE", "/auth/policies/{}"): _on_policy("auth:DeletePolicy"),

@@ -78,14 +78,14 @@ def internal_get_branch_protection_rules(repository: str) -> Response:
 
 @route(bp, RULES, ["POST"])
 def internal_create_branch_protection_rule(repository: str) -> Response:
-    pattern = JsonBody.parse(bp.current_request.raw_body).required_str("pattern")
+    pattern = JsonBody.parse(bp.current_request.raw_body).required_string("pattern")
     _edit(repository, lambda patterns: _added(patterns, pattern))
     return no_content()
 
 
 @route(bp, RULES, ["DELETE"])
 def internal_delete_branch_protection_rule(repository: str) -> Response:
-    pattern = JsonBody.parse(bp.current_request.raw_body).required_str("pattern")
+    pattern = JsonBody.parse(bp.current_request.raw_body).required_string("pattern")
     _edit(repository, lambda patterns: _removed(patterns, pattern))
     return no_content()
 

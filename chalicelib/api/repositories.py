@@ -23,7 +23,7 @@ bp = Blueprint(__name__)
 def list_repositories() -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_repositories(q.str("prefix"), q.str("after"), amount)
+    page = services().graveler.list_repositories(q.string("prefix"), q.string("after"), amount)
     return json_response(serializers.listing(page, amount, serializers.repository))
 
 
@@ -31,18 +31,21 @@ def list_repositories() -> Response:
 def create_repository() -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     graveler = services().graveler
-    name = body.required_str("name")
+    name = body.required_string("name")
     graveler.refuse_existing_repository(name)
-    storage_id = body.str("storage_id")
+    storage_id = body.string("storage_id")
     if storage_id not in (None, serializers.SINGLE_STORAGE_ID):
         raise errors.Invalid(f"unknown storage_id {storage_id!r}: this server has a single store, id \"\"")
-    if Query(bp.current_request.query_params).bool("bare"):
+    if Query(bp.current_request.query_params).boolean("bare"):
         raise errors.Invalid("bare repositories are not supported")
-    sample_data = body.bool("sample_data")
-    if sample_data and body.bool("read_only"):
+    sample_data = body.boolean("sample_data")
+    if sample_data and body.boolean("read_only"):
         raise errors.Invalid("sample data cannot be written into a read-only repository")
     repo = graveler.create_repository(
-        name, body.required_str("storage_namespace"), body.str("default_branch") or "main", body.bool("read_only")
+        name,
+        body.required_string("storage_namespace"),
+        body.string("default_branch") or "main",
+        body.boolean("read_only"),
     )
     if sample_data:
         samples.populate(graveler, repo, current_user().id)

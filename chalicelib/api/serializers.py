@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from chalicelib.auth.records import Credential, User
 from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
 
-T = TypeVar("T")
 # lakeFS's commit record version: 1 since parents are stored first-parent first (what Lakelet always does).
 COMMIT_VERSION = 1
 OBJECT = "object"
@@ -25,7 +24,7 @@ def pagination(page: Page[Any], max_per_page: int) -> dict[str, Any]:
     }
 
 
-def listing(page: Page[T], max_per_page: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+def listing[T](page: Page[T], max_per_page: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
     return {"pagination": pagination(page, max_per_page), "results": [item(r) for r in page.results]}
 
 

@@ -25,10 +25,10 @@ def setup_state() -> Response:
 @route(bp, "/setup_lakefs", ["POST"], public=True)
 def setup() -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    key = body.object("key")
-    access_key_id = key.required_str("access_key_id") if key else None
-    secret = key.required_str("secret_access_key") if key else None
-    credential, secret = services().auth.setup(body.required_str("username"), access_key_id, secret)
+    key = body.nested("key")
+    access_key_id = key.required_string("access_key_id") if key else None
+    secret = key.required_string("secret_access_key") if key else None
+    credential, secret = services().auth.setup(body.required_string("username"), access_key_id, secret)
     return json_response(serializers.credentials_with_secret(credential, secret))
 
 

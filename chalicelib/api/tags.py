@@ -17,18 +17,18 @@ bp = Blueprint(__name__)
 def list_tags(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_tags(names.repository(repository), q.str("prefix"), q.str("after"), amount)
+    page = services().graveler.list_tags(names.repository(repository), q.string("prefix"), q.string("after"), amount)
     return json_response(serializers.listing(page, amount, serializers.ref))
 
 
 @route(bp, "/repositories/{repository}/tags", ["POST"])
 def create_tag(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    if body.bool("force"):
+    if body.boolean("force"):
         # Tags are immutable; overwriting one would need a delete and a create that others could interleave.
         raise errors.Invalid("force is not supported: delete the tag first")
     tag = services().graveler.create_tag(
-        names.repository(repository), body.required_str("id"), names.ref(body.required_str("ref"))
+        names.repository(repository), body.required_string("id"), names.ref(body.required_string("ref"))
     )
     return json_response(serializers.ref(tag), 201)
 

@@ -76,9 +76,9 @@ def user_permissions() -> Response:
     q = Query(bp.current_request.query_params)
     user = current_user()
     wanted = {action: Permission(action, ALL) for action in _GLOBAL_ACTIONS}
-    repository = q.str("repository")
+    repository = q.string("repository")
     if repository:
-        wanted.update(_repository_permissions(repository, q.str("branch") or ""))
+        wanted.update(_repository_permissions(repository, q.string("branch") or ""))
     authorizer = services().auth.authorizer
     allowed = {action: authorizer.is_allowed(user.id, [permission]) for action, permission in wanted.items()}
     return json_response({"user": user.id, "repository": repository or None, "allowed": allowed})

@@ -8,7 +8,7 @@ under a key only the server has. Linking it (PUT .../staging/backing) verifies a
 made up by the client, one issued for another repository, branch or path, or one older than MAX_AGE (24 h,
 the minimum age before GC may sweep an unreferenced object) is refused. Nothing is stored per address.
 
-A write-once address is one whose presigned PUT URL was signed with ``If-None-Match: *`` (api/staging.py): S3
+A write-once address is one whose presigned PUT URL was signed with ``If-None-Match: *`` (api/physical_addresses.py): S3
 then takes a PUT through that URL only while nothing is stored there, so once uploaded its bytes never change
 and linking needs no copy (graveler/linking.py). The mark is covered by the MAC, so an address issued without
 it cannot be passed off as write-once.

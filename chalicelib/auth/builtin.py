@@ -7,6 +7,7 @@ changes a group or policy an administrator has since edited.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 from chalicelib.graveler import errors
@@ -64,15 +65,11 @@ def install(store: AuthStore, clock: Callable[[], float]) -> None:
     """
     now = int(clock())
     for policy_id, statements in POLICY_STATEMENTS.items():
-        try:
+        with contextlib.suppress(errors.AlreadyExists):
             store.create_policy(Policy(policy_id, now, statements))
-        except errors.AlreadyExists:
-            pass
     for group_id, policy_ids in GROUP_POLICIES.items():
-        try:
+        with contextlib.suppress(errors.AlreadyExists):
             store.create_group(Group(group_id, now))
-        except errors.AlreadyExists:
-            pass
         group = Principal(PrincipalKind.GROUP, group_id)
         if store.list_attached_policies(group):
             continue

@@ -8,14 +8,15 @@ caches of authentication and authorization in this container forget what they kn
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from chalicelib.graveler import errors
-from . import errors as auth_errors
 from chalicelib.graveler.records import Page
 
+from . import errors as auth_errors
 from . import policies as policy_rules
 from .errors import GroupNotFound, PolicyNotFound
 from .ports import AuthStore
@@ -94,16 +95,14 @@ class Directory:
         return self._store.get_user(user_id)
 
     def list_users(self, prefix: str = "", after: str = "", amount: int = 100) -> Page[User]:
-        return page_by_id(lambda start, limit: self._store.list_users(start, limit), prefix, after, amount)
+        return page_by_id(self._store.list_users, prefix, after, amount)
 
     def delete_user(self, user_id: str) -> None:
         """Deletes the user with its access keys, memberships and attached policies. Raises UserNotFound."""
         self._store.get_user(user_id)
         for credential in self._store.list_credentials(user_id):
-            try:
+            with contextlib.suppress(auth_errors.CredentialNotFound):
                 self._store.delete_credential(credential.access_key_id)
-            except auth_errors.CredentialNotFound:
-                pass
         for group_id in self._store.list_user_groups(user_id):
             self._store.remove_group_member(group_id, user_id)
         user = Principal(PrincipalKind.USER, user_id)
@@ -127,7 +126,7 @@ class Directory:
         return self._store.get_group(group_id)
 
     def list_groups(self, prefix: str = "", after: str = "", amount: int = 100) -> Page[Group]:
-        return page_by_id(lambda start, limit: self._store.list_groups(start, limit), prefix, after, amount)
+        return page_by_id(self._store.list_groups, prefix, after, amount)
 
     def delete_group(self, group_id: str) -> None:
         """Deletes the group with its memberships and attached policies. Raises GroupNotFound."""
@@ -187,7 +186,7 @@ class Directory:
         return self._store.get_policy(policy_id)
 
     def list_policies(self, prefix: str = "", after: str = "", amount: int = 100) -> Page[Policy]:
-        return page_by_id(lambda start, limit: self._store.list_policies(start, limit), prefix, after, amount)
+        return page_by_id(self._store.list_policies, prefix, after, amount)
 
     def delete_policy(self, policy_id: str) -> None:
         """Deletes the policy after detaching it from every user and group. Raises PolicyNotFound."""
@@ -244,17 +243,13 @@ class Directory:
     def _users(self, ids: list[str]) -> list[User]:
         found = []
         for user_id in ids:
-            try:
+            with contextlib.suppress(auth_errors.UserNotFound):
                 found.append(self._store.get_user(user_id))
-            except auth_errors.UserNotFound:
-                pass
         return found
 
     def _groups(self, ids: list[str]) -> list[Group]:
         found = []
         for group_id in ids:
-            try:
+            with contextlib.suppress(GroupNotFound):
                 found.append(self._store.get_group(group_id))
-            except GroupNotFound:
-                pass
         return found

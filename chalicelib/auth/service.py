@@ -16,6 +16,7 @@ answers at once rather than spending a decryption to look like a known one.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hmac
 import logging
 import re
@@ -26,10 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
-from . import errors as auth_errors
 from chalicelib.graveler.ttl_cache import TTLCache
 
 from . import builtin
+from . import errors as auth_errors
 from . import secrets as sealed_secrets
 from .addresses import AddressSigner
 from .authorizer import Authorizer
@@ -142,10 +143,8 @@ class AuthService:
         """
         validate_key_pair(access_key_id, secret)
         builtin.install(self._store, self._clock)
-        try:
+        with contextlib.suppress(auth_errors.UserExists):
             self._store.create_user(new_user(username, self._clock()))
-        except auth_errors.UserExists:
-            pass
         self._store.add_group_member(builtin.ADMINS, username)
         self.authorizer.forget()
         try:

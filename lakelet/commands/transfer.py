@@ -315,7 +315,7 @@ def _upload_direct(api: Api, uri: URI, item: UploadItem, ctype: str, progress: T
 
 def _upload_batch(api: Api, uri: URI, items: list[UploadItem], content_type: str | None,
                   progress: TransferProgress, cancel: threading.Event) -> None:
-    """One POST .../objects/batch (chalicelib/api/batch.py): a manifest line, then the files' bytes."""
+    """One POST .../objects/batch (chalicelib/api/batch_body.py): a manifest line, then the files' bytes."""
     datas = [item.local.read_bytes() for item in items]
     manifest = {"objects": [
         {"path": item.path, "size_bytes": len(data), "content_type": _content_type(item, content_type),

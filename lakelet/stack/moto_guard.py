@@ -32,7 +32,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
 
 from chalicelib.adapters.sigv4 import BotocoreSigner
-from chalicelib.auth import errors as auth_errors
+from chalicelib.auth.errors import CredentialNotFound
 from chalicelib.s3proxy.errors import S3Error, error_response
 from chalicelib.s3proxy.model import Request
 from chalicelib.s3proxy.sigv4 import authenticate
@@ -101,7 +101,7 @@ class MotoGuard:
 
     def _lookup(self, access_key_id: str) -> tuple[str, str]:
         if access_key_id != self._access_key_id:
-            raise auth_errors.CredentialNotFound(access_key_id)
+            raise CredentialNotFound(access_key_id)
         return _GUARD_USER, self._secret
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app import app  # noqa: E402
+from app import app as app  # noqa: E402 (re-exported: the API, GC and security tests import it from here)
 
 PREFIX = "/api/v1"
 BUCKET = "test-bucket"

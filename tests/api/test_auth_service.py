@@ -9,12 +9,12 @@ from collections.abc import Mapping
 import pytest
 
 from chalicelib.adapters.memory import MemoryAuthStore, MemoryCipher
+from chalicelib.auth import errors as auth_errors
 from chalicelib.auth import secrets as sealed
 from chalicelib.auth import service as auth_service
 from chalicelib.auth.records import Credential
 from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
-from chalicelib.auth import errors as auth_errors
 
 
 class FakeClock:

@@ -95,7 +95,7 @@ def test_log(api: Api, repo: str) -> None:
     assert [c.id for c in page.results] == [ids[2], ids[1]]
     assert page.pagination.has_more and page.pagination.next_offset == ids[1]
     rest = body_of(api.get(f"/repositories/{repo}/refs/main/commits", query={"after": ids[1], "amount": 2}))
-    assert [c["id"] for c in rest["results"]][0] == ids[0] and rest["pagination"]["has_more"] is False
+    assert next(c["id"] for c in rest["results"]) == ids[0] and rest["pagination"]["has_more"] is False
 
     from_tagless_expr = body_of(api.get(f"/repositories/{repo}/refs/{seg('main~2')}/commits"))
     assert from_tagless_expr["results"][0]["id"] == ids[0]

@@ -4,14 +4,10 @@ reported version, the log's order and seconds, and updating an object's user met
 
 from __future__ import annotations
 
-import io
 import json
-import struct
 import tomllib
-import zlib
 
 import lakefs_sdk
-import pyarrow.parquet as pq
 import pytest
 
 from chalicelib import wiring
@@ -133,44 +129,7 @@ def test_sample_data_is_committed_into_the_new_repository(api: Api, services: wi
         assert response.body == sample.data, sample.path
 
 
-def test_the_sample_dataset_is_small_deterministic_and_readable() -> None:
-    first, second = sample_objects("quickstart"), sample_objects("quickstart")
-    assert [(o.path, o.data) for o in first] == [(o.path, o.data) for o in second]
-    assert {o.path for o in first} == {
-        "README.md", "data/lakes.csv", "images/branches.png", "images/lake.png", "images/waves.png", "lakes.parquet",
-    }
-    assert sum(len(o.data) for o in first) < 1_000_000
-    by_path = {o.path: o for o in first}
-    table = pq.read_table(io.BytesIO(by_path["lakes.parquet"].data))
-    csv_lines = by_path["data/lakes.csv"].data.decode().splitlines()
-    assert table.num_rows == len(csv_lines) - 1 > 50
-    assert csv_lines[0].split(",") == table.column_names
-    assert table.column("name").to_pylist()[0] == csv_lines[1].split(",")[1]
-    for name in ("images/branches.png", "images/lake.png", "images/waves.png"):
-        assert by_path[name].content_type == "image/png"
-        width, height, pixels = _decode_png(by_path[name].data)
-        assert width >= 32 and height >= 32 and len(set(pixels)) > 3, name
-    assert b"quickstart" in by_path["README.md"].data
-
-
-def _decode_png(data: bytes) -> tuple[int, int, list[bytes]]:
-    """Width, height and RGB pixels of an 8-bit RGB PNG without filters, checking every chunk's CRC."""
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    chunks: dict[bytes, bytes] = {}
-    at = 8
-    while at < len(data):
-        (length,) = struct.unpack(">I", data[at : at + 4])
-        kind, body = data[at + 4 : at + 8], data[at + 8 : at + 8 + length]
-        assert struct.unpack(">I", data[at + 8 + length : at + 12 + length])[0] == zlib.crc32(kind + body)
-        chunks[kind] = chunks.get(kind, b"") + body
-        at += 12 + length
-    width, height, depth, colour = struct.unpack(">IIBB", chunks[b"IHDR"][:10])
-    assert (depth, colour) == (8, 2) and b"IEND" in chunks
-    raw = zlib.decompress(chunks[b"IDAT"])
-    stride = 1 + 3 * width
-    assert len(raw) == height * stride
-    rows = [raw[y * stride + 1 : (y + 1) * stride] for y in range(height)]
-    return width, height, [row[x : x + 3] for row in rows for x in range(0, len(row), 3)]
+# The dataset itself (layout, sizes, every file decoded): tests/unit/samples/test_samples.py.
 
 
 # ---- 5. lakeFS's words ----------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.api.errors import STATUS, graveler_error_response, message_for, status_for
-from chalicelib.graveler import errors
 from chalicelib.auth import errors as auth_errors
+from chalicelib.graveler import errors
 
 from .support import Api, assert_error, seg
 

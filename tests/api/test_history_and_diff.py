@@ -22,8 +22,8 @@ def _read(api: Api, ref: str, path: str) -> str | None:
 
 
 def _commit(api: Api, branch: str, message: str, **files: str | None) -> str:
-    for path, content in files.items():
-        path = path.replace("__", "/")
+    for name, content in files.items():
+        path = name.replace("__", "/")
         if content is None:
             api.delete(f"/repositories/repo1/branches/{branch}/objects", query={"path": path})
         else:

@@ -19,40 +19,40 @@ from chalicelib.graveler import errors
     [("True", True), ("true", True), ("TRUE", True), ("1", True), ("False", False), ("false", False), ("0", False)],
 )
 def test_query_booleans(raw: str, value: bool) -> None:
-    assert Query({"presign": raw}).bool("presign") is value
+    assert Query({"presign": raw}).boolean("presign") is value
 
 
 def test_query_defaults_and_errors() -> None:
     q = Query(None)
-    assert (q.str("prefix"), q.bool("user_metadata", True), q.int("n"), q.amount()) == ("", True, None, 100)
+    assert (q.string("prefix"), q.boolean("user_metadata", True), q.integer("n"), q.amount()) == ("", True, None, 100)
     with pytest.raises(errors.Invalid):
-        q.required_str("path")
+        q.required_string("path")
     with pytest.raises(errors.Invalid):
-        Query({"flag": "yes please"}).bool("flag")
+        Query({"flag": "yes please"}).boolean("flag")
     assert Query({"amount": "1000"}).amount() == 1000
     assert Query({"amount": "1001"}).amount() == 1000
     assert Query({"amount": "7"}).amount() == 7
-    for bad in ("-1", "x", "1.0", "+1", " 1", "1_0", "١"):
+    for bad in ("-1", "x", "1.0", "+1", " 1", "1_0", "١"):  # noqa: RUF001 (a non-ASCII digit int() takes)
         with pytest.raises(errors.Invalid):
             Query({"amount": bad}).amount()
 
 
 def test_json_body_types() -> None:
     body = JsonBody.parse(b'{"s": "x", "b": true, "i": 3, "m": {"k": "v"}, "l": ["a"], "n": null, "o": {"s": "y"}}')
-    assert body.required_str("s") == "x" and body.bool("b") is True and body.int("i") == 3
+    assert body.required_string("s") == "x" and body.boolean("b") is True and body.integer("i") == 3
     assert body.str_map("m") == {"k": "v"} and body.str_list("l") == ["a"]
-    assert body.str("n", "default") == "default" and body.bool("n", True) is True and body.int("n") is None
-    inner = body.object("o")
-    assert inner is not None and inner.required_str("s") == "y"
+    assert body.string("n", "default") == "default" and body.boolean("n", True) is True and body.integer("n") is None
+    inner = body.nested("o")
+    assert inner is not None and inner.required_string("s") == "y"
     for accessor in (
-        lambda: body.required_str("n"),
-        lambda: body.required_str("i"),
-        lambda: body.bool("s"),
-        lambda: body.int("b"),
+        lambda: body.required_string("n"),
+        lambda: body.required_string("i"),
+        lambda: body.boolean("s"),
+        lambda: body.integer("b"),
         lambda: body.str_map("l"),
         lambda: body.str_list("m"),
         lambda: body.str_list("missing"),
-        lambda: body.object("s"),
+        lambda: body.nested("s"),
     ):
         with pytest.raises(errors.Invalid):
             accessor()

@@ -94,7 +94,7 @@ def test_the_official_client_reads_the_config(api: Api) -> None:
     from lakefs.client import ServerConfiguration
 
     class FakeSdk:
-        class config_api:  # noqa: N801 (mimics the SDK attribute)
+        class config_api:
             @staticmethod
             def get_config() -> lakefs_sdk.Config:
                 return lakefs_sdk.Config.from_json(api.get("/config").body.decode())

@@ -1,4 +1,4 @@
-"""Lakelet's batch upload (POST .../branches/{branch}/objects/batch, chalicelib/api/batch.py): many objects staged
+"""Lakelet's batch upload (POST .../branches/{branch}/objects/batch, chalicelib/api/batch_body.py): many objects staged
 by one request, each as a single upload would stage it; anything wrong refuses the whole batch before a byte is
 written."""
 
@@ -14,7 +14,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
-from chalicelib.api.batch import MAX_BATCH_BYTES, MAX_MANIFEST_BYTES
+from chalicelib.api.batch_body import MAX_BATCH_BYTES, MAX_MANIFEST_BYTES
 from chalicelib.graveler.batch_upload import MAX_BATCH_OBJECTS
 
 from .support import Api, assert_error, body_of, conforms
@@ -103,7 +103,9 @@ BAD_BODIES: dict[str, bytes] = {
     "empty path": b'{"objects": [{"path": "", "size_bytes": 1}]}\nx',
     "NUL in path": b'{"objects": [{"path": "a\\u0000b", "size_bytes": 1}]}\nx',
     "path of 10,000 characters": json.dumps({"objects": [{"path": "p" * 10_000, "size_bytes": 1}]}).encode() + b"\nx",
-    "CR LF in metadata value": b'{"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"k": "v\\r\\nX: y"}}]}\nx',
+    "CR LF in metadata value": (
+        b'{"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"k": "v\\r\\nX: y"}}]}\nx'
+    ),
     "binary garbage": bytes(range(256)) * 20,
     "lone surrogate": b'{"objects": [{"path": "a\\ud800", "size_bytes": 1}]}\nx',
     "CR LF in content type": b'{"objects": [{"path": "a", "size_bytes": 1, "content_type": "a\\r\\nX: y"}]}\nx',

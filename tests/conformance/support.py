@@ -19,10 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from app import app
-from chalicelib import wiring
-from chalicelib.settings import Settings
-from tests.api.support import without_extensions
+from app import app  # noqa: E402 (the project on sys.path first, for a run outside pytest)
+from chalicelib import wiring  # noqa: E402
+from chalicelib.settings import Settings  # noqa: E402
+from tests.api.support import without_extensions  # noqa: E402
 
 SPEC_FILE = Path(__file__).resolve().parent / "lakefs-served.json"
 PREFIX = "/api/v1"

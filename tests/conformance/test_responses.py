@@ -172,15 +172,16 @@ def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Servic
     covered: set[tuple[str, str]] = set()
     previous = None
     with Client(app) as client:
-        for method, path, request, expected in steps(services):
-            if "{bob_key}" in path:  # made by an earlier step
-                path = path.format(bob_key=services.auth.list_credentials("bob")[0].access_key_id)
-            if request.get("link"):  # the client uploads to the location the previous step handed out
+        for method, step_path, step_request, expected in steps(services):
+            path, request = step_path, step_request
+            if "{bob_key}" in step_path:  # made by an earlier step
+                path = step_path.format(bob_key=services.auth.list_credentials("bob")[0].access_key_id)
+            if step_request.get("link"):  # the client uploads to the location the previous step handed out
                 assert previous is not None
                 staging = json.loads(previous.body)
                 services.graveler.blocks.put(staging["physical_address"], b"staged")
                 checksum = hashlib.md5(b"staged").hexdigest()  # link checks the claim against the upload
-                request = {**request, "json": {"staging": staging, "checksum": checksum, "size_bytes": 6}}
+                request = {**step_request, "json": {"staging": staging, "checksum": checksum, "size_bytes": 6}}
             response = call(client, method, path, request)
             previous = response
             assert response.status_code == expected, (method, path, response.status_code, response.body[:300])

@@ -9,6 +9,7 @@ import boto3
 import pytest
 
 from chalicelib.adapters.dynamodb import DynamoAuthStore, TableNames
+from chalicelib.auth import errors as auth_errors
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,
@@ -27,7 +28,6 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
-from chalicelib.auth import errors as auth_errors
 
 from .conftest import REGION
 

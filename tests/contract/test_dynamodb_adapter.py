@@ -77,7 +77,7 @@ def test_missing_tables_raise_storage_errors(in_process: None) -> None:
     calls: list[Callable[[], object]] = [
         lambda: refs.get_repository(RepositoryID("r")),
         lambda: refs.create_branch(RepositoryID("r"), Branch(BranchID("b"), CommitID("c"), StagingToken("t"))),
-        lambda: refs.list_repositories(),
+        refs.list_repositories,
         lambda: list(refs.iterate_commits(RepositoryID("r"))),
         lambda: staging.get(StagingToken("t"), Key("k")),
         lambda: list(staging.iterate(StagingToken("t"))),

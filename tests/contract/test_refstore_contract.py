@@ -303,7 +303,13 @@ def test_racing_compare_and_swaps_have_exactly_one_winner(ref_store: RefStore) -
         barrier = threading.Barrier(len(candidates))
         outcomes: dict[int, str] = {}
 
-        def attempt(writer: int, mine: Branch = expected, batch: list[Branch] = candidates) -> None:
+        def attempt(
+            writer: int,
+            mine: Branch = expected,
+            batch: list[Branch] = candidates,
+            barrier: threading.Barrier = barrier,
+            outcomes: dict[int, str] = outcomes,
+        ) -> None:
             barrier.wait()
             try:
                 ref_store.set_branch(REPO, batch[writer], expected=mine)

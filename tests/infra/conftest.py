@@ -1,9 +1,11 @@
-"""Infra fixtures: ``make package`` once per session (about 30 s), and the template and bundle it wrote."""
+"""Infra fixtures: ``make package`` once per session (about 30 s) in a copy of the checkout, and the template and
+bundle it wrote."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,6 +17,28 @@ import pytest
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 STAGE = "dev"
 PACKAGE_TIMEOUT_SECONDS = 300
+# Left out of the project copy `make package` runs in: version control, environments, caches, build output.
+_NOT_COPIED = {
+    ".git",
+    ".venv",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".hypothesis",
+}
+_NOT_COPIED_AT_TOP = {"build", "dist"}
+
+
+def _not_copied(directory: str, names: list[str]) -> set[str]:
+    here = Path(directory)
+    skipped = {name for name in names if name in _NOT_COPIED or name.endswith(".egg-info")}
+    if here == PROJECT_DIR:
+        skipped |= _NOT_COPIED_AT_TOP & set(names)
+    if here == PROJECT_DIR / ".chalice":
+        skipped |= {"deployments", "venv"} & set(names)
+    return skipped
 
 
 @dataclass(frozen=True)
@@ -31,15 +55,74 @@ class Package:
         return dict(json.loads(self.template_path.read_text()))
 
 
+def checkout_state() -> dict[str, int]:
+    """What packaging could leave in the checkout: Chalice's caches (.chalice/) and build/, with their mtimes."""
+    state: dict[str, int] = {}
+    for top in (PROJECT_DIR / ".chalice", PROJECT_DIR / "build"):
+        for path in top.rglob("*") if top.exists() else ():
+            state[str(path.relative_to(PROJECT_DIR))] = path.stat().st_mtime_ns
+    return state
+
+
+def _deployments_cache() -> Path:
+    """Where Chalice keeps the dependencies it downloaded for the bundle (74 MB, one per requirements.txt):
+    outside the checkout, reused across sessions, so a run does not download them again."""
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    cache = root / "lakelet" / "chalice-deployments"
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
+def _prune(cache: Path) -> None:
+    """Keeps the newest dependency bundle; the app-code bundles are rebuilt for every change of the code."""
+    bundles = sorted(cache.glob("*.zip"), key=lambda path: path.stat().st_mtime_ns, reverse=True)
+    newest_dependencies = next((b for b in bundles if not b.name.startswith("appcode-")), None)
+    for bundle in bundles:
+        if bundle != newest_dependencies:
+            bundle.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
-def package(tmp_path_factory: pytest.TempPathFactory) -> Package:
-    out = tmp_path_factory.mktemp("package") / STAGE
+def checkout_before_packaging() -> dict[str, int]:
+    return checkout_state()
+
+
+@pytest.fixture(scope="session")
+def package(tmp_path_factory: pytest.TempPathFactory, checkout_before_packaging: dict[str, int]) -> Package:
+    """``make package`` in a copy of the checkout: chalice package writes its caches into the project it
+    packages (.chalice/deployments/, 74 MB a run), which here is the copy, and the copy's cache is a link to
+    one outside the checkout."""
+    venv = Path(sys.executable).parents[1]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("AWS_DEFAULT_REGION", None)  # the Makefile must set what chalice package needs by itself
-    result = subprocess.run(
-        ["make", "--no-print-directory", "package", f"STAGE={STAGE}", f"PACKAGE_DIR={out}",
-         f"VENV={Path(sys.executable).parents[1]}"],
-        cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=PACKAGE_TIMEOUT_SECONDS, check=False,
+    make = ["make", "--no-print-directory", f"VENV={venv}", f"--old-file={venv}/.lakelet-dev-installed"]
+    # The web UI is built where its node_modules are, as `make package` would; the copy then takes it as is.
+    built = subprocess.run(
+        [*make, "webui"],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PACKAGE_TIMEOUT_SECONDS,
+        check=False,
     )
+    assert built.returncode == 0, f"make webui failed:\n{built.stdout[-4000:]}\n{built.stderr[-4000:]}"
+    project = tmp_path_factory.mktemp("project") / "lakelet"
+    shutil.copytree(PROJECT_DIR, project, symlinks=True, ignore=_not_copied)
+    cache = _deployments_cache()
+    (project / ".chalice" / "deployments").symlink_to(cache, target_is_directory=True)
+    out = tmp_path_factory.mktemp("package") / STAGE
+    # --old-file: never reinstall the venv from the copy (that would point the editable install at a temp dir),
+    # never rebuild the web UI there (no node_modules).
+    result = subprocess.run(
+        [*make, "--old-file=chalicelib/webui_dist/index.html", "package", f"STAGE={STAGE}", f"PACKAGE_DIR={out}"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=PACKAGE_TIMEOUT_SECONDS,
+        check=False,
+    )
+    _prune(cache)
     assert result.returncode == 0, f"make package failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
     return Package(out, out / "package" / "sam.json", out / "package" / "deployment.zip", out / "merge.json")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.infra.conftest import Package
+from tests.infra.conftest import Package, checkout_state
 
 LAMBDA_UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024
 # Cold-start imports of every handler in app.py, and what each needs at run time.
@@ -82,7 +82,11 @@ def test_the_api_handler_runs_from_the_bundle_alone(unpacked: Path) -> None:
     # -S: no site-packages, so nothing outside the bundle (but the standard library) can be imported.
     result = subprocess.run(
         [sys.executable, "-S", "-c", _INVOKE, str(unpacked), ",".join(HANDLER_IMPORTS)],
-        capture_output=True, text=True, timeout=120, check=False, cwd=unpacked,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=unpacked,
         env={"AWS_DEFAULT_REGION": "us-east-1", "PATH": "/usr/bin:/bin", "LAKELET_STAGE": "dev"},
     )
     hint = " (Powertools' Tracer needs aws-xray-sdk in requirements.txt)" if "aws_xray_sdk" in result.stderr else ""
@@ -95,5 +99,16 @@ def test_the_api_handler_runs_from_the_bundle_alone(unpacked: Path) -> None:
     assert emf["correlation_id"] == "apigw-request-1"
     assert emf["function_request_id"] == "lambda-request-1"
     assert emf["stage"] == "dev"
-    assert emf["http"] == {"method": "GET", "route": "/api/v1/healthcheck", "path": "/dev/api/v1/healthcheck",
-                           "status": 204}
+    assert emf["http"] == {
+        "method": "GET",
+        "route": "/api/v1/healthcheck",
+        "path": "/dev/api/v1/healthcheck",
+        "status": 204,
+    }
+
+
+def test_packaging_leaves_nothing_in_the_checkout(package: Package, checkout_before_packaging: dict[str, int]) -> None:
+    """chalice package caches each bundle in the project's .chalice/deployments/ (74 MB a run): the fixture
+    packages a copy, so the checkout's .chalice/ and build/ are as they were."""
+    assert checkout_state() == checkout_before_packaging
+    assert package.bundle_path.exists()

@@ -69,7 +69,8 @@ def test_state_machines_from_stepfunctions_files_are_built_and_lint_clean(packag
     assert {"Fn::GetAtt": ["S3Gateway", "Arn"]} not in statement["Resource"]  # only what its tasks name
     api_env = template["Resources"]["APIHandler"]["Properties"]["Environment"]["Variables"]
     assert api_env["LAKELET_SAMPLE_FLOW_STATE_MACHINE_ARN"] == {
-        "Fn::Sub": "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:lakelet-${Stage}-sample-flow"
+        "Fn::Sub": "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}"
+        ":stateMachine:lakelet-${Stage}-sample-flow"
     }
     out = tmp_path / "with-state-machines.json"
     out.write_text(json.dumps(template))

@@ -122,7 +122,7 @@ def seed(api_port: int) -> None:
     send(api_port, "POST", PREFIX + "/repositories", json.dumps(
         {"name": REPO, "storage_namespace": "s3://lakelet-local/" + REPO}).encode(), h)
     send(api_port, "GET", PREFIX + "/config", b"", h)
-    status, body, _ = send(api_port, "GET", PREFIX + "/config/storage", b"", h)
+    send(api_port, "GET", PREFIX + "/config/storage", b"", h)
     send(api_port, "POST", PREFIX + f"/repositories/{REPO}/branches/main/objects?path=a.txt", b"hello", h)
     send(api_port, "POST", PREFIX + f"/repositories/{REPO}/branches/main/commits", b'{"message": "seed"}', h)
     send(api_port, "POST", PREFIX + f"/repositories/{REPO}/tags", b'{"id": "v1", "ref": "main"}', h)
@@ -136,7 +136,7 @@ SEEDED = {"repository": REPO, "branch": "main", "ref": "main", "destinationBranc
 def concrete(path: str, kind: str, method: str) -> str:
     def value(match: re.Match[str]) -> str:
         name = match.group(0)[1:-1]
-        if kind == "seeded" or name == "repository" and kind not in ("long", "lookalike"):
+        if kind == "seeded" or (name == "repository" and kind not in ("long", "lookalike")):
             seeded = SEEDED.get(name, "x")
             # DELETE never touches the seeded repository or the admin: the rest of the run needs them.
             return "gone-repo" if method == "DELETE" and name == "repository" else quote(seeded)

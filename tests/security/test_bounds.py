@@ -75,7 +75,7 @@ def test_a_lone_surrogate_sent_as_a_json_escape_is_refused(api: Api, repo: str, 
     data = b"x"
     address = staging_location(api, "s.bin")["physical_address"]
     services.graveler.blocks.put(address, data)
-    raw = ('{"staging": {"physical_address": %s}, "checksum": "9dd4e461268c8034f5c8564e155c67a6", "size_bytes": 1,'
+    raw = ('{"staging": {"physical_address": %s}, "checksum": "9dd4e461268c8034f5c8564e155c67a6", "size_bytes": 1,'  # noqa: UP031
            ' "user_metadata": {"\\ud800key": "v"}}') % json.dumps(address)
     response = api.request("PUT", BACKING.format(repo=REPO, branch="main"), query={"path": "s.bin"},
                            body=raw.encode(), headers={"content-type": "application/json"})

@@ -1,6 +1,6 @@
 // The one way the UI talks to the API: same origin, session cookie, CSRF header on every request, errors as
 // ApiError with the server's message (lakeFS's {"message"} shape) so every page can show it as it is.
-import { apiPath } from './lib/paths.js'
+import { apiPath, enc } from './lib/paths.js'
 
 export class ApiError extends Error {
   constructor(status, message, body) {
@@ -18,6 +18,11 @@ export const API_BASE = 'api/v1'
 
 export function url(path, query) {
   return API_BASE + apiPath(path, query)
+}
+
+// An object's bytes at a ref; presign asks for a 302 to the store, for downloads that skip the API's size limit.
+export function objectUrl(repo, ref, path, presign) {
+  return url(`/repositories/${enc(repo)}/refs/${enc(ref)}/objects`, { path, presign: presign ? 'true' : undefined })
 }
 
 export async function errorFrom(response) {

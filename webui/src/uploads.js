@@ -2,7 +2,6 @@
 // bytes, PUT staging/backing to link), else through the API. Progress per file and overall via XHR.
 import * as api from './api.js'
 import { enc } from './lib/paths.js'
-import { md5OfBlob } from './lib/md5.js'
 
 let presignSupport = null
 export async function presignSupported() {
@@ -16,8 +15,11 @@ async function viaPresign(repo, branch, path, file, onProgress) {
   const base = `/repositories/${enc(repo)}/branches/${enc(branch)}/staging/backing`
   const location = await api.get(base, { path, presign: 'true' })
   if (!location.presigned_url) return false
-  // Hashed while it uploads: the ETag is the checksum, but a store may not expose it to scripts (CORS).
-  const digest = md5OfBlob(file)
+  // Hashed while it uploads: the ETag is the checksum, but a store may not expose it to scripts (CORS). The
+  // hasher loads with the first presigned upload, not with the UI.
+  const digest = import('./lib/md5.js').then(({ md5OfBlob }) => md5OfBlob(file))
+  // Awaited only when the store hides the ETag; a failure nobody awaits must not surface as unhandled.
+  digest.catch(() => {})
   let xhr
   try {
     xhr = await api.xhrSend('PUT', location.presigned_url, file, {}, onProgress)

@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { parseHash, hashFor, breadcrumbs, parentPrefix, uploadPath, previewKind, queryString } from '../src/lib/paths.js'
 import { parseCsv } from '../src/lib/csv.js'
 import { validatePolicy, metadataFromRows } from '../src/lib/policy.js'
-import { Md5 } from '../src/lib/md5.js'
+import { md5OfBlob } from '../src/lib/md5.js'
 import { rangeFile, cellText } from '../src/lib/rangefile.js'
 import { bytes, percent } from '../src/lib/format.js'
 
@@ -51,13 +51,28 @@ test('policies are checked before they are sent', () => {
   assert.throws(() => metadataFromRows([{ key: 'a', value: '1' }, { key: 'a', value: '2' }]), /twice/)
 })
 
-test('MD5 matches node crypto at every block boundary, fed in pieces', () => {
+test('MD5 matches node crypto at every block boundary, fed in pieces', async () => {
   for (const n of [0, 1, 55, 56, 63, 64, 65, 119, 120, 128, 4099]) {
     const data = randomBytes(n)
-    const md5 = new Md5()
-    for (let at = 0; at < n; at += 7) md5.update(data.subarray(at, at + 7))
-    assert.equal(md5.hex(), createHash('md5').update(data).digest('hex'), `length ${n}`)
+    assert.equal(await md5OfBlob(new Blob([data]), 7), createHash('md5').update(data).digest('hex'), `length ${n}`)
   }
+})
+
+test('MD5 gives the known vectors of RFC 1321, whatever the chunk size', async () => {
+  const vectors = {
+    '': 'd41d8cd98f00b204e9800998ecf8427e',
+    a: '0cc175b9c0f1b6a831c399e269772661',
+    abc: '900150983cd24fb0d6963f7d28e17f72',
+    'message digest': 'f96b697d7cb7938d525a2f31aaf161d0',
+    abcdefghijklmnopqrstuvwxyz: 'c3fcd3d76192e4007dfb496cca67e13b',
+    ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789: 'd174ab98d277d9f5a5611c2c9f419d9f',
+    '12345678901234567890123456789012345678901234567890123456789012345678901234567890': '57edf4a22be3c955ac49da2e2107b67a',
+  }
+  for (const [text, hex] of Object.entries(vectors)) {
+    for (const chunk of [1, 3, 64, undefined]) assert.equal(await md5OfBlob(new Blob([text]), chunk), hex, `${JSON.stringify(text)} by ${chunk}`)
+  }
+  // Multi-byte text hashes its UTF-8 bytes, as the file on disk holds them.
+  assert.equal(await md5OfBlob(new Blob(['grüße'])), createHash('md5').update('grüße', 'utf8').digest('hex'))
 })
 
 test('range reads ask for exactly the bytes wanted and count them', async () => {

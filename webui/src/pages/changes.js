@@ -6,7 +6,7 @@ import { enc } from '../lib/paths.js'
 import { bytes } from '../lib/format.js'
 import { metadataFromRows } from '../lib/policy.js'
 import { html, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useAction, Field, KeyValueRows, DiffType, Notice, go } from '../ui.js'
-import { RefSelector } from './repository.js'
+import { RefSelector } from '../components/RefSelector.js'
 
 const PAGE = 100
 

@@ -3,9 +3,10 @@
 import { useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
-import { date, shortId, bytes } from '../lib/format.js'
-import { html, Link, ErrorBox, Modal, Pager, usePages, useLoad, useAction, Field, DiffType, Notice, go } from '../ui.js'
-import { RefSelector } from './repository.js'
+import { date, shortId } from '../lib/format.js'
+import { html, Link, ErrorBox, Modal, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
+import { RefSelector } from '../components/RefSelector.js'
+import { DiffTable } from '../components/DiffTable.js'
 
 const PAGE = 30
 
@@ -58,13 +59,6 @@ function ApplyDialog({ ctx, commit, kind, onClose }) {
     ${action.error && action.error.body && action.error.body.conflicts && html`<ul class="mono small">${action.error.body.conflicts.map((c) => html`<li>${c.path}</li>`)}</ul>`}
     <div class="actions"><button type="button" onClick=${() => onClose(null)}>Cancel</button><button class="primary" disabled=${action.busy}>${kind === 'revert' ? 'Revert' : 'Cherry-pick'}</button></div>
   </form></${Modal}>`
-}
-
-export function DiffTable({ results }) {
-  if (results.length === 0) return html`<p class="empty">No differences.</p>`
-  return html`<table class="table"><thead><tr><th>Change</th><th>Path</th><th class="num">Size</th></tr></thead><tbody>
-    ${results.map((d) => html`<tr><td><${DiffType} type=${d.type} /></td><td class="mono">${d.path}</td><td class="num">${d.size_bytes !== undefined ? bytes(d.size_bytes) : ''}</td></tr>`)}
-  </tbody></table>`
 }
 
 export function CommitDetails({ ctx, id }) {

@@ -4,9 +4,9 @@
 import { useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
-import { html, Link, ErrorBox, Pager, usePages, useLoad, useAction, Field, DiffType, Notice, go } from '../ui.js'
-import { RefSelector } from './repository.js'
-import { DiffTable } from './commits.js'
+import { html, Link, ErrorBox, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
+import { RefSelector } from '../components/RefSelector.js'
+import { DiffTable } from '../components/DiffTable.js'
 
 const STRATEGIES = [['', 'None (fail on conflicts)'], ['source-wins', 'Source wins'], ['dest-wins', 'Destination wins']]
 

@@ -4,16 +4,12 @@ import { useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc, breadcrumbs, baseName, uploadPath, parentPrefix } from '../lib/paths.js'
 import { bytes, date, percent } from '../lib/format.js'
-import { html, Link, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useAction, Field, Icon, Progress, go } from '../ui.js'
-import { RefSelector } from './repository.js'
-import { Preview } from './preview.js'
+import { html, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useAction, Field, Icon, Progress, go } from '../ui.js'
+import { RefSelector } from '../components/RefSelector.js'
+import { Preview } from '../components/Preview.js'
 import { uploadFile, presignSupported } from '../uploads.js'
 
 const PAGE = 100
-
-export function objectUrl(repo, ref, path, presign) {
-  return api.url(`/repositories/${enc(repo)}/refs/${enc(ref)}/objects`, { path, presign: presign ? 'true' : undefined })
-}
 
 // Downloads go straight to the store (a 302 to a presigned GET) when it allows it, never through the API's
 // response size limit; previews read through the API with ranges.
@@ -98,7 +94,7 @@ export function StatPanel({ ctx, path, onClose }) {
       ${Object.entries(s.metadata || {}).map(([k, v]) => html`<dt>meta: ${k}</dt><dd>${v}</dd>`)}
       ${s.presigned && html`<dt>Presigned link</dt><dd><a href=${s.presigned.physical_address} rel="noreferrer" target="_blank">Open (expires ${date(s.presigned.physical_address_expiry)})</a></dd>`}
     </dl>
-    <div class="actions left"><a class="button" href=${objectUrl(ctx.repo, ctx.ref, path, direct)} download=${baseName(path)}>Download</a></div>
+    <div class="actions left"><a class="button" href=${api.objectUrl(ctx.repo, ctx.ref, path, direct)} download=${baseName(path)}>Download</a></div>
     <${Preview} ctx=${ctx} path=${path} stat=${s} />`}
   </section>`
 }
@@ -137,7 +133,7 @@ export function Objects({ ctx, route }) {
                 <td><a href="#" class="name" onClick=${(e) => { e.preventDefault(); nav({ prefix, path: o.path }) }}><${Icon} name="file" /> ${baseName(o.path)}</a></td>
                 <td class="num">${bytes(o.size_bytes)}</td><td class="hide-narrow small">${date(o.mtime)}</td>
                 <td class="row-actions">
-                  <a href=${objectUrl(ctx.repo, ctx.ref, o.path, direct)} download=${baseName(o.path)} aria-label=${`Download ${o.path}`}>Download</a>
+                  <a href=${api.objectUrl(ctx.repo, ctx.ref, o.path, direct)} download=${baseName(o.path)} aria-label=${`Download ${o.path}`}>Download</a>
                   ${canWrite && html`<button class="link" onClick=${() => setCopying(o.path)} aria-label=${`Copy ${o.path}`}>Copy</button>`}
                   ${canDelete && html`<button class="link bad" onClick=${() => setDeleting(o.path)} aria-label=${`Delete ${o.path}`}>Delete</button>`}
                 </td></tr>`)}

@@ -35,10 +35,10 @@ BACKING = "/repositories/{repository}/branches/{branch}/staging/backing"
 @route(bp, BACKING, ["GET"])
 def get_physical_address(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
-    path = q.required_str("path")
+    path = q.required_string("path")
     validate_path(path)
-    write_once = q.bool("write_once")
-    if write_once and not q.bool("presign"):
+    write_once = q.boolean("write_once")
+    if write_once and not q.boolean("presign"):
         # Written with the client's own credentials, nothing makes the address write-once.
         raise errors.Invalid("write_once needs presign=true: only a presigned URL can be made write-once")
     svc = services()
@@ -49,7 +49,7 @@ def get_physical_address(repository: str, branch: str) -> Response:
     )
     # presigned_url is nullable in lakeFS's schema, and null when not asked for.
     location: dict[str, object] = {"physical_address": address, "presigned_url": None}
-    if q.bool("presign"):
+    if q.boolean("presign"):
         seconds = svc.settings.presign_expiry_seconds
         location["presigned_url"] = graveler.blocks.presign_put(address, seconds, if_none_match=write_once)
         location["presigned_url_expiry"] = int(time.time()) + seconds
@@ -59,25 +59,25 @@ def get_physical_address(repository: str, branch: str) -> Response:
 @route(bp, BACKING, ["PUT"])
 def link_physical_address(repository: str, branch: str) -> Response:
     request = bp.current_request
-    path = Query(request.query_params).required_str("path")
+    path = Query(request.query_params).required_string("path")
     refuse_if_match(request.headers)
     body = JsonBody.parse(request.raw_body)
-    staging = body.object("staging")
+    staging = body.nested("staging")
     if staging is None:
         raise errors.Invalid("field staging is required")
     svc = services()
     address = svc.auth.address_signer().verify(
-        names.repository(repository), names.branch(branch), path, staging.required_str("physical_address")
+        names.repository(repository), names.branch(branch), path, staging.required_string("physical_address")
     )
-    size = body.int("size_bytes")
+    size = body.integer("size_bytes")
     if size is None or size < 0:
         raise errors.Invalid("field size_bytes must be a non-negative integer")
     claim = Entry(
         physical_address=address,
         size=size,
-        etag=body.required_str("checksum").strip('"'),  # S3 ETags come quoted
-        mtime=body.int("mtime") or int(time.time()),
-        content_type=body.str("content_type") or DEFAULT_CONTENT_TYPE,
+        etag=body.required_string("checksum").strip('"'),  # S3 ETags come quoted
+        mtime=body.integer("mtime") or int(time.time()),
+        content_type=body.string("content_type") or DEFAULT_CONTENT_TYPE,
         user_metadata=body.str_map("user_metadata"),
     )
     linked = svc.graveler.link_upload(repository, branch, path, address, claim, if_absent(request.headers),

@@ -6,9 +6,8 @@ import { previewKind, extension } from '../lib/paths.js'
 import { parseCsv } from '../lib/csv.js'
 import { rangeFile, cellText } from '../lib/rangefile.js'
 import { bytes } from '../lib/format.js'
-import { errorFrom } from '../api.js'
+import { errorFrom, objectUrl } from '../api.js'
 import { html, ErrorBox, useLoad } from '../ui.js'
-import { objectUrl } from './objects.js'
 
 const TEXT_LIMIT = 256 * 1024
 const ROWS = 50

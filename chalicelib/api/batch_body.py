@@ -45,7 +45,7 @@ def _items(manifest: bytes) -> list[JsonBody]:
 
 def paths(raw: bytes | str | None) -> list[str]:
     """The manifest's paths (what the permission check needs), without reading the data."""
-    return [item.required_str("path") for item in _items(_split(raw)[0])]
+    return [item.required_string("path") for item in _items(_split(raw)[0])]
 
 
 def parse(raw: bytes | str | None) -> list[NewObject]:
@@ -59,18 +59,18 @@ def parse(raw: bytes | str | None) -> list[NewObject]:
     objects, offset = [], 0
     for item, size in zip(items, sizes, strict=True):
         objects.append(NewObject(
-            path=item.required_str("path"),
+            path=item.required_string("path"),
             data=data[offset:offset + size],
-            content_type=item.str("content_type") or DEFAULT_CONTENT_TYPE,
+            content_type=item.string("content_type") or DEFAULT_CONTENT_TYPE,
             user_metadata=item.str_map("user_metadata"),
-            checksum=item.str("checksum"),
+            checksum=item.string("checksum"),
         ))
         offset += size
     return objects
 
 
 def _size(item: JsonBody) -> int:
-    size = item.int("size_bytes", minimum=0, maximum=MAX_BATCH_BYTES)
+    size = item.integer("size_bytes", minimum=0, maximum=MAX_BATCH_BYTES)
     if size is None:
         raise errors.Invalid("field size_bytes is required for every object")
     return size

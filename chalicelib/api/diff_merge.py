@@ -17,9 +17,9 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.committed.compare import MergeChange
 from chalicelib.graveler.committed.merge import KeyConflict
 from chalicelib.graveler.committed.mergetable import Decision
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.merge.policy import MergePreview
-from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import Diff, Page
 from chalicelib.workflows import launch
 
@@ -137,10 +137,10 @@ def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     page = services().graveler.diff_refs(
-        names.repository(repository), names.ref(ref), names.ref(rightRef), q.str("type", "three_dot"),
-        q.str("prefix"), q.str("delimiter"), q.str("after"), amount,
+        names.repository(repository), names.ref(ref), names.ref(rightRef), q.string("type", "three_dot"),
+        q.string("prefix"), q.string("delimiter"), q.string("after"), amount,
     )
-    right_stats = q.bool("include_right_stats")
+    right_stats = q.boolean("include_right_stats")
     return json_response(serializers.listing(page, amount, lambda item: diff_item(item, right_stats)))
 
 
@@ -158,8 +158,8 @@ def _merge_request(repository: str, ref: str, destination: str, raw: bytes | str
                    body: JsonBody) -> MergeRequest:
     return launch.new_merge_request(
         services(), names.repository(repository), names.ref(ref), names.branch(destination), current_user().id,
-        body.str("message") or "", body.str_map("metadata"), body.str("strategy"), path_strategies(raw),
-        body.bool("squash_merge"), body.bool("allow_empty"), body.bool("force"),
+        body.string("message") or "", body.str_map("metadata"), body.string("strategy"), path_strategies(raw),
+        body.boolean("squash_merge"), body.boolean("allow_empty"), body.boolean("force"),
     )
 
 
@@ -179,10 +179,10 @@ def merge(repository: str, ref: str, destinationBranch: str) -> Response:
     raw, body = _body()
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    if body.bool("dry_run") or q.bool("dry_run"):
+    if body.boolean("dry_run") or q.boolean("dry_run"):
         preview = services().graveler.preview_merge(
-            names.repository(repository), names.ref(ref), names.branch(destinationBranch), body.str("strategy"),
-            path_strategies(raw), q.str("prefix"), q.str("after"), amount, q.bool("only_conflicts"),
+            names.repository(repository), names.ref(ref), names.branch(destinationBranch), body.string("strategy"),
+            path_strategies(raw), q.string("prefix"), q.string("after"), amount, q.boolean("only_conflicts"),
         )
         return json_response(_preview(preview, amount))
     request = _merge_request(repository, ref, destinationBranch, raw, body)
@@ -210,6 +210,6 @@ def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
 @route(bp, MERGE + "/status", ["GET"])
 def merge_async_status(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsyncStatus: MergeAsyncStatus (its result is MergeResult)."""
-    task_id = Query(bp.current_request.query_params).required_str("id")
+    task_id = Query(bp.current_request.query_params).required_string("id")
     status = launch.merge_status(services(), names.repository(repository), names.branch(destinationBranch), task_id)
     return json_response(tasks.status_body(status, lambda commit: {"reference": commit.id}))

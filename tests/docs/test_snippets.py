@@ -1,0 +1,132 @@
+"""Every example of the README and of docs/ runs against one fresh ``lakelet local`` (docs/README.md, "The
+examples"): Python blocks must not raise, shell blocks must exit 0. A page's blocks run in order, in one
+Python namespace and one shell state (working directory and exported variables) per page, so a later block may
+use what an earlier one made. A failure names the page and the line of the block (and, for Python, of the
+statement: tracebacks carry the Markdown's own line numbers)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.docs.snippets import PYTHON, SHELL, Snippet, console_commands, doc_pages, extract, rewrite
+from tests.e2e.conftest import PROJECT_DIR, LocalProcess, launch_local
+from tests.e2e.s3support import s3_endpoint
+
+pytestmark = pytest.mark.e2e
+
+SHELL_TIMEOUT_SECONDS = 180
+PAGES = doc_pages(PROJECT_DIR)
+
+
+@dataclass(frozen=True)
+class DocStack:
+    local: LocalProcess
+    data_dir: Path
+    bin_dir: Path
+
+    @property
+    def api_hostport(self) -> str:
+        return urlsplit(self.local.endpoint).netloc
+
+    @property
+    def s3_hostport(self) -> str:
+        return urlsplit(s3_endpoint(self.local)).netloc
+
+
+@pytest.fixture(scope="module")
+def doc_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocStack]:
+    """One stack for every page, with the quickstart repository the docs use, and ``lakelet`` / ``aws`` commands
+    that run this tree's code with the test's Python."""
+    root = tmp_path_factory.mktemp("docs-stack")
+    data_dir = root / "data"
+    local = launch_local(root, "--sample-data", "--data-dir", str(data_dir))
+    bin_dir = root / "bin"
+    bin_dir.mkdir()
+    for name, module in (("lakelet", "lakelet"), ("aws", "awscli")):
+        script = bin_dir / name
+        script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} \"$@\"\n")
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    try:
+        yield DocStack(local, data_dir, bin_dir)
+    finally:
+        code = local.stop()
+    assert code == 0, f"lakelet local exited with {code}:\n{local.stderr_tail()}"
+
+
+def _shell_env(stack: DocStack, home: Path) -> dict[str, str]:
+    # Nothing of the developer's (AWS or lakectl settings, config files) may help or hinder a snippet.
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("AWS_", "LAKECTL_", "LAKELET_")) and name != "HOME"}
+    env.update(PATH=f"{stack.bin_dir}{os.pathsep}{env.get('PATH', '')}", HOME=str(home),
+               PYTHONPATH=str(PROJECT_DIR), LAKELET_DATA_DIR=str(stack.data_dir),
+               AWS_CONFIG_FILE=str(home / "no-aws-config"), AWS_SHARED_CREDENTIALS_FILE=str(home / "no-aws-credentials"))
+    return env
+
+
+def _run_shell(snippet: Snippet, code: str, stack: DocStack, workdir: Path, state: Path) -> None:
+    offset = snippet.line - 2  # the prelude is one line; a failure reports the Markdown's line
+    prelude = (f"set -eo pipefail; [ -f {shlex.quote(str(state))} ] && source {shlex.quote(str(state))}; "
+               f"trap 'rc=$?; echo \"{snippet.path}:$((LINENO + {offset})): exit $rc: $BASH_COMMAND\" >&2' ERR\n")
+    epilogue = f"\nexport -p > {shlex.quote(str(state))}; echo \"cd $(printf %q \"$PWD\")\" >> {shlex.quote(str(state))}\n"
+    result = subprocess.run(["bash", "-c", prelude + code + epilogue], cwd=workdir, env=_shell_env(stack, workdir),
+                            capture_output=True, text=True, timeout=SHELL_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL,
+                            check=False)
+    if result.returncode != 0:
+        pytest.fail(f"shell snippet at {snippet.where} exited with {result.returncode}:\n"
+                    f"--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}", pytrace=False)
+
+
+@contextlib.contextmanager
+def _isolated_process_state(workdir: Path) -> Iterator[None]:
+    """A Python snippet may chdir or set environment variables (the docs show Client() reading them); the rest
+    of the test process must not see either."""
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    for name in [n for n in os.environ if n.startswith(("LAKECTL_", "LAKELET_"))]:
+        del os.environ[name]
+    os.chdir(workdir)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+
+
+def _run_python(snippet: Snippet, code: str, namespace: dict[str, object], workdir: Path) -> None:
+    # Padding puts every statement on its Markdown line, so a traceback names the page's own line.
+    compiled = compile("\n" * (snippet.line - 1) + code, str(snippet.path), "exec")
+    output = io.StringIO()
+    with _isolated_process_state(workdir), contextlib.redirect_stdout(output):
+        try:
+            exec(compiled, namespace)  # noqa: S102 (running the docs' own examples is the point)
+        except BaseException:  # noqa: BLE001 (any failure of an example, SystemExit included, is reported)
+            pytest.fail(f"Python snippet at {snippet.where} raised:\n{traceback.format_exc()}\n"
+                        f"--- its output\n{output.getvalue()[-4000:]}", pytrace=False)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(PROJECT_DIR)) for p in PAGES])
+def test_page_snippets_run(page: Path, doc_stack: DocStack, tmp_path: Path) -> None:
+    snippets = [s for s in extract(page, page.relative_to(PROJECT_DIR)) if s.runs]
+    namespace: dict[str, object] = {"__name__": "__docs__"}
+    state = tmp_path / "shell-state.sh"
+    for snippet in snippets:
+        code = rewrite(snippet.code, doc_stack.api_hostport, doc_stack.s3_hostport)
+        if snippet.language in PYTHON:
+            _run_python(snippet, code, namespace, tmp_path)
+        elif snippet.language in SHELL:
+            _run_shell(snippet, code, doc_stack, tmp_path, state)
+        else:
+            _run_shell(snippet, console_commands(code), doc_stack, tmp_path, state)
