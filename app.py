@@ -1,6 +1,11 @@
-"""The Chalice app: the lakeFS API v1 blueprints under /api/v1 and the web UI at /. No logic lives here."""
+"""The Chalice app, its wiring only: the lakeFS API v1 blueprints under /api/v1, the web UI at /, the S3 gateway's
+Lambda (behind a Function URL), the daily GC schedule, and one Lambda function per workflow task (the commit and
+merge state machines' steps, from chalicelib/workflows/tasks.py). No logic lives here."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from chalice import Chalice
 from chalice.app import CloudWatchEvent, Rate
@@ -12,6 +17,7 @@ from chalicelib.api.gc import bp as gc_blueprint
 from chalicelib.api.diff_merge import bp as diff_merge_blueprint
 from chalicelib.gc.schedule import on_schedule as collect_garbage_everywhere
 from chalicelib.webui import bp as webui_blueprint
+from chalicelib.workflows.tasks import HANDLERS as WORKFLOW_TASKS
 
 app = Chalice(app_name="lakelet")
 app.api.binary_types = list(BINARY_TYPES)
@@ -41,66 +47,16 @@ def s3_gateway(event: dict[str, object], context: object) -> dict[str, object]:
     return handle_event(event)
 
 
-# The commit workflow's tasks (stepfunctions/commit.asl.json names them "${commit_seal}", ...).
-@app.lambda_function(name="commit_seal")
-def commit_seal(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import commit
+def _workflow_task(name: str, step: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any], object], Any]:
+    def handle(event: dict[str, Any], context: object) -> Any:
+        return step(event)
 
-    return commit.seal(event)
-
-
-@app.lambda_function(name="commit_plan")
-def commit_plan(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import commit
-
-    return commit.plan(event)
+    # Chalice names a Lambda function's handler "app.<function name>": each must be this module's attribute.
+    handle.__name__ = handle.__qualname__ = name
+    return handle
 
 
-@app.lambda_function(name="commit_build_slice")
-def commit_build_slice(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import commit
-
-    return commit.build_slice(event)
-
-
-@app.lambda_function(name="commit_finish")
-def commit_finish(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import commit
-
-    return commit.finish(event)
-
-
-@app.lambda_function(name="commit_drop")
-def commit_drop(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import commit
-
-    return commit.drop(event)
-
-
-# The merge workflow's tasks (stepfunctions/merge.asl.json).
-@app.lambda_function(name="merge_plan")
-def merge_plan(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import merge
-
-    return merge.plan(event)
-
-
-@app.lambda_function(name="merge_build_slice")
-def merge_build_slice(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import merge
-
-    return merge.build_slice(event)
-
-
-@app.lambda_function(name="merge_finish")
-def merge_finish(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import merge
-
-    return merge.finish(event)
-
-
-@app.lambda_function(name="merge_drop")
-def merge_drop(event: dict[str, object], context: object) -> dict[str, object]:
-    from chalicelib.workflows import merge
-
-    return merge.drop(event)
+# The tasks of the commit and merge workflows (stepfunctions/*.asl.json name them "${commit_seal}", ...), one
+# Lambda function each, registered from the one table of chalicelib/workflows/tasks.py.
+for _name, _step in WORKFLOW_TASKS.items():
+    globals()[_name] = app.lambda_function(name=_name)(_workflow_task(_name, _step))

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .graveler.collected import CollectedCheck
-from .graveler.committed import CommittedManager, RangeParams
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
-from .graveler.service import Graveler
-from .settings import Settings
+from .graveler.service import CommittedManager, Graveler, RangeParams
+from .graveler.workflow_runner import Workflows
+from .gc.ports import JobStarter
+from .settings import GCSettings, Settings
 
 if TYPE_CHECKING:
     from .repository_metadata import RepositoryMetadataStore
@@ -58,9 +59,40 @@ def assemble(
     collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
     prefix = None if any_namespace else f"s3://{settings.bucket}/"
     graveler = Graveler(
-        refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix
+        refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix,
+        workflows=workflows(settings),
     )
     return Services(settings, graveler, auth, repository_metadata)
+
+
+def workflows(settings: Settings) -> Workflows:
+    """The state machines large commits and merges run as (Step Functions, or moto's locally), when configured."""
+    from .adapters.stepfunctions import StepFunctionsWorkflows
+
+    def runner(arn: str | None) -> StepFunctionsWorkflows | None:
+        return StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url) if arn else None
+
+    return Workflows(
+        runner(settings.commit_state_machine_arn),
+        runner(settings.merge_state_machine_arn),
+        settings.commit_workflow_threshold,
+        settings.merge_workflow_threshold,
+        settings.workflow_wait_seconds,
+    )
+
+
+def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
+    """The GC job starter of the deployment: EMR Serverless (or moto's) with the application and role of ``gc``."""
+    from .adapters.emr import EmrServerlessStarter
+
+    return EmrServerlessStarter.connect(
+        settings.region,
+        settings.endpoint_url,
+        application_id=gc.emr_application_id,
+        execution_role_arn=gc.emr_execution_role_arn,
+        log_uri=gc.log_uri,
+        timeout_minutes=gc.timeout_minutes,
+    )
 
 
 def s3_client(settings: Settings) -> Any:

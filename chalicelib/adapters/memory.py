@@ -1,4 +1,7 @@
-"""In-memory twins of every port: the reference behaviour the contract suites hold the AWS adapters to."""
+"""In-memory twins of the ports, the reference behaviour the contract suites (tests/contract) hold the AWS
+adapters to: graveler's RefStore, StagingStore, BlockStore and WorkflowRunner, the branch protection and
+repository metadata stores, auth's store and cipher, and GC's JobStarter. Each is thread-safe where the API tests
+use it from several threads, and none persists anything."""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from chalicelib.auth.errors import (
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
 from chalicelib.graveler import errors
 from chalicelib.auth import errors as auth_errors
-from chalicelib.graveler.ports import PutResult
+from chalicelib.gc.ports import JobRunRequest
+from chalicelib.graveler.ports import Execution, PutResult
 from chalicelib.graveler.protection import ProtectionRules
 from chalicelib.graveler.records import (
     Branch,
@@ -569,3 +573,72 @@ class MemoryBranchProtectionStore:
     def _check(self, repo_id: str, creation_date: int) -> None:
         if self._refs.get_repository(RepositoryID(repo_id)).creation_date != creation_date:
             raise errors.RepositoryNotFound(repo_id)
+
+
+class MemoryWorkflowRunner:
+    """The WorkflowRunner twin. With ``execute`` (the workflow as a function of its payload) an execution runs
+    when it starts, in the caller's thread, and ends SUCCEEDED with its answer, or FAILED with the error's class
+    name and a cause shaped as a Lambda's; without it, executions stay RUNNING until ``end`` is called."""
+
+    def __init__(self, execute: Callable[[dict[str, object]], dict[str, object]] | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._execute = execute
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._executions: dict[str, Execution] = {}
+
+    def start(self, name: str, payload: dict[str, object]) -> None:
+        started_with = json.loads(json.dumps(payload))
+        with self._lock:
+            found = self._executions.get(name)
+            if found is not None:
+                if found.status == "RUNNING" and found.input == started_with:
+                    return
+                raise errors.AlreadyExists(f"workflow execution {name} already exists")
+            self._executions[name] = Execution("RUNNING", self._clock(), input=started_with)
+        if self._execute is None:
+            return
+        try:
+            output = self._execute(json.loads(json.dumps(payload)))
+        except Exception as e:
+            cause = json.dumps({"errorType": type(e).__name__, "errorMessage": str(e)})
+            self.end(name, "FAILED", error=type(e).__name__, cause=cause)
+        else:
+            self.end(name, "SUCCEEDED", output=output)
+
+    def describe(self, name: str) -> Execution | None:
+        with self._lock:
+            return self._executions.get(name)
+
+    def end(self, name: str, status: str, output: dict[str, object] | None = None, error: str = "",
+            cause: str = "") -> None:
+        """Ends a running execution (what the state machine does when its last state ends)."""
+        with self._lock:
+            found = self._executions[name]
+            self._executions[name] = dataclasses.replace(
+                found, status=status, updated=self._clock(),
+                output=json.loads(json.dumps(output)) if output is not None else None, error=error, cause=cause,
+            )
+
+
+class MemoryJobStarter:
+    """The JobStarter twin: records every run it starts. ``refuse``: a missing application, every start raises
+    StorageError. The same idempotency token starts one run only and answers its id again."""
+
+    def __init__(self, refuse: bool = False) -> None:
+        self._refuse = refuse
+        self._lock = threading.Lock()
+        self.runs: dict[str, JobRunRequest] = {}
+        self._by_token: dict[str, str] = {}
+
+    def start(self, request: JobRunRequest) -> str:
+        if self._refuse:
+            raise errors.StorageError("job run refused: no such application")
+        with self._lock:
+            if request.idempotency_token and request.idempotency_token in self._by_token:
+                return self._by_token[request.idempotency_token]
+            run_id = secrets.token_hex(8)
+            self.runs[run_id] = request
+            if request.idempotency_token:
+                self._by_token[request.idempotency_token] = run_id
+            return run_id

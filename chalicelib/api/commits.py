@@ -10,8 +10,8 @@ from chalice import Blueprint, Response
 from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit import CommitRequest
-from chalicelib.workflows import launch
+from chalicelib.graveler.records import Commit
+from chalicelib.graveler.workflow_runner import inline_task_id
 
 from . import names, serializers, tasks
 from .endpoint import URL_PREFIX, current_user, json_response, route, services
@@ -28,10 +28,10 @@ MAX_COMMIT_DATE = 253_402_300_799
 COMMITS = "/repositories/{repository}/branches/{branch}/commits"
 
 
-def _commit_request(repository: str, branch: str) -> CommitRequest:
+def _commit(repository: str, branch: str, wait_seconds: float) -> Commit:
+    """Graveler.commit with the request's body. Raises StillRunning when the workflow outlives the wait."""
     body = JsonBody.parse(bp.current_request.raw_body)
-    return launch.new_commit_request(
-        services(),
+    return services().graveler.commit(
         names.repository(repository),
         names.branch(branch),
         current_user().id,
@@ -39,6 +39,7 @@ def _commit_request(repository: str, branch: str) -> CommitRequest:
         body.str_map("metadata"),
         body.integer("date", minimum=0, maximum=MAX_COMMIT_DATE),
         body.boolean("allow_empty"),
+        wait_seconds=wait_seconds,
     )
 
 
@@ -50,24 +51,28 @@ def _status_url(repository: str, branch: str, task_id: str) -> str:
 def commit(repository: str, branch: str) -> Response:
     """Inline, or as the commit workflow above the size threshold: waits for it within API Gateway's limit and
     answers 202 with the task id (as .../commits/async does) if it goes on past that."""
-    status = launch.commit(services(), _commit_request(repository, branch), services().settings.workflow_wait_seconds)
-    if status.result is None:
-        return tasks.accepted(status.task_id, _status_url(repository, branch, status.task_id))
-    return json_response(serializers.commit(status.result), 201)
+    try:
+        found = _commit(repository, branch, services().settings.workflow_wait_seconds)
+    except errors.StillRunning as running:
+        return tasks.accepted(running.task_id, _status_url(repository, branch, running.task_id))
+    return json_response(serializers.commit(found), 201)
 
 
 @route(bp, COMMITS + "/async", ["POST"])
 def commit_async(repository: str, branch: str) -> Response:
     """lakeFS's commitAsync: 202 TaskCreation; small commits have completed by then."""
-    status = launch.commit(services(), _commit_request(repository, branch), 0)
-    return json_response({"id": status.task_id}, 202)
+    try:
+        task_id = inline_task_id(_commit(repository, branch, 0).id, names.branch(branch))
+    except errors.StillRunning as running:
+        task_id = running.task_id
+    return json_response({"id": task_id}, 202)
 
 
 @route(bp, COMMITS + "/status", ["GET"])
 def commit_async_status(repository: str, branch: str) -> Response:
     """lakeFS's commitAsyncStatus: CommitAsyncStatus."""
     task_id = Query(bp.current_request.query_params).required_string("id")
-    status = launch.commit_status(services(), names.repository(repository), names.branch(branch), task_id)
+    status = services().graveler.commit_status(names.repository(repository), names.branch(branch), task_id)
     return json_response(tasks.status_body(status, serializers.commit))
 
 

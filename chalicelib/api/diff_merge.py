@@ -14,14 +14,12 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.committed.compare import MergeChange
-from chalicelib.graveler.committed.merge import KeyConflict
-from chalicelib.graveler.committed.mergetable import Decision
 from chalicelib.graveler.errors import MergeConflicts
-from chalicelib.graveler.merge import MergeRequest
+from chalicelib.graveler.merge import Decision, KeyConflict, MergeChange
 from chalicelib.graveler.merge.policy import MergePreview
 from chalicelib.graveler.records import Diff, Page
-from chalicelib.workflows import launch
+from chalicelib.graveler.records import Commit
+from chalicelib.graveler.workflow_runner import inline_task_id
 
 from . import names, serializers, tasks
 from .endpoint import URL_PREFIX, current_user, json_response, route, services
@@ -154,12 +152,13 @@ def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Respon
     )
 
 
-def _merge_request(repository: str, ref: str, destination: str, raw: bytes | str | None,
-                   body: JsonBody) -> MergeRequest:
-    return launch.new_merge_request(
-        services(), names.repository(repository), names.ref(ref), names.branch(destination), current_user().id,
+def _merge(repository: str, ref: str, destination: str, raw: bytes | str | None, body: JsonBody,
+           wait_seconds: float) -> Commit:
+    """Graveler.merge with the request's body. Raises StillRunning when the workflow outlives the wait."""
+    return services().graveler.merge(
+        names.repository(repository), names.ref(ref), names.branch(destination), current_user().id,
         body.string("message") or "", body.str_map("metadata"), body.string("strategy"), path_strategies(raw),
-        body.boolean("squash_merge"), body.boolean("allow_empty"), body.boolean("force"),
+        body.boolean("squash_merge"), body.boolean("allow_empty"), body.boolean("force"), wait_seconds=wait_seconds,
     )
 
 
@@ -185,31 +184,32 @@ def merge(repository: str, ref: str, destinationBranch: str) -> Response:
             path_strategies(raw), q.string("prefix"), q.string("after"), amount, q.boolean("only_conflicts"),
         )
         return json_response(_preview(preview, amount))
-    request = _merge_request(repository, ref, destinationBranch, raw, body)
     try:
-        status = launch.merge(services(), request, services().settings.workflow_wait_seconds)
+        merged = _merge(repository, ref, destinationBranch, raw, body, services().settings.workflow_wait_seconds)
     except MergeConflicts as e:
         return conflict_response(e, amount)
-    if status.result is None:
-        return tasks.accepted(status.task_id, _status_url(repository, ref, destinationBranch, status.task_id))
-    return json_response({"reference": status.result.id})
+    except errors.StillRunning as running:
+        return tasks.accepted(running.task_id, _status_url(repository, ref, destinationBranch, running.task_id))
+    return json_response({"reference": merged.id})
 
 
 @route(bp, MERGE + "/async", ["POST"])
 def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsync: 202 TaskCreation; small merges have completed by then."""
     raw, body = _body()
-    request = _merge_request(repository, ref, destinationBranch, raw, body)
     try:
-        status = launch.merge(services(), request, 0)
+        task_id = inline_task_id(_merge(repository, ref, destinationBranch, raw, body, 0).id,
+                                 names.branch(destinationBranch))
     except MergeConflicts as e:
         return conflict_response(e, Query(bp.current_request.query_params).amount())
-    return json_response({"id": status.task_id}, 202)
+    except errors.StillRunning as running:
+        task_id = running.task_id
+    return json_response({"id": task_id}, 202)
 
 
 @route(bp, MERGE + "/status", ["GET"])
 def merge_async_status(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsyncStatus: MergeAsyncStatus (its result is MergeResult)."""
     task_id = Query(bp.current_request.query_params).required_string("id")
-    status = launch.merge_status(services(), names.repository(repository), names.branch(destinationBranch), task_id)
+    status = services().graveler.merge_status(names.repository(repository), names.branch(destinationBranch), task_id)
     return json_response(tasks.status_body(status, lambda commit: {"reference": commit.id}))

@@ -1,4 +1,4 @@
-"""The shapes of commits and merges that run as tasks (chalicelib/workflows/launch.py): lakeFS's TaskCreation
+"""The shapes of commits and merges that run as tasks (chalicelib/graveler/workflow_runner.py): lakeFS's TaskCreation
 ({"id"}) for work that goes on in the background, and CommitAsyncStatus / MergeAsyncStatus ({"task_id",
 "completed", "update_time", "result", "error": {"message"}, "status_code"}) for its status.
 
@@ -16,7 +16,7 @@ from typing import Any
 from chalice import Response
 
 from chalicelib.graveler.records import Commit
-from chalicelib.workflows.launch import TaskStatus
+from chalicelib.graveler.workflow_runner import TaskStatus
 
 from .endpoint import json_response
 from .errors import message_for, status_for

@@ -24,7 +24,7 @@ from chalicelib.graveler.retention import RetentionRules, active_commits
 from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.staging import branch_tokens
 
-from . import layout, tables
+from . import job_files, layout
 from .rules import RulesStore, rules_to_json
 
 # Rows per staged-address file: a part stays a few MB, and the job reads the parts in parallel.
@@ -97,11 +97,11 @@ def prepare(
     kept = sorted((commits[cid] for cid in active), key=lambda c: c.id)
 
     commits_location = layout.commits_address(ns, run)
-    graveler.blocks.put(commits_location, tables.commits_csv(kept))
+    graveler.blocks.put(commits_location, job_files.commits_csv(kept))
     staged_locations: list[str] = []
     for index, start in enumerate(range(0, len(staged), STAGED_PART_ROWS)):
         location = layout.staged_location(ns, run) + layout.part_name(index)
-        graveler.blocks.put(location, tables.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
+        graveler.blocks.put(location, job_files.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
         staged_locations.append(location)
 
     prepared = PreparedRun(

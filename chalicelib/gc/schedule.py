@@ -19,7 +19,7 @@ from chalicelib.graveler.service import Graveler
 from .ports import JobRunRequest, JobStarter
 from .prepare import PreparedRun, prepare
 from .rules import GCRulesNotFound
-from .settings import GCSettings
+from chalicelib.settings import GCSettings
 
 log = logging.getLogger(__name__)
 
@@ -119,21 +119,12 @@ def run_scheduled(
 
 def on_schedule() -> dict[str, Any]:
     """The EventBridge entry point: builds its parts from the environment and runs every repository."""
-    from chalicelib.adapters.emr import EmrServerlessStarter
-    from chalicelib.wiring import get_services
+    from chalicelib.wiring import get_services, job_starter
 
     settings = GCSettings.from_env()
     if not settings.configured:
         log.warning("scheduled GC skipped: the EMR Serverless application, role or job entry point is not set")
         return {"runs": [], "skipped": "not configured"}
     services = get_services()
-    starter = EmrServerlessStarter.connect(
-        services.settings.region,
-        services.settings.endpoint_url,
-        application_id=settings.emr_application_id,
-        execution_role_arn=settings.emr_execution_role_arn,
-        log_uri=settings.log_uri,
-        timeout_minutes=settings.timeout_minutes,
-    )
-    runs = run_scheduled(services.graveler, starter, settings)
+    runs = run_scheduled(services.graveler, job_starter(services.settings, settings), settings)
     return {"runs": [run.to_json() for run in runs]}

@@ -23,7 +23,7 @@ under the same families.
     │   │   ├── MetadataTooLarge
     │   │   └── EntityTooLarge
     │   ├── NoMergeBase
-    │   ├── NamespaceInUse (namespaces.py)
+    │   ├── NamespaceInUse
     │   └── ClaimMismatch
     ├── NoChanges ..................... 400
     ├── DirtyBranch ................... 400
@@ -41,8 +41,11 @@ under the same families.
     ├── Unauthorized .................. 401
     ├── StorageError .................. 503
     ├── Gone .......................... 410
-    └── WorkflowFailed ................ 500 (workflow_runner.py: the one error that is not the user's, so it
-                                             stays out of this module, whose every class has a 4xx/503 status)
+    └── WorkflowFailed ................ 500 (the one error that is not the user's: a workflow step failed
+                                             for a reason of its own; every other class has a 4xx/503 status)
+
+    StillRunning (outside the tree: no error, a commit or merge that goes on as a workflow after the caller's
+                  wait ended; it carries the task id to poll)
 """
 
 from __future__ import annotations
@@ -122,6 +125,10 @@ class InvalidRef(Invalid):
 
 class InvalidName(Invalid):
     pass
+
+
+class NamespaceInUse(Invalid):
+    """The namespace is, holds, or lies inside another repository's namespace (HTTP 400, as lakeFS)."""
 
 
 class NoMergeBase(Invalid):
@@ -222,6 +229,19 @@ class StorageError(GravelerError):
 
 class Gone(GravelerError):
     """The entry exists but its physical object was garbage collected (HTTP 410)."""
+
+
+class WorkflowFailed(GravelerError):
+    """A workflow step failed for a reason that is not the user's (HTTP 500); the message says which."""
+
+
+class StillRunning(Exception):
+    """Not an error: the commit or merge goes on as workflow execution ``task_id`` after the caller's wait
+    ended. The API answers 202 with the task id; the status endpoints say how it ended."""
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"still running as task {task_id}")
+        self.task_id = task_id
 
 
 def _subclasses(cls: type[GravelerError]) -> list[type[GravelerError]]:

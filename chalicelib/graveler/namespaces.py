@@ -21,6 +21,7 @@ holds none, and a prefix holding more data than that is not one a repository sho
 from __future__ import annotations
 
 from . import errors
+from .errors import NamespaceInUse
 from .addressing import metadata_address
 from .ports import BlockStore
 
@@ -29,10 +30,6 @@ NAMESPACE_MARKER = "dummy"
 MARKER_CONTENT = b"this namespace belongs to a Lakelet repository: do not create another one on it or inside it\n"
 CONTAINING_SCAN_LIMIT = 10_000
 _MARKER_SUFFIX = "/_lakefs/" + NAMESPACE_MARKER
-
-
-class NamespaceInUse(errors.Invalid):
-    """The namespace is, holds, or lies inside another repository's namespace (HTTP 400, as lakeFS)."""
 
 
 def marker_address(namespace: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from .records import (
     Branch,
@@ -227,4 +227,31 @@ class BlockStore(Protocol):
 
     def abort_multipart_upload(self, address: str, upload_id: str) -> None:
         """Drops the upload and its parts. Idempotent."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Execution:
+    """One run of a workflow, as far as the task status needs it: its status and, once it ended, its output or
+    its error."""
+
+    status: str  # RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED
+    updated: float  # unix seconds: the stop date, or the start date while running
+    output: dict[str, Any] | None = None
+    error: str = ""  # the error name (the failing task's error class name, as a Lambda's errorType)
+    cause: str = ""  # the cause (a Lambda's is JSON: errorType, errorMessage, stackTrace)
+    input: dict[str, Any] | None = None  # what it was started with: says which repository and branch it is for
+
+
+class WorkflowRunner(Protocol):
+    """One workflow (a state machine whose tasks are the commit's or the merge's steps) and its executions,
+    named by the caller: the name is the task id clients poll."""
+
+    def start(self, name: str, payload: dict[str, Any]) -> None:
+        """Starts an execution and returns without waiting for it. Starting a running execution again with the
+        same payload is a no-op; a name used before otherwise raises AlreadyExists."""
+        ...
+
+    def describe(self, name: str) -> Execution | None:
+        """The execution of that name, or None when there is none."""
         ...

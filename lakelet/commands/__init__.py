@@ -1,4 +1,5 @@
-"""The ``lakelet`` CLI's commands (typer + rich on the official lakeFS clients), one module per command group.
+"""The ``lakelet`` CLI's commands, one module per command group: typer, rich when printing to a terminal, and a
+small HTTP client of its own (api.py).
 
 main.py is the root app and the console entry point; settings.py reads lakectl's configuration; api.py is the
 server connection; transfer.py moves files in parallel through presigned URLs.

@@ -1,31 +1,60 @@
-"""The connection to the server: the official ``lakefs_sdk`` client for everything it covers, and plain HTTP
-(urllib3, the SDK's own transport) for Lakelet's extensions (merge previews, per-path strategies, async commit)
-and for parallel transfers.
+"""The connection to the server: a small HTTP client of the CLI's own (the standard library's http.client, one
+keep-alive connection per thread) for the lakeFS routes the commands speak, urllib3 pools for parallel transfers
+and presigned URLs, and the official ``lakefs_sdk`` only for the rare commands that still use its models
+(``auth``, ``gc set-config|get-config|delete-config``), imported inside them.
 
-Every call goes through ``call``/``raw``, which turn API errors and unreachable servers into one-line
-``CLIError``s naming the operation.
+Importing ``lakefs_sdk`` (pydantic models for the whole API) or urllib3 costs more than a whole ordinary command;
+``lakelet --help`` and ``lakelet repo list`` import neither (tests/cli/test_startup.py counts their modules).
+
+Every call goes through ``raw``/``pages`` (or ``call`` for the SDK), which turn API errors and unreachable
+servers into one-line ``CLIError``s naming the operation.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterator, Mapping
 from functools import cached_property
-from typing import Any, TypeVar
-
-import urllib3
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakelet.commands.errors import CLIError, from_status
 from lakelet.commands.settings import Settings
 
+if TYPE_CHECKING:
+    import http.client
+    import socket
+
+    import urllib3
+
 T = TypeVar("T")
+
+# A request that failed before any answer is sent again, twice at most (urllib3's Retry(total=2) of the plain
+# calls before this client): connection errors only, never an answer, never a redirect.
+RETRIES = 2
+# Methods a lost answer may be repeated for (urllib3's Retry.DEFAULT_ALLOWED_METHODS): a POST whose answer was
+# lost is not sent twice.
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
 
 
 def _unreachable(settings: Settings, error: Exception) -> CLIError:
     reason = getattr(error, "reason", None) or error
     return CLIError(f"cannot reach the lakeFS server at {settings.endpoint} ({type(reason).__name__})",
                     "is it running? check server.endpoint_url with 'lakelet doctor'")
+
+
+def _dropped(sock: socket.socket) -> bool:
+    """An idle kept-alive socket that is readable has been closed by the server (or holds bytes nobody asked
+    for): either way it cannot carry the next request."""
+    import select
+
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class Api:
@@ -35,10 +64,15 @@ class Api:
     def __init__(self, settings: Settings, pool_size: int = 64) -> None:
         self.settings = settings
         self.pool_size = pool_size
+        self._local = threading.local()
+        parts = urllib.parse.urlsplit(settings.api_url)
+        self._scheme, self._host, self._port = parts.scheme, parts.hostname or "", parts.port
+        self._base_path = parts.path.rstrip("/")
+        self._pooled = False
 
     @cached_property
     def client(self) -> Any:
-        import lakefs_sdk  # imported on first use: `lakelet local` must start without it
+        import lakefs_sdk  # only the rare commands that use its models load it
 
         conf = lakefs_sdk.Configuration(host=self.settings.api_url, username=self.settings.access_key_id,
                                         password=self.settings.secret_access_key)
@@ -48,19 +82,27 @@ class Api:
 
     @cached_property
     def http(self) -> urllib3.PoolManager:
-        """For raw API calls and for S3 presigned URLs; retries only on connection errors, never on answers."""
+        """For transfers and S3 presigned URLs; retries only on connection errors, never on answers."""
+        import urllib3
+
         return urllib3.PoolManager(maxsize=self.pool_size, retries=urllib3.Retry(total=2, redirect=0, status=0,
                                                                                   raise_on_status=False))
 
+    def use_pool(self) -> None:
+        """From now on, API calls too go through the urllib3 pool: a transfer already loaded urllib3 for its
+        storage requests, and its threads share the pool's connections (as many as the largest --parallelism)
+        rather than opening one each."""
+        self._pooled = True
+
     @cached_property
     def auth_headers(self) -> dict[str, str]:
-        return urllib3.make_headers(basic_auth=f"{self.settings.access_key_id}:{self.settings.secret_access_key}")
+        """HTTP basic auth, as the SDK and urllib3.make_headers build it."""
+        pair = f"{self.settings.access_key_id}:{self.settings.secret_access_key}".encode("latin-1")
+        return {"authorization": "Basic " + base64.b64encode(pair).decode()}
 
     def __getattr__(self, name: str) -> Any:
-        """``api.branches`` -> lakefs_sdk.BranchesApi, ``api.refs`` -> RefsApi, ..."""
-        classes = {"repositories": "RepositoriesApi", "branches": "BranchesApi", "tags": "TagsApi",
-                   "commits": "CommitsApi", "refs": "RefsApi", "objects": "ObjectsApi", "auth": "AuthApi",
-                   "config": "ConfigApi", "internal": "InternalApi", "staging": "StagingApi"}
+        """``api.auth`` -> lakefs_sdk.AuthApi, ``api.repositories`` -> RepositoriesApi (rare commands only)."""
+        classes = {"repositories": "RepositoriesApi", "auth": "AuthApi"}
         if name not in classes:
             raise AttributeError(name)
         import lakefs_sdk
@@ -70,6 +112,8 @@ class Api:
         return value
 
     def call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """An SDK call (rare commands only)."""
+        import urllib3
         from lakefs_sdk.exceptions import ApiException
 
         try:
@@ -87,57 +131,136 @@ class Api:
             url += "?" + urllib.parse.urlencode(pairs, doseq=True)
         return url
 
+    def target(self, path: str, query: Mapping[str, Any] | None = None) -> str:
+        """The request target (path and query) of an API route."""
+        return self._base_path + self.url(path, query)[len(self.settings.api_url):]
+
+    def _connection(self) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is not None and conn.sock is not None and _dropped(conn.sock):
+            self._drop()  # closed by the server while idle (keep-alive timeout): open a new one, as urllib3 does
+            conn = None
+        if conn is None:
+            import http.client  # not at start: ``lakelet --help`` never connects
+
+            if self._scheme == "https":
+                import ssl
+
+                # Certificates verified against the system's CAs, host name checked: urllib3's defaults.
+                conn = http.client.HTTPSConnection(self._host, self._port, context=ssl.create_default_context())
+            else:
+                conn = http.client.HTTPConnection(self._host, self._port)
+            self._local.conn = conn
+        return conn
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def send(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]
+             ) -> tuple[int, str, bytes]:
+        """One request on this thread's keep-alive connection: (status, reason, body). Connection errors are
+        retried (RETRIES); an answer lost after the request was sent only for idempotent methods, or when a
+        kept-alive connection turned out closed by the server before it read anything."""
+        import http.client
+
+        last: Exception | None = None
+        for _ in range(RETRIES + 1):
+            conn = self._connection()
+            reused = conn.sock is not None
+            try:
+                conn.request(method, target, body=body, headers=dict(headers))
+            except OSError as e:  # refused, reset, DNS, TLS: nothing reached the server
+                self._drop()
+                last = e
+                continue
+            try:
+                response = conn.getresponse()
+                data = response.read()
+            except (http.client.HTTPException, OSError) as e:
+                self._drop()
+                last = e
+                if method in IDEMPOTENT or (reused and isinstance(e, http.client.RemoteDisconnected)):
+                    continue
+                raise _unreachable(self.settings, e) from None
+            if response.will_close:
+                self._drop()
+            return response.status, response.reason or "", data
+        assert last is not None
+        raise _unreachable(self.settings, last) from None
+
+    def _send_pooled(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+                     ) -> tuple[int, str, bytes]:
+        import urllib3
+
+        try:
+            response = self.http.request(method, url, body=body, headers=dict(headers), redirect=False)
+        except urllib3.exceptions.HTTPError as e:
+            raise _unreachable(self.settings, e) from None
+        return response.status, response.reason or "", response.data
+
     def raw(self, what: str, method: str, path: str, query: Mapping[str, Any] | None = None,
             body: Any = None, ok: tuple[int, ...] = (200, 201, 204), headers: Mapping[str, str] | None = None,
-            ) -> tuple[int, Any]:
-        """A plain API call; answers outside ``ok`` raise. Returns (status, parsed JSON or None)."""
+            text: bool = False) -> tuple[int, Any]:
+        """An API call; answers outside ``ok`` raise. Returns (status, parsed JSON or None), or with ``text``
+        (status, the body as text)."""
         all_headers = {**self.auth_headers, "Accept": "application/json", **(headers or {})}
         data = None
         if body is not None:
             data = json.dumps(body).encode()
             all_headers["Content-Type"] = "application/json"
-        try:
-            response = self.http.request(method, self.url(path, query), body=data, headers=all_headers,
-                                         redirect=False)
-        except urllib3.exceptions.HTTPError as e:
-            raise _unreachable(self.settings, e) from None
+        if self._pooled:
+            status, reason, payload = self._send_pooled(method, self.url(path, query), data, all_headers)
+        else:
+            status, reason, payload = self.send(method, self.target(path, query), data, all_headers)
         parsed = None
-        if response.data:
+        if text and status in ok:
+            return status, payload.decode(errors="replace")
+        if payload:
             try:
-                parsed = json.loads(response.data)
+                parsed = json.loads(payload)
             except ValueError:
                 parsed = None
-        if response.status not in ok:
-            raise from_status(what, response.status, response.data, response.reason or "")
-        return response.status, parsed
+        if status not in ok:
+            raise from_status(what, status, payload, reason)
+        return status, parsed
 
-    def pages(self, what: str, fn: Callable[..., Any], *args: Any, amount: int = 1000,
-              limit: int | None = None, **kwargs: Any) -> Iterator[Any]:
-        """Every result of a paginated SDK listing, following ``pagination.next_offset``."""
-        after = kwargs.pop("after", "") or ""
+    def get(self, what: str, path: str, query: Mapping[str, Any] | None = None) -> Any:
+        """A GET's parsed answer."""
+        return self.raw(what, "GET", path, query)[1]
+
+    def pages(self, what: str, path: str, query: Mapping[str, Any] | None = None, *, after: str = "",
+              amount: int = 1000, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        """Every result of a paginated listing, following ``pagination.next_offset``; at most ``limit``."""
         seen = 0
         while True:
-            page = self.call(what, fn, *args, after=after, amount=amount, **kwargs)
-            for item in page.results:
+            _, page = self.raw(what, "GET", path, {**(query or {}), "after": after or "", "amount": amount})
+            for item in (page or {}).get("results") or []:
                 yield item
                 seen += 1
                 if limit is not None and seen >= limit:
                     return
-            if not page.pagination.has_more:
-                return
-            after = page.pagination.next_offset
-
-    def raw_pages(self, what: str, path: str, query: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
-        """Every result of a paginated listing over plain HTTP: the transfer commands use this rather than the
-        SDK, whose import alone costs seconds of start-up (pydantic models) on a small machine."""
-        after = ""
-        while True:
-            _, page = self.raw(what, "GET", path, {**(query or {}), "after": after, "amount": 1000})
-            yield from page.get("results") or []
-            pagination = page.get("pagination") or {}
+            pagination = (page or {}).get("pagination") or {}
             if not pagination.get("has_more"):
                 return
             after = pagination["next_offset"]
+
+    def raw_pages(self, what: str, path: str, query: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        """Every result of a paginated listing (the transfer commands' name for ``pages``)."""
+        return self.pages(what, path, query)
+
+    def sdk_pages(self, what: str, fn: Callable[..., Any], *args: Any, amount: int = 1000, **kwargs: Any
+                  ) -> Iterator[Any]:
+        """Every result of a paginated SDK listing (rare commands only)."""
+        after = ""
+        while True:
+            page = self.call(what, fn, *args, after=after, amount=amount, **kwargs)
+            yield from page.results
+            if not page.pagination.has_more:
+                return
+            after = page.pagination.next_offset
 
 
 def q(value: str) -> str:

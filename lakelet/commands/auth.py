@@ -1,6 +1,5 @@
 """``lakelet auth users|groups|policies ...`` as lakectl: create, list, delete, attach/detach, credentials."""
 
-from __future__ import annotations
 
 import json
 from pathlib import Path
@@ -60,7 +59,7 @@ def user_create(id: Id, json_out: JsonOpt = False) -> None:
 @users.command("list")
 def user_list(json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.pages("list users", a.auth.list_users), json_out, ["USER ID", "CREATION DATE"], _id_and_date)
+    emit_table(a.sdk_pages("list users", a.auth.list_users), json_out, ["USER ID", "CREATION DATE"], _id_and_date)
 
 
 @users.command("delete")
@@ -82,7 +81,7 @@ def credentials_create(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
 def credentials_list(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
     a = api()
     user = _user_or_me(a, id)
-    emit_table(a.pages(f"list credentials of {user}", a.auth.list_user_credentials, user), json_out,
+    emit_table(a.sdk_pages(f"list credentials of {user}", a.auth.list_user_credentials, user), json_out,
                ["ACCESS KEY ID", "ISSUED DATE"], lambda c: (c.access_key_id, timestamp(c.creation_date)))
 
 
@@ -98,7 +97,7 @@ def credentials_delete(access_key_id: Annotated[str, typer.Option("--access-key-
 @user_groups.command("list")
 def user_group_list(id: Id, json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.pages(f"list groups of user {id}", a.auth.list_user_groups, id), json_out,
+    emit_table(a.sdk_pages(f"list groups of user {id}", a.auth.list_user_groups, id), json_out,
                ["GROUP ID", "CREATION DATE"], _id_and_date)
 
 
@@ -116,7 +115,7 @@ def group_create(id: Id, json_out: JsonOpt = False) -> None:
 @groups.command("list")
 def group_list(json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.pages("list groups", a.auth.list_groups), json_out, ["GROUP ID", "CREATION DATE"], _id_and_date)
+    emit_table(a.sdk_pages("list groups", a.auth.list_groups), json_out, ["GROUP ID", "CREATION DATE"], _id_and_date)
 
 
 @groups.command("delete")
@@ -143,7 +142,7 @@ def member_remove(id: Id, user: UserOpt) -> None:
 @group_members.command("list")
 def member_list(id: Id, json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.pages(f"list members of {id}", a.auth.list_group_members, id), json_out, ["USER ID"],
+    emit_table(a.sdk_pages(f"list members of {id}", a.auth.list_group_members, id), json_out, ["USER ID"],
                lambda u: (u.id,))
 
 
@@ -167,7 +166,7 @@ def _policy_commands(sub: typer.Typer, kind: str) -> None:
     @sub.command("list")
     def list_(id: Id, json_out: JsonOpt = False) -> None:
         a = api()
-        emit_table(a.pages(f"list policies of {kind} {id}", getattr(a.auth, f"list_{kind}_policies"), id), json_out,
+        emit_table(a.sdk_pages(f"list policies of {kind} {id}", getattr(a.auth, f"list_{kind}_policies"), id), json_out,
                    ["POLICY ID", "CREATION DATE"], _id_and_date)
 
 
@@ -200,7 +199,7 @@ def policy_create(id: Id,
 @policies.command("list")
 def policy_list(json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.pages("list policies", a.auth.list_policies), json_out, ["POLICY ID", "CREATION DATE"],
+    emit_table(a.sdk_pages("list policies", a.auth.list_policies), json_out, ["POLICY ID", "CREATION DATE"],
                _id_and_date)
 
 

@@ -1,7 +1,6 @@
 """``lakelet commit`` (followed to the end when the server hands it to the workflow), ``commit status``,
 ``log`` and ``show commit``."""
 
-from __future__ import annotations
 
 import datetime
 import time
@@ -173,9 +172,9 @@ def log(
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=datetime.UTC)
     a = api()
-    commits = list(a.pages(f"log {uri}", a.refs.log_commits, uri.repository, uri.ref, after=after, limit=amount,
-                           objects=objs or None, prefixes=pres or None, first_parent=first_parent or None,
-                           since=since))
+    commits = list(a.pages(f"log {uri}", f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/commits",
+                           {"objects": objs or None, "prefixes": pres or None, "first_parent": first_parent or None,
+                            "since": since.isoformat() if since is not None else None}, after=after, limit=amount))
     if want_json(json_out):
         out().json(commits)
         return
@@ -190,7 +189,7 @@ def show_commit(commit: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/
     """Show one commit."""
     uri = parse(commit, ref=True)
     a = api()
-    c = a.call(f"show commit {uri}", a.commits.get_commit, uri.repository, uri.ref)
+    c = a.get(f"show commit {uri}", f"/repositories/{q(uri.repository)}/commits/{q(uri.ref)}")
     emit(c, format_commit(jsonable(c), show_meta_range_id), json_out)
 
 

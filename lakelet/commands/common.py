@@ -1,6 +1,5 @@
 """Options and small helpers shared by the command modules."""
 
-from __future__ import annotations
 
 from typing import Annotated
 

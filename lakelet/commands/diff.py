@@ -1,11 +1,11 @@
 """``lakelet diff``: between two refs (three-dot by default, ``--two-way``), or a branch's uncommitted changes."""
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 
 import typer
 
+from lakelet.commands.api import q
 from lakelet.commands.common import JsonOpt
 from lakelet.commands.context import api, want_json
 from lakelet.commands.errors import CLIError
@@ -33,17 +33,23 @@ def diff(
     a = api()
     luri = parse(left, ref=True)
     if right is None:
-        changes = list(a.pages(f"diff uncommitted changes of {luri}", a.branches.diff_branch, luri.repository,
-                               luri.ref, prefix=prefix or None, limit=amount))
+        changes = list(a.pages(f"diff uncommitted changes of {luri}",
+                               f"/repositories/{q(luri.repository)}/branches/{q(luri.ref)}/diff",
+                               {"prefix": prefix or None}, limit=amount))
         title = f"uncommitted changes on {luri}"
     else:
         ruri = parse(right, ref=True)
         if ruri.repository != luri.repository:
             raise CLIError("the two refs are in different repositories", "diff refs of one repository")
-        changes = list(a.pages(f"diff {luri} {ruri}", a.refs.diff_refs, luri.repository, luri.ref, ruri.ref,
-                               type="two_dot" if two_way else "three_dot", prefix=prefix or None, limit=amount))
+        changes = list(a.pages(f"diff {luri} {ruri}", diff_path(luri.repository, luri.ref, ruri.ref),
+                               {"type": "two_dot" if two_way else "three_dot", "prefix": prefix or None},
+                               limit=amount))
         title = f"{luri.ref}{'..' if two_way else '...'}{ruri.ref}"
     print_changes([jsonable(c) for c in changes], title, json_out)
+
+
+def diff_path(repository: str, left: str, right: str) -> str:
+    return f"/repositories/{q(repository)}/refs/{q(left)}/diff/{q(right)}"
 
 
 def print_changes(changes: list[dict[str, Any]], title: str, json_out: bool) -> None:

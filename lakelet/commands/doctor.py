@@ -1,13 +1,11 @@
 """``lakelet config`` (write ~/.lakectl.yaml interactively) and ``lakelet doctor`` (endpoint, credentials and
 clock, with what is wrong in one line)."""
 
-from __future__ import annotations
 
 import email.utils
 import time
 
 import typer
-import urllib3
 
 from lakelet.commands.context import session
 from lakelet.commands.errors import CLIError
@@ -36,6 +34,8 @@ def config() -> None:
 
 
 def doctor() -> None:
+    import urllib3
+
     s = session().settings
     http = urllib3.PoolManager(retries=urllib3.Retry(total=0, redirect=0))
     try:

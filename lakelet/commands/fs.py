@@ -1,10 +1,9 @@
 """``lakelet fs ls|cat|stat|rm|presign|update-metadata|upload|download``."""
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,7 +12,7 @@ from lakelet.commands.common import JsonOpt, key_values
 from lakelet.commands.context import api, emit, want_json
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out, timestamp
-from lakelet.commands.uri import parse
+from lakelet.commands.uri import URI, parse
 from lakelet.units import human_bytes
 
 app = typer.Typer(no_args_is_help=True)
@@ -33,18 +32,18 @@ def ls(uri_text: PathArg, recursive: Annotated[bool, typer.Option("--recursive",
     uri = parse(uri_text, ref=True)
     a = api()
     prefix = uri.path
-    items = list(a.pages(f"list {uri}", a.objects.list_objects, uri.repository, uri.ref, prefix=prefix,
-                         delimiter=None if recursive else "/", user_metadata=False))
+    items = list(a.pages(f"list {uri}", f"{_ref_path(uri)}/objects/ls",
+                         {"prefix": prefix, "delimiter": None if recursive else "/", "user_metadata": False}))
     if want_json(json_out):
         out().json(items)
         return
     rows = []
     for i in items:
-        if i.path_type == "common_prefix":
-            rows.append(("common_prefix", "", "", i.path[len(prefix):] if not recursive else i.path))
+        shown = i["path"][len(prefix):] if not recursive else i["path"]
+        if i.get("path_type") == "common_prefix":
+            rows.append(("common_prefix", "", "", shown))
         else:
-            rows.append(("object", timestamp(i.mtime), human_bytes(i.size_bytes),
-                         i.path[len(prefix):] if not recursive else i.path))
+            rows.append(("object", timestamp(i.get("mtime")), human_bytes(i.get("size_bytes")), shown))
     out().table(["TYPE", "MODIFIED", "SIZE", "PATH"], rows)
 
 
@@ -76,17 +75,16 @@ def cat(uri_text: PathArg, pre_sign: PreSign = None) -> None:
 def stat(uri_text: PathArg, pre_sign: PreSign = None, json_out: JsonOpt = False) -> None:
     """Show an object's metadata."""
     uri = parse(uri_text, ref=True, path=True)
-    a = api()
-    s = a.call(f"stat {uri}", a.objects.stat_object, uri.repository, uri.ref, uri.path, presign=pre_sign or None)
+    s = _stat(f"stat {uri}", uri, pre_sign or None)
     if want_json(json_out):
         out().json(s)
         return
-    lines = [f"Path: {s.path}", f"Modified Time: {timestamp(s.mtime)}", f"Size: {s.size_bytes} bytes",
-             f"Human Size: {human_bytes(s.size_bytes)}", f"Physical Address: {s.physical_address}",
-             f"Checksum: {s.checksum}", f"Content-Type: {s.content_type}"]
-    if s.metadata:
+    lines = [f"Path: {s['path']}", f"Modified Time: {timestamp(s.get('mtime'))}", f"Size: {s.get('size_bytes')} bytes",
+             f"Human Size: {human_bytes(s.get('size_bytes'))}", f"Physical Address: {s.get('physical_address')}",
+             f"Checksum: {s.get('checksum')}", f"Content-Type: {s.get('content_type')}"]
+    if s.get("metadata"):
         lines.append("Metadata:")
-        lines += [f"        {k} = {v}" for k, v in sorted(s.metadata.items())]
+        lines += [f"        {k} = {v}" for k, v in sorted(s["metadata"].items())]
     out().line("\n".join(lines))
 
 
@@ -95,14 +93,12 @@ def rm(uri_text: PathArg,
        recursive: Annotated[bool, typer.Option("--recursive", "-r", help="remove everything under the path")] = False,
        ) -> None:
     """Remove an object, or everything under a prefix with -r (uncommitted until you commit)."""
-    import lakefs_sdk
-
     uri = parse(uri_text, ref=True)
     a = api()
     if not recursive:
         if not uri.path:
             raise CLIError(f"{uri} names no object", "give a path, or -r to remove a prefix")
-        a.call(f"remove {uri}", a.objects.delete_object, uri.repository, uri.ref, uri.path)
+        a.raw(f"remove {uri}", "DELETE", f"{_branch_path(uri)}/objects", {"path": uri.path})
         out().info(f"removed {uri}")
         return
     from lakelet.commands.transfer import list_remote
@@ -110,12 +106,11 @@ def rm(uri_text: PathArg,
     paths = [r.path for r in list_remote(a, uri, uri.path)]
     for start in range(0, len(paths), 1000):
         batch = paths[start:start + 1000]
-        result = a.call(f"remove under {uri}", a.objects.delete_objects, uri.repository, uri.ref,
-                        lakefs_sdk.PathList(paths=batch))
-        if result.errors:
-            first = result.errors[0]
-            raise CLIError(f"could not remove {len(result.errors)} object(s), e.g. {first.path}: {first.message}",
-                           "check permissions and retry")
+        errors = delete_objects(f"remove under {uri}", uri, batch)
+        if errors:
+            first = errors[0]
+            raise CLIError(f"could not remove {len(errors)} object(s), e.g. {first.get('path')}: "
+                           f"{first.get('message')}", "check permissions and retry")
     out().info(f"removed {len(paths)} object(s) under {uri}")
 
 
@@ -123,11 +118,11 @@ def rm(uri_text: PathArg,
 def presign(uri_text: PathArg, json_out: JsonOpt = False) -> None:
     """Print a presigned URL to read an object straight from storage."""
     uri = parse(uri_text, ref=True, path=True)
-    a = api()
-    s = a.call(f"presign {uri}", a.objects.stat_object, uri.repository, uri.ref, uri.path, presign=True)
-    if not s.physical_address.startswith("http"):
+    s = _stat(f"presign {uri}", uri, True)
+    address = str(s.get("physical_address") or "")
+    if not address.startswith("http"):
         raise CLIError("the server does not presign URLs for this object", "read it with 'lakelet fs cat'")
-    emit({"url": s.physical_address, "expiry": s.physical_address_expiry}, s.physical_address, json_out)
+    emit({"url": address, "expiry": s.get("physical_address_expiry")}, address, json_out)
 
 
 @app.command("update-metadata")
@@ -159,13 +154,31 @@ def update_metadata(uri_text: PathArg,
         out().info(f"updated metadata of {uri}")
 
 
-def _exists(uri: object) -> bool:
-    a = api()
+def _exists(uri: URI) -> bool:
     try:
-        a.call("stat", a.objects.stat_object, uri.repository, uri.ref, uri.path)  # type: ignore[attr-defined]
+        _stat("stat", uri, None)
     except CLIError:
         return False
     return True
+
+
+def _ref_path(uri: URI) -> str:
+    return f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}"
+
+
+def _branch_path(uri: URI) -> str:
+    return f"/repositories/{q(uri.repository)}/branches/{q(uri.ref)}"
+
+
+def _stat(what: str, uri: URI, presign: bool | None) -> dict[str, Any]:
+    stat: dict[str, Any] = api().get(what, f"{_ref_path(uri)}/objects/stat", {"path": uri.path, "presign": presign})
+    return stat
+
+
+def delete_objects(what: str, uri: URI, paths: list[str]) -> list[dict[str, Any]]:
+    """Delete up to 1,000 objects of a branch in one call; the server's per-path errors."""
+    _, result = api().raw(what, "POST", f"{_branch_path(uri)}/objects/delete", None, {"paths": paths})
+    return list((result or {}).get("errors") or [])
 
 
 @app.command("upload")

@@ -1,7 +1,6 @@
 """``lakelet gc set-config|get-config|delete-config``: the repository's GC rules through the API. ``lakelet gc run``
 (the local Spark GC) is the stack's command (lakelet/stack/cli.py), hung on this group by lakelet/cli.py."""
 
-from __future__ import annotations
 
 import json
 import sys

@@ -7,30 +7,25 @@ and the commit it was last synced with (``at_head``). Local changes are found by
 objects' ETags at ``at_head``); remote ones by diffing ``at_head`` with the branch head.
 """
 
-from __future__ import annotations
 
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-import yaml
 
+from lakelet.commands.api import q
 from lakelet.commands.common import JsonOpt, key_values
 from lakelet.commands.context import api, want_json
+from lakelet.commands.diff import diff_path
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
-from lakelet.commands.transfer import (
-    PART_SUFFIX,
-    Remote,
-    is_dotgit,
-    list_remote,
-    local_paths,
-    md5_file,
-)
 from lakelet.commands.uri import URI, parse
+
+if TYPE_CHECKING:
+    from lakelet.commands.transfer import Remote
 
 INDEX = ".lakefs_ref.yaml"
 
@@ -47,7 +42,9 @@ class Index:
     at_head: str
 
     @classmethod
-    def load(cls, directory: Path) -> Index:
+    def load(cls, directory: Path) -> "Index":
+        import yaml
+
         path = directory / INDEX
         try:
             data = yaml.safe_load(path.read_text()) or {}
@@ -57,6 +54,8 @@ class Index:
         return cls(directory, parse(str(data["src"]), ref=True), str(data["at_head"]))
 
     def save(self) -> None:
+        import yaml
+
         (self.directory / INDEX).write_text(yaml.safe_dump({"src": str(self.src), "at_head": self.at_head}))
 
     def at(self, ref: str) -> URI:
@@ -68,6 +67,8 @@ def _prefix(path: str) -> str:
 
 
 def local_files(directory: Path) -> dict[str, Path]:
+    from lakelet.commands.transfer import PART_SUFFIX, is_dotgit
+
     files: dict[str, Path] = {}
     for root, dirs, names in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not is_dotgit(d))
@@ -87,10 +88,12 @@ class Change:
     source: str  # local | remote
 
 
-def tracked(remotes: Iterable[Remote], prefix: str) -> dict[str, Remote]:
+def tracked(remotes: "Iterable[Remote]", prefix: str) -> "dict[str, Remote]":
     """The objects a directory holds, by path relative to it: those a download writes (transfer.local_paths).
     The others (inside .git, unsafe names, ...) are neither downloaded nor, being absent here, removed by a
     commit."""
+    from lakelet.commands.transfer import local_paths
+
     by_rel = {r.path[len(prefix):]: r for r in remotes}
     kept, _ = local_paths(list(by_rel))
     return {rel: by_rel[rel] for rel in kept}
@@ -98,6 +101,8 @@ def tracked(remotes: Iterable[Remote], prefix: str) -> dict[str, Remote]:
 
 def local_changes(index: Index) -> list[Change]:
     """What the directory changed since ``at_head``, by checksum."""
+    from lakelet.commands.transfer import list_remote, md5_file
+
     prefix = index.src.path
     remote = tracked(list_remote(api(), index.at(index.at_head), prefix), prefix)
     files = local_files(index.directory)
@@ -115,7 +120,8 @@ def local_changes(index: Index) -> list[Change]:
 
 def branch_head(index: Index) -> str:
     a = api()
-    return str(a.call(f"read branch {index.src}", a.branches.get_branch, index.src.repository, index.src.ref).commit_id)
+    branch = a.get(f"read branch {index.src}", f"/repositories/{q(index.src.repository)}/branches/{q(index.src.ref)}")
+    return str(branch["commit_id"])
 
 
 def remote_changes(index: Index, head: str) -> list[Change]:
@@ -123,16 +129,16 @@ def remote_changes(index: Index, head: str) -> list[Change]:
         return []
     a = api()
     kinds = {"added": "added", "removed": "removed", "changed": "modified"}
-    diffs = a.pages("diff the branch since the last sync", a.refs.diff_refs, index.src.repository, index.at_head,
-                    head, type="two_dot", prefix=index.src.path or None)
-    return [Change(d.path[len(index.src.path):], kinds.get(d.type, d.type), "remote") for d in diffs
-            if d.path_type == "object"]
+    diffs = a.pages("diff the branch since the last sync", diff_path(index.src.repository, index.at_head, head),
+                    {"type": "two_dot", "prefix": index.src.path or None})
+    return [Change(d["path"][len(index.src.path):], kinds.get(d["type"], d["type"]), "remote") for d in diffs
+            if d.get("path_type") == "object"]
 
 
 def sync_to(index: Index, ref: str, parallelism: int) -> None:
     """Make the directory exactly the branch path at ``ref`` (a commit id): download what differs, delete the
     rest, then record ``ref`` as at_head."""
-    from lakelet.commands.transfer import download
+    from lakelet.commands.transfer import download, list_remote
 
     uri = index.at(ref)
     download(api(), uri, index.directory, True, parallelism, None)
@@ -208,7 +214,7 @@ def checkout(directory: Annotated[Path, typer.Argument(help="local directory")] 
     target = index.at_head
     if ref:
         a = api()
-        target = str(a.call(f"resolve {ref}", a.commits.get_commit, index.src.repository, ref).id)
+        target = str(a.get(f"resolve {ref}", f"/repositories/{q(index.src.repository)}/commits/{q(ref)}")["id"])
     sync_to(index, target, parallelism)
     out().info(f"{directory} is at {target[:12]}")
 
@@ -221,10 +227,9 @@ def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = 
                             ] = False,
            parallelism: Parallelism = 10, json_out: JsonOpt = False) -> None:
     """Upload the directory's changes to the branch path and commit them."""
-    import lakefs_sdk
-
     from lakelet.commands.commit import print_commit, run_commit
-    from lakelet.commands.transfer import upload
+    from lakelet.commands.fs import delete_objects
+    from lakelet.commands.transfer import list_remote, upload
 
     if not message:
         raise typer.BadParameter("a commit needs a message (-m)")
@@ -245,8 +250,10 @@ def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = 
         upload(a, branch, directory, True, parallelism, None, existing=existing, only=touched)
     removed = [prefix + c.path for c in changes if c.type == "removed"]
     for start in range(0, len(removed), 1000):
-        a.call("remove deleted files", a.objects.delete_objects, branch.repository, branch.ref,
-               lakefs_sdk.PathList(paths=removed[start:start + 1000]))
+        errors = delete_objects("remove deleted files", branch, removed[start:start + 1000])
+        if errors:
+            raise CLIError(f"could not remove {len(errors)} deleted file(s), e.g. {errors[0].get('path')}: "
+                           f"{errors[0].get('message')}", "check permissions and retry")
     result: dict[str, Any] = run_commit(branch, {"message": message, "metadata": key_values(meta, "--meta")})
     index.at_head = str(result["id"])
     index.save()

@@ -16,9 +16,12 @@ import typer
 from typer._click.core import Context  # typer 0.29 vendors click (pinned)
 from typer.core import TyperGroup
 
+from lakelet.commands import fastparams
 from lakelet.commands.context import Session, session, set_session
 from lakelet.commands.errors import EXIT_INTERRUPTED, CLIError, MergeConflict
 from lakelet.commands.output import Output, out, set_output
+
+fastparams.install()
 
 
 class RootGroup(TyperGroup):
@@ -35,7 +38,7 @@ class RootGroup(TyperGroup):
             _fail(e.line(), e.exit_code)
         except KeyboardInterrupt:
             _fail("interrupted: what completed is kept; run the command again to resume", EXIT_INTERRUPTED)
-        except ValueError as e:  # the SDK's models validate names and values before sending anything
+        except ValueError as e:  # names and values checked before sending anything (lakeFS's patterns)
             first = str(e).strip().splitlines()
             _fail(f"invalid value: {' '.join(first[-2:]) if len(first) > 1 else first[0] if first else e!r}: "
                   "check the names in the command (lakeFS naming rules)", 1)
@@ -44,7 +47,7 @@ class RootGroup(TyperGroup):
 def _fail(line: str, code: int) -> None:
     if session().debug:
         traceback.print_exc(file=sys.stderr)
-    out().err.print(f"error: {line}", markup=False, highlight=False)
+    out().error(f"error: {line}")
     raise typer.Exit(code) from None
 
 

@@ -6,7 +6,6 @@ Lakelet's merge extensions (README, "Diff, merge and history") are reached with 
 EXIT_CONFLICT (3) after printing the table.
 """
 
-from __future__ import annotations
 
 from typing import Annotated, Any
 
@@ -154,14 +153,15 @@ def cherry_pick(
                                                       help="for a merge commit: the parent to diff with")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    import lakefs_sdk
-
     c, b = parse(commit, ref=True), parse(branch, ref=True)
     if c.repository != b.repository:
         raise CLIError("commit and branch are in different repositories", "cherry-pick within one repository")
     a = api()
-    result = a.call(f"cherry-pick {c.ref} onto {b}", a.branches.cherry_pick, b.repository, b.ref,
-                    lakefs_sdk.CherryPickCreation(ref=c.ref, parent_number=parent_number))
+    body: dict[str, Any] = {"ref": c.ref}
+    if parent_number is not None:
+        body["parent_number"] = parent_number
+    _, result = a.raw(f"cherry-pick {c.ref} onto {b}", "POST",
+                      f"/repositories/{q(b.repository)}/branches/{q(b.ref)}/cherry-pick", None, body)
     if want_json(json_out):
         out().json(result)
     else:

@@ -10,11 +10,12 @@ import datetime
 import json
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def jsonable(value: Any) -> Any:
@@ -42,17 +43,26 @@ class Output:
 
     no_color: bool = False
     json_default: bool = False
-    console: Console = field(init=False)
-    err: Console = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.console = Console(no_color=self.no_color, highlight=False, soft_wrap=True)
-        self.err = Console(stderr=True, no_color=self.no_color, highlight=False, soft_wrap=True)
+    # rich is imported when something is printed through it, not at start: JSON and piped tables never need it.
+    @cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        return Console(no_color=self.no_color, highlight=False, soft_wrap=True)
+
+    @cached_property
+    def err(self) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=True, no_color=self.no_color, highlight=False, soft_wrap=True)
 
     @property
     def interactive(self) -> bool:
         """Progress frames and spinners only on a terminal; logs and pipes get none."""
-        return self.console.is_terminal
+        if "console" in self.__dict__:
+            return self.console.is_terminal
+        return _is_terminal(sys.stdout)
 
     def json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(jsonable(data), indent=2, sort_keys=True) + "\n")
@@ -69,6 +79,8 @@ class Output:
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             return
+        from rich.table import Table
+
         table = Table(*columns, title=title, header_style="bold", pad_edge=False, show_edge=False, box=None)
         for column in table.columns:
             column.overflow = "fold"
@@ -77,11 +89,45 @@ class Output:
         self.console.print(table)
 
     def line(self, text: str) -> None:
-        self.console.print(text, markup=False, highlight=False)
+        if "console" in self.__dict__ or _is_terminal(sys.stdout):
+            self.console.print(text, markup=False, highlight=False)
+        else:
+            _write_plain(sys.stdout, text)
 
     def info(self, text: str) -> None:
         """Status for humans, on stderr so that stdout stays data."""
-        self.err.print(text, markup=False, highlight=False)
+        if "err" in self.__dict__ or _is_terminal(sys.stderr):
+            self.err.print(text, markup=False, highlight=False)
+        else:
+            _write_plain(sys.stderr, text)
+
+    def error(self, text: str) -> None:
+        """The one line of a failed command, on stderr."""
+        self.info(text)
+
+
+def _is_terminal(stream: Any) -> bool:
+    """What rich's Console.is_terminal decides for a stream (rich 15, pinned), without importing rich: a tty,
+    unless TTY_COMPATIBLE or FORCE_COLOR say otherwise."""
+    import os
+
+    if os.environ.get("TTY_COMPATIBLE") == "1":
+        return True
+    if os.environ.get("TTY_COMPATIBLE") == "0":
+        return False
+    if os.environ.get("FORCE_COLOR") is not None:  # rich 15 reads any non-empty value as "yes", "0" included
+        return os.environ["FORCE_COLOR"] != ""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _write_plain(stream: Any, text: str) -> None:
+    """A line to a pipe, unchanged. (rich, which printed it before, also expanded tabs and turned ':x:'-style
+    codes into emoji even in a pipe; data such as commit messages now comes out as the server holds it.)"""
+    stream.write(text + "\n")
+    stream.flush()
 
 
 _current = Output()

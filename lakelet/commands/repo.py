@@ -1,11 +1,11 @@
 """``lakelet repo create|list|delete``."""
 
-from __future__ import annotations
 
 from typing import Annotated
 
 import typer
 
+from lakelet.commands.api import q
 from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
 from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.output import out, timestamp
@@ -24,35 +24,55 @@ def create(
     json_out: JsonOpt = False,
 ) -> None:
     """Create a repository."""
-    import lakefs_sdk
-
     uri = parse(repository)
+    check_name(uri.repository)
     a = api()
     if storage_namespace is None:
-        storage = a.call("read the server's storage config", a.config.get_config).storage_config
-        prefix = getattr(storage, "default_namespace_prefix", None)
+        storage = (a.get("read the server's storage config", "/config") or {}).get("storage_config") or {}
+        prefix = storage.get("default_namespace_prefix")
         if not prefix:
             from lakelet.commands.errors import CLIError
 
             raise CLIError("the server offers no default namespace prefix", "give STORAGE_NAMESPACE, e.g. s3://bucket/repo")
         # Servers configured with a trailing "/" report one (older Lakelet servers did): never send "//".
         storage_namespace = prefix.rstrip("/") + "/" + uri.repository
-    created = a.call(f"create repository {uri.repository}", a.repositories.create_repository,
-                     lakefs_sdk.RepositoryCreation(  # type: ignore[call-arg]  # optional fields typed as required
-                         name=uri.repository, storage_namespace=storage_namespace, default_branch=default_branch,
-                         sample_data=sample_data))
-    emit(created, f"Repository: {uri}\nRepository '{created.id}' created:\n"
-                  f"storage namespace: {created.storage_namespace}\ndefault branch: {created.default_branch}\n"
-                  f"timestamp: {created.creation_date}", json_out)
+    check_namespace(storage_namespace)
+    _, created = a.raw(f"create repository {uri.repository}", "POST", "/repositories", None,
+                       {"name": uri.repository, "storage_namespace": storage_namespace,
+                        "default_branch": default_branch, "sample_data": sample_data})
+    emit(created, f"Repository: {uri}\nRepository '{created['id']}' created:\n"
+                  f"storage namespace: {created['storage_namespace']}\ndefault branch: {created['default_branch']}\n"
+                  f"timestamp: {created['creation_date']}", json_out)
+
+
+# lakeFS's own rules (its OpenAPI patterns), checked before anything is sent as the SDK's models did: a
+# ValueError is the CLI's "invalid value" (lakelet/commands/main.py).
+REPOSITORY_NAME = r"^[a-z0-9][a-z0-9-]{2,62}$"
+STORAGE_NAMESPACE = r"^(s3|gs|https?|mem|local|transient)://.*$"
+
+
+def check_name(name: str) -> None:
+    import re
+
+    if not re.match(REPOSITORY_NAME, name):
+        raise ValueError(f"repository name {name!r} must match /{REPOSITORY_NAME}/")
+
+
+def check_namespace(namespace: str) -> None:
+    import re
+
+    if not re.match(STORAGE_NAMESPACE, namespace):
+        raise ValueError(f"storage namespace {namespace!r} must match /{STORAGE_NAMESPACE}/")
 
 
 @app.command("list")
 def list_(amount: AmountOpt = None, after: AfterOpt = "", json_out: JsonOpt = False) -> None:
     """List repositories."""
     a = api()
-    repos = a.pages("list repositories", a.repositories.list_repositories, after=after, limit=amount)
+    repos = a.pages("list repositories", "/repositories", after=after, limit=amount)
     emit_table(repos, json_out, ["REPOSITORY", "CREATION DATE", "DEFAULT REF NAME", "STORAGE NAMESPACE"],
-               lambda r: (r.id, timestamp(r.creation_date), r.default_branch, r.storage_namespace))
+               lambda r: (r["id"], timestamp(r.get("creation_date")), r.get("default_branch"),
+                          r.get("storage_namespace")))
 
 
 @app.command("delete")
@@ -61,5 +81,5 @@ def delete(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")
     uri = parse(repository)
     confirm(f"delete repository {uri.repository}", yes)
     a = api()
-    a.call(f"delete repository {uri.repository}", a.repositories.delete_repository, uri.repository)
+    a.raw(f"delete repository {uri.repository}", "DELETE", f"/repositories/{q(uri.repository)}")
     out().line(f"Repository '{uri.repository}' deleted")

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from lakelet.commands.errors import CLIError
 
 ENV_ENDPOINT = "LAKECTL_SERVER_ENDPOINT_URL"
@@ -64,6 +62,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         return {}
     except OSError as e:
         raise CLIError(f"cannot read config file {path}: {e.strerror}", "check its permissions") from None
+    import yaml  # only when a file exists: most runs configure through the environment or the state file
+
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
@@ -135,6 +135,8 @@ def write_config_file(path: Path, endpoint: str, access_key_id: str, secret_acce
     data["server"]["endpoint_url"] = endpoint
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
+    import yaml
+
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         yaml.safe_dump(data, out, default_flow_style=False, sort_keys=True)

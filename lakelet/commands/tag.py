@@ -1,11 +1,11 @@
 """``lakelet tag create|list|show|delete``."""
 
-from __future__ import annotations
 
 from typing import Annotated
 
 import typer
 
+from lakelet.commands.api import q
 from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
 from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.errors import CLIError
@@ -21,15 +21,13 @@ def create(tag: TagArg, ref: Annotated[str, typer.Argument(help="lakefs://REPOSI
            force: Annotated[bool, typer.Option("--force", "-f", help="replace an existing tag")] = False,
            json_out: JsonOpt = False) -> None:
     """Create a tag on a ref."""
-    import lakefs_sdk
-
     uri, target = parse(tag, ref=True), parse(ref, ref=True)
     if target.repository != uri.repository:
         raise CLIError("tag and ref are in different repositories", "tag a ref of the same repository")
     a = api()
-    created = a.call(f"create tag {uri}", a.tags.create_tag, uri.repository,
-                     lakefs_sdk.TagCreation(id=uri.ref, ref=target.ref, force=force))
-    emit(created, f"Created tag '{created.id}' ({created.commit_id})", json_out)
+    _, created = a.raw(f"create tag {uri}", "POST", f"/repositories/{q(uri.repository)}/tags", None,
+                       {"id": uri.ref, "ref": target.ref, "force": force})
+    emit(created, f"Created tag '{created['id']}' ({created['commit_id']})", json_out)
 
 
 @app.command("list")
@@ -38,8 +36,9 @@ def list_(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")]
     """List tags."""
     uri = parse(repository)
     a = api()
-    tags = a.pages(f"list tags of {uri.repository}", a.tags.list_tags, uri.repository, after=after, limit=amount)
-    emit_table(tags, json_out, ["TAG", "COMMIT ID"], lambda t: (t.id, t.commit_id))
+    tags = a.pages(f"list tags of {uri.repository}", f"/repositories/{q(uri.repository)}/tags", after=after,
+                   limit=amount)
+    emit_table(tags, json_out, ["TAG", "COMMIT ID"], lambda t: (t["id"], t["commit_id"]))
 
 
 @app.command("show")
@@ -47,8 +46,8 @@ def show(tag: TagArg, json_out: JsonOpt = False) -> None:
     """Show the commit a tag points at."""
     uri = parse(tag, ref=True)
     a = api()
-    ref = a.call(f"show tag {uri}", a.tags.get_tag, uri.repository, uri.ref)
-    emit(ref, f"Tag: {ref.id}\nCommit ID: {ref.commit_id}", json_out)
+    ref = a.get(f"show tag {uri}", f"/repositories/{q(uri.repository)}/tags/{q(uri.ref)}")
+    emit(ref, f"Tag: {ref['id']}\nCommit ID: {ref['commit_id']}", json_out)
 
 
 @app.command("delete")
@@ -57,5 +56,5 @@ def delete(tag: TagArg, yes: YesOpt = False) -> None:
     uri = parse(tag, ref=True)
     confirm(f"delete tag {uri}", yes)
     a = api()
-    a.call(f"delete tag {uri}", a.tags.delete_tag, uri.repository, uri.ref)
+    a.raw(f"delete tag {uri}", "DELETE", f"/repositories/{q(uri.repository)}/tags/{q(uri.ref)}")
     out().line(f"Tag '{uri.ref}' deleted")

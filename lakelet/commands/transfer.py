@@ -210,6 +210,7 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
     """Upload a file or a tree under a branch path (with ``only``: those relative paths of the tree); returns
     the finished progress (counts) for a summary. ``presign``: True sends every file through a presigned URL,
     False none, None (the default) the files too big for the API when the server offers them."""
+    api.use_pool()
     items = plan_upload(source, uri, recursive, only)
     if existing is None:
         prefix = (uri.path if recursive else items[0].path) if items else uri.path
@@ -430,6 +431,7 @@ def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, 
              ) -> TransferProgress:
     """``presign``: True reads every file through a presigned URL, False none (through the API), None (the
     default) every file when the server offers them."""
+    api.use_pool()
     through_s3 = presign if presign is not None else server_offers(api).pre_sign
     items = plan_download(api, uri, dest, recursive, through_s3)
     cancel = threading.Event()

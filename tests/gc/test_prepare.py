@@ -7,7 +7,7 @@ import json
 import pytest
 
 from chalicelib import wiring
-from chalicelib.gc import layout, prepare, tables
+from chalicelib.gc import job_files, layout, prepare
 from chalicelib.gc.rules import GCRulesNotFound, RulesStore
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Branch, BranchID, RepositoryID, StagingToken
@@ -46,11 +46,11 @@ def test_prepare_writes_active_commits_staged_addresses_and_a_manifest(g, monkey
 
     assert (run.run_id, run.repository, run.storage_namespace, run.prepared_at) == ("run-1", "repo", NS, NOW)
     # main (10 days): its head, 20 days old, is kept; dev (default 3 days) points at the same head.
-    rows = tables.read_commits_csv(g.blocks.get(run.commits_location))
+    rows = job_files.read_commits_csv(g.blocks.get(run.commits_location))
     assert [(cid, mid) for cid, mid, _ in rows] == [(recent.id, recent.meta_range_id)]
     assert old.id not in {cid for cid, _, _ in rows} and run.active_commits == 1
     assert run.staged_locations == (layout.staged_location(NS, "run-1") + "part-00000.parquet",)
-    staged = tables.read_addresses_parquet(g.blocks.get(run.staged_locations[0]))
+    staged = job_files.read_addresses_parquet(g.blocks.get(run.staged_locations[0]))
     assert staged == sorted([staged_main.physical_address, staged_dev.physical_address])
     manifest = json.loads(g.blocks.get(layout.prepare_manifest_address(NS, "run-1")))
     assert manifest == {
@@ -74,7 +74,7 @@ def test_addresses_in_sealed_tokens_count_as_staged(g) -> None:  # type: ignore[
 
     run = prepare.prepare(g, "repo", clock=lambda: NOW)
 
-    staged = tables.read_addresses_parquet(g.blocks.get(run.staged_locations[0]))
+    staged = job_files.read_addresses_parquet(g.blocks.get(run.staged_locations[0]))
     assert staged == sorted([entry.physical_address, newer.physical_address])
 
 
@@ -83,7 +83,7 @@ def test_many_staged_addresses_are_split_into_parts(g, monkeypatch) -> None:  # 
     written = {g.upload_object("repo", "main", f"k{i}", b"x").physical_address for i in range(5)}
     run = prepare.prepare(g, "repo", clock=lambda: NOW)
     assert len(run.staged_locations) == 3 and run.staged_addresses == 5
-    found = [a for location in run.staged_locations for a in tables.read_addresses_parquet(g.blocks.get(location))]
+    found = [a for location in run.staged_locations for a in job_files.read_addresses_parquet(g.blocks.get(location))]
     assert sorted(found) == sorted(written)
 
 

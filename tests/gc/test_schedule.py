@@ -16,11 +16,11 @@ from moto import mock_aws
 from chalicelib import wiring
 from chalicelib.adapters.emr import EmrServerlessStarter
 from chalicelib.gc import layout
-from chalicelib.gc import settings as gc_settings
+from chalicelib import settings as gc_settings
 from chalicelib.gc.ports import JobRunRequest
 from chalicelib.gc.rules import RulesStore
 from chalicelib.gc.schedule import job_request, run_scheduled
-from chalicelib.gc.settings import GCSettings
+from chalicelib.settings import GCSettings
 from chalicelib.graveler import errors
 from chalicelib.graveler.retention import RetentionRules
 from tests.api.support import app

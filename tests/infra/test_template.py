@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chalicelib import settings
-from chalicelib.gc import settings as gc_settings
+from chalicelib import settings as gc_settings
 from infra import access, build, state_machines
 from tests.infra.conftest import STAGE, Package
 from tests.infra.support import (

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from chalicelib.adapters.stepfunctions import Execution
 from chalicelib.graveler import errors
-from chalicelib.workflows import launch
+from chalicelib.graveler.ports import Execution
+from chalicelib.graveler.workflow_runner import Workflows
 
 from .servers import Stack, stack
 
@@ -72,13 +72,14 @@ class _Workflows:
 
 def test_a_workflow_task_answers_only_through_its_repository_and_branch(repos: Stack,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launch, "_workflows", lambda services, arn: _Workflows())
-    assert launch.commit_status(repos.services, "leaks-a", "main", "w-1").completed is False
+    g = repos.services.graveler
+    monkeypatch.setattr(g, "workflows", Workflows(_Workflows(), _Workflows()))  # type: ignore[arg-type]
+    assert g.commit_status("leaks-a", "main", "w-1").completed is False
     for repo, branch in (("leaks-b", "main"), ("leaks-a", "dev")):
         with pytest.raises(errors.NotFound):
-            launch.commit_status(repos.services, repo, branch, "w-1")
+            g.commit_status(repo, branch, "w-1")
         with pytest.raises(errors.NotFound):
-            launch.merge_status(repos.services, repo, branch, "w-1")
+            g.merge_status(repo, branch, "w-1")
 
 
 def test_bulk_delete_does_not_reveal_whether_a_repository_exists(repos: Stack) -> None:

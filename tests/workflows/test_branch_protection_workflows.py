@@ -11,12 +11,13 @@ from moto import mock_aws
 
 from chalicelib.api.errors import message_for, status_for
 from chalicelib.graveler import errors
+from chalicelib.graveler import workflow_runner
 from chalicelib.graveler.merge import MergeRequest
+from chalicelib.graveler.ports import Execution
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.staging import stage
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
-from chalicelib.workflows import launch
 from chalicelib.workflows import merge as merge_tasks
 from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,
@@ -77,7 +78,7 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     # Refused before sealing: the branch is as it was.
     assert after_refusal == head
     # What the task status endpoint makes of the failed execution: the inline commit's 403.
-    failure = launch._failure(services, "repo", "w-c-1", launch.Execution(
+    failure = workflow_runner.failure(g, "repo", "w-c-1", Execution(
         refused["status"], 0.0, None, refused["error"], refused["cause"]))
     assert isinstance(failure, errors.CommitToProtectedBranch)
     assert (status_for(failure), message_for(failure)) == (403, "cannot commit to protected branch")

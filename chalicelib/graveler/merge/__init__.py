@@ -1,8 +1,12 @@
 """The merge use case: ``request`` (what was asked, fixed once), ``policy`` (strategies and the dry run's
 records), ``base`` (the merge base), ``plan`` (the frozen plan the workflow state carries) and ``steps`` (plan,
 build_slice, finish, drop: idempotent, run inline or as the merge workflow). The range-level walk is
-committed/merge.py. ``Graveler.merge`` is its one entry."""
+committed/merge.py; the records of a merge's changes and conflicts (MergeChange, KeyConflict, Decision) are
+named here for the API. ``Graveler.merge`` is its one entry."""
 
+from ..committed.compare import MergeChange
+from ..committed.merge import KeyConflict
+from ..committed.mergetable import Decision
 from .base import find_merge_base, require_merge_base
 from .plan import MergeFixed, MergePlan, MergeSliceSpec
 from .policy import ConflictPolicy, MergePreview, MergeSummary, conflict_policy
@@ -12,6 +16,9 @@ from .steps import DEFAULT_MAX_SLICES, MergeSteps, conflicts_address, read_confl
 __all__ = [
     "DEFAULT_MAX_SLICES",
     "ConflictPolicy",
+    "Decision",
+    "KeyConflict",
+    "MergeChange",
     "MergeFixed",
     "MergePlan",
     "MergePreview",

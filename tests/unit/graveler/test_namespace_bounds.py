@@ -21,7 +21,7 @@ from chalicelib.graveler.validation import (
 from lakelet.stack import samples
 
 BUCKET = "b" * 63  # the longest bucket name: it is not part of the key, but of the address
-# Step Functions execution names hold 80 characters, "w-" + the request id (chalicelib/workflows/launch.py).
+# Step Functions execution names hold 80 characters, "w-" + the request id (chalicelib/graveler/workflow_runner.py).
 LONGEST_REQUEST_ID = "r" * 78
 LONGEST_RUN_ID = "R" * 128
 METARANGE_ID = hashlib.sha256(b"x").hexdigest()

@@ -1,0 +1,79 @@
+"""Branches and tags: create (tied to the repository's generation), read, list by id, delete (a branch's
+staging tokens dropped with it; the default branch and protected branches refused)."""
+
+from __future__ import annotations
+
+from . import errors
+from .branch_moves import (
+    new_staging_token,
+)
+from .core import GravelerCore
+from .records import (
+    Branch,
+    BranchID,
+    Page,
+    Tag,
+    TagID,
+)
+from .staging import (
+    branch_tokens,
+    drop_tokens,
+)
+from .validation import (
+    validate_branch_id,
+    validate_tag_id,
+)
+
+__all__ = ["BranchesAndTags"]
+
+class BranchesAndTags(GravelerCore):
+    """The branch and tag use cases."""
+
+    def create_branch(self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False) -> Branch:
+        validate_branch_id(branch_id)
+        repo = self.get_repository(repo_id)
+        source = self.resolve(repo.id, source_ref)
+        branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
+        # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
+        self.refs.create_branch(repo.id, branch, generation=repo.generation)
+        return branch
+
+    def get_branch(self, repo_id: str, branch_id: str) -> Branch:
+        repo = self.get_repository(repo_id)
+        return self.refs.get_branch(repo.id, BranchID(branch_id))
+
+    def list_branches(
+        self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100, show_hidden: bool = False
+    ) -> Page[Branch]:
+        """Branches by id; hidden ones only with ``show_hidden`` (as lakeFS)."""
+        repo = self.get_repository(repo_id)
+        return self._page_by_id(lambda a, n: self.refs.list_branches(repo.id, a, n), prefix, after, amount,
+                                keep=None if show_hidden else lambda branch: not branch.hidden)
+
+    def delete_branch(self, repo_id: str, branch_id: str) -> None:
+        repo = self._writable_repository(repo_id)
+        if branch_id == repo.default_branch_id:
+            raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
+        self.guard.refuse_delete(repo, branch_id)
+        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.refs.delete_branch(repo.id, branch.id)
+        drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
+
+    def create_tag(self, repo_id: str, tag_id: str, ref: str) -> Tag:
+        validate_tag_id(tag_id)
+        repo = self._writable_repository(repo_id)
+        tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
+        self.refs.create_tag(repo.id, tag, generation=repo.generation)
+        return tag
+
+    def get_tag(self, repo_id: str, tag_id: str) -> Tag:
+        repo = self.get_repository(repo_id)
+        return self.refs.get_tag(repo.id, TagID(tag_id))
+
+    def list_tags(self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Tag]:
+        repo = self.get_repository(repo_id)
+        return self._page_by_id(lambda a, n: self.refs.list_tags(repo.id, a, n), prefix, after, amount)
+
+    def delete_tag(self, repo_id: str, tag_id: str) -> None:
+        repo = self._writable_repository(repo_id)
+        self.refs.delete_tag(repo.id, TagID(tag_id))

@@ -1,0 +1,306 @@
+"""Objects: stat, read, presign, list (staging overlaid on the committed tree), and every staged write: upload,
+batch upload, link (data written elsewhere: presigned and multipart uploads), copy, user metadata, delete."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable, Iterator, Sequence
+
+from . import errors
+from .addressing import new_data_address
+from .batch_upload import NewObject, check_batch, write_objects
+from .core import GravelerCore
+from .linking import check_claim
+from .listing import clamp_amount, overlay, paginate
+from .object_fields import validate_entry, validate_headers, validate_user_metadata
+from .records import (
+    BranchID,
+    Commit,
+    CommitID,
+    Entry,
+    EntryRecord,
+    Key,
+    ListedObject,
+    Page,
+    RefKind,
+    Repository,
+    ResolvedRef,
+    StagedEntry,
+)
+from .staging import (
+    branch_tokens,
+    read_staged,
+    stage,
+    stage_many,
+    staged_changes,
+)
+from .validation import (
+    validate_path,
+)
+
+__all__ = ["Objects", "MAX_DELETE_PATHS"]
+
+MAX_DELETE_PATHS = 1000
+
+
+class Objects(GravelerCore):
+    """The object use cases."""
+
+    def stat_object(self, repo_id: str, ref: str, path: str) -> Entry:
+        validate_path(path)
+        return self._stat(self.get_repository(repo_id), ref, path)
+
+    def stat_readable(self, repo_id: str, ref: str, path: str) -> tuple[Entry, bool]:
+        """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
+        addresses old enough to have been collected). For the reads that hand out a URL or headers only."""
+        validate_path(path)
+        repo = self.get_repository(repo_id)
+        entry = self._stat(repo, ref, path)
+        return entry, self.collected.is_collected(repo.storage_namespace, entry.physical_address)
+
+    def _stat(self, repo: Repository, ref: str, path: str) -> Entry:
+        resolved = self.resolve(repo.id, ref)
+        if resolved.include_staging and resolved.branch is not None:
+            staged = read_staged(self.staging, resolved.branch, Key(path))
+            if staged is not None:
+                if staged.value is None:
+                    raise errors.ObjectNotFound(f"object {path} not found")
+                return staged.value
+        head = self.refs.get_commit(repo.id, resolved.commit_id)
+        entry = self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path))
+        if entry is None:
+            raise errors.ObjectNotFound(f"object {path} not found")
+        return entry
+
+    def read_object(self, repo_id: str, entry: Entry, start: int | None = None, end: int | None = None) -> bytes:
+        try:
+            return self.blocks.get(entry.physical_address, start, end)
+        except errors.ObjectNotFound as e:
+            raise errors.Gone(f"the data of this object was garbage collected ({repo_id})") from e
+
+    def presign_object(self, repo_id: str, entry: Entry, expires_seconds: int) -> str:
+        return self.blocks.presign_get(entry.physical_address, expires_seconds)
+
+    def list_objects(
+        self,
+        repo_id: str,
+        ref: str,
+        prefix: str = "",
+        delimiter: str = "",
+        after: str = "",
+        amount: int | None = 100,
+    ) -> Page[ListedObject]:
+        repo = self.get_repository(repo_id)
+        view = self._entries_view(repo, self.resolve(repo.id, ref), clamp_amount(amount) + 1)
+        page = paginate(
+            lambda start: (ListedObject(r.key, r.entry) for r in view(start)),
+            lambda common: ListedObject(Key(common), None),
+            prefix,
+            delimiter,
+            after,
+            amount,
+        )
+        return page
+
+    def upload_object(
+        self,
+        repo_id: str,
+        branch_id: str,
+        path: str,
+        data: bytes,
+        content_type: str = "application/octet-stream",
+        user_metadata: dict[str, str] | None = None,
+        if_absent: bool = False,
+    ) -> Entry:
+        validate_path(path)
+        content_type = content_type or "application/octet-stream"
+        validate_headers(content_type, user_metadata or {})
+        repo = self._writable_repository(repo_id)
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
+        if if_absent and self._exists(repo, branch_id, path):
+            raise errors.PreconditionFailed(f"object {path} already exists")
+        now = self._clock()
+        address = new_data_address(repo.storage_namespace, now)
+        written = self.blocks.put(address, data)
+        entry = Entry(
+            physical_address=address,
+            size=written.size,
+            etag=written.etag,
+            mtime=int(now),
+            content_type=content_type,
+            user_metadata=dict(user_metadata or {}),
+        )
+        validate_entry(entry)
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        return entry
+
+    def upload_objects(self, repo_id: str, branch_id: str, objects: Sequence[NewObject]) -> list[Entry]:
+        """Writes and stages several new objects at once (Lakelet's batch upload, batch_upload.py); returns
+        their entries in the order given. A bad object stages nothing."""
+        check_batch(objects)
+        repo = self._writable_repository(repo_id)
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
+        entries = write_objects(self.blocks, repo.storage_namespace, objects, self._clock())
+        changes = [StagedEntry(Key(obj.path), entry) for obj, entry in zip(objects, entries, strict=True)]
+        stage_many(self.refs, self.staging, repo.id, BranchID(branch_id), changes)
+        return entries
+
+    def new_physical_address(self, repo_id: str) -> str:
+        """A fresh, never used address under the repository's data/ for data written outside upload_object
+        (presigned uploads, multipart uploads)."""
+        repo = self._writable_repository(repo_id)
+        return new_data_address(repo.storage_namespace, self._clock())
+
+    def link_object(self, repo_id: str, branch_id: str, path: str, entry: Entry, if_absent: bool = False) -> Entry:
+        """Stages an entry whose data is already stored. The caller vouches that the address is the repository's
+        own (issued by new_physical_address, or copied from an entry of the same repository)."""
+        validate_path(path)
+        validate_entry(entry)
+        repo = self._writable_repository(repo_id)
+        if not entry.physical_address.startswith(repo.storage_namespace + "/"):
+            raise errors.Invalid("the physical address is outside the repository's storage namespace")
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.guard.refuse_write(repo, branch_id)
+        if if_absent and self._exists(repo, branch_id, path):
+            raise errors.PreconditionFailed(f"object {path} already exists")
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        return entry
+
+    def link_upload(
+        self, repo_id: str, branch_id: str, path: str, upload_address: str, claim: Entry, if_absent: bool = False,
+        write_once: bool = False,
+    ) -> Entry:
+        """Stages what a client uploaded to ``upload_address`` (an address from new_physical_address, written with
+        a presigned PUT): copied to an address no URL writes, checked against the claim (its size, and its
+        checksum where the store can tell), then the upload is deleted. With ``write_once`` (the URL could only
+        create the object, never replace it) the upload itself is checked and staged, with no copy. See
+        linking.py. Raises Invalid when nothing was uploaded or the upload contradicts the claim; the claim's
+        physical address is ignored."""
+        validate_path(path)
+        validate_entry(claim)
+        repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
+        if not upload_address.startswith(repo.storage_namespace + "/data/"):
+            raise errors.Invalid("the physical address is outside the repository's storage namespace")
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        if if_absent and self._exists(repo, branch_id, path):
+            raise errors.PreconditionFailed(f"object {path} already exists")
+        if write_once:
+            try:
+                check_claim(self.blocks.stat(upload_address), claim)
+            except errors.ObjectNotFound:
+                raise errors.Invalid("nothing was uploaded to the physical address") from None
+            entry = dataclasses.replace(claim, physical_address=upload_address)
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+            return entry
+        address = new_data_address(repo.storage_namespace, self._clock())
+        try:
+            self.blocks.copy(upload_address, address)
+        except errors.ObjectNotFound:
+            raise errors.Invalid("nothing was uploaded to the physical address") from None
+        try:
+            check_claim(self.blocks.stat(address), claim)
+            entry = dataclasses.replace(claim, physical_address=address)
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        except BaseException:
+            self.blocks.delete(address)
+            raise
+        # Best effort: an upload left behind is an unreferenced object under data/, which GC collects.
+        with contextlib.suppress(errors.GravelerError):
+            self.blocks.delete(upload_address)
+        return entry
+
+    def copy_object(
+        self, repo_id: str, src_ref: str, src_path: str, dst_branch: str, dst_path: str, if_absent: bool = False
+    ) -> Entry:
+        """A shallow copy inside one repository: the new path shares the physical object (a new mtime only)."""
+        source = self.stat_object(repo_id, src_ref, src_path)
+        copied = Entry(
+            physical_address=source.physical_address,
+            size=source.size,
+            etag=source.etag,
+            mtime=int(self._clock()),
+            content_type=source.content_type,
+            user_metadata=dict(source.user_metadata),
+        )
+        return self.link_object(repo_id, dst_branch, dst_path, copied, if_absent)
+
+    def update_user_metadata(self, repo_id: str, branch_id: str, path: str, metadata: dict[str, str]) -> Entry:
+        """Replaces the user metadata of the object the branch shows at ``path``, as a staged change (the same
+        physical object; the new metadata changes the entry's identity, so the diff shows it changed). Raises
+        ObjectNotFound."""
+        validate_path(path)
+        validate_user_metadata(metadata)
+        repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
+        self.refs.get_branch(repo.id, BranchID(branch_id))
+        entry = self.stat_object(repo.id, branch_id, path)
+        updated = dataclasses.replace(entry, user_metadata=dict(metadata))
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated))
+        return updated
+
+    def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
+        """Hides the path on the branch. A path that exists nowhere is a no-op."""
+        validate_path(path)
+        repo = self._writable_repository(repo_id)
+        self.guard.refuse_write(repo, branch_id)
+        self._delete_path(repo, BranchID(branch_id), path, {})
+
+    def delete_objects(
+        self, repo_id: str, branch_id: str, paths: list[str]
+    ) -> list[tuple[str, errors.GravelerError]]:
+        if len(paths) > MAX_DELETE_PATHS:
+            raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
+        repo = self._writable_repository(repo_id)
+        try:
+            self.guard.refuse_write(repo, branch_id)
+        except errors.ProtectedBranch as e:
+            # As lakeFS's bulk delete: every path is reported refused (403), none is deleted.
+            return [(path, e) for path in paths]
+        heads: dict[CommitID, Commit] = {}
+        failures: list[tuple[str, errors.GravelerError]] = []
+        for path in paths:
+            try:
+                validate_path(path)
+                self._delete_path(repo, BranchID(branch_id), path, heads)
+            except (errors.Invalid, errors.TooManyTries) as e:
+                failures.append((path, e))
+        return failures
+
+    def _delete_path(self, repo: Repository, branch_id: BranchID, path: str, heads: dict[CommitID, Commit]) -> None:
+        # The branch is read per path (a commit may move it between paths); commits never change, so a bulk
+        # delete reads each head once.
+        branch = self.refs.get_branch(repo.id, branch_id)
+        staged = read_staged(self.staging, branch, Key(path))
+        if staged is None or staged.value is None:
+            if staged is not None:
+                return
+            head = heads.get(branch.commit_id)
+            if head is None:
+                head = heads[branch.commit_id] = self.refs.get_commit(repo.id, branch.commit_id)
+            if self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path)) is None:
+                return
+        # A tombstone, even for a key that is only staged: it also hides a copy in a token a commit just sealed.
+        stage(self.refs, self.staging, repo.id, branch.id, StagedEntry(Key(path), None))
+
+    def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
+        try:
+            self.stat_object(repo.id, branch_id, path)
+            return True
+        except errors.ObjectNotFound:
+            return False
+
+    def _entries_view(
+        self, repo: Repository, resolved: ResolvedRef, first_page: int | None = None
+    ) -> Callable[[str], Iterator[EntryRecord]]:
+        head = self.refs.get_commit(repo.id, resolved.commit_id)
+        ns, metarange = repo.storage_namespace, head.meta_range_id
+        if resolved.kind is RefKind.BRANCH and resolved.include_staging and resolved.branch is not None:
+            tokens = branch_tokens(resolved.branch)
+            return lambda start: overlay(
+                staged_changes(self.staging, tokens, start, first_page), self.committed.iterate(ns, metarange, start)
+            )
+        return lambda start: self.committed.iterate(ns, metarange, start)

@@ -1,0 +1,99 @@
+"""Repositories: creation (the namespace claimed, then the first commit and the default branch, the record
+last), listing and deletion (their staging areas dropped)."""
+
+from __future__ import annotations
+
+import uuid
+
+from . import errors, namespaces
+from .branch_moves import (
+    new_staging_token,
+)
+from .core import GravelerCore
+from .records import (
+    EMPTY_METARANGE,
+    Branch,
+    BranchID,
+    Page,
+    Repository,
+    RepositoryID,
+    RepositoryState,
+)
+from .staging import (
+    branch_tokens,
+    drop_tokens,
+)
+from .validation import (
+    normalize_storage_namespace,
+    validate_branch_id,
+    validate_repository_id,
+)
+
+__all__ = ["Repositories", "INITIAL_COMMIT_MESSAGE"]
+
+INITIAL_COMMIT_MESSAGE = "Repository created"
+
+
+class Repositories(GravelerCore):
+    """The repository use cases."""
+
+    def create_repository(
+        self, repo_id: str, storage_namespace: str, default_branch: str = "main", read_only: bool = False
+    ) -> Repository:
+        validate_repository_id(repo_id)
+        validate_branch_id(default_branch)
+        namespace = normalize_storage_namespace(storage_namespace)
+        namespaces.check_allowed(namespace + "/", self.namespace_prefix)
+        rid = RepositoryID(repo_id)
+        self.refuse_existing_repository(repo_id)
+        namespaces.claim(self.blocks, namespace)
+        try:
+            return self._create_repository_records(rid, namespace, default_branch, read_only)
+        except errors.RepositoryExists:
+            # Another creation of this id won: the namespace was claimed for nothing.
+            namespaces.release(self.blocks, namespace)
+            raise
+
+    def _create_repository_records(
+        self, rid: RepositoryID, namespace: str, default_branch: str, read_only: bool
+    ) -> Repository:
+        repo_id = str(rid)
+        now = self._clock()
+        # As lakeFS does: the initial commit and the default branch first, the repository record last, so a
+        # repository that exists is always complete.
+        initial = self._make_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, now, {}, (), 1)
+        self.refs.add_commit(rid, initial)
+        try:
+            self.refs.create_branch(
+                rid, Branch(BranchID(default_branch), initial.id, new_staging_token(repo_id, default_branch))
+            )
+        except errors.BranchExists as e:
+            raise errors.RepositoryExists(f"repository {repo_id} is being created concurrently") from e
+        repo = Repository(rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only,
+                          uuid.uuid4().hex)
+        self.refs.create_repository(repo)
+        return repo
+
+    def refuse_existing_repository(self, repo_id: str) -> None:
+        """Raises RepositoryExists when the id is taken (also by a repository being deleted). An id that is not
+        a valid repository id cannot be taken: creation refuses it later."""
+        try:
+            validate_repository_id(repo_id)
+        except errors.Invalid:
+            return
+        try:
+            self.refs.get_repository(RepositoryID(repo_id))
+        except errors.RepositoryNotFound:
+            return
+        raise errors.RepositoryExists(repo_id)
+
+    def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
+        return self._page_by_id(lambda a, n: self.refs.list_repositories(a, n), prefix, after, amount)
+
+    def delete_repository(self, repo_id: str) -> None:
+        rid = RepositoryID(repo_id)
+        self.refs.get_repository(rid)
+        branches = self.refs.list_branches(rid, "", 1_000_000)
+        self.refs.delete_repository(rid)
+        for branch in branches:
+            drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])

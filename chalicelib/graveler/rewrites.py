@@ -1,0 +1,214 @@
+"""Rewrites of a branch: revert and cherry-pick (a three-way merge onto the head as a new commit), reset
+(uncommitted changes dropped: all, one object, a prefix) and hard reset (the branch pointed at another commit).
+Every branch move goes through branch_moves.py, the one compare-and-swap loop."""
+
+from __future__ import annotations
+
+from . import errors
+from .branch_moves import (
+    move_to_commit,
+    new_staging_token,
+    retire,
+    update_branch,
+)
+from .committed import compare
+from .committed.merge import Resolver
+from .committed.mergetable import Action, Decision
+from .core import GravelerCore
+from .errors import MergeConflicts
+from .records import (
+    EMPTY_METARANGE,
+    Branch,
+    BranchID,
+    Commit,
+    Entry,
+    Key,
+    MetaRangeID,
+    Repository,
+    RepositoryID,
+)
+from .reset import reset_key, reset_prefix
+from .staging import (
+    branch_tokens,
+    drop_tokens,
+)
+from .validation import (
+    validate_path,
+)
+
+__all__ = ["Rewrites", "RESET_ALL", "RESET_OBJECT", "RESET_PREFIX"]
+
+# What a branch reset drops (lakeFS's names).
+RESET_ALL = "reset"
+RESET_OBJECT = "object"
+RESET_PREFIX = "common_prefix"
+
+
+class Rewrites(GravelerCore):
+    """The use cases that rewrite a branch."""
+
+    def revert(
+        self,
+        repo_id: str,
+        branch_id: str,
+        ref: str,
+        committer: str,
+        parent_number: int = 0,
+        message: str | None = None,
+        metadata: dict[str, str] | None = None,
+        allow_empty: bool = False,
+        force: bool = False,
+    ) -> Commit:
+        """A new commit on the branch undoing ``ref``: its parent merged into the branch with ``ref`` as the
+        merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
+        Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
+        repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
+        target = self._commit_of(repo.id, ref)
+        if parent_number < 0:
+            raise errors.Invalid("parent_number must not be negative")
+        if len(target.parents) > 1 and parent_number == 0:
+            raise errors.Invalid(f"must specify 1-based parent number for reverting merge commit: {ref} (parent_number)")
+        parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
+
+        def build(branch: Branch) -> Commit:
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
+            head = self.refs.get_commit(repo.id, branch.commit_id)
+            metarange = self._merged(
+                repo, target.meta_range_id, parent, head.meta_range_id, _no_resolution, f"revert of {ref}"
+            )
+            if metarange == head.meta_range_id and not allow_empty:
+                raise errors.NoChanges(f"reverting {ref} changes nothing on branch {branch_id}")
+            return self._make_commit(
+                committer, message or f"Revert {ref}", metarange, self._clock(), dict(metadata or {}),
+                (head.id,), head.generation + 1,
+            )
+
+        self.prepare_move(repo, BranchID(branch_id))
+        return move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
+
+    def cherry_pick(
+        self,
+        repo_id: str,
+        branch_id: str,
+        ref: str,
+        committer: str,
+        parent_number: int | None = None,
+        message: str | None = None,
+        metadata: dict[str, str] | None = None,
+        force: bool = False,
+    ) -> Commit:
+        """A new commit on the branch with the changes ``ref`` made relative to its parent (``parent_number``,
+        1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
+        cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
+        repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
+        target = self._commit_of(repo.id, ref)
+        if parent_number is None and len(target.parents) > 1:
+            raise errors.Invalid(f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)")
+        number = 1 if parent_number is None else parent_number
+        if number < 1 or number > len(target.parents):
+            raise errors.Invalid(f"given commit does not have the given parent number: {ref} has no parent {number}")
+        parent = self._parent_metarange(repo.id, target, number, ref)
+        recorded = {
+            **target.metadata,
+            **(metadata or {}),
+            "cherry-pick-origin": target.id,
+            "cherry-pick-committer": target.committer,
+        }
+
+        def build(branch: Branch) -> Commit:
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
+            head = self.refs.get_commit(repo.id, branch.commit_id)
+            metarange = self._merged(
+                repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
+            )
+            return self._make_commit(
+                committer, message or target.message, metarange, self._clock(), recorded,
+                (head.id,), head.generation + 1,
+            )
+
+        self.prepare_move(repo, BranchID(branch_id))
+        return move_to_commit(
+            self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep
+        )
+
+    def reset_branch(
+        self, repo_id: str, branch_id: str, path_type: str = RESET_ALL, path: str | None = None, force: bool = False
+    ) -> None:
+        """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
+        prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
+        repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_write(repo, branch_id)
+        bid = BranchID(branch_id)
+        if path_type == RESET_ALL:
+            old, _ = update_branch(
+                self.refs, repo.id, bid,
+                lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), retire(b, branch_tokens(b))),
+                f"branch {bid} kept moving during the reset", self._sleep,
+            )
+            drop_tokens(self.staging, branch_tokens(old))
+            return
+        if path_type not in (RESET_OBJECT, RESET_PREFIX):
+            raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
+        if path is None or (path_type == RESET_OBJECT and not path):
+            raise errors.Invalid(f"reset of type {path_type} needs a path")
+        branch = self.refs.get_branch(repo.id, bid)
+        head = self.refs.get_commit(repo.id, branch.commit_id)
+
+        def committed(key: Key) -> Entry | None:
+            return self.committed.get(repo.storage_namespace, head.meta_range_id, key)
+
+        if path_type == RESET_OBJECT:
+            validate_path(path)
+            reset_key(self.staging, branch, Key(path), committed)
+        else:
+            reset_prefix(self.staging, branch, path, committed)
+
+    def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
+        """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
+        repo = self.repository_for_write(repo_id, force)
+        self.guard.refuse_commit(repo, branch_id)
+
+        def change(branch: Branch) -> Branch:
+            self.refuse_dirty(repo, branch, branch.sealed_tokens)
+            # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
+            target = self.resolve(repo.id, ref).commit_id
+            return Branch(branch.id, target, branch.staging_token, (), retire(branch, branch.sealed_tokens))
+
+        bid = BranchID(branch_id)
+        self.prepare_move(repo, bid)
+        old, moved = update_branch(
+            self.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._sleep
+        )
+        drop_tokens(self.staging, old.sealed_tokens)
+        return moved
+
+    def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:
+        """The metarange of the commit's parent ``number`` (1-based); empty for a commit with no parent."""
+        if not commit.parents:
+            return EMPTY_METARANGE
+        if number > len(commit.parents):
+            raise errors.Invalid(f"given commit does not have the given parent number: {ref} has no parent {number}")
+        return self.refs.get_commit(repo_id, commit.parents[number - 1]).meta_range_id
+
+    def _merged(
+        self,
+        repo: Repository,
+        base: MetaRangeID,
+        source: MetaRangeID,
+        dest: MetaRangeID,
+        resolve: Resolver,
+        what: str,
+    ) -> MetaRangeID:
+        """The merged metarange. Raises MergeConflicts when a conflict is left unresolved."""
+        outcome = compare.merge(self.committed, repo.storage_namespace, base, source, dest, resolve)
+        if outcome.metarange_id is None:
+            unresolved = sum(1 for c in outcome.conflicts if c.resolution is None)
+            raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)
+        return outcome.metarange_id
+
+
+def _no_resolution(key: str, source: Action, destination: Action) -> Decision | None:
+    """Revert and cherry-pick take no strategy: every conflict fails them."""
+    return None

@@ -1,0 +1,105 @@
+"""Graveler.commit and Graveler.merge are the one entry: they run small work inline and hand work above the
+thresholds to the WorkflowRunner port (here its memory twin), wait for it, and report how it ended."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chalicelib.adapters.memory import MemoryWorkflowRunner
+from chalicelib.graveler import errors
+from chalicelib.graveler.commit import CommitRequest
+from chalicelib.graveler.merge import MergeRequest
+from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.workflow_runner import Workflows
+
+
+def _commit_workflow(g: Graveler) -> MemoryWorkflowRunner:
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"finish": g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)}
+
+    return MemoryWorkflowRunner(execute)
+
+
+def _merge_workflow(g: Graveler) -> MemoryWorkflowRunner:
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        return {"finish": g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)}
+
+    return MemoryWorkflowRunner(execute)
+
+
+def _upload(g: Graveler, branch: str, count: int) -> None:
+    for i in range(count):
+        g.upload_object("repo", branch, f"{branch}/f{i}", b"%d" % i)
+
+
+def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: object) -> None:
+    runner = _commit_workflow(g)
+    g.workflows = Workflows(commit=runner, commit_threshold=3)
+    _upload(g, "main", 3)
+    small = g.commit("repo", "main", "alice", "small")
+    assert runner.describe("w-anything") is None and g.get_branch("repo", "main").commit_id == small.id
+    _upload(g, "main", 4)
+    large = g.commit("repo", "main", "alice", "large", {"k": "v"})
+    assert (large.message, large.metadata, large.parents) == ("large", {"k": "v"}, (small.id,))
+    assert g.get_branch("repo", "main").commit_id == large.id
+    assert len(g.list_objects("repo", "main", amount=100).results) == 4  # f0..f3 rewritten, the same keys
+    # The execution is named by the request and started with it.
+    (name,) = runner._executions  # noqa: SLF001 - the twin's record of what it started
+    assert name.startswith("w-") and runner.describe(name).input["request"]["message"] == "large"  # type: ignore[union-attr]
+    status = g.commit_status("repo", "main", name)
+    assert status.completed and status.result == large
+
+
+def test_a_workflow_that_outlives_the_wait_is_still_running(g: Graveler, repo: object) -> None:
+    runner = MemoryWorkflowRunner()  # executions run until the test ends them
+    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    _upload(g, "main", 1)
+    with pytest.raises(errors.StillRunning) as running:
+        g.commit("repo", "main", "alice", "later", wait_seconds=0)
+    task = running.value.task_id
+    assert task.startswith("w-") and not g.commit_status("repo", "main", task).completed
+    with pytest.raises(errors.NotFound):
+        g.commit_status("repo", "dev", task)  # only through its own branch
+    runner.end(task, "FAILED", error="CommitToProtectedBranch", cause='{"errorMessage": "no commits here"}')
+    failed = g.commit_status("repo", "main", task)
+    assert failed.completed and isinstance(failed.error, errors.CommitToProtectedBranch)
+    assert str(failed.error) == "no commits here"
+
+
+def test_an_unknown_failure_is_workflow_failed(g: Graveler, repo: object) -> None:
+    runner = MemoryWorkflowRunner()
+    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    _upload(g, "main", 1)
+    with pytest.raises(errors.StillRunning) as running:
+        g.commit("repo", "main", "alice", "later", wait_seconds=0)
+    runner.end(running.value.task_id, "TIMED_OUT")
+    assert isinstance(g.commit_status("repo", "main", running.value.task_id).error, errors.WorkflowFailed)
+
+
+def test_a_failing_workflow_raises_the_steps_error(g: Graveler, repo: object) -> None:
+    g.workflows = Workflows(commit=_commit_workflow(g), commit_threshold=0)
+    _upload(g, "main", 1)
+    g.commit("repo", "main", "alice", "first")
+    with pytest.raises(errors.NoChanges):
+        g.commit("repo", "main", "alice", "nothing staged")  # inline: no staged change is above no threshold
+    g.workflows = Workflows(commit=MemoryWorkflowRunner(lambda p: (_ for _ in ()).throw(errors.NoChanges("none"))),
+                            commit_threshold=0)
+    _upload(g, "main", 1)
+    with pytest.raises(errors.NoChanges):
+        g.commit("repo", "main", "alice", "refused by the workflow")
+
+
+def test_a_merge_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: object) -> None:
+    g.create_branch("repo", "feature", "main")
+    _upload(g, "feature", 5)
+    g.commit("repo", "feature", "alice", "work")
+    runner = _merge_workflow(g)
+    g.workflows = Workflows(merge=runner, merge_threshold=2)
+    merged = g.merge("repo", "feature", "main", "bob", "merge it")
+    assert merged.parents[1] == g.get_branch("repo", "feature").commit_id
+    (name,) = runner._executions  # noqa: SLF001
+    assert g.merge_status("repo", "main", name).result == merged
+    with pytest.raises(errors.NotFound):
+        g.merge_status("repo", "feature", name)
