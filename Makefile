@@ -8,6 +8,8 @@
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
+#   make bench    every figure of the performance table with its goal (bench/run.py), into bench/results.json
+#               and the table of docs/performance.md; BENCH_ARGS="--quick" for a small run, --help for sizes and ports
 # Pass extra arguments with PYTEST_ARGS="-k e2e -x" or RUN_ARGS="--api-port 9000".
 
 SHELL := /bin/bash
@@ -31,7 +33,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui bench
 
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
@@ -157,3 +159,11 @@ $(WEBUI_MODULES): webui/package.json webui/package-lock.json
 
 $(WEBUI_OUT): $(WEBUI_MODULES) $(WEBUI_SOURCES)
 	cd webui && node build.mjs
+
+# --- Benchmarks (docs/performance.md) -----------------------------------------------------------------------
+BENCH_ARGS ?=
+BENCH_OUT ?= bench/results.json
+
+bench: $(DEV_STAMP)
+	$(VENV)/bin/python bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
+	$(VENV)/bin/python bench/readme_table.py $(BENCH_OUT)

@@ -31,7 +31,14 @@ from chalicelib.graveler.committed.merge import merge_ranges
 from chalicelib.graveler.committed.writer import RangeWriter
 from chalicelib.graveler.listing import paginate
 from chalicelib.graveler.ports import PutResult
-from chalicelib.graveler.records import Entry, EntryRecord, Key, ListedObject, MetaRangeID, StagedEntry
+from chalicelib.graveler.records import (
+    Entry,
+    EntryRecord,
+    Key,
+    ListedObject,
+    MetaRangeID,
+    StagedEntry,
+)
 
 NS = "s3://bench/repo"
 
@@ -71,8 +78,13 @@ def key_of(i: int) -> str:
 
 
 def entry_of(i: int, version: int = 0) -> Entry:
-    return Entry(f"{NS}/data/g{i % 97:03d}/obj-{i:08d}-v{version}", 1024 + i % 100 + version,
-                 f"{i:024x}{version:08x}", 1_700_000_000 + i, "application/octet-stream")
+    return Entry(
+        f"{NS}/data/g{i % 97:03d}/obj-{i:08d}-v{version}",
+        1024 + i % 100 + version,
+        f"{i:024x}{version:08x}",
+        1_700_000_000 + i,
+        "application/octet-stream",
+    )
 
 
 def timed(what: Callable[[], Any]) -> tuple[float, Any]:
@@ -101,20 +113,28 @@ def all_range_ids(manager: CommittedManager, *metaranges: MetaRangeID) -> set[st
     return {r.id for m in metaranges for r in manager.ranges(NS, m)}
 
 
-def commit(manager: CommittedManager, store: Counting, base: MetaRangeID,
-           changes: list[StagedEntry]) -> dict[str, float]:
+def commit(
+    manager: CommittedManager, store: Counting, base: MetaRangeID, changes: list[StagedEntry]
+) -> dict[str, float]:
     manager.storage.clear_cache()
     store.reset()
     elapsed, result = timed(lambda: manager.apply(NS, base, changes))
     ids = all_range_ids(manager, base, result.metarange_id)
     read, written = range_files(store, store.gets, ids), range_files(store, store.puts, ids)
     limit = pyarrow_limit(store, read, written)
-    return {"time": elapsed, "limit": limit, "read": len(read), "written": len(written),
-            "ranges": len(manager.ranges(NS, base)), "metarange": result.metarange_id}
+    return {
+        "time": elapsed,
+        "limit": limit,
+        "read": len(read),
+        "written": len(written),
+        "ranges": len(manager.ranges(NS, base)),
+        "metarange": result.metarange_id,
+    }
 
 
-def merge(manager: CommittedManager, store: Counting, base: MetaRangeID, source: MetaRangeID,
-          dest: MetaRangeID) -> dict[str, float]:
+def merge(
+    manager: CommittedManager, store: Counting, base: MetaRangeID, source: MetaRangeID, dest: MetaRangeID
+) -> dict[str, float]:
     storage = manager.storage
     storage.clear_cache()
     b, s, d = (storage.metarange(NS, m).ranges for m in (base, source, dest))
@@ -123,16 +143,14 @@ def merge(manager: CommittedManager, store: Counting, base: MetaRangeID, source:
     def run() -> Any:
         known = {r.id for r in (*b, *s, *d)}
         writer = RangeWriter(storage, NS, manager.params, known_ranges=known)
-        walk = merge_ranges(b, s, d, lambda rid: storage.range(NS, rid), writer, manager.params,
-                            lambda *_: None)
+        walk = merge_ranges(b, s, d, lambda rid: storage.range(NS, rid), writer, manager.params, lambda *_: None)
         assert walk.ranges is not None and not walk.conflicts
         return storage.write_metarange(NS, walk.ranges)
 
     elapsed, result = timed(run)
     ids = all_range_ids(manager, base, source, dest, result)
     read, written = range_files(store, store.gets, ids), range_files(store, store.puts, ids)
-    return {"time": elapsed, "limit": pyarrow_limit(store, read, written), "read": len(read),
-            "written": len(written)}
+    return {"time": elapsed, "limit": pyarrow_limit(store, read, written), "read": len(read), "written": len(written)}
 
 
 def listing(manager: CommittedManager, store: Counting, metarange: MetaRangeID, objects: int) -> dict[str, float]:
@@ -152,8 +170,14 @@ def listing(manager: CommittedManager, store: Counting, metarange: MetaRangeID, 
     def list_all() -> int:
         after, count = "", 0
         while True:
-            page = paginate(lambda start: (ListedObject(r.key, r.entry) for r in manager.iterate(NS, metarange, start)),
-                            lambda common: ListedObject(Key(common), None), "", "", after, 1000)
+            page = paginate(
+                lambda start: (ListedObject(r.key, r.entry) for r in manager.iterate(NS, metarange, start)),
+                lambda common: ListedObject(Key(common), None),
+                "",
+                "",
+                after,
+                1000,
+            )
             count += len(page.results)
             if not page.has_more:
                 return count
@@ -170,8 +194,10 @@ def listing(manager: CommittedManager, store: Counting, metarange: MetaRangeID, 
         rows = 0
         for info in manager.ranges(NS, metarange):
             table = pq.read_table(pa.BufferReader(store.inner.get(f"{NS}/_lakefs/{info.id}")))
-            columns = [table.column(name).to_pylist() for name in
-                       ("key", "physical_address", "size", "etag", "mtime", "content_type", "user_metadata")]
+            columns = [
+                table.column(name).to_pylist()
+                for name in ("key", "physical_address", "size", "etag", "mtime", "content_type", "user_metadata")
+            ]
             for _row in zip(*columns, strict=True):
                 rows += 1
         return rows
@@ -192,45 +218,71 @@ def spread(objects: int, count: int, offset: int = 0) -> list[int]:
     return [order[offset + step * j] for j in range(count)]
 
 
-def main(objects: int, changes: int) -> None:
+def measure(objects: int, changes: int) -> dict[str, Any]:
+    """Every figure of this benchmark, measured in one run."""
     store = Counting()
     manager = CommittedManager(store)  # type: ignore[arg-type]
     t_build, base = timed(lambda: build(manager, objects))
-    print(f"objects {objects}, changes {changes}, base written in {t_build:.1f} s, "
-          f"{len(manager.ranges(NS, base))} ranges")
 
     def changed(indexes: list[int], version: int) -> list[StagedEntry]:
         return sorted((StagedEntry(Key(key_of(i)), entry_of(i, version)) for i in indexes), key=lambda c: c.key)
 
-    rows: list[tuple[str, dict[str, float]]] = []
-    spread_keys = spread(objects, changes)
-    rows.append(("commit, spread", commit(manager, store, base, changed(spread_keys, 1))))
+    spread_commit = commit(manager, store, base, changed(spread(objects, changes), 1))
     order = sorted(range(objects), key=key_of)
     middle = objects // 2
-    clustered = commit(manager, store, base, changed(order[middle:middle + changes], 1))
-    rows.append(("commit, clustered", clustered))
+    clustered = commit(manager, store, base, changed(order[middle : middle + changes], 1))
 
     small_store = Counting()
     small = CommittedManager(small_store)  # type: ignore[arg-type]
     small_base = build(small, 10_000)
     small_order = sorted(range(10_000), key=key_of)
-    small_clustered = commit(small, small_store, small_base, changed(small_order[5_000:5_000 + changes], 1))
+    small_clustered = commit(small, small_store, small_base, changed(small_order[5_000 : 5_000 + changes], 1))
 
     on_source = changes * 9 // 10
     source = manager.apply(NS, base, changed(spread(objects, on_source, 1), 2)).metarange_id
     dest = manager.apply(NS, base, changed(spread(objects, changes - on_source, 3), 3)).metarange_id
-    rows.append(("merge, spread", merge(manager, store, base, source, dest)))
-
-    for name, r in rows:
-        print(f"{name:18s} {r['time'] * 1000:8.1f} ms  pyarrow limit {r['limit'] * 1000:8.1f} ms  "
-              f"ratio {r['time'] / r['limit']:5.2f}x  ranges read {r['read']}, written {r['written']}")
-    print(f"commit, clustered: {objects} objects / 10,000 objects: "
-          f"{clustered['time'] / small_clustered['time']:.2f}")
-
+    spread_merge = merge(manager, store, base, source, dest)
     listed = listing(manager, store, base, objects)
-    print(f"listing {objects}, 1,000 a page: {listed['time']:.2f} s, raw iteration {listed['raw']:.2f} s, "
-          f"rate ratio {listed['raw'] / listed['time']:.2f}; full collections {listed['pauses']:.0f}, "
-          f"longest {listed['max_pause'] * 1000:.1f} ms")
+
+    def plain(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if k != "metarange"}
+
+    return {
+        "objects": objects,
+        "changes": changes,
+        "build_seconds": t_build,
+        "ranges": len(manager.ranges(NS, base)),
+        "commit_spread": plain(spread_commit),
+        "commit_clustered": plain(clustered),
+        "commit_clustered_10k": plain(small_clustered),
+        "merge_spread": plain(spread_merge),
+        "listing": listed,
+    }
+
+
+def main(objects: int, changes: int) -> None:
+    m = measure(objects, changes)
+    print(f"objects {objects}, changes {changes}, base written in {m['build_seconds']:.1f} s, {m['ranges']} ranges")
+    for name, key in (
+        ("commit, spread", "commit_spread"),
+        ("commit, clustered", "commit_clustered"),
+        ("merge, spread", "merge_spread"),
+    ):
+        r = m[key]
+        print(
+            f"{name:18s} {r['time'] * 1000:8.1f} ms  pyarrow limit {r['limit'] * 1000:8.1f} ms  "
+            f"ratio {r['time'] / r['limit']:5.2f}x  ranges read {r['read']}, written {r['written']}"
+        )
+    print(
+        f"commit, clustered: {objects} objects / 10,000 objects: "
+        f"{m['commit_clustered']['time'] / m['commit_clustered_10k']['time']:.2f}"
+    )
+    listed = m["listing"]
+    print(
+        f"listing {objects}, 1,000 a page: {listed['time']:.2f} s, raw iteration {listed['raw']:.2f} s, "
+        f"rate ratio {listed['raw'] / listed['time']:.2f}; full collections {listed['pauses']:.0f}, "
+        f"longest {listed['max_pause'] * 1000:.1f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -32,45 +32,71 @@ def _timed(call: object, keys: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def main(count: int, size: int) -> None:
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request log would drown the figures
+def measure_on(stack: LocalStack, count: int, size: int, repository: str = "bench") -> dict[str, float]:
+    """Operations per second on each side and the gateway / moto ratios, on a started stack whose repository
+    ``repository`` exists."""
     body = os.urandom(size)
     config = Config(retries={"max_attempts": 1})
+    gateway: BaseClient = boto3.client(
+        "s3",
+        endpoint_url=stack.s3_url,
+        aws_access_key_id=stack.credentials.access_key_id,
+        aws_secret_access_key=stack.credentials.secret_access_key,
+        config=config,
+    )
+    direct: BaseClient = boto3.client(
+        "s3",
+        endpoint_url=stack.moto_url,
+        region_name=stack.region,
+        config=config,
+        aws_access_key_id=stack.credentials.access_key_id,
+        aws_secret_access_key=stack.credentials.secret_access_key,
+    )
+    # Warm both paths (connections, caches of credentials and policies) before measuring.
+    gateway.put_object(Bucket=repository, Key="main/warm", Body=body)
+    gateway.get_object(Bucket=repository, Key="main/warm")["Body"].read()
+    direct.put_object(Bucket=stack.bucket, Key="direct/warm", Body=body)
+    direct.get_object(Bucket=stack.bucket, Key="direct/warm")["Body"].read()
+
+    totals = {"gateway put": 0.0, "moto put": 0.0, "gateway get": 0.0, "moto get": 0.0}
+    per_round = max(1, count // ROUNDS)
+    for round_number in range(ROUNDS):
+        keys = [f"r{round_number}/k{i:06d}" for i in range(per_round)]
+        totals["gateway put"] += _timed(
+            lambda k: gateway.put_object(Bucket=repository, Key=f"main/{k}", Body=body), keys
+        )
+        totals["moto put"] += _timed(
+            lambda k: direct.put_object(Bucket=stack.bucket, Key=f"direct/{k}", Body=body), keys
+        )
+        totals["gateway get"] += _timed(
+            lambda k: gateway.get_object(Bucket=repository, Key=f"main/{k}")["Body"].read(), keys
+        )
+        totals["moto get"] += _timed(
+            lambda k: direct.get_object(Bucket=stack.bucket, Key=f"direct/{k}")["Body"].read(), keys
+        )
+    measured = per_round * ROUNDS
+    rates = {name: measured / seconds for name, seconds in totals.items()}
+    return {
+        "objects": measured,
+        "size": size,
+        **{name.replace(" ", "_"): rate for name, rate in rates.items()},
+        "put_ratio": rates["gateway put"] / rates["moto put"],
+        "get_ratio": rates["gateway get"] / rates["moto get"],
+    }
+
+
+def main(count: int, size: int) -> None:
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request log would drown the figures
     with LocalStack(api_port=0) as stack:
         from chalicelib.wiring import get_services
 
         get_services().graveler.create_repository("bench", f"{stack.default_namespace_prefix}/bench")
-        gateway: BaseClient = boto3.client(
-            "s3", endpoint_url=stack.s3_url, aws_access_key_id=stack.credentials.access_key_id,
-            aws_secret_access_key=stack.credentials.secret_access_key, config=config,
-        )
-        direct: BaseClient = boto3.client("s3", endpoint_url=stack.moto_url, region_name=stack.region, config=config)
-        # Warm both paths (connections, caches of credentials and policies) before measuring.
-        gateway.put_object(Bucket="bench", Key="main/warm", Body=body)
-        gateway.get_object(Bucket="bench", Key="main/warm")["Body"].read()
-        direct.put_object(Bucket=stack.bucket, Key="direct/warm", Body=body)
-        direct.get_object(Bucket=stack.bucket, Key="direct/warm")["Body"].read()
-
-        totals = {"gateway put": 0.0, "moto put": 0.0, "gateway get": 0.0, "moto get": 0.0}
-        per_round = max(1, count // ROUNDS)
-        for round_number in range(ROUNDS):
-            keys = [f"r{round_number}/k{i:06d}" for i in range(per_round)]
-            totals["gateway put"] += _timed(lambda k: gateway.put_object(Bucket="bench", Key=f"main/{k}", Body=body),
-                                            keys)
-            totals["moto put"] += _timed(lambda k: direct.put_object(Bucket=stack.bucket, Key=f"direct/{k}",
-                                                                     Body=body), keys)
-            totals["gateway get"] += _timed(
-                lambda k: gateway.get_object(Bucket="bench", Key=f"main/{k}")["Body"].read(), keys)
-            totals["moto get"] += _timed(
-                lambda k: direct.get_object(Bucket=stack.bucket, Key=f"direct/{k}")["Body"].read(), keys)
-        measured = per_round * ROUNDS
-
-    rates = {name: measured / seconds for name, seconds in totals.items()}
-    print(f"objects: {measured} of {size} bytes, one client per side, {ROUNDS} interleaved rounds")
-    for name, rate in rates.items():
-        print(f"{name:12s} {rate:8.1f} ops/s")
-    print(f"ratio gateway / moto, PUT: {rates['gateway put'] / rates['moto put']:.3f}")
-    print(f"ratio gateway / moto, GET: {rates['gateway get'] / rates['moto get']:.3f}")
+        m = measure_on(stack, count, size)
+    print(f"objects: {m['objects']} of {size} bytes, one client per side, {ROUNDS} interleaved rounds")
+    for name in ("gateway_put", "moto_put", "gateway_get", "moto_get"):
+        print(f"{name.replace('_', ' '):12s} {m[name]:8.1f} ops/s")
+    print(f"ratio gateway / moto, PUT: {m['put_ratio']:.3f}")
+    print(f"ratio gateway / moto, GET: {m['get_ratio']:.3f}")
 
 
 if __name__ == "__main__":

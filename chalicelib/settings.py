@@ -15,6 +15,8 @@ ENV_DEFAULT_REGION = "AWS_DEFAULT_REGION"
 ENV_ENDPOINT_URL = "LAKELET_AWS_ENDPOINT_URL"  # set only locally: the moto server
 ENV_TABLE_PREFIX = "LAKELET_TABLE_PREFIX"
 ENV_BUCKET = "LAKELET_BUCKET"
+# The Lambda functions lambda hooks may invoke (comma-separated names or ARNs): infra/ sets it from the stack.
+ENV_HOOK_FUNCTIONS = "LAKELET_HOOK_FUNCTIONS"
 ENV_PRESIGN_EXPIRY = "LAKELET_PRESIGN_EXPIRY_SECONDS"
 ENV_RANGE_MAX_BYTES = "LAKELET_RANGE_MAX_BYTES"
 ENV_RANGE_MIN_BYTES = "LAKELET_RANGE_MIN_BYTES"
@@ -66,6 +68,13 @@ class Settings:
     # How long a container trusts what it read of GC's sweep records (chalicelib/graveler/collected.py). The GC job
     # waits longer than this between recording a sweep and deleting anything (emr/gc_job.py, --record-lead-seconds).
     gc_record_ttl_seconds: float = 5.0
+    # Hooks (chalicelib/graveler/actions): the Lambda functions lambda hooks may invoke (names or ARNs; IAM grants
+    # lambda:InvokeFunction on exactly these, infra/), and the time limits of one hook and of one event's run.
+    # An inline commit or merge answers through API Gateway (29 s), so a run is capped below that; lakeFS's default
+    # hook timeout (1 minute) is cut to it. Workflow steps (Lambda, 15 min) take the same limits.
+    hook_functions: tuple[str, ...] = ()
+    hook_max_seconds: float = 20.0
+    hook_run_max_seconds: float = 20.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -97,6 +106,9 @@ class Settings:
                 env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
             ),
             gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
+            hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
+            hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
+            hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),
         )
 
 

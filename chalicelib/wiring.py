@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
+from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.collected import CollectedCheck
 from .graveler.ports import BlockStore, RefStore, StagingStore
 from .graveler.protection import BranchProtection, BranchProtectionStore
@@ -62,6 +63,7 @@ def assemble(
         refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix,
         workflows=workflows(settings),
     )
+    graveler.hooks = hook_runner(settings, graveler)
     return Services(settings, graveler, auth, repository_metadata)
 
 
@@ -92,6 +94,28 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
         execution_role_arn=gc.emr_execution_role_arn,
         log_uri=gc.log_uri,
         timeout_minutes=gc.timeout_minutes,
+    )
+
+
+def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
+    """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
+    kept in each repository's namespace through the engine's block store."""
+    import yaml
+
+    from .adapters.hooks import LambdaHooks, WebhookHooks
+
+    if invokers is None:
+        invokers = {"webhook": WebhookHooks()}
+        if settings.hook_functions:
+            invokers["lambda"] = LambdaHooks(settings.hook_functions, settings.region, settings.endpoint_url)
+    return HookRunner(
+        invokers,
+        RunStore(graveler.blocks),
+        graveler.action_files,
+        yaml.safe_load,
+        lambda repo_id: graveler.get_repository(repo_id).storage_namespace,
+        max_hook_seconds=settings.hook_max_seconds,
+        max_run_seconds=settings.hook_run_max_seconds,
     )
 
 

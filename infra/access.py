@@ -15,7 +15,7 @@ from enum import Enum
 from typing import Any
 
 from chalicelib import settings
-from chalicelib.gc import settings as gc_settings
+from chalicelib import settings as gc_settings  # the GC settings live in chalicelib/settings.py now
 
 from .state_machines import StateMachine
 
@@ -34,6 +34,9 @@ DATA_BUCKET = "DataBucket"
 SECRETS_KEY = "SecretsKey"
 GC_APPLICATION = "GCApplication"
 GC_JOB_ROLE = "GCJobRole"
+# The stack parameter listing the functions lambda hooks may invoke, and the condition that it is not empty.
+HOOK_FUNCTIONS = "HookFunctions"
+HOOK_FUNCTIONS_GIVEN = "HookFunctionsGiven"
 # Where make deploy puts the GC job and its Python environment, and where the job writes its logs.
 ARTIFACT_PREFIX = "lakelet/${Stage}/emr"
 
@@ -92,11 +95,15 @@ class FunctionAccess:
     function_url: bool = False
     # Its schedule (if it has one) is the GCSchedule parameter rather than the expression in app.py.
     gc_schedule: bool = False
+    # Runs hooks of actions (commits, merges, branch and tag operations): invokes the HookFunctions, and only
+    # those (a separate policy that exists only when the parameter is not empty: hook_statements).
+    runs_hooks: bool = False
 
 
 # Keyed by the Chalice function name (the REST API's handler is "api_handler").
 FUNCTION_ACCESS: dict[str, FunctionAccess] = {
-    "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True),
+    "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True,
+                                  runs_hooks=True),
     "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
@@ -104,12 +111,13 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "commit_plan": FunctionAccess(Metadata.READ, Data.READ),
     "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
-    "commit_drop": FunctionAccess(Metadata.READ_WRITE),
+    # Drop is the last step: it runs the post-commit hooks, and records their run under _lakefs/actions/.
+    "commit_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
     # The merge workflow (stepfunctions/merge.asl.json). Plan seals the destination's staging token.
     "merge_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ),
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
-    "merge_drop": FunctionAccess(Metadata.READ_WRITE),
+    "merge_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
 }
 
 
@@ -121,7 +129,7 @@ def _arn(logical_id: str) -> Json:
     return {"Fn::GetAtt": [logical_id, "Arn"]}
 
 
-def _statement(sid: str, actions: list[str], resources: list[Any], condition: Json | None = None) -> Json:
+def _statement(sid: str, actions: list[str], resources: list[Any] | Json, condition: Json | None = None) -> Json:
     statement: Json = {"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resources}
     if condition:
         statement["Condition"] = condition
@@ -178,6 +186,12 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
     return out
 
 
+def hook_statements() -> list[Json]:
+    """What a function that runs hooks gets when HookFunctions is given: a synchronous invoke of exactly the
+    listed functions (the parameter's pattern admits full ARNs only, never a wildcard)."""
+    return [_statement("InvokeHookFunctions", ["lambda:InvokeFunction"], {"Ref": HOOK_FUNCTIONS})]
+
+
 def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> Json:
     """The environment variables infra/ adds to a function: the names and ids AWS chooses at deploy time.
 
@@ -200,4 +214,6 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
         })
     if access.starts_workflows:
         env.update({sm.environment_variable: sm.arn() for sm in state_machines})
+    if access.runs_hooks:
+        env[settings.ENV_HOOK_FUNCTIONS] = {"Fn::Join": [",", {"Ref": HOOK_FUNCTIONS}]}
     return env

@@ -215,7 +215,20 @@ def _function_resources(
         properties["Events"] = {
             event: {"Properties": {"Schedule": {"Ref": "GCSchedule"}}} for event in function.schedule_events
         }
+    hook_policy: Json = {}
+    if grants.runs_hooks:
+        # Its own policy, created only when HookFunctions lists functions: an empty list grants nothing at all.
+        hook_policy[function.logical_id + "HookAccess"] = {
+            "Type": "AWS::IAM::Policy",
+            "Condition": access.HOOK_FUNCTIONS_GIVEN,
+            "Properties": {
+                "PolicyName": "lakelet-hooks",
+                "Roles": [{"Ref": function.role_logical_id}],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": access.hook_statements()},
+            },
+        }
     return {
+        **hook_policy,
         function.logical_id: {"Properties": properties},
         function.log_group_logical_id: {
             "Type": "AWS::Logs::LogGroup",

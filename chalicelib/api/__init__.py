@@ -6,6 +6,7 @@ from __future__ import annotations
 from chalice import Blueprint
 
 from . import (
+    actions,
     auth,
     branches,
     commits,
@@ -38,4 +39,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     metadata.bp,
     web.bp,
     protection.bp,
+    actions.bp,
 )

@@ -172,6 +172,11 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", _REPOS + "/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
     ("DELETE", _REPOS + "/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
     ("GET", _REPOS + "/branch_protection/set_allowed"): _on_repo("branches:SetBranchProtectionRules"),
+    # action runs (lakeFS's ci:ReadAction)
+    ("GET", _REPOS + "/actions/runs"): _on_repo("ci:ReadAction"),
+    ("GET", _REPOS + "/actions/runs/{}"): _on_repo("ci:ReadAction"),
+    ("GET", _REPOS + "/actions/runs/{}/hooks"): _on_repo("ci:ReadAction"),
+    ("GET", _REPOS + "/actions/runs/{}/hooks/{}/output"): _on_repo("ci:ReadAction"),
     # branches
     ("GET", _REPOS + "/branches"): _on_repo("fs:ListBranches"),
     ("POST", _REPOS + "/branches"): lambda f: [

@@ -4,6 +4,8 @@ staging tokens dropped with it; the default branch and protected branches refuse
 from __future__ import annotations
 
 from . import errors
+from .actions.events import EventType
+from .actions.operations import ref_event
 from .branch_moves import (
     new_staging_token,
 )
@@ -34,8 +36,12 @@ class BranchesAndTags(GravelerCore):
         repo = self.get_repository(repo_id)
         source = self.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
+        self.run_pre_hooks(ref_event(EventType.PRE_CREATE_BRANCH, repo.id, source.commit_id, branch_id=branch_id,
+                                     source_ref=source_ref, commit_id=source.commit_id))
         # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
         self.refs.create_branch(repo.id, branch, generation=repo.generation)
+        self.run_post_hooks(ref_event(EventType.POST_CREATE_BRANCH, repo.id, branch.commit_id, branch_id=branch_id,
+                                      source_ref=source_ref, commit_id=source.commit_id))
         return branch
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
@@ -56,14 +62,22 @@ class BranchesAndTags(GravelerCore):
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
         self.guard.refuse_delete(repo, branch_id)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
+        self.run_pre_hooks(ref_event(EventType.PRE_DELETE_BRANCH, repo.id, branch_id, branch_id=branch_id,
+                                     source_ref=branch_id, commit_id=branch.commit_id))
         self.refs.delete_branch(repo.id, branch.id)
         drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
+        self.run_post_hooks(ref_event(EventType.POST_DELETE_BRANCH, repo.id, branch.commit_id, branch_id=branch_id,
+                                      source_ref=branch_id, commit_id=branch.commit_id))
 
     def create_tag(self, repo_id: str, tag_id: str, ref: str) -> Tag:
         validate_tag_id(tag_id)
         repo = self._writable_repository(repo_id)
         tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
+        self.run_pre_hooks(ref_event(EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref,
+                                     commit_id=tag.commit_id))
         self.refs.create_tag(repo.id, tag, generation=repo.generation)
+        self.run_post_hooks(ref_event(EventType.POST_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id,
+                                      source_ref=ref, commit_id=tag.commit_id))
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
@@ -76,4 +90,13 @@ class BranchesAndTags(GravelerCore):
 
     def delete_tag(self, repo_id: str, tag_id: str) -> None:
         repo = self._writable_repository(repo_id)
+        if self.hooks is None:
+            self.refs.delete_tag(repo.id, TagID(tag_id))
+            return
+        # The tag's commit is where its delete hooks' actions are read.
+        tag = self.refs.get_tag(repo.id, TagID(tag_id))
+        self.run_pre_hooks(ref_event(EventType.PRE_DELETE_TAG, repo.id, tag.commit_id, tag_id=tag_id,
+                                     source_ref=tag_id, commit_id=tag.commit_id))
         self.refs.delete_tag(repo.id, TagID(tag_id))
+        self.run_post_hooks(ref_event(EventType.POST_DELETE_TAG, repo.id, tag.commit_id, tag_id=tag_id,
+                                      source_ref=tag_id, commit_id=tag.commit_id))

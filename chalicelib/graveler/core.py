@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import move_checks
 from .collected import CollectedCheck
@@ -31,6 +31,9 @@ from .records import (
 from .refs import resolve_ref
 from .workflow_runner import Workflows
 
+if TYPE_CHECKING:
+    from .actions import HookEvent, HookRunner
+
 __all__ = ["GravelerCore"]
 
 
@@ -49,6 +52,7 @@ class GravelerCore:
         collected: CollectedCheck | None = None,
         namespace_prefix: str | None = None,
         workflows: Workflows | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         """``namespace_prefix``: where repositories may live (``s3://<bucket>/`` of the deployment); None: any.
         ``workflows``: where large commits and merges run (workflow_runner.py); None: always inline."""
@@ -65,6 +69,18 @@ class GravelerCore:
         self.guard: BranchProtection | NoProtection = protection or NoProtection()
         # Which entries' data garbage collection deleted, for the reads that do not touch the data themselves.
         self.collected = collected or CollectedCheck(blocks)
+        # The hooks of actions (None: an engine that runs none).
+        self.hooks = hooks
+
+    def run_pre_hooks(self, event: HookEvent) -> None:
+        """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails."""
+        if self.hooks is not None:
+            self.hooks.run(event)
+
+    def run_post_hooks(self, event: HookEvent) -> None:
+        """After the operation; failures are recorded in the run, never raised (the operation stands)."""
+        if self.hooks is not None:
+            self.hooks.run_post(event)
 
     def now(self) -> float:
         """The time commits are dated with (unix seconds, sub-second kept: the log orders by it) when the caller

@@ -10,7 +10,9 @@ under the same families.
     │   ├── TagNotFound
     │   ├── CommitNotFound
     │   ├── RefNotFound
-    │   └── ObjectNotFound
+    │   ├── ObjectNotFound
+    │   ├── RunNotFound ............... an action run (actions/)
+    │   └── HookRunNotFound
     ├── AlreadyExists ................. 409
     │   ├── RepositoryExists
     │   ├── BranchExists
@@ -24,12 +26,14 @@ under the same families.
     │   │   └── EntityTooLarge
     │   ├── NoMergeBase
     │   ├── NamespaceInUse
+    │   ├── InvalidActionFile ......... an action file that does not parse or check (a Lua hook among them)
     │   └── ClaimMismatch
     ├── NoChanges ..................... 400
     ├── DirtyBranch ................... 400
     ├── Conflict ...................... 409
     │   └── MergeConflicts
     ├── PreconditionFailed ............ 412
+    │   └── HookAborted ............... a pre-hook failed: the operation did not happen
     ├── Forbidden ..................... 403
     │   ├── ReadOnlyRepository
     │   └── ProtectedBranch
@@ -95,6 +99,14 @@ class ObjectNotFound(NotFound):
 
 
 
+class RunNotFound(NotFound):
+    lakefs_message = "not found"
+
+
+class HookRunNotFound(NotFound):
+    lakefs_message = "not found"
+
+
 class AlreadyExists(GravelerError):
     pass
 
@@ -117,6 +129,10 @@ class CommitExists(AlreadyExists):
 
 class Invalid(GravelerError):
     """Bad input: a name, a ref expression, a parameter."""
+
+
+class InvalidActionFile(Invalid):
+    pass
 
 
 class InvalidRef(Invalid):
@@ -184,6 +200,19 @@ class PreconditionFailed(GravelerError):
     """A conditional request (If-None-Match: *) found the object already there."""
 
     lakefs_message = "precondition failed"
+
+
+class HookAborted(PreconditionFailed):
+    """lakeFS's HookAbortError: "<event> hook aborted, run id '<id>': <errors>"; its web UI and lakectl read the
+    run id and the failing hook run id out of this very wording, so the message is the whole text."""
+
+    lakefs_message = ""
+
+    def __init__(self, message: str, run_id: str = "", failed: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+        # The hook run ids that failed, in run order.
+        self.failed = failed
 
 
 class Forbidden(GravelerError):

@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 
 from . import errors
+from .actions.spec import ACTIONS_PREFIX
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
 from .core import GravelerCore
@@ -102,6 +103,12 @@ class Objects(GravelerCore):
             amount,
         )
         return page
+
+    def action_files(self, repo_id: str, ref: str, limit: int = 1000) -> list[tuple[str, bytes]]:
+        """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS), staged
+        ones included when the ref is a branch."""
+        page = self.list_objects(repo_id, ref, ACTIONS_PREFIX, "/", "", limit)
+        return [(str(o.key), self.read_object(repo_id, o.entry)) for o in page.results if o.entry is not None]
 
     def upload_object(
         self,

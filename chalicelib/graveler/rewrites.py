@@ -5,6 +5,8 @@ Every branch move goes through branch_moves.py, the one compare-and-swap loop.""
 from __future__ import annotations
 
 from . import errors
+from .actions.events import EventType
+from .actions.operations import ref_event
 from .branch_moves import (
     move_to_commit,
     new_staging_token,
@@ -84,8 +86,14 @@ class Rewrites(GravelerCore):
                 (head.id,), head.generation + 1,
             )
 
+        # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
+        self.run_pre_hooks(ref_event(EventType.PRE_REVERT, repo.id, branch_id, branch_id=branch_id, source_ref=ref,
+                                     committer=committer, message=message or f"Revert {ref}"))
         self.prepare_move(repo, BranchID(branch_id))
-        return move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
+        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
+        self.run_post_hooks(ref_event(EventType.POST_REVERT, repo.id, made.id, branch_id=branch_id, source_ref=ref,
+                                      commit_id=made.id, committer=committer, message=made.message))
+        return made
 
     def cherry_pick(
         self,
@@ -128,10 +136,15 @@ class Rewrites(GravelerCore):
                 (head.id,), head.generation + 1,
             )
 
+        self.run_pre_hooks(ref_event(EventType.PRE_CHERRY_PICK, repo.id, branch_id, branch_id=branch_id,
+                                     source_ref=ref, committer=committer, message=message or target.message))
         self.prepare_move(repo, BranchID(branch_id))
-        return move_to_commit(
+        made = move_to_commit(
             self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep
         )
+        self.run_post_hooks(ref_event(EventType.POST_CHERRY_PICK, repo.id, made.id, branch_id=branch_id,
+                                      source_ref=ref, commit_id=made.id, committer=committer, message=made.message))
+        return made
 
     def reset_branch(
         self, repo_id: str, branch_id: str, path_type: str = RESET_ALL, path: str | None = None, force: bool = False

@@ -19,6 +19,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from . import errors
+from .actions.operations import commit_event, merge_event
 from .commit import DONE_ELSEWHERE, CommitRequest
 from .merge import MergeRequest, conflicts_address, read_conflicts
 from .ports import Execution, WorkflowRunner
@@ -85,10 +86,15 @@ def commit(g: Graveler, request: CommitRequest, wait_seconds: float) -> Commit:
     Raises what the commit raises when it failed within that time, StillRunning when it goes on."""
     branch = g.get_branch(request.repository, request.branch)  # BranchNotFound now
     runner = g.workflows.commit
+    # Pre-hooks run before anything is sealed or started and hold no lock: a failed one changes nothing (412).
+    g.run_pre_hooks(commit_event(request))
     if runner is None or not _staged_at_least(g, branch, g.workflows.commit_threshold + 1):
         result = g.commit_steps.run(request, INLINE_SLICES, INLINE_ROUNDS)
-        return g.get_commit(request.repository, str(result["commit_id"]))
+        made = g.get_commit(request.repository, str(result["commit_id"]))
+        g.run_post_hooks(commit_event(request, made.id))
+        return made
     # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
+    # Its post-hooks run in its last step (workflows/commit.py), after the branch moved.
     g.guard.refuse_commit(g.get_repository(request.repository), request.branch)
     return _start(g, runner, request.repository, request.request_id, request.to_json(), wait_seconds, _commit_result)
 
@@ -101,9 +107,14 @@ def merge(g: Graveler, request: MergeRequest, wait_seconds: float) -> Commit:
     steps = g.merge_steps
     # The plan's checks and size come first; an inline merge goes on from this very plan.
     planned = steps.plan(request, INLINE_SLICES)
+    # After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move.
+    g.run_pre_hooks(merge_event(request))
     if runner is None or planned.size <= g.workflows.merge_threshold:
         result = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
-        return g.get_commit(request.repository, str(result["commit_id"]))
+        made = g.get_commit(request.repository, str(result["commit_id"]))
+        g.run_post_hooks(merge_event(request, made.id))
+        return made
+    # The workflow's last step runs the post-hooks (workflows/merge.py).
     return _start(g, runner, request.repository, request.request_id, request.to_json(), wait_seconds, _merge_result)
 
 

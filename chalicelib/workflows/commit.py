@@ -16,6 +16,7 @@ from chalicelib.graveler.commit import (
     CommitSteps,
     SliceSpec,
 )
+from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.wiring import get_services
 
 Json = dict[str, Any]
@@ -47,7 +48,14 @@ def finish(event: Json) -> Json:
 
 
 def drop(event: Json) -> Json:
-    return steps().drop([str(t) for t in event["finish"]["tokens"]])
+    """The last step, after the branch moved: drops the sealed tokens, then runs the post-commit hooks (once per
+    request however often the step is retried: the run is keyed by the request id)."""
+    dropped = steps().drop([str(t) for t in event["finish"]["tokens"]])
+    commit_id = event["finish"].get("commit_id")
+    if commit_id:
+        request = CommitRequest.from_json(event["request"])
+        get_services().graveler.run_post_hooks(commit_event(request, str(commit_id)))
+    return dropped
 
 
 # The Chalice function name of each task, as the ASL file names them ("${commit_seal}", ...).

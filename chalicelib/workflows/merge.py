@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
+from chalicelib.graveler.actions.operations import merge_event
 from chalicelib.wiring import get_services
 
 Json = dict[str, Any]
@@ -36,7 +37,12 @@ def finish(event: Json) -> Json:
 
 
 def drop(event: Json) -> Json:
-    return steps().drop([str(t) for t in event["finish"]["tokens"]])
+    """The last step, after the branch moved: drops the sealed tokens, then runs the post-merge hooks (once per
+    request however often the step is retried: the run is keyed by the request id)."""
+    dropped = steps().drop([str(t) for t in event["finish"]["tokens"]])
+    request = MergeRequest.from_json(event["request"])
+    get_services().graveler.run_post_hooks(merge_event(request, str(event["finish"]["commit_id"])))
+    return dropped
 
 
 # The Chalice function name of each task, as the ASL file names them ("${merge_plan}", ...).

@@ -76,7 +76,7 @@ def root(
 
 
 def _register() -> None:
-    from lakelet.commands import auth, branch, commit, diff, doctor, fs, gc, localdir, merge, repo, tag
+    from lakelet.commands import actions, auth, branch, commit, diff, doctor, fs, gc, localdir, merge, repo, tag
 
     app.add_typer(repo.app, name="repo", help="create, list and delete repositories")
     app.add_typer(branch.app, name="branch", help="create, list, show, delete, reset and revert branches")
@@ -89,6 +89,7 @@ def _register() -> None:
                   "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
                   "local directories in step with a branch path (clone|status|pull|commit|checkout)")
     app.add_typer(gc.app, name="gc", help="garbage collection rules, and 'gc run' on the local stack")
+    app.add_typer(actions.app, name="actions", help="action files (validate) and the runs of their hooks")
     app.add_typer(auth.app, name="auth", help="users, groups, policies and credentials")
     doctor.register(app)
 

@@ -28,13 +28,32 @@ NAMESPACES = ["s3://bucket/repos/one", "s3://bucket", "s3://bucket/deep/er/", "s
 
 def test_the_job_imports_no_chalicelib_and_parses_as_python_3_9() -> None:
     tree = ast.parse(JOB_FILE.read_text(), feature_version=(3, 9))
-    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                for alias in node.names}
-    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
-                 if isinstance(node, ast.ImportFrom) and node.module and node.level == 0}
+    imported = {
+        alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
+    }
+    imported |= {
+        node.module.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+    }
     assert "chalicelib" not in imported
-    assert imported <= {"__future__", "argparse", "csv", "io", "json", "re", "sys", "time", "collections",
-                        "dataclasses", "typing", "boto3", "botocore", "pyarrow", "pyspark"}
+    assert imported <= {
+        "__future__",
+        "argparse",
+        "csv",
+        "io",
+        "json",
+        "re",
+        "sys",
+        "time",
+        "collections",
+        "dataclasses",
+        "typing",
+        "boto3",
+        "botocore",
+        "pyarrow",
+        "pyspark",
+    }
 
 
 @pytest.mark.parametrize("namespace", NAMESPACES)
@@ -59,8 +78,9 @@ def test_the_job_reads_ranges_and_metaranges_as_graveler_writes_them(gc_job: Mod
     blocks = MemoryBlockStore()
     committed = CommittedManager(blocks, RangeParams(max_range_bytes=2_000, min_range_bytes=100, raggedness=7))
     namespace = "s3://bucket/repo"
-    records = [EntryRecord(Key(f"k{i:04d}"), Entry(f"s3://bucket/repo/data/p/{i:032x}", i, f"e{i}", 1))
-               for i in range(200)]
+    records = [
+        EntryRecord(Key(f"k{i:04d}"), Entry(f"s3://bucket/repo/data/p/{i:032x}", i, f"e{i}", 1)) for i in range(200)
+    ]
     metarange = committed.write_metarange(namespace, records)
     ns = gc_job.Namespace.parse(namespace)
     data = blocks.get(ns.address(ns.metadata_key(metarange)))
@@ -68,18 +88,21 @@ def test_the_job_reads_ranges_and_metaranges_as_graveler_writes_them(gc_job: Mod
     assert len(range_ids) > 1 and range_ids == [r.id for r in committed.ranges(namespace, MetaRangeID(metarange))]
     addresses: list[str] = []
     for rid in range_ids:
-        table = gc_job.read_lakelet_parquet(blocks.get(ns.address(ns.metadata_key(rid))), ["physical_address"],
-                                            b"range", rid)
+        table = gc_job.read_lakelet_parquet(
+            blocks.get(ns.address(ns.metadata_key(rid))), ["physical_address"], b"range", rid
+        )
         addresses += table.column(0).to_pylist()
     assert addresses == [r.entry.physical_address for r in records]
     assert gc_job.KIND_KEY == range_format._KIND and gc_job.VERSION_KEY == range_format._VERSION
     assert gc_job.RANGE_FORMAT_VERSION == range_format.FORMAT_VERSION
     # A range is not a metarange, and an unknown version is refused rather than guessed at.
     with pytest.raises(gc_job.GCJobError):
-        gc_job.read_lakelet_parquet(blocks.get(ns.address(ns.metadata_key(range_ids[0]))), ["range_id"],
-                                    b"metarange", "x")
-    table = pa.table({"range_id": ["x"]}).replace_schema_metadata({b"lakelet.kind": b"metarange",
-                                                                   b"lakelet.format_version": b"2"})
+        gc_job.read_lakelet_parquet(
+            blocks.get(ns.address(ns.metadata_key(range_ids[0]))), ["range_id"], b"metarange", "x"
+        )
+    table = pa.table({"range_id": ["x"]}).replace_schema_metadata(
+        {b"lakelet.kind": b"metarange", b"lakelet.format_version": b"2"}
+    )
     sink = io.BytesIO()
     pq.write_table(table, sink)
     with pytest.raises(gc_job.GCJobError):
@@ -196,15 +219,99 @@ def test_a_sweep_deletes_in_batches_of_1000_and_reports_partial_failures(gc_job:
 
 
 def test_options_are_checked(gc_job: ModuleType) -> None:
-    options = gc_job.parse_options(["--storage-namespace", "s3://b/p", "--run-id", "r1", "--mode", "mark",
-                                    "--min-age-seconds", "60", "--commit-partitions", "3",
-                                    "--address-partitions", "5", "--list-slices", "4"])
-    assert (options.mode, options.min_age_seconds, options.commit_partitions, options.address_partitions,
-            options.list_slices) == ("mark", 60, 3, 5, 4)
+    options = gc_job.parse_options(
+        [
+            "--storage-namespace",
+            "s3://b/p",
+            "--run-id",
+            "r1",
+            "--mode",
+            "mark",
+            "--min-age-seconds",
+            "60",
+            "--commit-partitions",
+            "3",
+            "--address-partitions",
+            "5",
+            "--list-slices",
+            "4",
+        ]
+    )
+    assert (
+        options.mode,
+        options.min_age_seconds,
+        options.commit_partitions,
+        options.address_partitions,
+        options.list_slices,
+    ) == ("mark", 60, 3, 5, 4)
     assert gc_job.parse_options(["--storage-namespace", "s3://b", "--run-id", "r"]).min_age_seconds == 86_400
-    for bad in [{"run_id": "../x"}, {"mode": "sweep-all"}, {"min_age_seconds": -1}, {"address_partitions": 0},
-                {"list_slices": 17}]:
+    for bad in [
+        {"run_id": "../x"},
+        {"mode": "sweep-all"},
+        {"min_age_seconds": -1},
+        {"address_partitions": 0},
+        {"list_slices": 17},
+    ]:
         with pytest.raises(gc_job.GCJobError):
             gc_job.JobOptions(**{"storage_namespace": "s3://b", "run_id": "r", **bad})
     with pytest.raises(gc_job.GCJobError):
         gc_job.Namespace.parse("gs://bucket/x")
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_addresses_are_normalized_in_arrow_as_one_by_one(gc_job: ModuleType, namespace: str) -> None:
+    ns = gc_job.Namespace.parse(namespace)
+    addresses = [
+        "s3a://bucket/repo/data/x",
+        "s3n://b-2/y",
+        "s3://bucket/z",
+        "data/rel",
+        "/data/abs",
+        "//data/two",
+        "gs://other/k",
+        "s3a://",
+        "é/ü",
+        "https://host/s3a://x",
+        "",
+    ]
+    normalized = gc_job.normalize_addresses(ns, pa.array(addresses, pa.string()))
+    assert normalized.to_pylist() == [ns.normalize(a) for a in addresses]
+    assert (
+        gc_job.normalize_addresses(ns, pa.array(["s3://bucket/a"] * 3, pa.string())).to_pylist()
+        == ["s3://bucket/a"] * 3
+    )
+
+
+def test_a_listed_page_becomes_one_arrow_batch_with_whole_seconds_and_nested_roots(gc_job: ModuleType) -> None:
+    import datetime
+
+    ns = gc_job.Namespace.parse("s3://bucket/repo")
+    utc = datetime.UTC
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    items = [
+        {"Key": "repo/data/p/a", "Size": 5, "LastModified": datetime.datetime(2026, 1, 2, 3, 4, 5, 999_999, utc)},
+        {
+            "Key": "repo/data/nested/_lakefs/m",
+            "Size": 0,
+            "LastModified": datetime.datetime(2026, 1, 2, 5, 4, 5, tzinfo=plus_two),
+        },
+        {"Key": "repo/data/p/é", "LastModified": datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=utc)},
+    ]
+    batch = gc_job.listed_batch(ns, items)
+    assert batch.schema == gc_job.LISTED_SCHEMA
+    assert batch.to_pylist() == [
+        {
+            "address": "s3://bucket/repo/data/p/a",
+            "size": 5,
+            "last_modified": int(items[0]["LastModified"].timestamp()),
+            "nested_root": None,
+        },
+        {
+            "address": "s3://bucket/repo/data/nested/_lakefs/m",
+            "size": 0,
+            "last_modified": int(items[1]["LastModified"].timestamp()),
+            "nested_root": "s3://bucket/repo/data/nested/",
+        },
+        {"address": "s3://bucket/repo/data/p/é", "size": 0, "last_modified": 1, "nested_root": None},
+    ]
+    assert gc_job.listed_batch(ns, items[:1]).column("nested_root").to_pylist() == [None]

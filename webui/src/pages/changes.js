@@ -7,6 +7,7 @@ import { bytes } from '../lib/format.js'
 import { metadataFromRows } from '../lib/policy.js'
 import { html, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useAction, Field, KeyValueRows, DiffType, Notice, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
+import { HookRefusal } from './actions.js'
 
 const PAGE = 100
 
@@ -38,6 +39,7 @@ export function CommitDialog({ ctx, onClose }) {
       <${KeyValueRows} rows=${rows} setRows=${setRows} />
       ${progress && html`<${Notice}>${progress}</${Notice}>`}
       <${ErrorBox} error=${action.error} />
+      <${HookRefusal} repo=${ctx.repo} error=${action.error} />
       <div class="actions"><button type="button" onClick=${() => onClose(null)}>Cancel</button>
         <button class="primary" type="submit" disabled=${action.busy}>${action.busy ? 'Committing…' : 'Commit'}</button></div>
     </form>

@@ -7,6 +7,7 @@ import { date, shortId } from '../lib/format.js'
 import { html, Link, ErrorBox, Modal, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
 import { DiffTable } from '../components/DiffTable.js'
+import { CommitRuns, HookRefusal } from './actions.js'
 
 const PAGE = 30
 
@@ -56,6 +57,7 @@ function ApplyDialog({ ctx, commit, kind, onClose }) {
     <${Field} label="Branch"><select value=${branch} onChange=${(e) => setBranch(e.target.value)}>${ctx.branches.map((b) => html`<option value=${b.id}>${b.id}</option>`)}</select></${Field}>
     ${merge && html`<${Field} label="Parent number (mainline)"><input type="number" min="1" max=${commit.parents.length} value=${parent} onInput=${(e) => setParent(e.target.value)} /></${Field}>`}
     <${ErrorBox} error=${action.error} />
+    <${HookRefusal} repo=${ctx.repo} error=${action.error} />
     ${action.error && action.error.body && action.error.body.conflicts && html`<ul class="mono small">${action.error.body.conflicts.map((c) => html`<li>${c.path}</li>`)}</ul>`}
     <div class="actions"><button type="button" onClick=${() => onClose(null)}>Cancel</button><button class="primary" disabled=${action.busy}>${kind === 'revert' ? 'Revert' : 'Cherry-pick'}</button></div>
   </form></${Modal}>`
@@ -89,6 +91,7 @@ export function CommitDetails({ ctx, id }) {
       <dt>Metarange</dt><dd class="mono small">${c.meta_range_id}</dd>
       ${Object.entries(c.metadata || {}).map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}
     </dl>
+    <${CommitRuns} ctx=${ctx} commitId=${c.id} />
     ${parent && html`<h3>Changes from the first parent</h3>`}
     <${ErrorBox} error=${diff.error} />
     ${diff.data && html`<${DiffTable} results=${diff.data.results} />

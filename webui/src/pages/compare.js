@@ -7,6 +7,7 @@ import { enc } from '../lib/paths.js'
 import { html, Link, ErrorBox, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
 import { DiffTable } from '../components/DiffTable.js'
+import { HookRefusal } from './actions.js'
 
 const STRATEGIES = [['', 'None (fail on conflicts)'], ['source-wins', 'Source wins'], ['dest-wins', 'Destination wins']]
 
@@ -74,6 +75,7 @@ function Merge({ ctx, source, dest }) {
     <div class="actions left"><button onClick=${runPreview} disabled=${action.busy}>Preview merge</button>
       <button class="primary" onClick=${runMerge} disabled=${action.busy}>${conflicts ? 'Merge again' : 'Merge'}</button></div>
     <${ErrorBox} error=${action.error} />
+    <${HookRefusal} repo=${ctx.repo} error=${action.error} />
     ${result && html`<${Notice}>Merged: ${dest} is now at <${Link} class="mono" to=${['repositories', ctx.repo, 'commits', result]}>${result.slice(0, 12)}</${Link}>.
       <${Link} to=${['repositories', ctx.repo, 'commits']} query=${{ ref: dest }}>See the log of ${dest}</${Link}></${Notice}>`}
     ${conflicts && html`<div class="conflicts"><h3>${conflicts.length} conflicting path${conflicts.length === 1 ? '' : 's'}: choose a side for each, then merge again</h3>

@@ -8,10 +8,11 @@ import { Commits, CommitDetails } from './commits.js'
 import { Compare } from './compare.js'
 import { Branches, Tags } from './refs.js'
 import { Settings } from './settings.js'
+import { Actions, RunDetails } from './actions.js'
 
 const TABS = [
   ['objects', 'Objects'], ['changes', 'Uncommitted changes'], ['commits', 'Commits'], ['compare', 'Compare & merge'],
-  ['branches', 'Branches'], ['tags', 'Tags'], ['settings', 'Settings'],
+  ['branches', 'Branches'], ['tags', 'Tags'], ['actions', 'Actions'], ['settings', 'Settings'],
 ]
 
 export function RepositoryPage({ repo, route }) {
@@ -40,6 +41,8 @@ export function RepositoryPage({ repo, route }) {
   else if (tab === 'compare') body = html`<${Compare} ctx=${ctx} route=${route} />`
   else if (tab === 'branches') body = html`<${Branches} ctx=${ctx} route=${route} />`
   else if (tab === 'tags') body = html`<${Tags} ctx=${ctx} />`
+  else if (tab === 'actions' && route.parts[3]) body = html`<${RunDetails} ctx=${ctx} id=${route.parts[3]} />`
+  else if (tab === 'actions') body = html`<${Actions} ctx=${ctx} route=${route} />`
   else body = html`<${Settings} ctx=${ctx} />`
   return html`<main class="page">
     <div class="title-row"><h1><${Link} to=${['repositories']}>Repositories</${Link}> / ${repo}</h1></div>

@@ -1,0 +1,317 @@
+"""The figures of the performance table that need a running stack, measured on one embedded local stack.
+
+Used by bench/run.py (``make bench``); each function returns plain numbers. The stack runs in this process
+(moto, the API and the S3 gateway on loopback ports, as ``lakelet local`` runs them), so moto's requests can be
+counted at its WSGI entry: every request moto serves is one AWS call (S3, DynamoDB, Step Functions) that the
+deployed stack would make. Subprocesses (the CLI, ``aws s3 sync``, a fresh interpreter importing the app) reach
+the same stack over its ports.
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+PROJECT = Path(__file__).resolve().parent.parent
+AWS = Path(sys.executable).parent / "aws"
+REPOSITORY = "bench"
+
+
+class MotoCounter:
+    """WSGI middleware in front of moto that counts the requests it serves, by service."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.app = app
+        self.lock = threading.Lock()
+        self.calls: list[str] = []
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        service = target.split(".")[0].split("_")[0] if target else "S3"
+        with self.lock:
+            self.calls.append(f"{service} {environ.get('REQUEST_METHOD')} {target or environ.get('PATH_INFO', '')}")
+        return self.app(environ, start_response)
+
+    @contextmanager
+    def counting(self) -> Iterator[list[str]]:
+        """The calls made inside the block (filled when it exits)."""
+        seen: list[str] = []
+        with self.lock:
+            start = len(self.calls)
+        yield seen
+        time.sleep(0.05)  # a request moto is still answering counts for the block that caused it
+        with self.lock:
+            seen.extend(self.calls[start:])
+
+
+@contextmanager
+def running_stack(api_port: int, s3_port: int, moto_port: int) -> Iterator[tuple[Any, MotoCounter]]:
+    import logging
+
+    from lakelet.stack.local import LocalStack
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    with LocalStack(api_port=api_port, s3_port=s3_port, moto_port=moto_port) as stack:
+        # The stack logs every request it serves at INFO; the figures are what this run prints.
+        for name in ("lakelet", "werkzeug", ""):
+            logging.getLogger(name).setLevel(logging.WARNING)
+        assert stack._moto is not None and stack._moto._server is not None
+        server = stack._moto._server  # werkzeug reads server.app for every request
+        counter = MotoCounter(server.app)
+        server.app = counter
+        from chalicelib.wiring import get_services
+
+        get_services().graveler.create_repository(REPOSITORY, f"{stack.default_namespace_prefix}/{REPOSITORY}")
+        yield stack, counter
+
+
+def lakefs_client(stack: Any) -> Any:
+    from lakefs.client import Client
+
+    return Client(
+        host=stack.endpoint, username=stack.credentials.access_key_id, password=stack.credentials.secret_access_key
+    )
+
+
+def aws_calls(stack: Any, counter: MotoCounter) -> dict[str, Any]:
+    """AWS calls of one operation each through the official lakeFS client, after the same operation once (so
+    caches that a warm Lambda keeps are warm)."""
+    import lakefs
+
+    repo = lakefs.Repository(REPOSITORY, client=lakefs_client(stack))
+    main = repo.branch("main")
+    for i in range(100):
+        main.object(f"list/{i:03d}").upload(b"x", pre_sign=False)
+    main.commit(message="seed")
+    counts: dict[str, int] = {}
+    seen: dict[str, list[str]] = {}
+
+    def count(name: str, operation: Callable[[int], Any]) -> None:
+        operation(0)
+        with counter.counting() as calls:
+            operation(1)
+        counts[name] = len(calls)
+        seen[name] = calls
+
+    count("stat", lambda i: main.object(f"list/{i:03d}").stat())
+    # Through the API (the client's default is the presigned path, counted on its own below).
+    count("upload", lambda i: main.object(f"up/{i}").upload(b"data", pre_sign=False))
+    count("list 100", lambda i: list(main.objects(prefix="list/", max_amount=100)))
+    count("create branch", lambda i: repo.branch(f"b{i}").create(source_reference="main"))
+
+    # The commit alone: its one change is staged before counting starts.
+    main.object("c/warm").upload(b"c")
+    main.commit(message="warm")
+    main.object("c/measured").upload(b"c")
+    with counter.counting() as calls:
+        main.commit(message="one change")
+    counts["commit of 1 change"] = len(calls)
+    seen["commit of 1 change"] = calls
+    count("presigned upload + link", lambda i: main.object(f"pre/{i}").upload(b"presigned", pre_sign=True))
+    return {"counts": counts, "requests": seen}
+
+
+def seed(stack: Any, objects: int) -> None:
+    """``objects`` committed objects on main, linked straight through the engine (uploading them would time
+    the gateway, not the listing)."""
+    from chalicelib.graveler.records import Entry
+    from chalicelib.wiring import get_services
+
+    graveler = get_services().graveler
+    namespace = f"{stack.default_namespace_prefix}/{REPOSITORY}"
+    for i in range(objects):
+        graveler.link_object(
+            REPOSITORY,
+            "main",
+            f"listing/part-{i:08d}.parquet",
+            Entry(f"{namespace}/data/seed/{i:08d}", 100, f"{i:032x}", 1_700_000_000),
+        )
+    graveler.commit(REPOSITORY, "main", "bench", "listing seed")
+
+
+def app_listing(stack: Any, objects: int) -> dict[str, float]:
+    """Every seeded object 1,000 a page, through the app in process (chalice.test.Client: routing, auth and
+    serialization, no HTTP) and through Graveler.list_objects, with the full collections during the app's."""
+    from chalice.test import Client
+
+    from chalicelib.wiring import get_services
+    from lakelet.stack.local import load_app
+
+    seed(stack, objects)
+    graveler = get_services().graveler
+
+    def engine() -> int:
+        after, count = "", 0
+        while True:
+            page = graveler.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
+            count += len(page.results)
+            if not page.has_more:
+                return count
+            after = page.next_offset
+
+    token = base64.b64encode(f"{stack.credentials.access_key_id}:{stack.credentials.secret_access_key}".encode())
+    headers = {"Authorization": f"Basic {token.decode()}"}
+    pauses: list[float] = []
+    starts: dict[int, float] = {}
+
+    def watch(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                starts[2] = time.perf_counter()
+            else:
+                pauses.append(time.perf_counter() - starts.pop(2, time.perf_counter()))
+
+    with Client(load_app()) as client:
+
+        def through_app() -> int:
+            after, count = "", 0
+            while True:
+                response = client.http.get(
+                    f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}",
+                    headers=headers,
+                )
+                assert response.status_code == 200, response.body[:300]
+                import json
+
+                body = json.loads(response.body)
+                count += len(body["results"])
+                if not body["pagination"]["has_more"]:
+                    return count
+                after = body["pagination"]["next_offset"]
+
+        through_app()  # warm: the ranges are cached the same way for both
+        engine_seconds = min(_timed(engine)[0] for _ in range(2))
+        gc.callbacks.append(watch)
+        try:
+            app_seconds, count = _timed(through_app)
+        finally:
+            gc.callbacks.remove(watch)
+    assert count == objects, (count, objects)
+    return {
+        "objects": objects,
+        "app_seconds": app_seconds,
+        "list_objects_seconds": engine_seconds,
+        "ratio": engine_seconds / app_seconds,
+        "full_collections": len(pauses),
+        "max_pause_ms": max(pauses, default=0.0) * 1000,
+    }
+
+
+def _timed(what: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = what()
+    return time.perf_counter() - started, result
+
+
+def cli_env(stack: Any, home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKELET_", "LAKECTL_", "AWS_"))}
+    return env | {
+        "HOME": str(home),
+        "PYTHONPATH": str(PROJECT),
+        "LAKECTL_SERVER_ENDPOINT_URL": stack.endpoint,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": stack.credentials.access_key_id,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": stack.credentials.secret_access_key,
+        "AWS_ACCESS_KEY_ID": stack.credentials.access_key_id,
+        "AWS_SECRET_ACCESS_KEY": stack.credentials.secret_access_key,
+        "AWS_DEFAULT_REGION": stack.region,
+        "AWS_CONFIG_FILE": "/dev/null",
+        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+    }
+
+
+def run_timed(args: list[str], env: dict[str, str], cwd: Path = PROJECT) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(args[:5])} failed: {done.stderr.decode()[-2000:]}")
+    return elapsed
+
+
+def cli_start(stack: Any, repeats: int) -> dict[str, float]:
+    """Median wall times of a bare interpreter, ``lakelet --help`` and ``lakelet repo list``, in fresh processes."""
+    with tempfile.TemporaryDirectory(prefix="lakelet-bench-") as home:
+        env = cli_env(stack, Path(home))
+        lakelet = [sys.executable, "-m", "lakelet"]
+
+        def median(args: list[str]) -> float:
+            return statistics.median(run_timed(args, env) for _ in range(repeats))
+
+        return {
+            "bare": median([sys.executable, "-c", "pass"]),
+            "help": median([*lakelet, "--help"]),
+            "repo_list": median([*lakelet, "repo", "list"]),
+        }
+
+
+def import_app(repeats: int) -> dict[str, float]:
+    """CPU and wall seconds of ``import app`` in a fresh interpreter, from the source tree (median)."""
+    code = (
+        "import time; c = time.process_time(); w = time.perf_counter(); import app; "
+        "print(time.process_time() - c, time.perf_counter() - w)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELET_")} | {"PYTHONPATH": str(PROJECT)}
+    cpu, wall = [], []
+    for _ in range(repeats):
+        out = subprocess.run([sys.executable, "-c", code], env=env, cwd=PROJECT, capture_output=True, check=True)
+        c, w = out.stdout.split()[-2:]
+        cpu.append(float(c))
+        wall.append(float(w))
+    return {"cpu": statistics.median(cpu), "wall": statistics.median(wall)}
+
+
+def transfer(stack: Any, files: int, size: int) -> dict[str, float] | None:
+    """``lakelet fs upload -r`` / ``download -r`` against ``aws s3 sync`` through the S3 gateway, same files.
+    None when the AWS CLI is not installed."""
+    if not AWS.exists():
+        return None
+    work = Path(tempfile.mkdtemp(prefix="lakelet-bench-cli-"))
+    try:
+        env = cli_env(stack, work)
+        source = work / "src"
+        for i in range(files):
+            path = source / f"d{i % 10}" / f"f{i:05d}.bin"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(os.urandom(size))
+        lakelet = [sys.executable, "-m", "lakelet"]
+        aws = [str(AWS), "s3", "sync", "--only-show-errors", "--endpoint-url", stack.s3_url]
+        up_cli = run_timed(
+            [*lakelet, "fs", "upload", "-r", "--source", str(source), f"lakefs://{REPOSITORY}/main/cli/"], env
+        )
+        up_aws = run_timed([*aws, str(source), f"s3://{REPOSITORY}/main/aws/"], env)
+        down_cli = run_timed(
+            [*lakelet, "fs", "download", "-r", f"lakefs://{REPOSITORY}/main/cli/", str(work / "cli-back")], env
+        )
+        down_aws = run_timed([*aws, f"s3://{REPOSITORY}/main/aws/", str(work / "aws-back")], env)
+        for back in ("cli-back", "aws-back"):
+            assert sum(1 for p in (work / back).rglob("*") if p.is_file()) == files, f"{back} is incomplete"
+        return {
+            "files": files,
+            "size": size,
+            "upload_cli": up_cli,
+            "upload_aws": up_aws,
+            "download_cli": down_cli,
+            "download_aws": down_aws,
+        }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def gateway(stack: Any, count: int, size: int) -> dict[str, float]:
+    """Small PUTs and GETs through the S3 gateway and on moto directly, interleaved (bench/s3_gateway.py)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import s3_gateway
+
+    return s3_gateway.measure_on(stack, count, size)

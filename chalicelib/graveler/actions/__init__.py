@@ -1,0 +1,18 @@
+"""Actions and hooks (lakeFS's pkg/actions): action files under ``_lakefs_actions/``, the events they run on, the
+run of an event's hooks through the HookInvoker port (webhook and Lambda adapters), and the runs it records under
+the namespace's ``_lakefs/actions/``."""
+
+from .errors import HookAborted, HookRunNotFound, InvalidActionFile, RunNotFound
+from .events import EventType, HookEvent
+from .ports import ActionFiles, HookInvoker, HookOutcome
+from .records import COMPLETED, FAILED, ActionRun, HookRun
+from .runner import HookRunner, event_payload
+from .spec import ACTIONS_PREFIX, LAMBDA, WEBHOOK, Action, HookSpec, glob_match, parse_action, parse_duration
+from .store import RunStore
+
+__all__ = [
+    "ACTIONS_PREFIX", "COMPLETED", "FAILED", "LAMBDA", "WEBHOOK", "Action", "ActionFiles", "ActionRun", "EventType",
+    "HookAborted", "HookEvent", "HookInvoker", "HookOutcome", "HookRun", "HookRunNotFound", "HookRunner",
+    "HookSpec", "InvalidActionFile", "RunNotFound", "RunStore", "event_payload", "glob_match", "parse_action",
+    "parse_duration",
+]

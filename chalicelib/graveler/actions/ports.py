@@ -1,0 +1,30 @@
+"""The ports a hook run goes through: one invoker per hook type (webhook, lambda), implemented in adapters/."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from .spec import HookSpec
+
+
+@dataclass(frozen=True, slots=True)
+class HookOutcome:
+    """``ok``: the hook passed (a 2xx answer). ``error``: why it failed, in a few words ("webhook request failed
+    (status code: 400)"). ``output``: what is kept as the hook run's output (the request and the answer)."""
+
+    ok: bool
+    output: str
+    error: str = ""
+
+
+class HookInvoker(Protocol):
+    def invoke(self, hook: HookSpec, payload: bytes, timeout_seconds: float) -> HookOutcome:
+        """Delivers the event payload (JSON) to the hook and waits at most ``timeout_seconds`` for its answer.
+        Never raises for the hook's own failures (unreachable, timed out, refused): they are a failed outcome."""
+        ...
+
+
+# (repository id, ref) -> (path, bytes) of every file under _lakefs_actions/ on that ref, in path order.
+ActionFiles = Callable[[str, str], list[tuple[str, bytes]]]

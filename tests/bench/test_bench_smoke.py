@@ -1,0 +1,149 @@
+"""``make bench`` in its quick mode, so that the benchmark scripts never break silently: the commands the Makefile
+target runs (read with ``make -n``, run with this interpreter), every row of bench/results.json with its goal and
+``met`` field, and the table of docs/performance.md generated from a full run's results."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import readme_table  # noqa: E402 - bench/ is scripts, not a package
+
+ROW_IDS = {
+    "engine": ["commit_spread", "merge_spread", "commit_clustered", "listing_engine"],
+    "stack": [
+        "listing_app",
+        "aws_calls",
+        "aws_calls_presigned",
+        "s3_gateway",
+        "cli_help",
+        "cli_repo_list",
+        "import_app",
+        "cli_vs_aws_sync",
+    ],
+    "gc": ["gc_mark"],
+    "first-run": ["first_run"],
+}
+
+
+def make_bench(tmp_path: Path, args: str) -> tuple[dict[str, Any], str]:
+    """Runs what ``make bench`` runs, with this interpreter; returns the results and the printed output."""
+    out = tmp_path / "results.json"
+    plan = subprocess.run(
+        [
+            "make",
+            "-n",
+            "-s",
+            "bench",
+            f"VENV={Path(sys.executable).parent.parent}",
+            f"BENCH_OUT={out}",
+            f"BENCH_ARGS={args}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    commands = [shlex.split(line) for line in plan.splitlines() if "bench/" in line and "python" in line]
+    assert [c[1] for c in commands] == ["bench/run.py", "bench/readme_table.py"], plan
+    printed = ""
+    for command in commands:
+        done = subprocess.run(
+            [sys.executable, *command[1:]],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+            timeout=900,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        printed += done.stdout
+    return json.loads(out.read_text()), printed
+
+
+def check_rows(results: dict[str, Any], groups: list[str], printed: str) -> None:
+    rows = results["rows"]
+    assert [r["id"] for r in rows] == [i for g in groups for i in ROW_IDS[g]]
+    for r in rows:
+        assert isinstance(r["met"], bool) and r["goal_text"] and r["op"] in ("<=", ">=")
+        assert r["what"] in printed and r["goal_text"] in printed
+        if r["value"] is None:
+            assert not r["met"] and r["reason"], r
+            continue
+        assert math.isfinite(r["value"]) and r["value"] >= 0, r
+        assert r["ratio"] == pytest.approx(r["value"] / r["goal"]), r
+        within = r["value"] <= r["goal"] if r["op"] == "<=" else r["value"] >= r["goal"]
+        if not within:
+            assert not r["met"] and r["reason"], r
+        if not r["met"]:
+            assert r["reason"] and "NOT MET" in printed, r
+
+
+@pytest.mark.e2e
+def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
+    groups = ["engine", "stack", "first-run"]
+    results, printed = make_bench(tmp_path, f"--quick --only {','.join(groups)}")
+    assert results["quick"] is True and results["sizes"]["objects"] == 20_000
+    check_rows(results, groups, printed)
+    by_id = {r["id"]: r for r in results["rows"]}
+    # Figures that are counts or shapes, not timings: what the code does today.
+    calls = by_id["aws_calls"]["details"]["calls"]
+    assert set(calls) == {
+        "stat",
+        "upload",
+        "list 100",
+        "create branch",
+        "commit of 1 change",
+        "presigned upload + link",
+    }
+    assert all(n >= 1 for n in calls.values()), calls
+    assert by_id["aws_calls_presigned"]["value"] == calls["presigned upload + link"]
+    assert by_id["commit_spread"]["details"]["read"] >= 1 and by_id["listing_app"]["details"]["objects"] == 1_000
+    assert by_id["first_run"]["value"] is None and not by_id["first_run"]["met"]
+    assert "holds a --quick run" in printed  # the published table is not rewritten from a quick run
+
+
+@pytest.mark.spark
+def test_quick_bench_gc_mark_reports_the_jobs_own_rate(tmp_path: Path) -> None:
+    results, printed = make_bench(tmp_path, "--quick --only gc")
+    check_rows(results, ["gc"], printed)
+    details = results["rows"][0]["details"]
+    assert details["objects"] == 2_000 and details["own_seconds"] > 0 and details["listing_seconds"] > 0
+    assert results["rows"][0]["value"] == pytest.approx(details["objects"] / details["own_seconds"])
+
+
+def test_the_readme_table_is_generated_between_its_markers(tmp_path: Path) -> None:
+    results = {
+        "generated_at": "2026-11-25T00:00:00Z",
+        "quick": False,
+        "sizes": {"objects": 1_000_000},
+        "machine": {"cpus": 2, "python": "3.12.1"},
+        "rows": [
+            {"what": "a | b", "measured": "5.9x", "goal_text": "<= 2x", "ratio": 2.95, "met": False, "reason": "slow"},
+            {"what": "c", "measured": "1.2", "goal_text": "<= 1.3", "ratio": 0.92, "met": True, "reason": ""},
+        ],
+    }
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# T\n\nbefore\n{readme_table.BEGIN}\nold table\n{readme_table.END}\nafter\n")
+    assert readme_table.main(tmp_path / "results.json", readme) == 0
+    text = readme.read_text()
+    assert "old table" not in text and text.startswith("# T\n\nbefore\n") and text.endswith("\nafter\n")
+    assert "| a \\| b | 5.9x | <= 2x | 2.95 | no: slow |" in text and "| c | 1.2 | <= 1.3 | 0.92 | yes |" in text
+    assert readme_table.main(tmp_path / "results.json", readme) == 0
+    assert readme.read_text() == text  # idempotent
+    # The real page carries the block.
+    real = (ROOT / "docs" / "performance.md").read_text()
+    assert real.index(readme_table.BEGIN) < real.index(readme_table.END)

@@ -1,0 +1,112 @@
+"""The hook invokers against real endpoints: a webhook server on 127.0.0.1 and a Lambda function on moto."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from chalicelib.adapters.hooks import LambdaHooks, WebhookHooks
+from chalicelib.adapters.hooks.lambda_invoke import function_key
+from chalicelib.graveler.actions import HookSpec
+from lakelet.stack.stepfunctions_local import route_lambda_invokes
+
+from .hook_server import HookServer, start_hook_server
+
+PAYLOAD = json.dumps({"event_type": "pre-merge", "hook_id": "h"}).encode()
+
+
+@pytest.fixture
+def hook_server() -> Iterator[HookServer]:
+    state, server = start_hook_server()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+def webhook(url: str, **props: object) -> HookSpec:
+    return HookSpec("h", "webhook", "", {"url": url, **props}, 60.0)
+
+
+def test_webhook_passes_on_2xx_with_query_params(hook_server: HookServer) -> None:
+    url = hook_server.on("/ok", 201, "fine")
+    outcome = WebhookHooks().invoke(webhook(url + "?a=1", query_params={"prefix": "data/", "ext": ["csv", "pq"]},
+                                            headers={"X-Token": "t"}), PAYLOAD, 5)
+    assert outcome.ok and "201" in outcome.output and "fine" in outcome.output
+    got = hook_server.received[0]
+    assert got.query == {"a": ["1"], "prefix": ["data/"], "ext": ["csv", "pq"]}
+    assert got.headers["X-Token"] == "t" and got.headers["Content-Type"] == "application/json"
+    assert got.body == json.loads(PAYLOAD)
+
+
+def test_webhook_fails_on_other_status_with_its_body(hook_server: HookServer) -> None:
+    outcome = WebhookHooks().invoke(webhook(hook_server.on("/bad", 400, "3 rows without id")), PAYLOAD, 5)
+    assert not outcome.ok
+    assert outcome.error == "webhook request failed (status code: 400)"
+    assert "3 rows without id" in outcome.output
+
+
+def test_webhook_times_out(hook_server: HookServer) -> None:
+    outcome = WebhookHooks().invoke(webhook(hook_server.on("/slow", 200, "late", delay=2.0)), PAYLOAD, 0.3)
+    assert not outcome.ok and "timed out after 0.3s" in outcome.error
+
+
+def test_webhook_unreachable_fails() -> None:
+    outcome = WebhookHooks().invoke(webhook("http://127.0.0.1:9/none"), PAYLOAD, 2)
+    assert not outcome.ok and outcome.error.startswith("webhook request failed")
+
+
+def test_function_key() -> None:
+    assert function_key("check") == "check"
+    assert function_key("arn:aws:lambda:us-east-1:123456789012:function:check") == "check"
+    assert function_key("arn:aws:lambda:us-east-1:123456789012:function:check:live") == "check"
+    assert function_key("123456789012:function:check") == "check"
+
+
+def quality_check(event: dict) -> dict:
+    """The function's code, run in process: moto's simple Lambda backend routes the invoke here."""
+    if event.get("hook_id") == "refuse":
+        return {"statusCode": 412, "body": "bad data"}
+    if event.get("hook_id") == "boom":
+        raise ValueError("exploded")
+    return {"statusCode": 200, "body": "seen " + event["event_type"]}
+
+
+@pytest.fixture
+def lambda_function(fake_aws_env: None) -> Iterator[str]:
+    with mock_aws(config={"lambda": {"use_docker": False}}), route_lambda_invokes({"quality-check": quality_check}):
+        iam = boto3.client("iam", region_name="us-east-1")
+        role = iam.create_role(RoleName="hook-role", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as z:
+            z.writestr("index.py", "def handler(event, context): pass")
+        boto3.client("lambda", region_name="us-east-1").create_function(
+            FunctionName="quality-check", Runtime="python3.12", Role=role, Handler="index.handler",
+            Code={"ZipFile": buf.getvalue()})
+        yield "quality-check"
+
+
+def lambda_hook(hook_id: str, name: str) -> HookSpec:
+    return HookSpec(hook_id, "lambda", "", {"function_name": name}, 60.0)
+
+
+def test_lambda_not_in_the_allowed_set_is_refused_without_a_call() -> None:
+    outcome = LambdaHooks(["other"], "us-east-1").invoke(lambda_hook("h", "quality-check"), PAYLOAD, 5)
+    assert not outcome.ok and "not allowed" in outcome.error
+
+
+def test_lambda_hook_answers_decide(lambda_function: str) -> None:
+    hooks = LambdaHooks([lambda_function], "us-east-1")
+    arn = f"arn:aws:lambda:us-east-1:123456789012:function:{lambda_function}"
+    ok = hooks.invoke(lambda_hook("h", arn), json.dumps({"hook_id": "h", "event_type": "pre-merge"}).encode(), 30)
+    assert ok.ok and "seen pre-merge" in ok.output
+    refused = hooks.invoke(lambda_hook("refuse", lambda_function), b'{"hook_id": "refuse"}', 30)
+    assert not refused.ok and refused.error == "lambda hook failed (status code: 412)"
+    assert "bad data" in refused.output
+    boom = hooks.invoke(lambda_hook("boom", lambda_function), b'{"hook_id": "boom"}', 30)
+    assert not boom.ok and boom.error == "lambda function failed (Unhandled)" and "exploded" in boom.output
