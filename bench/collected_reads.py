@@ -17,7 +17,7 @@ import time
 
 import requests
 
-from lakelet.local import LocalStack
+from lakelet.stack.local import LocalStack
 
 ROUNDS = 5
 DAY = 86_400

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import lakefs
 from lakefs.client import Client
 
-from lakelet.local import LocalStack
+from lakelet.stack.local import LocalStack
 
 THREADS = 8
 

@@ -31,7 +31,7 @@ from chalicelib.settings import Settings
 from chalicelib.wiring import assemble, memory_services, set_services
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.workflows import tasks
-from lakelet.stepfunctions_local import (
+from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,
     create_state_machines,
     route_lambda_invokes,

@@ -61,10 +61,10 @@ from chalicelib.graveler.records import (
 )
 from chalicelib.graveler.staging import branch_tokens, staged_changes
 from chalicelib.workflows import tasks as workflow_tasks
-from lakelet import moto_speedups
-from lakelet.devserver import DechunkingRequestHandler
-from lakelet.local import LocalStack
-from lakelet.stepfunctions_local import route_lambda_invokes
+from lakelet.stack import moto_speedups
+from lakelet.stack.devserver import DechunkingRequestHandler
+from lakelet.stack.local import LocalStack
+from lakelet.stack.stepfunctions_local import route_lambda_invokes
 
 REPO = "bench-stack"
 BRANCH = "main"

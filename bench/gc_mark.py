@@ -39,7 +39,7 @@ from chalicelib.graveler.records import BranchID, Entry
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.service import Graveler
 from chalicelib.settings import Settings
-from lakelet.gc import JOB_FILE, load_job, local_session
+from lakelet.stack.local_gc import JOB_FILE, load_job, local_session
 
 REGION = "us-east-1"
 BUCKET = "gc-bench"

@@ -41,9 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from commit_workflow_stack import Api, Tasks, main_rss, task_table  # noqa: E402
 
 from chalicelib import wiring  # noqa: E402
-from lakelet.devserver import DechunkingRequestHandler  # noqa: E402
-from lakelet.local import LocalStack  # noqa: E402
-from lakelet.stepfunctions_local import route_lambda_invokes  # noqa: E402
+from lakelet.stack.devserver import DechunkingRequestHandler  # noqa: E402
+from lakelet.stack.local import LocalStack  # noqa: E402
+from lakelet.stack.stepfunctions_local import route_lambda_invokes  # noqa: E402
 
 REPO = "bench-import"
 SOURCE = "bench-import-source"

@@ -33,7 +33,7 @@ from lakefs.client import Client
 
 from chalicelib import wiring
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from lakelet.local import LocalStack
+from lakelet.stack.local import LocalStack
 
 THREADS = 8
 PARTS = 100

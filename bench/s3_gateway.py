@@ -20,7 +20,7 @@ import boto3
 from botocore.client import BaseClient
 from botocore.config import Config
 
-from lakelet.local import LocalStack
+from lakelet.stack.local import LocalStack
 
 ROUNDS = 5
 

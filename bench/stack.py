@@ -60,7 +60,7 @@ class MotoCounter:
 def running_stack(api_port: int, s3_port: int, moto_port: int) -> Iterator[tuple[Any, MotoCounter]]:
     import logging
 
-    from lakelet.local import LocalStack
+    from lakelet.stack.local import LocalStack
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     with LocalStack(api_port=api_port, s3_port=s3_port, moto_port=moto_port) as stack:
@@ -147,7 +147,7 @@ def app_listing(stack: Any, objects: int) -> dict[str, float]:
     from chalice.test import Client
 
     from chalicelib.wiring import get_services
-    from lakelet.local import load_app
+    from lakelet.stack.local import load_app
 
     seed(stack, objects)
     graveler = get_services().graveler

@@ -1,5 +1,5 @@
 """``python -m lakelet ...``: the same CLI as the ``lakelet`` console script."""
 
-from lakelet.commands.main import main
+from lakelet.cli import main
 
 raise SystemExit(main())

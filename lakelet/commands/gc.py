@@ -1,5 +1,5 @@
-"""``lakelet gc set-config|get-config|delete-config`` (the repository's GC rules through the API), and
-``lakelet gc run``, the local Spark GC of lakelet/gc.py, forwarded unchanged."""
+"""``lakelet gc set-config|get-config|delete-config``: the repository's GC rules through the API. ``lakelet gc run``
+(the local Spark GC) is the stack's command (lakelet/stack/cli.py), hung on this group by lakelet/cli.py."""
 
 
 import json
@@ -61,12 +61,3 @@ def delete_config(repository: RepoArg) -> None:
     a = api()
     a.call(f"delete GC rules of {uri.repository}", a.repositories.delete_gc_rules, uri.repository)
     out().info(f"GC rules of {uri.repository} deleted")
-
-
-@app.command("run", context_settings={"allow_extra_args": True, "ignore_unknown_options": True,
-                                      "help_option_names": []}, add_help_option=False)
-def run(ctx: typer.Context) -> None:
-    """Run GC on the local stack with Spark ('lakelet gc run --help' for its flags)."""
-    from lakelet.cli import main as stack_main
-
-    raise typer.Exit(stack_main(["gc", "run", *ctx.args]))

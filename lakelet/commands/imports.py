@@ -11,7 +11,6 @@ import time
 from typing import Annotated, Any
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from lakelet.commands.api import q
 from lakelet.commands.common import JsonOpt, key_values
@@ -61,6 +60,8 @@ def import_command(
 
 def _follow(path: str, import_id: str, no_progress: bool) -> dict[str, Any]:
     """Polls importStatus until the import completed or failed, drawing the count of objects ingested."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn  # only when it runs
+
     console = out().err
     enabled = not no_progress and console.is_terminal
     with Progress(SpinnerColumn(), TextColumn("Importing: {task.fields[count]} objects"), TimeElapsedColumn(),

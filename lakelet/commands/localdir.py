@@ -1,5 +1,6 @@
 """``lakelet local clone|status|pull|commit|checkout``: a local directory kept in step with a branch path, as
-``lakectl local``; and ``lakelet local`` with no subcommand (or with flags): the embedded stack (lakelet/cli.py).
+``lakectl local``. ``lakelet local`` with no subcommand (or with flags) runs the embedded stack
+(lakelet/stack/cli.py, hung on this group by lakelet/cli.py).
 
 The directory's index, ``.lakefs_ref.yaml`` as lakectl's, records the source (``src: lakefs://repo/branch/path/``)
 and the commit it was last synced with (``at_head``). Local changes are found by checksum (MD5 against the
@@ -14,8 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer._click.core import Context
-from typer.core import TyperGroup
 
 from lakelet.commands.api import q
 from lakelet.commands.common import JsonOpt, key_values
@@ -31,33 +30,9 @@ if TYPE_CHECKING:
 INDEX = ".lakefs_ref.yaml"
 
 
-class LocalGroup(TyperGroup):
-    """Subcommands are lakectl's; anything else (no arguments, flags, --help) goes to the stack's argparse CLI."""
-
-    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
-        if not args or args[0] not in self.commands:
-            ctx.meta["lakelet.local.forward"] = list(args)
-            return []
-        return super().parse_args(ctx, args)
-
-
-app = typer.Typer(cls=LocalGroup, invoke_without_command=True, no_args_is_help=False)
-
-
-@app.callback()
-def local_root(ctx: typer.Context) -> None:
-    if ctx.invoked_subcommand is None:
-        from lakelet.cli import main as stack_main
-
-        forward = ctx.meta.get("lakelet.local.forward", [])
-        try:
-            code = stack_main(["local", *forward])
-        except SystemExit:
-            if {"-h", "--help"} & set(forward):
-                print("\nlakectl's local directories: lakelet local clone|status|pull|commit|checkout "
-                      "(e.g. 'lakelet local clone --help').")
-            raise
-        raise typer.Exit(code)
+# The group's own callback (run the embedded stack when no subcommand is given) is the stack's: lakelet/cli.py
+# sets it, so this module stays HTTP only.
+app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
 
 
 @dataclass

@@ -1,8 +1,8 @@
-"""The ``lakelet`` command: lakectl's everyday commands on the official lakeFS clients, plus the local stack.
+"""The root of the ``lakelet`` typer tree and lakectl's everyday commands on the official lakeFS clients.
 
-``lakelet local`` with no subcommand (or with flags) and ``lakelet gc run`` are the argparse commands of
-lakelet/cli.py and lakelet/gc.py, forwarded unchanged; ``lakelet local clone|status|pull|commit|checkout`` are
-lakectl's ``local`` commands (lakelet/commands/localdir.py).
+Everything here talks HTTP to a lakeFS server. The stack's commands (``lakelet local`` with no subcommand or with
+flags, ``lakelet local export|import``, ``lakelet gc run``) are added to this same tree by lakelet/cli.py, the
+console entry point.
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ def _register() -> None:
     merge.register(app)
     imports.register(app)
     app.add_typer(fs.app, name="fs", help="objects: ls, cat, stat, rm, presign, upload, download, update-metadata")
-    app.add_typer(localdir.app, name="local", help="local directories in step with a branch path "
-                  "(clone|status|pull|commit|checkout); with no subcommand, or flags: run the local stack "
-                  "('lakelet local --help' shows its flags)")
+    app.add_typer(localdir.app, name="local", help="run the local stack (no subcommand; "
+                  "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
+                  "local directories in step with a branch path (clone|status|pull|commit|checkout)")
     app.add_typer(gc.app, name="gc", help="garbage collection rules, and 'gc run' on the local stack")
     app.add_typer(actions.app, name="actions", help="action files (validate) and the runs of their hooks")
     app.add_typer(auth.app, name="auth", help="users, groups, policies and credentials")
@@ -96,12 +96,3 @@ def _register() -> None:
 
 
 _register()
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Console entry point (``lakelet``) and ``python -m lakelet``."""
-    try:
-        app(args=argv, prog_name="lakelet")
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    return 0

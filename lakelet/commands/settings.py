@@ -108,7 +108,7 @@ def resolve(config_path: Path | None = None, *, endpoint: str | None = None, acc
         if used:
             sources.append(name)
     if merged["endpoint"] is None:
-        from lakelet.statefile import read_state
+        from lakelet.stack.statefile import read_state
 
         state = read_state(state_dir)
         if state is not None:

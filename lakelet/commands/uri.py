@@ -38,6 +38,9 @@ def parse(text: str, *, ref: bool = False, path: bool = False) -> URI:
     ref_part, _, path_part = remainder.partition("/")
     if not repository:
         raise CLIError(f"{text!r} names no repository", "write it as lakefs://repository/ref/path")
+    if not ref_part and path_part:
+        # lakefs://repo//path: a path needs a ref in front of it (lakectl refuses it too).
+        raise CLIError(f"{text!r} names an object path but no ref", "write it as lakefs://repository/ref/path")
     uri = URI(repository, ref_part, path_part)
     if ref:
         uri.need_ref()

@@ -5,7 +5,7 @@ snapshot pickles all the BackendDicts of the moto modules loaded, together, so o
 shared; loading one puts the backend objects back in place. What pickle cannot take is reduced to what can be
 rebuilt: locks become new locks, weak caches empty ones, private keys their DER bytes, the workers of Step
 Functions executions nothing (an execution that was running is dealt with by workflows.fail_orphans), and
-lakelet.moto_speedups' query caches a stale marker that makes them rebuild.
+lakelet.stack.moto_speedups' query caches a stale marker that makes them rebuild.
 
 The file starts with one JSON line (the snapshot format, the moto version that wrote it) before the pickle:
 a snapshot from another moto version is refused, since its classes may no longer match. Pickle runs code from
@@ -89,7 +89,7 @@ class _Pickler(pickle.Pickler):
                 serialization.Encoding.DER, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
             )
             return (_load_private_key, (der,))
-        if module == "lakelet.moto_speedups" and kind.__name__ == "_Cache":
+        if module == "lakelet.stack.moto_speedups" and kind.__name__ == "_Cache":
             return (kind, (-1,))  # generation -1 never matches: the first query rebuilds the cache
         if module == "moto.stepfunctions.parser.backend.execution" and hasattr(obj, "exec_worker"):
             state = dict(vars(obj))
@@ -129,9 +129,12 @@ def read_header(source: IO[bytes], path: Path) -> dict[str, Any]:
     if number != SNAPSHOT_FORMAT:
         raise DataDirError(f"{path} has snapshot format {number}; this Lakelet reads {SNAPSHOT_FORMAT}")
     if written_by != moto_version():
+        data_dir = path.parent.parent  # <data dir>/moto/snapshot-<G>.bin
         raise DataDirError(
-            f"{path} was written with moto {written_by}; this Lakelet runs moto {moto_version()} and cannot read "
-            "it: run the Lakelet version that wrote it, or use another --data-dir"
+            f"{data_dir} was written with moto {written_by} and this Lakelet runs moto {moto_version()}, which "
+            f"cannot read it: with the Lakelet that wrote it run `lakelet local export EXPORT_DIR --data-dir "
+            f"{data_dir}`, then with this one `lakelet local import EXPORT_DIR --data-dir NEW_DIR` (README: "
+            "upgrading)"
         )
     return dict(header)
 
@@ -143,7 +146,7 @@ def load(path: Path) -> None:
     with open(path, "rb") as source:
         read_header(source, path)
         try:
-            content: dict[str, dict[str, Any]] = pickle.load(source)
+            content: dict[str, dict[str, Any]] = _Unpickler(source).load()
         except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError) as error:
             raise DataDirError(f"{path} cannot be read ({type(error).__name__}: {error})") from error
     for name, saved in content.items():
@@ -154,6 +157,15 @@ def load(path: Path) -> None:
                 dict.__setitem__(per_account, region, backend)
         for attribute, value in saved["extras"].items():
             setattr(backend_dict, attribute, value)
+
+
+# Modules that moved: snapshots written before the move name them by their old path.
+_MOVED_MODULES = {"lakelet.moto_speedups": "lakelet.stack.moto_speedups"}
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        return super().find_class(_MOVED_MODULES.get(module, module), name)
 
 
 def reset_moto() -> None:

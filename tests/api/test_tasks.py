@@ -17,7 +17,7 @@ from moto import mock_aws
 from chalicelib import wiring
 from chalicelib.settings import Settings
 from chalicelib.workflows import tasks
-from lakelet.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
+from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
 
 from .support import BUCKET, Api, assert_error, body_of, conforms
 

@@ -12,7 +12,7 @@ import yaml
 
 from lakelet.commands.errors import CLIError
 from lakelet.commands.settings import normalize_endpoint, resolve, write_config_file
-from lakelet.statefile import write_state
+from lakelet.stack.statefile import write_state
 from tests.cli.conftest import Result
 
 

@@ -14,7 +14,7 @@ from moto import mock_aws
 from chalicelib.adapters.hooks import LambdaHooks, WebhookHooks
 from chalicelib.adapters.hooks.lambda_invoke import function_key
 from chalicelib.graveler.actions import HookSpec
-from lakelet.stepfunctions_local import route_lambda_invokes
+from lakelet.stack.stepfunctions_local import route_lambda_invokes
 
 from .hook_server import HookServer, start_hook_server
 

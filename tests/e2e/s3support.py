@@ -22,7 +22,7 @@ from botocore.config import Config
 
 from chalicelib.adapters.dynamodb import DynamoRefStore, DynamoStagingStore, TableNames
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from lakelet.local import LOCAL_BUCKET, LOCAL_REGION, LOCAL_TABLE_PREFIX
+from lakelet.stack.local import LOCAL_BUCKET, LOCAL_REGION, LOCAL_TABLE_PREFIX
 
 from .conftest import LocalProcess
 

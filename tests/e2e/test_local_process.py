@@ -17,7 +17,7 @@ import lakefs
 import pytest
 from lakefs.client import Client
 
-from lakelet.local import LOCAL_BUCKET
+from lakelet.stack.local import LOCAL_BUCKET
 
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ import lakefs
 import pytest
 import requests
 
-from lakelet.local import LOCAL_BUCKET
+from lakelet.stack.local import LOCAL_BUCKET
 from tests.e2e.conftest import LocalProcess
 
 pytestmark = pytest.mark.e2e

@@ -12,7 +12,7 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 from lakefs.client import Client
 
-from lakelet.local import LOCAL_BUCKET
+from lakelet.stack.local import LOCAL_BUCKET
 
 from .conftest import LocalProcess
 from .s3support import moto_s3, s3, s3_repo  # noqa: F401 (fixtures)

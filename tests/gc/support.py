@@ -22,7 +22,7 @@ from chalicelib.adapters.s3 import S3BlockStore
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.service import Graveler
 from chalicelib.settings import Settings
-from lakelet.gc import load_job, local_session
+from lakelet.stack.local_gc import load_job, local_session
 
 REGION = "us-east-1"
 

@@ -6,9 +6,10 @@ import os
 import socket
 from pathlib import Path
 
-from lakelet import cli, statefile
-from lakelet import gc as local_gc
-from lakelet.local import DEFAULT_ACCESS_KEY_ID
+from lakelet import cli
+from lakelet.stack import statefile
+from lakelet.stack import local_gc as local_gc
+from lakelet.stack.local import DEFAULT_ACCESS_KEY_ID
 
 SUMMARY = {
     "run_id": "20270101T000000Z-abcdef12",
@@ -23,25 +24,14 @@ SUMMARY = {
 }
 
 
-def test_gc_run_options_and_their_environment_defaults() -> None:
-    env = {"LAKECTL_SERVER_ENDPOINT_URL": "http://127.0.0.1:9999", "LAKELET_AWS_ENDPOINT_URL": "http://moto:1"}
-    options = cli.build_parser(env).parse_args(["gc", "run", "repo", "--mark-only", "--min-age-seconds", "0"])
-    assert (options.command, options.gc_command, options.repository) == ("gc", "run", "repo")
-    assert options.mark_only and options.sweep_run is None and options.min_age_seconds == 0
-    assert options.endpoint == "http://127.0.0.1:9999" and options.s3_endpoint == "http://moto:1"
-    assert options.access_key_id is None and options.list_slices == 1
-    assert options.handler is local_gc.run_command
-    # Unset connection flags are left to the running stack's state file (resolve_target), then the defaults.
-    defaults = cli.build_parser({"LAKELET_DATA_DIR": "/tmp/lakelet-data"}).parse_args(["gc", "run", "repo"])
-    assert defaults.endpoint is None and defaults.s3_endpoint is None and defaults.access_key_id is None
-    assert str(defaults.data_dir) == "/tmp/lakelet-data" and defaults.min_age_seconds == 86_400
-
-
 def test_gc_run_takes_the_running_stack_from_its_state_file(tmp_path: Path) -> None:
     state = {"pid": os.getpid(), "api_url": "http://127.0.0.1:1234", "moto_url": "http://127.0.0.1:5678",
              "access_key_id": "AKIDSTATE", "secret_access_key": "state-secret"}
     statefile.write_state(tmp_path, state)
-    parse = cli.build_parser({"LAKELET_DATA_DIR": str(tmp_path)}).parse_args
+    def parse(argv: list[str]) -> local_gc.GCRunOptions:
+        endpoint = argv[argv.index("--endpoint") + 1] if "--endpoint" in argv else None
+        return local_gc.GCRunOptions(argv[2], tmp_path, tmp_path, endpoint=endpoint)
+
     target = local_gc.resolve_target(parse(["gc", "run", "repo"]))
     assert target.from_state and target.s3_endpoint == "http://127.0.0.1:5678" and target.repeat_flags == ()
     assert (target.api.endpoint, target.api.access_key_id, target.api.secret_access_key) == (

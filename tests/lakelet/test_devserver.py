@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from chalice import Chalice, Response
 
-from lakelet.devserver import ApiServer, ChunkedBodyError, read_chunked
+from lakelet.stack.devserver import ApiServer, ChunkedBodyError, read_chunked
 
 OCTETS = "application/octet-stream"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lakelet import gc_preflight
-from lakelet.gc_preflight import PreflightError
+from lakelet.stack import gc_preflight
+from lakelet.stack.gc_preflight import PreflightError
 
 
 def fake_java(directory: Path, version: str) -> Path:

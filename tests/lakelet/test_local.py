@@ -12,7 +12,7 @@ import urllib.request
 import boto3
 import pytest
 
-from lakelet.local import LOCAL_BUCKET, Credentials, LocalStack, local_environment
+from lakelet.stack.local import LOCAL_BUCKET, Credentials, LocalStack, local_environment
 
 pytestmark = pytest.mark.e2e  # starts the embedded stack (moto and the API), in this process
 

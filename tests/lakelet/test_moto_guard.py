@@ -11,7 +11,7 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 from werkzeug.test import Client
 
-from lakelet.moto_guard import MotoGuard, signed_headers, ui_origins
+from lakelet.stack.moto_guard import MotoGuard, signed_headers, ui_origins
 
 KEY, SECRET = "AKIASTACKKEY", "stack/secret+key"
 UI = "http://127.0.0.1:8000"

@@ -36,7 +36,7 @@ from chalicelib.graveler.records import (
     Tag,
     TagID,
 )
-from lakelet import moto_speedups
+from lakelet.stack import moto_speedups
 
 REGION = "us-east-1"
 TABLE = "speedup"

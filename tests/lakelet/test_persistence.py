@@ -253,23 +253,6 @@ def test_a_snapshot_of_moto_loads_back(tmp_path: Path) -> None:
         snapshot.load(path)
 
 
-# ---- the command line ---------------------------------------------------------------------------------------
-
-
-def test_the_data_directory_comes_from_the_flag_the_environment_or_the_user_folder(tmp_path: Path) -> None:
-    from lakelet.cli import build_parser, local_data_dir
-
-    home = {"HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg")}
-    assert local_data_dir(build_parser(home).parse_args(["local"])) == tmp_path / "xdg" / "lakelet"
-    from_env = {**home, "LAKELET_DATA_DIR": str(tmp_path / "env")}
-    assert local_data_dir(build_parser(from_env).parse_args(["local"])) == tmp_path / "env"
-    flag = ["local", "--data-dir", str(tmp_path / "flag")]
-    assert local_data_dir(build_parser(from_env).parse_args(flag)) == tmp_path / "flag"
-    assert local_data_dir(build_parser(from_env).parse_args(["local", "--ephemeral"])) is None
-    with pytest.raises(SystemExit):
-        build_parser(home).parse_args(["local", "--ephemeral", "--data-dir", "x"])
-
-
 def test_journal_padding_before_fsync_is_skipped(tmp_path: Path) -> None:
     path = tmp_path / "journal-1.log"
     written = Journal(path, fsync_interval=3600)

@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from lakelet import statefile
+from lakelet.stack import statefile
 
 
 def test_round_trip_and_private(tmp_path: Path) -> None:

@@ -20,8 +20,8 @@ from app import app
 from chalicelib import wiring
 from chalicelib.graveler.records import Entry, StagedEntry
 from chalicelib.settings import Settings
-from lakelet.devserver import ApiServer
-from lakelet.s3server import S3Server
+from lakelet.stack.devserver import ApiServer
+from lakelet.stack.s3server import S3Server
 
 BUCKET = "security-tests"
 PREFIX = "/api/v1"

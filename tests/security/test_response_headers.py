@@ -15,8 +15,8 @@ import pytest
 from chalice import Chalice, Response
 
 from chalicelib.s3proxy import Response as S3Response
-from lakelet.devserver import ApiServer
-from lakelet.s3server import S3Server
+from lakelet.stack.devserver import ApiServer
+from lakelet.stack.s3server import S3Server
 
 from .servers import Stack, presigned_get, raw_request, signed_s3_request, stack
 

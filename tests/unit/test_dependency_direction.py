@@ -153,3 +153,38 @@ def test_nothing_above_graveler_touches_its_stores() -> None:
         if (str(path.relative_to(ROOT)), access.split(".")[-1]) not in STORE_ATTRIBUTE_EXCEPTIONS
     ]
     assert offenders == []
+
+
+LAKELET = ROOT / "lakelet"
+# The stack's state file is how the CLI finds a running stack: a JSON file, read with the standard library only.
+STATE_FILE = "lakelet.stack.statefile"
+# `lakelet actions validate` checks an action file with the server's own parser, so both accept the same files:
+# graveler's actions package, which imports only the standard library (test above), and nothing else of chalicelib.
+ACTIONS_PARSER = "chalicelib.graveler.actions"
+
+
+def _lakelet_offenders(folder: str, forbidden: tuple[str, ...], allowed: tuple[str, ...] = ()) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _files(LAKELET / folder)
+        for name in imports(path)
+        if not any(_under(name, a) for a in allowed) and any(_under(name, f) for f in forbidden)
+    ]
+
+
+def test_the_cli_commands_talk_http_only() -> None:
+    """lakelet/commands/ is what `pip install lakelet` gives without the [local] extra: HTTP to a server, the
+    running stack's state file to find one, and the pure action-file parser."""
+    forbidden = ("chalicelib", "app", "moto", "chalice", "boto3", "botocore", "pynamodb", "pyspark",
+                 "lakelet.stack", "lakelet.persistence", "lakelet.cli")
+    assert _lakelet_offenders("commands", forbidden, allowed=(STATE_FILE, ACTIONS_PARSER)) == []
+
+
+def test_the_data_directory_imports_no_chalicelib_nor_the_cli() -> None:
+    forbidden = ("chalicelib", "app", "lakelet.commands", "lakelet.cli", "lakelet.stack")
+    assert _lakelet_offenders("persistence", forbidden) == []
+
+
+def test_the_state_file_imports_only_the_standard_library() -> None:
+    path = LAKELET / "stack" / "statefile.py"
+    assert [n for n in imports(path) if n.split(".")[0] not in sys.stdlib_module_names] == []

@@ -19,7 +19,7 @@ from chalicelib.graveler.staging import stage
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
 from chalicelib.workflows import merge as merge_tasks
-from lakelet.stepfunctions_local import (
+from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,
     create_state_machines,
     route_lambda_invokes,

@@ -17,7 +17,7 @@ from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
 from chalicelib.workflows import tasks
-from lakelet.stepfunctions_local import MOTO_CONFIG, STATE_MACHINES, create_state_machines, route_lambda_invokes
+from lakelet.stack.stepfunctions_local import MOTO_CONFIG, STATE_MACHINES, create_state_machines, route_lambda_invokes
 
 from .support import crashing_once, run_execution
 

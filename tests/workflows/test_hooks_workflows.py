@@ -11,7 +11,7 @@ from chalicelib.graveler.actions import HookOutcome
 from chalicelib.graveler.commit import CommitRequest
 from chalicelib.workflows import commit as commit_tasks
 from chalicelib.workflows import merge as merge_tasks
-from lakelet.stepfunctions_local import route_lambda_invokes
+from lakelet.stack.stepfunctions_local import route_lambda_invokes
 
 from .support import crashing_once, run_execution
 from .test_merge_workflow import DATE, arn, put, request, run, scenario, services  # noqa: F401 (fixtures)
@@ -56,7 +56,7 @@ def test_post_merge_hook_runs_once_in_the_workflow_despite_a_retried_drop(arn, s
 def test_post_commit_hook_runs_in_the_commit_workflow(services):  # noqa: F811
     from moto import mock_aws
     import boto3
-    from lakelet.stepfunctions_local import MOTO_CONFIG, create_state_machines
+    from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines
 
     recorder = install(services, ["post-commit"])
     put(services, "main", "data/x", 1)

@@ -13,7 +13,7 @@ from chalicelib.graveler.imports import CANCELED_MESSAGE, COMPLETED, FAILED, Imp
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import imports as import_tasks
-from lakelet.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
+from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
 
 from .support import crashing_once, run_execution
 

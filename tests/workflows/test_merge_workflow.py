@@ -16,7 +16,7 @@ from chalicelib.graveler.staging import stage
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import merge as merge_tasks
-from lakelet.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
+from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
 
 from .support import crashing_once, run_execution
 

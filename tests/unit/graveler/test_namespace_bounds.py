@@ -18,7 +18,7 @@ from chalicelib.graveler.validation import (
     S3_MAX_KEY_BYTES,
     normalize_storage_namespace,
 )
-from lakelet import samples
+from lakelet.stack import samples
 
 BUCKET = "b" * 63  # the longest bucket name: it is not part of the key, but of the address
 # Step Functions execution names hold 80 characters, "w-" + the request id (chalicelib/graveler/workflow_runner.py).

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakelet.statefile import default_data_dir
+from lakelet.stack.statefile import default_data_dir
 
 if TYPE_CHECKING:
-    from lakelet.local import LocalStack
+    from lakelet.stack.local import LocalStack
 
 
 def lakelet_command() -> str:

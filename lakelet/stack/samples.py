@@ -22,7 +22,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from lakelet.local import LocalStack
+    from lakelet.stack.local import LocalStack
 
 QUICKSTART = "quickstart"
 MARKER_KEY = "_lakelet/samples-created.json"

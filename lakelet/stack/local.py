@@ -36,12 +36,6 @@ from chalice.app import Chalice
 from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
-from lakelet.devserver import ApiServer
-from lakelet.moto_guard import MotoGuard, ui_origins
-from lakelet.persistence import Persistence, refusals
-from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.s3server import S3Server
-
 from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
     DEFAULT_ACCESS_KEY_ID,
     DEFAULT_API_PORT,
@@ -50,11 +44,16 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
     LOCAL_HOST,
     LOCAL_REGION,
 )
+from lakelet.persistence import Persistence, refusals
+from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
+from lakelet.stack.devserver import ApiServer
+from lakelet.stack.moto_guard import MotoGuard, ui_origins
+from lakelet.stack.s3server import S3Server
 
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
 API_BASE_PATH = "/api/v1"
-_PROJECT_DIR = Path(__file__).resolve().parent.parent
+_PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +238,7 @@ class LocalStack:
             self._check_ports_free()
             self._open_data_dir()
             self._start_moto()
-            from lakelet import moto_speedups
+            from lakelet.stack import moto_speedups
 
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
@@ -261,7 +260,7 @@ class LocalStack:
     def stop(self) -> None:
         """Stop serving, forget the services built against moto, stop moto, restore the environment."""
         if self._wrote_state and self.data_dir is not None:
-            from lakelet.statefile import remove_state
+            from lakelet.stack.statefile import remove_state
 
             # First: from now on nobody should be sent here.
             remove_state(self.data_dir, os.getpid())
@@ -277,11 +276,11 @@ class LocalStack:
 
             set_services(None)  # they hold clients of a moto server that is about to go away
         if self._moto is not None:
-            from lakelet.stepfunctions_local import stop_local_workflows
+            from lakelet.stack.stepfunctions_local import stop_local_workflows
 
             stop_local_workflows()
             if self._installed_speedups:
-                from lakelet import moto_speedups
+                from lakelet.stack import moto_speedups
 
                 moto_speedups.uninstall()
                 self._installed_speedups = False
@@ -364,7 +363,7 @@ class LocalStack:
             self._saved_environ.setdefault(ENV_KMS_KEY_ID, self._environ.get(ENV_KMS_KEY_ID))
         self._environ[ENV_KMS_KEY_ID] = kms_key_id
         # The state machines, from the same ASL files that deploy.
-        from lakelet.stepfunctions_local import start_local_workflows
+        from lakelet.stack.stepfunctions_local import start_local_workflows
 
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
@@ -389,7 +388,7 @@ class LocalStack:
             self._guard.allow_origins(ui_origins(self.endpoint))  # the UI's uploads go to presigned URLs on moto
 
     def _create_samples(self) -> None:
-        from lakelet.samples import ensure_quickstart
+        from lakelet.stack.samples import ensure_quickstart
 
         try:
             self.sample_repository = ensure_quickstart(self)
@@ -416,7 +415,7 @@ class LocalStack:
         # Last step of start: the file says "ready", so it must not exist before everything answers.
         if self.data_dir is None:
             return
-        from lakelet.statefile import write_state
+        from lakelet.stack.statefile import write_state
 
         write_state(self.data_dir, self.state())
         self._wrote_state = True

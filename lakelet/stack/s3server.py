@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from chalicelib.http_headers import first_unsafe
 from chalicelib.s3proxy import Request, S3Gateway
-from lakelet.devserver import ChunkedBodyError, read_chunked
+from lakelet.stack.devserver import ChunkedBodyError, read_chunked
 
 log = logging.getLogger(__name__)
 

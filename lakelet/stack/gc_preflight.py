@@ -54,7 +54,7 @@ def _signed(url: str, method: str, keys: tuple[str, str] | None) -> urllib.reque
     """The stack's moto answers requests signed with the stack's key pair only (lakelet/moto_guard.py)."""
     if keys is None:
         return urllib.request.Request(url, method=method)
-    from lakelet.moto_guard import signed_headers
+    from lakelet.stack.moto_guard import signed_headers
 
     return urllib.request.Request(url, method=method, headers=signed_headers(method, url, b"", *keys, "us-east-1"))
 

@@ -11,7 +11,6 @@ that the stack answers, that the S3 endpoint is the stack's moto server and that
 
 from __future__ import annotations
 
-import argparse
 import base64
 import importlib.util
 import json
@@ -34,13 +33,13 @@ from lakelet.defaults import (
     LOCAL_HOST,
     LOCAL_REGION,
 )
-from lakelet.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
-from lakelet.statefile import ENV_DATA_DIR, default_data_dir, read_state
+from lakelet.stack.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
+from lakelet.stack.statefile import read_state
 from lakelet.units import human_bytes
 
-__all__ = ["GCCommandError", "LakeFSApi", "load_job", "local_session", "local_spark", "run_command", "run_gc"]
+__all__ = ["GCCommandError", "GCRunOptions", "LakeFSApi", "load_job", "local_session", "local_spark", "run_command", "run_gc"]
 
-JOB_FILE = Path(__file__).resolve().parent.parent / "emr" / "gc_job.py"
+JOB_FILE = Path(__file__).resolve().parents[2] / "emr" / "gc_job.py"
 JOB_MODULE = "gc_job"
 ENV_SERVER = "LAKECTL_SERVER_ENDPOINT_URL"
 ENV_ACCESS_KEY_ID = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
@@ -189,44 +188,26 @@ def format_summary(summary: Mapping[str, Any], command: str = "lakelet", flags: 
     return "\n".join(lines)
 
 
-def add_gc_command(commands: Any, env: Mapping[str, str]) -> None:
-    """Adds ``gc run`` to the ``lakelet`` subcommands; the parsed options carry their handler."""
-    gc = commands.add_parser("gc", help="garbage collection", description="Garbage collection of unreferenced data.")
-    actions = gc.add_subparsers(dest="gc_command", required=True, metavar="ACTION")
-    run = actions.add_parser(
-        "run",
-        help="collect a repository's garbage on the local stack with Spark in local mode",
-        description=__doc__,
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    run.add_argument("repository", help="the repository (it needs GC rules: PUT .../settings/gc_rules)")
-    mode = run.add_mutually_exclusive_group()
-    mode.add_argument("--mark-only", action="store_true", help="dry run: mark and report, delete nothing")
-    mode.add_argument("--sweep-run", metavar="RUN_ID", help="sweep what an earlier --mark-only run marked")
-    run.add_argument("--min-age-seconds", type=int, default=86_400,
-                     help="never collect objects written less than this long before the run")
-    # Connection flags default to None: unset ones come from the running stack's state file, then the defaults.
-    run.add_argument("--data-dir", type=Path, default=str(default_data_dir(env)),
-                     help=f"the data directory of the running `lakelet local`, whose state file says how to reach "
-                          f"it (env {ENV_DATA_DIR})")
-    run.add_argument("--endpoint", default=env.get(ENV_SERVER) or None,
-                     help=f"the lakeFS API server (env {ENV_SERVER}; default: the running stack's, else "
-                          f"{DEFAULT_ENDPOINT})")
-    run.add_argument("--access-key-id", default=env.get(ENV_ACCESS_KEY_ID) or None,
-                     help=f"(env {ENV_ACCESS_KEY_ID}; default: the running stack's)")
-    run.add_argument("--secret-access-key", default=env.get(ENV_SECRET_ACCESS_KEY) or None,
-                     help=f"(env {ENV_SECRET_ACCESS_KEY}; default: the running stack's)")
-    run.add_argument("--s3-endpoint", default=env.get(ENV_S3_ENDPOINT) or None,
-                     help=f"the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (env {ENV_S3_ENDPOINT}; "
-                          "default: the running stack's)")
-    run.add_argument("--region", default=LOCAL_REGION, help="the bucket's region")
-    run.add_argument("--commit-partitions", type=int, default=2, help="Spark partitions for reading commits")
-    run.add_argument("--address-partitions", type=int, default=4, help="Spark partitions for addresses")
-    # moto scans a whole bucket for every listing request, so slicing partitions only slows a local run down.
-    run.add_argument("--list-slices", type=int, default=1, help="listing slices per data/ partition (1-16)")
-    run.add_argument("--json", action="store_true", help="print the whole summary as JSON")
-    # Where the data directory would be without --data-dir: a printed command repeats the flag only when it was given.
-    run.set_defaults(handler=run_command, implied_data_dir=default_data_dir(env))
+@dataclass(frozen=True, slots=True)
+class GCRunOptions:
+    """What ``lakelet gc run`` was given (lakelet/stack/cli.py parses the flags and their environment)."""
+
+    repository: str
+    data_dir: Path
+    # Where the data directory is without --data-dir: a printed command repeats the flag only when it was given.
+    implied_data_dir: Path
+    endpoint: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    s3_endpoint: str | None = None
+    mark_only: bool = False
+    sweep_run: str | None = None
+    min_age_seconds: int = 86_400
+    region: str = LOCAL_REGION
+    commit_partitions: int = 2
+    address_partitions: int = 4
+    list_slices: int = 1
+    json: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +220,7 @@ class Target:
     repeat_flags: tuple[str, ...]
 
 
-def resolve_target(options: argparse.Namespace) -> Target:
+def resolve_target(options: GCRunOptions) -> Target:
     """Flags and environment first, then the running stack's state file (when it is the same API), then the
     defaults of a stack on its default ports."""
     state = read_state(options.data_dir)
@@ -258,14 +239,14 @@ def resolve_target(options: argparse.Namespace) -> Target:
         repeat += ["--endpoint", options.endpoint]
     if options.s3_endpoint:
         repeat += ["--s3-endpoint", options.s3_endpoint]
-    if Path(options.data_dir) != Path(getattr(options, "implied_data_dir", default_data_dir())) and use_state:
+    if Path(options.data_dir) != Path(options.implied_data_dir) and use_state:
         repeat += ["--data-dir", str(options.data_dir)]
     return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat))
 
 
-def preflight(target: Target, options: argparse.Namespace) -> None:
+def preflight(target: Target, options: GCRunOptions) -> None:
     """The checks that take a second or two, before the prepare and Spark's start, which take much longer."""
-    from lakelet import gc_preflight
+    from lakelet.stack import gc_preflight
 
     running = read_state(options.data_dir)
     if target.from_state:
@@ -286,9 +267,9 @@ def preflight(target: Target, options: argparse.Namespace) -> None:
     gc_preflight.check_pyspark()
 
 
-def run_command(options: argparse.Namespace) -> int:
+def run_command(options: GCRunOptions) -> int:
     """``lakelet gc run``: 0 when done, 1 when refused, 3 when some deletes failed (as the job exits)."""
-    from lakelet import gc_preflight
+    from lakelet.stack import gc_preflight
 
     target = resolve_target(options)
     try:
@@ -307,7 +288,7 @@ def run_command(options: argparse.Namespace) -> int:
     if options.json:
         print(json.dumps(summary, indent=2, sort_keys=True), flush=True)
     else:
-        from lakelet.banner import lakelet_command
+        from lakelet.stack.banner import lakelet_command
 
         print(format_summary(summary, lakelet_command(), target.repeat_flags), flush=True)
     return int(load_job().exit_status(summary))

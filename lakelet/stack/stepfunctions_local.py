@@ -25,11 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lakelet.moto_guard import signed_headers
+from lakelet.stack.moto_guard import signed_headers
 
 Handler = Callable[[dict[str, Any]], Any]
 
-STATE_MACHINES = Path(__file__).resolve().parent.parent / "stepfunctions"
+STATE_MACHINES = Path(__file__).resolve().parents[2] / "stepfunctions"
 ACCOUNT = "123456789012"
 _PLACEHOLDER = re.compile(r"\$\{([^}!][^}]*)\}")
 # moto's default config keys for executing state machines and Lambda without Docker.
