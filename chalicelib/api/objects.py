@@ -216,7 +216,7 @@ def upload_objects(repository: str, branch: str) -> Response:
         raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
     objects = batch_body.parse(request.raw_body)
     entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
-    return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries)]}, 201)
+    return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries, strict=True)]}, 201)
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
