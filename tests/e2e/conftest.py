@@ -21,6 +21,9 @@ import lakefs
 import pytest
 from lakefs.client import Client
 
+# The S3 gateway's fixtures, offered to every test here so that no test module imports (and shadows) them.
+from .s3support import s3, s3_repo  # noqa: F401
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_SECONDS = 120.0
 STOP_TIMEOUT_SECONDS = 30.0
