@@ -25,10 +25,24 @@ ENV_PRE_SIGN_SUPPORT = "LAKELET_PRE_SIGN_SUPPORT"
 ENV_KMS_KEY_ID = "LAKELET_KMS_KEY_ID"  # the KMS key that encrypts secrets at rest (id, ARN or alias)
 ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
+# The s3:// prefixes imports may read, comma-separated (the stack parameter ImportAllowedLocations sets it, and
+# the Lambda role may read exactly those). Empty: every import is refused with a 403 that names this setting.
+ENV_IMPORT_ALLOWED_LOCATIONS = "LAKELET_IMPORT_ALLOWED_LOCATIONS"
 
 
 def _flag(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _locations(value: str) -> tuple[str, ...]:
+    """Comma- or space-separated s3:// prefixes. A location names a "directory": a missing trailing "/" is added,
+    so s3://bucket/data never admits s3://bucket/database."""
+    found = []
+    for part in value.replace(",", " ").split():
+        if not part.startswith("s3://") or len(part) <= len("s3://"):
+            raise ValueError(f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r} is not an s3:// location")
+        found.append(part if part.endswith("/") else part + "/")
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +82,13 @@ class Settings:
     # How long a container trusts what it read of GC's sweep records (chalicelib/graveler/collected.py). The GC job
     # waits longer than this between recording a sweep and deleting anything (emr/gc_job.py, --record-lead-seconds).
     gc_record_ttl_seconds: float = 5.0
+    # Imports (chalicelib/graveler/imports): where they may read from (ENV_IMPORT_ALLOWED_LOCATIONS), the import
+    # state machine (set by infra/), and the size below which an import runs inline in the API Lambda: the
+    # sources are probed up to this many objects first.
+    import_allowed_locations: tuple[str, ...] = ()
+    import_state_machine_arn: str | None = None
+    import_inline_threshold: int = 5_000
+    import_max_slices: int = 16
     # Hooks (chalicelib/graveler/actions): the Lambda functions lambda hooks may invoke (names or ARNs; IAM grants
     # lambda:InvokeFunction on exactly these, infra/), and the time limits of one hook and of one event's run.
     # An inline commit or merge answers through API Gateway (29 s), so a run is capped below that; lakeFS's default
@@ -106,6 +127,10 @@ class Settings:
                 env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
             ),
             gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
+            import_allowed_locations=_locations(env.get(ENV_IMPORT_ALLOWED_LOCATIONS, "")),
+            import_state_machine_arn=env.get("LAKELET_IMPORT_STATE_MACHINE_ARN") or None,
+            import_inline_threshold=int(env.get("LAKELET_IMPORT_INLINE_THRESHOLD", defaults.import_inline_threshold)),
+            import_max_slices=int(env.get("LAKELET_IMPORT_MAX_SLICES", defaults.import_max_slices)),
             hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
             hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
             hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from chalice import Blueprint, Response
 
+__all__ = ["bp"]
+
 DIST = Path(__file__).resolve().parent / "webui_dist"
 # Flat names only: no "/", no leading dot, nothing a path traversal could use.
 _ASSET_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")

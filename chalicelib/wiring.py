@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .graveler.actions import HookInvoker, HookRunner, RunStore
+from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
-from .graveler.ports import BlockStore, RefStore, StagingStore
+from .graveler.imports import ImportRecords, SourceLister
+from .graveler.ports import BlockStore, RefStore, StagingStore, WorkflowRunner
 from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
@@ -27,6 +29,11 @@ class Services:
     graveler: Graveler
     auth: AuthService
     repository_metadata: RepositoryMetadataStore | None = None
+    # The import's ports (graveler/imports/ports.py): the source lister and the status records.
+    source_lister: SourceLister | None = None
+    import_records: ImportRecords | None = None
+    # The import state machine, when configured (LAKELET_IMPORT_STATE_MACHINE_ARN).
+    import_workflow: WorkflowRunner | None = None
 
 
 _lock = threading.Lock()
@@ -64,7 +71,14 @@ def assemble(
         workflows=workflows(settings),
     )
     graveler.hooks = hook_runner(settings, graveler)
-    return Services(settings, graveler, auth, repository_metadata)
+    return Services(settings, graveler, auth, repository_metadata, import_workflow=_runner(
+        settings, settings.import_state_machine_arn))
+
+
+def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
+    from .adapters.stepfunctions import StepFunctionsWorkflows
+
+    return StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url) if arn else None
 
 
 def workflows(settings: Settings) -> Workflows:
@@ -138,25 +152,32 @@ def aws_services(settings: Settings) -> Services:
     from .adapters.dynamodb.branch_protection import DynamoBranchProtectionStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
+    from .adapters.import_records import BlockImportRecords
     from .adapters.kms import KmsCipher
     from .adapters.s3 import S3BlockStore
+    from .adapters.s3_source import S3SourceLister
 
     if not settings.kms_key_id:
         raise RuntimeError("LAKELET_KMS_KEY_ID is not set: secrets are encrypted at rest with a KMS key")
     names = TableNames.from_prefix(settings.table_prefix)
     s3 = s3_client(settings)
     kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
-    return assemble(
+    blocks = S3BlockStore(s3)
+    services = assemble(
         settings,
-        DynamoRefStore(names, settings.region, settings.endpoint_url),
+        # Commits (immutable) and repositories (a short TTL) are remembered per container: fewer DynamoDB reads.
+        CachedRefStore(DynamoRefStore(names, settings.region, settings.endpoint_url)),
         DynamoStagingStore(names, settings.region, settings.endpoint_url),
-        S3BlockStore(s3),
+        blocks,
         AuthService(
             DynamoAuthStore(names, settings.region, settings.endpoint_url), KmsCipher(kms, settings.kms_key_id)
         ),
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
         DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
     )
+    services.source_lister = S3SourceLister(s3)
+    services.import_records = BlockImportRecords(blocks)
+    return services
 
 
 def memory_services(settings: Settings | None = None) -> Services:
@@ -172,17 +193,25 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryStagingStore,
     )
 
+    from .adapters.import_records import MemoryImportRecords
+    from .adapters.memory_source import MemorySourceLister
+
     refs = MemoryRefStore()
-    return assemble(
+    blocks = MemoryBlockStore()
+    services = assemble(
         settings or Settings(),
         refs,
         MemoryStagingStore(),
-        MemoryBlockStore(),
+        blocks,
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),
         MemoryBranchProtectionStore(refs),
         any_namespace=settings is None,
     )
+    # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
+    services.source_lister = MemorySourceLister(blocks)
+    services.import_records = MemoryImportRecords()
+    return services
 
 
 def get_services() -> Services:

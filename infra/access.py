@@ -95,6 +95,8 @@ class FunctionAccess:
     function_url: bool = False
     # Its schedule (if it has one) is the GCSchedule parameter rather than the expression in app.py.
     gc_schedule: bool = False
+    # List and read the import sources: exactly the ImportAllowedLocations parameter's locations, nothing else.
+    reads_import_sources: bool = False
     # Runs hooks of actions (commits, merges, branch and tag operations): invokes the HookFunctions, and only
     # those (a separate policy that exists only when the parameter is not empty: hook_statements).
     runs_hooks: bool = False
@@ -102,9 +104,12 @@ class FunctionAccess:
 
 # Keyed by the Chalice function name (the REST API's handler is "api_handler").
 FUNCTION_ACCESS: dict[str, FunctionAccess] = {
+    # Both serve imported objects' data from their sources (reads, presigned URLs); the API also runs small
+    # imports inline.
     "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True,
-                                  runs_hooks=True),
-    "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True),
+                                  runs_hooks=True, reads_import_sources=True),
+    "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True,
+                                 reads_import_sources=True),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
     "commit_seal": FunctionAccess(Metadata.READ_WRITE),
@@ -118,6 +123,15 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "merge_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
+    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch; build slice reads the
+    # sources (only the allowed import locations) and writes ranges; commit moves the import branch; merge goes
+    # through the one merge entry (hooks included) and may start the merge workflow.
+    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ, reads_import_sources=True),
+    "import_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, reads_import_sources=True),
+    "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
+    "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True,
+                                   starts_workflows=True),
+    "import_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
 }
 
 
@@ -134,6 +148,33 @@ def _statement(sid: str, actions: list[str], resources: list[Any] | Json, condit
     if condition:
         statement["Condition"] = condition
     return statement
+
+
+IMPORT_LOCATIONS = "ImportAllowedLocations"
+IMPORT_BUCKETS = "ImportSourceBuckets"
+IMPORTS_ALLOWED = "ImportsAllowed"  # the template's condition: ImportAllowedLocations is not empty
+
+
+def _arn_list(values: Json, suffix: str) -> Json:
+    """["arn:*:s3:::<v><suffix>", ...] for each value of a comma-joined list, in template functions (CloudFormation
+    has no map over a list: join with the ARN in the separator, then split). The partition is left open since the
+    separator must be a literal."""
+    joined = {"Fn::Join": [f"{suffix},arn:*:s3:::", values]}
+    return {"Fn::Split": [",", {"Fn::Join": ["", ["arn:*:s3:::", joined, suffix]]}]}
+
+
+def import_statements() -> list[Json]:
+    """Read exactly the allowed import locations and list their buckets. With none allowed, the statements name
+    only what the data bucket grants already (a statement needs a resource), so they add nothing."""
+    stripped = {"Fn::Split": [",", {"Fn::Join": ["", {"Fn::Split": ["s3://", {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}]}]}]}
+    nothing_to_read = [_sub("${DataBucket.Arn}/_lakefs/imports/no-sources-allowed")]
+    nothing_to_list = [_arn(DATA_BUCKET)]
+    return [
+        _statement("ReadImportSources", ["s3:GetObject"],
+                   {"Fn::If": [IMPORTS_ALLOWED, _arn_list(stripped, "*"), nothing_to_read]}),  # type: ignore[arg-type]
+        _statement("ListImportSources", ["s3:ListBucket"],
+                   {"Fn::If": [IMPORTS_ALLOWED, _arn_list({"Ref": IMPORT_BUCKETS}, ""), nothing_to_list]}),  # type: ignore[arg-type]
+    ]
 
 
 def statements(access: FunctionAccess, log_group: str, state_machines: list[StateMachine]) -> list[Json]:
@@ -178,6 +219,8 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
             _statement("PassGCJobRole", ["iam:PassRole"], [_arn(GC_JOB_ROLE)],
                        {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}})
         )
+    if access.reads_import_sources:
+        out.extend(import_statements())
     if access.starts_workflows and state_machines:
         out.append(_statement("StartWorkflows", ["states:StartExecution"], [sm.arn() for sm in state_machines]))
         out.append(
@@ -195,7 +238,7 @@ def hook_statements() -> list[Json]:
 def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> Json:
     """The environment variables infra/ adds to a function: the names and ids AWS chooses at deploy time.
 
-    The names are chalicelib's settings contract (chalicelib/settings.py, chalicelib/gc/settings.py).
+    The names are chalicelib's settings contract (chalicelib/settings.py).
     """
     env: Json = {
         settings.ENV_BUCKET: {"Ref": DATA_BUCKET},
@@ -216,4 +259,6 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
         env.update({sm.environment_variable: sm.arn() for sm in state_machines})
     if access.runs_hooks:
         env[settings.ENV_HOOK_FUNCTIONS] = {"Fn::Join": [",", {"Ref": HOOK_FUNCTIONS}]}
+    if access.reads_import_sources or access.starts_workflows:
+        env[settings.ENV_IMPORT_ALLOWED_LOCATIONS] = {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}
     return env

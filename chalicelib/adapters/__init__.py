@@ -3,3 +3,17 @@
 The AWS adapters are the only modules that import boto3 or pynamodb; they translate driver errors into
 graveler errors (``raise ... from e``).
 """
+
+__all__ = [
+    "dynamodb",
+    "emr",
+    "hooks",
+    "import_records",
+    "kms",
+    "memory",
+    "memory_source",
+    "s3",
+    "s3_source",
+    "sigv4",
+    "stepfunctions",
+]

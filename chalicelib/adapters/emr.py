@@ -14,6 +14,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chalicelib.gc.ports import JobRunRequest
 from chalicelib.graveler import errors
 
+__all__ = ["EmrServerlessStarter"]
+
 
 class EmrServerlessStarter:
     """The JobStarter port on an EMR Serverless application, through a boto3 ``emr-serverless`` client."""

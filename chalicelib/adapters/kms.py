@@ -16,6 +16,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chalicelib.auth.errors import DecryptionFailed
 from chalicelib.graveler import errors
 
+__all__ = ["KmsCipher"]
+
 # What Decrypt answers for a ciphertext that is damaged, made under another key, or given another context.
 # AccessDenied is among them: KMS (and moto) say so for a ciphertext of another key, and a key policy that
 # conditions kms:Decrypt on the encryption context refuses a foreign context that way too.

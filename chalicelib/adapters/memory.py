@@ -43,6 +43,16 @@ from chalicelib.graveler.records import (
     TagID,
 )
 
+__all__ = [
+    "MemoryAuthStore",
+    "MemoryBlockStore",
+    "MemoryBranchProtectionStore",
+    "MemoryCipher",
+    "MemoryRefStore",
+    "MemoryRepositoryMetadataStore",
+    "MemoryStagingStore",
+]
+
 
 def _page(items: dict[str, object], after: str, limit: int) -> list:  # type: ignore[type-arg]
     return [items[k] for k in sorted(items) if k > after][:limit]

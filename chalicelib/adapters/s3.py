@@ -19,6 +19,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import PutResult
 
+__all__ = ["S3BlockStore"]
+
 _SCHEME = "s3://"
 # S3 names a missing key differently per call: GetObject says NoSuchKey, HeadObject only has the status.
 _MISSING_CODES = frozenset({"NoSuchKey", "404", "NotFound", "NoSuchUpload"})

@@ -15,6 +15,8 @@ from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest, HTTPHeaders
 from botocore.credentials import Credentials
 
+__all__ = ["BotocoreSigner"]
+
 
 class _ExactHeaders(S3SigV4Auth):  # type: ignore[misc]  # botocore ships no type hints
     """S3SigV4Auth that signs exactly the headers it is given."""

@@ -12,6 +12,7 @@ from . import (
     commits,
     config,
     diff,
+    imports,
     metadata,
     objects,
     physical_addresses,
@@ -23,7 +24,7 @@ from . import (
 )
 from .endpoint import URL_PREFIX
 
-__all__ = ["BLUEPRINTS", "URL_PREFIX"]
+__all__ = ["BLUEPRINTS", "URL_PREFIX", "diff_merge", "endpoint", "gc"]
 
 BLUEPRINTS: tuple[Blueprint, ...] = (
     setup.bp,
@@ -36,6 +37,7 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     tags.bp,
     auth.bp,
     physical_addresses.bp,
+    imports.bp,
     metadata.bp,
     web.bp,
     protection.bp,

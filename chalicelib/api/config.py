@@ -40,7 +40,8 @@ def storage_config(settings: Settings) -> dict[str, Any]:
         "default_namespace_prefix": f"s3://{settings.bucket}",
         "pre_sign_support": settings.pre_sign_support,
         "pre_sign_support_ui": False,
-        "import_support": False,
+        # Zero-copy import (api/imports.py): served, from the locations the deployment allows.
+        "import_support": True,
         "import_validity_regex": S3_NAMESPACE_REGEX,
         "pre_sign_multipart_upload": False,
     }

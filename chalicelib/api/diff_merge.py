@@ -26,6 +26,8 @@ from .endpoint import URL_PREFIX, current_user, json_response, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 
+__all__ = ["bp"]
+
 bp = Blueprint(__name__)
 
 _RESOLUTION = {Decision.TAKE_SOURCE: "source-wins", Decision.TAKE_DEST: "dest-wins", None: None}

@@ -30,6 +30,8 @@ from . import session
 from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
 from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
+__all__ = ["BINARY_TYPES", "accept_anything_by_default", "lakefs_error_shape"]
+
 log = logging.getLogger(__name__)
 
 # Where app.py mounts the blueprints.

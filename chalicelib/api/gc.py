@@ -21,6 +21,8 @@ from . import names
 from .endpoint import json_response, no_content, route, services
 from .params import JsonBody
 
+__all__ = ["bp"]
+
 bp = Blueprint(__name__)
 
 RULES = "/repositories/{repository}/settings/gc_rules"
@@ -62,5 +64,6 @@ def prepare_gc_commits(repository: str) -> Response:
     prepared = prepare(built.graveler, names.repository(repository))
     presigned = None
     if built.settings.pre_sign_support:
-        presigned = built.graveler.blocks.presign_get(prepared.commits_location, built.settings.presign_expiry_seconds)
+        files = built.graveler.namespace_files(prepared.storage_namespace)
+        presigned = files.presign_get(prepared.commits_location, built.settings.presign_expiry_seconds)
     return json_response(prepare_response(prepared, presigned), 201)

@@ -140,6 +140,17 @@ def _copy_object(f: RequestFacts) -> Sequence[Permission]:
     ]
 
 
+def _import_start(f: RequestFacts) -> Sequence[Permission]:
+    """lakeFS's importStart: reading each source location (fs:ImportFromStorage, on it as a storage namespace)
+    and committing to the branch. A malformed body is left to the route, which answers 400."""
+    paths = f.body.raw("paths")
+    sources = [p["path"] for p in paths if isinstance(p, dict) and isinstance(p.get("path"), str)] if isinstance(
+        paths, list) else []
+    branch = branch_arn(f.repo(), f.args[1])
+    return [*(Permission("fs:ImportFromStorage", namespace_arn(path)) for path in sources),
+            Permission("fs:WriteObject", branch), Permission("fs:CreateCommit", branch)]
+
+
 _REPOS = "/repositories/{}"
 _BRANCH = _REPOS + "/branches/{}"
 _REF = _REPOS + "/refs/{}"
@@ -193,6 +204,9 @@ RULES: dict[tuple[str, str], Rule] = {
     # Reading a task's status reveals the commit it made: read access to the branch.
     ("GET", _BRANCH + "/commits/status"): _on_branch("fs:ReadBranch"),
     ("GET", _BRANCH + "/diff"): _on_repo("fs:ListObjects"),
+    ("POST", _BRANCH + "/import"): _import_start,
+    ("GET", _BRANCH + "/import"): _on_branch("fs:ReadBranch"),
+    ("DELETE", _BRANCH + "/import"): _on_branch("fs:ImportCancel"),
     # commits and refs
     ("GET", _REPOS + "/commits/{}"): _on_repo("fs:ReadCommit"),
     ("GET", _REF + "/commits"): _on_branch("fs:ReadBranch"),

@@ -51,7 +51,7 @@ def get_physical_address(repository: str, branch: str) -> Response:
     location: dict[str, object] = {"physical_address": address, "presigned_url": None}
     if q.boolean("presign"):
         seconds = svc.settings.presign_expiry_seconds
-        location["presigned_url"] = graveler.blocks.presign_put(address, seconds, if_none_match=write_once)
+        location["presigned_url"] = graveler.presign_upload(address, seconds, write_once)
         location["presigned_url_expiry"] = int(time.time()) + seconds
     return json_response(location)
 

@@ -1,1 +1,3 @@
 """Users and access keys: who may call the API. The store is a port; adapters implement it."""
+
+__all__ = ["addresses", "errors", "policies", "records", "service", "tokens"]

@@ -24,6 +24,8 @@ from collections.abc import Callable
 
 from chalicelib.graveler import errors
 
+__all__ = ["is_write_once"]
+
 MAX_AGE_SECONDS = 24 * 3600
 # An address is never issued in the future; a little skew between Lambda containers is tolerated.
 _CLOCK_SKEW_SECONDS = 300

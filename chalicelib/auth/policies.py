@@ -16,6 +16,19 @@ from chalicelib.graveler import errors
 
 from .records import Effect, Policy, Statement
 
+__all__ = [
+    "ALL",
+    "Permission",
+    "branch_arn",
+    "group_arn",
+    "namespace_arn",
+    "object_arn",
+    "policy_arn",
+    "repository_arn",
+    "tag_arn",
+    "user_arn",
+]
+
 ALL = "*"
 FS_ARN = "arn:lakefs:fs:::"
 AUTH_ARN = "arn:lakefs:auth:::"

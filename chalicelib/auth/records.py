@@ -6,6 +6,8 @@ import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
+__all__ = ["Credential", "Effect", "Group", "Policy", "Principal", "PrincipalKind", "Statement", "User"]
+
 
 @dataclass(frozen=True, slots=True)
 class User:

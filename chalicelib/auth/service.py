@@ -42,6 +42,8 @@ from .ports import AuthStore, SecretCipher
 from .records import Credential, User, new_user
 from .tokens import Token, TokenSigner
 
+__all__ = ["AuthService"]
+
 log = logging.getLogger(__name__)
 
 CACHE_TTL_SECONDS = 60.0

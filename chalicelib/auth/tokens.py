@@ -24,6 +24,8 @@ from typing import Any
 
 from .errors import InvalidToken
 
+__all__ = ["Token"]
+
 ISSUER = "lakelet"
 AUDIENCE = "lakelet-api"
 _HEADER = {"alg": "HS256", "typ": "JWT"}

@@ -2,3 +2,5 @@
 for the Spark job), and the scheduled handler that prepares every repository with rules and starts the job on
 EMR Serverless. The job itself is emr/gc_job.py; its only contract with this package is the file layout in
 layout.py and the range format of graveler/committed/format.py."""
+
+__all__ = ["ports", "prepare", "rules", "schedule"]

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+__all__ = ["JobRunRequest", "JobStarter"]
+
 
 @dataclass(frozen=True, slots=True)
 class JobRunRequest:

@@ -15,21 +15,20 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from chalicelib.graveler.records import Branch, BranchID, Commit, CommitID, Repository
 from chalicelib.graveler.retention import RetentionRules, active_commits
 from chalicelib.graveler.service import Graveler
-from chalicelib.graveler.staging import branch_tokens
 
 from . import job_files, layout
 from .rules import RulesStore, rules_to_json
 
+__all__ = ["PreparedRun", "prepare"]
+
 # Rows per staged-address file: a part stays a few MB, and the job reads the parts in parallel.
 STAGED_PART_ROWS = 250_000
-_PAGE = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,27 +52,6 @@ def new_run_id(now: float) -> str:
     return f"{stamp}-{uuid.uuid4().hex[:8]}"
 
 
-def _branches(graveler: Graveler, repo: Repository) -> Iterator[Branch]:
-    after = ""
-    while True:
-        page = graveler.refs.list_branches(repo.id, after, _PAGE)
-        yield from page
-        if len(page) < _PAGE:
-            return
-        after = page[-1].id
-
-
-def staged_addresses(graveler: Graveler, repo: Repository) -> set[str]:
-    """The physical address of every entry staged on any branch, in its current or sealed tokens."""
-    found: set[str] = set()
-    for branch in _branches(graveler, repo):
-        for token in branch_tokens(branch):
-            for staged in graveler.staging.iterate(token):
-                if staged.value is not None:
-                    found.add(staged.value.physical_address)
-    return found
-
-
 def prepare(
     graveler: Graveler,
     repo_id: str,
@@ -86,22 +64,23 @@ def prepare(
     incomplete commit graph), StorageError."""
     prepared_at = clock()
     repo = graveler.get_repository(repo_id)
-    rules = RulesStore(graveler.blocks).get(repo.storage_namespace)
+    files = graveler.namespace_files(repo.storage_namespace)
+    rules = RulesStore(files).get()
     run = layout.validate_run_id(run_id) if run_id else new_run_id(prepared_at)
     ns = repo.storage_namespace
 
-    staged = sorted(staged_addresses(graveler, repo))
-    heads: dict[BranchID, CommitID] = {b.id: b.commit_id for b in _branches(graveler, repo)}
-    commits: dict[CommitID, Commit] = {c.id: c for c in graveler.refs.iterate_commits(repo.id)}
+    staged = sorted(graveler.staged_addresses(repo))
+    heads = graveler.branch_heads(repo)
+    commits = graveler.all_commits(repo)
     active = active_commits(commits, heads, rules, prepared_at)
     kept = sorted((commits[cid] for cid in active), key=lambda c: c.id)
 
     commits_location = layout.commits_address(ns, run)
-    graveler.blocks.put(commits_location, job_files.commits_csv(kept))
+    files.put(commits_location, job_files.commits_csv(kept))
     staged_locations: list[str] = []
     for index, start in enumerate(range(0, len(staged), STAGED_PART_ROWS)):
         location = layout.staged_location(ns, run) + layout.part_name(index)
-        graveler.blocks.put(location, job_files.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
+        files.put(location, job_files.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
         staged_locations.append(location)
 
     prepared = PreparedRun(
@@ -116,7 +95,7 @@ def prepare(
         staged_addresses=len(staged),
     )
     # Written last: the job starts from this manifest, so a prepare that failed midway is never used.
-    graveler.blocks.put(layout.prepare_manifest_address(ns, run), manifest_json(prepared, rules))
+    files.put(layout.prepare_manifest_address(ns, run), manifest_json(prepared, rules))
     return prepared
 
 

@@ -10,13 +10,15 @@ import json
 from typing import Any
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.ports import BlockStore
-from chalicelib.graveler.records import BranchID, Repository
+from chalicelib.graveler.namespace_files import NamespaceFiles
+from chalicelib.graveler.records import BranchID
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.validation import validate_branch_id
 
 from .layout import rules_address
+
+__all__ = ["delete_rules", "get_rules", "rules_from_json", "rules_to_json", "set_rules"]
 
 # Far beyond any sensible retention (about 2,700 years), small enough that "now - days" stays a plain float.
 MAX_RETENTION_DAYS = 1_000_000
@@ -71,43 +73,44 @@ def rules_to_json(rules: RetentionRules) -> dict[str, Any]:
 
 
 class RulesStore:
-    """Reads and writes ``rules.json`` of a storage namespace through the BlockStore."""
+    """Reads and writes ``rules.json`` of a storage namespace through its files."""
 
-    def __init__(self, blocks: BlockStore) -> None:
-        self._blocks = blocks
+    def __init__(self, files: NamespaceFiles) -> None:
+        self._files = files
 
-    def get(self, namespace: str) -> RetentionRules:
+    def get(self) -> RetentionRules:
         """The namespace's rules. Raises GCRulesNotFound when unset, StorageError when unreadable."""
         try:
-            raw = self._blocks.get(rules_address(namespace))
+            raw = self._files.get(rules_address(self._files.namespace))
         except errors.ObjectNotFound:
             raise GCRulesNotFound("no garbage collection rules are set for this repository") from None
         try:
             return rules_from_json(json.loads(raw))
         except (ValueError, errors.Invalid) as e:
-            raise errors.StorageError(f"unreadable GC rules at {rules_address(namespace)}: {e}") from e
+            raise errors.StorageError(f"unreadable GC rules at {rules_address(self._files.namespace)}: {e}") from e
 
-    def set(self, namespace: str, rules: RetentionRules) -> None:
+    def set(self, rules: RetentionRules) -> None:
         # The one file under _lakefs/ that is rewritten in place; S3 overwrites are atomic and read-after-write
         # consistent, so a reader sees the old rules or the new ones, never a mix.
-        self._blocks.put(rules_address(namespace), json.dumps(rules_to_json(rules), sort_keys=True).encode())
+        address = rules_address(self._files.namespace)
+        self._files.put(address, json.dumps(rules_to_json(rules), sort_keys=True).encode())
 
-    def delete(self, namespace: str) -> None:
-        self._blocks.delete(rules_address(namespace))
+    def delete(self) -> None:
+        self._files.delete(rules_address(self._files.namespace))
+
+
+def _store(graveler: Graveler, repo_id: str) -> RulesStore:
+    return RulesStore(graveler.namespace_files(graveler.get_repository(repo_id).storage_namespace))
 
 
 def get_rules(graveler: Graveler, repo_id: str) -> RetentionRules:
-    return RulesStore(graveler.blocks).get(_repository(graveler, repo_id).storage_namespace)
+    return _store(graveler, repo_id).get()
 
 
 def set_rules(graveler: Graveler, repo_id: str, rules: RetentionRules) -> None:
-    RulesStore(graveler.blocks).set(_repository(graveler, repo_id).storage_namespace, rules)
+    _store(graveler, repo_id).set(rules)
 
 
 def delete_rules(graveler: Graveler, repo_id: str) -> None:
     """Removes the rules; removing unset rules is a no-op, as in lakeFS."""
-    RulesStore(graveler.blocks).delete(_repository(graveler, repo_id).storage_namespace)
-
-
-def _repository(graveler: Graveler, repo_id: str) -> Repository:
-    return graveler.get_repository(repo_id)
+    _store(graveler, repo_id).delete()

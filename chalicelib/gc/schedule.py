@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.records import Repository
 from chalicelib.graveler.service import Graveler
 
 from .ports import JobRunRequest, JobStarter
@@ -21,9 +20,10 @@ from .prepare import PreparedRun, prepare
 from .rules import GCRulesNotFound
 from chalicelib.settings import GCSettings
 
+__all__ = ["on_schedule"]
+
 log = logging.getLogger(__name__)
 
-_PAGE = 1000
 # Where EMR Serverless unpacks spark.archives: "<archive>#environment" puts its Python at ./environment/bin.
 ENVIRONMENT_DIRECTORY = "environment"
 
@@ -82,22 +82,12 @@ def job_request(prepared: PreparedRun, settings: GCSettings) -> JobRunRequest:
     )
 
 
-def _repositories(graveler: Graveler) -> Iterator[Repository]:
-    after = ""
-    while True:
-        page = graveler.refs.list_repositories(after, _PAGE)
-        yield from page
-        if len(page) < _PAGE:
-            return
-        after = page[-1].id
-
-
 def run_scheduled(
     graveler: Graveler, starter: JobStarter, settings: GCSettings, clock: Callable[[], float] = time.time
 ) -> list[ScheduledRun]:
     """Prepares each repository with rules and starts its job. Repositories without rules are left out."""
     runs: list[ScheduledRun] = []
-    for repo in _repositories(graveler):
+    for repo in graveler.iterate_repositories():
         try:
             prepared = prepare(graveler, repo.id, clock=clock)
         except (GCRulesNotFound, errors.RepositoryNotFound):

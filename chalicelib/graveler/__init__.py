@@ -10,14 +10,25 @@ the records and ports, the ``commit`` and ``merge`` use cases, and the helpers t
 """
 
 __all__ = [
+    "actions",
     "addressing",
     "batch_upload",
     "branch_moves",
+    "cached_refs",
+    "collected",
     "commit",
     "errors",
+    "imports",
+    "listing",
     "merge",
+    "namespace_files",
+    "object_fields",
     "ports",
     "protection",
     "records",
+    "retention",
     "service",
+    "ttl_cache",
+    "validation",
+    "workflow_runner",
 ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import uuid
 
+__all__ = ["metadata_address"]
+
 _HOURS_CEILING = 1 << 40  # ~125 million years of hours: the countdown never goes negative
 
 

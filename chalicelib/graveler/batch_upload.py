@@ -22,6 +22,8 @@ from .ports import BlockStore
 from .records import Entry
 from .validation import validate_path
 
+__all__ = ["MAX_BATCH_OBJECTS", "NewObject"]
+
 MAX_BATCH_OBJECTS = 1000
 # How many objects of a batch are written at once (a Lambda container's S3 client keeps 10 connections).
 WRITERS = 8

@@ -29,6 +29,8 @@ from .addressing import metadata_address
 from .ports import BlockStore
 from .ttl_cache import TTLCache
 
+__all__ = ["CollectedCheck"]
+
 DEFAULT_TTL_SECONDS = 5.0
 SWEEPS_DIRECTORY = "retention/gc/sweeps"
 # partition=<11 hex digits>/run_id=<id>.json, the layout emr/gc_job.py writes.

@@ -11,6 +11,7 @@ under the same families.
     │   ├── CommitNotFound
     │   ├── RefNotFound
     │   ├── ObjectNotFound
+    │   ├── ImportNotFound
     │   ├── RunNotFound ............... an action run (actions/)
     │   └── HookRunNotFound
     ├── AlreadyExists ................. 409
@@ -31,11 +32,14 @@ under the same families.
     ├── NoChanges ..................... 400
     ├── DirtyBranch ................... 400
     ├── Conflict ...................... 409
-    │   └── MergeConflicts
+    │   ├── MergeConflicts
+    │   ├── ImportCanceled (a step found its import canceled)
+    │   └── ImportFinished (a cancel came after the import ended)
     ├── PreconditionFailed ............ 412
     │   └── HookAborted ............... a pre-hook failed: the operation did not happen
     ├── Forbidden ..................... 403
     │   ├── ReadOnlyRepository
+    │   ├── ImportNotAllowed (a source outside the allowed import locations)
     │   └── ProtectedBranch
     │       ├── WriteToProtectedBranch
     │       ├── CommitToProtectedBranch
@@ -58,6 +62,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .committed.merge import KeyConflict
+
+__all__ = ["Invalid", "MergeConflicts"]
 
 
 class GravelerError(Exception):
@@ -238,6 +244,23 @@ class CommitToProtectedBranch(ProtectedBranch):
 
 class DeleteProtectedBranch(ProtectedBranch):
     pass
+
+
+class ImportNotFound(NotFound):
+    """No import with this id on this repository and branch."""
+
+
+class ImportCanceled(Conflict):
+    """The import was canceled; the step that noticed stopped before its side effect."""
+
+
+class ImportFinished(Conflict):
+    """The import already ended (completed or failed): there is nothing left to cancel."""
+
+
+class ImportNotAllowed(Forbidden):
+    """The import names a source outside the deployment's allowed import locations (the message names the
+    setting that lists them)."""
 
 
 class TooManyTries(GravelerError):

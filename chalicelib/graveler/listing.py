@@ -12,6 +12,8 @@ from typing import Protocol
 
 from .records import EntryRecord, Page, StagedEntry
 
+__all__ = ["DEFAULT_AMOUNT", "MAX_AMOUNT"]
+
 MAX_AMOUNT = 1000
 DEFAULT_AMOUNT = 100
 

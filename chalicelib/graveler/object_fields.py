@@ -19,6 +19,8 @@ from collections.abc import Mapping
 from .errors import EntityTooLarge, InvalidObjectField, MetadataTooLarge
 from .records import Entry
 
+__all__ = ["validate_headers"]
+
 MAX_OBJECT_SIZE = 5 * 1024**4  # S3's largest object: 5 TiB
 MAX_USER_METADATA_BYTES = 2048  # S3: "the user-defined metadata is limited to 2 KB in size"
 # Last-Modified must stay a calendar date every reader can format: 1970-01-01 .. 9999-12-31T23:59:59Z.

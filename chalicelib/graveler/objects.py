@@ -124,7 +124,7 @@ class Objects(GravelerCore):
         content_type = content_type or "application/octet-stream"
         validate_headers(content_type, user_metadata or {})
         repo = self._writable_repository(repo_id)
-        self.refs.get_branch(repo.id, BranchID(branch_id))
+        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
@@ -140,7 +140,7 @@ class Objects(GravelerCore):
             user_metadata=dict(user_metadata or {}),
         )
         validate_entry(entry)
-        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
         return entry
 
     def upload_objects(self, repo_id: str, branch_id: str, objects: Sequence[NewObject]) -> list[Entry]:
@@ -148,11 +148,11 @@ class Objects(GravelerCore):
         their entries in the order given. A bad object stages nothing."""
         check_batch(objects)
         repo = self._writable_repository(repo_id)
-        self.refs.get_branch(repo.id, BranchID(branch_id))
+        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.guard.refuse_write(repo, branch_id)
         entries = write_objects(self.blocks, repo.storage_namespace, objects, self._clock())
         changes = [StagedEntry(Key(obj.path), entry) for obj, entry in zip(objects, entries, strict=True)]
-        stage_many(self.refs, self.staging, repo.id, BranchID(branch_id), changes)
+        stage_many(self.refs, self.staging, repo.id, BranchID(branch_id), changes, branch)
         return entries
 
     def new_physical_address(self, repo_id: str) -> str:
@@ -169,11 +169,11 @@ class Objects(GravelerCore):
         repo = self._writable_repository(repo_id)
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
-        self.refs.get_branch(repo.id, BranchID(branch_id))
+        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
-        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
         return entry
 
     def link_upload(
@@ -192,7 +192,7 @@ class Objects(GravelerCore):
         self.guard.refuse_write(repo, branch_id)
         if not upload_address.startswith(repo.storage_namespace + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
-        self.refs.get_branch(repo.id, BranchID(branch_id))
+        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         if write_once:
@@ -201,7 +201,7 @@ class Objects(GravelerCore):
             except errors.ObjectNotFound:
                 raise errors.Invalid("nothing was uploaded to the physical address") from None
             entry = dataclasses.replace(claim, physical_address=upload_address)
-            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
             return entry
         address = new_data_address(repo.storage_namespace, self._clock())
         try:
@@ -211,7 +211,7 @@ class Objects(GravelerCore):
         try:
             check_claim(self.blocks.stat(address), claim)
             entry = dataclasses.replace(claim, physical_address=address)
-            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry))
+            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
         except BaseException:
             self.blocks.delete(address)
             raise
@@ -243,10 +243,10 @@ class Objects(GravelerCore):
         validate_user_metadata(metadata)
         repo = self._writable_repository(repo_id)
         self.guard.refuse_write(repo, branch_id)
-        self.refs.get_branch(repo.id, BranchID(branch_id))
+        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         entry = self.stat_object(repo.id, branch_id, path)
         updated = dataclasses.replace(entry, user_metadata=dict(metadata))
-        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated))
+        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated), branch)
         return updated
 
     def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
@@ -291,7 +291,7 @@ class Objects(GravelerCore):
             if self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path)) is None:
                 return
         # A tombstone, even for a key that is only staged: it also hides a copy in a token a commit just sealed.
-        stage(self.refs, self.staging, repo.id, branch.id, StagedEntry(Key(path), None))
+        stage(self.refs, self.staging, repo.id, branch.id, StagedEntry(Key(path), None), branch)
 
     def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
         try:

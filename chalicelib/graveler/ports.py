@@ -24,6 +24,8 @@ from .records import (
     TagID,
 )
 
+__all__ = ["BlockStore", "Execution", "PutResult", "RefStore", "StagingStore", "WorkflowRunner"]
+
 
 class RefStore(Protocol):
     """Repositories, branches, tags and commits. Creations are put-if-absent; branch moves compare-and-swap."""

@@ -29,6 +29,8 @@ from . import errors
 from .records import Repository
 from .ttl_cache import TTLCache
 
+__all__ = ["BranchProtection", "BranchProtectionStore", "ProtectionRules"]
+
 # How long a container trusts the rules it read; the README states it as the time a change takes to reach every
 # container.
 DEFAULT_TTL_SECONDS = 5.0

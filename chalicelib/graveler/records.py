@@ -6,6 +6,27 @@ import enum
 from dataclasses import dataclass, field
 from typing import NewType
 
+__all__ = [
+    "Branch",
+    "BranchID",
+    "Commit",
+    "CommitID",
+    "Diff",
+    "DiffType",
+    "Entry",
+    "Key",
+    "ListedObject",
+    "MetaRangeID",
+    "Page",
+    "Repository",
+    "RepositoryID",
+    "RepositoryState",
+    "StagedEntry",
+    "StagingToken",
+    "Tag",
+    "TagID",
+]
+
 RepositoryID = NewType("RepositoryID", str)
 BranchID = NewType("BranchID", str)
 TagID = NewType("TagID", str)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from .errors import CommitNotFound
 from .records import BranchID, Commit, CommitID
 
+__all__ = ["BranchRetention", "RetentionRules", "active_commits"]
+
 SECONDS_PER_DAY = 86_400
 
 

@@ -1,8 +1,9 @@
 """The Graveler facade: one object whose public methods are the engine's use cases, for the API, the S3
 gateway, GC and the local stack. The use cases live in their own modules, joined here as mixins over core.py
-(the ports and what they share): repositories.py, branches_and_tags.py, objects.py, diffs.py, history.py and
-rewrites.py. Commit and merge are here, each the one entry of its package (commit/, merge/), inline or as a
-workflow through workflow_runner.py.
+(the ports and what they share): repositories.py, branches_and_tags.py, objects.py, diffs.py, history.py,
+rewrites.py, namespace_files.py and collection_inputs.py (the last two so that nothing outside graveler touches the
+stores). Commit and merge are here, each the one entry of its package (commit/, merge/), inline or as a workflow
+through workflow_runner.py.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from collections.abc import Sequence
 
 from . import errors, workflow_runner
 from .branches_and_tags import BranchesAndTags
+from .collection_inputs import CollectionInputs
 from .commit import CommitRequest, CommitSteps
 from .committed import CommittedManager, RangeParams
 from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
+from .namespace_files import NamespaceStorage
 from .objects import Objects
 from .records import (
     BranchID,
@@ -32,7 +35,9 @@ from .workflow_runner import TaskStatus
 __all__ = ["CommittedManager", "Graveler", "RangeParams"]
 
 
-class Graveler(Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites):
+class Graveler(
+    Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites, NamespaceStorage, CollectionInputs
+):
     """The versioning engine's use cases."""
 
     @functools.cached_property

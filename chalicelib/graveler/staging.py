@@ -24,32 +24,57 @@ def branch_tokens(branch: Branch) -> list:  # type: ignore[type-arg]
     return [branch.staging_token, *branch.sealed_tokens]
 
 
-def stage(refs: RefStore, staging: StagingStore, repo_id: RepositoryID, branch_id: BranchID, staged: StagedEntry) -> None:
+def stage(
+    refs: RefStore,
+    staging: StagingStore,
+    repo_id: RepositoryID,
+    branch_id: BranchID,
+    staged: StagedEntry,
+    branch: Branch | None = None,
+) -> None:
     """Stages a change so that it is never lost to a concurrent commit.
 
     After writing, the branch is read again: if a commit sealed the token in between, the seal may have been
     read by the commit before or after our write, so the change is written again to the new token. A change that
     lands in both is committed once and stays staged with the same identity, which reads as no change.
+
+    ``branch``: the branch as the caller read it in this request, saving the read before the write: any seal
+    since that read is caught by the re-check after the write, exactly as one since a fresh read would be.
     """
-    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set(token, staged), repr(staged.key))
+    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set(token, staged), repr(staged.key),
+                           branch)
 
 
 def stage_many(
-    refs: RefStore, staging: StagingStore, repo_id: RepositoryID, branch_id: BranchID, changes: Sequence[StagedEntry]
+    refs: RefStore,
+    staging: StagingStore,
+    repo_id: RepositoryID,
+    branch_id: BranchID,
+    changes: Sequence[StagedEntry],
+    branch: Branch | None = None,
 ) -> None:
     """Stages several changes as :func:`stage` does one, with the store's batch writes: all of them are written
     again to the new token when a commit sealed the old one meanwhile."""
     _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set_many(token, changes),
-                           f"{len(changes)} changes")
+                           f"{len(changes)} changes", branch)
 
 
 def _stage_surviving_seals(
-    refs: RefStore, repo_id: RepositoryID, branch_id: BranchID, write: Callable[[StagingToken], None], what: str
+    refs: RefStore,
+    repo_id: RepositoryID,
+    branch_id: BranchID,
+    write: Callable[[StagingToken], None],
+    what: str,
+    branch: Branch | None,
 ) -> None:
+    current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
     for _ in range(WRITE_TRIES):
-        branch = refs.get_branch(repo_id, branch_id)
-        write(branch.staging_token)
-        if refs.get_branch(repo_id, branch_id).staging_token == branch.staging_token:
+        written_to = current.staging_token
+        write(written_to)
+        # The re-check, always a fresh read: it is what guarantees the change survives a concurrent seal. When
+        # the token moved, this same read gives the token to write again to (no second read).
+        current = refs.get_branch(repo_id, branch_id)
+        if current.staging_token == written_to:
             return
     raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}")
 

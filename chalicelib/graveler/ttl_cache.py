@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Callable
 
+__all__ = ["TTLCache"]
+
 DEFAULT_MAX_ENTRIES = 1024
 
 

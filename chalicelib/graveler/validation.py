@@ -7,6 +7,15 @@ import unicodedata
 
 from .errors import Invalid, InvalidName
 
+__all__ = [
+    "normalize_storage_namespace",
+    "validate_branch_id",
+    "validate_path",
+    "validate_ref",
+    "validate_repository_id",
+    "validate_tag_id",
+]
+
 _REPOSITORY = re.compile(r"[a-z0-9][a-z0-9-]{2,62}")
 # lakeFS's ^\w[-\w]*$ in Go, where \w is ASCII only: re.ASCII keeps look-alike letters ("m\u0430in" with a
 # Cyrillic a) out of branch names.

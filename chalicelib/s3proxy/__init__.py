@@ -8,4 +8,4 @@ every error is answered from the single table of S3 codes (errors.py). graveler 
 from .gateway import S3Gateway
 from .model import Request, Response
 
-__all__ = ["Request", "Response", "S3Gateway"]
+__all__ = ["Request", "Response", "S3Gateway", "function_url"]

@@ -19,6 +19,8 @@ from typing import Any
 from .gateway import S3Gateway
 from .model import Request, Response
 
+__all__ = ["handle_event"]
+
 # Lambda returns at most 6 MB (6,291,556 bytes) of JSON; 4 MiB of body is 5.6 MB once base64-encoded.
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024
 

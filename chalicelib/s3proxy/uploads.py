@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.addressing import metadata_address
-from chalicelib.graveler.ports import BlockStore
+from chalicelib.graveler.namespace_files import NamespaceFiles
 
 from .errors import S3Error
 
@@ -120,9 +120,9 @@ def plan(parts: list[Part]) -> list[Part | Group]:
 class Uploads:
     """The uploads of one repository (one storage namespace)."""
 
-    def __init__(self, blocks: BlockStore, namespace: str) -> None:
-        self._blocks = blocks
-        self._namespace = namespace
+    def __init__(self, files: NamespaceFiles) -> None:
+        self._blocks = files
+        self._namespace = files.namespace
 
     def _record(self, upload_id: str) -> str:
         return metadata_address(self._namespace, f"{RECORDS}{upload_id}.json")

@@ -3,8 +3,8 @@ the one table app.py registers the Lambda functions from, and the local stack ro
 
 from __future__ import annotations
 
-from . import commit, merge
+from . import commit, imports, merge
 
 __all__ = ["HANDLERS"]
 
-HANDLERS = {**commit.HANDLERS, **merge.HANDLERS}
+HANDLERS = {**commit.HANDLERS, **merge.HANDLERS, **imports.HANDLERS}

@@ -76,7 +76,7 @@ def root(
 
 
 def _register() -> None:
-    from lakelet.commands import actions, auth, branch, commit, diff, doctor, fs, gc, localdir, merge, repo, tag
+    from lakelet.commands import actions, auth, branch, commit, diff, doctor, fs, gc, imports, localdir, merge, repo, tag
 
     app.add_typer(repo.app, name="repo", help="create, list and delete repositories")
     app.add_typer(branch.app, name="branch", help="create, list, show, delete, reset and revert branches")
@@ -84,6 +84,7 @@ def _register() -> None:
     commit.register(app)
     diff.register(app)
     merge.register(app)
+    imports.register(app)
     app.add_typer(fs.app, name="fs", help="objects: ls, cat, stat, rm, presign, upload, download, update-metadata")
     app.add_typer(localdir.app, name="local", help="local directories in step with a branch path "
                   "(clone|status|pull|commit|checkout); with no subcommand, or flags: run the local stack "

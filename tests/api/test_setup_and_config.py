@@ -70,7 +70,7 @@ def test_config(api: Api) -> None:
     storage = config.storage_config
     assert storage.blockstore_type == "s3"
     assert storage.pre_sign_support is True and storage.pre_sign_support_ui is False
-    assert storage.import_support is False
+    assert storage.import_support is True
     assert storage.default_namespace_prefix == f"s3://{BUCKET}"
     assert config.version_config.version
     assert conforms(lakefs_sdk.StorageConfig, body_of(api.get("/config/storage"))) == storage

@@ -35,7 +35,7 @@ class Result:
 # workflows and the synchronous calls answer 202 at once: the flow's 1,000-file commit and its merges are tasks
 # the CLI must follow to the end.
 STACK_ENV = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "500", "LAKELET_MERGE_WORKFLOW_THRESHOLD": "500",
-             "LAKELET_WORKFLOW_WAIT_SECONDS": "0"}
+             "LAKELET_WORKFLOW_WAIT_SECONDS": "0", "LAKELET_IMPORT_ALLOWED_LOCATIONS": "s3://cli-import-source/"}
 
 
 @pytest.fixture(scope="session")

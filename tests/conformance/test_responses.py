@@ -88,6 +88,12 @@ def steps(services: wiring.Services) -> list[Step]:
         ("POST", r + "/branches/dev/commits", {"json": {"message": "on dev"}}, 201),
         ("GET", r + "/commits/" + commit_id, {}, 200),
         ("GET", r + "/refs/dev/commits", {}, 200),
+        # No import location is allowed in this deployment: a 403 that names the setting.
+        ("POST", r + "/branches/dev/import",
+         {"json": {"paths": [{"type": "common_prefix", "path": "s3://elsewhere/x/", "destination": "x/"}],
+                   "commit": {"message": "import"}}}, 403),
+        ("GET", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
+        ("DELETE", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
         ("GET", r + "/refs/dev/merge/main", {}, 200),
         ("POST", r + "/refs/dev/merge/main", {"json": {}}, 200),
         ("POST", r + "/branches/feature/cherry-pick", {"json": {"ref": "dev"}}, 201),

@@ -22,7 +22,7 @@ NS = "s3://test-bucket/repo"  # the bucket of the memory fixture
 def g(memory: wiring.Services):  # type: ignore[no-untyped-def]
     graveler = memory.graveler
     graveler.create_repository("repo", NS)
-    RulesStore(graveler.blocks).set(NS, RetentionRules(3, (BranchRetention(BranchID("main"), 10),)))
+    RulesStore(graveler.namespace_files(NS)).set(RetentionRules(3, (BranchRetention(BranchID("main"), 10),)))
     return graveler
 
 
@@ -97,7 +97,7 @@ def test_prepare_needs_rules_a_repository_and_a_valid_run_id(g) -> None:  # type
         prepare.prepare(g, "nope")
     with pytest.raises(errors.Invalid):
         prepare.prepare(g, "repo", run_id="../../escape")
-    RulesStore(g.blocks).delete(NS)
+    RulesStore(g.namespace_files(NS)).delete()
     with pytest.raises(GCRulesNotFound):
         prepare.prepare(g, "repo")
 

@@ -51,7 +51,7 @@ class Repo:
 
     def rules(self, default: int, **branches: int) -> None:
         rules = RetentionRules(default, tuple(BranchRetention(BranchID(b), d) for b, d in branches.items()))
-        RulesStore(self.graveler.blocks).set(self.namespace, rules)
+        RulesStore(self.graveler.namespace_files(self.namespace)).set(rules)
 
     def prepare(self) -> str:
         # The prepare's clock runs 1.1 s ahead: S3 keeps whole seconds, and every object written so far must

@@ -50,7 +50,7 @@ def repos(memory: wiring.Services) -> wiring.Services:
         g.create_repository(name, f"s3://test-bucket/repos/{name}")
         g.upload_object(name, "main", "a.txt", b"a")
     for name in ("alpha", "gamma"):
-        RulesStore(g.blocks).set(f"s3://test-bucket/repos/{name}", RetentionRules(7))
+        RulesStore(g.namespace_files(f"s3://test-bucket/repos/{name}")).set(RetentionRules(7))
     return memory
 
 

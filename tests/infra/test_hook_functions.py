@@ -14,7 +14,8 @@ from infra.policy_check import check
 from tests.infra.conftest import Package
 
 # The Chalice functions that run hooks, by their logical ids in the template.
-RUNS_HOOKS = {"APIHandler", "CommitDrop", "MergeDrop"}
+# The import's merge step merges through Graveler.merge, which runs the pre- and post-merge hooks.
+RUNS_HOOKS = {"APIHandler", "CommitDrop", "MergeDrop", "ImportMerge"}
 
 
 def _pattern(template: dict[str, Any]) -> re.Pattern[str]:

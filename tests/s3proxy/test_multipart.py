@@ -250,7 +250,7 @@ def test_plan_refuses_a_short_run_before_a_large_part() -> None:
 
 def test_store_upload_gone_is_no_such_upload(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     upload_id, _ = upload_parts(s3, "main/expired.bin", [b"x"])
-    record = next(u for u in Uploads(harness.services.graveler.blocks, repo.storage_namespace).all())
+    record = next(u for u in Uploads(harness.services.graveler.namespace_files(repo.storage_namespace)).all())
     # An S3 lifecycle rule (AbortIncompleteMultipartUpload) removed the store's upload.
     harness.services.graveler.blocks.abort_multipart_upload(record.address, record.store_upload_id)
     with pytest.raises(ClientError) as error:

@@ -122,3 +122,34 @@ def test_adapters_import_only_ports_records_and_errors_of_the_core() -> None:
                 continue
             offenders.append(f"{path.relative_to(ROOT)}: {name}")
     assert offenders == []
+
+
+# The facade's stores: only graveler (and wiring and the adapters, which build them) may touch them. Code above
+# graveler uses the facade's use cases (namespace_files.py, collection_inputs.py and the rest).
+STORE_ATTRIBUTES = {"blocks", "refs", "staging", "committed"}
+ABOVE_GRAVELER = ("api", "s3proxy", "gc", "workflows")
+# Attributes of these names that are no store of the facade, each with its reason (file, attribute): none today.
+STORE_ATTRIBUTE_EXCEPTIONS: set[tuple[str, str]] = set()
+
+
+def store_accesses(path: pathlib.Path) -> Iterator[str]:
+    """``<line>: .<attribute>`` for every attribute access named like one of the facade's stores."""
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in STORE_ATTRIBUTES:
+            yield f"{node.lineno}: .{node.attr}"
+
+
+def test_store_accesses_are_found(tmp_path: pathlib.Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("x = services().graveler.blocks.presign_get(a, 1)\ny = ctx.graveler.refs\nz = blocks\n")
+    assert sorted(store_accesses(sample)) == ["1: .blocks", "2: .refs"]
+
+
+def test_nothing_above_graveler_touches_its_stores() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT)}:{access}"
+        for path in _files(*(CHALICELIB / package for package in ABOVE_GRAVELER))
+        for access in store_accesses(path)
+        if (str(path.relative_to(ROOT)), access.split(".")[-1]) not in STORE_ATTRIBUTE_EXCEPTIONS
+    ]
+    assert offenders == []

@@ -8,4 +8,13 @@ from .refs import DynamoRefStore
 from .staging import DynamoStagingStore
 from .tables import TableNames, create_tables
 
-__all__ = ["DynamoAuthStore", "DynamoRefStore", "DynamoStagingStore", "TableNames", "create_tables"]
+__all__ = [
+    "DynamoAuthStore",
+    "DynamoRefStore",
+    "DynamoStagingStore",
+    "TableNames",
+    "branch_protection",
+    "create_tables",
+    "repository_metadata",
+    "tables",
+]

@@ -22,6 +22,8 @@ from .models import model_set
 from .tables import TableNames
 from .translate import storage_errors
 
+__all__ = ["DynamoBranchProtectionStore"]
+
 _RULES = "branch_protection"
 _ETAG = "branch_protection_etag"
 

@@ -20,6 +20,8 @@ from .models import model_set
 from .tables import TableNames
 from .translate import storage_errors
 
+__all__ = ["DynamoRepositoryMetadataStore"]
+
 _MAP = "repository_metadata"
 
 

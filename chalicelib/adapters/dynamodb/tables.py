@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from .models import model_set
 from .translate import storage_errors
 
+__all__ = ["TableNames"]
+
 
 @dataclass(frozen=True, slots=True)
 class TableNames:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+__all__ = ["EventType"]
+
 
 class EventType(enum.StrEnum):
     PRE_COMMIT = "pre-commit"

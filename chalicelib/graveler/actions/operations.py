@@ -11,6 +11,8 @@ from ..commit import CommitRequest
 from ..merge import MergeRequest
 from .events import EventType, HookEvent
 
+__all__ = ["commit_event", "merge_event", "ref_event"]
+
 
 def commit_event(request: CommitRequest, commit_id: str = "") -> HookEvent:
     """pre-commit without ``commit_id``, post-commit with it."""

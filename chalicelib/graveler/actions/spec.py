@@ -17,6 +17,8 @@ from typing import Any
 from .errors import InvalidActionFile
 from .events import EventType
 
+__all__ = ["ACTIONS_PREFIX"]
+
 ACTIONS_PREFIX = "_lakefs_actions/"
 WEBHOOK = "webhook"
 LAMBDA = "lambda"

@@ -14,4 +14,15 @@ from .apply import ApplyResult
 from .manager import CommittedManager
 from .params import RangeParams
 
-__all__ = ["ApplyResult", "CommittedManager", "RangeParams"]
+__all__ = [
+    "ApplyResult",
+    "CommittedManager",
+    "RangeParams",
+    "apply",
+    "compare",
+    "merge",
+    "mergetable",
+    "params",
+    "storage",
+    "writer",
+]

@@ -22,6 +22,8 @@ from .columns import RangeColumns
 from .params import RangeParams
 from .writer import RangeWriter, closes_range
 
+__all__ = ["apply_changes"]
+
 
 @dataclass(frozen=True, slots=True)
 class ApplyResult:

@@ -24,6 +24,8 @@ from .mergetable import Decision, action, decide
 from .storage import CommittedStorage
 from .writer import RangeWriter
 
+__all__ = ["MergeChange", "trivial_merge"]
+
 
 def _storage(manager: CommittedManager) -> CommittedStorage:
     return manager.storage

@@ -26,6 +26,8 @@ from .mergetable import Action, Decision, action, decide
 from .params import RangeParams
 from .writer import RangeWriter, closes_range
 
+__all__ = ["KeyConflict", "Resolver", "merge_ranges"]
+
 # (key, what the source did, what the destination did) -> the side that wins, or None to leave the conflict.
 Resolver = Callable[[str, Action, Action], Decision | None]
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import enum
 
+__all__ = ["Action", "Decision"]
+
 
 class Decision(enum.Enum):
     """Which side's value a key takes. TAKE_SOURCE and TAKE_DEST may mean "absent" (a deletion)."""

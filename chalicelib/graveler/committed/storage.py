@@ -14,6 +14,8 @@ from .cache import LRUCache
 from .columns import MetaRange, RangeColumns
 from .ids import metarange_id, range_id
 
+__all__ = ["CommittedStorage"]
+
 
 def object_address(namespace: str, object_id: str) -> str:
     return metadata_address(namespace, object_id)

@@ -26,6 +26,8 @@ from .fnv import fnv1a_64
 from .params import RangeParams
 from .storage import CommittedStorage
 
+__all__ = ["RangeWriter", "closes_range"]
+
 
 class _NewRows:
     """A run of new entries in the unfinished range, as Python lists until the range closes."""

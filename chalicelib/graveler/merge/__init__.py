@@ -26,9 +26,11 @@ __all__ = [
     "MergeSliceSpec",
     "MergeSteps",
     "MergeSummary",
+    "base",
     "conflict_policy",
     "conflicts_address",
     "find_merge_base",
+    "policy",
     "read_conflicts",
     "require_merge_base",
 ]

@@ -14,6 +14,8 @@ from .. import errors
 from ..ports import RefStore
 from ..records import Commit, CommitID, RepositoryID
 
+__all__ = ["require_merge_base"]
+
 _LEFT = 1
 _RIGHT = 2
 

@@ -22,6 +22,8 @@ from ..committed.compare import MergeChange
 from ..committed.mergetable import Action, Decision
 from ..records import EMPTY_METARANGE, Commit, Page
 
+__all__ = ["MergePreview", "MergeSummary", "conflict_policy"]
+
 STRATEGY_METADATA_KEY = ".lakefs.merge.strategy"
 PATH_STRATEGIES_METADATA_KEY = ".lakelet.merge.path_strategies"
 DEFAULT_STRATEGY_NAME = "default"

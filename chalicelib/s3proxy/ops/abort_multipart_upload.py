@@ -6,6 +6,8 @@ from ..context import Context
 from ..model import Response
 from .upload_part import uploads_and_upload
 
+__all__ = ["abort_multipart_upload"]
+
 
 def abort_multipart_upload(ctx: Context) -> Response:
     uploads, upload = uploads_and_upload(ctx)

@@ -6,6 +6,8 @@ from ..context import Context, repository_arn
 from ..model import Response
 from ..xmlio import S3_NAMESPACE, element, render
 
+__all__ = ["bucket_location"]
+
 
 def bucket_location(ctx: Context) -> Response:
     ctx.authorize("fs:ReadRepository", repository_arn(ctx.bucket))

@@ -20,6 +20,8 @@ from ..xmlio import MalformedXml, child_text, children, element, parse
 from .common import if_absent, xml_response
 from .upload_part import uploads_and_upload
 
+__all__ = ["complete_multipart_upload"]
+
 
 def _requested_parts(body: bytes) -> list[tuple[int, str]]:
     try:

@@ -23,6 +23,8 @@ from .common import (
     xml_response,
 )
 
+__all__ = ["copy_object"]
+
 
 def copy_object(ctx: Context) -> Response:
     request = ctx.request
@@ -58,7 +60,7 @@ def copy_object(ctx: Context) -> Response:
             ctx.graveler.get_branch(ctx.bucket, branch)  # before copying any byte
             address = ctx.graveler.new_physical_address(ctx.bucket)
             try:
-                ctx.graveler.blocks.copy(source.physical_address, address)
+                ctx.graveler.namespace_files(repository.storage_namespace).copy(source.physical_address, address)
             except errors.ObjectNotFound as e:
                 raise errors.Gone(f"the data of {src_repo}/{src_ref}/{src_path} was garbage collected") from e
             entry = Entry(address, source.size, source.etag, int(ctx.clock()), content_type, metadata)

@@ -12,6 +12,8 @@ from ..uploads import Upload, Uploads
 from ..xmlio import element
 from .common import reject_unsupported_headers, xml_response
 
+__all__ = ["create_multipart_upload"]
+
 
 def create_multipart_upload(ctx: Context) -> Response:
     branch, path = ctx.ref_and_path()
@@ -25,6 +27,7 @@ def create_multipart_upload(ctx: Context) -> Response:
     with ctx.writing():
         ctx.graveler.get_branch(ctx.bucket, branch)
     repository = ctx.graveler.get_repository(ctx.bucket)
+    files = ctx.graveler.namespace_files(repository.storage_namespace)
     address = ctx.graveler.new_physical_address(ctx.bucket)
     upload = Upload(
         upload_id=uuid.uuid4().hex,
@@ -32,13 +35,13 @@ def create_multipart_upload(ctx: Context) -> Response:
         branch=branch,
         path=path,
         address=address,
-        store_upload_id=ctx.graveler.blocks.create_multipart_upload(address),
+        store_upload_id=files.create_multipart_upload(address),
         content_type=content_type,
         user_metadata=metadata,
         initiated=int(ctx.clock()),
         initiator=ctx.user_id,
     )
-    Uploads(ctx.graveler.blocks, repository.storage_namespace).create(upload)
+    Uploads(files).create(upload)
     return xml_response(
         "InitiateMultipartUploadResult",
         [element("Bucket", ctx.bucket), element("Key", ctx.key), element("UploadId", upload.upload_id)],

@@ -6,6 +6,8 @@ from ..context import Context, object_arn
 from ..errors import S3Error
 from ..model import Response
 
+__all__ = ["delete_object"]
+
 
 def delete_object(ctx: Context) -> Response:
     branch, path = ctx.ref_and_path()

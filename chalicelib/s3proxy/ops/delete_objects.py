@@ -13,6 +13,8 @@ from ..model import Response
 from ..xmlio import MalformedXml, child_text, children, element, parse
 from .common import xml_response
 
+__all__ = ["delete_objects"]
+
 MAX_KEYS = 1000
 
 

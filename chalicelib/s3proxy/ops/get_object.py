@@ -19,6 +19,8 @@ from ..errors import S3Error
 from ..model import Response
 from .common import check_read_conditions
 
+__all__ = ["get_object"]
+
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 # response-* query parameters of a (usually presigned) GET override these response headers, as in S3.
 _OVERRIDES = {

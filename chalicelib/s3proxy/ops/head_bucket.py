@@ -5,6 +5,8 @@ from __future__ import annotations
 from ..context import Context, repository_arn
 from ..model import Response
 
+__all__ = ["head_bucket"]
+
 
 def head_bucket(ctx: Context) -> Response:
     ctx.authorize("fs:ReadRepository", repository_arn(ctx.bucket))

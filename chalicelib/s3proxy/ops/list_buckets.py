@@ -9,6 +9,8 @@ from ..model import Response
 from ..xmlio import element, iso8601
 from .common import owner, xml_response
 
+__all__ = ["list_buckets"]
+
 
 def list_buckets(ctx: Context) -> Response:
     ctx.authorize("fs:ListRepositories", "*")

@@ -9,6 +9,8 @@ from ..uploads import Upload, Uploads
 from ..xmlio import element, iso8601
 from .common import owner, xml_response
 
+__all__ = ["list_multipart_uploads"]
+
 MAX_UPLOADS = 1000
 
 
@@ -22,8 +24,9 @@ def list_multipart_uploads(ctx: Context) -> Response:
     if text and not text.isdigit():
         raise S3Error("InvalidArgument", "max-uploads must be a non-negative integer")
     max_uploads = min(int(text), MAX_UPLOADS) if text else MAX_UPLOADS
+    in_progress = Uploads(ctx.graveler.namespace_files(repository.storage_namespace))
     ordered = sorted(
-        (u for u in Uploads(ctx.graveler.blocks, repository.storage_namespace).all() if u.key.startswith(prefix)),
+        (u for u in in_progress.all() if u.key.startswith(prefix)),
         key=lambda u: (u.key, u.initiated, u.upload_id),
     )
     rows: list[Upload | str] = []

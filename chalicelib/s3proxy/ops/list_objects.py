@@ -23,6 +23,8 @@ from ..model import Response
 from ..xmlio import element, iso8601
 from .common import owner, xml_response
 
+__all__ = ["list_objects"]
+
 MAX_KEYS = 1000
 
 

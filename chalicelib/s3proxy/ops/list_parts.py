@@ -9,6 +9,8 @@ from ..xmlio import element, iso8601
 from .common import owner, xml_response
 from .upload_part import uploads_and_upload
 
+__all__ = ["list_parts"]
+
 MAX_PARTS = 1000
 
 

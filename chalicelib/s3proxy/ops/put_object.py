@@ -10,6 +10,8 @@ from ..context import Context, object_arn, user_metadata
 from ..model import Response
 from .common import if_absent, reject_unsupported_headers
 
+__all__ = ["put_object"]
+
 
 def put_object(ctx: Context) -> Response:
     branch, path = ctx.ref_and_path()

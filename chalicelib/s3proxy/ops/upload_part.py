@@ -7,6 +7,8 @@ from ..errors import S3Error
 from ..model import Response
 from ..uploads import Upload, Uploads
 
+__all__ = ["upload_part"]
+
 
 def part_number(ctx: Context) -> int:
     text = ctx.request.param("partNumber")
@@ -19,7 +21,7 @@ def uploads_and_upload(ctx: Context) -> tuple[Uploads, Upload]:
     branch, path = ctx.ref_and_path()
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
     repository = ctx.graveler.get_repository(ctx.bucket)
-    uploads = Uploads(ctx.graveler.blocks, repository.storage_namespace)
+    uploads = Uploads(ctx.graveler.namespace_files(repository.storage_namespace))
     return uploads, uploads.get(ctx.request.param("uploadId"), branch, path)
 
 

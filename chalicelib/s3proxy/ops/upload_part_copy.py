@@ -16,6 +16,8 @@ from ..xmlio import element, iso8601
 from .common import check_read_conditions, xml_response
 from .upload_part import part_number, uploads_and_upload
 
+__all__ = ["upload_part_copy"]
+
 _COPY_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
 
 

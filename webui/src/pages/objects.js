@@ -1,5 +1,6 @@
 // Objects: the ref selector, a prefix browser with breadcrumbs and pages of 100, uploads of files and folders,
-// and per object download, copy, delete and a stat panel with its preview.
+// an Import dialog (zero-copy import from S3), and per object download, copy, delete and a stat panel with its
+// preview.
 import { useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc, breadcrumbs, baseName, uploadPath, parentPrefix } from '../lib/paths.js'
@@ -7,6 +8,7 @@ import { bytes, date, percent } from '../lib/format.js'
 import { html, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useAction, Field, Icon, Progress, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
 import { Preview } from '../components/Preview.js'
+import { ImportDialog } from '../components/ImportDialog.js'
 import { uploadFile, presignSupported } from '../uploads.js'
 
 const PAGE = 100
@@ -106,6 +108,9 @@ export function Objects({ ctx, route }) {
   const pages = usePages(`${ctx.ref}|${prefix}`)
   const [copying, setCopying] = useState(null)
   const [deleting, setDeleting] = useState(null)
+  const [importing, setImporting] = useState(false)
+  // The Import button only where the server serves imports (GET /config's import_support).
+  const config = useLoad(() => api.get('/config/storage'), [])
   const list = useLoad(() => api.get(`/repositories/${enc(ctx.repo)}/refs/${enc(ctx.ref)}/objects/ls`,
     { prefix, delimiter: '/', after: pages.after, amount: PAGE }), [ctx.repo, ctx.ref, prefix, pages.after])
   const nav = (q) => go(['repositories', ctx.repo, 'objects'], { ref: ctx.ref, ...q })
@@ -115,6 +120,7 @@ export function Objects({ ctx, route }) {
     <div class="toolbar">
       <${RefSelector} ctx=${ctx} value=${ctx.ref} onChange=${(ref) => go(['repositories', ctx.repo, 'objects'], { ref, prefix })} />
       ${canWrite && html`<${Uploads} ctx=${ctx} prefix=${prefix} onDone=${list.reload} />`}
+      ${canWrite && config.data && config.data.import_support && html`<button onClick=${() => setImporting(true)}>Import</button>`}
     </div>
     ${!ctx.isBranch && html`<p class="muted small">Browsing ${ctx.ref} read-only: only branches take changes.</p>`}
     <nav class="crumbs" aria-label="Path">
@@ -144,6 +150,7 @@ export function Objects({ ctx, route }) {
       ${selected && html`<${StatPanel} key=${selected} ctx=${ctx} path=${selected} onClose=${() => nav({ prefix })} />`}
     </div>
     ${copying && html`<${CopyDialog} ctx=${ctx} path=${copying} onClose=${(done) => { setCopying(null); done && list.reload() }} />`}
+    ${importing && html`<${ImportDialog} ctx=${ctx} prefix=${prefix} onClose=${(done) => { setImporting(false); done && list.reload() }} />`}
     ${deleting && html`<${Confirm} title="Delete object" message=${`Delete ${deleting} from branch ${ctx.ref}? The change is staged until you commit.`}
       onConfirm=${() => api.del(`/repositories/${enc(ctx.repo)}/branches/${enc(ctx.ref)}/objects`, { path: deleting })}
       onClose=${() => { setDeleting(null); list.reload() }} />`}

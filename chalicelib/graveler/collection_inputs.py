@@ -1,0 +1,56 @@
+"""What garbage collection reads of a repository: every repository, the addresses staged on its branches, its
+branch heads and all its commits. GC's prepare (chalicelib/gc/prepare.py) calls these in the order its safety
+argument needs (staging, then heads, then commits); each reads the stores afresh."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from .core import GravelerCore
+from .records import Branch, BranchID, Commit, CommitID, Repository
+from .staging import branch_tokens
+
+__all__ = ["CollectionInputs"]
+
+_PAGE = 1000
+
+
+class CollectionInputs(GravelerCore):
+    """The reads of garbage collection."""
+
+    def iterate_repositories(self) -> Iterator[Repository]:
+        """Every repository, by id (also those being deleted: GC skips them when it reads them)."""
+        after = ""
+        while True:
+            page = self.refs.list_repositories(after, _PAGE)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            after = page[-1].id
+
+    def _all_branches(self, repo: Repository) -> Iterator[Branch]:
+        after = ""
+        while True:
+            page = self.refs.list_branches(repo.id, after, _PAGE)
+            yield from page
+            if len(page) < _PAGE:
+                return
+            after = page[-1].id
+
+    def staged_addresses(self, repo: Repository) -> set[str]:
+        """The physical address of every entry staged on any branch, in its current or sealed tokens."""
+        found: set[str] = set()
+        for branch in self._all_branches(repo):
+            for token in branch_tokens(branch):
+                for staged in self.staging.iterate(token):
+                    if staged.value is not None:
+                        found.add(staged.value.physical_address)
+        return found
+
+    def branch_heads(self, repo: Repository) -> dict[BranchID, CommitID]:
+        """Every branch's head commit."""
+        return {branch.id: branch.commit_id for branch in self._all_branches(repo)}
+
+    def all_commits(self, repo: Repository) -> dict[CommitID, Commit]:
+        """Every commit of the repository, reachable or not."""
+        return {commit.id: commit for commit in self.refs.iterate_commits(repo.id)}

@@ -1,0 +1,56 @@
+"""Zero-copy import of objects already in S3 (lakeFS's importStart / importStatus / importCancel).
+
+An import lists its sources, maps them to paths on the branch and commits entries that point at the source
+objects themselves (nothing is copied) on the branch ``_<branch>_imported``, then merges that into the branch.
+It runs as idempotent steps (steps.py), inline or as a workflow with the slices built in parallel; the status
+records (status.py) carry progress, completion and cancellation. Sources must lie inside the deployment's
+allowed import locations (request.py).
+"""
+
+from .errors import ImportCanceled, ImportFinished, ImportNotAllowed, ImportNotFound
+from .plan import ImportPlan, ImportSlice
+from .ports import ImportRecords, SourceLister, SourceObject
+from .request import (
+    COMMON_PREFIX,
+    OBJECT,
+    ImportLocation,
+    ImportRequest,
+    check_allowed,
+    check_locations,
+    import_branch_name,
+)
+from .service import EXECUTION_PREFIX, Importer, ImportStatus
+from .status import CANCELED_MESSAGE, COMPLETED, FAILED, RUNNING, ImportRecord
+from .steps import DEFAULT_MAX_SLICES, ImportSteps
+
+__all__ = [
+    "CANCELED_MESSAGE",
+    "COMMON_PREFIX",
+    "COMPLETED",
+    "DEFAULT_MAX_SLICES",
+    "EXECUTION_PREFIX",
+    "FAILED",
+    "OBJECT",
+    "RUNNING",
+    "ImportCanceled",
+    "ImportFinished",
+    "ImportLocation",
+    "ImportNotAllowed",
+    "ImportNotFound",
+    "ImportPlan",
+    "ImportRecord",
+    "ImportRecords",
+    "ImportRequest",
+    "ImportSlice",
+    "ImportStatus",
+    "ImportSteps",
+    "Importer",
+    "SourceLister",
+    "SourceObject",
+    "check_allowed",
+    "errors",
+    "check_locations",
+    "import_branch_name",
+    "ports",
+    "status",
+]

@@ -1,0 +1,154 @@
+"""The import use case's facade: start (check, then record), run inline, status and cancel. The workflow runs the
+same ImportSteps one step per Lambda (chalicelib/workflows/imports.py)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .. import errors
+from ..ports import WorkflowRunner
+from ..records import BranchID, Commit, CommitID, RepositoryID
+from ..service import Graveler
+from ..validation import validate_branch_id
+from .errors import ImportFinished, ImportNotFound
+from .ports import ImportRecords, SourceLister
+from .request import COMMON_PREFIX, ImportLocation, ImportRequest, check_allowed, check_locations
+from .status import CANCELED_MESSAGE, RUNNING, ImportRecord
+from .steps import ImportSteps
+
+_IMPORT_ID = re.compile(r"[0-9a-f]{32}")
+# The import workflow's execution of an import is named after it: a second start is refused, never run twice.
+EXECUTION_PREFIX = "import-"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportStatus:
+    """What importStatus answers: the record, the objects ingested so far, and the merge commit once completed."""
+
+    record: ImportRecord
+    ingested: int
+    commit: Commit | None
+
+
+class Importer:
+    """``allowed``: the s3:// prefixes imports may read; ``setting``: the name of the setting that lists them
+    (named by the 403). ``runner``: the import workflow, which imports of more than ``inline_threshold`` objects
+    run as, in up to ``max_slices`` slices; without one, every import runs inline."""
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        lister: SourceLister,
+        records: ImportRecords,
+        allowed: Sequence[str],
+        setting: str,
+        clock: Callable[[], float] | None = None,
+        runner: WorkflowRunner | None = None,
+        inline_threshold: int = 5_000,
+        max_slices: int = 16,
+    ) -> None:
+        self.graveler = graveler
+        self.records = records
+        self.allowed = tuple(allowed)
+        self.setting = setting
+        self._clock = clock or graveler.now
+        self.runner = runner
+        self.inline_threshold = inline_threshold
+        self.max_slices = max_slices
+        self.steps = ImportSteps(graveler, lister, records, self._clock, graveler._sleep)
+
+    def start(
+        self,
+        repo_id: str,
+        branch_id: str,
+        locations: Sequence[ImportLocation],
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        date: float | None = None,
+        force: bool = False,
+    ) -> ImportRequest:
+        """Checks the request and records it as running; nothing else is written. Raises Invalid, ImportNotAllowed
+        (403, before any lookup of the repository), RepositoryNotFound, BranchNotFound, ReadOnlyRepository."""
+        ordered = check_locations(locations)
+        check_allowed(ordered, self.allowed, self.setting)
+        validate_branch_id(branch_id)
+        repo = self.graveler.repository_for_write(repo_id, force)
+        self.graveler.refs.get_branch(repo.id, BranchID(branch_id))
+        import_id = uuid.uuid4().hex
+        request = ImportRequest(repo.id, branch_id, import_id, ordered, committer,
+                                message or f"Import into {branch_id}",
+                                self._clock() if date is None else float(date), dict(metadata or {}), force)
+        self.records.create(repo.storage_namespace, ImportRecord(import_id, repo.id, branch_id, RUNNING,
+                                                                  self._clock()))
+        return request
+
+    def launch(self, request: ImportRequest) -> None:
+        """Runs the import here when it is small (the sources are probed up to the threshold) or no workflow is
+        configured; otherwise starts the import workflow."""
+        if self.runner is None or not self._at_least(request, self.inline_threshold + 1):
+            self.run(request, max_slices=1)
+            return
+        self.runner.start(EXECUTION_PREFIX + request.import_id,
+                          {"request": request.to_json(), "max_slices": self.max_slices})
+
+    def _at_least(self, request: ImportRequest, count: int) -> bool:
+        """Whether the sources hold at least ``count`` objects; lists at most about that many."""
+        seen = 0
+        for loc in request.locations:
+            if loc.type != COMMON_PREFIX:
+                seen += 1
+                continue
+            for page in self.steps.lister.pages(loc.bucket, loc.key):
+                seen += len(page)
+                if seen >= count:
+                    return True
+        return seen >= count
+
+    def run(self, request: ImportRequest, max_slices: int = 1) -> ImportRecord:
+        """Runs every step here; a failure is recorded (the status reports it), not raised."""
+        namespace = self.graveler.get_repository(request.repository).storage_namespace
+        try:
+            self.steps.run(request, max_slices)
+        except errors.GravelerError as e:
+            self.steps.fail(request, str(e) or type(e).__name__)
+        return self.records.get(namespace, request.import_id)
+
+    def _record(self, repo_id: str, branch_id: str, import_id: str) -> tuple[str, ImportRecord]:
+        """The import's namespace and record; ImportNotFound for an id of another branch (ids are not secrets,
+        but a branch answers only for its own imports)."""
+        missing = ImportNotFound(f"import {import_id} not found")
+        if not _IMPORT_ID.fullmatch(import_id):
+            raise missing
+        repo = self.graveler.get_repository(repo_id)
+        self.graveler.refs.get_branch(repo.id, BranchID(branch_id))
+        record = self.records.get(repo.storage_namespace, import_id)
+        if record.repository != repo.id or record.branch != branch_id:
+            raise missing
+        return repo.storage_namespace, record
+
+    def status(self, repo_id: str, branch_id: str, import_id: str) -> ImportStatus:
+        namespace, record = self._record(repo_id, branch_id, import_id)
+        if record.ended and record.commit_id:
+            commit = self.graveler.refs.get_commit(RepositoryID(repo_id), CommitID(record.commit_id))
+            return ImportStatus(record, record.ingested, commit)
+        return ImportStatus(record, self.records.progress(namespace, import_id), None)
+
+    def cancel(self, repo_id: str, branch_id: str, import_id: str) -> None:
+        """Marks the import canceled (its steps stop before their next side effect) and records it failed with
+        "import canceled". Raises ImportFinished (409) when it had already ended."""
+        namespace, record = self._record(repo_id, branch_id, import_id)
+        if record.ended:
+            raise ImportFinished(f"import {import_id} already {record.state}")
+        self.records.cancel(namespace, import_id)
+        # A step may have completed it between our read and the mark: then the import stands and says so.
+        record = self.records.get(namespace, import_id)
+        if record.ended:
+            raise ImportFinished(f"import {import_id} already {record.state}")
+        self.records.save(namespace, record.failed(CANCELED_MESSAGE, self._clock()))
+
+
+__all__ = ["EXECUTION_PREFIX", "ImportStatus", "Importer"]

@@ -1,0 +1,256 @@
+"""An import as idempotent steps, for running it as a workflow (one Lambda per step, slices in parallel) or
+inline, through the same code:
+
+- ``plan``: moves (or creates, hidden) the branch ``_<branch>_imported`` to the branch's head, and cuts the
+  destination key space into slices at the sources' top "directories", never across a base range.
+- ``build_slice``: lists the sources inside the slice page by page, maps them to destination keys and applies
+  them onto the base ranges inside it (everything under a destination that the source no longer holds is
+  removed), with graveler's range writer; stores the slice as a metarange of its own. Re-running writes the same
+  content-addressed objects.
+- ``commit``: concatenates the slices into one metarange and commits it on the import branch, whose head must
+  still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there).
+- ``merge``: merges the import branch into the branch through ``Graveler.merge`` (the one entry for merges:
+  inline, or as the merge workflow above its threshold), and completes the record. A retry after the merge
+  finds the merge commit on the branch instead of merging again; when the merge went on as a workflow, the step
+  records its task id and raises StillRunning, and its retries follow that task instead of merging again.
+
+Each step checks the cancel mark first, and ``build_slice`` after every listing page, so a cancel stops the import
+before its next side effect; the branch moves only in ``merge``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from .. import errors
+from ..branch_moves import finish_move, new_staging_token, update_branch
+from ..committed.apply import apply_changes
+from ..committed import CommittedManager
+from ..committed.writer import RangeWriter
+from ..identity import commit_id
+from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
+from ..slicing import concatenate, spread_bounds
+from .errors import ImportCanceled
+from .listing import slice_changes
+from .plan import ImportPlan, ImportSlice
+from .ports import ImportRecords, SourceLister
+from .request import COMMON_PREFIX, ImportRequest
+from .status import CANCELED_MESSAGE, ImportRecord
+
+if TYPE_CHECKING:
+    from ..service import Graveler
+
+Json = dict[str, Any]
+
+DEFAULT_MAX_SLICES = 16
+# How many top "directories" of each source the plan reads to place slice bounds.
+PREFIX_CANDIDATES = 1000
+# How far back along the branch's first parents a retried merge looks for the merge it already made.
+MERGED_LOOKBACK = 50
+
+
+class ImportSteps:
+    """The steps over the engine's ports (its refs and its CommittedManager: caches and RangeParams), its one
+    merge entry, the source lister and the status records."""
+
+    def __init__(
+        self,
+        graveler: Graveler,
+        lister: SourceLister,
+        records: ImportRecords,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None] | None = None,
+        merge_wait_seconds: float | None = None,
+    ) -> None:
+        self.graveler = graveler
+        self.refs = graveler.refs
+        self.committed: CommittedManager = graveler.committed
+        self.storage = self.committed.storage
+        self.params = self.committed.params
+        self.lister = lister
+        self.records = records
+        self._clock = clock
+        self._sleep = sleep
+        self._merge_wait = merge_wait_seconds
+
+    def _namespace(self, repository: str) -> str:
+        return self.refs.get_repository(RepositoryID(repository)).storage_namespace
+
+    def refuse_canceled(self, namespace: str, import_id: str) -> None:
+        if self.records.canceled(namespace, import_id):
+            raise ImportCanceled(CANCELED_MESSAGE)
+
+    # ---- plan -----------------------------------------------------------------------------------------------
+
+    def plan(self, request: ImportRequest, max_slices: int = DEFAULT_MAX_SLICES) -> ImportPlan:
+        repo_id = RepositoryID(request.repository)
+        repo = self.refs.get_repository(repo_id)
+        if repo.read_only and not request.force:
+            raise errors.ReadOnlyRepository(repo_id)
+        self.refuse_canceled(repo.storage_namespace, request.import_id)
+        head = self.refs.get_commit(repo_id, self.refs.get_branch(repo_id, BranchID(request.branch)).commit_id)
+        self._move_import_branch(request, head.id, repo.generation)
+        base = self.storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
+        candidates: set[str] = set()
+        for loc in request.locations:
+            if loc.type == COMMON_PREFIX:
+                for found in self.lister.common_prefixes(loc.bucket, loc.key, PREFIX_CANDIDATES):
+                    candidates.add(loc.destination_key(found))
+            candidates.add(loc.destination)
+        candidates.update(r.min_key for r in base)
+        bounds = spread_bounds(sorted(candidates), [base], max_slices)
+        slices = tuple(
+            ImportSlice(request.import_id, repo.storage_namespace, head.meta_range_id, request.locations, lo, hi,
+                        f"{index:05d}")
+            for index, (lo, hi) in enumerate(bounds)
+        )
+        return ImportPlan(head.id, head.generation, repo.storage_namespace, slices)
+
+    def _move_import_branch(self, request: ImportRequest, head: CommitID, generation: str) -> None:
+        """The import branch at ``head``: created hidden if missing, moved there if it points elsewhere (what an
+        earlier import left there is on the branch already, or was left unmerged on purpose by a cancel)."""
+        repo_id, name = RepositoryID(request.repository), BranchID(request.import_branch)
+        try:
+            self.refs.create_branch(repo_id, Branch(name, head, new_staging_token(request.repository, name),
+                                                    hidden=True), generation=generation)
+            return
+        except errors.BranchExists:
+            pass
+
+        def move(branch: Branch) -> Branch | None:
+            if branch.commit_id == head:
+                return None
+            return Branch(branch.id, head, branch.staging_token, branch.sealed_tokens, branch.retired_tokens,
+                          branch.hidden)
+
+        update_branch(self.refs, repo_id, name, move, f"branch {name} kept moving", self._sleep)
+
+    # ---- build ----------------------------------------------------------------------------------------------
+
+    def build_slice(self, item: ImportSlice) -> Json:
+        """The slice's metarange (base ranges inside it with the sources applied) and its counts."""
+        namespace, lo, hi = item.namespace, item.lo, item.hi
+        self.refuse_canceled(namespace, item.import_id)
+        base_id = MetaRangeID(item.base_metarange)
+        base = self.storage.metarange(namespace, base_id).ranges
+        inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
+        listed = [0]
+
+        def on_page(count: int) -> None:
+            listed[0] += count
+            self.records.report_progress(namespace, item.import_id, item.part, listed[0])
+            self.refuse_canceled(namespace, item.import_id)
+
+        def base_keys(start: str) -> Iterator[str]:
+            return (record.key for record in self.committed.iterate(namespace, base_id, start))
+
+        writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
+        changes = slice_changes(self.lister, base_keys, item.locations, lo, hi, on_page)
+        ranges, added, changed, removed = apply_changes(
+            inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
+        )
+        metarange = self.storage.write_metarange(namespace, ranges)
+        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed,
+                "ingested": listed[0]}
+
+    # ---- commit ---------------------------------------------------------------------------------------------
+
+    def commit(self, request: ImportRequest, plan: ImportPlan, built: list[Json]) -> Json:
+        """Commits the import on the import branch: {"commit_id", "metarange_id", "ingested", "changes"}."""
+        repo_id = RepositoryID(request.repository)
+        namespace = plan.namespace
+        self.refuse_canceled(namespace, request.import_id)
+        parts = [self.storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
+        metarange = self.storage.write_metarange(namespace, concatenate(self.storage, namespace, self.params, parts))
+        parent = CommitID(plan.base_commit)
+        cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
+        commit = Commit(cid, request.committer, request.message, request.date, metarange, dict(request.metadata),
+                        (parent,), plan.base_generation + 1)
+        if finish_move(self.refs, repo_id, BranchID(request.import_branch), commit, (), self._sleep) is None:
+            raise errors.Conflict(f"branch {request.import_branch} moved during the import: another import into "
+                                  f"{request.branch} is running")
+        changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
+        return {"commit_id": cid, "metarange_id": metarange, "ingested": sum(int(b["ingested"]) for b in built),
+                "changes": changes}
+
+    # ---- merge ----------------------------------------------------------------------------------------------
+
+    def merge(self, request: ImportRequest, committed: Json) -> Json:
+        """Merges the import commit into the branch and completes the record: {"commit_id"} of the merge."""
+        repo_id = RepositoryID(request.repository)
+        namespace = self._namespace(request.repository)
+        record = self.records.get(namespace, request.import_id)
+        if record.ended and record.commit_id:
+            return {"commit_id": record.commit_id}  # a retry after the record was completed
+        self.refuse_canceled(namespace, request.import_id)
+        imported = CommitID(str(committed["commit_id"]))
+        merged = self._merged_already(repo_id, BranchID(request.branch), imported)
+        if merged is None:
+            merged = self._merge(request, namespace, record)
+        self.records.save(namespace, self.records.get(namespace, request.import_id).completed(
+            merged, str(committed["metarange_id"]), int(committed["ingested"]), self._clock()))
+        return {"commit_id": merged}
+
+    def _merge(self, request: ImportRequest, namespace: str, record: ImportRecord) -> CommitID:
+        """The merge commit, through Graveler.merge; a merge that goes on as a workflow is followed by its task
+        id (recorded), never started twice. Raises StillRunning while it runs, and what the merge raised."""
+        g = self.graveler
+        if record.merge_task:
+            status = g.merge_status(request.repository, request.branch, record.merge_task)
+            if not status.completed:
+                raise errors.StillRunning(record.merge_task)
+            if status.error is not None:
+                raise status.error
+            assert status.result is not None
+            return status.result.id
+        try:
+            found = g.merge(request.repository, request.import_branch, request.branch, request.committer,
+                            request.message, dict(request.metadata), allow_empty=True, force=request.force,
+                            wait_seconds=self._merge_wait)
+        except errors.StillRunning as running:
+            self.records.save(namespace, dataclasses.replace(record, merge_task=running.task_id))
+            raise
+        return found.id
+
+    def _merged_already(self, repo_id: RepositoryID, branch_id: BranchID, imported: CommitID) -> CommitID | None:
+        """The commit on the branch's recent first-parent line that merged ``imported``, if any."""
+        current: CommitID | None = self.refs.get_branch(repo_id, branch_id).commit_id
+        for _ in range(MERGED_LOOKBACK):
+            if current is None:
+                return None
+            commit = self.refs.get_commit(repo_id, current)
+            if imported in commit.parents[1:]:
+                return commit.id
+            current = commit.parents[0] if commit.parents else None
+        return None
+
+    # ---- failure --------------------------------------------------------------------------------------------
+
+    def fail(self, request: ImportRequest, message: str) -> Json:
+        """Records the failure (unless the record already ended: a cancel recorded itself)."""
+        namespace = self._namespace(request.repository)
+        record = self.records.get(namespace, request.import_id)
+        if not record.ended:
+            self.records.save(namespace, record.failed(message, self._clock()))
+        return {"failed": message}
+
+    # ---- all of it in one process ---------------------------------------------------------------------------
+
+    def run(self, request: ImportRequest, max_slices: int = 1, merge_polls: int = 600) -> Json:
+        """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
+        A merge that goes on as a workflow is followed as the state machine's retries follow it."""
+        planned = self.plan(request, max_slices)
+        built = [self.build_slice(item) for item in planned.slices]
+        committed = self.commit(request, planned, built)
+        for _ in range(merge_polls):
+            try:
+                return self.merge(request, committed)
+            except errors.StillRunning:
+                if self._sleep is not None:
+                    self._sleep(1.0)
+        raise errors.TooManyTries(f"the merge of import {request.import_id} did not end")
+
+
+__all__ = ["DEFAULT_MAX_SLICES", "ImportSteps"]

@@ -1,0 +1,137 @@
+"""importStart / importStatus / importCancel in lakeFS's shapes, on the in-memory twins; sources are objects in the
+same memory store under s3://source/ (the lakefs_sdk models parse every answer)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import lakefs_sdk
+import pytest
+
+from chalicelib import wiring
+from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS, Settings
+
+from .support import BUCKET, Api, assert_error, body_of
+
+ALLOWED = "s3://source/allowed/"
+
+
+@pytest.fixture
+def services() -> Iterator[wiring.Services]:
+    built = wiring.memory_services(Settings(bucket=BUCKET, import_allowed_locations=(ALLOWED,)))
+    wiring.set_services(built)
+    try:
+        yield built
+    finally:
+        wiring.set_services(None)
+
+
+@pytest.fixture
+def sources(services: wiring.Services) -> None:
+    for key, data in {"data/a.csv": b"a", "data/2024/b.csv": b"bb", "data/2024/01/c.csv": b"ccc",
+                      "single.bin": b"single"}.items():
+        services.graveler.blocks.put(ALLOWED + key, data)
+
+
+def start(api: Api, repo: str, paths: list[dict[str, str]], branch: str = "main", **extra: object):
+    body = {"paths": paths, "commit": {"message": "imported", "metadata": {"k": "v"}}, **extra}
+    return api.post(f"/repositories/{repo}/branches/{branch}/import", json_body=body)
+
+
+def status(api: Api, repo: str, import_id: str, branch: str = "main"):
+    return api.get(f"/repositories/{repo}/branches/{branch}/import", query={"id": import_id})
+
+
+PATHS = [{"type": "common_prefix", "path": ALLOWED + "data/", "destination": "imported/"},
+         {"type": "object", "path": ALLOWED + "single.bin", "destination": "one/single.bin"}]
+
+
+def test_import_start_status_and_the_objects(api: Api, repo: str, sources: None) -> None:
+    started = start(api, repo, PATHS)
+    assert started.status_code == 202, started.body
+    created = lakefs_sdk.ImportCreationResponse.from_json(started.body.decode())
+    answer = status(api, repo, created.id)
+    assert answer.status_code == 200
+    parsed = lakefs_sdk.ImportStatus.from_json(answer.body.decode())
+    assert parsed.completed and parsed.error is None and parsed.ingested_objects == 4
+    assert parsed.commit is not None and parsed.commit.message == "imported"
+    assert parsed.commit.metadata["k"] == "v"
+    head = body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
+    assert head == parsed.commit.id
+    listed = body_of(api.get(f"/repositories/{repo}/refs/main/objects/ls"))["results"]
+    assert {o["path"]: o["physical_address"] for o in listed} == {
+        "imported/2024/01/c.csv": ALLOWED + "data/2024/01/c.csv",
+        "imported/2024/b.csv": ALLOWED + "data/2024/b.csv",
+        "imported/a.csv": ALLOWED + "data/a.csv",
+        "one/single.bin": ALLOWED + "single.bin",
+    }
+    read = api.get(f"/repositories/{repo}/refs/main/objects", query={"path": "imported/2024/b.csv"},
+                   headers={"accept": "application/octet-stream", "range": "bytes=1-1"})
+    assert read.status_code == 206 and read.body == b"b"
+    stat = body_of(api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": "one/single.bin"}))
+    assert stat["size_bytes"] == 6 and stat["physical_address"] == ALLOWED + "single.bin"
+    # The import branch is hidden, and holds the import commit the merge took.
+    branches = [b["id"] for b in body_of(api.get(f"/repositories/{repo}/branches"))["results"]]
+    assert "_main_imported" not in branches
+    imported = body_of(api.get(f"/repositories/{repo}/branches/_main_imported"))["commit_id"]
+    assert imported in parsed.commit.parents
+
+
+def test_config_reports_import_support(api: Api) -> None:
+    config = body_of(api.get("/config"))
+    assert config["storage_config"]["import_support"] is True
+
+
+def test_a_source_outside_the_allowed_locations_is_403_naming_the_setting(api: Api, repo: str, sources: None,
+                                                                          services: wiring.Services) -> None:
+    before = set(services.graveler.blocks.blobs)
+    head = body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
+    answer = start(api, repo, [{"type": "common_prefix", "path": "s3://source/secret/", "destination": "x/"}])
+    assert ENV_IMPORT_ALLOWED_LOCATIONS in assert_error(answer, 403)
+    assert set(services.graveler.blocks.blobs) == before
+    assert body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"] == head
+    assert api.get(f"/repositories/{repo}/branches/_main_imported").status_code == 404
+
+
+@pytest.mark.parametrize("paths", [
+    [],
+    [{"type": "folder", "path": ALLOWED + "data/", "destination": "x/"}],
+    [{"type": "common_prefix", "path": "gs://bucket/x/", "destination": "x/"}],
+    [{"type": "common_prefix", "destination": "x/"}],
+    ["s3://source/allowed/data/"],
+])
+def test_bad_import_requests_are_400(api: Api, repo: str, paths: list) -> None:
+    assert_error(start(api, repo, paths), 400)
+
+
+def test_missing_repository_branch_and_import(api: Api, repo: str, sources: None) -> None:
+    assert_error(start(api, "nope", PATHS), 404)
+    assert_error(start(api, repo, PATHS, branch="nope"), 404)
+    assert_error(status(api, repo, "0" * 32), 404)
+    assert_error(status(api, repo, "not-an-id"), 404)
+    assert_error(api.get(f"/repositories/{repo}/branches/main/import"), 400)
+
+
+def test_cancel_after_completion_is_409_and_unknown_is_404(api: Api, repo: str, sources: None) -> None:
+    import_id = body_of(start(api, repo, PATHS))["id"]
+    path = f"/repositories/{repo}/branches/main/import"
+    assert_error(api.delete(path, query={"id": import_id}), 409)
+    assert_error(api.delete(path, query={"id": "f" * 32}), 404)
+
+
+def test_a_failed_import_reports_its_error(api: Api, repo: str) -> None:
+    import_id = body_of(start(api, repo, [{"type": "object", "path": ALLOWED + "missing.bin",
+                                           "destination": "m"}]))["id"]
+    parsed = lakefs_sdk.ImportStatus.from_json(status(api, repo, import_id).body.decode())
+    assert not parsed.completed and parsed.error is not None and "missing.bin" in parsed.error.message
+
+
+def test_reimport_drops_what_the_source_no_longer_holds(api: Api, repo: str, sources: None,
+                                                        services: wiring.Services) -> None:
+    start(api, repo, PATHS[:1])
+    services.graveler.blocks.delete(ALLOWED + "data/a.csv")
+    import_id = body_of(start(api, repo, PATHS[:1]))["id"]
+    assert json.loads(status(api, repo, import_id).body)["completed"]
+    listed = body_of(api.get(f"/repositories/{repo}/refs/main/objects/ls"))["results"]
+    assert [o["path"] for o in listed] == ["imported/2024/01/c.csv", "imported/2024/b.csv"]

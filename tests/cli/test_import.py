@@ -1,0 +1,49 @@
+"""``lakelet import --from s3://... --to lakefs://repo/branch/path/`` on the CLI's stack (as lakectl's import):
+the objects land under the path without being copied, the answer names the commit, and a location the
+deployment does not allow is refused with the setting's name."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+
+import boto3
+
+from tests.cli.conftest import Result
+from tests.e2e.conftest import LocalProcess
+from tests.e2e.s3support import moto_endpoint
+
+Cli = Callable[..., Result]
+SOURCE = "cli-import-source"
+
+
+def _seed(stack: LocalProcess, files: dict[str, bytes]) -> None:
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint(stack), region_name="us-east-1",
+                      aws_access_key_id=stack.access_key_id, aws_secret_access_key=stack.secret_access_key)
+    try:
+        s3.create_bucket(Bucket=SOURCE)
+    except s3.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    for key, data in files.items():
+        s3.put_object(Bucket=SOURCE, Key=key, Body=data)
+
+
+def test_import_lands_the_prefix_under_the_path(cli: Cli, cli_stack: LocalProcess, repo: str) -> None:
+    run = uuid.uuid4().hex[:8]
+    _seed(cli_stack, {f"{run}/a.csv": b"a", f"{run}/nested/b.csv": b"bb"})
+    result = cli("import", "--from", f"s3://{SOURCE}/{run}/", "--to", f"lakefs://{repo}/main/landed/",
+                 "-m", "from the cli", "--meta", "team=data")
+    assert "Ingested objects: 2" in result.stdout and "Commit: " in result.stdout
+    listed = cli("fs", "ls", "--recursive", f"lakefs://{repo}/main/landed/").stdout
+    assert "landed/a.csv" in listed and "landed/nested/b.csv" in listed
+    assert cli("fs", "cat", f"lakefs://{repo}/main/landed/nested/b.csv").stdout == "bb"
+    stat = json.loads(cli("fs", "stat", "--json", f"lakefs://{repo}/main/landed/a.csv").stdout)
+    assert stat["physical_address"] == f"s3://{SOURCE}/{run}/a.csv"
+    log = json.loads(cli("log", "--json", f"lakefs://{repo}/main").stdout)
+    assert log[0]["message"] == "from the cli" and log[0]["metadata"]["team"] == "data"
+
+
+def test_import_from_a_location_not_allowed_fails_naming_the_setting(cli: Cli, repo: str) -> None:
+    result = cli("import", "--from", "s3://somewhere-else/x/", "--to", f"lakefs://{repo}/main/x/", code=1)
+    assert "LAKELET_IMPORT_ALLOWED_LOCATIONS" in result.stderr

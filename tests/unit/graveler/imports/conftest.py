@@ -1,0 +1,33 @@
+"""An engine on in-memory twins with an Importer over them; sources are objects put into the same memory block
+store at s3://source/..., outside the repository's namespace (s3://bucket/repo)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.adapters.import_records import MemoryImportRecords
+from chalicelib.adapters.memory_source import MemorySourceLister
+from chalicelib.graveler.imports import Importer
+
+SETTING = "LAKELET_IMPORT_ALLOWED_LOCATIONS"
+
+
+@pytest.fixture
+def lister(g):
+    return MemorySourceLister(g.blocks, page_size=3)
+
+
+@pytest.fixture
+def records():
+    return MemoryImportRecords()
+
+
+@pytest.fixture
+def importer(g, repo, lister, records, clock):
+    return Importer(g, lister, records, ["s3://source/allowed/"], SETTING, clock=clock)
+
+
+def put_source(g, **files: bytes) -> None:
+    """Source objects under s3://source/allowed/; "__" in a name is "/"."""
+    for name, data in files.items():
+        g.blocks.put("s3://source/allowed/" + name.replace("__", "/"), data)

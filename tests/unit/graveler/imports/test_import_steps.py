@@ -1,0 +1,240 @@
+"""The import use case over in-memory twins: what lands on the branch, the import branch, re-import, cancel,
+crashes around side effects, and the allowed locations."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from chalicelib.graveler import errors
+from chalicelib.graveler.imports import (
+    CANCELED_MESSAGE,
+    COMMON_PREFIX,
+    COMPLETED,
+    FAILED,
+    OBJECT,
+    RUNNING,
+    ImportCanceled,
+    ImportFinished,
+    ImportLocation,
+    ImportNotAllowed,
+    ImportNotFound,
+)
+
+from .conftest import SETTING, put_source
+
+
+def prefix(path: str, destination: str) -> ImportLocation:
+    return ImportLocation(COMMON_PREFIX, path, destination)
+
+
+def listing(g, ref: str = "main") -> dict[str, str]:
+    page = g.list_objects("repo", ref, amount=1000)
+    return {o.key: o.entry.physical_address for o in page.results if o.entry is not None}
+
+
+def run(importer, *locations, message="import", branch="main", slices=1):
+    request = importer.start("repo", branch, list(locations), "admin", message)
+    record = importer.run(request, max_slices=slices)
+    return request, record
+
+
+@pytest.fixture
+def sources(g):
+    put_source(g, **{"data__a.csv": b"a", "data__2024__b.csv": b"bb", "data__2024__01__c.csv": b"ccc",
+                     "data__2025__d.csv": b"dddd", "one.bin": b"single"})
+
+
+def test_prefix_and_object_land_zero_copy_through_the_import_branch(g, repo, importer, sources):
+    request, record = run(importer, prefix("s3://source/allowed/data/", "imported/"),
+                          ImportLocation(OBJECT, "s3://source/allowed/one.bin", "single/one.bin"))
+    assert record.state == COMPLETED
+    assert listing(g) == {
+        "imported/2024/01/c.csv": "s3://source/allowed/data/2024/01/c.csv",
+        "imported/2024/b.csv": "s3://source/allowed/data/2024/b.csv",
+        "imported/2025/d.csv": "s3://source/allowed/data/2025/d.csv",
+        "imported/a.csv": "s3://source/allowed/data/a.csv",
+        "single/one.bin": "s3://source/allowed/one.bin",
+    }
+    entry = g.stat_object("repo", "main", "imported/2024/01/c.csv")
+    assert (entry.size, entry.mtime) == (3, 1_700_000_000)
+    assert g.read_object("repo", entry) == b"ccc"
+    # The import commit is on _main_imported (hidden), its parent the old head; the branch merged it.
+    imported = g.get_branch("repo", "_main_imported")
+    assert imported.hidden
+    import_commit = g.get_commit("repo", imported.commit_id)
+    merge = g.get_commit("repo", "main")
+    assert merge.id == record.commit_id
+    assert merge.parents == (import_commit.parents[0], import_commit.id)
+    assert import_commit.message == "import" and record.metarange_id == import_commit.meta_range_id
+    assert record.ingested == 5
+    # Nothing was copied into the repository's namespace.
+    assert not [a for a in g.blocks.blobs if a.startswith("s3://bucket/repo/data/")]
+
+
+def test_reimport_replaces_the_destination_and_keeps_the_rest(g, repo, importer, sources):
+    g.upload_object("repo", "main", "imported/stale.txt", b"old")
+    g.upload_object("repo", "main", "elsewhere.txt", b"keep")
+    g.commit("repo", "main", "admin", "before")
+    run(importer, prefix("s3://source/allowed/data/", "imported/"))
+    assert "imported/stale.txt" not in listing(g)
+    g.blocks.delete("s3://source/allowed/data/2024/b.csv")
+    put_source(g, **{"data__2024__new.csv": b"new", "data__a.csv": b"changed"})
+    _, record = run(importer, prefix("s3://source/allowed/data/", "imported/"))
+    assert record.state == COMPLETED
+    found = listing(g)
+    assert "imported/2024/b.csv" not in found and "imported/2024/new.csv" in found
+    assert "elsewhere.txt" in found
+    assert g.read_object("repo", g.stat_object("repo", "main", "imported/a.csv")) == b"changed"
+    assert g.stat_object("repo", "main", "imported/a.csv").size == 7
+
+
+def test_reimport_of_an_unchanged_source_changes_no_entry(g, repo, importer, sources):
+    run(importer, prefix("s3://source/allowed/data/", "imported/"))
+    first = g.get_commit("repo", "main")
+    run(importer, prefix("s3://source/allowed/data/", "imported/"))
+    assert g.get_commit("repo", "main").meta_range_id == first.meta_range_id
+
+
+def test_many_slices_build_the_same_metarange_as_one(g, repo, importer, lister, sources):
+    lister.page_size = 1
+    for i in range(40):
+        put_source(g, **{f"data__p{i % 7}__k{i:03d}": bytes([i])})
+    _, one = run(importer, prefix("s3://source/allowed/data/", "x/"), slices=1)
+    _, many = run(importer, prefix("s3://source/allowed/data/", "y/"), slices=8)
+    rows_x = {k[2:]: v for k, v in listing(g).items() if k.startswith("x/")}
+    rows_y = {k[2:]: v for k, v in listing(g).items() if k.startswith("y/")}
+    assert rows_x == rows_y and len(rows_x) == 44
+    assert many.ingested == one.ingested == 44
+
+
+def test_a_location_outside_the_allowed_ones_is_403_naming_the_setting_and_writes_nothing(g, repo, importer, sources,
+                                                                                         records):
+    before = set(g.blocks.blobs)
+    with pytest.raises(ImportNotAllowed) as caught:
+        importer.start("repo", "main", [prefix("s3://source/other/", "x/")], "admin", "m")
+    assert SETTING in str(caught.value) and isinstance(caught.value, errors.Forbidden)
+    # A path that only starts like an allowed one as a string is still outside it.
+    with pytest.raises(ImportNotAllowed):
+        importer.start("repo", "main", [prefix("s3://source/allowed-not/", "x/")], "admin", "m")
+    assert set(g.blocks.blobs) == before and records.records == {}
+    with pytest.raises(errors.BranchNotFound):
+        g.get_branch("repo", "_main_imported")
+
+
+def test_bad_locations_are_invalid(importer):
+    with pytest.raises(errors.Invalid):
+        importer.start("repo", "main", [], "admin", "m")
+    with pytest.raises(errors.Invalid):
+        importer.start("repo", "main", [ImportLocation("bucket", "s3://source/allowed/x", "x")], "admin", "m")
+    with pytest.raises(errors.Invalid):
+        importer.start("repo", "main", [prefix("s3://source/allowed/a/", "d/"), prefix("s3://source/allowed/b/",
+                                                                                         "d/sub/")], "admin", "m")
+
+
+def test_cancel_in_the_middle_stops_before_the_branch_moves(g, repo, importer, lister, records, sources):
+    for i in range(30):
+        put_source(g, **{f"data__bulk__{i:03d}": b"x"})
+    head = g.get_branch("repo", "main").commit_id
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    pages = []
+
+    def cancel_on_third_page() -> None:
+        pages.append(1)
+        if len(pages) == 3:
+            importer.cancel("repo", "main", request.import_id)
+
+    lister.before_page = cancel_on_third_page
+    record = importer.run(request)
+    assert record.state == FAILED and record.error == CANCELED_MESSAGE
+    assert g.get_branch("repo", "main").commit_id == head
+    status = importer.status("repo", "main", request.import_id)
+    assert status.commit is None and 0 < status.ingested < 35
+    with pytest.raises(ImportFinished):
+        importer.cancel("repo", "main", request.import_id)
+    with pytest.raises(ImportCanceled):
+        importer.steps.plan(request)
+
+
+def test_steps_crashing_before_and_after_their_side_effect_converge_without_duplicates(g, repo, importer, sources):
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    steps = importer.steps
+    plan = steps.plan(request, 4)
+    assert steps.plan(request, 4) == plan  # a retry of the plan
+    built = [steps.build_slice(item) for item in plan.slices]
+    assert [steps.build_slice(item) for item in plan.slices] == built
+    committed = steps.commit(request, plan, built)
+    # The commit step crashed after moving the import branch: its retry finds its own commit there.
+    assert steps.commit(request, plan, built) == committed
+    merged = steps.merge(request, committed)
+    # The merge crashed after moving the branch, before the record: the retry finds the merge, merges nothing.
+    record = importer.records.get(repo.storage_namespace, request.import_id)
+    importer.records.save(repo.storage_namespace, dataclasses.replace(record, state=RUNNING, commit_id=""))
+    assert steps.merge(request, committed) == merged
+    log = g.log("repo", "main", amount=100).results
+    assert [c.id for c in log].count(merged["commit_id"]) == 1
+    assert sum(1 for c in log if len(c.parents) == 2) == 1
+    assert importer.status("repo", "main", request.import_id).record.state == COMPLETED
+
+
+def test_status_answers_only_for_its_own_branch(g, repo, importer, sources):
+    g.create_branch("repo", "dev", "main")
+    request, _ = run(importer, prefix("s3://source/allowed/data/", "imported/"))
+    assert importer.status("repo", "main", request.import_id).commit is not None
+    with pytest.raises(ImportNotFound):
+        importer.status("repo", "dev", request.import_id)
+    with pytest.raises(ImportNotFound):
+        importer.status("repo", "main", "../../etc")
+
+
+def test_a_missing_object_source_fails_the_import_and_says_why(g, repo, importer):
+    request, record = run(importer, ImportLocation(OBJECT, "s3://source/allowed/missing", "m"))
+    assert record.state == FAILED and "missing" in record.error
+
+
+def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repeated(g, repo, importer, sources):
+    from chalicelib.adapters.memory import MemoryWorkflowRunner
+    from chalicelib.graveler.merge import MergeRequest
+    from chalicelib.graveler.workflow_runner import Workflows
+
+    runner = MemoryWorkflowRunner()  # executions stay RUNNING until ended
+    g.workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    steps = importer.steps
+    plan = steps.plan(request)
+    committed = steps.commit(request, plan, [steps.build_slice(item) for item in plan.slices])
+    with pytest.raises(errors.StillRunning) as first:
+        steps.merge(request, committed)
+    namespace = repo.storage_namespace
+    assert importer.records.get(namespace, request.import_id).merge_task == first.value.task_id
+    with pytest.raises(errors.StillRunning) as again:
+        steps.merge(request, committed)  # a retry follows the same task: no second merge starts
+    assert again.value.task_id == first.value.task_id and len(runner._executions) == 1
+    # The merge workflow does its work and ends; the next retry completes the import with its commit.
+    execution = runner.describe(first.value.task_id)
+    merge = MergeRequest.from_json(execution.input["request"])
+    result = g.merge_steps.run(merge, max_slices=1)
+    runner.end(first.value.task_id, "SUCCEEDED", output={"finish": {"commit_id": result["commit_id"]}})
+    assert steps.merge(request, committed) == {"commit_id": result["commit_id"]}
+    status = importer.status("repo", "main", request.import_id)
+    assert status.record.state == COMPLETED and status.commit.id == g.get_branch("repo", "main").commit_id
+
+
+def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_threshold(g, repo, lister, records,
+                                                                                       clock, sources):
+    from chalicelib.adapters.memory import MemoryWorkflowRunner
+    from chalicelib.graveler.imports import EXECUTION_PREFIX, Importer
+
+    runner = MemoryWorkflowRunner()
+    importer = Importer(g, lister, records, ["s3://source/allowed/"], SETTING, clock=clock, runner=runner,
+                        inline_threshold=3, max_slices=7)
+    small = importer.start("repo", "main", [prefix("s3://source/allowed/data/2024/", "small/")], "a", "m")
+    importer.launch(small)
+    assert importer.status("repo", "main", small.import_id).record.state == COMPLETED
+    assert runner.describe(EXECUTION_PREFIX + small.import_id) is None
+    large = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "large/")], "a", "m")
+    importer.launch(large)
+    execution = runner.describe(EXECUTION_PREFIX + large.import_id)
+    assert execution is not None and execution.input == {"request": large.to_json(), "max_slices": 7}
+    assert importer.status("repo", "main", large.import_id).record.state == RUNNING

@@ -1,0 +1,144 @@
+"""Every chalicelib package says what it offers: ``__all__`` in its ``__init__``, naming its public modules and
+names, and in every module another package imports from. Nothing imports, from outside a package, a name its
+package or module leaves out of ``__all__``: what is not listed is private, whatever its spelling.
+
+Importers checked: chalicelib itself and app.py (tests and the CLI may reach further: tests by design, the CLI
+through its own lane's rules).
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+from collections.abc import Iterator
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHALICELIB = ROOT / "chalicelib"
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _source(module: str) -> pathlib.Path | None:
+    base = ROOT.joinpath(*module.split("."))
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    return None
+
+
+def _is_package(module: str) -> bool:
+    source = _source(module)
+    return source is not None and source.name == "__init__.py"
+
+
+def declared_all(module: str) -> set[str] | None:
+    """The names of the module's ``__all__`` (a literal list or tuple of strings), None when it has none."""
+    source = _source(module)
+    assert source is not None, module
+    for node in ast.parse(source.read_text()).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            assert isinstance(node.value, (ast.List, ast.Tuple)), f"{module}: __all__ must be a literal list"
+            return {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+    return None
+
+
+def imported_names(path: pathlib.Path) -> Iterator[tuple[int, str, str]]:
+    """(line, module, name) of every ``from module import name`` and (line, parent, child) of every
+    ``import parent.child``, relative imports resolved."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            for alias in node.names:
+                yield node.lineno, base, alias.name
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                parent, _, child = alias.name.rpartition(".")
+                if parent:
+                    yield node.lineno, parent, child
+
+
+def _inside(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _steps(module: str, name: str) -> Iterator[tuple[str, str]]:
+    """(container, member) of every step of ``module.name``: chalicelib.a.b, x gives (chalicelib, a),
+    (chalicelib.a, b), (chalicelib.a.b, x)."""
+    parts = [*module.split("."), name]
+    for i in range(1, len(parts)):
+        yield ".".join(parts[:i]), parts[i]
+
+
+def offences(path: pathlib.Path) -> Iterator[str]:
+    importer = _module_name(path)
+    for line, module, name in imported_names(path):
+        if not _inside(module, "chalicelib") or name == "*":
+            continue
+        for container, member in _steps(module, name):
+            if container == "chalicelib" or _source(container) is None:
+                continue
+            # A package's own modules may use what it keeps to itself; a module's privacy is its package's.
+            scope = container if _is_package(container) else container.rpartition(".")[0]
+            if _inside(importer, scope):
+                continue
+            listed = declared_all(container)
+            if listed is None or member not in listed:
+                yield f"{path.relative_to(ROOT)}:{line}: {container} does not offer {member}"
+
+
+def _packages() -> list[str]:
+    return sorted(_module_name(p) for p in CHALICELIB.rglob("__init__.py"))
+
+
+def test_every_package_declares_all() -> None:
+    assert [package for package in _packages() if declared_all(package) is None] == []
+
+
+def test_names_offered_exist() -> None:
+    """A name in a package's ``__all__`` is a module of the package or a name its ``__init__`` binds."""
+    missing = []
+    for package in _packages():
+        source = _source(package)
+        assert source is not None
+        bound = {alias.asname or alias.name for node in ast.walk(ast.parse(source.read_text()))
+                 if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        for node in ast.parse(source.read_text()).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+                node, ast.AnnAssign) else []
+            bound |= {n.id for n in targets if isinstance(n, ast.Name)}
+        for name in declared_all(package) or set():
+            if _source(f"{package}.{name}") is None and name not in bound:
+                missing.append(f"{package}.{name}")
+    assert missing == []
+
+
+def test_nothing_imports_a_name_left_out_of_all() -> None:
+    found = [o for path in [*sorted(CHALICELIB.rglob("*.py")), ROOT / "app.py"] for o in offences(path)]
+    assert found == []
+
+
+def test_an_unlisted_name_is_an_offence() -> None:
+    # The rule on real modules: graveler.identity is graveler's own module, and commit_id its own function.
+    sample = CHALICELIB / "api" / "_surface_probe.py"
+    sample.write_text("from chalicelib.graveler.identity import commit_id\nfrom chalicelib.graveler import errors\n")
+    try:
+        found = list(offences(sample))
+    finally:
+        sample.unlink()
+    assert [o.split(": ", 1)[1] for o in found] == [
+        "chalicelib.graveler does not offer identity",
+        "chalicelib.graveler.identity does not offer commit_id",
+    ]
