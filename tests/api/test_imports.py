@@ -105,6 +105,69 @@ def test_bad_import_requests_are_400(api: Api, repo: str, paths: list) -> None:
     assert_error(start(api, repo, paths), 400)
 
 
+@pytest.mark.parametrize(("path", "destination"), [
+    (ALLOWED + "../secret/", "x/"),
+    (ALLOWED + "data/../../secret/", "x/"),
+    (ALLOWED + "./data/", "x/"),
+    (ALLOWED + "data//", "x/"),
+    ("s3://source//allowed/data/", "x/"),
+    (ALLOWED + "%2e%2e/secret/", "x/"),
+    (ALLOWED + "data%2F..%2Fsecret/", "x/"),
+    (ALLOWED + "data/\x00/", "x/"),
+    (ALLOWED + "data/\n/", "x/"),
+    (ALLOWED + "data/\x7f/", "x/"),
+    ("s3://source%2Fallowed/data/", "x/"),
+    ("s3://source\\allowed/data/", "x/"),
+    (ALLOWED + "data/", "../x/"),
+    (ALLOWED + "data/", "x/../y/"),
+    (ALLOWED + "data/", "./x/"),
+    (ALLOWED + "data/", "x//y/"),
+    (ALLOWED + "data/", "/x/"),
+    (ALLOWED + "data/", "x/%2e%2e/"),
+    (ALLOWED + "data/", "x/\t/"),
+])
+def test_a_location_that_is_not_a_plain_key_is_400(api: Api, repo: str, sources: None, services: wiring.Services,
+                                                    path: str, destination: str) -> None:
+    """The allowed-locations check compares text: a path whose text lies under the allowed prefix but that a
+    reader could resolve elsewhere (dot segments, doubled slashes, escapes, control characters) is refused
+    before anything is recorded."""
+    before = set(services.graveler.blocks.blobs)
+    message = assert_error(start(api, repo, [{"type": "common_prefix", "path": path, "destination": destination}]),
+                           400)
+    assert "paths:" in message
+    assert set(services.graveler.blocks.blobs) == before
+    assert api.get(f"/repositories/{repo}/branches/_main_imported").status_code == 404
+
+
+def test_an_object_location_with_dot_segments_is_400(api: Api, repo: str, sources: None) -> None:
+    answer = start(api, repo, [{"type": "object", "path": ALLOWED + "../secret.bin", "destination": "s.bin"}])
+    assert_error(answer, 400)
+    answer = start(api, repo, [{"type": "object", "path": ALLOWED + "single.bin", "destination": "a/../s.bin"}])
+    assert_error(answer, 400)
+
+
+def test_an_allowed_bucket_is_matched_whole(repo: str, sources: None) -> None:
+    """An allowed ``s3://source`` (no slash) covers that bucket, not every bucket whose name starts with it."""
+    from chalicelib.graveler.imports import ImportLocation, check_allowed
+    from chalicelib.graveler.imports.errors import ImportNotAllowed
+
+    check_allowed([ImportLocation("common_prefix", "s3://source/any/", "x/")], ["s3://source"], "SETTING")
+    with pytest.raises(ImportNotAllowed):
+        check_allowed([ImportLocation("common_prefix", "s3://source-private/any/", "x/")], ["s3://source"], "SETTING")
+
+
+def test_plain_keys_as_the_lakefs_client_sends_them_still_import(api: Api, repo: str, services: wiring.Services
+                                                               ) -> None:
+    """What ImportManager.prefix/.object send: s3://bucket/prefix/ with a trailing slash, a destination with one
+    (or the branch's root), keys with '=' and '%' not followed by hex, dots inside names."""
+    for key, data in {"t/y=2024/part.0.csv": b"a", "t/100% done.txt": b"b", "t/.hidden": b"c"}.items():
+        services.graveler.blocks.put(ALLOWED + key, data)
+    started = start(api, repo, [{"type": "common_prefix", "path": ALLOWED + "t/", "destination": ""}])
+    assert started.status_code == 202, started.body
+    listed = body_of(api.get(f"/repositories/{repo}/refs/main/objects/ls"))["results"]
+    assert {o["path"] for o in listed} >= {"y=2024/part.0.csv", "100% done.txt", ".hidden"}
+
+
 def test_missing_repository_branch_and_import(api: Api, repo: str, sources: None) -> None:
     assert_error(start(api, "nope", PATHS), 404)
     assert_error(start(api, repo, PATHS, branch="nope"), 404)

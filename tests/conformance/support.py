@@ -9,6 +9,7 @@ import copy
 import json
 import re
 import sys
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -84,7 +85,9 @@ def conform(schema: dict[str, Any], payload: Any, where: str) -> None:
         model = getattr(lakefs_sdk, schema["$ref"].rsplit("/", 1)[1])
         parsed = model.from_dict(payload)
         assert parsed is not None, where
-        assert _drop_none(parsed.to_dict()) == _drop_none(without_extensions(payload)), (where, payload)
+        as_parsed = parsed.to_dict()
+        sent = _dates_parsed(as_parsed, without_extensions(payload), where)
+        assert _drop_none(as_parsed) == _drop_none(sent), (where, payload)
     elif schema.get("type") == "array":
         assert isinstance(payload, list), where
         for item in payload:
@@ -93,6 +96,21 @@ def conform(schema: dict[str, Any], payload: Any, where: str) -> None:
         assert isinstance(payload, dict) and all(isinstance(v, str) for v in payload.values()), where
     elif schema.get("type") == "string":
         assert isinstance(payload, str), where
+
+
+def _dates_parsed(parsed: Any, payload: Any, where: str) -> Any:
+    """The payload with each string the SDK read as a date-time turned into that datetime (the model's to_dict
+    gives datetimes back, not the text), after checking the text is RFC 3339 with its time zone, as lakeFS
+    sends it."""
+    if isinstance(parsed, datetime) and isinstance(payload, str):
+        sent = datetime.fromisoformat(payload)
+        assert "T" in payload and sent.tzinfo is not None, (where, payload)
+        return sent
+    if isinstance(parsed, dict) and isinstance(payload, dict):
+        return {k: _dates_parsed(parsed.get(k), v, where) for k, v in payload.items()}
+    if isinstance(parsed, list) and isinstance(payload, list) and len(parsed) == len(payload):
+        return [_dates_parsed(a, b, where) for a, b in zip(parsed, payload, strict=True)]
+    return payload
 
 
 def _drop_none(value: Any) -> Any:
@@ -137,6 +155,7 @@ class Seed:
         self._state = snapshot(self._pristine)
 
     def fresh(self) -> wiring.Services:
+        from chalicelib.adapters.import_records import MemoryImportRecords
         from chalicelib.adapters.memory import (
             MemoryAuthStore,
             MemoryBlockStore,
@@ -145,6 +164,7 @@ class Seed:
             MemoryRepositoryMetadataStore,
             MemoryStagingStore,
         )
+        from chalicelib.adapters.memory_source import MemorySourceLister
         from chalicelib.auth.service import AuthService
 
         refs, staging, blocks, store = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore(), MemoryAuthStore()
@@ -152,6 +172,9 @@ class Seed:
         cipher = self._pristine.auth._cipher  # the seeded secrets and server key were sealed with it
         services = wiring.assemble(self._pristine.settings, refs, staging, blocks, AuthService(store, cipher), metadata,
                                    MemoryBranchProtectionStore(refs))
+        # As wiring.memory_services wires imports: sources in the same memory store, records beside them.
+        services.source_lister = MemorySourceLister(blocks)
+        services.import_records = MemoryImportRecords()
         for store_object in _stores(services):
             for key, value in self._state.items():
                 owner, _, attribute = key.partition(".")
@@ -164,7 +187,7 @@ def _stores(services: wiring.Services) -> tuple[Any, ...]:
     graveler = services.graveler
     protection = graveler.protection.store if graveler.protection is not None else None
     stores = (graveler.refs, graveler.staging, graveler.blocks, services.auth.store, services.repository_metadata,
-              protection)
+              protection, services.import_records)
     return tuple(store for store in stores if store is not None)
 
 

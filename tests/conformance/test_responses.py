@@ -10,10 +10,12 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import pytest
+import yaml
 from chalice.test import Client
 
 from chalicelib import wiring
 
+from ..api.hook_server import start_hook_server
 from .support import (
     PREFIX,
     app,
@@ -27,9 +29,16 @@ from .support import (
 Step = tuple[str, str, dict[str, Any], int]
 
 
-def steps(services: wiring.Services) -> list[Step]:
-    """(method, path, request, expected status), in an order where each finds what it needs."""
+def steps(services: wiring.Services, hook_url: str) -> list[Step]:
+    """(method, path, request, expected status), in an order where each finds what it needs. ``hook_url``: a
+    webhook the post-commit action on repo2 calls, so the runs API has a run to answer about."""
     commit_id = services.graveler.get_commit("repo1", "main").id
+    action = yaml.safe_dump({
+        "name": "notify",
+        "on": {"post-commit": None},
+        "hooks": [{"id": "notify", "type": "webhook", "properties": {"url": hook_url}}],
+    }).encode()
+    r2 = "/repositories/repo2"
     policy = {"id": "p1", "statement": [{"effect": "allow", "action": ["fs:Read*"], "resource": "*"}]}
     r = "/repositories/repo1"
     return [
@@ -150,8 +159,32 @@ def steps(services: wiring.Services) -> list[Step]:
         ("DELETE", "/auth/groups/team", {}, 204),
         ("DELETE", "/auth/users/bob/credentials/{bob_key}", {}, 204),
         ("DELETE", "/auth/users/bob", {}, 204),
+        ("POST", r2 + "/branches/main/objects", {"query": {"path": "_lakefs_actions/notify.yaml"}, "body": action},
+         201),
+        ("POST", r2 + "/branches/main/commits", {"json": {"message": "add the action"}}, 201),
+        ("GET", r2 + "/actions/runs", {"query": {"branch": "main"}}, 200),
+        ("GET", r2 + "/actions/runs/{run_id}", {}, 200),
+        ("GET", r2 + "/actions/runs/{run_id}/hooks", {}, 200),
+        ("GET", r2 + "/actions/runs/{run_id}/hooks/0000_0000/output", {}, 200),
+        ("GET", r2 + "/actions/runs/{run_id}/hooks/9999_9999/output", {}, 404),
+        ("GET", r2 + "/actions/runs/0/hooks", {}, 404),
         ("DELETE", "/repositories/repo2", {}, 204),
     ]
+
+
+@pytest.fixture
+def hook_url() -> Iterator[str]:
+    state, server = start_hook_server()
+    yield state.on("/notify", 200, "notified")
+    server.shutdown()
+    server.server_close()
+
+
+def only_run_id(services: wiring.Services, repository: str) -> str:
+    hooks = services.graveler.hooks
+    assert hooks is not None
+    [run] = hooks.store.list(services.graveler.get_repository(repository).storage_namespace).results
+    return run.run_id
 
 
 @pytest.fixture
@@ -174,14 +207,16 @@ def call(client: Client, method: str, path: str, request: dict[str, Any]):  # ty
     return client.http.request(method, url, headers=headers, body=body)
 
 
-def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Services) -> None:
+def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Services, hook_url: str) -> None:
     covered: set[tuple[str, str]] = set()
     previous = None
     with Client(app) as client:
-        for method, step_path, step_request, expected in steps(services):
+        for method, step_path, step_request, expected in steps(services, hook_url):
             path, request = step_path, step_request
             if "{bob_key}" in step_path:  # made by an earlier step
                 path = step_path.format(bob_key=services.auth.list_credentials("bob")[0].access_key_id)
+            if "{run_id}" in step_path:  # the run the commit's post-commit hook made
+                path = step_path.format(run_id=only_run_id(services, "repo2"))
             if step_request.get("link"):  # the client uploads to the location the previous step handed out
                 assert previous is not None
                 staging = json.loads(previous.body)

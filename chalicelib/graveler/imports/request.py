@@ -9,6 +9,7 @@ of the key space, and the intervals in destination order are the import's listin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,9 @@ COMMON_PREFIX = "common_prefix"
 OBJECT = "object"
 LOCATION_TYPES = (COMMON_PREFIX, OBJECT)
 _SCHEME = "s3://"
+# Legacy us-east-1 buckets may hold capitals and underscores; nothing else belongs in a bucket name.
+_BUCKET = re.compile(r"[A-Za-z0-9._-]{1,255}")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +125,10 @@ def check_locations(locations: Sequence[ImportLocation]) -> tuple[ImportLocation
     for loc in locations:
         if loc.type not in LOCATION_TYPES:
             raise errors.Invalid(f"paths: type must be one of {', '.join(LOCATION_TYPES)}, got {loc.type!r}")
-        if not loc.path.startswith(_SCHEME) or not loc.bucket:
+        if not loc.path.startswith(_SCHEME) or not _BUCKET.fullmatch(loc.bucket):
             raise errors.Invalid(f"paths: path must be an s3://bucket/... location, got {loc.path!r}")
+        _check_plain(loc.key, "path", loc.path)
+        _check_plain(loc.destination, "destination", loc.destination)
         if loc.type == OBJECT:
             if not loc.key or loc.key.endswith("/"):
                 raise errors.Invalid(f"paths: an object location names one object, got {loc.path!r}")
@@ -140,11 +146,37 @@ def check_locations(locations: Sequence[ImportLocation]) -> tuple[ImportLocation
     return ordered
 
 
+def _check_plain(text: str, field_name: str, shown: str) -> None:
+    """Invalid unless ``text`` (a source key or a destination) is a plain key: no empty, ``.`` or ``..`` segment
+    (one trailing ``/``, a prefix's, is fine), no control character, no percent escape. The allowed-locations
+    check compares text, so anything a reader might resolve or decode differently from that text is refused
+    rather than trusted; lakeFS's clients send plain keys."""
+    segments = text.split("/")
+    if segments[-1] == "":
+        segments.pop()  # "prefix/" and the empty destination (the branch's root)
+    if any(segment in ("", ".", "..") for segment in segments):
+        raise errors.Invalid(f"paths: {field_name} must not hold an empty, '.' or '..' segment, got {shown!r}")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in text):
+        raise errors.Invalid(f"paths: {field_name} must not hold control characters, got {shown!r}")
+    if _PERCENT_ESCAPE.search(text):
+        raise errors.Invalid(f"paths: {field_name} must be a plain key, not percent-encoded, got {shown!r}")
+
+
+def _under(loc: ImportLocation, prefix: str) -> bool:
+    """Whether the location lies under an allowed ``s3://bucket[/key prefix]``: the bucket compared whole, so an
+    allowed ``s3://data`` does not let ``s3://data-private/`` in."""
+    if not prefix.startswith(_SCHEME):
+        return False
+    bucket, _, key_prefix = prefix[len(_SCHEME):].partition("/")
+    return loc.bucket == bucket and loc.key.startswith(key_prefix)
+
+
 def check_allowed(locations: Sequence[ImportLocation], allowed: Sequence[str], setting: str) -> None:
     """ImportNotAllowed (403) unless every location lies under one of ``allowed`` (s3:// prefixes). Otherwise an
-    import would let any user read whatever the Lambda role can read."""
+    import would let any user read whatever the Lambda role can read. check_locations has made each path plain
+    first, so the text compared here is the key S3 reads."""
     for loc in locations:
-        if not any(loc.path.startswith(prefix) for prefix in allowed if prefix):
+        if not any(_under(loc, prefix) for prefix in allowed if prefix):
             where = ", ".join(allowed) if allowed else "none are configured"
             raise ImportNotAllowed(
                 f"import from {loc.path} is not allowed: the deployment's setting {setting} lists the locations "

@@ -1,39 +1,12 @@
-// Actions (lakeFS's hooks): the runs of a repository with their status, filtered by branch or commit; one run
-// with each hook's output; the runs of one commit (on its page); and what a refused operation shows: the
-// failing hooks of the run the 412 names, with their output.
+// Actions (lakeFS's hooks): the runs of a repository with their status, filtered by branch or commit, and one
+// run with each hook's output. The parts other pages show too live in components/ActionRuns.js.
 import { useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
-import { shortId } from '../lib/format.js'
 import { html, Link, ErrorBox, Pager, usePages, useLoad, go } from '../ui.js'
+import { RunHooks, RunsTable, Status, runsPath, when } from '../components/ActionRuns.js'
 
 const PAGE = 30
-
-function when(iso) {
-  const d = new Date(iso)
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString()
-}
-
-function Status({ status }) {
-  return html`<span class=${`badge ${status === 'completed' ? 'added' : status === 'failed' ? 'removed' : ''}`}>${status}</span>`
-}
-
-const runsPath = (repo) => `/repositories/${enc(repo)}/actions/runs`
-
-// The id of the run a "<event> hook aborted, run id '<id>': ..." message (lakeFS's HookAbortError) names.
-export function abortedRunId(message) {
-  const m = /hook aborted, run id '([^']+)'/.exec(message || '')
-  return m ? m[1] : null
-}
-
-function RunsTable({ repo, runs }) {
-  return html`<table class="table runs"><thead><tr><th>Run</th><th>Event</th><th>Branch</th><th>Status</th><th>Started</th><th>Commit</th></tr></thead><tbody>
-    ${runs.map((r) => html`<tr>
-      <td><${Link} class="mono" to=${['repositories', repo, 'actions', r.run_id]}>${r.run_id}</${Link}></td>
-      <td>${r.event_type}</td><td>${r.branch}</td><td><${Status} status=${r.status} /></td><td>${when(r.start_time)}</td>
-      <td>${r.commit_id ? html`<${Link} class="mono" to=${['repositories', repo, 'commits', r.commit_id]}>${shortId(r.commit_id)}</${Link}>` : ''}</td>
-    </tr>`)}</tbody></table>`
-}
 
 export function Actions({ ctx, route }) {
   const branch = route.query.branch || ''
@@ -67,24 +40,6 @@ export function Actions({ ctx, route }) {
   </div>`
 }
 
-function HookOutput({ repo, runId, hook }) {
-  const output = useLoad(() => api.request('GET', `${runsPath(repo)}/${enc(runId)}/hooks/${enc(hook.hook_run_id)}/output`, { raw: true }).then((r) => r.text()), [repo, runId, hook.hook_run_id])
-  return html`<section class="hook-run" aria-label=${`Hook ${hook.hook_id}`}>
-    <h4>${hook.action} / ${hook.hook_id} <${Status} status=${hook.status} /></h4>
-    <${ErrorBox} error=${output.error} />
-    ${output.data !== undefined && output.data !== null && html`<pre class="code hook-output">${output.data}</pre>`}
-  </section>`
-}
-
-// Each hook of a run with its output; ``onlyFailed`` keeps the failing ones (what a refused operation shows).
-export function RunHooks({ repo, runId, onlyFailed }) {
-  const hooks = useLoad(() => api.get(`${runsPath(repo)}/${enc(runId)}/hooks`, { amount: 1000 }), [repo, runId])
-  if (hooks.error) return html`<${ErrorBox} error=${hooks.error} />`
-  if (!hooks.data) return html`<p class="loading">Loading…</p>`
-  const shown = hooks.data.results.filter((h) => !onlyFailed || h.status === 'failed')
-  return html`<div class="hook-runs">${shown.map((h) => html`<${HookOutput} repo=${repo} runId=${runId} hook=${h} />`)}</div>`
-}
-
 export function RunDetails({ ctx, id }) {
   const run = useLoad(() => api.get(`${runsPath(ctx.repo)}/${enc(id)}`), [ctx.repo, id])
   if (run.error) return html`<${ErrorBox} error=${run.error} />`
@@ -103,22 +58,4 @@ export function RunDetails({ ctx, id }) {
     <h3>Hooks</h3>
     <${RunHooks} repo=${ctx.repo} runId=${r.run_id} />
   </div>`
-}
-
-// The runs of one commit, on its page (lakeFS shows them there too).
-export function CommitRuns({ ctx, commitId }) {
-  const runs = useLoad(() => api.get(runsPath(ctx.repo), { commit: commitId, amount: 100 }), [ctx.repo, commitId])
-  if (runs.error) return html`<${ErrorBox} error=${runs.error} />`
-  if (!runs.data || runs.data.results.length === 0) return null
-  return html`<section class="commit-runs" aria-label="Action runs of this commit"><h3>Action runs</h3>
-    <${RunsTable} repo=${ctx.repo} runs=${runs.data.results} /></section>`
-}
-
-// What a 412 from a hook shows: the message, then the failing hooks of the run it names with their output.
-export function HookRefusal({ repo, error }) {
-  const runId = error && error.status === 412 ? abortedRunId(error.message) : null
-  if (!runId) return null
-  return html`<div class="hook-refusal" role="alert"><h3>Refused by a hook</h3>
-    <p>Run <${Link} class="mono" to=${['repositories', repo, 'actions', runId]}>${runId}</${Link}> failed; the operation did not happen.</p>
-    <${RunHooks} key=${runId} repo=${repo} runId=${runId} onlyFailed=${true} /></div>`
 }

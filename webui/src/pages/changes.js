@@ -7,7 +7,7 @@ import { bytes } from '../lib/format.js'
 import { metadataFromRows } from '../lib/policy.js'
 import { html, ErrorBox, Modal, Confirm, Pager, usePages, useLoad, useAction, Field, KeyValueRows, DiffType, Notice, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
-import { HookRefusal } from './actions.js'
+import { HookRefusal } from '../components/ActionRuns.js'
 
 const PAGE = 100
 

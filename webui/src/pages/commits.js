@@ -7,7 +7,7 @@ import { date, shortId } from '../lib/format.js'
 import { html, Link, ErrorBox, Modal, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
 import { DiffTable } from '../components/DiffTable.js'
-import { CommitRuns, HookRefusal } from './actions.js'
+import { CommitRuns, HookRefusal } from '../components/ActionRuns.js'
 
 const PAGE = 30
 

@@ -7,7 +7,7 @@ import { enc } from '../lib/paths.js'
 import { html, Link, ErrorBox, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
 import { RefSelector } from '../components/RefSelector.js'
 import { DiffTable } from '../components/DiffTable.js'
-import { HookRefusal } from './actions.js'
+import { HookRefusal } from '../components/ActionRuns.js'
 
 const STRATEGIES = [['', 'None (fail on conflicts)'], ['source-wins', 'Source wins'], ['dest-wins', 'Destination wins']]
 
