@@ -126,7 +126,8 @@ def main(count: int, size: int) -> None:
     if all(direct.values()):
         print(f"{count} S3 PUTs of {size} bytes straight to each stack's moto server")
         for name, values in direct.items():
-            print(f"  {name:<11} p50 {1000 * statistics.median(values):6.2f} ms   p95 {1000 * percentile(values, 95):6.2f} ms")
+            print(f"  {name:<11} p50 {1000 * statistics.median(values):6.2f} ms"
+                  f"   p95 {1000 * percentile(values, 95):6.2f} ms")
         moto_ratio = statistics.median(direct["persistent"]) / statistics.median(direct["ephemeral"])
         print(f"  p50 persistent / ephemeral = {moto_ratio:.3f} (+{100 * (moto_ratio - 1):.1f}%)")
     print(f"  data directory after the clean stop: {journal / 1024:.0f} KiB; restart ready in "

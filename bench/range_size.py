@@ -30,7 +30,10 @@ FIRST_BYTE, PARALLEL, STREAM = 0.030, 8, 80e6
 def main(objects: int, changes: int) -> None:
     order = sorted(range(objects), key=key_of)
     cases = {"spread": spread(objects, changes), "clustered": order[objects // 2: objects // 2 + changes]}
-    print("min KiB raggedness ranges | case      read written  MiB read  MiB written  here ms | S3 model ms  $ per 1M commits")
+    print(
+        "min KiB raggedness ranges | case      read written  MiB read  MiB written  here ms"
+        " | S3 model ms  $ per 1M commits"
+    )
     for low, raggedness, high in SETTINGS:
         store = Counting()
         manager = CommittedManager(store, RangeParams(high, low, raggedness))  # type: ignore[arg-type]

@@ -435,7 +435,7 @@ def list_slices(prefix: str, count: int) -> list[ListSlice]:
     bounds = [prefix + SLICE_ALPHABET[(i * len(SLICE_ALPHABET)) // count] for i in range(1, count)]
     starts = [""] + bounds
     ends: list[str | None] = list(bounds) + [None]
-    return [(prefix, start, end) for start, end in zip(starts, ends)]
+    return [(prefix, start, end) for start, end in zip(starts, ends, strict=True)]
 
 
 def list_slice(s3: Any, bucket: str, piece: ListSlice, page_size: int = 1000) -> Iterator[dict[str, Any]]:

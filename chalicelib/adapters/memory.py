@@ -13,7 +13,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from chalicelib.auth.errors import (
     DecryptionFailed,
@@ -546,7 +546,7 @@ class MemoryRepositoryMetadataStore:
         with self._lock:
             self._metadata.setdefault((repo_id, creation_date), {}).update(values)
 
-    def delete(self, repo_id: str, creation_date: int, keys: list[str]) -> None:
+    def delete(self, repo_id: str, creation_date: int, keys: Sequence[str]) -> None:
         self._check(repo_id, creation_date)
         with self._lock:
             current = self._metadata.get((repo_id, creation_date), {})

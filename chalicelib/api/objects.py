@@ -85,11 +85,15 @@ def object_response(request: Request, path: str, entry: Entry, disposition: str 
     """The body (or for HEAD only the headers) of an object read, honouring If-None-Match and Range. Every
     answer with the object's headers is inert in a browser (http_headers.object_headers): the bytes are
     anyone's upload and this is the UI's origin."""
-    headers = entry_headers(entry)
-    headers.update(http_headers.object_headers(headers["Content-Type"], path, disposition))
+    stored = entry_headers(entry)
+    # Typed as Chalice's Response takes its headers (a value may be a list): dict is invariant in its values.
+    headers: dict[str, str | list[str]] = {
+        **stored,
+        **http_headers.object_headers(stored["Content-Type"], path, disposition),
+    }
     condition = request.headers.get("if-none-match")
-    if condition and condition.strip() in (headers["ETag"], entry.etag):
-        return Response(body=b"", status_code=304, headers={"ETag": headers["ETag"]})
+    if condition and condition.strip() in (stored["ETag"], entry.etag):
+        return Response(body=b"", status_code=304, headers={"ETag": stored["ETag"]})
     byte_range = parse_range(request.headers.get("range"), entry.size)
     status, start, end = (200, 0, entry.size - 1) if byte_range is None else (206, *byte_range)
     if byte_range is not None:
@@ -212,7 +216,7 @@ def upload_objects(repository: str, branch: str) -> Response:
         raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
     objects = batch_body.parse(request.raw_body)
     entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
-    return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries)]}, 201)
+    return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries, strict=True)]}, 201)
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])

@@ -307,4 +307,5 @@ def error_names() -> dict[str, type[GravelerError]]:
     """Every error of the tree (and of the leaves other packages hang under it) by its class name: the name a
     Step Functions execution fails with when a task raises it (the Lambda's errorType). Derived, not listed, so
     a new class never falls through to a 500."""
-    return {cls.__name__: cls for cls in [GravelerError, *_subclasses(GravelerError)]}
+    tree: list[type[GravelerError]] = [GravelerError, *_subclasses(GravelerError)]
+    return {cls.__name__: cls for cls in tree}

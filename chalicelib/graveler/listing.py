@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from itertools import islice
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from .records import EntryRecord, Page, StagedEntry
 
@@ -21,9 +21,6 @@ DEFAULT_AMOUNT = 100
 class _Keyed(Protocol):
     @property
     def key(self) -> str: ...
-
-
-T = TypeVar("T", bound=_Keyed)
 
 
 def clamp_amount(amount: int | None) -> int:
@@ -59,7 +56,7 @@ def overlay(staged: Iterator[StagedEntry], committed: Iterator[EntryRecord]) -> 
             c = next(committed, None)
 
 
-def paginate(
+def paginate[T: _Keyed](
     view: Callable[[str], Iterator[T]],
     make_common_prefix: Callable[[str], T],
     prefix: str = "",
@@ -74,10 +71,10 @@ def paginate(
     items = view(start)
     if not delimiter:
         # Nothing to fold: a plain run of the view, cut at the first key outside the prefix.
-        for item in islice(items, limit + 1):
-            if not item.key.startswith(prefix):
+        for entry in islice(items, limit + 1):
+            if not entry.key.startswith(prefix):
                 break
-            results.append(item)
+            results.append(entry)
     while delimiter and len(results) <= limit:
         item = next(items, None)
         if item is None or not item.key.startswith(prefix):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Generic, NewType, TypeVar
+from typing import NewType
 
 __all__ = [
     "Branch",
@@ -165,11 +165,8 @@ class Diff:
     entry: Entry | None  # the new value (None for removed)
 
 
-T = TypeVar("T")
-
-
 @dataclass(frozen=True, slots=True)
-class Page(Generic[T]):
+class Page[T]:
     """One page of a listing. next_offset is the last id/key returned, empty when there is no more."""
 
     results: list[T]

@@ -88,7 +88,7 @@ class Repositories(GravelerCore):
         raise errors.RepositoryExists(repo_id)
 
     def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
-        return self._page_by_id(lambda a, n: self.refs.list_repositories(a, n), prefix, after, amount)
+        return self._page_by_id(self.refs.list_repositories, prefix, after, amount)
 
     def delete_repository(self, repo_id: str) -> None:
         rid = RepositoryID(repo_id)

@@ -17,7 +17,7 @@ __all__ = [
 ]
 
 _REPOSITORY = re.compile(r"[a-z0-9][a-z0-9-]{2,62}")
-# lakeFS's ^\w[-\w]*$ in Go, where \w is ASCII only: re.ASCII keeps look-alike letters ("mаin" with a
+# lakeFS's ^\w[-\w]*$ in Go, where \w is ASCII only: re.ASCII keeps look-alike letters ("m\u0430in" with a
 # Cyrillic a) out of branch names.
 _BRANCH = re.compile(r"\w[-\w]*", re.ASCII)
 # lakeFS sets no length for branch and tag names; DynamoDB keys hold 1 KB, so Lakelet documents 256 (bytes
@@ -70,8 +70,7 @@ def validate_tag_id(tag_id: str) -> None:
         or ".." in tag_id
         or "/" in tag_id
         or "@{" in tag_id
-        or tag_id.endswith(".")
-        or tag_id.endswith(".lock")
+        or tag_id.endswith((".", ".lock"))
         or tag_id.startswith(".")
         or any(c in _TAG_FORBIDDEN_CHARS for c in tag_id)
     )

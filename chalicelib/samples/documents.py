@@ -22,7 +22,7 @@ commit, compare and merge, as in git, without copying a byte.
 | --- | --- |
 | `lakes.parquet` | the table: {", ".join(f"`{name}`" for name in COLUMNS)} |
 | `data/lakes.source.md` | where the table comes from, column by column |
-| `images/` | one lake through the twelve months, depth maps of the twelve deepest lakes, four charts of the table, and a GIF |
+| `images/` | one lake through the twelve months, depth maps of the twelve deepest lakes, four charts and a GIF |
 | `README.md` | this page |
 
 ## Try it

@@ -2,6 +2,7 @@
 requests: keep-alive, a connection the server closed while idle, lost answers (sent again for a GET, never for
 a POST), a refused port, and the error mapping of non-JSON answers."""
 
+import contextlib
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -75,10 +76,8 @@ class RawServer:
         return Api(Settings(f"http://127.0.0.1:{self.port}", "key", "secret", "test"))
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread (close alone does not, on Linux)
-        except OSError:
-            pass
         self.sock.close()
 
 

@@ -4,6 +4,7 @@ deployment does not allow is refused with the setting's name."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Callable
@@ -21,10 +22,8 @@ SOURCE = "cli-import-source"
 def _seed(stack: LocalProcess, files: dict[str, bytes]) -> None:
     s3 = boto3.client("s3", endpoint_url=moto_endpoint(stack), region_name="us-east-1",
                       aws_access_key_id=stack.access_key_id, aws_secret_access_key=stack.secret_access_key)
-    try:
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=SOURCE)
-    except s3.exceptions.BucketAlreadyOwnedByYou:
-        pass
     for key, data in files.items():
         s3.put_object(Bucket=SOURCE, Key=key, Body=data)
 

@@ -156,8 +156,15 @@ class QuickstartStack:
                    "--s3-port", "0", "--moto-port", "0", "--access-key-id", QUICKSTART_ACCESS_KEY_ID,
                    "--secret-access-key", QUICKSTART_SECRET_ACCESS_KEY, "--data-dir", str(self.workdir / "data")]
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen(command, cwd=PROJECT_DIR, env=env, stdin=subprocess.DEVNULL,
-                                            stdout=out, stderr=err, preexec_fn=_die_with_parent)  # noqa: PLW1509 (no threads yet)
+            self.process = subprocess.Popen(
+                command,
+                cwd=PROJECT_DIR,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=err,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 (no threads yet)
+            )
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while "Press Ctrl-C to stop." not in self.stdout_path.read_text(errors="replace"):
             if self.process.poll() is not None:

@@ -4,8 +4,9 @@ Each example runs against a freshly seeded in-memory deployment through the Chal
 admin (so requests reach past authorization). For every one: nothing answers 5xx; the status and body are
 what the spec documents, parsed by the lakefs-sdk models; and a request refused with 4xx changed nothing in
 any store. Path and ``path`` parameters draw from the seeded names and from names that are missing or
-malformed, so the requests reach real repositories, branches, objects, users and groups (and malformed ones). The
-number of examples per operation is bounded: LAKELET_FUZZ_EXAMPLES (default 6); examples are derandomized so CI runs repeat.
+malformed, so the requests reach real repositories, branches, objects, users and groups (and malformed ones).
+The number of examples per operation is bounded: LAKELET_FUZZ_EXAMPLES (default 6); examples are derandomized
+so CI runs repeat.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ import lakefs
 import pytest
 from lakefs.client import Client
 
+# The S3 gateway's fixtures, offered to every test here so that no test module imports (and shadows) them.
+from .s3support import s3, s3_repo  # noqa: F401
+
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 READY_TIMEOUT_SECONDS = 120.0
 STOP_TIMEOUT_SECONDS = 30.0
@@ -60,7 +63,7 @@ class LocalProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-                raise AssertionError(f"lakelet local ignored signal {sig} for {STOP_TIMEOUT_SECONDS} s")
+                raise AssertionError(f"lakelet local ignored signal {sig} for {STOP_TIMEOUT_SECONDS} s") from None
         return self.process.returncode
 
 
@@ -91,7 +94,8 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
         process = subprocess.Popen(
             [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],
             cwd=PROJECT_DIR, env=child_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-            preexec_fn=_die_with_parent,
+            # Only prctl runs between fork and exec, and Popen offers no other way to set the parent-death signal.
+            preexec_fn=_die_with_parent,  # noqa: PLW1509
         )
     local = LocalProcess(process, stdout_path, stderr_path)
     deadline = time.monotonic() + READY_TIMEOUT_SECONDS

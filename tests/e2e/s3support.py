@@ -1,4 +1,5 @@
-"""Fixtures of the S3 gateway's end-to-end tests, on the session's ``lakelet local`` (tests/e2e/conftest.py).
+"""Fixtures of the S3 gateway's end-to-end tests, on the session's ``lakelet local`` (tests/e2e/conftest.py, which
+offers ``s3`` and ``s3_repo`` to every test of the folder).
 
 Clients are built with nothing but the endpoint the banner prints and the admin key pair, as a user would.
 ``seed_keys`` stages many keys straight into the stack's DynamoDB (its moto server), sharing one physical
@@ -13,6 +14,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import boto3
 import lakefs
@@ -24,7 +26,9 @@ from chalicelib.adapters.dynamodb import DynamoRefStore, DynamoStagingStore, Tab
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from lakelet.stack.local import LOCAL_BUCKET, LOCAL_REGION, LOCAL_TABLE_PREFIX
 
-from .conftest import LocalProcess
+if TYPE_CHECKING:
+    # Only for annotations: conftest.py imports this module to offer its fixtures to every e2e test.
+    from .conftest import LocalProcess
 
 _S3_LINE = re.compile(r"^\s*S3 gateway\s+(?P<url>http://\S+)", re.MULTILINE)
 _MOTO_LINE = re.compile(r"^\s*AWS stand-in\s+moto at (?P<url>http://\S+)", re.MULTILINE)

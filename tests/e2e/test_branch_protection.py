@@ -50,9 +50,9 @@ def test_a_protected_branch_takes_merges_only(local_stack: LocalProcess, client:
         "commit": lambda: main.commit(message="direct", allow_empty=True),
         "revert": lambda: main.revert("main", parent_number=1),
         "cherry-pick": lambda: main.cherry_pick(picked),
-        "reset": lambda: main.reset_changes(),
+        "reset": main.reset_changes,
         "write to a pattern's match": lambda: release.object("x").upload("x"),
-        "delete a protected branch": lambda: release.delete(),
+        "delete a protected branch": release.delete,
     }
     for name, refused in refusals.items():
         # The lakefs client wraps most answers in its own exceptions; its presigned upload lets the sdk's through.

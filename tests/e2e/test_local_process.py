@@ -97,7 +97,7 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "-m", "lakelet", "local", "--api-port", str(port), "--ephemeral"],
-            cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+            cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
         )
     assert result.returncode == 1
     assert "cannot start" in result.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import LocalProcess
-from .s3support import s3_endpoint, s3_repo  # noqa: F401 (fixtures)
+from .s3support import s3_endpoint
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +66,7 @@ def digests(root: Path) -> dict[str, str]:
     }
 
 
-def test_cp_both_ways(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
+def test_cp_both_ways(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:
     source = tmp_path / "upload.bin"
     source.write_bytes(random.Random(1).randbytes(12 * MIB + 17))
     aws(local_stack, tmp_path, "s3", "cp", str(source), f"s3://{s3_repo}/main/cli/upload.bin")
@@ -75,7 +75,7 @@ def test_cp_both_ways(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -
     assert back.read_bytes() == source.read_bytes()
 
 
-def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
+def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:
     up, down = tmp_path / "up", tmp_path / "down"
     expected = make_tree(up)
     # The files predate the upload, as they do outside a test: sync compares the local mtime with LastModified,
@@ -95,7 +95,7 @@ def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, t
     assert aws(local_stack, tmp_path, "s3", "sync", str(up), f"s3://{s3_repo}/main/tree/").strip() == ""
 
 
-def test_a_listing_of_a_missing_branch_says_so(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:  # noqa: F811
+def test_a_listing_of_a_missing_branch_says_so(local_stack: LocalProcess, s3_repo: str, tmp_path: Path) -> None:
     result = aws_run(local_stack, tmp_path, "s3", "ls", f"s3://{s3_repo}/mian/")
     assert result.returncode != 0 and result.stdout == ""
     assert f"(NoSuchKey) when calling the ListObjectsV2 operation: ref 'mian' not found in repository {s3_repo}" in (

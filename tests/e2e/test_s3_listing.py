@@ -11,7 +11,7 @@ from botocore.client import BaseClient
 from lakefs.client import Client
 
 from .conftest import LocalProcess
-from .s3support import s3, seed_keys  # noqa: F401 (fixtures)
+from .s3support import seed_keys
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +31,7 @@ def big_repo(local_stack: LocalProcess, client: Client) -> str:
     return name
 
 
-def test_v2_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:  # noqa: F811
+def test_v2_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:
     keys: list[str] = []
     pages = 0
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=big_repo, Prefix="main/"):
@@ -42,7 +42,7 @@ def test_v2_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:  # noqa
     assert keys == [f"main/{k}" for k in KEYS]
 
 
-def test_v1_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:  # noqa: F811
+def test_v1_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:
     keys: list[str] = []
     for page in s3.get_paginator("list_objects").paginate(Bucket=big_repo, Prefix="main/",
                                                           PaginationConfig={"PageSize": 700}):
@@ -50,7 +50,7 @@ def test_v1_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:  # noqa
     assert keys == [f"main/{k}" for k in KEYS]
 
 
-def test_delimiter_listings(s3: BaseClient, big_repo: str) -> None:  # noqa: F811
+def test_delimiter_listings(s3: BaseClient, big_repo: str) -> None:
     prefixes: list[str] = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=big_repo, Prefix="main/", Delimiter="/",
                                                              PaginationConfig={"PageSize": 15}):
@@ -63,7 +63,7 @@ def test_delimiter_listings(s3: BaseClient, big_repo: str) -> None:  # noqa: F81
     assert [p["Prefix"] for p in v1["CommonPrefixes"]] == [f"main/dir{d}/" for d in range(40, 50)]
 
 
-def test_committed_view_and_branches(s3: BaseClient, big_repo: str, client: Client) -> None:  # noqa: F811
+def test_committed_view_and_branches(s3: BaseClient, big_repo: str, client: Client) -> None:
     assert s3.list_objects_v2(Bucket=big_repo, Prefix="main@/dir49/")["KeyCount"] == 25  # committed only
     assert s3.list_objects_v2(Bucket=big_repo, Prefix="main/dir49/")["KeyCount"] == 50
     repo = lakefs.Repository(big_repo, client=client)

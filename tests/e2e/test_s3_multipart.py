@@ -17,7 +17,7 @@ from lakefs.client import Client
 from lakelet.stack.local import LOCAL_BUCKET
 
 from .conftest import LocalProcess
-from .s3support import moto_s3, s3, s3_repo  # noqa: F401 (fixtures)
+from .s3support import moto_s3
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +25,7 @@ MIB = 1024 * 1024
 TWENTY_MB = random.Random(2024).randbytes(20 * 1000 * 1000)
 
 
-def test_twenty_megabytes_round_trip(s3: BaseClient, s3_repo: str, client: Client,  # noqa: F811
+def test_twenty_megabytes_round_trip(s3: BaseClient, s3_repo: str, client: Client,
                                      local_stack: LocalProcess) -> None:
     # boto3's defaults: 8 MiB parts (3 parts here), uploaded on several threads.
     s3.upload_fileobj(io.BytesIO(TWENTY_MB), s3_repo, "main/big/twenty.bin")
@@ -42,7 +42,7 @@ def test_twenty_megabytes_round_trip(s3: BaseClient, s3_repo: str, client: Clien
     assert moto_s3(local_stack).list_multipart_uploads(Bucket=LOCAL_BUCKET, Prefix=key).get("Uploads", []) == []
 
 
-def test_parts_below_the_s3_minimum(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_parts_below_the_s3_minimum(s3: BaseClient, s3_repo: str) -> None:
     parts = [TWENTY_MB[i : i + 4 * MIB] for i in range(0, 13 * MIB, 4 * MIB)]  # 4, 4, 4, 1 MiB
     upload = s3.create_multipart_upload(Bucket=s3_repo, Key="main/small-parts.bin", ContentType="text/x-parts")
     done = [{"PartNumber": n, "ETag": s3.upload_part(Bucket=s3_repo, Key="main/small-parts.bin", PartNumber=n,
@@ -57,7 +57,7 @@ def test_parts_below_the_s3_minimum(s3: BaseClient, s3_repo: str) -> None:  # no
     assert got["ContentType"] == "text/x-parts"
 
 
-def test_part_copy_list_and_abort(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_part_copy_list_and_abort(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/source.bin", Body=TWENTY_MB[: 6 * MIB])
     upload = s3.create_multipart_upload(Bucket=s3_repo, Key="main/assembled.bin")
     copied = s3.upload_part_copy(Bucket=s3_repo, Key="main/assembled.bin", UploadId=upload["UploadId"],
@@ -83,7 +83,7 @@ def test_part_copy_list_and_abort(s3: BaseClient, s3_repo: str) -> None:  # noqa
         s3.head_object(Bucket=s3_repo, Key="main/never.bin")
 
 
-def test_managed_copy_of_a_large_object(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_managed_copy_of_a_large_object(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/large.bin", Body=TWENTY_MB[: 10 * MIB])
     # Above the 8 MiB threshold boto3 copies with UploadPartCopy: the bytes stay inside S3.
     s3.copy({"Bucket": s3_repo, "Key": "main/large.bin"}, s3_repo, "main/large-copy.bin",

@@ -15,7 +15,7 @@ from lakefs.client import Client
 from lakelet.stack.local import LOCAL_BUCKET
 
 from .conftest import LocalProcess
-from .s3support import moto_s3, s3, s3_repo  # noqa: F401 (fixtures)
+from .s3support import moto_s3
 
 pytestmark = pytest.mark.e2e
 
@@ -26,7 +26,7 @@ def code(error: pytest.ExceptionInfo[ClientError]) -> str:
     return str(error.value.response["Error"]["Code"])
 
 
-def test_list_and_head_buckets(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_list_and_head_buckets(s3: BaseClient, s3_repo: str) -> None:
     assert s3_repo in [b["Name"] for b in s3.list_buckets()["Buckets"]]
     assert s3.head_bucket(Bucket=s3_repo)["ResponseMetadata"]["HTTPStatusCode"] == 200
     with pytest.raises(ClientError) as error:
@@ -34,7 +34,7 @@ def test_list_and_head_buckets(s3: BaseClient, s3_repo: str) -> None:  # noqa: F
     assert error.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
 
 
-def test_put_get_head_delete(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_put_get_head_delete(s3: BaseClient, s3_repo: str) -> None:
     put = s3.put_object(Bucket=s3_repo, Key="main/data/blob.bin", Body=BLOB, ContentType="application/x-blob",
                         Metadata={"team": "data"})
     assert put["ETag"] == f'"{hashlib.md5(BLOB).hexdigest()}"'
@@ -49,7 +49,7 @@ def test_put_get_head_delete(s3: BaseClient, s3_repo: str) -> None:  # noqa: F81
     assert code(error) == "NoSuchKey"
 
 
-def test_range_reads(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_range_reads(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/r.bin", Body=BLOB)
     for header, expected in [("bytes=0-99", BLOB[:100]), ("bytes=299990-", BLOB[299990:]),
                              ("bytes=-7", BLOB[-7:]), ("bytes=1000-1999", BLOB[1000:2000])]:
@@ -61,14 +61,14 @@ def test_range_reads(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
     assert code(error) == "InvalidRange"
 
 
-def test_exclusive_put(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_exclusive_put(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/once.txt", Body=b"first", IfNoneMatch="*")
     with pytest.raises(ClientError) as error:
         s3.put_object(Bucket=s3_repo, Key="main/once.txt", Body=b"second", IfNoneMatch="*")
     assert code(error) == "PreconditionFailed"
 
 
-def test_delete_objects(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_delete_objects(s3: BaseClient, s3_repo: str) -> None:
     for i in range(5):
         s3.put_object(Bucket=s3_repo, Key=f"main/del/{i}", Body=b"x")
     result = s3.delete_objects(Bucket=s3_repo, Delete={"Objects": [{"Key": f"main/del/{i}"} for i in range(4)]})
@@ -76,7 +76,7 @@ def test_delete_objects(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
     assert [o["Key"] for o in s3.list_objects_v2(Bucket=s3_repo, Prefix="main/del/")["Contents"]] == ["main/del/4"]
 
 
-def test_copies_share_the_physical_object(s3: BaseClient, s3_repo: str, client: Client) -> None:  # noqa: F811
+def test_copies_share_the_physical_object(s3: BaseClient, s3_repo: str, client: Client) -> None:
     repo = lakefs.Repository(s3_repo, client=client)
     repo.branch("dev").create(source_reference="main")
     s3.put_object(Bucket=s3_repo, Key="main/src.bin", Body=BLOB)
@@ -89,7 +89,7 @@ def test_copies_share_the_physical_object(s3: BaseClient, s3_repo: str, client: 
 
 
 def test_copy_across_repositories_lands_in_the_destination(
-    s3: BaseClient, s3_repo: str, new_repo: object, client: Client  # noqa: F811
+    s3: BaseClient, s3_repo: str, new_repo: object, client: Client
 ) -> None:
     other = new_repo()  # type: ignore[operator]
     s3.put_object(Bucket=s3_repo, Key="main/src.bin", Body=b"cross-repo")
@@ -99,7 +99,7 @@ def test_copy_across_repositories_lands_in_the_destination(
     assert s3.get_object(Bucket=other.id, Key="main/imported.bin")["Body"].read() == b"cross-repo"
 
 
-def test_boto3_writes_lakefs_reads_and_back(s3: BaseClient, s3_repo: str, client: Client) -> None:  # noqa: F811
+def test_boto3_writes_lakefs_reads_and_back(s3: BaseClient, s3_repo: str, client: Client) -> None:
     main = lakefs.Repository(s3_repo, client=client).branch("main")
     s3.put_object(Bucket=s3_repo, Key="main/from-boto3.bin", Body=BLOB, Metadata={"via": "s3"})
     with main.object("from-boto3.bin").reader(mode="rb") as reader:
@@ -114,7 +114,7 @@ def test_boto3_writes_lakefs_reads_and_back(s3: BaseClient, s3_repo: str, client
     assert s3.get_object(Bucket=s3_repo, Key=f"{commit.get_commit().id}/from-boto3.bin")["Body"].read() == BLOB
 
 
-def test_collected_data_answers_no_such_version(s3: BaseClient, s3_repo: str, client: Client,  # noqa: F811
+def test_collected_data_answers_no_such_version(s3: BaseClient, s3_repo: str, client: Client,
                                                 local_stack: LocalProcess) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/gone.bin", Body=b"soon collected")
     address = lakefs.Repository(s3_repo, client=client).branch("main").object("gone.bin").stat().physical_address
@@ -124,7 +124,7 @@ def test_collected_data_answers_no_such_version(s3: BaseClient, s3_repo: str, cl
     assert code(error) == "NoSuchVersion"
 
 
-def test_unsupported_features_are_clear(s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_unsupported_features_are_clear(s3: BaseClient, s3_repo: str) -> None:
     for call in (lambda: s3.get_bucket_versioning(Bucket=s3_repo),
                  lambda: s3.get_object_tagging(Bucket=s3_repo, Key="main/x"),
                  lambda: s3.get_bucket_acl(Bucket=s3_repo)):
@@ -133,7 +133,7 @@ def test_unsupported_features_are_clear(s3: BaseClient, s3_repo: str) -> None:  
         assert code(error) == "NotImplemented"
 
 
-def test_writes_need_a_branch(s3: BaseClient, s3_repo: str, client: Client) -> None:  # noqa: F811
+def test_writes_need_a_branch(s3: BaseClient, s3_repo: str, client: Client) -> None:
     lakefs.Repository(s3_repo, client=client).tag("v1").create("main")
     with pytest.raises(ClientError) as error:
         s3.put_object(Bucket=s3_repo, Key="v1/x", Body=b"x")

@@ -18,12 +18,12 @@ from botocore.credentials import Credentials
 from botocore.exceptions import ClientError
 
 from .conftest import LocalProcess
-from .s3support import s3, s3_client, s3_endpoint, s3_repo  # noqa: F401 (fixtures)
+from .s3support import s3_client, s3_endpoint
 
 pytestmark = pytest.mark.e2e
 
 
-def nothing_written(s3: BaseClient, repo: str) -> None:  # noqa: F811
+def nothing_written(s3: BaseClient, repo: str) -> None:
     assert s3.list_objects_v2(Bucket=repo, Prefix="main/")["KeyCount"] == 0
 
 
@@ -45,7 +45,7 @@ def refused_code(response: requests.Response) -> str:
     return response.text.split("<Code>")[1].split("</Code>")[0]
 
 
-def test_wrong_secret_and_unknown_key(local_stack: LocalProcess, s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_wrong_secret_and_unknown_key(local_stack: LocalProcess, s3: BaseClient, s3_repo: str) -> None:
     for client, expected in [(s3_client(local_stack, secret="not-the-secret"), "SignatureDoesNotMatch"),
                              (s3_client(local_stack, key="AKIAUNKNOWNKEY000000"), "InvalidAccessKeyId")]:
         with pytest.raises(ClientError) as error:
@@ -55,7 +55,7 @@ def test_wrong_secret_and_unknown_key(local_stack: LocalProcess, s3: BaseClient,
     nothing_written(s3, s3_repo)
 
 
-def test_tampered_header_and_payload(local_stack: LocalProcess, s3: BaseClient, s3_repo: str) -> None:  # noqa: F811
+def test_tampered_header_and_payload(local_stack: LocalProcess, s3: BaseClient, s3_repo: str) -> None:
     request = signed_put(local_stack, s3_repo, b"genuine")
     headers = {**dict(request.headers), "x-amz-meta-owner": "mallory"}
     tampered = requests.put(request.url, data=request.body, headers=headers, timeout=30)
@@ -75,7 +75,7 @@ def _signed_at(monkeypatch: pytest.MonkeyPatch, minutes_ago: int) -> None:
     monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: past)
 
 
-def test_expired_presigned_url(local_stack: LocalProcess, s3: BaseClient, s3_repo: str,  # noqa: F811
+def test_expired_presigned_url(local_stack: LocalProcess, s3: BaseClient, s3_repo: str,
                                monkeypatch: pytest.MonkeyPatch) -> None:
     presigner = s3_client(local_stack, config=Config(signature_version="s3v4"))  # boto3 presigns with SigV2 else
     fresh = presigner.generate_presigned_url("put_object", Params={"Bucket": s3_repo, "Key": "main/fresh"},
@@ -89,7 +89,7 @@ def test_expired_presigned_url(local_stack: LocalProcess, s3: BaseClient, s3_rep
     assert requests.put(fresh, data=b"in time", timeout=30).status_code == 200
 
 
-def test_request_twenty_minutes_old(local_stack: LocalProcess, s3: BaseClient, s3_repo: str,  # noqa: F811
+def test_request_twenty_minutes_old(local_stack: LocalProcess, s3: BaseClient, s3_repo: str,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
     _signed_at(monkeypatch, 20)
     with pytest.raises(ClientError) as error:

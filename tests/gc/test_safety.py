@@ -191,6 +191,6 @@ def test_the_job_refuses_inputs_it_cannot_trust(repo: Repo, gc_job: ModuleType) 
     bucket, key = split_address(f"{repo.namespace}/_lakefs/{ranges[0].id}")
     s3_client().delete_object(Bucket=bucket, Key=key)
     before = repo.labels()
-    with pytest.raises(Exception, match="NoSuchKey|does not exist|Not Found"):
+    with pytest.raises(Exception, match=r"NoSuchKey|does not exist|Not Found"):
         repo.job.run(run_id)
     assert repo.labels() == before

@@ -187,7 +187,7 @@ def test_random_queries_equal_moto_across_pages_and_writes(client: Any, seed: in
     rng = random.Random(seed)
     partitions = ["p", "q/1", "é"]
     known: dict[str, set[str]] = {h: set() for h in partitions}
-    for h in partitions:
+    for _partition in partitions:
         for _ in range(rng.randint(0, 60)):
             random_write(client, rng, partitions, known)
     # One partition with items big enough that a page ends at 1 MB before its Limit.

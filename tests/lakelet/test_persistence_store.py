@@ -165,7 +165,7 @@ def test_writes_after_close_are_refused_not_lost(tmp_path: Path) -> None:
     s3.create_bucket(Bucket="bkt")
     served.persistence.close()  # as at a stop, before the server is gone: later writes cannot be journaled
     try:
-        with pytest.raises(Exception, match="ServiceUnavailable|503"):
+        with pytest.raises(Exception, match=r"ServiceUnavailable|503"):
             s3.put_object(Bucket="bkt", Key="late", Body=b"x")
         assert s3.list_objects_v2(Bucket="bkt").get("KeyCount") == 0  # reads still answer
     finally:

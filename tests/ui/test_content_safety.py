@@ -31,7 +31,8 @@ def payload(user: str) -> str:
     return f"""
 console.log('{MARKER}');
 const h = {{'X-Lakelet-CSRF': '1', 'Content-Type': 'application/json'}};
-fetch('/api/v1/auth/users', {{method: 'POST', credentials: 'include', headers: h, body: JSON.stringify({{id: '{user}'}})}})
+fetch('/api/v1/auth/users', {{method: 'POST', credentials: 'include', headers: h,
+                              body: JSON.stringify({{id: '{user}'}})}})
   .then(() => fetch('/api/v1/auth/groups/Admins/members/{user}', {{method: 'PUT', credentials: 'include', headers: h}}))
   .then(() => fetch('/api/v1/auth/users/{user}/credentials', {{method: 'POST', credentials: 'include', headers: h}}))
   .then(() => {{ document.title = 'pwned' }});
@@ -112,7 +113,8 @@ def test_an_uploaded_page_never_runs_with_the_admins_session(ui: UI, ui_stack: S
     # The admin opens the raw API URL itself, as the link of the old UI did: a download, never a page.
     opened = ui.context.new_page()
     downloads: list[Download] = []
-    opened.on("download", lambda d: downloads.append(d))
+    # Playwright marks a handler with an attribute, which a builtin method like list.append cannot take.
+    opened.on("download", lambda d: downloads.append(d))  # noqa: PLW0108
     try:
         opened.goto(ui_stack.url + raw_api)
     except PlaywrightError as e:
@@ -158,7 +160,13 @@ def test_a_sandboxed_object_runs_no_script_even_when_rendered(browser: object, u
         admin.close()
 
 
-QUICKSTART = """# Lakes quickstart
+# Wider than any code block of the page, so the test below sees it scroll inside its block.
+LONG_CODE_LINE = (
+    'rows = repo.branch("main").object("lakes.parquet").reader(mode="rb").read()'
+    "  # a long line that must scroll inside its own block rather than widen the page"
+)
+
+QUICKSTART = f"""# Lakes quickstart
 
 The table `lakes` has the columns lake_id, name, area_km2 and max_depth_m.
 
@@ -171,7 +179,7 @@ The table `lakes` has the columns lake_id, name, area_km2 and max_depth_m.
 ```python
 import lakefs
 repo = lakefs.repository("quickstart")
-rows = repo.branch("main").object("lakes.parquet").reader(mode="rb").read()  # a long line that must scroll inside its own block rather than widen the page
+{LONG_CODE_LINE}
 ```
 
 - [x] load the lakes

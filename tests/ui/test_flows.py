@@ -105,7 +105,7 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
     ui.shot("preview-csv")
     with ui.page.expect_download() as download:
         ui.page.get_by_role("region", name="Object cities.csv").get_by_role("link", name="Download").click()
-    assert open(download.value.path(), encoding="utf-8").read() == CSV
+    assert download.value.path().read_text(encoding="utf-8") == CSV
 
     ui.page.get_by_role("link", name="numbers.parquet", exact=True).click()
     preview = ui.page.get_by_role("region", name="Preview")

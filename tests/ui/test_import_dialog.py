@@ -4,6 +4,7 @@ server's message."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import boto3
@@ -21,10 +22,8 @@ def seed(stack: Stack, files: dict[str, bytes]) -> None:
     local = stack.local
     s3 = boto3.client("s3", endpoint_url=moto_endpoint(local), region_name="us-east-1",
                       aws_access_key_id=local.access_key_id, aws_secret_access_key=local.secret_access_key)
-    try:
+    with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=SOURCE)
-    except s3.exceptions.BucketAlreadyOwnedByYou:
-        pass
     for key, data in files.items():
         s3.put_object(Bucket=SOURCE, Key=key, Body=data)
 

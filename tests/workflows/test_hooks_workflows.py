@@ -26,13 +26,13 @@ class Recorder:
         return HookOutcome(True, "ok")
 
 
-def install(services, events: list[str]) -> Recorder:  # noqa: ANN001
+def install(deployed, events: list[str]) -> Recorder:  # noqa: ANN001
     recorder = Recorder()
-    services.graveler.hooks.invokers = {"webhook": recorder}
+    deployed.graveler.hooks.invokers = {"webhook": recorder}
     doc = yaml.safe_dump({"name": "wf", "on": {e: None for e in events},
                           "hooks": [{"id": "seen", "type": "webhook", "properties": {"url": "http://127.0.0.1:9/"}}]})
-    services.graveler.upload_object("repo", "main", "_lakefs_actions/wf.yaml", doc.encode())
-    services.graveler.commit("repo", "main", "alice", "actions")
+    deployed.graveler.upload_object("repo", "main", "_lakefs_actions/wf.yaml", doc.encode())
+    deployed.graveler.commit("repo", "main", "alice", "actions")
     recorder.payloads.clear()  # the commit of the action file runs its own post-commit hook
     return recorder
 
@@ -50,7 +50,7 @@ def test_post_merge_hook_runs_once_in_the_workflow_despite_a_retried_drop(arn, s
     assert [(p["event_type"], p["commit_id"]) for p in recorder.payloads] == [("post-merge", commit_id)]
     namespace = services.graveler.get_repository("repo").storage_namespace
     runs = services.graveler.hooks.store.list(namespace).results
-    assert [(r.event_type, r.commit_id) for r in runs][0] == ("post-merge", commit_id)
+    assert (runs[0].event_type, runs[0].commit_id) == ("post-merge", commit_id)
 
 
 def test_post_commit_hook_runs_in_the_commit_workflow(services):  # noqa: F811

@@ -127,7 +127,7 @@ def parse_action(data: bytes, decode: Decoder, source: str = "") -> Action:
     try:
         document = decode(data)
     except Exception as e:  # the loader's own error type is the caller's: any failure to decode is bad input
-        raise InvalidActionFile(f"{where}not valid YAML: {e}") from None
+        raise InvalidActionFile(f"{where}not valid YAML: {e}") from e
     try:
         return _action(document, source)
     except InvalidActionFile as e:

@@ -118,8 +118,8 @@ class CommitSteps:
     # ---- plan -----------------------------------------------------------------------------------------------
 
     def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> CommitPlan:
-        """The slices to build, or a plan that is ``done`` when our sealed token was already committed (by a racing commit
-        that took every sealed token, or by our own finish before a crash)."""
+        """The slices to build, or a plan that is ``done`` when our sealed token was already committed (by a racing
+        commit that took every sealed token, or by our own finish before a crash)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         branch = self.refs.get_branch(repo_id, branch_id)

@@ -5,13 +5,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Generic, TypeVar
-
-K = TypeVar("K")
-V = TypeVar("V")
 
 
-class LRUCache(Generic[K, V]):
+class LRUCache[K, V]:
     """Keeps at most ``capacity`` values and, when ``weigh`` is given, at most ``max_weight`` total weight,
     evicting the least recently used first (the newest value always stays, however heavy).
 

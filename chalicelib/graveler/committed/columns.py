@@ -64,9 +64,9 @@ def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
 def int64_view(values: pa.Array) -> memoryview:
     """The values of an int64 array without nulls as a sequence of Python ints, without copying."""
     if sys.byteorder != "little":
-        return memoryview(values.to_pylist())  # type: ignore[arg-type]  # pragma: no cover
+        return memoryview(values.to_pylist())  # pragma: no cover
     buffer = values.buffers()[1]
-    return memoryview(buffer).cast("q")[values.offset : values.offset + len(values)]  # type: ignore[arg-type]
+    return memoryview(buffer).cast("q")[values.offset : values.offset + len(values)]
 
 
 class RangeColumns:
@@ -120,12 +120,15 @@ class RangeColumns:
         return cls(pa.concat_tables([p.table for p in parts]).combine_chunks(), hashes)
 
     def __len__(self) -> int:
-        return self.table.num_rows
+        # pyarrow has no type information (pyproject.toml), so its results are typed where they leave it.
+        rows: int = self.table.num_rows
+        return rows
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RangeColumns):
             return NotImplemented
-        return self.table.equals(other.table)
+        equal: bool = self.table.equals(other.table)
+        return equal
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -155,7 +158,7 @@ class RangeColumns:
         return self._hashes
 
     def key_at(self, index: int) -> str:
-        return self._keys[index] if self._keys is not None else self.table.column(_KEY)[index].as_py()  # type: ignore[no-any-return]
+        return self._keys[index] if self._keys is not None else self.table.column(_KEY)[index].as_py()
 
     def running_sizes(self) -> memoryview:
         """For each row, the estimated size of rows [0, row]: increasing, since every estimate is positive."""

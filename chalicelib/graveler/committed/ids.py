@@ -65,7 +65,7 @@ def _data(values: pa.Array) -> memoryview:
     """The concatenated bytes of a string or binary array's values."""
     offsets = value_offsets(values)
     data = values.buffers()[2]
-    return memoryview(data)[offsets[0].as_py() : offsets[-1].as_py()]  # type: ignore[arg-type]
+    return memoryview(data)[offsets[0].as_py() : offsets[-1].as_py()]
 
 
 def _var_column(hasher: hashlib._Hash, name: str, values: pa.ChunkedArray, text: bool) -> None:

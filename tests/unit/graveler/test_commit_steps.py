@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 from itertools import pairwise
@@ -260,12 +261,10 @@ def test_racing_commits_and_writes_lose_and_duplicate_nothing():
 
     def committer(worker: int) -> None:
         for n in range(6):
-            try:
+            with contextlib.suppress(errors.NoChanges):
                 CommitSteps(env.refs, env.staging, env.blocks, PARAMS).run(
                     CommitRequest("repo", "main", f"c{worker}-{n}", "bob", f"c{worker}-{n}", n, {}), 3
                 )
-            except errors.NoChanges:
-                pass
 
     threads = [threading.Thread(target=writer, args=(w,)) for w in range(3)]
     threads += [threading.Thread(target=committer, args=(c,)) for c in range(2)]

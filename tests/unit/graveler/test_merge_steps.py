@@ -64,7 +64,7 @@ class Env:
 
     def request(self, request_id: str = "m1", **kw: object) -> MergeRequest:
         source = self.g.get_commit("repo", "feature").id
-        fields: dict[str, object] = dict(message="", metadata={}, strategy=None, path_strategies=())
+        fields: dict[str, object] = {"message": "", "metadata": {}, "strategy": None, "path_strategies": ()}
         fields.update(kw)
         return MergeRequest("repo", "feature", source, "main", request_id, "alice", date=NOW, **fields)  # type: ignore[arg-type]
 

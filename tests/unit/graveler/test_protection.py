@@ -74,7 +74,7 @@ def test_a_rule_change_reaches_another_container_within_the_ttl() -> None:
     assert store.reads == 1
 
     here.set_rules(REPO, ["main"])
-    with pytest.raises(errors.WriteToProtectedBranch, match="^cannot write to protected branch$"):
+    with pytest.raises(errors.WriteToProtectedBranch, match=r"^cannot write to protected branch$"):
         here.refuse_write(REPO, "main")  # at once where it was changed
     clock.now += 4.9
     there.refuse_write(REPO, "main")  # the other container still trusts what it read
@@ -83,7 +83,7 @@ def test_a_rule_change_reaches_another_container_within_the_ttl() -> None:
     with pytest.raises(errors.CommitToProtectedBranch):
         there.refuse_commit(REPO, "main")  # past the TTL it reads again and refuses
     assert store.reads == 2
-    with pytest.raises(errors.DeleteProtectedBranch, match="^cannot delete protected branch$"):
+    with pytest.raises(errors.DeleteProtectedBranch, match=r"^cannot delete protected branch$"):
         there.refuse_delete(REPO, "main")
     there.refuse_delete(REPO, "dev")
     assert store.reads == 2

@@ -27,7 +27,7 @@ def graph():
     refs.create_branch(REPO, Branch("main", m, "tok-main", ("sealed-1",)))
     refs.create_branch(REPO, Branch("feature", f1, "tok-feature"))
     refs.create_tag(REPO, Tag("v1", c2))
-    return refs, dict(c1=c1, c2=c2, c3=c3, f1=f1, m=m)
+    return refs, {"c1": c1, "c2": c2, "c3": c3, "f1": f1, "m": m}
 
 
 def test_parse_modifiers():

@@ -128,7 +128,7 @@ def test_timeouts_are_capped_by_hook_and_run_limits():
     files = [("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1"])),
              ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h2"])),
              ("_lakefs_actions/c.yaml", action("C", "pre-commit", ["h3"]))]
-    r, store = runner(files, inv, max_hook_seconds=8, max_run_seconds=12, monotonic=clock, clock=clock)
+    r, _ = runner(files, inv, max_hook_seconds=8, max_run_seconds=12, monotonic=clock, clock=clock)
     with pytest.raises(HookAborted, match="time limit of 12s was spent"):
         r.run(commit_event())
     assert [c[2] for c in inv.calls] == [8, 4]  # own 10s capped to 8, then what the run has left
@@ -136,7 +136,7 @@ def test_timeouts_are_capped_by_hook_and_run_limits():
 
 def test_idempotency_key_runs_once():
     inv = Recorder()
-    r, store = runner([("_lakefs_actions/a.yaml", action("A", "post-merge", ["h1"]))], inv)
+    r, _ = runner([("_lakefs_actions/a.yaml", action("A", "post-merge", ["h1"]))], inv)
     event = commit_event(EventType.POST_MERGE, commit_id="c9", idempotency_key="req-1/post-merge")
     first = r.run_post(event)
     again = r.run_post(event)

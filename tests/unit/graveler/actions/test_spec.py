@@ -65,7 +65,8 @@ def test_lua_hook_refused_with_a_clear_message():
     (b"name: a\non: {pre-commit: }\nhooks: []", "missing hooks"),
     (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: exec, properties: {}}]", "unknown type"),
     (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'ftp://x'}}]", "http(s)"),
-    (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x', timeout: 5x}}]",
+    (b"name: a\non: {pre-commit: }\n"
+     b"hooks: [{id: ab, type: webhook, properties: {url: 'http://x', timeout: 5x}}]",
      "invalid timeout"),
     (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: lambda, properties: {}}]", "function_name"),
     (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}},"

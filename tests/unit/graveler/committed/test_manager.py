@@ -36,7 +36,7 @@ def test_get_present_keys_reads_one_range_each(written, blocks, kit):
 
 
 def test_get_absent_keys(written, blocks, kit):
-    manager, metarange, records, ranges = written
+    manager, metarange, _, ranges = written
     gap = ranges[3].max_key + "\x00"  # after one range's last key, before the next one's first
     assert gap < ranges[4].min_key
     blocks.reset_counts()
@@ -90,7 +90,7 @@ def test_reads_are_cached(written, blocks, kit):
 
 
 def test_cache_is_bounded(written, blocks, kit):
-    _, metarange, records, ranges = written
+    _, metarange, _, ranges = written
     manager = CommittedManager(blocks, PARAMS, cache_size=2)
     list(manager.iterate(kit.namespace, metarange))
     blocks.reset_counts()
@@ -140,7 +140,7 @@ def test_namespace_trailing_slash_is_the_same_place(blocks, kit):
 
 
 def test_cache_is_bounded_by_rows(written, blocks, kit):
-    _, metarange, records, ranges = written
+    _, metarange, _, ranges = written
     biggest = max(info.count for info in ranges)
     manager = CommittedManager(blocks, PARAMS, cache_rows=biggest)  # room for about one range
     list(manager.iterate(kit.namespace, metarange))

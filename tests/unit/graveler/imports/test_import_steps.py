@@ -47,7 +47,7 @@ def sources(g):
 
 
 def test_prefix_and_object_land_zero_copy_through_the_import_branch(g, repo, importer, sources):
-    request, record = run(importer, prefix("s3://source/allowed/data/", "imported/"),
+    _, record = run(importer, prefix("s3://source/allowed/data/", "imported/"),
                           ImportLocation(OBJECT, "s3://source/allowed/one.bin", "single/one.bin"))
     assert record.state == COMPLETED
     assert listing(g) == {
@@ -189,7 +189,7 @@ def test_status_answers_only_for_its_own_branch(g, repo, importer, sources):
 
 
 def test_a_missing_object_source_fails_the_import_and_says_why(g, repo, importer):
-    request, record = run(importer, ImportLocation(OBJECT, "s3://source/allowed/missing", "m"))
+    _, record = run(importer, ImportLocation(OBJECT, "s3://source/allowed/missing", "m"))
     assert record.state == FAILED and "missing" in record.error
 
 
