@@ -12,9 +12,9 @@ from chalice.app import CloudWatchEvent, Rate
 
 from chalicelib import observability
 from chalicelib.api import BLUEPRINTS, URL_PREFIX
+from chalicelib.api.diff_merge import bp as diff_merge_blueprint
 from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, lakefs_error_shape
 from chalicelib.api.gc import bp as gc_blueprint
-from chalicelib.api.diff_merge import bp as diff_merge_blueprint
 from chalicelib.gc.schedule import on_schedule as collect_garbage_everywhere
 from chalicelib.webui import bp as webui_blueprint
 from chalicelib.workflows.tasks import HANDLERS as WORKFLOW_TASKS

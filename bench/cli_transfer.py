@@ -31,8 +31,13 @@ def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKELET_", "LAKECTL_"))}
     env["LAKELET_DATA_DIR"] = str(log / "data")
     with open(log / "stack.out", "wb") as out:
-        process = subprocess.Popen([sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0",
-                                    "--moto-port", "0"], cwd=PROJECT, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--moto-port", "0"],
+            cwd=PROJECT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
     deadline = time.monotonic() + 120
     while "Press Ctrl-C to stop." not in (text := (log / "stack.out").read_text()):
         if process.poll() is not None or time.monotonic() > deadline:
@@ -44,8 +49,12 @@ def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
         assert match, pattern
         return match.group(1)
 
-    return process, {"api": field(r"lakeFS API\s+(http://\S+)/api/v1"), "s3": field(r"S3 gateway\s+(http://\S+)"),
-                     "key": field(r"Access key ID\s+(\S+)"), "secret": field(r"Secret access key\s+(\S+)")}
+    return process, {
+        "api": field(r"lakeFS API\s+(http://\S+)/api/v1"),
+        "s3": field(r"S3 gateway\s+(http://\S+)"),
+        "key": field(r"Access key ID\s+(\S+)"),
+        "secret": field(r"Secret access key\s+(\S+)"),
+    }
 
 
 def timed(args: list[str], env: dict[str, str]) -> float:
@@ -74,11 +83,17 @@ def main(small_count: int, big_count: int, big_mb: int) -> None:
     process, stack = start_stack(work)
     try:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKELET_", "LAKECTL_"))}
-        env |= {"HOME": str(work), "LAKECTL_SERVER_ENDPOINT_URL": stack["api"],
-                "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": stack["key"], "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": stack["secret"],
-                "AWS_ACCESS_KEY_ID": stack["key"], "AWS_SECRET_ACCESS_KEY": stack["secret"],
-                "AWS_DEFAULT_REGION": "us-east-1", "AWS_CONFIG_FILE": "/dev/null",
-                "AWS_SHARED_CREDENTIALS_FILE": "/dev/null"}
+        env |= {
+            "HOME": str(work),
+            "LAKECTL_SERVER_ENDPOINT_URL": stack["api"],
+            "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": stack["key"],
+            "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": stack["secret"],
+            "AWS_ACCESS_KEY_ID": stack["key"],
+            "AWS_SECRET_ACCESS_KEY": stack["secret"],
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_CONFIG_FILE": "/dev/null",
+            "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        }
         lakelet = [sys.executable, "-m", "lakelet"]
         timed([*lakelet, "repo", "create", "lakefs://bench"], env)
         aws = [str(AWS), "s3", "sync", "--only-show-errors", "--endpoint-url", stack["s3"]]
@@ -87,16 +102,21 @@ def main(small_count: int, big_count: int, big_mb: int) -> None:
             source = work / f"src-{name}"
             total = make_files(source, count, size)
             label = f"{count} x {size // 1000 if size < 10**6 else size // 10**6} {'KB' if size < 10**6 else 'MB'}"
-            up_cli = timed([*lakelet, "fs", "upload", "-r", "--source", str(source),
-                            f"lakefs://bench/main/cli-{name}/"], env)
+            up_cli = timed(
+                [*lakelet, "fs", "upload", "-r", "--source", str(source), f"lakefs://bench/main/cli-{name}/"], env
+            )
             up_aws = timed([*aws, str(source), f"s3://bench/main/aws-{name}/"], env)
-            down_cli = timed([*lakelet, "fs", "download", "-r", f"lakefs://bench/main/cli-{name}/",
-                              str(work / f"cli-back-{name}")], env)
+            down_cli = timed(
+                [*lakelet, "fs", "download", "-r", f"lakefs://bench/main/cli-{name}/", str(work / f"cli-back-{name}")],
+                env,
+            )
             down_aws = timed([*aws, f"s3://bench/main/aws-{name}/", str(work / f"aws-back-{name}")], env)
             for operation, cli_s, aws_s in (("upload", up_cli, up_aws), ("download", down_cli, down_aws)):
-                print(f"{label:<22} {operation:<9} {rate(count, total, cli_s):>16} {rate(count, total, aws_s):>16}"
-                      f"  {aws_s / cli_s:5.2f}x",
-                      flush=True)
+                print(
+                    f"{label:<22} {operation:<9} {rate(count, total, cli_s):>16} {rate(count, total, aws_s):>16}"
+                    f"  {aws_s / cli_s:5.2f}x",
+                    flush=True,
+                )
             for directory in ("cli-back-", "aws-back-"):
                 back = work / (directory + name)
                 assert sum(1 for p in back.rglob("*") if p.is_file()) == count, f"{back} is incomplete"
@@ -109,4 +129,4 @@ def main(small_count: int, big_count: int, big_mb: int) -> None:
 
 if __name__ == "__main__":
     arguments = [int(a) for a in sys.argv[1:4]]
-    main(*(arguments + [1000, 10, 50][len(arguments):]))
+    main(*(arguments + [1000, 10, 50][len(arguments) :]))

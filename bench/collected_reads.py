@@ -53,8 +53,9 @@ def main(count: int) -> None:
         }
 
         def read(repo: str, path: str) -> None:
-            response = session.get(f"{stack.api_url}/repositories/{repo}/refs/main/objects/stat",
-                                   params={"path": path, "presign": "true"})
+            response = session.get(
+                f"{stack.api_url}/repositories/{repo}/refs/main/objects/stat", params={"path": path, "presign": "true"}
+            )
             assert response.status_code == 200, response.text
 
         for repo, path in cases.values():
@@ -70,8 +71,10 @@ def main(count: int) -> None:
         reads = per_round * ROUNDS
         base = totals["never swept"]
         for name, seconds in totals.items():
-            print(f"{name:18} {reads / seconds:8.1f} reads/s   {1000 * seconds / reads:6.2f} ms/read   "
-                  f"time ratio to never swept {seconds / base:.2f}")
+            print(
+                f"{name:18} {reads / seconds:8.1f} reads/s   {1000 * seconds / reads:6.2f} ms/read   "
+                f"time ratio to never swept {seconds / base:.2f}"
+            )
 
 
 if __name__ == "__main__":

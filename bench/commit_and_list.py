@@ -24,10 +24,12 @@ THREADS = 8
 def main(count: int) -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's per-request log would drown the figures
     with LocalStack(api_port=0) as stack:
-        client = Client(host=stack.endpoint, username=stack.credentials.access_key_id,
-                        password=stack.credentials.secret_access_key)
+        client = Client(
+            host=stack.endpoint, username=stack.credentials.access_key_id, password=stack.credentials.secret_access_key
+        )
         repo = lakefs.Repository("bench", client=client).create(
-            storage_namespace=f"{stack.default_namespace_prefix}/bench", exist_ok=False)
+            storage_namespace=f"{stack.default_namespace_prefix}/bench", exist_ok=False
+        )
         main_branch = repo.branch("main")
 
         def upload(i: int) -> None:

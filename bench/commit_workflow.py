@@ -26,10 +26,10 @@ import boto3
 from moto import mock_aws
 
 from chalicelib.adapters.memory import MemoryBlockStore
+from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 from chalicelib.settings import Settings
 from chalicelib.wiring import assemble, memory_services, set_services
-from chalicelib.graveler.merge import MergeRequest
 from chalicelib.workflows import tasks
 from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,
@@ -119,10 +119,18 @@ def measured(handlers: dict, peaks: dict[str, list[int]]) -> dict:
 
 
 def run(sfn, arn: str, request_id: str, slices: int) -> dict:  # type: ignore[no-untyped-def]
-    request = {"repository": "bench", "branch": "main", "request_id": request_id, "committer": "bench",
-               "message": request_id, "date": 1_700_000_000, "metadata": {}}
-    execution = sfn.start_execution(stateMachineArn=arn, name=request_id,
-                                    input=json.dumps({"request": request, "max_slices": slices}))["executionArn"]
+    request = {
+        "repository": "bench",
+        "branch": "main",
+        "request_id": request_id,
+        "committer": "bench",
+        "message": request_id,
+        "date": 1_700_000_000,
+        "metadata": {},
+    }
+    execution = sfn.start_execution(
+        stateMachineArn=arn, name=request_id, input=json.dumps({"request": request, "max_slices": slices})
+    )["executionArn"]
     while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
         time.sleep(0.05)
     if described["status"] != "SUCCEEDED":
@@ -157,9 +165,11 @@ def main(count: int, slices: int) -> None:
             bulk_seconds = time.perf_counter() - started
             head = g.get_commit("bench", "main")
             ranges = g.committed.ranges("s3://bench-data/bench", head.meta_range_id)
-            print(f"commit of {count:,} staged objects through the workflow: {bulk_seconds:.1f} s "
-                  f"(staging them in memory: {stage_seconds:.1f} s); {len(ranges)} ranges, "
-                  f"{len(first['plan']['slices'])} slice(s)")
+            print(
+                f"commit of {count:,} staged objects through the workflow: {bulk_seconds:.1f} s "
+                f"(staging them in memory: {stage_seconds:.1f} s); {len(ranges)} ranges, "
+                f"{len(first['plan']['slices'])} slice(s)"
+            )
             for name, values in sorted(peaks.items()):
                 print(f"  peak traced memory {name}: max {max(values) / 2**20:.1f} MiB over {len(values)} run(s)")
 
@@ -192,8 +202,11 @@ def merge(g, blocks, peaks, sfn, arn, slices, count) -> None:  # type: ignore[no
     g.committed.storage.clear_cache()
     request = MergeRequest("bench", "feature", source.id, "main", "merge-100", "bench", "", 1_700_000_000)
     started = time.perf_counter()
-    execution = sfn.start_execution(stateMachineArn=arn, name=request.request_id,
-                                    input=json.dumps({"request": request.to_json(), "max_slices": slices}))
+    execution = sfn.start_execution(
+        stateMachineArn=arn,
+        name=request.request_id,
+        input=json.dumps({"request": request.to_json(), "max_slices": slices}),
+    )
     while (described := sfn.describe_execution(executionArn=execution["executionArn"]))["status"] == "RUNNING":
         time.sleep(0.05)
     seconds = time.perf_counter() - started
@@ -205,12 +218,14 @@ def merge(g, blocks, peaks, sfn, arn, slices, count) -> None:  # type: ignore[no
     range_ids = {r.id for r in before} | {r.id for r in after} | {r.id for r in sources}
     read_ranges = [a for a in blocks.reads if a in range_ids]
     written_ranges = [a for a in blocks.writes if a in range_ids]
-    print(f"merge of 100 spread changes into the {count:,}-object branch (100 changes of its own since): "
-          f"{seconds:.1f} s; {len(output['plan']['slices'])} slice(s); range files read {len(read_ranges)} "
-          f"({len(set(read_ranges))} distinct), written {len(written_ranges)}; the result has {len(after)} ranges: "
-          f"{len({r.id for r in after} & {r.id for r in before})} the destination's, "
-          f"{len({r.id for r in after} & {r.id for r in sources} - {r.id for r in before})} the source's, "
-          f"{len({r.id for r in after} - {r.id for r in before} - {r.id for r in sources})} new")
+    print(
+        f"merge of 100 spread changes into the {count:,}-object branch (100 changes of its own since): "
+        f"{seconds:.1f} s; {len(output['plan']['slices'])} slice(s); range files read {len(read_ranges)} "
+        f"({len(set(read_ranges))} distinct), written {len(written_ranges)}; the result has {len(after)} ranges: "
+        f"{len({r.id for r in after} & {r.id for r in before})} the destination's, "
+        f"{len({r.id for r in after} & {r.id for r in sources} - {r.id for r in before})} the source's, "
+        f"{len({r.id for r in after} - {r.id for r in before} - {r.id for r in sources})} new"
+    )
     for name, values in sorted(peaks.items()):
         print(f"  peak traced memory {name}: max {max(values) / 2**20:.1f} MiB over {len(values)} run(s)")
 
@@ -224,8 +239,10 @@ def hundred(g, blocks, peaks, sfn, arn, slices, count, label, positions) -> None
     g.committed.storage.clear_cache()  # cold, as in a new Lambda container: every read is counted
     for i in positions:
         key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
-        g.staging.set(g.get_branch("bench", "main").staging_token,
-                      StagedEntry(key, Entry(f"s3://bench-data/bench/data/new{i:x}", 7, f"{i + 1:032x}", 2)))
+        g.staging.set(
+            g.get_branch("bench", "main").staging_token,
+            StagedEntry(key, Entry(f"s3://bench-data/bench/data/new{i:x}", 7, f"{i + 1:032x}", 2)),
+        )
     started = time.perf_counter()
     run(sfn, arn, f"hundred-{positions[0]}", slices)
     small_seconds = time.perf_counter() - started
@@ -236,10 +253,12 @@ def hundred(g, blocks, peaks, sfn, arn, slices, count, label, positions) -> None
     read_ranges = [a for a in blocks.reads if a in range_ids]
     written_ranges = [a for a in blocks.writes if a in range_ids]
     changed = len({r.id for r in new_ranges} - {r.id for r in ranges})
-    print(f"100 changes {label} onto the {count:,}-object branch: {small_seconds:.1f} s; range files read "
-          f"{len(read_ranges)} ({len(set(read_ranges))} distinct), written {len(written_ranges)} of "
-          f"{len(new_ranges)} ranges ({changed} new ids); metarange files read "
-          f"{len(blocks.reads) - len(read_ranges)}, written {len(blocks.writes) - len(written_ranges)}")
+    print(
+        f"100 changes {label} onto the {count:,}-object branch: {small_seconds:.1f} s; range files read "
+        f"{len(read_ranges)} ({len(set(read_ranges))} distinct), written {len(written_ranges)} of "
+        f"{len(new_ranges)} ranges ({changed} new ids); metarange files read "
+        f"{len(blocks.reads) - len(read_ranges)}, written {len(blocks.writes) - len(written_ranges)}"
+    )
     for name, values in sorted(peaks.items()):
         print(f"  peak traced memory {name}: max {max(values) / 2**20:.1f} MiB over {len(values)} run(s)")
 

@@ -140,8 +140,17 @@ def _run_task(name: str, event: Json) -> Json:
             tracemalloc.stop()
     finally:
         del blocks.get, blocks.put  # back to the class's methods
-    return {"result": result, "name": name, "pid": os.getpid(), "seconds": seconds, "rss_start_kib": rss_start,
-            "hwm_kib": _status_kib("VmHWM"), "traced_peak": traced_peak, "reads": reads, "writes": writes}
+    return {
+        "result": result,
+        "name": name,
+        "pid": os.getpid(),
+        "seconds": seconds,
+        "rss_start_kib": rss_start,
+        "hwm_kib": _status_kib("VmHWM"),
+        "traced_peak": traced_peak,
+        "reads": reads,
+        "writes": writes,
+    }
 
 
 class Tasks:
@@ -149,8 +158,9 @@ class Tasks:
 
     def __init__(self, slices: int) -> None:
         self.slices = slices
-        self.pool = ProcessPoolExecutor(slices, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_worker_init)
+        self.pool = ProcessPoolExecutor(
+            slices, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+        )
         self.lock = threading.Lock()
         self.runs: list[Json] = []
 
@@ -225,11 +235,22 @@ def stage_bulk(namespace: str, count: int) -> float:
     token = graveler.refs.get_branch(RepositoryID(REPO), BranchID(BRANCH)).staging_token
     started = time.perf_counter()
     for start in range(0, count, STAGE_CHUNK):
-        staging.set_many(token, [
-            StagedEntry(Key(key_of(i)), Entry(f"{namespace}/data/bench/{i:07x}", 1000 + i % 1000, f"{i:032x}",
-                                              1_700_000_000, "application/octet-stream"))
-            for i in range(start, min(count, start + STAGE_CHUNK))
-        ])
+        staging.set_many(
+            token,
+            [
+                StagedEntry(
+                    Key(key_of(i)),
+                    Entry(
+                        f"{namespace}/data/bench/{i:07x}",
+                        1000 + i % 1000,
+                        f"{i:032x}",
+                        1_700_000_000,
+                        "application/octet-stream",
+                    ),
+                )
+                for i in range(start, min(count, start + STAGE_CHUNK))
+            ],
+        )
         done = min(count, start + STAGE_CHUNK)
         if done % (STAGE_CHUNK * 10) == 0 or done == count:
             elapsed = time.perf_counter() - started
@@ -268,8 +289,12 @@ def task_table(runs: list[Json]) -> list[str]:
     by_name: dict[str, list[Json]] = defaultdict(list)
     for run in runs:
         by_name[run["name"]].append(run)
-    lines = [(f"    {'task':<20} {'runs':>4} {'max s':>8} {'sum s':>8} {'peak RSS MiB':>13} {'RSS at start':>13} "
-              f"{'peak-start':>11} {'py peak MiB':>12}")]
+    lines = [
+        (
+            f"    {'task':<20} {'runs':>4} {'max s':>8} {'sum s':>8} {'peak RSS MiB':>13} {'RSS at start':>13} "
+            f"{'peak-start':>11} {'py peak MiB':>12}"
+        )
+    ]
     for name in workflow_tasks.HANDLERS:
         done = by_name.get(name, [])
         if not done:
@@ -285,12 +310,15 @@ def task_table(runs: list[Json]) -> list[str]:
 
 
 def main_rss() -> str:
-    return (f"stack process RSS {_status_kib('VmRSS') / 1024:,.0f} MiB, "
-            f"peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
+    return (
+        f"stack process RSS {_status_kib('VmRSS') / 1024:,.0f} MiB, "
+        f"peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB"
+    )
 
 
-def hundred(api: Api, tasks: Tasks, namespace: str, label: str, positions: list[int],
-            objects: int) -> tuple[list[str], int]:
+def hundred(
+    api: Api, tasks: Tasks, namespace: str, label: str, positions: list[int], objects: int
+) -> tuple[list[str], int]:
     """Stages 100 changes through the API (a third deleted, a third overwritten, a third new keys next to
     existing ones), commits them through the workflow, and reports; returns the lines and the new object count."""
     before = range_ids(namespace)
@@ -305,8 +333,14 @@ def hundred(api: Api, tasks: Tasks, namespace: str, label: str, positions: list[
             if n % 3 == 2:
                 path = new_key_of(i)
                 added += 1
-            api.call("POST", f"/repositories/{REPO}/branches/{BRANCH}/objects", 201, params={"path": path},
-                     data=f"{label} {i}\n".encode(), headers={"Content-Type": "application/octet-stream"})
+            api.call(
+                "POST",
+                f"/repositories/{REPO}/branches/{BRANCH}/objects",
+                201,
+                params={"path": path},
+                data=f"{label} {i}\n".encode(),
+                headers={"Content-Type": "application/octet-stream"},
+            )
     stage_seconds = time.perf_counter() - started
     tasks.take()
     seconds, _ = api.commit(f"100 changes {label}", poll=0.2)
@@ -321,13 +355,19 @@ def hundred(api: Api, tasks: Tasks, namespace: str, label: str, positions: list[
     range_writes = [a for a in writes if a in known]
     slices = sum(1 for r in runs if r["name"] == "commit_build_slice")
     lines = [
-        (f"100 changes {label} ({removed} deleted, {len(positions) - removed - added} overwritten, {added} new; "
-         f"staged through the API in {stage_seconds:.1f} s):"),
+        (
+            f"100 changes {label} ({removed} deleted, {len(positions) - removed - added} overwritten, {added} new; "
+            f"staged through the API in {stage_seconds:.1f} s):"
+        ),
         f"  workflow commit: {seconds:.1f} s; {slices} slice(s); now {total:,} objects in {ranges} ranges",
-        (f"  range files read {len(range_reads)} ({len(set(range_reads))} distinct), written {len(range_writes)} "
-         f"({len(after - before)} range ids new in the metarange, {len(before - after)} gone)"),
-        (f"  metarange files read {len(reads) - len(range_reads)}, written {len(writes) - len(range_writes)} "
-         f"(base, one per slice, the result)"),
+        (
+            f"  range files read {len(range_reads)} ({len(set(range_reads))} distinct), written {len(range_writes)} "
+            f"({len(after - before)} range ids new in the metarange, {len(before - after)} gone)"
+        ),
+        (
+            f"  metarange files read {len(reads) - len(range_reads)}, written {len(writes) - len(range_writes)} "
+            f"(base, one per slice, the result)"
+        ),
         *task_table(runs),
     ]
     return lines, objects
@@ -338,11 +378,19 @@ def merge(api: Api, tasks: Tasks, namespace: str, count: int, objects: int) -> t
     has 100 changes of its own on consecutive keys since; returns the lines and the new object count."""
     graveler = wiring.get_services().graveler
     api.call("POST", f"/repositories/{REPO}/branches", 201, json={"name": "feature", "source": BRANCH})
-    for branch, positions in (("feature", range(3, count, max(1, count // 100))),
-                              (BRANCH, range(count // 3, count // 3 + 100))):
+    for branch, positions in (
+        ("feature", range(3, count, max(1, count // 100))),
+        (BRANCH, range(count // 3, count // 3 + 100)),
+    ):
         for i in list(positions)[:100]:
-            api.call("POST", f"/repositories/{REPO}/branches/{branch}/objects", 201, params={"path": key_of(i)},
-                     data=f"{branch} {i}\n".encode(), headers={"Content-Type": "application/octet-stream"})
+            api.call(
+                "POST",
+                f"/repositories/{REPO}/branches/{branch}/objects",
+                201,
+                params={"path": key_of(i)},
+                data=f"{branch} {i}\n".encode(),
+                headers={"Content-Type": "application/octet-stream"},
+            )
         api.commit(f"100 overwrites on {branch}", poll=0.2, branch=branch)
     before = range_ids(namespace)
     source = graveler.get_commit(REPO, "feature")
@@ -364,9 +412,11 @@ def merge(api: Api, tasks: Tasks, namespace: str, count: int, objects: int) -> t
     lines = [
         "merge of a branch with 100 overwrites spread over the key space into main (100 overwrites of its own since):",
         f"  merge workflow: {seconds:.1f} s; {slices} slice(s); now {total:,} objects in {ranges} ranges",
-        (f"  range files read {len(range_reads)} ({len(set(range_reads))} distinct), written {len(range_writes)}; "
-         f"the result's ranges: {len(after & before)} the destination's, {len((after & sources) - before)} the "
-         f"source's, {len(after - before - sources)} new"),
+        (
+            f"  range files read {len(range_reads)} ({len(set(range_reads))} distinct), written {len(range_writes)}; "
+            f"the result's ranges: {len(after & before)} the destination's, {len((after & sources) - before)} the "
+            f"source's, {len(after - before - sources)} new"
+        ),
         *task_table(runs),
     ]
     return lines, total
@@ -391,24 +441,34 @@ def main(count: int, slices: int) -> None:
             print(f"{tasks.warm_up()} worker processes warm", flush=True)
             api = Api(stack)
             namespace = f"{stack.default_namespace_prefix}/{REPO}"
-            api.call("POST", "/repositories", 201,
-                     json={"name": REPO, "storage_namespace": namespace, "default_branch": BRANCH})
+            api.call(
+                "POST",
+                "/repositories",
+                201,
+                json={"name": REPO, "storage_namespace": namespace, "default_branch": BRANCH},
+            )
 
             with route_lambda_invokes(tasks.handlers()):
                 print(f"staging {count:,} objects with set_many ...", flush=True)
                 stage_seconds = stage_bulk(namespace, count)
                 say(f"N = {count:,} objects, {slices} slices at most, workflow threshold {THRESHOLD}")
-                say(f"staging {count:,} objects (set_many, batch writes of 25): {stage_seconds:.1f} s "
-                    f"({count / stage_seconds:,.0f}/s); {main_rss()}")
+                say(
+                    f"staging {count:,} objects (set_many, batch writes of 25): {stage_seconds:.1f} s "
+                    f"({count / stage_seconds:,.0f}/s); {main_rss()}"
+                )
                 print("committing through the workflow ...", flush=True)
                 queries = dict(moto_speedups.counters)
                 seconds, _status = api.commit(f"{count} objects", poll=2.0)
                 runs = tasks.take()
                 objects, ranges = check_commit(namespace, count, sealed_token(runs))
-                say(f"commit of {count:,} staged objects through the workflow: {seconds:.1f} s; head has "
-                    f"{objects:,} objects in {ranges} ranges; nothing left staged; {main_rss()}")
-                say(f"  DynamoDB queries during it: {moto_speedups.counters['fast'] - queries['fast']:,} answered "
-                    f"by moto_speedups, {moto_speedups.counters['moto'] - queries['moto']:,} by moto's own query")
+                say(
+                    f"commit of {count:,} staged objects through the workflow: {seconds:.1f} s; head has "
+                    f"{objects:,} objects in {ranges} ranges; nothing left staged; {main_rss()}"
+                )
+                say(
+                    f"  DynamoDB queries during it: {moto_speedups.counters['fast'] - queries['fast']:,} answered "
+                    f"by moto_speedups, {moto_speedups.counters['moto'] - queries['moto']:,} by moto's own query"
+                )
                 for line in task_table(runs):
                     say(line)
 
@@ -416,8 +476,7 @@ def main(count: int, slices: int) -> None:
                 touched = set(spread)
                 start = count // 2 + 1
                 consecutive = [i for i in range(start, count, 7) if i not in touched][:100]
-                for label, positions in (("spread over the key space", spread),
-                                         ("on consecutive keys", consecutive)):
+                for label, positions in (("spread over the key space", spread), ("on consecutive keys", consecutive)):
                     lines, objects = hundred(api, tasks, namespace, label, positions, objects)
                     for line in lines:
                         say(line)

@@ -38,12 +38,12 @@ from moto.s3.models import FakeDeleteMarker, S3Backend
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from commit_workflow_stack import Api, Tasks, main_rss, task_table  # noqa: E402
+from commit_workflow_stack import Api, Tasks, main_rss, task_table
 
-from chalicelib import wiring  # noqa: E402
-from lakelet.stack.devserver import DechunkingRequestHandler  # noqa: E402
-from lakelet.stack.local import LocalStack  # noqa: E402
-from lakelet.stack.stepfunctions_local import route_lambda_invokes  # noqa: E402
+from chalicelib import wiring
+from lakelet.stack.devserver import DechunkingRequestHandler
+from lakelet.stack.local import LocalStack
+from lakelet.stack.stepfunctions_local import route_lambda_invokes
 
 REPO = "bench-import"
 SOURCE = "bench-import-source"
@@ -84,8 +84,15 @@ def install_sorted_listing() -> None:
     original = S3Backend.list_objects_v2
     index: dict[str, tuple[int, list[str]]] = {}
 
-    def listed(self: S3Backend, bucket: Any, prefix: str | None, delimiter: str | None,
-               continuation_token: str | None, start_after: str | None, max_keys: int) -> Any:
+    def listed(
+        self: S3Backend,
+        bucket: Any,
+        prefix: str | None,
+        delimiter: str | None,
+        continuation_token: str | None,
+        start_after: str | None,
+        max_keys: int,
+    ) -> Any:
         if delimiter or bucket.name != SOURCE:
             return original(self, bucket, prefix, delimiter, continuation_token, start_after, max_keys)
         size, names = index.get(bucket.name, (-1, []))
@@ -122,9 +129,13 @@ def main(count: int, slices: int) -> None:
 
     with LocalStack(api_port=0) as stack:
         print(f"stack up at {stack.endpoint} (moto {stack.moto_url}); {main_rss()}", flush=True)
-        s3 = boto3.client("s3", endpoint_url=stack.moto_url, region_name="us-east-1",
-                          aws_access_key_id=stack.credentials.access_key_id,
-                          aws_secret_access_key=stack.credentials.secret_access_key)
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=stack.moto_url,
+            region_name="us-east-1",
+            aws_access_key_id=stack.credentials.access_key_id,
+            aws_secret_access_key=stack.credentials.secret_access_key,
+        )
         s3.create_bucket(Bucket=SOURCE)
         print(f"seeding {count:,} objects into moto's S3 ...", flush=True)
         seed_seconds = seed(count)
@@ -137,8 +148,10 @@ def main(count: int, slices: int) -> None:
         say(f"seeding straight into moto's S3 backend: {seed_seconds:.1f} s; {main_rss()}")
         with route_lambda_invokes(tasks.handlers()):
             started = time.perf_counter()
-            body = {"paths": [{"type": "common_prefix", "path": f"s3://{SOURCE}/events/", "destination": "events/"}],
-                    "commit": {"message": f"import {count} objects"}}
+            body = {
+                "paths": [{"type": "common_prefix", "path": f"s3://{SOURCE}/events/", "destination": "events/"}],
+                "commit": {"message": f"import {count} objects"},
+            }
             import_id = api.call("POST", f"/repositories/{REPO}/branches/main/import", 202, json=body)["id"]
             polls = []
             while True:
@@ -156,15 +169,21 @@ def main(count: int, slices: int) -> None:
         ranges = graveler.committed.ranges(namespace, head.meta_range_id)
         objects = sum(r.count for r in ranges)
         if objects != count or status["ingested_objects"] != count:
-            raise SystemExit(f"expected {count} objects, the branch has {objects}, the status says "
-                             f"{status['ingested_objects']}")
-        probe = api.session.get(f"{api.base}/repositories/{REPO}/refs/main/objects/stat",
-                                params={"path": "events/" + key_of(count - 1)[len("events/"):]}, timeout=60)
+            raise SystemExit(
+                f"expected {count} objects, the branch has {objects}, the status says {status['ingested_objects']}"
+            )
+        probe = api.session.get(
+            f"{api.base}/repositories/{REPO}/refs/main/objects/stat",
+            params={"path": "events/" + key_of(count - 1)[len("events/") :]},
+            timeout=60,
+        )
         if probe.status_code != 200 or not probe.json()["physical_address"].startswith(f"s3://{SOURCE}/"):
             raise SystemExit(f"the last imported object does not stat as its source: {probe.text[:300]}")
         build = [r for r in runs if r["name"] == "import_build_slice"]
-        say(f"import through the workflow: {seconds:.1f} s ({count / seconds:,.0f} objects/s); "
-            f"{len(build)} slice task(s); {objects:,} objects in {len(ranges)} ranges; commit {head.id[:12]}")
+        say(
+            f"import through the workflow: {seconds:.1f} s ({count / seconds:,.0f} objects/s); "
+            f"{len(build)} slice task(s); {objects:,} objects in {len(ranges)} ranges; commit {head.id[:12]}"
+        )
         middle = [p for p in polls if 0 < p[1] < count]
         if middle:
             say(f"progress while running: {', '.join(f'{n:,} at {t:.0f} s' for t, n in middle[:6])}")
@@ -173,14 +192,18 @@ def main(count: int, slices: int) -> None:
             say(line)
         say(main_rss())
         pages_per_slice = max(1, count // max(1, len(build)) // 1000)
-        other = sum(max((r["seconds"] for r in runs if r["name"] == name), default=0.0)
-                    for name in ("import_plan", "import_commit", "import_merge"))
+        other = sum(
+            max((r["seconds"] for r in runs if r["name"] == name), default=0.0)
+            for name in ("import_plan", "import_commit", "import_merge")
+        )
         per_slice = pages_per_slice * (AWS_PAGE_SECONDS + AWS_TASK_SECONDS_PER_PAGE)
         estimate = AWS_COLD_START_SECONDS * 4 + per_slice + other
-        say(f"estimate on AWS: ~{estimate:.0f} s: {pages_per_slice} listing pages per slice at "
+        say(
+            f"estimate on AWS: ~{estimate:.0f} s: {pages_per_slice} listing pages per slice at "
             f"{AWS_PAGE_SECONDS + AWS_TASK_SECONDS_PER_PAGE:.2f} s (S3's page and the task's own work) = "
             f"{per_slice:.0f} s, four cold starts, plus plan, commit and merge as measured here ({other:.0f} s, "
-            f"upper bounds: moto and a shared machine)")
+            f"upper bounds: moto and a shared machine)"
+        )
     print("\n".join(["", "---- summary ----", *report]))
 
 

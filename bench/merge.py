@@ -63,11 +63,22 @@ def build_base(repo_id: str, count: int, namespace: str) -> int:
     commits = 0
     for start in range(0, count, CHUNK):
         token = graveler.refs.get_branch(RepositoryID(repo_id), BranchID("main")).staging_token
-        set_many(token, [
-            StagedEntry(Key(key_of(i)), Entry(f"{namespace}/data/bench/{i:07d}", 1024 + i % 100,
-                                              f"{i:032x}", 1_700_000_000, "application/octet-stream"))
-            for i in keys[start:start + CHUNK]
-        ])
+        set_many(
+            token,
+            [
+                StagedEntry(
+                    Key(key_of(i)),
+                    Entry(
+                        f"{namespace}/data/bench/{i:07d}",
+                        1024 + i % 100,
+                        f"{i:032x}",
+                        1_700_000_000,
+                        "application/octet-stream",
+                    ),
+                )
+                for i in keys[start : start + CHUNK]
+            ],
+        )
         graveler.commit(repo_id, "main", "bench", f"objects {start} to {min(count, start + CHUNK) - 1}")
         commits += 1
     return commits
@@ -87,21 +98,36 @@ def edit(branch: lakefs.Branch, changed: list[str], added: list[str], deleted: l
 def preview(client: Client, repo_id: str, source: str, dest: str) -> dict[str, Any]:
     api = client.sdk_client.refs_api.api_client
     response = api.call_api(
-        f"/repositories/{repo_id}/refs/{source}/merge/{dest}", "POST", {}, [("dry_run", "true")],
-        {"Content-Type": "application/json", "Accept": "application/json"}, body={},
-        auth_settings=["basic_auth"], response_types_map={"200": "object"},
+        f"/repositories/{repo_id}/refs/{source}/merge/{dest}",
+        "POST",
+        {},
+        [("dry_run", "true")],
+        {"Content-Type": "application/json", "Accept": "application/json"},
+        body={},
+        auth_settings=["basic_auth"],
+        response_types_map={"200": "object"},
     )
     return response.data  # type: ignore[no-any-return]
 
 
-def scenario(client: Client, repo: lakefs.Repository, name: str, source_keys: list[str], dest_keys: list[str],
-             new_keys: list[str]) -> dict[str, float]:
+def scenario(
+    client: Client,
+    repo: lakefs.Repository,
+    name: str,
+    source_keys: list[str],
+    dest_keys: list[str],
+    new_keys: list[str],
+) -> dict[str, float]:
     """source_keys: changed (2/3) and deleted (1/3) on the source, with new_keys added; dest_keys changed on main."""
     main = repo.branch("main")
     source = repo.branch(f"src-{name}").create(source_reference="main")
     cut = len(source_keys) * 2 // 3
-    setup, _ = timed(lambda: (edit(source, source_keys[:cut], new_keys, source_keys[cut:], name),
-                              edit(main, dest_keys, [], [], f"{name}-main")))
+    setup, _ = timed(
+        lambda: (
+            edit(source, source_keys[:cut], new_keys, source_keys[cut:], name),
+            edit(main, dest_keys, [], [], f"{name}-main"),
+        )
+    )
     t_preview, shown = timed(lambda: preview(client, repo.id, source.id, "main"))
     t_diff, diff = timed(lambda: sum(1 for _ in main.diff(source)))
     t_merge, reference = timed(lambda: source.merge_into(main))
@@ -121,8 +147,9 @@ def main(objects: int, differences: int) -> None:
     on_source = differences * 9 // 10
     on_dest = differences - on_source
     with LocalStack(api_port=0) as stack:
-        client = Client(host=stack.endpoint, username=stack.credentials.access_key_id,
-                        password=stack.credentials.secret_access_key)
+        client = Client(
+            host=stack.endpoint, username=stack.credentials.access_key_id, password=stack.credentials.secret_access_key
+        )
         namespace = f"{stack.default_namespace_prefix}/bench-merge"
         repo = lakefs.Repository("bench-merge", client=client).create(storage_namespace=namespace, exist_ok=False)
 
@@ -135,7 +162,7 @@ def main(objects: int, differences: int) -> None:
         rng.shuffle(every)
         spread_source = [key_of(i) for i in every[: on_source * 5 // 6]]
         spread_new = [f"data/part={i % PARTS:02d}/new-{i:07d}.parquet" for i in range(on_source - len(spread_source))]
-        spread_dest = [key_of(i) for i in every[len(spread_source): len(spread_source) + on_dest]]
+        spread_dest = [key_of(i) for i in every[len(spread_source) : len(spread_source) + on_dest]]
         # Clustered: consecutive keys of one part (the keys of a part sort together), another part for main.
         # Keys the spread scenario touched are left out: one it deleted cannot be deleted again.
         touched = set(spread_source) | set(spread_dest)
@@ -159,7 +186,9 @@ def main(objects: int, differences: int) -> None:
         print(f"[{name}] three-dot diff, all pages: {r['diff']:8.2f} s")
         print(f"[{name}] MERGE:                     {r['merge']:8.2f} s")
     print(f"ratio merge spread / its two commits:      {results['spread']['merge'] / results['spread']['setup']:8.3f}")
-    print(f"ratio merge clustered / merge spread:      {results['clustered']['merge'] / results['spread']['merge']:8.3f}")
+    print(
+        f"ratio merge clustered / merge spread:      {results['clustered']['merge'] / results['spread']['merge']:8.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -45,8 +45,25 @@ class Stack:
         self.started = time.perf_counter()
         with open(self.out, "wb") as out, open(log.with_suffix(".err"), "wb") as err:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--moto-port", "0",
-                 *args], cwd=PROJECT_DIR, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+                [
+                    sys.executable,
+                    "-m",
+                    "lakelet",
+                    "local",
+                    "--api-port",
+                    "0",
+                    "--s3-port",
+                    "0",
+                    "--moto-port",
+                    "0",
+                    *args,
+                ],
+                cwd=PROJECT_DIR,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+            )
         while "Press Ctrl-C to stop." not in (text := self.out.read_text()):
             if self.process.poll() is not None:
                 raise RuntimeError(f"lakelet local {args} exited: {text}")
@@ -75,8 +92,10 @@ def main(count: int, size: int) -> None:
     with tempfile.TemporaryDirectory(prefix="lakelet-bench-persist-") as tmp:
         logs = Path(tmp)
         data_dir = logs / "data"
-        sides = {"ephemeral": Stack(logs / "ephemeral", "--ephemeral"),
-                 "persistent": Stack(logs / "persistent", "--data-dir", str(data_dir))}
+        sides = {
+            "ephemeral": Stack(logs / "ephemeral", "--ephemeral"),
+            "persistent": Stack(logs / "persistent", "--data-dir", str(data_dir)),
+        }
         try:
             branches = {}
             for name, stack in sides.items():
@@ -94,13 +113,21 @@ def main(count: int, size: int) -> None:
                     branches[name].object(f"data/{i:05d}").upload(body)
                     latencies[name].append(time.perf_counter() - started)
             direct: dict[str, list[float]] = {name: [] for name in sides}
-            s3 = {name: boto3.client("s3", endpoint_url=stack.moto_url, region_name="us-east-1",
-                                     aws_access_key_id="x", aws_secret_access_key="x",
-                                     config=Config(retries={"max_attempts": 1}))
-                  for name, stack in sides.items() if stack.moto_url}
+            s3 = {
+                name: boto3.client(
+                    "s3",
+                    endpoint_url=stack.moto_url,
+                    region_name="us-east-1",
+                    aws_access_key_id="x",
+                    aws_secret_access_key="x",
+                    config=Config(retries={"max_attempts": 1}),
+                )
+                for name, stack in sides.items()
+                if stack.moto_url
+            }
             for i in range(count if len(s3) == 2 else 0):
                 body = os.urandom(size)
-                for name in (list(s3) if i % 2 == 0 else list(reversed(s3))):
+                for name in list(s3) if i % 2 == 0 else list(reversed(s3)):
                     started = time.perf_counter()
                     s3[name].put_object(Bucket="lakelet-local", Key=f"direct/{i}", Body=body)
                     direct[name].append(time.perf_counter() - started)
@@ -118,20 +145,26 @@ def main(count: int, size: int) -> None:
 
     print(f"{count} uploads of {size} bytes through the lakefs client, alternating between the two stacks")
     for name, values in latencies.items():
-        print(f"  {name:<11} p50 {1000 * statistics.median(values):6.2f} ms   p95 {1000 * percentile(values, 95):6.2f} ms"
-              f"   commit {commits[name]:.2f} s   ready in {sides[name].ready_seconds:.1f} s"
-              f"   stop {stop_seconds[name]:.2f} s")
+        print(
+            f"  {name:<11} p50 {1000 * statistics.median(values):6.2f} ms   p95 {1000 * percentile(values, 95):6.2f} ms"
+            f"   commit {commits[name]:.2f} s   ready in {sides[name].ready_seconds:.1f} s"
+            f"   stop {stop_seconds[name]:.2f} s"
+        )
     ratio = statistics.median(latencies["persistent"]) / statistics.median(latencies["ephemeral"])
     print(f"  p50 persistent / ephemeral = {ratio:.3f} (+{100 * (ratio - 1):.1f}%)")
     if all(direct.values()):
         print(f"{count} S3 PUTs of {size} bytes straight to each stack's moto server")
         for name, values in direct.items():
-            print(f"  {name:<11} p50 {1000 * statistics.median(values):6.2f} ms"
-                  f"   p95 {1000 * percentile(values, 95):6.2f} ms")
+            print(
+                f"  {name:<11} p50 {1000 * statistics.median(values):6.2f} ms"
+                f"   p95 {1000 * percentile(values, 95):6.2f} ms"
+            )
         moto_ratio = statistics.median(direct["persistent"]) / statistics.median(direct["ephemeral"])
         print(f"  p50 persistent / ephemeral = {moto_ratio:.3f} (+{100 * (moto_ratio - 1):.1f}%)")
-    print(f"  data directory after the clean stop: {journal / 1024:.0f} KiB; restart ready in "
-          f"{restarted.ready_seconds:.1f} s ({restored[0] if restored else '?'})")
+    print(
+        f"  data directory after the clean stop: {journal / 1024:.0f} KiB; restart ready in "
+        f"{restarted.ready_seconds:.1f} s ({restored[0] if restored else '?'})"
+    )
 
 
 if __name__ == "__main__":

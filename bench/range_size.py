@@ -29,7 +29,7 @@ FIRST_BYTE, PARALLEL, STREAM = 0.030, 8, 80e6
 
 def main(objects: int, changes: int) -> None:
     order = sorted(range(objects), key=key_of)
-    cases = {"spread": spread(objects, changes), "clustered": order[objects // 2: objects // 2 + changes]}
+    cases = {"spread": spread(objects, changes), "clustered": order[objects // 2 : objects // 2 + changes]}
     print(
         "min KiB raggedness ranges | case      read written  MiB read  MiB written  here ms"
         " | S3 model ms  $ per 1M commits"
@@ -49,12 +49,15 @@ def main(objects: int, changes: int) -> None:
             reads = [a for a in store.gets if a != f"{NS}/_lakefs/{base}"]
             read_bytes = sum(len(store.inner.get(a)) for a in reads)
             written_bytes = sum(len(store.inner.get(a)) for a in store.puts)
-            model = (FIRST_BYTE * (-(-len(reads) // PARALLEL) + -(-len(store.puts) // PARALLEL))
-                     + (read_bytes + written_bytes) / (STREAM * min(PARALLEL, max(1, len(reads)))))
+            model = FIRST_BYTE * (-(-len(reads) // PARALLEL) + -(-len(store.puts) // PARALLEL)) + (
+                read_bytes + written_bytes
+            ) / (STREAM * min(PARALLEL, max(1, len(reads))))
             dollars = (len(reads) * 0.0004 + len(store.puts) * 0.005) / 1000 * 1_000_000
-            print(f"{low // 1024:7d} {raggedness:10d} {count:6d} | {name:9s} {len(reads):4d} {len(store.puts):7d} "
-                  f"{read_bytes / 2**20:9.1f} {written_bytes / 2**20:12.1f} {here * 1000:8.0f} | "
-                  f"{model * 1000:11.0f} {dollars:17.0f}")
+            print(
+                f"{low // 1024:7d} {raggedness:10d} {count:6d} | {name:9s} {len(reads):4d} {len(store.puts):7d} "
+                f"{read_bytes / 2**20:9.1f} {written_bytes / 2**20:12.1f} {here * 1000:8.0f} | "
+                f"{model * 1000:11.0f} {dollars:17.0f}"
+            )
 
 
 if __name__ == "__main__":

@@ -29,10 +29,21 @@ MISSING_META = "x-amz-missing-meta"
 OBJECT_CSP = "sandbox; default-src 'none'"
 # Types a browser shows as data rather than run as a document; only these may be served inline when asked.
 # Not HTML, SVG, XML or PDF: each can carry script or active content.
-INERT_TYPES = frozenset({
-    "text/plain", "text/csv", "text/tab-separated-values", "application/json", "application/octet-stream",
-    "image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp",
-})
+INERT_TYPES = frozenset(
+    {
+        "text/plain",
+        "text/csv",
+        "text/tab-separated-values",
+        "application/json",
+        "application/octet-stream",
+        "image/png",
+        "image/jpeg",
+        "image/gif",
+        "image/webp",
+        "image/avif",
+        "image/bmp",
+    }
+)
 
 
 def is_safe_value(value: object) -> bool:

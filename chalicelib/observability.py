@@ -70,7 +70,9 @@ class Metric(StrEnum):
 
 
 # Keys whose values are secrets wherever they appear (headers, JSON bodies, extra log fields).
-_SECRET_KEY = re.compile(r"authorization|password|passwd|secret|token|cookie|signature|credential|private.?key", re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"authorization|password|passwd|secret|token|cookie|signature|credential|private.?key", re.IGNORECASE
+)
 # Names that match the pattern above but hold identifiers, not secrets.
 _NOT_SECRET_KEYS = frozenset({"staging_token", "sealed_tokens", "access_key_id", "accesskeyid"})
 _SECRET_WORD = re.compile(r"secret|password|passwd|token|signature", re.IGNORECASE)
@@ -86,7 +88,9 @@ _SECRET_TEXT: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*"), REDACTED),
     # A secret access key on its own: 40 characters of base64 with both cases (hex digests have one case).
     (
-        re.compile(r"(?<![A-Za-z0-9+/])(?=[A-Za-z0-9+/]{0,39}[a-z])(?=[A-Za-z0-9+/]{0,39}[A-Z])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])"),
+        re.compile(
+            r"(?<![A-Za-z0-9+/])(?=[A-Za-z0-9+/]{0,39}[a-z])(?=[A-Za-z0-9+/]{0,39}[A-Z])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])"
+        ),
         REDACTED,
     ),
 ]
@@ -104,7 +108,7 @@ def _redact_pairs(text: str) -> str:
     for match in _PAIR.finditer(text):
         if match.start() < done or not _SECRET_WORD.search(match.group(1)):
             continue
-        parts.append(text[done:match.start()] + match.group(1) + match.group(2) + REDACTED)
+        parts.append(text[done : match.start()] + match.group(1) + match.group(2) + REDACTED)
         done = match.end(3)
     parts.append(text[done:])
     return "".join(parts)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
+from .gc.ports import JobStarter
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
@@ -15,7 +16,6 @@ from .graveler.ports import BlockStore, RefStore, StagingStore, WorkflowRunner
 from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
-from .gc.ports import JobStarter
 from .settings import GCSettings, Settings
 
 if TYPE_CHECKING:
@@ -67,12 +67,23 @@ def assemble(
     collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
     prefix = None if any_namespace else f"s3://{settings.bucket}/"
     graveler = Graveler(
-        refs, staging, blocks, committed, protection=protection, collected=collected, namespace_prefix=prefix,
+        refs,
+        staging,
+        blocks,
+        committed,
+        protection=protection,
+        collected=collected,
+        namespace_prefix=prefix,
         workflows=workflows(settings),
     )
     graveler.hooks = hook_runner(settings, graveler)
-    return Services(settings, graveler, auth, repository_metadata, import_workflow=_runner(
-        settings, settings.import_state_machine_arn))
+    return Services(
+        settings,
+        graveler,
+        auth,
+        repository_metadata,
+        import_workflow=_runner(settings, settings.import_state_machine_arn),
+    )
 
 
 def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
@@ -140,8 +151,9 @@ def s3_client(settings: Settings) -> Any:
     import boto3
     from botocore.config import Config
 
-    return boto3.client("s3", region_name=settings.region, endpoint_url=settings.endpoint_url,
-                        config=Config(signature_version="s3v4"))
+    return boto3.client(
+        "s3", region_name=settings.region, endpoint_url=settings.endpoint_url, config=Config(signature_version="s3v4")
+    )
 
 
 def aws_services(settings: Settings) -> Services:
@@ -183,6 +195,7 @@ def aws_services(settings: Settings) -> Services:
 def memory_services(settings: Settings | None = None) -> Services:
     """Every port on its in-memory twin: for unit and API tests. Without settings, repositories may live in any
     bucket; with them, only in ``s3://<settings.bucket>/`` as deployed."""
+    from .adapters.import_records import MemoryImportRecords
     from .adapters.memory import (
         MemoryAuthStore,
         MemoryBlockStore,
@@ -192,8 +205,6 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryRepositoryMetadataStore,
         MemoryStagingStore,
     )
-
-    from .adapters.import_records import MemoryImportRecords
     from .adapters.memory_source import MemorySourceLister
 
     refs = MemoryRefStore()

@@ -106,10 +106,17 @@ class FunctionAccess:
 FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     # Both serve imported objects' data from their sources (reads, presigned URLs); the API also runs small
     # imports inline.
-    "api_handler": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, starts_workflows=True,
-                                  runs_hooks=True, reads_import_sources=True),
-    "s3_gateway": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True,
-                                 reads_import_sources=True),
+    "api_handler": FunctionAccess(
+        Metadata.READ_WRITE,
+        Data.READ_WRITE,
+        secrets=True,
+        starts_workflows=True,
+        runs_hooks=True,
+        reads_import_sources=True,
+    ),
+    "s3_gateway": FunctionAccess(
+        Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True, reads_import_sources=True
+    ),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
     "commit_seal": FunctionAccess(Metadata.READ_WRITE),
@@ -129,8 +136,7 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ, reads_import_sources=True),
     "import_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
-    "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True,
-                                   starts_workflows=True),
+    "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True, starts_workflows=True),
     "import_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
 }
 
@@ -166,14 +172,22 @@ def _arn_list(values: Json, suffix: str) -> Json:
 def import_statements() -> list[Json]:
     """Read exactly the allowed import locations and list their buckets. With none allowed, the statements name
     only what the data bucket grants already (a statement needs a resource), so they add nothing."""
-    stripped = {"Fn::Split": [",", {"Fn::Join": ["", {"Fn::Split": ["s3://", {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}]}]}]}
+    stripped = {
+        "Fn::Split": [",", {"Fn::Join": ["", {"Fn::Split": ["s3://", {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}]}]}]
+    }
     nothing_to_read = [_sub("${DataBucket.Arn}/_lakefs/imports/no-sources-allowed")]
     nothing_to_list = [_arn(DATA_BUCKET)]
     return [
-        _statement("ReadImportSources", ["s3:GetObject"],
-                   {"Fn::If": [IMPORTS_ALLOWED, _arn_list(stripped, "*"), nothing_to_read]}),  # type: ignore[arg-type]
-        _statement("ListImportSources", ["s3:ListBucket"],
-                   {"Fn::If": [IMPORTS_ALLOWED, _arn_list({"Ref": IMPORT_BUCKETS}, ""), nothing_to_list]}),  # type: ignore[arg-type]
+        _statement(
+            "ReadImportSources",
+            ["s3:GetObject"],
+            {"Fn::If": [IMPORTS_ALLOWED, _arn_list(stripped, "*"), nothing_to_read]},
+        ),  # type: ignore[arg-type]
+        _statement(
+            "ListImportSources",
+            ["s3:ListBucket"],
+            {"Fn::If": [IMPORTS_ALLOWED, _arn_list({"Ref": IMPORT_BUCKETS}, ""), nothing_to_list]},
+        ),  # type: ignore[arg-type]
     ]
 
 
@@ -190,8 +204,13 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
         out.append(
             _statement(
                 "ReadWriteData",
-                ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:ListMultipartUploadParts",
-                 "s3:PutObject"],
+                [
+                    "s3:AbortMultipartUpload",
+                    "s3:DeleteObject",
+                    "s3:GetObject",
+                    "s3:ListMultipartUploadParts",
+                    "s3:PutObject",
+                ],
                 [_sub("${DataBucket.Arn}/*")],
             )
         )
@@ -200,31 +219,43 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
     elif access.data is Data.READ_WRITE_RANGES:
         out.append(_statement("ReadData", ["s3:GetObject"], [_sub("${DataBucket.Arn}/*")]))
         out.append(
-            _statement("WriteRanges", ["s3:PutObject"],
-                       [_sub(f"${{DataBucket.Arn}}/{prefix}") for prefix in _LAKELET_FILES])
+            _statement(
+                "WriteRanges", ["s3:PutObject"], [_sub(f"${{DataBucket.Arn}}/{prefix}") for prefix in _LAKELET_FILES]
+            )
         )
     elif access.data is Data.GC_FILES:
         out.append(
-            _statement("ReadWriteGCFiles", ["s3:GetObject", "s3:PutObject"],
-                       [_sub(f"${{DataBucket.Arn}}/{prefix}") for prefix in _GC_FILES])
+            _statement(
+                "ReadWriteGCFiles",
+                ["s3:GetObject", "s3:PutObject"],
+                [_sub(f"${{DataBucket.Arn}}/{prefix}") for prefix in _GC_FILES],
+            )
         )
     if access.secrets:
         out.append(_statement("UseSecretsKey", ["kms:Decrypt", "kms:Encrypt"], [_arn(SECRETS_KEY)]))
     if access.starts_gc_jobs:
-        application = "arn:${AWS::Partition}:emr-serverless:${AWS::Region}:${AWS::AccountId}:/applications/${GCApplication}"
+        application = (
+            "arn:${AWS::Partition}:emr-serverless:${AWS::Region}:${AWS::AccountId}:/applications/${GCApplication}"
+        )
         out.append(_statement("StartGCJobRuns", ["emr-serverless:StartJobRun"], [_sub(application)]))
         # StartJobRun with tags needs TagResource on the job run it creates.
         out.append(_statement("TagGCJobRuns", ["emr-serverless:TagResource"], [_sub(application + "/jobruns/*")]))
         out.append(
-            _statement("PassGCJobRole", ["iam:PassRole"], [_arn(GC_JOB_ROLE)],
-                       {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}})
+            _statement(
+                "PassGCJobRole",
+                ["iam:PassRole"],
+                [_arn(GC_JOB_ROLE)],
+                {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}},
+            )
         )
     if access.reads_import_sources:
         out.extend(import_statements())
     if access.starts_workflows and state_machines:
         out.append(_statement("StartWorkflows", ["states:StartExecution"], [sm.arn() for sm in state_machines]))
         out.append(
-            _statement("DescribeWorkflows", ["states:DescribeExecution"], [sm.executions_arn() for sm in state_machines])
+            _statement(
+                "DescribeWorkflows", ["states:DescribeExecution"], [sm.executions_arn() for sm in state_machines]
+            )
         )
     return out
 
@@ -247,14 +278,16 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
         settings.ENV_KMS_KEY_ID: _arn(SECRETS_KEY),
     }
     if access.starts_gc_jobs:
-        env.update({
-            gc_settings.ENV_APPLICATION_ID: {"Ref": GC_APPLICATION},
-            gc_settings.ENV_EXECUTION_ROLE_ARN: _arn(GC_JOB_ROLE),
-            gc_settings.ENV_ENTRY_POINT: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/gc_job.py"),
-            gc_settings.ENV_ARCHIVE: {"Ref": "GCJobArchive"},
-            gc_settings.ENV_LOG_URI: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/logs/"),
-            gc_settings.ENV_MODE: {"Ref": "GCMode"},
-        })
+        env.update(
+            {
+                gc_settings.ENV_APPLICATION_ID: {"Ref": GC_APPLICATION},
+                gc_settings.ENV_EXECUTION_ROLE_ARN: _arn(GC_JOB_ROLE),
+                gc_settings.ENV_ENTRY_POINT: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/gc_job.py"),
+                gc_settings.ENV_ARCHIVE: {"Ref": "GCJobArchive"},
+                gc_settings.ENV_LOG_URI: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/logs/"),
+                gc_settings.ENV_MODE: {"Ref": "GCMode"},
+            }
+        )
     if access.starts_workflows:
         env.update({sm.environment_variable: sm.arn() for sm in state_machines})
     if access.runs_hooks:

@@ -180,13 +180,15 @@ def build(app: App, stepfunctions_dir: Path) -> Json:
             secret_roles.append(function.role_logical_id)
 
     if secret_roles:
-        resources[access.SECRETS_KEY]["Properties"]["KeyPolicy"]["Statement"].append({
-            "Sid": "FunctionsUseTheKey",
-            "Effect": "Allow",
-            "Principal": {"AWS": [{"Fn::GetAtt": [role, "Arn"]} for role in secret_roles]},
-            "Action": ["kms:Decrypt", "kms:Encrypt"],
-            "Resource": "*",
-        })
+        resources[access.SECRETS_KEY]["Properties"]["KeyPolicy"]["Statement"].append(
+            {
+                "Sid": "FunctionsUseTheKey",
+                "Effect": "Allow",
+                "Principal": {"AWS": [{"Fn::GetAtt": [role, "Arn"]} for role in secret_roles]},
+                "Action": ["kms:Decrypt", "kms:Encrypt"],
+                "Resource": "*",
+            }
+        )
     if app.has_rest_api:
         # Chalice's "xray" traces the functions; the API's own stage is traced only when asked.
         resources[REST_API_LOGICAL_ID] = {"Properties": {"TracingEnabled": True}}

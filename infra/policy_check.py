@@ -31,10 +31,16 @@ READ_VERBS = ("Get", "List", "Describe", "Head", "Query", "Scan", "BatchGet")
 # X-Ray takes trace segments for the whole account: its API has no resource to name.
 UNSCOPABLE = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords"})
 # Resource types whose policy documents are resource policies (Resource "*" means the resource itself).
-RESOURCE_POLICY_TYPES = frozenset({
-    "AWS::KMS::Key", "AWS::S3::BucketPolicy", "AWS::SQS::QueuePolicy", "AWS::SNS::TopicPolicy",
-    "AWS::Logs::ResourcePolicy", "AWS::Events::EventBusPolicy",
-})
+RESOURCE_POLICY_TYPES = frozenset(
+    {
+        "AWS::KMS::Key",
+        "AWS::S3::BucketPolicy",
+        "AWS::SQS::QueuePolicy",
+        "AWS::SNS::TopicPolicy",
+        "AWS::Logs::ResourcePolicy",
+        "AWS::Events::EventBusPolicy",
+    }
+)
 _TRUST_POLICY_KEYS = frozenset({"AssumeRolePolicyDocument"})
 _SUB_VARIABLE = re.compile(r"\$\{[^}]*\}")
 _TYPE_WILDCARD = re.compile(r"^[A-Za-z0-9_.-]+[/:]\*$")
@@ -82,7 +88,7 @@ def _as_text(value: Any) -> str | None:
         return value
     if not isinstance(value, dict) or len(value) != 1:
         return "*"  # not understood: assume the worst
-    (function, argument), = value.items()
+    ((function, argument),) = value.items()
     if function in ("Ref", "Fn::GetAtt", "Fn::ImportValue"):
         return None
     if function == "Fn::Sub":

@@ -58,12 +58,16 @@ class StateMachine:
     def arn(self) -> Json:
         """The machine's ARN, spelled from its name rather than referenced: a function may both start a machine
         and be one of its tasks without making the template circular."""
-        return {"Fn::Sub": f"arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:stateMachine:"
-                           f"{self.state_machine_name}"}
+        return {
+            "Fn::Sub": f"arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:stateMachine:"
+            f"{self.state_machine_name}"
+        }
 
     def executions_arn(self) -> Json:
-        return {"Fn::Sub": f"arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:execution:"
-                           f"{self.state_machine_name}:*"}
+        return {
+            "Fn::Sub": f"arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:execution:"
+            f"{self.state_machine_name}:*"
+        }
 
 
 def discover(directory: Path, function_names: set[str]) -> list[StateMachine]:
@@ -102,29 +106,35 @@ def resources(machine: StateMachine, function_logical_ids: dict[str, str]) -> Js
             "Description": {"Fn::Sub": f"lakelet-${{Stage}}-{machine.name}: the state machine's tasks"},
             "AssumeRolePolicyDocument": {
                 "Version": "2012-10-17",
-                "Statement": [{
-                    "Effect": "Allow",
-                    "Principal": {"Service": "states.amazonaws.com"},
-                    "Action": "sts:AssumeRole",
-                    "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}},
-                }],
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "states.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                        "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}},
+                    }
+                ],
             },
             "Policies": [],
         },
     }
     if function_arns:
-        role["Properties"]["Policies"] = [{
-            "PolicyName": "invoke-tasks",
-            "PolicyDocument": {
-                "Version": "2012-10-17",
-                "Statement": [{
-                    "Sid": "InvokeTasks",
-                    "Effect": "Allow",
-                    "Action": ["lambda:InvokeFunction"],
-                    "Resource": function_arns + qualified,
-                }],
-            },
-        }]
+        role["Properties"]["Policies"] = [
+            {
+                "PolicyName": "invoke-tasks",
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "InvokeTasks",
+                            "Effect": "Allow",
+                            "Action": ["lambda:InvokeFunction"],
+                            "Resource": function_arns + qualified,
+                        }
+                    ],
+                },
+            }
+        ]
     substitutions = {name: {"Fn::GetAtt": [function_logical_ids[name], "Arn"]} for name in machine.functions}
     definition: Any = {"Fn::Sub": [machine.definition, substitutions]} if substitutions else machine.definition
     state_machine: Json = {

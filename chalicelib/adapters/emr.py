@@ -51,7 +51,10 @@ class EmrServerlessStarter:
         return cls(client, application_id, execution_role_arn, log_uri, timeout_minutes)
 
     def start(self, request: JobRunRequest) -> str:
-        spark_submit: dict[str, Any] = {"entryPoint": request.entry_point, "entryPointArguments": list(request.arguments)}
+        spark_submit: dict[str, Any] = {
+            "entryPoint": request.entry_point,
+            "entryPointArguments": list(request.arguments),
+        }
         if request.spark_submit_parameters:
             spark_submit["sparkSubmitParameters"] = request.spark_submit_parameters
         params: dict[str, Any] = {

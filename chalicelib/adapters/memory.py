@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
+from chalicelib.auth import errors as auth_errors
 from chalicelib.auth.errors import (
     DecryptionFailed,
     GroupExists,
@@ -23,9 +24,8 @@ from chalicelib.auth.errors import (
     PolicyNotFound,
 )
 from chalicelib.auth.records import Credential, Group, Policy, Principal, User
-from chalicelib.graveler import errors
-from chalicelib.auth import errors as auth_errors
 from chalicelib.gc.ports import JobRunRequest
+from chalicelib.graveler import errors
 from chalicelib.graveler.ports import Execution, PutResult
 from chalicelib.graveler.protection import ProtectionRules
 from chalicelib.graveler.records import (
@@ -380,9 +380,7 @@ class MemoryAuthStore:
             raise auth_errors.CredentialNotFound(access_key_id) from None
 
     def list_credentials(self, user_id: str) -> list[Credential]:
-        return sorted(
-            (c for c in self._credentials.values() if c.user_id == user_id), key=lambda c: c.access_key_id
-        )
+        return sorted((c for c in self._credentials.values() if c.user_id == user_id), key=lambda c: c.access_key_id)
 
     def delete_credential(self, access_key_id: str) -> None:
         with self._lock:
@@ -464,9 +462,7 @@ class MemoryAuthStore:
         return sorted(policy for who, policy in set(self._attached) if who == principal)
 
     def list_policy_principals(self, policy_id: str) -> list[Principal]:
-        return sorted(
-            (who for who, policy in set(self._attached) if policy == policy_id), key=lambda p: (p.kind, p.id)
-        )
+        return sorted((who for who, policy in set(self._attached) if policy == policy_id), key=lambda p: (p.kind, p.id))
 
     def create_server_key(self, name: str, sealed: str) -> None:
         with self._lock:
@@ -522,7 +518,7 @@ class MemoryCipher:
         stream = b"".join(
             hmac.digest(self._stream_key, nonce + n.to_bytes(8, "big"), "sha256") for n in range(len(data) // 32 + 1)
         )
-        return bytes(a ^ b for a, b in zip(data, stream))
+        return bytes(a ^ b for a, b in zip(data, stream, strict=False))  # the stream is at least as long
 
     def _tag(self, nonce: bytes, body: bytes, context: Mapping[str, str]) -> bytes:
         aad = json.dumps(sorted(context.items())).encode()
@@ -558,7 +554,6 @@ class MemoryRepositoryMetadataStore:
             raise errors.RepositoryNotFound(repo_id)
 
 
-
 class MemoryBranchProtectionStore:
     """Branch protection rules, keyed by (repository id, creation date) like the DynamoDB store's condition."""
 
@@ -590,8 +585,11 @@ class MemoryWorkflowRunner:
     when it starts, in the caller's thread, and ends SUCCEEDED with its answer, or FAILED with the error's class
     name and a cause shaped as a Lambda's; without it, executions stay RUNNING until ``end`` is called."""
 
-    def __init__(self, execute: Callable[[dict[str, object]], dict[str, object]] | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        execute: Callable[[dict[str, object]], dict[str, object]] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._execute = execute
         self._clock = clock
         self._lock = threading.Lock()
@@ -610,7 +608,7 @@ class MemoryWorkflowRunner:
             return
         try:
             output = self._execute(json.loads(json.dumps(payload)))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - as Lambda does, any exception of a task is the execution's failure
             cause = json.dumps({"errorType": type(e).__name__, "errorMessage": str(e)})
             self.end(name, "FAILED", error=type(e).__name__, cause=cause)
         else:
@@ -620,14 +618,19 @@ class MemoryWorkflowRunner:
         with self._lock:
             return self._executions.get(name)
 
-    def end(self, name: str, status: str, output: dict[str, object] | None = None, error: str = "",
-            cause: str = "") -> None:
+    def end(
+        self, name: str, status: str, output: dict[str, object] | None = None, error: str = "", cause: str = ""
+    ) -> None:
         """Ends a running execution (what the state machine does when its last state ends)."""
         with self._lock:
             found = self._executions[name]
             self._executions[name] = dataclasses.replace(
-                found, status=status, updated=self._clock(),
-                output=json.loads(json.dumps(output)) if output is not None else None, error=error, cause=cause,
+                found,
+                status=status,
+                updated=self._clock(),
+                output=json.loads(json.dumps(output)) if output is not None else None,
+                error=error,
+                cause=cause,
             )
 
 

@@ -17,8 +17,13 @@ class MemorySourceLister:
     """``mtime(address)`` gives each object's mtime (the memory store keeps none); ``before_page`` runs before
     each page is returned, for tests that change the world in the middle of a listing."""
 
-    def __init__(self, blocks: MemoryBlockStore, page_size: int = 1000, mtime: Callable[[str], int] | None = None,
-                 before_page: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        blocks: MemoryBlockStore,
+        page_size: int = 1000,
+        mtime: Callable[[str], int] | None = None,
+        before_page: Callable[[], None] | None = None,
+    ) -> None:
         self._blocks = blocks
         self.page_size = page_size
         self._mtime = mtime or (lambda address: 1_700_000_000)
@@ -31,7 +36,7 @@ class MemorySourceLister:
 
     def _keys(self, bucket: str, prefix: str) -> list[str]:
         root = f"s3://{bucket}/"
-        return [address[len(root):] for address, _ in self._blocks.list_blobs(root + prefix)]
+        return [address[len(root) :] for address, _ in self._blocks.list_blobs(root + prefix)]
 
     def pages(self, bucket: str, prefix: str, start_after: str = "") -> Iterator[list[SourceObject]]:
         keys = [k for k in self._keys(bucket, prefix) if k > start_after]
@@ -39,7 +44,7 @@ class MemorySourceLister:
             if self.before_page is not None:
                 self.before_page()
             page = []
-            for key in keys[start:start + self.page_size]:
+            for key in keys[start : start + self.page_size]:
                 try:
                     page.append(self._object(bucket, key))
                 except errors.ObjectNotFound:
@@ -49,7 +54,7 @@ class MemorySourceLister:
     def common_prefixes(self, bucket: str, prefix: str, limit: int) -> list[str]:
         found = set()
         for key in self._keys(bucket, prefix):
-            head, slash, _ = key[len(prefix):].partition("/")
+            head, slash, _ = key[len(prefix) :].partition("/")
             if slash:
                 found.add(prefix + head + "/")
         return sorted(found)[:limit]

@@ -171,8 +171,12 @@ class S3BlockStore:
         upload_id = self.create_multipart_upload(destination)
         try:
             parts = [
-                (number, self.upload_part_copy(destination, upload_id, number, source, start,
-                                               min(start + COPY_PART_BYTES, size) - 1).etag)
+                (
+                    number,
+                    self.upload_part_copy(
+                        destination, upload_id, number, source, start, min(start + COPY_PART_BYTES, size) - 1
+                    ).etag,
+                )
                 for number, start in enumerate(range(0, size, COPY_PART_BYTES), start=1)
             ]
             return self.complete_multipart_upload(destination, upload_id, parts)
@@ -190,7 +194,11 @@ class S3BlockStore:
         digest = hashlib.md5(data)
         with _s3_errors(address):
             result = self._client.upload_part(
-                Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=part_number, Body=data,
+                Bucket=bucket,
+                Key=key,
+                UploadId=upload_id,
+                PartNumber=part_number,
+                Body=data,
                 ContentMD5=base64.b64encode(digest.digest()).decode(),
             )
         return PutResult(len(data), _unquote(result["ETag"]))
@@ -204,8 +212,12 @@ class S3BlockStore:
             raise errors.Invalid(f"invalid copy range {start}-{end}")
         with _s3_errors(source):
             result = self._client.upload_part_copy(
-                Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=part_number,
-                CopySource={"Bucket": src_bucket, "Key": src_key}, CopySourceRange=f"bytes={start}-{end}",
+                Bucket=bucket,
+                Key=key,
+                UploadId=upload_id,
+                PartNumber=part_number,
+                CopySource={"Bucket": src_bucket, "Key": src_key},
+                CopySourceRange=f"bytes={start}-{end}",
             )
         return PutResult(end - start + 1, _unquote(result["CopyPartResult"]["ETag"]))
 
@@ -229,7 +241,9 @@ class S3BlockStore:
             raise errors.Invalid("parts must be listed in ascending order")  # S3 says so too; moto does not check
         with _s3_errors(address):
             result = self._client.complete_multipart_upload(
-                Bucket=bucket, Key=key, UploadId=upload_id,
+                Bucket=bucket,
+                Key=key,
+                UploadId=upload_id,
                 MultipartUpload={"Parts": [{"PartNumber": n, "ETag": f'"{etag}"'} for n, etag in parts]},
             )
             size = int(self._client.head_object(Bucket=bucket, Key=key)["ContentLength"])

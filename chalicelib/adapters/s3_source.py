@@ -34,8 +34,12 @@ def _translated(where: str) -> Iterator[None]:
 
 
 def _object(item: dict[str, Any]) -> SourceObject:
-    return SourceObject(str(item["Key"]), int(item.get("Size", 0)), str(item.get("ETag", "")).strip('"'),
-                        int(item["LastModified"].timestamp()))
+    return SourceObject(
+        str(item["Key"]),
+        int(item.get("Size", 0)),
+        str(item.get("ETag", "")).strip('"'),
+        int(item["LastModified"].timestamp()),
+    )
 
 
 class S3SourceLister:
@@ -78,5 +82,9 @@ class S3SourceLister:
     def head(self, bucket: str, key: str) -> SourceObject:
         with _translated(f"s3://{bucket}/{key}"):
             answer = self._client.head_object(Bucket=bucket, Key=key)
-        return SourceObject(key, int(answer["ContentLength"]), str(answer.get("ETag", "")).strip('"'),
-                            int(answer["LastModified"].timestamp()))
+        return SourceObject(
+            key,
+            int(answer["ContentLength"]),
+            str(answer.get("ETag", "")).strip('"'),
+            int(answer["LastModified"].timestamp()),
+        )

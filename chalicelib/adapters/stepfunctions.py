@@ -17,8 +17,9 @@ __all__ = ["StepFunctionsWorkflows"]
 class StepFunctionsWorkflows:
     """One state machine's executions, named by the caller (the name is the task id clients see)."""
 
-    def __init__(self, state_machine_arn: str, region: str, endpoint_url: str | None = None,
-                 client: Any = None) -> None:
+    def __init__(
+        self, state_machine_arn: str, region: str, endpoint_url: str | None = None, client: Any = None
+    ) -> None:
         self._arn = state_machine_arn
         self._client = client or boto3.client("stepfunctions", region_name=region, endpoint_url=endpoint_url)
 
@@ -41,5 +42,6 @@ class StepFunctionsWorkflows:
         when = found.get("stopDate") or found["startDate"]
         output = json.loads(found["output"]) if found.get("output") else None
         started_with = json.loads(found["input"]) if found.get("input") else None
-        return Execution(found["status"], when.timestamp(), output, found.get("error", ""), found.get("cause", ""),
-                         started_with)
+        return Execution(
+            found["status"], when.timestamp(), output, found.get("error", ""), found.get("cause", ""), started_with
+        )

@@ -23,14 +23,26 @@ def _time(seconds: float) -> str:
 
 
 def _run(run: ActionRun) -> dict[str, Any]:
-    return {"run_id": run.run_id, "branch": run.branch, "start_time": _time(run.start_time),
-            "end_time": _time(run.end_time), "event_type": run.event_type, "status": run.status,
-            "commit_id": run.commit_id}
+    return {
+        "run_id": run.run_id,
+        "branch": run.branch,
+        "start_time": _time(run.start_time),
+        "end_time": _time(run.end_time),
+        "event_type": run.event_type,
+        "status": run.status,
+        "commit_id": run.commit_id,
+    }
 
 
 def _hook(hook: HookRun) -> dict[str, Any]:
-    return {"hook_run_id": hook.hook_run_id, "action": hook.action, "hook_id": hook.hook_id,
-            "start_time": _time(hook.start_time), "end_time": _time(hook.end_time), "status": hook.status}
+    return {
+        "hook_run_id": hook.hook_run_id,
+        "action": hook.action,
+        "hook_id": hook.hook_id,
+        "start_time": _time(hook.start_time),
+        "end_time": _time(hook.end_time),
+        "status": hook.status,
+    }
 
 
 def _store_and_namespace(repository: str) -> tuple[Any, str]:
@@ -47,7 +59,9 @@ def list_runs(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     store, ns = _store_and_namespace(repository)
-    page = store.list(ns, branch=q.string("branch"), commit_id=q.string("commit"), after=q.string("after"), amount=amount)
+    page = store.list(
+        ns, branch=q.string("branch"), commit_id=q.string("commit"), after=q.string("after"), amount=amount
+    )
     return json_response(serializers.listing(page, amount, _run))
 
 

@@ -31,7 +31,7 @@ def _split(raw: bytes | str | None) -> tuple[bytes, bytes]:
         if len(body) > MAX_MANIFEST_BYTES:
             raise errors.Invalid(f"the manifest (the body's first line) is longer than {MAX_MANIFEST_BYTES} bytes")
         return body, b""
-    return body[:end], body[end + 1:]
+    return body[:end], body[end + 1 :]
 
 
 def _items(manifest: bytes) -> list[JsonBody]:
@@ -58,13 +58,15 @@ def parse(raw: bytes | str | None) -> list[NewObject]:
         raise errors.Invalid(f"a batch carries at most {MAX_BATCH_BYTES} bytes of data, not {len(data)}")
     objects, offset = [], 0
     for item, size in zip(items, sizes, strict=True):
-        objects.append(NewObject(
-            path=item.required_string("path"),
-            data=data[offset:offset + size],
-            content_type=item.string("content_type") or DEFAULT_CONTENT_TYPE,
-            user_metadata=item.str_map("user_metadata"),
-            checksum=item.string("checksum"),
-        ))
+        objects.append(
+            NewObject(
+                path=item.required_string("path"),
+                data=data[offset : offset + size],
+                content_type=item.string("content_type") or DEFAULT_CONTENT_TYPE,
+                user_metadata=item.str_map("user_metadata"),
+                checksum=item.string("checksum"),
+            )
+        )
         offset += size
     return objects
 

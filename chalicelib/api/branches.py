@@ -29,7 +29,9 @@ def list_branches(repository: str) -> Response:
 def create_branch(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     branch = services().graveler.create_branch(
-        names.repository(repository), body.required_string("name"), names.ref(body.required_string("source")),
+        names.repository(repository),
+        body.required_string("name"),
+        names.ref(body.required_string("source")),
         body.boolean("hidden"),
     )
     # lakeFS answers with the new branch's commit id as a bare text body.
@@ -56,7 +58,10 @@ def reset_branch(repository: str, branch: str) -> Response:
     """ResetCreation {type: reset | object | common_prefix, path, force}: drops uncommitted changes."""
     body = JsonBody.parse(bp.current_request.raw_body)
     services().graveler.reset_branch(
-        names.repository(repository), names.branch(branch), body.required_string("type"), body.string("path"),
+        names.repository(repository),
+        names.branch(branch),
+        body.required_string("type"),
+        body.string("path"),
         body.boolean("force"),
     )
     return no_content()
@@ -79,9 +84,15 @@ def revert_branch(repository: str, branch: str) -> Response:
     overrides = body.nested("commit_overrides") or JsonBody({})
     try:
         services().graveler.revert(
-            names.repository(repository), names.branch(branch), names.ref(body.required_string("ref")),
-            current_user().id, body.integer("parent_number") or 0, overrides.string("message"),
-            overrides.str_map("metadata") or None, body.boolean("allow_empty"), body.boolean("force"),
+            names.repository(repository),
+            names.branch(branch),
+            names.ref(body.required_string("ref")),
+            current_user().id,
+            body.integer("parent_number") or 0,
+            overrides.string("message"),
+            overrides.str_map("metadata") or None,
+            body.boolean("allow_empty"),
+            body.boolean("force"),
         )
     except MergeConflicts as e:
         return conflict_response(e, Query(request.query_params).amount())
@@ -96,9 +107,14 @@ def cherry_pick(repository: str, branch: str) -> Response:
     overrides = body.nested("commit_overrides") or JsonBody({})
     try:
         commit = services().graveler.cherry_pick(
-            names.repository(repository), names.branch(branch), names.ref(body.required_string("ref")),
-            current_user().id, body.integer("parent_number"), overrides.string("message"),
-            overrides.str_map("metadata") or None, body.boolean("force"),
+            names.repository(repository),
+            names.branch(branch),
+            names.ref(body.required_string("ref")),
+            current_user().id,
+            body.integer("parent_number"),
+            overrides.string("message"),
+            overrides.str_map("metadata") or None,
+            body.boolean("force"),
         )
     except MergeConflicts as e:
         return conflict_response(e, Query(request.query_params).amount())

@@ -17,8 +17,7 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.merge import Decision, KeyConflict, MergeChange
 from chalicelib.graveler.merge.policy import MergePreview
-from chalicelib.graveler.records import Diff, Page
-from chalicelib.graveler.records import Commit
+from chalicelib.graveler.records import Commit, Diff, Page
 from chalicelib.graveler.workflow_runner import inline_task_id
 
 from . import names, serializers, tasks
@@ -115,8 +114,10 @@ def path_strategies(raw: bytes | str | None) -> list[tuple[str, str]]:
         raise errors.Invalid("field path_strategies must be a list")
     rules: list[tuple[str, str]] = []
     for rule in value:
-        if not isinstance(rule, dict) or not isinstance(rule.get("path"), str) or not isinstance(
-            rule.get("strategy"), str
+        if (
+            not isinstance(rule, dict)
+            or not isinstance(rule.get("path"), str)
+            or not isinstance(rule.get("strategy"), str)
         ):
             raise errors.Invalid('each path strategy must be {"path": "<glob>", "strategy": "<strategy>"}')
         rules.append((rule["path"], rule["strategy"]))
@@ -137,8 +138,14 @@ def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     page = services().graveler.diff_refs(
-        names.repository(repository), names.ref(ref), names.ref(rightRef), q.string("type", "three_dot"),
-        q.string("prefix"), q.string("delimiter"), q.string("after"), amount,
+        names.repository(repository),
+        names.ref(ref),
+        names.ref(rightRef),
+        q.string("type", "three_dot"),
+        q.string("prefix"),
+        q.string("delimiter"),
+        q.string("after"),
+        amount,
     )
     right_stats = q.boolean("include_right_stats")
     return json_response(serializers.listing(page, amount, lambda item: diff_item(item, right_stats)))
@@ -154,13 +161,23 @@ def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Respon
     )
 
 
-def _merge(repository: str, ref: str, destination: str, raw: bytes | str | None, body: JsonBody,
-           wait_seconds: float) -> Commit:
+def _merge(
+    repository: str, ref: str, destination: str, raw: bytes | str | None, body: JsonBody, wait_seconds: float
+) -> Commit:
     """Graveler.merge with the request's body. Raises StillRunning when the workflow outlives the wait."""
     return services().graveler.merge(
-        names.repository(repository), names.ref(ref), names.branch(destination), current_user().id,
-        body.string("message") or "", body.str_map("metadata"), body.string("strategy"), path_strategies(raw),
-        body.boolean("squash_merge"), body.boolean("allow_empty"), body.boolean("force"), wait_seconds=wait_seconds,
+        names.repository(repository),
+        names.ref(ref),
+        names.branch(destination),
+        current_user().id,
+        body.string("message") or "",
+        body.str_map("metadata"),
+        body.string("strategy"),
+        path_strategies(raw),
+        body.boolean("squash_merge"),
+        body.boolean("allow_empty"),
+        body.boolean("force"),
+        wait_seconds=wait_seconds,
     )
 
 
@@ -182,8 +199,15 @@ def merge(repository: str, ref: str, destinationBranch: str) -> Response:
     amount = q.amount()
     if body.boolean("dry_run") or q.boolean("dry_run"):
         preview = services().graveler.preview_merge(
-            names.repository(repository), names.ref(ref), names.branch(destinationBranch), body.string("strategy"),
-            path_strategies(raw), q.string("prefix"), q.string("after"), amount, q.boolean("only_conflicts"),
+            names.repository(repository),
+            names.ref(ref),
+            names.branch(destinationBranch),
+            body.string("strategy"),
+            path_strategies(raw),
+            q.string("prefix"),
+            q.string("after"),
+            amount,
+            q.boolean("only_conflicts"),
         )
         return json_response(_preview(preview, amount))
     try:
@@ -200,8 +224,9 @@ def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsync: 202 TaskCreation; small merges have completed by then."""
     raw, body = _body()
     try:
-        task_id = inline_task_id(_merge(repository, ref, destinationBranch, raw, body, 0).id,
-                                 names.branch(destinationBranch))
+        task_id = inline_task_id(
+            _merge(repository, ref, destinationBranch, raw, body, 0).id, names.branch(destinationBranch)
+        )
     except MergeConflicts as e:
         return conflict_response(e, Query(bp.current_request.query_params).amount())
     except errors.StillRunning as running:

@@ -33,8 +33,13 @@ def _locations(body: JsonBody) -> list[ImportLocation]:
         if not isinstance(item, dict):
             raise errors.Invalid("field paths must hold objects with type, path and destination")
         location = JsonBody(item)
-        found.append(ImportLocation(location.required_string("type"), location.required_string("path"),
-                                    location.string("destination", default="") or ""))
+        found.append(
+            ImportLocation(
+                location.required_string("type"),
+                location.required_string("path"),
+                location.string("destination", default="") or "",
+            )
+        )
     return found
 
 
@@ -61,9 +66,14 @@ def import_start(repository: str, branch: str) -> Response:
     commit = body.nested("commit") or JsonBody({})
     found = imports.importer(services())
     request = found.start(
-        names.repository(repository), names.branch(branch), _locations(body), current_user().id,
-        commit.string("message", default="") or "", commit.str_map("metadata"),
-        commit.integer("date", minimum=0, maximum=MAX_DATE), body.boolean("force"),
+        names.repository(repository),
+        names.branch(branch),
+        _locations(body),
+        current_user().id,
+        commit.string("message", default="") or "",
+        commit.str_map("metadata"),
+        commit.integer("date", minimum=0, maximum=MAX_DATE),
+        body.boolean("force"),
     )
     found.launch(request)
     return json_response({"id": request.import_id}, 202)

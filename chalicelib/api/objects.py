@@ -80,8 +80,9 @@ def upload_body(headers: Mapping[str, str], raw: bytes) -> tuple[bytes, str]:
     return raw, content_type
 
 
-def object_response(request: Request, path: str, entry: Entry, disposition: str | None,
-                    read: Callable[[int | None, int | None], bytes]) -> Response:
+def object_response(
+    request: Request, path: str, entry: Entry, disposition: str | None, read: Callable[[int | None, int | None], bytes]
+) -> Response:
     """The body (or for HEAD only the headers) of an object read, honouring If-None-Match and Range. Every
     answer with the object's headers is inert in a browser (http_headers.object_headers): the bytes are
     anyone's upload and this is the UI's origin."""
@@ -126,8 +127,9 @@ def get_object(repository: str, ref: str) -> Response:
     if q.boolean("presign"):
         location = graveler.presign_object(repository, entry, services().settings.presign_expiry_seconds)
         return Response(body=b"", status_code=302, headers={"Location": location})
-    return object_response(request, path, entry, disposition,
-                           lambda start, end: graveler.read_object(repository, entry, start, end))
+    return object_response(
+        request, path, entry, disposition, lambda start, end: graveler.read_object(repository, entry, start, end)
+    )
 
 
 def _disposition(q: Query) -> str | None:
@@ -150,8 +152,10 @@ def stat_object(repository: str, ref: str) -> Response:
         seconds = services().settings.presign_expiry_seconds
         presigned, expiry = graveler.presign_object(repository, entry, seconds), int(time.time()) + seconds
     # As lakeFS: the stats of an object whose data GC collected, with status 410 Gone.
-    return json_response(serializers.object_stats(path, entry, q.boolean("user_metadata", True), presigned, expiry),
-                         410 if collected else 200)
+    return json_response(
+        serializers.object_stats(path, entry, q.boolean("user_metadata", True), presigned, expiry),
+        410 if collected else 200,
+    )
 
 
 @route(bp, OBJECT + "/ls", ["GET"])
@@ -168,7 +172,9 @@ def list_objects(repository: str, ref: str) -> Response:
         amount,
     )
     if not q.boolean("presign"):
-        return json_response(serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata)))
+        return json_response(
+            serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata))
+        )
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
     # The route needs only fs:ListObjects, and a URL reads the bytes: as lakeFS does, an object is signed only
@@ -179,7 +185,8 @@ def list_objects(repository: str, ref: str) -> Response:
 
     def presigned(item: ListedObject) -> dict[str, Any]:
         readable = item.entry is not None and authorizer.is_allowed(
-            user_id, [Permission("fs:ReadObject", object_arn(repository, item.key))])
+            user_id, [Permission("fs:ReadObject", object_arn(repository, item.key))]
+        )
         if item.entry is None or not readable:
             return serializers.listed_object(item, with_metadata)
         url = graveler.presign_object(repository, item.entry, seconds)
@@ -216,7 +223,9 @@ def upload_objects(repository: str, branch: str) -> Response:
         raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
     objects = batch_body.parse(request.raw_body)
     entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
-    return json_response({"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries, strict=True)]}, 201)
+    return json_response(
+        {"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries, strict=True)]}, 201
+    )
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
@@ -236,11 +245,14 @@ def delete_objects(repository: str, branch: str) -> Response:
     allowed: list[str] = []
     denied: list[str] = []
     for path in paths:
-        permitted = svc.auth.authorizer.is_allowed(user.id, [Permission("fs:DeleteObject", object_arn(repository, path))])
+        permitted = svc.auth.authorizer.is_allowed(
+            user.id, [Permission("fs:DeleteObject", object_arn(repository, path))]
+        )
         (allowed if permitted else denied).append(path)
     report = [(p, 403, f"not allowed to delete {p}") for p in denied]
-    if not allowed and not svc.auth.authorizer.is_allowed(user.id, [Permission("fs:ReadRepository",
-                                                                                 repository_arn(repository))]):
+    if not allowed and not svc.auth.authorizer.is_allowed(
+        user.id, [Permission("fs:ReadRepository", repository_arn(repository))]
+    ):
         # Nothing to do, and the caller may not know whether the repository exists: the same answer for one
         # that does and one that does not (looking it up would tell 404 from 200).
         return json_response(serializers.object_errors(report))

@@ -144,11 +144,17 @@ def _import_start(f: RequestFacts) -> Sequence[Permission]:
     """lakeFS's importStart: reading each source location (fs:ImportFromStorage, on it as a storage namespace)
     and committing to the branch. A malformed body is left to the route, which answers 400."""
     paths = f.body.raw("paths")
-    sources = [p["path"] for p in paths if isinstance(p, dict) and isinstance(p.get("path"), str)] if isinstance(
-        paths, list) else []
+    sources = (
+        [p["path"] for p in paths if isinstance(p, dict) and isinstance(p.get("path"), str)]
+        if isinstance(paths, list)
+        else []
+    )
     branch = branch_arn(f.repo(), f.args[1])
-    return [*(Permission("fs:ImportFromStorage", namespace_arn(path)) for path in sources),
-            Permission("fs:WriteObject", branch), Permission("fs:CreateCommit", branch)]
+    return [
+        *(Permission("fs:ImportFromStorage", namespace_arn(path)) for path in sources),
+        Permission("fs:WriteObject", branch),
+        Permission("fs:CreateCommit", branch),
+    ]
 
 
 _REPOS = "/repositories/{}"

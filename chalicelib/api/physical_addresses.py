@@ -80,6 +80,7 @@ def link_physical_address(repository: str, branch: str) -> Response:
         content_type=body.string("content_type") or DEFAULT_CONTENT_TYPE,
         user_metadata=body.str_map("user_metadata"),
     )
-    linked = svc.graveler.link_upload(repository, branch, path, address, claim, if_absent(request.headers),
-                                      is_write_once(address))
+    linked = svc.graveler.link_upload(
+        repository, branch, path, address, claim, if_absent(request.headers), is_write_once(address)
+    )
     return json_response(serializers.object_stats(path, linked))

@@ -35,7 +35,7 @@ def create_repository() -> Response:
     graveler.refuse_existing_repository(name)
     storage_id = body.string("storage_id")
     if storage_id not in (None, serializers.SINGLE_STORAGE_ID):
-        raise errors.Invalid(f"unknown storage_id {storage_id!r}: this server has a single store, id \"\"")
+        raise errors.Invalid(f'unknown storage_id {storage_id!r}: this server has a single store, id ""')
     if Query(bp.current_request.query_params).boolean("bare"):
         raise errors.Invalid("bare repositories are not supported")
     sample_data = body.boolean("sample_data")

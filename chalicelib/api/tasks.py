@@ -37,6 +37,8 @@ def status_body(status: TaskStatus, result: Callable[[Commit], dict[str, Any]]) 
     if status.result is not None:
         answer["result"] = result(status.result)
     if status.error is not None:
-        answer["error"] = {"message": message_for(status.error) if status_for(status.error) < 500 else str(status.error)}
+        answer["error"] = {
+            "message": message_for(status.error) if status_for(status.error) < 500 else str(status.error)
+        }
         answer["status_code"] = status_for(status.error)
     return answer

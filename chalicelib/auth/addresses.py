@@ -32,7 +32,8 @@ _CLOCK_SKEW_SECONDS = 300
 _MAC_HEX = 32
 _ONCE = ".once"
 _SIGNED = re.compile(
-    rf"(?P<address>.+)\.(?P<issued>[0-9]{{1,12}})(?P<once>{re.escape(_ONCE)})?\.(?P<mac>[0-9a-f]{{{_MAC_HEX}}})", re.DOTALL
+    rf"(?P<address>.+)\.(?P<issued>[0-9]{{1,12}})(?P<once>{re.escape(_ONCE)})?\.(?P<mac>[0-9a-f]{{{_MAC_HEX}}})",
+    re.DOTALL,
 )
 _DOMAIN = b"lakelet:staging-address:v1"
 

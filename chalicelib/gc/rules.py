@@ -61,7 +61,9 @@ def rules_from_json(data: Any) -> RetentionRules:
         if branch_id in seen:
             raise errors.Invalid(f"branch {branch_id} has more than one rule")
         seen.add(branch_id)
-        rules.append(BranchRetention(BranchID(branch_id), _days(item.get("retention_days"), f"branches[{index}].retention_days")))
+        rules.append(
+            BranchRetention(BranchID(branch_id), _days(item.get("retention_days"), f"branches[{index}].retention_days"))
+        )
     return RetentionRules(default, tuple(rules))
 
 

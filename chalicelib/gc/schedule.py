@@ -14,11 +14,11 @@ from typing import Any
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.service import Graveler
+from chalicelib.settings import GCSettings
 
 from .ports import JobRunRequest, JobStarter
 from .prepare import PreparedRun, prepare
 from .rules import GCRulesNotFound
-from chalicelib.settings import GCSettings
 
 __all__ = ["on_schedule"]
 
@@ -38,19 +38,29 @@ class ScheduledRun:
     error: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return {"repository": self.repository, "run_id": self.run_id, "job_run_id": self.job_run_id,
-                "error": self.error}
+        return {
+            "repository": self.repository,
+            "run_id": self.run_id,
+            "job_run_id": self.job_run_id,
+            "error": self.error,
+        }
 
 
 def job_arguments(prepared: PreparedRun, settings: GCSettings) -> list[str]:
     """The command line of emr/gc_job.py for a prepared run."""
     return [
-        "--storage-namespace", prepared.storage_namespace,
-        "--run-id", prepared.run_id,
-        "--mode", settings.mode,
-        "--min-age-seconds", str(settings.min_age_seconds),
-        "--commit-partitions", str(settings.commit_partitions),
-        "--address-partitions", str(settings.address_partitions),
+        "--storage-namespace",
+        prepared.storage_namespace,
+        "--run-id",
+        prepared.run_id,
+        "--mode",
+        settings.mode,
+        "--min-age-seconds",
+        str(settings.min_age_seconds),
+        "--commit-partitions",
+        str(settings.commit_partitions),
+        "--address-partitions",
+        str(settings.address_partitions),
     ]
 
 

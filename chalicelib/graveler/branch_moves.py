@@ -93,8 +93,12 @@ def seal(
 ) -> Branch:
     """Seals the branch's staging token under a fresh one (what lakeFS does before a head moves); the new record."""
     _, new = update_branch(
-        refs, repo_id, branch_id, lambda b: sealed(staging, b, new_staging_token(repo_id, branch_id)),
-        seal_failure(branch_id), sleep,
+        refs,
+        repo_id,
+        branch_id,
+        lambda b: sealed(staging, b, new_staging_token(repo_id, branch_id)),
+        seal_failure(branch_id),
+        sleep,
     )
     return new
 

@@ -63,7 +63,7 @@ class CollectedCheck:
         first = next(iter(self._blocks.list_blobs(prefix)), None)
         if first is None:
             return None
-        match = _RECORD.match(first[0][len(prefix):])
+        match = _RECORD.match(first[0][len(prefix) :])
         # A record of another shape: be safe and check every data address.
         return match["partition"] if match else "0" * 11
 
@@ -75,7 +75,7 @@ class CollectedCheck:
         horizon = self.horizon(namespace.rstrip("/"))
         if horizon is None:
             return False
-        partition = address[len(data):].partition("/")[0]
+        partition = address[len(data) :].partition("/")[0]
         if not _PARTITION.fullmatch(partition):
             return True  # not a partitioned address: only the data itself can tell
         return partition >= horizon

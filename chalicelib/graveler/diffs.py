@@ -27,7 +27,7 @@ from .staging import (
     staged_changes,
 )
 
-__all__ = ["Diffs", "TWO_DOT", "THREE_DOT"]
+__all__ = ["THREE_DOT", "TWO_DOT", "Diffs"]
 
 # Diff types between refs (lakeFS's names).
 TWO_DOT = "two_dot"
@@ -63,8 +63,9 @@ class Diffs(GravelerCore):
                 elif entry_identity(base) != entry_identity(staged.value):
                     yield Diff(staged.key, DiffType.CHANGED, staged.value)
 
-        return paginate(view, lambda common: Diff(Key(common), DiffType.PREFIX_CHANGED, None),
-                        prefix, delimiter, after, amount)
+        return paginate(
+            view, lambda common: Diff(Key(common), DiffType.PREFIX_CHANGED, None), prefix, delimiter, after, amount
+        )
 
     def is_dirty(self, repo_id: str, branch_id: str) -> bool:
         repo = self.get_repository(repo_id)
@@ -106,8 +107,9 @@ class Diffs(GravelerCore):
 
         else:
             raise errors.Invalid(f"diff type must be {TWO_DOT} or {THREE_DOT}, got {diff_type!r}")
-        return paginate(view, lambda common: Diff(Key(common), DiffType.PREFIX_CHANGED, None),
-                        prefix, delimiter, after, amount)
+        return paginate(
+            view, lambda common: Diff(Key(common), DiffType.PREFIX_CHANGED, None), prefix, delimiter, after, amount
+        )
 
     def find_merge_base(self, repo_id: str, source_ref: str, destination_ref: str) -> tuple[Commit, Commit, Commit]:
         """(source, destination, merge base) commits. Raises NoMergeBase (400) when they share no ancestor."""
@@ -152,9 +154,13 @@ class Diffs(GravelerCore):
             counts[change.type] += 1
             unresolved += change.conflict is not None and change.conflict.resolution is None
         summary = MergeSummary(
-            counts[DiffType.ADDED], counts[DiffType.REMOVED], counts[DiffType.CHANGED], counts[DiffType.CONFLICT],
+            counts[DiffType.ADDED],
+            counts[DiffType.REMOVED],
+            counts[DiffType.CHANGED],
+            counts[DiffType.CONFLICT],
             unresolved,
         )
-        page = paginate(view, lambda common: MergeChange(Key(common), DiffType.PREFIX_CHANGED, None),
-                        prefix, "", after, amount)
+        page = paginate(
+            view, lambda common: MergeChange(Key(common), DiffType.PREFIX_CHANGED, None), prefix, "", after, amount
+        )
         return MergePreview(source, dest, base, summary, page)

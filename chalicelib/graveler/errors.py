@@ -104,7 +104,6 @@ class ObjectNotFound(NotFound):
     pass
 
 
-
 class RunNotFound(NotFound):
     lakefs_message = "not found"
 

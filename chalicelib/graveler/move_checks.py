@@ -31,7 +31,11 @@ def repository_for_write(refs: RefStore, repo_id: str, force: bool = False) -> R
 
 
 def refuse_dirty(
-    refs: RefStore, staging: StagingStore, committed: CommittedManager, repo: Repository, branch: Branch,
+    refs: RefStore,
+    staging: StagingStore,
+    committed: CommittedManager,
+    repo: Repository,
+    branch: Branch,
     tokens: Sequence[StagingToken],
 ) -> None:
     """Raises DirtyBranch when the staged entries of ``tokens`` change the branch head. Entries that change
@@ -49,7 +53,11 @@ def refuse_dirty(
 
 
 def prepare_move(
-    refs: RefStore, staging: StagingStore, committed: CommittedManager, repo: Repository, branch_id: BranchID,
+    refs: RefStore,
+    staging: StagingStore,
+    committed: CommittedManager,
+    repo: Repository,
+    branch_id: BranchID,
     sleep: Sleep | None = None,
 ) -> None:
     """What lakeFS does before a merge, revert, cherry-pick or hard reset moves a branch's head: refuse
@@ -60,7 +68,6 @@ def prepare_move(
     refuse_dirty(refs, staging, committed, repo, branch, [branch.staging_token])
     if not token_is_empty(staging, branch.staging_token):
         seal(refs, staging, repo.id, branch_id, sleep)
-
 
 
 __all__ = ["live_repository", "prepare_move", "refuse_dirty", "repository_for_write"]

@@ -21,8 +21,8 @@ holds none, and a prefix holding more data than that is not one a repository sho
 from __future__ import annotations
 
 from . import errors
-from .errors import NamespaceInUse
 from .addressing import metadata_address
+from .errors import NamespaceInUse
 from .ports import BlockStore
 
 # lakeFS's name for the marker; its content says what it is to anyone browsing the bucket.
@@ -70,8 +70,9 @@ def claim(blocks: BlockStore, namespace: str) -> None:
                 break
             if address.endswith(_MARKER_SUFFIX) and address != marker:
                 inner = address.removesuffix(_MARKER_SUFFIX)
-                raise NamespaceInUse(f"storage namespace {namespace} contains the namespace of another repository "
-                                     f"({inner})")
+                raise NamespaceInUse(
+                    f"storage namespace {namespace} contains the namespace of another repository ({inner})"
+                )
     except BaseException:
         release(blocks, namespace)
         raise

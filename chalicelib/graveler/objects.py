@@ -40,7 +40,7 @@ from .validation import (
     validate_path,
 )
 
-__all__ = ["Objects", "MAX_DELETE_PATHS"]
+__all__ = ["MAX_DELETE_PATHS", "Objects"]
 
 MAX_DELETE_PATHS = 1000
 
@@ -177,7 +177,13 @@ class Objects(GravelerCore):
         return entry
 
     def link_upload(
-        self, repo_id: str, branch_id: str, path: str, upload_address: str, claim: Entry, if_absent: bool = False,
+        self,
+        repo_id: str,
+        branch_id: str,
+        path: str,
+        upload_address: str,
+        claim: Entry,
+        if_absent: bool = False,
         write_once: bool = False,
     ) -> Entry:
         """Stages what a client uploaded to ``upload_address`` (an address from new_physical_address, written with
@@ -256,9 +262,7 @@ class Objects(GravelerCore):
         self.guard.refuse_write(repo, branch_id)
         self._delete_path(repo, BranchID(branch_id), path, {})
 
-    def delete_objects(
-        self, repo_id: str, branch_id: str, paths: list[str]
-    ) -> list[tuple[str, errors.GravelerError]]:
+    def delete_objects(self, repo_id: str, branch_id: str, paths: list[str]) -> list[tuple[str, errors.GravelerError]]:
         if len(paths) > MAX_DELETE_PATHS:
             raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
         repo = self._writable_repository(repo_id)

@@ -141,8 +141,9 @@ class BranchProtection:
             raise errors.DeleteProtectedBranch(DELETE_MESSAGE)
 
     def _patterns(self, repo: Repository) -> tuple[str, ...]:
-        return self._patterns_of.lookup((repo.id, repo.creation_date),
-                                        lambda: self.store.get(repo.id, repo.creation_date).patterns)
+        return self._patterns_of.lookup(
+            (repo.id, repo.creation_date), lambda: self.store.get(repo.id, repo.creation_date).patterns
+        )
 
     def _remember(self, repo: Repository, patterns: tuple[str, ...]) -> None:
         self._patterns_of.put((repo.id, repo.creation_date), patterns)

@@ -180,4 +180,3 @@ class ListedObject:
 
     key: Key
     entry: Entry | None
-

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from . import errors
 from .ports import RefStore
-from .records import Commit, CommitID, RefKind, RepositoryID, ResolvedRef, BranchID, TagID
+from .records import BranchID, Commit, CommitID, RefKind, RepositoryID, ResolvedRef, TagID
 from .validation import validate_ref
 
 _FULL_COMMIT_ID = re.compile(r"[0-9a-f]{64}")

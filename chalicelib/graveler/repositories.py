@@ -29,7 +29,7 @@ from .validation import (
     validate_repository_id,
 )
 
-__all__ = ["Repositories", "INITIAL_COMMIT_MESSAGE"]
+__all__ = ["INITIAL_COMMIT_MESSAGE", "Repositories"]
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 
@@ -69,8 +69,9 @@ class Repositories(GravelerCore):
             )
         except errors.BranchExists as e:
             raise errors.RepositoryExists(f"repository {repo_id} is being created concurrently") from e
-        repo = Repository(rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only,
-                          uuid.uuid4().hex)
+        repo = Repository(
+            rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only, uuid.uuid4().hex
+        )
         self.refs.create_repository(repo)
         return repo
 

@@ -38,7 +38,7 @@ from .validation import (
     validate_path,
 )
 
-__all__ = ["Rewrites", "RESET_ALL", "RESET_OBJECT", "RESET_PREFIX"]
+__all__ = ["RESET_ALL", "RESET_OBJECT", "RESET_PREFIX", "Rewrites"]
 
 # What a branch reset drops (lakeFS's names).
 RESET_ALL = "reset"
@@ -70,7 +70,9 @@ class Rewrites(GravelerCore):
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
         if len(target.parents) > 1 and parent_number == 0:
-            raise errors.Invalid(f"must specify 1-based parent number for reverting merge commit: {ref} (parent_number)")
+            raise errors.Invalid(
+                f"must specify 1-based parent number for reverting merge commit: {ref} (parent_number)"
+            )
         parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
 
         def build(branch: Branch) -> Commit:
@@ -82,17 +84,41 @@ class Rewrites(GravelerCore):
             if metarange == head.meta_range_id and not allow_empty:
                 raise errors.NoChanges(f"reverting {ref} changes nothing on branch {branch_id}")
             return self._make_commit(
-                committer, message or f"Revert {ref}", metarange, self._clock(), dict(metadata or {}),
-                (head.id,), head.generation + 1,
+                committer,
+                message or f"Revert {ref}",
+                metarange,
+                self._clock(),
+                dict(metadata or {}),
+                (head.id,),
+                head.generation + 1,
             )
 
         # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
-        self.run_pre_hooks(ref_event(EventType.PRE_REVERT, repo.id, branch_id, branch_id=branch_id, source_ref=ref,
-                                     committer=committer, message=message or f"Revert {ref}"))
+        self.run_pre_hooks(
+            ref_event(
+                EventType.PRE_REVERT,
+                repo.id,
+                branch_id,
+                branch_id=branch_id,
+                source_ref=ref,
+                committer=committer,
+                message=message or f"Revert {ref}",
+            )
+        )
         self.prepare_move(repo, BranchID(branch_id))
         made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
-        self.run_post_hooks(ref_event(EventType.POST_REVERT, repo.id, made.id, branch_id=branch_id, source_ref=ref,
-                                      commit_id=made.id, committer=committer, message=made.message))
+        self.run_post_hooks(
+            ref_event(
+                EventType.POST_REVERT,
+                repo.id,
+                made.id,
+                branch_id=branch_id,
+                source_ref=ref,
+                commit_id=made.id,
+                committer=committer,
+                message=made.message,
+            )
+        )
         return made
 
     def cherry_pick(
@@ -113,7 +139,9 @@ class Rewrites(GravelerCore):
         self.guard.refuse_commit(repo, branch_id)
         target = self._commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
-            raise errors.Invalid(f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)")
+            raise errors.Invalid(
+                f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)"
+            )
         number = 1 if parent_number is None else parent_number
         if number < 1 or number > len(target.parents):
             raise errors.Invalid(f"given commit does not have the given parent number: {ref} has no parent {number}")
@@ -132,18 +160,40 @@ class Rewrites(GravelerCore):
                 repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
             )
             return self._make_commit(
-                committer, message or target.message, metarange, self._clock(), recorded,
-                (head.id,), head.generation + 1,
+                committer,
+                message or target.message,
+                metarange,
+                self._clock(),
+                recorded,
+                (head.id,),
+                head.generation + 1,
             )
 
-        self.run_pre_hooks(ref_event(EventType.PRE_CHERRY_PICK, repo.id, branch_id, branch_id=branch_id,
-                                     source_ref=ref, committer=committer, message=message or target.message))
-        self.prepare_move(repo, BranchID(branch_id))
-        made = move_to_commit(
-            self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep
+        self.run_pre_hooks(
+            ref_event(
+                EventType.PRE_CHERRY_PICK,
+                repo.id,
+                branch_id,
+                branch_id=branch_id,
+                source_ref=ref,
+                committer=committer,
+                message=message or target.message,
+            )
         )
-        self.run_post_hooks(ref_event(EventType.POST_CHERRY_PICK, repo.id, made.id, branch_id=branch_id,
-                                      source_ref=ref, commit_id=made.id, committer=committer, message=made.message))
+        self.prepare_move(repo, BranchID(branch_id))
+        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep)
+        self.run_post_hooks(
+            ref_event(
+                EventType.POST_CHERRY_PICK,
+                repo.id,
+                made.id,
+                branch_id=branch_id,
+                source_ref=ref,
+                commit_id=made.id,
+                committer=committer,
+                message=made.message,
+            )
+        )
         return made
 
     def reset_branch(
@@ -156,9 +206,12 @@ class Rewrites(GravelerCore):
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             old, _ = update_branch(
-                self.refs, repo.id, bid,
+                self.refs,
+                repo.id,
+                bid,
                 lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), retire(b, branch_tokens(b))),
-                f"branch {bid} kept moving during the reset", self._sleep,
+                f"branch {bid} kept moving during the reset",
+                self._sleep,
             )
             drop_tokens(self.staging, branch_tokens(old))
             return

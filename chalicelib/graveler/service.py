@@ -35,16 +35,21 @@ from .workflow_runner import TaskStatus
 __all__ = ["CommittedManager", "Graveler", "RangeParams"]
 
 
-class Graveler(
-    Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites, NamespaceStorage, CollectionInputs
-):
+class Graveler(Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites, NamespaceStorage, CollectionInputs):
     """The versioning engine's use cases."""
 
     @functools.cached_property
     def commit_steps(self) -> CommitSteps:
         """The commit as steps over these ports (what ``commit`` runs, and the commit workflow's tasks)."""
-        return CommitSteps(self.refs, self.staging, self.blocks, self.committed.params, storage=self.committed.storage,
-                           sleep=self._sleep, guard=self.guard)
+        return CommitSteps(
+            self.refs,
+            self.staging,
+            self.blocks,
+            self.committed.params,
+            storage=self.committed.storage,
+            sleep=self._sleep,
+            guard=self.guard,
+        )
 
     @functools.cached_property
     def merge_steps(self) -> MergeSteps:
@@ -72,8 +77,16 @@ class Graveler(
         """
         if not message:
             raise errors.Invalid("commit message is required")
-        request = CommitRequest(repo_id, branch_id, uuid.uuid4().hex, committer, message,
-                                self.now() if date is None else float(date), dict(metadata or {}), allow_empty)
+        request = CommitRequest(
+            repo_id,
+            branch_id,
+            uuid.uuid4().hex,
+            committer,
+            message,
+            self.now() if date is None else float(date),
+            dict(metadata or {}),
+            allow_empty,
+        )
         return workflow_runner.commit(self, request, self._wait(wait_seconds))
 
     def commit_status(self, repo_id: str, branch_id: str, task_id: str) -> TaskStatus:
@@ -114,9 +127,22 @@ class Graveler(
         # The source first: RefNotFound before BranchNotFound, as the API has always answered.
         source = self._commit_of(repo.id, source_ref)
         self.refs.get_branch(repo.id, BranchID(destination_branch))
-        request = MergeRequest(repo_id, source_ref, source.id, destination_branch, uuid.uuid4().hex, committer,
-                               message, self.now(), dict(metadata or {}), strategy, tuple(path_strategies),
-                               squash_merge, allow_empty, force)
+        request = MergeRequest(
+            repo_id,
+            source_ref,
+            source.id,
+            destination_branch,
+            uuid.uuid4().hex,
+            committer,
+            message,
+            self.now(),
+            dict(metadata or {}),
+            strategy,
+            tuple(path_strategies),
+            squash_merge,
+            allow_empty,
+            force,
+        )
         return workflow_runner.merge(self, request, self._wait(wait_seconds))
 
     def merge_status(self, repo_id: str, destination_branch: str, task_id: str) -> TaskStatus:

@@ -41,8 +41,7 @@ def stage(
     ``branch``: the branch as the caller read it in this request, saving the read before the write: any seal
     since that read is caught by the re-check after the write, exactly as one since a fresh read would be.
     """
-    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set(token, staged), repr(staged.key),
-                           branch)
+    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set(token, staged), repr(staged.key), branch)
 
 
 def stage_many(
@@ -55,8 +54,9 @@ def stage_many(
 ) -> None:
     """Stages several changes as :func:`stage` does one, with the store's batch writes: all of them are written
     again to the new token when a commit sealed the old one meanwhile."""
-    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set_many(token, changes),
-                           f"{len(changes)} changes", branch)
+    _stage_surviving_seals(
+        refs, repo_id, branch_id, lambda token: staging.set_many(token, changes), f"{len(changes)} changes", branch
+    )
 
 
 def _stage_surviving_seals(
@@ -89,7 +89,10 @@ def read_staged(staging: StagingStore, branch: Branch, key: Key) -> StagedEntry 
 
 
 def staged_changes(
-    staging: StagingStore, tokens: list, from_key: str = "", first_page: int | None = None  # type: ignore[type-arg]
+    staging: StagingStore,
+    tokens: list[StagingToken],
+    from_key: str = "",
+    first_page: int | None = None,
 ) -> Iterator[StagedEntry]:
     """The merged changes of several tokens (newest first in ``tokens``) in key order: the newest wins a key."""
     streams = [
@@ -112,8 +115,9 @@ def drop_tokens(staging: StagingStore, tokens: Iterable[StagingToken]) -> tuple[
         try:
             staging.drop(token)
         except errors.GravelerError:
-            _log.warning("dropping staging token %s failed; the next seal of the branch retries it", token,
-                         exc_info=True)
+            _log.warning(
+                "dropping staging token %s failed; the next seal of the branch retries it", token, exc_info=True
+            )
             failed.append(token)
     return tuple(failed)
 

@@ -145,12 +145,16 @@ def normalize_storage_namespace(namespace: str) -> str:
     if segments[0] == INTERNAL_PREFIX:
         raise Invalid(f"storage namespace {namespace!r} is under {INTERNAL_PREFIX}/, where Lakelet keeps its own files")
     if METADATA_DIRECTORY in segments:
-        raise Invalid(f"storage namespace {namespace!r} lies inside a {METADATA_DIRECTORY}/ directory, where "
-                      "repositories keep their metadata")
+        raise Invalid(
+            f"storage namespace {namespace!r} lies inside a {METADATA_DIRECTORY}/ directory, where "
+            "repositories keep their metadata"
+        )
     if len(path.encode()) > MAX_NAMESPACE_KEY_BYTES:
-        raise Invalid("storage namespace is too long: its key prefix (after the bucket) may hold "
-                      f"{MAX_NAMESPACE_KEY_BYTES} bytes, so that every key under it stays within S3's "
-                      f"{S3_MAX_KEY_BYTES}")
+        raise Invalid(
+            "storage namespace is too long: its key prefix (after the bucket) may hold "
+            f"{MAX_NAMESPACE_KEY_BYTES} bytes, so that every key under it stays within S3's "
+            f"{S3_MAX_KEY_BYTES}"
+        )
     return f"s3://{bucket}/{path}"
 
 

@@ -29,8 +29,18 @@ from .staging import branch_tokens, staged_changes
 if TYPE_CHECKING:
     from .service import Graveler
 
-__all__ = ["INLINE", "WORKFLOW", "TaskStatus", "Workflows", "commit", "commit_status", "failure", "inline_task_id",
-           "merge", "merge_status"]
+__all__ = [
+    "INLINE",
+    "WORKFLOW",
+    "TaskStatus",
+    "Workflows",
+    "commit",
+    "commit_status",
+    "failure",
+    "inline_task_id",
+    "merge",
+    "merge_status",
+]
 
 INLINE = "c-"
 WORKFLOW = "w-"
@@ -130,8 +140,15 @@ def _wait(runner: WorkflowRunner, name: str, seconds: float) -> Execution | None
         time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
 
 
-def _start(g: Graveler, runner: WorkflowRunner, repo_id: str, request_id: str, request: dict[str, Any],
-           wait_seconds: float, result: Result) -> Commit:
+def _start(
+    g: Graveler,
+    runner: WorkflowRunner,
+    repo_id: str,
+    request_id: str,
+    request: dict[str, Any],
+    wait_seconds: float,
+    result: Result,
+) -> Commit:
     """Starts the execution and waits for it: its commit, or its error raised, or StillRunning."""
     name = WORKFLOW + request_id
     runner.start(name, {"request": request})
@@ -158,13 +175,20 @@ def merge_status(g: Graveler, repo_id: str, destination: str, task_id: str) -> T
     return _task_status(g, repo_id, destination, "destination", task_id, g.workflows.merge, _merge_result)
 
 
-def _task_status(g: Graveler, repo_id: str, branch_id: str, branch_field: str, task_id: str,
-                 runner: WorkflowRunner | None, result: Result) -> TaskStatus:
+def _task_status(
+    g: Graveler,
+    repo_id: str,
+    branch_id: str,
+    branch_field: str,
+    task_id: str,
+    runner: WorkflowRunner | None,
+    result: Result,
+) -> TaskStatus:
     """Task ids are unique across repositories; a task answers only through the repository and branch it
     belongs to, and the same NotFound otherwise, so another repository's tasks cannot be probed."""
     missing = errors.NotFound(f"no task {task_id}")
     if task_id.startswith(INLINE):
-        commit_id, _, branch = task_id[len(INLINE):].partition(".")
+        commit_id, _, branch = task_id[len(INLINE) :].partition(".")
         if branch != branch_id or not commit_id:
             raise missing
         try:
@@ -211,7 +235,7 @@ def failure(g: Graveler, repo_id: str, task_id: str, execution: Execution) -> er
         pass
     if execution.error == errors.MergeConflicts.__name__:
         namespace = g.get_repository(repo_id).storage_namespace
-        kept = read_conflicts(g.blocks.get(conflicts_address(namespace, task_id[len(WORKFLOW):])))
+        kept = read_conflicts(g.blocks.get(conflicts_address(namespace, task_id[len(WORKFLOW) :])))
         return errors.MergeConflicts(message, kept)
     known = errors.error_names().get(execution.error)
     if known is not None:

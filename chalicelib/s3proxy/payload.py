@@ -73,16 +73,27 @@ class _Reader:
 
 def _chunk_string_to_sign(identity: Identity, previous: str, chunk: bytes) -> str:
     return "\n".join(
-        ["AWS4-HMAC-SHA256-PAYLOAD", identity.amz_date, identity.scope, previous, EMPTY_SHA256,
-         hashlib.sha256(chunk).hexdigest()]
+        [
+            "AWS4-HMAC-SHA256-PAYLOAD",
+            identity.amz_date,
+            identity.scope,
+            previous,
+            EMPTY_SHA256,
+            hashlib.sha256(chunk).hexdigest(),
+        ]
     )
 
 
 def _trailer_string_to_sign(identity: Identity, previous: str, trailer: list[tuple[str, str]]) -> str:
     canonical = "".join(f"{name}:{value}\n" for name, value in trailer)
     return "\n".join(
-        ["AWS4-HMAC-SHA256-TRAILER", identity.amz_date, identity.scope, previous,
-         hashlib.sha256(canonical.encode()).hexdigest()]
+        [
+            "AWS4-HMAC-SHA256-TRAILER",
+            identity.amz_date,
+            identity.scope,
+            previous,
+            hashlib.sha256(canonical.encode()).hexdigest(),
+        ]
     )
 
 

@@ -96,8 +96,10 @@ def route(request: Request) -> Operation:
         if method == "POST" and request.has_param("delete"):
             return delete_objects
         if method in ("PUT", "DELETE"):
-            raise S3Error("NotImplemented", "creating and deleting buckets is not supported: manage repositories "
-                                            "through the lakeFS API")
+            raise S3Error(
+                "NotImplemented",
+                "creating and deleting buckets is not supported: manage repositories through the lakeFS API",
+            )
         raise _not_allowed(request)
     copying = bool(request.header("x-amz-copy-source"))
     if method in ("GET", "HEAD"):

@@ -184,9 +184,7 @@ def _parse_query(request: Request, services: Collection[str] | None) -> tuple[_P
             f"X-Amz-Expires must be less than a week (in seconds) that is {MAX_PRESIGN_SECONDS}",
         )
     signed = tuple(request.param("X-Amz-SignedHeaders").split(";"))
-    parsed = _Parsed(
-        access_key_id, date, region, service, signed, request.param("X-Amz-Signature").lower(), amz_date
-    )
+    parsed = _Parsed(access_key_id, date, region, service, signed, request.param("X-Amz-Signature").lower(), amz_date)
     return parsed, expires
 
 
@@ -205,23 +203,31 @@ def _check_signed_headers(request: Request, signed: Sequence[str], presigned: bo
     # An unsigned x-amz-* header could be added or changed on the way (a copy source, metadata) without breaking
     # the signature: refused, as S3 does. Whoever holds a presigned URL may add integrity checks only.
     unsigned = sorted(
-        name for name in request.headers
-        if name.startswith("x-amz-") and name not in signed
+        name
+        for name in request.headers
+        if name.startswith("x-amz-")
+        and name not in signed
         and not (presigned and name.startswith(_UNSIGNED_OK_WHEN_PRESIGNED))
     )
     if unsigned:
-        raise S3Error("AccessDenied", f"there were headers present in the request which were not signed: "
-                                      f"{', '.join(unsigned)}")
+        raise S3Error(
+            "AccessDenied", f"there were headers present in the request which were not signed: {', '.join(unsigned)}"
+        )
 
 
 def is_signed(request: Request) -> bool:
-    return bool(request.header("authorization")) or request.has_param("X-Amz-Signature") or request.has_param(
-        "X-Amz-Credential"
+    return (
+        bool(request.header("authorization"))
+        or request.has_param("X-Amz-Signature")
+        or request.has_param("X-Amz-Credential")
     )
 
 
 def authenticate(
-    request: Request, lookup: CredentialsLookup, signer: Signer, now: float,
+    request: Request,
+    lookup: CredentialsLookup,
+    signer: Signer,
+    now: float,
     services: Collection[str] | None = (SERVICE,),
 ) -> Identity:
     """Verifies the request's SigV4 signature and returns who made it. Raises S3Error (403 or 400) otherwise.
@@ -231,8 +237,10 @@ def authenticate(
     declared one, and their canonical URI is the path percent-encoded once more (only S3's is not)."""
     presigned = not request.header("authorization")
     if presigned and request.has_param("AWSAccessKeyId") and request.has_param("Signature"):
-        raise S3Error("InvalidRequest", "Signature Version 2 is not supported: presign URLs with SigV4 "
-                                        "(boto3: Config(signature_version='s3v4'))")
+        raise S3Error(
+            "InvalidRequest",
+            "Signature Version 2 is not supported: presign URLs with SigV4 (boto3: Config(signature_version='s3v4'))",
+        )
     if presigned and not is_signed(request):
         raise S3Error("AccessDenied", "anonymous requests are not accepted: sign requests with SigV4")
     if presigned:
@@ -252,8 +260,11 @@ def authenticate(
         if abs(now - issued) > MAX_SKEW_SECONDS:
             raise S3Error(
                 "RequestTimeTooSkewed",
-                details={"RequestTime": parsed.amz_date, "ServerTime": _iso(now),
-                         "MaxAllowedSkewMilliseconds": str(MAX_SKEW_SECONDS * 1000)},
+                details={
+                    "RequestTime": parsed.amz_date,
+                    "ServerTime": _iso(now),
+                    "MaxAllowedSkewMilliseconds": str(MAX_SKEW_SECONDS * 1000),
+                },
             )
         payload_hash = request.header("x-amz-content-sha256")
         if not payload_hash and parsed.service != SERVICE:

@@ -101,8 +101,11 @@ def plan(parts: list[Part]) -> list[Part | Group]:
             groups[-1].append(part)
         if groups and not final and sum(p.size for p in groups[-1]) < MIN_PART_SIZE:
             if len(groups) == 1:
-                raise S3Error("EntityTooSmall", f"parts {run[0].number}-{run[-1].number} hold less than "
-                                                f"{MIN_PART_SIZE} bytes and are followed by another part")
+                raise S3Error(
+                    "EntityTooSmall",
+                    f"parts {run[0].number}-{run[-1].number} hold less than "
+                    f"{MIN_PART_SIZE} bytes and are followed by another part",
+                )
             groups[-2].extend(groups.pop())
         result.extend(Group(g[0].number, tuple(g)) for g in groups)
         run.clear()

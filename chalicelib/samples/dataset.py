@@ -33,8 +33,10 @@ _CONTENT_TYPES = {".png": "image/png", ".gif": "image/gif"}
 @functools.cache
 def _static_objects() -> tuple[SampleObject, ...]:
     rows = lake_rows()
-    images = [SampleObject(f"images/{name}", data, _CONTENT_TYPES[name[name.rindex("."):]])
-              for name, data in pictures(rows).items()]
+    images = [
+        SampleObject(f"images/{name}", data, _CONTENT_TYPES[name[name.rindex(".") :]])
+        for name, data in pictures(rows).items()
+    ]
     return (
         SampleObject("data/lakes.source.md", source_note(), "text/markdown"),
         *images,

@@ -17,8 +17,20 @@ from . import gif, png
 from .table import KINDS
 
 Colour = tuple[int, int, int]
-MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-          "november", "december")
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 DEPTH_MAPS = 12
 
 
@@ -40,8 +52,11 @@ def _grain(seed: int) -> Callable[[int, int], float]:
 
 
 def _shade(colour: Colour, amount: float) -> Colour:
-    return (max(0, min(255, round(colour[0] + amount))), max(0, min(255, round(colour[1] + amount))),
-            max(0, min(255, round(colour[2] + amount))))
+    return (
+        max(0, min(255, round(colour[0] + amount))),
+        max(0, min(255, round(colour[1] + amount))),
+        max(0, min(255, round(colour[2] + amount))),
+    )
 
 
 # Per month: sky, water, hillside, snow line (0: snow to the foot of the hill, 1: none), ice on the lake.
@@ -68,8 +83,10 @@ def lake_in_month(month: int, width: int = 160, height: int = 104) -> bytes:
     horizon = height * 5 // 8
     sun_x = width * (0.2 + 0.6 * month / 12)
 
-    ridge = [horizon - 36 + abs(x - width * 0.55) * 0.55 + 5 * math.sin(x * 0.13) + 2.5 * math.sin(x * 0.41)
-             for x in range(width)]
+    ridge = [
+        horizon - 36 + abs(x - width * 0.55) * 0.55 + 5 * math.sin(x * 0.13) + 2.5 * math.sin(x * 0.41)
+        for x in range(width)
+    ]
 
     def pixel(x: int, y: int) -> png.Pixel:
         g = grain(x, y)
@@ -153,11 +170,13 @@ def bar_chart(counts: list[int], colour: Colour, width: int = 160, height: int =
 def charts(rows: tuple[dict[str, Any], ...]) -> dict[str, bytes]:
     """The table at a glance: log-area, depth and elevation histograms and the count of each kind of lake."""
     return {
-        "chart-area.png": bar_chart(_histogram([math.log10(r["area_km2"]) for r in rows], 32, -1.0, 3.0),
-                                    (46, 120, 190)),
+        "chart-area.png": bar_chart(
+            _histogram([math.log10(r["area_km2"]) for r in rows], 32, -1.0, 3.0), (46, 120, 190)
+        ),
         "chart-depth.png": bar_chart(_histogram([r["max_depth_m"] for r in rows], 32, 0.0, 800.0), (20, 70, 140)),
-        "chart-elevation.png": bar_chart(_histogram([r["elevation_m"] for r in rows], 32, -30.0, 4770.0),
-                                         (110, 140, 70)),
+        "chart-elevation.png": bar_chart(
+            _histogram([r["elevation_m"] for r in rows], 32, -30.0, 4770.0), (110, 140, 70)
+        ),
         "chart-kinds.png": bar_chart([sum(r["kind"] == kind for r in rows) for kind in KINDS], (200, 130, 40)),
     }
 

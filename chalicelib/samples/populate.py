@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Repository
 from chalicelib.graveler.service import Graveler
 
 from .dataset import SAMPLE_COMMIT_MESSAGE, sample_objects
-
 
 # lakeFS answers the creation once the sample commit is made; where the commit runs as a workflow (above the
 # commit threshold), wait for it within API Gateway's 29 s. A workflow still running after that finishes on its
@@ -20,8 +21,7 @@ def populate(graveler: Graveler, repo: Repository, committer: str) -> None:
     message "Add sample data" by the user who created the repository."""
     for sample in sample_objects(repo.id):
         graveler.upload_object(repo.id, repo.default_branch_id, sample.path, sample.data, sample.content_type)
-    try:
-        graveler.commit(repo.id, repo.default_branch_id, committer, SAMPLE_COMMIT_MESSAGE,
-                        wait_seconds=SAMPLE_COMMIT_WAIT_SECONDS)
-    except errors.StillRunning:
-        pass
+    with contextlib.suppress(errors.StillRunning):
+        graveler.commit(
+            repo.id, repo.default_branch_id, committer, SAMPLE_COMMIT_MESSAGE, wait_seconds=SAMPLE_COMMIT_WAIT_SECONDS
+        )

@@ -15,8 +15,28 @@ import io
 from typing import Any
 
 ROWS = 14_000
-_SYLLABLES = ("ar", "bel", "cor", "dun", "el", "fen", "gal", "hal", "is", "kar", "lun", "mir", "nor", "os", "ran",
-              "sil", "tav", "ul", "ven", "wyn")
+_SYLLABLES = (
+    "ar",
+    "bel",
+    "cor",
+    "dun",
+    "el",
+    "fen",
+    "gal",
+    "hal",
+    "is",
+    "kar",
+    "lun",
+    "mir",
+    "nor",
+    "os",
+    "ran",
+    "sil",
+    "tav",
+    "ul",
+    "ven",
+    "wyn",
+)
 # Each country with a rough latitude and longitude box, so that coordinates at least land in the right place.
 _COUNTRIES: tuple[tuple[str, float, float, float, float], ...] = (
     ("Argentina", -55.0, -22.0, -73.0, -54.0),
@@ -36,8 +56,18 @@ _COUNTRIES: tuple[tuple[str, float, float, float, float], ...] = (
 )
 KINDS = ("freshwater", "glacial", "reservoir", "saline")
 _KIND_WEIGHTS = (0, 0, 0, 0, 0, 1, 1, 2, 2, 3)  # indices into KINDS: half of all lakes are plain freshwater
-COLUMNS = ("lake_id", "name", "country", "kind", "latitude", "longitude", "area_km2", "max_depth_m", "elevation_m",
-           "surveyed")
+COLUMNS = (
+    "lake_id",
+    "name",
+    "country",
+    "kind",
+    "latitude",
+    "longitude",
+    "area_km2",
+    "max_depth_m",
+    "elevation_m",
+    "surveyed",
+)
 _FIRST_SURVEY = datetime.date(1950, 1, 1)
 _SURVEY_DAYS = (datetime.date(2025, 12, 31) - _FIRST_SURVEY).days
 _UNIT = 2.0**32
@@ -54,7 +84,7 @@ def lake_row(row: int) -> dict[str, Any]:
     country, lat_low, lat_high, lon_low, lon_high = _COUNTRIES[n[3] % len(_COUNTRIES)]
     area = 10 ** (n[5] / _UNIT * 4.0 - 1.0)  # 0.1 to 1,000 km2: over four orders of magnitude, as real lakes
     # Deeper lakes are rarer; bigger ones tend to be deeper.
-    depth = 1.0 + (n[6] / _UNIT) ** 2 * 400.0 * (1.0 + area ** 0.25 / 6.0)
+    depth = 1.0 + (n[6] / _UNIT) ** 2 * 400.0 * (1.0 + area**0.25 / 6.0)
     return {
         "lake_id": row + 1,
         "name": "Lake " + (_SYLLABLES[n[0] % 20] + _SYLLABLES[n[1] % 20] + _SYLLABLES[n[2] % 20]).capitalize(),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
     DEFAULT_MAX_SLICES,
     CommitPlan,
@@ -16,7 +17,6 @@ from chalicelib.graveler.commit import (
     CommitSteps,
     SliceSpec,
 )
-from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.wiring import get_services
 
 Json = dict[str, Any]

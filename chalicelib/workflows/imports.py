@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from chalicelib.graveler.imports import ImportPlan, ImportRequest, Importer, ImportSlice, ImportSteps
+from chalicelib.graveler.imports import Importer, ImportPlan, ImportRequest, ImportSlice, ImportSteps
 from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS
 from chalicelib.wiring import Services, get_services
 
@@ -23,9 +23,16 @@ def importer(services: Services | None = None) -> Importer:
     found = services or get_services()
     assert found.source_lister is not None and found.import_records is not None, "imports are not wired"
     settings = found.settings
-    return Importer(found.graveler, found.source_lister, found.import_records, settings.import_allowed_locations,
-                    ENV_IMPORT_ALLOWED_LOCATIONS, runner=found.import_workflow,
-                    inline_threshold=settings.import_inline_threshold, max_slices=settings.import_max_slices)
+    return Importer(
+        found.graveler,
+        found.source_lister,
+        found.import_records,
+        settings.import_allowed_locations,
+        ENV_IMPORT_ALLOWED_LOCATIONS,
+        runner=found.import_workflow,
+        inline_threshold=settings.import_inline_threshold,
+        max_slices=settings.import_max_slices,
+    )
 
 
 def _steps() -> ImportSteps:

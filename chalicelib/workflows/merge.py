@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
 from chalicelib.graveler.actions.operations import merge_event
+from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
 from chalicelib.wiring import get_services
 
 Json = dict[str, Any]

@@ -38,28 +38,52 @@ def validate(file: Annotated[Path, typer.Argument(help="an action file (YAML)")]
         action = parse_action(data, yaml.safe_load)
     except InvalidActionFile as e:
         raise CLIError(f"{file}: {e}", "fix the action file; lakeFS's schema: name, on, hooks") from None
-    out().line(f"{file}: action '{action.name}' is valid ({len(action.hooks)} hook(s) on "
-               f"{', '.join(sorted(action.on))})")
+    out().line(
+        f"{file}: action '{action.name}' is valid ({len(action.hooks)} hook(s) on {', '.join(sorted(action.on))})"
+    )
 
 
 @runs.command("list")
-def list_runs(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
-              branch: Annotated[str, typer.Option("--branch", help="runs of this branch only")] = "",
-              commit: Annotated[str, typer.Option("--commit", help="runs of this commit only")] = "",
-              amount: AmountOpt = None, after: AfterOpt = "", json_out: JsonOpt = False) -> None:
+def list_runs(
+    repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
+    branch: Annotated[str, typer.Option("--branch", help="runs of this branch only")] = "",
+    commit: Annotated[str, typer.Option("--commit", help="runs of this commit only")] = "",
+    amount: AmountOpt = None,
+    after: AfterOpt = "",
+    json_out: JsonOpt = False,
+) -> None:
     """List action runs, newest first."""
     uri = parse(repository)
     query = {k: v for k, v in (("branch", branch), ("commit", commit)) if v}
-    items = api().pages(f"list runs of {uri.repository}", f"/repositories/{q(uri.repository)}/actions/runs", query,
-                        after=after, limit=amount)
-    emit_table(items, json_out, ["RUN ID", "EVENT", "BRANCH", "STATUS", "START TIME", "END TIME", "COMMIT ID"],
-               lambda r: (r["run_id"], r["event_type"], r["branch"], r["status"], r["start_time"], r["end_time"],
-                          r["commit_id"]))
+    items = api().pages(
+        f"list runs of {uri.repository}",
+        f"/repositories/{q(uri.repository)}/actions/runs",
+        query,
+        after=after,
+        limit=amount,
+    )
+    emit_table(
+        items,
+        json_out,
+        ["RUN ID", "EVENT", "BRANCH", "STATUS", "START TIME", "END TIME", "COMMIT ID"],
+        lambda r: (
+            r["run_id"],
+            r["event_type"],
+            r["branch"],
+            r["status"],
+            r["start_time"],
+            r["end_time"],
+            r["commit_id"],
+        ),
+    )
 
 
 @runs.command("describe")
-def describe(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
-             run_id: Annotated[str, typer.Argument(help="the run id")], json_out: JsonOpt = False) -> None:
+def describe(
+    repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
+    run_id: Annotated[str, typer.Argument(help="the run id")],
+    json_out: JsonOpt = False,
+) -> None:
     """A run's hooks, each with its output."""
     uri = parse(repository)
     a = api()
@@ -69,11 +93,24 @@ def describe(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY
     if json_out:
         emit({"run": run, "hooks": hooks}, "", True)
         return
-    lines = [f"Run ID: {run['run_id']}", f"Event: {run['event_type']}", f"Branch: {run['branch']}",
-             f"Status: {run['status']}", f"Commit ID: {run['commit_id']}", ""]
+    lines = [
+        f"Run ID: {run['run_id']}",
+        f"Event: {run['event_type']}",
+        f"Branch: {run['branch']}",
+        f"Status: {run['status']}",
+        f"Commit ID: {run['commit_id']}",
+        "",
+    ]
     for hook in hooks:
-        _, output = a.raw(f"get output of hook run {hook['hook_run_id']}", "GET",
-                          f"{base}/hooks/{q(hook['hook_run_id'])}/output", text=True)
-        lines += [f"Hook run {hook['hook_run_id']}: action '{hook['action']}' hook '{hook['hook_id']}': "
-                  f"{hook['status']}", str(output).rstrip(), ""]
+        _, output = a.raw(
+            f"get output of hook run {hook['hook_run_id']}",
+            "GET",
+            f"{base}/hooks/{q(hook['hook_run_id'])}/output",
+            text=True,
+        )
+        lines += [
+            f"Hook run {hook['hook_run_id']}: action '{hook['action']}' hook '{hook['hook_id']}': {hook['status']}",
+            str(output).rstrip(),
+            "",
+        ]
     out().line("\n".join(lines).rstrip())

@@ -41,8 +41,10 @@ IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
 
 def _unreachable(settings: Settings, error: Exception) -> CLIError:
     reason = getattr(error, "reason", None) or error
-    return CLIError(f"cannot reach the lakeFS server at {settings.endpoint} ({type(reason).__name__})",
-                    "is it running? check server.endpoint_url with 'lakelet doctor'")
+    return CLIError(
+        f"cannot reach the lakeFS server at {settings.endpoint} ({type(reason).__name__})",
+        "is it running? check server.endpoint_url with 'lakelet doctor'",
+    )
 
 
 def _dropped(sock: socket.socket) -> bool:
@@ -74,8 +76,9 @@ class Api:
     def client(self) -> Any:
         import lakefs_sdk  # only the rare commands that use its models load it
 
-        conf = lakefs_sdk.Configuration(host=self.settings.api_url, username=self.settings.access_key_id,
-                                        password=self.settings.secret_access_key)
+        conf = lakefs_sdk.Configuration(
+            host=self.settings.api_url, username=self.settings.access_key_id, password=self.settings.secret_access_key
+        )
         conf.connection_pool_maxsize = self.pool_size
         conf.retries = 1  # type: ignore[assignment]  # the SDK declares it None-only
         return lakefs_sdk.ApiClient(conf)
@@ -85,8 +88,9 @@ class Api:
         """For transfers and S3 presigned URLs; retries only on connection errors, never on answers."""
         import urllib3
 
-        return urllib3.PoolManager(maxsize=self.pool_size, retries=urllib3.Retry(total=2, redirect=0, status=0,
-                                                                                  raise_on_status=False))
+        return urllib3.PoolManager(
+            maxsize=self.pool_size, retries=urllib3.Retry(total=2, redirect=0, status=0, raise_on_status=False)
+        )
 
     def use_pool(self) -> None:
         """From now on, API calls too go through the urllib3 pool: a transfer already loaded urllib3 for its
@@ -126,14 +130,15 @@ class Api:
     def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
         url = self.settings.api_url + path
         if query:
-            pairs = {k: ("true" if v is True else "false" if v is False else v)
-                     for k, v in query.items() if v is not None}
+            pairs = {
+                k: ("true" if v is True else "false" if v is False else v) for k, v in query.items() if v is not None
+            }
             url += "?" + urllib.parse.urlencode(pairs, doseq=True)
         return url
 
     def target(self, path: str, query: Mapping[str, Any] | None = None) -> str:
         """The request target (path and query) of an API route."""
-        return self._base_path + self.url(path, query)[len(self.settings.api_url):]
+        return self._base_path + self.url(path, query)[len(self.settings.api_url) :]
 
     def _connection(self) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
@@ -159,8 +164,7 @@ class Api:
             conn.close()
             self._local.conn = None
 
-    def send(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]
-             ) -> tuple[int, str, bytes]:
+    def send(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> tuple[int, str, bytes]:
         """One request on this thread's keep-alive connection: (status, reason, body). Connection errors are
         retried (RETRIES); an answer lost after the request was sent only for idempotent methods, or when a
         kept-alive connection turned out closed by the server before it read anything."""
@@ -191,8 +195,9 @@ class Api:
         assert last is not None
         raise _unreachable(self.settings, last) from None
 
-    def _send_pooled(self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
-                     ) -> tuple[int, str, bytes]:
+    def _send_pooled(
+        self, method: str, url: str, body: bytes | None, headers: Mapping[str, str]
+    ) -> tuple[int, str, bytes]:
         import urllib3
 
         try:
@@ -201,9 +206,17 @@ class Api:
             raise _unreachable(self.settings, e) from None
         return response.status, response.reason or "", response.data
 
-    def raw(self, what: str, method: str, path: str, query: Mapping[str, Any] | None = None,
-            body: Any = None, ok: tuple[int, ...] = (200, 201, 204), headers: Mapping[str, str] | None = None,
-            text: bool = False) -> tuple[int, Any]:
+    def raw(
+        self,
+        what: str,
+        method: str,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        body: Any = None,
+        ok: tuple[int, ...] = (200, 201, 204),
+        headers: Mapping[str, str] | None = None,
+        text: bool = False,
+    ) -> tuple[int, Any]:
         """An API call; answers outside ``ok`` raise. Returns (status, parsed JSON or None), or with ``text``
         (status, the body as text)."""
         all_headers = {**self.auth_headers, "Accept": "application/json", **(headers or {})}
@@ -231,8 +244,16 @@ class Api:
         """A GET's parsed answer."""
         return self.raw(what, "GET", path, query)[1]
 
-    def pages(self, what: str, path: str, query: Mapping[str, Any] | None = None, *, after: str = "",
-              amount: int = 1000, limit: int | None = None) -> Iterator[dict[str, Any]]:
+    def pages(
+        self,
+        what: str,
+        path: str,
+        query: Mapping[str, Any] | None = None,
+        *,
+        after: str = "",
+        amount: int = 1000,
+        limit: int | None = None,
+    ) -> Iterator[dict[str, Any]]:
         """Every result of a paginated listing, following ``pagination.next_offset``; at most ``limit``."""
         seen = 0
         while True:
@@ -251,8 +272,9 @@ class Api:
         """Every result of a paginated listing (the transfer commands' name for ``pages``)."""
         return self.pages(what, path, query)
 
-    def sdk_pages(self, what: str, fn: Callable[..., Any], *args: Any, amount: int = 1000, **kwargs: Any
-                  ) -> Iterator[Any]:
+    def sdk_pages(
+        self, what: str, fn: Callable[..., Any], *args: Any, amount: int = 1000, **kwargs: Any
+    ) -> Iterator[Any]:
         """Every result of a paginated SDK listing (rare commands only)."""
         after = ""
         while True:

@@ -1,6 +1,5 @@
 """``lakelet auth users|groups|policies ...`` as lakectl: create, list, delete, attach/detach, credentials."""
 
-
 import json
 from pathlib import Path
 from typing import Annotated
@@ -47,6 +46,7 @@ def _user_or_me(a: Api, id: str | None) -> str:
 
 # --- users ----------------------------------------------------------------------------------------------------
 
+
 @users.command("create")
 def user_create(id: Id, json_out: JsonOpt = False) -> None:
     import lakefs_sdk
@@ -81,13 +81,18 @@ def credentials_create(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
 def credentials_list(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
     a = api()
     user = _user_or_me(a, id)
-    emit_table(a.sdk_pages(f"list credentials of {user}", a.auth.list_user_credentials, user), json_out,
-               ["ACCESS KEY ID", "ISSUED DATE"], lambda c: (c.access_key_id, timestamp(c.creation_date)))
+    emit_table(
+        a.sdk_pages(f"list credentials of {user}", a.auth.list_user_credentials, user),
+        json_out,
+        ["ACCESS KEY ID", "ISSUED DATE"],
+        lambda c: (c.access_key_id, timestamp(c.creation_date)),
+    )
 
 
 @user_credentials.command("delete")
-def credentials_delete(access_key_id: Annotated[str, typer.Option("--access-key-id", help="the key to delete")],
-                       id: UserOrMe = None) -> None:
+def credentials_delete(
+    access_key_id: Annotated[str, typer.Option("--access-key-id", help="the key to delete")], id: UserOrMe = None
+) -> None:
     a = api()
     user = _user_or_me(a, id)
     a.call(f"delete credentials {access_key_id}", a.auth.delete_credentials, user, access_key_id)
@@ -97,11 +102,16 @@ def credentials_delete(access_key_id: Annotated[str, typer.Option("--access-key-
 @user_groups.command("list")
 def user_group_list(id: Id, json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.sdk_pages(f"list groups of user {id}", a.auth.list_user_groups, id), json_out,
-               ["GROUP ID", "CREATION DATE"], _id_and_date)
+    emit_table(
+        a.sdk_pages(f"list groups of user {id}", a.auth.list_user_groups, id),
+        json_out,
+        ["GROUP ID", "CREATION DATE"],
+        _id_and_date,
+    )
 
 
 # --- groups ---------------------------------------------------------------------------------------------------
+
 
 @groups.command("create")
 def group_create(id: Id, json_out: JsonOpt = False) -> None:
@@ -142,8 +152,9 @@ def member_remove(id: Id, user: UserOpt) -> None:
 @group_members.command("list")
 def member_list(id: Id, json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.sdk_pages(f"list members of {id}", a.auth.list_group_members, id), json_out, ["USER ID"],
-               lambda u: (u.id,))
+    emit_table(
+        a.sdk_pages(f"list members of {id}", a.auth.list_group_members, id), json_out, ["USER ID"], lambda u: (u.id,)
+    )
 
 
 def _policy_commands(sub: typer.Typer, kind: str) -> None:
@@ -159,15 +170,18 @@ def _policy_commands(sub: typer.Typer, kind: str) -> None:
     @sub.command("detach")
     def detach(id: Id, policy: PolicyOpt) -> None:
         a = api()
-        a.call(f"detach policy {policy} from {kind} {id}", getattr(a.auth, f"detach_policy_from_{kind}"), id,
-               policy)
+        a.call(f"detach policy {policy} from {kind} {id}", getattr(a.auth, f"detach_policy_from_{kind}"), id, policy)
         out().line(f"Policy detached: {policy} from {kind} {id}")
 
     @sub.command("list")
     def list_(id: Id, json_out: JsonOpt = False) -> None:
         a = api()
-        emit_table(a.sdk_pages(f"list policies of {kind} {id}", getattr(a.auth, f"list_{kind}_policies"), id), json_out,
-                   ["POLICY ID", "CREATION DATE"], _id_and_date)
+        emit_table(
+            a.sdk_pages(f"list policies of {kind} {id}", getattr(a.auth, f"list_{kind}_policies"), id),
+            json_out,
+            ["POLICY ID", "CREATION DATE"],
+            _id_and_date,
+        )
 
 
 _policy_commands(user_policies, "user")
@@ -176,11 +190,15 @@ _policy_commands(group_policies, "group")
 
 # --- policies -------------------------------------------------------------------------------------------------
 
+
 @policies.command("create")
-def policy_create(id: Id,
-                  statement_document: Annotated[str, typer.Option("--statement-document",
-                                                                  help="JSON file with {\"statement\": [...]}")],
-                  json_out: JsonOpt = False) -> None:
+def policy_create(
+    id: Id,
+    statement_document: Annotated[
+        str, typer.Option("--statement-document", help='JSON file with {"statement": [...]}')
+    ],
+    json_out: JsonOpt = False,
+) -> None:
     import lakefs_sdk
 
     try:
@@ -189,8 +207,10 @@ def policy_create(id: Id,
     except OSError as e:
         raise CLIError(f"cannot read {statement_document}: {e.strerror}", "give a JSON statement file") from None
     except (ValueError, KeyError, TypeError) as e:
-        raise CLIError(f"{statement_document} is not a policy document ({type(e).__name__}: {e})",
-                       'write {"statement": [{"effect": "allow", "action": ["fs:*"], "resource": "*"}]}') from None
+        raise CLIError(
+            f"{statement_document} is not a policy document ({type(e).__name__}: {e})",
+            'write {"statement": [{"effect": "allow", "action": ["fs:*"], "resource": "*"}]}',
+        ) from None
     a = api()
     created = a.call(f"create policy {id}", a.auth.create_policy, policy)
     emit(created, f"Policy: {created.id}", json_out)
@@ -199,8 +219,9 @@ def policy_create(id: Id,
 @policies.command("list")
 def policy_list(json_out: JsonOpt = False) -> None:
     a = api()
-    emit_table(a.sdk_pages("list policies", a.auth.list_policies), json_out, ["POLICY ID", "CREATION DATE"],
-               _id_and_date)
+    emit_table(
+        a.sdk_pages("list policies", a.auth.list_policies), json_out, ["POLICY ID", "CREATION DATE"], _id_and_date
+    )
 
 
 @policies.command("show")
@@ -211,8 +232,9 @@ def policy_show(id: Id, json_out: JsonOpt = False) -> None:
         out().json(policy)
         return
     out().line(f"ID: {policy.id}")
-    out().table(["EFFECT", "ACTIONS", "RESOURCE"],
-                [(s.effect, ", ".join(s.action), s.resource) for s in policy.statement])
+    out().table(
+        ["EFFECT", "ACTIONS", "RESOURCE"], [(s.effect, ", ".join(s.action), s.resource) for s in policy.statement]
+    )
 
 
 @policies.command("delete")

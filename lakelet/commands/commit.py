@@ -1,7 +1,6 @@
 """``lakelet commit`` (followed to the end when the server hands it to the workflow), ``commit status``,
 ``log`` and ``show commit``."""
 
-
 import datetime
 import time
 from typing import Annotated, Any
@@ -21,8 +20,11 @@ show_app = typer.Typer(no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
-    app.command("commit", help="Commit a branch's changes: lakelet commit lakefs://REPO/BRANCH -m MSG; "
-                "'lakelet commit status lakefs://REPO/BRANCH --id TASK' checks an --async one.")(commit)
+    app.command(
+        "commit",
+        help="Commit a branch's changes: lakelet commit lakefs://REPO/BRANCH -m MSG; "
+        "'lakelet commit status lakefs://REPO/BRANCH --id TASK' checks an --async one.",
+    )(commit)
     app.command("log", help="Show the commit log of a ref.")(log)
     app.add_typer(show_app, name="show", help="show a commit")
 
@@ -51,8 +53,9 @@ def commit(
     body = {"message": message or "", "metadata": key_values(meta, "--meta"), "allow_empty": allow_empty_commit}
     result = run_commit(uri, body, async_)
     if async_:
-        emit({"id": result}, f"Commit task: {result}\nCheck it with: lakelet commit status {uri} --id {result}",
-             json_out)
+        emit(
+            {"id": result}, f"Commit task: {result}\nCheck it with: lakelet commit status {uri} --id {result}", json_out
+        )
         return
     print_commit(uri, result, json_out)
 
@@ -77,8 +80,11 @@ def follow(uri: URI, task_id: str) -> dict[str, Any]:
     """Poll a commit task to the end; its Commit, or the error the synchronous call would have raised."""
     answer = follow_task(f"commit {uri}", commits_path(uri) + "/status", task_id)
     if answer.get("error"):
-        raise from_status(f"commit {uri}", int(answer.get("status_code") or 500),
-                          _json_bytes({"message": answer["error"].get("message", "")}))
+        raise from_status(
+            f"commit {uri}",
+            int(answer.get("status_code") or 500),
+            _json_bytes({"message": answer["error"].get("message", "")}),
+        )
     return dict(answer["result"])
 
 
@@ -90,8 +96,14 @@ def follow_task(label: str, status_path: str, task_id: str) -> dict[str, Any]:
     a = api()
     started = time.monotonic()
     console = out().err
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                  transient=True, disable=not out().interactive or not console.is_terminal) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not out().interactive or not console.is_terminal,
+    ) as progress:
         progress.add_task(f"{label} (task {task_id})", total=None)
         pause = POLL_FIRST_SECONDS
         while True:
@@ -136,13 +148,16 @@ def print_commit(uri: URI, commit: Any, json_out: bool) -> None:
     if want_json(json_out):
         out().json(data)
         return
-    out().line(f"Branch: {URI(uri.repository, uri.ref)}\nCommit for branch \"{uri.ref}\" completed.\n")
+    out().line(f'Branch: {URI(uri.repository, uri.ref)}\nCommit for branch "{uri.ref}" completed.\n')
     out().line(format_commit(data))
 
 
 def format_commit(c: dict[str, Any], show_meta_range_id: bool = False) -> str:
-    lines = [f"ID:            {c.get('id')}", f"Author:        {c.get('committer', '')}",
-             f"Date:          {timestamp(c.get('creation_date'))}"]
+    lines = [
+        f"ID:            {c.get('id')}",
+        f"Author:        {c.get('committer', '')}",
+        f"Date:          {timestamp(c.get('creation_date'))}",
+    ]
     if show_meta_range_id:
         lines.append(f"Meta Range ID: {c.get('meta_range_id', '')}")
     parents = c.get("parents") or []
@@ -156,11 +171,14 @@ def format_commit(c: dict[str, Any], show_meta_range_id: bool = False) -> str:
 
 def log(
     ref: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF")],
-    amount: AmountOpt = None, after: AfterOpt = "",
-    objects: Annotated[list[str] | None, typer.Option("--objects", help="only commits that changed these objects")
-                       ] = None,
-    prefixes: Annotated[list[str] | None, typer.Option("--prefixes", help="only commits that changed these prefixes")
-                        ] = None,
+    amount: AmountOpt = None,
+    after: AfterOpt = "",
+    objects: Annotated[
+        list[str] | None, typer.Option("--objects", help="only commits that changed these objects")
+    ] = None,
+    prefixes: Annotated[
+        list[str] | None, typer.Option("--prefixes", help="only commits that changed these prefixes")
+    ] = None,
     first_parent: Annotated[bool, typer.Option("--first-parent", help="follow only first parents")] = False,
     since: Annotated[datetime.datetime | None, typer.Option(help="only commits after this date-time (UTC)")] = None,
     show_meta_range_id: Annotated[bool, typer.Option(help="show each commit's metarange id")] = False,
@@ -172,9 +190,20 @@ def log(
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=datetime.UTC)
     a = api()
-    commits = list(a.pages(f"log {uri}", f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/commits",
-                           {"objects": objs or None, "prefixes": pres or None, "first_parent": first_parent or None,
-                            "since": since.isoformat() if since is not None else None}, after=after, limit=amount))
+    commits = list(
+        a.pages(
+            f"log {uri}",
+            f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/commits",
+            {
+                "objects": objs or None,
+                "prefixes": pres or None,
+                "first_parent": first_parent or None,
+                "since": since.isoformat() if since is not None else None,
+            },
+            after=after,
+            limit=amount,
+        )
+    )
     if want_json(json_out):
         out().json(commits)
         return
@@ -183,9 +212,11 @@ def log(
 
 
 @show_app.command("commit")
-def show_commit(commit: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/COMMIT")],
-                show_meta_range_id: Annotated[bool, typer.Option(help="show the metarange id")] = False,
-                json_out: JsonOpt = False) -> None:
+def show_commit(
+    commit: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/COMMIT")],
+    show_meta_range_id: Annotated[bool, typer.Option(help="show the metarange id")] = False,
+    json_out: JsonOpt = False,
+) -> None:
     """Show one commit."""
     uri = parse(commit, ref=True)
     a = api()

@@ -1,6 +1,5 @@
 """Options and small helpers shared by the command modules."""
 
-
 from typing import Annotated
 
 import typer

@@ -26,8 +26,12 @@ class Session:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
-            self._settings = resolve(self.config_path, endpoint=self.endpoint, access_key_id=self.access_key_id,
-                                     secret_access_key=self.secret_access_key)
+            self._settings = resolve(
+                self.config_path,
+                endpoint=self.endpoint,
+                access_key_id=self.access_key_id,
+                secret_access_key=self.secret_access_key,
+            )
         return self._settings
 
     @property
@@ -67,8 +71,9 @@ def emit(data: Any, text: str, json_out: bool) -> None:
         out().line(text)
 
 
-def emit_table[T](items: Iterable[T], json_out: bool, columns: Sequence[str],
-                  row: Callable[[T], Sequence[Any]]) -> None:
+def emit_table[T](
+    items: Iterable[T], json_out: bool, columns: Sequence[str], row: Callable[[T], Sequence[Any]]
+) -> None:
     """A listing: the items as JSON with --json, else a table of ``row(item)`` under ``columns``."""
     listed = list(items)
     if want_json(json_out):

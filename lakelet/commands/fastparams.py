@@ -23,8 +23,7 @@ class LazyRuntimeParam(RuntimeParam):
 
     def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
         d = self.descriptor
-        if (type(value) is str and d.annotation is str and d.file_annotation is None
-                and d.parameter_info.parser is None):
+        if type(value) is str and d.annotation is str and d.file_annotation is None and d.parameter_info.parser is None:
             return value
         if not self._built:
             self._built.append(build_runtime_param(d))
@@ -34,8 +33,7 @@ class LazyRuntimeParam(RuntimeParam):
 def _get_runtime_param(self: core._TyperParameter) -> RuntimeParam:
     if self._runtime_param is None:
         d = self.type_descriptor
-        self._runtime_param = LazyRuntimeParam(parameter_info=d.parameter_info, annotation=d.annotation,
-                                               descriptor=d)
+        self._runtime_param = LazyRuntimeParam(parameter_info=d.parameter_info, annotation=d.annotation, descriptor=d)
     return self._runtime_param
 
 

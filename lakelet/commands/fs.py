@@ -1,6 +1,5 @@
 """``lakelet fs ls|cat|stat|rm|presign|update-metadata|upload|download``."""
 
-
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -19,27 +18,37 @@ app = typer.Typer(no_args_is_help=True)
 PathArg = Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF/PATH")]
 Parallelism = Annotated[int, typer.Option("--parallelism", "-p", min=1, max=256, help="files in flight")]
 DEFAULT_PARALLELISM = 10  # measured: more threads only add contention on a small server (bench/cli_transfer.py)
-PreSign = Annotated[bool | None, typer.Option("--pre-sign/--no-pre-sign",
-                                              help="move bytes through presigned S3 URLs (default: when the "
-                                                   "server supports them)")]
+PreSign = Annotated[
+    bool | None,
+    typer.Option(
+        "--pre-sign/--no-pre-sign", help="move bytes through presigned S3 URLs (default: when the server supports them)"
+    ),
+]
 
 
 @app.command("ls")
-def ls(uri_text: PathArg, recursive: Annotated[bool, typer.Option("--recursive", "-r", help="list everything "
-                                                                                           "below")] = False,
-       json_out: JsonOpt = False) -> None:
+def ls(
+    uri_text: PathArg,
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="list everything below")] = False,
+    json_out: JsonOpt = False,
+) -> None:
     """List objects and common prefixes under a path."""
     uri = parse(uri_text, ref=True)
     a = api()
     prefix = uri.path
-    items = list(a.pages(f"list {uri}", f"{_ref_path(uri)}/objects/ls",
-                         {"prefix": prefix, "delimiter": None if recursive else "/", "user_metadata": False}))
+    items = list(
+        a.pages(
+            f"list {uri}",
+            f"{_ref_path(uri)}/objects/ls",
+            {"prefix": prefix, "delimiter": None if recursive else "/", "user_metadata": False},
+        )
+    )
     if want_json(json_out):
         out().json(items)
         return
     rows = []
     for i in items:
-        shown = i["path"][len(prefix):] if not recursive else i["path"]
+        shown = i["path"][len(prefix) :] if not recursive else i["path"]
         if i.get("path_type") == "common_prefix":
             rows.append(("common_prefix", "", "", shown))
         else:
@@ -52,8 +61,9 @@ def cat(uri_text: PathArg, pre_sign: PreSign = None) -> None:
     """Write an object's content to stdout."""
     uri = parse(uri_text, ref=True, path=True)
     a = api()
-    url = a.url(f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects",
-                {"path": uri.path, "presign": bool(pre_sign)})
+    url = a.url(
+        f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects", {"path": uri.path, "presign": bool(pre_sign)}
+    )
     response = a.http.request("GET", url, headers=a.auth_headers, redirect=False, preload_content=False)
     try:
         if response.status in (301, 302, 303, 307):
@@ -79,9 +89,15 @@ def stat(uri_text: PathArg, pre_sign: PreSign = None, json_out: JsonOpt = False)
     if want_json(json_out):
         out().json(s)
         return
-    lines = [f"Path: {s['path']}", f"Modified Time: {timestamp(s.get('mtime'))}", f"Size: {s.get('size_bytes')} bytes",
-             f"Human Size: {human_bytes(s.get('size_bytes'))}", f"Physical Address: {s.get('physical_address')}",
-             f"Checksum: {s.get('checksum')}", f"Content-Type: {s.get('content_type')}"]
+    lines = [
+        f"Path: {s['path']}",
+        f"Modified Time: {timestamp(s.get('mtime'))}",
+        f"Size: {s.get('size_bytes')} bytes",
+        f"Human Size: {human_bytes(s.get('size_bytes'))}",
+        f"Physical Address: {s.get('physical_address')}",
+        f"Checksum: {s.get('checksum')}",
+        f"Content-Type: {s.get('content_type')}",
+    ]
     if s.get("metadata"):
         lines.append("Metadata:")
         lines += [f"        {k} = {v}" for k, v in sorted(s["metadata"].items())]
@@ -89,9 +105,10 @@ def stat(uri_text: PathArg, pre_sign: PreSign = None, json_out: JsonOpt = False)
 
 
 @app.command("rm")
-def rm(uri_text: PathArg,
-       recursive: Annotated[bool, typer.Option("--recursive", "-r", help="remove everything under the path")] = False,
-       ) -> None:
+def rm(
+    uri_text: PathArg,
+    recursive: Annotated[bool, typer.Option("--recursive", "-r", help="remove everything under the path")] = False,
+) -> None:
     """Remove an object, or everything under a prefix with -r (uncommitted until you commit)."""
     uri = parse(uri_text, ref=True)
     a = api()
@@ -105,12 +122,14 @@ def rm(uri_text: PathArg,
 
     paths = [r.path for r in list_remote(a, uri, uri.path)]
     for start in range(0, len(paths), 1000):
-        batch = paths[start:start + 1000]
+        batch = paths[start : start + 1000]
         errors = delete_objects(f"remove under {uri}", uri, batch)
         if errors:
             first = errors[0]
-            raise CLIError(f"could not remove {len(errors)} object(s), e.g. {first.get('path')}: "
-                           f"{first.get('message')}", "check permissions and retry")
+            raise CLIError(
+                f"could not remove {len(errors)} object(s), e.g. {first.get('path')}: {first.get('message')}",
+                "check permissions and retry",
+            )
     out().info(f"removed {len(paths)} object(s) under {uri}")
 
 
@@ -126,16 +145,24 @@ def presign(uri_text: PathArg, json_out: JsonOpt = False) -> None:
 
 
 @app.command("update-metadata")
-def update_metadata(uri_text: PathArg,
-                    metadata: Annotated[list[str], typer.Option("--metadata", help="KEY=VALUE (repeatable)")],
-                    json_out: JsonOpt = False) -> None:
+def update_metadata(
+    uri_text: PathArg,
+    metadata: Annotated[list[str], typer.Option("--metadata", help="KEY=VALUE (repeatable)")],
+    json_out: JsonOpt = False,
+) -> None:
     """Set user metadata on an object (PUT .../objects/stat/user_metadata)."""
     uri = parse(uri_text, ref=True, path=True)
     values = key_values(metadata, "--metadata")
     a = api()
     path = f"/repositories/{q(uri.repository)}/branches/{q(uri.ref)}/objects/stat/user_metadata"
-    status, answer = a.raw(f"update metadata of {uri}", "PUT", path, {"path": uri.path}, {"set": values},
-                           ok=(200, 201, 204, 403, 404, 405, 501))
+    status, answer = a.raw(
+        f"update metadata of {uri}",
+        "PUT",
+        path,
+        {"path": uri.path},
+        {"set": values},
+        ok=(200, 201, 204, 403, 404, 405, 501),
+    )
     # A server without the route answers 405/501, a lakeFS-style 404, or (chalice's router, like API
     # Gateway's) a 403 asking for a SigV4 header.
     no_route = status == 403 and "Authorization header requires" in str((answer or {}).get("message", ""))
@@ -143,9 +170,11 @@ def update_metadata(uri_text: PathArg,
         from lakelet.commands.errors import from_status
 
         raise from_status(f"update metadata of {uri}", 403, None, str((answer or {}).get("message", "")))
-    if status in (405, 501) or no_route or status == 404 and _exists(uri):
-        raise CLIError("this server cannot update object metadata (no PUT .../objects/stat/user_metadata)",
-                       "upgrade the server, or upload the object again with its metadata")
+    if status in (405, 501) or no_route or (status == 404 and _exists(uri)):
+        raise CLIError(
+            "this server cannot update object metadata (no PUT .../objects/stat/user_metadata)",
+            "upgrade the server, or upload the object again with its metadata",
+        )
     if status == 404:
         raise CLIError(f"update metadata of {uri} failed (404 object not found)", "check the path and branch")
     if want_json(json_out):
@@ -186,7 +215,8 @@ def upload(
     uri_text: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH (a prefix ending in / with -r)")],
     source: Annotated[Path, typer.Option("--source", "-s", help="local file, or directory with -r")],
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="upload a directory tree")] = False,
-    parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None,
+    parallelism: Parallelism = DEFAULT_PARALLELISM,
+    pre_sign: PreSign = None,
     content_type: Annotated[str | None, typer.Option(help="content type (default: guessed from the name)")] = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -204,7 +234,9 @@ def download(
     uri_text: PathArg,
     dest: Annotated[Path, typer.Argument(help="local file or directory (default: current directory)")] = Path("."),
     recursive: Annotated[bool, typer.Option("--recursive", "-r", help="download everything under the path")] = False,
-    parallelism: Parallelism = DEFAULT_PARALLELISM, pre_sign: PreSign = None, json_out: JsonOpt = False,
+    parallelism: Parallelism = DEFAULT_PARALLELISM,
+    pre_sign: PreSign = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """Download objects in parallel; local files that already match are skipped."""
     from lakelet.commands.transfer import download as run_download
@@ -213,5 +245,3 @@ def download(
     progress = run_download(api(), uri, dest, recursive, parallelism, pre_sign)
     if want_json(json_out):
         out().json(progress.counts())
-
-

@@ -1,7 +1,6 @@
 """``lakelet gc set-config|get-config|delete-config``: the repository's GC rules through the API. ``lakelet gc run``
 (the local Spark GC) is the stack's command (lakelet/stack/cli.py), hung on this group by lakelet/cli.py."""
 
-
 import json
 import sys
 from pathlib import Path
@@ -20,9 +19,10 @@ RepoArg = Annotated[str, typer.Argument(help="lakefs://REPOSITORY")]
 
 
 @app.command("set-config")
-def set_config(repository: RepoArg,
-               filename: Annotated[str, typer.Option("--filename", "-f", help="rules JSON file ('-' for stdin)")],
-               ) -> None:
+def set_config(
+    repository: RepoArg,
+    filename: Annotated[str, typer.Option("--filename", "-f", help="rules JSON file ('-' for stdin)")],
+) -> None:
     """Set the GC rules from a JSON file: {"default_retention_days": N, "branches": [{"branch_id", ...}]}."""
     import lakefs_sdk
 
@@ -33,9 +33,10 @@ def set_config(repository: RepoArg,
     except OSError as e:
         raise CLIError(f"cannot read {filename}: {e.strerror}", "give the path of a rules JSON file") from None
     except (ValueError, TypeError) as e:
-        raise CLIError(f"{filename} is not valid GC rules ({str(e).splitlines()[0]})",
-                       'write {"default_retention_days": 21, "branches": [{"branch_id": "main", '
-                       '"retention_days": 28}]}') from None
+        raise CLIError(
+            f"{filename} is not valid GC rules ({str(e).splitlines()[0]})",
+            'write {"default_retention_days": 21, "branches": [{"branch_id": "main", "retention_days": 28}]}',
+        ) from None
     a = api()
     a.call(f"set GC rules of {uri.repository}", a.repositories.set_gc_rules, uri.repository, rules)
     out().info(f"GC rules of {uri.repository} set")

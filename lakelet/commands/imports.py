@@ -24,7 +24,8 @@ POLL_SECONDS = 0.5
 
 def register(app: typer.Typer) -> None:
     app.command("import", help="Import objects from an object store into a branch without copying them.")(
-        import_command)
+        import_command
+    )
 
 
 def import_command(
@@ -40,8 +41,10 @@ def import_command(
     to = parse(destination, ref=True)
     path = f"/repositories/{q(to.repository)}/branches/{q(to.ref)}/import"
     # lakectl imports --from as a prefix: everything under it lands under the destination path.
-    body = {"paths": [{"type": "common_prefix", "path": source, "destination": to.path}],
-            "commit": {"message": message or f"Import from {source}", "metadata": key_values(meta, "--meta")}}
+    body = {
+        "paths": [{"type": "common_prefix", "path": source, "destination": to.path}],
+        "commit": {"message": message or f"Import from {source}", "metadata": key_values(meta, "--meta")},
+    }
     _, started = api().raw(f"import {source} into {to}", "POST", path, None, body, ok=(202,))
     import_id = str(started["id"])
     try:
@@ -51,11 +54,17 @@ def import_command(
         raise
     error = (final.get("error") or {}).get("message")
     if error:
-        raise CLIError(f"import {import_id} of {source} failed ({error})",
-                       "the branch is unchanged; fix the cause and run the import again")
+        raise CLIError(
+            f"import {import_id} of {source} failed ({error})",
+            "the branch is unchanged; fix the cause and run the import again",
+        )
     commit = final.get("commit") or {}
-    emit(final, f"Import of {source} to {to} completed.\nIngested objects: {final.get('ingested_objects', 0)}\n"
-                f"Commit: {commit.get('id', '')}", json_out)
+    emit(
+        final,
+        f"Import of {source} to {to} completed.\nIngested objects: {final.get('ingested_objects', 0)}\n"
+        f"Commit: {commit.get('id', '')}",
+        json_out,
+    )
 
 
 def _follow(path: str, import_id: str, no_progress: bool) -> dict[str, Any]:
@@ -64,8 +73,14 @@ def _follow(path: str, import_id: str, no_progress: bool) -> dict[str, Any]:
 
     console = out().err
     enabled = not no_progress and console.is_terminal
-    with Progress(SpinnerColumn(), TextColumn("Importing: {task.fields[count]} objects"), TimeElapsedColumn(),
-                  console=console, disable=not enabled, transient=True) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("Importing: {task.fields[count]} objects"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not enabled,
+        transient=True,
+    ) as progress:
         task = progress.add_task("import", total=None, count=0)
         while True:
             _, status = api().raw(f"status of import {import_id}", "GET", path, {"id": import_id})

@@ -7,7 +7,6 @@ and the commit it was last synced with (``at_head``). Local changes are found by
 objects' ETags at ``at_head``); remote ones by diffing ``at_head`` with the branch head.
 """
 
-
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -49,8 +48,10 @@ class Index:
         try:
             data = yaml.safe_load(path.read_text()) or {}
         except FileNotFoundError:
-            raise CLIError(f"{directory} is not a lakelet local directory (no {INDEX})",
-                           "clone one with 'lakelet local clone lakefs://REPO/BRANCH/PATH DIR'") from None
+            raise CLIError(
+                f"{directory} is not a lakelet local directory (no {INDEX})",
+                "clone one with 'lakelet local clone lakefs://REPO/BRANCH/PATH DIR'",
+            ) from None
         return cls(directory, parse(str(data["src"]), ref=True), str(data["at_head"]))
 
     def save(self) -> None:
@@ -94,7 +95,7 @@ def tracked(remotes: "Iterable[Remote]", prefix: str) -> "dict[str, Remote]":
     commit."""
     from lakelet.commands.transfer import local_paths
 
-    by_rel = {r.path[len(prefix):]: r for r in remotes}
+    by_rel = {r.path[len(prefix) :]: r for r in remotes}
     kept, _ = local_paths(list(by_rel))
     return {rel: by_rel[rel] for rel in kept}
 
@@ -129,10 +130,16 @@ def remote_changes(index: Index, head: str) -> list[Change]:
         return []
     a = api()
     kinds = {"added": "added", "removed": "removed", "changed": "modified"}
-    diffs = a.pages("diff the branch since the last sync", diff_path(index.src.repository, index.at_head, head),
-                    {"type": "two_dot", "prefix": index.src.path or None})
-    return [Change(d["path"][len(index.src.path):], kinds.get(d["type"], d["type"]), "remote") for d in diffs
-            if d.get("path_type") == "object"]
+    diffs = a.pages(
+        "diff the branch since the last sync",
+        diff_path(index.src.repository, index.at_head, head),
+        {"type": "two_dot", "prefix": index.src.path or None},
+    )
+    return [
+        Change(d["path"][len(index.src.path) :], kinds.get(d["type"], d["type"]), "remote")
+        for d in diffs
+        if d.get("path_type") == "object"
+    ]
 
 
 def sync_to(index: Index, ref: str, parallelism: int) -> None:
@@ -154,9 +161,11 @@ Parallelism = Annotated[int, typer.Option("--parallelism", "-p", min=1, max=256,
 
 
 @app.command("clone")
-def clone(source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH")],
-          directory: Annotated[Path | None, typer.Argument(help="local directory (default: the path's last name)")
-                               ] = None, parallelism: Parallelism = 10) -> None:
+def clone(
+    source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH")],
+    directory: Annotated[Path | None, typer.Argument(help="local directory (default: the path's last name)")] = None,
+    parallelism: Parallelism = 10,
+) -> None:
     """Clone a branch path into a new local directory."""
     uri = parse(source, ref=True)
     uri = URI(uri.repository, uri.ref, _prefix(uri.path))
@@ -171,9 +180,11 @@ def clone(source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH
 
 
 @app.command("status")
-def status(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
-           local_only: Annotated[bool, typer.Option("--local", "-l", help="local changes only")] = False,
-           json_out: JsonOpt = False) -> None:
+def status(
+    directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+    local_only: Annotated[bool, typer.Option("--local", "-l", help="local changes only")] = False,
+    json_out: JsonOpt = False,
+) -> None:
     """Show local changes (by checksum) and, unless -l, changes on the branch since the last sync."""
     index = Index.load(directory)
     changes = local_changes(index)
@@ -190,9 +201,11 @@ def status(directory: Annotated[Path, typer.Argument(help="local directory")] = 
 
 
 @app.command("pull")
-def pull(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
-         force: Annotated[bool, typer.Option("--force", help="overwrite local changes")] = False,
-         parallelism: Parallelism = 10) -> None:
+def pull(
+    directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="overwrite local changes")] = False,
+    parallelism: Parallelism = 10,
+) -> None:
     """Bring the directory to the branch's head."""
     index = Index.load(directory)
     if not force and local_changes(index):
@@ -203,10 +216,12 @@ def pull(directory: Annotated[Path, typer.Argument(help="local directory")] = Pa
 
 
 @app.command("checkout")
-def checkout(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
-             ref: Annotated[str | None, typer.Option("--ref", help="another ref of the repository")] = None,
-             yes: Annotated[bool, typer.Option("--yes", "-y", help="discard local changes")] = False,
-             parallelism: Parallelism = 10) -> None:
+def checkout(
+    directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+    ref: Annotated[str | None, typer.Option("--ref", help="another ref of the repository")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="discard local changes")] = False,
+    parallelism: Parallelism = 10,
+) -> None:
     """Reset the directory to its last synced commit, or to --ref, discarding local changes."""
     index = Index.load(directory)
     if not yes and local_changes(index):
@@ -220,12 +235,14 @@ def checkout(directory: Annotated[Path, typer.Argument(help="local directory")] 
 
 
 @app.command("commit")
-def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
-           message: Annotated[str, typer.Option("--message", "-m", help="commit message")] = "",
-           meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE (repeatable)")] = None,
-           force: Annotated[bool, typer.Option("--force", help="commit even if the branch moved since the last sync")
-                            ] = False,
-           parallelism: Parallelism = 10, json_out: JsonOpt = False) -> None:
+def commit(
+    directory: Annotated[Path, typer.Argument(help="local directory")] = Path("."),
+    message: Annotated[str, typer.Option("--message", "-m", help="commit message")] = "",
+    meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE (repeatable)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="commit even if the branch moved since the last sync")] = False,
+    parallelism: Parallelism = 10,
+    json_out: JsonOpt = False,
+) -> None:
     """Upload the directory's changes to the branch path and commit them."""
     from lakelet.commands.commit import print_commit, run_commit
     from lakelet.commands.fs import delete_objects
@@ -236,8 +253,10 @@ def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = 
     index = Index.load(directory)
     head = branch_head(index)
     if head != index.at_head and not force:
-        raise CLIError(f"the branch moved since {directory} was synced ({index.at_head[:12]} -> {head[:12]})",
-                       "run 'lakelet local pull' first, or commit --force")
+        raise CLIError(
+            f"the branch moved since {directory} was synced ({index.at_head[:12]} -> {head[:12]})",
+            "run 'lakelet local pull' first, or commit --force",
+        )
     changes = local_changes(index)
     if not changes:
         raise CLIError("no local changes to commit", "change some files first")
@@ -250,12 +269,14 @@ def commit(directory: Annotated[Path, typer.Argument(help="local directory")] = 
         upload(a, branch, directory, True, parallelism, None, existing=existing, only=touched)
     removed = [prefix + c.path for c in changes if c.type == "removed"]
     for start in range(0, len(removed), 1000):
-        errors = delete_objects("remove deleted files", branch, removed[start:start + 1000])
+        errors = delete_objects("remove deleted files", branch, removed[start : start + 1000])
         if errors:
-            raise CLIError(f"could not remove {len(errors)} deleted file(s), e.g. {errors[0].get('path')}: "
-                           f"{errors[0].get('message')}", "check permissions and retry")
+            raise CLIError(
+                f"could not remove {len(errors)} deleted file(s), e.g. {errors[0].get('path')}: "
+                f"{errors[0].get('message')}",
+                "check permissions and retry",
+            )
     result: dict[str, Any] = run_commit(branch, {"message": message, "metadata": key_values(meta, "--meta")})
     index.at_head = str(result["id"])
     index.save()
     print_commit(branch, result, json_out)
-

@@ -40,8 +40,11 @@ class RootGroup(TyperGroup):
             _fail("interrupted: what completed is kept; run the command again to resume", EXIT_INTERRUPTED)
         except ValueError as e:  # names and values checked before sending anything (lakeFS's patterns)
             first = str(e).strip().splitlines()
-            _fail(f"invalid value: {' '.join(first[-2:]) if len(first) > 1 else first[0] if first else e!r}: "
-                  "check the names in the command (lakeFS naming rules)", 1)
+            _fail(
+                f"invalid value: {' '.join(first[-2:]) if len(first) > 1 else first[0] if first else e!r}: "
+                "check the names in the command (lakeFS naming rules)",
+                1,
+            )
 
 
 def _fail(line: str, code: int) -> None:
@@ -52,7 +55,10 @@ def _fail(line: str, code: int) -> None:
 
 
 app = typer.Typer(
-    cls=RootGroup, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
+    cls=RootGroup,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
     help="Lakelet: git-like version control for a data lake. lakectl's commands, and the local stack.",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -61,12 +67,12 @@ app = typer.Typer(
 @app.callback()
 def root(
     ctx: typer.Context,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="config file (default ~/.lakectl.yaml)",
-                                                 dir_okay=False)] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help="config file (default ~/.lakectl.yaml)", dir_okay=False)
+    ] = None,
     endpoint_url: Annotated[str | None, typer.Option(help="lakeFS server URL (over file and environment)")] = None,
     access_key_id: Annotated[str | None, typer.Option(help="access key id (over file and environment)")] = None,
-    secret_access_key: Annotated[str | None, typer.Option(help="secret access key (over file and environment)")
-                                 ] = None,
+    secret_access_key: Annotated[str | None, typer.Option(help="secret access key (over file and environment)")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="print data as JSON")] = False,
     no_color: Annotated[bool, typer.Option("--no-color", help="no colours")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="show tracebacks")] = False,
@@ -76,7 +82,21 @@ def root(
 
 
 def _register() -> None:
-    from lakelet.commands import actions, auth, branch, commit, diff, doctor, fs, gc, imports, localdir, merge, repo, tag
+    from lakelet.commands import (
+        actions,
+        auth,
+        branch,
+        commit,
+        diff,
+        doctor,
+        fs,
+        gc,
+        imports,
+        localdir,
+        merge,
+        repo,
+        tag,
+    )
 
     app.add_typer(repo.app, name="repo", help="create, list and delete repositories")
     app.add_typer(branch.app, name="branch", help="create, list, show, delete, reset and revert branches")
@@ -86,9 +106,13 @@ def _register() -> None:
     merge.register(app)
     imports.register(app)
     app.add_typer(fs.app, name="fs", help="objects: ls, cat, stat, rm, presign, upload, download, update-metadata")
-    app.add_typer(localdir.app, name="local", help="run the local stack (no subcommand; "
-                  "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
-                  "local directories in step with a branch path (clone|status|pull|commit|checkout)")
+    app.add_typer(
+        localdir.app,
+        name="local",
+        help="run the local stack (no subcommand; "
+        "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
+        "local directories in step with a branch path (clone|status|pull|commit|checkout)",
+    )
     app.add_typer(gc.app, name="gc", help="garbage collection rules, and 'gc run' on the local stack")
     app.add_typer(actions.app, name="actions", help="action files (validate) and the runs of their hooks")
     app.add_typer(auth.app, name="auth", help="users, groups, policies and credentials")

@@ -6,7 +6,6 @@ Lakelet's merge extensions (README, "Diff, merge and history") are reached with 
 EXIT_CONFLICT (3) after printing the table.
 """
 
-
 from typing import Annotated, Any
 
 import typer
@@ -34,8 +33,10 @@ def path_strategies(items: list[str] | None) -> list[dict[str, str]]:
     for item in items or []:
         glob, sep, strategy = item.rpartition("=")
         if not sep or not glob or strategy not in PATH_STRATEGIES:
-            raise typer.BadParameter(f"{item!r} is not GLOB=STRATEGY with STRATEGY one of "
-                                     f"{', '.join(PATH_STRATEGIES)}", param_hint="--path-strategy")
+            raise typer.BadParameter(
+                f"{item!r} is not GLOB=STRATEGY with STRATEGY one of {', '.join(PATH_STRATEGIES)}",
+                param_hint="--path-strategy",
+            )
         rules.append({"path": glob, "strategy": strategy})
     return rules
 
@@ -44,9 +45,14 @@ def merge(
     source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/SOURCE_REF")],
     destination: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/DESTINATION_BRANCH")],
     strategy: Annotated[str | None, typer.Option(help="settle every conflict: source-wins or dest-wins")] = None,
-    path_strategy: Annotated[list[str] | None, typer.Option(
-        "--path-strategy", help="GLOB=source-wins|dest-wins|fail for conflicts under GLOB (repeatable, first "
-        "match wins; ** crosses folders)")] = None,
+    path_strategy: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--path-strategy",
+            help="GLOB=source-wins|dest-wins|fail for conflicts under GLOB (repeatable, first "
+            "match wins; ** crosses folders)",
+        ),
+    ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="show what the merge would do, commit nothing")] = False,
     message: Annotated[str | None, typer.Option("--message", "-m", help="merge commit message")] = None,
     meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE metadata (repeatable)")] = None,
@@ -59,8 +65,12 @@ def merge(
         raise CLIError("source and destination are in different repositories", "merge within one repository")
     if strategy is not None and strategy not in STRATEGIES:
         raise typer.BadParameter(f"{strategy!r}: use source-wins or dest-wins", param_hint="--strategy")
-    body: dict[str, Any] = {"message": message or "", "metadata": key_values(meta, "--meta"),
-                            "squash_merge": squash, "allow_empty": allow_empty}
+    body: dict[str, Any] = {
+        "message": message or "",
+        "metadata": key_values(meta, "--meta"),
+        "squash_merge": squash,
+        "allow_empty": allow_empty,
+    }
     if strategy:
         body["strategy"] = strategy
     rules = path_strategies(path_strategy)
@@ -69,29 +79,40 @@ def merge(
     if dry_run:
         body["dry_run"] = True
     path = f"/repositories/{q(src.repository)}/refs/{q(src.ref)}/merge/{q(dst.ref)}"
-    status, answer = api().raw(f"merge {src.ref} into {dst.ref}", "POST", path, {"amount": 1000}, body,
-                               ok=(200, 202, 409))
+    status, answer = api().raw(
+        f"merge {src.ref} into {dst.ref}", "POST", path, {"amount": 1000}, body, ok=(200, 202, 409)
+    )
     if status == 409 and isinstance(answer, dict) and "conflicts" in answer:
         shown = want_json(json_out)
         if shown:
             out().json(answer)
         more = bool((answer.get("pagination") or {}).get("has_more"))
-        raise MergeConflict(f"merge of {src.ref} into {dst.ref} has conflicts ({len(answer['conflicts'])}"
-                            f"{'+' if more else ''})", answer["conflicts"], more, shown)
+        raise MergeConflict(
+            f"merge of {src.ref} into {dst.ref} has conflicts ({len(answer['conflicts'])}{'+' if more else ''})",
+            answer["conflicts"],
+            more,
+            shown,
+        )
     if status == 409:
-        raise CLIError(f"merge of {src.ref} into {dst.ref} failed (409 {answer.get('message', '')})",
-                       "retry; the destination moved meanwhile")
+        raise CLIError(
+            f"merge of {src.ref} into {dst.ref} failed (409 {answer.get('message', '')})",
+            "retry; the destination moved meanwhile",
+        )
     if status == 202:
         answer = _follow_merge(src.ref, dst.ref, path, answer["id"], body, json_out)
     if dry_run:
         _print_preview(answer, json_out)
         return
-    emit(answer, f"Source: {src}\nDestination: {dst}\nMerged \"{src.ref}\" into \"{dst.ref}\" to get "
-                 f"\"{answer.get('reference')}\".", json_out)
+    emit(
+        answer,
+        f'Source: {src}\nDestination: {dst}\nMerged "{src.ref}" into "{dst.ref}" to get "{answer.get("reference")}".',
+        json_out,
+    )
 
 
-def _follow_merge(source: str, destination: str, path: str, task_id: str, body: dict[str, Any],
-                  json_out: bool) -> dict[str, Any]:
+def _follow_merge(
+    source: str, destination: str, path: str, task_id: str, body: dict[str, Any], json_out: bool
+) -> dict[str, Any]:
     """The server handed the merge to its workflow: follow it. A task that failed on conflicts reports only a
     message, so the conflict list is then read from a preview of the same merge (only_conflicts)."""
     from lakelet.commands.commit import follow_task
@@ -105,11 +126,18 @@ def _follow_merge(source: str, destination: str, path: str, task_id: str, body: 
     if code != 409:
         raise from_status(label, code, None, message)
     preview_body = {k: v for k, v in body.items() if k in ("strategy", "path_strategies")} | {"dry_run": True}
-    _, preview = api().raw(f"list the conflicts of {label}", "POST", path,
-                           {"only_conflicts": True, "amount": 1000}, preview_body)
-    conflicts = [{"path": r.get("path"), "source": (r.get("conflict") or {}).get("source"),
-                  "destination": (r.get("conflict") or {}).get("destination")}
-                 for r in preview.get("results") or [] if not (r.get("conflict") or {}).get("resolution")]
+    _, preview = api().raw(
+        f"list the conflicts of {label}", "POST", path, {"only_conflicts": True, "amount": 1000}, preview_body
+    )
+    conflicts = [
+        {
+            "path": r.get("path"),
+            "source": (r.get("conflict") or {}).get("source"),
+            "destination": (r.get("conflict") or {}).get("destination"),
+        }
+        for r in preview.get("results") or []
+        if not (r.get("conflict") or {}).get("resolution")
+    ]
     more = bool((preview.get("pagination") or {}).get("has_more"))
     shown = want_json(json_out)
     if shown:
@@ -122,13 +150,22 @@ def _print_preview(answer: dict[str, Any], json_out: bool) -> None:
     if want_json(json_out):
         out().json(answer)
     else:
-        out().line("Dry run: " + ", ".join(f"{k} {summary.get(k, 0)}" for k in
-                                            ("added", "removed", "changed", "conflict", "unresolved")))
+        out().line(
+            "Dry run: "
+            + ", ".join(f"{k} {summary.get(k, 0)}" for k in ("added", "removed", "changed", "conflict", "unresolved"))
+        )
         rows = []
         for r in answer.get("results") or []:
             conflict = r.get("conflict") or {}
-            rows.append((r.get("type"), r.get("path"), conflict.get("source", ""), conflict.get("destination", ""),
-                         conflict.get("resolution", "")))
+            rows.append(
+                (
+                    r.get("type"),
+                    r.get("path"),
+                    conflict.get("source", ""),
+                    conflict.get("destination", ""),
+                    conflict.get("resolution", ""),
+                )
+            )
         if rows:
             out().table(["CHANGE", "PATH", "SOURCE", "DESTINATION", "RESOLUTION"], rows)
     if summary.get("unresolved"):
@@ -139,9 +176,11 @@ def print_conflicts(error: MergeConflict) -> None:
     """The conflict list as a table: the path, and what each side did since the merge base."""
     if error.shown:
         return
-    out().table(["PATH", "SOURCE", "DESTINATION"],
-                [(c.get("path"), c.get("source"), c.get("destination")) for c in error.conflicts],
-                title="Merge conflicts")
+    out().table(
+        ["PATH", "SOURCE", "DESTINATION"],
+        [(c.get("path"), c.get("source"), c.get("destination")) for c in error.conflicts],
+        title="Merge conflicts",
+    )
     if error.more:
         out().line("(more conflicts: list them all with 'lakelet merge --dry-run')")
 
@@ -149,8 +188,9 @@ def print_conflicts(error: MergeConflict) -> None:
 def cherry_pick(
     commit: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/COMMIT (any ref)")],
     branch: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH")],
-    parent_number: Annotated[int | None, typer.Option("--parent-number", "-m", min=1,
-                                                      help="for a merge commit: the parent to diff with")] = None,
+    parent_number: Annotated[
+        int | None, typer.Option("--parent-number", "-m", min=1, help="for a merge commit: the parent to diff with")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     c, b = parse(commit, ref=True), parse(branch, ref=True)
@@ -160,8 +200,13 @@ def cherry_pick(
     body: dict[str, Any] = {"ref": c.ref}
     if parent_number is not None:
         body["parent_number"] = parent_number
-    _, result = a.raw(f"cherry-pick {c.ref} onto {b}", "POST",
-                      f"/repositories/{q(b.repository)}/branches/{q(b.ref)}/cherry-pick", None, body)
+    _, result = a.raw(
+        f"cherry-pick {c.ref} onto {b}",
+        "POST",
+        f"/repositories/{q(b.repository)}/branches/{q(b.ref)}/cherry-pick",
+        None,
+        body,
+    )
     if want_json(json_out):
         out().json(result)
     else:

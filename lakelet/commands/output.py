@@ -75,7 +75,7 @@ class Output:
             widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
             lines = [title] if title else []
             for row in [list(columns), *cells]:
-                lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+                lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=False)).rstrip())
             sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             return

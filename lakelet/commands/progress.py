@@ -40,22 +40,27 @@ class TransferProgress:
         # Frames only when both streams are a terminal: `lakelet ... > log` must leave no frames behind.
         self.enabled = console.is_terminal and out().console.is_terminal
         self._progress = Progress(
-            TextColumn("{task.description}"), BarColumn(bar_width=30), TextColumn("{task.fields[files]}"),
-            DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
-            TextColumn("{task.fields[current]}", style="dim"), console=console, disable=not self.enabled,
-            transient=False, refresh_per_second=8,
+            TextColumn("{task.description}"),
+            BarColumn(bar_width=30),
+            TextColumn("{task.fields[files]}"),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[current]}", style="dim"),
+            console=console,
+            disable=not self.enabled,
+            transient=False,
+            refresh_per_second=8,
         )
         self._main: TaskID | None = None
         self.total_bytes = total_bytes
 
     def __enter__(self) -> Self:
         self._progress.__enter__()
-        self._main = self._progress.add_task(self.verb, total=self.total_bytes or None, files=self._files(),
-                                             current="")
+        self._main = self._progress.add_task(self.verb, total=self.total_bytes or None, files=self._files(), current="")
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         if self._main is not None:
             self._progress.update(self._main, current="")
         self._progress.__exit__(kind, error, tb)
@@ -87,11 +92,18 @@ class TransferProgress:
 
     def counts(self) -> dict[str, float]:
         elapsed = time.monotonic() - self.started
-        return {"files": self.files_done, "transferred": self.files_done - self.files_skipped,
-                "skipped": self.files_skipped, "bytes": self.bytes_done, "seconds": round(elapsed, 3)}
+        return {
+            "files": self.files_done,
+            "transferred": self.files_done - self.files_skipped,
+            "skipped": self.files_skipped,
+            "bytes": self.bytes_done,
+            "seconds": round(elapsed, 3),
+        }
 
     def summary(self) -> str:
         elapsed = max(time.monotonic() - self.started, 1e-6)
         moved = self.files_done - self.files_skipped
-        return (f"{self.verb}: {moved} file(s) transferred, {self.files_skipped} already up to date, "
-                f"{human_bytes(self.bytes_done)} in {elapsed:.1f} s ({self.files_done / elapsed:.1f} files/s)")
+        return (
+            f"{self.verb}: {moved} file(s) transferred, {self.files_skipped} already up to date, "
+            f"{human_bytes(self.bytes_done)} in {elapsed:.1f} s ({self.files_done / elapsed:.1f} files/s)"
+        )

@@ -1,6 +1,5 @@
 """``lakelet repo create|list|delete``."""
 
-
 from typing import Annotated
 
 import typer
@@ -17,8 +16,12 @@ app = typer.Typer(no_args_is_help=True)
 @app.command("create")
 def create(
     repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
-    storage_namespace: Annotated[str | None, typer.Argument(
-        help="where its data lives, e.g. s3://bucket/prefix (default: the server's namespace prefix + name)")] = None,
+    storage_namespace: Annotated[
+        str | None,
+        typer.Argument(
+            help="where its data lives, e.g. s3://bucket/prefix (default: the server's namespace prefix + name)"
+        ),
+    ] = None,
     default_branch: Annotated[str, typer.Option("--default-branch", "-d", help="the default branch")] = "main",
     sample_data: Annotated[bool, typer.Option("--sample-data", help="create it with sample data")] = False,
     json_out: JsonOpt = False,
@@ -33,16 +36,31 @@ def create(
         if not prefix:
             from lakelet.commands.errors import CLIError
 
-            raise CLIError("the server offers no default namespace prefix", "give STORAGE_NAMESPACE, e.g. s3://bucket/repo")
+            raise CLIError(
+                "the server offers no default namespace prefix", "give STORAGE_NAMESPACE, e.g. s3://bucket/repo"
+            )
         # Servers configured with a trailing "/" report one (older Lakelet servers did): never send "//".
         storage_namespace = prefix.rstrip("/") + "/" + uri.repository
     check_namespace(storage_namespace)
-    _, created = a.raw(f"create repository {uri.repository}", "POST", "/repositories", None,
-                       {"name": uri.repository, "storage_namespace": storage_namespace,
-                        "default_branch": default_branch, "sample_data": sample_data})
-    emit(created, f"Repository: {uri}\nRepository '{created['id']}' created:\n"
-                  f"storage namespace: {created['storage_namespace']}\ndefault branch: {created['default_branch']}\n"
-                  f"timestamp: {created['creation_date']}", json_out)
+    _, created = a.raw(
+        f"create repository {uri.repository}",
+        "POST",
+        "/repositories",
+        None,
+        {
+            "name": uri.repository,
+            "storage_namespace": storage_namespace,
+            "default_branch": default_branch,
+            "sample_data": sample_data,
+        },
+    )
+    emit(
+        created,
+        f"Repository: {uri}\nRepository '{created['id']}' created:\n"
+        f"storage namespace: {created['storage_namespace']}\ndefault branch: {created['default_branch']}\n"
+        f"timestamp: {created['creation_date']}",
+        json_out,
+    )
 
 
 # lakeFS's own rules (its OpenAPI patterns), checked before anything is sent as the SDK's models did: a
@@ -70,9 +88,12 @@ def list_(amount: AmountOpt = None, after: AfterOpt = "", json_out: JsonOpt = Fa
     """List repositories."""
     a = api()
     repos = a.pages("list repositories", "/repositories", after=after, limit=amount)
-    emit_table(repos, json_out, ["REPOSITORY", "CREATION DATE", "DEFAULT REF NAME", "STORAGE NAMESPACE"],
-               lambda r: (r["id"], timestamp(r.get("creation_date")), r.get("default_branch"),
-                          r.get("storage_namespace")))
+    emit_table(
+        repos,
+        json_out,
+        ["REPOSITORY", "CREATION DATE", "DEFAULT REF NAME", "STORAGE NAMESPACE"],
+        lambda r: (r["id"], timestamp(r.get("creation_date")), r.get("default_branch"), r.get("storage_namespace")),
+    )
 
 
 @app.command("delete")

@@ -49,8 +49,10 @@ def normalize_endpoint(url: str) -> str:
     url = url.strip().rstrip("/")
     url = url.removesuffix(API_SUFFIX)
     if not url.startswith(("http://", "https://")):
-        raise CLIError(f"server endpoint {url!r} is not an http(s) URL", "fix server.endpoint_url or "
-                       f"{ENV_ENDPOINT}, e.g. http://127.0.0.1:8000")
+        raise CLIError(
+            f"server endpoint {url!r} is not an http(s) URL",
+            f"fix server.endpoint_url or {ENV_ENDPOINT}, e.g. http://127.0.0.1:8000",
+        )
     return url
 
 
@@ -67,8 +69,10 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text) or {}
     except yaml.YAMLError as e:
-        raise CLIError(f"config file {path} is not valid YAML ({str(e).splitlines()[0]})",
-                       "fix it or write it again with 'lakelet config'") from None
+        raise CLIError(
+            f"config file {path} is not valid YAML ({str(e).splitlines()[0]})",
+            "fix it or write it again with 'lakelet config'",
+        ) from None
     if not isinstance(data, dict):
         raise CLIError(f"config file {path} is not a YAML mapping", "write it again with 'lakelet config'")
     return data
@@ -81,9 +85,15 @@ def _nested(data: Mapping[str, Any], section: str, key: str) -> str | None:
     return None
 
 
-def resolve(config_path: Path | None = None, *, endpoint: str | None = None, access_key_id: str | None = None,
-            secret_access_key: str | None = None, environ: Mapping[str, str] | None = None,
-            state_dir: Path | None = None) -> Settings:
+def resolve(
+    config_path: Path | None = None,
+    *,
+    endpoint: str | None = None,
+    access_key_id: str | None = None,
+    secret_access_key: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    state_dir: Path | None = None,
+) -> Settings:
     """Merge file < environment < flags; fall back on a running local stack when no endpoint is set."""
     env = os.environ if environ is None else environ
     path = config_path if config_path is not None else default_config_path(env)
@@ -91,11 +101,22 @@ def resolve(config_path: Path | None = None, *, endpoint: str | None = None, acc
         raise CLIError(f"config file {path} does not exist", "create it with 'lakelet config' or drop --config")
     data = read_config_file(path)
     layers = [
-        (f"config file {path}", {"endpoint": _nested(data, "server", "endpoint_url"),
-                                 "key": _nested(data, "credentials", "access_key_id"),
-                                 "secret": _nested(data, "credentials", "secret_access_key")}),
-        ("environment", {"endpoint": env.get(ENV_ENDPOINT) or None, "key": env.get(ENV_ACCESS_KEY_ID) or None,
-                         "secret": env.get(ENV_SECRET_ACCESS_KEY) or None}),
+        (
+            f"config file {path}",
+            {
+                "endpoint": _nested(data, "server", "endpoint_url"),
+                "key": _nested(data, "credentials", "access_key_id"),
+                "secret": _nested(data, "credentials", "secret_access_key"),
+            },
+        ),
+        (
+            "environment",
+            {
+                "endpoint": env.get(ENV_ENDPOINT) or None,
+                "key": env.get(ENV_ACCESS_KEY_ID) or None,
+                "secret": env.get(ENV_SECRET_ACCESS_KEY) or None,
+            },
+        ),
         ("flags", {"endpoint": endpoint, "key": access_key_id, "secret": secret_access_key}),
     ]
     merged: dict[str, str | None] = {"endpoint": None, "key": None, "secret": None}
@@ -117,13 +138,16 @@ def resolve(config_path: Path | None = None, *, endpoint: str | None = None, acc
             merged["secret"] = merged["secret"] or str(state.get("secret_access_key") or "")
             sources.append("lakelet local (state file)")
     if merged["endpoint"] is None:
-        raise CLIError("no lakeFS server configured and no running 'lakelet local' found",
-                       f"run 'lakelet config', set {ENV_ENDPOINT}, or start 'lakelet local'")
+        raise CLIError(
+            "no lakeFS server configured and no running 'lakelet local' found",
+            f"run 'lakelet config', set {ENV_ENDPOINT}, or start 'lakelet local'",
+        )
     if not merged["key"] or not merged["secret"]:
-        raise CLIError(f"no credentials for {merged['endpoint']}",
-                       f"run 'lakelet config' or set {ENV_ACCESS_KEY_ID} and {ENV_SECRET_ACCESS_KEY}")
-    return Settings(normalize_endpoint(merged["endpoint"]), merged["key"], merged["secret"],
-                    " < ".join(sources))
+        raise CLIError(
+            f"no credentials for {merged['endpoint']}",
+            f"run 'lakelet config' or set {ENV_ACCESS_KEY_ID} and {ENV_SECRET_ACCESS_KEY}",
+        )
+    return Settings(normalize_endpoint(merged["endpoint"]), merged["key"], merged["secret"], " < ".join(sources))
 
 
 def write_config_file(path: Path, endpoint: str, access_key_id: str, secret_access_key: str) -> None:

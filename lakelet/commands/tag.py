@@ -1,6 +1,5 @@
 """``lakelet tag create|list|show|delete``."""
 
-
 from typing import Annotated
 
 import typer
@@ -17,27 +16,40 @@ TagArg = Annotated[str, typer.Argument(help="lakefs://REPOSITORY/TAG")]
 
 
 @app.command("create")
-def create(tag: TagArg, ref: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF to tag")],
-           force: Annotated[bool, typer.Option("--force", "-f", help="replace an existing tag")] = False,
-           json_out: JsonOpt = False) -> None:
+def create(
+    tag: TagArg,
+    ref: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/REF to tag")],
+    force: Annotated[bool, typer.Option("--force", "-f", help="replace an existing tag")] = False,
+    json_out: JsonOpt = False,
+) -> None:
     """Create a tag on a ref."""
     uri, target = parse(tag, ref=True), parse(ref, ref=True)
     if target.repository != uri.repository:
         raise CLIError("tag and ref are in different repositories", "tag a ref of the same repository")
     a = api()
-    _, created = a.raw(f"create tag {uri}", "POST", f"/repositories/{q(uri.repository)}/tags", None,
-                       {"id": uri.ref, "ref": target.ref, "force": force})
+    _, created = a.raw(
+        f"create tag {uri}",
+        "POST",
+        f"/repositories/{q(uri.repository)}/tags",
+        None,
+        {"id": uri.ref, "ref": target.ref, "force": force},
+    )
     emit(created, f"Created tag '{created['id']}' ({created['commit_id']})", json_out)
 
 
 @app.command("list")
-def list_(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")], amount: AmountOpt = None,
-          after: AfterOpt = "", json_out: JsonOpt = False) -> None:
+def list_(
+    repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
+    amount: AmountOpt = None,
+    after: AfterOpt = "",
+    json_out: JsonOpt = False,
+) -> None:
     """List tags."""
     uri = parse(repository)
     a = api()
-    tags = a.pages(f"list tags of {uri.repository}", f"/repositories/{q(uri.repository)}/tags", after=after,
-                   limit=amount)
+    tags = a.pages(
+        f"list tags of {uri.repository}", f"/repositories/{q(uri.repository)}/tags", after=after, limit=amount
+    )
     emit_table(tags, json_out, ["TAG", "COMMIT ID"], lambda t: (t["id"], t["commit_id"]))
 
 

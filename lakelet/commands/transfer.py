@@ -51,8 +51,9 @@ NAME_MAX = 255  # bytes in one file name on Linux and macOS file systems
 _HFS_IGNORED = re.compile("[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 # Errors of the local file system about one name (too long, a file where a folder is needed, ...): that object is
 # skipped with a line, the others are still written.
-_NAME_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EINVAL, errno.EILSEQ,
-                          errno.ENOTEMPTY})
+_NAME_ERRORS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.EEXIST, errno.EINVAL, errno.EILSEQ, errno.ENOTEMPTY}
+)
 # Files up to this size go through the API (under the deployed API's ~4.5 MB Lambda payload limit), in batches
 # or one request each. Bigger ones go straight to S3 when presigned URLs are offered, so their bytes never pass
 # through API Gateway or Lambda.
@@ -67,8 +68,9 @@ UPLOAD_BATCH = "upload_batch"
 UPLOAD_WRITE_ONCE = "upload_write_once"
 # Small bodies are sent from memory, so a request the server dropped (a busy local server resets connections)
 # can be sent again; re-sending an upload is harmless (the last link wins, an orphan is left to GC).
-RETRY = urllib3.Retry(total=4, connect=4, read=4, status=0, redirect=0, allowed_methods=None,
-                      backoff_factor=0.2, raise_on_status=False)
+RETRY = urllib3.Retry(
+    total=4, connect=4, read=4, status=0, redirect=0, allowed_methods=None, backoff_factor=0.2, raise_on_status=False
+)
 
 
 class Cancelled(Exception):
@@ -119,12 +121,17 @@ def list_remote(api: Api, uri: URI, prefix: str, presign: bool = False) -> Itera
 
 def _remote(stats: dict[str, Any]) -> Remote:
     address = str(stats.get("physical_address") or "")
-    return Remote(stats["path"], int(stats.get("size_bytes") or 0), str(stats.get("checksum") or "").strip('"'),
-                  address if address.startswith(("https://", "http://")) else None)
+    return Remote(
+        stats["path"],
+        int(stats.get("size_bytes") or 0),
+        str(stats.get("checksum") or "").strip('"'),
+        address if address.startswith(("https://", "http://")) else None,
+    )
 
 
-def run_parallel(items: list[Any], work: Callable[[Any, threading.Event], None], parallelism: int,
-                 cancel: threading.Event) -> None:
+def run_parallel(
+    items: list[Any], work: Callable[[Any, threading.Event], None], parallelism: int, cancel: threading.Event
+) -> None:
     """Run ``work`` over items on a pool; Ctrl-C stops handing out work, lets in-flight files finish or abort,
     then re-raises KeyboardInterrupt. The first worker error stops the rest and is raised."""
     pool = ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="lakelet-transfer")
@@ -174,6 +181,7 @@ class _CountingReader:
 
 # --- upload -------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class UploadItem:
     local: Path
@@ -204,9 +212,17 @@ def plan_upload(source: Path, uri: URI, recursive: bool, only: set[str] | None =
     return [UploadItem(source, path, source.stat().st_size)]
 
 
-def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, presign: bool | None,
-           content_type: str | None = None, existing: dict[str, Remote] | None = None,
-           only: set[str] | None = None) -> TransferProgress:
+def upload(
+    api: Api,
+    uri: URI,
+    source: Path,
+    recursive: bool,
+    parallelism: int,
+    presign: bool | None,
+    content_type: str | None = None,
+    existing: dict[str, Remote] | None = None,
+    only: set[str] | None = None,
+) -> TransferProgress:
     """Upload a file or a tree under a branch path (with ``only``: those relative paths of the tree); returns
     the finished progress (counts) for a summary. ``presign``: True sends every file through a presigned URL,
     False none, None (the default) the files too big for the API when the server offers them."""
@@ -220,6 +236,7 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
     through_s3 = presign if presign is not None else server.pre_sign
 
     with TransferProgress("upload", len(items), sum(i.size for i in items)) as progress:
+
         def up_to_date(item: UploadItem) -> bool:
             known = existing.get(item.path)
             if known is not None and known.size == item.size and known.checksum == md5_file(item.local):
@@ -232,8 +249,15 @@ def upload(api: Api, uri: URI, source: Path, recursive: bool, parallelism: int, 
                 return
             progress.start_file(item.path)
             if through_s3 and (presign or item.size > DIRECT_MAX_BYTES):
-                _upload_presigned(api, uri, item, _content_type(item, content_type), progress, cancel,
-                                  UPLOAD_WRITE_ONCE in server.features)
+                _upload_presigned(
+                    api,
+                    uri,
+                    item,
+                    _content_type(item, content_type),
+                    progress,
+                    cancel,
+                    UPLOAD_WRITE_ONCE in server.features,
+                )
             else:
                 _upload_direct(api, uri, item, _content_type(item, content_type), progress, cancel)
             progress.file_done()
@@ -273,21 +297,36 @@ def batches(items: list[UploadItem], parallelism: int) -> list[list[UploadItem]]
 
 
 def _content_type(item: UploadItem, forced: str | None) -> str:
-    return (forced or mimetypes.guess_type(item.path)[0] or mimetypes.guess_type(item.local.name)[0]
-            or "application/octet-stream")
+    return (
+        forced
+        or mimetypes.guess_type(item.path)[0]
+        or mimetypes.guess_type(item.local.name)[0]
+        or "application/octet-stream"
+    )
 
 
 def _objects_path(uri: URI) -> str:
     return f"/repositories/{q(uri.repository)}/branches/{q(uri.ref)}"
 
 
-def _upload_presigned(api: Api, uri: URI, item: UploadItem, ctype: str, progress: TransferProgress,
-                      cancel: threading.Event, write_once: bool = False) -> None:
+def _upload_presigned(
+    api: Api,
+    uri: URI,
+    item: UploadItem,
+    ctype: str,
+    progress: TransferProgress,
+    cancel: threading.Event,
+    write_once: bool = False,
+) -> None:
     """GET an address and its URL, PUT the file there, link it. ``write_once`` (Lakelet): the URL is signed for
     If-None-Match: *, so it can only create the object, and the server links the upload without copying it."""
     base = _objects_path(uri) + "/staging/backing"
-    _, location = api.raw(f"get an upload address for {item.path}", "GET", base,
-                          {"path": item.path, "presign": True, **({"write_once": True} if write_once else {})})
+    _, location = api.raw(
+        f"get an upload address for {item.path}",
+        "GET",
+        base,
+        {"path": item.path, "presign": True, **({"write_once": True} if write_once else {})},
+    )
     url = location.get("presigned_url")
     if not url:
         raise CLIError("the server gave no presigned upload URL", "run again with --no-pre-sign")
@@ -299,29 +338,58 @@ def _upload_presigned(api: Api, uri: URI, item: UploadItem, ctype: str, progress
         # Uploaded but not linked: nothing is staged, and GC removes the unreferenced bytes.
         raise Cancelled()
     etag = (response.headers.get("ETag") or "").strip('"')
-    api.raw(f"link {item.path}", "PUT", base, {"path": item.path},
-            {"staging": {"physical_address": location["physical_address"]}, "checksum": etag,
-             "size_bytes": item.size, "content_type": ctype})
+    api.raw(
+        f"link {item.path}",
+        "PUT",
+        base,
+        {"path": item.path},
+        {
+            "staging": {"physical_address": location["physical_address"]},
+            "checksum": etag,
+            "size_bytes": item.size,
+            "content_type": ctype,
+        },
+    )
 
 
-def _upload_direct(api: Api, uri: URI, item: UploadItem, ctype: str, progress: TransferProgress,
-                   cancel: threading.Event) -> None:
+def _upload_direct(
+    api: Api, uri: URI, item: UploadItem, ctype: str, progress: TransferProgress, cancel: threading.Event
+) -> None:
     url = api.url(_objects_path(uri) + "/objects", {"path": item.path})
-    response = _send(api, "POST", url, item, {**api.auth_headers, "Content-Type": ctype,
-                                              "Content-Length": str(item.size), "Accept": "application/json"},
-                     progress, cancel)
+    response = _send(
+        api,
+        "POST",
+        url,
+        item,
+        {**api.auth_headers, "Content-Type": ctype, "Content-Length": str(item.size), "Accept": "application/json"},
+        progress,
+        cancel,
+    )
     if response.status not in (200, 201):
         raise from_status(f"upload of {item.path}", response.status, response.data, response.reason or "")
 
 
-def _upload_batch(api: Api, uri: URI, items: list[UploadItem], content_type: str | None,
-                  progress: TransferProgress, cancel: threading.Event) -> None:
+def _upload_batch(
+    api: Api,
+    uri: URI,
+    items: list[UploadItem],
+    content_type: str | None,
+    progress: TransferProgress,
+    cancel: threading.Event,
+) -> None:
     """One POST .../objects/batch (chalicelib/api/batch_body.py): a manifest line, then the files' bytes."""
     datas = [item.local.read_bytes() for item in items]
-    manifest = {"objects": [
-        {"path": item.path, "size_bytes": len(data), "content_type": _content_type(item, content_type),
-         "checksum": hashlib.md5(data, usedforsecurity=False).hexdigest()}
-        for item, data in zip(items, datas, strict=True)]}
+    manifest = {
+        "objects": [
+            {
+                "path": item.path,
+                "size_bytes": len(data),
+                "content_type": _content_type(item, content_type),
+                "checksum": hashlib.md5(data, usedforsecurity=False).hexdigest(),
+            }
+            for item, data in zip(items, datas, strict=True)
+        ]
+    }
     body = json.dumps(manifest, separators=(",", ":")).encode() + b"\n" + b"".join(datas)
     if cancel.is_set():
         raise Cancelled()
@@ -337,8 +405,15 @@ def _upload_batch(api: Api, uri: URI, items: list[UploadItem], content_type: str
     progress.advance(sum(len(data) for data in datas))
 
 
-def _send(api: Api, method: str, url: str, item: UploadItem, headers: dict[str, str],
-          progress: TransferProgress, cancel: threading.Event) -> Any:
+def _send(
+    api: Api,
+    method: str,
+    url: str,
+    item: UploadItem,
+    headers: dict[str, str],
+    progress: TransferProgress,
+    cancel: threading.Event,
+) -> Any:
     """Send a file as the request body: from memory (retried) when small, streamed with progress when big."""
     try:
         if item.size <= DIRECT_MAX_BYTES:
@@ -347,19 +422,27 @@ def _send(api: Api, method: str, url: str, item: UploadItem, headers: dict[str, 
             progress.advance(len(data))
             return response
         with open(item.local, "rb") as f:
-            return api.http.request(method, url, body=_CountingReader(f, progress, cancel),  # type: ignore[arg-type]
-                                    headers=headers,
-                                    redirect=False, chunked=False, retries=False)
+            return api.http.request(
+                method,
+                url,
+                body=_CountingReader(f, progress, cancel),  # type: ignore[arg-type]
+                headers=headers,
+                redirect=False,
+                chunked=False,
+                retries=False,
+            )
     except Cancelled:
         raise
     except (urllib3.exceptions.HTTPError, OSError) as e:  # urllib3 wraps a read error of the body, too
         if cancel.is_set():
             raise Cancelled() from None
-        raise CLIError(f"upload of {item.path} failed ({type(e).__name__})", "run the command again to resume"
-                       ) from None
+        raise CLIError(
+            f"upload of {item.path} failed ({type(e).__name__})", "run the command again to resume"
+        ) from None
 
 
 # --- download -----------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class DownloadItem:
@@ -409,8 +492,12 @@ def local_paths(rels: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
 
 def plan_download(api: Api, uri: URI, dest: Path, recursive: bool, presign: bool = False) -> list[DownloadItem]:
     if not recursive:
-        _, stat = api.raw(f"stat {uri}", "GET", f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/stat",
-                          {"path": uri.path, "user_metadata": False, **({"presign": True} if presign else {})})
+        _, stat = api.raw(
+            f"stat {uri}",
+            "GET",
+            f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/stat",
+            {"path": uri.path, "user_metadata": False, **({"presign": True} if presign else {})},
+        )
         name = PurePosixPath(uri.path).name
         if dest.is_dir():
             reason = unsafe_name(name)
@@ -420,15 +507,16 @@ def plan_download(api: Api, uri: URI, dest: Path, recursive: bool, presign: bool
         return [DownloadItem(_remote(stat), target)]
     prefix = uri.path if not uri.path or uri.path.endswith("/") else uri.path + "/"
     root = dest.resolve()
-    remotes = {remote.path[len(prefix):]: remote for remote in list_remote(api, uri, prefix, presign)}
+    remotes = {remote.path[len(prefix) :]: remote for remote in list_remote(api, uri, prefix, presign)}
     kept, skipped = local_paths(list(remotes))
     for rel, reason in skipped:
         out().info(f"skipping {remotes[rel].path}: {reason}")
     return [DownloadItem(remotes[rel], root.joinpath(*rel.split("/"))) for rel in kept]
 
 
-def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, presign: bool | None
-             ) -> TransferProgress:
+def download(
+    api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, presign: bool | None
+) -> TransferProgress:
     """``presign``: True reads every file through a presigned URL, False none (through the API), None (the
     default) every file when the server offers them."""
     api.use_pool()
@@ -437,10 +525,15 @@ def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, 
     cancel = threading.Event()
     unwritten: list[str] = []
     with TransferProgress("download", len(items), sum(i.remote.size for i in items)) as progress:
+
         def work(item: DownloadItem, cancel: threading.Event) -> None:
             local = item.local
             try:
-                if local.is_file() and local.stat().st_size == item.remote.size and md5_file(local) == item.remote.checksum:
+                if (
+                    local.is_file()
+                    and local.stat().st_size == item.remote.size
+                    and md5_file(local) == item.remote.checksum
+                ):
                     progress.file_done(skipped=True, size=item.remote.size)
                     return
                 progress.start_file(item.remote.path)
@@ -460,8 +553,15 @@ def download(api: Api, uri: URI, dest: Path, recursive: bool, parallelism: int, 
     return progress
 
 
-def fetch_object(api: Api, uri: URI, remote: Remote, local: Path, presign: bool, progress: TransferProgress | None,
-                 cancel: threading.Event) -> None:
+def fetch_object(
+    api: Api,
+    uri: URI,
+    remote: Remote,
+    local: Path,
+    presign: bool,
+    progress: TransferProgress | None,
+    cancel: threading.Event,
+) -> None:
     """GET one object into ``local`` through a temporary file renamed when complete: from its presigned URL when
     it has one, else (or when that URL fails) through the API, following its redirect."""
     response = None
@@ -473,10 +573,13 @@ def fetch_object(api: Api, uri: URI, remote: Remote, local: Path, presign: bool,
                 response.release_conn()
                 response = None
         if response is None:
-            url = api.url(f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects",
-                          {"path": remote.path, "presign": presign})
-            response = api.http.request("GET", url, headers=api.auth_headers, redirect=False, preload_content=False,
-                                        retries=RETRY)
+            url = api.url(
+                f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects",
+                {"path": remote.path, "presign": presign},
+            )
+            response = api.http.request(
+                "GET", url, headers=api.auth_headers, redirect=False, preload_content=False, retries=RETRY
+            )
             if response.status in (301, 302, 303, 307):
                 location = response.headers["Location"]
                 response.release_conn()
@@ -485,8 +588,9 @@ def fetch_object(api: Api, uri: URI, remote: Remote, local: Path, presign: bool,
             raise from_status(f"download of {remote.path}", response.status, response.read(), response.reason or "")
         _save(response, local, progress, cancel)
     except urllib3.exceptions.HTTPError as e:
-        raise CLIError(f"download of {remote.path} failed ({type(e).__name__})", "run the command again to resume"
-                       ) from None
+        raise CLIError(
+            f"download of {remote.path} failed ({type(e).__name__})", "run the command again to resume"
+        ) from None
     finally:
         if response is not None:
             response.release_conn()

@@ -33,7 +33,7 @@ def parse(text: str, *, ref: bool = False, path: bool = False) -> URI:
     """Split a lakefs:// URI; ``ref``/``path`` say which parts the command requires."""
     if not text.startswith(SCHEME):
         raise CLIError(f"{text!r} is not a lakefs:// URI", "write it as lakefs://repository/ref/path")
-    rest = text[len(SCHEME):]
+    rest = text[len(SCHEME) :]
     repository, _, remainder = rest.partition("/")
     ref_part, _, path_part = remainder.partition("/")
     if not repository:

@@ -11,7 +11,8 @@ gave to the app, which may have stored them elsewhere. Other threads (the app, o
 thread-local lookup per call outside :func:`pinned`.
 
 What moto creates lazily, the first time a service, account or region is used (modules imported on first use,
-backend objects and their ids, the Flask app of a service), is built unpinned: whether it happens inside a request depends on what came before
+backend objects and their ids, the Flask app of a service), is built unpinned: whether it happens inside a request
+depends on what came before
 (a read that is not journaled may have created it in the first run), so it must not draw from the request's
 numbers, or the replay would draw different ones for everything after it.
 """

@@ -19,6 +19,7 @@ append to a page under writeback waits for it, which put the fsync back on the r
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
@@ -196,7 +197,7 @@ class Journal:
             if self._fd < 0:
                 raise RuntimeError(f"journal {self.path} is closed")
             while frame:
-                frame = frame[os.write(self._fd, frame):]
+                frame = frame[os.write(self._fd, frame) :]
             self._dirty = True
             self.size += len(data)
         self.records += 1
@@ -213,7 +214,7 @@ class Journal:
                     padding += PAGE  # a padding frame needs room for its header
                 zeros = memoryview(bytes(padding))
                 while zeros:
-                    zeros = zeros[os.write(self._fd, zeros):]
+                    zeros = zeros[os.write(self._fd, zeros) :]
                 self.size += padding
             # A duplicate, so the fsync runs outside the lock and appends never wait for the disk.
             fd = os.dup(self._fd)
@@ -235,7 +236,6 @@ class Journal:
 
     def _flush_loop(self) -> None:
         while not self._stop.wait(self._interval):
-            try:
+            # A full or failing disk: the next append reports it to the request that makes it.
+            with contextlib.suppress(OSError):
                 self.sync()
-            except OSError:
-                pass  # a full or failing disk: the next append reports it to the request that makes it

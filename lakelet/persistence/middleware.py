@@ -33,7 +33,9 @@ _READ_ACTION = re.compile(
     r"GenerateRandom|GenerateMac|VerifyMac|Sign|Verify|Head|Search|Lookup|Validate|TestState)"
 )
 _NOT_REPLAYABLE = frozenset({"Invoke", "InvokeAsync", "InvokeWithResponseStream", "StartSyncExecution"})
-_LAMBDA_INVOKE_PATH = re.compile(r"^/\d{4}-\d{2}-\d{2}/functions/[^/]+/(invocations|invoke-async/?|response-streaming-invocations)$")
+_LAMBDA_INVOKE_PATH = re.compile(
+    r"^/\d{4}-\d{2}-\d{2}/functions/[^/]+/(invocations|invoke-async/?|response-streaming-invocations)$"
+)
 _CREDENTIAL_SCOPE = re.compile(r"Credential=[^/,\s]+/\d{8}/[^/]+/([^/]+)/aws4_request")
 _FORM = "application/x-www-form-urlencoded"
 
@@ -113,14 +115,16 @@ def recordable(environ: dict[str, Any]) -> dict[str, Any]:
 
 def replay_environ(recorded: dict[str, Any], body: bytes) -> dict[str, Any]:
     environ: dict[str, Any] = dict(recorded)
-    environ.update({
-        "wsgi.version": (1, 0),
-        "wsgi.url_scheme": "http",
-        "wsgi.errors": io.StringIO(),
-        "wsgi.multithread": False,
-        "wsgi.multiprocess": False,
-        "wsgi.run_once": False,
-    })
+    environ.update(
+        {
+            "wsgi.version": (1, 0),
+            "wsgi.url_scheme": "http",
+            "wsgi.errors": io.StringIO(),
+            "wsgi.multithread": False,
+            "wsgi.multiprocess": False,
+            "wsgi.run_once": False,
+        }
+    )
     set_body(environ, body)
     return environ
 
@@ -164,4 +168,3 @@ class WrappedMotoServer(ThreadedMotoServer):
         self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
         self._server_ready_event.set()
         self._server.serve_forever()
-

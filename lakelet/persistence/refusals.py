@@ -56,8 +56,9 @@ def _lakefs_middleware(event: Any, get_response: Any) -> Any:
     from chalice import Response
 
     headers = {k: v for k, v in response.headers.items() if k.lower() not in ("retry-after", "content-type")}
-    return Response(json.dumps({"message": reason}), status_code=503,
-                    headers={**headers, "Content-Type": "application/json"})
+    return Response(
+        json.dumps({"message": reason}), status_code=503, headers={**headers, "Content-Type": "application/json"}
+    )
 
 
 class ExplainingGateway:

@@ -125,7 +125,9 @@ def read_header(source: IO[bytes], path: Path) -> dict[str, Any]:
         header = json.loads(line)
         number, written_by = header["snapshot_format"], header["moto"]
     except (ValueError, KeyError, TypeError):
-        raise DataDirError(f"{path} is not a Lakelet snapshot (damaged?); move it away to start from the journal") from None
+        raise DataDirError(
+            f"{path} is not a Lakelet snapshot (damaged?); move it away to start from the journal"
+        ) from None
     if number != SNAPSHOT_FORMAT:
         raise DataDirError(f"{path} has snapshot format {number}; this Lakelet reads {SNAPSHOT_FORMAT}")
     if written_by != moto_version():

@@ -3,7 +3,8 @@
 Open: check the directory's format and lock it (datadir.py); read the journals written since the newest snapshot
 and refuse to start, changing nothing, when one is damaged (a bad frame followed by good ones: acknowledged writes
 would be lost) unless the loss is accepted, which sets the files aside first; drop a torn tail (a last frame a
-crash cut short), saying so; load the newest snapshot; replay the journals in order, each request with the seed and time it first ran with (determinism.py), Step Functions
+crash cut short), saying so; load the newest snapshot; replay the journals in order, each request with the seed and time
+it first ran with (determinism.py), Step Functions
 executions recorded but not run again (workflows.py); mark executions that were cut off FAILED; write a fresh
 snapshot and start a new journal.
 
@@ -341,7 +342,8 @@ class Persistence:
             if not self._accept_journal_loss:
                 raise datadir.DataDirError(
                     f"{where} is damaged, and {readable} journaled change(s) after it are readable: refusing to "
-                    f"start, every file is left as it was; to start from the {sum(s.records for s in scans[:index + 1])}"
+                    "start, every file is left as it was; to start from the "
+                    f"{sum(s.records for s in scans[: index + 1])}"
                     " change(s) before the damage and lose the rest, run again with --accept-journal-loss (the "
                     "damaged files are set aside first)"
                 )

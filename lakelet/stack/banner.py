@@ -39,7 +39,9 @@ def connection_info(stack: LocalStack) -> str:
     namespace = f"{stack.default_namespace_prefix}/example"
     repo = stack.sample_repository or "example"
     lakelet = lakelet_command()
-    state = f"  State file          {stack.data_dir / 'state.json'}   (read by the CLI and gc)\n" if stack.data_dir else ""
+    state = (
+        f"  State file          {stack.data_dir / 'state.json'}   (read by the CLI and gc)\n" if stack.data_dir else ""
+    )
     # The printed command must find this stack: name its data directory unless it is the one gc looks in anyway.
     data_dir_flag = ""
     if stack.data_dir is not None and stack.data_dir.resolve() != default_data_dir().resolve():

@@ -46,6 +46,7 @@ ENV_GC_S3_ENDPOINT = "LAKELET_AWS_ENDPOINT_URL"
 DATA_DIR_DEFAULT_TEXT = f"${ENV_DATA_DIR}, else $XDG_DATA_HOME/lakelet or ~/.local/share/lakelet"
 NOT_INSTALLED_HINT = "pip install 'lakelet[local]' (make run does)"
 
+
 @dataclass(frozen=True, slots=True)
 class LocalOptions:
     """What ``lakelet local`` was given. ``data_dir`` None means --ephemeral."""
@@ -66,42 +67,84 @@ def resolve_data_dir(data_dir: Path | None, ephemeral: bool = False, *, flag_giv
     command runs, so the environment of the moment counts). --ephemeral overrides the variable, not the flag."""
     if ephemeral:
         if flag_given:
-            raise typer.BadParameter("--ephemeral keeps no data directory: give --data-dir or --ephemeral, not both",
-                                     param_hint="'--data-dir' / '--ephemeral'")
+            raise typer.BadParameter(
+                "--ephemeral keeps no data directory: give --data-dir or --ephemeral, not both",
+                param_hint="'--data-dir' / '--ephemeral'",
+            )
         return None
     return (data_dir if data_dir is not None else default_data_dir()).expanduser()
 
 
 def local(
     ctx: typer.Context,
-    api_port: Annotated[int, typer.Option(min=0, max=65535, envvar=ENV_API_PORT, show_envvar=True,
-                                          help="port of the lakeFS API, 0 for any free port")] = DEFAULT_API_PORT,
-    s3_port: Annotated[int, typer.Option(min=0, max=65535, envvar=ENV_S3_PORT, show_envvar=True,
-                                         help="port of the S3 gateway, 0 for any free port")] = DEFAULT_S3_PORT,
-    moto_port: Annotated[int, typer.Option(min=0, max=65535, envvar=ENV_MOTO_PORT, show_envvar=True,
-                                           help="port of the moto server standing in for AWS, 0 for any free port"
-                                           )] = 0,
-    access_key_id: Annotated[str, typer.Option(envvar=ENV_ACCESS_KEY_ID, show_envvar=True,
-                                               help="access key ID of the admin user")] = DEFAULT_ACCESS_KEY_ID,
-    secret_access_key: Annotated[str, typer.Option(envvar=ENV_SECRET_ACCESS_KEY, show_envvar=True,
-                                                   help="secret access key of the admin user")
-                                 ] = DEFAULT_SECRET_ACCESS_KEY,
-    data_dir: Annotated[Path | None, typer.Option(
-        envvar=ENV_DATA_DIR, show_envvar=True, show_default=DATA_DIR_DEFAULT_TEXT, file_okay=False,
-        help="where the stack keeps its state across restarts and its state file, read by the CLI and "
-             "`lakelet gc run`")] = None,
-    ephemeral: Annotated[bool, typer.Option(
-        "--ephemeral", help="keep everything in memory and lose it on stop (tests use this); no data directory is touched")
+    api_port: Annotated[
+        int,
+        typer.Option(
+            min=0, max=65535, envvar=ENV_API_PORT, show_envvar=True, help="port of the lakeFS API, 0 for any free port"
+        ),
+    ] = DEFAULT_API_PORT,
+    s3_port: Annotated[
+        int,
+        typer.Option(
+            min=0, max=65535, envvar=ENV_S3_PORT, show_envvar=True, help="port of the S3 gateway, 0 for any free port"
+        ),
+    ] = DEFAULT_S3_PORT,
+    moto_port: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            max=65535,
+            envvar=ENV_MOTO_PORT,
+            show_envvar=True,
+            help="port of the moto server standing in for AWS, 0 for any free port",
+        ),
+    ] = 0,
+    access_key_id: Annotated[
+        str, typer.Option(envvar=ENV_ACCESS_KEY_ID, show_envvar=True, help="access key ID of the admin user")
+    ] = DEFAULT_ACCESS_KEY_ID,
+    secret_access_key: Annotated[
+        str, typer.Option(envvar=ENV_SECRET_ACCESS_KEY, show_envvar=True, help="secret access key of the admin user")
+    ] = DEFAULT_SECRET_ACCESS_KEY,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            envvar=ENV_DATA_DIR,
+            show_envvar=True,
+            show_default=DATA_DIR_DEFAULT_TEXT,
+            file_okay=False,
+            help="where the stack keeps its state across restarts and its state file, read by the CLI and "
+            "`lakelet gc run`",
+        ),
+    ] = None,
+    ephemeral: Annotated[
+        bool,
+        typer.Option(
+            "--ephemeral",
+            help="keep everything in memory and lose it on stop (tests use this); no data directory is touched",
+        ),
     ] = False,
-    sample_data: Annotated[bool, typer.Option(
-        "--sample-data", help="create the quickstart repository with sample data, once per data directory (make run passes it)")
+    sample_data: Annotated[
+        bool,
+        typer.Option(
+            "--sample-data",
+            help="create the quickstart repository with sample data, once per data directory (make run passes it)",
+        ),
     ] = False,
-    accept_journal_loss: Annotated[bool, typer.Option(
-        "--accept-journal-loss", help="start even though a journal of the data directory is damaged, from the "
-        "changes before the damage; the damaged files are set aside in the data directory first (without it, such "
-        "a start is refused)")] = False,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log")
+    accept_journal_loss: Annotated[
+        bool,
+        typer.Option(
+            "--accept-journal-loss",
+            help="start even though a journal of the data directory is damaged, from the "
+            "changes before the damage; the damaged files are set aside in the data directory first (without it, such "
+            "a start is refused)",
+        ),
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log",
+        ),
     ] = False,
 ) -> None:
     """Run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1 until Ctrl-C or
@@ -109,17 +152,41 @@ def local(
     unless --ephemeral. Subcommands: lakectl's local directories, and export/import of a data directory."""
     if ctx.invoked_subcommand is not None:
         # The stack's flags mean nothing to a subcommand: say so rather than drop them silently.
-        given = [name for name in ("api_port", "s3_port", "moto_port", "access_key_id", "secret_access_key",
-                                   "data_dir", "ephemeral", "sample_data", "accept_journal_loss", "verbose")
-                 if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE]
+        given = [
+            name
+            for name in (
+                "api_port",
+                "s3_port",
+                "moto_port",
+                "access_key_id",
+                "secret_access_key",
+                "data_dir",
+                "ephemeral",
+                "sample_data",
+                "accept_journal_loss",
+                "verbose",
+            )
+            if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
+        ]
         if given:
-            raise typer.BadParameter(f"{', '.join('--' + g.replace('_', '-') for g in given)} belong to "
-                                     f"'lakelet local' itself, not to 'lakelet local {ctx.invoked_subcommand}'")
+            raise typer.BadParameter(
+                f"{', '.join('--' + g.replace('_', '-') for g in given)} belong to "
+                f"'lakelet local' itself, not to 'lakelet local {ctx.invoked_subcommand}'"
+            )
         return
-    options = LocalOptions(api_port, s3_port, moto_port, access_key_id, secret_access_key,
-                           resolve_data_dir(data_dir, ephemeral, flag_given=ctx.get_parameter_source("data_dir")
-                                            is ParameterSource.COMMANDLINE), sample_data, verbose,
-                           accept_journal_loss)
+    options = LocalOptions(
+        api_port,
+        s3_port,
+        moto_port,
+        access_key_id,
+        secret_access_key,
+        resolve_data_dir(
+            data_dir, ephemeral, flag_given=ctx.get_parameter_source("data_dir") is ParameterSource.COMMANDLINE
+        ),
+        sample_data,
+        verbose,
+        accept_journal_loss,
+    )
     raise typer.Exit(run_local(options))
 
 
@@ -139,9 +206,12 @@ def run_local(options: LocalOptions) -> int:
     _log_gateway_requests()
     running = read_state(options.data_dir) if options.data_dir is not None else None
     if running is not None and running.get("pid") != os.getpid():
-        print(f"lakelet local: cannot start: another stack (pid {running.get('pid')}, API at "
-              f"{running.get('api_url')}) uses the data directory {options.data_dir}; stop it or pass another "
-              "--data-dir", file=sys.stderr)
+        print(
+            f"lakelet local: cannot start: another stack (pid {running.get('pid')}, API at "
+            f"{running.get('api_url')}) uses the data directory {options.data_dir}; stop it or pass another "
+            "--data-dir",
+            file=sys.stderr,
+        )
         return 1
     stop_requested = threading.Event()
 
@@ -193,48 +263,80 @@ def _log_gateway_requests() -> None:
 
 def gc_run(
     repository: Annotated[str, typer.Argument(help="the repository (it needs GC rules: lakelet gc set-config)")],
-    mark_only: Annotated[bool, typer.Option("--mark-only", help="dry run: mark and report, delete nothing")
-                         ] = False,
-    sweep_run: Annotated[str | None, typer.Option(metavar="RUN_ID",
-                                                  help="sweep what an earlier --mark-only run marked")] = None,
-    min_age_seconds: Annotated[int, typer.Option(
-        show_default=True, help="never collect objects written less than this long before the run")] = 86_400,
-    data_dir: Annotated[Path | None, typer.Option(
-        envvar=ENV_DATA_DIR, show_envvar=True, show_default=DATA_DIR_DEFAULT_TEXT,
-        help="the data directory of the running `lakelet local`, whose state file says how to reach it")] = None,
-    # Connection flags default to None: unset ones come from the running stack's state file, then the defaults.
-    endpoint: Annotated[str | None, typer.Option(
-        envvar=ENV_GC_SERVER, show_envvar=True,
-        help=f"the lakeFS API server (default: the running stack's, else http://127.0.0.1:{DEFAULT_API_PORT})")
+    mark_only: Annotated[bool, typer.Option("--mark-only", help="dry run: mark and report, delete nothing")] = False,
+    sweep_run: Annotated[
+        str | None, typer.Option(metavar="RUN_ID", help="sweep what an earlier --mark-only run marked")
     ] = None,
-    access_key_id: Annotated[str | None, typer.Option(envvar=ENV_GC_ACCESS_KEY_ID, show_envvar=True,
-                                                      help="(default: the running stack's)")] = None,
-    secret_access_key: Annotated[str | None, typer.Option(envvar=ENV_GC_SECRET_ACCESS_KEY, show_envvar=True,
-                                                          help="(default: the running stack's)")] = None,
-    s3_endpoint: Annotated[str | None, typer.Option(
-        envvar=ENV_GC_S3_ENDPOINT, show_envvar=True,
-        help="the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (default: the running stack's)")
+    min_age_seconds: Annotated[
+        int, typer.Option(show_default=True, help="never collect objects written less than this long before the run")
+    ] = 86_400,
+    data_dir: Annotated[
+        Path | None,
+        typer.Option(
+            envvar=ENV_DATA_DIR,
+            show_envvar=True,
+            show_default=DATA_DIR_DEFAULT_TEXT,
+            help="the data directory of the running `lakelet local`, whose state file says how to reach it",
+        ),
+    ] = None,
+    # Connection flags default to None: unset ones come from the running stack's state file, then the defaults.
+    endpoint: Annotated[
+        str | None,
+        typer.Option(
+            envvar=ENV_GC_SERVER,
+            show_envvar=True,
+            help=f"the lakeFS API server (default: the running stack's, else http://127.0.0.1:{DEFAULT_API_PORT})",
+        ),
+    ] = None,
+    access_key_id: Annotated[
+        str | None, typer.Option(envvar=ENV_GC_ACCESS_KEY_ID, show_envvar=True, help="(default: the running stack's)")
+    ] = None,
+    secret_access_key: Annotated[
+        str | None,
+        typer.Option(envvar=ENV_GC_SECRET_ACCESS_KEY, show_envvar=True, help="(default: the running stack's)"),
+    ] = None,
+    s3_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            envvar=ENV_GC_S3_ENDPOINT,
+            show_envvar=True,
+            help="the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (default: the running stack's)",
+        ),
     ] = None,
     region: Annotated[str, typer.Option(show_default=True, help="the bucket's region")] = LOCAL_REGION,
-    commit_partitions: Annotated[int, typer.Option(min=1, show_default=True,
-                                                   help="Spark partitions for reading commits")] = 2,
-    address_partitions: Annotated[int, typer.Option(min=1, show_default=True,
-                                                    help="Spark partitions for addresses")] = 4,
+    commit_partitions: Annotated[
+        int, typer.Option(min=1, show_default=True, help="Spark partitions for reading commits")
+    ] = 2,
+    address_partitions: Annotated[
+        int, typer.Option(min=1, show_default=True, help="Spark partitions for addresses")
+    ] = 4,
     # moto scans a whole bucket for every listing request, so slicing partitions only slows a local run down.
-    list_slices: Annotated[int, typer.Option(show_default=True, help="listing slices per data/ partition (1-16)")
-                           ] = 1,
+    list_slices: Annotated[int, typer.Option(show_default=True, help="listing slices per data/ partition (1-16)")] = 1,
     json_out: Annotated[bool, typer.Option("--json", help="print the whole summary as JSON")] = False,
 ) -> None:
     """Collect a repository's garbage on the local stack, with Spark in local mode: the API prepares the run,
     then emr/gc_job.py (the file EMR Serverless runs) marks and sweeps against the stack's moto server."""
     if mark_only and sweep_run is not None:
-        raise typer.BadParameter("a run either marks (--mark-only) or sweeps an earlier run (--sweep-run)",
-                                 param_hint="'--mark-only' / '--sweep-run'")
-    options = gc_options(repository, data_dir, endpoint=endpoint or None, access_key_id=access_key_id or None,
-                         secret_access_key=secret_access_key or None, s3_endpoint=s3_endpoint or None,
-                         mark_only=mark_only, sweep_run=sweep_run, min_age_seconds=min_age_seconds, region=region,
-                         commit_partitions=commit_partitions, address_partitions=address_partitions,
-                         list_slices=list_slices, json=json_out)
+        raise typer.BadParameter(
+            "a run either marks (--mark-only) or sweeps an earlier run (--sweep-run)",
+            param_hint="'--mark-only' / '--sweep-run'",
+        )
+    options = gc_options(
+        repository,
+        data_dir,
+        endpoint=endpoint or None,
+        access_key_id=access_key_id or None,
+        secret_access_key=secret_access_key or None,
+        s3_endpoint=s3_endpoint or None,
+        mark_only=mark_only,
+        sweep_run=sweep_run,
+        min_age_seconds=min_age_seconds,
+        region=region,
+        commit_partitions=commit_partitions,
+        address_partitions=address_partitions,
+        list_slices=list_slices,
+        json=json_out,
+    )
     from lakelet.stack.local_gc import run_command
 
     raise typer.Exit(run_command(options))
@@ -245,14 +347,22 @@ def gc_options(repository: str, data_dir: Path | None, **flags: object) -> GCRun
     from lakelet.stack.local_gc import GCRunOptions
 
     implied = default_data_dir()
-    return GCRunOptions(repository=repository, data_dir=data_dir if data_dir is not None else implied,
-                        implied_data_dir=implied, **flags)  # type: ignore[arg-type]
+    return GCRunOptions(
+        repository=repository, data_dir=data_dir if data_dir is not None else implied, implied_data_dir=implied, **flags
+    )  # type: ignore[arg-type]
 
 
 ExportDirArg = Annotated[Path, typer.Argument(help="the export's directory", file_okay=False)]
-DataDirOpt = Annotated[Path | None, typer.Option(
-    envvar=ENV_DATA_DIR, show_envvar=True, show_default=DATA_DIR_DEFAULT_TEXT, file_okay=False,
-    help="the stack's data directory")]
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        envvar=ENV_DATA_DIR,
+        show_envvar=True,
+        show_default=DATA_DIR_DEFAULT_TEXT,
+        file_okay=False,
+        help="the stack's data directory",
+    ),
+]
 
 
 def local_export(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
@@ -277,17 +387,24 @@ def local_export(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
     running = read_state(directory)
     try:
         if running is not None:
-            endpoint = Endpoint(str(running["moto_url"]), str(running["access_key_id"]),
-                                str(running["secret_access_key"]), str(running.get("region") or region),
-                                LOCAL_TABLE_PREFIX)
+            endpoint = Endpoint(
+                str(running["moto_url"]),
+                str(running["access_key_id"]),
+                str(running["secret_access_key"]),
+                str(running.get("region") or region),
+                LOCAL_TABLE_PREFIX,
+            )
             counts = export_stack(endpoint, export_dir)
         else:
             with stopped_stack_aws(directory, region, LOCAL_TABLE_PREFIX) as endpoint:
                 counts = export_stack(endpoint, export_dir)
     except (ExportError, DataDirError, OSError) as error:
         _fail("export", str(error))
-    print(f"Exported {directory} to {export_dir}: {counts.summary()}. It holds every secret in clear: keep it "
-          f"private. Import it with `lakelet local import {export_dir} --data-dir NEW_DIR`.", flush=True)
+    print(
+        f"Exported {directory} to {export_dir}: {counts.summary()}. It holds every secret in clear: keep it "
+        f"private. Import it with `lakelet local import {export_dir} --data-dir NEW_DIR`.",
+        flush=True,
+    )
 
 
 def local_import(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
@@ -311,21 +428,31 @@ def local_import(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
     except ExportError as error:
         _fail("import", str(error))
     if directory.exists() and any(directory.iterdir()):
-        _fail("import", f"{directory} is not empty: import into a new data directory (--data-dir NEW_DIR), then "
-                        "start the stack on it")
-    keys = Credentials(os.environ.get(ENV_ACCESS_KEY_ID) or DEFAULT_ACCESS_KEY_ID,
-                       os.environ.get(ENV_SECRET_ACCESS_KEY) or DEFAULT_SECRET_ACCESS_KEY)
+        _fail(
+            "import",
+            f"{directory} is not empty: import into a new data directory (--data-dir NEW_DIR), then "
+            "start the stack on it",
+        )
+    keys = Credentials(
+        os.environ.get(ENV_ACCESS_KEY_ID) or DEFAULT_ACCESS_KEY_ID,
+        os.environ.get(ENV_SECRET_ACCESS_KEY) or DEFAULT_SECRET_ACCESS_KEY,
+    )
     stack = LocalStack(api_port=0, s3_port=0, credentials=keys, data_dir=directory)
     try:
         stack.start()
-        counts = import_stack(Endpoint(stack.moto_url, keys.access_key_id, keys.secret_access_key, stack.region,
-                                       LOCAL_TABLE_PREFIX), export_dir)
+        counts = import_stack(
+            Endpoint(stack.moto_url, keys.access_key_id, keys.secret_access_key, stack.region, LOCAL_TABLE_PREFIX),
+            export_dir,
+        )
     except (ExportError, DataDirError, OSError) as error:
         _fail("import", f"{error} ({directory} is incomplete: remove it before trying again)")
     finally:
         stack.stop()
-    print(f"Imported {export_dir} into {directory}: {counts.summary()}. Start it with "
-          f"`lakelet local --data-dir {directory}`.", flush=True)
+    print(
+        f"Imported {export_dir} into {directory}: {counts.summary()}. Start it with "
+        f"`lakelet local --data-dir {directory}`.",
+        flush=True,
+    )
 
 
 def _fail(command: str, line: str) -> NoReturn:

@@ -146,8 +146,11 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
         except BodyTooLarge as error:
             # The body was not read: the connection cannot carry another request.
             self.close_connection = True
-            self._send_json(401, {"message": f"error authenticating request: {error}"},
-                            {"WWW-Authenticate": 'Basic realm="lakelet", charset="UTF-8"'})
+            self._send_json(
+                401,
+                {"message": f"error authenticating request: {error}"},
+                {"WWW-Authenticate": 'Basic realm="lakelet", charset="UTF-8"'},
+            )
         except ChunkedBodyError as error:
             # The rest of the stream cannot be framed any more, so this connection ends here.
             self.close_connection = True
@@ -164,8 +167,9 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
         super()._send_error_response(error)
 
     def _send_json(self, code: int, body: dict[str, str], headers: dict[str, str] | None = None) -> None:
-        self._send_http_response(code, {"Content-Type": "application/json", **(headers or {})},
-                                 json.dumps(body).encode())
+        self._send_http_response(
+            code, {"Content-Type": "application/json", **(headers or {})}, json.dumps(body).encode()
+        )
 
     # The base class bound these names to its own _generic_handle when it was defined: rebind them.
     do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle

@@ -61,10 +61,14 @@ class Endpoint:
         import boto3
         from botocore.config import Config
 
-        return boto3.client(service, endpoint_url=self.moto_url, region_name=self.region,
-                            aws_access_key_id=self.access_key_id, aws_secret_access_key=self.secret_access_key,
-                            config=Config(retries={"max_attempts": 5, "mode": "standard"},
-                                          s3={"addressing_style": "path"}))
+        return boto3.client(
+            service,
+            endpoint_url=self.moto_url,
+            region_name=self.region,
+            aws_access_key_id=self.access_key_id,
+            aws_secret_access_key=self.secret_access_key,
+            config=Config(retries={"max_attempts": 5, "mode": "standard"}, s3={"addressing_style": "path"}),
+        )
 
 
 @dataclass(slots=True)
@@ -77,16 +81,23 @@ class Counts:
 
     def summary(self) -> str:
         tables = ", ".join(f"{n} {t}" for t, n in sorted(self.items.items()))
-        return f"{sum(self.items.values())} items ({tables}), {self.objects} objects ({self.bytes} bytes), " \
-               f"{self.secrets} sealed secrets" + (
-            f"; {len(self.etags_changed)} multipart objects have a new S3 ETag (same bytes): "
-            f"{', '.join(self.etags_changed[:3])}" if self.etags_changed else "")
+        return (
+            f"{sum(self.items.values())} items ({tables}), {self.objects} objects ({self.bytes} bytes), "
+            f"{self.secrets} sealed secrets"
+            + (
+                f"; {len(self.etags_changed)} multipart objects have a new S3 ETag (same bytes): "
+                f"{', '.join(self.etags_changed[:3])}"
+                if self.etags_changed
+                else ""
+            )
+        )
 
 
 # -- DynamoDB JSON on disk: Scan's answer, with binary values as base64 (as DynamoDB's own exports write them) --
 
+
 def _to_json(value: dict[str, Any]) -> dict[str, Any]:
-    (kind, inner), = value.items()
+    ((kind, inner),) = value.items()
     if kind == "B":
         return {"B": base64.b64encode(inner).decode("ascii")}
     if kind == "BS":
@@ -99,7 +110,7 @@ def _to_json(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def _from_json(value: dict[str, Any]) -> dict[str, Any]:
-    (kind, inner), = value.items()
+    ((kind, inner),) = value.items()
     if kind == "B":
         return {"B": base64.b64decode(inner)}
     if kind == "BS":
@@ -124,6 +135,7 @@ def _lakelet_version() -> str:
 
 # -- the sealed values -----------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class _Sealed:
     """One sealed attribute of an auth row, and how to open and close it with the app's own cipher helpers."""
@@ -138,16 +150,20 @@ def _sealed_field(item: dict[str, Any]) -> _Sealed | None:
 
     pk = str(item.get("pk", {}).get("S", ""))
     if pk.startswith(_CREDENTIAL_PK) and "encrypted_secret" in item:
-        key_id = pk[len(_CREDENTIAL_PK):]
-        return _Sealed("encrypted_secret",
-                       lambda cipher, stored: secrets.unseal(cipher, key_id, stored).encode("utf-8"),
-                       lambda cipher, plain: secrets.seal(cipher, key_id, plain.decode("utf-8")))
+        key_id = pk[len(_CREDENTIAL_PK) :]
+        return _Sealed(
+            "encrypted_secret",
+            lambda cipher, stored: secrets.unseal(cipher, key_id, stored).encode("utf-8"),
+            lambda cipher, plain: secrets.seal(cipher, key_id, plain.decode("utf-8")),
+        )
     if pk.startswith(_SERVER_KEY_PK) and "sealed_key" in item:
         # The context ServerKeys seals its keys under (chalicelib/auth/keys.py).
-        context = {"purpose": keys._CONTEXT_PURPOSE, "name": pk[len(_SERVER_KEY_PK):]}
-        return _Sealed("sealed_key",
-                       lambda cipher, stored: keys._unseal(cipher, stored, context),
-                       lambda cipher, plain: keys._seal(cipher, plain, context))
+        context = {"purpose": keys._CONTEXT_PURPOSE, "name": pk[len(_SERVER_KEY_PK) :]}
+        return _Sealed(
+            "sealed_key",
+            lambda cipher, stored: keys._unseal(cipher, stored, context),
+            lambda cipher, plain: keys._seal(cipher, plain, context),
+        )
     return None
 
 
@@ -179,6 +195,7 @@ def stopped_stack_aws(data_dir: Path, region: str, table_prefix: str) -> Iterato
     persistence = Persistence(data_dir)
     persistence.open()
     try:
+
         def guarded(app: WsgiApp) -> WsgiApp:
             return MotoGuard(persistence.wrap(app), *keys)
 
@@ -198,6 +215,7 @@ def stopped_stack_aws(data_dir: Path, region: str, table_prefix: str) -> Iterato
 
 # -- export ----------------------------------------------------------------------------------------------------
 
+
 def _scan(dynamodb: Any, table: str) -> Iterator[dict[str, Any]]:
     start: dict[str, Any] | None = None
     while True:
@@ -214,7 +232,7 @@ _MIB = 1024 * 1024
 def _multipart_etag(body: bytes, parts: list[int]) -> str:
     digests, offset = b"", 0
     for size in parts:
-        digests += hashlib.md5(body[offset:offset + size]).digest()
+        digests += hashlib.md5(body[offset : offset + size]).digest()
         offset += size
     return f'"{hashlib.md5(digests).hexdigest()}-{len(parts)}"'
 
@@ -255,20 +273,32 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
     counts = Counts()
     dynamodb = endpoint.client("dynamodb")
     cipher = _cipher(endpoint)
-    tables = [t for page in dynamodb.get_paginator("list_tables").paginate() for t in page["TableNames"]
-              if t.startswith(endpoint.table_prefix)]
+    tables = [
+        t
+        for page in dynamodb.get_paginator("list_tables").paginate()
+        for t in page["TableNames"]
+        if t.startswith(endpoint.table_prefix)
+    ]
     with _private_file(target / "secrets.jsonl") as secrets_out:
         for table in sorted(tables):
-            short = table[len(endpoint.table_prefix):]
+            short = table[len(endpoint.table_prefix) :]
             counts.items[short] = 0
             with _private_file(target / "dynamodb" / f"{short}.jsonl") as out:
                 for item in _scan(dynamodb, table):
                     sealed = _sealed_field(item)
                     if sealed is not None:
                         plain = sealed.unseal(cipher, str(item[sealed.attribute]["S"]))
-                        secrets_out.write(json.dumps({"table": short, "key": {"pk": item["pk"], "sk": item["sk"]},
-                                                      "attribute": sealed.attribute,
-                                                      "value": base64.b64encode(plain).decode("ascii")}) + "\n")
+                        secrets_out.write(
+                            json.dumps(
+                                {
+                                    "table": short,
+                                    "key": {"pk": item["pk"], "sk": item["sk"]},
+                                    "attribute": sealed.attribute,
+                                    "value": base64.b64encode(plain).decode("ascii"),
+                                }
+                            )
+                            + "\n"
+                        )
                         counts.secrets += 1
                     out.write(json.dumps(_to_json({"M": item})["M"], sort_keys=True) + "\n")
                     counts.items[short] += 1
@@ -285,20 +315,33 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
                     with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as data:
                         data.write(body)
                     etag = str(answer["ETag"])
-                    out.write(json.dumps({
-                        "bucket": bucket, "key": key, "file": name, "size": len(body), "etag": etag,
-                        "content_type": answer.get("ContentType") or "", "metadata": answer.get("Metadata") or {},
-                        "parts": _part_sizes(s3, bucket, key, etag, body),
-                    }) + "\n")
+                    out.write(
+                        json.dumps(
+                            {
+                                "bucket": bucket,
+                                "key": key,
+                                "file": name,
+                                "size": len(body),
+                                "etag": etag,
+                                "content_type": answer.get("ContentType") or "",
+                                "metadata": answer.get("Metadata") or {},
+                                "parts": _part_sizes(s3, bucket, key, etag, body),
+                            }
+                        )
+                        + "\n"
+                    )
                     counts.objects += 1
                     counts.bytes += len(body)
     from moto import __version__ as moto_version
 
-    manifest = {"kind": EXPORT_KIND, "format": EXPORT_FORMAT,
-                "written_by": {"lakelet": _lakelet_version(), "moto": moto_version},
-                "region": endpoint.region, "tables": sorted(counts.items), "counts": {
-                    "items": counts.items, "objects": counts.objects, "bytes": counts.bytes,
-                    "secrets": counts.secrets}}
+    manifest = {
+        "kind": EXPORT_KIND,
+        "format": EXPORT_FORMAT,
+        "written_by": {"lakelet": _lakelet_version(), "moto": moto_version},
+        "region": endpoint.region,
+        "tables": sorted(counts.items),
+        "counts": {"items": counts.items, "objects": counts.objects, "bytes": counts.bytes, "secrets": counts.secrets},
+    }
     # Last: a directory without its manifest is an export that did not finish, and import refuses it.
     with _private_file(target / MANIFEST) as out:
         json.dump(manifest, out, indent=2, sort_keys=True)
@@ -306,6 +349,7 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
 
 
 # -- import ----------------------------------------------------------------------------------------------------
+
 
 def read_manifest(source: Path) -> dict[str, Any]:
     path = source / MANIFEST
@@ -317,8 +361,9 @@ def read_manifest(source: Path) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ExportError(f"{path} cannot be read ({error}): it is not a Lakelet export") from None
     if kind != EXPORT_KIND or number != EXPORT_FORMAT:
-        raise ExportError(f"{path} is a {kind!r} format {number!r}; this Lakelet imports {EXPORT_KIND} format "
-                          f"{EXPORT_FORMAT}")
+        raise ExportError(
+            f"{path} is a {kind!r} format {number!r}; this Lakelet imports {EXPORT_KIND} format {EXPORT_FORMAT}"
+        )
     return dict(manifest)
 
 
@@ -335,15 +380,17 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
 def _write_items(dynamodb: Any, table: str, items: list[dict[str, Any]]) -> None:
     requests = [{"PutRequest": {"Item": item}} for item in items]
     for start in range(0, len(requests), _BATCH_WRITE):
-        pending: dict[str, Any] = {table: requests[start:start + _BATCH_WRITE]}
+        pending: dict[str, Any] = {table: requests[start : start + _BATCH_WRITE]}
         for _ in range(20):
             answer = dynamodb.batch_write_item(RequestItems=pending)
             pending = answer.get("UnprocessedItems") or {}
             if not pending:
                 break
         if pending:
-            raise ExportError(f"DynamoDB kept refusing writes to {table}: nothing was lost, run the import again "
-                              "into a new data directory")
+            raise ExportError(
+                f"DynamoDB kept refusing writes to {table}: nothing was lost, run the import again "
+                "into a new data directory"
+            )
 
 
 def _key_of(item: dict[str, Any]) -> str | None:
@@ -361,14 +408,18 @@ def import_stack(endpoint: Endpoint, source: Path) -> Counts:
     existing = {t for page in dynamodb.get_paginator("list_tables").paginate() for t in page["TableNames"]}
     missing = [t for t in manifest["tables"] if endpoint.table_prefix + t not in existing]
     if missing:
-        raise ExportError(f"this Lakelet has no table for {', '.join(missing)} of the export: import it with a "
-                          "Lakelet at least as new as the one that exported it")
+        raise ExportError(
+            f"this Lakelet has no table for {', '.join(missing)} of the export: import it with a "
+            "Lakelet at least as new as the one that exported it"
+        )
     cipher = _cipher(endpoint)
     resealed: dict[tuple[str, str], tuple[str, bytes]] = {}
     if (source / "secrets.jsonl").exists():
         for line in _lines(source / "secrets.jsonl"):
             resealed[(line["table"], json.dumps([line["key"]["pk"], line["key"]["sk"]], sort_keys=True))] = (
-                line["attribute"], base64.b64decode(line["value"]))
+                line["attribute"],
+                base64.b64decode(line["value"]),
+            )
     for short in manifest["tables"]:
         table = endpoint.table_prefix + short
         batch: list[dict[str, Any]] = []
@@ -407,8 +458,10 @@ def import_stack(endpoint: Endpoint, source: Path) -> Counts:
             buckets.add(bucket)
         body = (source / "objects" / str(line["file"])).read_bytes()
         if len(body) != line["size"]:
-            raise ExportError(f"{source / 'objects' / str(line['file'])} ({bucket}/{key}) has {len(body)} bytes, "
-                              f"the export says {line['size']}: the export is damaged")
+            raise ExportError(
+                f"{source / 'objects' / str(line['file'])} ({bucket}/{key}) has {len(body)} bytes, "
+                f"the export says {line['size']}: the export is damaged"
+            )
         extra: dict[str, Any] = {"Metadata": line.get("metadata") or {}}
         if line.get("content_type"):
             extra["ContentType"] = line["content_type"]
@@ -429,9 +482,11 @@ def _put_object(s3: Any, bucket: str, key: str, body: bytes, parts: list[int] | 
     upload = s3.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
     done, offset = [], 0
     for number, size in enumerate(parts, 1):
-        answer = s3.upload_part(Bucket=bucket, Key=key, UploadId=upload, PartNumber=number,
-                                Body=body[offset:offset + size])
+        answer = s3.upload_part(
+            Bucket=bucket, Key=key, UploadId=upload, PartNumber=number, Body=body[offset : offset + size]
+        )
         done.append({"PartNumber": number, "ETag": answer["ETag"]})
         offset += size
-    return str(s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload,
-                                            MultipartUpload={"Parts": done})["ETag"])
+    return str(
+        s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": done})["ETag"]
+    )

@@ -70,11 +70,15 @@ def check_moto(s3_endpoint: str, keys: tuple[str, str] | None = None) -> None:
         reason = getattr(error, "reason", error)
         raise PreflightError(f"nothing answers at the S3 endpoint {s3_endpoint} ({reason}); {advice}") from None
     if GATEWAY_SERVER in headers.get("Server", ""):
-        raise PreflightError(f"{s3_endpoint} is the Lakelet S3 gateway, not the stack's moto server that GC reads "
-                             f"and deletes in; {advice}")
+        raise PreflightError(
+            f"{s3_endpoint} is the Lakelet S3 gateway, not the stack's moto server that GC reads "
+            f"and deletes in; {advice}"
+        )
     if status == 403 and b"<Error>" in body:
-        raise PreflightError(f"the moto server at {s3_endpoint} refuses this key pair: pass the stack's own "
-                             "(--access-key-id and --secret-access-key, as `lakelet local` prints them)")
+        raise PreflightError(
+            f"the moto server at {s3_endpoint} refuses this key pair: pass the stack's own "
+            "(--access-key-id and --secret-access-key, as `lakelet local` prints them)"
+        )
     try:
         config = json.loads(body) if 200 <= status < 300 else None  # moto answers 201
     except ValueError:
@@ -92,8 +96,10 @@ def check_bucket(s3_endpoint: str, namespace: str, keys: tuple[str, str] | None 
     except (urllib.error.URLError, OSError) as error:
         raise PreflightError(f"cannot reach {s3_endpoint}: {getattr(error, 'reason', error)}") from None
     if status == 404:
-        raise PreflightError(f"the moto server at {s3_endpoint} has no bucket {bucket!r} (the repository's storage "
-                             "namespace): it belongs to another stack; pass this stack's 'AWS stand-in' URL")
+        raise PreflightError(
+            f"the moto server at {s3_endpoint} has no bucket {bucket!r} (the repository's storage "
+            "namespace): it belongs to another stack; pass this stack's 'AWS stand-in' URL"
+        )
 
 
 def find_java(environ: dict[str, str] | None = None) -> str | None:
@@ -123,10 +129,13 @@ def check_java(environ: dict[str, str] | None = None) -> str:
         where = "in JAVA_HOME" if (environ or os.environ).get("JAVA_HOME") else "on PATH"
         raise PreflightError(f"Spark needs Java {MIN_JAVA}, but there is no java {where}; {install}")
     try:
-        done = subprocess.run([java, "-version"], check=False, capture_output=True, text=True, timeout=JAVA_TIMEOUT_SECONDS,
-                              env=environ)
+        done = subprocess.run(
+            [java, "-version"], check=False, capture_output=True, text=True, timeout=JAVA_TIMEOUT_SECONDS, env=environ
+        )
     except (OSError, subprocess.TimeoutExpired) as error:
-        raise PreflightError(f"Spark needs Java {MIN_JAVA}, but `{java} -version` failed ({error}); {install}") from None
+        raise PreflightError(
+            f"Spark needs Java {MIN_JAVA}, but `{java} -version` failed ({error}); {install}"
+        ) from None
     found = _JAVA_VERSION.search(done.stderr + done.stdout)
     if done.returncode != 0 or found is None:
         raise PreflightError(f"Spark needs Java {MIN_JAVA}, but `{java} -version` did not say which it is; {install}")
@@ -140,5 +149,7 @@ def check_pyspark() -> None:
     import importlib.util
 
     if importlib.util.find_spec("pyspark") is None:
-        raise PreflightError("pyspark is not installed: local GC needs the local stack's extra "
-                             "(pip install 'lakelet[local]', or make run)")
+        raise PreflightError(
+            "pyspark is not installed: local GC needs the local stack's extra "
+            "(pip install 'lakelet[local]', or make run)"
+        )

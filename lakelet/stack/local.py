@@ -1,7 +1,8 @@
 """The embedded local stack: a moto server standing in for AWS, and the Chalice app served next to it.
 
 ``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback, behind a guard that takes only
-requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/moto_guard.py); point chalicelib's settings at it
+requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/moto_guard.py); point chalicelib's
+settings at it
 through the environment (before the app or its services are built, since they read the environment once);
 create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
 de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
@@ -30,7 +31,7 @@ from collections.abc import MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 from chalice.app import Chalice
 from chalice.config import Config
@@ -65,7 +66,12 @@ class Credentials:
 
 
 def local_environment(
-    moto_url: str, bucket: str, table_prefix: str, region: str, *, metrics: bool = False,
+    moto_url: str,
+    bucket: str,
+    table_prefix: str,
+    region: str,
+    *,
+    metrics: bool = False,
     keys: Credentials | None = None,
 ) -> dict[str, str]:
     """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
@@ -244,8 +250,14 @@ class LocalStack:
             moto_speedups.install()
             self._saved_environ = _apply_environ(
                 self._environ,
-                local_environment(self.moto_url, self.bucket, self.table_prefix, self.region, metrics=self._verbose,
-                                  keys=self.credentials),
+                local_environment(
+                    self.moto_url,
+                    self.bucket,
+                    self.table_prefix,
+                    self.region,
+                    metrics=self._verbose,
+                    keys=self.credentials,
+                ),
             )
             self._provision()
             self._serve()
@@ -300,7 +312,7 @@ class LocalStack:
             _forget_default_session()
             self._saved_environ = None
 
-    def __enter__(self) -> LocalStack:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(

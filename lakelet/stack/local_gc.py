@@ -37,7 +37,16 @@ from lakelet.stack.spark_local import LOCAL_SPARK_MASTER, local_session, local_s
 from lakelet.stack.statefile import read_state
 from lakelet.units import human_bytes
 
-__all__ = ["GCCommandError", "GCRunOptions", "LakeFSApi", "load_job", "local_session", "local_spark", "run_command", "run_gc"]
+__all__ = [
+    "GCCommandError",
+    "GCRunOptions",
+    "LakeFSApi",
+    "load_job",
+    "local_session",
+    "local_spark",
+    "run_command",
+    "run_gc",
+]
 
 JOB_FILE = Path(__file__).resolve().parents[2] / "emr" / "gc_job.py"
 JOB_MODULE = "gc_job"
@@ -66,7 +75,9 @@ class LakeFSApi:
         url = self.endpoint.rstrip("/") + "/api/v1" + path
         token = base64.b64encode(f"{self.access_key_id}:{self.secret_access_key}".encode()).decode()
         request = urllib.request.Request(
-            url, method=method, data=b"" if method == "POST" else None,
+            url,
+            method=method,
+            data=b"" if method == "POST" else None,
             headers={"Authorization": f"Basic {token}", "Accept": "application/json"},
         )
         # A proxy from the environment must not see (or swallow) a loopback request.
@@ -141,14 +152,23 @@ def run_gc(
         report("prepare", f"sweeping run {run_id}, marked earlier: nothing to prepare")
     else:
         run_id = api.prepare(repository)
-        report("prepare", f"run {run_id}: active commits and staged objects of {repository} written "
-                          f"({time.monotonic() - started:.1f} s); starting Spark ({LOCAL_SPARK_MASTER})")
+        report(
+            "prepare",
+            f"run {run_id}: active commits and staged objects of {repository} written "
+            f"({time.monotonic() - started:.1f} s); starting Spark ({LOCAL_SPARK_MASTER})",
+        )
     mode = job.MODE_SWEEP if sweep_run else job.MODE_MARK if mark_only else job.MODE_MARK_AND_SWEEP
     try:
         options = job.JobOptions(
-            storage_namespace=namespace, run_id=run_id, mode=mode, min_age_seconds=min_age_seconds,
-            commit_partitions=commit_partitions, address_partitions=address_partitions, list_slices=list_slices,
-            endpoint_url=s3_endpoint, region=region,
+            storage_namespace=namespace,
+            run_id=run_id,
+            mode=mode,
+            min_age_seconds=min_age_seconds,
+            commit_partitions=commit_partitions,
+            address_partitions=address_partitions,
+            list_slices=list_slices,
+            endpoint_url=s3_endpoint,
+            region=region,
         )
         with local_spark(address_partitions, s3_endpoint, (api.access_key_id, api.secret_access_key)) as spark:
             summary: dict[str, Any] = job.run(spark, options, progress=report)
@@ -165,8 +185,10 @@ def format_summary(summary: Mapping[str, Any], command: str = "lakelet", flags: 
     a dry run is ``command gc run REPO --sweep-run RUN_ID flags...``, to paste as is."""
     mark = summary.get("mark", {})
     lines = [
-        (f"GC run {summary['run_id']} of {summary.get('repository', '?')} ({summary['storage_namespace']}), "
-         f"mode {summary['mode']}"),
+        (
+            f"GC run {summary['run_id']} of {summary.get('repository', '?')} ({summary['storage_namespace']}), "
+            f"mode {summary['mode']}"
+        ),
         f"  active commits        {mark.get('active_commits', 0)}",
         f"  objects listed        {mark.get('objects_listed', 0)} ({human_bytes(mark.get('bytes_listed', 0))})",
         f"  too young to collect  {mark.get('objects_too_young', 0)} (min age {mark.get('min_age_seconds', 0)} s)",
@@ -175,10 +197,13 @@ def format_summary(summary: Mapping[str, Any], command: str = "lakelet", flags: 
     ]
     sweep = summary.get("sweep")
     if sweep is None:
-        sweep_command = shlex.join(["gc", "run", str(summary.get("repository", "REPO")),
-                                    "--sweep-run", str(summary["run_id"]), *flags])
-        lines.append(f"  dry run: a sweep would reclaim {human_bytes(mark.get('bytes_marked', 0))}; "
-                     f"run `{command} {sweep_command}`")
+        sweep_command = shlex.join(
+            ["gc", "run", str(summary.get("repository", "REPO")), "--sweep-run", str(summary["run_id"]), *flags]
+        )
+        lines.append(
+            f"  dry run: a sweep would reclaim {human_bytes(mark.get('bytes_marked', 0))}; "
+            f"run `{command} {sweep_command}`"
+        )
     else:
         lines.append(f"  deleted               {sweep['objects_deleted']} ({human_bytes(sweep['bytes_deleted'])})")
         lines.append(f"  failed                {sweep['objects_failed']}")
@@ -252,16 +277,21 @@ def preflight(target: Target, options: GCRunOptions) -> None:
     if target.from_state:
         hint = "the stack's state file is stale: restart `lakelet local`"
     elif running is not None:
-        hint = (f"the running stack (state file in {options.data_dir}) is at {running.get('api_url')}: "
-                "leave out --endpoint to use it")
+        hint = (
+            f"the running stack (state file in {options.data_dir}) is at {running.get('api_url')}: "
+            "leave out --endpoint to use it"
+        )
     else:
-        hint = (f"start one with `lakelet local` (or `make run`): there is no state file of a running stack in "
-                f"{options.data_dir}")
+        hint = (
+            f"start one with `lakelet local` (or `make run`): there is no state file of a running stack in "
+            f"{options.data_dir}"
+        )
     gc_preflight.check_api(target.api.endpoint, hint)
     if not target.s3_endpoint:
         raise gc_preflight.PreflightError(
             f"no moto URL for {target.api.endpoint}: pass --s3-endpoint, the 'AWS stand-in' URL that `lakelet local` "
-            f"prints (no state file of a running stack in {options.data_dir})")
+            f"prints (no state file of a running stack in {options.data_dir})"
+        )
     gc_preflight.check_moto(target.s3_endpoint, (target.api.access_key_id, target.api.secret_access_key))
     gc_preflight.check_java()
     gc_preflight.check_pyspark()
@@ -275,12 +305,20 @@ def run_command(options: GCRunOptions) -> int:
     try:
         preflight(target, options)
         summary = run_gc(
-            target.api, options.repository, target.s3_endpoint, mark_only=options.mark_only,
-            sweep_run=options.sweep_run, min_age_seconds=options.min_age_seconds,
-            commit_partitions=options.commit_partitions, address_partitions=options.address_partitions,
-            list_slices=options.list_slices, region=options.region, progress=print_progress,
+            target.api,
+            options.repository,
+            target.s3_endpoint,
+            mark_only=options.mark_only,
+            sweep_run=options.sweep_run,
+            min_age_seconds=options.min_age_seconds,
+            commit_partitions=options.commit_partitions,
+            address_partitions=options.address_partitions,
+            list_slices=options.list_slices,
+            region=options.region,
+            progress=print_progress,
             check_namespace=lambda namespace: gc_preflight.check_bucket(
-                str(target.s3_endpoint), namespace, (target.api.access_key_id, target.api.secret_access_key)),
+                str(target.s3_endpoint), namespace, (target.api.access_key_id, target.api.secret_access_key)
+            ),
         )
     except (GCCommandError, gc_preflight.PreflightError) as e:
         print(f"lakelet gc run: {e}", file=sys.stderr)

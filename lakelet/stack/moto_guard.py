@@ -67,8 +67,9 @@ def _request(environ: Mapping[str, Any], body: bytes) -> Request:
     # The signature covers the path as the client encoded it; PATH_INFO is already decoded.
     raw_uri = str(environ.get("REQUEST_URI") or environ.get("RAW_URI") or environ.get("PATH_INFO") or "/")
     raw_path = urlsplit(raw_uri).path or "/"
-    return Request.build(str(environ.get("REQUEST_METHOD", "GET")), raw_path, str(environ.get("QUERY_STRING", "")),
-                         headers, body)
+    return Request.build(
+        str(environ.get("REQUEST_METHOD", "GET")), raw_path, str(environ.get("QUERY_STRING", "")), headers, body
+    )
 
 
 def _signs_a_body_hash(environ: Mapping[str, Any]) -> bool:
@@ -81,8 +82,9 @@ def _signs_a_body_hash(environ: Mapping[str, Any]) -> bool:
 class MotoGuard:
     """Wraps moto's WSGI app: see the module docstring. :meth:`allow_origins` names the UI once it listens."""
 
-    def __init__(self, app: WsgiApp, access_key_id: str, secret_access_key: str,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, app: WsgiApp, access_key_id: str, secret_access_key: str, clock: Callable[[], float] = time.time
+    ) -> None:
         self._app = app
         self._access_key_id = access_key_id
         self._secret = secret_access_key
@@ -108,8 +110,12 @@ class MotoGuard:
         origin = environ.get("HTTP_ORIGIN")
         allowed = origin is not None and origin in self._origins
         if origin is not None and not allowed:
-            return self._refuse(environ, start_response, S3Error(
-                "AccessDenied", f"requests from origin {origin!r} are not accepted: only the stack's web UI"), None)
+            return self._refuse(
+                environ,
+                start_response,
+                S3Error("AccessDenied", f"requests from origin {origin!r} are not accepted: only the stack's web UI"),
+                None,
+            )
         if environ.get("REQUEST_METHOD") == "OPTIONS" and allowed and environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD"):
             return self._preflight(environ, start_response, str(origin))
         body = read_body(environ) if _signs_a_body_hash(environ) else b""
@@ -128,16 +134,21 @@ class MotoGuard:
         return self._app(environ, respond)
 
     def _preflight(self, environ: Mapping[str, Any], start_response: StartResponse, origin: str) -> Iterable[bytes]:
-        headers = [*_cors_headers(origin), ("Access-Control-Allow-Methods", _CORS_METHODS),
-                   ("Access-Control-Max-Age", _CORS_MAX_AGE), ("Content-Length", "0")]
+        headers = [
+            *_cors_headers(origin),
+            ("Access-Control-Allow-Methods", _CORS_METHODS),
+            ("Access-Control-Max-Age", _CORS_MAX_AGE),
+            ("Content-Length", "0"),
+        ]
         requested = str(environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", ""))
         if requested:
             headers.append(("Access-Control-Allow-Headers", requested))
         start_response("200 OK", headers)
         return [b""]
 
-    def _refuse(self, environ: Mapping[str, Any], start_response: StartResponse, error: S3Error,
-                origin: str | None) -> Iterable[bytes]:
+    def _refuse(
+        self, environ: Mapping[str, Any], start_response: StartResponse, error: S3Error, origin: str | None
+    ) -> Iterable[bytes]:
         response = error_response(error, str(environ.get("PATH_INFO", "/")), uuid.uuid4().hex)
         headers = [*response.headers.items(), ("Content-Length", str(len(response.body)))]
         if origin is not None:
@@ -150,12 +161,16 @@ _REASONS = {400: "Bad Request", 403: "Forbidden"}
 
 
 def _cors_headers(origin: str) -> list[tuple[str, str]]:
-    return [("Access-Control-Allow-Origin", origin), ("Access-Control-Expose-Headers", _CORS_EXPOSE),
-            ("Vary", "Origin")]
+    return [
+        ("Access-Control-Allow-Origin", origin),
+        ("Access-Control-Expose-Headers", _CORS_EXPOSE),
+        ("Vary", "Origin"),
+    ]
 
 
-def signed_headers(method: str, url: str, body: bytes, access_key_id: str, secret_access_key: str,
-                   region: str, service: str = "s3") -> dict[str, str]:
+def signed_headers(
+    method: str, url: str, body: bytes, access_key_id: str, secret_access_key: str, region: str, service: str = "s3"
+) -> dict[str, str]:
     """The headers that sign a plain HTTP request to the guarded moto (e.g. ``/moto-api/config``) with SigV4."""
     request = AWSRequest(method=method, url=url, data=body)
     auth = S3SigV4Auth if service == "s3" else SigV4Auth  # S3's declares its payload hash in a header

@@ -234,9 +234,7 @@ def _fast_plan(
         return None
     if hash_key_conditions and (len(hash_key_conditions) != 1 or hash_key_conditions[0][0] != table.hash_key_attr):
         return None
-    if range_key_conditions and (
-        len(range_key_conditions) != 1 or range_key_conditions[0][0] != table.range_key_attr
-    ):
+    if range_key_conditions and (len(range_key_conditions) != 1 or range_key_conditions[0][0] != table.range_key_attr):
         return None
     if limit is not None and (type(limit) is not int or limit < 1):
         return None
@@ -282,15 +280,36 @@ def _query(
     range_key_conditions: list[tuple[str, str, list[DynamoType]]] | None = None,
     **filter_kwargs: Any,
 ) -> tuple[list[Item], int, dict[str, Any] | None]:
-    plan = _fast_plan(self, hash_key, range_comparison, range_objs, limit, exclusive_start_key, index_name,
-                      hash_key_conditions, range_key_conditions, filter_kwargs)
+    plan = _fast_plan(
+        self,
+        hash_key,
+        range_comparison,
+        range_objs,
+        limit,
+        exclusive_start_key,
+        index_name,
+        hash_key_conditions,
+        range_key_conditions,
+        filter_kwargs,
+    )
     if plan is None:
         counters["moto"] += 1
         original: Callable[..., tuple[list[Item], int, dict[str, Any] | None]] = _state["query"]
         return original(
-            self, hash_key, range_comparison, range_objs, limit, exclusive_start_key, scan_index_forward,
-            projection_expressions, index_name, consistent_read, filter_expression,
-            hash_key_conditions=hash_key_conditions, range_key_conditions=range_key_conditions, **filter_kwargs,
+            self,
+            hash_key,
+            range_comparison,
+            range_objs,
+            limit,
+            exclusive_start_key,
+            scan_index_forward,
+            projection_expressions,
+            index_name,
+            consistent_read,
+            filter_expression,
+            hash_key_conditions=hash_key_conditions,
+            range_key_conditions=range_key_conditions,
+            **filter_kwargs,
         )
     counters["fast"] += 1
     comparison, values, start = plan

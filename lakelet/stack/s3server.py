@@ -66,8 +66,9 @@ class S3RequestHandler(BaseHTTPRequestHandler):
         headers = [(name, value) for name, value in self.headers.items() if name.lower() != "transfer-encoding"]
         if self._has_body():
             # Authenticate on the request line and headers before reading a byte of the body.
-            refused = self.server.gateway.refuse_before_body(Request.build(self.command, target.path or "/",
-                                                                          target.query, headers, b""))
+            refused = self.server.gateway.refuse_before_body(
+                Request.build(self.command, target.path or "/", target.query, headers, b"")
+            )
             if refused is not None:
                 self.close_connection = True  # the unread body cannot be told apart from a next request
                 self._send(refused.status, refused.headers, refused.body)
@@ -93,7 +94,11 @@ class S3RequestHandler(BaseHTTPRequestHandler):
             # Dropping that header alone would still send the body (the object's bytes, maybe an HTML page an
             # attacker stored): the whole response goes, replaced by a fixed error that echoes nothing.
             log.error("refused to send a response with an unsafe header %s", unsafe)
-            status, response_headers, body = 500, {"Content-Type": "application/xml", "Connection": "close"}, _INTERNAL_ERROR
+            status, response_headers, body = (
+                500,
+                {"Content-Type": "application/xml", "Connection": "close"},
+                _INTERNAL_ERROR,
+            )
             self.close_connection = True
         self.send_response(status)
         declared = None
@@ -140,7 +145,9 @@ class S3Server:
         if self._thread is not None:
             raise RuntimeError("S3Server already started")
         self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"lakelet-s3-{self.port}",
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"lakelet-s3-{self.port}",
             daemon=True,
         )
         self._thread.start()

@@ -98,9 +98,12 @@ def ensure_quickstart(stack: LocalStack) -> str | None:
         else:
             raise
     if created:
-        _call(stack, "PUT", f"/repositories/{QUICKSTART}/settings/gc_rules",
-              {"default_retention_days": QUICKSTART_RETENTION_DAYS, "branches": []})
+        _call(
+            stack,
+            "PUT",
+            f"/repositories/{QUICKSTART}/settings/gc_rules",
+            {"default_retention_days": QUICKSTART_RETENTION_DAYS, "branches": []},
+        )
     record = {"repository": QUICKSTART, "created_at": time.time()}
-    s3.put_object(Bucket=stack.bucket, Key=MARKER_KEY, Body=json.dumps(record).encode(),
-                  ContentType="application/json")
+    s3.put_object(Bucket=stack.bucket, Key=MARKER_KEY, Body=json.dumps(record).encode(), ContentType="application/json")
     return QUICKSTART

@@ -88,8 +88,9 @@ def local_session(address_partitions: int = 4) -> Any:
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", LOCAL_HOST)
-    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning,
-                            module=r"pyspark(\.|$)")
+    warnings.filterwarnings(
+        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning, module=r"pyspark(\.|$)"
+    )
     conf = (
         SparkConf()
         .setMaster(LOCAL_SPARK_MASTER)
@@ -108,8 +109,7 @@ def local_session(address_partitions: int = 4) -> Any:
 
 
 @contextmanager
-def local_spark(address_partitions: int, s3_endpoint: str | None,
-                keys: tuple[str, str] | None = None) -> Iterator[Any]:
+def local_spark(address_partitions: int, s3_endpoint: str | None, keys: tuple[str, str] | None = None) -> Iterator[Any]:
     """A Spark session in local mode: the active one if there is one (left running), else a new one that is
     stopped on exit. Environment first: Spark's Python workers inherit it when the session starts, and they sign
     their requests to ``s3_endpoint`` with ``keys`` (access key id, secret)."""

@@ -49,8 +49,9 @@ def local_definition(text: str, region: str, account: str = ACCOUNT) -> str:
     return _PLACEHOLDER.sub(lambda m: function_arn(m.group(1), region, account), text)
 
 
-def _invoke(self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any,
-            response_headers: Any) -> bytes:
+def _invoke(
+    self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
+) -> bytes:
     name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
     handler = _routes.get(name)
     if handler is None:
@@ -61,11 +62,13 @@ def _invoke(self: Any, function_name: str, qualifier: str | None, body: Any, hea
         result = handler(event)
     except Exception as e:  # noqa: BLE001 - the Lambda runtime turns any exception into a function error
         response_headers["x-amz-function-error"] = "Unhandled"
-        return json.dumps({
-            "errorType": type(e).__name__,
-            "errorMessage": str(e),
-            "stackTrace": traceback.format_exception(e)[-3:],
-        }).encode()
+        return json.dumps(
+            {
+                "errorType": type(e).__name__,
+                "errorMessage": str(e),
+                "stackTrace": traceback.format_exception(e)[-3:],
+            }
+        ).encode()
     return json.dumps(result).encode()
 
 
@@ -92,8 +95,9 @@ def route_lambda_invokes(handlers: Mapping[str, Handler]) -> Iterator[None]:
                     _routes[name] = previous
 
 
-def create_state_machines(sfn: Any, region: str, directory: Path = STATE_MACHINES, prefix: str = "lakelet-local-",
-                          account: str = ACCOUNT) -> dict[str, str]:
+def create_state_machines(
+    sfn: Any, region: str, directory: Path = STATE_MACHINES, prefix: str = "lakelet-local-", account: str = ACCOUNT
+) -> dict[str, str]:
     """Creates (or updates) one state machine per ``*.asl.json``; {file name stem: ARN}."""
     role = f"arn:aws:iam::{account}:role/lakelet-local-states"
     arns: dict[str, str] = {}
@@ -110,8 +114,9 @@ def create_state_machines(sfn: Any, region: str, directory: Path = STATE_MACHINE
     return arns
 
 
-def start_local_workflows(moto_url: str, region: str, environ: dict[str, str] | Any,
-                          saved: dict[str, str | None] | None = None) -> dict[str, str]:
+def start_local_workflows(
+    moto_url: str, region: str, environ: dict[str, str] | Any, saved: dict[str, str | None] | None = None
+) -> dict[str, str]:
     """For the embedded stack's moto server (in this process): turns on executing state machines, creates them
     from stepfunctions/, routes their Lambda tasks to the app's handlers until stop_local_workflows, and sets
     the variables the settings read (``saved`` records their earlier values, for the stack to restore)."""
@@ -132,8 +137,9 @@ def start_local_workflows(moto_url: str, region: str, environ: dict[str, str] | 
     body = json.dumps(MOTO_CONFIG).encode()
     url = f"{moto_url}/moto-api/config"
     headers = signed_headers("POST", url, body, environ["AWS_ACCESS_KEY_ID"], environ["AWS_SECRET_ACCESS_KEY"], region)
-    requests.post(url, data=body, headers={**headers, "Content-Type": "application/json"},
-                  timeout=10).raise_for_status()
+    requests.post(
+        url, data=body, headers={**headers, "Content-Type": "application/json"}, timeout=10
+    ).raise_for_status()
     sfn = boto3.client("stepfunctions", region_name=region, endpoint_url=moto_url)
     arns = create_state_machines(sfn, region)
     # moto's interpreter calls Lambda back on localhost:$MOTO_PORT. Each ARN goes where infra/ puts it.
@@ -191,7 +197,8 @@ def _install_keys(environ: Mapping[str, str]) -> Any:
 
     original = boto_client.boto3  # type: ignore[attr-defined]
     boto_client.boto3 = _Boto3WithKeys(  # type: ignore[attr-defined]
-        environ["AWS_ACCESS_KEY_ID"], environ["AWS_SECRET_ACCESS_KEY"])
+        environ["AWS_ACCESS_KEY_ID"], environ["AWS_SECRET_ACCESS_KEY"]
+    )
     return original
 
 

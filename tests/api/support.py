@@ -107,9 +107,7 @@ class Api:
         return json.loads(response.body)
 
     def commit(self, repo: str, branch: str, message: str = "a commit", **extra: Any) -> dict[str, Any]:
-        response = self.post(
-            f"/repositories/{repo}/branches/{branch}/commits", json_body={"message": message, **extra}
-        )
+        response = self.post(f"/repositories/{repo}/branches/{branch}/commits", json_body={"message": message, **extra})
         assert response.status_code == 201, response.body
         return json.loads(response.body)
 
@@ -147,5 +145,3 @@ def conforms(model: Any, body: Any) -> Any:
     parsed = model.from_dict(body)
     assert parsed.to_dict() == without_extensions(body)
     return parsed
-
-

@@ -31,15 +31,19 @@ def hook_server() -> Iterator[HookServer]:
 
 
 def action_file(name: str, event: str, url: str, branches: list[str] | None = None, timeout: str = "5s") -> bytes:
-    return yaml.safe_dump({
-        "name": name,
-        "on": {event: {"branches": branches} if branches else None},
-        "hooks": [{"id": "quality", "type": "webhook", "properties": {"url": url, "timeout": timeout}}],
-    }).encode()
+    return yaml.safe_dump(
+        {
+            "name": name,
+            "on": {event: {"branches": branches} if branches else None},
+            "hooks": [{"id": "quality", "type": "webhook", "properties": {"url": url, "timeout": timeout}}],
+        }
+    ).encode()
 
 
 def feature_branch(api: Api, repo: str, url: str, event: str = "pre-merge", **kw: str) -> None:
-    assert api.post(f"/repositories/{repo}/branches", json_body={"name": "feature", "source": "main"}).status_code == 201
+    assert (
+        api.post(f"/repositories/{repo}/branches", json_body={"name": "feature", "source": "main"}).status_code == 201
+    )
     api.upload(repo, "feature", "_lakefs_actions/check.yaml", action_file("data quality", event, url, **kw))
     api.upload(repo, "feature", "tables/users.csv", b"id,name\n,missing id\n")
     api.commit(repo, "feature", "new users")
@@ -60,8 +64,10 @@ def test_failing_pre_merge_hook_refuses_the_merge(api: Api, repo: str, hook_serv
     response = merge(api, repo)
     message = assert_error(response, 412)
     assert message.startswith("pre-merge hook aborted, run id '")
-    assert "\t* hook run id '0000_0000' failed on action 'data quality' hook 'quality': " \
-           "webhook request failed (status code: 400)" in message
+    assert (
+        "\t* hook run id '0000_0000' failed on action 'data quality' hook 'quality': "
+        "webhook request failed (status code: 400)" in message
+    )
     assert "users.csv: 1 row without id" in message
     assert head(api, repo, "main") == before  # nothing changed
     payload = hook_server.bodies("/quality")[0]
@@ -98,16 +104,26 @@ def test_hook_that_times_out_fails_the_run(api: Api, repo: str, hook_server: Hoo
     assert head(api, repo, "main") == before
 
 
-def test_post_commit_payload_and_failure_recorded_without_undoing(api: Api, repo: str,
-                                                                  hook_server: HookServer) -> None:
+def test_post_commit_payload_and_failure_recorded_without_undoing(api: Api, repo: str, hook_server: HookServer) -> None:
     url = hook_server.on("/notify", 500, "notifier down")
     api.upload(repo, "main", "_lakefs_actions/notify.yaml", action_file("notify", "post-commit", url))
     api.upload(repo, "main", "a.txt", b"a")
     made = api.commit(repo, "main", "add a", metadata={"owner": "data-team"})
     assert head(api, repo, "main") == made["id"]  # the failed post-hook undid nothing
     [payload] = hook_server.bodies("/notify")
-    assert set(payload) == {"event_type", "event_time", "action_name", "hook_id", "repository_id", "branch_id",
-                            "source_ref", "commit_id", "commit_message", "committer", "commit_metadata"}
+    assert set(payload) == {
+        "event_type",
+        "event_time",
+        "action_name",
+        "hook_id",
+        "repository_id",
+        "branch_id",
+        "source_ref",
+        "commit_id",
+        "commit_message",
+        "committer",
+        "commit_metadata",
+    }
     assert payload["event_type"] == "post-commit" and payload["commit_id"] == made["id"]
     assert payload["commit_message"] == "add a" and payload["committer"] == "admin"
     assert payload["commit_metadata"] == {"owner": "data-team"} and payload["branch_id"] == "main"
@@ -135,10 +151,24 @@ def test_lua_action_refuses_the_operation_clearly(api: Api, repo: str) -> None:
 
 def test_branch_and_tag_events(api: Api, repo: str, hook_server: HookServer) -> None:
     url = hook_server.on("/refs", 200)
-    doc = yaml.safe_dump({"name": "refs", "on": {e: None for e in (
-        "pre-create-branch", "post-create-branch", "pre-delete-branch", "post-delete-branch",
-        "pre-create-tag", "post-create-tag", "pre-delete-tag", "post-delete-tag")},
-        "hooks": [{"id": "seen", "type": "webhook", "properties": {"url": url}}]}).encode()
+    doc = yaml.safe_dump(
+        {
+            "name": "refs",
+            "on": dict.fromkeys(
+                (
+                    "pre-create-branch",
+                    "post-create-branch",
+                    "pre-delete-branch",
+                    "post-delete-branch",
+                    "pre-create-tag",
+                    "post-create-tag",
+                    "pre-delete-tag",
+                    "post-delete-tag",
+                )
+            ),
+            "hooks": [{"id": "seen", "type": "webhook", "properties": {"url": url}}],
+        }
+    ).encode()
     api.upload(repo, "main", "_lakefs_actions/refs.yaml", doc)
     api.commit(repo, "main", "actions")
     assert api.post(f"/repositories/{repo}/branches", json_body={"name": "b1", "source": "main"}).status_code == 201
@@ -146,10 +176,16 @@ def test_branch_and_tag_events(api: Api, repo: str, hook_server: HookServer) -> 
     assert api.post(f"/repositories/{repo}/tags", json_body={"id": "v1", "ref": "main"}).status_code == 201
     assert api.delete(f"/repositories/{repo}/tags/v1").status_code == 204
     seen = [(b["event_type"], b.get("branch_id"), b.get("tag_id")) for b in hook_server.bodies("/refs")]
-    assert seen == [("pre-create-branch", "b1", None), ("post-create-branch", "b1", None),
-                    ("pre-delete-branch", "b1", None), ("post-delete-branch", "b1", None),
-                    ("pre-create-tag", "", "v1"), ("post-create-tag", "", "v1"),
-                    ("pre-delete-tag", "", "v1"), ("post-delete-tag", "", "v1")]
+    assert seen == [
+        ("pre-create-branch", "b1", None),
+        ("post-create-branch", "b1", None),
+        ("pre-delete-branch", "b1", None),
+        ("post-delete-branch", "b1", None),
+        ("pre-create-tag", "", "v1"),
+        ("post-create-tag", "", "v1"),
+        ("pre-delete-tag", "", "v1"),
+        ("post-delete-tag", "", "v1"),
+    ]
 
 
 def test_pre_create_branch_hook_refuses(api: Api, repo: str, hook_server: HookServer) -> None:

@@ -45,8 +45,7 @@ def test_rules_round_trip_with_etag_and_if_match(api: Api, repo: str) -> None:
     current = etag(api.get(SETTINGS))
     assert current != etag(first)
     # A writer that read an older ETag loses: 412, and the rules stay.
-    assert_error(api.request("PUT", SETTINGS, json_body=[{"pattern": "x"}], headers={"if-match": etag(first)}),
-                 412)
+    assert_error(api.request("PUT", SETTINGS, json_body=[{"pattern": "x"}], headers={"if-match": etag(first)}), 412)
     assert patterns(api) == ["main", "release-*"]
     assert protect(api, "stable/*", if_match=current) == 204
     assert patterns(api) == ["stable/*"]
@@ -63,12 +62,15 @@ def test_bad_rules_are_400_and_unknown_repositories_404(api: Api, repo: str) -> 
     assert_error(api.request("PUT", "/repositories/nope/settings/branch_protection", json_body=[]), 404)
 
 
-@pytest.mark.parametrize(("raw", "why"), [
-    (b'[{"pattern": "main", "note": NaN}]', "not valid JSON"),
-    (b'[{"pattern": "main", "note": Infinity}]', "not valid JSON"),
-    (b'[{"pattern": "ma\\ud800in"}]', "not valid Unicode"),
-    (b'[{"pattern": "main", "note": ' + b"[" * 40 + b"]" * 40 + b"}]", "nests deeper"),
-])
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        (b'[{"pattern": "main", "note": NaN}]', "not valid JSON"),
+        (b'[{"pattern": "main", "note": Infinity}]', "not valid JSON"),
+        (b'[{"pattern": "ma\\ud800in"}]', "not valid Unicode"),
+        (b'[{"pattern": "main", "note": ' + b"[" * 40 + b"]" * 40 + b"}]", "nests deeper"),
+    ],
+)
 def test_the_rules_body_is_read_by_the_one_json_loader(api: Api, repo: str, raw: bytes, why: str) -> None:
     # What every other JSON route refuses: plain json.loads took NaN, lone surrogates and deep nesting.
     response = api.request("PUT", SETTINGS, body=raw, headers={"content-type": "application/json"})
@@ -110,16 +112,33 @@ def test_every_write_route_refuses_a_protected_branch(api: Api, protected: dict[
     main = BRANCH.format(branch="main")
     head = body_of(api.get(main))["commit_id"]
     refused: dict[str, tuple[Any, str]] = {
-        "upload": (api.post(main + "/objects", query={"path": "x"}, body=b"x",
-                            headers={"content-type": "application/octet-stream"}), WRITE),
-        "link": (api.request("PUT", main + "/staging/backing", query={"path": "linked"},
-                             json_body={"staging": protected["staging"], "checksum": "c", "size_bytes": 6}), WRITE),
-        "batch upload": (api.post(main + "/objects/batch",
-                                  body=b'{"objects": [{"path": "x", "size_bytes": 1}]}\nx'), WRITE),
+        "upload": (
+            api.post(
+                main + "/objects", query={"path": "x"}, body=b"x", headers={"content-type": "application/octet-stream"}
+            ),
+            WRITE,
+        ),
+        "link": (
+            api.request(
+                "PUT",
+                main + "/staging/backing",
+                query={"path": "linked"},
+                json_body={"staging": protected["staging"], "checksum": "c", "size_bytes": 6},
+            ),
+            WRITE,
+        ),
+        "batch upload": (
+            api.post(main + "/objects/batch", body=b'{"objects": [{"path": "x", "size_bytes": 1}]}\nx'),
+            WRITE,
+        ),
         "copy": (api.post(main + "/objects/copy", query={"dest_path": "a2"}, json_body={"src_path": "a"}), WRITE),
         "delete": (api.delete(main + "/objects", query={"path": "a"}), WRITE),
-        "user metadata": (api.request("PUT", main + "/objects/stat/user_metadata", query={"path": "a"},
-                                      json_body={"set": {"k": "v"}}), WRITE),
+        "user metadata": (
+            api.request(
+                "PUT", main + "/objects/stat/user_metadata", query={"path": "a"}, json_body={"set": {"k": "v"}}
+            ),
+            WRITE,
+        ),
         "reset": (api.request("PUT", main, json_body={"type": "reset"}), WRITE),
         "reset object": (api.request("PUT", main, json_body={"type": "object", "path": "a"}), WRITE),
         "commit": (api.post(main + "/commits", json_body={"message": "m", "allow_empty": True}), COMMIT),
@@ -128,15 +147,24 @@ def test_every_write_route_refuses_a_protected_branch(api: Api, protected: dict[
         "cherry-pick": (api.post(main + "/cherry-pick", json_body={"ref": protected["feature"]}), COMMIT),
         "hard reset": (api.request("PUT", main + "/hard_reset", query={"ref": protected["first"]}), COMMIT),
         "delete branch": (api.delete(BRANCH.format(branch="release-1")), "cannot delete protected branch"),
-        "write to a glob match": (api.post(BRANCH.format(branch="release-1") + "/objects", query={"path": "x"},
-                                           body=b"x", headers={"content-type": "text/plain"}), WRITE),
+        "write to a glob match": (
+            api.post(
+                BRANCH.format(branch="release-1") + "/objects",
+                query={"path": "x"},
+                body=b"x",
+                headers={"content-type": "text/plain"},
+            ),
+            WRITE,
+        ),
     }
     for name, (response, message) in refused.items():
         assert assert_error(response, 403) == message, name
     bulk = api.post(main + "/objects/delete", json_body={"paths": ["a", "b"]})
     assert bulk.status_code == 200
     assert [(e["path"], e["status_code"], e["message"]) for e in body_of(bulk)["errors"]] == [
-        ("a", 403, WRITE), ("b", 403, WRITE)]
+        ("a", 403, WRITE),
+        ("b", 403, WRITE),
+    ]
     assert body_of(api.get(main))["commit_id"] == head
     assert body_of(api.get(main + "/diff"))["results"] == []
     assert body_of(api.get("/repositories/repo1/refs/main/objects/stat", query={"path": "a"}))["path"] == "a"

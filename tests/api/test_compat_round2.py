@@ -124,8 +124,9 @@ def test_sample_data_is_committed_into_the_new_repository(api: Api, services: wi
         (s.path, len(s.data), s.content_type) for s in expected
     ]
     for sample in expected:
-        response = api.get("/repositories/samples/refs/main/objects", query={"path": sample.path},
-                           headers={"accept": "*/*"})
+        response = api.get(
+            "/repositories/samples/refs/main/objects", query={"path": sample.path}, headers={"accept": "*/*"}
+        )
         assert response.body == sample.data, sample.path
 
 
@@ -206,13 +207,19 @@ def test_update_object_user_metadata_is_a_staged_change(api: Api, repo: str) -> 
     api.upload(repo, "main", "a.txt", b"hello", **{"x-lakefs-meta-old": "1"})
     api.commit(repo, "main")
     before = body_of(api.get(R + "/refs/main/objects/stat", query={"path": "a.txt"}))
-    update = api.request("PUT", R + "/branches/main/objects/stat/user_metadata", query={"path": "a.txt"},
-                         json_body={"set": {"owner": "data-team", "tier": "gold"}})
+    update = api.request(
+        "PUT",
+        R + "/branches/main/objects/stat/user_metadata",
+        query={"path": "a.txt"},
+        json_body={"set": {"owner": "data-team", "tier": "gold"}},
+    )
     assert update.status_code == 201, update.body
     after = body_of(api.get(R + "/refs/main/objects/stat", query={"path": "a.txt"}))
     assert after["metadata"] == {"owner": "data-team", "tier": "gold"}
     assert (after["physical_address"], after["checksum"], after["size_bytes"]) == (
-        before["physical_address"], before["checksum"], before["size_bytes"]
+        before["physical_address"],
+        before["checksum"],
+        before["size_bytes"],
     )
     committed = body_of(api.get(R + "/refs/main@/objects/stat", query={"path": "a.txt"}))
     assert committed["metadata"] == {"old": "1"}
@@ -237,6 +244,7 @@ def test_update_object_user_metadata_refuses_bad_requests(
     api: Api, repo: str, query: dict, body: dict, status: int
 ) -> None:
     api.upload(repo, "main", "a.txt", b"hello")
-    assert_error(api.request("PUT", R + "/branches/main/objects/stat/user_metadata", query=query, json_body=body),
-                 status)
+    assert_error(
+        api.request("PUT", R + "/branches/main/objects/stat/user_metadata", query=query, json_body=body), status
+    )
     assert body_of(api.get(R + "/refs/main/objects/stat", query={"path": "a.txt"}))["metadata"] == {}

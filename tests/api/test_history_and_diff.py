@@ -58,15 +58,22 @@ def test_diff_between_refs(history: Api) -> None:
     _commit(api, "dev", "f2", a="dev", b=None, e__f="new")
     three = conforms(lakefs_sdk.DiffList, body_of(api.get(DIFF.format(left="main", right="dev"))))
     assert [(d.path, d.type, d.path_type) for d in three.results] == [
-        ("a", "conflict", "object"), ("b", "removed", "object"), ("e/f", "added", "object"),
+        ("a", "conflict", "object"),
+        ("b", "removed", "object"),
+        ("e/f", "added", "object"),
     ]
     two = body_of(api.get(DIFF.format(left="main", right="dev"), query={"type": "two_dot"}))
     assert [(d["path"], d["type"]) for d in two["results"]] == [
-        ("a", "changed"), ("b", "removed"), ("d/y", "removed"), ("e/f", "added"),
+        ("a", "changed"),
+        ("b", "removed"),
+        ("d/y", "removed"),
+        ("e/f", "added"),
     ]
     stats = conforms(
         lakefs_sdk.DiffList,
-        body_of(api.get(DIFF.format(left="main", right="dev"), query={"type": "two_dot", "include_right_stats": "True"})),
+        body_of(
+            api.get(DIFF.format(left="main", right="dev"), query={"type": "two_dot", "include_right_stats": "True"})
+        ),
     )
     added = next(d for d in stats.results if d.path == "e/f")
     assert added.size_bytes == 3 and added.right.content_type == "application/octet-stream" and added.right.checksum
@@ -86,8 +93,14 @@ def test_log_filters(history: Api) -> None:
     api = history
     log = LOG.format(ref="main")
     assert _messages(api.get(log)) == ["c5", "m", "f1", "c3", "c2", "c1", "Repository created"]
-    assert _messages(api.get(log, query={"first_parent": "True"})) == ["c5", "m", "c3", "c2", "c1",
-                                                                         "Repository created"]
+    assert _messages(api.get(log, query={"first_parent": "True"})) == [
+        "c5",
+        "m",
+        "c3",
+        "c2",
+        "c1",
+        "Repository created",
+    ]
     assert _messages(api.get(log, query={"objects": "a"})) == ["c3", "c1"]
     assert _messages(api.get(log, query=[("objects", "a"), ("objects", "b")])) == ["c3", "c2", "c1"]
     assert _messages(api.get(log, query={"prefixes": "d/"})) == ["c5", "f1", "c1"]
@@ -139,16 +152,19 @@ def test_cherry_pick(history: Api) -> None:
     response = api.post(pick, json_body=lakefs_sdk.CherryPickCreation(ref="main").to_dict())
     assert response.status_code == 201, response.body
     commit = conforms(lakefs_sdk.Commit, body_of(response))
-    assert commit.message == "c5" and commit.metadata["cherry-pick-origin"] == body_of(
-        api.get("/repositories/repo1/branches/main"))["commit_id"]
+    assert (
+        commit.message == "c5"
+        and commit.metadata["cherry-pick-origin"] == body_of(api.get("/repositories/repo1/branches/main"))["commit_id"]
+    )
     assert _read(api, "hotfix", "d/y") == "y" and _read(api, "hotfix", "a") == "1"
     assert_error(api.post(pick, json_body={"ref": seg("main~1")}), 400)  # a merge commit needs parent_number
     picked = api.post(pick, json_body={"ref": "main~1", "parent_number": 1, "commit_overrides": {"message": "dev"}})
     assert picked.status_code == 201 and body_of(picked)["message"] == "dev"
     assert _read(api, "hotfix", "d/z") == "z"
     _commit(api, "hotfix", "own a", a="hot")
-    clash = api.post(pick, json_body={"ref": body_of(api.get(LOG.format(ref="main"), query={"objects": "a"}))
-                                      ["results"][0]["id"]})
+    clash = api.post(
+        pick, json_body={"ref": body_of(api.get(LOG.format(ref="main"), query={"objects": "a"}))["results"][0]["id"]}
+    )
     assert clash.status_code == 409 and [c["path"] for c in body_of(clash)["conflicts"]] == ["a"]
 
 

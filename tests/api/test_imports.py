@@ -29,8 +29,12 @@ def services() -> Iterator[wiring.Services]:
 
 @pytest.fixture
 def sources(services: wiring.Services) -> None:
-    for key, data in {"data/a.csv": b"a", "data/2024/b.csv": b"bb", "data/2024/01/c.csv": b"ccc",
-                      "single.bin": b"single"}.items():
+    for key, data in {
+        "data/a.csv": b"a",
+        "data/2024/b.csv": b"bb",
+        "data/2024/01/c.csv": b"ccc",
+        "single.bin": b"single",
+    }.items():
         services.graveler.blocks.put(ALLOWED + key, data)
 
 
@@ -43,8 +47,10 @@ def status(api: Api, repo: str, import_id: str, branch: str = "main"):
     return api.get(f"/repositories/{repo}/branches/{branch}/import", query={"id": import_id})
 
 
-PATHS = [{"type": "common_prefix", "path": ALLOWED + "data/", "destination": "imported/"},
-         {"type": "object", "path": ALLOWED + "single.bin", "destination": "one/single.bin"}]
+PATHS = [
+    {"type": "common_prefix", "path": ALLOWED + "data/", "destination": "imported/"},
+    {"type": "object", "path": ALLOWED + "single.bin", "destination": "one/single.bin"},
+]
 
 
 def test_import_start_status_and_the_objects(api: Api, repo: str, sources: None) -> None:
@@ -66,8 +72,11 @@ def test_import_start_status_and_the_objects(api: Api, repo: str, sources: None)
         "imported/a.csv": ALLOWED + "data/a.csv",
         "one/single.bin": ALLOWED + "single.bin",
     }
-    read = api.get(f"/repositories/{repo}/refs/main/objects", query={"path": "imported/2024/b.csv"},
-                   headers={"accept": "application/octet-stream", "range": "bytes=1-1"})
+    read = api.get(
+        f"/repositories/{repo}/refs/main/objects",
+        query={"path": "imported/2024/b.csv"},
+        headers={"accept": "application/octet-stream", "range": "bytes=1-1"},
+    )
     assert read.status_code == 206 and read.body == b"b"
     stat = body_of(api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": "one/single.bin"}))
     assert stat["size_bytes"] == 6 and stat["physical_address"] == ALLOWED + "single.bin"
@@ -83,8 +92,9 @@ def test_config_reports_import_support(api: Api) -> None:
     assert config["storage_config"]["import_support"] is True
 
 
-def test_a_source_outside_the_allowed_locations_is_403_naming_the_setting(api: Api, repo: str, sources: None,
-                                                                          services: wiring.Services) -> None:
+def test_a_source_outside_the_allowed_locations_is_403_naming_the_setting(
+    api: Api, repo: str, sources: None, services: wiring.Services
+) -> None:
     before = set(services.graveler.blocks.blobs)
     head = body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
     answer = start(api, repo, [{"type": "common_prefix", "path": "s3://source/secret/", "destination": "x/"}])
@@ -94,46 +104,52 @@ def test_a_source_outside_the_allowed_locations_is_403_naming_the_setting(api: A
     assert api.get(f"/repositories/{repo}/branches/_main_imported").status_code == 404
 
 
-@pytest.mark.parametrize("paths", [
-    [],
-    [{"type": "folder", "path": ALLOWED + "data/", "destination": "x/"}],
-    [{"type": "common_prefix", "path": "gs://bucket/x/", "destination": "x/"}],
-    [{"type": "common_prefix", "destination": "x/"}],
-    ["s3://source/allowed/data/"],
-])
+@pytest.mark.parametrize(
+    "paths",
+    [
+        [],
+        [{"type": "folder", "path": ALLOWED + "data/", "destination": "x/"}],
+        [{"type": "common_prefix", "path": "gs://bucket/x/", "destination": "x/"}],
+        [{"type": "common_prefix", "destination": "x/"}],
+        ["s3://source/allowed/data/"],
+    ],
+)
 def test_bad_import_requests_are_400(api: Api, repo: str, paths: list) -> None:
     assert_error(start(api, repo, paths), 400)
 
 
-@pytest.mark.parametrize(("path", "destination"), [
-    (ALLOWED + "../secret/", "x/"),
-    (ALLOWED + "data/../../secret/", "x/"),
-    (ALLOWED + "./data/", "x/"),
-    (ALLOWED + "data//", "x/"),
-    ("s3://source//allowed/data/", "x/"),
-    (ALLOWED + "%2e%2e/secret/", "x/"),
-    (ALLOWED + "data%2F..%2Fsecret/", "x/"),
-    (ALLOWED + "data/\x00/", "x/"),
-    (ALLOWED + "data/\n/", "x/"),
-    (ALLOWED + "data/\x7f/", "x/"),
-    ("s3://source%2Fallowed/data/", "x/"),
-    ("s3://source\\allowed/data/", "x/"),
-    (ALLOWED + "data/", "../x/"),
-    (ALLOWED + "data/", "x/../y/"),
-    (ALLOWED + "data/", "./x/"),
-    (ALLOWED + "data/", "x//y/"),
-    (ALLOWED + "data/", "/x/"),
-    (ALLOWED + "data/", "x/%2e%2e/"),
-    (ALLOWED + "data/", "x/\t/"),
-])
-def test_a_location_that_is_not_a_plain_key_is_400(api: Api, repo: str, sources: None, services: wiring.Services,
-                                                    path: str, destination: str) -> None:
+@pytest.mark.parametrize(
+    ("path", "destination"),
+    [
+        (ALLOWED + "../secret/", "x/"),
+        (ALLOWED + "data/../../secret/", "x/"),
+        (ALLOWED + "./data/", "x/"),
+        (ALLOWED + "data//", "x/"),
+        ("s3://source//allowed/data/", "x/"),
+        (ALLOWED + "%2e%2e/secret/", "x/"),
+        (ALLOWED + "data%2F..%2Fsecret/", "x/"),
+        (ALLOWED + "data/\x00/", "x/"),
+        (ALLOWED + "data/\n/", "x/"),
+        (ALLOWED + "data/\x7f/", "x/"),
+        ("s3://source%2Fallowed/data/", "x/"),
+        ("s3://source\\allowed/data/", "x/"),
+        (ALLOWED + "data/", "../x/"),
+        (ALLOWED + "data/", "x/../y/"),
+        (ALLOWED + "data/", "./x/"),
+        (ALLOWED + "data/", "x//y/"),
+        (ALLOWED + "data/", "/x/"),
+        (ALLOWED + "data/", "x/%2e%2e/"),
+        (ALLOWED + "data/", "x/\t/"),
+    ],
+)
+def test_a_location_that_is_not_a_plain_key_is_400(
+    api: Api, repo: str, sources: None, services: wiring.Services, path: str, destination: str
+) -> None:
     """The allowed-locations check compares text: a path whose text lies under the allowed prefix but that a
     reader could resolve elsewhere (dot segments, doubled slashes, escapes, control characters) is refused
     before anything is recorded."""
     before = set(services.graveler.blocks.blobs)
-    message = assert_error(start(api, repo, [{"type": "common_prefix", "path": path, "destination": destination}]),
-                           400)
+    message = assert_error(start(api, repo, [{"type": "common_prefix", "path": path, "destination": destination}]), 400)
     assert "paths:" in message
     assert set(services.graveler.blocks.blobs) == before
     assert api.get(f"/repositories/{repo}/branches/_main_imported").status_code == 404
@@ -156,8 +172,9 @@ def test_an_allowed_bucket_is_matched_whole(repo: str, sources: None) -> None:
         check_allowed([ImportLocation("common_prefix", "s3://source-private/any/", "x/")], ["s3://source"], "SETTING")
 
 
-def test_plain_keys_as_the_lakefs_client_sends_them_still_import(api: Api, repo: str, services: wiring.Services
-                                                               ) -> None:
+def test_plain_keys_as_the_lakefs_client_sends_them_still_import(
+    api: Api, repo: str, services: wiring.Services
+) -> None:
     """What ImportManager.prefix/.object send: s3://bucket/prefix/ with a trailing slash, a destination with one
     (or the branch's root), keys with '=' and '%' not followed by hex, dots inside names."""
     for key, data in {"t/y=2024/part.0.csv": b"a", "t/100% done.txt": b"b", "t/.hidden": b"c"}.items():
@@ -184,14 +201,16 @@ def test_cancel_after_completion_is_409_and_unknown_is_404(api: Api, repo: str, 
 
 
 def test_a_failed_import_reports_its_error(api: Api, repo: str) -> None:
-    import_id = body_of(start(api, repo, [{"type": "object", "path": ALLOWED + "missing.bin",
-                                           "destination": "m"}]))["id"]
+    import_id = body_of(start(api, repo, [{"type": "object", "path": ALLOWED + "missing.bin", "destination": "m"}]))[
+        "id"
+    ]
     parsed = lakefs_sdk.ImportStatus.from_json(status(api, repo, import_id).body.decode())
     assert not parsed.completed and parsed.error is not None and "missing.bin" in parsed.error.message
 
 
-def test_reimport_drops_what_the_source_no_longer_holds(api: Api, repo: str, sources: None,
-                                                        services: wiring.Services) -> None:
+def test_reimport_drops_what_the_source_no_longer_holds(
+    api: Api, repo: str, sources: None, services: wiring.Services
+) -> None:
     start(api, repo, PATHS[:1])
     services.graveler.blocks.delete(ALLOWED + "data/a.csv")
     import_id = body_of(start(api, repo, PATHS[:1]))["id"]

@@ -158,10 +158,16 @@ def test_preview_commits_nothing(api: Api, repo: str) -> None:
     assert payload["summary"] == {"added": 1, "removed": 0, "changed": 0, "conflict": 3, "unresolved": 0}
     listed = lakefs_sdk.DiffList.from_dict({"pagination": payload["pagination"], "results": payload["results"]})
     assert [(d.path, d.type) for d in listed.results] == [
-        ("a", "conflict"), ("b", "conflict"), ("c", "conflict"), ("new", "added"),
+        ("a", "conflict"),
+        ("b", "conflict"),
+        ("c", "conflict"),
+        ("new", "added"),
     ]
     assert payload["results"][0]["conflict"] == {
-        "path": "a", "source": "changed", "destination": "changed", "resolution": "dest-wins",
+        "path": "a",
+        "source": "changed",
+        "destination": "changed",
+        "resolution": "dest-wins",
     }
     paged = body_of(_merge(api, query={"dry_run": "True", "amount": 1, "after": "a"}))
     assert [r["path"] for r in paged["results"]] == ["b"] and paged["pagination"]["next_offset"] == "b"
@@ -184,7 +190,9 @@ def test_refusals(api: Api, repo: str) -> None:
     assert_error(_merge(api, dest="nope"), 404)
     assert_error(_merge(api, source="nope"), 404)
     assert_error(_merge(api, dest="bad%20name"), 400)
-    bad_json = api.post(MERGE.format(source="dev", dest="main"), body=b"{", headers={"content-type": "application/json"})
+    bad_json = api.post(
+        MERGE.format(source="dev", dest="main"), body=b"{", headers={"content-type": "application/json"}
+    )
     assert_error(bad_json, 400)
 
 

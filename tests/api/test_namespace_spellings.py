@@ -48,8 +48,9 @@ def test_a_doubled_slash_after_the_bucket_is_accepted_and_folded(api: Api, spell
     assert stat["physical_address"].startswith(folded + "/data/")
 
 
-@pytest.mark.parametrize(("first", "second"), [(f"{ROOT}//x", f"{ROOT}/x"), (f"{ROOT}/x", f"{ROOT}//x"),
-                                               (f"{ROOT}//x", f"{ROOT}//x/")])
+@pytest.mark.parametrize(
+    ("first", "second"), [(f"{ROOT}//x", f"{ROOT}/x"), (f"{ROOT}/x", f"{ROOT}//x"), (f"{ROOT}//x", f"{ROOT}//x/")]
+)
 def test_two_spellings_of_one_namespace_are_never_two_repositories(api: Api, first: str, second: str) -> None:
     assert create(api, "first", first)[0] == 201
     status, error = create(api, "second", second)
@@ -90,10 +91,18 @@ def test_parallel_creates_of_a_namespace_and_one_inside_it_in_the_other_spelling
 ) -> None:
     with_latency(services, monkeypatch)
     for round_ in range(4):
-        outer, inner = (f"{ROOT}//n{round_}", f"{ROOT}/n{round_}/in") if round_ % 2 else (
-            f"{ROOT}/n{round_}", f"{ROOT}//n{round_}/in")
-        statuses = race(credentials, [{"name": f"outer-{round_}", "storage_namespace": outer},
-                                      {"name": f"inner-{round_}", "storage_namespace": inner}])
+        outer, inner = (
+            (f"{ROOT}//n{round_}", f"{ROOT}/n{round_}/in")
+            if round_ % 2
+            else (f"{ROOT}/n{round_}", f"{ROOT}//n{round_}/in")
+        )
+        statuses = race(
+            credentials,
+            [
+                {"name": f"outer-{round_}", "storage_namespace": outer},
+                {"name": f"inner-{round_}", "storage_namespace": inner},
+            ],
+        )
         assert statuses.count(201) <= 1 and all(s in (201, 400) for s in statuses), statuses
 
 
@@ -102,8 +111,11 @@ def test_a_deny_on_a_namespace_also_covers_its_doubled_slash_spelling(api: Api, 
         "id": "no-secret",
         "statement": [
             {"effect": "allow", "action": ["fs:*"], "resource": "*"},
-            {"effect": "deny", "action": ["fs:AttachStorageNamespace"],
-             "resource": f"arn:lakefs:fs:::namespace/{ROOT}/secret*"},
+            {
+                "effect": "deny",
+                "action": ["fs:AttachStorageNamespace"],
+                "resource": f"arn:lakefs:fs:::namespace/{ROOT}/secret*",
+            },
         ],
     }
     assert api.post("/auth/policies", json_body=policy).status_code == 201
@@ -118,9 +130,15 @@ def test_a_deny_on_a_namespace_also_covers_its_doubled_slash_spelling(api: Api, 
 
 
 def test_bounds_are_400_in_the_lakefs_shape_and_create_nothing(api: Api) -> None:
-    for bad, said in ((f"{ROOT}/" + "x" * 769, "too long"), (f"{ROOT}/x\u200b", "invisible"),
-                      (f"{ROOT}/x ", "space"), (f"{ROOT}/_lakelet/x", "_lakelet"), (f"{ROOT}/x/_lakefs", "_lakefs")):
-        assert said in assert_error(api.post("/repositories", json_body={"name": "repo1", "storage_namespace": bad}),
-                                    400)
+    for bad, said in (
+        (f"{ROOT}/" + "x" * 769, "too long"),
+        (f"{ROOT}/x\u200b", "invisible"),
+        (f"{ROOT}/x ", "space"),
+        (f"{ROOT}/_lakelet/x", "_lakelet"),
+        (f"{ROOT}/x/_lakefs", "_lakefs"),
+    ):
+        assert said in assert_error(
+            api.post("/repositories", json_body={"name": "repo1", "storage_namespace": bad}), 400
+        )
     assert names(api) == []
     assert create(api, "repo1", f"{ROOT}/" + "x" * 768)[0] == 201

@@ -45,8 +45,17 @@ def test_a_range_read_is_as_inert_as_a_whole_one(api: Api, repo: str) -> None:
     assert_inert(read.headers, 'attachment; filename="report.html"')
 
 
-@pytest.mark.parametrize("content_type", ["text/html", "image/svg+xml", "application/xml", "application/pdf",
-                                          "text/xml; charset=utf-8", "application/xhtml+xml"])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/html",
+        "image/svg+xml",
+        "application/xml",
+        "application/pdf",
+        "text/xml; charset=utf-8",
+        "application/xhtml+xml",
+    ],
+)
 def test_inline_is_refused_for_active_types(api: Api, repo: str, content_type: str) -> None:
     upload(api, "f", PAGE, content_type)
     read = api.get(OBJECTS, query={"path": "f", "disposition": "inline"})
@@ -68,13 +77,19 @@ def test_a_bad_disposition_is_a_400_before_anything_is_read(api: Api, repo: str)
     assert "disposition" in assert_error(response, 400)
 
 
-@pytest.mark.parametrize(("path", "expected"), [
-    ("a/b/report.html", 'attachment; filename="report.html"'),
-    ('q"uo\\te.txt', 'attachment; filename="q_uo_te.txt"; filename*=UTF-8\'\'q%22uo%5Cte.txt'),
-    ("données/été.csv", "attachment; filename=\"_t_.csv\"; filename*=UTF-8''%C3%A9t%C3%A9.csv"),
-    ("x\r\nSet-Cookie: a=b", "attachment; filename=\"x__Set-Cookie: a=b\"; filename*=UTF-8''x%0D%0ASet-Cookie%3A%20a%3Db"),
-    ("dir/", 'attachment; filename="dir"'),
-])
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("a/b/report.html", 'attachment; filename="report.html"'),
+        ('q"uo\\te.txt', "attachment; filename=\"q_uo_te.txt\"; filename*=UTF-8''q%22uo%5Cte.txt"),
+        ("données/été.csv", "attachment; filename=\"_t_.csv\"; filename*=UTF-8''%C3%A9t%C3%A9.csv"),
+        (
+            "x\r\nSet-Cookie: a=b",
+            "attachment; filename=\"x__Set-Cookie: a=b\"; filename*=UTF-8''x%0D%0ASet-Cookie%3A%20a%3Db",
+        ),
+        ("dir/", 'attachment; filename="dir"'),
+    ],
+)
 def test_the_attachment_names_the_object_and_cannot_break_the_header(path: str, expected: str) -> None:
     value = http_headers.attachment(path)
     assert value == expected

@@ -63,12 +63,16 @@ def test_binary_content_round_trips_whatever_its_type(api: Api, repo: str, conte
 def test_multipart_upload(api: Api, repo: str) -> None:
     boundary = "----lakelet-test-boundary"
     body = (
-        f"--{boundary}\r\n"
-        'Content-Disposition: form-data; name="other"\r\n\r\nignored\r\n'
-        f"--{boundary}\r\n"
-        'Content-Disposition: form-data; name="content"; filename="x.bin"\r\n'
-        "Content-Type: image/png\r\n\r\n"
-    ).encode() + ALL_BYTES + f"\r\n--{boundary}--\r\n".encode()
+        (
+            f"--{boundary}\r\n"
+            'Content-Disposition: form-data; name="other"\r\n\r\nignored\r\n'
+            f"--{boundary}\r\n"
+            'Content-Disposition: form-data; name="content"; filename="x.bin"\r\n'
+            "Content-Type: image/png\r\n\r\n"
+        ).encode()
+        + ALL_BYTES
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     response = api.post(
         UPLOAD.format(branch="main"),
         query={"path": "x.bin"},
@@ -85,7 +89,7 @@ def test_multipart_upload(api: Api, repo: str) -> None:
     "body",
     [
         b"no boundaries at all",
-        b"--B\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--B--\r\n",
+        b'--B\r\nContent-Disposition: form-data; name="other"\r\n\r\nx\r\n--B--\r\n',
         b"--B\r\nbroken",
     ],
 )
@@ -272,8 +276,9 @@ def test_list_with_presign_gives_each_object_a_presigned_address(api: Api, repo:
     listed = conforms(lakefs_sdk.ObjectStatsList, body_of(api.get(OBJECTS.format(ref="main") + "/ls", query=query)))
     assert [(o.path, o.path_type) for o in listed.results] == [("a/", "common_prefix"), ("top.txt", "object")]
     top = listed.results[1]
-    assert top.physical_address == "https://memory.invalid/" + plain["top.txt"]["physical_address"][len("s3://"):] + (
-        "?expires=900")
+    assert top.physical_address == "https://memory.invalid/" + plain["top.txt"]["physical_address"][len("s3://") :] + (
+        "?expires=900"
+    )
     assert top.physical_address_expiry and top.checksum == plain["top.txt"]["checksum"] and top.metadata is None
     assert_error(api.get(OBJECTS.format(ref="main") + "/ls", query={"presign": "perhaps"}), 400)
 

@@ -109,7 +109,7 @@ def test_multipart_keeps_bytes_exact() -> None:
 
 
 def test_multipart_errors() -> None:
-    good_part = b"--XYZ\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\nx\r\n"
+    good_part = b'--XYZ\r\nContent-Disposition: form-data; name="content"\r\n\r\nx\r\n'
     with pytest.raises(errors.Invalid):
         form_field("multipart/form-data", good_part + b"--XYZ--\r\n")  # no boundary parameter
     with pytest.raises(errors.Invalid):

@@ -14,8 +14,9 @@ from .support import Api, assert_error, body_of, conforms
 LS = "/repositories/repo1/refs/main/objects/ls"
 DENY_SECRET_READS = {
     "id": "NoSecretReads",
-    "statement": [{"effect": "deny", "action": ["fs:ReadObject"],
-                   "resource": "arn:lakefs:fs:::repository/repo1/object/secret/*"}],
+    "statement": [
+        {"effect": "deny", "action": ["fs:ReadObject"], "resource": "arn:lakefs:fs:::repository/repo1/object/secret/*"}
+    ],
 }
 
 
@@ -49,8 +50,7 @@ def test_a_presigned_listing_signs_only_the_objects_the_caller_may_read(api: Api
         assert listed[secret]["physical_address"] == plain[secret]["physical_address"]
         assert not listed[secret]["physical_address"].startswith("https://")
         assert listed[secret].get("physical_address_expiry") is None
-        assert_error(carol.get("/repositories/repo1/refs/main/objects", query={"path": secret, "presign": "true"}),
-                     403)
+        assert_error(carol.get("/repositories/repo1/refs/main/objects", query={"path": secret, "presign": "true"}), 403)
     # The same decision under a delimiter and a prefix; the admin, allowed everything, gets every URL.
     folded = _listed(carol, delimiter="/", prefix="secret/")
     assert folded["secret/payroll.csv"].get("physical_address_expiry") is None

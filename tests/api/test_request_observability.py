@@ -39,14 +39,19 @@ def test_request_logs_are_json_with_the_correlation_id_and_no_secret(
     capsys.readouterr()
     ok = Api(client, (key, secret)).get("/repositories")
     refused = Api(client, (key, secret + "x")).get("/repositories")
-    Api(client, None).post("/setup_lakefs", json_body={"username": "x", "key": {
-        "access_key_id": "AKIAX", "secret_access_key": "setup-secret-value"}})
+    Api(client, None).post(
+        "/setup_lakefs",
+        json_body={"username": "x", "key": {"access_key_id": "AKIAX", "secret_access_key": "setup-secret-value"}},
+    )
     out = capsys.readouterr().out
     lines = _lines(out)  # every stdout line is one JSON object
     requests = [line for line in lines if "http" in line]
     assert [line["http"]["status"] for line in requests] == [200, 401, 409]
     assert [line["http"]["route"] for line in requests] == [
-        "/api/v1/repositories", "/api/v1/repositories", "/api/v1/setup_lakefs"]
+        "/api/v1/repositories",
+        "/api/v1/repositories",
+        "/api/v1/setup_lakefs",
+    ]
     assert requests[0]["correlation_id"] == ok.headers[REQUEST_ID_HEADER]
     assert requests[1]["correlation_id"] == refused.headers[REQUEST_ID_HEADER]
     assert requests[0]["correlation_id"] != requests[1]["correlation_id"]
@@ -60,7 +65,9 @@ def test_what_requests_did_is_counted_as_emf(api: Api, repo: str, capsys: pytest
     api.upload(repo, "main", "a.csv", b"12345")
     api.upload(repo, "main", "b.csv", b"1234567")
     api.commit(repo, "main", "two files")
-    assert api.post(f"/repositories/{repo}/branches", json_body={"name": "feature", "source": "main"}).status_code == 201
+    assert (
+        api.post(f"/repositories/{repo}/branches", json_body={"name": "feature", "source": "main"}).status_code == 201
+    )
     api.upload(repo, "feature", "a.csv", b"feature")
     api.commit(repo, "feature", "on feature")
     api.upload(repo, "main", "a.csv", b"main!")

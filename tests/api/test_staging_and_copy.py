@@ -69,7 +69,9 @@ def write_once_location(api: Api, path: str) -> dict[str, Any]:
 
 def test_a_write_once_upload_is_linked_where_it_is(api: Api, repo: str, services: wiring.Services) -> None:
     staging = write_once_location(api, "big.bin")
-    assert staging["physical_address"].startswith(f"{NAMESPACE}/repo1/data/") and ".once." in staging["physical_address"]
+    assert (
+        staging["physical_address"].startswith(f"{NAMESPACE}/repo1/data/") and ".once." in staging["physical_address"]
+    )
     assert "if-none-match" in staging["presigned_url"]  # the URL is signed for the condition
     upload_to(services, staging, b"payload")
     blobs = len(services.graveler.blocks.blobs)  # type: ignore[attr-defined]
@@ -84,8 +86,9 @@ def test_a_write_once_upload_is_linked_where_it_is(api: Api, repo: str, services
     mismatch = write_once_location(api, "c.bin")
     upload_to(services, mismatch, b"abc")
     body = {"staging": mismatch, "checksum": hashlib.md5(b"abd").hexdigest(), "size_bytes": 3}
-    assert_error(api.request("PUT", BACKING.format(repo="repo1", branch="main"), query={"path": "c.bin"},
-                             json_body=body), 400)
+    assert_error(
+        api.request("PUT", BACKING.format(repo="repo1", branch="main"), query={"path": "c.bin"}, json_body=body), 400
+    )
     assert "uploaded" in assert_error(link(api, "d.bin", write_once_location(api, "d.bin"), 1), 400)
     assert [o["path"] for o in body_of(api.get("/repositories/repo1/refs/main/objects/ls"))["results"]] == ["big.bin"]
 
@@ -95,8 +98,12 @@ def test_write_once_needs_presign_and_cannot_be_claimed_for_another_address(
 ) -> None:
     query = {"path": "a", "presign": "false", "write_once": "true"}
     assert "presign" in assert_error(api.get(BACKING.format(repo="repo1", branch="main"), query=query), 400)
-    assert_error(api.get(BACKING.format(repo="repo1", branch="main"),
-                         query={"path": "a", "presign": "true", "write_once": "sure"}), 400)
+    assert_error(
+        api.get(
+            BACKING.format(repo="repo1", branch="main"), query={"path": "a", "presign": "true", "write_once": "sure"}
+        ),
+        400,
+    )
     # An ordinary address marked write-once afterwards (to skip the copy) no longer verifies, nor the reverse.
     plain = location(api, "a")
     address, issued, mac = plain["physical_address"].rsplit(".", 2)
@@ -134,8 +141,10 @@ def test_forged_foreign_and_stale_addresses_are_400(api: Api, repo: str, service
     cases = {
         "made up": {"physical_address": unsigned},
         # One character changed (to another one: a last "0" stays "0" otherwise, one run in sixteen).
-        "tampered": {"physical_address": staging["physical_address"][:-1]
-                     + ("1" if staging["physical_address"].endswith("0") else "0")},
+        "tampered": {
+            "physical_address": staging["physical_address"][:-1]
+            + ("1" if staging["physical_address"].endswith("0") else "0")
+        },
         "other object": {"physical_address": f"{NAMESPACE}/repo1/data/other"},
     }
     for name, forged in cases.items():

@@ -35,8 +35,11 @@ def services(wait_seconds: float) -> Iterator[wiring.Services]:
     with mock_aws(config=MOTO_CONFIG):
         arns = create_state_machines(boto3.client("stepfunctions", region_name="us-east-1"), "us-east-1")
         settings = Settings(
-            bucket=BUCKET, commit_state_machine_arn=arns["commit"], commit_workflow_threshold=THRESHOLD,
-            merge_state_machine_arn=arns["merge"], merge_workflow_threshold=THRESHOLD,
+            bucket=BUCKET,
+            commit_state_machine_arn=arns["commit"],
+            commit_workflow_threshold=THRESHOLD,
+            merge_state_machine_arn=arns["merge"],
+            merge_workflow_threshold=THRESHOLD,
             workflow_wait_seconds=wait_seconds,
         )
         built = wiring.memory_services(settings)
@@ -66,8 +69,9 @@ def test_async_commit_inline_and_as_a_workflow(api: Api, repo: str, objects: int
     g = wiring.get_services().graveler
     for i in range(objects):
         g.upload_object(repo, "main", f"f{i:03d}.txt", b"x%d" % i)
-    response = api.post(f"/repositories/{repo}/branches/main/commits/async",
-                        json_body={"message": "async", "metadata": {"k": "v"}})
+    response = api.post(
+        f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "async", "metadata": {"k": "v"}}
+    )
     assert response.status_code == 202
     task_id = conforms(lakefs_sdk.TaskCreation, body_of(response)).id
     assert task_id.startswith("w-" if objects > THRESHOLD else "c-")
@@ -220,8 +224,9 @@ def test_merge_conflicts_through_the_workflow_answer_409_with_the_conflicts(api:
     assert body["conflicts"] == [{"path": "base.txt", "source": "changed", "destination": "changed"}]
     assert g.get_branch(repo, "main").commit_id == head
     if changes > THRESHOLD:
-        status = body_of(api.get(f"/repositories/{repo}/refs/feature/merge/main/status",
-                                 query={"id": executions("merge")[0]}))
+        status = body_of(
+            api.get(f"/repositories/{repo}/refs/feature/merge/main/status", query={"id": executions("merge")[0]})
+        )
         assert status["completed"] and status["status_code"] == 409
         assert "conflict" in status["error"]["message"]
 

@@ -29,8 +29,9 @@ def batch_body(*objects: tuple[str, bytes], **fields: Any) -> bytes:
 
 
 def send(api: Api, body: bytes, branch: str = "main", **headers: str):  # type: ignore[no-untyped-def]
-    return api.post(BATCH.format(branch=branch), body=body, headers={"content-type": "application/octet-stream",
-                                                                     **headers})
+    return api.post(
+        BATCH.format(branch=branch), body=body, headers={"content-type": "application/octet-stream", **headers}
+    )
 
 
 def read(api: Api, path: str, ref: str = "main") -> bytes:
@@ -44,8 +45,12 @@ def staged_paths(api: Api) -> list[str]:
 
 
 def test_a_batch_stages_every_object_as_single_uploads_would(api: Api, repo: str) -> None:
-    files = [("data/a.csv", b"a,b\n1,2\n"), ("data/empty", b""), ("bin", bytes(range(256)) * 3 + b"\n\r\n"),
-             ("unicode/ü €.txt", "grüße".encode())]
+    files = [
+        ("data/a.csv", b"a,b\n1,2\n"),
+        ("data/empty", b""),
+        ("bin", bytes(range(256)) * 3 + b"\n\r\n"),
+        ("unicode/ü €.txt", "grüße".encode()),
+    ]
     response = send(api, batch_body(*files, content_type="text/csv", user_metadata={"owner": "team"}))
     assert response.status_code == 201, response.body
     results = body_of(response)["results"]
@@ -111,13 +116,17 @@ BAD_BODIES: dict[str, bytes] = {
     "CR LF in content type": b'{"objects": [{"path": "a", "size_bytes": 1, "content_type": "a\\r\\nX: y"}]}\nx',
     "bad metadata name": b'{"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"a b": "v"}}]}\nx',
     "metadata not strings": b'{"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"a": 1}}]}\nx',
-    "metadata over 2 KiB": json.dumps({"objects": [{"path": "a", "size_bytes": 1,
-                                                    "user_metadata": {"k": "v" * 2100}}]}).encode() + b"\nx",
+    "metadata over 2 KiB": json.dumps(
+        {"objects": [{"path": "a", "size_bytes": 1, "user_metadata": {"k": "v" * 2100}}]}
+    ).encode()
+    + b"\nx",
     "deep nesting": b"[" * 100_000 + b"]" * 100_000 + b"\n",
     "NaN size": b'{"objects": [{"path": "a", "size_bytes": NaN}]}\nx',
     "manifest line too long": b'{"objects": [' + b" " * (MAX_MANIFEST_BYTES + 1) + b"]}\n",
-    "too many objects": json.dumps({"objects": [{"path": f"p{i}", "size_bytes": 0}
-                                                for i in range(MAX_BATCH_OBJECTS + 1)]}).encode() + b"\n",
+    "too many objects": json.dumps(
+        {"objects": [{"path": f"p{i}", "size_bytes": 0} for i in range(MAX_BATCH_OBJECTS + 1)]}
+    ).encode()
+    + b"\n",
     "too much data": batch_body(("big", b"x" * (MAX_BATCH_BYTES + 1))),
 }
 
@@ -150,9 +159,17 @@ def writer_on(api: Api, client: Client) -> Callable[[str], Api]:
     """A client for a user who may write objects only under the given prefix of repo1 (and read everything)."""
 
     def make(prefix: str) -> Api:
-        policy = {"id": "write-prefix", "statement": [
-            {"effect": "allow", "action": ["fs:WriteObject"], "resource": f"arn:lakefs:fs:::repository/repo1/object/{prefix}*"},
-            {"effect": "allow", "action": ["fs:Read*", "fs:List*"], "resource": "*"}]}
+        policy = {
+            "id": "write-prefix",
+            "statement": [
+                {
+                    "effect": "allow",
+                    "action": ["fs:WriteObject"],
+                    "resource": f"arn:lakefs:fs:::repository/repo1/object/{prefix}*",
+                },
+                {"effect": "allow", "action": ["fs:Read*", "fs:List*"], "resource": "*"},
+            ],
+        }
         assert api.post("/auth/policies", json_body=policy).status_code == 201
         assert api.post("/auth/users", json_body={"id": "writer"}).status_code == 201
         assert api.request("PUT", "/auth/users/writer/policies/write-prefix").status_code == 201

@@ -159,14 +159,23 @@ def test_the_api_prefix_is_untouched(api: Api) -> None:
 
 def _login(anonymous: Api, credentials: tuple[str, str], content_type: str | None) -> object:
     body = json.dumps({"access_key_id": credentials[0], "secret_access_key": credentials[1]}).encode()
-    return anonymous.post("/auth/login", body=body, headers={} if content_type is None else {
-        "content-type": content_type})
+    return anonymous.post(
+        "/auth/login", body=body, headers={} if content_type is None else {"content-type": content_type}
+    )
 
 
-@pytest.mark.parametrize("content_type", [
-    "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-    None, "application/jsonp", "text/json",
-])
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        None,
+        "application/jsonp",
+        "text/json",
+    ],
+)
 def test_login_refuses_what_a_page_on_another_site_can_post(
     anonymous: Api, credentials: tuple[str, str], content_type: str | None
 ) -> None:

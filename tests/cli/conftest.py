@@ -20,8 +20,13 @@ from typer.testing import CliRunner
 from lakelet.commands.main import app
 from tests.e2e.conftest import PROJECT_DIR, LocalProcess, launch_local
 
-ENV_NAMES = ("LAKECTL_SERVER_ENDPOINT_URL", "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",
-             "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY", "LAKECTL_CONFIG_FILE", "LAKELET_DATA_DIR")
+ENV_NAMES = (
+    "LAKECTL_SERVER_ENDPOINT_URL",
+    "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",
+    "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY",
+    "LAKECTL_CONFIG_FILE",
+    "LAKELET_DATA_DIR",
+)
 
 
 @dataclass
@@ -34,8 +39,12 @@ class Result:
 # Commits of more than 500 changes, and merges over ranges of more than 500 entries, run as the Step Functions
 # workflows and the synchronous calls answer 202 at once: the flow's 1,000-file commit and its merges are tasks
 # the CLI must follow to the end.
-STACK_ENV = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "500", "LAKELET_MERGE_WORKFLOW_THRESHOLD": "500",
-             "LAKELET_WORKFLOW_WAIT_SECONDS": "0", "LAKELET_IMPORT_ALLOWED_LOCATIONS": "s3://cli-import-source/"}
+STACK_ENV = {
+    "LAKELET_COMMIT_WORKFLOW_THRESHOLD": "500",
+    "LAKELET_MERGE_WORKFLOW_THRESHOLD": "500",
+    "LAKELET_WORKFLOW_WAIT_SECONDS": "0",
+    "LAKELET_IMPORT_ALLOWED_LOCATIONS": "s3://cli-import-source/",
+}
 
 
 @pytest.fixture(scope="session")
@@ -58,9 +67,11 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def stack_env(stack: LocalProcess) -> dict[str, str]:
-    return {"LAKECTL_SERVER_ENDPOINT_URL": stack.endpoint,
-            "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": stack.access_key_id,
-            "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": stack.secret_access_key}
+    return {
+        "LAKECTL_SERVER_ENDPOINT_URL": stack.endpoint,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": stack.access_key_id,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": stack.secret_access_key,
+    }
 
 
 @pytest.fixture
@@ -103,8 +114,14 @@ def lakelet_process(args: list[str], env: dict[str, str], cwd: Path, **kwargs: o
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECTL_", "LAKELET_"))}
     full_env.update(env)
     full_env["PYTHONPATH"] = str(PROJECT_DIR)
-    return subprocess.Popen([sys.executable, "-m", "lakelet", *args], cwd=cwd, env=full_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)  # type: ignore[call-overload]
+    return subprocess.Popen(
+        [sys.executable, "-m", "lakelet", *args],
+        cwd=cwd,
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        **kwargs,
+    )  # type: ignore[call-overload]
 
 
 def make_tree(root: Path, count: int, width: int = 10) -> dict[str, bytes]:

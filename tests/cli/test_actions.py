@@ -27,17 +27,25 @@ def hook_server() -> Iterator[HookServer]:
 
 
 def sdk(stack: LocalProcess) -> lakefs_sdk.ApiClient:
-    return lakefs_sdk.ApiClient(lakefs_sdk.Configuration(host=stack.api_url, username=stack.access_key_id,
-                                                         password=stack.secret_access_key))
+    return lakefs_sdk.ApiClient(
+        lakefs_sdk.Configuration(host=stack.api_url, username=stack.access_key_id, password=stack.secret_access_key)
+    )
 
 
-def test_write_audit_publish(cli: Callable[..., Result], repo: str, hook_server: HookServer, tmp_path: Path,
-                             cli_stack: LocalProcess) -> None:
+def test_write_audit_publish(
+    cli: Callable[..., Result], repo: str, hook_server: HookServer, tmp_path: Path, cli_stack: LocalProcess
+) -> None:
     url = hook_server.on("/quality", 400, "rows without id: 1")
     action = tmp_path / "quality.yaml"
-    action.write_text(yaml.safe_dump({"name": "data quality", "on": {"pre-merge": {"branches": ["main"]}},
-                                      "hooks": [{"id": "rows_have_ids", "type": "webhook",
-                                                 "properties": {"url": url, "timeout": "10s"}}]}))
+    action.write_text(
+        yaml.safe_dump(
+            {
+                "name": "data quality",
+                "on": {"pre-merge": {"branches": ["main"]}},
+                "hooks": [{"id": "rows_have_ids", "type": "webhook", "properties": {"url": url, "timeout": "10s"}}],
+            }
+        )
+    )
     assert "is valid" in cli("actions", "validate", str(action)).stdout
     cli("fs", "upload", f"lakefs://{repo}/main/_lakefs_actions/quality.yaml", "--source", str(action))
     cli("commit", f"lakefs://{repo}/main", "-m", "guard main")
@@ -77,8 +85,9 @@ def test_write_audit_publish(cli: Callable[..., Result], repo: str, hook_server:
     assert [r.status for r in actions.list_repository_runs(repo, branch="main").results] == ["completed", "failed"]
 
 
-def test_commit_latency_with_one_passing_webhook(cli: Callable[..., Result], repo: str, hook_server: HookServer,
-                                                 tmp_path: Path, cli_stack: LocalProcess) -> None:
+def test_commit_latency_with_one_passing_webhook(
+    cli: Callable[..., Result], repo: str, hook_server: HookServer, tmp_path: Path, cli_stack: LocalProcess
+) -> None:
     """Prints the added latency of a commit with one passing pre-commit webhook (for the notes); asserts that the
     hook ran once per commit."""
     client = sdk(cli_stack)
@@ -99,15 +108,22 @@ def test_commit_latency_with_one_passing_webhook(cli: Callable[..., Result], rep
     lakefs_sdk.BranchesApi(client).create_branch(repo, lakefs_sdk.BranchCreation(name="plain", source="main"))
     plain = timed_commits("plain")
     url = hook_server.on("/pass", 200, "ok")
-    doc = yaml.safe_dump({"name": "pass", "on": {"pre-commit": None},
-                          "hooks": [{"id": "ok_hook", "type": "webhook", "properties": {"url": url}}]})
+    doc = yaml.safe_dump(
+        {
+            "name": "pass",
+            "on": {"pre-commit": None},
+            "hooks": [{"id": "ok_hook", "type": "webhook", "properties": {"url": url}}],
+        }
+    )
     action = tmp_path / "pass.yaml"
     action.write_text(doc)
     objects.upload_object(repo, "main", "_lakefs_actions/pass.yaml", content=str(action))
     commits.commit(repo, "main", lakefs_sdk.CommitCreation(message="hook"))
     lakefs_sdk.BranchesApi(client).create_branch(repo, lakefs_sdk.BranchCreation(name="hooked", source="main"))
     hooked = timed_commits("hooked")
-    print(f"\ncommit median: {plain * 1000:.1f} ms without hooks, {hooked * 1000:.1f} ms with one passing "
-          f"pre-commit webhook (+{(hooked - plain) * 1000:.1f} ms)")
+    print(
+        f"\ncommit median: {plain * 1000:.1f} ms without hooks, {hooked * 1000:.1f} ms with one passing "
+        f"pre-commit webhook (+{(hooked - plain) * 1000:.1f} ms)"
+    )
     # Eight timed commits, and the one that committed the action file (its pre-commit reads the staged file).
     assert len(hook_server.bodies("/pass")) == 9

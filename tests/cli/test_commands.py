@@ -26,18 +26,26 @@ def _put(cli: Cli, tmp_path: Path, uri: str, text: str) -> None:
 
 def test_doctor_and_state_file_discovery(run: Callable[..., Result], cli_stack: LocalProcess, home: Path) -> None:
     # No configuration at all: the state file of a running stack is enough.
-    write_state(home / "no-stack", {"pid": cli_stack.process.pid, "api_url": cli_stack.endpoint,
-                                    "access_key_id": cli_stack.access_key_id,
-                                    "secret_access_key": cli_stack.secret_access_key})
+    write_state(
+        home / "no-stack",
+        {
+            "pid": cli_stack.process.pid,
+            "api_url": cli_stack.endpoint,
+            "access_key_id": cli_stack.access_key_id,
+            "secret_access_key": cli_stack.secret_access_key,
+        },
+    )
     result = run("doctor")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"ok: {cli_stack.endpoint} reachable")
     assert "lakelet local (state file)" in result.stdout
     bad = run("doctor", env={"LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "wrong"})
     assert bad.exit_code == 1
-    assert bad.stderr.strip() == (f"error: the server refuses access key {cli_stack.access_key_id} (from "
-                                  "environment < lakelet local (state file)): fix credentials.access_key_id/"
-                                  "secret_access_key ('lakelet config')")
+    assert bad.stderr.strip() == (
+        f"error: the server refuses access key {cli_stack.access_key_id} (from "
+        "environment < lakelet local (state file)): fix credentials.access_key_id/"
+        "secret_access_key ('lakelet config')"
+    )
 
 
 def test_repo_create_list_delete(cli: Cli, repo: str) -> None:
@@ -50,7 +58,8 @@ def test_repo_create_list_delete(cli: Cli, repo: str) -> None:
     dup = cli("repo", "create", f"lakefs://{repo}", code=1)
     assert dup.stderr.startswith(f"error: create repository {repo} failed (409")
     assert cli("repo", "delete", f"lakefs://{repo}-x", code=1).stderr.strip() == (
-        f"error: refusing to delete repository {repo}-x without confirmation: pass --yes")
+        f"error: refusing to delete repository {repo}-x without confirmation: pass --yes"
+    )
     cli("repo", "delete", f"lakefs://{repo}-x", "--yes")
     assert f"{repo}-x" not in cli("repo", "list").stdout
     bad = cli("repo", "create", "lakefs://X_bad", code=1)
@@ -66,8 +75,10 @@ def test_sample_data(run: Callable[..., Result], cli_stack: LocalProcess, repo: 
         assert json.loads(created.stdout)["id"] == f"{repo}-s"
         assert json.loads(run("fs", "ls", "-r", f"lakefs://{repo}-s/main/", "--json", env=env).stdout)
     else:
-        assert created.stderr.strip() == (f"error: create repository {repo}-s failed (400 bare repositories and "
-                                          "sample data are not supported): check the command's arguments")
+        assert created.stderr.strip() == (
+            f"error: create repository {repo}-s failed (400 bare repositories and "
+            "sample data are not supported): check the command's arguments"
+        )
 
 
 def test_branches_tags_commits_log_show(cli: Cli, repo: str, tmp_path: Path) -> None:
@@ -83,12 +94,14 @@ def test_branches_tags_commits_log_show(cli: Cli, repo: str, tmp_path: Path) -> 
     second = json.loads(cli("commit", f"lakefs://{repo}/dev", "-m", "second", "--json").stdout)
     log = json.loads(cli("log", f"lakefs://{repo}/dev", "--json").stdout)
     assert [c["message"] for c in log][:2] == ["second", "first"]
-    assert [c["message"] for c in json.loads(cli("log", f"lakefs://{repo}/dev", "--amount", "1", "--json").stdout)
-            ] == ["second"]
+    assert [c["message"] for c in json.loads(cli("log", f"lakefs://{repo}/dev", "--amount", "1", "--json").stdout)] == [
+        "second"
+    ]
     only_a = json.loads(cli("log", f"lakefs://{repo}/dev", "--objects", "a.txt", "--json").stdout)
     assert [c["message"] for c in only_a] == ["first"]
-    assert [c["message"] for c in json.loads(cli("log", f"lakefs://{repo}/dev", "--prefixes", "b", "--json").stdout)
-            ] == ["second"]
+    assert [
+        c["message"] for c in json.loads(cli("log", f"lakefs://{repo}/dev", "--prefixes", "b", "--json").stdout)
+    ] == ["second"]
     assert json.loads(cli("log", f"lakefs://{repo}/dev", "--since", "2999-01-01T00:00:00", "--json").stdout) == []
     assert "second" in cli("log", f"lakefs://{repo}/dev", "--first-parent").stdout
     shown = cli("show", "commit", f"lakefs://{repo}/{second['id']}")
@@ -146,14 +159,29 @@ def test_merge_conflict_table_dry_run_and_path_strategies(cli: Cli, repo: str, t
     assert conflict.stderr.strip().startswith("error: merge of dev into main has conflicts (2)")
     as_json = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--json", code=3)
     assert {c["path"] for c in json.loads(as_json.stdout)["conflicts"]} == {"data/t.csv", "logs/a.log"}
-    preview = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--dry-run", "--path-strategy",
-                  "logs/**=dest-wins", "--json", code=3)
+    preview = cli(
+        "merge",
+        f"lakefs://{repo}/dev",
+        f"lakefs://{repo}/main",
+        "--dry-run",
+        "--path-strategy",
+        "logs/**=dest-wins",
+        "--json",
+        code=3,
+    )
     summary = json.loads(preview.stdout)["summary"]
     assert (summary["conflict"], summary["unresolved"]) == (2, 1)
     assert cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--path-strategy", "bad", code=2)
-    merged = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--path-strategy", "logs/**=dest-wins",
-                 "--strategy", "source-wins")
-    assert "Merged \"dev\" into \"main\"" in merged.stdout
+    merged = cli(
+        "merge",
+        f"lakefs://{repo}/dev",
+        f"lakefs://{repo}/main",
+        "--path-strategy",
+        "logs/**=dest-wins",
+        "--strategy",
+        "source-wins",
+    )
+    assert 'Merged "dev" into "main"' in merged.stdout
     assert cli("fs", "cat", f"lakefs://{repo}/main/logs/a.log").stdout == "main logs/a.log"
     assert cli("fs", "cat", f"lakefs://{repo}/main/data/t.csv").stdout == "dev data/t.csv"
 
@@ -191,14 +219,16 @@ def test_fs_commands(cli: Cli, repo: str, tmp_path: Path) -> None:
     url = cli("fs", "presign", f"lakefs://{repo}/main/top.txt").stdout.strip()
     assert url.startswith("http") and ("Signature" in url or "X-Amz" in url)
     cli("fs", "rm", "-r", f"lakefs://{repo}/main/dir/")
-    assert [i["path"] for i in json.loads(cli("fs", "ls", "-r", f"lakefs://{repo}/main/", "--json").stdout)
-            ] == ["top.txt"]
+    assert [i["path"] for i in json.loads(cli("fs", "ls", "-r", f"lakefs://{repo}/main/", "--json").stdout)] == [
+        "top.txt"
+    ]
     missing = cli("fs", "cat", f"lakefs://{repo}/main/nope", code=1)
     assert missing.stderr.startswith(f"error: read lakefs://{repo}/main/nope failed (404")
 
 
-def test_update_metadata_sets_or_says_unsupported(run: Callable[..., Result], cli_stack: LocalProcess,
-                                                  repo: str, tmp_path: Path) -> None:
+def test_update_metadata_sets_or_says_unsupported(
+    run: Callable[..., Result], cli_stack: LocalProcess, repo: str, tmp_path: Path
+) -> None:
     from tests.cli.conftest import stack_env
 
     env = stack_env(cli_stack)
@@ -210,15 +240,18 @@ def test_update_metadata_sets_or_says_unsupported(run: Callable[..., Result], cl
         stat = json.loads(run("fs", "stat", f"lakefs://{repo}/main/m.txt", "--json", env=env).stdout)
         assert stat["metadata"] == {"owner": "me"}
     else:
-        assert result.stderr.strip() == ("error: this server cannot update object metadata (no PUT "
-                                         ".../objects/stat/user_metadata): upgrade the server, or upload the "
-                                         "object again with its metadata")
+        assert result.stderr.strip() == (
+            "error: this server cannot update object metadata (no PUT "
+            ".../objects/stat/user_metadata): upgrade the server, or upload the "
+            "object again with its metadata"
+        )
 
 
 def test_gc_config(cli: Cli, repo: str, tmp_path: Path) -> None:
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps({"default_retention_days": 7,
-                                 "branches": [{"branch_id": "main", "retention_days": 30}]}))
+    rules.write_text(
+        json.dumps({"default_retention_days": 7, "branches": [{"branch_id": "main", "retention_days": 30}]})
+    )
     cli("gc", "set-config", f"lakefs://{repo}", "-f", str(rules))
     got = json.loads(cli("gc", "get-config", f"lakefs://{repo}", "--json").stdout)
     assert got == {"default_retention_days": 7, "branches": [{"branch_id": "main", "retention_days": 30}]}
@@ -235,8 +268,10 @@ def test_auth(cli: Cli, tmp_path: Path) -> None:
     assert user in [u["id"] for u in json.loads(cli("auth", "users", "list", "--json").stdout)]
     creds = json.loads(cli("auth", "users", "credentials", "create", "--id", user, "--json").stdout)
     assert creds["secret_access_key"]
-    assert [c["access_key_id"] for c in json.loads(
-        cli("auth", "users", "credentials", "list", "--id", user, "--json").stdout)] == [creds["access_key_id"]]
+    assert [
+        c["access_key_id"]
+        for c in json.loads(cli("auth", "users", "credentials", "list", "--id", user, "--json").stdout)
+    ] == [creds["access_key_id"]]
     cli("auth", "groups", "create", "--id", f"{user}-g")
     cli("auth", "groups", "members", "add", "--id", f"{user}-g", "--user", user)
     assert user in cli("auth", "groups", "members", "list", "--id", f"{user}-g").stdout
@@ -275,14 +310,17 @@ def test_local_pull_checkout_and_refusals(cli: Cli, repo: str, tmp_path: Path) -
     cli("local", "clone", f"lakefs://{repo}/main/p", str(work))
     assert sorted(p.name for p in work.iterdir()) == [".lakefs_ref.yaml", "a.txt", "b.txt"]
     assert cli("local", "clone", f"lakefs://{repo}/main/p", str(work), code=1).stderr.startswith(
-        f"error: directory {work} is not empty")
+        f"error: directory {work} is not empty"
+    )
     # The branch moves: status shows it as a remote change, commit refuses, pull brings it.
     _put(cli, tmp_path, f"lakefs://{repo}/main/p/a.txt", "v2 a")
     cli("fs", "rm", f"lakefs://{repo}/main/p/b.txt")
     cli("commit", f"lakefs://{repo}/main", "-m", "v2")
     remote = json.loads(cli("local", "status", str(work), "--json").stdout)
-    assert {(c["path"], c["type"], c["source"]) for c in remote} == {("a.txt", "modified", "remote"),
-                                                                      ("b.txt", "removed", "remote")}
+    assert {(c["path"], c["type"], c["source"]) for c in remote} == {
+        ("a.txt", "modified", "remote"),
+        ("b.txt", "removed", "remote"),
+    }
     assert json.loads(cli("local", "status", str(work), "-l", "--json").stdout) == []
     (work / "c.txt").write_text("local")
     refused = cli("local", "commit", str(work), "-m", "x", code=1)

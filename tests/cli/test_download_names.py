@@ -25,7 +25,7 @@ WRITTEN = {"x/y": b"under x\n", "f": b"beside its part name\n", "sub/ok.txt": b"
 
 
 def _upload(cli: Cli, tmp_path: Path, repo: str) -> None:
-    contents = {**{path: b"[core]\n\tfsmonitor = touch pwned\n" for path in SKIPPED}, **WRITTEN}
+    contents = {**dict.fromkeys(SKIPPED, b"[core]\n\tfsmonitor = touch pwned\n"), **WRITTEN}
     for n, (path, data) in enumerate(contents.items()):
         source = tmp_path / f"source-{n}"
         source.write_bytes(data)

@@ -24,8 +24,7 @@ pytestmark = pytest.mark.e2e
 
 
 def _sdk(stack: LocalProcess) -> lakefs_sdk.ObjectsApi:
-    conf = lakefs_sdk.Configuration(host=stack.api_url, username=stack.access_key_id,
-                                    password=stack.secret_access_key)
+    conf = lakefs_sdk.Configuration(host=stack.api_url, username=stack.access_key_id, password=stack.secret_access_key)
     return lakefs_sdk.ObjectsApi(lakefs_sdk.ApiClient(conf))
 
 
@@ -41,8 +40,9 @@ def _all_paths(stack: LocalProcess, repo: str, ref: str, prefix: str) -> list[st
 
 def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home: Path, tmp_path: Path) -> None:
     # Configure: the interactive prompt writes ~/.lakectl.yaml, and from then on nothing else is needed.
-    configured = run("config", input=f"{cli_stack.access_key_id}\n{cli_stack.secret_access_key}\n"
-                                     f"{cli_stack.endpoint}\n")
+    configured = run(
+        "config", input=f"{cli_stack.access_key_id}\n{cli_stack.secret_access_key}\n{cli_stack.endpoint}\n"
+    )
     assert configured.exit_code == 0, configured.stderr
     assert run("doctor").exit_code == 0
 
@@ -57,8 +57,9 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     files = make_tree(source, 1000)
 
     # The upload as a shell runs it: not on a terminal, so one summary line and no progress frames.
-    upload = lakelet_process(["fs", "upload", "-r", "--source", str(source), f"lakefs://{repo}/main/tree/"],
-                             {"HOME": str(home)}, tmp_path)
+    upload = lakelet_process(
+        ["fs", "upload", "-r", "--source", str(source), f"lakefs://{repo}/main/tree/"], {"HOME": str(home)}, tmp_path
+    )
     stdout, stderr = upload.communicate(timeout=240)
     assert upload.returncode == 0, stderr.decode()
     assert b"\r" not in stderr and b"\x1b[" not in stderr and stdout == b""
@@ -69,9 +70,10 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     # More than the stack's workflow threshold: the server answers 202 and the CLI follows the task to the end.
     big_commit = cli("commit", f"lakefs://{repo}/main", "-m", "1,000 files")
     assert re.search(rf"^commit lakefs://{repo}/main completed in \d+\.\d s$", big_commit.stderr, re.MULTILINE)
-    assert "Commit for branch \"main\" completed." in big_commit.stdout
+    assert 'Commit for branch "main" completed.' in big_commit.stdout
     assert json.loads(cli("log", f"lakefs://{repo}/main", "--amount", "1", "--json").stdout)[0]["message"] == (
-        "1,000 files")
+        "1,000 files"
+    )
     cli("branch", "create", f"lakefs://{repo}/dev", "-s", f"lakefs://{repo}/main")
     changed = tmp_path / "changed.txt"
     changed.write_text("dev's version\n")
@@ -82,10 +84,14 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     cli("commit", f"lakefs://{repo}/dev", "-m", "dev change")
     cli("commit", f"lakefs://{repo}/main", "-m", "main change")
     assert cli("diff", f"lakefs://{repo}/main", f"lakefs://{repo}/dev").stdout.splitlines() == [
-        "! conflict tree/d0/sub0/file-0000.txt"]
+        "! conflict tree/d0/sub0/file-0000.txt"
+    ]
     conflict = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", code=3)
-    assert conflict.stdout.splitlines() == ["Merge conflicts", "PATH                        SOURCE   DESTINATION",
-                                            "tree/d0/sub0/file-0000.txt  changed  changed"]
+    assert conflict.stdout.splitlines() == [
+        "Merge conflicts",
+        "PATH                        SOURCE   DESTINATION",
+        "tree/d0/sub0/file-0000.txt  changed  changed",
+    ]
     assert re.search(r"^merge of dev into main failed in \d+\.\d s$", conflict.stderr, re.MULTILINE)
     merged = cli("merge", f"lakefs://{repo}/dev", f"lakefs://{repo}/main", "--strategy", "dest-wins")
     assert re.search(r"^merge of dev into main completed in \d+\.\d s$", merged.stderr, re.MULTILINE)
@@ -96,14 +102,18 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     work = tmp_path / "work"
     cli("local", "clone", f"lakefs://{repo}/main/tree/d1/", str(work))
     assert read_tree(work) == {k[3:]: v for k, v in files.items() if k.startswith("d1/")} | {
-        ".lakefs_ref.yaml": (work / ".lakefs_ref.yaml").read_bytes()}
+        ".lakefs_ref.yaml": (work / ".lakefs_ref.yaml").read_bytes()
+    }
     assert cli("local", "status", str(work)).stdout.strip() == "No diff found."
     (work / "sub1" / "file-0001.txt").write_text("edited locally\n")
     (work / "added.txt").write_text("added locally\n")
     (work / "sub2" / "file-0011.txt").unlink()
     status = json.loads(cli("local", "status", str(work), "--json").stdout)
     assert {(s["path"], s["type"]) for s in status} == {
-        ("sub1/file-0001.txt", "modified"), ("added.txt", "added"), ("sub2/file-0011.txt", "removed")}
+        ("sub1/file-0001.txt", "modified"),
+        ("added.txt", "added"),
+        ("sub2/file-0011.txt", "removed"),
+    }
     committed = json.loads(cli("local", "commit", str(work), "-m", "local edits", "--json").stdout)
     assert committed["message"] == "local edits"
     assert cli("local", "status", str(work)).stdout.strip() == "No diff found."
@@ -121,8 +131,9 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     assert (counts["files"], counts["transferred"], counts["skipped"]) == (len(files), 0, len(files))
 
 
-def test_interrupted_upload_resumes_without_duplicates(cli_stack: LocalProcess, tmp_path: Path,
-                                                       run: Callable[..., Result]) -> None:
+def test_interrupted_upload_resumes_without_duplicates(
+    cli_stack: LocalProcess, tmp_path: Path, run: Callable[..., Result]
+) -> None:
     env = stack_env(cli_stack)
     repo = f"resume-{uuid.uuid4().hex[:8]}"
     assert run("repo", "create", f"lakefs://{repo}", env=env).exit_code == 0
@@ -137,8 +148,9 @@ def test_interrupted_upload_resumes_without_duplicates(cli_stack: LocalProcess, 
     first.send_signal(signal.SIGINT)
     _, stderr = first.communicate(timeout=60)
     assert first.returncode == 130, stderr.decode()
-    assert stderr.decode().strip().endswith(
-        "error: interrupted: what completed is kept; run the command again to resume")
+    assert (
+        stderr.decode().strip().endswith("error: interrupted: what completed is kept; run the command again to resume")
+    )
     done_before = len(_all_paths(cli_stack, repo, "main", "up/"))
     assert 30 <= done_before < 200
 
@@ -152,4 +164,5 @@ def test_interrupted_upload_resumes_without_duplicates(cli_stack: LocalProcess, 
     assert len(changes) == 200 and {c.type for c in changes} == {"added"}
     listed = json.loads(run("fs", "ls", "-r", f"lakefs://{repo}/main/up/", "--json", env=env).stdout)
     assert {o["path"][3:]: o["checksum"] for o in listed} == {
-        rel: hashlib.md5(data, usedforsecurity=False).hexdigest() for rel, data in files.items()}
+        rel: hashlib.md5(data, usedforsecurity=False).hexdigest() for rel, data in files.items()
+    }

@@ -20,8 +20,13 @@ class RawServer:
     """HTTP/1.1 over a plain socket: each request is answered, answered then the connection closed without a
     'Connection: close' header (an idle keep-alive timeout), or read and dropped with no answer."""
 
-    def __init__(self, behaviour: Behaviour, body: bytes = b'{"ok": true}', status: str = "200 OK",
-                 content_type: str = "application/json") -> None:
+    def __init__(
+        self,
+        behaviour: Behaviour,
+        body: bytes = b'{"ok": true}',
+        status: str = "200 OK",
+        content_type: str = "application/json",
+    ) -> None:
         self.behaviour, self.body, self.status, self.content_type = behaviour, body, status, content_type
         self.connections = 0
         self.closed = threading.Semaphore(0)  # released each time the server has closed a connection
@@ -67,8 +72,11 @@ class RawServer:
             action = self.behaviour(len(self.requests))
             if action == "drop":
                 return
-            conn.sendall(f"HTTP/1.1 {self.status}\r\nContent-Type: {self.content_type}\r\n"
-                         f"Content-Length: {len(self.body)}\r\n\r\n".encode() + self.body)
+            conn.sendall(
+                f"HTTP/1.1 {self.status}\r\nContent-Type: {self.content_type}\r\n"
+                f"Content-Length: {len(self.body)}\r\n\r\n".encode()
+                + self.body
+            )
             if action == "answer-close":
                 return
 
@@ -129,9 +137,11 @@ def test_refused_port_is_one_line() -> None:
     api = Api(Settings(f"http://127.0.0.1:{port}", "key", "secret", "test"))
     with pytest.raises(CLIError) as failed:
         api.get("list repositories", "/repositories")
-    assert failed.value.line() == (f"cannot reach the lakeFS server at http://127.0.0.1:{port} "
-                                   "(ConnectionRefusedError): is it running? check server.endpoint_url with "
-                                   "'lakelet doctor'")
+    assert failed.value.line() == (
+        f"cannot reach the lakeFS server at http://127.0.0.1:{port} "
+        "(ConnectionRefusedError): is it running? check server.endpoint_url with "
+        "'lakelet doctor'"
+    )
 
 
 def test_answers_mapped_as_before(servers: list[RawServer]) -> None:
@@ -139,8 +149,9 @@ def test_answers_mapped_as_before(servers: list[RawServer]) -> None:
     servers.append(html)
     with pytest.raises(CLIError) as failed:
         html.api().get("list repositories", "/repositories")
-    assert failed.value.line() == ("list repositories failed (502 <html>bad gateway</html>): retry, or run with "
-                                   "--debug")
+    assert failed.value.line() == (
+        "list repositories failed (502 <html>bad gateway</html>): retry, or run with --debug"
+    )
     text = RawServer(lambda n: "answer", b"0123abcd", "201 Created", "text/html")
     servers.append(text)
     assert text.api().raw("create branch", "POST", "/b", body={}, text=True) == (201, "0123abcd")

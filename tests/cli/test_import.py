@@ -20,8 +20,13 @@ SOURCE = "cli-import-source"
 
 
 def _seed(stack: LocalProcess, files: dict[str, bytes]) -> None:
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint(stack), region_name="us-east-1",
-                      aws_access_key_id=stack.access_key_id, aws_secret_access_key=stack.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=moto_endpoint(stack),
+        region_name="us-east-1",
+        aws_access_key_id=stack.access_key_id,
+        aws_secret_access_key=stack.secret_access_key,
+    )
     with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=SOURCE)
     for key, data in files.items():
@@ -31,8 +36,17 @@ def _seed(stack: LocalProcess, files: dict[str, bytes]) -> None:
 def test_import_lands_the_prefix_under_the_path(cli: Cli, cli_stack: LocalProcess, repo: str) -> None:
     run = uuid.uuid4().hex[:8]
     _seed(cli_stack, {f"{run}/a.csv": b"a", f"{run}/nested/b.csv": b"bb"})
-    result = cli("import", "--from", f"s3://{SOURCE}/{run}/", "--to", f"lakefs://{repo}/main/landed/",
-                 "-m", "from the cli", "--meta", "team=data")
+    result = cli(
+        "import",
+        "--from",
+        f"s3://{SOURCE}/{run}/",
+        "--to",
+        f"lakefs://{repo}/main/landed/",
+        "-m",
+        "from the cli",
+        "--meta",
+        "team=data",
+    )
     assert "Ingested objects: 2" in result.stdout and "Commit: " in result.stdout
     listed = cli("fs", "ls", "--recursive", f"lakefs://{repo}/main/landed/").stdout
     assert "landed/a.csv" in listed and "landed/nested/b.csv" in listed

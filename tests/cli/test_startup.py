@@ -26,11 +26,25 @@ from tests.e2e.conftest import PROJECT_DIR
 
 HELP_BUDGET = 230
 REPO_LIST_BUDGET = 245
-NEVER = ("lakefs_sdk", "lakefs", "pydantic", "pydantic_core", "urllib3", "rich", "yaml", "requests", "boto3",
-         "botocore", "moto", "chalice")
+NEVER = (
+    "lakefs_sdk",
+    "lakefs",
+    "pydantic",
+    "pydantic_core",
+    "urllib3",
+    "rich",
+    "yaml",
+    "requests",
+    "boto3",
+    "botocore",
+    "moto",
+    "chalice",
+)
 KEY, SECRET = "AKIASTARTUPTEST", "startup-secret"
-REPOS = [{"id": "alpha", "creation_date": 1700000000, "default_branch": "main", "storage_namespace": "s3://b/alpha"},
-         {"id": "beta", "creation_date": 1700000100, "default_branch": "trunk", "storage_namespace": "s3://b/beta"}]
+REPOS = [
+    {"id": "alpha", "creation_date": 1700000000, "default_branch": "main", "storage_namespace": "s3://b/alpha"},
+    {"id": "beta", "creation_date": 1700000100, "default_branch": "trunk", "storage_namespace": "s3://b/beta"},
+]
 
 
 class _Stub(BaseHTTPRequestHandler):
@@ -44,9 +58,18 @@ class _Stub(BaseHTTPRequestHandler):
             after = self.path.partition("after=")[2].partition("&")[0]
             page = [r for r in REPOS if r["id"] > after][:1]
             more = bool(page) and page[0]["id"] != REPOS[-1]["id"]
-            self._answer(200, {"results": page, "pagination": {"has_more": more, "next_offset": page[0]["id"]
-                                                               if page else "", "results": len(page),
-                                                               "max_per_page": 1000}})
+            self._answer(
+                200,
+                {
+                    "results": page,
+                    "pagination": {
+                        "has_more": more,
+                        "next_offset": page[0]["id"] if page else "",
+                        "results": len(page),
+                        "max_per_page": 1000,
+                    },
+                },
+            )
         else:
             self._answer(404, {"message": "not found"})
 
@@ -74,14 +97,23 @@ def stub() -> Iterator[str]:
         server.server_close()
 
 
-def _imports(args: list[str], tmp_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str],
-                                                                                       list[str]]:
+def _imports(
+    args: list[str], tmp_path: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run ``python -X importtime -m lakelet ARGS`` (stdout piped, as in a script); the modules it imported."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECTL_", "LAKELET_"))}
-    full_env.update({"PYTHONPATH": str(PROJECT_DIR), "HOME": str(tmp_path), "LAKELET_DATA_DIR": str(tmp_path / "no"),
-                     **(env or {})})
-    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "lakelet", *args], env=full_env, text=True,
-                          capture_output=True, timeout=60, cwd=tmp_path, check=False)
+    full_env.update(
+        {"PYTHONPATH": str(PROJECT_DIR), "HOME": str(tmp_path), "LAKELET_DATA_DIR": str(tmp_path / "no"), **(env or {})}
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lakelet", *args],
+        env=full_env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        cwd=tmp_path,
+        check=False,
+    )
     lines = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
     modules = [line.split("|")[-1].strip() for line in lines[1:]]  # the first line is the header
     return done, modules
@@ -101,8 +133,11 @@ def test_help_imports_few_modules(tmp_path: Path) -> None:
 
 
 def test_repo_list_imports_few_modules(tmp_path: Path, stub: str) -> None:
-    env = {"LAKECTL_SERVER_ENDPOINT_URL": stub, "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
-           "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET}
+    env = {
+        "LAKECTL_SERVER_ENDPOINT_URL": stub,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET,
+    }
     done, modules = _imports(["repo", "list"], tmp_path, env)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = done.stdout.splitlines()
@@ -113,8 +148,11 @@ def test_repo_list_imports_few_modules(tmp_path: Path, stub: str) -> None:
 
 
 def test_repo_list_json_and_errors_import_few_modules(tmp_path: Path, stub: str) -> None:
-    env = {"LAKECTL_SERVER_ENDPOINT_URL": stub, "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
-           "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET}
+    env = {
+        "LAKECTL_SERVER_ENDPOINT_URL": stub,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET,
+    }
     done, modules = _imports(["repo", "list", "--json"], tmp_path, env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == REPOS
@@ -122,20 +160,29 @@ def test_repo_list_json_and_errors_import_few_modules(tmp_path: Path, stub: str)
     refused, modules = _imports(["repo", "list"], tmp_path, {**env, "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "bad"})
     assert refused.returncode == 1
     said = [line for line in refused.stderr.splitlines() if not line.startswith("import time:")]
-    assert said == [("error: list repositories failed (401 authentication required): check the access key id and "
-                     "secret ('lakelet doctor')")]
+    assert said == [
+        (
+            "error: list repositories failed (401 authentication required): check the access key id and "
+            "secret ('lakelet doctor')"
+        )
+    ]
     _assert_light(modules, REPO_LIST_BUDGET)
 
 
 def test_values_that_need_converting_still_get_typers_checks(tmp_path: Path, stub: str) -> None:
     # Strings and absent values skip typer's pydantic coercion; numbers still go through it, with its messages.
-    env = {"LAKECTL_SERVER_ENDPOINT_URL": stub, "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
-           "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET}
+    env = {
+        "LAKECTL_SERVER_ENDPOINT_URL": stub,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET,
+    }
     one, modules = _imports(["repo", "list", "--amount", "1", "--json"], tmp_path, env)
     assert one.returncode == 0 and [r["id"] for r in json.loads(one.stdout)] == ["alpha"]
     assert "pydantic" in modules  # the int was converted by typer's own adapter
-    for value, message in (("0", "Input should be greater than or equal to 1"),
-                           ("x", "Input should be a valid integer, unable to parse string as an integer")):
+    for value, message in (
+        ("0", "Input should be greater than or equal to 1"),
+        ("x", "Input should be a valid integer, unable to parse string as an integer"),
+    ):
         bad, _ = _imports(["repo", "list", "--amount", value], tmp_path, env)
         said = [line for line in bad.stderr.splitlines() if not line.startswith("import time:")]
         assert bad.returncode == 2 and said[-1] == f"Error: Invalid value for '--amount': {message}", said
@@ -143,13 +190,19 @@ def test_values_that_need_converting_still_get_typers_checks(tmp_path: Path, stu
 
 def test_repository_name_checked_before_sending(tmp_path: Path, stub: str) -> None:
     # lakeFS's naming rule, as the SDK's model checked it: nothing reaches the server (the stub would answer 404).
-    env = {"LAKECTL_SERVER_ENDPOINT_URL": stub, "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
-           "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET}
+    env = {
+        "LAKECTL_SERVER_ENDPOINT_URL": stub,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET,
+    }
     bad, modules = _imports(["repo", "create", "lakefs://X_bad", "s3://bucket/x"], tmp_path, env)
     said = [line for line in bad.stderr.splitlines() if not line.startswith("import time:")]
     assert bad.returncode == 1 and said == [
-        ("error: invalid value: \"repository name 'X_bad' must match /^[a-z0-9][a-z0-9-]{2,62}$/\": check the "
-         "names in the command (lakeFS naming rules)")]
+        (
+            "error: invalid value: \"repository name 'X_bad' must match /^[a-z0-9][a-z0-9-]{2,62}$/\": check the "
+            "names in the command (lakeFS naming rules)"
+        )
+    ]
     namespace, _ = _imports(["repo", "create", "lakefs://good-name", "ftp://bucket/x"], tmp_path, env)
     assert namespace.returncode == 1 and "storage namespace 'ftp://bucket/x' must match" in namespace.stderr
     _assert_light(modules, REPO_LIST_BUDGET)

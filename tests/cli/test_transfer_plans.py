@@ -59,20 +59,36 @@ GIT = "a path inside .git is never written (git runs what some of its files name
 UNSAFE = "not a safe local file name (an empty, . or .. segment)"
 
 
-def test_download_plan_skips_git_and_names_that_cannot_be_files(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_download_plan_skips_git_and_names_that_cannot_be_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     long_name = "n" * 256
     skipped = {
-        "pre/.git/config": GIT, "pre/sub/.GIT/hooks/post-checkout": GIT, "pre/.Git": GIT,
-        "pre/.git./config": GIT, "pre/.git /config": GIT, "pre/GIT~1/config": GIT, "pre/.g\u200cit/config": GIT,
-        "pre/.": UNSAFE, "pre/": UNSAFE, "pre/a//b": UNSAFE,
-        f"pre/{long_name}": "a name longer than 255 bytes", f"pre/d/{'é' * 128}": "a name longer than 255 bytes",
+        "pre/.git/config": GIT,
+        "pre/sub/.GIT/hooks/post-checkout": GIT,
+        "pre/.Git": GIT,
+        "pre/.git./config": GIT,
+        "pre/.git /config": GIT,
+        "pre/GIT~1/config": GIT,
+        "pre/.g\u200cit/config": GIT,
+        "pre/.": UNSAFE,
+        "pre/": UNSAFE,
+        "pre/a//b": UNSAFE,
+        f"pre/{long_name}": "a name longer than 255 bytes",
+        f"pre/d/{'é' * 128}": "a name longer than 255 bytes",
         "pre/f" + PART_SUFFIX: f"names ending in {PART_SUFFIX} are kept for partial downloads",
         "pre/x": "it is also the folder of other objects (x/...)",
         "pre/x/y": "it is also the folder of other objects (x/y/...)",
     }
-    kept = ["pre/f", "pre/x/y/z", "pre/.gitignore", "pre/.github/workflow.yml", "pre/git/config", "pre/ok." + "n" * 250,
-            "pre/sub/.gitmodules"]
+    kept = [
+        "pre/f",
+        "pre/x/y/z",
+        "pre/.gitignore",
+        "pre/.github/workflow.yml",
+        "pre/git/config",
+        "pre/ok." + "n" * 250,
+        "pre/sub/.gitmodules",
+    ]
     listing = _Listing(sorted(skipped) + kept)
     plan = plan_download(listing, URI("r", "main", "pre/"), tmp_path, recursive=True)  # type: ignore[arg-type]
     root = tmp_path.resolve()
@@ -89,7 +105,8 @@ def test_a_single_download_into_a_folder_refuses_a_git_name(tmp_path: Path) -> N
     with pytest.raises(CLIError, match=r"refusing to write .*\.GIT: a path inside \.git is never written"):
         plan_download(Stat(), URI("r", "main", "p/.GIT"), tmp_path, recursive=False)  # type: ignore[arg-type]
     assert plan_download(Stat(), URI("r", "main", "p/.GIT"), tmp_path / "named", recursive=False)[0].local == (
-        tmp_path / "named")  # a target file the user named is theirs to choose
+        tmp_path / "named"
+    )  # a target file the user named is theirs to choose
 
 
 def test_uris_and_errors() -> None:
@@ -99,9 +116,11 @@ def test_uris_and_errors() -> None:
         parse("lakefs://repo/main", path=True)
     assert from_status("merge", 400, b'{"message": "branch main has uncommitted changes"}').line() == (
         "merge failed (400 branch main has uncommitted changes): commit them ('lakelet commit') or discard them "
-        "('lakelet branch reset') first")
+        "('lakelet branch reset') first"
+    )
     assert from_status("x", 502, b"<html>bad gateway</html>").line() == (
-        "x failed (502 <html>bad gateway</html>): retry, or run with --debug")
+        "x failed (502 <html>bad gateway</html>): retry, or run with --debug"
+    )
     assert MergeConflict("m", [], False).exit_code == EXIT_CONFLICT == 3
 
 
@@ -124,6 +143,7 @@ def test_only_http_addresses_count_as_presigned_urls() -> None:
     row = {"path": "a", "size_bytes": 3, "checksum": '"abc"'}
     assert _remote({**row, "physical_address": "s3://bucket/data/x"}).url is None
     assert _remote({**row, "physical_address": "https://bucket.s3/x?X-Amz-Signature=1"}).url == (
-        "https://bucket.s3/x?X-Amz-Signature=1")
+        "https://bucket.s3/x?X-Amz-Signature=1"
+    )
     assert _remote(row) == _remote({**row, "physical_address": ""})
     assert _remote(row).checksum == "abc"

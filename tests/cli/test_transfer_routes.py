@@ -76,8 +76,12 @@ def test_lakelet_batches_small_uploads_and_reads_presigned_urls(
 
 
 def test_a_server_without_batches_or_presign_gets_one_request_per_file(
-    cli: Cli, repo: str, cli_stack: LocalProcess, tmp_path: Path, requests_made: list[tuple[str, str]],
-    monkeypatch: pytest.MonkeyPatch
+    cli: Cli,
+    repo: str,
+    cli_stack: LocalProcess,
+    tmp_path: Path,
+    requests_made: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(transfer, "server_offers", lambda api: transfer.Server(False, frozenset()))
     files = _tree(tmp_path / "src")

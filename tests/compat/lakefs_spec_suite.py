@@ -61,18 +61,38 @@ class SuiteResult:
         return self.tests - self.failures - self.errors - self.skipped
 
     def summary(self) -> str:
-        return (f"lakefs-spec {VERSION}: {self.passed} of {self.tests} passed, {self.failures} failed, "
-                f"{self.errors} errors, {self.skipped} skipped in {self.seconds:.1f} s")
+        return (
+            f"lakefs-spec {VERSION}: {self.passed} of {self.tests} passed, {self.failures} failed, "
+            f"{self.errors} errors, {self.skipped} skipped in {self.seconds:.1f} s"
+        )
 
 
 def download_sdist(dest: Path, pip_args: Sequence[str] = ()) -> Path:
     """``pip download`` the sdist of lakefs-spec (never a wheel: only the sdist holds tests/) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "-d", str(dest), *pip_args, f"{PACKAGE}=={VERSION}"]
+    command = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        "--disable-pip-version-check",
+        "-d",
+        str(dest),
+        *pip_args,
+        f"{PACKAGE}=={VERSION}",
+    ]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=DOWNLOAD_TIMEOUT_SECONDS, check=False,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            timeout=DOWNLOAD_TIMEOUT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired as error:
         raise SuiteUnavailable(f"downloading {PACKAGE}=={VERSION} took over {error.timeout:.0f} s") from None
     archives = sorted(dest.glob(f"{PACKAGE.replace('-', '_')}-{VERSION}.tar.gz"))
@@ -109,15 +129,17 @@ def parse_junit(path: Path, seconds: float, returncode: int) -> SuiteResult:
     except (ET.ParseError, OSError) as error:
         raise AssertionError(f"lakefs-spec's run wrote no readable report (exit {returncode}): {error}") from None
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
-    counts = {name: sum(int(suite.get(name, "0")) for suite in suites)
-              for name in ("tests", "failures", "errors", "skipped")}
+    counts = {
+        name: sum(int(suite.get(name, "0")) for suite in suites) for name in ("tests", "failures", "errors", "skipped")
+    }
     not_passed = []
     for case in root.iter("testcase"):
         outcome = next((child.tag for child in case if child.tag in ("failure", "error", "skipped")), None)
         if outcome is not None:
             not_passed.append(f"{outcome}: {case.get('classname', '')}::{case.get('name', '')}")
-    return SuiteResult(counts["tests"], counts["failures"], counts["errors"], counts["skipped"], seconds,
-                       returncode, tuple(not_passed))
+    return SuiteResult(
+        counts["tests"], counts["failures"], counts["errors"], counts["skipped"], seconds, returncode, tuple(not_passed)
+    )
 
 
 def port_is_free(host: str = HOST, port: int = PORT) -> bool:
@@ -152,9 +174,25 @@ class QuickstartStack:
             raise AssertionError(f"{HOST}:{PORT} is taken; lakefs-spec's tests can only reach a lakeFS there")
         # The developer's own LAKELET_* settings (ports, keys, data directory) must not reach this stack.
         env = {name: value for name, value in os.environ.items() if not name.startswith("LAKELET_")}
-        command = [sys.executable, "-m", "lakelet", "local", "--sample-data", "--api-port", str(PORT),
-                   "--s3-port", "0", "--moto-port", "0", "--access-key-id", QUICKSTART_ACCESS_KEY_ID,
-                   "--secret-access-key", QUICKSTART_SECRET_ACCESS_KEY, "--data-dir", str(self.workdir / "data")]
+        command = [
+            sys.executable,
+            "-m",
+            "lakelet",
+            "local",
+            "--sample-data",
+            "--api-port",
+            str(PORT),
+            "--s3-port",
+            "0",
+            "--moto-port",
+            "0",
+            "--access-key-id",
+            QUICKSTART_ACCESS_KEY_ID,
+            "--secret-access-key",
+            QUICKSTART_SECRET_ACCESS_KEY,
+            "--data-dir",
+            str(self.workdir / "data"),
+        ]
         with open(self.stdout_path, "wb") as out, open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen(
                 command,
@@ -168,8 +206,9 @@ class QuickstartStack:
         deadline = time.monotonic() + READY_TIMEOUT_SECONDS
         while "Press Ctrl-C to stop." not in self.stdout_path.read_text(errors="replace"):
             if self.process.poll() is not None:
-                raise AssertionError(f"lakelet local exited with {self.process.returncode} before it was ready:\n"
-                                     f"{self.stderr_tail()}")
+                raise AssertionError(
+                    f"lakelet local exited with {self.process.returncode} before it was ready:\n{self.stderr_tail()}"
+                )
             if time.monotonic() > deadline:
                 self.stop()
                 raise AssertionError(f"lakelet local not ready in {READY_TIMEOUT_SECONDS:.0f} s:\n{self.stderr_tail()}")
@@ -198,15 +237,29 @@ def run_suite(suite_dir: Path, home: Path, extra_args: Sequence[str] = ()) -> Su
     home.mkdir(parents=True, exist_ok=True)
     # HOME is a scratch folder because one of their fixtures writes and then deletes ~/.lakectl.yaml. No
     # PYTHONPATH: `tests` must be their package (the one in the current directory), never Lakelet's.
-    env = {name: value for name, value in os.environ.items()
-           if name != "PYTHONPATH" and not name.startswith(("LAKECTL_", "LAKEFS_", "LAKELET_"))}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name != "PYTHONPATH" and not name.startswith(("LAKECTL_", "LAKEFS_", "LAKELET_"))
+    }
     env["HOME"] = str(home)
-    command = [sys.executable, "-m", "pytest", "tests", "-p", "no:cacheprovider", f"--junitxml={report}",
-               "-q", "-rfE", *extra_args]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests",
+        "-p",
+        "no:cacheprovider",
+        f"--junitxml={report}",
+        "-q",
+        "-rfE",
+        *extra_args,
+    ]
     started = time.monotonic()
     try:
-        done = subprocess.run(command, cwd=suite_dir, env=env, stdin=subprocess.DEVNULL,
-                              timeout=SUITE_TIMEOUT_SECONDS, check=False)
+        done = subprocess.run(
+            command, cwd=suite_dir, env=env, stdin=subprocess.DEVNULL, timeout=SUITE_TIMEOUT_SECONDS, check=False
+        )
     except subprocess.TimeoutExpired:
         raise AssertionError(f"lakefs-spec's suite ran over {SUITE_TIMEOUT_SECONDS:.0f} s") from None
     return parse_junit(report, time.monotonic() - started, done.returncode)

@@ -29,7 +29,8 @@ EXPECTED_TESTS = 124
 def test_lakefs_spec_suite_passes_in_full(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert installed_version() == VERSION, (
         f"the venv has lakefs-spec {installed_version() or 'not installed'}, the suite is {VERSION}'s "
-        "(requirements-dev.txt pins it)")
+        "(requirements-dev.txt pins it)"
+    )
     try:
         archive = download_sdist(tmp_path / "download")
         suite_dir = unpack_tests(archive, tmp_path / "lakefs-spec")

@@ -21,8 +21,9 @@ from .lakefs_spec_suite import (
 def test_a_failed_download_raises_suite_unavailable_with_pips_words(tmp_path: Path) -> None:
     # An index nobody listens on: pip fails at once, offline.
     with pytest.raises(SuiteUnavailable, match=r"downloading lakefs-spec==0\.15\.1 with pip failed \(exit [1-9]"):
-        download_sdist(tmp_path, pip_args=["--index-url", "http://127.0.0.1:9/simple", "--retries", "0",
-                                           "--timeout", "2"])
+        download_sdist(
+            tmp_path, pip_args=["--index-url", "http://127.0.0.1:9/simple", "--retries", "0", "--timeout", "2"]
+        )
 
 
 def _sdist(path: Path, files: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
@@ -39,13 +40,16 @@ def _sdist(path: Path, files: dict[str, bytes], links: dict[str, str] | None = N
 
 
 def test_unpacking_keeps_the_tests_and_pytest_settings_only(tmp_path: Path) -> None:
-    archive = _sdist(tmp_path / "lakefs_spec-0.15.1.tar.gz", {
-        "lakefs_spec-0.15.1/tests/conftest.py": b"# conftest\n",
-        "lakefs_spec-0.15.1/tests/smoke_tests/test_a.py": b"def test_a(): pass\n",
-        "lakefs_spec-0.15.1/pyproject.toml": b"[tool.pytest.ini_options]\n",
-        "lakefs_spec-0.15.1/src/lakefs_spec/__init__.py": b"",
-        "lakefs_spec-0.15.1/PKG-INFO": b"",
-    })
+    archive = _sdist(
+        tmp_path / "lakefs_spec-0.15.1.tar.gz",
+        {
+            "lakefs_spec-0.15.1/tests/conftest.py": b"# conftest\n",
+            "lakefs_spec-0.15.1/tests/smoke_tests/test_a.py": b"def test_a(): pass\n",
+            "lakefs_spec-0.15.1/pyproject.toml": b"[tool.pytest.ini_options]\n",
+            "lakefs_spec-0.15.1/src/lakefs_spec/__init__.py": b"",
+            "lakefs_spec-0.15.1/PKG-INFO": b"",
+        },
+    )
     out = unpack_tests(archive, tmp_path / "out")
     found = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
     assert found == ["pyproject.toml", "tests/conftest.py", "tests/smoke_tests/test_a.py"]
@@ -55,8 +59,11 @@ def test_unpacking_refuses_an_archive_without_tests_or_with_a_link_out(tmp_path:
     empty = _sdist(tmp_path / "empty.tar.gz", {"lakefs_spec-0.15.1/PKG-INFO": b""})
     with pytest.raises(SuiteUnavailable, match=r"holds no tests/conftest\.py"):
         unpack_tests(empty, tmp_path / "a")
-    hostile = _sdist(tmp_path / "hostile.tar.gz", {"lakefs_spec-0.15.1/tests/conftest.py": b""},
-                     links={"lakefs_spec-0.15.1/tests/escape": "/etc/passwd"})
+    hostile = _sdist(
+        tmp_path / "hostile.tar.gz",
+        {"lakefs_spec-0.15.1/tests/conftest.py": b""},
+        links={"lakefs_spec-0.15.1/tests/escape": "/etc/passwd"},
+    )
     with pytest.raises(SuiteUnavailable, match=r"unpacking hostile\.tar\.gz failed"):
         unpack_tests(hostile, tmp_path / "b")
     truncated = tmp_path / "truncated.tar.gz"
@@ -73,11 +80,15 @@ def test_counts_come_from_the_junit_report(tmp_path: Path) -> None:
         '<testcase classname="tests.test_ls" name="test_bad"><failure message="x"/></testcase>'
         '<testcase classname="tests.test_rm" name="test_setup"><error message="y"/></testcase>'
         '<testcase classname="tests.test_rm" name="test_skip"><skipped message="z"/></testcase>'
-        "</testsuite></testsuites>")
+        "</testsuite></testsuites>"
+    )
     result = parse_junit(report, 12.5, 1)
     assert (result.tests, result.passed, result.failures, result.errors, result.skipped) == (4, 1, 1, 1, 1)
-    assert result.not_passed == ("failure: tests.test_ls::test_bad", "error: tests.test_rm::test_setup",
-                                 "skipped: tests.test_rm::test_skip")
+    assert result.not_passed == (
+        "failure: tests.test_ls::test_bad",
+        "error: tests.test_rm::test_setup",
+        "skipped: tests.test_rm::test_skip",
+    )
     assert result.summary() == "lakefs-spec 0.15.1: 1 of 4 passed, 1 failed, 1 errors, 1 skipped in 12.5 s"
     with pytest.raises(AssertionError, match="wrote no readable report"):
         parse_junit(tmp_path / "missing.xml", 1.0, 4)

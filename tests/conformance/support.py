@@ -170,8 +170,15 @@ class Seed:
         refs, staging, blocks, store = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore(), MemoryAuthStore()
         metadata = MemoryRepositoryMetadataStore(refs)
         cipher = self._pristine.auth._cipher  # the seeded secrets and server key were sealed with it
-        services = wiring.assemble(self._pristine.settings, refs, staging, blocks, AuthService(store, cipher), metadata,
-                                   MemoryBranchProtectionStore(refs))
+        services = wiring.assemble(
+            self._pristine.settings,
+            refs,
+            staging,
+            blocks,
+            AuthService(store, cipher),
+            metadata,
+            MemoryBranchProtectionStore(refs),
+        )
         # As wiring.memory_services wires imports: sources in the same memory store, records beside them.
         services.source_lister = MemorySourceLister(blocks)
         services.import_records = MemoryImportRecords()
@@ -186,8 +193,15 @@ class Seed:
 def _stores(services: wiring.Services) -> tuple[Any, ...]:
     graveler = services.graveler
     protection = graveler.protection.store if graveler.protection is not None else None
-    stores = (graveler.refs, graveler.staging, graveler.blocks, services.auth.store, services.repository_metadata,
-              protection, services.import_records)
+    stores = (
+        graveler.refs,
+        graveler.staging,
+        graveler.blocks,
+        services.auth.store,
+        services.repository_metadata,
+        protection,
+        services.import_records,
+    )
     return tuple(store for store in stores if store is not None)
 
 

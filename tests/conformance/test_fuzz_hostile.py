@@ -51,8 +51,9 @@ def hostile(value: Any, kind: str, extreme: int) -> Any:
     if isinstance(value, str) and kind in STRINGS:
         return STRINGS[kind] + value[:20]
     if isinstance(value, dict):
-        return {hostile(k, kind, extreme) if kind in STRINGS else k: hostile(v, kind, extreme)
-                for k, v in value.items()}
+        return {
+            hostile(k, kind, extreme) if kind in STRINGS else k: hostile(v, kind, extreme) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [hostile(v, kind, extreme) for v in value]
     return value
@@ -109,10 +110,18 @@ def test_hostile_values_never_answer_5xx(client: Client, seed: Seed, operation: 
     services = seed.fresh()
     wiring.set_services(services)
 
-    @settings(max_examples=HOSTILE_EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE), kind=st.sampled_from(KINDS),
-           extreme=st.sampled_from(EXTREME_INTEGERS))
+    @settings(
+        max_examples=HOSTILE_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        case=operation.as_strategy(generation_mode=GenerationMode.POSITIVE),
+        kind=st.sampled_from(KINDS),
+        extreme=st.sampled_from(EXTREME_INTEGERS),
+    )
     def run(case: schemathesis.Case, kind: str, extreme: int) -> None:
         response = send(client, case, kind, extreme)
         where = f"{kind}: {case.method} {case.formatted_path} -> {response.status_code}: {response.body[:300]!r}"

@@ -33,11 +33,13 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
     """(method, path, request, expected status), in an order where each finds what it needs. ``hook_url``: a
     webhook the post-commit action on repo2 calls, so the runs API has a run to answer about."""
     commit_id = services.graveler.get_commit("repo1", "main").id
-    action = yaml.safe_dump({
-        "name": "notify",
-        "on": {"post-commit": None},
-        "hooks": [{"id": "notify", "type": "webhook", "properties": {"url": hook_url}}],
-    }).encode()
+    action = yaml.safe_dump(
+        {
+            "name": "notify",
+            "on": {"post-commit": None},
+            "hooks": [{"id": "notify", "type": "webhook", "properties": {"url": hook_url}}],
+        }
+    ).encode()
     r2 = "/repositories/repo2"
     policy = {"id": "p1", "statement": [{"effect": "allow", "action": ["fs:Read*"], "resource": "*"}]}
     r = "/repositories/repo1"
@@ -98,9 +100,17 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", r + "/commits/" + commit_id, {}, 200),
         ("GET", r + "/refs/dev/commits", {}, 200),
         # No import location is allowed in this deployment: a 403 that names the setting.
-        ("POST", r + "/branches/dev/import",
-         {"json": {"paths": [{"type": "common_prefix", "path": "s3://elsewhere/x/", "destination": "x/"}],
-                   "commit": {"message": "import"}}}, 403),
+        (
+            "POST",
+            r + "/branches/dev/import",
+            {
+                "json": {
+                    "paths": [{"type": "common_prefix", "path": "s3://elsewhere/x/", "destination": "x/"}],
+                    "commit": {"message": "import"},
+                }
+            },
+            403,
+        ),
         ("GET", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
         ("DELETE", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
         ("GET", r + "/refs/dev/merge/main", {}, 200),
@@ -120,8 +130,12 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("POST", r + "/gc/prepare_commits", {}, 201),
         ("DELETE", r + "/settings/gc_rules", {}, 204),
         ("GET", r + "/settings/branch_protection", {}, 200),
-        ("PUT", r + "/settings/branch_protection", {"json": [{"pattern": "release-*"}], "headers": {"if-match": '""'}},
-         204),
+        (
+            "PUT",
+            r + "/settings/branch_protection",
+            {"json": [{"pattern": "release-*"}], "headers": {"if-match": '""'}},
+            204,
+        ),
         ("GET", r + "/branch_protection/set_allowed", {}, 204),
         ("POST", r + "/branch_protection", {"json": {"pattern": "stable"}}, 204),
         ("GET", r + "/branch_protection", {}, 200),
@@ -159,8 +173,12 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("DELETE", "/auth/groups/team", {}, 204),
         ("DELETE", "/auth/users/bob/credentials/{bob_key}", {}, 204),
         ("DELETE", "/auth/users/bob", {}, 204),
-        ("POST", r2 + "/branches/main/objects", {"query": {"path": "_lakefs_actions/notify.yaml"}, "body": action},
-         201),
+        (
+            "POST",
+            r2 + "/branches/main/objects",
+            {"query": {"path": "_lakefs_actions/notify.yaml"}, "body": action},
+            201,
+        ),
         ("POST", r2 + "/branches/main/commits", {"json": {"message": "add the action"}}, 201),
         ("GET", r2 + "/actions/runs", {"query": {"branch": "main"}}, 200),
         ("GET", r2 + "/actions/runs/{run_id}", {}, 200),

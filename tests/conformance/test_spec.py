@@ -40,7 +40,9 @@ def test_every_served_route_is_in_the_spec() -> None:
     spec = json.loads(SPEC_FILE.read_text())
     documented = {(method.upper(), _normalize(path)) for path, ops in spec["paths"].items() for method in ops}
     served = {(method, _normalize(path)) for method, path in served_routes()}
-    assert served - documented - EXTENSIONS == set(), f"served but not lakeFS operations (or the spec is stale; {REGENERATE})"
+    assert served - documented - EXTENSIONS == set(), (
+        f"served but not lakeFS operations (or the spec is stale; {REGENERATE})"
+    )
     assert documented - served == set()
 
 

@@ -39,12 +39,13 @@ def start_hook_server() -> tuple[HookServer, ThreadingHTTPServer]:
     state = HookServer("")
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             parts = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
-            state.received.append(Received(parts.path, parse_qs(parts.query), dict(self.headers.items()),
-                                           json.loads(raw or b"{}")))
+            state.received.append(
+                Received(parts.path, parse_qs(parts.query), dict(self.headers.items()), json.loads(raw or b"{}"))
+            )
             status, body, delay = state.answers.get(parts.path, (200, "ok", 0.0))
             if delay:
                 time.sleep(delay)

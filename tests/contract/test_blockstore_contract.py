@@ -205,10 +205,15 @@ def test_list_blobs_by_prefix_in_order(block_store: BlockStore, bucket: str) -> 
     for name, data in [("ns/b/2", b"22"), ("ns/a", b"1"), ("ns/b/1", b""), ("ns-other/x", b"x"), ("other", b"o")]:
         block_store.put(f"s3://{bucket}/{name}", data)
     assert list(block_store.list_blobs(f"s3://{bucket}/ns/")) == [
-        (f"s3://{bucket}/ns/a", 1), (f"s3://{bucket}/ns/b/1", 0), (f"s3://{bucket}/ns/b/2", 2)
+        (f"s3://{bucket}/ns/a", 1),
+        (f"s3://{bucket}/ns/b/1", 0),
+        (f"s3://{bucket}/ns/b/2", 2),
     ]
     assert [a for a, _ in block_store.list_blobs(f"s3://{bucket}/ns")] == [
-        f"s3://{bucket}/ns-other/x", f"s3://{bucket}/ns/a", f"s3://{bucket}/ns/b/1", f"s3://{bucket}/ns/b/2"
+        f"s3://{bucket}/ns-other/x",
+        f"s3://{bucket}/ns/a",
+        f"s3://{bucket}/ns/b/1",
+        f"s3://{bucket}/ns/b/2",
     ]
     assert list(block_store.list_blobs(f"s3://{bucket}/nothing/")) == []
 
@@ -265,7 +270,8 @@ def test_multipart_upload_round_trip(block_store: BlockStore, address: str) -> N
     assert (first.size, first.etag) == (len(BIG), hashlib.md5(BIG).hexdigest())
     assert last.size == 10
     assert [(n, r.size, r.etag) for n, r in block_store.list_parts(address, upload)] == [
-        (1, first.size, first.etag), (3, last.size, last.etag)
+        (1, first.size, first.etag),
+        (3, last.size, last.etag),
     ]
     assert not block_store.exists(address)  # nothing is visible before completion
     result = block_store.complete_multipart_upload(address, upload, [(1, first.etag), (3, last.etag)])

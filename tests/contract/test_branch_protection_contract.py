@@ -69,6 +69,7 @@ def test_rules_go_with_their_repository(store: BranchProtectionStore, ref_store:
     with pytest.raises(errors.RepositoryNotFound):
         store.set("repo1", DATE + 1, rules("x"), None)
     ref_store.delete_repository(RepositoryID("repo1"))
-    ref_store.create_repository(Repository(REPO.id, REPO.storage_namespace, REPO.default_branch_id, DATE + 5,
-                                           RepositoryState.ACTIVE))
+    ref_store.create_repository(
+        Repository(REPO.id, REPO.storage_namespace, REPO.default_branch_id, DATE + 5, RepositoryState.ACTIVE)
+    )
     assert store.get("repo1", DATE + 5) == ProtectionRules((), "")

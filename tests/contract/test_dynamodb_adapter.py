@@ -130,12 +130,27 @@ def test_rows_written_before_generations_and_retired_tokens(in_process: None) ->
     names = fresh_names()
     create_tables(names, REGION)
     client = boto3.client("dynamodb", region_name=REGION)
-    client.put_item(TableName=names.repositories, Item={
-        "repository_id": {"S": "old"}, "storage_namespace": {"S": "s3://b/old"}, "default_branch_id": {"S": "main"},
-        "creation_date": {"N": "1700000000"}, "state": {"S": "active"}, "read_only": {"BOOL": False}})
-    client.put_item(TableName=names.branches, Item={
-        "repository_id": {"S": "old"}, "branch_id": {"S": "main"}, "commit_id": {"S": "c1"},
-        "staging_token": {"S": "t1"}, "sealed_tokens": {"L": []}})
+    client.put_item(
+        TableName=names.repositories,
+        Item={
+            "repository_id": {"S": "old"},
+            "storage_namespace": {"S": "s3://b/old"},
+            "default_branch_id": {"S": "main"},
+            "creation_date": {"N": "1700000000"},
+            "state": {"S": "active"},
+            "read_only": {"BOOL": False},
+        },
+    )
+    client.put_item(
+        TableName=names.branches,
+        Item={
+            "repository_id": {"S": "old"},
+            "branch_id": {"S": "main"},
+            "commit_id": {"S": "c1"},
+            "staging_token": {"S": "t1"},
+            "sealed_tokens": {"L": []},
+        },
+    )
     store = DynamoRefStore(names, REGION)
     old = RepositoryID("old")
     assert store.get_repository(old).generation == ""

@@ -35,8 +35,11 @@ def webhook(url: str, **props: object) -> HookSpec:
 
 def test_webhook_passes_on_2xx_with_query_params(hook_server: HookServer) -> None:
     url = hook_server.on("/ok", 201, "fine")
-    outcome = WebhookHooks().invoke(webhook(url + "?a=1", query_params={"prefix": "data/", "ext": ["csv", "pq"]},
-                                            headers={"X-Token": "t"}), PAYLOAD, 5)
+    outcome = WebhookHooks().invoke(
+        webhook(url + "?a=1", query_params={"prefix": "data/", "ext": ["csv", "pq"]}, headers={"X-Token": "t"}),
+        PAYLOAD,
+        5,
+    )
     assert outcome.ok and "201" in outcome.output and "fine" in outcome.output
     got = hook_server.received[0]
     assert got.query == {"a": ["1"], "prefix": ["data/"], "ext": ["csv", "pq"]}
@@ -86,8 +89,12 @@ def lambda_function(fake_aws_env: None) -> Iterator[str]:
         with zipfile.ZipFile(buf, "w") as z:
             z.writestr("index.py", "def handler(event, context): pass")
         boto3.client("lambda", region_name="us-east-1").create_function(
-            FunctionName="quality-check", Runtime="python3.12", Role=role, Handler="index.handler",
-            Code={"ZipFile": buf.getvalue()})
+            FunctionName="quality-check",
+            Runtime="python3.12",
+            Role=role,
+            Handler="index.handler",
+            Code={"ZipFile": buf.getvalue()},
+        )
         yield "quality-check"
 
 

@@ -175,7 +175,10 @@ def test_iterate_pages_through_the_token(make_staging_store: StagingFactory, dyn
 
 
 def test_large_token_pages_lazily_and_drops(
-    staging_store: StagingStore, make_staging_store: StagingFactory, stage_all: StageAll, dynamo_queries: Queries,
+    staging_store: StagingStore,
+    make_staging_store: StagingFactory,
+    stage_all: StageAll,
+    dynamo_queries: Queries,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # More than one full page (1000). Kept small: moto serves a query at ~900 items/s.

@@ -47,9 +47,12 @@ def runners(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     set_fake_aws_env(monkeypatch)
     with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
         sfn = boto3.client("stepfunctions", region_name=REGION)
-        arns = {kind: sfn.create_state_machine(name=f"contract-{kind}", definition=json.dumps(definition),
-                                               roleArn=ROLE)["stateMachineArn"]
-                for kind, definition in (("pass", PASS), ("fail", FAIL))}
+        arns = {
+            kind: sfn.create_state_machine(name=f"contract-{kind}", definition=json.dumps(definition), roleArn=ROLE)[
+                "stateMachineArn"
+            ]
+            for kind, definition in (("pass", PASS), ("fail", FAIL))
+        }
         yield lambda kind: StepFunctionsWorkflows(arns[kind], REGION)
 
 

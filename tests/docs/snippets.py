@@ -71,13 +71,15 @@ def extract(path: Path, shown_as: Path) -> list[Snippet]:
         body: list[str] = []
         close = index + 1
         while close < len(lines) and not (lines[close].strip() == fence and lines[close].startswith(indent)):
-            body.append(lines[close][len(indent):] if lines[close].startswith(indent) else lines[close].lstrip())
+            body.append(lines[close][len(indent) :] if lines[close].startswith(indent) else lines[close].lstrip())
             close += 1
         if close == len(lines):
             raise SnippetError(f"{shown_as}:{index + 1}: the fence is never closed")
         if skip is None and language not in RUNNABLE:
-            raise SnippetError(f"{shown_as}:{index + 1}: a block in {language or 'no language'!r} cannot be run; "
-                               "mark it <!-- snippet: skip (why) --> or make it Python or shell")
+            raise SnippetError(
+                f"{shown_as}:{index + 1}: a block in {language or 'no language'!r} cannot be run; "
+                "mark it <!-- snippet: skip (why) --> or make it Python or shell"
+            )
         snippets.append(Snippet(shown_as, index + 2, language, "\n".join(body) + "\n", skip))
         index = close + 1
     return snippets
@@ -89,8 +91,10 @@ def _skip_reason(previous: str, shown_as: Path, fence_index: int) -> str | None:
         return None
     skip = _SKIP.match(directive.group("body"))
     if not skip:
-        raise SnippetError(f"{shown_as}:{fence_index}: unknown snippet directive {previous.strip()!r}; "
-                           "the only one is <!-- snippet: skip (reason) -->")
+        raise SnippetError(
+            f"{shown_as}:{fence_index}: unknown snippet directive {previous.strip()!r}; "
+            "the only one is <!-- snippet: skip (reason) -->"
+        )
     reason = skip.group("reason").strip()
     if not reason:
         raise SnippetError(f"{shown_as}:{fence_index}: a skipped snippet must say why")

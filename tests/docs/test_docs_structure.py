@@ -100,7 +100,9 @@ def test_an_unmarked_block_that_cannot_run_is_refused(tmp_path: Path) -> None:
 
 def test_snippets_carry_their_markdown_line_and_indentation(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("- item:\n  ```python\n  x = 1\n  ```\n\n<!-- snippet: skip (an AWS account) -->\n```sh\nmake deploy\n```\n")
+    page.write_text(
+        "- item:\n  ```python\n  x = 1\n  ```\n\n<!-- snippet: skip (an AWS account) -->\n```sh\nmake deploy\n```\n"
+    )
     first, second = extract(page, Path("page.md"))
     assert (first.where, first.language, first.code, first.skip) == ("page.md:3", "python", "x = 1\n", None)
     assert (second.where, second.skip) == ("page.md:8", "an AWS account")

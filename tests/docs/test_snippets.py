@@ -57,7 +57,7 @@ def doc_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocStack]:
     bin_dir.mkdir()
     for name, module in (("lakelet", "lakelet"), ("aws", "awscli")):
         script = bin_dir / name
-        script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} \"$@\"\n")
+        script.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m {module} "$@"\n')
         script.chmod(script.stat().st_mode | stat.S_IXUSR)
     try:
         yield DocStack(local, data_dir, bin_dir)
@@ -68,25 +68,45 @@ def doc_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocStack]:
 
 def _shell_env(stack: DocStack, home: Path) -> dict[str, str]:
     # Nothing of the developer's (AWS or lakectl settings, config files) may help or hinder a snippet.
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("AWS_", "LAKECTL_", "LAKELET_")) and name != "HOME"}
-    env.update(PATH=f"{stack.bin_dir}{os.pathsep}{env.get('PATH', '')}", HOME=str(home),
-               PYTHONPATH=str(PROJECT_DIR), LAKELET_DATA_DIR=str(stack.data_dir),
-               AWS_CONFIG_FILE=str(home / "no-aws-config"), AWS_SHARED_CREDENTIALS_FILE=str(home / "no-aws-credentials"))
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("AWS_", "LAKECTL_", "LAKELET_")) and name != "HOME"
+    }
+    env.update(
+        PATH=f"{stack.bin_dir}{os.pathsep}{env.get('PATH', '')}",
+        HOME=str(home),
+        PYTHONPATH=str(PROJECT_DIR),
+        LAKELET_DATA_DIR=str(stack.data_dir),
+        AWS_CONFIG_FILE=str(home / "no-aws-config"),
+        AWS_SHARED_CREDENTIALS_FILE=str(home / "no-aws-credentials"),
+    )
     return env
 
 
 def _run_shell(snippet: Snippet, code: str, stack: DocStack, workdir: Path, state: Path) -> None:
     offset = snippet.line - 2  # the prelude is one line; a failure reports the Markdown's line
-    prelude = (f"set -eo pipefail; [ -f {shlex.quote(str(state))} ] && source {shlex.quote(str(state))}; "
-               f"trap 'rc=$?; echo \"{snippet.path}:$((LINENO + {offset})): exit $rc: $BASH_COMMAND\" >&2' ERR\n")
-    epilogue = f"\nexport -p > {shlex.quote(str(state))}; echo \"cd $(printf %q \"$PWD\")\" >> {shlex.quote(str(state))}\n"
-    result = subprocess.run(["bash", "-c", prelude + code + epilogue], cwd=workdir, env=_shell_env(stack, workdir),
-                            capture_output=True, text=True, timeout=SHELL_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL,
-                            check=False)
+    prelude = (
+        f"set -eo pipefail; [ -f {shlex.quote(str(state))} ] && source {shlex.quote(str(state))}; "
+        f"trap 'rc=$?; echo \"{snippet.path}:$((LINENO + {offset})): exit $rc: $BASH_COMMAND\" >&2' ERR\n"
+    )
+    epilogue = f'\nexport -p > {shlex.quote(str(state))}; echo "cd $(printf %q "$PWD")" >> {shlex.quote(str(state))}\n'
+    result = subprocess.run(
+        ["bash", "-c", prelude + code + epilogue],
+        cwd=workdir,
+        env=_shell_env(stack, workdir),
+        capture_output=True,
+        text=True,
+        timeout=SHELL_TIMEOUT_SECONDS,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     if result.returncode != 0:
-        pytest.fail(f"shell snippet at {snippet.where} exited with {result.returncode}:\n"
-                    f"--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}", pytrace=False)
+        pytest.fail(
+            f"shell snippet at {snippet.where} exited with {result.returncode}:\n"
+            f"--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}",
+            pytrace=False,
+        )
 
 
 @contextlib.contextmanager
@@ -111,10 +131,13 @@ def _run_python(snippet: Snippet, code: str, namespace: dict[str, object], workd
     output = io.StringIO()
     with _isolated_process_state(workdir), contextlib.redirect_stdout(output):
         try:
-            exec(compiled, namespace)  # noqa: S102 (running the docs' own examples is the point)
-        except BaseException:  # noqa: BLE001 (any failure of an example, SystemExit included, is reported)
-            pytest.fail(f"Python snippet at {snippet.where} raised:\n{traceback.format_exc()}\n"
-                        f"--- its output\n{output.getvalue()[-4000:]}", pytrace=False)
+            exec(compiled, namespace)
+        except BaseException:
+            pytest.fail(
+                f"Python snippet at {snippet.where} raised:\n{traceback.format_exc()}\n"
+                f"--- its output\n{output.getvalue()[-4000:]}",
+                pytrace=False,
+            )
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(PROJECT_DIR)) for p in PAGES])

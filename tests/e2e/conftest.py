@@ -93,7 +93,11 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],
-            cwd=PROJECT_DIR, env=child_env, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            cwd=PROJECT_DIR,
+            env=child_env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
             # Only prctl runs between fork and exec, and Popen offers no other way to set the parent-death signal.
             preexec_fn=_die_with_parent,  # noqa: PLW1509
         )
@@ -151,8 +155,7 @@ def launch(tmp_path: Path) -> Iterator[Callable[..., LocalProcess]]:
 
 @pytest.fixture(scope="session")
 def client(local_stack: LocalProcess) -> Client:
-    return Client(host=local_stack.endpoint, username=local_stack.access_key_id,
-                  password=local_stack.secret_access_key)
+    return Client(host=local_stack.endpoint, username=local_stack.access_key_id, password=local_stack.secret_access_key)
 
 
 @pytest.fixture

@@ -46,8 +46,9 @@ def moto_endpoint(local: LocalProcess) -> str:
     return found.group("url")
 
 
-def s3_client(local: LocalProcess, secret: str | None = None, key: str | None = None,
-              config: Config | None = None) -> BaseClient:
+def s3_client(
+    local: LocalProcess, secret: str | None = None, key: str | None = None, config: Config | None = None
+) -> BaseClient:
     """boto3 with only the endpoint and the key pair: no region, no addressing or signature settings."""
     return boto3.client(
         "s3",

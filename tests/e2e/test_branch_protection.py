@@ -21,8 +21,9 @@ pytestmark = pytest.mark.e2e
 WRITE = "cannot write to protected branch"
 
 
-def test_a_protected_branch_takes_merges_only(local_stack: LocalProcess, client: Client,
-                                              repo: lakefs.Repository) -> None:
+def test_a_protected_branch_takes_merges_only(
+    local_stack: LocalProcess, client: Client, repo: lakefs.Repository
+) -> None:
     main = repo.branch("main")
     main.object("a.txt").upload("v1")
     main.commit(message="first")
@@ -34,9 +35,11 @@ def test_a_protected_branch_takes_merges_only(local_stack: LocalProcess, client:
     api = client.sdk_client.repositories_api
     unset = api.get_branch_protection_rules_with_http_info(repo.id)
     assert unset.data == []
-    api.set_branch_protection_rules(repo.id, [BranchProtectionRule(pattern="main"),
-                                              BranchProtectionRule(pattern="release-*")],
-                                    if_match=unset.headers["ETag"])
+    api.set_branch_protection_rules(
+        repo.id,
+        [BranchProtectionRule(pattern="main"), BranchProtectionRule(pattern="release-*")],
+        if_match=unset.headers["ETag"],
+    )
     current = api.get_branch_protection_rules_with_http_info(repo.id)
     assert [r.pattern for r in current.data] == ["main", "release-*"]
     with pytest.raises(lakefs_sdk.ApiException) as stale:
@@ -62,9 +65,13 @@ def test_a_protected_branch_takes_merges_only(local_stack: LocalProcess, client:
         status = error.status_code if isinstance(error, ServerException) else error.status
         assert status == 403, name
 
-    s3 = boto3.client("s3", endpoint_url=s3_endpoint(local_stack), region_name="us-east-1",
-                      aws_access_key_id=local_stack.access_key_id,
-                      aws_secret_access_key=local_stack.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint(local_stack),
+        region_name="us-east-1",
+        aws_access_key_id=local_stack.access_key_id,
+        aws_secret_access_key=local_stack.secret_access_key,
+    )
     with pytest.raises(botocore.exceptions.ClientError) as denied:
         s3.put_object(Bucket=repo.id, Key="main/through-s3.txt", Body=b"x")
     assert denied.value.response["Error"]["Code"] == "AccessDenied"

@@ -49,11 +49,15 @@ def test_diffs_say_the_size_of_removed_objects(repo: lakefs.Repository, client: 
     dev = repo.branch("dev").create(source_reference="main")
     dev.object("gone.txt").delete()
     dev.object("new.txt").upload("abc")
-    assert [(c.path, c.type, c.size_bytes) for c in dev.uncommitted()] == [("gone.txt", "removed", 0),
-                                                                              ("new.txt", "added", 3)]
+    assert [(c.path, c.type, c.size_bytes) for c in dev.uncommitted()] == [
+        ("gone.txt", "removed", 0),
+        ("new.txt", "added", 3),
+    ]
     dev.commit(message="changes")
-    assert [(c.path, c.type, c.size_bytes) for c in main.diff(dev)] == [("gone.txt", "removed", 0),
-                                                                          ("new.txt", "added", 3)]
+    assert [(c.path, c.type, c.size_bytes) for c in main.diff(dev)] == [
+        ("gone.txt", "removed", 0),
+        ("new.txt", "added", 3),
+    ]
     raw = client.sdk_client.refs_api.diff_refs(repo.id, "main", "dev", type="two_dot")
     assert [(d.path, d.size_bytes) for d in raw.results] == [("gone.txt", 0), ("new.txt", 3)]
 
@@ -62,8 +66,9 @@ def test_repository_shape_and_creating_with_samples(client: Client) -> None:
     """3 and 4. storage_id in the Repository; an unknown one is a 400; include_samples commits the sample
     dataset; exist_ok with include_samples answers the existing repository (409 before any other check)."""
     name = f"samples-{time.time_ns() % 10**10}"
-    repo = lakefs.Repository(name, client=client).create(storage_namespace=_namespace(client, name),
-                                                          include_samples=True)
+    repo = lakefs.Repository(name, client=client).create(
+        storage_namespace=_namespace(client, name), include_samples=True
+    )
     assert client.sdk_client.repositories_api.get_repository(name).storage_id == ""
     main = repo.branch("main")
     assert [c.message for c in main.log()] == [SAMPLE_COMMIT_MESSAGE, "Repository created"]
@@ -74,15 +79,18 @@ def test_repository_shape_and_creating_with_samples(client: Client) -> None:
     assert table.num_rows > 50 and "area_km2" in table.column_names
     assert list(main.uncommitted()) == []
 
-    again = lakefs.Repository(name, client=client).create(storage_namespace=_namespace(client, name + "-2"),
-                                                           include_samples=True, exist_ok=True)
+    again = lakefs.Repository(name, client=client).create(
+        storage_namespace=_namespace(client, name + "-2"), include_samples=True, exist_ok=True
+    )
     assert again.properties.storage_namespace == _namespace(client, name)
     with pytest.raises(ConflictException):
-        lakefs.Repository(name, client=client).create(storage_namespace=_namespace(client, name + "-3"),
-                                                       include_samples=True)
+        lakefs.Repository(name, client=client).create(
+            storage_namespace=_namespace(client, name + "-3"), include_samples=True
+        )
     with pytest.raises(BadRequestException) as refused:
-        lakefs.Repository(name + "-x", client=client).create(storage_namespace=_namespace(client, name + "-x"),
-                                                              storage_id="elsewhere")
+        lakefs.Repository(name + "-x", client=client).create(
+            storage_namespace=_namespace(client, name + "-x"), storage_id="elsewhere"
+        )
     assert "storage_id" in refused.value.body["message"]
 
 
@@ -116,8 +124,9 @@ def test_version_and_lakefs_spec_touch(client: Client, local_stack: LocalProcess
     config = client.sdk_client.config_api.get_config()
     assert config.version_config.version == lakefs_sdk.__version__
     LakeFSFileSystem.clear_instance_cache()
-    fs = LakeFSFileSystem(host=local_stack.endpoint, username=local_stack.access_key_id,
-                          password=local_stack.secret_access_key)
+    fs = LakeFSFileSystem(
+        host=local_stack.endpoint, username=local_stack.access_key_id, password=local_stack.secret_access_key
+    )
     fs.touch(f"lakefs://{repo.id}/main/empty.txt")
     assert fs.info(f"lakefs://{repo.id}/main/empty.txt")["size"] == 0
 

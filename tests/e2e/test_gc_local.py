@@ -35,8 +35,13 @@ def moto_url(local: LocalProcess) -> str:
 
 def data_addresses(local: LocalProcess, namespace: str) -> set[str]:
     bucket, _, prefix = namespace.removeprefix("s3://").partition("/")
-    s3 = boto3.client("s3", region_name="us-east-1", endpoint_url=moto_url(local),
-                      aws_access_key_id=local.access_key_id, aws_secret_access_key=local.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        region_name="us-east-1",
+        endpoint_url=moto_url(local),
+        aws_access_key_id=local.access_key_id,
+        aws_secret_access_key=local.secret_access_key,
+    )
     found: set[str] = set()
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}/data/"):
         found.update(f"s3://{bucket}/{item['Key']}" for item in page.get("Contents", []))
@@ -44,8 +49,20 @@ def data_addresses(local: LocalProcess, namespace: str) -> set[str]:
 
 
 def gc_run(local: LocalProcess, repo: str, *extra: str) -> list[str]:
-    return ["gc", "run", repo, "--endpoint", local.endpoint, "--access-key-id", local.access_key_id,
-            "--secret-access-key", local.secret_access_key, "--s3-endpoint", moto_url(local), *extra]
+    return [
+        "gc",
+        "run",
+        repo,
+        "--endpoint",
+        local.endpoint,
+        "--access-key-id",
+        local.access_key_id,
+        "--secret-access-key",
+        local.secret_access_key,
+        "--s3-endpoint",
+        moto_url(local),
+        *extra,
+    ]
 
 
 def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
@@ -69,8 +86,9 @@ def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
     head = main.commit(message="v3", date=int(now - 8 * DAY))
     put(main, "staged.txt", "S1")  # never committed: staged data is kept
     rules_api = client.sdk_client.repositories_api
-    rules = GarbageCollectionRules(default_retention_days=1,
-                                   branches=[GarbageCollectionRule(branch_id="main", retention_days=1)])
+    rules = GarbageCollectionRules(
+        default_retention_days=1, branches=[GarbageCollectionRule(branch_id="main", retention_days=1)]
+    )
     rules_api.set_gc_rules(repo.id, rules)
     assert rules_api.get_gc_rules(repo.id) == rules
     namespace = repo.properties.storage_namespace
@@ -114,9 +132,13 @@ def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
     assert repo.ref(first).object("b.txt").reader(mode="r", pre_sign=False).read() == "B1"
     gateway = _GATEWAY_LINE.search(local_stack.banner)
     assert gateway, local_stack.banner
-    s3 = boto3.client("s3", endpoint_url=gateway.group("url"), region_name="us-east-1",
-                      aws_access_key_id=local_stack.access_key_id,
-                      aws_secret_access_key=local_stack.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=gateway.group("url"),
+        region_name="us-east-1",
+        aws_access_key_id=local_stack.access_key_id,
+        aws_secret_access_key=local_stack.secret_access_key,
+    )
     with pytest.raises(botocore.exceptions.ClientError) as no_version:
         s3.get_object(Bucket=repo.id, Key=f"{first}/a.txt")
     assert no_version.value.response["Error"]["Code"] == "NoSuchVersion"

@@ -27,8 +27,15 @@ _MOTO_LINE = re.compile(r"AWS stand-in\s+moto at (?P<url>http://\S+)")
 
 def gc_run(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "lakelet", "gc", "run", *args], cwd=PROJECT_DIR, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "lakelet", "gc", "run", *args],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     return done, time.monotonic() - started
 
 
@@ -40,8 +47,16 @@ def shell_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def stack_flags(local: LocalProcess, s3_endpoint: str) -> list[str]:
-    return ["--endpoint", local.endpoint, "--access-key-id", local.access_key_id,
-            "--secret-access-key", local.secret_access_key, "--s3-endpoint", s3_endpoint]
+    return [
+        "--endpoint",
+        local.endpoint,
+        "--access-key-id",
+        local.access_key_id,
+        "--secret-access-key",
+        local.secret_access_key,
+        "--s3-endpoint",
+        s3_endpoint,
+    ]
 
 
 def assert_one_line_refusal(done: subprocess.CompletedProcess[str], elapsed: float, expected: str) -> None:

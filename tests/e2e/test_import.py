@@ -29,10 +29,13 @@ INLINE_THRESHOLD = 50
 def stack(tmp_path_factory: pytest.TempPathFactory):
     from .conftest import launch_local
 
-    local = launch_local(tmp_path_factory.mktemp("import-stack"), env={
-        "LAKELET_IMPORT_ALLOWED_LOCATIONS": ALLOWED,
-        "LAKELET_IMPORT_INLINE_THRESHOLD": str(INLINE_THRESHOLD),
-    })
+    local = launch_local(
+        tmp_path_factory.mktemp("import-stack"),
+        env={
+            "LAKELET_IMPORT_ALLOWED_LOCATIONS": ALLOWED,
+            "LAKELET_IMPORT_INLINE_THRESHOLD": str(INLINE_THRESHOLD),
+        },
+    )
     try:
         yield local
     finally:
@@ -41,8 +44,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory):
 
 @pytest.fixture(scope="module")
 def moto_s3(stack: LocalProcess):
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint(stack), region_name="us-east-1",
-                      aws_access_key_id=stack.access_key_id, aws_secret_access_key=stack.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=moto_endpoint(stack),
+        region_name="us-east-1",
+        aws_access_key_id=stack.access_key_id,
+        aws_secret_access_key=stack.secret_access_key,
+    )
     s3.create_bucket(Bucket=SOURCE_BUCKET)
     return s3
 
@@ -65,10 +73,19 @@ def seed(s3, prefix: str, files: dict[str, bytes]) -> None:
 
 
 def test_import_manager_imports_a_prefix_and_an_object_readable_in_every_mode(
-        stack: LocalProcess, client: Client, repo: lakefs.Repository, moto_s3) -> None:
+    stack: LocalProcess, client: Client, repo: lakefs.Repository, moto_s3
+) -> None:
     run = uuid.uuid4().hex[:8]
-    seed(moto_s3, f"allowed/{run}/", {"top.csv": b"top", "y=2024/m=01/part-0.csv": b"january",
-                                      "y=2024/m=02/part-0.csv": b"february", "single.json": b"{}"})
+    seed(
+        moto_s3,
+        f"allowed/{run}/",
+        {
+            "top.csv": b"top",
+            "y=2024/m=01/part-0.csv": b"january",
+            "y=2024/m=02/part-0.csv": b"february",
+            "single.json": b"{}",
+        },
+    )
     manager = repo.branch("main").import_data(commit_message="imported", metadata={"source": "e2e"})
     manager.prefix(f"{ALLOWED}{run}/y=2024/", "tables/y=2024/").object(f"{ALLOWED}{run}/single.json", "meta.json")
     status = manager.run(poll_interval=timedelta(seconds=0.2))
@@ -91,8 +108,13 @@ def test_import_manager_imports_a_prefix_and_an_object_readable_in_every_mode(
     with obj.reader(pre_sign=True) as f:
         f.seek(3)
         assert f.read() == b"ruary"
-    gateway = boto3.client("s3", endpoint_url=s3_endpoint(stack), aws_access_key_id=stack.access_key_id,
-                           aws_secret_access_key=stack.secret_access_key, region_name="us-east-1")
+    gateway = boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint(stack),
+        aws_access_key_id=stack.access_key_id,
+        aws_secret_access_key=stack.secret_access_key,
+        region_name="us-east-1",
+    )
     got = gateway.get_object(Bucket=repo.id, Key="main/tables/y=2024/m=01/part-0.csv")
     assert got["Body"].read() == b"january"
     # Nothing was copied: the repository's namespace holds no data objects.
@@ -101,8 +123,9 @@ def test_import_manager_imports_a_prefix_and_an_object_readable_in_every_mode(
     assert copied == 0
 
 
-def test_a_location_that_is_not_allowed_is_403_and_writes_nothing(client: Client, repo: lakefs.Repository,
-                                                                  moto_s3) -> None:
+def test_a_location_that_is_not_allowed_is_403_and_writes_nothing(
+    client: Client, repo: lakefs.Repository, moto_s3
+) -> None:
     seed(moto_s3, "private/", {"secret.txt": b"secret"})
     head = repo.branch("main").get_commit().id
     manager = repo.branch("main").import_data(commit_message="nope")
@@ -114,8 +137,9 @@ def test_a_location_that_is_not_allowed_is_403_and_writes_nothing(client: Client
     assert list(repo.branch("main").objects()) == []
 
 
-def test_a_large_import_runs_as_the_workflow_and_a_cancel_stops_it(stack: LocalProcess, client: Client,
-                                                                  repo: lakefs.Repository, moto_s3) -> None:
+def test_a_large_import_runs_as_the_workflow_and_a_cancel_stops_it(
+    stack: LocalProcess, client: Client, repo: lakefs.Repository, moto_s3
+) -> None:
     run = uuid.uuid4().hex[:8]
     files = {f"d{i % 20:02d}/part-{i:05d}": b"x" for i in range(1500)}
     with ThreadPoolExecutor(8) as pool:
@@ -133,10 +157,16 @@ def test_a_large_import_runs_as_the_workflow_and_a_cancel_stops_it(stack: LocalP
     manager.cancel()
     with pytest.raises(ImportManagerException, match="import canceled"):
         manager.wait(poll_interval=timedelta(seconds=0.2))
-    sfn = boto3.client("stepfunctions", endpoint_url=moto_endpoint(stack), region_name="us-east-1",
-                       aws_access_key_id=stack.access_key_id, aws_secret_access_key=stack.secret_access_key)
-    arn = next(m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]
-               if m["name"].endswith("-import"))
+    sfn = boto3.client(
+        "stepfunctions",
+        endpoint_url=moto_endpoint(stack),
+        region_name="us-east-1",
+        aws_access_key_id=stack.access_key_id,
+        aws_secret_access_key=stack.secret_access_key,
+    )
+    arn = next(
+        m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"] if m["name"].endswith("-import")
+    )
     execution = f"{arn.replace(':stateMachine:', ':execution:')}:import-{manager.import_id}"
     deadline = time.monotonic() + 60
     while sfn.describe_execution(executionArn=execution)["status"] == "RUNNING":

@@ -33,9 +33,7 @@ def _pages(client: Client, repo_id: str, ref: str, prefix: str, amount: int) -> 
         assert len(pages) <= COUNT, "listing does not terminate"
 
 
-def _assert_listed_once_in_order(
-    client: Client, repo: lakefs.Repository, ref: str, page_size: int | None
-) -> None:
+def _assert_listed_once_in_order(client: Client, repo: lakefs.Repository, ref: str, page_size: int | None) -> None:
     expected = sorted(KEYS, key=lambda key: key.encode("utf-8"))
     pages = _pages(client, repo.id, ref, "many/", MAX_PAGE)
     assert [len(page) for page in pages] == [MAX_PAGE, COUNT - MAX_PAGE]

@@ -96,8 +96,9 @@ def test_state_file_quickstart_quiet_console_and_gc_with_no_flags_after_a_restar
     rules = client.sdk_client.repositories_api.get_gc_rules("quickstart")
     assert rules.default_retention_days == 7
     # As pasted: this stack's data directory is not the default one, so the command names it.
-    assert re.search(rf"lakelet\S* gc run quickstart --mark-only --data-dir {re.escape(str(data_dir))} ",
-                     first.banner), first.banner
+    assert re.search(
+        rf"lakelet\S* gc run quickstart --mark-only --data-dir {re.escape(str(data_dir))} ", first.banner
+    ), first.banner
     assert "aws s3 ls s3://quickstart/main/" in first.banner
 
     # A quiet console: exactly one line per request, API and gateway alike, and no metric blobs.
@@ -105,8 +106,13 @@ def test_state_file_quickstart_quiet_console_and_gc_with_no_flags_after_a_restar
     before = len(stderr_lines(first))
     for path in ("/healthcheck", "/repositories/quickstart/branches"):
         api_get(first, path)
-    s3 = boto3.client("s3", endpoint_url=state["s3_gateway_url"], region_name="us-east-1",
-                      aws_access_key_id=first.access_key_id, aws_secret_access_key=first.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=state["s3_gateway_url"],
+        region_name="us-east-1",
+        aws_access_key_id=first.access_key_id,
+        aws_secret_access_key=first.secret_access_key,
+    )
     assert s3.get_object(Bucket="quickstart", Key="main/hello.txt")["Body"].read() == b"hello"
     with pytest.raises(s3.exceptions.NoSuchKey):
         s3.list_objects_v2(Bucket="quickstart", Prefix="mian/")
@@ -136,13 +142,19 @@ def test_state_file_quickstart_quiet_console_and_gc_with_no_flags_after_a_restar
     # As a user types it, in a shell where nothing is configured but where the stack keeps its data.
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "lakelet", "gc", "run", "quickstart"], cwd=PROJECT_DIR,
-        env=clean_env(LAKELET_DATA_DIR=str(data_dir)), capture_output=True, text=True, timeout=GC_TIMEOUT_SECONDS,
+        [sys.executable, "-m", "lakelet", "gc", "run", "quickstart"],
+        cwd=PROJECT_DIR,
+        env=clean_env(LAKELET_DATA_DIR=str(data_dir)),
+        capture_output=True,
+        text=True,
+        timeout=GC_TIMEOUT_SECONDS,
         check=False,
     )
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
-    assert "GC run " in done.stdout and "of quickstart (s3://lakelet-local/quickstart), mode mark-and-sweep" in done.stdout
+    assert (
+        "GC run " in done.stdout and "of quickstart (s3://lakelet-local/quickstart), mode mark-and-sweep" in done.stdout
+    )
     # Every object is younger than the default age guard (a day): listed, none deleted.
     listed = int(re.search(r"objects listed\s+(\d+)", done.stdout).group(1))  # type: ignore[union-attr]
     assert listed >= 2
@@ -176,7 +188,12 @@ def test_a_second_stack_refuses_a_data_directory_in_use(local_stack: LocalProces
     assert found, local_stack.banner
     done = subprocess.run(
         [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--data-dir", found["path"]],
-        cwd=PROJECT_DIR, env=clean_env(), capture_output=True, text=True, timeout=60, check=False,
+        cwd=PROJECT_DIR,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 1
     assert f"another stack (pid {local_stack.process.pid}, API at {local_stack.endpoint})" in done.stderr

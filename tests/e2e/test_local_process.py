@@ -19,7 +19,6 @@ from lakefs.client import Client
 
 from lakelet.stack.local import LOCAL_BUCKET
 
-
 pytestmark = pytest.mark.e2e
 
 Launcher = Callable[..., Any]  # the `launch` fixture of conftest.py
@@ -52,16 +51,23 @@ def _port_is_free(port: int) -> bool:
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_prints_connection_info_serves_and_stops_cleanly(sig: int, launch: Launcher) -> None:
-    local = launch( "--s3-port", "18001",
+    local = launch(
+        "--s3-port",
+        "18001",
         env={"LAKELET_ACCESS_KEY_ID": "AKIALAKELETE2ETEST", "LAKELET_SECRET_ACCESS_KEY": "e2e/Secret+Key"},
     )
     try:
         banner = local.banner
         assert local.access_key_id == "AKIALAKELETE2ETEST"
         assert local.secret_access_key == "e2e/Secret+Key"
-        for expected in (f"{local.endpoint}/api/v1", "export LAKECTL_SERVER_ENDPOINT_URL=" + local.endpoint,
-                         "export LAKECTL_CREDENTIALS_ACCESS_KEY_ID=AKIALAKELETE2ETEST",
-                         "S3 gateway          http://127.0.0.1:18001", f"s3://{LOCAL_BUCKET}/", "Client(host="):
+        for expected in (
+            f"{local.endpoint}/api/v1",
+            "export LAKECTL_SERVER_ENDPOINT_URL=" + local.endpoint,
+            "export LAKECTL_CREDENTIALS_ACCESS_KEY_ID=AKIALAKELETE2ETEST",
+            "S3 gateway          http://127.0.0.1:18001",
+            f"s3://{LOCAL_BUCKET}/",
+            "Client(host=",
+        ):
             assert expected in banner
 
         assert _get(local.api_url + "/healthcheck") in (200, 204)
@@ -97,7 +103,12 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         port = busy.getsockname()[1]
         result = subprocess.run(
             [sys.executable, "-m", "lakelet", "local", "--api-port", str(port), "--ephemeral"],
-            cwd=PROJECT_DIR, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+            cwd=PROJECT_DIR,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+            check=False,
         )
     assert result.returncode == 1
     assert "cannot start" in result.stderr

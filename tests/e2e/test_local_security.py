@@ -10,10 +10,10 @@ from typing import Any
 
 import boto3
 import botocore.exceptions
-from botocore.config import Config
 import lakefs
 import pytest
 import requests
+from botocore.config import Config
 
 from lakelet.stack.local import LOCAL_BUCKET
 from tests.e2e.conftest import LocalProcess
@@ -31,30 +31,44 @@ def moto_url(local: LocalProcess) -> str:
 
 
 def api(local: LocalProcess, method: str, path: str, **kwargs: Any) -> requests.Response:
-    return requests.request(method, local.api_url + path, auth=(local.access_key_id, local.secret_access_key),
-                            timeout=30, **kwargs)
+    return requests.request(
+        method, local.api_url + path, auth=(local.access_key_id, local.secret_access_key), timeout=30, **kwargs
+    )
 
 
 def stack_s3(local: LocalProcess, **keys: str) -> Any:
-    return boto3.client("s3", region_name="us-east-1", endpoint_url=moto_url(local),
-                        aws_access_key_id=keys.get("key", local.access_key_id),
-                        aws_secret_access_key=keys.get("secret", local.secret_access_key),
-                        config=Config(signature_version="s3v4"))  # boto3 presigns with SigV2 in us-east-1
+    return boto3.client(
+        "s3",
+        region_name="us-east-1",
+        endpoint_url=moto_url(local),
+        aws_access_key_id=keys.get("key", local.access_key_id),
+        aws_secret_access_key=keys.get("secret", local.secret_access_key),
+        config=Config(signature_version="s3v4"),
+    )  # boto3 presigns with SigV2 in us-east-1
 
 
 def test_a_committed_write_once_upload_cannot_be_overwritten_through_its_url(
     local_stack: LocalProcess, repo: lakefs.Repository
 ) -> None:
     backing = f"/repositories/{repo.id}/branches/main/staging/backing"
-    location = api(local_stack, "GET", backing,
-                   params={"path": "data.bin", "presign": "true", "write_once": "true"}).json()
+    location = api(
+        local_stack, "GET", backing, params={"path": "data.bin", "presign": "true", "write_once": "true"}
+    ).json()
     url = location["presigned_url"]
     original = b"committed bytes"
     put = requests.put(url, data=original, headers={"If-None-Match": "*"}, timeout=30)
     assert put.status_code == 200, put.text
-    linked = api(local_stack, "PUT", backing, params={"path": "data.bin"}, json={
-        "staging": {"physical_address": location["physical_address"]},
-        "checksum": hashlib.md5(original).hexdigest(), "size_bytes": len(original)})
+    linked = api(
+        local_stack,
+        "PUT",
+        backing,
+        params={"path": "data.bin"},
+        json={
+            "staging": {"physical_address": location["physical_address"]},
+            "checksum": hashlib.md5(original).hexdigest(),
+            "size_bytes": len(original),
+        },
+    )
     assert linked.status_code == 200, linked.text
     assert linked.json()["physical_address"] in location["physical_address"]  # linked in place, not copied
     commit = repo.branch("main").commit(message="write-once upload")
@@ -73,15 +87,27 @@ def test_a_committed_write_once_upload_cannot_be_overwritten_through_its_url(
         assert reader.read() == original
 
 
-@pytest.mark.parametrize("request_args", [
-    ("GET", f"/{LOCAL_BUCKET}", {}, b""),  # every object
-    ("GET", "/moto-api/data.json", {}, b""),  # moto's whole state
-    ("POST", "/moto-api/reset", {}, b""),
-    ("POST", "/", {"X-Amz-Target": "DynamoDB_20120810.Scan", "Content-Type": "application/x-amz-json-1.0"},
-     json.dumps({"TableName": "lakelet-local-credentials"}).encode()),  # the auth tables
-    ("POST", "/", {"X-Amz-Target": "TrentService.ListKeys", "Content-Type": "application/x-amz-json-1.1"},
-     b"{}"),  # the key that unseals secrets
-], ids=["s3", "state-dump", "reset", "dynamodb", "kms"])
+@pytest.mark.parametrize(
+    "request_args",
+    [
+        ("GET", f"/{LOCAL_BUCKET}", {}, b""),  # every object
+        ("GET", "/moto-api/data.json", {}, b""),  # moto's whole state
+        ("POST", "/moto-api/reset", {}, b""),
+        (
+            "POST",
+            "/",
+            {"X-Amz-Target": "DynamoDB_20120810.Scan", "Content-Type": "application/x-amz-json-1.0"},
+            json.dumps({"TableName": "lakelet-local-credentials"}).encode(),
+        ),  # the auth tables
+        (
+            "POST",
+            "/",
+            {"X-Amz-Target": "TrentService.ListKeys", "Content-Type": "application/x-amz-json-1.1"},
+            b"{}",
+        ),  # the key that unseals secrets
+    ],
+    ids=["s3", "state-dump", "reset", "dynamodb", "kms"],
+)
 def test_moto_refuses_an_unsigned_request(
     local_stack: LocalProcess, request_args: tuple[str, str, dict[str, str], bytes]
 ) -> None:
@@ -99,11 +125,17 @@ def test_moto_refuses_another_key_and_serves_the_stack_s_own(local_stack: LocalP
     with pytest.raises(botocore.exceptions.ClientError) as wrong_secret:
         stack_s3(local_stack, secret="not-the-secret").list_objects_v2(Bucket=LOCAL_BUCKET)
     assert wrong_secret.value.response["Error"]["Code"] == "SignatureDoesNotMatch"
-    assert stack_s3(local_stack).list_objects_v2(Bucket=LOCAL_BUCKET, MaxKeys=1)["ResponseMetadata"]["HTTPStatusCode"] \
+    assert (
+        stack_s3(local_stack).list_objects_v2(Bucket=LOCAL_BUCKET, MaxKeys=1)["ResponseMetadata"]["HTTPStatusCode"]
         == 200
-    tables = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=moto_url(local_stack),
-                          aws_access_key_id=local_stack.access_key_id,
-                          aws_secret_access_key=local_stack.secret_access_key).list_tables()["TableNames"]
+    )
+    tables = boto3.client(
+        "dynamodb",
+        region_name="us-east-1",
+        endpoint_url=moto_url(local_stack),
+        aws_access_key_id=local_stack.access_key_id,
+        aws_secret_access_key=local_stack.secret_access_key,
+    ).list_tables()["TableNames"]
     assert "lakelet-local-repositories" in tables
 
 

@@ -29,9 +29,7 @@ def forked(repo: lakefs.Repository) -> tuple[lakefs.Branch, lakefs.Branch]:
     return main, repo.branch("dev").create(source_reference="main")
 
 
-def test_diff_and_merge(
-    forked: tuple[lakefs.Branch, lakefs.Branch], repo: lakefs.Repository, client: Client
-) -> None:
+def test_diff_and_merge(forked: tuple[lakefs.Branch, lakefs.Branch], repo: lakefs.Repository, client: Client) -> None:
     main, dev = forked
     dev.object("a").upload("a-dev")
     dev.object("b").delete()
@@ -48,7 +46,12 @@ def test_diff_and_merge(
     merged = repo.commit(reference).get_commit()
     assert merged.parents == [main.get_commit().parents[0], dev.get_commit().id]
     assert merged.metadata == {"run": "1", ".lakefs.merge.strategy": "default"}
-    assert (_read(main, "a"), _read(main, "b"), _read(main, "c"), _read(main, "new/1")) == ("a-dev", None, "c-main", "n")
+    assert (_read(main, "a"), _read(main, "b"), _read(main, "c"), _read(main, "new/1")) == (
+        "a-dev",
+        None,
+        "c-main",
+        "n",
+    )
     assert list(main.diff(dev)) == []
 
     with pytest.raises(BadRequestException):
@@ -77,12 +80,20 @@ def test_conflicts_and_strategies(forked: tuple[lakefs.Branch, lakefs.Branch], c
 
     # Per-path strategies are a Lakelet extension: the sdk's generic call sends the extra field as is.
     api = client.sdk_client.refs_api.api_client
-    body = {"path_strategies": [{"path": "logs/**", "strategy": "dest-wins"}], "strategy": "source-wins",
-            "dry_run": True}
+    body = {
+        "path_strategies": [{"path": "logs/**", "strategy": "dest-wins"}],
+        "strategy": "source-wins",
+        "dry_run": True,
+    }
     preview = api.call_api(
-        f"/repositories/{main.repo_id}/refs/dev/merge/main", "POST", {}, [], {"Content-Type": "application/json",
-                                                                            "Accept": "application/json"},
-        body=body, auth_settings=["basic_auth"], response_types_map={"200": "object"},
+        f"/repositories/{main.repo_id}/refs/dev/merge/main",
+        "POST",
+        {},
+        [],
+        {"Content-Type": "application/json", "Accept": "application/json"},
+        body=body,
+        auth_settings=["basic_auth"],
+        response_types_map={"200": "object"},
     ).data
     assert preview["summary"]["conflict"] == 3 and preview["summary"]["unresolved"] == 0
     assert [r["conflict"]["resolution"] for r in preview["results"]] == ["source-wins", "source-wins", "dest-wins"]

@@ -36,9 +36,13 @@ def test_prefix_slash_name_makes_a_repository_whose_data_is_under_that_key(
     # The marker and the data are at the clean key, on the moto server the stack runs.
     moto = re.search(r"moto at (http://\S+)", local_stack.banner)
     assert moto, local_stack.banner
-    s3 = boto3.client("s3", endpoint_url=moto.group(1), region_name="us-east-1",
-                      aws_access_key_id=local_stack.access_key_id,
-                      aws_secret_access_key=local_stack.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=moto.group(1),
+        region_name="us-east-1",
+        aws_access_key_id=local_stack.access_key_id,
+        aws_secret_access_key=local_stack.secret_access_key,
+    )
     assert s3.head_object(Bucket=bucket, Key=f"{name}/_lakefs/dummy")["ContentLength"] > 0
 
 

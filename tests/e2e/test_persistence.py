@@ -44,15 +44,24 @@ def client_of(local: LocalProcess) -> Client:
 
 
 def sdk_of(local: LocalProcess, key: str | None = None, secret: str | None = None) -> lakefs_sdk.ApiClient:
-    return lakefs_sdk.ApiClient(lakefs_sdk.Configuration(
-        host=local.api_url, username=key or local.access_key_id, password=secret or local.secret_access_key))
+    return lakefs_sdk.ApiClient(
+        lakefs_sdk.Configuration(
+            host=local.api_url, username=key or local.access_key_id, password=secret or local.secret_access_key
+        )
+    )
 
 
 def gateway_of(local: LocalProcess, key: str, secret: str) -> Any:
     s3_url = re.search(r"^\s*S3 gateway\s+(http://\S+)", local.banner, re.MULTILINE)
     assert s3_url, local.banner
-    return boto3.client("s3", endpoint_url=s3_url.group(1), region_name="us-east-1", aws_access_key_id=key,
-                        aws_secret_access_key=secret, config=Config(retries={"max_attempts": 1}))
+    return boto3.client(
+        "s3",
+        endpoint_url=s3_url.group(1),
+        region_name="us-east-1",
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        config=Config(retries={"max_attempts": 1}),
+    )
 
 
 def data_line(local: LocalProcess) -> str:
@@ -62,8 +71,9 @@ def data_line(local: LocalProcess) -> str:
 
 
 def api(local: LocalProcess, method: str, path: str, **kwargs: Any) -> requests.Response:
-    return requests.request(method, local.api_url + path, auth=(local.access_key_id, local.secret_access_key),
-                            timeout=60, **kwargs)
+    return requests.request(
+        method, local.api_url + path, auth=(local.access_key_id, local.secret_access_key), timeout=60, **kwargs
+    )
 
 
 def wait_task(local: LocalProcess, status_path: str) -> dict[str, Any]:
@@ -93,16 +103,29 @@ def snapshot_of(local: LocalProcess, repos: list[str]) -> dict[str, Any]:
         repo = lakefs.Repository(name, client=client)
         branches = {b.id: b.get_commit().id for b in repo.branches()}
         tags = {t.id: t.get_commit().id for t in repo.tags()}
-        logs = {b: [(c.id, c.message, c.meta_range_id, tuple(c.parents), c.metadata)
-                    for c in repo.ref(b).log()] for b in branches}
+        logs = {
+            b: [(c.id, c.message, c.meta_range_id, tuple(c.parents), c.metadata) for c in repo.ref(b).log()]
+            for b in branches
+        }
         objects = {}
         for ref in [*branches, *tags]:
             for entry in repo.ref(ref).objects():
                 stat = repo.ref(ref).object(entry.path).stat()
-                objects[(ref, entry.path)] = (stat.physical_address, stat.checksum, stat.size_bytes,
-                                              stat.content_type, stat.metadata, stat.mtime)
-        seen[name] = {"branches": branches, "tags": tags, "logs": logs, "objects": objects,
-                      "properties": repo.properties.storage_namespace}
+                objects[(ref, entry.path)] = (
+                    stat.physical_address,
+                    stat.checksum,
+                    stat.size_bytes,
+                    stat.content_type,
+                    stat.metadata,
+                    stat.mtime,
+                )
+        seen[name] = {
+            "branches": branches,
+            "tags": tags,
+            "logs": logs,
+            "objects": objects,
+            "properties": repo.properties.storage_namespace,
+        }
     return seen
 
 
@@ -110,8 +133,11 @@ def read_all(local: LocalProcess, repo_name: str, refs: list[str]) -> dict[tuple
     """Every object's bytes, read the way the lakefs client reads: a presigned GET on moto (the server offers
     presign), which only works if nothing stored names an old moto port."""
     repo = lakefs.Repository(repo_name, client=client_of(local))
-    return {(ref, e.path): repo.ref(ref).object(e.path).reader(mode="rb").read()
-            for ref in refs for e in repo.ref(ref).objects()}
+    return {
+        (ref, e.path): repo.ref(ref).object(e.path).reader(mode="rb").read()
+        for ref in refs
+        for e in repo.ref(ref).objects()
+    }
 
 
 def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], tmp_path: Path) -> None:
@@ -139,8 +165,9 @@ def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], t
     side = repo.branch("side").create(source_reference="main")
     for i in range(4):
         side.object(f"side/{i}").upload(blob(f"side{i}", 100))
-    task = api(first, "POST", "/repositories/kept/branches/side/commits/async",
-               json={"message": "async on side"}).json()["id"]
+    task = api(
+        first, "POST", "/repositories/kept/branches/side/commits/async", json={"message": "async on side"}
+    ).json()["id"]
     side_status = wait_task(first, f"/repositories/kept/branches/side/commits/status?id={task}")
     assert side_status["completed"] and side_status["result"]["message"] == "async on side", side_status
 
@@ -149,15 +176,23 @@ def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], t
     auth = lakefs_sdk.AuthApi(sdk)
     auth.create_user(lakefs_sdk.UserCreation(id="alice"))
     auth.add_group_membership("Developers", "alice")
-    auth.create_policy(lakefs_sdk.Policy(id="read-kept", statement=[lakefs_sdk.Statement(
-        effect="allow", action=["fs:Read*"], resource="arn:lakefs:fs:::repository/kept/*")]))
+    auth.create_policy(
+        lakefs_sdk.Policy(
+            id="read-kept",
+            statement=[
+                lakefs_sdk.Statement(effect="allow", action=["fs:Read*"], resource="arn:lakefs:fs:::repository/kept/*")
+            ],
+        )
+    )
     auth.attach_policy_to_user("alice", "read-kept")
     alice = auth.create_credentials("alice")
     gateway_of(first, alice.access_key_id, alice.secret_access_key).put_object(
-        Bucket="other", Key="main/from-gateway.csv", Body=b"a,b\n1,2\n")
+        Bucket="other", Key="main/from-gateway.csv", Body=b"a,b\n1,2\n"
+    )
     other.branch("main").commit(message="gateway data")
-    rules = GarbageCollectionRules(default_retention_days=7,
-                                   branches=[GarbageCollectionRule(branch_id="main", retention_days=30)])
+    rules = GarbageCollectionRules(
+        default_retention_days=7, branches=[GarbageCollectionRule(branch_id="main", retention_days=30)]
+    )
     sdk_repos = lakefs_sdk.RepositoriesApi(sdk)
     sdk_repos.set_gc_rules("kept", rules)
 
@@ -195,7 +230,8 @@ def test_kill_9_keeps_every_acknowledged_write(launch: Callable[..., LocalProces
     first = launch("--data-dir", str(data_dir), env=WORKFLOWS)
     client = client_of(first)
     repo = lakefs.Repository("busy", client=client).create(
-        storage_namespace=f"{client.storage_config.default_namespace_prefix}/busy")
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/busy"
+    )
     gateway = gateway_of(first, first.access_key_id, first.secret_access_key)
     acked_objects: list[tuple[float, str, bytes]] = []
     acked_commits: list[tuple[float, str]] = []
@@ -217,7 +253,7 @@ def test_kill_9_keeps_every_acknowledged_write(launch: Callable[..., LocalProces
                 if i % 8 == 0:
                     commit_id = main.commit(message=f"batch {i}").get_commit().id
                     acked_commits.append((time.monotonic(), commit_id))
-        except Exception:  # noqa: BLE001 - the stack was killed under it: expected, the acks so far count
+        except Exception:
             return
 
     thread = threading.Thread(target=writer)
@@ -264,7 +300,13 @@ def test_a_data_directory_of_another_format_is_refused(tmp_path: Path) -> None:
     env["LAKELET_DATA_DIR"] = str(data_dir)  # the variable is read when no flag is given
     result = subprocess.run(
         [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0"],
-        cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert result.returncode == 1, result
     lines = [line for line in result.stderr.splitlines() if line.strip()]
@@ -275,15 +317,17 @@ def test_a_data_directory_of_another_format_is_refused(tmp_path: Path) -> None:
     assert (data_dir / "moto" / "snapshot-7.bin").read_bytes() == b"from a later version"
 
 
-def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(launch: Callable[..., LocalProcess],
-                                                                        tmp_path: Path) -> None:
+def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(
+    launch: Callable[..., LocalProcess], tmp_path: Path
+) -> None:
     from tests.lakelet.test_persistence_damage import flip, frame_holding, frames
 
     data_dir = tmp_path / "data"
     first = launch("--data-dir", str(data_dir))
     client = client_of(first)
     repo = lakefs.Repository("flipped", client=client).create(
-        storage_namespace=f"{client.storage_config.default_namespace_prefix}/flipped")
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/flipped"
+    )
     for i in range(40):
         repo.branch("main").object(f"o/{i:02d}").upload(blob(f"f{i}", 300))
     first.process.send_signal(signal.SIGKILL)  # no clean-stop snapshot: the uploads are only in the journal
@@ -297,15 +341,35 @@ def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(launch: 
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELET_")}
     result = subprocess.run(
-        [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0",
-         "--data-dir", str(data_dir)],
-        cwd=PROJECT_DIR, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False,
+        [
+            sys.executable,
+            "-m",
+            "lakelet",
+            "local",
+            "--api-port",
+            "0",
+            "--moto-port",
+            "0",
+            "--s3-port",
+            "0",
+            "--data-dir",
+            str(data_dir),
+        ],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     assert result.returncode == 1, result
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert lines[-1].startswith(f"lakelet local: cannot start: journal {journal_path} at byte {third[0]} (a frame "
-                                f"that fails its checksum) is damaged, and {len(spans) - index - 1} journaled "
-                                "change(s) after it are readable"), result.stderr
+    assert lines[-1].startswith(
+        f"lakelet local: cannot start: journal {journal_path} at byte {third[0]} (a frame "
+        f"that fails its checksum) is damaged, and {len(spans) - index - 1} journaled "
+        "change(s) after it are readable"
+    ), result.stderr
     assert "--accept-journal-loss" in lines[-1] and "Traceback" not in result.stderr
     assert {p: p.read_bytes() for p in data_dir.rglob("*") if p.is_file() and p.name != "lock"} == files_before
 

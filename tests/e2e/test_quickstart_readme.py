@@ -26,8 +26,9 @@ def test_the_quickstart_readme_code_branches_commits_and_merges(
 ) -> None:
     name = f"quickstart-{uuid.uuid4().hex[:8]}"
     prefix = client.storage_config.default_namespace_prefix
-    repo = lakefs.Repository(name, client=client).create(storage_namespace=prefix.rstrip("/") + "/" + name,
-                                                          include_samples=True)
+    repo = lakefs.Repository(name, client=client).create(
+        storage_namespace=prefix.rstrip("/") + "/" + name, include_samples=True
+    )
     main = repo.branch("main")
     with main.object("README.md").reader(mode="r") as handle:
         readme = handle.read()
@@ -36,14 +37,23 @@ def test_the_quickstart_readme_code_branches_commits_and_merges(
     before = main.get_commit().id
 
     env = {key: value for key, value in os.environ.items() if not key.startswith(("LAKECTL_", "LAKEFS_"))}
-    env.update({
-        "HOME": str(tmp_path),  # no ~/.lakectl.yaml: the variables the README names are the only configuration
-        "LAKECTL_SERVER_ENDPOINT_URL": local_stack.endpoint,
-        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": local_stack.access_key_id,
-        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": local_stack.secret_access_key,
-    })
-    done = subprocess.run([sys.executable, "-c", blocks[0]], env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=180, check=False)
+    env.update(
+        {
+            "HOME": str(tmp_path),  # no ~/.lakectl.yaml: the variables the README names are the only configuration
+            "LAKECTL_SERVER_ENDPOINT_URL": local_stack.endpoint,
+            "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": local_stack.access_key_id,
+            "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": local_stack.secret_access_key,
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", blocks[0]],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert "[('lakes.parquet', 'changed')]" in done.stdout
 

@@ -38,8 +38,9 @@ def aws_run(local: LocalProcess, tmp_path: Path, *args: str) -> subprocess.Compl
         "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
     }
     command = [sys.executable, "-m", "awscli", *args, "--endpoint-url", s3_endpoint(local)]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          check=False)
+    return subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, check=False
+    )
 
 
 def make_tree(root: Path) -> dict[str, str]:
@@ -62,7 +63,8 @@ def make_tree(root: Path) -> dict[str, str]:
 def digests(root: Path) -> dict[str, str]:
     return {
         str(path.relative_to(root)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted(root.rglob("*")) if path.is_file()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
     }
 
 
@@ -87,7 +89,8 @@ def test_sync_a_tree_up_and_back_down(local_stack: LocalProcess, s3_repo: str, t
     assert "PRE main/" in aws(local_stack, tmp_path, "s3", "ls", f"s3://{s3_repo}/")  # branches, as folders
     recursive = aws(local_stack, tmp_path, "s3", "ls", "--recursive", f"s3://{s3_repo}/main/tree/")
     assert sorted(line.split(None, 3)[3] for line in recursive.strip().splitlines()) == sorted(
-        f"main/tree/{name}" for name in expected)
+        f"main/tree/{name}" for name in expected
+    )
     assert f" {9 * MIB} main/tree/data/large.bin" in recursive
     aws(local_stack, tmp_path, "s3", "sync", f"s3://{s3_repo}/main/tree/", str(down))
     assert digests(down) == expected
@@ -99,4 +102,5 @@ def test_a_listing_of_a_missing_branch_says_so(local_stack: LocalProcess, s3_rep
     result = aws_run(local_stack, tmp_path, "s3", "ls", f"s3://{s3_repo}/mian/")
     assert result.returncode != 0 and result.stdout == ""
     assert f"(NoSuchKey) when calling the ListObjectsV2 operation: ref 'mian' not found in repository {s3_repo}" in (
-        result.stderr), result.stderr
+        result.stderr
+    ), result.stderr

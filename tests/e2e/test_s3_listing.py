@@ -44,16 +44,18 @@ def test_v2_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:
 
 def test_v1_pages_over_2500_keys(s3: BaseClient, big_repo: str) -> None:
     keys: list[str] = []
-    for page in s3.get_paginator("list_objects").paginate(Bucket=big_repo, Prefix="main/",
-                                                          PaginationConfig={"PageSize": 700}):
+    for page in s3.get_paginator("list_objects").paginate(
+        Bucket=big_repo, Prefix="main/", PaginationConfig={"PageSize": 700}
+    ):
         keys += [o["Key"] for o in page["Contents"]]
     assert keys == [f"main/{k}" for k in KEYS]
 
 
 def test_delimiter_listings(s3: BaseClient, big_repo: str) -> None:
     prefixes: list[str] = []
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=big_repo, Prefix="main/", Delimiter="/",
-                                                             PaginationConfig={"PageSize": 15}):
+    for page in s3.get_paginator("list_objects_v2").paginate(
+        Bucket=big_repo, Prefix="main/", Delimiter="/", PaginationConfig={"PageSize": 15}
+    ):
         assert "Contents" not in page
         prefixes += [p["Prefix"] for p in page["CommonPrefixes"]]
     assert prefixes == [f"main/dir{d:02d}/" for d in range(50)]

@@ -25,8 +25,7 @@ MIB = 1024 * 1024
 TWENTY_MB = random.Random(2024).randbytes(20 * 1000 * 1000)
 
 
-def test_twenty_megabytes_round_trip(s3: BaseClient, s3_repo: str, client: Client,
-                                     local_stack: LocalProcess) -> None:
+def test_twenty_megabytes_round_trip(s3: BaseClient, s3_repo: str, client: Client, local_stack: LocalProcess) -> None:
     # boto3's defaults: 8 MiB parts (3 parts here), uploaded on several threads.
     s3.upload_fileobj(io.BytesIO(TWENTY_MB), s3_repo, "main/big/twenty.bin")
     out = io.BytesIO()
@@ -45,13 +44,20 @@ def test_twenty_megabytes_round_trip(s3: BaseClient, s3_repo: str, client: Clien
 def test_parts_below_the_s3_minimum(s3: BaseClient, s3_repo: str) -> None:
     parts = [TWENTY_MB[i : i + 4 * MIB] for i in range(0, 13 * MIB, 4 * MIB)]  # 4, 4, 4, 1 MiB
     upload = s3.create_multipart_upload(Bucket=s3_repo, Key="main/small-parts.bin", ContentType="text/x-parts")
-    done = [{"PartNumber": n, "ETag": s3.upload_part(Bucket=s3_repo, Key="main/small-parts.bin", PartNumber=n,
-                                                     UploadId=upload["UploadId"], Body=data)["ETag"]}
-            for n, data in enumerate(parts, start=1)]
+    done = [
+        {
+            "PartNumber": n,
+            "ETag": s3.upload_part(
+                Bucket=s3_repo, Key="main/small-parts.bin", PartNumber=n, UploadId=upload["UploadId"], Body=data
+            )["ETag"],
+        }
+        for n, data in enumerate(parts, start=1)
+    ]
     listed = s3.list_parts(Bucket=s3_repo, Key="main/small-parts.bin", UploadId=upload["UploadId"])
     assert [(p["PartNumber"], p["Size"]) for p in listed["Parts"]] == [(n, len(d)) for n, d in enumerate(parts, 1)]
-    s3.complete_multipart_upload(Bucket=s3_repo, Key="main/small-parts.bin", UploadId=upload["UploadId"],
-                                 MultipartUpload={"Parts": done})
+    s3.complete_multipart_upload(
+        Bucket=s3_repo, Key="main/small-parts.bin", UploadId=upload["UploadId"], MultipartUpload={"Parts": done}
+    )
     got = s3.get_object(Bucket=s3_repo, Key="main/small-parts.bin")
     assert got["Body"].read() == b"".join(parts)
     assert got["ContentType"] == "text/x-parts"
@@ -60,16 +66,29 @@ def test_parts_below_the_s3_minimum(s3: BaseClient, s3_repo: str) -> None:
 def test_part_copy_list_and_abort(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/source.bin", Body=TWENTY_MB[: 6 * MIB])
     upload = s3.create_multipart_upload(Bucket=s3_repo, Key="main/assembled.bin")
-    copied = s3.upload_part_copy(Bucket=s3_repo, Key="main/assembled.bin", UploadId=upload["UploadId"],
-                                 PartNumber=1, CopySource=f"{s3_repo}/main/source.bin")
-    last = s3.upload_part(Bucket=s3_repo, Key="main/assembled.bin", UploadId=upload["UploadId"], PartNumber=2,
-                          Body=b"the end")
+    copied = s3.upload_part_copy(
+        Bucket=s3_repo,
+        Key="main/assembled.bin",
+        UploadId=upload["UploadId"],
+        PartNumber=1,
+        CopySource=f"{s3_repo}/main/source.bin",
+    )
+    last = s3.upload_part(
+        Bucket=s3_repo, Key="main/assembled.bin", UploadId=upload["UploadId"], PartNumber=2, Body=b"the end"
+    )
     pending = s3.list_multipart_uploads(Bucket=s3_repo)
     assert [(u["Key"], u["UploadId"]) for u in pending["Uploads"]] == [("main/assembled.bin", upload["UploadId"])]
     s3.complete_multipart_upload(
-        Bucket=s3_repo, Key="main/assembled.bin", UploadId=upload["UploadId"],
-        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": copied["CopyPartResult"]["ETag"]},
-                                   {"PartNumber": 2, "ETag": last["ETag"]}]})
+        Bucket=s3_repo,
+        Key="main/assembled.bin",
+        UploadId=upload["UploadId"],
+        MultipartUpload={
+            "Parts": [
+                {"PartNumber": 1, "ETag": copied["CopyPartResult"]["ETag"]},
+                {"PartNumber": 2, "ETag": last["ETag"]},
+            ]
+        },
+    )
     assert s3.get_object(Bucket=s3_repo, Key="main/assembled.bin")["Body"].read() == TWENTY_MB[: 6 * MIB] + b"the end"
     assert s3.list_multipart_uploads(Bucket=s3_repo).get("Uploads", []) == []
 
@@ -86,6 +105,10 @@ def test_part_copy_list_and_abort(s3: BaseClient, s3_repo: str) -> None:
 def test_managed_copy_of_a_large_object(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/large.bin", Body=TWENTY_MB[: 10 * MIB])
     # Above the 8 MiB threshold boto3 copies with UploadPartCopy: the bytes stay inside S3.
-    s3.copy({"Bucket": s3_repo, "Key": "main/large.bin"}, s3_repo, "main/large-copy.bin",
-            Config=TransferConfig(multipart_threshold=8 * MIB))
+    s3.copy(
+        {"Bucket": s3_repo, "Key": "main/large.bin"},
+        s3_repo,
+        "main/large-copy.bin",
+        Config=TransferConfig(multipart_threshold=8 * MIB),
+    )
     assert s3.get_object(Bucket=s3_repo, Key="main/large-copy.bin")["Body"].read() == TWENTY_MB[: 10 * MIB]

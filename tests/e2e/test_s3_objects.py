@@ -35,8 +35,9 @@ def test_list_and_head_buckets(s3: BaseClient, s3_repo: str) -> None:
 
 
 def test_put_get_head_delete(s3: BaseClient, s3_repo: str) -> None:
-    put = s3.put_object(Bucket=s3_repo, Key="main/data/blob.bin", Body=BLOB, ContentType="application/x-blob",
-                        Metadata={"team": "data"})
+    put = s3.put_object(
+        Bucket=s3_repo, Key="main/data/blob.bin", Body=BLOB, ContentType="application/x-blob", Metadata={"team": "data"}
+    )
     assert put["ETag"] == f'"{hashlib.md5(BLOB).hexdigest()}"'
     got = s3.get_object(Bucket=s3_repo, Key="main/data/blob.bin")
     assert got["Body"].read() == BLOB
@@ -51,8 +52,12 @@ def test_put_get_head_delete(s3: BaseClient, s3_repo: str) -> None:
 
 def test_range_reads(s3: BaseClient, s3_repo: str) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/r.bin", Body=BLOB)
-    for header, expected in [("bytes=0-99", BLOB[:100]), ("bytes=299990-", BLOB[299990:]),
-                             ("bytes=-7", BLOB[-7:]), ("bytes=1000-1999", BLOB[1000:2000])]:
+    for header, expected in [
+        ("bytes=0-99", BLOB[:100]),
+        ("bytes=299990-", BLOB[299990:]),
+        ("bytes=-7", BLOB[-7:]),
+        ("bytes=1000-1999", BLOB[1000:2000]),
+    ]:
         got = s3.get_object(Bucket=s3_repo, Key="main/r.bin", Range=header)
         assert got["ResponseMetadata"]["HTTPStatusCode"] == 206
         assert got["Body"].read() == expected
@@ -114,8 +119,9 @@ def test_boto3_writes_lakefs_reads_and_back(s3: BaseClient, s3_repo: str, client
     assert s3.get_object(Bucket=s3_repo, Key=f"{commit.get_commit().id}/from-boto3.bin")["Body"].read() == BLOB
 
 
-def test_collected_data_answers_no_such_version(s3: BaseClient, s3_repo: str, client: Client,
-                                                local_stack: LocalProcess) -> None:
+def test_collected_data_answers_no_such_version(
+    s3: BaseClient, s3_repo: str, client: Client, local_stack: LocalProcess
+) -> None:
     s3.put_object(Bucket=s3_repo, Key="main/gone.bin", Body=b"soon collected")
     address = lakefs.Repository(s3_repo, client=client).branch("main").object("gone.bin").stat().physical_address
     moto_s3(local_stack).delete_object(Bucket=LOCAL_BUCKET, Key=address.removeprefix(f"s3://{LOCAL_BUCKET}/"))
@@ -125,9 +131,11 @@ def test_collected_data_answers_no_such_version(s3: BaseClient, s3_repo: str, cl
 
 
 def test_unsupported_features_are_clear(s3: BaseClient, s3_repo: str) -> None:
-    for call in (lambda: s3.get_bucket_versioning(Bucket=s3_repo),
-                 lambda: s3.get_object_tagging(Bucket=s3_repo, Key="main/x"),
-                 lambda: s3.get_bucket_acl(Bucket=s3_repo)):
+    for call in (
+        lambda: s3.get_bucket_versioning(Bucket=s3_repo),
+        lambda: s3.get_object_tagging(Bucket=s3_repo, Key="main/x"),
+        lambda: s3.get_bucket_acl(Bucket=s3_repo),
+    ):
         with pytest.raises(ClientError) as error:
             call()
         assert code(error) == "NotImplemented"

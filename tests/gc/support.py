@@ -79,9 +79,7 @@ def moto_services(bucket: str) -> wiring.Services:
     base = wiring.memory_services(settings)
     blocks = S3BlockStore(s3_client())
     committed = CommittedManager(blocks, wiring.range_params(settings))
-    return dataclasses.replace(
-        base, graveler=Graveler(base.graveler.refs, base.graveler.staging, blocks, committed)
-    )
+    return dataclasses.replace(base, graveler=Graveler(base.graveler.refs, base.graveler.staging, blocks, committed))
 
 
 @dataclass(frozen=True)
@@ -92,8 +90,15 @@ class JobRun:
 
     def options(self, run_id: str, mode: str, min_age_seconds: int = 0) -> Any:
         return job().JobOptions(
-            storage_namespace=self.namespace, run_id=run_id, mode=mode, min_age_seconds=min_age_seconds,
-            commit_partitions=2, address_partitions=4, list_slices=4, endpoint_url=moto_url(), region=REGION,
+            storage_namespace=self.namespace,
+            run_id=run_id,
+            mode=mode,
+            min_age_seconds=min_age_seconds,
+            commit_partitions=2,
+            address_partitions=4,
+            list_slices=4,
+            endpoint_url=moto_url(),
+            region=REGION,
             record_lead_seconds=0,  # no API caches the sweep records here: nothing to wait for
         )
 

@@ -64,8 +64,10 @@ def test_rules_round_trip_in_the_lakefs_shape(api: Api, memory: wiring.Services)
         {"default_retention_days": 7, "branches": [{"branch_id": "main"}]},
         {"default_retention_days": 7, "branches": [{"retention_days": 3}]},
         {"default_retention_days": 7, "branches": [{"branch_id": "bad name!", "retention_days": 3}]},
-        {"default_retention_days": 7, "branches": [{"branch_id": "main", "retention_days": 3},
-                                                   {"branch_id": "main", "retention_days": 4}]},
+        {
+            "default_retention_days": 7,
+            "branches": [{"branch_id": "main", "retention_days": 3}, {"branch_id": "main", "retention_days": 4}],
+        },
         {"default_retention_days": 7, "branches": ["main"]},
         [1, 2],
     ],
@@ -86,8 +88,9 @@ def test_rules_need_a_body_an_existing_repository_and_credentials(api: Api) -> N
 
 
 def test_prepare_commits_answers_where_the_run_is(api: Api, memory: wiring.Services) -> None:
-    wiring.set_services(dataclasses.replace(memory, settings=dataclasses.replace(memory.settings,
-                                                                                 pre_sign_support=False)))
+    wiring.set_services(
+        dataclasses.replace(memory, settings=dataclasses.replace(memory.settings, pre_sign_support=False))
+    )
     assert_error(api.post("/repositories/repo1/gc/prepare_commits"), 404)  # no rules yet
     api.request("PUT", rules_path(), json_body=RULES)
     api.upload("repo1", "main", "a.txt", b"a")

@@ -10,10 +10,10 @@ import uuid
 from chalicelib.adapters.import_records import BlockImportRecords
 from chalicelib.adapters.s3_source import S3SourceLister
 from chalicelib.gc import prepare
+from chalicelib.gc.rules import RulesStore
 from chalicelib.graveler.imports import COMPLETED, Importer, ImportLocation
 from chalicelib.graveler.records import BranchID
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
-from chalicelib.gc.rules import RulesStore
 
 from .support import JobRun, addresses_under, installed, keys_under, moto_services, new_bucket, s3_client
 
@@ -33,12 +33,24 @@ def test_gc_after_import_deletes_nothing_of_the_source() -> None:
             s3_client().put_object(Bucket=source, Key=key, Body=data)
         # A source in the repository's own bucket, beside its namespace, as well as one in another bucket.
         s3_client().put_object(Bucket=bucket, Key=f"{name}-landing/x.csv", Body=b"x")
-        importer = Importer(g, S3SourceLister(s3_client()), BlockImportRecords(g.blocks),
-                            [f"s3://{source}/", f"s3://{bucket}/{name}-landing/"], "LAKELET_IMPORT_ALLOWED_LOCATIONS")
-        request = importer.start(name, "main", [ImportLocation("common_prefix", f"s3://{source}/tables/", "t/"),
-                                                ImportLocation("object", f"s3://{bucket}/{name}-landing/x.csv",
-                                                               "x.csv")],
-                                 "tester", "import", date=time.time() - 30 * DAY)
+        importer = Importer(
+            g,
+            S3SourceLister(s3_client()),
+            BlockImportRecords(g.blocks),
+            [f"s3://{source}/", f"s3://{bucket}/{name}-landing/"],
+            "LAKELET_IMPORT_ALLOWED_LOCATIONS",
+        )
+        request = importer.start(
+            name,
+            "main",
+            [
+                ImportLocation("common_prefix", f"s3://{source}/tables/", "t/"),
+                ImportLocation("object", f"s3://{bucket}/{name}-landing/x.csv", "x.csv"),
+            ],
+            "tester",
+            "import",
+            date=time.time() - 30 * DAY,
+        )
         assert importer.run(request).state == COMPLETED
         # Every imported entry is then dropped from the head, so only old commits reference the sources.
         for path in [*(f"t/part-{i}.csv" for i in range(5)), "x.csv"]:

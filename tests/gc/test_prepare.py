@@ -54,11 +54,17 @@ def test_prepare_writes_active_commits_staged_addresses_and_a_manifest(g, monkey
     assert staged == sorted([staged_main.physical_address, staged_dev.physical_address])
     manifest = json.loads(g.blocks.get(layout.prepare_manifest_address(NS, "run-1")))
     assert manifest == {
-        "format_version": 1, "run_id": "run-1", "repository": "repo", "storage_namespace": NS,
-        "prepared_at": NOW, "rules": {"default_retention_days": 3,
-                                      "branches": [{"branch_id": "main", "retention_days": 10}]},
-        "active_commits": 1, "commits_location": run.commits_location, "staged_addresses": 2,
-        "staged_locations": list(run.staged_locations), "addresses_location": run.addresses_location,
+        "format_version": 1,
+        "run_id": "run-1",
+        "repository": "repo",
+        "storage_namespace": NS,
+        "prepared_at": NOW,
+        "rules": {"default_retention_days": 3, "branches": [{"branch_id": "main", "retention_days": 10}]},
+        "active_commits": 1,
+        "commits_location": run.commits_location,
+        "staged_addresses": 2,
+        "staged_locations": list(run.staged_locations),
+        "addresses_location": run.addresses_location,
     }
     assert len(clock_calls) == 1
 

@@ -23,8 +23,9 @@ NOW = 1_800_000_000.0
 def make(spec: dict[str, tuple[float, tuple[str, ...]]]) -> dict[CommitID, Commit]:
     """{id: (days ago, parents)} -> commits."""
     return {
-        CommitID(cid): Commit(CommitID(cid), "", cid, int(NOW - days * DAY), MetaRangeID(""), {},
-                              tuple(CommitID(p) for p in parents))
+        CommitID(cid): Commit(
+            CommitID(cid), "", cid, int(NOW - days * DAY), MetaRangeID(""), {}, tuple(CommitID(p) for p in parents)
+        )
         for cid, (days, parents) in spec.items()
     }
 
@@ -60,12 +61,14 @@ def test_a_commit_exactly_at_the_threshold_is_outside_the_window() -> None:
 
 
 def test_dangling_leaves_follow_the_default_rule() -> None:
-    commits = make({
-        "c1": (30, ()),
-        "c2": (20, ("c1",)),
-        "inside": (3, ("c2",)),  # a deleted branch's head, 3 days old
-        "outside": (9, ("c1",)),  # another one, 9 days old
-    })
+    commits = make(
+        {
+            "c1": (30, ()),
+            "c2": (20, ("c1",)),
+            "inside": (3, ("c2",)),  # a deleted branch's head, 3 days old
+            "outside": (9, ("c1",)),  # another one, 9 days old
+        }
+    )
     assert dangling_leaves(commits, [CommitID("c2")]) == ["inside", "outside"]
     # main (0 days) keeps only its head; "inside" is in the 5-day window and keeps c2 as the first before it.
     assert active_commits(commits, heads(main="c2"), rules(5, main=0), NOW) == {"c2", "inside"}
@@ -99,15 +102,19 @@ def test_a_missing_commit_stops_the_computation() -> None:
 # ---- property: the walk equals a brute-force reading of the rules --------------------------------------------
 
 
-def model(commits: dict[CommitID, Commit], branch_heads: dict[BranchID, CommitID], r: RetentionRules,
-          now: float) -> set[CommitID]:
+def model(
+    commits: dict[CommitID, Commit], branch_heads: dict[BranchID, CommitID], r: RetentionRules, now: float
+) -> set[CommitID]:
     """A commit is active when some starting point reaches it by first parents such that the starting point is
     a head (or a dangling leaf inside the default window) and every commit before it on the way is strictly
     inside that starting point's window. Checked chain by chain, with no shortcuts."""
     first_parents = {c.parents[0] for c in commits.values() if c.parents}
     points = [(cid, r.days_for(b)) for b, cid in branch_heads.items()]
-    points += [(cid, r.default_retention_days) for cid in commits
-               if cid not in first_parents and cid not in branch_heads.values()]
+    points += [
+        (cid, r.default_retention_days)
+        for cid in commits
+        if cid not in first_parents and cid not in branch_heads.values()
+    ]
     active: set[CommitID] = set()
     for start, days in points:
         threshold = now - days * DAY

@@ -117,8 +117,15 @@ def test_zero_days_keeps_every_head_everything_staged_and_all_that_is_not_the_na
     remaining = {item["Key"] for item in s3_client().list_objects_v2(Bucket=bucket)["Contents"]}
     assert planted["loose"] not in remaining
     assert {planted[k] for k in ("nested-marker", "nested-data", "outside", "metadata")} <= remaining
-    assert repo.labels() == {"A2", "B1", "S1", "B2", "T2", f"s3://{bucket}/{planted['nested-marker']}",
-                             f"s3://{bucket}/{planted['nested-data']}"}
+    assert repo.labels() == {
+        "A2",
+        "B1",
+        "S1",
+        "B2",
+        "T2",
+        f"s3://{bucket}/{planted['nested-marker']}",
+        f"s3://{bucket}/{planted['nested-data']}",
+    }
     assert summary["mark"]["nested_namespaces_skipped"] == [f"s3://{bucket}/{prefix}/data/nested/"]
     assert summary["sweep"]["objects_deleted"] == 3  # A1, T1 and the loose object
 

@@ -53,8 +53,25 @@ RULES = {
         {"branch_id": "reset", "retention_days": 3},
     ],
 }
-SURVIVORS = {"A2", "B1", "A3", "C1", "M3ONLY", "B2", "D1", "E1", "ADEV", "V1ONLY", "H2", "F1", "G1", "F2",
-             "T1", "T1B", "T2"}
+SURVIVORS = {
+    "A2",
+    "B1",
+    "A3",
+    "C1",
+    "M3ONLY",
+    "B2",
+    "D1",
+    "E1",
+    "ADEV",
+    "V1ONLY",
+    "H2",
+    "F1",
+    "G1",
+    "F2",
+    "T1",
+    "T1B",
+    "T2",
+}
 GARBAGE = {"A1", "O1", "X1", "H1", "GONE", "R1", "R2", "R1B"}
 ACTIVE = {"M2", "M3", "M4", "M5", "V1", "V2", "T1c", "T2c"}
 
@@ -198,7 +215,7 @@ def scenario() -> Iterator[Scenario]:
 
 
 def test_the_scenario_uploaded_every_labelled_object(scenario: Scenario) -> None:
-    assert SURVIVORS | GARBAGE == set(scenario.objects)
+    assert set(scenario.objects) == SURVIVORS | GARBAGE
     assert scenario.labels(scenario.before) == SURVIVORS | GARBAGE
 
 

@@ -13,16 +13,16 @@ import pytest
 from chalice.test import Client
 from moto import mock_aws
 
+from chalicelib import settings as gc_settings
 from chalicelib import wiring
 from chalicelib.adapters.emr import EmrServerlessStarter
 from chalicelib.gc import layout
-from chalicelib import settings as gc_settings
 from chalicelib.gc.ports import JobRunRequest
 from chalicelib.gc.rules import RulesStore
 from chalicelib.gc.schedule import job_request, run_scheduled
-from chalicelib.settings import GCSettings
 from chalicelib.graveler import errors
 from chalicelib.graveler.retention import RetentionRules
+from chalicelib.settings import GCSettings
 from tests.api.support import app
 
 REGION = "us-east-1"
@@ -115,9 +115,7 @@ def test_an_unconfigured_schedule_does_nothing(
     assert not any("/retention/gc/runs/" in address for address in repos.graveler.blocks.blobs)  # type: ignore[attr-defined]
 
 
-def test_one_failing_repository_does_not_stop_the_others(
-    emr: tuple[Any, str], repos: wiring.Services
-) -> None:
+def test_one_failing_repository_does_not_stop_the_others(emr: tuple[Any, str], repos: wiring.Services) -> None:
     client, application_id = emr
     repos.graveler.blocks.put(layout.rules_address("s3://test-bucket/repos/alpha"), b"{broken")
     starter = EmrServerlessStarter(client, application_id, ROLE)
@@ -145,9 +143,15 @@ def test_the_starter_translates_refusals(emr: tuple[Any, str]) -> None:
 
 def test_settings_come_from_the_environment() -> None:
     assert not GCSettings().configured
-    parsed = GCSettings.from_env({gc_settings.ENV_APPLICATION_ID: "app", gc_settings.ENV_EXECUTION_ROLE_ARN: ROLE,
-                                  gc_settings.ENV_ENTRY_POINT: ENTRY_POINT, gc_settings.ENV_MODE: "mark",
-                                  gc_settings.ENV_COMMIT_PARTITIONS: "4"})
+    parsed = GCSettings.from_env(
+        {
+            gc_settings.ENV_APPLICATION_ID: "app",
+            gc_settings.ENV_EXECUTION_ROLE_ARN: ROLE,
+            gc_settings.ENV_ENTRY_POINT: ENTRY_POINT,
+            gc_settings.ENV_MODE: "mark",
+            gc_settings.ENV_COMMIT_PARTITIONS: "4",
+        }
+    )
     assert parsed.configured and parsed.mode == "mark" and parsed.commit_partitions == 4
     assert parsed.min_age_seconds == 86_400 and parsed.job_archive == ""
     for mode in ("delete-everything", "sweep"):

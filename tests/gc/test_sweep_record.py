@@ -49,8 +49,7 @@ def test_the_record_the_job_writes_is_the_one_reads_consult(gc_job: ModuleType, 
 def test_the_record_lead_is_an_option(gc_job: ModuleType) -> None:
     options = gc_job.parse_options(["--storage-namespace", "s3://b/p", "--run-id", "r1"])
     assert options.record_lead_seconds == gc_job.RECORD_LEAD_SECONDS > 5  # the API caches records for 5 s
-    options = gc_job.parse_options(["--storage-namespace", "s3://b/p", "--run-id", "r1",
-                                    "--record-lead-seconds", "0"])
+    options = gc_job.parse_options(["--storage-namespace", "s3://b/p", "--run-id", "r1", "--record-lead-seconds", "0"])
     assert options.record_lead_seconds == 0
     with pytest.raises(gc_job.GCJobError):
         gc_job.JobOptions(storage_namespace="s3://b/p", run_id="r1", record_lead_seconds=-1)

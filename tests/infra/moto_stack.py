@@ -20,8 +20,21 @@ Json = dict[str, Any]
 
 
 def _lambda_function(properties: Json, code_bucket: str, code_key: str) -> Json:
-    copied = {k: properties[k] for k in ("Handler", "Runtime", "Role", "Timeout", "MemorySize", "Environment",
-                                         "FunctionName", "Architectures", "LoggingConfig") if k in properties}
+    copied = {
+        k: properties[k]
+        for k in (
+            "Handler",
+            "Runtime",
+            "Role",
+            "Timeout",
+            "MemorySize",
+            "Environment",
+            "FunctionName",
+            "Architectures",
+            "LoggingConfig",
+        )
+        if k in properties
+    }
     return {
         "Type": "AWS::Lambda::Function",
         "Properties": {

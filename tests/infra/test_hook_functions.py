@@ -74,24 +74,30 @@ def test_the_drop_steps_may_record_runs_but_not_write_object_data(package: Packa
         assert not any("s3:DeleteObject" in s["Action"] for s in statements)
 
 
-@pytest.mark.parametrize("value", [
-    "arn:aws:lambda:eu-west-1:123456789012:function:quality-check",
-    "arn:aws:lambda:eu-west-1:123456789012:function:quality-check:prod",
-    "arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:q_1",
-    "",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "arn:aws:lambda:eu-west-1:123456789012:function:quality-check",
+        "arn:aws:lambda:eu-west-1:123456789012:function:quality-check:prod",
+        "arn:aws-us-gov:lambda:us-gov-west-1:123456789012:function:q_1",
+        "",
+    ],
+)
 def test_the_parameter_admits_full_arns(package: Package, value: str) -> None:
     assert _pattern(package.template()).fullmatch(value)
 
 
-@pytest.mark.parametrize("value", [
-    "*",
-    "arn:aws:lambda:eu-west-1:123456789012:function:*",
-    "arn:aws:lambda:eu-west-1:123456789012:function:quality-*",
-    "arn:aws:lambda:*:123456789012:function:quality-check",
-    "arn:aws:lambda:eu-west-1:*:function:quality-check",
-    "quality-check",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "*",
+        "arn:aws:lambda:eu-west-1:123456789012:function:*",
+        "arn:aws:lambda:eu-west-1:123456789012:function:quality-*",
+        "arn:aws:lambda:*:123456789012:function:quality-check",
+        "arn:aws:lambda:eu-west-1:*:function:quality-check",
+        "quality-check",
+    ],
+)
 def test_the_parameter_refuses_wildcards_and_bare_names(package: Package, value: str) -> None:
     assert not _pattern(package.template()).fullmatch(value)
 

@@ -18,7 +18,7 @@ def evaluate(node: Any, parameters: dict[str, list[str]], conditions: dict[str, 
         return [evaluate(n, parameters, conditions) for n in node]
     if not isinstance(node, dict) or len(node) != 1:
         return node
-    (function, argument), = node.items()
+    ((function, argument),) = node.items()
     if function == "Ref":
         return parameters.get(argument, f"<{argument}>")
     if function == "Fn::Join":
@@ -41,17 +41,23 @@ def test_the_parameter_and_the_readers(package: Package) -> None:
     template = package.template()
     assert template["Parameters"][access.IMPORT_LOCATIONS]["Type"] == "CommaDelimitedList"
     assert access.IMPORTS_ALLOWED in template["Conditions"]
-    readers = {lid.removesuffix("Access") for lid, r in template["Resources"].items()
-               if lid.endswith("Access") and r["Type"] == "AWS::IAM::Policy"
-               and "ReadImportSources" in _statements(template, lid.removesuffix("Access"))}
+    readers = {
+        lid.removesuffix("Access")
+        for lid, r in template["Resources"].items()
+        if lid.endswith("Access")
+        and r["Type"] == "AWS::IAM::Policy"
+        and "ReadImportSources" in _statements(template, lid.removesuffix("Access"))
+    }
     assert readers == READERS
 
 
 def test_exactly_the_allowed_locations_are_readable(package: Package) -> None:
     template = package.template()
     statements = _statements(template, "ImportBuildSlice")
-    parameters = {access.IMPORT_LOCATIONS: ["s3://raw/landing/", "s3://other/tables/"],
-                  access.IMPORT_BUCKETS: ["raw", "other"]}
+    parameters = {
+        access.IMPORT_LOCATIONS: ["s3://raw/landing/", "s3://other/tables/"],
+        access.IMPORT_BUCKETS: ["raw", "other"],
+    }
     read = evaluate(statements["ReadImportSources"]["Resource"], parameters, {access.IMPORTS_ALLOWED: True})
     assert read == ["arn:*:s3:::raw/landing/*", "arn:*:s3:::other/tables/*"]
     listed = evaluate(statements["ListImportSources"]["Resource"], parameters, {access.IMPORTS_ALLOWED: True})

@@ -69,11 +69,25 @@ def test_the_stack_is_created_and_only_types_moto_lacks_are_left_out(stack: dict
     status = stack["cloudformation"].describe_stacks(StackName=STACK)["Stacks"][0]["StackStatus"]
     assert status == "CREATE_COMPLETE"
     left_types = {entry.split(" (")[1].rstrip(")") for entry in stack["left_out"]}
-    assert left_types <= {"AWS::EMRServerless::Application", "AWS::Lambda::Url", "AWS::S3::BucketPolicy",
-                          "AWS::ApiGateway::GatewayResponse"}
+    assert left_types <= {
+        "AWS::EMRServerless::Application",
+        "AWS::Lambda::Url",
+        "AWS::S3::BucketPolicy",
+        "AWS::ApiGateway::GatewayResponse",
+    }
     resources = _stack_resources(stack)
-    for logical_id in ("RepositoriesTable", "DataBucket", "SecretsKey", "GCJobRole", "APIHandler", "S3Gateway",
-                       "CollectGarbage", "APIHandlerAccess", "APIHandlerLogGroup", "SampleFlowStateMachine"):
+    for logical_id in (
+        "RepositoriesTable",
+        "DataBucket",
+        "SecretsKey",
+        "GCJobRole",
+        "APIHandler",
+        "S3Gateway",
+        "CollectGarbage",
+        "APIHandlerAccess",
+        "APIHandlerLogGroup",
+        "SampleFlowStateMachine",
+    ):
         assert logical_id in resources, logical_id
 
 
@@ -97,7 +111,8 @@ def test_the_bucket_key_and_functions_agree(stack: dict[str, Any]) -> None:
     # moto applies the encryption of the template (not its public access block: test_template checks that).
     assert s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]["Rules"]
     key_arn = boto3.client("kms", region_name=REGION).describe_key(KeyId=f"alias/lakelet-{STAGE}-secrets")[
-        "KeyMetadata"]["Arn"]
+        "KeyMetadata"
+    ]["Arn"]
     names = {f"lakelet-{STAGE}-api-handler", f"lakelet-{STAGE}-s3-gateway", f"lakelet-{STAGE}-collect-garbage"}
     listed = {f["FunctionName"] for f in boto3.client("lambda", region_name=REGION).list_functions()["Functions"]}
     assert names <= listed
@@ -138,6 +153,10 @@ def test_the_code_runs_against_the_stack_with_the_api_functions_environment(stac
     commit = graveler.commit("smoke", "main", "admin", "first")
     assert commit.message == "first"
     assert graveler.read_object("smoke", graveler.stat_object("smoke", "main~0", "a.txt")) == b"hello"
-    keys = [o["Key"] for o in boto3.client("s3", region_name=REGION).list_objects_v2(
-        Bucket=deployed.bucket, Prefix="smoke/")["Contents"]]
+    keys = [
+        o["Key"]
+        for o in boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=deployed.bucket, Prefix="smoke/")[
+            "Contents"
+        ]
+    ]
     assert any(key.startswith("smoke/data/") for key in keys) and any("_lakefs/" in key for key in keys)

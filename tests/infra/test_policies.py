@@ -76,7 +76,9 @@ def test_the_check_runs_on_the_policies_it_should(package: Package) -> None:
         _allow("s3:DeleteObject", "arn:aws:s3:::*"),
         _allow("s3:DeleteObject", "arn:aws:s3:::*/data/*"),
         _allow("dynamodb:PutItem", "arn:aws:dynamodb:us-east-1:123456789012:table/*"),
-        _allow("dynamodb:PutItem", {"Fn::Sub": "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/*"}),
+        _allow(
+            "dynamodb:PutItem", {"Fn::Sub": "arn:${AWS::Partition}:dynamodb:${AWS::Region}:${AWS::AccountId}:table/*"}
+        ),
         _allow("iam:PassRole", "*"),
         _allow("lambda:InvokeFunction", "arn:aws:lambda:us-east-1:123456789012:function:*"),
         _allow("states:StartExecution", {"Fn::Join": ["", ["arn:aws:states:", "*"]]}),
@@ -97,7 +99,10 @@ def test_wildcard_writes_are_found(statement: dict[str, Any]) -> None:
         _allow("s3:PutObject", {"Fn::Sub": "${DataBucket.Arn}/*"}),
         _allow("s3:DeleteObject", "arn:aws:s3:::my-bucket/*/data/*"),
         _allow("dynamodb:PutItem", {"Fn::GetAtt": ["Table", "Arn"]}),
-        _allow("states:DescribeExecution", {"Fn::Sub": "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:*"}),
+        _allow(
+            "states:DescribeExecution",
+            {"Fn::Sub": "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:${M.Name}:*"},
+        ),
         _allow("logs:PutLogEvents", {"Fn::GetAtt": ["LogGroup", "Arn"]}),
         {"Effect": "Deny", "Action": "s3:*", "Resource": "*", "Principal": "*"},
     ],
@@ -107,8 +112,13 @@ def test_scoped_or_read_only_statements_pass(statement: dict[str, Any]) -> None:
 
 
 def test_resource_policies_may_say_star_for_themselves_but_not_allow_everyone() -> None:
-    own = {"Sid": "A", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::1:root"}, "Action": "kms:PutKeyPolicy",
-           "Resource": "*"}
+    own = {
+        "Sid": "A",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::1:root"},
+        "Action": "kms:PutKeyPolicy",
+        "Resource": "*",
+    }
     public = {"Sid": "B", "Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "*"}
     key_policy = PolicyDocument("Key", {"Statement": [own]}, resource_policy=True)
     assert check_document(key_policy) == []
@@ -132,7 +142,8 @@ def test_each_function_gets_only_what_it_uses(package: Package) -> None:
     api = _actions_of(template, "APIHandlerAccess")
     assert not {"emr-serverless:StartJobRun", "iam:PassRole"} & api
     pass_role = next(
-        s for s in template["Resources"]["CollectGarbageAccess"]["Properties"]["PolicyDocument"]["Statement"]
+        s
+        for s in template["Resources"]["CollectGarbageAccess"]["Properties"]["PolicyDocument"]["Statement"]
         if s["Action"] == ["iam:PassRole"]
     )
     assert pass_role["Resource"] == [{"Fn::GetAtt": ["GCJobRole", "Arn"]}]

@@ -79,9 +79,9 @@ def test_state_machines_from_stepfunctions_files_are_built_and_lint_clean(packag
 
 
 def test_a_state_machine_naming_an_unknown_function_stops_the_build(tmp_path: Path) -> None:
-    (tmp_path / "broken.asl.json").write_text(json.dumps(
-        {"StartAt": "A", "States": {"A": {"Type": "Task", "Resource": "${no_such_function}", "End": True}}}
-    ))
+    (tmp_path / "broken.asl.json").write_text(
+        json.dumps({"StartAt": "A", "States": {"A": {"Type": "Task", "Resource": "${no_such_function}", "End": True}}})
+    )
     with pytest.raises(state_machines.StateMachineError, match="no_such_function"):
         build.build(build.read_app(PROJECT_DIR, STAGE), tmp_path)
 
@@ -111,8 +111,9 @@ def test_every_table_the_models_declare_is_in_the_template_with_the_same_keys(pa
         assert properties["BillingMode"] == "PAY_PER_REQUEST"
         assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
         assert table["DeletionPolicy"] == "Retain"
-    assert set(access.TABLES.values()) == {k for k, v in package.template()["Resources"].items()
-                                          if v["Type"] == "AWS::DynamoDB::Table"}
+    assert set(access.TABLES.values()) == {
+        k for k, v in package.template()["Resources"].items() if v["Type"] == "AWS::DynamoDB::Table"
+    }
 
 
 def test_the_bucket_is_encrypted_private_and_tls_only(package: Package) -> None:
@@ -172,7 +173,8 @@ def test_the_s3_gateway_has_a_public_function_url_and_the_api_an_endpoint_for_cl
     url = template["Resources"]["S3GatewayUrl"]["Properties"]
     assert url == {"TargetFunctionArn": {"Ref": "S3Gateway"}, "AuthType": "NONE", "InvokeMode": "BUFFERED"}
     actions = {
-        v["Properties"]["Action"] for v in template["Resources"].values()
+        v["Properties"]["Action"]
+        for v in template["Resources"].values()
         if v["Type"] == "AWS::Lambda::Permission" and v["Properties"]["FunctionName"] == {"Ref": "S3Gateway"}
     }
     assert actions == {"lambda:InvokeFunctionUrl", "lambda:InvokeFunction"}

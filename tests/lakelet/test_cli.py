@@ -13,9 +13,18 @@ from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 from lakelet.stack import cli as stack_cli
 from lakelet.stack import local_gc
 
-_STACK_ENV = ("LAKELET_API_PORT", "LAKELET_S3_PORT", "LAKELET_MOTO_PORT", "LAKELET_ACCESS_KEY_ID",
-              "LAKELET_SECRET_ACCESS_KEY", "LAKELET_DATA_DIR", "LAKECTL_SERVER_ENDPOINT_URL",
-              "LAKECTL_CREDENTIALS_ACCESS_KEY_ID", "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY", "LAKELET_AWS_ENDPOINT_URL")
+_STACK_ENV = (
+    "LAKELET_API_PORT",
+    "LAKELET_S3_PORT",
+    "LAKELET_MOTO_PORT",
+    "LAKELET_ACCESS_KEY_ID",
+    "LAKELET_SECRET_ACCESS_KEY",
+    "LAKELET_DATA_DIR",
+    "LAKECTL_SERVER_ENDPOINT_URL",
+    "LAKECTL_CREDENTIALS_ACCESS_KEY_ID",
+    "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY",
+    "LAKELET_AWS_ENDPOINT_URL",
+)
 
 
 @pytest.fixture
@@ -31,6 +40,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
         def runner(options: Any) -> int:
             seen[key] = options
             return 0
+
         return runner
 
     monkeypatch.setattr(stack_cli, "run_local", record("local"))
@@ -49,8 +59,13 @@ def test_local_defaults(parsed: dict[str, Any], tmp_path: Path) -> None:
 
 
 def test_environment_sets_the_defaults(parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in {"LAKELET_API_PORT": "9100", "LAKELET_S3_PORT": "9101", "LAKELET_MOTO_PORT": "9102",
-                        "LAKELET_ACCESS_KEY_ID": "AKIAEXAMPLE", "LAKELET_SECRET_ACCESS_KEY": "s3cr3t"}.items():
+    for name, value in {
+        "LAKELET_API_PORT": "9100",
+        "LAKELET_S3_PORT": "9101",
+        "LAKELET_MOTO_PORT": "9102",
+        "LAKELET_ACCESS_KEY_ID": "AKIAEXAMPLE",
+        "LAKELET_SECRET_ACCESS_KEY": "s3cr3t",
+    }.items():
         monkeypatch.setenv(name, value)
     assert cli.main(["local", "--sample-data", "--verbose", "--accept-journal-loss"]) == 0
     options = parsed["local"]
@@ -67,7 +82,7 @@ def test_flags_win_over_the_environment(parsed: dict[str, Any], monkeypatch: pyt
 
 
 def test_the_data_directory_comes_from_the_flag_the_environment_or_the_user_folder(
-        parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("LAKELET_DATA_DIR", str(tmp_path / "env"))
     assert cli.main(["local"]) == 0 and parsed["local"].data_dir == tmp_path / "env"
@@ -80,21 +95,24 @@ def test_the_data_directory_comes_from_the_flag_the_environment_or_the_user_fold
 
 
 @pytest.mark.parametrize("argv", [["local", "--api-port", "70000"], ["local", "--s3-port", "http"]])
-def test_bad_ports_are_usage_errors(argv: list[str], parsed: dict[str, Any],
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_ports_are_usage_errors(
+    argv: list[str], parsed: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli.main(argv) == 2
     assert "port" in capsys.readouterr().err and "local" not in parsed
 
 
 def test_a_bad_port_in_the_environment_is_reported_like_a_bad_flag(
-        parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("LAKELET_API_PORT", "eight")
     assert cli.main(["local"]) == 2
     assert "LAKELET_API_PORT" in capsys.readouterr().err and "local" not in parsed
 
 
-def test_the_stack_flags_are_refused_on_a_lakectl_subcommand(parsed: dict[str, Any],
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_stack_flags_are_refused_on_a_lakectl_subcommand(
+    parsed: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli.main(["local", "--api-port", "9000", "status"]) == 2
     assert "--api-port belong to 'lakelet local' itself" in capsys.readouterr().err
 
@@ -102,15 +120,26 @@ def test_the_stack_flags_are_refused_on_a_lakectl_subcommand(parsed: dict[str, A
 def test_help_prints_defaults_environment_names_and_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["local", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    for expected in ("8000", "8001", "LAKELET_API_PORT", "LAKELET_S3_PORT", "AKIAIOSFOLKFSSAMPLES",
-                     "LAKELET_SECRET_ACCESS_KEY", "port of the S3 gateway", "--ephemeral", "--sample-data",
-                     "--accept-journal-loss",
-                     "clone", "checkout", "export", "import"):
+    for expected in (
+        "8000",
+        "8001",
+        "LAKELET_API_PORT",
+        "LAKELET_S3_PORT",
+        "AKIAIOSFOLKFSSAMPLES",
+        "LAKELET_SECRET_ACCESS_KEY",
+        "port of the S3 gateway",
+        "--ephemeral",
+        "--sample-data",
+        "--accept-journal-loss",
+        "clone",
+        "checkout",
+        "export",
+        "import",
+    ):
         assert expected in text
 
 
-def test_gc_run_options_and_their_environment_defaults(parsed: dict[str, Any],
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gc_run_options_and_their_environment_defaults(parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAKECTL_SERVER_ENDPOINT_URL", "http://127.0.0.1:9999")
     monkeypatch.setenv("LAKELET_AWS_ENDPOINT_URL", "http://moto:1")
     assert cli.main(["gc", "run", "repo", "--mark-only", "--min-age-seconds", "0", "--list-slices", "3"]) == 0

@@ -30,20 +30,24 @@ def _client(stack: LocalStack, keys: Credentials = KEYS) -> Client:
 
 
 def _sdk(stack: LocalStack, keys: Credentials = KEYS) -> lakefs_sdk.ApiClient:
-    return lakefs_sdk.ApiClient(lakefs_sdk.Configuration(host=stack.api_url, username=keys.access_key_id,
-                                                         password=keys.secret_access_key))
+    return lakefs_sdk.ApiClient(
+        lakefs_sdk.Configuration(host=stack.api_url, username=keys.access_key_id, password=keys.secret_access_key)
+    )
 
 
 def _state(stack: LocalStack) -> dict[str, Any]:
     """What a user sees: refs, commit logs, the bytes and checksums of every object, uncommitted changes."""
     client = _client(stack)
     repo = lakefs.Repository("upg", client=client)
-    seen: dict[str, Any] = {"branches": sorted(b.id for b in repo.branches()),
-                            "tags": {t.id: t.get_commit().id for t in repo.tags()}}
+    seen: dict[str, Any] = {
+        "branches": sorted(b.id for b in repo.branches()),
+        "tags": {t.id: t.get_commit().id for t in repo.tags()},
+    }
     for ref in ("main", "dev", "v1"):
         seen[f"log:{ref}"] = [(c.id, c.message, c.meta_range_id) for c in repo.ref(ref).log()]
-        seen[f"objects:{ref}"] = {o.path: (o.checksum, repo.ref(ref).object(o.path).reader(mode="rb").read())
-                                  for o in repo.ref(ref).objects()}
+        seen[f"objects:{ref}"] = {
+            o.path: (o.checksum, repo.ref(ref).object(o.path).reader(mode="rb").read()) for o in repo.ref(ref).objects()
+        }
     seen["uncommitted:dev"] = sorted((c.path, c.type) for c in repo.branch("dev").uncommitted())
     seen["gc_rules"] = lakefs_sdk.RepositoriesApi(_sdk(stack)).get_gc_rules("upg").to_dict()
     return seen
@@ -51,22 +55,37 @@ def _state(stack: LocalStack) -> dict[str, Any]:
 
 def _fill(stack: LocalStack) -> Credentials:
     repo = lakefs.Repository("upg", client=_client(stack)).create(
-        storage_namespace=f"{stack.default_namespace_prefix}/upg")
+        storage_namespace=f"{stack.default_namespace_prefix}/upg"
+    )
     main = repo.branch("main")
     main.object("data/a.csv").upload(b"a,b\n1,2\n", content_type="text/csv", metadata={"owner": "ana"})
-    gateway = boto3.client("s3", endpoint_url=stack.s3_url, region_name=stack.region,
-                           aws_access_key_id=KEYS.access_key_id, aws_secret_access_key=KEYS.secret_access_key)
-    gateway.upload_fileobj(__import__("io").BytesIO(BIG), "upg", "main/data/big.bin",
-                           Config=boto3.s3.transfer.TransferConfig(multipart_threshold=5 * 1024 * 1024,
-                                                                   multipart_chunksize=5 * 1024 * 1024))
+    gateway = boto3.client(
+        "s3",
+        endpoint_url=stack.s3_url,
+        region_name=stack.region,
+        aws_access_key_id=KEYS.access_key_id,
+        aws_secret_access_key=KEYS.secret_access_key,
+    )
+    gateway.upload_fileobj(
+        __import__("io").BytesIO(BIG),
+        "upg",
+        "main/data/big.bin",
+        Config=boto3.s3.transfer.TransferConfig(
+            multipart_threshold=5 * 1024 * 1024, multipart_chunksize=5 * 1024 * 1024
+        ),
+    )
     main.commit(message="first data", metadata={"source": "test"})
     repo.tag("v1").create(main)
     dev = repo.branch("dev").create(source_reference="main")
     dev.object("data/staged.txt").upload(b"not committed yet")
     dev.object("data/a.csv").delete()
     sdk = _sdk(stack)
-    lakefs_sdk.RepositoriesApi(sdk).set_gc_rules("upg", GarbageCollectionRules(
-        default_retention_days=7, branches=[GarbageCollectionRule(branch_id="main", retention_days=30)]))
+    lakefs_sdk.RepositoriesApi(sdk).set_gc_rules(
+        "upg",
+        GarbageCollectionRules(
+            default_retention_days=7, branches=[GarbageCollectionRule(branch_id="main", retention_days=30)]
+        ),
+    )
     auth = lakefs_sdk.AuthApi(sdk)
     auth.create_user(lakefs_sdk.UserCreation(id="alice"))
     auth.add_group_membership("Viewers", "alice")
@@ -86,7 +105,8 @@ def _stamp_another_moto(data_dir: Path) -> None:
 
 
 def test_repositories_survive_a_moto_upgrade_through_export_and_import(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old_dir, export_dir, new_dir = tmp_path / "old", tmp_path / "export", tmp_path / "new"
     with LocalStack(api_port=0, s3_port=0, credentials=KEYS, data_dir=old_dir) as stack:
         alice = _fill(stack)
@@ -126,8 +146,9 @@ def test_repositories_survive_a_moto_upgrade_through_export_and_import(
         assert [c.message for c in repo.ref("dev").log()][:2] == ["after the upgrade", "first data"]
 
 
-def test_export_and_import_refuse_what_they_cannot_do_safely(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_export_and_import_refuse_what_they_cannot_do_safely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "notes.txt").write_text("mine")
     assert cli.main(["local", "export", str(tmp_path / "out"), "--data-dir", str(tmp_path / "nothing")]) == 1
@@ -138,8 +159,7 @@ def test_export_and_import_refuse_what_they_cannot_do_safely(tmp_path: Path,
     (tmp_path / "export" / "EXPORT.json").write_text(json.dumps({"kind": "lakelet-export", "format": 99}))
     assert cli.main(["local", "import", str(tmp_path / "export"), "--data-dir", str(tmp_path / "new")]) == 1
     assert "format 99" in capsys.readouterr().err
-    (tmp_path / "export" / "EXPORT.json").write_text(json.dumps({"kind": "lakelet-export", "format": 1,
-                                                                  "tables": []}))
+    (tmp_path / "export" / "EXPORT.json").write_text(json.dumps({"kind": "lakelet-export", "format": 1, "tables": []}))
     assert cli.main(["local", "import", str(tmp_path / "export"), "--data-dir", str(tmp_path / "full")]) == 1
     assert "not empty" in capsys.readouterr().err
     assert (tmp_path / "full" / "notes.txt").read_text() == "mine"

@@ -18,7 +18,9 @@ def fake_java(directory: Path, version: str) -> Path:
     """A ``java`` that prints ``version`` the way ``java -version`` does (on stderr)."""
     directory.mkdir(parents=True, exist_ok=True)
     java = directory / "java"
-    java.write_text(f"#!{sys.executable}\nimport sys\nsys.stderr.write('openjdk version \"{version}\" 2025-04-15\\n')\n")
+    java.write_text(
+        f"#!{sys.executable}\nimport sys\nsys.stderr.write('openjdk version \"{version}\" 2025-04-15\\n')\n"
+    )
     java.chmod(java.stat().st_mode | stat.S_IXUSR)
     return java
 

@@ -37,16 +37,28 @@ def test_the_local_stack_runs_the_commit_workflow() -> None:
             entry = Entry(f"{stack.default_namespace_prefix}/wflow/data/{i}", i, f"etag{i}", 1)
             stage(g.refs, g.staging, RepositoryID("wflow"), BranchID("main"), StagedEntry(Key(f"k/{i:03d}"), entry))
         sfn = boto3.client("stepfunctions", region_name=stack.region, endpoint_url=stack.moto_url)
-        request = {"repository": "wflow", "branch": "main", "request_id": "local-1", "committer": "admin",
-                   "message": "through the local workflow", "date": 1_700_000_000, "metadata": {}}
-        execution = sfn.start_execution(stateMachineArn=arn, name="local-1",
-                                        input=json.dumps({"request": request}))["executionArn"]
+        request = {
+            "repository": "wflow",
+            "branch": "main",
+            "request_id": "local-1",
+            "committer": "admin",
+            "message": "through the local workflow",
+            "date": 1_700_000_000,
+            "metadata": {},
+        }
+        execution = sfn.start_execution(stateMachineArn=arn, name="local-1", input=json.dumps({"request": request}))[
+            "executionArn"
+        ]
         for _ in range(400):
             described = sfn.describe_execution(executionArn=execution)
             if described["status"] != "RUNNING":
                 break
             time.sleep(0.05)
-        history = [e for e in sfn.get_execution_history(executionArn=execution)["events"] if "Failed" in e["type"] or "Map" in e["type"]]
+        history = [
+            e
+            for e in sfn.get_execution_history(executionArn=execution)["events"]
+            if "Failed" in e["type"] or "Map" in e["type"]
+        ]
         assert described["status"] == "SUCCEEDED", json.dumps(history, default=str)[:3000]
         head = g.get_commit("wflow", "main")
         assert head.message == "through the local workflow"
@@ -82,8 +94,9 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
             stage(g.refs, g.staging, RepositoryID("asyncrepo"), BranchID("main"), StagedEntry(Key(key), entry))
         branch_url = stack.api_url + "/repositories/asyncrepo/branches/main"
 
-        status, created = _call("POST", branch_url + "/commits/async",
-                                {"message": "async over http", "metadata": {"via": "http"}})
+        status, created = _call(
+            "POST", branch_url + "/commits/async", {"message": "async over http", "metadata": {"via": "http"}}
+        )
         assert status == 202, created
         task_id = created["id"]
         assert task_id.startswith("w-")  # 30 staged changes > 5: a workflow execution, not an inline commit
@@ -102,8 +115,12 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
         assert g.get_branch("asyncrepo", "main").commit_id == commit["id"]
         status, branch = _call("GET", branch_url)
         assert status == 200 and branch["commit_id"] == commit["id"]
-        committed = [record.key for record in g.committed.iterate(f"{stack.default_namespace_prefix}/asyncrepo",
-                                                                  g.get_commit("asyncrepo", commit["id"]).meta_range_id)]
+        committed = [
+            record.key
+            for record in g.committed.iterate(
+                f"{stack.default_namespace_prefix}/asyncrepo", g.get_commit("asyncrepo", commit["id"]).meta_range_id
+            )
+        ]
         assert committed == keys
         assert not g.is_dirty("asyncrepo", "main")
         status, missing = _call("GET", branch_url + "/commits/status?id=w-no-such-task")
@@ -121,8 +138,9 @@ def test_the_official_client_commits_and_merges_through_the_workflows(monkeypatc
     monkeypatch.setenv("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "5")
     monkeypatch.setenv("LAKELET_MERGE_WORKFLOW_THRESHOLD", "5")
     with LocalStack(api_port=0, credentials=KEYS) as stack:
-        client = Client(host=stack.api_url.removesuffix("/api/v1"), username=KEYS.access_key_id,
-                        password=KEYS.secret_access_key)
+        client = Client(
+            host=stack.api_url.removesuffix("/api/v1"), username=KEYS.access_key_id, password=KEYS.secret_access_key
+        )
         repo = lakefs.Repository("clientflows", client=client).create(
             storage_namespace=f"{stack.default_namespace_prefix}/clientflows"
         )
@@ -145,5 +163,9 @@ def test_the_official_client_commits_and_merges_through_the_workflows(monkeypatc
         head = main.get_commit()
         assert merged == head.id and head.message == "merge through the workflow"
         assert head.parents[1] == committed.get_commit().id
-        assert sorted(o.path for o in main.objects()) == ["base.txt", *[f"f/{i:02d}.txt" for i in range(12)], "main.txt"]
+        assert sorted(o.path for o in main.objects()) == [
+            "base.txt",
+            *[f"f/{i:02d}.txt" for i in range(12)],
+            "main.txt",
+        ]
         assert main.object("f/07.txt").reader().read() == b"f7"

@@ -20,8 +20,14 @@ UI = "http://127.0.0.1:8000"
 def inner(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
     """Stands in for moto, with flask-cors's habit of reflecting any Origin."""
     body = environ["wsgi.input"].read()
-    start_response("200 OK", [("Content-Type", "application/json"), ("Access-Control-Allow-Origin", "*"),
-                              ("Access-Control-Allow-Credentials", "true")])
+    start_response(
+        "200 OK",
+        [
+            ("Content-Type", "application/json"),
+            ("Access-Control-Allow-Origin", "*"),
+            ("Access-Control-Allow-Credentials", "true"),
+        ],
+    )
     return [json.dumps({"seen": len(body)}).encode()]
 
 
@@ -32,9 +38,12 @@ def guarded() -> Client:
 
 
 def dynamodb_request(body: bytes, secret: str = SECRET) -> dict[str, str]:
-    request = AWSRequest(method="POST", url="http://localhost/", data=body,
-                         headers={"X-Amz-Target": "DynamoDB_20120810.Scan",
-                                  "Content-Type": "application/x-amz-json-1.0"})
+    request = AWSRequest(
+        method="POST",
+        url="http://localhost/",
+        data=body,
+        headers={"X-Amz-Target": "DynamoDB_20120810.Scan", "Content-Type": "application/x-amz-json-1.0"},
+    )
     SigV4Auth(Credentials(KEY, secret), "dynamodb", "us-east-1").add_auth(request)
     return dict(request.headers.items())
 

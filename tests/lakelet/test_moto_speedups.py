@@ -55,8 +55,10 @@ def client() -> Iterator[Any]:
             ddb.create_table(
                 TableName=TABLE,
                 KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-                AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"},
-                                      {"AttributeName": "r", "AttributeType": "S"}],
+                AttributeDefinitions=[
+                    {"AttributeName": "h", "AttributeType": "S"},
+                    {"AttributeName": "r", "AttributeType": "S"},
+                ],
                 BillingMode="PAY_PER_REQUEST",
             )
             yield ddb
@@ -143,17 +145,28 @@ def random_write(ddb: Any, rng: random.Random, partitions: list[str], known: dic
         ddb.batch_write_item(RequestItems={TABLE: requests})
     elif kind == 4:  # update creates an item when missing
         r = key(rng)
-        ddb.update_item(TableName=TABLE, Key={"h": {"S": h}, "r": {"S": r}}, UpdateExpression="SET v = :v",
-                        ExpressionAttributeValues={":v": {"N": "5"}})
+        ddb.update_item(
+            TableName=TABLE,
+            Key={"h": {"S": h}, "r": {"S": r}},
+            UpdateExpression="SET v = :v",
+            ExpressionAttributeValues={":v": {"N": "5"}},
+        )
         keys.add(r)
     elif kind == 5:  # a transaction that fails: moto rolls back to a deep copy of the table
         new = key(rng)
         with pytest.raises(ddb.exceptions.TransactionCanceledException):
-            ddb.transact_write_items(TransactItems=[
-                {"Put": {"TableName": TABLE, "Item": item(rng, h, new + "!")}},
-                {"ConditionCheck": {"TableName": TABLE, "Key": {"h": {"S": h}, "r": {"S": new + "?"}},
-                                    "ConditionExpression": "attribute_exists(h)"}},
-            ])
+            ddb.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": TABLE, "Item": item(rng, h, new + "!")}},
+                    {
+                        "ConditionCheck": {
+                            "TableName": TABLE,
+                            "Key": {"h": {"S": h}, "r": {"S": new + "?"}},
+                            "ConditionExpression": "attribute_exists(h)",
+                        }
+                    },
+                ]
+            )
     else:  # a transaction that succeeds
         r = key(rng)
         ddb.transact_write_items(TransactItems=[{"Put": {"TableName": TABLE, "Item": item(rng, h, r)}}])
@@ -209,8 +222,12 @@ def test_keys_deleted_and_put_again_between_pages(client: Any) -> None:
     rng = random.Random(2)
     for r in "abcdefghij":
         client.put_item(TableName=TABLE, Item=item(rng, "p", r))
-    request: dict[str, Any] = {"TableName": TABLE, "KeyConditionExpression": "h = :h", "Limit": 3,
-                               "ExpressionAttributeValues": {":h": {"S": "p"}}}
+    request: dict[str, Any] = {
+        "TableName": TABLE,
+        "KeyConditionExpression": "h = :h",
+        "Limit": 3,
+        "ExpressionAttributeValues": {":h": {"S": "p"}},
+    }
     seen: list[str] = []
     writes = [(["b", "h"], ["h"]), (["e", "f"], ["e", "z"]), (["i"], ["i", "b"]), ([], [])]
     for deleted, put in writes:
@@ -236,10 +253,15 @@ def test_a_page_ends_at_1_mb_on_an_item_past_the_range_condition(client: Any) ->
     for condition, forward in (("r <= :b", True), ("r >= :b", False), ("r BETWEEN :a AND :b", True)):
         for limit in (None, 2, 3):
             request: dict[str, Any] = {
-                "TableName": TABLE, "KeyConditionExpression": f"h = :h AND {condition}",
-                "ExpressionAttributeValues": {":h": {"S": "p"}, ":b": {"S": "b"},
-                                              **({":a": {"S": "a"}} if ":a" in condition else {})},
-                "ScanIndexForward": forward, **({"Limit": limit} if limit else {}),
+                "TableName": TABLE,
+                "KeyConditionExpression": f"h = :h AND {condition}",
+                "ExpressionAttributeValues": {
+                    ":h": {"S": "p"},
+                    ":b": {"S": "b"},
+                    **({":a": {"S": "a"}} if ":a" in condition else {}),
+                },
+                "ScanIndexForward": forward,
+                **({"Limit": limit} if limit else {}),
             }
             while "LastEvaluatedKey" in (answer := both(client, request)):
                 request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
@@ -252,7 +274,9 @@ def test_legacy_key_conditions_and_select_count(client: Any) -> None:
     for operator, values in [("BEGINS_WITH", ["k1"]), ("BETWEEN", ["k05", "k22"]), ("GT", ["k30"]), ("LE", ["k07"])]:
         for forward in (True, False):
             request: dict[str, Any] = {
-                "TableName": TABLE, "Limit": 4, "ScanIndexForward": forward,
+                "TableName": TABLE,
+                "Limit": 4,
+                "ScanIndexForward": forward,
                 "KeyConditions": {
                     "h": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]},
                     "r": {"ComparisonOperator": operator, "AttributeValueList": [{"S": v} for v in values]},
@@ -260,8 +284,15 @@ def test_legacy_key_conditions_and_select_count(client: Any) -> None:
             }
             while "LastEvaluatedKey" in (answer := both(client, request)):
                 request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
-    count = both(client, {"TableName": TABLE, "KeyConditionExpression": "h = :h", "Select": "COUNT",
-                          "ExpressionAttributeValues": {":h": {"S": "p"}}})
+    count = both(
+        client,
+        {
+            "TableName": TABLE,
+            "KeyConditionExpression": "h = :h",
+            "Select": "COUNT",
+            "ExpressionAttributeValues": {":h": {"S": "p"}},
+        },
+    )
     assert count["Count"] == 40
 
 
@@ -271,17 +302,24 @@ def test_draining_a_large_partition_page_by_page(client: Any) -> None:
     rng = random.Random(3)
     keys = sorted({f"d/{rng.randrange(10**6):06d}" for _ in range(2200)})
     for start in range(0, len(keys), 25):
-        client.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": item(rng, "t", k)}}
-                                                      for k in keys[start:start + 25]]})
-    request: dict[str, Any] = {"TableName": TABLE, "KeyConditionExpression": "h = :h", "Limit": 200,
-                               "ExpressionAttributeValues": {":h": {"S": "t"}}, "ProjectionExpression": "h, r"}
+        client.batch_write_item(
+            RequestItems={TABLE: [{"PutRequest": {"Item": item(rng, "t", k)}} for k in keys[start : start + 25]]}
+        )
+    request: dict[str, Any] = {
+        "TableName": TABLE,
+        "KeyConditionExpression": "h = :h",
+        "Limit": 200,
+        "ExpressionAttributeValues": {":h": {"S": "t"}},
+        "ProjectionExpression": "h, r",
+    }
     pages = 0
     while True:
         answer = both(client, request)
         pages += 1
         for start in range(0, len(answer["Items"]), 25):
-            client.batch_write_item(RequestItems={TABLE: [{"DeleteRequest": {"Key": row}}
-                                                          for row in answer["Items"][start:start + 25]]})
+            client.batch_write_item(
+                RequestItems={TABLE: [{"DeleteRequest": {"Key": row}} for row in answer["Items"][start : start + 25]]}
+            )
         if "LastEvaluatedKey" not in answer:
             break
         request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
@@ -290,19 +328,25 @@ def test_draining_a_large_partition_page_by_page(client: Any) -> None:
     assert both(client, request)["Count"] == 0
 
     added = sorted({f"e/{rng.randrange(10**6):06d}" for _ in range(500)})
-    request = {"TableName": TABLE, "KeyConditionExpression": "h = :h AND r >= :a", "Limit": 50,
-               "ExpressionAttributeValues": {":h": {"S": "t"}, ":a": {"S": "e/3"}}}
+    request = {
+        "TableName": TABLE,
+        "KeyConditionExpression": "h = :h AND r >= :a",
+        "Limit": 50,
+        "ExpressionAttributeValues": {":h": {"S": "t"}, ":a": {"S": "e/3"}},
+    }
     for start in range(0, len(added), 25):
-        client.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": item(rng, "t", k)}}
-                                                      for k in added[start:start + 25]]})
+        client.batch_write_item(
+            RequestItems={TABLE: [{"PutRequest": {"Item": item(rng, "t", k)}} for k in added[start : start + 25]]}
+        )
     seen = 0
     while True:
         answer = both(client, request)
         seen += answer["Count"]
         more = [f"e/{rng.randrange(10**6):06d}x" for _ in range(100)]
         for start in range(0, len(more), 25):
-            client.batch_write_item(RequestItems={TABLE: [{"PutRequest": {"Item": item(rng, "t", k)}}
-                                                          for k in more[start:start + 25]]})
+            client.batch_write_item(
+                RequestItems={TABLE: [{"PutRequest": {"Item": item(rng, "t", k)}} for k in more[start : start + 25]]}
+            )
         if "LastEvaluatedKey" not in answer:
             break
         request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
@@ -314,25 +358,53 @@ def test_other_shapes_fall_back_to_moto(client: Any, moto_calls: Callable[[], in
     client.create_table(
         TableName="numbers",
         KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "n", "KeyType": "RANGE"}],
-        AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"}, {"AttributeName": "n", "AttributeType": "N"}],
+        AttributeDefinitions=[
+            {"AttributeName": "h", "AttributeType": "S"},
+            {"AttributeName": "n", "AttributeType": "N"},
+        ],
         BillingMode="PAY_PER_REQUEST",
     )
-    client.create_table(TableName="single", KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}],
-                        AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"}],
-                        BillingMode="PAY_PER_REQUEST")
+    client.create_table(
+        TableName="single",
+        KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "h", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     for i in range(12):
         client.put_item(TableName="numbers", Item={"h": {"S": "a"}, "n": {"N": str(i * 7 % 12)}})
         client.put_item(TableName="single", Item={"h": {"S": f"s{i}"}})
     before = moto_calls()
-    answer = both(client, {"TableName": "numbers", "KeyConditionExpression": "h = :h AND n > :n", "Limit": 3,
-                           "ExpressionAttributeValues": {":h": {"S": "a"}, ":n": {"N": "4"}}})
+    answer = both(
+        client,
+        {
+            "TableName": "numbers",
+            "KeyConditionExpression": "h = :h AND n > :n",
+            "Limit": 3,
+            "ExpressionAttributeValues": {":h": {"S": "a"}, ":n": {"N": "4"}},
+        },
+    )
     assert [row["n"]["N"] for row in answer["Items"]] == ["5", "6", "7"]
-    assert both(client, {"TableName": "single", "KeyConditionExpression": "h = :h",
-                         "ExpressionAttributeValues": {":h": {"S": "s3"}}})["Count"] == 1
+    assert (
+        both(
+            client,
+            {
+                "TableName": "single",
+                "KeyConditionExpression": "h = :h",
+                "ExpressionAttributeValues": {":h": {"S": "s3"}},
+            },
+        )["Count"]
+        == 1
+    )
     # A start key of another partition: left to moto too.
-    both(client, {"TableName": TABLE, "KeyConditionExpression": "h = :h",
-                  "ExpressionAttributeValues": {":h": {"S": "a"}},
-                  "ExclusiveStartKey": {"h": {"S": "b"}, "r": {"S": "x"}}})
+    both(
+        client,
+        {
+            "TableName": TABLE,
+            "KeyConditionExpression": "h = :h",
+            "ExpressionAttributeValues": {":h": {"S": "a"}},
+            "ExclusiveStartKey": {"h": {"S": "b"}, "r": {"S": "x"}},
+        },
+    )
     assert moto_calls() - before == 6  # each of the three, patched and unpatched
 
 
@@ -374,7 +446,11 @@ def test_the_stores_queries_take_the_fast_path(client: Any, moto_calls: Callable
         refs.create_tag(repo, Tag(TagID(f"t-{cid}"), cid))
     assert refs.list_commit_ids(repo, "1", 10) == sorted(c for c in ids if c.startswith("1"))[:10]
     assert [c.id for c in refs.iterate_commits(repo)] == sorted(ids)
-    assert [t.id for t in refs.list_tags(repo, after="t-10101010", limit=3)] == ["t-11111111", "t-12121212", "t-13131313"]
+    assert [t.id for t in refs.list_tags(repo, after="t-10101010", limit=3)] == [
+        "t-11111111",
+        "t-12121212",
+        "t-13131313",
+    ]
     assert moto_calls() == 0
 
 
@@ -403,13 +479,34 @@ def test_attribute_values_serialize_to_the_same_bytes(client: Any, monkeypatch: 
 
     bodies: list[bytes] = []
     client.meta.events.register("after-call.dynamodb", lambda http_response, **_: bodies.append(http_response.content))
-    nested = {"M": {"s": {"S": "x"}, "l": {"L": [{"N": "1"}, {"NULL": True}, {"M": {}}, {"L": []}]},
-                    "b": {"BOOL": False}, "e": {"S": ""}}}
+    nested = {
+        "M": {
+            "s": {"S": "x"},
+            "l": {"L": [{"N": "1"}, {"NULL": True}, {"M": {}}, {"L": []}]},
+            "b": {"BOOL": False},
+            "e": {"S": ""},
+        }
+    }
     rows = [
-        {"h": {"S": "k"}, "r": {"S": "1"}, "n": {"N": "-1.5e3"}, "m": nested, "ss": {"SS": ["b", "a"]},
-         "ns": {"NS": ["1", "2.5"]}, "t": {"BOOL": True}, "z": {"NULL": True}, "u": {"S": "é\u2603\n\""}},
-        {"h": {"S": "k"}, "r": {"S": "2"}, "bin": {"B": b"\x00\xff"}, "bs": {"BS": [b"a", b"b"]},
-         "mb": {"M": {"b": {"B": b"z"}}}, "lb": {"L": [{"S": "x"}, {"B": b"y"}]}},
+        {
+            "h": {"S": "k"},
+            "r": {"S": "1"},
+            "n": {"N": "-1.5e3"},
+            "m": nested,
+            "ss": {"SS": ["b", "a"]},
+            "ns": {"NS": ["1", "2.5"]},
+            "t": {"BOOL": True},
+            "z": {"NULL": True},
+            "u": {"S": 'é\u2603\n"'},
+        },
+        {
+            "h": {"S": "k"},
+            "r": {"S": "2"},
+            "bin": {"B": b"\x00\xff"},
+            "bs": {"BS": [b"a", b"b"]},
+            "mb": {"M": {"b": {"B": b"z"}}},
+            "lb": {"L": [{"S": "x"}, {"B": b"y"}]},
+        },
     ]
     for row in rows:
         client.put_item(TableName=TABLE, Item=row)

@@ -129,26 +129,49 @@ _SIGNED_LAMBDA = _SIGNED_S3.replace("/s3/", "/lambda/")
         ({"REQUEST_METHOD": "DELETE", "PATH_INFO": "/bucket/key"}, True),
         ({"REQUEST_METHOD": "POST", "PATH_INFO": "/bucket", "QUERY_STRING": "delete"}, True),
         ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.PutItem"}, True),
-        ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.TransactWriteItems"},
-         True),
+        (
+            {"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.TransactWriteItems"},
+            True,
+        ),
         ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.Query"}, False),
         ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "TrentService.Decrypt"}, False),
         ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "TrentService.CreateKey"}, True),
-        ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "AWSStepFunctions.StartExecution"},
-         True),
-        ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "AWSStepFunctions.DescribeExecution"},
-         False),
-        ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "AWSStepFunctions.StartSyncExecution"},
-         False),
+        ({"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "AWSStepFunctions.StartExecution"}, True),
+        (
+            {"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "AWSStepFunctions.DescribeExecution"},
+            False,
+        ),
+        (
+            {"REQUEST_METHOD": "POST", "PATH_INFO": "/", "HTTP_X_AMZ_TARGET": "AWSStepFunctions.StartSyncExecution"},
+            False,
+        ),
         ({"REQUEST_METHOD": "POST", "PATH_INFO": "/moto-api/config"}, False),
         # A Lambda invoke runs the app's handler, whose own writes are journaled one by one.
-        ({"REQUEST_METHOD": "POST", "PATH_INFO": "/2015-03-31/functions/commit-step/invocations",
-          "HTTP_AUTHORIZATION": _SIGNED_LAMBDA}, False),
+        (
+            {
+                "REQUEST_METHOD": "POST",
+                "PATH_INFO": "/2015-03-31/functions/commit-step/invocations",
+                "HTTP_AUTHORIZATION": _SIGNED_LAMBDA,
+            },
+            False,
+        ),
         # ... but an S3 object whose key looks like an invoke path is an S3 write.
-        ({"REQUEST_METHOD": "PUT", "PATH_INFO": "/2015-03-31/functions/x/invocations",
-          "HTTP_AUTHORIZATION": _SIGNED_S3}, True),
-        ({"REQUEST_METHOD": "PUT", "PATH_INFO": "/2015-03-31/functions/x/invocations",
-          "QUERY_STRING": "X-Amz-Credential=AKID%2F20261124%2Fus-east-1%2Fs3%2Faws4_request"}, True),
+        (
+            {
+                "REQUEST_METHOD": "PUT",
+                "PATH_INFO": "/2015-03-31/functions/x/invocations",
+                "HTTP_AUTHORIZATION": _SIGNED_S3,
+            },
+            True,
+        ),
+        (
+            {
+                "REQUEST_METHOD": "PUT",
+                "PATH_INFO": "/2015-03-31/functions/x/invocations",
+                "QUERY_STRING": "X-Amz-Credential=AKID%2F20261124%2Fus-east-1%2Fs3%2Faws4_request",
+            },
+            True,
+        ),
     ],
 )
 def test_which_requests_are_journaled(environ: dict[str, str], journaled: bool) -> None:
@@ -180,6 +203,7 @@ def test_pinned_requests_draw_the_same_numbers_and_see_the_same_time() -> None:
 
     determinism.install()
     try:
+
         def draw() -> tuple[Any, ...]:
             with determinism.pinned(42, 1_700_000_000.5):
                 return mock_random.get_random_hex(), uuid.uuid4(), os.urandom(8), mock_random.uuid4(), utcnow()
@@ -233,9 +257,12 @@ def test_a_snapshot_of_moto_loads_back(tmp_path: Path) -> None:
     key_id = kms.create_key()["KeyMetadata"]["KeyId"]
     sealed = kms.encrypt(KeyId=key_id, Plaintext=b"secret")["CiphertextBlob"]
     table = boto3.client("dynamodb", region_name="us-east-1")
-    table.create_table(TableName="t", KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
-                       AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
-                       BillingMode="PAY_PER_REQUEST")
+    table.create_table(
+        TableName="t",
+        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     table.put_item(TableName="t", Item={"p": {"S": "x"}, "v": {"N": "7"}})
     path = tmp_path / "snapshot-1.bin"
     with open(path, "wb") as out:

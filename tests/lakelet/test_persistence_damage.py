@@ -88,14 +88,18 @@ def _place(spans: list[tuple[int, int]], where: str) -> int:
     return min(max(target, start + _HEADER.size), start + length - 1)  # in the payload, not the header
 
 
-@pytest.mark.parametrize(("where", "damaged_at", "torn"), [
-    ("first frame", 0, False),
-    ("a third in", None, False),
-    ("the middle", None, False),
-    ("last frame", 39, True),
-])
-def test_bit_flips_are_torn_tails_only_at_the_end(written: Path, where: str, damaged_at: int | None,
-                                                  torn: bool) -> None:
+@pytest.mark.parametrize(
+    ("where", "damaged_at", "torn"),
+    [
+        ("first frame", 0, False),
+        ("a third in", None, False),
+        ("the middle", None, False),
+        ("last frame", 39, True),
+    ],
+)
+def test_bit_flips_are_torn_tails_only_at_the_end(
+    written: Path, where: str, damaged_at: int | None, torn: bool
+) -> None:
     spans = frames(written)
     assert len(spans) == 40
     offset = _place(spans, where)
@@ -103,7 +107,11 @@ def test_bit_flips_are_torn_tails_only_at_the_end(written: Path, where: str, dam
     assert 0 < index < 39 or damaged_at is not None
     flip(written, offset, bit=3)
     scanned = journal.scan(written)
-    assert (scanned.records, scanned.end, scanned.problem) == (index, spans[index][0], "a frame that fails its checksum")
+    assert (scanned.records, scanned.end, scanned.problem) == (
+        index,
+        spans[index][0],
+        "a frame that fails its checksum",
+    )
     # Damage: every frame after the bad one is found; a torn tail has none after it.
     assert scanned.valid_after == (0 if torn else 39 - index)
     assert [r.seed for r in journal.read_records(written, scanned.end)] == list(range(index))
@@ -131,8 +139,11 @@ def test_a_kill_in_the_middle_of_the_last_frame_is_a_torn_tail(written: Path) ->
 
 def _state_of(data_dir: Path) -> dict[str, tuple[bytes, int]]:
     """Every file's bytes and mode, but the lock (which the opening process takes)."""
-    return {p.relative_to(data_dir).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
-            for p in sorted(data_dir.rglob("*")) if p.is_file() and p.name != "lock"}
+    return {
+        p.relative_to(data_dir).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+        for p in sorted(data_dir.rglob("*"))
+        if p.is_file() and p.name != "lock"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +188,8 @@ def test_damage_refuses_to_start_and_changes_nothing(crashed: Path, tmp_path: Pa
         f"journal {log} at byte {spans[index][0]} (a frame that fails its checksum) is damaged, and "
         f"{len(spans) - index - 1} journaled change(s) after it are readable: refusing to start, every file is left "
         f"as it was; to start from the {index} change(s) before the damage and lose the rest, run again with "
-        "--accept-journal-loss (the damaged files are set aside first)")
+        "--accept-journal-loss (the damaged files are set aside first)"
+    )
     assert _state_of(data_dir) == before
 
 
@@ -197,8 +209,9 @@ def test_accepting_the_loss_starts_from_before_the_damage_and_keeps_the_files(cr
         (aside,) = data_dir.glob("damaged-*")
         assert aside.stat().st_mode & 0o777 == 0o700
         kept = {p.name: p.read_bytes() for p in aside.iterdir()}
-        assert kept == {name.split("/")[-1]: data for name, (data, _) in before.items()
-                        if name.startswith("moto/")}  # the damaged journal and its snapshot, byte for byte
+        assert kept == {
+            name.split("/")[-1]: data for name, (data, _) in before.items() if name.startswith("moto/")
+        }  # the damaged journal and its snapshot, byte for byte
         assert note.endswith(f"the files are set aside in {aside}")
         assert f"; accepted the loss of journal {log}" in served.recovery.summary()
     finally:
@@ -213,8 +226,10 @@ def test_a_torn_last_frame_is_dropped_and_said(crashed: Path, tmp_path: Path) ->
     served = Served(data_dir)
     try:
         (note,) = served.recovery.notes
-        assert note == (f"dropped the torn tail of journal {log} at byte {spans[-1][0]} (a frame that fails its "
-                        f"checksum): {size - spans[-1][0]} byte(s) a crash cut short")
+        assert note == (
+            f"dropped the torn tail of journal {log} at byte {spans[-1][0]} (a frame that fails its "
+            f"checksum): {size - spans[-1][0]} byte(s) a crash cut short"
+        )
         assert _keys(served) == [f"k{i:02d}" for i in range(39)]
         assert note in served.recovery.summary()
     finally:
@@ -225,8 +240,10 @@ def test_a_torn_last_frame_is_dropped_and_said(crashed: Path, tmp_path: Path) ->
 
 
 def _modes(data_dir: Path) -> dict[str, int]:
-    return {p.relative_to(data_dir).as_posix() or ".": p.stat().st_mode & 0o777
-            for p in [data_dir, *sorted(data_dir.rglob("*"))]}
+    return {
+        p.relative_to(data_dir).as_posix() or ".": p.stat().st_mode & 0o777
+        for p in [data_dir, *sorted(data_dir.rglob("*"))]
+    }
 
 
 @pytest.mark.e2e
@@ -266,8 +283,9 @@ def _disk_full(*_: Any, **__: Any) -> None:
 
 
 @pytest.mark.e2e
-def test_a_full_disk_refuses_writes_and_says_to_free_space_and_restart(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_disk_refuses_writes_and_says_to_free_space_and_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     served = Served(tmp_path / "d")
     try:
         s3 = served.client("s3")
@@ -284,7 +302,8 @@ def test_a_full_disk_refuses_writes_and_says_to_free_space_and_restart(tmp_path:
             assert message == (
                 f"lakelet local cannot write its journal {tmp_path / 'd' / 'moto' / 'journal-1.log'} (No space left "
                 f"on device), so it refuses every write until it is restarted: free space on the disk of "
-                f"{tmp_path / 'd'}, then stop lakelet local (Ctrl-C) and start it again; reads work meanwhile")
+                f"{tmp_path / 'd'}, then stop lakelet local (Ctrl-C) and start it again; reads work meanwhile"
+            )
         assert served.persistence.refusal == message
         assert s3.get_object(Bucket="bkt", Key="before")["Body"].read() == b"kept"  # reads still answer
     finally:
@@ -294,8 +313,7 @@ def test_a_full_disk_refuses_writes_and_says_to_free_space_and_restart(tmp_path:
 
 
 @pytest.mark.e2e
-def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import boto3
     import requests
     from botocore.config import Config
@@ -305,8 +323,16 @@ def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path,
     keys = Credentials("AKIALOCALDISKFULL", "disk/full+secret")
     auth = (keys.access_key_id, keys.secret_access_key)
     with LocalStack(api_port=0, credentials=keys, data_dir=tmp_path / "d") as stack:
-        created = requests.post(f"{stack.api_url}/repositories", auth=auth, timeout=30, json={
-            "name": "full", "storage_namespace": stack.default_namespace_prefix.rstrip("/") + "/full", "default_branch": "main"})
+        created = requests.post(
+            f"{stack.api_url}/repositories",
+            auth=auth,
+            timeout=30,
+            json={
+                "name": "full",
+                "storage_namespace": stack.default_namespace_prefix.rstrip("/") + "/full",
+                "default_branch": "main",
+            },
+        )
         assert created.status_code == 201, created.text
         upload = f"{stack.api_url}/repositories/full/branches/main/objects"
         assert requests.post(upload, params={"path": "a"}, data=b"a", auth=auth, timeout=30).status_code == 201
@@ -317,16 +343,22 @@ def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path,
         assert reason is not None and "free space on the disk of" in reason and "start it again" in reason
         assert refused.json() == {"message": reason}
         assert "Retry-After" not in refused.headers
-        gateway = boto3.client("s3", endpoint_url=stack.s3_url, region_name="us-east-1",
-                               aws_access_key_id=keys.access_key_id, aws_secret_access_key=keys.secret_access_key,
-                               config=Config(retries={"max_attempts": 1}))
+        gateway = boto3.client(
+            "s3",
+            endpoint_url=stack.s3_url,
+            region_name="us-east-1",
+            aws_access_key_id=keys.access_key_id,
+            aws_secret_access_key=keys.secret_access_key,
+            config=Config(retries={"max_attempts": 1}),
+        )
         with pytest.raises(Exception) as via_gateway:
             gateway.put_object(Bucket="full", Key="main/c", Body=b"c")
         answer = getattr(via_gateway.value, "response", {})
         assert answer["ResponseMetadata"]["HTTPStatusCode"] == 503, via_gateway.value
         assert answer["Error"]["Message"] == reason
         # Reads still answer.
-        read = requests.get(f"{stack.api_url}/repositories/full/refs/main/objects", params={"path": "a"}, auth=auth,
-                            timeout=30)
+        read = requests.get(
+            f"{stack.api_url}/repositories/full/refs/main/objects", params={"path": "a"}, auth=auth, timeout=30
+        )
         assert (read.status_code, read.content) == (200, b"a")
         monkeypatch.undo()

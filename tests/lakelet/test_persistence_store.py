@@ -48,12 +48,19 @@ class Served:
         self.server.start()
         host, port = self.server.get_host_and_port()
         self.url = f"http://{host}:{port}"
-        requests.post(f"{self.url}/moto-api/config", json={"stepfunctions": {"execute_state_machine": True}},
-                      timeout=10).raise_for_status()
+        requests.post(
+            f"{self.url}/moto-api/config", json={"stepfunctions": {"execute_state_machine": True}}, timeout=10
+        ).raise_for_status()
 
     def client(self, service: str) -> Any:
-        return boto3.client(service, endpoint_url=self.url, region_name="us-east-1", aws_access_key_id="k",
-                            aws_secret_access_key="s", config=Config(retries={"max_attempts": 1}))
+        return boto3.client(
+            service,
+            endpoint_url=self.url,
+            region_name="us-east-1",
+            aws_access_key_id="k",
+            aws_secret_access_key="s",
+            config=Config(retries={"max_attempts": 1}),
+        )
 
     def stop(self) -> None:
         self.server.stop()
@@ -85,9 +92,12 @@ def test_a_crash_image_rebuilds_moto_across_snapshots(tmp_path: Path) -> None:
         s3.create_bucket(Bucket="bkt")
         key_id = kms.create_key()["KeyMetadata"]["KeyId"]
         sealed = kms.encrypt(KeyId=key_id, Plaintext=b"a secret")["CiphertextBlob"]
-        dynamodb.create_table(TableName="t", KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
-                              AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
-                              BillingMode="PAY_PER_REQUEST")
+        dynamodb.create_table(
+            TableName="t",
+            KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
         for i in range(40):  # enough for two snapshots in the background
             s3.put_object(Bucket="bkt", Key=f"k{i}", Body=f"v{i}".encode())
             dynamodb.put_item(TableName="t", Item={"p": {"S": f"k{i}"}, "n": {"N": str(i)}})
@@ -112,8 +122,9 @@ def test_a_crash_image_rebuilds_moto_across_snapshots(tmp_path: Path) -> None:
         assert dynamodb.get_item(TableName="t", Key={"p": {"S": "k21"}})["Item"]["n"] == {"N": "21"}
         assert kms.decrypt(KeyId=key_id, CiphertextBlob=sealed)["Plaintext"] == b"a secret"
         # The upload id moto made first is the one it made again: the client can finish the upload.
-        s3.complete_multipart_upload(Bucket="bkt", Key="multi", UploadId=upload,
-                                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part}]})
+        s3.complete_multipart_upload(
+            Bucket="bkt", Key="multi", UploadId=upload, MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part}]}
+        )
         assert s3.get_object(Bucket="bkt", Key="multi")["Body"].read() == b"m" * 1000
     finally:
         again.stop()
@@ -130,10 +141,18 @@ def test_workflow_executions_keep_their_end_or_are_marked_cut_off(tmp_path: Path
     served = Served(tmp_path / "live")
     try:
         sfn = served.client("stepfunctions")
-        quick = sfn.create_state_machine(name="quick", roleArn=ROLE, definition=json.dumps({
-            "StartAt": "P", "States": {"P": {"Type": "Pass", "Result": {"done": 1}, "End": True}}}))
-        slow = sfn.create_state_machine(name="slow", roleArn=ROLE, definition=json.dumps({
-            "StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600, "End": True}}}))
+        quick = sfn.create_state_machine(
+            name="quick",
+            roleArn=ROLE,
+            definition=json.dumps(
+                {"StartAt": "P", "States": {"P": {"Type": "Pass", "Result": {"done": 1}, "End": True}}}
+            ),
+        )
+        slow = sfn.create_state_machine(
+            name="slow",
+            roleArn=ROLE,
+            definition=json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 600, "End": True}}}),
+        )
         done = sfn.start_execution(stateMachineArn=quick["stateMachineArn"], name="done", input="{}")
         assert wait_for(lambda: sfn.describe_execution(executionArn=done["executionArn"])["status"] == "SUCCEEDED")
         running = sfn.start_execution(stateMachineArn=slow["stateMachineArn"], name="running", input="{}")
@@ -148,13 +167,18 @@ def test_workflow_executions_keep_their_end_or_are_marked_cut_off(tmp_path: Path
         sfn = again.client("stepfunctions")
         ended = sfn.describe_execution(executionArn=done["executionArn"])
         assert (ended["status"], json.loads(ended["output"]), ended["startDate"], ended["stopDate"]) == (
-            "SUCCEEDED", {"done": 1}, first_look["startDate"], first_look["stopDate"])
+            "SUCCEEDED",
+            {"done": 1},
+            first_look["startDate"],
+            first_look["stopDate"],
+        )
         cut = sfn.describe_execution(executionArn=running["executionArn"])
         assert (cut["status"], cut["error"]) == ("FAILED", workflows.ORPHAN_ERROR)
         # Both machines are still there and run new executions.
         again_done = sfn.start_execution(stateMachineArn=quick["stateMachineArn"], name="again", input="{}")
         assert wait_for(
-            lambda: sfn.describe_execution(executionArn=again_done["executionArn"])["status"] == "SUCCEEDED")
+            lambda: sfn.describe_execution(executionArn=again_done["executionArn"])["status"] == "SUCCEEDED"
+        )
     finally:
         again.stop()
 

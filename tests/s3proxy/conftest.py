@@ -111,8 +111,15 @@ class Harness:
         return self.gateway.handle(request)
 
 
-def signed(method: str, path: str, query: str = "", body: bytes = b"", headers: dict[str, str] | None = None,
-           key: str = ACCESS_KEY, secret: str = SECRET) -> Request:
+def signed(
+    method: str,
+    path: str,
+    query: str = "",
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+    key: str = ACCESS_KEY,
+    secret: str = SECRET,
+) -> Request:
     """A request signed by botocore's SigV4 signer, for shapes no boto3 operation sends."""
     url = f"http://gateway.test{path}" + (f"?{query}" if query else "")
     aws = AWSRequest(method=method, url=url, data=body, headers=dict(headers or {}))

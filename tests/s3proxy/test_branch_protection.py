@@ -36,9 +36,14 @@ def test_every_gateway_write_refuses_a_protected_branch(s3: BaseClient, harness:
     refused(lambda: s3.copy_object(Bucket="repo", Key="main/a2", CopySource={"Bucket": "repo", "Key": "main/a"}))
     refused(lambda: s3.copy_object(Bucket="repo", Key="main/a3", CopySource={"Bucket": "repo", "Key": "dev/a"}))
     refused(lambda: s3.delete_object(Bucket="repo", Key="main/a"))
-    refused(lambda: s3.complete_multipart_upload(
-        Bucket="repo", Key="main/big", UploadId=upload,
-        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]}))
+    refused(
+        lambda: s3.complete_multipart_upload(
+            Bucket="repo",
+            Key="main/big",
+            UploadId=upload,
+            MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]},
+        )
+    )
     result = s3.delete_objects(Bucket="repo", Delete={"Objects": [{"Key": "main/a"}, {"Key": "dev/a"}]})
     assert [(e["Key"], e["Code"], e["Message"]) for e in result["Errors"]] == [("main/a", "AccessDenied", WRITE)]
     assert [d["Key"] for d in result["Deleted"]] == ["dev/a"]

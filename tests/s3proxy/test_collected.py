@@ -24,8 +24,9 @@ def test_head_and_get_of_collected_data(s3: BaseClient, harness: Harness, repo: 
     graveler._clock = real_clock
     graveler.upload_object("repo", "main", "new.txt", b"new")
     namespace = repo.storage_namespace
-    graveler.blocks.put(f"{sweeps_prefix(namespace)}partition={partition_of(real_clock() - DAY + 3600)}/run_id=r.json",
-                        b"{}")
+    graveler.blocks.put(
+        f"{sweeps_prefix(namespace)}partition={partition_of(real_clock() - DAY + 3600)}/run_id=r.json", b"{}"
+    )
     graveler.blocks.delete(graveler.stat_object("repo", "main", "old.txt").physical_address)
 
     with pytest.raises(ClientError) as head:

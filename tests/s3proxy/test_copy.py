@@ -19,14 +19,17 @@ def code(error: pytest.ExceptionInfo[ClientError]) -> str:
 
 @pytest.fixture
 def source(s3: BaseClient, repo: Repository) -> str:
-    s3.put_object(Bucket="repo", Key="main/src/data.bin", Body=b"payload" * 100, ContentType="application/x-src",
-                  Metadata={"origin": "test"})
+    s3.put_object(
+        Bucket="repo",
+        Key="main/src/data.bin",
+        Body=b"payload" * 100,
+        ContentType="application/x-src",
+        Metadata={"origin": "test"},
+    )
     return "repo/main/src/data.bin"
 
 
-def test_copy_within_a_branch_shares_the_physical_object(
-    s3: BaseClient, harness: Harness, source: str
-) -> None:
+def test_copy_within_a_branch_shares_the_physical_object(s3: BaseClient, harness: Harness, source: str) -> None:
     blocks = harness.services.graveler.blocks
     assert isinstance(blocks, MemoryBlockStore)
     before = len(blocks.blobs)
@@ -46,8 +49,9 @@ def test_copy_across_branches_and_from_a_commit(s3: BaseClient, harness: Harness
     commit = graveler.commit("repo", "main", "alice", "c")
     graveler.create_branch("repo", "dev", "main")
     s3.copy_object(Bucket="repo", Key="dev/from-main.bin", CopySource=source)
-    s3.copy_object(Bucket="repo", Key="dev/from-commit.bin", CopySource={"Bucket": "repo",
-                                                                         "Key": f"{commit.id}/src/data.bin"})
+    s3.copy_object(
+        Bucket="repo", Key="dev/from-commit.bin", CopySource={"Bucket": "repo", "Key": f"{commit.id}/src/data.bin"}
+    )
     address = graveler.stat_object("repo", "main", "src/data.bin").physical_address
     assert graveler.stat_object("repo", "dev", "from-main.bin").physical_address == address
     assert graveler.stat_object("repo", "dev", "from-commit.bin").physical_address == address
@@ -71,8 +75,14 @@ def test_copy_across_repositories_copies_into_the_destination_namespace(
 
 
 def test_metadata_directive_replace(s3: BaseClient, harness: Harness, source: str) -> None:
-    s3.copy_object(Bucket="repo", Key="main/src/data.bin", CopySource=source, MetadataDirective="REPLACE",
-                   ContentType="text/plain", Metadata={"new": "yes"})
+    s3.copy_object(
+        Bucket="repo",
+        Key="main/src/data.bin",
+        CopySource=source,
+        MetadataDirective="REPLACE",
+        ContentType="text/plain",
+        Metadata={"new": "yes"},
+    )
     head = s3.head_object(Bucket="repo", Key="main/src/data.bin")
     assert (head["ContentType"], head["Metadata"]) == ("text/plain", {"new": "yes"})
     with pytest.raises(ClientError) as error:

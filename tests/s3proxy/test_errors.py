@@ -54,8 +54,12 @@ def test_error_document() -> None:
     root = ET.fromstring(response.body)
     assert root.tag == "Error"
     assert {child.tag: child.text for child in root} == {
-        "Code": "NoSuchKey", "Message": CODES["NoSuchKey"][1], "Resource": "/repo/main/a", "RequestId": "REQ1",
-        "Key": "main/a"}
+        "Code": "NoSuchKey",
+        "Message": CODES["NoSuchKey"][1],
+        "Resource": "/repo/main/a",
+        "RequestId": "REQ1",
+        "Key": "main/a",
+    }
 
 
 def test_server_errors_hide_their_details() -> None:
@@ -64,8 +68,9 @@ def test_server_errors_hide_their_details() -> None:
     assert "x.txt" in from_graveler(errors.ObjectNotFound("object x.txt not found")).message
 
 
-def test_unexpected_failures_answer_internal_error(harness: Harness, repo: Repository,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unexpected_failures_answer_internal_error(
+    harness: Harness, repo: Repository, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals")
 

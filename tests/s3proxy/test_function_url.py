@@ -81,9 +81,9 @@ def test_the_app_registers_the_gateway_lambda(services: Services) -> None:
 
     assert "s3_gateway" in [f.name for f in app.pure_lambda_functions]
     # What the Lambda runtime passes (the app's middleware reads the request id and function name from it).
-    context = SimpleNamespace(aws_request_id="req-1", function_name="lakelet-dev-s3_gateway",
-                              get_remaining_time_in_millis=lambda: 60_000)
+    context = SimpleNamespace(
+        aws_request_id="req-1", function_name="lakelet-dev-s3_gateway", get_remaining_time_in_millis=lambda: 60_000
+    )
     response = s3_gateway(event_of(signed("GET", "/")), context)
     assert response["statusCode"] == 200
     assert b"<ListAllMyBucketsResult" in base64.b64decode(str(response["body"]))
-

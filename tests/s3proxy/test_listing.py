@@ -70,8 +70,9 @@ def test_v2_page_fields(s3: BaseClient, tree: list[str]) -> None:
     assert page["KeyCount"] == 5
     assert [o["Key"] for o in page["Contents"]] == ["main/a.txt"]
     assert [p["Prefix"] for p in page["CommonPrefixes"]] == [f"main/dir{d}/" for d in range(4)]
-    following = s3.list_objects_v2(Bucket="repo", Prefix="main/", Delimiter="/", MaxKeys=5,
-                                   ContinuationToken=page["NextContinuationToken"])
+    following = s3.list_objects_v2(
+        Bucket="repo", Prefix="main/", Delimiter="/", MaxKeys=5, ContinuationToken=page["NextContinuationToken"]
+    )
     assert [p["Prefix"] for p in following["CommonPrefixes"]] == [f"main/dir{d}/" for d in range(4, 9)]
     assert following["ContinuationToken"] == page["NextContinuationToken"]
     obj = page["Contents"][0]
@@ -81,7 +82,9 @@ def test_v2_page_fields(s3: BaseClient, tree: list[str]) -> None:
 def test_v2_start_after_and_max_keys(s3: BaseClient, tree: list[str]) -> None:
     page = s3.list_objects_v2(Bucket="repo", Prefix="main/", StartAfter="main/dir9/file020.txt")
     assert [o["Key"] for o in page["Contents"]] == [f"main/dir9/file{f:03d}.txt" for f in range(21, 25)] + [
-        "main/m.txt", "main/z.txt"]
+        "main/m.txt",
+        "main/z.txt",
+    ]
     assert s3.list_objects_v2(Bucket="repo", Prefix="main/", MaxKeys=0).get("Contents", []) == []
     big = s3.list_objects_v2(Bucket="repo", Prefix="main/", MaxKeys=5000)
     assert big["MaxKeys"] == 1000 and big["KeyCount"] == len(tree)
@@ -91,8 +94,9 @@ def test_v2_start_after_and_max_keys(s3: BaseClient, tree: list[str]) -> None:
 
 def test_v1_markers(s3: BaseClient, tree: list[str]) -> None:
     keys: list[str] = []
-    for page in s3.get_paginator("list_objects").paginate(Bucket="repo", Prefix="main/dir1",
-                                                          PaginationConfig={"PageSize": 7}):
+    for page in s3.get_paginator("list_objects").paginate(
+        Bucket="repo", Prefix="main/dir1", PaginationConfig={"PageSize": 7}
+    ):
         keys += [o["Key"] for o in page.get("Contents", [])]
     assert keys == [f"main/dir1/file{f:03d}.txt" for f in range(25)]
     page = s3.list_objects(Bucket="repo", Prefix="main/", Delimiter="/", Marker="main/dir4/", MaxKeys=3)
@@ -110,8 +114,9 @@ def test_listing_without_a_ref_lists_branches(s3: BaseClient, harness: Harness, 
     assert [p["Prefix"] for p in page["CommonPrefixes"]] == ["feature/", "main-2/", "main/", "main_x/"]
     page = s3.list_objects_v2(Bucket="repo", Prefix="mai", Delimiter="/", MaxKeys=2)
     assert [p["Prefix"] for p in page["CommonPrefixes"]] == ["main-2/", "main/"]
-    rest = s3.list_objects_v2(Bucket="repo", Prefix="mai", Delimiter="/",
-                              ContinuationToken=page["NextContinuationToken"])
+    rest = s3.list_objects_v2(
+        Bucket="repo", Prefix="mai", Delimiter="/", ContinuationToken=page["NextContinuationToken"]
+    )
     assert [p["Prefix"] for p in rest["CommonPrefixes"]] == ["main_x/"]
     v1 = s3.list_objects(Bucket="repo", Delimiter="/")
     assert len(v1["CommonPrefixes"]) == 4

@@ -43,23 +43,29 @@ def blobs(harness: Harness) -> dict[str, bytes]:
 def upload_parts(s3: BaseClient, key: str, parts: list[bytes], **create: object) -> tuple[str, list[dict]]:
     upload_id = s3.create_multipart_upload(Bucket="repo", Key=key, **create)["UploadId"]
     done = [
-        {"PartNumber": n, "ETag": s3.upload_part(Bucket="repo", Key=key, UploadId=upload_id, PartNumber=n,
-                                                 Body=data)["ETag"]}
+        {
+            "PartNumber": n,
+            "ETag": s3.upload_part(Bucket="repo", Key=key, UploadId=upload_id, PartNumber=n, Body=data)["ETag"],
+        }
         for n, data in enumerate(parts, start=1)
     ]
     return upload_id, done
 
 
 def complete(s3: BaseClient, key: str, upload_id: str, parts: list[dict]) -> dict:
-    return s3.complete_multipart_upload(Bucket="repo", Key=key, UploadId=upload_id,
-                                        MultipartUpload={"Parts": parts})
+    return s3.complete_multipart_upload(Bucket="repo", Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts})
 
 
 def test_managed_upload_with_s3_sized_parts(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     data = RANDOM.randbytes(12 * MIB + 3)
     config = TransferConfig(multipart_threshold=5 * MIB, multipart_chunksize=5 * MIB, use_threads=False)
-    s3.upload_fileobj(io.BytesIO(data), "repo", "main/big.bin", Config=config,
-                      ExtraArgs={"ContentType": "application/x-big", "Metadata": {"k": "v"}})
+    s3.upload_fileobj(
+        io.BytesIO(data),
+        "repo",
+        "main/big.bin",
+        Config=config,
+        ExtraArgs={"ContentType": "application/x-big", "Metadata": {"k": "v"}},
+    )
     out = io.BytesIO()
     s3.download_fileobj("repo", "main/big.bin", out, Config=config)
     assert out.getvalue() == data
@@ -83,8 +89,13 @@ def test_small_parts_are_assembled(s3: BaseClient, harness: Harness, repo: Repos
 
 
 def test_mixed_part_sizes(s3: BaseClient, repo: Repository) -> None:
-    parts = [RANDOM.randbytes(6 * MIB), RANDOM.randbytes(3 * MIB), RANDOM.randbytes(3 * MIB),
-             RANDOM.randbytes(5 * MIB), b"x"]
+    parts = [
+        RANDOM.randbytes(6 * MIB),
+        RANDOM.randbytes(3 * MIB),
+        RANDOM.randbytes(3 * MIB),
+        RANDOM.randbytes(5 * MIB),
+        b"x",
+    ]
     upload_id, done = upload_parts(s3, "main/mixed.bin", parts)
     complete(s3, "main/mixed.bin", upload_id, done)
     assert s3.get_object(Bucket="repo", Key="main/mixed.bin")["Body"].read() == b"".join(parts)
@@ -105,7 +116,10 @@ def test_only_listed_parts_and_replaced_parts(s3: BaseClient, repo: Repository) 
     again = s3.upload_part(Bucket="repo", Key="main/r.bin", UploadId=upload_id, PartNumber=2, Body=b"TWO")
     listed = s3.list_parts(Bucket="repo", Key="main/r.bin", UploadId=upload_id)["Parts"]
     assert [(p["PartNumber"], p["Size"], p["ETag"]) for p in listed] == [
-        (1, 3, done[0]["ETag"]), (2, 3, again["ETag"]), (3, 5, done[2]["ETag"])]
+        (1, 3, done[0]["ETag"]),
+        (2, 3, again["ETag"]),
+        (3, 5, done[2]["ETag"]),
+    ]
     with pytest.raises(ClientError) as error:  # the replaced version of part 2 is gone
         complete(s3, "main/r.bin", upload_id, done)
     assert code(error) == "InvalidPart"
@@ -138,8 +152,10 @@ def test_abort(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     upload_id, _ = upload_parts(s3, "main/a.bin", [b"a" * 10, RANDOM.randbytes(5 * MIB)])
     s3.abort_multipart_upload(Bucket="repo", Key="main/a.bin", UploadId=upload_id)
     assert set(blobs(harness)) == before
-    for call in (lambda: s3.list_parts(Bucket="repo", Key="main/a.bin", UploadId=upload_id),
-                 lambda: s3.abort_multipart_upload(Bucket="repo", Key="main/a.bin", UploadId=upload_id)):
+    for call in (
+        lambda: s3.list_parts(Bucket="repo", Key="main/a.bin", UploadId=upload_id),
+        lambda: s3.abort_multipart_upload(Bucket="repo", Key="main/a.bin", UploadId=upload_id),
+    ):
         with pytest.raises(ClientError) as error:
             call()
         assert code(error) == "NoSuchUpload"
@@ -147,27 +163,38 @@ def test_abort(s3: BaseClient, harness: Harness, repo: Repository) -> None:
 
 def test_list_parts_pagination(s3: BaseClient, repo: Repository) -> None:
     upload_id, _ = upload_parts(s3, "main/many.bin", [bytes([n]) * n for n in range(1, 8)])
-    pages = list(s3.get_paginator("list_parts").paginate(Bucket="repo", Key="main/many.bin", UploadId=upload_id,
-                                                         PaginationConfig={"PageSize": 3}))
+    pages = list(
+        s3.get_paginator("list_parts").paginate(
+            Bucket="repo", Key="main/many.bin", UploadId=upload_id, PaginationConfig={"PageSize": 3}
+        )
+    )
     assert [[p["PartNumber"] for p in page["Parts"]] for page in pages] == [[1, 2, 3], [4, 5, 6], [7]]
     assert pages[0]["IsTruncated"] is True and pages[-1]["IsTruncated"] is False
 
 
 def test_list_multipart_uploads(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     harness.services.graveler.create_branch("repo", "dev", "main")
-    ids = {key: s3.create_multipart_upload(Bucket="repo", Key=key)["UploadId"]
-           for key in ("main/b/1", "main/a/2", "dev/x", "main/a/1")}
+    ids = {
+        key: s3.create_multipart_upload(Bucket="repo", Key=key)["UploadId"]
+        for key in ("main/b/1", "main/a/2", "dev/x", "main/a/1")
+    }
     listed = s3.list_multipart_uploads(Bucket="repo")
     assert [(u["Key"], u["UploadId"]) for u in listed["Uploads"]] == [
-        ("dev/x", ids["dev/x"]), ("main/a/1", ids["main/a/1"]), ("main/a/2", ids["main/a/2"]),
-        ("main/b/1", ids["main/b/1"])]
+        ("dev/x", ids["dev/x"]),
+        ("main/a/1", ids["main/a/1"]),
+        ("main/a/2", ids["main/a/2"]),
+        ("main/b/1", ids["main/b/1"]),
+    ]
     assert listed["Uploads"][0]["Initiator"]["ID"] == "alice"
     assert [u["Key"] for u in s3.list_multipart_uploads(Bucket="repo", Prefix="main/a/")["Uploads"]] == [
-        "main/a/1", "main/a/2"]
+        "main/a/1",
+        "main/a/2",
+    ]
     page = s3.list_multipart_uploads(Bucket="repo", MaxUploads=2)
     assert page["IsTruncated"] is True and [u["Key"] for u in page["Uploads"]] == ["dev/x", "main/a/1"]
-    rest = s3.list_multipart_uploads(Bucket="repo", KeyMarker=page["NextKeyMarker"],
-                                     UploadIdMarker=page["NextUploadIdMarker"])
+    rest = s3.list_multipart_uploads(
+        Bucket="repo", KeyMarker=page["NextKeyMarker"], UploadIdMarker=page["NextUploadIdMarker"]
+    )
     assert [u["Key"] for u in rest["Uploads"]] == ["main/a/2", "main/b/1"]
     grouped = s3.list_multipart_uploads(Bucket="repo", Prefix="main/", Delimiter="/")
     assert [p["Prefix"] for p in grouped["CommonPrefixes"]] == ["main/a/", "main/b/"]
@@ -183,17 +210,33 @@ def test_upload_part_copy(s3: BaseClient, harness: Harness, repo: Repository) ->
     upload_id = s3.create_multipart_upload(Bucket="repo", Key="main/copied.bin")["UploadId"]
     parts = []
     for number, (copy_source, byte_range) in enumerate(
-        [("repo/main/source.bin", f"bytes=0-{5 * MIB}"), ("repo/main/source.bin", "bytes=10-19"),
-         ("other/main/elsewhere.txt", None)], start=1
+        [
+            ("repo/main/source.bin", f"bytes=0-{5 * MIB}"),
+            ("repo/main/source.bin", "bytes=10-19"),
+            ("other/main/elsewhere.txt", None),
+        ],
+        start=1,
     ):
         kwargs = {"CopySourceRange": byte_range} if byte_range else {}
-        result = s3.upload_part_copy(Bucket="repo", Key="main/copied.bin", UploadId=upload_id, PartNumber=number,
-                                     CopySource=copy_source, **kwargs)
+        result = s3.upload_part_copy(
+            Bucket="repo",
+            Key="main/copied.bin",
+            UploadId=upload_id,
+            PartNumber=number,
+            CopySource=copy_source,
+            **kwargs,
+        )
         parts.append({"PartNumber": number, "ETag": result["CopyPartResult"]["ETag"]})
     for byte_range, expected_code in [("bytes=5-1", "InvalidArgument"), (f"bytes=0-{len(source)}", "InvalidRange")]:
         with pytest.raises(ClientError) as error:
-            s3.upload_part_copy(Bucket="repo", Key="main/copied.bin", UploadId=upload_id, PartNumber=4,
-                                CopySource="repo/main/source.bin", CopySourceRange=byte_range)
+            s3.upload_part_copy(
+                Bucket="repo",
+                Key="main/copied.bin",
+                UploadId=upload_id,
+                PartNumber=4,
+                CopySource="repo/main/source.bin",
+                CopySourceRange=byte_range,
+            )
         assert code(error) == expected_code
     complete(s3, "main/copied.bin", upload_id, parts)
     expected = source[: 5 * MIB + 1] + source[10:20] + b"from another repository"
@@ -204,8 +247,9 @@ def test_complete_with_if_none_match(s3: BaseClient, repo: Repository) -> None:
     s3.put_object(Bucket="repo", Key="main/exists", Body=b"old")
     upload_id, done = upload_parts(s3, "main/exists", [b"new"])
     with pytest.raises(ClientError) as error:
-        s3.complete_multipart_upload(Bucket="repo", Key="main/exists", UploadId=upload_id,
-                                     MultipartUpload={"Parts": done}, IfNoneMatch="*")
+        s3.complete_multipart_upload(
+            Bucket="repo", Key="main/exists", UploadId=upload_id, MultipartUpload={"Parts": done}, IfNoneMatch="*"
+        )
     assert code(error) == "PreconditionFailed"
     assert s3.get_object(Bucket="repo", Key="main/exists")["Body"].read() == b"old"
 
@@ -218,6 +262,7 @@ def test_writes_need_a_branch(s3: BaseClient, harness: Harness, repo: Repository
 
 
 # plan(): how client parts become store parts
+
 
 def _small(number: int, size: int) -> Part:
     return Part(number, size, f"{number:032x}", f"s3://b/x_parts/{number:05d}")
@@ -232,7 +277,12 @@ def test_plan_keeps_large_parts_and_groups_small_ones() -> None:
     parts = [_large(1), *[_small(n, small) for n in range(2, 9)], _large(9), _small(10, 7)]
     result = plan(parts)
     assert [r.number if isinstance(r, Part) else (r.number, len(r.parts)) for r in result] == [
-        1, (2, 3), (5, 4), 9, (10, 1)]
+        1,
+        (2, 3),
+        (5, 4),
+        9,
+        (10, 1),
+    ]
     assert all(r.size >= MIN_PART_SIZE for r in result[:-1])
 
 

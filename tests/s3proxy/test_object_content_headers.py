@@ -45,8 +45,9 @@ def test_a_range_read_is_as_inert(s3: BaseClient, repo: Repository) -> None:
 
 def test_an_override_to_html_cannot_make_a_page(s3: BaseClient, repo: Repository) -> None:
     put(s3, "notes.txt", "text/plain")
-    response = s3.get_object(Bucket="repo", Key="main/notes.txt", ResponseContentType="text/html",
-                             ResponseContentDisposition="inline")
+    response = s3.get_object(
+        Bucket="repo", Key="main/notes.txt", ResponseContentType="text/html", ResponseContentDisposition="inline"
+    )
     assert response["ContentType"] == "text/html"
     assert response["ContentDisposition"] == 'attachment; filename="notes.txt"'
     assert headers_of(response)["content-security-policy"] == CSP
@@ -59,10 +60,13 @@ def test_inline_stands_for_an_inert_type(s3: BaseClient, repo: Repository) -> No
     assert headers_of(response)["x-content-type-options"] == "nosniff"
 
 
-def test_an_asked_attachment_keeps_its_name_and_anything_else_is_an_attachment(s3: BaseClient,
-                                                                               repo: Repository) -> None:
+def test_an_asked_attachment_keeps_its_name_and_anything_else_is_an_attachment(
+    s3: BaseClient, repo: Repository
+) -> None:
     put(s3, "notes.txt", "text/plain")
-    named = s3.get_object(Bucket="repo", Key="main/notes.txt", ResponseContentDisposition='attachment; filename="n.txt"')
+    named = s3.get_object(
+        Bucket="repo", Key="main/notes.txt", ResponseContentDisposition='attachment; filename="n.txt"'
+    )
     assert named["ContentDisposition"] == 'attachment; filename="n.txt"'
     odd = s3.get_object(Bucket="repo", Key="main/notes.txt", ResponseContentDisposition="render-please")
     assert odd["ContentDisposition"] == 'attachment; filename="notes.txt"'

@@ -28,8 +28,13 @@ def status(error: pytest.ExceptionInfo[ClientError]) -> int:
 
 
 def test_put_then_get_round_trip(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    put = s3.put_object(Bucket="repo", Key="main/data/blob.bin", Body=BLOB, ContentType="application/x-test",
-                        Metadata={"Owner": "data-team", "source": "s3"})
+    put = s3.put_object(
+        Bucket="repo",
+        Key="main/data/blob.bin",
+        Body=BLOB,
+        ContentType="application/x-test",
+        Metadata={"Owner": "data-team", "source": "s3"},
+    )
     assert put["ETag"] == f'"{hashlib.md5(BLOB).hexdigest()}"'
     got = s3.get_object(Bucket="repo", Key="main/data/blob.bin")
     assert got["Body"].read() == BLOB
@@ -39,8 +44,11 @@ def test_put_then_get_round_trip(s3: BaseClient, harness: Harness, repo: Reposit
     assert got["ETag"] == put["ETag"]
     # The same object the API reads: graveler staged it on main.
     entry = harness.services.graveler.stat_object("repo", "main", "data/blob.bin")
-    assert (entry.size, entry.etag, entry.user_metadata) == (len(BLOB), hashlib.md5(BLOB).hexdigest(),
-                                                             {"owner": "data-team", "source": "s3"})
+    assert (entry.size, entry.etag, entry.user_metadata) == (
+        len(BLOB),
+        hashlib.md5(BLOB).hexdigest(),
+        {"owner": "data-team", "source": "s3"},
+    )
 
 
 def test_objects_written_by_graveler_are_read(s3: BaseClient, harness: Harness, repo: Repository) -> None:
@@ -100,8 +108,14 @@ def test_reads_accept_any_ref_expression(s3: BaseClient, harness: Harness, repo:
     s3.put_object(Bucket="repo", Key="main/v.txt", Body=b"version 2")
     graveler.commit("repo", "main", "alice", "second")
     s3.put_object(Bucket="repo", Key="main/v.txt", Body=b"version 3 (staged)")
-    for ref, body in [("main", b"version 3 (staged)"), ("main@", b"version 2"), ("main~1", b"version 1"),
-                      ("v1", b"version 1"), (first.id, b"version 1"), (first.id[:12], b"version 1")]:
+    for ref, body in [
+        ("main", b"version 3 (staged)"),
+        ("main@", b"version 2"),
+        ("main~1", b"version 1"),
+        ("v1", b"version 1"),
+        (first.id, b"version 1"),
+        (first.id[:12], b"version 1"),
+    ]:
         assert s3.get_object(Bucket="repo", Key=f"{ref}/v.txt")["Body"].read() == body, ref
 
 
@@ -166,8 +180,12 @@ def test_conditional_reads(s3: BaseClient, repo: Repository) -> None:
 
 def test_response_header_overrides(s3: BaseClient, repo: Repository) -> None:
     s3.put_object(Bucket="repo", Key="main/o.csv", Body=b"a,b")
-    got = s3.get_object(Bucket="repo", Key="main/o.csv", ResponseContentType="text/csv",
-                        ResponseContentDisposition="attachment; filename=o.csv")
+    got = s3.get_object(
+        Bucket="repo",
+        Key="main/o.csv",
+        ResponseContentType="text/csv",
+        ResponseContentDisposition="attachment; filename=o.csv",
+    )
     assert got["ContentType"] == "text/csv"
     assert got["ContentDisposition"] == "attachment; filename=o.csv"
 

@@ -25,8 +25,9 @@ def chunked(data: bytes, checksum: type = Crc32Checksum, name: str = "x-amz-chec
 
 
 def request(body: bytes, **headers: str) -> Request:
-    return Request.build("PUT", "/r/main/k", "", {"x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
-                                                   **headers}, body)
+    return Request.build(
+        "PUT", "/r/main/k", "", {"x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER", **headers}, body
+    )
 
 
 def test_unsigned_chunked_with_trailers() -> None:
@@ -34,8 +35,10 @@ def test_unsigned_chunked_with_trailers() -> None:
         body = chunked(DATA, checksum, name)
         data, trailer = decode_chunked(body, signed=False, identity=None, signer=None)
         assert data == DATA and name in trailer
-        assert request_body(request(body, **{"x-amz-decoded-content-length": str(len(DATA))}), IDENTITY,
-                            signer=None) == DATA  # type: ignore[arg-type]
+        assert (
+            request_body(request(body, **{"x-amz-decoded-content-length": str(len(DATA))}), IDENTITY, signer=None)
+            == DATA
+        )  # type: ignore[arg-type]
 
 
 def test_corrupted_chunked_bodies() -> None:
@@ -77,10 +80,14 @@ def test_header_checksums() -> None:
 def test_payload_modes() -> None:
     sha = hashlib.sha256(DATA).hexdigest()
     assert request_body(Request.build("PUT", "/", "", {"x-amz-content-sha256": sha}, DATA), IDENTITY, None) == DATA  # type: ignore[arg-type]
-    assert request_body(Request.build("PUT", "/", "", {"x-amz-content-sha256": "UNSIGNED-PAYLOAD"}, DATA),
-                        IDENTITY, None) == DATA  # type: ignore[arg-type]
-    for mode, expected in [("STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD", "NotImplemented"),
-                           (hashlib.sha256(b"other").hexdigest(), "XAmzContentSHA256Mismatch")]:
+    assert (
+        request_body(Request.build("PUT", "/", "", {"x-amz-content-sha256": "UNSIGNED-PAYLOAD"}, DATA), IDENTITY, None)
+        == DATA
+    )  # type: ignore[arg-type]
+    for mode, expected in [
+        ("STREAMING-AWS4-ECDSA-P256-SHA256-PAYLOAD", "NotImplemented"),
+        (hashlib.sha256(b"other").hexdigest(), "XAmzContentSHA256Mismatch"),
+    ]:
         with pytest.raises(S3Error) as error:
             request_body(Request.build("PUT", "/", "", {"x-amz-content-sha256": mode}, DATA), IDENTITY, None)  # type: ignore[arg-type]
         assert error.value.code == expected

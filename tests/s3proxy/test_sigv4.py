@@ -17,8 +17,8 @@ from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
 from chalicelib.adapters.sigv4 import BotocoreSigner
-from chalicelib.graveler import errors
 from chalicelib.auth import errors as auth_errors
+from chalicelib.graveler import errors
 from chalicelib.graveler.records import Repository
 from chalicelib.s3proxy import Request, S3Gateway
 from chalicelib.s3proxy.errors import S3Error
@@ -41,16 +41,22 @@ def example_lookup(key: str) -> tuple[str, str]:
     return "example-user", EXAMPLE_SECRET
 
 
-def example_get(signature: str = "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41",
-                range_header: str = "bytes=0-9") -> Request:
-    return Request.build("GET", "/test.txt", "", {
-        "Host": "examplebucket.s3.amazonaws.com",
-        "Range": range_header,
-        "x-amz-content-sha256": EMPTY_SHA256,
-        "x-amz-date": "20130524T000000Z",
-        "Authorization": "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-                         f"SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature={signature}",
-    })
+def example_get(
+    signature: str = "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41", range_header: str = "bytes=0-9"
+) -> Request:
+    return Request.build(
+        "GET",
+        "/test.txt",
+        "",
+        {
+            "Host": "examplebucket.s3.amazonaws.com",
+            "Range": range_header,
+            "x-amz-content-sha256": EMPTY_SHA256,
+            "x-amz-date": "20130524T000000Z",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+            f"SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature={signature}",
+        },
+    )
 
 
 EXAMPLE_PRESIGNED = (
@@ -66,23 +72,43 @@ CHUNK_SIGNATURES = [
 
 
 def example_chunked(chunk: bytes = b"a" * 65536) -> Request:
-    body = (b"10000;chunk-signature=" + CHUNK_SIGNATURES[0].encode() + b"\r\n" + chunk + b"\r\n"
-            + b"400;chunk-signature=" + CHUNK_SIGNATURES[1].encode() + b"\r\n" + b"a" * 1024 + b"\r\n"
-            + b"0;chunk-signature=" + CHUNK_SIGNATURES[2].encode() + b"\r\n\r\n")
-    signed = ("content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;"
-              "x-amz-storage-class")
-    return Request.build("PUT", "/examplebucket/chunkObject.txt", "", {
-        "Host": "s3.amazonaws.com",
-        "x-amz-date": "20130524T000000Z",
-        "x-amz-storage-class": "REDUCED_REDUNDANCY",
-        "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
-        "Content-Encoding": "aws-chunked",
-        "x-amz-decoded-content-length": "66560",
-        "Content-Length": "66824",
-        "Authorization": "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-                         f"SignedHeaders={signed},"
-                         "Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9",
-    }, body)
+    body = (
+        b"10000;chunk-signature="
+        + CHUNK_SIGNATURES[0].encode()
+        + b"\r\n"
+        + chunk
+        + b"\r\n"
+        + b"400;chunk-signature="
+        + CHUNK_SIGNATURES[1].encode()
+        + b"\r\n"
+        + b"a" * 1024
+        + b"\r\n"
+        + b"0;chunk-signature="
+        + CHUNK_SIGNATURES[2].encode()
+        + b"\r\n\r\n"
+    )
+    signed = (
+        "content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;"
+        "x-amz-storage-class"
+    )
+    return Request.build(
+        "PUT",
+        "/examplebucket/chunkObject.txt",
+        "",
+        {
+            "Host": "s3.amazonaws.com",
+            "x-amz-date": "20130524T000000Z",
+            "x-amz-storage-class": "REDUCED_REDUNDANCY",
+            "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+            "Content-Encoding": "aws-chunked",
+            "x-amz-decoded-content-length": "66560",
+            "Content-Length": "66824",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+            f"SignedHeaders={signed},"
+            "Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9",
+        },
+        body,
+    )
 
 
 def refusal(request: Request, now: float = EXAMPLE_TIME + 60) -> str:
@@ -126,7 +152,8 @@ def test_malformed_authorization_is_refused() -> None:
     cases = {
         "AWS AKIAIOSFODNN7EXAMPLE:c2lnbmF0dXJl": "InvalidRequest",  # Signature Version 2
         "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request": (
-            "AuthorizationHeaderMalformed"),
+            "AuthorizationHeaderMalformed"
+        ),
         base["authorization"].replace("/s3/", "/ec2/"): "AuthorizationHeaderMalformed",
         base["authorization"].replace("20130524/", "20130525/"): "AuthorizationHeaderMalformed",
         base["authorization"].replace("host;range;", "range;"): "AccessDenied",  # host must be signed
@@ -138,6 +165,7 @@ def test_malformed_authorization_is_refused() -> None:
 
 
 # Through the gateway, with real boto3 clients: every refusal leaves no trace.
+
 
 def _nothing_written(harness: Harness) -> None:
     assert harness.services.graveler.list_objects("repo", "main").results == []
@@ -168,8 +196,10 @@ def test_unknown_key(harness: Harness, repo: Repository) -> None:
 def test_tampered_header(harness: Harness, repo: Repository) -> None:
     s3 = harness.client()
     harness.tamper = lambda r: replace(r, headers={**r.headers, "x-amz-meta-owner": "mallory"})
-    _refused(lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"x", Metadata={"owner": "alice"}),
-             "SignatureDoesNotMatch")
+    _refused(
+        lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"x", Metadata={"owner": "alice"}),
+        "SignatureDoesNotMatch",
+    )
     # A header the client never signed may not be slipped in either.
     harness.tamper = lambda r: replace(r, headers={**r.headers, "x-amz-meta-extra": "1"})
     _refused(lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"x"), "AccessDenied")
@@ -184,7 +214,8 @@ def test_tampered_payload(harness: Harness, repo: Repository) -> None:
     _refused(lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"good"), "XAmzContentSHA256Mismatch")
     # Changing the declared hash with the body breaks the signature instead.
     harness.tamper = lambda r: replace(
-        r, body=b"evil", headers={**r.headers, "x-amz-content-sha256": hashlib.sha256(b"evil").hexdigest()})
+        r, body=b"evil", headers={**r.headers, "x-amz-content-sha256": hashlib.sha256(b"evil").hexdigest()}
+    )
     _refused(lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"good"), "SignatureDoesNotMatch")
     _nothing_written(harness)
 
@@ -215,18 +246,19 @@ def _presigned_request(url: str, method: str = "GET", body: bytes = b"") -> Requ
 
 
 def test_presigned_get_and_put(harness: Harness, s3_http: BaseClient, repo: Repository) -> None:
-    put_url = s3_http.generate_presigned_url("put_object", Params={"Bucket": "repo", "Key": "main/p.txt"},
-                                             ExpiresIn=300)
+    put_url = s3_http.generate_presigned_url(
+        "put_object", Params={"Bucket": "repo", "Key": "main/p.txt"}, ExpiresIn=300
+    )
     assert harness.handle(_presigned_request(put_url, "PUT", b"presigned body")).status == 200
-    get_url = s3_http.generate_presigned_url("get_object", Params={"Bucket": "repo", "Key": "main/p.txt"},
-                                             ExpiresIn=300)
+    get_url = s3_http.generate_presigned_url(
+        "get_object", Params={"Bucket": "repo", "Key": "main/p.txt"}, ExpiresIn=300
+    )
     response = harness.handle(_presigned_request(get_url))
     assert (response.status, response.body) == (200, b"presigned body")
 
 
 def test_expired_presigned_url(harness: Harness, s3_http: BaseClient, repo: Repository) -> None:
-    put_url = s3_http.generate_presigned_url("put_object", Params={"Bucket": "repo", "Key": "main/late"},
-                                             ExpiresIn=60)
+    put_url = s3_http.generate_presigned_url("put_object", Params={"Bucket": "repo", "Key": "main/late"}, ExpiresIn=60)
     harness.clock.offset = 61
     response = harness.handle(_presigned_request(put_url, "PUT", b"too late"))
     assert response.status == 403 and b"<Code>RequestExpired</Code>" in response.body
@@ -235,11 +267,13 @@ def test_expired_presigned_url(harness: Harness, s3_http: BaseClient, repo: Repo
 
 def test_presigned_urls_last_at_most_seven_days(harness: Harness, s3_http: BaseClient, repo: Repository) -> None:
     harness.services.graveler.upload_object("repo", "main", "k", b"v")
-    week = s3_http.generate_presigned_url("get_object", Params={"Bucket": "repo", "Key": "main/k"},
-                                          ExpiresIn=MAX_PRESIGN_SECONDS)
+    week = s3_http.generate_presigned_url(
+        "get_object", Params={"Bucket": "repo", "Key": "main/k"}, ExpiresIn=MAX_PRESIGN_SECONDS
+    )
     assert harness.handle(_presigned_request(week)).status == 200
-    longer = s3_http.generate_presigned_url("get_object", Params={"Bucket": "repo", "Key": "main/k"},
-                                            ExpiresIn=MAX_PRESIGN_SECONDS + 1)
+    longer = s3_http.generate_presigned_url(
+        "get_object", Params={"Bucket": "repo", "Key": "main/k"}, ExpiresIn=MAX_PRESIGN_SECONDS + 1
+    )
     response = harness.handle(_presigned_request(longer))
     assert response.status == 400 and b"AuthorizationQueryParametersError" in response.body
 
@@ -256,7 +290,8 @@ def test_presigned_with_a_wrong_secret(harness: Harness, repo: Repository) -> No
     sigv2 = harness.client("http").generate_presigned_url("get_object", Params={"Bucket": "repo", "Key": "main/a"})
     assert b"Signature Version 2 is not supported" in harness.handle(_presigned_request(sigv2)).body
     url = harness.client("http", secret="wrong-secret-value", signature_version="s3v4").generate_presigned_url(
-        "get_object", Params={"Bucket": "repo", "Key": "main/a"}, ExpiresIn=60)
+        "get_object", Params={"Bucket": "repo", "Key": "main/a"}, ExpiresIn=60
+    )
     assert b"SignatureDoesNotMatch" in harness.handle(_presigned_request(url)).body
 
 
@@ -265,8 +300,9 @@ def test_authorizer_refusal_has_no_side_effect(harness: Harness, repo: Repositor
         if action in ("fs:WriteObject", "fs:DeleteObject"):
             raise errors.Forbidden(f"{user_id} may not {action} on {resource}")
 
-    harness.gateway = S3Gateway(harness.services.graveler, lookup(harness.keys), BotocoreSigner(),
-                                authorize=read_only, clock=harness.clock)
+    harness.gateway = S3Gateway(
+        harness.services.graveler, lookup(harness.keys), BotocoreSigner(), authorize=read_only, clock=harness.clock
+    )
     s3 = harness.client()
     _refused(lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"x"), "AccessDenied")
     _refused(lambda: s3.create_multipart_upload(Bucket="repo", Key="main/x"), "AccessDenied")
@@ -282,9 +318,9 @@ def test_head_errors_carry_no_body(harness: Harness, repo: Repository) -> None:
     assert harness.responses[-1].status == 403
 
 
-
-def test_presigned_url_cannot_carry_unsigned_amz_headers(harness: Harness, s3_http: BaseClient,
-                                                         repo: Repository) -> None:
+def test_presigned_url_cannot_carry_unsigned_amz_headers(
+    harness: Harness, s3_http: BaseClient, repo: Repository
+) -> None:
     harness.services.graveler.upload_object("repo", "main", "secret-source", b"not for you")
     url = s3_http.generate_presigned_url("put_object", Params={"Bucket": "repo", "Key": "main/up"}, ExpiresIn=60)
     smuggled = _presigned_request(url, "PUT", b"")

@@ -28,12 +28,27 @@ from .conftest import Harness, signed
         lambda s3: s3.delete_bucket(Bucket="repo"),
         lambda s3: s3.put_object(Bucket="repo", Key="main/a", Body=b"x", Tagging="a=b"),
         lambda s3: s3.put_object(Bucket="repo", Key="main/a", Body=b"x", ACL="public-read"),
-        lambda s3: s3.put_object(Bucket="repo", Key="main/a", Body=b"x", SSECustomerAlgorithm="AES256",
-                                 SSECustomerKey="k" * 32),
+        lambda s3: s3.put_object(
+            Bucket="repo", Key="main/a", Body=b"x", SSECustomerAlgorithm="AES256", SSECustomerKey="k" * 32
+        ),
     ],
-    ids=["get-tagging", "put-tagging", "object-acl", "bucket-acl", "get-versioning", "put-versioning",
-         "versions", "version-id", "policy", "lifecycle", "create-bucket", "delete-bucket", "tagging-header",
-         "acl-header", "sse-c"],
+    ids=[
+        "get-tagging",
+        "put-tagging",
+        "object-acl",
+        "bucket-acl",
+        "get-versioning",
+        "put-versioning",
+        "versions",
+        "version-id",
+        "policy",
+        "lifecycle",
+        "create-bucket",
+        "delete-bucket",
+        "tagging-header",
+        "acl-header",
+        "sse-c",
+    ],
 )
 def test_not_implemented(s3: BaseClient, harness: Harness, repo: Repository, call: object) -> None:
     harness.services.graveler.upload_object("repo", "main", "a", b"a")

@@ -40,18 +40,44 @@ BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
 
 def bodies() -> dict[str, bytes]:
-    surrogates = '{"name": "a\\ud800", "id": "\\udfff", "message": "\\ud800", "source": "main", "ref": "\\ud800",' \
-                 ' "metadata": {"k\\ud800": "v\\udc00"}, "paths": ["\\ud800"], "storage_namespace": "s3://x/\\ud800"}'
+    surrogates = (
+        '{"name": "a\\ud800", "id": "\\udfff", "message": "\\ud800", "source": "main", "ref": "\\ud800",'
+        ' "metadata": {"k\\ud800": "v\\udc00"}, "paths": ["\\ud800"], "storage_namespace": "s3://x/\\ud800"}'
+    )
     return {
         "deep-list": b"[" * 100_000 + b"]" * 100_000,
         "deep-object": b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
         "surrogates": surrogates.encode(),
-        "control-chars": json.dumps({"name": "a\r\nb\x00", "id": "\x1b[31m", "message": "x\r\nSet-Cookie: a=1",
-                                     "source": "main", "ref": "main", "metadata": {"k\n": "v\r"}}).encode(),
-        "oversized": json.dumps({"name": "b" * 2000, "id": "t" * 1500, "message": "m" * 1_000_000,
-                                 "source": "main", "ref": "main", "metadata": {"k": "v" * 400_000}}).encode(),
-        "extreme-ints": json.dumps({"message": "m", "date": 10**40, "amount": -(2**63) - 1, "parent_number": 2**64,
-                                    "size_bytes": 2**70, "mtime": 10**20}).encode(),
+        "control-chars": json.dumps(
+            {
+                "name": "a\r\nb\x00",
+                "id": "\x1b[31m",
+                "message": "x\r\nSet-Cookie: a=1",
+                "source": "main",
+                "ref": "main",
+                "metadata": {"k\n": "v\r"},
+            }
+        ).encode(),
+        "oversized": json.dumps(
+            {
+                "name": "b" * 2000,
+                "id": "t" * 1500,
+                "message": "m" * 1_000_000,
+                "source": "main",
+                "ref": "main",
+                "metadata": {"k": "v" * 400_000},
+            }
+        ).encode(),
+        "extreme-ints": json.dumps(
+            {
+                "message": "m",
+                "date": 10**40,
+                "amount": -(2**63) - 1,
+                "parent_number": 2**64,
+                "size_bytes": 2**70,
+                "mtime": 10**20,
+            }
+        ).encode(),
         "float-date": b'{"message": "m", "date": 1e40}',
         "nan": b'{"message": "m", "date": NaN}',
         "not-json": b"\xff\xfe\x00garbage",
@@ -78,9 +104,27 @@ class Stack:
         log_dir.mkdir(parents=True, exist_ok=True)
         self.out = open(log_dir / "adversarial-local.out", "wb")  # noqa: SIM115
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "lakelet", "local", "--api-port", str(self.api_port), "--s3-port",
-             str(self.s3_port), "--moto-port", str(moto_port), "--access-key-id", KEY, "--secret-access-key", SECRET],
-            cwd=ROOT, stdout=self.out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            [
+                sys.executable,
+                "-m",
+                "lakelet",
+                "local",
+                "--api-port",
+                str(self.api_port),
+                "--s3-port",
+                str(self.s3_port),
+                "--moto-port",
+                str(moto_port),
+                "--access-key-id",
+                KEY,
+                "--secret-access-key",
+                SECRET,
+            ],
+            cwd=ROOT,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 180
         while "Press Ctrl-C to stop." not in (log_dir / "adversarial-local.out").read_text(errors="replace"):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -103,8 +147,13 @@ def auth_header() -> str:
     return "Basic " + base64.b64encode(f"{KEY}:{SECRET}".encode()).decode()
 
 
-def send(port: int, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None,
-         ) -> tuple[int, bytes, list[tuple[str, str]]]:
+def send(
+    port: int,
+    method: str,
+    target: str,
+    body: bytes = b"",
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes, list[tuple[str, str]]]:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
         conn.putrequest(method, target, skip_accept_encoding=True)
@@ -119,8 +168,13 @@ def send(port: int, method: str, target: str, body: bytes = b"", headers: dict[s
 
 def seed(api_port: int) -> None:
     h = {"Authorization": auth_header(), "Content-Type": "application/json"}
-    send(api_port, "POST", PREFIX + "/repositories", json.dumps(
-        {"name": REPO, "storage_namespace": "s3://lakelet-local/" + REPO}).encode(), h)
+    send(
+        api_port,
+        "POST",
+        PREFIX + "/repositories",
+        json.dumps({"name": REPO, "storage_namespace": "s3://lakelet-local/" + REPO}).encode(),
+        h,
+    )
     send(api_port, "GET", PREFIX + "/config", b"", h)
     send(api_port, "GET", PREFIX + "/config/storage", b"", h)
     send(api_port, "POST", PREFIX + f"/repositories/{REPO}/branches/main/objects?path=a.txt", b"hello", h)
@@ -128,9 +182,21 @@ def seed(api_port: int) -> None:
     send(api_port, "POST", PREFIX + f"/repositories/{REPO}/tags", b'{"id": "v1", "ref": "main"}', h)
 
 
-SEEDED = {"repository": REPO, "branch": "main", "ref": "main", "destinationBranch": "main", "tag": "v1",
-          "userId": "nobody", "groupId": "Viewers", "policyId": "FSReadAll", "accessKeyId": "AKIANOSUCHKEY",
-          "commitId": "main", "leftRef": "main", "rightRef": "main", "sourceRef": "main"}
+SEEDED = {
+    "repository": REPO,
+    "branch": "main",
+    "ref": "main",
+    "destinationBranch": "main",
+    "tag": "v1",
+    "userId": "nobody",
+    "groupId": "Viewers",
+    "policyId": "FSReadAll",
+    "accessKeyId": "AKIANOSUCHKEY",
+    "commitId": "main",
+    "leftRef": "main",
+    "rightRef": "main",
+    "sourceRef": "main",
+}
 
 
 def concrete(path: str, kind: str, method: str) -> str:
@@ -150,8 +216,13 @@ Record = Callable[[str, int, bytes], None]
 Flag = Callable[[str], None]
 
 
-def send_json(port: int, method: str, target: str, body: object = None, headers: dict[str, str] | None = None,
-              ) -> tuple[int, Any]:
+def send_json(
+    port: int,
+    method: str,
+    target: str,
+    body: object = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, Any]:
     """A JSON request to the API as the admin (unless ``headers`` carry their own Authorization)."""
     all_headers = {"Authorization": auth_header(), "Content-Type": "application/json", **(headers or {})}
     raw = b"" if body is None else json.dumps(body).encode()
@@ -200,11 +271,17 @@ def check_batch_upload(port: int, record: Record, flag: Flag) -> None:
         "negative size": batch_body([{"path": "adv-batch/a", "size_bytes": -3}], b"abc"),
         "huge size": batch_body([{"path": "adv-batch/a", "size_bytes": 2**70}], b"abc"),
         "wrong md5": batch_body([{"path": "adv-batch/a", "size_bytes": 3, "checksum": "0" * 32}], b"abc"),
-        "one good one bad": batch_body([{"path": "adv-batch/ok", "size_bytes": 3, "checksum": md5},
-                                        {"path": "adv-batch/b", "size_bytes": 0, "checksum": "zz"}], b"abc"),
+        "one good one bad": batch_body(
+            [
+                {"path": "adv-batch/ok", "size_bytes": 3, "checksum": md5},
+                {"path": "adv-batch/b", "size_bytes": 0, "checksum": "zz"},
+            ],
+            b"abc",
+        ),
         "long path": batch_body([{"path": "adv-batch/" + "p" * 10_000, "size_bytes": 3}], b"abc"),
-        "control chars": batch_body([{"path": "adv-batch/a\r\nb", "size_bytes": 3,
-                                      "user_metadata": {"k": "v\r\nSet-Cookie: a=1"}}], b"abc"),
+        "control chars": batch_body(
+            [{"path": "adv-batch/a\r\nb", "size_bytes": 3, "user_metadata": {"k": "v\r\nSet-Cookie: a=1"}}], b"abc"
+        ),
         "too many": batch_body([{"path": f"adv-batch/{i}", "size_bytes": 0} for i in range(20_000)], b""),
         "no newline": json.dumps({"objects": [{"path": "adv-batch/a", "size_bytes": 3}]}).encode() + b"abc",
         "deep manifest": b'{"objects": ' + b"[" * 50_000 + b"]" * 50_000 + b"}\n",
@@ -212,8 +289,9 @@ def check_batch_upload(port: int, record: Record, flag: Flag) -> None:
         "objects not a list": b'{"objects": {"path": "adv-batch/a"}}\n',
     }
     for name, payload in cases.items():
-        status, body, _ = send(port, "POST", target, payload, {"Authorization": auth_header(),
-                                                               "Content-Type": "application/octet-stream"})
+        status, body, _ = send(
+            port, "POST", target, payload, {"Authorization": auth_header(), "Content-Type": "application/octet-stream"}
+        )
         record(f"POST objects/batch ({name})", status, body)
         if status < 400:
             flag(f"batch upload accepted a broken body ({name}): {status}")
@@ -227,16 +305,38 @@ def check_presigned_listing(port: int, record: Record, flag: Flag) -> None:
     """A user allowed to list but denied fs:ReadObject on secret/* gets no URL that reads secret/*, on any page
     of a presigned listing; what it may read still comes signed, and its URL works."""
     for path in ("secret/payroll.csv", "secret/deeper/bonus.csv", "public/a.csv"):
-        send(port, "POST", PREFIX + f"/repositories/{REPO}/branches/main/objects?path={quote(path)}",
-             path.encode(), {"Authorization": auth_header(), "Content-Type": "text/csv"})
-    deny = {"id": "AdvNoSecretReads", "statement": [{"effect": "deny", "action": ["fs:ReadObject"],
-                                                     "resource": f"arn:lakefs:fs:::repository/{REPO}/object/secret/*"}]}
-    read_all = {"id": "AdvReadAll", "statement": [{"effect": "allow", "action": ["fs:Read*", "fs:List*"],
-                                                   "resource": "*"}]}
+        send(
+            port,
+            "POST",
+            PREFIX + f"/repositories/{REPO}/branches/main/objects?path={quote(path)}",
+            path.encode(),
+            {"Authorization": auth_header(), "Content-Type": "text/csv"},
+        )
+    deny = {
+        "id": "AdvNoSecretReads",
+        "statement": [
+            {
+                "effect": "deny",
+                "action": ["fs:ReadObject"],
+                "resource": f"arn:lakefs:fs:::repository/{REPO}/object/secret/*",
+            }
+        ],
+    }
+    read_all = {
+        "id": "AdvReadAll",
+        "statement": [{"effect": "allow", "action": ["fs:Read*", "fs:List*"], "resource": "*"}],
+    }
     reader = {"Authorization": user_with(port, "adv-reader", read_all, deny)}
     public_signed = False
-    for query in ("", "&delimiter=/", "&prefix=secret/", "&prefix=secret/&delimiter=/", "&amount=1",
-                  "&amount=1&after=public/a.csv", "&prefix=secret&user_metadata=false"):
+    for query in (
+        "",
+        "&delimiter=/",
+        "&prefix=secret/",
+        "&prefix=secret/&delimiter=/",
+        "&amount=1",
+        "&amount=1&after=public/a.csv",
+        "&prefix=secret&user_metadata=false",
+    ):
         after = ""
         for _ in range(20):  # every page
             target = f"/repositories/{REPO}/refs/main/objects/ls?presign=true{query}{after}"
@@ -246,8 +346,10 @@ def check_presigned_listing(port: int, record: Record, flag: Flag) -> None:
                 flag(f"presigned listing{query} as a reader: {status}")
                 break
             for item in page["results"]:
-                signed = str(item.get("physical_address", "")).startswith(("http://", "https://")) or \
-                    item.get("physical_address_expiry") is not None
+                signed = (
+                    str(item.get("physical_address", "")).startswith(("http://", "https://"))
+                    or item.get("physical_address_expiry") is not None
+                )
                 if item["path"].startswith("secret/") and signed:
                     flag(f"presigned URL handed out for {item['path']} despite a read deny ({query or 'no options'})")
                     if send_url("GET", item["physical_address"])[0] == 200:
@@ -299,11 +401,17 @@ def check_write_once(port: int, record: Record, flag: Flag) -> None:
     record("GET staging/backing write_once without presign", status, json.dumps(answer).encode())
     if status != 400:
         flag(f"write_once without presign answered {status}")
-    status, linked = send_json(port, "PUT", f"{backing}?path=adv-once/a.bin",
-                               {"staging": staging, "checksum": md5, "size_bytes": 5})
+    status, linked = send_json(
+        port, "PUT", f"{backing}?path=adv-once/a.bin", {"staging": staging, "checksum": md5, "size_bytes": 5}
+    )
     record("PUT staging/backing (the right claim)", status, json.dumps(linked).encode())
-    read = send(port, "GET", PREFIX + f"/repositories/{REPO}/refs/main/objects?path=adv-once/a.bin", b"",
-                {"Authorization": auth_header()})
+    read = send(
+        port,
+        "GET",
+        PREFIX + f"/repositories/{REPO}/refs/main/objects?path=adv-once/a.bin",
+        b"",
+        {"Authorization": auth_header()},
+    )
     if status != 200 or read[1] != b"first":
         flag(f"the write-once upload did not link and read back: {status}, {read[0]} {read[1][:40]!r}")
 
@@ -312,8 +420,13 @@ def check_login_and_logout(port: int, record: Record, flag: Flag) -> None:
     """Login refuses every body a page on another site can post without a preflight; a token stops working
     at once after logout, as a Bearer header and as the session cookie."""
     credentials = json.dumps({"access_key_id": KEY, "secret_access_key": SECRET}).encode()
-    for content_type in ("text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
-                         "multipart/form-data; boundary=x", None):
+    for content_type in (
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        None,
+    ):
         headers: dict[str, str] = {} if content_type is None else {"Content-Type": content_type}
         status, body, answer_headers = send(port, "POST", PREFIX + "/auth/login", credentials, headers)
         record(f"POST /auth/login ({content_type})", status, body)
@@ -365,7 +478,7 @@ def main() -> int:
             tried.add(f"{method} {path}")
             for kind in PATH_VALUES:
                 target = concrete(path, kind, method)
-                for query in ([""] if args.quick else ["", *("?path=" + q + "&amount=" + q for q in QUERY_VALUES)]):
+                for query in [""] if args.quick else ["", *("?path=" + q + "&amount=" + q for q in QUERY_VALUES)]:
                     status, body, _ = send(stack.api_port, method, target + query, b"", h)
                     record(f"{method} {target[:120]}{query[:40]} path={kind}", status, body)
             if method in BODY_METHODS:
@@ -374,8 +487,9 @@ def main() -> int:
                     record(f"{method} {path} body={name}", status, body)
         # Unauthenticated: deep JSON at login; bodies without credentials; unknown routes with credentials.
         for payload in (all_bodies["deep-list"], all_bodies["surrogates"]):
-            status, body, _ = send(stack.api_port, "POST", PREFIX + "/auth/login", payload,
-                                   {"Content-Type": "application/json"})
+            status, body, _ = send(
+                stack.api_port, "POST", PREFIX + "/auth/login", payload, {"Content-Type": "application/json"}
+            )
             record("POST /auth/login (no auth)", status, body)
         # Routes that hand out bytes, URLs or sessions, case by case.
         for check in (check_batch_upload, check_presigned_listing, check_write_once, check_login_and_logout):
@@ -401,8 +515,10 @@ def main() -> int:
     finally:
         stack.stop()
     total = sum(counts.values())
-    print(f"routes tried: {len(tried)} ({len(app.routes)} paths); requests: {total}; "
-          f"bodies: {len(all_bodies)} kinds; path kinds: {len(PATH_VALUES)}; in {time.monotonic() - started:.0f} s")
+    print(
+        f"routes tried: {len(tried)} ({len(app.routes)} paths); requests: {total}; "
+        f"bodies: {len(all_bodies)} kinds; path kinds: {len(PATH_VALUES)}; in {time.monotonic() - started:.0f} s"
+    )
     print("statuses:", dict(sorted(counts.items())))
     print(f"5xx or leaks: {len(five_xx)}")
     for line in five_xx[:50]:

@@ -76,10 +76,15 @@ class Stack:
     def basic(self) -> str:
         return "Basic " + base64.b64encode(f"{self.key}:{self.secret}".encode()).decode()
 
-    def api_request(self, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None,
-                    auth: bool = True) -> RawResponse:
-        lines = [f"{method} {PREFIX}{target} HTTP/1.1", "Host: 127.0.0.1", "Connection: close",
-                 f"Content-Length: {len(body)}"]
+    def api_request(
+        self, method: str, target: str, body: bytes = b"", headers: dict[str, str] | None = None, auth: bool = True
+    ) -> RawResponse:
+        lines = [
+            f"{method} {PREFIX}{target} HTTP/1.1",
+            "Host: 127.0.0.1",
+            "Connection: close",
+            f"Content-Length: {len(body)}",
+        ]
         if auth:
             lines.append(f"Authorization: {self.basic()}")
         lines.extend(f"{k}: {v}" for k, v in (headers or {}).items())
@@ -112,8 +117,9 @@ def stack() -> Iterator[Stack]:
         wiring.set_services(None)
 
 
-def signed_s3_request(stack: Stack, method: str, path: str, query: str = "", body: bytes = b"",
-                      headers: dict[str, str] | None = None) -> bytes:
+def signed_s3_request(
+    stack: Stack, method: str, path: str, query: str = "", body: bytes = b"", headers: dict[str, str] | None = None
+) -> bytes:
     """The bytes of an S3 request signed with SigV4 (header auth) by botocore, ready for the raw socket."""
     import hashlib
 
@@ -139,7 +145,12 @@ def presigned_get(stack: Stack, bucket: str, key: str, **params: str) -> str:
     import boto3
     from botocore.config import Config
 
-    client = boto3.client("s3", endpoint_url=stack.s3.url, region_name="us-east-1", aws_access_key_id=stack.key,
-                          aws_secret_access_key=stack.secret,
-                          config=Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+    client = boto3.client(
+        "s3",
+        endpoint_url=stack.s3.url,
+        region_name="us-east-1",
+        aws_access_key_id=stack.key,
+        aws_secret_access_key=stack.secret,
+        config=Config(signature_version="s3v4", s3={"addressing_style": "path"}),
+    )
     return str(client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key, **params}))

@@ -28,8 +28,17 @@ __all__ = ["stack"]
 REPO = "badinput"
 BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 # Real names, so requests reach the views; never the caller's own user or group, which a DELETE would remove.
-VALUES = {"{repository}": REPO, "{branch}": "main", "{ref}": "main", "{destinationBranch}": "main", "{tag}": "v1",
-          "{userId}": "nobody", "{groupId}": "Viewers", "{policyId}": "FSReadAll", "{accessKeyId}": "AKIANOSUCHKEY"}
+VALUES = {
+    "{repository}": REPO,
+    "{branch}": "main",
+    "{ref}": "main",
+    "{destinationBranch}": "main",
+    "{tag}": "v1",
+    "{userId}": "nobody",
+    "{groupId}": "Viewers",
+    "{policyId}": "FSReadAll",
+    "{accessKeyId}": "AKIANOSUCHKEY",
+}
 # DELETE takes no body anywhere; it goes to names that do not exist, so the rest of the run keeps its repository.
 GONE = {"{repository}": "gone-repo", "{branch}": "gone"}
 
@@ -48,19 +57,48 @@ ROUTES = body_routes()
 DEEP = b"[" * 100_000 + b"]" * 100_000
 DEEP_OBJECT = b'{"a":' * 50_000 + b"1" + b"}" * 50_000
 # Every field name a lakeFS request body uses, each holding a lone surrogate (as JSON escapes allow).
-FIELDS = ["name", "id", "message", "ref", "source", "storage_namespace", "default_branch", "path", "staging",
-          "physical_address", "checksum", "content_type", "access_key_id", "secret_access_key", "username",
-          "friendly_name", "destination", "strategy", "parent_number", "type", "force", "allow_empty"]
-SURROGATES = ("{" + ", ".join(f'"{f}": "a\\ud800b"' for f in FIELDS)
-              + ', "metadata": {"k\\udfff": "v\\ud800"}, "user_metadata": {"k": "\\udc00"},'
-              + ' "paths": ["x\\ud800"], "keys": ["\\ud800"], "statement": [{"action": ["fs:\\ud800"],'
-              + ' "effect": "allow", "resource": "*"}], "staging": {"physical_address": "\\ud800"}}').encode()
+FIELDS = [
+    "name",
+    "id",
+    "message",
+    "ref",
+    "source",
+    "storage_namespace",
+    "default_branch",
+    "path",
+    "staging",
+    "physical_address",
+    "checksum",
+    "content_type",
+    "access_key_id",
+    "secret_access_key",
+    "username",
+    "friendly_name",
+    "destination",
+    "strategy",
+    "parent_number",
+    "type",
+    "force",
+    "allow_empty",
+]
+SURROGATES = (
+    "{"
+    + ", ".join(f'"{f}": "a\\ud800b"' for f in FIELDS)
+    + ', "metadata": {"k\\udfff": "v\\ud800"}, "user_metadata": {"k": "\\udc00"},'
+    + ' "paths": ["x\\ud800"], "keys": ["\\ud800"], "statement": [{"action": ["fs:\\ud800"],'
+    + ' "effect": "allow", "resource": "*"}], "staging": {"physical_address": "\\ud800"}}'
+).encode()
 
 
 @pytest.fixture(scope="module")
 def seeded(stack: Stack) -> Stack:
-    created = stack.api_request("POST", "/repositories", json.dumps(
-        {"name": REPO, "storage_namespace": f"s3://security-tests/{REPO}", "default_branch": "main"}).encode())
+    created = stack.api_request(
+        "POST",
+        "/repositories",
+        json.dumps(
+            {"name": REPO, "storage_namespace": f"s3://security-tests/{REPO}", "default_branch": "main"}
+        ).encode(),
+    )
     assert created.status == 201, created.body
     assert stack.api_request("POST", f"/repositories/{REPO}/tags", b'{"id": "v1", "ref": "main"}').status == 201
     return stack
@@ -88,7 +126,9 @@ def test_every_json_route_refuses_deep_nesting_by_name(seeded: Stack) -> None:
     """The routes that parse JSON say why (the upload route takes any bytes: a deep JSON file is a file)."""
     refused = []
     for method, path in ROUTES:
-        response = seeded.api_request(method, concrete(path, seeded.key, method), DEEP, {"Content-Type": "application/json"})
+        response = seeded.api_request(
+            method, concrete(path, seeded.key, method), DEEP, {"Content-Type": "application/json"}
+        )
         if response.status == 400 and "nests deeper" in response.json()["message"]:
             refused.append((method, path))
     assert ("POST", "/auth/login") in refused
@@ -102,24 +142,29 @@ def test_unauthenticated_login_with_deep_json_is_400(seeded: Stack) -> None:
 
 
 def test_surrogates_in_the_path_query_and_url_are_4xx(seeded: Stack) -> None:
-    for target in (f"/repositories/{REPO}/refs/main/objects/stat?path=%ED%A0%80",
-                   f"/repositories/{REPO}/branches/%ED%A0%80",
-                   f"/repositories/{REPO}/refs/main/objects?path=a%00b"):
+    for target in (
+        f"/repositories/{REPO}/refs/main/objects/stat?path=%ED%A0%80",
+        f"/repositories/{REPO}/branches/%ED%A0%80",
+        f"/repositories/{REPO}/refs/main/objects?path=a%00b",
+    ):
         response = seeded.api_request("GET", target)
         assert_lakefs_4xx(response, target)
 
 
-@pytest.mark.parametrize(("target", "body"), [
-    ("/branches", {"name": "b" * 2000, "source": "main"}),
-    ("/branches", {"name": "m\u0430in", "source": "main"}),  # a Cyrillic a
-    ("/tags", {"id": "t" * 1500, "ref": "main"}),
-    ("/tags", {"id": "\u00e9" * 200, "ref": "main"}),  # 400 bytes of UTF-8
-    ("/branches/main/commits", {"message": "m", "date": 10**40}),
-    ("/branches/main/commits", {"message": "m", "date": 1e40}),
-    ("/branches/main/commits", {"message": "m", "date": -1}),
-    ("/branches/main/commits", {"message": "m", "metadata": {"k": "v" * 400_000}}),
-    ("/metadata", {"metadata": {"k": "v" * 400_000}}),
-])
+@pytest.mark.parametrize(
+    ("target", "body"),
+    [
+        ("/branches", {"name": "b" * 2000, "source": "main"}),
+        ("/branches", {"name": "m\u0430in", "source": "main"}),  # a Cyrillic a
+        ("/tags", {"id": "t" * 1500, "ref": "main"}),
+        ("/tags", {"id": "\u00e9" * 200, "ref": "main"}),  # 400 bytes of UTF-8
+        ("/branches/main/commits", {"message": "m", "date": 10**40}),
+        ("/branches/main/commits", {"message": "m", "date": 1e40}),
+        ("/branches/main/commits", {"message": "m", "date": -1}),
+        ("/branches/main/commits", {"message": "m", "metadata": {"k": "v" * 400_000}}),
+        ("/metadata", {"metadata": {"k": "v" * 400_000}}),
+    ],
+)
 def test_oversized_names_dates_and_metadata_are_400(seeded: Stack, target: str, body: dict[str, object]) -> None:
     response = seeded.api_request("POST", f"/repositories/{REPO}{target}", json.dumps(body).encode())
     assert response.status == 400, f"{target}: {response.status} {response.body[:200]!r}"
@@ -140,8 +185,9 @@ def test_a_60000_character_path_is_answered_at_once(seeded: Stack) -> None:
 
 
 def test_nan_and_infinity_are_not_json(seeded: Stack) -> None:
-    response = seeded.api_request("POST", f"/repositories/{REPO}/branches/main/commits",
-                                  b'{"message": "m", "date": NaN}')
+    response = seeded.api_request(
+        "POST", f"/repositories/{REPO}/branches/main/commits", b'{"message": "m", "date": NaN}'
+    )
     assert assert_lakefs_4xx(response, "NaN") == "request body is not valid JSON"
 
 

@@ -57,8 +57,17 @@ def still_commits(api: Api, services: wiring.Services) -> None:
         {"user_metadata": {"k": "\udfff"}},
         {"user_metadata": {"k": "v" * 2048}},
     ],
-    ids=["size-2^63", "size-2^64", "size-over-5TiB", "mtime-1e20", "mtime-1e12", "mtime-negative",
-         "surrogate-name", "surrogate-value", "metadata-over-2KiB"],
+    ids=[
+        "size-2^63",
+        "size-2^64",
+        "size-over-5TiB",
+        "mtime-1e20",
+        "mtime-1e12",
+        "mtime-negative",
+        "surrogate-name",
+        "surrogate-value",
+        "metadata-over-2KiB",
+    ],
 )
 def test_link_refuses_out_of_bounds_fields_and_the_branch_still_commits(
     api: Api, repo: str, services: wiring.Services, fields: dict[str, object]
@@ -76,23 +85,32 @@ def test_a_lone_surrogate_sent_as_a_json_escape_is_refused(api: Api, repo: str, 
     address = staging_location(api, "s.bin")["physical_address"]
     services.graveler.blocks.put(address, data)
     # json.dumps writes the lone surrogate as the escape \ud800 (ensure_ascii), as a client's encoder would.
-    raw = json.dumps({
-        "staging": {"physical_address": address},
-        "checksum": "9dd4e461268c8034f5c8564e155c67a6",
-        "size_bytes": 1,
-        "user_metadata": {"\ud800key": "v"},
-    })
+    raw = json.dumps(
+        {
+            "staging": {"physical_address": address},
+            "checksum": "9dd4e461268c8034f5c8564e155c67a6",
+            "size_bytes": 1,
+            "user_metadata": {"\ud800key": "v"},
+        }
+    )
     assert "\\ud800key" in raw
-    response = api.request("PUT", BACKING.format(repo=REPO, branch="main"), query={"path": "s.bin"},
-                           body=raw.encode(), headers={"content-type": "application/json"})
+    response = api.request(
+        "PUT",
+        BACKING.format(repo=REPO, branch="main"),
+        query={"path": "s.bin"},
+        body=raw.encode(),
+        headers={"content-type": "application/json"},
+    )
     assert_error(response, 400)
     still_commits(api, services)
 
 
 def test_the_edges_of_the_bounds_are_accepted(api: Api, repo: str, services: wiring.Services) -> None:
     metadata = {"k": "v" * (2048 - 1)}  # name + value = exactly 2 KiB
-    assert presigned_upload(api, services, "edge.bin", b"e", mtime=253_402_300_799, user_metadata=metadata
-                            ).status_code == 200
+    assert (
+        presigned_upload(api, services, "edge.bin", b"e", mtime=253_402_300_799, user_metadata=metadata).status_code
+        == 200
+    )
     assert presigned_upload(api, services, "epoch.bin", b"e", mtime=0).status_code == 200
     api.commit(REPO, "main")
     read = api.get(f"/repositories/{REPO}/refs/main/objects", query={"path": "edge.bin"})
@@ -100,8 +118,12 @@ def test_the_edges_of_the_bounds_are_accepted(api: Api, repo: str, services: wir
 
 
 def test_api_upload_metadata_over_2_kib_is_400(api: Api, repo: str) -> None:
-    response = api.post(f"/repositories/{REPO}/branches/main/objects", query={"path": "m.bin"}, body=b"x",
-                        headers={"content-type": "application/octet-stream", "x-lakefs-meta-big": "v" * 2100})
+    response = api.post(
+        f"/repositories/{REPO}/branches/main/objects",
+        query={"path": "m.bin"},
+        body=b"x",
+        headers={"content-type": "application/octet-stream", "x-lakefs-meta-big": "v" * 2100},
+    )
     assert_error(response, 400)
 
 

@@ -74,8 +74,13 @@ def test_the_upload_is_deleted_once_linked(api: Api, repo: str, services: wiring
 
 @pytest.mark.parametrize(
     "claim",
-    [{"size_bytes": 1}, {"size_bytes": len(DATA) + 1}, {"size_bytes": 0},
-     {"checksum": hashlib.md5(b"other").hexdigest()}, {"checksum": "not-the-etag"}],
+    [
+        {"size_bytes": 1},
+        {"size_bytes": len(DATA) + 1},
+        {"size_bytes": 0},
+        {"checksum": hashlib.md5(b"other").hexdigest()},
+        {"checksum": "not-the-etag"},
+    ],
     ids=["size-1", "size-plus-1", "size-0", "other-md5", "garbage-checksum"],
 )
 def test_a_link_that_contradicts_the_upload_is_400_and_stores_nothing(
@@ -115,13 +120,15 @@ def _put(url: str, data: bytes) -> str:
 def test_a_second_put_to_the_presigned_url_changes_neither_the_commit_nor_the_tag(
     security_stack: LocalProcess,
 ) -> None:
-    config = lakefs_sdk.Configuration(host=security_stack.api_url, username=security_stack.access_key_id,
-                                      password=security_stack.secret_access_key)
+    config = lakefs_sdk.Configuration(
+        host=security_stack.api_url, username=security_stack.access_key_id, password=security_stack.secret_access_key
+    )
     with lakefs_sdk.ApiClient(config) as client:
         name = f"immutable-{uuid.uuid4().hex[:8]}"
         prefix = lakefs_sdk.ConfigApi(client).get_config().storage_config.default_namespace_prefix
         lakefs_sdk.RepositoriesApi(client).create_repository(
-            lakefs_sdk.RepositoryCreation(name=name, storage_namespace=prefix.rstrip("/") + "/" + name))
+            lakefs_sdk.RepositoryCreation(name=name, storage_namespace=prefix.rstrip("/") + "/" + name)
+        )
         staging = lakefs_sdk.StagingApi(client)
         location = staging.get_physical_address(name, "main", "a.csv", presign=True)
         etag = _put(location.presigned_url, DATA)
@@ -130,7 +137,8 @@ def test_a_second_put_to_the_presigned_url_changes_neither_the_commit_nor_the_ta
             staging.link_physical_address(name, "main", "a.csv", wrong)
         assert refused.value.status == 400
         staging.link_physical_address(
-            name, "main", "a.csv", lakefs_sdk.StagingMetadata(staging=location, checksum=etag, size_bytes=len(DATA)))
+            name, "main", "a.csv", lakefs_sdk.StagingMetadata(staging=location, checksum=etag, size_bytes=len(DATA))
+        )
         commit = lakefs_sdk.CommitsApi(client).commit(name, "main", lakefs_sdk.CommitCreation(message="one"))
         lakefs_sdk.TagsApi(client).create_tag(name, lakefs_sdk.TagCreation(id="v1", ref=commit.id))
 

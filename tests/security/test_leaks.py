@@ -70,8 +70,9 @@ class _Workflows:
         return Execution("RUNNING", 0.0, None, "", "", {"request": request}) if name == "w-1" else None
 
 
-def test_a_workflow_task_answers_only_through_its_repository_and_branch(repos: Stack,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_workflow_task_answers_only_through_its_repository_and_branch(
+    repos: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
     g = repos.services.graveler
     monkeypatch.setattr(g, "workflows", Workflows(_Workflows(), _Workflows()))  # type: ignore[arg-type]
     assert g.commit_status("leaks-a", "main", "w-1").completed is False
@@ -92,8 +93,13 @@ def test_bulk_delete_does_not_reveal_whether_a_repository_exists(repos: Stack) -
     answers = []
     for repo in ("leaks-a", "no-such-repo"):
         for paths in (["x"], []):
-            response = repos.api_request("POST", f"/repositories/{repo}/branches/main/objects/delete",
-                                         json.dumps({"paths": paths}).encode(), {"Authorization": basic}, auth=False)
+            response = repos.api_request(
+                "POST",
+                f"/repositories/{repo}/branches/main/objects/delete",
+                json.dumps({"paths": paths}).encode(),
+                {"Authorization": basic},
+                auth=False,
+            )
             answers.append((paths, response.status, response.body))
     assert answers[0] == answers[2] and answers[1] == answers[3], answers
     assert answers[0][1] == 200 and b"not allowed" in answers[0][2]
@@ -126,14 +132,19 @@ def _answer(sock: socket.socket) -> bytes:
 
 def test_the_api_server_refuses_a_large_unauthenticated_body_before_reading_it(repos: Stack) -> None:
     started = time.monotonic()
-    with _open(repos.api.port, "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                               f"Content-Length: {50 * 1024 * 1024}\r\n\r\n") as sock:
+    with _open(
+        repos.api.port,
+        "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {50 * 1024 * 1024}\r\n\r\n",
+    ) as sock:
         answer = _answer(sock)  # no byte of the 50 MiB was sent
     assert answer.startswith((b"HTTP/1.0 401", b"HTTP/1.1 401")), answer[:200]
     assert time.monotonic() - started < 5
     # Chunked: refused once the chunks pass the limit, without reading on.
-    with _open(repos.api.port, "POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-                               f"{2 * 1024 * 1024:x}\r\n") as sock:
+    with _open(
+        repos.api.port,
+        f"POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n{2 * 1024 * 1024:x}\r\n",
+    ) as sock:
         answer = _answer(sock)
     assert b" 401 " in answer.split(b"\r\n")[0], answer[:200]
 
@@ -145,15 +156,20 @@ def test_the_api_server_still_reads_a_large_body_with_valid_credentials(repos: S
 
 
 def test_the_s3_server_authenticates_before_it_reads_a_body(repos: Stack) -> None:
-    head = ("PUT /leaks-a/main/big HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
-            f"Content-Length: {50 * 1024 * 1024}\r\n\r\n")
+    head = (
+        "PUT /leaks-a/main/big HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+        f"Content-Length: {50 * 1024 * 1024}\r\n\r\n"
+    )
     with _open(repos.s3.port, head) as sock:
         answer = _answer(sock)
     assert not answer.startswith(b"HTTP/1.1 100"), answer[:200]  # no invitation to send the body
     assert answer.startswith(b"HTTP/1.1 403"), answer[:200]
-    bad_signature = head.replace("Expect: 100-continue\r\n", "Authorization: AWS4-HMAC-SHA256 Credential=AKIAX/"
-                                 "20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=" + "0" * 64 + "\r\n"
-                                 "x-amz-date: 20260101T000000Z\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\n")
+    bad_signature = head.replace(
+        "Expect: 100-continue\r\n",
+        "Authorization: AWS4-HMAC-SHA256 Credential=AKIAX/"
+        "20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=" + "0" * 64 + "\r\n"
+        "x-amz-date: 20260101T000000Z\r\nx-amz-content-sha256: UNSIGNED-PAYLOAD\r\n",
+    )
     with _open(repos.s3.port, bad_signature) as sock:
         answer = _answer(sock)
     assert answer.split(b"\r\n")[0].split()[1] in (b"400", b"403"), answer[:200]

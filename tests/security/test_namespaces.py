@@ -128,8 +128,19 @@ def test_the_same_namespace_twice_is_400_even_after_the_first_repository_is_dele
 
 @pytest.mark.parametrize(
     "namespace",
-    [f"{NAMESPACE}///x", f"{NAMESPACE}/x//y", f"{NAMESPACE}/./x", f"{NAMESPACE}/x/..", f"{NAMESPACE}/../x",
-     f"{NAMESPACE}/x?y=1", f"{NAMESPACE}/x#frag", NAMESPACE, f"{NAMESPACE}/", f"{NAMESPACE}/x\ny", "s3://x"],
+    [
+        f"{NAMESPACE}///x",
+        f"{NAMESPACE}/x//y",
+        f"{NAMESPACE}/./x",
+        f"{NAMESPACE}/x/..",
+        f"{NAMESPACE}/../x",
+        f"{NAMESPACE}/x?y=1",
+        f"{NAMESPACE}/x#frag",
+        NAMESPACE,
+        f"{NAMESPACE}/",
+        f"{NAMESPACE}/x\ny",
+        "s3://x",
+    ],
 )
 def test_malformed_namespaces_are_400(api: Api, namespace: str) -> None:
     assert_error(create(api, "repo1", namespace), 400)
@@ -154,8 +165,9 @@ def test_six_parallel_creates_on_the_local_stack(security_stack: LocalProcess) -
 
     def attempt(i: int) -> None:
         body = json.dumps({"name": f"racer-{uuid.uuid4().hex[:8]}", "storage_namespace": namespace}).encode()
-        request = urllib.request.Request(security_stack.api_url + "/repositories", data=body, headers=headers,
-                                         method="POST")
+        request = urllib.request.Request(
+            security_stack.api_url + "/repositories", data=body, headers=headers, method="POST"
+        )
         barrier.wait()
         try:
             with urllib.request.urlopen(request, timeout=60) as response:

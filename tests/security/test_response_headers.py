@@ -28,13 +28,19 @@ INJECTED = "text/plain\r\nSet-Cookie: pwned=1\r\n\r\n<script>alert(1)</script>"
 
 @pytest.fixture(scope="module")
 def repo(stack: Stack) -> str:
-    created = stack.api_request("POST", "/repositories", json.dumps(
-        {"name": REPO, "storage_namespace": f"s3://security-tests/{REPO}", "default_branch": "main"}).encode(),
-        {"Content-Type": "application/json"})
+    created = stack.api_request(
+        "POST",
+        "/repositories",
+        json.dumps(
+            {"name": REPO, "storage_namespace": f"s3://security-tests/{REPO}", "default_branch": "main"}
+        ).encode(),
+        {"Content-Type": "application/json"},
+    )
     assert created.status == 201, created.body
     for path in ("ok.txt", "bad-type.txt", "bad-meta.txt"):
-        uploaded = stack.api_request("POST", f"/repositories/{REPO}/branches/main/objects?path={path}", b"hello",
-                                     {"Content-Type": "text/plain"})
+        uploaded = stack.api_request(
+            "POST", f"/repositories/{REPO}/branches/main/objects?path={path}", b"hello", {"Content-Type": "text/plain"}
+        )
         assert uploaded.status == 201, uploaded.body
     stack.stage(REPO, "main", "bad-type.txt", content_type=INJECTED)
     stack.stage(REPO, "main", "bad-meta.txt", user_metadata={"good": "yes", "evil": "x\r\nSet-Cookie: pwned=1"})
@@ -49,18 +55,29 @@ def assert_not_injected(response) -> None:  # type: ignore[no-untyped-def]
 
 def test_presigned_get_refuses_crlf_in_response_content_type(stack: Stack, repo: str) -> None:
     url = urlsplit(presigned_get(stack, repo, "main/ok.txt", ResponseContentType=INJECTED))
-    response = raw_request(stack.s3.port, f"GET {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\n"
-                                          "Connection: close\r\n\r\n".encode())
+    response = raw_request(
+        stack.s3.port,
+        f"GET {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\nConnection: close\r\n\r\n".encode(),
+    )
     assert_not_injected(response)
     assert response.status == 400
     assert b"<Code>InvalidArgument</Code>" in response.body
 
 
 def test_presigned_get_keeps_a_plain_override(stack: Stack, repo: str) -> None:
-    url = urlsplit(presigned_get(stack, repo, "main/ok.txt", ResponseContentType="text/csv",
-                                 ResponseContentDisposition='attachment; filename="a.csv"'))
-    response = raw_request(stack.s3.port, f"GET {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\n"
-                                          "Connection: close\r\n\r\n".encode())
+    url = urlsplit(
+        presigned_get(
+            stack,
+            repo,
+            "main/ok.txt",
+            ResponseContentType="text/csv",
+            ResponseContentDisposition='attachment; filename="a.csv"',
+        )
+    )
+    response = raw_request(
+        stack.s3.port,
+        f"GET {url.path}?{url.query} HTTP/1.1\r\nHost: {url.netloc}\r\nConnection: close\r\n\r\n".encode(),
+    )
     assert response.status == 200
     assert response.header("Content-Type") == "text/csv"
     assert response.header("Content-Disposition") == 'attachment; filename="a.csv"'
@@ -142,8 +159,10 @@ class _CrlfGateway:
 
 
 def test_the_s3_server_never_sends_a_crlf_header() -> None:
-    response = _one_request(S3Server(_CrlfGateway(), port=0),  # type: ignore[arg-type]
-                            b"GET /r/main/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    response = _one_request(
+        S3Server(_CrlfGateway(), port=0),  # type: ignore[arg-type]
+        b"GET /r/main/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
     assert response.status == 500
     assert_not_injected(response)
     assert b"attacker" not in response.body

@@ -37,9 +37,13 @@ def _new_user(stack: Stack, name: str, group: str) -> tuple[str, str]:
 
 
 def _login(stack: Stack, key: str, secret: str) -> str:
-    response = stack.api_request("POST", "/auth/login", json.dumps(
-        {"access_key_id": key, "secret_access_key": secret}).encode(), {"Content-Type": "application/json"},
-        auth=False)
+    response = stack.api_request(
+        "POST",
+        "/auth/login",
+        json.dumps({"access_key_id": key, "secret_access_key": secret}).encode(),
+        {"Content-Type": "application/json"},
+        auth=False,
+    )
     assert response.status == 200, response.body
     return str(response.json()["token"])
 

@@ -63,8 +63,12 @@ def test_link_refuses_header_breaking_values(
 
 def test_api_upload_refuses_control_characters(api: Api, repo: str) -> None:
     path = f"/repositories/{REPO}/branches/main/objects"
-    for headers in ({"content-type": "text/plain\x01"}, {"x-lakefs-meta-k": "v\x00"},
-                    {"x-lakefs-meta-k": "v\x0bw"}, {"x-lakefs-meta-k": "v\rw"}):
+    for headers in (
+        {"content-type": "text/plain\x01"},
+        {"x-lakefs-meta-k": "v\x00"},
+        {"x-lakefs-meta-k": "v\x0bw"},
+        {"x-lakefs-meta-k": "v\rw"},
+    ):
         response = api.post(path, query={"path": "u.txt"}, body=b"x", headers={"content-type": "text/plain", **headers})
         assert_error(response, 400)
     assert_absent(api, "u.txt")
@@ -92,8 +96,14 @@ def test_good_values_still_round_trip(api: Api, repo: str, services: wiring.Serv
     data = b"hello"
     address = staging_location(api, "ok.txt")["physical_address"]
     services.graveler.blocks.put(address, data)
-    response = link(api, "ok.txt", address, data, content_type="text/csv; charset=utf-8",
-                    user_metadata={"Owner-Name": "J\u00fcrgen M\u00fcller", "x_y.z~1": "tab\there"})
+    response = link(
+        api,
+        "ok.txt",
+        address,
+        data,
+        content_type="text/csv; charset=utf-8",
+        user_metadata={"Owner-Name": "J\u00fcrgen M\u00fcller", "x_y.z~1": "tab\there"},
+    )
     assert response.status_code == 200, response.body
     got = s3.client().head_object(Bucket=REPO, Key="main/ok.txt")
     assert got["ContentType"] == "text/csv; charset=utf-8"

@@ -59,8 +59,12 @@ class Gateway:
     def client(self) -> BaseClient:
         key, secret = self.credentials
         client = boto3.client(
-            "s3", endpoint_url="http://gateway.test", region_name="us-east-1", aws_access_key_id=key,
-            aws_secret_access_key=secret, config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
+            "s3",
+            endpoint_url="http://gateway.test",
+            region_name="us-east-1",
+            aws_access_key_id=key,
+            aws_secret_access_key=secret,
+            config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
         )
         client.meta.events.register("before-send", self._send)
         return client
@@ -70,8 +74,9 @@ class Gateway:
         body = b"" if request.method == "HEAD" else response.body
         return AWSResponse(request.url, response.status, dict(response.headers), _RawBody(body))
 
-    def raw(self, method: str, path: str, query: str = "", body: bytes = b"",
-            headers: dict[str, str] | None = None) -> Response:
+    def raw(
+        self, method: str, path: str, query: str = "", body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> Response:
         key, secret = self.credentials
         request: Request = signed(method, path, query, body, headers, key=key, secret=secret)
         return self.gateway.handle(request)
@@ -100,12 +105,17 @@ def staging_location(api: Api, path: str, repo: str = REPO, branch: str = "main"
     return dict(json.loads(response.body))
 
 
-def link(api: Api, path: str, address: str, data: bytes, repo: str = REPO, branch: str = "main",
-         **fields: Any) -> HTTPResponse:
+def link(
+    api: Api, path: str, address: str, data: bytes, repo: str = REPO, branch: str = "main", **fields: Any
+) -> HTTPResponse:
     """PUT .../staging/backing for ``data`` uploaded at ``address``: the true size and MD5, unless ``fields``
     say otherwise."""
-    body = {"staging": {"physical_address": address}, "checksum": hashlib.md5(data).hexdigest(),
-            "size_bytes": len(data), **fields}
+    body = {
+        "staging": {"physical_address": address},
+        "checksum": hashlib.md5(data).hexdigest(),
+        "size_bytes": len(data),
+        **fields,
+    }
     return api.request("PUT", BACKING.format(repo=repo, branch=branch), query={"path": path}, json_body=body)
 
 

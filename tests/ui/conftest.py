@@ -80,8 +80,11 @@ def ui_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     _ensure_built()
     # Commits of more than one change run as the commit workflow and answer 202 at once, so the flows also
     # cover the UI following a long commit to its end.
-    workflows = {"LAKELET_COMMIT_WORKFLOW_THRESHOLD": "1", "LAKELET_WORKFLOW_WAIT_SECONDS": "0",
-                 "LAKELET_IMPORT_ALLOWED_LOCATIONS": "s3://ui-import-source/"}
+    workflows = {
+        "LAKELET_COMMIT_WORKFLOW_THRESHOLD": "1",
+        "LAKELET_WORKFLOW_WAIT_SECONDS": "0",
+        "LAKELET_IMPORT_ALLOWED_LOCATIONS": "s3://ui-import-source/",
+    }
     local = launch_local(tmp_path_factory.mktemp("lakelet-ui"), env=workflows)
     try:
         yield Stack(local)

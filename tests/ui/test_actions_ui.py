@@ -42,15 +42,23 @@ hooks:
 """.encode()
 
 
-def test_a_refused_merge_shows_the_hook_and_the_actions_tab_its_run(ui: UI, ui_stack: Stack, repo_name: str,
-                                                                    hooks: HookServer) -> None:
+def test_a_refused_merge_shows_the_hook_and_the_actions_tab_its_run(
+    ui: UI, ui_stack: Stack, repo_name: str, hooks: HookServer
+) -> None:
     hooks.on("/quality", 400, REFUSAL)
-    arrange_repository(ui_stack, repo_name, {"cities.csv": b"city,population\nLisbon,545923\n",
-                                             "_lakefs_actions/quality.yaml": _action(hooks.url)})
+    arrange_repository(
+        ui_stack,
+        repo_name,
+        {"cities.csv": b"city,population\nLisbon,545923\n", "_lakefs_actions/quality.yaml": _action(hooks.url)},
+    )
     api = ui_stack.api
     assert api("POST", f"/repositories/{repo_name}/branches", json={"name": "bad", "source": "main"}).status_code == 201
-    api("POST", f"/repositories/{repo_name}/branches/bad/objects", params={"path": "cities.csv"},
-        data=b"city,population\nLisbon,545923\nFaro,\nBraga,\n")
+    api(
+        "POST",
+        f"/repositories/{repo_name}/branches/bad/objects",
+        params={"path": "cities.csv"},
+        data=b"city,population\nLisbon,545923\nFaro,\nBraga,\n",
+    )
     assert api("POST", f"/repositories/{repo_name}/branches/bad/commits", json={"message": "more cities"}).ok
     head = api("GET", f"/repositories/{repo_name}/branches/main").json()["commit_id"]
 

@@ -58,9 +58,14 @@ def developer(ui_stack: Stack) -> Iterator[Developer]:
 
 
 def upload_as(stack: Stack, who: Developer, repo: str, path: str, data: bytes, content_type: str) -> None:
-    response = requests.post(f"{stack.local.api_url}/repositories/{repo}/branches/main/objects",
-                             params={"path": path}, data=data, headers={"Content-Type": content_type},
-                             auth=(who.key, who.secret), timeout=30)
+    response = requests.post(
+        f"{stack.local.api_url}/repositories/{repo}/branches/main/objects",
+        params={"path": path},
+        data=data,
+        headers={"Content-Type": content_type},
+        auth=(who.key, who.secret),
+        timeout=30,
+    )
     assert response.status_code == 201, response.text
 
 
@@ -70,11 +75,14 @@ def user_exists(stack: Stack, user: str) -> bool:
     return status == 200
 
 
-def test_an_uploaded_page_never_runs_with_the_admins_session(ui: UI, ui_stack: Stack, repo_name: str,
-                                                             developer: Developer) -> None:
+def test_an_uploaded_page_never_runs_with_the_admins_session(
+    ui: UI, ui_stack: Stack, repo_name: str, developer: Developer
+) -> None:
     attacker_user = f"pwned-{uuid.uuid4().hex[:8]}"
     arrange_repository(ui_stack, repo_name, {"seed.txt": b"seed"})
-    report = f"<!doctype html><html><body><h1>Quarterly report</h1><script>{payload(attacker_user)}</script></body></html>"
+    report = (
+        f"<!doctype html><html><body><h1>Quarterly report</h1><script>{payload(attacker_user)}</script></body></html>"
+    )
     raw_api = f"api/v1/repositories/{repo_name}/refs/main/objects?path=docs%2Freport.html"
     readme = f"# Reports\n\nRead [the report](docs/report.html) or [the raw file]({raw_api}).\n"
     upload_as(ui_stack, developer, repo_name, "docs/report.html", report.encode(), "text/html")
@@ -128,8 +136,10 @@ def test_an_uploaded_page_never_runs_with_the_admins_session(ui: UI, ui_stack: S
     assert [d.suggested_filename for d in downloads] == ["report.html"]
     opened.close()
 
-def test_a_sandboxed_object_runs_no_script_even_when_rendered(browser: object, ui_stack: Stack, repo_name: str,
-                                                              developer: Developer) -> None:
+
+def test_a_sandboxed_object_runs_no_script_even_when_rendered(
+    browser: object, ui_stack: Stack, repo_name: str, developer: Developer
+) -> None:
     """Were a browser to render the bytes anyway (inline asked, a type it sniffs), the CSP sandbox keeps the
     script from running; and the payload itself is live: run in the UI's origin it does create the user."""
     attacker_user = f"pwned-{uuid.uuid4().hex[:8]}"
@@ -142,8 +152,9 @@ def test_a_sandboxed_object_runs_no_script_even_when_rendered(browser: object, u
     try:
         admin.login()
         shown = admin.context.new_page()
-        response = shown.goto(ui_stack.url + f"api/v1/repositories/{repo_name}/refs/main/objects?path=notes.txt"
-                                             "&disposition=inline")
+        response = shown.goto(
+            ui_stack.url + f"api/v1/repositories/{repo_name}/refs/main/objects?path=notes.txt&disposition=inline"
+        )
         assert response is not None and response.headers["content-security-policy"] == "sandbox; default-src 'none'"
         expect(shown.locator("body")).to_contain_text(MARKER)  # shown as text: nosniff, text/plain
         shown.wait_for_timeout(1_000)
@@ -209,7 +220,8 @@ def test_the_quickstart_readme_renders(ui: UI, ui_stack: Stack, repo_name: str) 
     external = preview.get_by_role("link", name="https://docs.lakefs.io")
     expect(external).to_have_attribute("href", "https://docs.lakefs.io")
     expect(preview.get_by_role("link", name="the data")).to_have_attribute(
-        "href", re.compile(r"^#/repositories/.+path=lakes\.parquet"))
+        "href", re.compile(r"^#/repositories/.+path=lakes\.parquet")
+    )
     # The long code line scrolls inside its block: the block is narrower than its content, the page is not.
     block = preview.locator("pre").first
     assert block.evaluate("e => e.scrollWidth > e.clientWidth")
@@ -217,18 +229,22 @@ def test_the_quickstart_readme_renders(ui: UI, ui_stack: Stack, repo_name: str) 
     ui.shot("preview-markdown")
 
 
-def test_image_previews_never_make_a_page_of_the_uis_origin(ui: UI, ui_stack: Stack, repo_name: str,
-                                                            developer: Developer) -> None:
+def test_image_previews_never_make_a_page_of_the_uis_origin(
+    ui: UI, ui_stack: Stack, repo_name: str, developer: Developer
+) -> None:
     """An SVG is previewed from a data: URL (an opaque origin if opened), a raster image from a blob: URL whose
     type the UI chose: neither can become a document that runs script with the admin's session."""
     attacker_user = f"pwned-{uuid.uuid4().hex[:8]}"
     arrange_repository(ui_stack, repo_name, {"seed.txt": b"seed"})
-    svg = (f'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="teal"/>'
-           f'<script>{payload(attacker_user)}</script></svg>').encode()
+    svg = (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40"><rect width="40" height="40" fill="teal"/>'
+        f"<script>{payload(attacker_user)}</script></svg>"
+    ).encode()
     upload_as(ui_stack, developer, repo_name, "logo.svg", svg, "image/svg+xml")
     # A "PNG" whose stored type says HTML: its blob must not carry that type.
-    upload_as(ui_stack, developer, repo_name, "photo.png", f"<script>{payload(attacker_user)}</script>".encode(),
-              "text/html")
+    upload_as(
+        ui_stack, developer, repo_name, "photo.png", f"<script>{payload(attacker_user)}</script>".encode(), "text/html"
+    )
     console: list[str] = []
     ui.context.on("console", lambda message: console.append(message.text))
     ui.login()

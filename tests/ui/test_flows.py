@@ -24,11 +24,13 @@ PARQUET_ROWS = 20_000
 def parquet_bytes() -> bytes:
     """About 1.5 MB in ten row groups: a preview that reads only what it needs reads far less than that."""
     rows = range(1, PARQUET_ROWS + 1)
-    table = pa.table({
-        "id": pa.array(rows, pa.int64()),
-        "name": [f"row-{i}" for i in rows],
-        "digest": [hashlib.sha256(str(i).encode()).hexdigest() for i in rows],
-    })
+    table = pa.table(
+        {
+            "id": pa.array(rows, pa.int64()),
+            "name": [f"row-{i}" for i in rows],
+            "digest": [hashlib.sha256(str(i).encode()).hexdigest() for i in rows],
+        }
+    )
     sink = io.BytesIO()
     pq.write_table(table, sink, row_group_size=2_000)
     return sink.getvalue()
@@ -72,11 +74,14 @@ def test_upload_commit_and_preview(ui: UI, ui_stack: Stack, repo_name: str) -> N
     ui.login()
     create_repository(ui, repo_name)
     ui.shot("objects-empty")
-    upload(ui, [
-        ("cities.csv", "text/csv", CSV.encode()),
-        ("numbers.parquet", "application/octet-stream", parquet_bytes()),
-        ("scratch.txt", "text/plain", b"not for the commit"),
-    ])
+    upload(
+        ui,
+        [
+            ("cities.csv", "text/csv", CSV.encode()),
+            ("numbers.parquet", "application/octet-stream", parquet_bytes()),
+            ("scratch.txt", "text/plain", b"not for the commit"),
+        ],
+    )
     # Presigned straight to the store (moto answers CORS), linked through staging/backing.
     expect(ui.page.locator(".upload-row", has_text="cities.csv")).to_contain_text("direct to S3")
 
@@ -207,7 +212,9 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
 def test_folder_upload_tag_browse_at_the_tag_and_edit_gc_rules(
     ui: UI, ui_stack: Stack, repo_name: str, tmp_path: Path
 ) -> None:
-    arrange_repository(ui_stack, repo_name, {"data/cities.csv": CSV.encode(), "README.md": b"# Cities\n\n**Bold** <b>not html</b>\n"})
+    arrange_repository(
+        ui_stack, repo_name, {"data/cities.csv": CSV.encode(), "README.md": b"# Cities\n\n**Bold** <b>not html</b>\n"}
+    )
     ui.login()
     # A folder keeps its inner paths; staged on main, so not in the tag made next.
     folder = tmp_path / "batch"
@@ -279,11 +286,15 @@ def test_a_viewer_is_offered_no_writes(ui: UI, browser: object, ui_stack: Stack,
     ui.page.get_by_role("button", name="Create policy").click()
     editor = ui.page.get_by_label("Policy document (JSON)")
     policy = f"ReadCities{repo_name[3:]}"
-    editor.fill(f'{{"id": "{policy}", "statement": [{{"effect": "allow", "action": ["fsReadObject"], "resource": "*"}}]}}')
+    editor.fill(
+        f'{{"id": "{policy}", "statement": [{{"effect": "allow", "action": ["fsReadObject"], "resource": "*"}}]}}'
+    )
     expect(ui.page.locator("#policy-problems")).to_contain_text('unknown action "fsReadObject"')
     expect(ui.page.get_by_role("button", name="Save policy")).to_be_disabled()
     ui.shot("policy-editor")
-    editor.fill(f'{{"id": "{policy}", "statement": [{{"effect": "allow", "action": ["fs:ReadObject"], "resource": "*"}}]}}')
+    editor.fill(
+        f'{{"id": "{policy}", "statement": [{{"effect": "allow", "action": ["fs:ReadObject"], "resource": "*"}}]}}'
+    )
     ui.page.get_by_role("button", name="Save policy").click()
     expect(ui.page.get_by_role("button", name=policy, exact=True)).to_be_visible()
     ui.page.get_by_role("button", name="Log out").click()

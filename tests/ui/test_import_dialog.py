@@ -20,8 +20,13 @@ SOURCE = "ui-import-source"
 
 def seed(stack: Stack, files: dict[str, bytes]) -> None:
     local = stack.local
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint(local), region_name="us-east-1",
-                      aws_access_key_id=local.access_key_id, aws_secret_access_key=local.secret_access_key)
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=moto_endpoint(local),
+        region_name="us-east-1",
+        aws_access_key_id=local.access_key_id,
+        aws_secret_access_key=local.secret_access_key,
+    )
     with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=SOURCE)
     for key, data in files.items():
@@ -42,8 +47,10 @@ def test_import_dialog_imports_and_shows_the_commit(ui: UI, ui_stack: Stack, rep
     expect(dialog.get_by_role("status")).to_contain_text(re.compile(r"Imported 2 objects: commit [0-9a-f]{12}"))
     ui.shot("import-done")
     log = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/commits").json()["results"]
-    assert log[0]["parents"][1] == ui_stack.api("GET", f"/repositories/{repo_name}/branches/_main_imported"
-                                               ).json()["commit_id"]
+    assert (
+        log[0]["parents"][1]
+        == ui_stack.api("GET", f"/repositories/{repo_name}/branches/_main_imported").json()["commit_id"]
+    )
     assert log[1]["message"] == "Events from the landing bucket"
     dialog.get_by_role("link", name=log[0]["id"][:12]).wait_for()
     dialog.get_by_text("Close", exact=True).click()

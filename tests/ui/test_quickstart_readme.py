@@ -10,9 +10,15 @@ from .conftest import UI, Stack
 
 def test_sample_repository_readme_renders_its_table_and_code(ui: UI, ui_stack: Stack, repo_name: str) -> None:
     prefix = ui_stack.api("GET", "/config/storage").json()["default_namespace_prefix"]
-    created = ui_stack.api("POST", "/repositories", json={
-        "name": repo_name, "storage_namespace": prefix.rstrip("/") + "/" + repo_name, "sample_data": True,
-    })
+    created = ui_stack.api(
+        "POST",
+        "/repositories",
+        json={
+            "name": repo_name,
+            "storage_namespace": prefix.rstrip("/") + "/" + repo_name,
+            "sample_data": True,
+        },
+    )
     assert created.status_code == 201, created.text
     ui.login()
     ui.open(f"repositories/{repo_name}/objects")
@@ -24,7 +30,8 @@ def test_sample_repository_readme_renders_its_table_and_code(ui: UI, ui_stack: S
     expect(table.locator("thead th")).to_have_text(["path", "what"])
     expect(table.locator("tbody tr")).to_have_count(4)
     expect(table.locator("tbody tr td:first-child code")).to_have_text(
-        ["lakes.parquet", "data/lakes.source.md", "images/", "README.md"])
+        ["lakes.parquet", "data/lakes.source.md", "images/", "README.md"]
+    )
     expect(markdown.locator("pre code")).to_contain_text(f'lakefs.repository("{repo_name}")')
     expect(markdown).not_to_contain_text("| --- |")  # no pipe left unrendered
     markdown.locator("h4").first.scroll_into_view_if_needed()  # the shot shows the whole table and the code

@@ -27,7 +27,12 @@ def _node() -> str:
 
 def test_unit_tests_of_the_ui_logic_pass() -> None:
     result = subprocess.run(
-        [_node(), "--test", "test/"], check=False, cwd=PROJECT_DIR / "webui", capture_output=True, text=True, timeout=120
+        [_node(), "--test", "test/"],
+        check=False,
+        cwd=PROJECT_DIR / "webui",
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "# fail 0" in result.stdout

@@ -118,7 +118,10 @@ def test_adapters_import_only_ports_records_and_errors_of_the_core() -> None:
                 continue
             if _under(name, "chalicelib.graveler") or _under(name, "chalicelib.auth"):
                 continue
-            if any(_under(name, port) for port in PORTS_ABOVE_ADAPTERS) or name in {"chalicelib.gc", "chalicelib.s3proxy"}:
+            if any(_under(name, port) for port in PORTS_ABOVE_ADAPTERS) or name in {
+                "chalicelib.gc",
+                "chalicelib.s3proxy",
+            }:
                 continue
             offenders.append(f"{path.relative_to(ROOT)}: {name}")
     assert offenders == []
@@ -175,8 +178,19 @@ def _lakelet_offenders(folder: str, forbidden: tuple[str, ...], allowed: tuple[s
 def test_the_cli_commands_talk_http_only() -> None:
     """lakelet/commands/ is what `pip install lakelet` gives without the [local] extra: HTTP to a server, the
     running stack's state file to find one, and the pure action-file parser."""
-    forbidden = ("chalicelib", "app", "moto", "chalice", "boto3", "botocore", "pynamodb", "pyspark",
-                 "lakelet.stack", "lakelet.persistence", "lakelet.cli")
+    forbidden = (
+        "chalicelib",
+        "app",
+        "moto",
+        "chalice",
+        "boto3",
+        "botocore",
+        "pynamodb",
+        "pyspark",
+        "lakelet.stack",
+        "lakelet.persistence",
+        "lakelet.cli",
+    )
     assert _lakelet_offenders("commands", forbidden, allowed=(STATE_FILE, ACTIONS_PARSER)) == []
 
 

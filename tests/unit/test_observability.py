@@ -59,8 +59,10 @@ def test_identifiers_that_look_like_secret_names_are_kept() -> None:
         (f"Bearer {JWT}", JWT),
         (f"token {JWT} expired", JWT),
         (
-            (f"AWS4-HMAC-SHA256 Credential={KEY_ID}/20250101/us-east-1/s3/aws4_request, "
-             f"SignedHeaders=host;x-amz-date, Signature={SIGNATURE}"),
+            (
+                f"AWS4-HMAC-SHA256 Credential={KEY_ID}/20250101/us-east-1/s3/aws4_request, "
+                f"SignedHeaders=host;x-amz-date, Signature={SIGNATURE}"
+            ),
             SIGNATURE,
         ),
         (f"https://b.s3.amazonaws.com/k?X-Amz-Signature={SIGNATURE}&X-Amz-Expires=900", SIGNATURE),
@@ -131,9 +133,13 @@ def scratch() -> Chalice:
 
     @app.schedule("rate(1 day)", name="collect")
     def collect(event: CloudWatchEvent) -> dict[str, object]:
-        return {"runs": [{"repository": "a", "job_run_id": "j1", "error": ""},
-                         {"repository": "b", "job_run_id": "j2", "error": ""},
-                         {"repository": "c", "job_run_id": "", "error": "job start failed"}]}
+        return {
+            "runs": [
+                {"repository": "a", "job_run_id": "j1", "error": ""},
+                {"repository": "b", "job_run_id": "j2", "error": ""},
+                {"repository": "c", "job_run_id": "", "error": "job start failed"},
+            ]
+        }
 
     @app.lambda_function(name="gateway")
     def gateway(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -195,8 +201,12 @@ def test_exceptions_are_logged_as_json_without_the_secrets_in_them(
 
 def test_scheduled_gc_runs_are_counted_as_emf(scratch_client: Client, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
-    scratch_client.lambda_.invoke("collect", scratch_client.events.generate_cw_event(
-        source="aws.events", detail_type="Scheduled Event", detail={}, resources=[]))
+    scratch_client.lambda_.invoke(
+        "collect",
+        scratch_client.events.generate_cw_event(
+            source="aws.events", detail_type="Scheduled Event", detail={}, resources=[]
+        ),
+    )
     out = capsys.readouterr().out
     (blob,) = _emf(out)
     directive = blob["_aws"]["CloudWatchMetrics"][0]
@@ -223,8 +233,12 @@ def test_function_url_requests_log_method_path_and_status_but_not_the_query(
     out = capsys.readouterr().out
     (line,) = _lines(out)
     assert line["correlation_id"] == "req-123"
-    assert line["invocation"] == {"event": "LambdaFunctionEvent", "method": "GET", "path": "/repo/main/a.csv",
-                                  "status": 403}
+    assert line["invocation"] == {
+        "event": "LambdaFunctionEvent",
+        "method": "GET",
+        "path": "/repo/main/a.csv",
+        "status": 403,
+    }
     # Only the latency: a gateway request counts nothing else from outside.
     assert [m["Name"] for m in line["_aws"]["CloudWatchMetrics"][0]["Metrics"]] == [Metric.LATENCY]
     assert SIGNATURE not in out and SECRET not in out

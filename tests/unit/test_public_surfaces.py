@@ -40,8 +40,9 @@ def declared_all(module: str) -> set[str] | None:
     source = _source(module)
     assert source is not None, module
     for node in ast.parse(source.read_text()).body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
             assert isinstance(node.value, (ast.List, ast.Tuple)), f"{module}: __all__ must be a literal list"
             return {e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
@@ -113,11 +114,20 @@ def test_names_offered_exist() -> None:
     for package in _packages():
         source = _source(package)
         assert source is not None
-        bound = {alias.asname or alias.name for node in ast.walk(ast.parse(source.read_text()))
-                 if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
+        bound = {
+            alias.asname or alias.name
+            for node in ast.walk(ast.parse(source.read_text()))
+            if isinstance(node, (ast.Import, ast.ImportFrom))
+            for alias in node.names
+        }
         for node in ast.parse(source.read_text()).body:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-                node, ast.AnnAssign) else []
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else [node.target]
+                if isinstance(node, ast.AnnAssign)
+                else []
+            )
             bound |= {n.id for n in targets if isinstance(n, ast.Name)}
         for name in declared_all(package) or set():
             if _source(f"{package}.{name}") is None and name not in bound:

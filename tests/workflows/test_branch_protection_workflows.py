@@ -10,8 +10,7 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.api.errors import message_for, status_for
-from chalicelib.graveler import errors
-from chalicelib.graveler import workflow_runner
+from chalicelib.graveler import errors, workflow_runner
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.ports import Execution
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
@@ -59,10 +58,31 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     g.protection.set_rules(g.get_repository("repo"), ["mai?"])
     head = g.get_branch("repo", "main")
 
-    commit_request = {"repository": "repo", "branch": "main", "request_id": "c-1", "committer": "alice",
-                      "message": "direct", "date": 1_700_000_000, "metadata": {}}
-    merge_request = MergeRequest("repo", "feature", g.get_commit("repo", "feature").id, "main", "m-1", "alice", "",
-                                 1_700_000_000, {}, None, (), False, False, False)
+    commit_request = {
+        "repository": "repo",
+        "branch": "main",
+        "request_id": "c-1",
+        "committer": "alice",
+        "message": "direct",
+        "date": 1_700_000_000,
+        "metadata": {},
+    }
+    merge_request = MergeRequest(
+        "repo",
+        "feature",
+        g.get_commit("repo", "feature").id,
+        "main",
+        "m-1",
+        "alice",
+        "",
+        1_700_000_000,
+        {},
+        None,
+        (),
+        False,
+        False,
+        False,
+    )
     with mock_aws(config=MOTO_CONFIG):
         sfn = boto3.client("stepfunctions", region_name=REGION)
         arns = create_state_machines(sfn, REGION)
@@ -78,8 +98,9 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     # Refused before sealing: the branch is as it was.
     assert after_refusal == head
     # What the task status endpoint makes of the failed execution: the inline commit's 403.
-    failure = workflow_runner.failure(g, "repo", "w-c-1", Execution(
-        refused["status"], 0.0, None, refused["error"], refused["cause"]))
+    failure = workflow_runner.failure(
+        g, "repo", "w-c-1", Execution(refused["status"], 0.0, None, refused["error"], refused["cause"])
+    )
     assert isinstance(failure, errors.CommitToProtectedBranch)
     assert (status_for(failure), message_for(failure)) == (403, "cannot commit to protected branch")
 

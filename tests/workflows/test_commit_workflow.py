@@ -54,8 +54,15 @@ def listing(services) -> dict[str, str]:
 
 
 def run(sfn, arn: str, request_id: str, message: str = "workflow", max_slices: int = 4) -> dict:
-    request = {"repository": "repo", "branch": "main", "request_id": request_id, "committer": "alice",
-               "message": message, "date": 1_700_000_000, "metadata": {}}
+    request = {
+        "repository": "repo",
+        "branch": "main",
+        "request_id": request_id,
+        "committer": "alice",
+        "message": message,
+        "date": 1_700_000_000,
+        "metadata": {},
+    }
     return run_execution(sfn, arn, request_id, {"request": request, "max_slices": max_slices})
 
 

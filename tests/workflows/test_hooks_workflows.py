@@ -21,16 +21,21 @@ class Recorder:
     def __init__(self) -> None:
         self.payloads: list[dict] = []
 
-    def invoke(self, hook, payload, timeout_seconds):  # noqa: ANN001
+    def invoke(self, hook, payload, timeout_seconds):
         self.payloads.append(json.loads(payload))
         return HookOutcome(True, "ok")
 
 
-def install(deployed, events: list[str]) -> Recorder:  # noqa: ANN001
+def install(deployed, events: list[str]) -> Recorder:
     recorder = Recorder()
     deployed.graveler.hooks.invokers = {"webhook": recorder}
-    doc = yaml.safe_dump({"name": "wf", "on": {e: None for e in events},
-                          "hooks": [{"id": "seen", "type": "webhook", "properties": {"url": "http://127.0.0.1:9/"}}]})
+    doc = yaml.safe_dump(
+        {
+            "name": "wf",
+            "on": dict.fromkeys(events),
+            "hooks": [{"id": "seen", "type": "webhook", "properties": {"url": "http://127.0.0.1:9/"}}],
+        }
+    )
     deployed.graveler.upload_object("repo", "main", "_lakefs_actions/wf.yaml", doc.encode())
     deployed.graveler.commit("repo", "main", "alice", "actions")
     recorder.payloads.clear()  # the commit of the action file runs its own post-commit hook
@@ -54,8 +59,9 @@ def test_post_merge_hook_runs_once_in_the_workflow_despite_a_retried_drop(arn, s
 
 
 def test_post_commit_hook_runs_in_the_commit_workflow(services):  # noqa: F811
-    from moto import mock_aws
     import boto3
+    from moto import mock_aws
+
     from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines
 
     recorder = install(services, ["post-commit"])
@@ -68,5 +74,6 @@ def test_post_commit_hook_runs_in_the_commit_workflow(services):  # noqa: F811
             described = run_execution(sfn, machine, req.request_id, {"request": req.to_json(), "max_slices": 2})
     assert described["status"] == "SUCCEEDED", described
     head = services.graveler.get_branch("repo", "main").commit_id
-    assert [(p["event_type"], p["commit_id"], p["commit_metadata"]) for p in recorder.payloads] == \
-        [("post-commit", head, {"k": "v"})]
+    assert [(p["event_type"], p["commit_id"], p["commit_metadata"]) for p in recorder.payloads] == [
+        ("post-commit", head, {"k": "v"})
+    ]

@@ -19,8 +19,9 @@ from .support import crashing_once, run_execution
 
 REGION = "us-east-1"
 ALLOWED = "s3://source/allowed/"
-SETTINGS = Settings(bucket="bucket", range_max_bytes=4000, range_min_bytes=600, range_raggedness=7,
-                    import_allowed_locations=(ALLOWED,))
+SETTINGS = Settings(
+    bucket="bucket", range_max_bytes=4000, range_min_bytes=600, range_raggedness=7, import_allowed_locations=(ALLOWED,)
+)
 
 
 @pytest.fixture
@@ -50,19 +51,21 @@ def listing(services) -> dict[str, str]:
 
 def expected(services) -> dict[str, str]:
     root = ALLOWED + "data/"
-    return {"imported/" + a[len(root):]: a for a in services.graveler.blocks.blobs if a.startswith(root)}
+    return {"imported/" + a[len(root) :]: a for a in services.graveler.blocks.blobs if a.startswith(root)}
 
 
 def start(services):
     importer = import_tasks.importer(services)
-    return importer, importer.start("repo", "main", [ImportLocation("common_prefix", ALLOWED + "data/", "imported/")],
-                                    "alice", "import")
+    return importer, importer.start(
+        "repo", "main", [ImportLocation("common_prefix", ALLOWED + "data/", "imported/")], "alice", "import"
+    )
 
 
 def run(sfn, request, max_slices: int = 6) -> dict:
     arns = create_state_machines(sfn, REGION)
-    return run_execution(sfn, arns["import"], "import-" + request.import_id,
-                         {"request": request.to_json(), "max_slices": max_slices})
+    return run_execution(
+        sfn, arns["import"], "import-" + request.import_id, {"request": request.to_json(), "max_slices": max_slices}
+    )
 
 
 def test_import_runs_end_to_end_with_several_slices(sfn, services):

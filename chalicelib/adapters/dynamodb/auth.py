@@ -28,6 +28,7 @@ from typing import Any
 
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.auth import errors as auth_errors
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,
@@ -45,7 +46,6 @@ from chalicelib.auth.records import (
     User,
 )
 from chalicelib.graveler import errors
-from chalicelib.auth import errors as auth_errors
 
 from .models import AuthRow, model_set
 from .tables import TableNames
@@ -97,8 +97,13 @@ class DynamoAuthStore:
     # users
 
     def create_user(self, user: User) -> None:
-        row = self._model(pk=_USERS_PK, sk=_USER_SK + user.id, user_id=user.id, creation_date=user.creation_date,
-                          generation=user.generation or None)
+        row = self._model(
+            pk=_USERS_PK,
+            sk=_USER_SK + user.id,
+            user_id=user.id,
+            creation_date=user.creation_date,
+            generation=user.generation or None,
+        )
         with storage_errors(on_condition_failed=lambda: auth_errors.UserExists(user.id)):
             row.save(condition=self._model.pk.does_not_exist())
 
@@ -256,16 +261,21 @@ class DynamoAuthStore:
         return row.sealed_key or ""
 
     def revoke_token(self, token_id: str, expires: int) -> None:
-        row = self._model(pk=_REVOKED_PK + token_id, sk=_REVOKED_SK,
-                          expires_at=datetime.fromtimestamp(expires, tz=UTC))
+        row = self._model(pk=_REVOKED_PK + token_id, sk=_REVOKED_SK, expires_at=datetime.fromtimestamp(expires, tz=UTC))
         with storage_errors():
             row.save()
 
     def is_token_revoked(self, token_id: str) -> bool:
         # Strongly consistent: the logout may have been written by another container a moment ago.
         with storage_errors():
-            rows = list(self._model.query(_REVOKED_PK + token_id, self._model.sk == _REVOKED_SK,
-                                          consistent_read=True, attributes_to_get=["pk"]))
+            rows = list(
+                self._model.query(
+                    _REVOKED_PK + token_id,
+                    self._model.sk == _REVOKED_SK,
+                    consistent_read=True,
+                    attributes_to_get=["pk"],
+                )
+            )
         return bool(rows)
 
     # helpers
@@ -334,8 +344,9 @@ def statement_json(statement: Statement) -> dict[str, Any]:
 
 
 def _user(row: AuthRow) -> User:
-    return User(id=row.sk.removeprefix(_USER_SK), creation_date=int(row.creation_date or 0),
-                generation=row.generation or "")
+    return User(
+        id=row.sk.removeprefix(_USER_SK), creation_date=int(row.creation_date or 0), generation=row.generation or ""
+    )
 
 
 def _credential(row: AuthRow) -> Credential:

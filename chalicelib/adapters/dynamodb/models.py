@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -117,9 +117,6 @@ class AuthRow(Model):
     expires_at = TTLAttribute(null=True)
 
 
-_Row = TypeVar("_Row", bound=Model)
-
-
 @dataclass(frozen=True, slots=True)
 class ModelSet:
     """The models bound to one set of table names, one region and one endpoint."""
@@ -140,7 +137,7 @@ def key_attribute_names(model: type[Model]) -> list[str]:
     return [attr.attr_name for attr in model.get_attributes().values() if attr.is_hash_key or attr.is_range_key]
 
 
-def _bind(row: type[_Row], table_name: str, region: str, endpoint_url: str | None) -> type[_Row]:
+def _bind[R: Model](row: type[R], table_name: str, region: str, endpoint_url: str | None) -> type[R]:
     meta: dict[str, Any] = {
         "table_name": table_name,
         "region": region,

@@ -93,7 +93,7 @@ class DynamoRefStore:
         with storage_errors(on_condition_failed=lambda: errors.RepositoryNotFound(repo_id)):
             self._repositories(repository_id=repo_id).delete(condition=self._repositories.repository_id.exists())
 
-    def _delete_partition(self, model: type[BranchRow] | type[TagRow] | type[CommitRow], repo_id: str) -> None:
+    def _delete_partition(self, model: type[BranchRow | TagRow | CommitRow], repo_id: str) -> None:
         keys = key_attribute_names(model)
         with storage_errors():
             rows = model.query(repo_id, attributes_to_get=keys, consistent_read=True, page_size=_PAGE_SIZE)
@@ -110,12 +110,19 @@ class DynamoRefStore:
 
     def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
         self._create_in_generation(
-            repo_id, self._branch_row(repo_id, branch, branch.hidden), self._branches.repository_id.does_not_exist(), generation,
+            repo_id,
+            self._branch_row(repo_id, branch, branch.hidden),
+            self._branches.repository_id.does_not_exist(),
+            generation,
             lambda: errors.BranchExists(branch.id),
         )
 
     def _create_in_generation(
-        self, repo_id: str, row: BranchRow | TagRow, absent: Condition, generation: str | None,
+        self,
+        repo_id: str,
+        row: BranchRow | TagRow,
+        absent: Condition,
+        generation: str | None,
         exists: Callable[[], errors.GravelerError],
     ) -> None:
         """Saves ``row`` if absent (else ``exists()``); with ``generation``, only while the repository record is
@@ -130,10 +137,9 @@ class DynamoRefStore:
         repos = self._repositories
         same = repos.generation.does_not_exist() if not generation else repos.generation == generation
         try:
-            with storage_errors():
-                with TransactWrite(connection=self._connection) as transaction:
-                    transaction.condition_check(repos, repo_id, condition=(repos.state == "active") & same)
-                    transaction.save(row, condition=absent)
+            with storage_errors(), TransactWrite(connection=self._connection) as transaction:
+                transaction.condition_check(repos, repo_id, condition=(repos.state == "active") & same)
+                transaction.save(row, condition=absent)
         except errors.StorageError as e:
             reasons = getattr(e.__cause__, "cancellation_reasons", None) or []
             codes = [reason.code if reason is not None else None for reason in reasons]

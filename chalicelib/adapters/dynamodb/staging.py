@@ -66,10 +66,9 @@ class DynamoStagingStore:
         """
         # A batch must not name one key twice, so collapse repeats first (the last one wins, as with set).
         latest = {staged.key: staged for staged in entries}
-        with storage_errors():
-            with self._model.batch_write() as batch:
-                for staged in latest.values():
-                    batch.save(self._row(token, staged))
+        with storage_errors(), self._model.batch_write() as batch:
+            for staged in latest.values():
+                batch.save(self._row(token, staged))
 
     def delete(self, token: StagingToken, key: Key) -> None:
         with storage_errors():
@@ -80,7 +79,9 @@ class DynamoStagingStore:
         condition = self._model.key >= from_key if from_key else None
         with storage_errors():
             rows = self._model.query(
-                token, range_key_condition=condition, consistent_read=True,
+                token,
+                range_key_condition=condition,
+                consistent_read=True,
                 page_size=min(first_page or self._first_page_size, self._page_size),
             )
         for n, row in enumerate(translated(rows)):

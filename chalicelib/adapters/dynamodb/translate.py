@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import DoesNotExist, PynamoDBException
@@ -24,8 +23,6 @@ def _code(error: Exception) -> str | None:
     if isinstance(error, ClientError):
         return str(error.response.get("Error", {}).get("Code"))
     return None
-
-T = TypeVar("T")
 
 
 def is_conditional_failure(error: PynamoDBException) -> bool:
@@ -62,7 +59,7 @@ def storage_errors(
         raise errors.StorageError(f"DynamoDB: {e}") from e
 
 
-def translated(items: Iterable[T]) -> Iterator[T]:
+def translated[T](items: Iterable[T]) -> Iterator[T]:
     """Iterates ``items`` lazily (a PynamoDB query or scan pages on demand), translating errors as it goes."""
     iterator = iter(items)
     while True:

@@ -30,8 +30,9 @@ def function_key(name_or_arn: str) -> str:
 
 
 class LambdaHooks:
-    def __init__(self, allowed: Iterable[str], region: str, endpoint_url: str | None = None,
-                 session: Any = None) -> None:
+    def __init__(
+        self, allowed: Iterable[str], region: str, endpoint_url: str | None = None, session: Any = None
+    ) -> None:
         self.allowed = frozenset(function_key(a) for a in allowed if a)
         self.region = region
         self.endpoint_url = endpoint_url
@@ -46,15 +47,19 @@ class LambdaHooks:
 
             session = self._session or boto3.session.Session()
             config = Config(read_timeout=seconds, connect_timeout=min(5, seconds), retries={"max_attempts": 0})
-            self._clients[seconds] = session.client("lambda", region_name=self.region,
-                                                    endpoint_url=self.endpoint_url, config=config)
+            self._clients[seconds] = session.client(
+                "lambda", region_name=self.region, endpoint_url=self.endpoint_url, config=config
+            )
         return self._clients[seconds]
 
     def invoke(self, hook: HookSpec, payload: bytes, timeout_seconds: float) -> HookOutcome:
         name = str(hook.properties["function_name"])
         if function_key(name) not in self.allowed:
-            return HookOutcome(False, f"function {name} is not among the functions hooks may invoke\n",
-                               f"lambda function {name} is not allowed (the deployment's HookFunctions)")
+            return HookOutcome(
+                False,
+                f"function {name} is not among the functions hooks may invoke\n",
+                f"lambda function {name} is not allowed (the deployment's HookFunctions)",
+            )
         args: dict[str, Any] = {"FunctionName": name, "InvocationType": "RequestResponse", "Payload": payload}
         if hook.properties.get("qualifier"):
             args["Qualifier"] = str(hook.properties["qualifier"])
@@ -62,14 +67,18 @@ class LambdaHooks:
         try:
             answer = self._client(timeout_seconds).invoke(**args)
         except ReadTimeoutError:
-            return HookOutcome(False, request + f"Response:\nno answer within {timeout_seconds:g}s\n",
-                               f"lambda invoke failed: timed out after {timeout_seconds:g}s")
+            return HookOutcome(
+                False,
+                request + f"Response:\nno answer within {timeout_seconds:g}s\n",
+                f"lambda invoke failed: timed out after {timeout_seconds:g}s",
+            )
         except ClientError as e:
             code = e.response.get("Error", {}).get("Code", "error")
             return HookOutcome(False, request + f"Response:\n{code}: {e}\n", f"lambda invoke failed ({code})")
         except BotoCoreError as e:
-            return HookOutcome(False, request + f"Response:\n{type(e).__name__}: {e}\n",
-                               f"lambda invoke failed: {type(e).__name__}")
+            return HookOutcome(
+                False, request + f"Response:\n{type(e).__name__}: {e}\n", f"lambda invoke failed: {type(e).__name__}"
+            )
         body = answer["Payload"].read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace")
         output = request + f"Response:\n{answer.get('StatusCode')}\n{body}\n"
         if answer.get("FunctionError"):

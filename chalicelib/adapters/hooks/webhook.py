@@ -20,22 +20,36 @@ class WebhookHooks:
 
     def invoke(self, hook: HookSpec, payload: bytes, timeout_seconds: float) -> HookOutcome:
         url = with_query(str(hook.properties["url"]), hook.properties.get("query_params") or {})
-        headers = {"Content-Type": "application/json", **{str(k): str(v) for k, v in
-                                                           (hook.properties.get("headers") or {}).items()}}
+        headers = {
+            "Content-Type": "application/json",
+            **{str(k): str(v) for k, v in (hook.properties.get("headers") or {}).items()},
+        }
         request = f"Request:\nPOST {url}\n{payload.decode('utf-8')}\n\n"
         try:
-            answer = self.pool.request("POST", url, body=payload, headers=headers, retries=False, redirect=False,
-                                       preload_content=False, timeout=urllib3.Timeout(total=timeout_seconds))
+            answer = self.pool.request(
+                "POST",
+                url,
+                body=payload,
+                headers=headers,
+                retries=False,
+                redirect=False,
+                preload_content=False,
+                timeout=urllib3.Timeout(total=timeout_seconds),
+            )
             try:
                 body = answer.read(MAX_OUTPUT_BYTES, decode_content=True)
             finally:
                 answer.release_conn()
         except urllib3.exceptions.TimeoutError:
-            return HookOutcome(False, request + f"Response:\nno answer within {timeout_seconds:g}s\n",
-                               f"webhook request failed: timed out after {timeout_seconds:g}s")
+            return HookOutcome(
+                False,
+                request + f"Response:\nno answer within {timeout_seconds:g}s\n",
+                f"webhook request failed: timed out after {timeout_seconds:g}s",
+            )
         except urllib3.exceptions.HTTPError as e:
-            return HookOutcome(False, request + f"Response:\n{type(e).__name__}: {e}\n",
-                               f"webhook request failed: {type(e).__name__}")
+            return HookOutcome(
+                False, request + f"Response:\n{type(e).__name__}: {e}\n", f"webhook request failed: {type(e).__name__}"
+            )
         text = body.decode("utf-8", errors="replace")
         output = request + f"Response:\n{answer.status}\n{text}\n"
         if 200 <= answer.status < 300:

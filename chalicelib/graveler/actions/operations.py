@@ -17,23 +17,57 @@ __all__ = ["commit_event", "merge_event", "ref_event"]
 def commit_event(request: CommitRequest, commit_id: str = "") -> HookEvent:
     """pre-commit without ``commit_id``, post-commit with it."""
     kind = EventType.POST_COMMIT if commit_id else EventType.PRE_COMMIT
-    return HookEvent(kind, request.repository, commit_id or request.branch, branch_id=request.branch,
-                     source_ref=commit_id or request.branch, commit_id=commit_id, commit_message=request.message,
-                     committer=request.committer, commit_metadata=dict(request.metadata),
-                     idempotency_key=f"{request.request_id}/{kind}" if commit_id else "")
+    return HookEvent(
+        kind,
+        request.repository,
+        commit_id or request.branch,
+        branch_id=request.branch,
+        source_ref=commit_id or request.branch,
+        commit_id=commit_id,
+        commit_message=request.message,
+        committer=request.committer,
+        commit_metadata=dict(request.metadata),
+        idempotency_key=f"{request.request_id}/{kind}" if commit_id else "",
+    )
 
 
 def merge_event(request: MergeRequest, commit_id: str = "") -> HookEvent:
     """pre-merge without ``commit_id``, post-merge with it."""
     kind = EventType.POST_MERGE if commit_id else EventType.PRE_MERGE
-    return HookEvent(kind, request.repository, commit_id or request.source_commit, branch_id=request.destination,
-                     source_ref=request.source_ref, commit_id=commit_id, commit_message=request.message,
-                     committer=request.committer, commit_metadata=dict(request.metadata),
-                     idempotency_key=f"{request.request_id}/{kind}" if commit_id else "")
+    return HookEvent(
+        kind,
+        request.repository,
+        commit_id or request.source_commit,
+        branch_id=request.destination,
+        source_ref=request.source_ref,
+        commit_id=commit_id,
+        commit_message=request.message,
+        committer=request.committer,
+        commit_metadata=dict(request.metadata),
+        idempotency_key=f"{request.request_id}/{kind}" if commit_id else "",
+    )
 
 
-def ref_event(kind: EventType, repo_id: str, actions_ref: str, branch_id: str = "", tag_id: str = "",
-              source_ref: str = "", commit_id: str = "", committer: str = "", message: str = "") -> HookEvent:
+def ref_event(
+    kind: EventType,
+    repo_id: str,
+    actions_ref: str,
+    branch_id: str = "",
+    tag_id: str = "",
+    source_ref: str = "",
+    commit_id: str = "",
+    committer: str = "",
+    message: str = "",
+) -> HookEvent:
     """Branch and tag creation and deletion, revert and cherry-pick."""
-    return HookEvent(kind, repo_id, actions_ref, branch_id=branch_id, source_ref=source_ref, commit_id=commit_id,
-                     tag_id=tag_id, committer=committer, commit_message=message)
+    return HookEvent(
+        kind,
+        repo_id,
+        actions_ref,
+        branch_id=branch_id,
+        source_ref=source_ref,
+        commit_id=commit_id,
+        tag_id=tag_id,
+        committer=committer,
+        commit_message=message,
+    )

@@ -45,14 +45,27 @@ class HookRun:
     status: str
 
     def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "hook_run_id": self.hook_run_id, "action": self.action,
-                "hook_id": self.hook_id, "start_time": self.start_time, "end_time": self.end_time,
-                "status": self.status}
+        return {
+            "run_id": self.run_id,
+            "hook_run_id": self.hook_run_id,
+            "action": self.action,
+            "hook_id": self.hook_id,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "status": self.status,
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> HookRun:
-        return cls(str(d["run_id"]), str(d["hook_run_id"]), str(d["action"]), str(d["hook_id"]),
-                   float(d["start_time"]), float(d["end_time"]), str(d["status"]))
+        return cls(
+            str(d["run_id"]),
+            str(d["hook_run_id"]),
+            str(d["action"]),
+            str(d["hook_id"]),
+            float(d["start_time"]),
+            float(d["end_time"]),
+            str(d["status"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +85,30 @@ class ActionRun:
         return replace(self, commit_id=commit_id)
 
     def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "repository_id": self.repository_id, "event_type": self.event_type,
-                "branch": self.branch, "commit_id": self.commit_id, "source_ref": self.source_ref,
-                "start_time": self.start_time, "end_time": self.end_time, "status": self.status,
-                "hooks": [h.to_json() for h in self.hooks]}
+        return {
+            "run_id": self.run_id,
+            "repository_id": self.repository_id,
+            "event_type": self.event_type,
+            "branch": self.branch,
+            "commit_id": self.commit_id,
+            "source_ref": self.source_ref,
+            "start_time": self.start_time,
+            "end_time": self.end_time,
+            "status": self.status,
+            "hooks": [h.to_json() for h in self.hooks],
+        }
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> ActionRun:
-        return cls(str(d["run_id"]), str(d["repository_id"]), str(d["event_type"]), str(d["branch"]),
-                   str(d["commit_id"]), str(d.get("source_ref", "")), float(d["start_time"]),
-                   float(d["end_time"]), str(d["status"]), tuple(HookRun.from_json(h) for h in d["hooks"]))
+        return cls(
+            str(d["run_id"]),
+            str(d["repository_id"]),
+            str(d["event_type"]),
+            str(d["branch"]),
+            str(d["commit_id"]),
+            str(d.get("source_ref", "")),
+            float(d["start_time"]),
+            float(d["end_time"]),
+            str(d["status"]),
+            tuple(HookRun.from_json(h) for h in d["hooks"]),
+        )

@@ -92,8 +92,11 @@ class HookRunner:
             earlier = self.store.claimed(namespace, event.idempotency_key)
             if earlier is not None:
                 return self.store.get(namespace, earlier)
-        matched = [a for a in self.actions(event.repository_id, event.actions_ref)
-                   if a.matches(event.event_type, event.branch_id)]
+        matched = [
+            a
+            for a in self.actions(event.repository_id, event.actions_ref)
+            if a.matches(event.event_type, event.branch_id)
+        ]
         if not matched:
             return None
         run_id = new_run_id(self._clock())
@@ -106,24 +109,45 @@ class HookRunner:
             for h_index, hook in enumerate(action.hooks):
                 hook_start = self._clock()
                 outcome = self._invoke(event, action, hook, deadline)
-                record = HookRun(run_id, hook_run_id(a_index, h_index), action.name, hook.id, hook_start,
-                                 self._clock(), COMPLETED if outcome.ok else FAILED)
+                record = HookRun(
+                    run_id,
+                    hook_run_id(a_index, h_index),
+                    action.name,
+                    hook.id,
+                    hook_start,
+                    self._clock(),
+                    COMPLETED if outcome.ok else FAILED,
+                )
                 hooks.append(record)
                 outputs[record.hook_run_id] = outcome.output
                 if not outcome.ok:
                     failures.append((record, outcome))
                     break  # the rest of this action's hooks do not run
-        run = ActionRun(run_id, event.repository_id, str(event.event_type), event.branch_id, event.commit_id,
-                        event.source_ref, start, self._clock(), FAILED if failures else COMPLETED, tuple(hooks))
+        run = ActionRun(
+            run_id,
+            event.repository_id,
+            str(event.event_type),
+            event.branch_id,
+            event.commit_id,
+            event.source_ref,
+            start,
+            self._clock(),
+            FAILED if failures else COMPLETED,
+            tuple(hooks),
+        )
         self.store.save(namespace, run, outputs)
         if event.idempotency_key:
             self.store.claim(namespace, event.idempotency_key, run_id)
         if failures and event.event_type.is_pre:
-            raise HookAborted(abort_message(str(event.event_type), run_id, failures), run_id,
-                              tuple(r.hook_run_id for r, _ in failures))
+            raise HookAborted(
+                abort_message(str(event.event_type), run_id, failures),
+                run_id,
+                tuple(r.hook_run_id for r, _ in failures),
+            )
         if failures:
-            log.warning("%s run %s of %s: %d hook(s) failed", event.event_type, run_id, event.repository_id,
-                        len(failures))
+            log.warning(
+                "%s run %s of %s: %d hook(s) failed", event.event_type, run_id, event.repository_id, len(failures)
+            )
         return run
 
     def run_post(self, event: HookEvent) -> ActionRun | None:
@@ -157,8 +181,10 @@ def abort_message(event_type: str, run_id: str, failures: Sequence[tuple[HookRun
     """lakeFS's wording (HookAbortError over a multierror), which its web UI and lakectl parse for the run id and
     the failing hook run id, then the first failed hook's output."""
     count = f"{len(failures)} error occurred" if len(failures) == 1 else f"{len(failures)} errors occurred"
-    lines = [f"\t* hook run id '{r.hook_run_id}' failed on action '{r.action}' hook '{r.hook_id}': {o.error}"
-             for r, o in failures]
+    lines = [
+        f"\t* hook run id '{r.hook_run_id}' failed on action '{r.action}' hook '{r.hook_id}': {o.error}"
+        for r, o in failures
+    ]
     text = f"{event_type} hook aborted, run id '{run_id}': {count}:\n" + "\n".join(lines) + "\n\n"
     first, outcome = failures[0]
     if outcome.output:

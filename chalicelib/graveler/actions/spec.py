@@ -79,7 +79,7 @@ def parse_duration(text: str) -> float:
         if m is None:
             raise ValueError(f"invalid duration {text!r}")
         total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
-        rest = rest[m.end():]
+        rest = rest[m.end() :]
     return total
 
 
@@ -108,7 +108,7 @@ def _glob_regex(pattern: str) -> str:
             end = pattern.find("]", i + 1)
             if end <= i + 1:
                 raise re.error("unterminated or empty class")
-            body = pattern[i + 1:end]
+            body = pattern[i + 1 : end]
             negate = body.startswith("^")
             body = body[1:] if negate else body
             escaped = "".join("\\" + ch if ch in "\\]^[" else ch for ch in body)

@@ -64,8 +64,9 @@ class RunStore:
         except errors.ObjectNotFound:
             return b""
 
-    def list(self, namespace: str, branch: str = "", commit_id: str = "", after: str = "",
-             amount: int = 100) -> Page[ActionRun]:
+    def list(
+        self, namespace: str, branch: str = "", commit_id: str = "", after: str = "", amount: int = 100
+    ) -> Page[ActionRun]:
         """Runs newest first, of a branch and/or a commit when given, after the run id ``after``."""
         base = _base(namespace)
         ids: Iterator[str]
@@ -74,8 +75,11 @@ class RunStore:
         elif branch:
             ids = self._ids(f"{base}index/branch/{branch}/")
         else:
-            ids = (a[len(f"{base}log/"):-len(MANIFEST) - 1] for a, _ in self.blocks.list_blobs(f"{base}log/")
-                   if a.endswith("/" + MANIFEST))
+            ids = (
+                a[len(f"{base}log/") : -len(MANIFEST) - 1]
+                for a, _ in self.blocks.list_blobs(f"{base}log/")
+                if a.endswith("/" + MANIFEST)
+            )
         results: list[ActionRun] = []
         for run_id in ids:
             if after and run_id <= after:
@@ -92,7 +96,7 @@ class RunStore:
         return Page(results, False, "")
 
     def _ids(self, prefix: str) -> Iterator[str]:
-        return (a[len(prefix):] for a, _ in self.blocks.list_blobs(prefix))
+        return (a[len(prefix) :] for a, _ in self.blocks.list_blobs(prefix))
 
     def claim(self, namespace: str, key: str, run_id: str) -> str | None:
         """Records that the step with this key ran as ``run_id``; the run id recorded earlier if one was."""

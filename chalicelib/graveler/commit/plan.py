@@ -32,8 +32,13 @@ class SliceSpec:
     @classmethod
     def from_json(cls, data: Json) -> SliceSpec:
         hi = data.get("hi")
-        return cls(str(data["namespace"]), str(data["base_metarange"]), tuple(str(t) for t in data["tokens"]),
-                   str(data["lo"]), None if hi is None else str(hi))
+        return cls(
+            str(data["namespace"]),
+            str(data["base_metarange"]),
+            tuple(str(t) for t in data["tokens"]),
+            str(data["lo"]),
+            None if hi is None else str(hi),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +62,13 @@ class CommitBase:
 
     @classmethod
     def from_json(cls, data: Json) -> CommitBase:
-        return cls(str(data["commit_id"]), int(data["generation"]), str(data["staging_token"]),
-                   tuple(str(t) for t in data["tokens"]), str(data["namespace"]))
+        return cls(
+            str(data["commit_id"]),
+            int(data["generation"]),
+            str(data["staging_token"]),
+            tuple(str(t) for t in data["tokens"]),
+            str(data["namespace"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,7 +147,7 @@ class CommitSteps:
         base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
         writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
-        changes = _bounded(staged_changes(self.staging, list(item.tokens), lo), hi)
+        changes = _bounded(staged_changes(self.staging, [StagingToken(t) for t in item.tokens], lo), hi)
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
         )
@@ -176,8 +176,16 @@ class CommitSteps:
         cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
         if changes == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-        commit = Commit(cid, request.committer, request.message, request.date, metarange, dict(request.metadata),
-                        (parent,), base.generation + 1)
+        commit = Commit(
+            cid,
+            request.committer,
+            request.message,
+            request.date,
+            metarange,
+            dict(request.metadata),
+            (parent,),
+            base.generation + 1,
+        )
         tokens = tuple(StagingToken(t) for t in base.tokens)
         return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
@@ -208,7 +216,11 @@ class CommitSteps:
 
 
 def swap_branch(
-    refs: RefStore, repo_id: RepositoryID, branch_id: BranchID, commit: Commit, tokens: tuple[StagingToken, ...],
+    refs: RefStore,
+    repo_id: RepositoryID,
+    branch_id: BranchID,
+    commit: Commit,
+    tokens: tuple[StagingToken, ...],
     sleep: Any = None,
 ) -> Json:
     """The last step of ``finish`` (branch_moves.finish_move): {"status": "committed", "commit_id", "tokens"}, also

@@ -98,9 +98,7 @@ def _add_new_keys_below(cursor: _Changes, bound: str | None, writer: RangeWriter
         cursor.advance()
 
 
-def _merge_range(
-    rows: RangeColumns, info: RangeInfo, cursor: _Changes, writer: RangeWriter, counts: _Counts
-) -> None:
+def _merge_range(rows: RangeColumns, info: RangeInfo, cursor: _Changes, writer: RangeWriter, counts: _Counts) -> None:
     keys = rows.keys
     position = 0
     while (head := cursor.head) is not None and head.key <= info.max_key:

@@ -15,9 +15,7 @@ class LRUCache[K, V]:
     same key may both load it, which is harmless for immutable content.
     """
 
-    def __init__(
-        self, capacity: int, max_weight: int | None = None, weigh: Callable[[V], int] | None = None
-    ) -> None:
+    def __init__(self, capacity: int, max_weight: int | None = None, weigh: Callable[[V], int] | None = None) -> None:
         self._capacity = max(0, capacity)
         self._max_weight = max_weight
         self._weigh = weigh
@@ -44,8 +42,7 @@ class LRUCache[K, V]:
             self._items[key] = (value, weight)
             self._weight += weight
             while len(self._items) > 1 and (
-                len(self._items) > self._capacity
-                or (self._max_weight is not None and self._weight > self._max_weight)
+                len(self._items) > self._capacity or (self._max_weight is not None and self._weight > self._max_weight)
             ):
                 _, (_, evicted) = self._items.popitem(last=False)
                 self._weight -= evicted

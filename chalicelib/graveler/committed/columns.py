@@ -77,11 +77,15 @@ class RangeColumns:
     boundary positions) is computed once and kept with the range.
     """
 
-    __slots__ = ("table", "_hashes", "_keys", "_identities", "_running", "_hits")
+    __slots__ = ("_hashes", "_hits", "_identities", "_keys", "_running", "table")
 
-    def __init__(self, arrays: Sequence[pa.Array | pa.ChunkedArray] | pa.Table, hashes: pa.Array | pa.ChunkedArray | None = None) -> None:
+    def __init__(
+        self, arrays: Sequence[pa.Array | pa.ChunkedArray] | pa.Table, hashes: pa.Array | pa.ChunkedArray | None = None
+    ) -> None:
         # A table, so that slices and concatenations of ranges share buffers instead of copying them.
-        self.table: pa.Table = arrays if isinstance(arrays, pa.Table) else pa.Table.from_arrays(list(arrays), schema=ROW_SCHEMA)
+        self.table: pa.Table = (
+            arrays if isinstance(arrays, pa.Table) else pa.Table.from_arrays(list(arrays), schema=ROW_SCHEMA)
+        )
         self._hashes = hashes
         self._keys: list[str] | None = None
         self._identities: list[bytes] | None = None
@@ -169,7 +173,9 @@ class RangeColumns:
             if len(self) == 0:
                 self._running = pa.array([], pa.int64())
             else:
-                self._running = pc.cumulative_sum(total.combine_chunks() if isinstance(total, pa.ChunkedArray) else total)
+                self._running = pc.cumulative_sum(
+                    total.combine_chunks() if isinstance(total, pa.ChunkedArray) else total
+                )
         return int64_view(self._running)
 
     def hash_hits(self, raggedness: int) -> list[int]:

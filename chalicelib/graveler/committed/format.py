@@ -75,7 +75,10 @@ def _read(data: bytes, kind: bytes, dictionary_columns: list[str] | None = None)
 
 def encode_range(columns: RangeColumns) -> bytes:
     hashes = columns.hashes
-    table = columns.table.append_column(RANGE_SCHEMA.field(KEY_HASH_COLUMN), hashes if isinstance(hashes, pa.ChunkedArray) else pa.chunked_array([hashes])).replace_schema_metadata(RANGE_SCHEMA.metadata)
+    table = columns.table.append_column(
+        RANGE_SCHEMA.field(KEY_HASH_COLUMN),
+        hashes if isinstance(hashes, pa.ChunkedArray) else pa.chunked_array([hashes]),
+    ).replace_schema_metadata(RANGE_SCHEMA.metadata)
     return _to_bytes(table, _RANGE_DICTIONARY_COLUMNS)
 
 

@@ -97,8 +97,14 @@ def range_id(columns: RangeColumns) -> RangeID:
 
 
 def range_id_of_lists(
-    keys: Sequence[str], addresses: Sequence[str], sizes: Sequence[int], etags: Sequence[str],
-    mtimes: Sequence[int], content_types: Sequence[str], metadata: Sequence[str], identities: Sequence[bytes],
+    keys: Sequence[str],
+    addresses: Sequence[str],
+    sizes: Sequence[int],
+    etags: Sequence[str],
+    mtimes: Sequence[int],
+    content_types: Sequence[str],
+    metadata: Sequence[str],
+    identities: Sequence[bytes],
 ) -> RangeID:
     """The reference serialization, row values as Python lists: what ``range_id`` must always agree with."""
     hasher = hashlib.sha256()

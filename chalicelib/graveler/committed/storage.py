@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from ..addressing import metadata_address
 from ..errors import ObjectNotFound, StorageError
 from ..ports import BlockStore
-from ..addressing import metadata_address
 from ..records import EMPTY_METARANGE, MetaRangeID, RangeID, RangeInfo
 from . import format as parquet
 from .cache import LRUCache

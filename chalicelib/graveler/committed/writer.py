@@ -32,7 +32,7 @@ __all__ = ["RangeWriter", "closes_range"]
 class _NewRows:
     """A run of new entries in the unfinished range, as Python lists until the range closes."""
 
-    __slots__ = ("keys", "addresses", "sizes", "etags", "mtimes", "content_types", "metadata", "identities", "hashes")
+    __slots__ = ("addresses", "content_types", "etags", "hashes", "identities", "keys", "metadata", "mtimes", "sizes")
 
     def __init__(self) -> None:
         self.keys: list[str] = []
@@ -54,7 +54,13 @@ class _NewRows:
 
     def columns(self) -> RangeColumns:
         columns = RangeColumns.from_lists(
-            self.keys, self.addresses, self.sizes, self.etags, self.mtimes, self.content_types, self.metadata,
+            self.keys,
+            self.addresses,
+            self.sizes,
+            self.etags,
+            self.mtimes,
+            self.content_types,
+            self.metadata,
             self.identities,
         )
         return RangeColumns(columns.arrays, pa.array(self.hashes, pa.uint64()))

@@ -46,8 +46,9 @@ def _window(loc: ImportLocation, lo: str, hi: str | None) -> tuple[str, str | No
     return start, hi
 
 
-def _sources(lister: SourceLister, loc: ImportLocation, start: str, stop: str | None,
-             on_page: OnPage) -> Iterator[tuple[str, Entry]]:
+def _sources(
+    lister: SourceLister, loc: ImportLocation, start: str, stop: str | None, on_page: OnPage
+) -> Iterator[tuple[str, Entry]]:
     """(destination key, entry) of the sources landing in [start, stop), in key order."""
     if loc.type == OBJECT:
         found = lister.head(loc.bucket, loc.key)

@@ -38,9 +38,15 @@ class ImportSlice:
     @classmethod
     def from_json(cls, data: Json) -> ImportSlice:
         hi = data.get("hi")
-        return cls(str(data["import_id"]), str(data["namespace"]), str(data["base_metarange"]),
-                   tuple(ImportLocation.from_json(loc) for loc in data["locations"]), str(data["lo"]),
-                   None if hi is None else str(hi), str(data["part"]))
+        return cls(
+            str(data["import_id"]),
+            str(data["namespace"]),
+            str(data["base_metarange"]),
+            tuple(ImportLocation.from_json(loc) for loc in data["locations"]),
+            str(data["lo"]),
+            None if hi is None else str(hi),
+            str(data["part"]),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +68,12 @@ class ImportPlan:
 
     @classmethod
     def from_json(cls, data: Json) -> ImportPlan:
-        return cls(str(data["base_commit"]), int(data["base_generation"]), str(data["namespace"]),
-                   tuple(ImportSlice.from_json(s) for s in data["slices"]))
+        return cls(
+            str(data["base_commit"]),
+            int(data["base_generation"]),
+            str(data["namespace"]),
+            tuple(ImportSlice.from_json(s) for s in data["slices"]),
+        )
 
 
 __all__ = ["ImportPlan", "ImportSlice"]

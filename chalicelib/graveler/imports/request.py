@@ -9,6 +9,7 @@ of the key space, and the intervals in destination order are the import's listin
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -50,13 +51,13 @@ class ImportLocation:
         """Where a source key lands on the branch."""
         if self.type == OBJECT:
             return self.destination
-        return self.destination + source_key[len(self.key):]
+        return self.destination + source_key[len(self.key) :]
 
     def source_key(self, destination_key: str) -> str:
         """The source key that lands at ``destination_key`` (which must lie under the destination)."""
         if self.type == OBJECT:
             return self.key
-        return self.key + destination_key[len(self.destination):]
+        return self.key + destination_key[len(self.destination) :]
 
     def covers(self, key: str) -> bool:
         """Whether ``key`` lies in this location's destination interval."""
@@ -106,9 +107,14 @@ class ImportRequest:
     @classmethod
     def from_json(cls, data: Json) -> ImportRequest:
         return cls(
-            str(data["repository"]), str(data["branch"]), str(data["import_id"]),
-            tuple(ImportLocation.from_json(loc) for loc in data["locations"]), str(data["committer"]),
-            str(data["message"]), float(data["date"]), {str(k): str(v) for k, v in data.get("metadata", {}).items()},
+            str(data["repository"]),
+            str(data["branch"]),
+            str(data["import_id"]),
+            tuple(ImportLocation.from_json(loc) for loc in data["locations"]),
+            str(data["committer"]),
+            str(data["message"]),
+            float(data["date"]),
+            {str(k): str(v) for k, v in data.get("metadata", {}).items()},
             bool(data.get("force", False)),
         )
 
@@ -137,9 +143,10 @@ def check_locations(locations: Sequence[ImportLocation]) -> tuple[ImportLocation
         if loc.destination:
             validate_path(loc.destination)
     ordered = tuple(sorted(locations, key=lambda loc: loc.destination))
-    for before, after in zip(ordered, ordered[1:], strict=False):
-        if before.covers(after.destination) or (before.type == COMMON_PREFIX and after.destination.startswith(
-                before.destination)):
+    for before, after in itertools.pairwise(ordered):
+        if before.covers(after.destination) or (
+            before.type == COMMON_PREFIX and after.destination.startswith(before.destination)
+        ):
             raise errors.Invalid(
                 f"paths: destinations {before.destination!r} and {after.destination!r} overlap; import them separately"
             )
@@ -167,7 +174,7 @@ def _under(loc: ImportLocation, prefix: str) -> bool:
     allowed ``s3://data`` does not let ``s3://data-private/`` in."""
     if not prefix.startswith(_SCHEME):
         return False
-    bucket, _, key_prefix = prefix[len(_SCHEME):].partition("/")
+    bucket, _, key_prefix = prefix[len(_SCHEME) :].partition("/")
     return loc.bucket == bucket and loc.key.startswith(key_prefix)
 
 

@@ -79,11 +79,18 @@ class Importer:
         repo = self.graveler.repository_for_write(repo_id, force)
         self.graveler.refs.get_branch(repo.id, BranchID(branch_id))
         import_id = uuid.uuid4().hex
-        request = ImportRequest(repo.id, branch_id, import_id, ordered, committer,
-                                message or f"Import into {branch_id}",
-                                self._clock() if date is None else float(date), dict(metadata or {}), force)
-        self.records.create(repo.storage_namespace, ImportRecord(import_id, repo.id, branch_id, RUNNING,
-                                                                  self._clock()))
+        request = ImportRequest(
+            repo.id,
+            branch_id,
+            import_id,
+            ordered,
+            committer,
+            message or f"Import into {branch_id}",
+            self._clock() if date is None else float(date),
+            dict(metadata or {}),
+            force,
+        )
+        self.records.create(repo.storage_namespace, ImportRecord(import_id, repo.id, branch_id, RUNNING, self._clock()))
         return request
 
     def launch(self, request: ImportRequest) -> None:
@@ -92,8 +99,9 @@ class Importer:
         if self.runner is None or not self._at_least(request, self.inline_threshold + 1):
             self.run(request, max_slices=1)
             return
-        self.runner.start(EXECUTION_PREFIX + request.import_id,
-                          {"request": request.to_json(), "max_slices": self.max_slices})
+        self.runner.start(
+            EXECUTION_PREFIX + request.import_id, {"request": request.to_json(), "max_slices": self.max_slices}
+        )
 
     def _at_least(self, request: ImportRequest, count: int) -> bool:
         """Whether the sources hold at least ``count`` objects; lists at most about that many."""

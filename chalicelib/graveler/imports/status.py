@@ -40,8 +40,9 @@ class ImportRecord:
         return self.state != RUNNING
 
     def completed(self, commit_id: str, metarange_id: str, ingested: int, now: float) -> ImportRecord:
-        return replace(self, state=COMPLETED, commit_id=commit_id, metarange_id=metarange_id, ingested=ingested,
-                       update_time=now)
+        return replace(
+            self, state=COMPLETED, commit_id=commit_id, metarange_id=metarange_id, ingested=ingested, update_time=now
+        )
 
     def failed(self, message: str, now: float) -> ImportRecord:
         return replace(self, state=FAILED, error=message, update_time=now)
@@ -65,9 +66,18 @@ class ImportRecord:
         state = str(data["state"])
         if state not in STATES:
             raise ValueError(f"unknown import state {state!r}")
-        return cls(str(data["import_id"]), str(data["repository"]), str(data["branch"]), state,
-                   float(data["update_time"]), int(data.get("ingested", 0)), str(data.get("commit_id", "")),
-                   str(data.get("metarange_id", "")), str(data.get("error", "")), str(data.get("merge_task", "")))
+        return cls(
+            str(data["import_id"]),
+            str(data["repository"]),
+            str(data["branch"]),
+            state,
+            float(data["update_time"]),
+            int(data.get("ingested", 0)),
+            str(data.get("commit_id", "")),
+            str(data.get("metarange_id", "")),
+            str(data.get("error", "")),
+            str(data.get("merge_task", "")),
+        )
 
 
 __all__ = ["CANCELED_MESSAGE", "COMPLETED", "FAILED", "RUNNING", "ImportRecord"]

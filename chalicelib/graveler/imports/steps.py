@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
-from ..committed.apply import apply_changes
 from ..committed import CommittedManager
+from ..committed.apply import apply_changes
 from ..committed.writer import RangeWriter
 from ..identity import commit_id
 from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
@@ -102,8 +102,9 @@ class ImportSteps:
         candidates.update(r.min_key for r in base)
         bounds = spread_bounds(sorted(candidates), [base], max_slices)
         slices = tuple(
-            ImportSlice(request.import_id, repo.storage_namespace, head.meta_range_id, request.locations, lo, hi,
-                        f"{index:05d}")
+            ImportSlice(
+                request.import_id, repo.storage_namespace, head.meta_range_id, request.locations, lo, hi, f"{index:05d}"
+            )
             for index, (lo, hi) in enumerate(bounds)
         )
         return ImportPlan(head.id, head.generation, repo.storage_namespace, slices)
@@ -113,8 +114,11 @@ class ImportSteps:
         earlier import left there is on the branch already, or was left unmerged on purpose by a cancel)."""
         repo_id, name = RepositoryID(request.repository), BranchID(request.import_branch)
         try:
-            self.refs.create_branch(repo_id, Branch(name, head, new_staging_token(request.repository, name),
-                                                    hidden=True), generation=generation)
+            self.refs.create_branch(
+                repo_id,
+                Branch(name, head, new_staging_token(request.repository, name), hidden=True),
+                generation=generation,
+            )
             return
         except errors.BranchExists:
             pass
@@ -122,8 +126,9 @@ class ImportSteps:
         def move(branch: Branch) -> Branch | None:
             if branch.commit_id == head:
                 return None
-            return Branch(branch.id, head, branch.staging_token, branch.sealed_tokens, branch.retired_tokens,
-                          branch.hidden)
+            return Branch(
+                branch.id, head, branch.staging_token, branch.sealed_tokens, branch.retired_tokens, branch.hidden
+            )
 
         update_branch(self.refs, repo_id, name, move, f"branch {name} kept moving", self._sleep)
 
@@ -152,8 +157,7 @@ class ImportSteps:
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
         )
         metarange = self.storage.write_metarange(namespace, ranges)
-        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed,
-                "ingested": listed[0]}
+        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed, "ingested": listed[0]}
 
     # ---- commit ---------------------------------------------------------------------------------------------
 
@@ -166,14 +170,28 @@ class ImportSteps:
         metarange = self.storage.write_metarange(namespace, concatenate(self.storage, namespace, self.params, parts))
         parent = CommitID(plan.base_commit)
         cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
-        commit = Commit(cid, request.committer, request.message, request.date, metarange, dict(request.metadata),
-                        (parent,), plan.base_generation + 1)
+        commit = Commit(
+            cid,
+            request.committer,
+            request.message,
+            request.date,
+            metarange,
+            dict(request.metadata),
+            (parent,),
+            plan.base_generation + 1,
+        )
         if finish_move(self.refs, repo_id, BranchID(request.import_branch), commit, (), self._sleep) is None:
-            raise errors.Conflict(f"branch {request.import_branch} moved during the import: another import into "
-                                  f"{request.branch} is running")
+            raise errors.Conflict(
+                f"branch {request.import_branch} moved during the import: another import into "
+                f"{request.branch} is running"
+            )
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        return {"commit_id": cid, "metarange_id": metarange, "ingested": sum(int(b["ingested"]) for b in built),
-                "changes": changes}
+        return {
+            "commit_id": cid,
+            "metarange_id": metarange,
+            "ingested": sum(int(b["ingested"]) for b in built),
+            "changes": changes,
+        }
 
     # ---- merge ----------------------------------------------------------------------------------------------
 
@@ -189,8 +207,12 @@ class ImportSteps:
         merged = self._merged_already(repo_id, BranchID(request.branch), imported)
         if merged is None:
             merged = self._merge(request, namespace, record)
-        self.records.save(namespace, self.records.get(namespace, request.import_id).completed(
-            merged, str(committed["metarange_id"]), int(committed["ingested"]), self._clock()))
+        self.records.save(
+            namespace,
+            self.records.get(namespace, request.import_id).completed(
+                merged, str(committed["metarange_id"]), int(committed["ingested"]), self._clock()
+            ),
+        )
         return {"commit_id": merged}
 
     def _merge(self, request: ImportRequest, namespace: str, record: ImportRecord) -> CommitID:
@@ -206,9 +228,17 @@ class ImportSteps:
             assert status.result is not None
             return status.result.id
         try:
-            found = g.merge(request.repository, request.import_branch, request.branch, request.committer,
-                            request.message, dict(request.metadata), allow_empty=True, force=request.force,
-                            wait_seconds=self._merge_wait)
+            found = g.merge(
+                request.repository,
+                request.import_branch,
+                request.branch,
+                request.committer,
+                request.message,
+                dict(request.metadata),
+                allow_empty=True,
+                force=request.force,
+                wait_seconds=self._merge_wait,
+            )
         except errors.StillRunning as running:
             self.records.save(namespace, dataclasses.replace(record, merge_task=running.task_id))
             raise

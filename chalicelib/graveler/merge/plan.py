@@ -41,10 +41,15 @@ class MergeSliceSpec:
     def from_json(cls, data: Json) -> MergeSliceSpec:
         hi = data.get("hi")
         return cls(
-            str(data["namespace"]), str(data["base"]), str(data["source"]), str(data["dest"]),
+            str(data["namespace"]),
+            str(data["base"]),
+            str(data["source"]),
+            str(data["dest"]),
             data.get("strategy") or None,
             tuple((str(p), str(s)) for p, s in data.get("path_strategies") or ()),
-            str(data["request_id"]), str(data["lo"]), None if hi is None else str(hi),
+            str(data["request_id"]),
+            str(data["lo"]),
+            None if hi is None else str(hi),
         )
 
 
@@ -73,9 +78,14 @@ class MergeFixed:
     @classmethod
     def from_json(cls, data: Json) -> MergeFixed:
         metarange = data.get("metarange")
-        return cls(str(data["namespace"]), str(data["dest_commit"]), int(data["dest_generation"]),
-                   int(data["source_generation"]), tuple(str(t) for t in data["tokens"]),
-                   None if metarange is None else str(metarange))
+        return cls(
+            str(data["namespace"]),
+            str(data["dest_commit"]),
+            int(data["dest_generation"]),
+            int(data["source_generation"]),
+            tuple(str(t) for t in data["tokens"]),
+            None if metarange is None else str(metarange),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,8 +102,11 @@ class MergePlan:
 
     @classmethod
     def from_json(cls, data: Json) -> MergePlan:
-        return cls(MergeFixed.from_json(data["fixed"]), tuple(MergeSliceSpec.from_json(s) for s in data["slices"]),
-                   int(data.get("size") or 0))
+        return cls(
+            MergeFixed.from_json(data["fixed"]),
+            tuple(MergeSliceSpec.from_json(s) for s in data["slices"]),
+            int(data.get("size") or 0),
+        )
 
 
 __all__ = ["MergeFixed", "MergePlan", "MergeSliceSpec"]

@@ -62,7 +62,11 @@ def conflicts_address(namespace: str, request_id: str) -> str:
 def read_conflicts(data: bytes) -> list[KeyConflict]:
     return [
         KeyConflict(
-            c["path"], Action(c["source"]), Action(c["destination"]), None, None,
+            c["path"],
+            Action(c["source"]),
+            Action(c["destination"]),
+            None,
+            None,
             Decision(c["resolution"]) if c.get("resolution") else None,
         )
         for c in json.loads(data)["conflicts"]
@@ -215,8 +219,9 @@ class MergeSteps:
         policy = conflict_policy(request.strategy, request.path_strategies)
         metadata = {**request.metadata, **policy.metadata()}
         cid = commit_id(request.committer, request.text, metarange, request.date, metadata, parents)
-        commit = Commit(cid, request.committer, request.text, request.date, metarange, metadata, parents,
-                        max(generations) + 1)
+        commit = Commit(
+            cid, request.committer, request.text, request.date, metarange, metadata, parents, max(generations) + 1
+        )
         tokens = tuple(StagingToken(t) for t in fixed.tokens)
         return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
@@ -230,7 +235,10 @@ class MergeSteps:
     # ---- all of it in one process ---------------------------------------------------------------------------
 
     def run(
-        self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10,
+        self,
+        request: MergeRequest,
+        max_slices: int = DEFAULT_MAX_SLICES,
+        max_rounds: int = 10,
         planned: MergePlan | None = None,
     ) -> Json:
         """Every step in order, as the state machine runs them (the inline path), from ``planned`` if the caller

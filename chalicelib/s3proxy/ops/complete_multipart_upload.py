@@ -80,6 +80,10 @@ def complete_multipart_upload(ctx: Context) -> Response:
         uploads.discard(upload, abort=False)
     return xml_response(
         "CompleteMultipartUploadResult",
-        [element("Location", f"/{ctx.bucket}/{ctx.key}"), element("Bucket", ctx.bucket), element("Key", ctx.key),
-         element("ETag", f'"{entry.etag}"')],
+        [
+            element("Location", f"/{ctx.bucket}/{ctx.key}"),
+            element("Bucket", ctx.bucket),
+            element("Key", ctx.key),
+            element("ETag", f'"{entry.etag}"'),
+        ],
     )

@@ -39,11 +39,17 @@ def copy_object(ctx: Context) -> Response:
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
     source = ctx.graveler.stat_object(src_repo, src_ref, src_path)
     if not check_read_conditions(request, source, "x-amz-copy-source-if-"):
-        raise S3Error("PreconditionFailed", "the copy source matches x-amz-copy-source-if-none-match or was "
-                                            "not modified since x-amz-copy-source-if-modified-since")
+        raise S3Error(
+            "PreconditionFailed",
+            "the copy source matches x-amz-copy-source-if-none-match or was "
+            "not modified since x-amz-copy-source-if-modified-since",
+        )
     if directive == "COPY" and (src_repo, src_ref, src_path) == (ctx.bucket, branch, path):
-        raise S3Error("InvalidRequest", "This copy request is illegal because it is trying to copy an object to "
-                                        "itself without changing the object's metadata.")
+        raise S3Error(
+            "InvalidRequest",
+            "This copy request is illegal because it is trying to copy an object to "
+            "itself without changing the object's metadata.",
+        )
     replace = directive == "REPLACE"
     content_type = (request.header("content-type") or "application/octet-stream") if replace else source.content_type
     metadata = user_metadata(request) if replace else dict(source.user_metadata)
@@ -51,8 +57,9 @@ def copy_object(ctx: Context) -> Response:
     with ctx.writing():
         if src_repo == ctx.bucket and source.physical_address.startswith(repository.storage_namespace + "/"):
             if replace:
-                entry = Entry(source.physical_address, source.size, source.etag, int(ctx.clock()), content_type,
-                              metadata)
+                entry = Entry(
+                    source.physical_address, source.size, source.etag, int(ctx.clock()), content_type, metadata
+                )
                 entry = ctx.graveler.link_object(ctx.bucket, branch, path, entry, exclusive)
             else:
                 entry = ctx.graveler.copy_object(ctx.bucket, src_ref, src_path, branch, path, exclusive)

@@ -19,8 +19,9 @@ MAX_KEYS = 1000
 
 
 def _error(key: str, error: S3Error) -> ET.Element:
-    return element("Error", children=[element("Key", key), element("Code", error.code),
-                                      element("Message", error.message)])
+    return element(
+        "Error", children=[element("Key", key), element("Code", error.code), element("Message", error.message)]
+    )
 
 
 def delete_objects(ctx: Context) -> Response:

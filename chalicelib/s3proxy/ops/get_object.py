@@ -51,8 +51,11 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
         else:
             start, end = max(0, size - suffix), size - 1
     if start >= size:
-        raise S3Error("InvalidRange", headers={"Content-Range": f"bytes */{size}"},
-                      details={"RangeRequested": header, "ActualObjectSize": str(size)})
+        raise S3Error(
+            "InvalidRange",
+            headers={"Content-Range": f"bytes */{size}"},
+            details={"RangeRequested": header, "ActualObjectSize": str(size)},
+        )
     return start, min(end, size - 1)
 
 
@@ -60,8 +63,11 @@ def get_object(ctx: Context) -> Response:
     request = ctx.request
     ref, path = ctx.ref_and_path()
     if request.has_param("versionId"):
-        raise S3Error("NotImplemented", "object versions are not supported: read older data through a ref "
-                                        "(a commit id, a tag or main~1) in the key")
+        raise S3Error(
+            "NotImplemented",
+            "object versions are not supported: read older data through a ref "
+            "(a commit id, a tag or main~1) in the key",
+        )
     if request.has_param("partNumber"):
         raise S3Error("NotImplemented", "reading by part number is not supported: use a Range")
     ctx.authorize("fs:ReadObject", object_arn(ctx.bucket, path))
@@ -78,8 +84,11 @@ def get_object(ctx: Context) -> Response:
             value = request.param(param)
             if not http_headers.is_safe_value(value):
                 # A presigned URL is handed around: its override must not write the response's headers.
-                raise S3Error("InvalidArgument", f"{param} must be printable ASCII without CR or LF",
-                              details={"ArgumentName": param})
+                raise S3Error(
+                    "InvalidArgument",
+                    f"{param} must be printable ASCII without CR or LF",
+                    details={"ArgumentName": param},
+                )
             headers[header] = value
     # After the overrides: response-content-type=text/html must not make the bytes a page, and an asked
     # inline disposition stands only for an inert type.
@@ -102,7 +111,9 @@ def get_object(ctx: Context) -> Response:
             "multipart_chunksize), or get a presigned URL from the lakeFS API (stat or get with presign=true)",
         )
     # A whole read asks for no range at all: an S3 range of an empty object does not exist.
-    data = ctx.graveler.read_object(ctx.bucket, entry, start, end) if byte_range else ctx.graveler.read_object(
-        ctx.bucket, entry
+    data = (
+        ctx.graveler.read_object(ctx.bucket, entry, start, end)
+        if byte_range
+        else ctx.graveler.read_object(ctx.bucket, entry)
     )
     return Response(status, headers, data)

@@ -31,8 +31,9 @@ def list_multipart_uploads(ctx: Context) -> Response:
     )
     rows: list[Upload | str] = []
     for upload in ordered:
-        if key_marker and (upload.key < key_marker or (upload.key == key_marker and (
-                not id_marker or upload.upload_id <= id_marker))):
+        if key_marker and (
+            upload.key < key_marker or (upload.key == key_marker and (not id_marker or upload.upload_id <= id_marker))
+        ):
             continue
         cut = upload.key.find(delimiter, len(prefix)) if delimiter else -1
         if cut >= 0:
@@ -57,15 +58,19 @@ def list_multipart_uploads(ctx: Context) -> Response:
     if delimiter:
         head.append(element("Delimiter", delimiter))
     uploads = [
-        element("Upload", children=[
-            element("Key", u.key),
-            element("UploadId", u.upload_id),
-            element("Initiator", children=[element("ID", u.initiator), element("DisplayName", u.initiator)]),
-            owner(u.initiator),
-            element("StorageClass", "STANDARD"),
-            element("Initiated", iso8601(u.initiated)),
-        ])
-        for u in page if isinstance(u, Upload)
+        element(
+            "Upload",
+            children=[
+                element("Key", u.key),
+                element("UploadId", u.upload_id),
+                element("Initiator", children=[element("ID", u.initiator), element("DisplayName", u.initiator)]),
+                owner(u.initiator),
+                element("StorageClass", "STANDARD"),
+                element("Initiated", iso8601(u.initiated)),
+            ],
+        )
+        for u in page
+        if isinstance(u, Upload)
     ]
     prefixes = [element("CommonPrefixes", children=[element("Prefix", p)]) for p in page if isinstance(p, str)]
     return xml_response("ListMultipartUploadsResult", [*head, *uploads, *prefixes])

@@ -87,8 +87,9 @@ def _list_ref(
     except errors.NotFound as error:
         # lakeFS answers an empty listing here, which `aws s3 ls s3://repo/mian/` shows as nothing at all (exit
         # 1): say which ref is missing instead, with the code a GET of a key under it answers.
-        raise S3Error("NoSuchKey", f"{error} in repository {ctx.bucket} (a listing of s3://{ctx.bucket}/ shows "
-                                   "its branches)") from None
+        raise S3Error(
+            "NoSuchKey", f"{error} in repository {ctx.bucket} (a listing of s3://{ctx.bucket}/ shows its branches)"
+        ) from None
     return ref, page.results, page.has_more
 
 

@@ -43,8 +43,15 @@ def list_parts(ctx: Context) -> Response:
         element("StorageClass", "STANDARD"),
     ]
     rows = [
-        element("Part", children=[element("PartNumber", p.number), element("LastModified", iso8601(upload.initiated)),
-                                  element("ETag", f'"{p.etag}"'), element("Size", p.size)])
+        element(
+            "Part",
+            children=[
+                element("PartNumber", p.number),
+                element("LastModified", iso8601(upload.initiated)),
+                element("ETag", f'"{p.etag}"'),
+                element("Size", p.size),
+            ],
+        )
         for p in page
     ]
     return xml_response("ListPartsResult", [*head, *rows])

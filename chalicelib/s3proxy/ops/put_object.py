@@ -20,7 +20,12 @@ def put_object(ctx: Context) -> Response:
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
     with ctx.writing():
         entry = ctx.graveler.upload_object(
-            ctx.bucket, branch, path, ctx.body, ctx.request.header("content-type"),
-            user_metadata(ctx.request), exclusive,
+            ctx.bucket,
+            branch,
+            path,
+            ctx.body,
+            ctx.request.header("content-type"),
+            user_metadata(ctx.request),
+            exclusive,
         )
     return Response(200, {"ETag": f'"{entry.etag}"'})

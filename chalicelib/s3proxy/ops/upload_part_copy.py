@@ -33,8 +33,11 @@ def upload_part_copy(ctx: Context) -> Response:
     if range_header:
         match = _COPY_RANGE.fullmatch(range_header.strip())
         if match is None or int(match[2]) < int(match[1]):
-            raise S3Error("InvalidArgument", "The x-amz-copy-source-range value must be of the form "
-                                             "bytes=first-last where first and last are the zero-based offsets")
+            raise S3Error(
+                "InvalidArgument",
+                "The x-amz-copy-source-range value must be of the form "
+                "bytes=first-last where first and last are the zero-based offsets",
+            )
         start, end = int(match[1]), int(match[2])
         if end >= source.size:
             raise S3Error("InvalidRange", f"the range ends beyond the {source.size} bytes of the source")

@@ -7,6 +7,7 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryAuthStore, MemoryCipher
 from chalicelib.auth import builtin
+from chalicelib.auth import errors as auth_errors
 from chalicelib.auth.errors import (
     DecryptionFailed,
     GroupNotFound,
@@ -18,7 +19,6 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.auth.records import Effect, Principal, PrincipalKind, Statement
 from chalicelib.auth.service import AuthService
 from chalicelib.graveler import errors
-from chalicelib.auth import errors as auth_errors
 
 from .support import Clock
 

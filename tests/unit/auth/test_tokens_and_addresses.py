@@ -64,8 +64,16 @@ def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
         signing_input = f"{_segment(header)}.{_segment(claims)}"
         return signing_input + "." + base64.urlsafe_b64encode(signer._sign(signing_input)).rstrip(b"=").decode()
 
-    good = {"sub": "a", "iat": 1_700_000_000, "exp": 1_700_000_100, "iss": "lakelet", "aud": "lakelet-api",
-            "akid": "AKIAKEY", "gen": "g", "jti": "t1"}
+    good = {
+        "sub": "a",
+        "iat": 1_700_000_000,
+        "exp": 1_700_000_100,
+        "iss": "lakelet",
+        "aud": "lakelet-api",
+        "akid": "AKIAKEY",
+        "gen": "g",
+        "jti": "t1",
+    }
     assert signer.verify(signed({"alg": "HS256"}, good)) == Claims("a", "AKIAKEY", "g", "t1", 1_700_000_100)
     for header, claims in (
         ({"alg": "HS512"}, good),

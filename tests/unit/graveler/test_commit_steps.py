@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler import errors, slicing
 from chalicelib.graveler.commit import COMMITTED, CommitRequest, CommitSteps
-from chalicelib.graveler.slicing import sample_keys, slice_bounds
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.slicing import sample_keys, slice_bounds
 from chalicelib.graveler.staging import stage
 
 # Small ranges, so a few hundred keys make dozens of ranges and many seams.
@@ -45,7 +45,9 @@ class Env:
 
     def listing(self, ref: str = "main") -> dict[str, str]:
         head = self.g.get_commit("repo", ref)
-        return {r.key: r.entry.physical_address for r in self.g.committed.iterate("s3://bucket/repo", head.meta_range_id)}
+        return {
+            r.key: r.entry.physical_address for r in self.g.committed.iterate("s3://bucket/repo", head.meta_range_id)
+        }
 
     def metarange(self) -> str:
         return self.g.get_commit("repo", "main").meta_range_id
@@ -160,7 +162,7 @@ def test_a_first_commit_is_sliced_at_sampled_staged_keys():
 
 def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
     env = Env()
-    for i in range(0, 40):
+    for i in range(40):
         env.put(key(i * 50))
     env.g.commit("repo", "main", "alice", "base")
     ranges = env.g.committed.ranges("s3://bucket/repo", env.metarange())

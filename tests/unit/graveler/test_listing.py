@@ -1,6 +1,7 @@
 import bisect
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chalicelib.graveler.listing import overlay, paginate, prefix_end
 from chalicelib.graveler.records import Entry, EntryRecord, ListedObject, StagedEntry
@@ -16,7 +17,7 @@ def _view(keys):
 
     def view(start):
         calls.append(start)
-        return (ListedObject(k, _entry(k)) for k in keys[bisect.bisect_left(keys, start):])
+        return (ListedObject(k, _entry(k)) for k in keys[bisect.bisect_left(keys, start) :])
 
     view.calls = calls
     return view
@@ -28,8 +29,9 @@ def _cp(key):
 
 def test_overlay_replaces_hides_and_adds():
     committed = iter([EntryRecord("a", _entry("a")), EntryRecord("b", _entry("b")), EntryRecord("d", _entry("d"))])
-    staged = iter([StagedEntry("b", _entry("b2")), StagedEntry("c", _entry("c")), StagedEntry("d", None),
-                   StagedEntry("e", None)])
+    staged = iter(
+        [StagedEntry("b", _entry("b2")), StagedEntry("c", _entry("c")), StagedEntry("d", None), StagedEntry("e", None)]
+    )
     got = [(r.key, r.entry.etag) for r in overlay(staged, committed)]
     assert got == [("a", "a"), ("b", "b2"), ("c", "c")]
 
@@ -39,7 +41,11 @@ def test_delimiter_folds_and_seeks_past_common_prefixes():
     view = _view(keys)
     page = paginate(view, _cp, delimiter="/")
     assert [(o.key, o.entry is None) for o in page.results] == [
-        ("a.txt", False), ("dir/", True), ("dir2/", True), ("e", False)]
+        ("a.txt", False),
+        ("dir/", True),
+        ("dir2/", True),
+        ("e", False),
+    ]
     assert "dir0" in view.calls  # restarted just past "dir/" instead of reading dir/y and dir/z/1
 
 
@@ -59,10 +65,12 @@ def test_prefix_end():
 
 
 @settings(max_examples=60, deadline=None)
-@given(keys=st.sets(st.text(alphabet="ab/", min_size=1, max_size=5), max_size=40),
-       prefix=st.sampled_from(["", "a", "a/", "b/"]),
-       delimiter=st.sampled_from(["", "/"]),
-       amount=st.integers(min_value=1, max_value=7))
+@given(
+    keys=st.sets(st.text(alphabet="ab/", min_size=1, max_size=5), max_size=40),
+    prefix=st.sampled_from(["", "a", "a/", "b/"]),
+    delimiter=st.sampled_from(["", "/"]),
+    amount=st.integers(min_value=1, max_value=7),
+)
 def test_paging_through_everything_matches_a_model(keys, prefix, delimiter, amount):
     expected = []
     for key in sorted(keys):

@@ -103,8 +103,8 @@ def _tree(g, ref: str) -> dict[str, bytes]:
 # Found by this test: deleting a key that exists nowhere on dev stages nothing, so main's "a" merged into dev
 # later is not deleted by dev's next commit.
 @example(
-    ops=[("put", "main", "a", b"one", "")] + [("delete", "dev", "a", b"", ""), ("sync", "", "", b"", "dest-wins"),
-                                              ("put", "dev", "b", b"one", "")],
+    ops=[("put", "main", "a", b"one", "")]
+    + [("delete", "dev", "a", b"", ""), ("sync", "", "", b"", "dest-wins"), ("put", "dev", "b", b"one", "")],
     final_strategy=None,
 )
 def test_random_histories_merge_like_the_model(ops, final_strategy):
@@ -191,6 +191,7 @@ def test_random_histories_merge_like_the_model(ops, final_strategy):
     assert _tree(g, "main") == expected
     changed = sorted(k for k in set(before) | set(expected) if before.get(k) != expected.get(k))
     # A conflict settled for the source changes main (the sides differ); one settled for main does not.
-    previewed = [c.key for c in preview.page.results
-                 if c.conflict is None or c.conflict.resolution is Decision.TAKE_SOURCE]
+    previewed = [
+        c.key for c in preview.page.results if c.conflict is None or c.conflict.resolution is Decision.TAKE_SOURCE
+    ]
     assert previewed == changed

@@ -14,8 +14,15 @@ from .support import put_files
 
 
 def _commit(metarange: str, parents: tuple[str, ...]) -> Commit:
-    return Commit(CommitID("c" + metarange + "".join(parents)), "u", "m", 0.0, MetaRangeID(metarange), {},
-                  tuple(CommitID(p) for p in parents))
+    return Commit(
+        CommitID("c" + metarange + "".join(parents)),
+        "u",
+        "m",
+        0.0,
+        MetaRangeID(metarange),
+        {},
+        tuple(CommitID(p) for p in parents),
+    )
 
 
 def test_the_first_commit_has_no_tree_id_and_an_empty_tree_a_commit_wrote_has_one() -> None:

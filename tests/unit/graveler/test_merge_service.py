@@ -22,7 +22,6 @@ def _tree(g, ref: str) -> dict[str, bytes]:
     return out
 
 
-
 @pytest.fixture
 def forked(g, repo):
     """main and dev forked from a base holding a, b, c, d."""
@@ -165,14 +164,18 @@ def test_path_strategies_come_first_and_are_recorded(forked):
     with pytest.raises(MergeConflicts) as caught:
         g.merge("repo", "dev", "main", "u", strategy="source-wins", path_strategies=rules)
     assert [(c.key, c.resolution) for c in caught.value.conflicts] == [
-        ("a", Decision.TAKE_DEST), ("b", Decision.TAKE_SOURCE), ("c", Decision.TAKE_SOURCE), ("e", None),
+        ("a", Decision.TAKE_DEST),
+        ("b", Decision.TAKE_SOURCE),
+        ("c", Decision.TAKE_SOURCE),
+        ("e", None),
     ]
     assert [c.key for c in caught.value.unresolved] == ["e"]
 
     merged = g.merge("repo", "dev", "main", "u", strategy="source-wins", path_strategies=rules[:2])
     assert _tree(g, "main") == {"a": b"a-main", "c": b"c-dev", "d": b"d-main", "e": b"e-dev"}
     assert json.loads(merged.metadata[".lakelet.merge.path_strategies"]) == [
-        {"path": "a", "strategy": "dest-wins"}, {"path": "[bc]", "strategy": "source-wins"},
+        {"path": "a", "strategy": "dest-wins"},
+        {"path": "[bc]", "strategy": "source-wins"},
     ]
     assert merged.metadata[".lakefs.merge.strategy"] == "source-wins"
 
@@ -239,8 +242,11 @@ def test_preview_lists_changes_and_conflicts_without_writing(forked):
     preview = g.preview_merge("repo", "dev", "main")
     rows = [(c.key, c.type, c.conflict and c.conflict.resolution) for c in preview.page.results]
     assert rows == [
-        ("a", DiffType.CONFLICT, None), ("b", DiffType.CONFLICT, None), ("c", DiffType.CONFLICT, None),
-        ("e", DiffType.CONFLICT, None), ("f", DiffType.ADDED, None),
+        ("a", DiffType.CONFLICT, None),
+        ("b", DiffType.CONFLICT, None),
+        ("c", DiffType.CONFLICT, None),
+        ("e", DiffType.CONFLICT, None),
+        ("f", DiffType.ADDED, None),
     ]
     assert (preview.summary.added, preview.summary.conflicts, preview.summary.unresolved) == (1, 4, 4)
     assert preview.base.id == g.get_commit("repo", "main~1").id
@@ -264,11 +270,16 @@ def test_diff_refs_three_dot_and_two_dot(forked):
 
     three = g.diff_refs("repo", "main", "dev")
     assert [(d.key, d.type) for d in three.results] == [
-        ("a", DiffType.CONFLICT), ("b", DiffType.REMOVED), ("x/y", DiffType.ADDED),
+        ("a", DiffType.CONFLICT),
+        ("b", DiffType.REMOVED),
+        ("x/y", DiffType.ADDED),
     ]
     two = g.diff_refs("repo", "main", "dev", diff_type="two_dot")
     assert [(d.key, d.type) for d in two.results] == [
-        ("a", DiffType.CHANGED), ("b", DiffType.REMOVED), ("c", DiffType.CHANGED), ("x/y", DiffType.ADDED),
+        ("a", DiffType.CHANGED),
+        ("b", DiffType.REMOVED),
+        ("c", DiffType.CHANGED),
+        ("x/y", DiffType.ADDED),
     ]
     folded = g.diff_refs("repo", "main", "dev", delimiter="/")
     assert [(d.key, d.type) for d in folded.results][-1] == ("x/", DiffType.PREFIX_CHANGED)

@@ -14,14 +14,13 @@ from chalicelib.adapters.memory import (
 from chalicelib.graveler import errors
 from chalicelib.graveler.commit import COMMITTED, REPLAN
 from chalicelib.graveler.committed import CommittedManager, RangeParams
+from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.merge import (
     MergeRequest,
     MergeSteps,
     conflicts_address,
     read_conflicts,
 )
-from chalicelib.graveler.errors import MergeConflicts
-from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.records import (
     BranchID,
     Entry,
@@ -32,6 +31,7 @@ from chalicelib.graveler.records import (
     StagedEntry,
 )
 from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.staging import stage
 
 PARAMS = RangeParams(max_range_bytes=4000, min_range_bytes=600, raggedness=7)
@@ -44,8 +44,14 @@ Ops = list[tuple[str, int | None]]
 class Env:
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
-        self.g = Graveler(self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS),
-                          clock=lambda: NOW, sleep=lambda s: None)
+        self.g = Graveler(
+            self.refs,
+            self.staging,
+            self.blocks,
+            CommittedManager(self.blocks, PARAMS),
+            clock=lambda: NOW,
+            sleep=lambda s: None,
+        )
         self.steps = MergeSteps(self.refs, self.staging, self.blocks, self.g.committed, sleep=lambda s: None)
         self.g.create_repository("repo", NS)
 

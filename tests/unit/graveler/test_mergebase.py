@@ -25,8 +25,9 @@ class Graph:
     def add(self, name: str, *parents: str) -> str:
         self.date += 1
         generation = 1 + max((self.refs.get_commit(REPO, CommitID(p)).generation for p in parents), default=0)
-        self.refs.add_commit(REPO, Commit(CommitID(name), "", name, self.date, "", {}, tuple(map(CommitID, parents)),
-                                          generation))
+        self.refs.add_commit(
+            REPO, Commit(CommitID(name), "", name, self.date, "", {}, tuple(map(CommitID, parents)), generation)
+        )
         return name
 
     def base(self, left: str, right: str) -> str | None:

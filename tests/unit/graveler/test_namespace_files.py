@@ -30,9 +30,11 @@ def test_namespace_files_write_only_inside_their_namespace(g, repo):
     g.blocks.put("s3://bucket/other/data/x", b"source")
     files.copy("s3://bucket/other/data/x", "s3://bucket/repo/data/y")
     assert files.get("s3://bucket/repo/data/y") == b"source"
-    assert [a for a, _ in files.list_blobs("s3://bucket/repo/")] == ["s3://bucket/repo/_lakefs/dummy",
-                                                                    "s3://bucket/repo/_lakefs/note",
-                                                                    "s3://bucket/repo/data/y"]
+    assert [a for a, _ in files.list_blobs("s3://bucket/repo/")] == [
+        "s3://bucket/repo/_lakefs/dummy",
+        "s3://bucket/repo/_lakefs/note",
+        "s3://bucket/repo/data/y",
+    ]
 
 
 def test_presign_upload_only_hands_out_data_addresses(g, repo):

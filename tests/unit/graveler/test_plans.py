@@ -16,7 +16,10 @@ def _through_json(data: dict) -> dict:  # type: ignore[type-arg]
 
 
 def test_commit_plans_round_trip_and_are_frozen() -> None:
-    slices = (SliceSpec("s3://b/r", "mr1", ("t1", "t2"), "", "k"), SliceSpec("s3://b/r", "mr1", ("t1", "t2"), "k", None))
+    slices = (
+        SliceSpec("s3://b/r", "mr1", ("t1", "t2"), "", "k"),
+        SliceSpec("s3://b/r", "mr1", ("t1", "t2"), "k", None),
+    )
     plan = CommitPlan(False, CommitBase("c1", 3, "t0", ("t1", "t2"), "s3://b/r"), slices)
     assert CommitPlan.from_json(_through_json(plan.to_json())) == plan
     done = CommitPlan(True, head="c9")

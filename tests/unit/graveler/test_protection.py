@@ -44,9 +44,18 @@ class Clock:
 
 @pytest.mark.parametrize(
     ("pattern", "branch", "expected"),
-    [("main", "main", True), ("main", "main2", False), ("release-*", "release-1.2", True),
-     ("release-*", "release", False), ("v?", "v1", True), ("v?", "v10", False), ("*", "anything", True),
-     ("[ab]x", "bx", True), ("[ab]x", "cx", False), ("Main", "main", False)],
+    [
+        ("main", "main", True),
+        ("main", "main2", False),
+        ("release-*", "release-1.2", True),
+        ("release-*", "release", False),
+        ("v?", "v1", True),
+        ("v?", "v10", False),
+        ("*", "anything", True),
+        ("[ab]x", "bx", True),
+        ("[ab]x", "cx", False),
+        ("Main", "main", False),
+    ],
 )
 def test_patterns_match_whole_branch_names(pattern: str, branch: str, expected: bool) -> None:
     assert matches([pattern], branch) is expected

@@ -39,8 +39,10 @@ def test_parse_modifiers():
     assert parse_ref("main$") == RefExpression("main", (), "$")
 
 
-@pytest.mark.parametrize("bad", ["", "~1", "main~x", "main@@", "main@1", "main~1@", "main@~1", "main$$", "a b",
-                                 "main^^x", "main~99999999999"])
+@pytest.mark.parametrize(
+    "bad",
+    ["", "~1", "main~x", "main@@", "main@1", "main~1@", "main@~1", "main$$", "a b", "main^^x", "main~99999999999"],
+)
 def test_parse_rejects_bad_expressions(bad):
     with pytest.raises(errors.InvalidRef):
         parse_ref(bad)

@@ -107,7 +107,10 @@ def test_diff_uncommitted_kinds(g, repo):
     g.upload_object("repo", "main", "dir/added", b"a")
     page = g.diff_uncommitted("repo", "main")
     assert [(d.key, d.type) for d in page.results] == [
-        ("changed", DiffType.CHANGED), ("dir/added", DiffType.ADDED), ("removed", DiffType.REMOVED)]
+        ("changed", DiffType.CHANGED),
+        ("dir/added", DiffType.ADDED),
+        ("removed", DiffType.REMOVED),
+    ]
     page = g.diff_uncommitted("repo", "main", delimiter="/")
     assert ("dir/", DiffType.PREFIX_CHANGED) in [(d.key, d.type) for d in page.results]
 
@@ -232,8 +235,12 @@ def test_copy_is_shallow_and_link_refuses_foreign_addresses(g, repo):
     g.create_branch("repo", "dev", "main")
     copied = g.copy_object("repo", "main", "a", "dev", "b/copy")
     assert copied.physical_address == source.physical_address
-    assert (copied.size, copied.etag, copied.content_type, copied.user_metadata) == (4, source.etag, "text/plain",
-                                                                                    {"k": "v"})
+    assert (copied.size, copied.etag, copied.content_type, copied.user_metadata) == (
+        4,
+        source.etag,
+        "text/plain",
+        {"k": "v"},
+    )
     assert _read(g, "dev", "b/copy") == b"data"
     with pytest.raises(errors.PreconditionFailed):
         g.copy_object("repo", "main", "a", "dev", "b/copy", if_absent=True)

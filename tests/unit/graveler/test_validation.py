@@ -37,8 +37,9 @@ def test_valid_tag_names(name):
     validate_tag_id(name)
 
 
-@pytest.mark.parametrize("name", ["", "@", "a..b", "a/b", "a@{b", "a^", "a:b", "a?", "a*", "a[", "a\\b", "a b",
-                                  "v1.", "v1.lock", "a~1"])
+@pytest.mark.parametrize(
+    "name", ["", "@", "a..b", "a/b", "a@{b", "a^", "a:b", "a?", "a*", "a[", "a\\b", "a b", "v1.", "v1.lock", "a~1"]
+)
 def test_invalid_tag_names(name):
     with pytest.raises(errors.InvalidName):
         validate_tag_id(name)
@@ -55,7 +56,18 @@ def test_storage_namespaces():
     validate_storage_namespace("s3://my.bucket/some/prefix")
     validate_storage_namespace("s3://bucket/prefix/")
     # A bucket's root, empty or dot segments, and query or fragment marks are refused (tests/security too).
-    for bad in ["bucket/prefix", "gs://bucket", "s3://", "s3://B", "s3://bucket", "s3://bucket/", "s3://bucket//",
-                "s3://bucket///x", "s3://bucket/x//y", "s3://bucket/x/../y", "s3://bucket/x?y"]:
+    for bad in [
+        "bucket/prefix",
+        "gs://bucket",
+        "s3://",
+        "s3://B",
+        "s3://bucket",
+        "s3://bucket/",
+        "s3://bucket//",
+        "s3://bucket///x",
+        "s3://bucket/x//y",
+        "s3://bucket/x/../y",
+        "s3://bucket/x?y",
+    ]:
         with pytest.raises(errors.Invalid):
             validate_storage_namespace(bad)

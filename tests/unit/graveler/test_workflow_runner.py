@@ -46,7 +46,7 @@ def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: obje
     assert g.get_branch("repo", "main").commit_id == large.id
     assert len(g.list_objects("repo", "main", amount=100).results) == 4  # f0..f3 rewritten, the same keys
     # The execution is named by the request and started with it.
-    (name,) = runner._executions  # noqa: SLF001 - the twin's record of what it started
+    (name,) = runner._executions
     assert name.startswith("w-") and runner.describe(name).input["request"]["message"] == "large"  # type: ignore[union-attr]
     status = g.commit_status("repo", "main", name)
     assert status.completed and status.result == large
@@ -84,8 +84,9 @@ def test_a_failing_workflow_raises_the_steps_error(g: Graveler, repo: object) ->
     g.commit("repo", "main", "alice", "first")
     with pytest.raises(errors.NoChanges):
         g.commit("repo", "main", "alice", "nothing staged")  # inline: no staged change is above no threshold
-    g.workflows = Workflows(commit=MemoryWorkflowRunner(lambda p: (_ for _ in ()).throw(errors.NoChanges("none"))),
-                            commit_threshold=0)
+    g.workflows = Workflows(
+        commit=MemoryWorkflowRunner(lambda p: (_ for _ in ()).throw(errors.NoChanges("none"))), commit_threshold=0
+    )
     _upload(g, "main", 1)
     with pytest.raises(errors.NoChanges):
         g.commit("repo", "main", "alice", "refused by the workflow")
@@ -99,7 +100,7 @@ def test_a_merge_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: objec
     g.workflows = Workflows(merge=runner, merge_threshold=2)
     merged = g.merge("repo", "feature", "main", "bob", "merge it")
     assert merged.parents[1] == g.get_branch("repo", "feature").commit_id
-    (name,) = runner._executions  # noqa: SLF001
+    (name,) = runner._executions
     assert g.merge_status("repo", "main", name).result == merged
     with pytest.raises(errors.NotFound):
         g.merge_status("repo", "feature", name)

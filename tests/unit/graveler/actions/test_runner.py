@@ -36,9 +36,16 @@ class Recorder:
 
 def action(name, event, hooks, branches=None):
     on = {event: {"branches": branches} if branches else None}
-    return yaml.safe_dump({"name": name, "on": on, "hooks": [
-        {"id": h, "type": "webhook", "properties": {"url": "http://127.0.0.1:9/x", "timeout": "10s"}} for h in hooks
-    ]}).encode()
+    return yaml.safe_dump(
+        {
+            "name": name,
+            "on": on,
+            "hooks": [
+                {"id": h, "type": "webhook", "properties": {"url": "http://127.0.0.1:9/x", "timeout": "10s"}}
+                for h in hooks
+            ],
+        }
+    ).encode()
 
 
 def runner(files, invoker, **kwargs):
@@ -48,8 +55,17 @@ def runner(files, invoker, **kwargs):
 
 
 def commit_event(event_type=EventType.PRE_COMMIT, branch="main", **kw):
-    return HookEvent(event_type, "repo1", branch, branch_id=branch, source_ref=branch, commit_message="msg",
-                     committer="alice", commit_metadata={"k": "v"}, **kw)
+    return HookEvent(
+        event_type,
+        "repo1",
+        branch,
+        branch_id=branch,
+        source_ref=branch,
+        commit_message="msg",
+        committer="alice",
+        commit_metadata={"k": "v"},
+        **kw,
+    )
 
 
 def test_no_matching_action_records_nothing():
@@ -60,14 +76,18 @@ def test_no_matching_action_records_nothing():
 
 def test_passing_run_is_recorded_with_outputs():
     inv = Recorder()
-    files = [("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1", "h2"])),
-             ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h3"], branches=["dev-*"]))]
+    files = [
+        ("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1", "h2"])),
+        ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h3"], branches=["dev-*"])),
+    ]
     r, store = runner(files, inv)
     run = r.run(commit_event())
     assert run.status == COMPLETED
     assert [c[0] for c in inv.calls] == ["h1", "h2"]
-    assert [(h.hook_run_id, h.action, h.hook_id) for h in run.hooks] == [("0000_0000", "A", "h1"),
-                                                                        ("0000_0001", "A", "h2")]
+    assert [(h.hook_run_id, h.action, h.hook_id) for h in run.hooks] == [
+        ("0000_0000", "A", "h1"),
+        ("0000_0001", "A", "h2"),
+    ]
     assert store.get(NS, run.run_id) == run
     assert store.output(NS, run.run_id, "0000_0001") == b"answer of h2"
     payload = inv.calls[0][1]
@@ -77,16 +97,20 @@ def test_passing_run_is_recorded_with_outputs():
 
 def test_failed_pre_hook_aborts_with_lakefs_message_and_stops_its_action():
     inv = Recorder({"h1": False})
-    files = [("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1", "h2"])),
-             ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h3"]))]
+    files = [
+        ("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1", "h2"])),
+        ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h3"])),
+    ]
     r, store = runner(files, inv)
     with pytest.raises(HookAborted) as info:
         r.run(commit_event())
     message = str(info.value)
     run_id = info.value.run_id
     assert message.startswith(f"pre-commit hook aborted, run id '{run_id}': 1 error occurred:\n")
-    assert "\t* hook run id '0000_0000' failed on action 'A' hook 'h1': webhook request failed (status code: 400)" \
+    assert (
+        "\t* hook run id '0000_0000' failed on action 'A' hook 'h1': webhook request failed (status code: 400)"
         in message
+    )
     assert "answer of h1" in message
     assert [c[0] for c in inv.calls] == ["h1", "h3"]  # h2 skipped, B still ran
     run = store.get(NS, run_id)
@@ -125,9 +149,11 @@ def test_timeouts_are_capped_by_hook_and_run_limits():
             return super().invoke(hook, payload, timeout_seconds)
 
     inv = Slow()
-    files = [("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1"])),
-             ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h2"])),
-             ("_lakefs_actions/c.yaml", action("C", "pre-commit", ["h3"]))]
+    files = [
+        ("_lakefs_actions/a.yaml", action("A", "pre-commit", ["h1"])),
+        ("_lakefs_actions/b.yaml", action("B", "pre-commit", ["h2"])),
+        ("_lakefs_actions/c.yaml", action("C", "pre-commit", ["h3"])),
+    ]
     r, _ = runner(files, inv, max_hook_seconds=8, max_run_seconds=12, monotonic=clock, clock=clock)
     with pytest.raises(HookAborted, match="time limit of 12s was spent"):
         r.run(commit_event())
@@ -148,8 +174,10 @@ def test_listing_newest_first_with_filters_and_pages():
     files = [("_lakefs_actions/a.yaml", action("A", "post-commit", ["h1"]))]
     t = iter(range(1000, 2000))
     r, store = runner(files, inv, clock=lambda: float(next(t)))
-    runs = [r.run(commit_event(EventType.POST_COMMIT, branch=b, commit_id=f"c{i}"))
-            for i, b in enumerate(["main", "dev", "main"])]
+    runs = [
+        r.run(commit_event(EventType.POST_COMMIT, branch=b, commit_id=f"c{i}"))
+        for i, b in enumerate(["main", "dev", "main"])
+    ]
     assert [x.run_id for x in store.list(NS).results] == [runs[2].run_id, runs[1].run_id, runs[0].run_id]
     assert [x.commit_id for x in store.list(NS, branch="main").results] == ["c2", "c0"]
     assert [x.commit_id for x in store.list(NS, commit_id="c1").results] == ["c1"]

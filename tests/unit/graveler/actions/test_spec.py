@@ -46,8 +46,16 @@ def test_parses_lakefs_action_file():
 
 def test_every_lakefs_event_is_known():
     names = {e.value for e in EventType}
-    for kind in ("commit", "merge", "create-branch", "delete-branch", "create-tag", "delete-tag", "revert",
-                 "cherry-pick"):
+    for kind in (
+        "commit",
+        "merge",
+        "create-branch",
+        "delete-branch",
+        "create-tag",
+        "delete-tag",
+        "revert",
+        "cherry-pick",
+    ):
         assert {f"pre-{kind}", f"post-{kind}"} <= names
 
 
@@ -57,23 +65,33 @@ def test_lua_hook_refused_with_a_clear_message():
         parse(text)
 
 
-@pytest.mark.parametrize("text, words", [
-    (b"on: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}}]", "missing name"),
-    (b"name: a\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}}]", "missing 'on'"),
-    (b"name: a\non: {pre-push: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}}]",
-     "event 'pre-push' is not supported"),
-    (b"name: a\non: {pre-commit: }\nhooks: []", "missing hooks"),
-    (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: exec, properties: {}}]", "unknown type"),
-    (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'ftp://x'}}]", "http(s)"),
-    (b"name: a\non: {pre-commit: }\n"
-     b"hooks: [{id: ab, type: webhook, properties: {url: 'http://x', timeout: 5x}}]",
-     "invalid timeout"),
-    (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: lambda, properties: {}}]", "function_name"),
-    (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}},"
-     b" {id: ab, type: webhook, properties: {url: 'http://y'}}]", "duplicate hook id"),
-    (b"name: [unclosed", "not valid YAML"),
-    (b"- a list", "mapping"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (b"on: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}}]", "missing name"),
+        (b"name: a\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}}]", "missing 'on'"),
+        (
+            b"name: a\non: {pre-push: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}}]",
+            "event 'pre-push' is not supported",
+        ),
+        (b"name: a\non: {pre-commit: }\nhooks: []", "missing hooks"),
+        (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: exec, properties: {}}]", "unknown type"),
+        (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'ftp://x'}}]", "http(s)"),
+        (
+            b"name: a\non: {pre-commit: }\n"
+            b"hooks: [{id: ab, type: webhook, properties: {url: 'http://x', timeout: 5x}}]",
+            "invalid timeout",
+        ),
+        (b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: lambda, properties: {}}]", "function_name"),
+        (
+            b"name: a\non: {pre-commit: }\nhooks: [{id: ab, type: webhook, properties: {url: 'http://x'}},"
+            b" {id: ab, type: webhook, properties: {url: 'http://y'}}]",
+            "duplicate hook id",
+        ),
+        (b"name: [unclosed", "not valid YAML"),
+        (b"- a list", "mapping"),
+    ],
+)
 def test_bad_files_refused(text, words):
     with pytest.raises(InvalidActionFile, match=words.replace("(", r"\(").replace(")", r"\)")) as info:
         parse(text)

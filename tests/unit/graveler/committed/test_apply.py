@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from chalicelib.graveler.committed import ApplyResult, CommittedManager, RangeParams
-from chalicelib.graveler.committed.storage import object_address
 from chalicelib.graveler.committed.fnv import fnv1a_64
+from chalicelib.graveler.committed.storage import object_address
 from chalicelib.graveler.records import EMPTY_METARANGE, EntryRecord, StagedEntry
 
 SMALL = RangeParams(max_range_bytes=1 << 30, min_range_bytes=0, raggedness=50)
@@ -180,8 +180,10 @@ def test_proof_one_changed_key_touches_one_range(big, kit):
             assert new.id != old.id and (new.min_key, new.max_key, new.count) == (old.min_key, old.max_key, old.count)
         else:
             assert new == old  # reused by reference: the very same range
-    assert dict(store.gets) == {a: 1 for a in _addresses(kit.namespace, [metarange, ranges[touched].id])}
-    assert dict(store.puts) == {a: 1 for a in _addresses(kit.namespace, [result.metarange_id, new_ranges[touched].id])}
+    assert dict(store.gets) == dict.fromkeys(_addresses(kit.namespace, [metarange, ranges[touched].id]), 1)
+    assert dict(store.puts) == dict.fromkeys(
+        _addresses(kit.namespace, [result.metarange_id, new_ranges[touched].id]), 1
+    )
     assert manager.get(kit.namespace, result.metarange_id, key) == kit.entry(51_234, version=3)
 
 
@@ -202,8 +204,8 @@ def test_proof_deleting_a_boundary_key_rewrites_only_the_two_ranges_around_it(bi
     assert (merged.min_key, merged.max_key) == (ranges[touched].min_key, ranges[touched + 1].max_key)
     assert merged.count == ranges[touched].count + ranges[touched + 1].count - 1
     read = _addresses(kit.namespace, [metarange, ranges[touched].id, ranges[touched + 1].id])
-    assert dict(store.gets) == {a: 1 for a in read}
-    assert dict(store.puts) == {a: 1 for a in _addresses(kit.namespace, [result.metarange_id, merged.id])}
+    assert dict(store.gets) == dict.fromkeys(read, 1)
+    assert dict(store.puts) == dict.fromkeys(_addresses(kit.namespace, [result.metarange_id, merged.id]), 1)
 
 
 def test_proof_adding_a_boundary_key_splits_only_its_range(big, kit):
@@ -225,7 +227,5 @@ def test_proof_adding_a_boundary_key_splits_only_its_range(big, kit):
     assert new_ranges[touched + 2 :] == ranges[touched + 1 :]
     left, right = new_ranges[touched], new_ranges[touched + 1]
     assert (left.min_key, left.max_key, right.max_key) == (ranges[touched].min_key, key, ranges[touched].max_key)
-    assert dict(store.gets) == {a: 1 for a in _addresses(kit.namespace, [metarange, ranges[touched].id])}
-    assert dict(store.puts) == {
-        a: 1 for a in _addresses(kit.namespace, [result.metarange_id, left.id, right.id])
-    }
+    assert dict(store.gets) == dict.fromkeys(_addresses(kit.namespace, [metarange, ranges[touched].id]), 1)
+    assert dict(store.puts) == dict.fromkeys(_addresses(kit.namespace, [result.metarange_id, left.id, right.id]), 1)

@@ -72,7 +72,10 @@ def test_merge_table(base, source, dest, expected):
 
 def test_actions():
     assert [action(b"a", b"a"), action(None, b"x"), action(b"a", b"b"), action(b"a", None)] == [
-        Action.UNCHANGED, Action.ADDED, Action.CHANGED, Action.DELETED,
+        Action.UNCHANGED,
+        Action.ADDED,
+        Action.CHANGED,
+        Action.DELETED,
     ]
 
 
@@ -153,7 +156,7 @@ def test_proof_diff_reads_only_the_changed_range(big, kit):
     rows = list(compare.diff(manager, kit.namespace, base, changed))
 
     assert [(r.key, r.type) for r in rows] == [(kit.key(51_234), DiffType.CHANGED)]
-    assert dict(store.gets) == {a: 1 for a in _addresses(kit.namespace, [base, changed, old_range.id, new_range.id])}
+    assert dict(store.gets) == dict.fromkeys(_addresses(kit.namespace, [base, changed, old_range.id, new_range.id]), 1)
     assert dict(store.puts) == {}
 
 
@@ -170,8 +173,8 @@ def test_proof_merge_of_changes_in_different_ranges_reads_and_writes_no_range(bi
     merged = manager.ranges(kit.namespace, outcome.metarange_id)
     source_ranges, dest_ranges = manager.ranges(kit.namespace, source), manager.ranges(kit.namespace, dest)
     assert {r.id for r in merged} <= {r.id for r in source_ranges} | {r.id for r in dest_ranges}
-    assert dict(store.gets) == {a: 1 for a in _addresses(kit.namespace, [base, source, dest])}
-    assert dict(store.puts) == {a: 1 for a in _addresses(kit.namespace, [outcome.metarange_id])}
+    assert dict(store.gets) == dict.fromkeys(_addresses(kit.namespace, [base, source, dest]), 1)
+    assert dict(store.puts) == dict.fromkeys(_addresses(kit.namespace, [outcome.metarange_id]), 1)
     assert manager.get(kit.namespace, outcome.metarange_id, kit.key(20_000)) == kit.entry(20_000, 2)
     assert manager.get(kit.namespace, outcome.metarange_id, kit.key(80_000)) == kit.entry(80_000, 3)
 
@@ -192,8 +195,10 @@ def test_proof_merge_of_changes_in_one_range_reads_and_writes_only_that_range(bi
     written = _range_of(merged, kit.key(51_234))
     others = [r for r in merged if r.id != written.id]
     assert others == [r for r in manager.ranges(kit.namespace, base) if r.id != versions[0].id]
-    assert dict(store.gets) == {a: 1 for a in _addresses(kit.namespace, [base, source, dest, *(v.id for v in versions)])}
-    assert dict(store.puts) == {a: 1 for a in _addresses(kit.namespace, [outcome.metarange_id, written.id])}
+    assert dict(store.gets) == dict.fromkeys(
+        _addresses(kit.namespace, [base, source, dest, *(v.id for v in versions)]), 1
+    )
+    assert dict(store.puts) == dict.fromkeys(_addresses(kit.namespace, [outcome.metarange_id, written.id]), 1)
     assert manager.get(kit.namespace, outcome.metarange_id, kit.key(51_234)) == kit.entry(51_234, 2)
     assert manager.get(kit.namespace, outcome.metarange_id, kit.key(51_244)) == kit.entry(51_244, 3)
 
@@ -286,6 +291,9 @@ def test_merge_equals_the_table_key_by_key(base_keys, source_edits, dest_edits, 
     changes = list(compare.merge_changes(manager, ns, bm, sm, dm))
     assert [c.key for c in changes if c.type is DiffType.CONFLICT] == conflicts_model
     dest_ids = {k: entry_identity(v) for k, v in dest.items()}
-    changed = sorted(k for k in set(dest_ids) | set(merged_model) if k not in conflicts_model
-                     and dest_ids.get(k) != merged_model.get(k))
+    changed = sorted(
+        k
+        for k in set(dest_ids) | set(merged_model)
+        if k not in conflicts_model and dest_ids.get(k) != merged_model.get(k)
+    )
     assert [c.key for c in changes if c.type is not DiffType.CONFLICT] == changed

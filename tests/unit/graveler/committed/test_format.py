@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed import format as parquet
-from chalicelib.graveler.committed.fnv import fnv1a_64
 from chalicelib.graveler.committed.columns import RangeColumns, metadata_json
+from chalicelib.graveler.committed.fnv import fnv1a_64
 from chalicelib.graveler.committed.storage import object_address
 from chalicelib.graveler.identity import entry_identity
 from chalicelib.graveler.records import Entry, EntryRecord, Key, RangeID, RangeInfo, StagedEntry
@@ -22,7 +22,11 @@ def _varied_records() -> list[EntryRecord]:
     entries = {
         "a/plain.txt": Entry("s3://b/ns/data/g1/x1", 0, "d41d8cd98f00b204e9800998ecf8427e", 1, "text/plain", {}),
         "a/with-meta.csv": Entry(
-            "s3://b/ns/data/g1/x2", 12345678901, "etag-2", 1_700_000_000, "text/csv",
+            "s3://b/ns/data/g1/x2",
+            12345678901,
+            "etag-2",
+            1_700_000_000,
+            "text/csv",
             {"zeta": "last", "alpha": "first", "mid": "ü ∑ 😀", "empty": ""},
         ),
         "b/日本語/ファイル.json": Entry("s3://b/ns/data/g2/x3", 5, "e3", 2, "application/json", {"k": "v"}),
@@ -69,7 +73,14 @@ def test_range_parquet_is_plain_parquet(blocks, kit):
 
     table = pq.read_table(io.BytesIO(blocks.inner.blobs[object_address(kit.namespace, info.id)]))
     assert table.column_names == [
-        "key", "physical_address", "size", "etag", "mtime", "content_type", "user_metadata", "identity",
+        "key",
+        "physical_address",
+        "size",
+        "etag",
+        "mtime",
+        "content_type",
+        "user_metadata",
+        "identity",
         "key_hash",
     ]
     assert table.schema.metadata[b"lakelet.format_version"] == b"1"

@@ -69,8 +69,14 @@ def test_ranges_are_stored_under_their_id(blocks, kit):
 def test_ids_do_not_confuse_where_one_value_ends_and_the_next_begins():
     def columns(addresses: list[str]) -> RangeColumns:
         return RangeColumns.from_lists(
-            keys=["k1", "k2"], addresses=addresses, sizes=[1, 2], etags=["e", "e"], mtimes=[0, 0],
-            content_types=["", ""], metadata=["{}", "{}"], identities=[b"i", b"i"],
+            keys=["k1", "k2"],
+            addresses=addresses,
+            sizes=[1, 2],
+            etags=["e", "e"],
+            mtimes=[0, 0],
+            content_types=["", ""],
+            metadata=["{}", "{}"],
+            identities=[b"i", b"i"],
         )
 
     assert range_id(columns(["ab", "c"])) != range_id(columns(["a", "bc"]))
@@ -80,8 +86,13 @@ def test_ids_do_not_confuse_where_one_value_ends_and_the_next_begins():
 
 @given(
     st.lists(
-        st.tuples(st.text(max_size=12), st.text(max_size=30), st.integers(-(2**63), 2**63 - 1), st.text(max_size=8),
-                  st.binary(max_size=40)),
+        st.tuples(
+            st.text(max_size=12),
+            st.text(max_size=30),
+            st.integers(-(2**63), 2**63 - 1),
+            st.text(max_size=8),
+            st.binary(max_size=40),
+        ),
         max_size=40,
         unique_by=lambda row: row[0],
     ),
@@ -91,8 +102,14 @@ def test_ids_do_not_confuse_where_one_value_ends_and_the_next_begins():
 def test_range_id_from_arrow_columns_is_the_row_by_row_serialization(rows, offset):
     rows = sorted(rows)
     lists = (
-        [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows],
-        [r[2] // 2 for r in rows], [r[3] + "/x" for r in rows], [r[1][:3] for r in rows], [r[4] for r in rows],
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        [r[2] // 2 for r in rows],
+        [r[3] + "/x" for r in rows],
+        [r[1][:3] for r in rows],
+        [r[4] for r in rows],
     )
     columns = RangeColumns.from_lists(*lists)
     assert range_id(columns) == range_id_of_lists(*lists)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -33,7 +32,10 @@ def _assert_content_defined(
         for index, record in enumerate(records):
             entry = record.entry
             size += row_estimate(
-                record.key, entry.physical_address, entry.etag, entry.content_type,
+                record.key,
+                entry.physical_address,
+                entry.etag,
+                entry.content_type,
                 metadata_json(entry.user_metadata),
             )
             last = index == len(records) - 1

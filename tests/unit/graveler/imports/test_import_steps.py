@@ -42,13 +42,24 @@ def run(importer, *locations, message="import", branch="main", slices=1):
 
 @pytest.fixture
 def sources(g):
-    put_source(g, **{"data__a.csv": b"a", "data__2024__b.csv": b"bb", "data__2024__01__c.csv": b"ccc",
-                     "data__2025__d.csv": b"dddd", "one.bin": b"single"})
+    put_source(
+        g,
+        **{
+            "data__a.csv": b"a",
+            "data__2024__b.csv": b"bb",
+            "data__2024__01__c.csv": b"ccc",
+            "data__2025__d.csv": b"dddd",
+            "one.bin": b"single",
+        },
+    )
 
 
 def test_prefix_and_object_land_zero_copy_through_the_import_branch(g, repo, importer, sources):
-    _, record = run(importer, prefix("s3://source/allowed/data/", "imported/"),
-                          ImportLocation(OBJECT, "s3://source/allowed/one.bin", "single/one.bin"))
+    _, record = run(
+        importer,
+        prefix("s3://source/allowed/data/", "imported/"),
+        ImportLocation(OBJECT, "s3://source/allowed/one.bin", "single/one.bin"),
+    )
     assert record.state == COMPLETED
     assert listing(g) == {
         "imported/2024/01/c.csv": "s3://source/allowed/data/2024/01/c.csv",
@@ -109,8 +120,9 @@ def test_many_slices_build_the_same_metarange_as_one(g, repo, importer, lister, 
     assert many.ingested == one.ingested == 44
 
 
-def test_a_location_outside_the_allowed_ones_is_403_naming_the_setting_and_writes_nothing(g, repo, importer, sources,
-                                                                                         records):
+def test_a_location_outside_the_allowed_ones_is_403_naming_the_setting_and_writes_nothing(
+    g, repo, importer, sources, records
+):
     before = set(g.blocks.blobs)
     with pytest.raises(ImportNotAllowed) as caught:
         importer.start("repo", "main", [prefix("s3://source/other/", "x/")], "admin", "m")
@@ -129,8 +141,13 @@ def test_bad_locations_are_invalid(importer):
     with pytest.raises(errors.Invalid):
         importer.start("repo", "main", [ImportLocation("bucket", "s3://source/allowed/x", "x")], "admin", "m")
     with pytest.raises(errors.Invalid):
-        importer.start("repo", "main", [prefix("s3://source/allowed/a/", "d/"), prefix("s3://source/allowed/b/",
-                                                                                         "d/sub/")], "admin", "m")
+        importer.start(
+            "repo",
+            "main",
+            [prefix("s3://source/allowed/a/", "d/"), prefix("s3://source/allowed/b/", "d/sub/")],
+            "admin",
+            "m",
+        )
 
 
 def test_cancel_in_the_middle_stops_before_the_branch_moves(g, repo, importer, lister, records, sources):
@@ -221,14 +238,24 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
     assert status.record.state == COMPLETED and status.commit.id == g.get_branch("repo", "main").commit_id
 
 
-def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_threshold(g, repo, lister, records,
-                                                                                       clock, sources):
+def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_threshold(
+    g, repo, lister, records, clock, sources
+):
     from chalicelib.adapters.memory import MemoryWorkflowRunner
     from chalicelib.graveler.imports import EXECUTION_PREFIX, Importer
 
     runner = MemoryWorkflowRunner()
-    importer = Importer(g, lister, records, ["s3://source/allowed/"], SETTING, clock=clock, runner=runner,
-                        inline_threshold=3, max_slices=7)
+    importer = Importer(
+        g,
+        lister,
+        records,
+        ["s3://source/allowed/"],
+        SETTING,
+        clock=clock,
+        runner=runner,
+        inline_threshold=3,
+        max_slices=7,
+    )
     small = importer.start("repo", "main", [prefix("s3://source/allowed/data/2024/", "small/")], "a", "m")
     importer.launch(small)
     assert importer.status("repo", "main", small.import_id).record.state == COMPLETED
