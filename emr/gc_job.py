@@ -63,7 +63,6 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from botocore.config import Config
 
@@ -97,26 +96,6 @@ CLOCK_MARGIN_SECONDS = 3600
 RECORD_LEAD_SECONDS = 7.0
 
 ADDRESS_SCHEMA = pa.schema([pa.field("address", pa.string(), nullable=False)])
-# What the listing hands to Spark, one Arrow batch at a time (mapInArrow: no Python object per row crosses
-# into the JVM, which was most of the job's own time when rows went through pickled tuples).
-LISTED_SCHEMA = pa.schema(
-    [
-        pa.field("address", pa.string(), nullable=False),
-        pa.field("size", pa.int64(), nullable=False),
-        pa.field("last_modified", pa.int64(), nullable=False),
-        pa.field("nested_root", pa.string(), nullable=True),
-    ]
-)
-PART_SCHEMA = pa.schema(
-    [
-        pa.field("index", pa.int64(), nullable=False),
-        pa.field("key", pa.string(), nullable=False),
-        pa.field("objects", pa.int64(), nullable=False),
-        pa.field("bytes", pa.int64(), nullable=False),
-    ]
-)
-# Rows per Arrow batch handed to Spark: large enough that the per-batch cost vanishes, small enough to stay cheap.
-BATCH_ROWS = 32_768
 OBJECTS_SCHEMA = pa.schema(
     [
         pa.field("address", pa.string(), nullable=False),
@@ -128,6 +107,8 @@ OBJECTS_SCHEMA = pa.schema(
 if TYPE_CHECKING:  # aliases only for type checkers: ``X | None`` cannot be evaluated on Python 3.9
     S3Conf = tuple[str | None, str | None]  # (endpoint_url, region): all a task needs to build its client
     ListSlice = tuple[str, str, str | None]  # (prefix, list keys after this one, up to and including this one)
+    ListedRow = tuple[str, int, int, str | None]  # address, size, last_modified, nested namespace root or None
+    PartResult = tuple[int, str, int, int]  # index, key, objects, bytes
 
 
 class GCJobError(Exception):
@@ -435,7 +416,7 @@ def list_slices(prefix: str, count: int) -> list[ListSlice]:
     bounds = [prefix + SLICE_ALPHABET[(i * len(SLICE_ALPHABET)) // count] for i in range(1, count)]
     starts = [""] + bounds
     ends: list[str | None] = list(bounds) + [None]
-    return [(prefix, start, end) for start, end in zip(starts, ends, strict=True)]
+    return [(prefix, start, end) for start, end in zip(starts, ends)]
 
 
 def list_slice(s3: Any, bucket: str, piece: ListSlice, page_size: int = 1000) -> Iterator[dict[str, Any]]:
@@ -469,40 +450,23 @@ def data_partitions(s3: Any, ns: Namespace) -> tuple[list[str], list[dict[str, A
         request["ContinuationToken"] = page["NextContinuationToken"]
 
 
-def listed_batch(ns: Namespace, items: Sequence[dict[str, Any]]) -> pa.RecordBatch:
-    """The listed objects as one Arrow batch of LISTED_SCHEMA."""
-    keys = pa.array([item["Key"] for item in items], pa.string())
-    sizes = pa.array([item.get("Size", 0) for item in items], pa.int64())
-    # Aware datetimes become UTC microseconds; whole seconds as datetime.timestamp() would give (all positive).
-    stamps = pa.array([item["LastModified"] for item in items], pa.timestamp("us", tz="UTC"))
-    seconds = pc.divide(stamps.cast(pa.int64()), 1_000_000)
-    roots: pa.Array = pa.nulls(len(items), pa.string())
-    # A nested repository is rare: its rows alone are looked at one by one.
-    inside = pc.utf8_slice_codeunits(keys, max(0, len(ns.data_prefix) - 1))
-    nested = pc.match_substring(inside, "/" + METADATA_DIRECTORY)
-    if len(items) and pc.any(nested).as_py():
-        found = [ns.nested_root(item["Key"]) for item in items]
-        roots = pa.array([ns.address(root) if root is not None else None for root in found], pa.string())
-    addresses = pc.binary_join_element_wise(f"s3://{ns.bucket}/", keys, "")
-    return pa.RecordBatch.from_arrays([addresses, sizes, seconds, roots], schema=LISTED_SCHEMA)
+def listed_row(ns: Namespace, item: dict[str, Any]) -> ListedRow:
+    key = item["Key"]
+    root = ns.nested_root(key)
+    return (
+        ns.address(key),
+        int(item.get("Size", 0)),
+        int(item["LastModified"].timestamp()),
+        ns.address(root) if root is not None else None,
+    )
 
 
-def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over batches of slices (prefix, start_after, last) -> batches of LISTED_SCHEMA."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[ListSlice]], Iterator[ListedRow]]:
+    def run(pieces: Iterator[ListSlice]) -> Iterator[ListedRow]:
         s3 = s3_client(conf)
-        pending: list[dict[str, Any]] = []
-        for batch in batches:
-            columns = [batch.column(i).to_pylist() for i in range(3)]  # three columns of one length
-            for prefix, start_after, last in zip(*columns):  # noqa: B905 - zip(strict=) is Python 3.10, EMR 7 has 3.9
-                for item in list_slice(s3, ns.bucket, (prefix, start_after, last)):
-                    pending.append(item)
-                    if len(pending) >= BATCH_ROWS:
-                        yield listed_batch(ns, pending)
-                        pending = []
-        if pending:
-            yield listed_batch(ns, pending)
+        for piece in pieces:
+            for item in list_slice(s3, ns.bucket, piece):
+                yield listed_row(ns, item)
 
     return run
 
@@ -510,70 +474,44 @@ def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]
 # ---- reading what is referenced --------------------------------------------------------------------------------
 
 
-def metarange_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over batches of metarange ids -> batches of the ids of their ranges."""
+def metarange_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
+    """Metarange ids -> the ids of their ranges."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(metarange_ids: Iterator[str]) -> Iterator[str]:
         s3 = s3_client(conf)
-        for batch in batches:
-            for metarange_id in batch.column(0).to_pylist():
-                key = ns.metadata_key(metarange_id)
-                table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
-                column = table.column("range_id").combine_chunks().cast(pa.string())
-                if len(column):
-                    yield pa.RecordBatch.from_arrays([column], names=["range_id"])
+        for metarange_id in metarange_ids:
+            key = ns.metadata_key(metarange_id)
+            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
+            yield from table.column("range_id").to_pylist()
 
     return run
 
 
-def normalize_addresses(ns: Namespace, addresses: pa.Array) -> pa.Array:
-    """Namespace.normalize over an Arrow array of addresses."""
-    if not len(addresses):
-        return addresses
-    addresses = pc.replace_substring_regex(addresses, pattern="^s3[an]://", replacement="s3://")
-    relative = pc.invert(pc.match_substring(addresses, "://"))
-    if not pc.any(relative).as_py():
-        return addresses
-    rooted = pc.binary_join_element_wise(ns.address(ns.prefix), pc.utf8_ltrim(addresses, characters="/"), "")
-    return pc.if_else(relative, rooted, addresses)
+def range_task(ns: Namespace, conf: S3Conf, counter: Any = None) -> Callable[[Iterator[str]], Iterator[str]]:
+    """Range ids -> the physical addresses their entries point at (``counter``: a Spark accumulator of ranges)."""
 
-
-def address_batch(ns: Namespace, addresses: pa.Array) -> pa.RecordBatch:
-    return pa.RecordBatch.from_arrays([normalize_addresses(ns, addresses)], schema=ADDRESS_SCHEMA)
-
-
-def range_task(
-    ns: Namespace, conf: S3Conf, counter: Any = None
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over batches of range ids -> batches of the physical addresses their entries point at
-    (``counter``: a Spark accumulator of ranges)."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(range_ids: Iterator[str]) -> Iterator[str]:
         s3 = s3_client(conf)
-        for batch in batches:
-            for range_id in batch.column(0).to_pylist():
-                if counter is not None:
-                    counter.add(1)
-                key = ns.metadata_key(range_id)
-                table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
-                column = table.column("physical_address").combine_chunks().cast(pa.string())
-                if len(column):
-                    yield address_batch(ns, column)
+        for range_id in range_ids:
+            if counter is not None:
+                counter.add(1)
+            key = ns.metadata_key(range_id)
+            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
+            for address in table.column("physical_address").to_pylist():
+                yield ns.normalize(address)
 
     return run
 
 
-def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over batches of staged-address part locations -> batches of the addresses in them."""
+def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
+    """Staged-address part locations -> the addresses in them."""
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def run(locations: Iterator[str]) -> Iterator[str]:
         s3 = s3_client(conf)
-        for batch in batches:
-            for location in batch.column(0).to_pylist():
-                data = get_bytes(s3, ns.bucket, ns.key_of(location))
-                column = pq.read_table(pa.BufferReader(data), columns=["address"]).column(0).combine_chunks()
-                if len(column):
-                    yield address_batch(ns, column.cast(pa.string()))
+        for location in locations:
+            data = get_bytes(s3, ns.bucket, ns.key_of(location))
+            for address in pq.read_table(pa.BufferReader(data), columns=["address"]).column(0).to_pylist():
+                yield ns.normalize(address)
 
     return run
 
@@ -581,27 +519,20 @@ def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[pa.RecordBatc
 # ---- writing parts and sweeping ----------------------------------------------------------------------------------
 
 
-def write_marked_task(
-    ns: Namespace, conf: S3Conf, prefix: str
-) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """mapInArrow over one partition of marked objects (address, size, last_modified) -> one row of PART_SCHEMA
-    naming the part it wrote (none for an empty partition)."""
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        received = [batch for batch in batches if batch.num_rows]
-        if not received:
+def write_marked_task(ns: Namespace, conf: S3Conf, prefix: str) -> Callable[[int, Iterator[Any]], Iterator[PartResult]]:
+    def run(index: int, rows: Iterator[Any]) -> Iterator[PartResult]:
+        addresses: list[str] = []
+        sizes: list[int] = []
+        modified: list[int] = []
+        for row in rows:
+            addresses.append(row[0])
+            sizes.append(int(row[1]))
+            modified.append(int(row[2]))
+        if not addresses:
             return
-        table = pa.Table.from_batches(received)
-        table = table.select(["address", "size", "last_modified"]).cast(OBJECTS_SCHEMA)
-        index = TaskContext.get().partitionId()
         key = prefix + part_name(index)
-        put_bytes(s3_client(conf), ns.bucket, key, parquet_bytes(table))
-        total = pc.sum(table.column("size")).as_py() or 0
-        yield pa.RecordBatch.from_pylist(
-            [{"index": index, "key": key, "objects": table.num_rows, "bytes": int(total)}], schema=PART_SCHEMA
-        )
+        put_bytes(s3_client(conf), ns.bucket, key, objects_part(addresses, sizes, modified))
+        yield (index, key, len(addresses), sum(sizes))
 
     return run
 
@@ -713,53 +644,37 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Nothing here runs until the subtraction below needs it; a range that cannot be read fails the job.
     metaranges = sorted({metarange for _, metarange in commits if metarange})
     ranges_read = sc.accumulator(0)  # informative only: a retried task counts its ranges twice
-    address_schema = StructType([StructField("address", StringType(), False)])
-    range_id_schema = StructType([StructField("range_id", StringType(), False)])
-    # Metaranges and range ids are few (one range per thousands of objects): they stay in the JVM between the
-    # two reads, and the ranges are spread over commit_partitions tasks for reading.
-    range_ids = (
-        spark.createDataFrame(
-            [(m,) for m in metaranges], StructType([StructField("metarange_id", StringType(), False)])
-        )
-        .repartition(max(1, min(len(metaranges), options.commit_partitions)))
-        .mapInArrow(metarange_task(ns, options.s3), range_id_schema)
-        .distinct()
-        .repartition(options.commit_partitions)
+    referenced = (
+        sc.parallelize(metaranges, max(1, min(len(metaranges), options.commit_partitions)))
+        .mapPartitions(metarange_task(ns, options.s3))
+        .distinct(options.commit_partitions)
+        .mapPartitions(range_task(ns, options.s3, ranges_read))
     )
-    referenced = range_ids.mapInArrow(range_task(ns, options.s3, ranges_read), address_schema)
-    staged = (
-        spark.createDataFrame(
-            [(location,) for location in staged_locations], StructType([StructField("location", StringType(), False)])
-        )
-        .repartition(max(1, len(staged_locations)))
-        .mapInArrow(staged_task(ns, options.s3), address_schema)
+    staged = sc.parallelize(staged_locations, max(1, len(staged_locations))).mapPartitions(staged_task(ns, options.s3))
+    protected = spark.createDataFrame(
+        referenced.union(staged).map(lambda address: (address,)),
+        StructType([StructField("address", StringType(), False)]),
     )
-    protected = referenced.unionByName(staged)
 
     # What there is: every object under data/, listed in parallel slices of each partition prefix.
     prefixes, loose = data_partitions(s3, ns)
     pieces = [piece for prefix in prefixes for piece in list_slices(prefix, options.list_slices)]
-    listed_schema = StructType(
-        [
-            StructField("address", StringType(), False),
-            StructField("size", LongType(), False),
-            StructField("last_modified", LongType(), False),
-            StructField("nested_root", StringType(), True),
-        ]
+    listed_rdd = sc.parallelize(pieces, max(1, min(len(pieces), options.address_partitions))).mapPartitions(
+        list_task(ns, options.s3)
     )
-    slice_schema = StructType(
-        [
-            StructField("prefix", StringType(), False),
-            StructField("start_after", StringType(), False),
-            StructField("last", StringType(), True),
-        ]
-    )
-    listed = spark.createDataFrame(
-        sc.parallelize(pieces, max(1, min(len(pieces), options.address_partitions))), slice_schema
-    ).mapInArrow(list_task(ns, options.s3), listed_schema)
     if loose:
-        listed = listed.unionByName(spark.createDataFrame(listed_batch(ns, loose).to_pylist(), listed_schema))
-    listed = listed.persist()
+        listed_rdd = listed_rdd.union(sc.parallelize([listed_row(ns, item) for item in loose], 1))
+    listed = spark.createDataFrame(
+        listed_rdd,
+        StructType(
+            [
+                StructField("address", StringType(), False),
+                StructField("size", LongType(), False),
+                StructField("last_modified", LongType(), False),
+                StructField("nested_root", StringType(), True),
+            ]
+        ),
+    ).persist()
     listing_started = time.time()
     progress("list", f"listing {ns.uri}/{DATA_DIRECTORY} in {len(pieces) + (1 if loose else 0)} slices")
     totals = listed.agg(
@@ -782,28 +697,15 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Without nested repositories (the usual case) the old enough objects are known without another pass.
     eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
 
-    # The anti join leaves its output hash-partitioned by address into address_partitions (the shuffle
-    # partitions) and sorted within each: each partition is one marked part, in address order, with no
-    # further shuffle.
     marked = (
         candidates.select("address", "size", "last_modified")
         .join(protected, on="address", how="left_anti")
+        .repartition(options.address_partitions, "address")
         .sortWithinPartitions("address")
-    )
-    part_schema = StructType(
-        [
-            StructField("index", LongType(), False),
-            StructField("key", StringType(), False),
-            StructField("objects", LongType(), False),
-            StructField("bytes", LongType(), False),
-        ]
     )
     subtract_started = time.time()
     parts = sorted(
-        (int(r["index"]), str(r["key"]), int(r["objects"]), int(r["bytes"]))
-        for r in marked.mapInArrow(
-            write_marked_task(ns, options.s3, addresses_prefix(ns, run_id)), part_schema
-        ).collect()
+        marked.rdd.mapPartitionsWithIndex(write_marked_task(ns, options.s3, addresses_prefix(ns, run_id))).collect()
     )
     subtract_seconds = time.time() - subtract_started
     listed.unpersist()
@@ -910,12 +812,6 @@ def run(spark: Any, options: JobOptions, progress: Any = _no_progress) -> dict[s
     ``progress(phase, message)`` hears of each phase (list, mark, sweep) as it starts (lakelet gc run prints it)."""
     _pickle_this_module_by_value()
     spark.conf.set("spark.sql.shuffle.partitions", str(options.address_partitions))
-    # One marked part per address partition, as --address-partitions says: adaptive execution would otherwise
-    # fold a small mark into one part (and a large one into parts too big for one sweep task).
-    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
-    # Spark cannot see how many addresses the ranges hold (it estimates from the few range ids): a broadcast of
-    # the referenced side, sized on that guess, would hold every referenced address in the driver's memory.
-    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     ns = Namespace.parse(options.storage_namespace)
     s3 = s3_client(options.s3)
     started_at = time.time()
