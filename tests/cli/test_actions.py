@@ -12,7 +12,7 @@ import lakefs_sdk
 import pytest
 import yaml
 
-from tests.contract.hook_server import HookServer, start_hook_server
+from tests.api.hook_server import HookServer, start_hook_server
 from tests.e2e.conftest import LocalProcess
 
 from .conftest import Result

@@ -15,8 +15,7 @@ from chalicelib.adapters.hooks import LambdaHooks, WebhookHooks
 from chalicelib.adapters.hooks.lambda_invoke import function_key
 from chalicelib.graveler.actions import HookSpec
 from lakelet.stack.stepfunctions_local import route_lambda_invokes
-
-from .hook_server import HookServer, start_hook_server
+from tests.api.hook_server import HookServer, start_hook_server
 
 PAYLOAD = json.dumps({"event_type": "pre-merge", "hook_id": "h"}).encode()
 
