@@ -3,6 +3,8 @@ staging tokens dropped with it; the default branch and protected branches refuse
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from . import errors
 from .actions.events import EventType
 from .actions.operations import ref_event
@@ -37,28 +39,18 @@ class BranchesAndTags(GravelerCore):
         repo = self.get_repository(repo_id)
         source = self.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
-        self.run_pre_hooks(
-            ref_event(
-                EventType.PRE_CREATE_BRANCH,
-                repo.id,
-                source.commit_id,
-                branch_id=branch_id,
-                source_ref=source_ref,
-                commit_id=source.commit_id,
-            )
+        pre = ref_event(
+            EventType.PRE_CREATE_BRANCH,
+            repo.id,
+            source.commit_id,
+            branch_id=branch_id,
+            source_ref=source_ref,
+            commit_id=source.commit_id,
         )
+        self.run_pre_hooks(pre)
         # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
         self.refs.create_branch(repo.id, branch, generation=repo.generation)
-        self.run_post_hooks(
-            ref_event(
-                EventType.POST_CREATE_BRANCH,
-                repo.id,
-                branch.commit_id,
-                branch_id=branch_id,
-                source_ref=source_ref,
-                commit_id=source.commit_id,
-            )
-        )
+        self.run_post_hooks(replace(pre, event_type=EventType.POST_CREATE_BRANCH, actions_ref=branch.commit_id))
         return branch
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
@@ -84,49 +76,30 @@ class BranchesAndTags(GravelerCore):
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
         self.guard.refuse_delete(repo, branch_id)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.run_pre_hooks(
-            ref_event(
-                EventType.PRE_DELETE_BRANCH,
-                repo.id,
-                branch_id,
-                branch_id=branch_id,
-                source_ref=branch_id,
-                commit_id=branch.commit_id,
-            )
+        pre = ref_event(
+            EventType.PRE_DELETE_BRANCH,
+            repo.id,
+            branch_id,
+            branch_id=branch_id,
+            source_ref=branch_id,
+            commit_id=branch.commit_id,
         )
+        self.run_pre_hooks(pre)
         self.refs.delete_branch(repo.id, branch.id)
         drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
-        self.run_post_hooks(
-            ref_event(
-                EventType.POST_DELETE_BRANCH,
-                repo.id,
-                branch.commit_id,
-                branch_id=branch_id,
-                source_ref=branch_id,
-                commit_id=branch.commit_id,
-            )
-        )
+        # The branch is gone: its post-delete actions are read at the commit it pointed at.
+        self.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_BRANCH, actions_ref=branch.commit_id))
 
     def create_tag(self, repo_id: str, tag_id: str, ref: str) -> Tag:
         validate_tag_id(tag_id)
         repo = self._writable_repository(repo_id)
         tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
-        self.run_pre_hooks(
-            ref_event(
-                EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref, commit_id=tag.commit_id
-            )
+        pre = ref_event(
+            EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref, commit_id=tag.commit_id
         )
+        self.run_pre_hooks(pre)
         self.refs.create_tag(repo.id, tag, generation=repo.generation)
-        self.run_post_hooks(
-            ref_event(
-                EventType.POST_CREATE_TAG,
-                repo.id,
-                tag.commit_id,
-                tag_id=tag_id,
-                source_ref=ref,
-                commit_id=tag.commit_id,
-            )
-        )
+        self.run_post_hooks(replace(pre, event_type=EventType.POST_CREATE_TAG))
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
@@ -144,24 +117,14 @@ class BranchesAndTags(GravelerCore):
             return
         # The tag's commit is where its delete hooks' actions are read.
         tag = self.refs.get_tag(repo.id, TagID(tag_id))
-        self.run_pre_hooks(
-            ref_event(
-                EventType.PRE_DELETE_TAG,
-                repo.id,
-                tag.commit_id,
-                tag_id=tag_id,
-                source_ref=tag_id,
-                commit_id=tag.commit_id,
-            )
+        pre = ref_event(
+            EventType.PRE_DELETE_TAG,
+            repo.id,
+            tag.commit_id,
+            tag_id=tag_id,
+            source_ref=tag_id,
+            commit_id=tag.commit_id,
         )
+        self.run_pre_hooks(pre)
         self.refs.delete_tag(repo.id, TagID(tag_id))
-        self.run_post_hooks(
-            ref_event(
-                EventType.POST_DELETE_TAG,
-                repo.id,
-                tag.commit_id,
-                tag_id=tag_id,
-                source_ref=tag_id,
-                commit_id=tag.commit_id,
-            )
-        )
+        self.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_TAG))
