@@ -26,6 +26,10 @@ LUA = "lua"
 HOOK_TYPES = (WEBHOOK, LAMBDA)
 # lakeFS's default webhook timeout.
 DEFAULT_TIMEOUT_SECONDS = 60.0
+# Every guarded operation reads and parses the action files of its ref, so one file is bounded in bytes and in
+# the values it decodes to (YAML aliases can make a small file expand exponentially: the walk stops at the bound).
+MAX_ACTION_FILE_BYTES = 64 * 1024
+MAX_ACTION_VALUES = 10_000
 # lakeFS's rule for hook ids (pkg/actions/action.go).
 _HOOK_ID = re.compile(r"^[_a-zA-Z][\-_a-zA-Z0-9]{1,255}$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -124,14 +128,34 @@ def _glob_regex(pattern: str) -> str:
 def parse_action(data: bytes, decode: Decoder, source: str = "") -> Action:
     """The action in an action file. Raises InvalidActionFile naming the file and what is wrong."""
     where = f"action file {source}: " if source else ""
+    if len(data) > MAX_ACTION_FILE_BYTES:
+        raise InvalidActionFile(f"{where}larger than {MAX_ACTION_FILE_BYTES} bytes")
     try:
         document = decode(data)
     except Exception as e:  # the loader's own error type is the caller's: any failure to decode is bad input
         raise InvalidActionFile(f"{where}not valid YAML: {e}") from e
+    if not _within_values(document, MAX_ACTION_VALUES):
+        raise InvalidActionFile(f"{where}decodes to more than {MAX_ACTION_VALUES} values")
     try:
         return _action(document, source)
     except InvalidActionFile as e:
         raise InvalidActionFile(f"{where}{e}") from None
+
+
+def _within_values(document: Any, budget: int) -> bool:
+    """Whether the decoded document holds at most ``budget`` values, counting an aliased value at each use."""
+    pending = [document]
+    while pending:
+        budget -= 1
+        if budget < 0:
+            return False
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return True
 
 
 def _action(document: Any, source: str) -> Action:

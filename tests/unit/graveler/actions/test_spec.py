@@ -4,6 +4,7 @@ import pytest
 import yaml
 
 from chalicelib.graveler.actions import EventType, InvalidActionFile, glob_match, parse_action, parse_duration
+from chalicelib.graveler.actions.spec import MAX_ACTION_FILE_BYTES
 
 GOOD = b"""
 name: Good files check
@@ -114,3 +115,15 @@ def test_globs_are_go_path_match():
     assert glob_match("[a-c]x", "bx")
     assert not glob_match("[^a-c]x", "bx")
     assert not glob_match("[", "[")
+
+
+def test_an_oversized_or_exploding_action_file_is_refused_before_it_is_walked() -> None:
+    big = b"name: x\n# " + b"a" * MAX_ACTION_FILE_BYTES
+    with pytest.raises(InvalidActionFile, match="larger than"):
+        parse_action(big, yaml.safe_load)
+    # A few hundred bytes of aliases that expand to 9**9 values.
+    levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 10)]
+    bomb = ("\n".join(levels) + "\nname: bomb\non: {pre-commit: {}}\nhooks: *a9\n").encode()
+    with pytest.raises(InvalidActionFile, match="more than"):
+        parse_action(bomb, yaml.safe_load)
