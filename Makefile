@@ -1,7 +1,9 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
-#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000
-#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but the compat tier)
+#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000. No Spark: the first
+#               `lakelet gc run` installs it (the [gc] extra, requirements-gc.txt)
+#   make test   add Spark and the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but
+#               the compat tier)
 #   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/); part of .ci/run
@@ -16,7 +18,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PYTHON_VERSION ?= 3.12.1
 # Rewritten whenever an install runs, so a change to any file below triggers a re-install. Two levels in one
-# venv: what `make run` needs (the [local] extra), and the test and lint tools on top for `make test` ([dev]).
+# venv: what `make run` needs (the [local] extra), and Spark ([gc]) with the test and lint tools on top for
+# `make test` ([dev]).
 RUN_STAMP := $(VENV)/.lakelet-run-installed
 DEV_STAMP := $(VENV)/.lakelet-dev-installed
 RUN_REQUIREMENTS := requirements.txt requirements-cli.txt requirements-local.txt pyproject.toml
@@ -87,8 +90,8 @@ $(RUN_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
 	touch $@
 
-# [dev] includes [local]; installing it also brings the run level up to date.
-$(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-dev.txt
+# [dev] includes [local] and [gc]; installing it also brings the run level up to date.
+$(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-gc.txt requirements-dev.txt
 	$(check_venv)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(RUN_STAMP) $@
