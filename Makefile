@@ -62,8 +62,11 @@ check: $(DEV_STAMP)
 	echo "mypy"; $(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-# The quickstart repository is created once per data directory (lakelet/samples.py).
-run: $(RUN_STAMP)
+# The quickstart repository is created once per data directory (lakelet/samples.py). The venv's install and the
+# web UI's (npm ci, esbuild) wait mostly on the network, each on its own: a sub-make runs them side by side, which
+# takes a first run's npm ci off its critical path (docs/local-stack.md, "The first run").
+run:
+	@$(MAKE) --no-print-directory -j2 $(RUN_STAMP) webui
 	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
 
 venv: $(DEV_STAMP)
@@ -76,18 +79,22 @@ $(VENV)/bin/python:
 	fi
 	$(PYTHON312) -m venv $(VENV)
 
-# chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin.
+# chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin. Its lower bound upgrades the pip that
+# `python -m venv` bundles (23.2 with Python 3.12.1), whose resolver takes about twice as long to fetch and resolve
+# the stack's ~50 packages with an empty cache; a venv already on 26.x is left alone, without a network call.
 define check_venv
 	@$(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || { \
 		echo "error: $(VENV) is not a Python 3.12 venv (Chalice takes the Lambda runtime from it);" \
 		     "remove it with 'make clean-venv' and run make again." >&2; \
 		exit 1; }
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'pip<26.3'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'pip>=26,<26.3'
 endef
 
+# --no-compile: pip would byte-compile every module of every package (botocore's thousands of service files
+# among them), ~10 s of CPU on a first run; Python compiles the few hundred the stack imports when it first starts.
 $(RUN_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS)
 	$(check_venv)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -e '.[local]'
 	touch $@
 
 # [dev] includes [local] and [gc]; installing it also brings the run level up to date.
@@ -152,7 +159,7 @@ WEBUI_OUT := chalicelib/webui_dist/index.html
 WEBUI_MODULES := webui/node_modules/.package-lock.json
 WEBUI_SOURCES := $(shell find webui/src webui/build.mjs -type f 2>/dev/null)
 
-test run package: webui
+test package: webui
 
 webui: $(WEBUI_OUT)
 

@@ -4,7 +4,8 @@ The clone is of this checkout's HEAD (committed work only). Everything the run w
 directory, removed afterwards: the clone with its new .venv and webui/node_modules, pip's and npm's caches
 (``PIP_CACHE_DIR``, ``npm_config_cache``), and the stack's data directory. Only the network is shared with this
 machine. The clock runs from ``make run``'s start to the banner; the phases come from the time make echoes each
-command: the venv, pip's installs, ``npm ci``, the web UI's build, and the stack's start.
+command: the venv, pip's installs, ``npm ci`` and the web UI's build (beside the venv and pip), and the stack's
+start.
 """
 
 from __future__ import annotations
@@ -21,16 +22,36 @@ from typing import Any
 
 PROJECT = Path(__file__).resolve().parent.parent
 BANNER = "Lakelet local stack is ready."
-# make echoes each recipe line before running it; the first line that contains the marker starts the phase.
-PHASES = (
-    ("venv", " -m venv "),
-    ("pip", " -m pip install "),
-    ("npm ci", "npm ci "),
-    ("web UI build", "node build.mjs"),
-    ("stack start", "bin/lakelet local "),
-)
+# The moments of a run: the first line make prints that contains the marker (make echoes each recipe line before
+# it runs it; the web UI's build and the stack print a line when done).
+EVENTS = {
+    "venv": " -m venv ",
+    "pip": " -m pip install ",
+    "npm ci": "npm ci ",
+    "web UI build": "node build.mjs",
+    "web UI built": "webui: first load",
+    "stack": "bin/lakelet local ",
+    "ready": BANNER,
+}
+# Each phase, from one event to another. The venv and pip run side by side with npm ci and the web UI's build
+# (the Makefile's run target), so the phases add up to more than the total when both sides are busy.
+PHASES = {
+    "venv": ("venv", "pip"),
+    "pip": ("pip", "stack"),
+    "npm ci": ("npm ci", "web UI build"),
+    "web UI build": ("web UI build", "web UI built"),
+    "stack start": ("stack", "ready"),
+}
 # Variables of this process that would point the run at this machine's environment instead of a fresh one.
-_LEAKS = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PIP_FIND_LINKS", "PIP_NO_INDEX", "npm_config_offline")
+_LEAKS = (
+    "VIRTUAL_ENV",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONDONTWRITEBYTECODE",
+    "PIP_FIND_LINKS",
+    "PIP_NO_INDEX",
+    "npm_config_offline",
+)
 
 
 class FirstRunError(Exception):
@@ -83,17 +104,15 @@ def measure(api_port: int, s3_port: int, timeout: float = 900.0, source: Path = 
         # The reader can block on a silent make: the timer stops the run so the reader sees the end of output.
         timer = threading.Timer(timeout, _stop, (process,))
         timer.start()
-        ready: float | None = None
         try:
             assert process.stdout is not None
             for line in process.stdout:
                 now = time.monotonic() - started
                 lines.append(line.rstrip("\n"))
-                for phase, marker in PHASES:
-                    if phase not in marks and marker in line:
-                        marks[phase] = now
-                if BANNER in line:
-                    ready = now
+                for event, marker in EVENTS.items():
+                    if event not in marks and marker in line:
+                        marks[event] = now
+                if "ready" in marks:
                     break
         finally:
             timer.cancel()
@@ -101,15 +120,19 @@ def measure(api_port: int, s3_port: int, timeout: float = 900.0, source: Path = 
             if process.stdout is not None:
                 process.stdout.close()
             shutil.rmtree(clone, ignore_errors=True)  # large (a venv, node_modules): removed even on failure
-        if ready is None:
+        if "ready" not in marks:
             tail = " | ".join(line for line in lines[-8:] if line.strip())
             raise FirstRunError(f"make run did not print its banner within {timeout:.0f} s: {tail}")
-    # A phase lasts until the next one that started (make runs them one after another), the last until ready.
-    order = sorted(marks.items(), key=lambda item: item[1])
     phases = {
-        phase: round((order[i + 1][1] if i + 1 < len(order) else ready) - at, 1) for i, (phase, at) in enumerate(order)
+        phase: round(marks[end] - marks[start], 1)
+        for phase, (start, end) in PHASES.items()
+        if start in marks and end in marks
     }
-    return {"seconds": round(ready, 1), "phases": phases, "before_first_phase": round(order[0][1], 1) if order else 0}
+    return {
+        "seconds": round(marks["ready"], 1),
+        "phases": phases,
+        "events": {event: round(at, 1) for event, at in sorted(marks.items(), key=lambda item: item[1])},
+    }
 
 
 if __name__ == "__main__":
