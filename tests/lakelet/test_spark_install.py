@@ -4,6 +4,7 @@ the command it is given, the lines the user sees, and the one-line error of a fa
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -222,3 +223,50 @@ def test_no_java_means_no_download(
     pip = fake_pip()
     assert cli.main([*GC_RUN, "--data-dir", str(tmp_path)]) == 1
     assert pip.commands == [] and capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.e2e
+def test_lakelet_local_never_imports_spark(tmp_path: Path) -> None:
+    """The stack of `make run` starts, makes its sample repository and serves its API without
+    importing pyspark or py4j, which `make run` no longer installs (the venv here has them: a stray import would
+    show). Every import of the process is listed by ``-X importtime``."""
+    import base64
+    import json
+    import signal
+    import urllib.request
+
+    from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+
+    command = [sys.executable, "-X", "importtime", "-m", "lakelet", "local", "--ephemeral", "--sample-data"]
+    log = (tmp_path / "stderr.log").open("w")
+    stack = subprocess.Popen(
+        [*command, "--api-port", "0", "--s3-port", "0"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=log,  # a file: thousands of import lines would fill a pipe nobody reads until the end
+        text=True,
+    )
+    try:
+        assert stack.stdout is not None
+        api = ""
+        for line in stack.stdout:
+            if line.strip().startswith("lakeFS API"):
+                api = line.split()[-1]
+                break
+        assert api.startswith("http://127.0.0.1:"), "the stack printed no banner"
+        token = base64.b64encode(f"{DEFAULT_ACCESS_KEY_ID}:{DEFAULT_SECRET_ACCESS_KEY}".encode()).decode()
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: never a proxy
+        for path in ("/repositories", "/repositories/quickstart/refs/main/objects/ls"):
+            request = urllib.request.Request(api + path, headers={"Authorization": f"Basic {token}"})
+            with opener.open(request, timeout=60) as answer:
+                assert json.load(answer)["results"], path
+    finally:
+        stack.send_signal(signal.SIGTERM)
+        stack.communicate(timeout=60)
+        log.close()
+    err = (tmp_path / "stderr.log").read_text()
+    modules = {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+    assert {"moto", "chalice", "lakelet.stack.local"} <= modules  # the list is complete enough to trust
+    assert not {m for m in modules if m.split(".")[0] in ("pyspark", "py4j")}
+    assert stack.returncode == 0
