@@ -82,25 +82,27 @@ $(VENV)/bin/python:
 # chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin. Its lower bound upgrades the pip that
 # `python -m venv` bundles (23.2 with Python 3.12.1), whose resolver takes about twice as long to fetch and resolve
 # the stack's ~50 packages with an empty cache; a venv already on 26.x is left alone, without a network call.
+# setuptools (pyproject.toml's build backend, and a dependency of chalice's anyway) goes in the venv, so the
+# editable install builds with --no-build-isolation instead of filling a throwaway build environment first.
 define check_venv
 	@$(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || { \
 		echo "error: $(VENV) is not a Python 3.12 venv (Chalice takes the Lambda runtime from it);" \
 		     "remove it with 'make clean-venv' and run make again." >&2; \
 		exit 1; }
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'pip>=26,<26.3'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile 'pip>=26,<26.3' 'setuptools>=69'
 endef
 
 # --no-compile: pip would byte-compile every module of every package (botocore's thousands of service files
 # among them), ~10 s of CPU on a first run; Python compiles the few hundred the stack imports when it first starts.
 $(RUN_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS)
 	$(check_venv)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -e '.[local]'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile --no-build-isolation -e '.[local]'
 	touch $@
 
 # [dev] includes [local] and [gc]; installing it also brings the run level up to date.
 $(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-gc.txt requirements-dev.txt
 	$(check_venv)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation -e '.[dev]'
 	touch $(RUN_STAMP) $@
 
 clean-venv:
