@@ -64,7 +64,7 @@ check: $(DEV_STAMP)
 
 # The quickstart repository is created once per data directory (lakelet/samples.py). The venv's install and the
 # web UI's (npm ci, esbuild) wait mostly on the network, each on its own: a sub-make runs them side by side, which
-# takes a first run's npm ci off its critical path (docs/local-stack.md, "The first run").
+# takes a first run's npm ci off its critical path (docs/local-stack.md, "Installing").
 run:
 	@$(MAKE) --no-print-directory -j2 $(RUN_STAMP) webui
 	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
