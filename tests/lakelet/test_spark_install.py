@@ -85,6 +85,10 @@ def test_a_wheel_install_finds_the_pin_in_its_own_metadata(tmp_path: Path) -> No
         shutil.copytree(ROOT / name, source / name, ignore=ignore)
     for path in [*ROOT.glob("requirements*.txt"), ROOT / "pyproject.toml", ROOT / "README.md", ROOT / "app.py"]:
         shutil.copy2(path, source / path.name)
+    # Another pin than this checkout's, so that the answer can only come from the wheel's metadata.
+    wheel_pin = "pyspark==3.5.1"
+    pins = source / "requirements-gc.txt"
+    pins.write_text(pins.read_text().replace(PYSPARK, wheel_pin))
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(tmp_path)]
         + [str(source)],
@@ -100,7 +104,7 @@ def test_a_wheel_install_finds_the_pin_in_its_own_metadata(tmp_path: Path) -> No
         requires = [line for line in archive.read(metadata).decode().splitlines() if line.startswith("Requires-Dist")]
     pyspark_lines = [line for line in requires if "pyspark" in line]
     assert sorted(pyspark_lines) == sorted(
-        [f'Requires-Dist: {PYSPARK}; extra == "gc"', f'Requires-Dist: {PYSPARK}; extra == "dev"']
+        [f'Requires-Dist: {wheel_pin}; extra == "gc"', f'Requires-Dist: {wheel_pin}; extra == "dev"']
     )
     assert not (site / "requirements-gc.txt").exists()
     probe = "from lakelet.stack import spark_local as s; print(s.__file__); print(s.pyspark_requirement())"
@@ -114,7 +118,7 @@ def test_a_wheel_install_finds_the_pin_in_its_own_metadata(tmp_path: Path) -> No
         timeout=60,
     )
     module_file, pin = done.stdout.split()
-    assert Path(module_file).is_relative_to(site) and pin == PYSPARK
+    assert Path(module_file).is_relative_to(site) and pin == wheel_pin
 
 
 def test_the_extras_put_spark_in_gc_and_dev_not_in_local() -> None:
