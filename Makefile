@@ -77,19 +77,25 @@ $(VENV)/bin/python:
 		     "or run make with PYTHON312=/path/to/python3.12." >&2; \
 		exit 1; \
 	fi
-	$(PYTHON312) -m venv $(VENV)
+	$(PYTHON312) -m venv --without-pip $(VENV)
+	$(PYTHON312) -m pip --python $(VENV)/bin/python install $(PIP_QUIET) --no-compile $(VENV_TOOLS) || { \
+		rm -rf $(VENV) && $(PYTHON312) -m venv $(VENV); }
 
 # chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin. Its lower bound upgrades the pip that
 # `python -m venv` bundles (23.2 with Python 3.12.1), whose resolver takes about twice as long to fetch and resolve
 # the stack's ~50 packages with an empty cache; a venv already on 26.x is left alone, without a network call.
 # setuptools (pyproject.toml's build backend, and a dependency of chalice's anyway) goes in the venv, so the
 # editable install builds with --no-build-isolation instead of filling a throwaway build environment first.
+# A new venv gets them straight from the interpreter's own pip (--python, pip 22.3+), which skips installing and
+# byte-compiling the bundled pip only to replace it; without such a pip, the venv is made the usual way.
+VENV_TOOLS := 'pip>=26,<26.3' 'setuptools>=69'
+PIP_QUIET := --quiet --disable-pip-version-check
 define check_venv
 	@$(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || { \
 		echo "error: $(VENV) is not a Python 3.12 venv (Chalice takes the Lambda runtime from it);" \
 		     "remove it with 'make clean-venv' and run make again." >&2; \
 		exit 1; }
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile 'pip>=26,<26.3' 'setuptools>=69'
+	$(VENV)/bin/python -m pip install $(PIP_QUIET) --no-compile $(VENV_TOOLS)
 endef
 
 # --no-compile: pip would byte-compile every module of every package (botocore's thousands of service files

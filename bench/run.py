@@ -356,8 +356,8 @@ def first_run_rows(args: argparse.Namespace) -> list[Row]:
             LE,
             45,
             "<= 45 s",
-            f"pip's download and resolve from an empty cache dominate; load average {load:.1f} on "
-            f"{os.cpu_count()} cores when it started",
+            f"load average {load:.1f} on {os.cpu_count()} cores when it started, {m['cpu_seconds']:.0f} CPU seconds "
+            f"in all; longest phase: {max(m['phases'], key=m['phases'].get)}",
             m,
         )
     ]
