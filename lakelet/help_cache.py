@@ -133,7 +133,7 @@ def recording(args: Sequence[str]) -> Iterator[list[int]]:
     name = key(args)
     real = sys.stdout
     recorder = _Recorder(real)
-    sys.stdout = recorder  # type: ignore[assignment]
+    sys.stdout = recorder
     codes: list[int] = []
     try:
         yield codes
