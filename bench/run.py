@@ -250,7 +250,7 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
                 LE,
                 0.3,
                 "<= 0.3 s",
-                "the CLI's start-up is another lane's work, in flight",
+                "wall time, the machine's load included (its CPU time is in docs/performance.md, CLI start-up)",
                 start,
             )
         )
