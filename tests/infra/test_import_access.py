@@ -73,3 +73,30 @@ def test_the_setting_reaches_the_functions(package: Package) -> None:
     joined = evaluate(env["LAKELET_IMPORT_ALLOWED_LOCATIONS"], {access.IMPORT_LOCATIONS: ["s3://a/b/", "s3://c/"]}, {})
     assert joined == "s3://a/b/,s3://c/"
     assert "LAKELET_IMPORT_STATE_MACHINE_ARN" in env
+
+
+def _role_statements(template: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
+    policies = template["Resources"][role]["Properties"]["Policies"]
+    return {s["Sid"]: s for p in policies for s in p["PolicyDocument"]["Statement"]}
+
+
+def test_the_import_machine_may_run_its_distributed_map_and_nothing_more(package: Package) -> None:
+    template = package.template()
+    machine = template["Resources"]["ImportStateMachine"]["Properties"]
+    definition = machine["DefinitionString"]["Fn::Sub"][0]
+    assert '"Mode": "DISTRIBUTED"' in definition and '"arn:aws:states:::s3:getObject"' in definition
+    statements = _role_statements(template, "ImportStateMachineRole")
+    assert statements["StartMapRunExecutions"]["Action"] == ["states:StartExecution"]
+    own = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:lakelet-${Stage}-import"
+    assert statements["StartMapRunExecutions"]["Resource"] == [{"Fn::Sub": own}]
+    assert statements["FollowMapRunExecutions"]["Action"] == ["states:DescribeExecution", "states:StopExecution"]
+    children = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:lakelet-${Stage}-import/*:*"
+    assert statements["FollowMapRunExecutions"]["Resource"] == [{"Fn::Sub": children}]
+    assert statements["ReadMapItems"]["Action"] == ["s3:GetObject"]
+    assert statements["ReadMapItems"]["Resource"] == [
+        {"Fn::Sub": "${DataBucket.Arn}/_lakefs/imports/*/slices-*.json"},
+        {"Fn::Sub": "${DataBucket.Arn}/*/_lakefs/imports/*/slices-*.json"},
+    ]
+    # The machines without a Distributed Map get none of it.
+    for role in ("CommitStateMachineRole", "MergeStateMachineRole"):
+        assert set(_role_statements(template, role)) == {"InvokeTasks"}
