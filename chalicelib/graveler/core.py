@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import move_checks
+from .actions.files_cache import ActionFilesCache
 from .collected import CollectedCheck
 from .committed import CommittedManager
 from .identity import commit_id
@@ -71,11 +72,14 @@ class GravelerCore:
         self.collected = collected or CollectedCheck(blocks)
         # The hooks of actions (None: an engine that runs none).
         self.hooks = hooks
+        # The action files of commits, which every guarded operation looks up twice.
+        self.action_files_cache = ActionFilesCache()
 
-    def run_pre_hooks(self, event: HookEvent) -> None:
-        """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails."""
+    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> None:
+        """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails.
+        ``branch``: the event's actions ref as this request read it (a branch), so it is not read again."""
         if self.hooks is not None:
-            self.hooks.run(event)
+            self.hooks.run(event, branch)
 
     def run_post_hooks(self, event: HookEvent) -> None:
         """After the operation; failures are recorded in the run, never raised (the operation stands)."""

@@ -140,6 +140,11 @@ class StagingStore(Protocol):
         """Deletes every staged change of the token. Idempotent."""
         ...
 
+    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
+        """Forgets the staged changes of ``keys``, in batches where the store can (``delete`` of each). For a
+        caller that already knows every key a token holds: a drop without listing the token first."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class PutResult:

@@ -97,9 +97,9 @@ def commit(g: Graveler, request: CommitRequest, wait_seconds: float) -> Commit:
     branch = g.get_branch(request.repository, request.branch)  # BranchNotFound now
     runner = g.workflows.commit
     # Pre-hooks run before anything is sealed or started and hold no lock: a failed one changes nothing (412).
-    g.run_pre_hooks(commit_event(request))
+    g.run_pre_hooks(commit_event(request), branch)
     if runner is None or not _staged_at_least(g, branch, g.workflows.commit_threshold + 1):
-        result = g.commit_steps.run(request, INLINE_SLICES, INLINE_ROUNDS)
+        result = g.commit_steps.run(request, INLINE_SLICES, INLINE_ROUNDS, branch)
         made = g.get_commit(request.repository, str(result["commit_id"]))
         g.run_post_hooks(commit_event(request, made.id))
         return made
