@@ -60,10 +60,17 @@ def update_branch(
     swaps.
 
     ``first``: the branch as the caller read it earlier in this request, used for the first try instead of a
-    read: the swap is conditional on the record being exactly that, so a stale one only costs a lost swap."""
+    read: the swap is conditional on the record being exactly that, so a stale one only costs a lost swap. A move
+    that refuses that record (NoChanges, say) is believed only once a read shows the record unchanged."""
     for attempt in range(tries):
-        branch = first if attempt == 0 and first is not None else refs.get_branch(repo_id, branch_id)
-        changed = move(branch)
+        unverified = attempt == 0 and first is not None
+        branch = first if unverified and first is not None else refs.get_branch(repo_id, branch_id)
+        try:
+            changed = move(branch)
+        except errors.GravelerError:
+            if unverified and refs.get_branch(repo_id, branch_id) != branch:
+                continue  # decided on a record that has moved since: decide again on the current one
+            raise
         if changed is None:
             return branch, branch
         try:

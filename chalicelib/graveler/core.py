@@ -30,12 +30,16 @@ from .records import (
     StagingToken,
 )
 from .refs import resolve_ref
+from .ttl_cache import TTLCache
 from .workflow_runner import Workflows
 
 if TYPE_CHECKING:
     from .actions import HookEvent, HookRunner
 
-__all__ = ["GravelerCore"]
+__all__ = ["UPLOAD_BRANCH_TTL_SECONDS", "GravelerCore"]
+
+# How long a branch an upload address was issued for is taken to still exist without reading it again.
+UPLOAD_BRANCH_TTL_SECONDS = 2.0
 
 
 class GravelerCore:
@@ -74,6 +78,8 @@ class GravelerCore:
         self.hooks = hooks
         # The action files of commits, which every guarded operation looks up twice.
         self.action_files_cache = ActionFilesCache()
+        # Branches an upload address was handed out for lately (objects.py, check_upload_branch).
+        self.upload_branches: TTLCache[tuple[str, str], bool] = TTLCache(UPLOAD_BRANCH_TTL_SECONDS)
 
     def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> None:
         """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails.

@@ -190,6 +190,18 @@ class Objects(GravelerCore):
         stage_many(self.refs, self.staging, repo.id, BranchID(branch_id), changes, branch)
         return entries
 
+    def check_upload_branch(self, repo_id: str, branch_id: str) -> None:
+        """Raises BranchNotFound unless the branch exists, before an upload address is handed out for it.
+
+        A branch found here is not read again for UPLOAD_BRANCH_TTL_SECONDS (a client uploading many files asks
+        for an address per file); a missing one is never remembered. This is a courtesy that spares uploading to
+        a mistyped branch: the link reads the branch itself, so a branch deleted meanwhile (in another container:
+        this one forgets it at once) still refuses the link with 404."""
+        repo = self.get_repository(repo_id)
+        self.upload_branches.lookup(
+            (repo.id, branch_id), lambda: bool(self.refs.get_branch(repo.id, BranchID(branch_id)))
+        )
+
     def new_physical_address(self, repo_id: str) -> str:
         """A fresh, never used address under the repository's data/ for data written outside upload_object
         (presigned uploads, multipart uploads)."""
@@ -246,11 +258,12 @@ class Objects(GravelerCore):
             return entry
         address = new_data_address(repo.storage_namespace, self._clock())
         try:
-            self.blocks.copy(upload_address, address)
+            copied = self.blocks.copy(upload_address, address)
         except errors.ObjectNotFound:
             raise errors.Invalid("nothing was uploaded to the physical address") from None
         try:
-            check_claim(self.blocks.stat(address), claim)
+            # The copy's own size and ETag (BlockStore.copy): what a commit will read, whatever the URL writes next.
+            check_claim(copied, claim)
             entry = dataclasses.replace(claim, physical_address=address)
             stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
         except BaseException:

@@ -152,20 +152,7 @@ def _measure(api: Api, counter: CallCounter, operation: str) -> Counter[str]:
     return runs[operation](2)
 
 
-# The counts measured before the fixes, for the rows not met yet: xfail(strict) so that meeting one fails the run
-# until its row is flipped to a plain pass.
-_NOT_MET: dict[str, str] = {
-    "presigned upload + link": "12 calls: 7 GetItem, 1 PutItem, 2 HeadObject, 1 CopyObject, 1 DeleteObject",
-}
-
-
-@pytest.mark.parametrize(
-    "operation",
-    [
-        pytest.param(op, marks=pytest.mark.xfail(strict=True, reason=_NOT_MET[op])) if op in _NOT_MET else op
-        for op in GOALS
-    ],
-)
+@pytest.mark.parametrize("operation", list(GOALS))
 def test_aws_calls_per_operation_are_within_the_goal(api: Api, counter: CallCounter, operation: str) -> None:
     calls = _measure(api, counter, operation)
     total = sum(calls.values())
