@@ -92,9 +92,13 @@ class CommitSteps:
         """Seals the branch's staging token; returns {"sealed_token"}: the token this request sealed."""
         return {"sealed_token": self._seal(request)[0]}
 
-    def _seal(self, request: CommitRequest, read: Branch | None = None) -> tuple[str, Branch]:
+    def _seal(
+        self, request: CommitRequest, read: Branch | None = None, staged_seen: bool = False
+    ) -> tuple[str, Branch]:
         """The token this request sealed, and the branch record after the seal. ``read``: the branch as this
-        request already read it (the swap is conditional on it, so it saves a read and risks nothing)."""
+        request already read it (the swap is conditional on it, so it saves a read and risks nothing);
+        ``staged_seen``: the caller saw changes staged on ``read``, so sealing it needs no emptiness check (a
+        reset emptying it meanwhile makes the commit "no changes" at its finish instead)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         if repo.read_only:
@@ -116,7 +120,7 @@ class CommitSteps:
                 rest = branch.sealed_tokens[branch.sealed_tokens.index(mine) + 1 :]
                 found.append(rest[0] if rest else "")
                 return None
-            if _is_empty(self.staging, branch) and not request.allow_empty:
+            if not (staged_seen and branch is read) and not request.allow_empty and _is_empty(self.staging, branch):
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
             found.append(branch.staging_token)
             return sealed(self.staging, branch, mine)
@@ -238,13 +242,14 @@ class CommitSteps:
         max_slices: int = DEFAULT_MAX_SLICES,
         max_rounds: int = 10,
         branch: Branch | None = None,
+        staged_seen: bool = False,
     ) -> Json:
         """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
 
         ``branch``: the branch as the caller read it in this request. In one process the record each step leaves
         is handed to the next instead of read again: every write is a compare-and-swap on that record, so one
         that moved meanwhile costs a lost swap (then a read), never a wrong result."""
-        sealed, known = self._seal(request, branch)
+        sealed, known = self._seal(request, branch, staged_seen)
         current: Branch | None = known
         for _ in range(max_rounds):
             planned = self.plan(request, sealed, max_slices, current)
