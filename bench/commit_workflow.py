@@ -20,7 +20,7 @@ import threading
 import time
 import tracemalloc
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import boto3
 from moto import mock_aws
@@ -83,6 +83,10 @@ class SortedStaging:
         with self._lock:
             self._keys.pop(token, None)
             self._values.pop(token, None)
+
+    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
+        for key in keys:
+            self.delete(token, key)
 
 
 class CountingBlocks(MemoryBlockStore):

@@ -202,6 +202,12 @@ class MemoryStagingStore:
         with self._lock:
             self._tokens.pop(token, None)
 
+    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
+        with self._lock:
+            staged = self._tokens.get(token, {})
+            for key in keys:
+                staged.pop(key, None)
+
 
 class MemoryBlockStore:
     def __init__(self) -> None:

@@ -158,14 +158,21 @@ class S3BlockStore:
                     yield f"{_SCHEME}{bucket}/{item['Key']}", int(item["Size"])
 
     def copy(self, source: str, destination: str) -> PutResult:
+        """The source's size comes from a HEAD, and every copy request names the version that HEAD saw
+        (``CopySourceIfMatch``): a source rewritten in between fails the copy (Conflict) instead of being copied
+        under the old size, or mixed across parts. So the result describes the copy without a HEAD of it."""
         src_bucket, src_key = split_address(source)
         bucket, key = split_address(destination)
         with _s3_errors(source):
-            size = int(self._client.head_object(Bucket=src_bucket, Key=src_key)["ContentLength"])
+            head = self._client.head_object(Bucket=src_bucket, Key=src_key)
+        size, version = int(head["ContentLength"]), str(head["ETag"])
         if size <= MAX_SINGLE_COPY_BYTES:
-            with _s3_errors(source):
+            with _s3_errors(source), _changed_source(source):
                 result = self._client.copy_object(
-                    Bucket=bucket, Key=key, CopySource={"Bucket": src_bucket, "Key": src_key}
+                    Bucket=bucket,
+                    Key=key,
+                    CopySource={"Bucket": src_bucket, "Key": src_key},
+                    CopySourceIfMatch=version,
                 )
             return PutResult(size, _unquote(result["CopyObjectResult"]["ETag"]))
         upload_id = self.create_multipart_upload(destination)
@@ -174,7 +181,13 @@ class S3BlockStore:
                 (
                     number,
                     self.upload_part_copy(
-                        destination, upload_id, number, source, start, min(start + COPY_PART_BYTES, size) - 1
+                        destination,
+                        upload_id,
+                        number,
+                        source,
+                        start,
+                        min(start + COPY_PART_BYTES, size) - 1,
+                        if_match=version,
                     ).etag,
                 )
                 for number, start in enumerate(range(0, size, COPY_PART_BYTES), start=1)
@@ -204,13 +217,22 @@ class S3BlockStore:
         return PutResult(len(data), _unquote(result["ETag"]))
 
     def upload_part_copy(
-        self, address: str, upload_id: str, part_number: int, source: str, start: int, end: int
+        self,
+        address: str,
+        upload_id: str,
+        part_number: int,
+        source: str,
+        start: int,
+        end: int,
+        if_match: str | None = None,
     ) -> PutResult:
+        """``if_match``: the source's ETag the part must be copied from (Conflict when it changed)."""
         bucket, key = split_address(address)
         src_bucket, src_key = split_address(source)
         if start < 0 or end < start:
             raise errors.Invalid(f"invalid copy range {start}-{end}")
-        with _s3_errors(source):
+        condition = {} if if_match is None else {"CopySourceIfMatch": if_match}
+        with _s3_errors(source), _changed_source(source):
             result = self._client.upload_part_copy(
                 Bucket=bucket,
                 Key=key,
@@ -218,6 +240,7 @@ class S3BlockStore:
                 PartNumber=part_number,
                 CopySource={"Bucket": src_bucket, "Key": src_key},
                 CopySourceRange=f"bytes={start}-{end}",
+                **condition,
             )
         return PutResult(end - start + 1, _unquote(result["CopyPartResult"]["ETag"]))
 
@@ -256,6 +279,17 @@ class S3BlockStore:
                 self._client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
         except errors.ObjectNotFound:
             pass  # already completed or aborted
+
+
+@contextmanager
+def _changed_source(source: str) -> Iterator[None]:
+    """A copy's CopySourceIfMatch failed: the source was rewritten since it was looked at."""
+    try:
+        yield
+    except ClientError as e:
+        if _error_code(e) in ("PreconditionFailed", "412"):
+            raise errors.Conflict(f"{source} changed while it was being copied") from e
+        raise
 
 
 def _unquote(etag: str) -> str:

@@ -2,10 +2,12 @@
 
 GET hands out a fresh physical address in the repository's namespace, signed for (repository, branch, path)
 (auth/addresses.py), and with ``presign=true`` a presigned S3 PUT URL for it, so the bytes go straight to
-S3 and never through API Gateway or Lambda. PUT links what was uploaded there to the path: the address must
-verify (else 400), the object must exist and match the claimed size and checksum; it is copied to an address no
-URL can write, so the bytes a commit reads never change (graveler/linking.py). If-None-Match: * makes the link
-fail with 412 when the path already exists.
+S3 and never through API Gateway or Lambda. A missing branch is a 404 (the branch is read once per 2 s per
+branch: a client asks for an address per file; the link reads it again).
+
+PUT links what was uploaded there to the path: the address must verify (else 400), the object must exist and
+match the claimed size and checksum; it is copied to an address no URL can write, so the bytes a commit reads
+never change (graveler/linking.py). If-None-Match: * makes the link fail with 412 when the path already exists.
 
 Lakelet's ``write_once=true`` (with ``presign=true``) hands out a write-once address: its URL must be sent with
 ``If-None-Match: *`` and can only create the object, so the link stages the upload itself without copying it.
@@ -43,7 +45,7 @@ def get_physical_address(repository: str, branch: str) -> Response:
         raise errors.Invalid("write_once needs presign=true: only a presigned URL can be made write-once")
     svc = services()
     graveler = svc.graveler
-    graveler.get_branch(names.repository(repository), names.branch(branch))
+    graveler.check_upload_branch(names.repository(repository), names.branch(branch))
     address = svc.auth.address_signer().sign(
         repository, branch, path, graveler.new_physical_address(repository), write_once
     )

@@ -52,14 +52,25 @@ def update_branch(
     failure: str,
     sleep: Sleep | None = None,
     tries: int = MOVE_TRIES,
+    first: Branch | None = None,
 ) -> tuple[Branch, Branch]:
     """Replaces the branch by ``move(branch)`` with a compare-and-swap, applying ``move`` again to the fresh record
     whenever the branch changed meanwhile; (old, new). ``move`` returns None when the branch needs no write (then
     old is new). Raises what ``move`` raises, BranchNotFound, and TooManyTries(``failure``) after ``tries`` lost
-    swaps."""
+    swaps.
+
+    ``first``: the branch as the caller read it earlier in this request, used for the first try instead of a
+    read: the swap is conditional on the record being exactly that, so a stale one only costs a lost swap. A move
+    that refuses that record (NoChanges, say) is believed only once a read shows the record unchanged."""
     for attempt in range(tries):
-        branch = refs.get_branch(repo_id, branch_id)
-        changed = move(branch)
+        unverified = attempt == 0 and first is not None
+        branch = first if unverified and first is not None else refs.get_branch(repo_id, branch_id)
+        try:
+            changed = move(branch)
+        except errors.GravelerError:
+            if unverified and refs.get_branch(repo_id, branch_id) != branch:
+                continue  # decided on a record that has moved since: decide again on the current one
+            raise
         if changed is None:
             return branch, branch
         try:
@@ -134,13 +145,26 @@ def finish_move(
     commit: Commit,
     tokens: tuple[StagingToken, ...],
     sleep: Sleep | None = None,
+    planned: Branch | None = None,
 ) -> bool | None:
     """The last step of a workflow: stores ``commit`` and swaps the branch to it from the state it was planned on
     (its head the commit's first parent, ``tokens`` sealed), keeping the staging token and retiring ``tokens``.
 
     True when the branch now points at the commit (also when it already did: a retry after the swap); None when
     the branch left the planned state (plan again).
+
+    ``planned``: the branch record the plan was made on, when the caller holds it (an inline commit): the swap is
+    tried from it without reading the branch first; when the record changed since, the swap loses and the
+    branch is read to tell a retry after our own swap from a replan.
     """
+    if planned is not None and planned.commit_id == commit.parents[0] and planned.sealed_tokens == tokens:
+        refs.add_commit(repo_id, commit)
+        moved = Branch(planned.id, commit.id, planned.staging_token, (), retire(planned, tokens))
+        try:
+            refs.set_branch(repo_id, moved, expected=planned)
+            return True
+        except errors.Conflict:
+            pass  # the branch changed since the plan: read it and decide below
     branch = refs.get_branch(repo_id, branch_id)
     if branch.commit_id == commit.id:
         return True

@@ -86,6 +86,7 @@ class BranchesAndTags(GravelerCore):
         )
         self.run_pre_hooks(pre)
         self.refs.delete_branch(repo.id, branch.id)
+        self.upload_branches.drop((repo.id, branch_id))
         drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
         # The branch is gone: its post-delete actions are read at the commit it pointed at.
         self.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_BRANCH, actions_ref=branch.commit_id))

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import move_checks
+from .actions.files_cache import ActionFilesCache
 from .collected import CollectedCheck
 from .committed import CommittedManager
 from .identity import commit_id
@@ -29,12 +30,16 @@ from .records import (
     StagingToken,
 )
 from .refs import resolve_ref
+from .ttl_cache import TTLCache
 from .workflow_runner import Workflows
 
 if TYPE_CHECKING:
     from .actions import HookEvent, HookRunner
 
-__all__ = ["GravelerCore"]
+__all__ = ["UPLOAD_BRANCH_TTL_SECONDS", "GravelerCore"]
+
+# How long a branch an upload address was issued for is taken to still exist without reading it again.
+UPLOAD_BRANCH_TTL_SECONDS = 2.0
 
 
 class GravelerCore:
@@ -71,11 +76,16 @@ class GravelerCore:
         self.collected = collected or CollectedCheck(blocks)
         # The hooks of actions (None: an engine that runs none).
         self.hooks = hooks
+        # The action files of commits, which every guarded operation looks up twice.
+        self.action_files_cache = ActionFilesCache()
+        # Branches an upload address was handed out for lately (objects.py, check_upload_branch).
+        self.upload_branches: TTLCache[tuple[str, str], bool] = TTLCache(UPLOAD_BRANCH_TTL_SECONDS)
 
-    def run_pre_hooks(self, event: HookEvent) -> None:
-        """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails."""
+    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> None:
+        """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails.
+        ``branch``: the event's actions ref as this request read it (a branch), so it is not read again."""
         if self.hooks is not None:
-            self.hooks.run(event)
+            self.hooks.run(event, branch)
 
     def run_post_hooks(self, event: HookEvent) -> None:
         """After the operation; failures are recorded in the run, never raised (the operation stands)."""

@@ -5,7 +5,8 @@ URL, and the official clients cannot be asked to send a condition header the URL
 address a client uploads to is never the address an entry points at. Linking:
 
 1. copies the upload inside the store (S3 CopyObject: no byte passes through Lambda) to a fresh address under
-   ``data/`` for which no URL was ever issued;
+   ``data/`` for which no URL was ever issued, naming the version of the upload it looked at, so the copy's size
+   and ETag come with the copy (no HEAD of it) and an upload rewritten meanwhile fails the link (409);
 2. checks the copy -- not the upload, which the client may still be rewriting -- against the client's claim:
    the size must be equal, and where the store's ETag is an MD5 (a single PUT or copy without KMS) the checksum
    must match it; a mismatch deletes the copy and refuses the link (400);

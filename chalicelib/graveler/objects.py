@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 
 from . import errors
+from .actions.files_cache import direct_children, under_actions_prefix
 from .actions.spec import ACTIONS_PREFIX
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
 from .core import GravelerCore
 from .linking import check_claim
-from .listing import clamp_amount, overlay, paginate
+from .listing import clamp_amount, overlay, paginate, prefix_end
 from .object_fields import validate_entry, validate_headers, validate_user_metadata
 from .records import (
+    Branch,
     BranchID,
     Commit,
     CommitID,
@@ -23,6 +26,7 @@ from .records import (
     EntryRecord,
     Key,
     ListedObject,
+    MetaRangeID,
     Page,
     RefKind,
     Repository,
@@ -104,11 +108,42 @@ class Objects(GravelerCore):
         )
         return page
 
-    def action_files(self, repo_id: str, ref: str, limit: int = 1000) -> list[tuple[str, bytes]]:
+    def action_files(
+        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = 1000
+    ) -> list[tuple[str, bytes]]:
         """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS), staged
-        ones included when the ref is a branch."""
-        page = self.list_objects(repo_id, ref, ACTIONS_PREFIX, "/", "", limit)
-        return [(str(o.key), self.read_object(repo_id, o.entry)) for o in page.results if o.entry is not None]
+        ones included when the ref is a branch. ``branch``: the ref's branch record as this request read it.
+
+        The committed side and the files' bytes come from the per-container cache, keyed by immutable ids
+        (actions/files_cache.py); a branch's staged side is read every time."""
+        repo = self.get_repository(repo_id)
+        if branch is None:
+            resolved = self.resolve(repo.id, ref)
+            commit_id, staged_on = resolved.commit_id, resolved.branch if resolved.include_staging else None
+        else:
+            commit_id, staged_on = branch.commit_id, branch
+        ns, metarange = repo.storage_namespace, self.refs.get_commit(repo.id, commit_id).meta_range_id
+        files: Iterable[tuple[str, Entry]] = self.action_files_cache.tree(
+            ns, metarange, lambda: self._committed_action_files(ns, metarange)
+        )
+        if staged_on is not None:
+            staged = under_actions_prefix(
+                staged_changes(self.staging, branch_tokens(staged_on), ACTIONS_PREFIX, limit + 1)
+            )
+            files = direct_children(overlay(staged, (EntryRecord(Key(path), entry) for path, entry in files)))
+        return [(path, self._action_file_data(repo_id, entry)) for path, entry in islice(files, limit)]
+
+    def _action_file_data(self, repo_id: str, entry: Entry) -> bytes:
+        return self.action_files_cache.data(entry.physical_address, lambda: self.read_object(repo_id, entry))
+
+    def _committed_action_files(self, namespace: str, metarange: MetaRangeID) -> tuple[tuple[str, Entry], ...]:
+        # Most metaranges have no key under the prefix: their range bounds say so without reading a range.
+        end = prefix_end(ACTIONS_PREFIX)
+        if not any(
+            r.min_key < end and r.max_key >= ACTIONS_PREFIX for r in self.committed.ranges(namespace, metarange)
+        ):
+            return ()
+        return tuple(direct_children(self.committed.iterate(namespace, metarange, ACTIONS_PREFIX)))
 
     def upload_object(
         self,
@@ -154,6 +189,18 @@ class Objects(GravelerCore):
         changes = [StagedEntry(Key(obj.path), entry) for obj, entry in zip(objects, entries, strict=True)]
         stage_many(self.refs, self.staging, repo.id, BranchID(branch_id), changes, branch)
         return entries
+
+    def check_upload_branch(self, repo_id: str, branch_id: str) -> None:
+        """Raises BranchNotFound unless the branch exists, before an upload address is handed out for it.
+
+        A branch found here is not read again for UPLOAD_BRANCH_TTL_SECONDS (a client uploading many files asks
+        for an address per file); a missing one is never remembered. This is a courtesy that spares uploading to
+        a mistyped branch: the link reads the branch itself, so a branch deleted meanwhile (in another container:
+        this one forgets it at once) still refuses the link with 404."""
+        repo = self.get_repository(repo_id)
+        self.upload_branches.lookup(
+            (repo.id, branch_id), lambda: bool(self.refs.get_branch(repo.id, BranchID(branch_id)))
+        )
 
     def new_physical_address(self, repo_id: str) -> str:
         """A fresh, never used address under the repository's data/ for data written outside upload_object
@@ -211,11 +258,12 @@ class Objects(GravelerCore):
             return entry
         address = new_data_address(repo.storage_namespace, self._clock())
         try:
-            self.blocks.copy(upload_address, address)
+            copied = self.blocks.copy(upload_address, address)
         except errors.ObjectNotFound:
             raise errors.Invalid("nothing was uploaded to the physical address") from None
         try:
-            check_claim(self.blocks.stat(address), claim)
+            # The copy's own size and ETag (BlockStore.copy): what a commit will read, whatever the URL writes next.
+            check_claim(copied, claim)
             entry = dataclasses.replace(claim, physical_address=address)
             stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
         except BaseException:

@@ -140,6 +140,11 @@ class StagingStore(Protocol):
         """Deletes every staged change of the token. Idempotent."""
         ...
 
+    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
+        """Forgets the staged changes of ``keys``, in batches where the store can (``delete`` of each). For a
+        caller that already knows every key a token holds: a drop without listing the token first."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class PutResult:
@@ -195,8 +200,9 @@ class BlockStore(Protocol):
         ...
 
     def copy(self, source: str, destination: str) -> PutResult:
-        """Copies the blob inside the store (bytes never reach the caller). The etag is the store's for the
-        destination. Raises ObjectNotFound when the source is missing."""
+        """Copies the blob inside the store (bytes never reach the caller). The size and etag are the
+        destination's (the store's ETag), whatever happens to the source afterwards. Raises ObjectNotFound when the
+        source is missing, Conflict when it was rewritten while being copied."""
         ...
 
     def create_multipart_upload(self, address: str) -> str:

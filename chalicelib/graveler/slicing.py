@@ -71,7 +71,7 @@ def concatenate(
     known: set[RangeID] = set()
     for part in parts:
         known.update(r.id for r in part)
-    for part in parts:
+    for number, part in enumerate(parts, start=1):
         for index, info in enumerate(part):
             if writer is not None:
                 writer.add_rows(storage.range(namespace, info.id))
@@ -79,7 +79,8 @@ def concatenate(
                     out.extend(writer.finish())
                     writer = None
                 continue
-            last = index == len(part) - 1
+            # The last slice's last range ends where the data ends, as a single pass's does: nothing to re-cut.
+            last = index == len(part) - 1 and number < len(parts)
             if last and not closes_range(info.max_key, info.estimated_size, params):
                 # A single pass would still hold these rows when the next slice begins.
                 writer = RangeWriter(storage, namespace, params, known_ranges=known)

@@ -122,6 +122,22 @@ def drop_tokens(staging: StagingStore, tokens: Iterable[StagingToken]) -> tuple[
     return tuple(failed)
 
 
+def delete_keys(staging: StagingStore, tokens: Iterable[StagingToken], keys: Sequence[Key]) -> tuple[StagingToken, ...]:
+    """As :func:`drop_tokens`, for tokens whose every key the caller knows: deletes those keys, with no listing."""
+    failed: list[StagingToken] = []
+    for token in tokens:
+        try:
+            staging.delete_many(token, keys)
+        except errors.GravelerError:
+            _log.warning(
+                "deleting the keys of staging token %s failed; the next seal of the branch drops it",
+                token,
+                exc_info=True,
+            )
+            failed.append(token)
+    return tuple(failed)
+
+
 def token_is_empty(staging: StagingStore, token: StagingToken) -> bool:
     return next(iter(staging.iterate(token, first_page=1)), None) is None
 

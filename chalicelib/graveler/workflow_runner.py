@@ -86,9 +86,9 @@ def inline_task_id(commit_id: str, branch_id: str) -> str:
 # ---- running --------------------------------------------------------------------------------------------------
 
 
-def _staged_at_least(g: Graveler, branch: Branch, count: int) -> bool:
-    """Whether the branch has at least ``count`` staged changes; reads at most that many."""
-    return len(list(islice(staged_changes(g.staging, branch_tokens(branch)), count))) >= count
+def _staged_up_to(g: Graveler, branch: Branch, count: int) -> int:
+    """How many changes the branch has staged, counting at most ``count``."""
+    return len(list(islice(staged_changes(g.staging, branch_tokens(branch)), count)))
 
 
 def commit(g: Graveler, request: CommitRequest, wait_seconds: float) -> Commit:
@@ -97,9 +97,11 @@ def commit(g: Graveler, request: CommitRequest, wait_seconds: float) -> Commit:
     branch = g.get_branch(request.repository, request.branch)  # BranchNotFound now
     runner = g.workflows.commit
     # Pre-hooks run before anything is sealed or started and hold no lock: a failed one changes nothing (412).
-    g.run_pre_hooks(commit_event(request))
-    if runner is None or not _staged_at_least(g, branch, g.workflows.commit_threshold + 1):
-        result = g.commit_steps.run(request, INLINE_SLICES, INLINE_ROUNDS)
+    g.run_pre_hooks(commit_event(request), branch)
+    staged = 0 if runner is None else _staged_up_to(g, branch, g.workflows.commit_threshold + 1)
+    if runner is None or staged <= g.workflows.commit_threshold:
+        # Changes seen staged on this very record spare the seal its own "anything staged?" query.
+        result = g.commit_steps.run(request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0)
         made = g.get_commit(request.repository, str(result["commit_id"]))
         g.run_post_hooks(commit_event(request, made.id))
         return made

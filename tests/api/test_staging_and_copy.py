@@ -236,3 +236,33 @@ def test_copy_errors(
     api.upload("repo1", "main", "src.txt", b"data")
     response = api.post("/repositories/repo1/branches/main/objects/copy", query=query, json_body=body, headers=headers)
     assert_error(response, status)
+
+
+def test_an_address_per_file_reads_the_branch_once_and_a_deleted_branch_is_refused(
+    api: Api, repo: str, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client uploading many files asks for an address per file: the branch is read for the first only. A
+    branch deleted here is refused at once; one deleted elsewhere (within the short memory) at the link."""
+    assert api.post("/repositories/repo1/branches", json_body={"name": "dev", "source": "main"}).status_code == 201
+    refs = services.graveler.refs
+    reads: list[str] = []
+    get_branch = refs.get_branch
+
+    def counted(repo_id: str, branch_id: str) -> Any:
+        reads.append(branch_id)
+        return get_branch(repo_id, branch_id)
+
+    monkeypatch.setattr(refs, "get_branch", counted)
+    for n in range(3):
+        location(api, f"many/{n}", branch="dev")
+    assert reads == ["dev"]
+
+    assert api.delete("/repositories/repo1/branches/dev").status_code == 204
+    assert_error(api.get(BACKING.format(repo="repo1", branch="dev"), query={"path": "a"}), 404)
+
+    # Deleted behind this container's back: the address is still handed out, the link reads the branch.
+    assert api.post("/repositories/repo1/branches", json_body={"name": "dev", "source": "main"}).status_code == 201
+    staging = location(api, "late", branch="dev")
+    refs.delete_branch("repo1", "dev")
+    upload_to(services, staging, b"late")
+    assert_error(link(api, "late", staging, 4, branch="dev"), 404)

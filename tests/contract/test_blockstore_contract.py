@@ -11,10 +11,12 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator
+from unittest.mock import patch
 
 import boto3
 import pytest
 import requests
+from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
@@ -332,3 +334,28 @@ def test_multipart_abort(block_store: BlockStore, address: str) -> None:
     with pytest.raises(errors.ObjectNotFound):
         block_store.list_parts(address, upload)
     assert not block_store.exists(address)
+
+
+def test_copy_names_the_version_it_looked_at_and_describes_the_copy(s3_only: S3BlockStore) -> None:
+    """A presigned URL can rewrite a link's source between the adapter's HEAD and its CopyObject. The copy names
+    the version the HEAD saw (CopySourceIfMatch, which S3 answers with 412 when the source changed; moto does not
+    check it, so the 412 is simulated), so its result is the copy's size and ETag with no HEAD of the copy."""
+    source, target = "s3://only-bucket/ns/data/upload", "s3://only-bucket/ns/data/copy"
+    written = s3_only.put(source, b"first")
+    client = s3_only._client
+    with patch.object(client, "copy_object", wraps=client.copy_object) as copy_object:
+        result = s3_only.copy(source, target)
+    assert copy_object.call_args.kwargs["CopySourceIfMatch"] == f'"{written.etag}"'
+    assert result == written == s3_only.stat(target)
+
+    changed = ClientError(
+        {
+            "Error": {
+                "Code": "PreconditionFailed",
+                "Message": "At least one of the pre-conditions you specified did not hold",
+            }
+        },
+        "CopyObject",
+    )
+    with patch.object(client, "copy_object", side_effect=changed), pytest.raises(errors.Conflict):
+        s3_only.copy(source, "s3://only-bucket/ns/data/other")

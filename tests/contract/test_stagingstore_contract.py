@@ -241,3 +241,17 @@ def test_set_many_round_trips(staging_store: StagingStore, stage_all: StageAll, 
     entries = [staged(f"k{n:03d}", n) for n in range(count)]
     stage_all(staging_store, TOKEN, reversed(entries))
     assert list(staging_store.iterate(TOKEN)) == entries
+
+
+def test_delete_many_forgets_exactly_the_keys_given(staging_store: StagingStore) -> None:
+    # Enough keys for more than one batch of 25, a tombstone among them, a repeat and one never staged.
+    for n in range(30):
+        staging_store.set(TOKEN, tombstone(f"k{n:02d}") if n == 3 else staged(f"k{n:02d}", n))
+    staging_store.set(OTHER, staged("k00", 7))
+    doomed = [Key(f"k{n:02d}") for n in range(28)]
+    staging_store.delete_many(TOKEN, [*doomed, Key("k00"), Key("never-staged")])
+    assert list(staging_store.iterate(TOKEN)) == [staged("k28", 28), staged("k29", 29)]
+    assert list(staging_store.iterate(OTHER)) == [staged("k00", 7)]
+    staging_store.delete_many(TOKEN, doomed)  # idempotent
+    staging_store.delete_many(TOKEN, [])
+    assert [s.key for s in staging_store.iterate(TOKEN)] == ["k28", "k29"]

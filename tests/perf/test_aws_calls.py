@@ -86,6 +86,11 @@ def api(counter: CallCounter) -> Iterator[Api]:
         settings = Settings(region=REGION, table_prefix=prefix, bucket=BUCKET, kms_key_id=key_id)
         create_tables(TableNames.from_prefix(settings.table_prefix), REGION)
         services = wiring.aws_services(settings)
+        # What a warm container remembers for a short while (repositories, the branch of upload addresses) is
+        # remembered here for the whole test: a loaded machine can take longer than those 2 s between the warm-up
+        # run and the counted one, and the count, not the machine's speed, is what is measured.
+        services.graveler.refs._repositories.ttl_seconds = 600.0
+        services.graveler.upload_branches.ttl_seconds = 600.0
         wiring.set_services(services)
         try:
             credential, secret = services.auth.setup("admin")
@@ -152,21 +157,7 @@ def _measure(api: Api, counter: CallCounter, operation: str) -> Counter[str]:
     return runs[operation](2)
 
 
-# The counts measured before the fixes, for the rows not met yet: xfail(strict) so that meeting one fails the run
-# until its row is flipped to a plain pass.
-_NOT_MET: dict[str, str] = {
-    "commit of 1 change": "22 calls: 11 GetItem, 4 Query, 3 PutItem, 1 BatchWriteItem, 1 GetObject, 2 PutObject",
-    "presigned upload + link": "12 calls: 7 GetItem, 1 PutItem, 2 HeadObject, 1 CopyObject, 1 DeleteObject",
-}
-
-
-@pytest.mark.parametrize(
-    "operation",
-    [
-        pytest.param(op, marks=pytest.mark.xfail(strict=True, reason=_NOT_MET[op])) if op in _NOT_MET else op
-        for op in GOALS
-    ],
-)
+@pytest.mark.parametrize("operation", list(GOALS))
 def test_aws_calls_per_operation_are_within_the_goal(api: Api, counter: CallCounter, operation: str) -> None:
     calls = _measure(api, counter, operation)
     total = sum(calls.values())

@@ -9,13 +9,13 @@ a client retry got 400 "no changes".
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import pytest
 
 from chalicelib import wiring
 from chalicelib.graveler import errors
-from chalicelib.graveler.records import StagingToken
+from chalicelib.graveler.records import Key, StagingToken
 from tests.api.support import Api, assert_error
 
 from .write_support import REPO, api, credentials, repo, services
@@ -24,20 +24,29 @@ __all__ = ["api", "credentials", "repo", "services"]  # fixtures
 
 
 class FlakyDrop:
-    """Makes the staging store's drop fail (as a throttled DynamoDB would) while ``failing`` is set."""
+    """Makes the staging store's drops fail (as a throttled DynamoDB would) while ``failing`` is set: the drop of
+    a whole token, and the deletion by key a small commit drops its token with."""
 
     def __init__(self, services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
         self.staging = services.graveler.staging
         self.real: Callable[[StagingToken], None] = self.staging.drop
+        self.real_many: Callable[[StagingToken, Iterable[Key]], None] = self.staging.delete_many
         self.failing = True
         self.failed: list[StagingToken] = []
         monkeypatch.setattr(self.staging, "drop", self.drop)
+        monkeypatch.setattr(self.staging, "delete_many", self.delete_many)
 
     def drop(self, token: StagingToken) -> None:
         if self.failing:
             self.failed.append(token)
             raise errors.StorageError("ProvisionedThroughputExceededException")
         self.real(token)
+
+    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
+        if self.failing:
+            self.failed.append(token)
+            raise errors.StorageError("ProvisionedThroughputExceededException")
+        self.real_many(token, keys)
 
     def holds(self, token: StagingToken) -> bool:
         return next(iter(self.staging.iterate(token)), None) is not None

@@ -107,6 +107,12 @@ class DynamoStagingStore:
                 for finished in pending:
                     finished.result()
 
+    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
+        # PynamoDB's batch writer sends 25 deletes a request; deleting a missing item is not an error.
+        with storage_errors(), self._model.batch_write() as batch:
+            for key in dict.fromkeys(keys):  # a batch must not name one key twice
+                batch.delete(self._model(staging_token=token, key=key))
+
     def _delete(self, rows: tuple[StagedRow, ...]) -> None:
         with self._model.batch_write() as batch:
             for row in rows:

@@ -4,6 +4,7 @@ the namespace's ``_lakefs/actions/``."""
 
 from .errors import HookAborted, HookRunNotFound, InvalidActionFile, RunNotFound
 from .events import EventType, HookEvent
+from .files_cache import ActionFilesCache
 from .ports import ActionFiles, HookInvoker, HookOutcome
 from .records import COMPLETED, FAILED, ActionRun, HookRun
 from .runner import HookRunner, event_payload
@@ -18,6 +19,7 @@ __all__ = [
     "WEBHOOK",
     "Action",
     "ActionFiles",
+    "ActionFilesCache",
     "ActionRun",
     "EventType",
     "HookAborted",
@@ -33,6 +35,7 @@ __all__ = [
     "RunStore",
     "event_payload",
     "events",
+    "files_cache",
     "glob_match",
     "operations",
     "parse_action",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..records import Branch
 from .spec import HookSpec
 
 
@@ -26,5 +26,8 @@ class HookInvoker(Protocol):
         ...
 
 
-# (repository id, ref) -> (path, bytes) of every file under _lakefs_actions/ on that ref, in path order.
-ActionFiles = Callable[[str, str], list[tuple[str, bytes]]]
+class ActionFiles(Protocol):
+    def __call__(self, repo_id: str, ref: str, branch: Branch | None = None) -> list[tuple[str, bytes]]:
+        """(path, bytes) of every file under _lakefs_actions/ on the ref, in path order. ``branch``: the ref's
+        branch record as the caller already read it in this request (then it is not read again)."""
+        ...

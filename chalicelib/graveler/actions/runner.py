@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 
+from ..records import Branch
 from .errors import HookAborted, InvalidActionFile
 from .events import HookEvent
 from .ports import ActionFiles, HookInvoker, HookOutcome
@@ -77,28 +78,32 @@ class HookRunner:
         self._clock = clock
         self._monotonic = monotonic
 
-    def actions(self, repo_id: str, ref: str) -> list[Action]:
+    def actions(self, repo_id: str, ref: str, branch: Branch | None = None) -> list[Action]:
         """Every action on the ref, in file order. Raises InvalidActionFile for the first bad file."""
-        return [parse_action(data, self.decode, path) for path, data in self.files(repo_id, ref)]
+        files = self.files(repo_id, ref) if branch is None else self.files(repo_id, ref, branch)
+        return [parse_action(data, self.decode, path) for path, data in files]
 
-    def run(self, event: HookEvent) -> ActionRun | None:
+    def run(self, event: HookEvent, branch: Branch | None = None) -> ActionRun | None:
         """The run of the event's matching actions (None when none matches: nothing is recorded).
 
         Raises HookAborted when a hook of a pre-event failed, InvalidActionFile when an action file on the ref is
         bad (for a pre-event: a guard that cannot be read refuses, rather than lets the operation through).
+        ``branch``: the actions ref's branch record as the caller read it in this request.
         """
+        matched = [
+            a
+            for a in self.actions(event.repository_id, event.actions_ref, branch)
+            if a.matches(event.event_type, event.branch_id)
+        ]
+        if not matched:
+            # Only post-events carry a key, and their ref is a commit, whose actions never change: an event that
+            # matches nothing now matched nothing on any earlier try either, so no run was ever claimed.
+            return None
         namespace = self.namespace_of(event.repository_id)
         if event.idempotency_key:
             earlier = self.store.claimed(namespace, event.idempotency_key)
             if earlier is not None:
                 return self.store.get(namespace, earlier)
-        matched = [
-            a
-            for a in self.actions(event.repository_id, event.actions_ref)
-            if a.matches(event.event_type, event.branch_id)
-        ]
-        if not matched:
-            return None
         run_id = new_run_id(self._clock())
         start = self._clock()
         deadline = self._monotonic() + self.max_run_seconds

@@ -41,19 +41,23 @@ from ..records import (
     BranchID,
     Commit,
     CommitID,
+    Key,
     MetaRangeID,
     RepositoryID,
     StagedEntry,
     StagingToken,
 )
 from ..slicing import sample_keys, slice_bounds, spread_bounds
-from ..staging import drop_tokens, staged_changes, token_is_empty
+from ..staging import delete_keys, drop_tokens, staged_changes, token_is_empty
 from .plan import CommitBase, CommitPlan, SliceSpec
 from .request import CommitRequest, request_token
 
 Json = dict[str, Any]
 
 DEFAULT_MAX_SLICES = 16
+# Up to this many staged keys, a commit in one process deletes them by key (batches of 25) instead of listing
+# its tokens to drop them: one query fewer for a small commit; a large one drops with parallel batches.
+SMALL_DROP_KEYS = 250
 REPLAN = "replan"
 COMMITTED = "committed"
 DONE_ELSEWHERE = "committed-elsewhere"
@@ -86,6 +90,15 @@ class CommitSteps:
 
     def seal(self, request: CommitRequest) -> Json:
         """Seals the branch's staging token; returns {"sealed_token"}: the token this request sealed."""
+        return {"sealed_token": self._seal(request)[0]}
+
+    def _seal(
+        self, request: CommitRequest, read: Branch | None = None, staged_seen: bool = False
+    ) -> tuple[str, Branch]:
+        """The token this request sealed, and the branch record after the seal. ``read``: the branch as this
+        request already read it (the swap is conditional on it, so it saves a read and risks nothing);
+        ``staged_seen``: the caller saw changes staged on ``read``, so sealing it needs no emptiness check (a
+        reset emptying it meanwhile makes the commit "no changes" at its finish instead)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         if repo.read_only:
@@ -107,22 +120,32 @@ class CommitSteps:
                 rest = branch.sealed_tokens[branch.sealed_tokens.index(mine) + 1 :]
                 found.append(rest[0] if rest else "")
                 return None
-            if _is_empty(self.staging, branch) and not request.allow_empty:
+            if not (staged_seen and branch is read) and not request.allow_empty and _is_empty(self.staging, branch):
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
             found.append(branch.staging_token)
             return sealed(self.staging, branch, mine)
 
-        update_branch(self.refs, repo_id, branch_id, move, seal_failure(branch_id), self._sleep)
-        return {"sealed_token": found[0]}
+        _, now = update_branch(self.refs, repo_id, branch_id, move, seal_failure(branch_id), self._sleep, first=read)
+        return found[0], now
 
     # ---- plan -----------------------------------------------------------------------------------------------
 
-    def plan(self, request: CommitRequest, sealed_token: str, max_slices: int = DEFAULT_MAX_SLICES) -> CommitPlan:
+    def plan(
+        self,
+        request: CommitRequest,
+        sealed_token: str,
+        max_slices: int = DEFAULT_MAX_SLICES,
+        branch: Branch | None = None,
+    ) -> CommitPlan:
         """The slices to build, or a plan that is ``done`` when our sealed token was already committed (by a racing
-        commit that took every sealed token, or by our own finish before a crash)."""
+        commit that took every sealed token, or by our own finish before a crash).
+
+        ``branch``: the record this very request just wrote (its seal), planned on without a read; a plan on a
+        record that moved since is caught by the finish's compare-and-swap, which then plans again from a read."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
-        branch = self.refs.get_branch(repo_id, branch_id)
+        if branch is None:
+            branch = self.refs.get_branch(repo_id, branch_id)
         if sealed_token not in branch.sealed_tokens:
             return CommitPlan(True, head=branch.commit_id)
         head = self.refs.get_commit(repo_id, branch.commit_id)
@@ -141,13 +164,16 @@ class CommitSteps:
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: SliceSpec) -> Json:
-        """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
+    def build_slice(self, item: SliceSpec, seen: KeysSeen | None = None) -> Json:
+        """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts.
+        ``seen`` records the staged keys read (for an in-process drop)."""
         namespace, lo, hi = item.namespace, item.lo, item.hi
         base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
         writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
         changes = _bounded(staged_changes(self.staging, [StagingToken(t) for t in item.tokens], lo), hi)
+        if seen is not None:
+            changes = seen.record(changes)
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
         )
@@ -158,11 +184,14 @@ class CommitSteps:
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
-    def finish(self, request: CommitRequest, plan: CommitPlan, built: list[Json]) -> Json:
+    def finish(
+        self, request: CommitRequest, plan: CommitPlan, built: list[Json], planned: Branch | None = None
+    ) -> Json:
         """Writes the metarange and the commit and swaps the branch from the planned sealed state.
 
         Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
         {"status": "replan"} when the branch moved meanwhile (another commit or seal): plan again.
+        ``planned``: the branch record the plan was made on, when this process holds it (finish_move).
         """
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         base = plan.base
@@ -187,31 +216,52 @@ class CommitSteps:
             base.generation + 1,
         )
         tokens = tuple(StagingToken(t) for t in base.tokens)
-        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
+        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep, planned)
 
     # ---- drop -----------------------------------------------------------------------------------------------
 
-    def drop(self, tokens: list[str]) -> Json:
+    def drop(self, tokens: list[str], seen: KeysSeen | None = None) -> Json:
         """Drops committed tokens; idempotent. Never fails: the commit has landed and must say so. A token whose
         drop fails is still listed in the branch's retired tokens (the swap recorded it), so the next seal drops
-        it; {"dropped": n, "deferred": [tokens left for then]}."""
-        deferred = drop_tokens(self.staging, [StagingToken(t) for t in tokens])
+        it; {"dropped": n, "deferred": [tokens left for then]}.
+
+        ``seen``: every staged key the build read, when it read few. Then the keys are deleted without listing
+        the tokens first. A row a stale writer put into a token after the build read it is not among them; the
+        token stays listed as retired, and the next seal drops it whole, as it does after a failed drop."""
+        if seen is None or seen.overflowed:
+            deferred = drop_tokens(self.staging, [StagingToken(t) for t in tokens])
+        else:
+            deferred = delete_keys(self.staging, [StagingToken(t) for t in tokens], seen.keys)
         return {"dropped": len(tokens) - len(deferred), "deferred": list(deferred)}
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
-    def run(self, request: CommitRequest, max_slices: int = DEFAULT_MAX_SLICES, max_rounds: int = 10) -> Json:
-        """Every step in order, as the state machine runs them (the inline path, and the reference for tests)."""
-        sealed = self.seal(request)["sealed_token"]
+    def run(
+        self,
+        request: CommitRequest,
+        max_slices: int = DEFAULT_MAX_SLICES,
+        max_rounds: int = 10,
+        branch: Branch | None = None,
+        staged_seen: bool = False,
+    ) -> Json:
+        """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
+
+        ``branch``: the branch as the caller read it in this request. In one process the record each step leaves
+        is handed to the next instead of read again: every write is a compare-and-swap on that record, so one
+        that moved meanwhile costs a lost swap (then a read), never a wrong result."""
+        sealed, known = self._seal(request, branch, staged_seen)
+        current: Branch | None = known
         for _ in range(max_rounds):
-            planned = self.plan(request, sealed, max_slices)
+            planned = self.plan(request, sealed, max_slices, current)
             if planned.done:
                 return {"status": DONE_ELSEWHERE, "commit_id": planned.head}
-            built = [self.build_slice(item) for item in planned.slices]
-            result = self.finish(request, planned, built)
+            seen = KeysSeen()
+            built = [self.build_slice(item, seen) for item in planned.slices]
+            result = self.finish(request, planned, built, current)
             if result["status"] == COMMITTED:
-                self.drop(result["tokens"])
+                self.drop(result["tokens"], seen)
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
+            current = None  # the branch moved: the next round reads it
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
 
 
@@ -222,13 +272,33 @@ def swap_branch(
     commit: Commit,
     tokens: tuple[StagingToken, ...],
     sleep: Any = None,
+    planned: Branch | None = None,
 ) -> Json:
     """The last step of ``finish`` (branch_moves.finish_move): {"status": "committed", "commit_id", "tokens"}, also
     when the branch already points at the commit (a retry after the swap); {"status": "replan"} when the branch
     left the planned state."""
-    if finish_move(refs, repo_id, branch_id, commit, tokens, sleep) is None:
+    if finish_move(refs, repo_id, branch_id, commit, tokens, sleep, planned) is None:
         return {"status": REPLAN}
     return {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
+
+
+class KeysSeen:
+    """The staged keys a build read, up to ``limit`` of them (past it, only that there were more)."""
+
+    def __init__(self, limit: int = SMALL_DROP_KEYS) -> None:
+        self.keys: list[Key] = []
+        self.overflowed = False
+        self._limit = limit
+
+    def record(self, changes: Iterator[StagedEntry]) -> Iterator[StagedEntry]:
+        for staged in changes:
+            if not self.overflowed:
+                if len(self.keys) < self._limit:
+                    self.keys.append(staged.key)
+                else:
+                    self.overflowed = True
+                    self.keys.clear()
+            yield staged
 
 
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:

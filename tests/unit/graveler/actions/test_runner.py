@@ -169,6 +169,30 @@ def test_idempotency_key_runs_once():
     assert again == first and len(inv.calls) == 1
 
 
+def test_an_event_that_matches_nothing_reads_no_earlier_claim():
+    """Most repositories have no actions: their post-events (which carry a key) must cost no store read."""
+    blocks = MemoryBlockStore()
+    reads = []
+    get = blocks.get
+    blocks.get = lambda address, *a: reads.append(address) or get(address, *a)
+    r = HookRunner({"webhook": Recorder()}, RunStore(blocks), lambda repo, ref: [], yaml.safe_load, lambda repo: NS)
+    assert r.run_post(commit_event(EventType.POST_COMMIT, commit_id="c9", idempotency_key="req-1/post-commit")) is None
+    assert reads == []
+
+
+def test_a_branch_the_caller_read_is_handed_to_the_files_lookup():
+    seen = []
+
+    def files(repo, ref, branch=None):
+        seen.append((ref, branch))
+        return []
+
+    r = HookRunner({"webhook": Recorder()}, RunStore(MemoryBlockStore()), files, yaml.safe_load, lambda repo: NS)
+    r.run(commit_event(), branch="the record")
+    r.run(commit_event())
+    assert seen == [("main", "the record"), ("main", None)]
+
+
 def test_listing_newest_first_with_filters_and_pages():
     inv = Recorder()
     files = [("_lakefs_actions/a.yaml", action("A", "post-commit", ["h1"]))]

@@ -1,0 +1,71 @@
+"""A commit in one process reads its branch once and hands the record from step to step; every write is still a
+compare-and-swap on it, so a branch that moved meanwhile costs a lost swap and a read, never a wrong commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chalicelib.graveler.records import Key
+
+from .support import put_files
+
+
+class BranchReads:
+    def __init__(self, g: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        get_branch = g.refs.get_branch
+
+        def counted(repo_id: str, branch_id: str) -> Any:
+            self.count += 1
+            return get_branch(repo_id, branch_id)
+
+        monkeypatch.setattr(g.refs, "get_branch", counted)
+
+
+def test_a_commit_reads_its_branch_once(g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    put_files(g, "main", a=b"1")
+    g.commit("repo", "main", "u", "first")
+    put_files(g, "main", b=b"2")
+    reads = BranchReads(g, monkeypatch)
+    g.commit("repo", "main", "u", "second")
+    assert reads.count == 1
+
+
+def test_a_commit_that_lands_while_pre_hooks_run_costs_a_lost_swap_not_a_wrong_commit(
+    g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    put_files(g, "main", a=b"1")
+    first = g.commit("repo", "main", "u", "first")
+    put_files(g, "main", b=b"2")
+    run_pre_hooks = g.run_pre_hooks
+    racing: list[Any] = []
+
+    def pre_hooks_during_which_another_commit_lands(event: Any, branch: Any = None) -> None:
+        run_pre_hooks(event, branch)
+        if not racing:
+            racing.append(None)
+            put_files(g, "main", c=b"3")
+            racing[0] = g.commit("repo", "main", "u", "racing")
+            put_files(g, "main", e=b"5")
+
+    monkeypatch.setattr(g, "run_pre_hooks", pre_hooks_during_which_another_commit_lands)
+    reads = BranchReads(g, monkeypatch)
+    put_files(g, "main", d=b"4")
+    mine = g.commit("repo", "main", "u", "mine")
+    # The racing commit took b, c and d; ours found the branch moved, read it again and committed e on top.
+    assert racing[0].parents == (first.id,)
+    assert [str(o.key) for o in g.list_objects("repo", racing[0].id).results] == ["a", "b", "c", "d"]
+    assert mine.parents == (racing[0].id,)
+    assert [str(o.key) for o in g.list_objects("repo", mine.id).results] == ["a", "b", "c", "d", "e"]
+    assert g.get_branch("repo", "main").commit_id == mine.id
+    assert reads.count > 1  # the lost swap read the branch again
+
+
+def test_a_small_commit_leaves_its_token_empty(g: Any, repo: Any) -> None:
+    put_files(g, "main", a=b"1", b=b"2", c=None)
+    token = g.get_branch("repo", "main").staging_token
+    g.commit("repo", "main", "u", "c")
+    assert list(g.staging.iterate(token)) == []
+    assert g.staging.get(token, Key("a")) is None
