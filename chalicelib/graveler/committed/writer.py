@@ -29,6 +29,10 @@ from .storage import CommittedStorage
 __all__ = ["RangeWriter", "closes_range"]
 
 
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+
+
 class _NewRows:
     """A run of new entries in the unfinished range, as Python lists until the range closes."""
 
@@ -139,7 +143,7 @@ class RangeWriter:
         if self._size >= params.max_range_bytes or (
             self._size >= params.min_range_bytes and hashed % params.raggedness == 0
         ):
-            self._close(self._size)
+            self._close(self._size, key)
 
     def add_rows(self, source: RangeColumns, start: int = 0, end: int | None = None) -> None:
         """Appends rows [start, end) of a stored range, as is."""
@@ -163,7 +167,7 @@ class RangeWriter:
             if cut >= stop:
                 self._size += running[stop - 1] - before
                 return
-            self._close(self._size + running[cut] - before)
+            self._close(self._size + running[cut] - before, source.key_at(cut))
             start = cut + 1
 
     def _append(self, source: RangeColumns, start: int, stop: int) -> None:
@@ -189,35 +193,39 @@ class RangeWriter:
     def finish(self) -> list[RangeInfo]:
         """Stores the last unfinished range, if any, and returns every range in key order."""
         if self.pending:
-            self._close(self._size)
+            assert self._last_key is not None
+            self._close(self._size, self._last_key)
         return self._ranges
 
-    def _close(self, size: int) -> None:
-        """Stores the unfinished range (estimated ``size``); the writer is then between ranges."""
+    def _close(self, size: int, last_key: str) -> None:
+        """Stores the unfinished range (estimated ``size``, ending at ``last_key``); the writer is then between
+        ranges."""
         # Every run of new entries becomes Arrow in one conversion for the whole range, then is sliced.
         new = _NewRows()
         for part in self._parts:
             if isinstance(part, _NewRows):
                 new.extend(part)
         converted = new.columns() if len(new) else None
-        pieces, taken = [], 0
+        tables, hashes, taken = [], [], 0
         for part in self._parts:
             if isinstance(part, _NewRows):
                 assert converted is not None
-                pieces.append(converted.slice(taken, taken + len(part)))
-                taken += len(part)
+                source, start, stop = converted, taken, taken + len(part)
+                taken = stop
             else:
-                pieces.append(part[0].slice(part[1], part[2]))
-        closed = RangeColumns.concat(pieces)
+                source, start, stop = part
+            tables.append(source.table.slice(start, stop - start))
+            hashes.extend(_chunks(source.hashes.slice(start, stop - start)))
+        # One copy into a single chunk per column: every later step (range_id, the Parquet writer) pays a fixed
+        # cost per chunk, and a range made of copied runs around many changes has two chunks per change.
+        closed = RangeColumns(
+            pa.concat_tables(tables).combine_chunks(), pa.chunked_array(hashes, pa.uint64()).combine_chunks()
+        )
         rid = self._storage.write_range(self._namespace, closed, self._known)
-        assert self._first_key is not None and self._last_key is not None
+        assert self._first_key is not None
         self._ranges.append(
             RangeInfo(
-                id=rid,
-                min_key=Key(self._first_key),
-                max_key=Key(closed.key_at(len(closed) - 1)),
-                count=len(closed),
-                estimated_size=size,
+                id=rid, min_key=Key(self._first_key), max_key=Key(last_key), count=self._rows, estimated_size=size
             )
         )
         self._parts = []
