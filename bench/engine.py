@@ -4,7 +4,8 @@ merge and a full listing, each against the pyarrow-alone limit of the same files
 Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES] [ROUNDS]   (defaults 1,000,000, 1,000 and 3)
 
 - commit, spread: CHANGES changed entries evenly over the key space, applied to the base (every range touched);
-- commit, clustered: CHANGES changed entries on consecutive keys, and the same on a 10,000-object base;
+- commit, clustered: CHANGES changed entries on consecutive keys, at 10%, 30%, 50%, 70% and 90% of the key order
+  (five commits, summed), and the same on a 10,000-object base;
 - merge, spread: a three-way merge where the source changed 90% of CHANGES keys and the destination 10%;
 - listing: every object, 1,000 per page, through the same paginator and view as Graveler.list_objects.
 The pyarrow limit of a commit or merge is pq.read_table of every range file it read plus pq.write_table of every
@@ -149,13 +150,25 @@ def merge(
     return _rounds(once, rounds)
 
 
+# Where the clustered commits fall, as fractions of the key order. A touched range is rewritten whole and
+# content-defined ranges vary in size (a key is more likely to sit in a large one), so one position would measure
+# the size of the one range it happens to land in.
+CLUSTER_AT = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
 def clustered_pair(
-    large: Callable[[], dict[str, Any]], small: Callable[[], dict[str, Any]], rounds: int
+    large: list[Callable[[], dict[str, Any]]], small: list[Callable[[], dict[str, Any]]], rounds: int
 ) -> tuple[dict[str, Any], dict[str, Any], list[float]]:
-    """The clustered commit on both bases, alternating round by round after one unmeasured run of each: the
-    median of each side, and each round's ratio large / small."""
-    large(), small()
-    pairs = [(large(), small()) for _ in range(rounds)]
+    """The clustered commits at every position on both bases, alternating side by side round by round after one
+    unmeasured run of each: per side the median over rounds of the summed times, limits, files and rows, and each
+    round's ratio large / small."""
+
+    def total(runs: list[Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+        done = [run() for run in runs]
+        return {k: sum(r[k] for r in done) for k in ("time", "limit", "read", "written", "rows_read", "rows_written")}
+
+    total(large), total(small)
+    pairs = [(total(large), total(small)) for _ in range(rounds)]
     medians = []
     for side in (0, 1):
         runs = [pair[side] for pair in pairs]
@@ -240,17 +253,18 @@ def measure(objects: int, changes: int, rounds: int = ROUNDS) -> dict[str, Any]:
     t_build, base = timed(lambda: build(manager, objects))
 
     spread_commit = commit(manager, store, base, changed(spread(objects, changes), 1), rounds)
-    order = key_order(objects)
-    middle = objects // 2
-    large_changes = changed(order[middle : middle + changes], 1)
+
+    def clusters(count: int) -> list[list[StagedEntry]]:
+        order = key_order(count)
+        starts = [min(int(count * at), count - changes) for at in CLUSTER_AT]
+        return [changed(order[start : start + changes], 1) for start in starts]
 
     small_store = CountingBlockStore()
     small = CommittedManager(small_store)  # type: ignore[arg-type]
     small_base = build(small, 10_000)
-    small_changes = changed(key_order(10_000)[5_000 : 5_000 + changes], 1)
     clustered, small_clustered, clustered_ratios = clustered_pair(
-        lambda: commit_once(manager, store, base, large_changes),
-        lambda: commit_once(small, small_store, small_base, small_changes),
+        [lambda c=c: commit_once(manager, store, base, c) for c in clusters(objects)],
+        [lambda c=c: commit_once(small, small_store, small_base, c) for c in clusters(10_000)],
         rounds,
     )
 

@@ -218,9 +218,13 @@ class RangeWriter:
             hashes.extend(_chunks(source.hashes.slice(start, stop - start)))
         # One copy into a single chunk per column: every later step (range_id, the Parquet writer) pays a fixed
         # cost per chunk, and a range made of copied runs around many changes has two chunks per change.
-        closed = RangeColumns(
-            pa.concat_tables(tables).combine_chunks(), pa.chunked_array(hashes, pa.uint64()).combine_chunks()
-        )
+        if len(tables) == 1 and len(hashes) == 1 and tables[0].column(0).num_chunks == 1:
+            # One run of one decoded range: a single chunk already, which combine_chunks would copy.
+            closed = RangeColumns(tables[0], hashes[0])
+        else:
+            closed = RangeColumns(
+                pa.concat_tables(tables).combine_chunks(), pa.chunked_array(hashes, pa.uint64()).combine_chunks()
+            )
         rid = self._storage.write_range(self._namespace, closed, self._known)
         assert self._first_key is not None
         self._ranges.append(
