@@ -34,7 +34,7 @@ def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
 
 
 class _NewRows:
-    """A run of new entries in the unfinished range, as Python lists until the range closes."""
+    """The new entries of the unfinished range, as Python lists until the range closes."""
 
     __slots__ = ("addresses", "content_types", "etags", "hashes", "identities", "keys", "metadata", "mtimes", "sizes")
 
@@ -51,10 +51,6 @@ class _NewRows:
 
     def __len__(self) -> int:
         return len(self.keys)
-
-    def extend(self, other: _NewRows) -> None:
-        for name in self.__slots__:
-            getattr(self, name).extend(getattr(other, name))
 
     def columns(self) -> RangeColumns:
         columns = RangeColumns.from_lists(
@@ -98,9 +94,11 @@ class RangeWriter:
         self._params = params
         self._known = known_ranges
         self._ranges: list[RangeInfo] = []
-        # The unfinished range, none of whose rows is a boundary: runs of stored rows (range, start, stop) and
-        # runs of new entries, in key order; _size is their estimated size.
-        self._parts: list[tuple[RangeColumns, int, int] | _NewRows] = []
+        # The unfinished range, none of whose rows is a boundary, as runs in key order: rows [start, stop) of a
+        # stored range (range, start, stop) or of the range's new entries (None, start, stop); _size is their
+        # estimated size.
+        self._parts: list[tuple[RangeColumns | None, int, int]] = []
+        self._new = _NewRows()
         self._size = 0
         self._first_key: str | None = None
         self._rows = 0
@@ -119,11 +117,7 @@ class RangeWriter:
         """Appends one row; ``identity`` may pass an already computed entry_identity(entry)."""
         self._check_order(key)
         self._last_key = key
-        parts = self._parts
-        run = parts[-1] if parts else None
-        if not isinstance(run, _NewRows):
-            run = _NewRows()
-            parts.append(run)
+        run = self._new
         metadata = metadata_json(entry.user_metadata)
         hashed = fnv1a_64(key.encode())
         run.keys.append(key)
@@ -135,6 +129,13 @@ class RangeWriter:
         run.metadata.append(metadata)
         run.identities.append(entry_identity(entry) if identity is None else identity)
         run.hashes.append(hashed)
+        index = len(run) - 1
+        parts = self._parts
+        last = parts[-1] if parts else None
+        if last is not None and last[0] is None:
+            parts[-1] = (None, last[1], index + 1)
+        else:
+            parts.append((None, index, index + 1))
         if self._rows == 0:
             self._first_key = key
         self._rows += 1
@@ -177,7 +178,7 @@ class RangeWriter:
         self._rows += stop - start
         last = parts[-1] if parts else None
         # Rows decided one at a time (a merge) continue the previous run of the same range: one slice.
-        if isinstance(last, tuple) and last[0] is source and last[2] == start:
+        if last is not None and last[0] is source and last[2] == start:
             parts[-1] = (source, last[1], stop)
         else:
             parts.append((source, start, stop))
@@ -200,20 +201,12 @@ class RangeWriter:
     def _close(self, size: int, last_key: str) -> None:
         """Stores the unfinished range (estimated ``size``, ending at ``last_key``); the writer is then between
         ranges."""
-        # Every run of new entries becomes Arrow in one conversion for the whole range, then is sliced.
-        new = _NewRows()
-        for part in self._parts:
-            if isinstance(part, _NewRows):
-                new.extend(part)
-        converted = new.columns() if len(new) else None
-        tables, hashes, taken = [], [], 0
-        for part in self._parts:
-            if isinstance(part, _NewRows):
-                assert converted is not None
-                source, start, stop = converted, taken, taken + len(part)
-                taken = stop
-            else:
-                source, start, stop = part
+        # The new entries become Arrow in one conversion for the whole range, then are sliced.
+        converted = self._new.columns() if len(self._new) else None
+        tables, hashes = [], []
+        for part, start, stop in self._parts:
+            source = converted if part is None else part
+            assert source is not None
             tables.append(source.table.slice(start, stop - start))
             hashes.extend(_chunks(source.hashes.slice(start, stop - start)))
         # One copy into a single chunk per column: every later step (range_id, the Parquet writer) pays a fixed
@@ -233,6 +226,7 @@ class RangeWriter:
             )
         )
         self._parts = []
+        self._new = _NewRows()
         self._rows = 0
         self._size = 0
         self._first_key = None
