@@ -17,19 +17,16 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from ..identity import entry_identity
 from ..records import MetaRangeID, RangeID, RangeInfo, StagedEntry
-from .columns import ROW_SCHEMA, RangeColumns
+from .arrow import pa
+from .columns import RangeColumns
 from .fnv import value_offsets
 from .params import RangeParams
 from .writer import RangeWriter, closes_range
 
 __all__ = ["apply_changes"]
 
-_KEY_COLUMN = ROW_SCHEMA.get_field_index("key")
-_IDENTITY_COLUMN = ROW_SCHEMA.get_field_index("identity")
 # Lookups in one range after which its keys and identities are converted to lists: one per this many rows.
 _LIST_AFTER = 64
 
@@ -123,8 +120,8 @@ class _Rows:
         self.rows = rows
         self.count = len(rows)
         self._lookups = 0
-        self._key_offsets, self._key_data = _var_view(rows.table.column(_KEY_COLUMN))
-        self._id_offsets, self._id_data = _var_view(rows.table.column(_IDENTITY_COLUMN))
+        self._key_offsets, self._key_data = _var_view(rows.table.column("key"))
+        self._id_offsets, self._id_data = _var_view(rows.table.column("identity"))
 
     def _as_lists(self) -> bool:
         # A binary search costs about log2(rows) probes, a list conversion about one probe per row.
