@@ -1,90 +1,53 @@
 """The engine alone (in-memory block store, cold range caches): a spread commit, a clustered commit, a spread
 merge and a full listing, each against the pyarrow-alone limit of the same files, measured side by side.
 
-Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES]   (defaults 1,000,000 and 1,000)
+Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES] [ROUNDS]   (defaults 1,000,000, 1,000 and 3)
 
 - commit, spread: CHANGES changed entries evenly over the key space, applied to the base (every range touched);
-- commit, clustered: CHANGES changed entries on consecutive keys, and the same on a 10,000-object base;
+- commit, clustered: CHANGES changed entries on consecutive keys, at 10%, 30%, 50%, 70% and 90% of the key order
+  (five commits, summed), and the same on a 10,000-object base;
 - merge, spread: a three-way merge where the source changed 90% of CHANGES keys and the destination 10%;
 - listing: every object, 1,000 per page, through the same paginator and view as Graveler.list_objects.
 The pyarrow limit of a commit or merge is pq.read_table of every range file it read plus pq.write_table of every
 range file it wrote (the tables read back from the stored bytes); of a listing, reading every range with
 pq.read_table and iterating its rows as tuples. Full garbage collections during the listing are timed with
-gc.callbacks. Range parameters are the deployed defaults.
+gc.callbacks. Range parameters are the deployed defaults; the repository is bench/fixture_repo.py's, the one the
+committed/ unit tests run on.
+
+A commit or merge runs once unmeasured, then ROUNDS times, each run followed by its limit; the figure is the
+median of the runs against the median of the limits, and every round's ratio is kept (``ratios``), so the spread
+shows in the results. The unmeasured first run is reported apart (``first_ratio``): the first time a process
+writes that much Arrow data, pyarrow's default allocator (mimalloc) grows its pools, which costs the first run
+about a third more whatever it is, while its limit, timed after it, finds the pools grown. The two clustered
+commits alternate round by round, so both see the same machine.
 """
 
 from __future__ import annotations
 
 import gc
+import statistics
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from chalicelib.adapters.memory import MemoryBlockStore
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fixture_repo import NAMESPACE as NS
+from fixture_repo import CountingBlockStore, build, entry_of, key_of, key_order
+
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.merge import merge_ranges
 from chalicelib.graveler.committed.writer import RangeWriter
 from chalicelib.graveler.listing import paginate
-from chalicelib.graveler.ports import PutResult
-from chalicelib.graveler.records import (
-    Entry,
-    EntryRecord,
-    Key,
-    ListedObject,
-    MetaRangeID,
-    StagedEntry,
-)
+from chalicelib.graveler.records import Key, ListedObject, MetaRangeID, StagedEntry
 
-NS = "s3://bench/repo"
-
-
-class Counting:
-    """MemoryBlockStore that remembers which range files were read and written since the last reset."""
-
-    def __init__(self) -> None:
-        self.inner = MemoryBlockStore()
-        self.gets: Counter[str] = Counter()
-        self.puts: Counter[str] = Counter()
-
-    def reset(self) -> None:
-        self.gets.clear()
-        self.puts.clear()
-
-    def put(self, address: str, data: bytes) -> PutResult:
-        self.puts[address] += 1
-        return self.inner.put(address, data)
-
-    def get(self, address: str, start: int | None = None, end: int | None = None) -> bytes:
-        self.gets[address] += 1
-        return self.inner.get(address, start, end)
-
-    def exists(self, address: str) -> bool:
-        return self.inner.exists(address)
-
-    def delete(self, address: str) -> None:
-        self.inner.delete(address)
-
-    def presign_get(self, address: str, expires_seconds: int) -> str:
-        return self.inner.presign_get(address, expires_seconds)
-
-
-def key_of(i: int) -> str:
-    return f"data/part={i % 100:02d}/file-{i:08d}.parquet"
-
-
-def entry_of(i: int, version: int = 0) -> Entry:
-    return Entry(
-        f"{NS}/data/g{i % 97:03d}/obj-{i:08d}-v{version}",
-        1024 + i % 100 + version,
-        f"{i:024x}{version:08x}",
-        1_700_000_000 + i,
-        "application/octet-stream",
-    )
+ROUNDS = 3
 
 
 def timed(what: Callable[[], Any]) -> tuple[float, Any]:
@@ -93,11 +56,11 @@ def timed(what: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - started, result
 
 
-def range_files(store: Counting, counter: Counter[str], ranges: set[str]) -> list[str]:
+def range_files(store: CountingBlockStore, counter: Counter[str], ranges: set[str]) -> list[str]:
     return [a for a in counter if a.rsplit("/", 1)[-1] in ranges]
 
 
-def pyarrow_limit(store: Counting, read: list[str], written: list[str]) -> float:
+def pyarrow_limit(store: CountingBlockStore, read: list[str], written: list[str]) -> float:
     """Reading the files read and writing the files written, with pyarrow alone."""
     tables = [pq.read_table(pa.BufferReader(store.inner.get(a))) for a in written]
     started = time.perf_counter()
@@ -113,47 +76,113 @@ def all_range_ids(manager: CommittedManager, *metaranges: MetaRangeID) -> set[st
     return {r.id for m in metaranges for r in manager.ranges(NS, m)}
 
 
-def commit(
-    manager: CommittedManager, store: Counting, base: MetaRangeID, changes: list[StagedEntry]
-) -> dict[str, float]:
+def _rounds(run: Callable[[], dict[str, Any]], rounds: int) -> dict[str, Any]:
+    """One unmeasured run, then ``rounds`` measured ones: medians, each round's ratio and the first run apart."""
+    first = run()
+    runs = [run() for _ in range(rounds)]
+    result = dict(runs[-1])
+    result["time"] = statistics.median(r["time"] for r in runs)
+    result["limit"] = statistics.median(r["limit"] for r in runs)
+    result["ratios"] = [r["time"] / r["limit"] for r in runs]
+    result["first_ratio"] = first["time"] / first["limit"]
+    return result
+
+
+def commit_once(
+    manager: CommittedManager, store: CountingBlockStore, base: MetaRangeID, changes: list[StagedEntry]
+) -> dict[str, Any]:
     manager.storage.clear_cache()
-    store.reset()
+    store.reset_counts()
     elapsed, result = timed(lambda: manager.apply(NS, base, changes))
-    ids = all_range_ids(manager, base, result.metarange_id)
-    read, written = range_files(store, store.gets, ids), range_files(store, store.puts, ids)
+    rows = {r.id: r.count for m in (base, result.metarange_id) for r in manager.ranges(NS, m)}
+    read, written = range_files(store, store.gets, set(rows)), range_files(store, store.puts, set(rows))
     limit = pyarrow_limit(store, read, written)
     return {
         "time": elapsed,
         "limit": limit,
         "read": len(read),
         "written": len(written),
+        "rows_read": sum(rows[a.rsplit("/", 1)[-1]] for a in read),
+        "rows_written": sum(rows[a.rsplit("/", 1)[-1]] for a in written),
         "ranges": len(manager.ranges(NS, base)),
         "metarange": result.metarange_id,
     }
 
 
+def commit(
+    manager: CommittedManager,
+    store: CountingBlockStore,
+    base: MetaRangeID,
+    changes: list[StagedEntry],
+    rounds: int = ROUNDS,
+) -> dict[str, Any]:
+    return _rounds(lambda: commit_once(manager, store, base, changes), rounds)
+
+
 def merge(
-    manager: CommittedManager, store: Counting, base: MetaRangeID, source: MetaRangeID, dest: MetaRangeID
-) -> dict[str, float]:
+    manager: CommittedManager,
+    store: CountingBlockStore,
+    base: MetaRangeID,
+    source: MetaRangeID,
+    dest: MetaRangeID,
+    rounds: int = ROUNDS,
+) -> dict[str, Any]:
     storage = manager.storage
-    storage.clear_cache()
-    b, s, d = (storage.metarange(NS, m).ranges for m in (base, source, dest))
-    store.reset()
 
-    def run() -> Any:
-        known = {r.id for r in (*b, *s, *d)}
-        writer = RangeWriter(storage, NS, manager.params, known_ranges=known)
-        walk = merge_ranges(b, s, d, lambda rid: storage.range(NS, rid), writer, manager.params, lambda *_: None)
-        assert walk.ranges is not None and not walk.conflicts
-        return storage.write_metarange(NS, walk.ranges)
+    def once() -> dict[str, Any]:
+        storage.clear_cache()
+        b, s, d = (storage.metarange(NS, m).ranges for m in (base, source, dest))
+        store.reset_counts()
 
-    elapsed, result = timed(run)
-    ids = all_range_ids(manager, base, source, dest, result)
-    read, written = range_files(store, store.gets, ids), range_files(store, store.puts, ids)
-    return {"time": elapsed, "limit": pyarrow_limit(store, read, written), "read": len(read), "written": len(written)}
+        def run() -> Any:
+            known = {r.id for r in (*b, *s, *d)}
+            writer = RangeWriter(storage, NS, manager.params, known_ranges=known)
+            walk = merge_ranges(b, s, d, lambda rid: storage.range(NS, rid), writer, manager.params, lambda *_: None)
+            assert walk.ranges is not None and not walk.conflicts
+            return storage.write_metarange(NS, walk.ranges)
+
+        elapsed, result = timed(run)
+        ids = all_range_ids(manager, base, source, dest, result)
+        read, written = range_files(store, store.gets, ids), range_files(store, store.puts, ids)
+        limit = pyarrow_limit(store, read, written)
+        return {"time": elapsed, "limit": limit, "read": len(read), "written": len(written)}
+
+    return _rounds(once, rounds)
 
 
-def listing(manager: CommittedManager, store: Counting, metarange: MetaRangeID, objects: int) -> dict[str, float]:
+# Where the clustered commits fall, as fractions of the key order. A touched range is rewritten whole and
+# content-defined ranges vary in size (a key is more likely to sit in a large one), so one position would measure
+# the size of the one range it happens to land in.
+CLUSTER_AT = (0.1, 0.3, 0.5, 0.7, 0.9)
+
+
+def clustered_pair(
+    large: list[Callable[[], dict[str, Any]]], small: list[Callable[[], dict[str, Any]]], rounds: int
+) -> tuple[dict[str, Any], dict[str, Any], list[float]]:
+    """The clustered commits at every position on both bases, alternating side by side round by round after one
+    unmeasured run of each: per side the median over rounds of the summed times, limits, files and rows, and each
+    round's ratio large / small."""
+
+    def total(runs: list[Callable[[], dict[str, Any]]]) -> dict[str, Any]:
+        done = [run() for run in runs]
+        return {k: sum(r[k] for r in done) for k in ("time", "limit", "read", "written", "rows_read", "rows_written")}
+
+    total(large), total(small)
+    pairs = [(total(large), total(small)) for _ in range(rounds)]
+    medians = []
+    for side in (0, 1):
+        runs = [pair[side] for pair in pairs]
+        median = dict(runs[-1])
+        median["time"] = statistics.median(r["time"] for r in runs)
+        median["limit"] = statistics.median(r["limit"] for r in runs)
+        median["times"] = [r["time"] for r in runs]
+        medians.append(median)
+    return medians[0], medians[1], [a["time"] / b["time"] for a, b in pairs]
+
+
+def listing(
+    manager: CommittedManager, store: CountingBlockStore, metarange: MetaRangeID, objects: int
+) -> dict[str, float]:
     pauses: list[float] = []
     starts: dict[int, float] = {}
 
@@ -207,41 +236,42 @@ def listing(manager: CommittedManager, store: Counting, metarange: MetaRangeID, 
     return {"time": elapsed, "raw": raw_time, "pauses": len(pauses), "max_pause": max(pauses, default=0.0)}
 
 
-def build(manager: CommittedManager, objects: int) -> MetaRangeID:
-    order = sorted(range(objects), key=key_of)
-    return manager.write_metarange(NS, (EntryRecord(Key(key_of(i)), entry_of(i)) for i in order))
-
-
 def spread(objects: int, count: int, offset: int = 0) -> list[int]:
-    order = sorted(range(objects), key=key_of)
+    order = key_order(objects)
     step = objects // count
     return [order[offset + step * j] for j in range(count)]
 
 
-def measure(objects: int, changes: int) -> dict[str, Any]:
+def changed(indexes: list[int], version: int) -> list[StagedEntry]:
+    return sorted((StagedEntry(key_of(i), entry_of(i, version)) for i in indexes), key=lambda c: c.key)
+
+
+def measure(objects: int, changes: int, rounds: int = ROUNDS) -> dict[str, Any]:
     """Every figure of this benchmark, measured in one run."""
-    store = Counting()
+    store = CountingBlockStore()
     manager = CommittedManager(store)  # type: ignore[arg-type]
     t_build, base = timed(lambda: build(manager, objects))
 
-    def changed(indexes: list[int], version: int) -> list[StagedEntry]:
-        return sorted((StagedEntry(Key(key_of(i)), entry_of(i, version)) for i in indexes), key=lambda c: c.key)
+    spread_commit = commit(manager, store, base, changed(spread(objects, changes), 1), rounds)
 
-    spread_commit = commit(manager, store, base, changed(spread(objects, changes), 1))
-    order = sorted(range(objects), key=key_of)
-    middle = objects // 2
-    clustered = commit(manager, store, base, changed(order[middle : middle + changes], 1))
+    def clusters(count: int) -> list[list[StagedEntry]]:
+        order = key_order(count)
+        starts = [min(int(count * at), count - changes) for at in CLUSTER_AT]
+        return [changed(order[start : start + changes], 1) for start in starts]
 
-    small_store = Counting()
+    small_store = CountingBlockStore()
     small = CommittedManager(small_store)  # type: ignore[arg-type]
     small_base = build(small, 10_000)
-    small_order = sorted(range(10_000), key=key_of)
-    small_clustered = commit(small, small_store, small_base, changed(small_order[5_000 : 5_000 + changes], 1))
+    clustered, small_clustered, clustered_ratios = clustered_pair(
+        [lambda c=c: commit_once(manager, store, base, c) for c in clusters(objects)],
+        [lambda c=c: commit_once(small, small_store, small_base, c) for c in clusters(10_000)],
+        rounds,
+    )
 
     on_source = changes * 9 // 10
     source = manager.apply(NS, base, changed(spread(objects, on_source, 1), 2)).metarange_id
     dest = manager.apply(NS, base, changed(spread(objects, changes - on_source, 3), 3)).metarange_id
-    spread_merge = merge(manager, store, base, source, dest)
+    spread_merge = merge(manager, store, base, source, dest, rounds)
     listed = listing(manager, store, base, objects)
 
     def plain(row: dict[str, Any]) -> dict[str, Any]:
@@ -250,32 +280,47 @@ def measure(objects: int, changes: int) -> dict[str, Any]:
     return {
         "objects": objects,
         "changes": changes,
+        "rounds": rounds,
         "build_seconds": t_build,
         "ranges": len(manager.ranges(NS, base)),
         "commit_spread": plain(spread_commit),
         "commit_clustered": plain(clustered),
         "commit_clustered_10k": plain(small_clustered),
+        "commit_clustered_ratios": clustered_ratios,
         "merge_spread": plain(spread_merge),
         "listing": listed,
     }
 
 
-def main(objects: int, changes: int) -> None:
-    m = measure(objects, changes)
-    print(f"objects {objects}, changes {changes}, base written in {m['build_seconds']:.1f} s, {m['ranges']} ranges")
+def _spread_of(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f}"
+
+
+def main(objects: int, changes: int, rounds: int) -> None:
+    m = measure(objects, changes, rounds)
+    print(
+        f"objects {objects}, changes {changes}, base written in {m['build_seconds']:.1f} s, {m['ranges']} ranges; "
+        f"medians of {rounds} rounds after one unmeasured run"
+    )
     for name, key in (
         ("commit, spread", "commit_spread"),
         ("commit, clustered", "commit_clustered"),
         ("merge, spread", "merge_spread"),
     ):
         r = m[key]
+        rounds_note = f"; rounds {_spread_of(r['ratios'])}, first run {r['first_ratio']:.2f}x" if "ratios" in r else ""
         print(
             f"{name:18s} {r['time'] * 1000:8.1f} ms  pyarrow limit {r['limit'] * 1000:8.1f} ms  "
-            f"ratio {r['time'] / r['limit']:5.2f}x  ranges read {r['read']}, written {r['written']}"
+            f"ratio {r['time'] / r['limit']:5.2f}x  ranges read {r['read']}, written {r['written']}{rounds_note}"
         )
+    ratios = m["commit_clustered_ratios"]
+    large, small = m["commit_clustered"], m["commit_clustered_10k"]
     print(
-        f"commit, clustered: {objects} objects / 10,000 objects: "
-        f"{m['commit_clustered']['time'] / m['commit_clustered_10k']['time']:.2f}"
+        f"commit, clustered: {objects} objects / 10,000 objects: {large['time'] / small['time']:.2f} "
+        f"(rounds {' '.join(f'{r:.2f}' for r in ratios)}); rows read + written "
+        f"{large['rows_read'] + large['rows_written']:,} / {small['rows_read'] + small['rows_written']:,}; "
+        f"{objects}: {' '.join(f'{t * 1000:.0f}' for t in large['times'])} ms, "
+        f"10,000: {' '.join(f'{t * 1000:.0f}' for t in small['times'])} ms"
     )
     listed = m["listing"]
     print(
@@ -286,4 +331,8 @@ def main(objects: int, changes: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000, int(sys.argv[2]) if len(sys.argv) > 2 else 1_000)
+    main(
+        int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000,
+        int(sys.argv[2]) if len(sys.argv) > 2 else 1_000,
+        int(sys.argv[3]) if len(sys.argv) > 3 else ROUNDS,
+    )

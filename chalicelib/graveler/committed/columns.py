@@ -18,7 +18,7 @@ from functools import cache
 
 from ..records import Entry, EntryRecord, Key, RangeInfo
 from .arrow import pa, pc
-from .fnv import fnv1a_64_arrow
+from .fnv import fnv1a_64_arrow, value_offsets
 
 # Fixed per-row overhead in the size estimate: size, mtime, identity and Parquet framing, roughly.
 ROW_OVERHEAD = 40
@@ -64,6 +64,19 @@ def row_estimate(key: str, address: str, etag: str, content_type: str, metadata:
 
 def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
     return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+
+
+def _running_chars(values: pa.ChunkedArray) -> pa.Array:
+    """For each row of a text column, the code points of its values up to and including that row (int64)."""
+    column = values.chunk(0) if values.num_chunks == 1 else values.combine_chunks()
+    offsets = value_offsets(column)
+    first, end = offsets[0].as_py(), offsets[-1].as_py()
+    data = column.buffers()[2]
+    # In an ASCII column (nearly every one) a code point is a byte, so the offsets already are the running
+    # counts: no pass over the values, which utf8_length plus a cumulative sum would make.
+    if data is None or memoryview(data)[first:end].tobytes().isascii():
+        return pc.subtract(offsets.slice(1).cast(pa.int64()), first)
+    return pc.cumulative_sum(pc.utf8_length(column).cast(pa.int64()))
 
 
 def int64_view(values: pa.Array) -> memoryview:
@@ -120,14 +133,6 @@ class RangeColumns:
     def empty(cls) -> RangeColumns:
         return cls([pa.array([], f.type) for f in row_schema()])
 
-    @classmethod
-    def concat(cls, parts: Sequence[RangeColumns]) -> RangeColumns:
-        """The rows of ``parts`` one after the other, as one chunk per column (one copy, in Arrow)."""
-        if len(parts) == 1:
-            return parts[0]
-        hashes = pa.chunked_array([c for p in parts for c in _chunks(p.hashes)], pa.uint64()).combine_chunks()
-        return cls(pa.concat_tables([p.table for p in parts]).combine_chunks(), hashes)
-
     def __len__(self) -> int:
         # pyarrow has no type information (pyproject.toml), so its results are typed where they leave it.
         rows: int = self.table.num_rows
@@ -172,15 +177,14 @@ class RangeColumns:
     def running_sizes(self) -> memoryview:
         """For each row, the estimated size of rows [0, row]: increasing, since every estimate is positive."""
         if self._running is None:
-            total = pa.scalar(ROW_OVERHEAD, pa.int64())
-            for column in _ESTIMATED:
-                total = pc.add(total, pc.utf8_length(self.table.column(column)).cast(pa.int64()))
-            if len(self) == 0:
+            rows = len(self)
+            if rows == 0:
                 self._running = pa.array([], pa.int64())
             else:
-                self._running = pc.cumulative_sum(
-                    total.combine_chunks() if isinstance(total, pa.ChunkedArray) else total
-                )
+                total = pc.cumulative_sum(pa.repeat(pa.scalar(ROW_OVERHEAD, pa.int64()), rows))
+                for column in _ESTIMATED:
+                    total = pc.add(total, _running_chars(self.table.column(column)))
+                self._running = total
         return int64_view(self._running)
 
     def hash_hits(self, raggedness: int) -> list[int]:

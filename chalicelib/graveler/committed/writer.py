@@ -28,8 +28,12 @@ from .storage import CommittedStorage
 __all__ = ["RangeWriter", "closes_range"]
 
 
+def _chunks(values: pa.Array | pa.ChunkedArray) -> list[pa.Array]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+
+
 class _NewRows:
-    """A run of new entries in the unfinished range, as Python lists until the range closes."""
+    """The new entries of the unfinished range, as Python lists until the range closes."""
 
     __slots__ = ("addresses", "content_types", "etags", "hashes", "identities", "keys", "metadata", "mtimes", "sizes")
 
@@ -46,10 +50,6 @@ class _NewRows:
 
     def __len__(self) -> int:
         return len(self.keys)
-
-    def extend(self, other: _NewRows) -> None:
-        for name in self.__slots__:
-            getattr(self, name).extend(getattr(other, name))
 
     def columns(self) -> RangeColumns:
         columns = RangeColumns.from_lists(
@@ -93,9 +93,11 @@ class RangeWriter:
         self._params = params
         self._known = known_ranges
         self._ranges: list[RangeInfo] = []
-        # The unfinished range, none of whose rows is a boundary: runs of stored rows (range, start, stop) and
-        # runs of new entries, in key order; _size is their estimated size.
-        self._parts: list[tuple[RangeColumns, int, int] | _NewRows] = []
+        # The unfinished range, none of whose rows is a boundary, as runs in key order: rows [start, stop) of a
+        # stored range (range, start, stop) or of the range's new entries (None, start, stop); _size is their
+        # estimated size.
+        self._parts: list[tuple[RangeColumns | None, int, int]] = []
+        self._new = _NewRows()
         self._size = 0
         self._first_key: str | None = None
         self._rows = 0
@@ -114,11 +116,7 @@ class RangeWriter:
         """Appends one row; ``identity`` may pass an already computed entry_identity(entry)."""
         self._check_order(key)
         self._last_key = key
-        parts = self._parts
-        run = parts[-1] if parts else None
-        if not isinstance(run, _NewRows):
-            run = _NewRows()
-            parts.append(run)
+        run = self._new
         metadata = metadata_json(entry.user_metadata)
         hashed = fnv1a_64(key.encode())
         run.keys.append(key)
@@ -130,6 +128,13 @@ class RangeWriter:
         run.metadata.append(metadata)
         run.identities.append(entry_identity(entry) if identity is None else identity)
         run.hashes.append(hashed)
+        index = len(run) - 1
+        parts = self._parts
+        last = parts[-1] if parts else None
+        if last is not None and last[0] is None:
+            parts[-1] = (None, last[1], index + 1)
+        else:
+            parts.append((None, index, index + 1))
         if self._rows == 0:
             self._first_key = key
         self._rows += 1
@@ -138,7 +143,7 @@ class RangeWriter:
         if self._size >= params.max_range_bytes or (
             self._size >= params.min_range_bytes and hashed % params.raggedness == 0
         ):
-            self._close(self._size)
+            self._close(self._size, key)
 
     def add_rows(self, source: RangeColumns, start: int = 0, end: int | None = None) -> None:
         """Appends rows [start, end) of a stored range, as is."""
@@ -162,7 +167,7 @@ class RangeWriter:
             if cut >= stop:
                 self._size += running[stop - 1] - before
                 return
-            self._close(self._size + running[cut] - before)
+            self._close(self._size + running[cut] - before, source.key_at(cut))
             start = cut + 1
 
     def _append(self, source: RangeColumns, start: int, stop: int) -> None:
@@ -172,7 +177,7 @@ class RangeWriter:
         self._rows += stop - start
         last = parts[-1] if parts else None
         # Rows decided one at a time (a merge) continue the previous run of the same range: one slice.
-        if isinstance(last, tuple) and last[0] is source and last[2] == start:
+        if last is not None and last[0] is source and last[2] == start:
             parts[-1] = (source, last[1], stop)
         else:
             parts.append((source, start, stop))
@@ -188,38 +193,39 @@ class RangeWriter:
     def finish(self) -> list[RangeInfo]:
         """Stores the last unfinished range, if any, and returns every range in key order."""
         if self.pending:
-            self._close(self._size)
+            assert self._last_key is not None
+            self._close(self._size, self._last_key)
         return self._ranges
 
-    def _close(self, size: int) -> None:
-        """Stores the unfinished range (estimated ``size``); the writer is then between ranges."""
-        # Every run of new entries becomes Arrow in one conversion for the whole range, then is sliced.
-        new = _NewRows()
-        for part in self._parts:
-            if isinstance(part, _NewRows):
-                new.extend(part)
-        converted = new.columns() if len(new) else None
-        pieces, taken = [], 0
-        for part in self._parts:
-            if isinstance(part, _NewRows):
-                assert converted is not None
-                pieces.append(converted.slice(taken, taken + len(part)))
-                taken += len(part)
-            else:
-                pieces.append(part[0].slice(part[1], part[2]))
-        closed = RangeColumns.concat(pieces)
+    def _close(self, size: int, last_key: str) -> None:
+        """Stores the unfinished range (estimated ``size``, ending at ``last_key``); the writer is then between
+        ranges."""
+        # The new entries become Arrow in one conversion for the whole range, then are sliced.
+        converted = self._new.columns() if len(self._new) else None
+        tables, hashes = [], []
+        for part, start, stop in self._parts:
+            source = converted if part is None else part
+            assert source is not None
+            tables.append(source.table.slice(start, stop - start))
+            hashes.extend(_chunks(source.hashes.slice(start, stop - start)))
+        # One copy into a single chunk per column: every later step (range_id, the Parquet writer) pays a fixed
+        # cost per chunk, and a range made of copied runs around many changes has two chunks per change.
+        if len(tables) == 1 and len(hashes) == 1 and tables[0].column(0).num_chunks == 1:
+            # One run of one decoded range: a single chunk already, which combine_chunks would copy.
+            closed = RangeColumns(tables[0], hashes[0])
+        else:
+            closed = RangeColumns(
+                pa.concat_tables(tables).combine_chunks(), pa.chunked_array(hashes, pa.uint64()).combine_chunks()
+            )
         rid = self._storage.write_range(self._namespace, closed, self._known)
-        assert self._first_key is not None and self._last_key is not None
+        assert self._first_key is not None
         self._ranges.append(
             RangeInfo(
-                id=rid,
-                min_key=Key(self._first_key),
-                max_key=Key(closed.key_at(len(closed) - 1)),
-                count=len(closed),
-                estimated_size=size,
+                id=rid, min_key=Key(self._first_key), max_key=Key(last_key), count=self._rows, estimated_size=size
             )
         )
         self._parts = []
+        self._new = _NewRows()
         self._rows = 0
         self._size = 0
         self._first_key = None

@@ -6,12 +6,11 @@ import gc
 import types
 from unittest import mock
 
+from bench.fixture_repo import entry_of, key_of
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed import columns as columns_module
 from chalicelib.graveler.committed import writer as writer_module
 from chalicelib.graveler.records import StagedEntry
-
-from .conftest import key_of, make_entry
 
 PARAMS = RangeParams(max_range_bytes=1 << 30, min_range_bytes=0, raggedness=1 << 62)
 
@@ -56,7 +55,7 @@ def test_copied_rows_are_never_hashed_again(blocks, kit):
         hashed.append(len(keys))
         return real_many(keys)
 
-    changes = sorted((StagedEntry(key_of(n), make_entry(n)) for n in (3, 9_001, 19_999)), key=lambda c: c.key)
+    changes = sorted((StagedEntry(key_of(n), entry_of(n)) for n in (3, 9_001, 19_999)), key=lambda c: c.key)
     with mock.patch.object(writer_module, "fnv1a_64", one), mock.patch.object(columns_module, "fnv1a_64_arrow", many):
         result = manager.apply(kit.namespace, base, changes)
     assert result.added == 3

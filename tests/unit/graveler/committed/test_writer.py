@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
+
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.committed import CommittedManager, RangeParams
-from chalicelib.graveler.committed.columns import metadata_json, row_estimate
+from chalicelib.graveler.committed.columns import RangeColumns, metadata_json, row_estimate
 from chalicelib.graveler.committed.fnv import fnv1a_64, fnv1a_64_many
 from chalicelib.graveler.committed.writer import RangeWriter, closes_range
 from chalicelib.graveler.records import EMPTY_METARANGE, EntryRecord, RangeInfo
@@ -184,3 +187,39 @@ def test_copied_runs_and_new_rows_cut_as_row_by_row(kit, numbers, pieces, params
     ranges = writer.finish()
     assert [(info.max_key, info.estimated_size) for info in ranges] == expected
     assert [r for info in ranges for r in manager.range_records(kit.namespace, info.id)] == records
+
+
+@pytest.mark.parametrize("text", ["ascii", "ü", "😀/é"], ids=["ascii", "two-byte", "four-byte"])
+@pytest.mark.parametrize("column", ["key", "physical_address", "etag", "content_type", "user_metadata"])
+def test_running_sizes_count_code_points_whatever_the_column_holds(kit, text, column):
+    """Sizes count code points, as len() does: a column that is all ASCII takes them from its offsets, any other
+    from its values. Slices and many-chunk columns (a range being written) give the same counts."""
+    entries = [kit.entry(n) for n in range(40)]
+    values = {
+        "key": [f"k/{n:03d}" for n in range(40)],
+        "physical_address": [e.physical_address for e in entries],
+        "etag": [e.etag for e in entries],
+        "content_type": [e.content_type for e in entries],
+        "user_metadata": ["{}"] * 40,
+    }
+    values[column] = [f"{v}{text * (n % 3)}" for n, v in enumerate(values[column])]
+    rows = RangeColumns.from_lists(
+        values["key"],
+        values["physical_address"],
+        [e.size for e in entries],
+        values["etag"],
+        [e.mtime for e in entries],
+        values["content_type"],
+        values["user_metadata"],
+        [bytes(32)] * 40,
+    )
+    estimates = [
+        row_estimate(*(values[c][n] for c in ("key", "physical_address", "etag", "content_type", "user_metadata")))
+        for n in range(40)
+    ]
+    running = list(accumulate(estimates))
+    assert list(rows.running_sizes()) == running
+    assert list(rows.slice(7, 30).running_sizes()) == [r - running[6] for r in running[7:30]]
+    chunked = RangeColumns(pa.concat_tables([rows.table.slice(0, 11), rows.table.slice(11)]), rows.hashes)
+    assert chunked.table.column(0).num_chunks == 2
+    assert list(chunked.running_sizes()) == running
