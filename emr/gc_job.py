@@ -950,6 +950,9 @@ def run(spark: Any, options: JobOptions, progress: Any = _no_progress) -> dict[s
     # One marked part per address partition, as --address-partitions says, even when adaptive execution would
     # merge small partitions.
     spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    # The referenced addresses come out of Python (mapInArrow) over a few row numbers, so Spark would size them by
+    # those numbers and broadcast a side that holds every live address of the repository: no broadcast joins.
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     ns = Namespace.parse(options.storage_namespace)
     s3 = s3_client(options.s3)
     started_at = time.time()
