@@ -1,28 +1,34 @@
 """GC mark throughput: emr/gc_job.py in Spark local mode over a repository of N objects across C commits.
 
-Usage: .venv/bin/python bench/gc_mark.py [N] [C] [SLICES] [JOB]   (default 100,000 objects, 50 commits, 1 slice,
-emr/gc_job.py; JOB names another copy of the job, e.g. an older one, to compare on the same machine)
+Usage: .venv/bin/python bench/gc_mark.py [N] [C] [SLICES] [JOB] [--compare OLDJOB] [--runs R] [--no-sequential]
+(default 100,000 objects, 50 commits, 1 slice, emr/gc_job.py; --compare marks with another copy of the job, e.g.
+the one before a change, on the same repository in the same run, so that two versions compare side by side)
 
 The repository lives in an in-process moto server: its N data objects are written straight into moto's S3
 backend (uploading them over HTTP would take minutes and measure moto, not GC), linked into the repository
 through Graveler and committed C times, back-dated one day apart, each commit overwriting part of the keys.
 Rules: 10 days on main, so the last commits are active and the older versions are garbage. The job then
-marks twice (the first run also starts Spark's Python workers) and sweeps nothing. Printed: the mark time and
+marks R times (2; the first run also starts Spark's Python workers) and sweeps nothing. Printed: the mark time and
 throughput (objects listed per second), the ratio to a plain sequential listing of the same objects, and the
 job's own rate: objects per second of the mark without its listing (reading the ranges, subtracting, writing
-the marked parts: the phase the job reports as ``subtract_and_write``), the figure the performance table holds.
+the marked parts: the phase the job reports as ``subtract_and_write``), the figure the performance table holds,
+and the CPU seconds that work took in this process and its children (driver, Spark's JVM, its Python workers),
+which other load on a shared machine does not inflate.
 SLICES is the job's --list-slices: moto scans the whole bucket for each listing request, so against moto more
 slices per partition cost more than they save (on S3 they are what parallelizes a large partition).
 """
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
-import sys
 import time
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import boto3
 from moto.core import DEFAULT_ACCOUNT_ID
@@ -77,11 +83,83 @@ def sequential_listing(s3: object, namespace: str) -> float:
     return time.perf_counter() - started
 
 
+def process_tree_cpu() -> float:
+    """CPU seconds used so far by this process and its live descendants (the Spark JVM and its Python workers),
+    from /proc; NaN where there is no /proc. A figure that contention on a shared machine does not inflate."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return float("nan")
+    ticks = os.sysconf("SC_CLK_TCK")
+    parents: dict[int, int] = {}
+    cpu: dict[int, float] = {}
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(fields[1])
+        cpu[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks
+    me = os.getpid()
+    total = 0.0
+    for pid, seconds in cpu.items():
+        ancestor = pid
+        while ancestor in parents and ancestor != me:
+            ancestor = parents[ancestor]
+        if ancestor == me:
+            total += seconds
+    return total
+
+
+def mark_runs(job: ModuleType, spark: object, options: object, runs: int) -> list[dict[str, float]]:
+    """``runs`` marks in a row; each with its wall time and the CPU time of its own work (from the moment the job
+    reports the listing done to its end)."""
+    results = []
+    for _ in range(runs):
+        own_started: dict[str, float] = {}
+
+        def progress(phase: str, message: str, at: dict[str, float] = own_started) -> None:
+            if phase == "mark":
+                at["cpu"] = process_tree_cpu()
+
+        started = time.perf_counter()
+        summary = job.run(spark, options, progress)
+        wall = time.perf_counter() - started
+        mark = summary["mark"]
+        listed = int(mark["objects_listed"])
+        phases = mark["seconds"]
+        results.append(
+            {
+                "objects": listed,
+                "active_commits": mark["active_commits"],
+                "ranges_read": mark["ranges_read"],
+                "marked": mark["objects_marked"],
+                "protected": mark["objects_protected"],
+                "seconds": wall,
+                "listing_seconds": phases["listing"],
+                "own_seconds": phases["subtract_and_write"],
+                "own_cpu_seconds": process_tree_cpu() - own_started["cpu"],
+                "own_rate": listed / max(phases["subtract_and_write"], 1e-9),
+            }
+        )
+    return results
+
+
 def measure(
-    objects: int, commits: int, slices: int = 1, job_path: Path = JOB_FILE, sequential: bool = False
-) -> dict[str, float]:
-    """Builds the repository and marks twice; the figures of the warm mark (and, if asked, of a sequential
-    listing: moto scans its whole bucket per listing request, so that one takes minutes at 100,000 objects)."""
+    objects: int,
+    commits: int,
+    slices: int = 1,
+    job_path: Path = JOB_FILE,
+    sequential: bool = False,
+    compare: Path | None = None,
+    runs: int = 2,
+) -> dict[str, Any]:
+    """Builds the repository and marks ``runs`` times (the first also starts Spark's Python workers); the figures
+    of the fastest warm mark (and, if asked, of a sequential listing: moto scans its whole bucket per listing
+    request, so that one takes minutes at 100,000 objects). ``compare``: another copy of the job, marked first on
+    the same repository in the same Spark session, its figures under "compare" (first, because a worker process
+    keeps what the current job sets up in it, see emr/gc_job.py's skip_unchanged_zip_rereads)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
@@ -107,76 +185,89 @@ def measure(
         RulesStore(graveler.namespace_files(namespace)).set(RetentionRules(0, (BranchRetention(BranchID("main"), 10),)))
         prepared = prepare(graveler, "bench", clock=lambda: time.time() + 2)
 
-        job = load_job(job_path)
         spark = local_session(address_partitions=8)
-        options = job.JobOptions(
-            storage_namespace=namespace,
-            run_id=prepared.run_id,
-            mode=job.MODE_MARK,
-            min_age_seconds=0,
-            commit_partitions=4,
-            address_partitions=8,
-            list_slices=slices,
-            endpoint_url=endpoint,
-            region=REGION,
-        )
-        timings = []
-        summary: dict[str, object] = {}
-        for _ in range(2):
-            started = time.perf_counter()
-            summary = job.run(spark, options)
-            timings.append(time.perf_counter() - started)
+        measured: dict[str, list[dict[str, float]]] = {}
+        for name, path in (("compare", compare), ("job", job_path)):
+            if path is None:
+                continue
+            job = load_job(path)
+            options = job.JobOptions(
+                storage_namespace=namespace,
+                run_id=prepared.run_id,
+                mode=job.MODE_MARK,
+                min_age_seconds=0,
+                commit_partitions=4,
+                address_partitions=8,
+                list_slices=slices,
+                endpoint_url=endpoint,
+                region=REGION,
+            )
+            measured[name] = mark_runs(job, spark, options, max(2, runs))
         spark.stop()
         listing = sequential_listing(s3, namespace) if sequential else float("nan")
     finally:
         server.stop()
 
-    mark = summary["mark"]
-    assert isinstance(mark, dict)
-    listed = int(mark["objects_listed"])
-    assert listed == objects // commits * commits, listed
-    phases = mark["seconds"]
-    return {
-        "objects": listed,
+    def figures(results: list[dict[str, float]]) -> dict[str, Any]:
+        warm = min(results[1:], key=lambda r: r["own_seconds"])
+        assert warm["objects"] == objects // commits * commits, warm["objects"]
+        return {**warm, "cold_seconds": results[0]["seconds"], "warm_seconds": warm["seconds"]}
+
+    result: dict[str, Any] = {
+        **figures(measured["job"]),
         "commits": commits,
         "built_seconds": built,
-        "active_commits": mark["active_commits"],
-        "ranges_read": mark["ranges_read"],
-        "marked": mark["objects_marked"],
-        "protected": mark["objects_protected"],
-        "cold_seconds": timings[0],
-        "warm_seconds": timings[1],
         "sequential_listing_seconds": listing,
-        "listing_seconds": phases["listing"],
-        "own_seconds": phases["subtract_and_write"],
-        "own_rate": listed / max(phases["subtract_and_write"], 1e-9),
     }
+    if "compare" in measured:
+        result["compare"] = figures(measured["compare"])
+        if result["compare"]["marked"] != result["marked"]:
+            raise SystemExit(f"the two jobs disagree: {result['compare']['marked']} != {result['marked']} marked")
+    return result
 
 
-def main(objects: int, commits: int, slices: int, job_path: Path = JOB_FILE) -> None:
-    m = measure(objects, commits, slices, job_path, sequential=True)
+def report(m: dict[str, Any], label: str) -> None:
+    print(f"{label}:")
     print(
-        f"objects:                      {m['objects']} across {commits} commits (built in {m['built_seconds']:.1f} s)"
+        f"  mark, first run (cold):     {m['cold_seconds']:8.2f} s  ({m['objects'] / m['cold_seconds']:8.0f} objects/s)"
+    )
+    print(
+        f"  mark, warm:                 {m['warm_seconds']:8.2f} s  ({m['objects'] / m['warm_seconds']:8.0f} objects/s)"
+    )
+    print(f"    of which listing:         {m['listing_seconds']:8.2f} s")
+    print(
+        f"    the job's own work:       {m['own_seconds']:8.2f} s  ({m['own_rate']:8.0f} objects/s), "
+        f"{m['own_cpu_seconds']:.2f} CPU s ({m['objects'] / max(m['own_cpu_seconds'], 1e-9):.0f} objects per CPU s)"
+    )
+
+
+def main(arguments: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("objects", nargs="?", type=int, default=100_000, help="data objects (100,000)")
+    parser.add_argument("commits", nargs="?", type=int, default=50, help="commits they are spread over (50)")
+    parser.add_argument("slices", nargs="?", type=int, default=1, help="the job's --list-slices (1)")
+    parser.add_argument("job", nargs="?", type=Path, default=JOB_FILE, help="the job file (emr/gc_job.py)")
+    parser.add_argument("--compare", type=Path, help="another copy of the job, measured first in the same run")
+    parser.add_argument("--runs", type=int, default=2, help="marks per job, the first one cold (2)")
+    parser.add_argument("--no-sequential", action="store_true", help="skip the sequential listing")
+    args = parser.parse_args(arguments)
+    m = measure(args.objects, args.commits, args.slices, args.job, not args.no_sequential, args.compare, args.runs)
+    print(
+        f"objects:                      {m['objects']} across {m['commits']} commits "
+        f"(built in {m['built_seconds']:.1f} s)"
     )
     print(f"active commits:               {m['active_commits']} (ranges read: {m['ranges_read']})")
     print(f"marked as garbage:            {m['marked']}   still referenced: {m['protected']}")
-    print(
-        f"mark, first run (cold):       {m['cold_seconds']:8.2f} s  ({m['objects'] / m['cold_seconds']:8.0f} objects/s)"
-    )
-    print(
-        f"mark, second run (warm):      {m['warm_seconds']:8.2f} s  ({m['objects'] / m['warm_seconds']:8.0f} objects/s)"
-    )
-    print(f"  of which listing:           {m['listing_seconds']:8.2f} s")
-    print(f"  the job's own work:         {m['own_seconds']:8.2f} s  ({m['own_rate']:8.0f} objects/s)")
-    print(f"sequential listing only:      {m['sequential_listing_seconds']:8.2f} s")
-    print(
-        f"ratio mark / listing:         "
-        f"{min(m['cold_seconds'], m['warm_seconds']) / m['sequential_listing_seconds']:8.2f}"
-    )
+    if "compare" in m:
+        report(m["compare"], f"compared job {args.compare}")
+    report(m, f"job {args.job}")
+    if not args.no_sequential:
+        print(f"sequential listing only:      {m['sequential_listing_seconds']:8.2f} s")
+        print(
+            f"ratio mark / listing:         "
+            f"{min(m['cold_seconds'], m['warm_seconds']) / m['sequential_listing_seconds']:8.2f}"
+        )
 
 
 if __name__ == "__main__":
-    arguments = [int(a) for a in sys.argv[1:4]]
-    defaults = [100_000, 50, 1]
-    job = Path(sys.argv[4]) if len(sys.argv) > 4 else JOB_FILE
-    main(*(arguments + defaults[len(arguments) :]), job_path=job)
+    main()

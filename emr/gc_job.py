@@ -54,15 +54,18 @@ import argparse
 import csv
 import io
 import json
+import os
 import re
 import sys
 import time
+import zipimport
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from botocore.config import Config
 
@@ -95,7 +98,20 @@ CLOCK_MARGIN_SECONDS = 3600
 # Longer than the API's cache of the records (LAKELET_GC_RECORD_TTL_SECONDS, 5 s by default).
 RECORD_LEAD_SECONDS = 7.0
 
-ADDRESS_SCHEMA = pa.schema([pa.field("address", pa.string(), nullable=False)])
+# Rows per Arrow batch a listing task hands to Spark (Spark's own batches into Python are of 10,000 rows too).
+ARROW_BATCH_ROWS = 10_000
+# A task costs a Python worker tens of milliseconds before its first read (more than a small range takes): the
+# metaranges and ranges are spread over --commit-partitions tasks, but each task gets at least this many.
+FILES_PER_TASK = 4
+# Where a Python worker process keeps what outlives one task (task_client).
+WORKER_STATE_MODULE = "_lakelet_gc_worker_state"
+SOURCE_RANGE = "range"
+SOURCE_STAGED = "staged"
+LISTED_COLUMNS = ["address", "size", "last_modified", "nested_root"]
+LISTED_DDL = "address string, size bigint, last_modified bigint, nested_root string"
+PARTS_COLUMNS = ["part", "key", "objects", "bytes"]
+PARTS_DDL = "part int, key string, objects bigint, bytes bigint"
+
 OBJECTS_SCHEMA = pa.schema(
     [
         pa.field("address", pa.string(), nullable=False),
@@ -108,7 +124,6 @@ if TYPE_CHECKING:  # aliases only for type checkers: ``X | None`` cannot be eval
     S3Conf = tuple[str | None, str | None]  # (endpoint_url, region): all a task needs to build its client
     ListSlice = tuple[str, str, str | None]  # (prefix, list keys after this one, up to and including this one)
     ListedRow = tuple[str, int, int, str | None]  # address, size, last_modified, nested namespace root or None
-    PartResult = tuple[int, str, int, int]  # index, key, objects, bytes
 
 
 class GCJobError(Exception):
@@ -345,6 +360,53 @@ def s3_client(conf: S3Conf) -> Any:
     )
 
 
+def task_client(conf: S3Conf) -> Any:
+    """The S3 client of this Python worker process for ``conf``, made on its first task. Building a client costs
+    tens of milliseconds, more than a task reads of a small range, and Spark reuses its Python workers from task to
+    task. The job's code reaches the workers by value, so its own globals are new in every task: the clients live
+    in a module entry of the worker process instead. The driver never calls this (its credentials may change
+    between runs in one process; a worker's are those its process started with)."""
+    state = sys.modules.get(WORKER_STATE_MODULE)
+    if state is None:
+        state = type(sys)(WORKER_STATE_MODULE)
+        state.clients = {}  # type: ignore[attr-defined]
+        skip_unchanged_zip_rereads()
+        sys.modules[WORKER_STATE_MODULE] = state
+    clients: dict[S3Conf, Any] = state.clients  # type: ignore[attr-defined]
+    client = clients.get(conf)
+    if client is None:
+        client = clients[conf] = s3_client(conf)
+    return client
+
+
+def skip_unchanged_zip_rereads() -> None:
+    """Spark's Python worker calls importlib.invalidate_caches() before every task, and on Python 3.10 to 3.12
+    that re-reads the whole directory of every zip on the path (pyspark.zip, once per package imported from it:
+    CPython issue 103200, fixed in 3.13). In a warm local run that was three quarters of the Python workers' time
+    outside the listing. This makes a zip importer of the worker process re-read only an archive that changed
+    since its last read (size and modification time), which is what the 3.13 behaviour comes to here."""
+    if not (3, 10) <= sys.version_info[:2] <= (3, 12):
+        return
+    importer = zipimport.zipimporter
+    reread = importer.invalidate_caches
+    if getattr(reread, "lakelet_checks_stamp", False):
+        return
+
+    def invalidate_caches(self: Any) -> None:
+        try:
+            status = os.stat(self.archive)
+            stamp: tuple[int, int] | None = (status.st_mtime_ns, status.st_size)
+        except OSError:
+            stamp = None
+        if stamp is not None and getattr(self, "_lakelet_stamp", None) == stamp:
+            return
+        reread(self)
+        self._lakelet_stamp = stamp
+
+    invalidate_caches.lakelet_checks_stamp = True  # type: ignore[attr-defined]
+    importer.invalidate_caches = invalidate_caches  # type: ignore[method-assign]
+
+
 def get_bytes(s3: Any, bucket: str, key: str) -> bytes:
     return bytes(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
 
@@ -463,12 +525,53 @@ def listed_row(ns: Namespace, item: dict[str, Any]) -> ListedRow:
     )
 
 
-def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[ListSlice]], Iterator[ListedRow]]:
-    def run(pieces: Iterator[ListSlice]) -> Iterator[ListedRow]:
-        s3 = s3_client(conf)
-        for piece in pieces:
-            for item in list_slice(s3, ns.bucket, piece):
-                yield listed_row(ns, item)
+def listed_batch(ns: Namespace, items: list[dict[str, Any]]) -> pa.RecordBatch:
+    """One page or more of a listing as the columns of LISTED_DDL."""
+    keys = pa.array([item["Key"] for item in items], pa.string())
+    # A key under a nested repository's _lakefs/ is rare: its root is found row by row only when there is one.
+    after_data = pc.utf8_slice_codeunits(keys, len(ns.data_prefix) - 1)
+    if pc.any(pc.match_substring(after_data, "/" + METADATA_DIRECTORY)).as_py():
+        roots = pa.array([listed_row(ns, item)[3] for item in items], pa.string())
+    else:
+        roots = pa.nulls(len(items), pa.string())
+    return pa.RecordBatch.from_arrays(
+        [
+            pc.binary_join_element_wise(f"s3://{ns.bucket}/", keys, ""),
+            pa.array([int(item.get("Size", 0)) for item in items], pa.int64()),
+            pa.array([int(item["LastModified"].timestamp()) for item in items], pa.int64()),
+            roots,
+        ],
+        names=LISTED_COLUMNS,
+    )
+
+
+def indices(batches: Iterator[pa.RecordBatch]) -> Iterator[int]:
+    """The row numbers a task of ``indexed_frame`` was given."""
+    for batch in batches:
+        yield from batch.column(0).to_pylist()
+
+
+def indexed_frame(spark: Any, count: int, partitions: int, per_task: int = 1) -> Any:
+    """Row numbers 0..count-1 in at most ``partitions`` Spark partitions, each of at least ``per_task`` rows
+    (and at least one partition): the input of tasks that read the ``count`` items of a list they carry. No
+    shuffle and no Python per row on Spark's side."""
+    return spark.range(0, count, 1, max(1, min(partitions, -(-count // per_task))))
+
+
+def list_task(
+    ns: Namespace, conf: S3Conf, pieces: Sequence[ListSlice]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        s3 = task_client(conf)
+        for index in indices(batches):
+            items: list[dict[str, Any]] = []
+            for item in list_slice(s3, ns.bucket, pieces[index]):
+                items.append(item)
+                if len(items) == ARROW_BATCH_ROWS:
+                    yield listed_batch(ns, items)
+                    items = []
+            if items:
+                yield listed_batch(ns, items)
 
     return run
 
@@ -476,44 +579,55 @@ def list_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[ListSlice]], It
 # ---- reading what is referenced --------------------------------------------------------------------------------
 
 
-def metarange_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
-    """Metarange ids -> the ids of their ranges."""
+def normalize_addresses(ns: Namespace, column: Any) -> pa.Array:
+    """``Namespace.normalize`` over a column of physical addresses, without a Python object per row. A missing
+    address references nothing and is dropped."""
+    addresses = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    addresses = pc.drop_null(addresses.cast(pa.string()))
+    addresses = pc.replace_substring_regex(addresses, pattern="^s3[an]://", replacement="s3://")
+    relative = pc.invert(pc.match_substring(addresses, "://"))
+    if pc.any(relative).as_py():
+        joined = pc.binary_join_element_wise(ns.address(ns.prefix), pc.utf8_ltrim(addresses, characters="/"), "")
+        addresses = pc.if_else(relative, joined, addresses)
+    return addresses
 
-    def run(metarange_ids: Iterator[str]) -> Iterator[str]:
-        s3 = s3_client(conf)
-        for metarange_id in metarange_ids:
-            key = ns.metadata_key(metarange_id)
+
+def metarange_task(
+    ns: Namespace, conf: S3Conf, metarange_ids: Sequence[str]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Metarange ids (by row number) -> the distinct ids of their ranges, as column ``range_id``. Commits share
+    most of their ranges, so each task sends each id once (the driver merges what the tasks send)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        s3 = task_client(conf)
+        seen: set[str] = set()
+        for index in indices(batches):
+            key = ns.metadata_key(metarange_ids[index])
             table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
-            yield from table.column("range_id").to_pylist()
+            seen.update(table.column("range_id").to_pylist())
+        if seen:
+            yield pa.RecordBatch.from_arrays([pa.array(sorted(seen), pa.string())], names=["range_id"])
 
     return run
 
 
-def range_task(ns: Namespace, conf: S3Conf, counter: Any = None) -> Callable[[Iterator[str]], Iterator[str]]:
-    """Range ids -> the physical addresses their entries point at (``counter``: a Spark accumulator of ranges)."""
+def referenced_task(
+    ns: Namespace, conf: S3Conf, sources: Sequence[tuple[str, str]]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Sources (by row number): ``(SOURCE_RANGE, range id)`` or ``(SOURCE_STAGED, part location)`` -> the
+    addresses they hold, normalized, as column ``address``."""
 
-    def run(range_ids: Iterator[str]) -> Iterator[str]:
-        s3 = s3_client(conf)
-        for range_id in range_ids:
-            if counter is not None:
-                counter.add(1)
-            key = ns.metadata_key(range_id)
-            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
-            for address in table.column("physical_address").to_pylist():
-                yield ns.normalize(address)
-
-    return run
-
-
-def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterator[str]]:
-    """Staged-address part locations -> the addresses in them."""
-
-    def run(locations: Iterator[str]) -> Iterator[str]:
-        s3 = s3_client(conf)
-        for location in locations:
-            data = get_bytes(s3, ns.bucket, ns.key_of(location))
-            for address in pq.read_table(pa.BufferReader(data), columns=["address"]).column(0).to_pylist():
-                yield ns.normalize(address)
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        s3 = task_client(conf)
+        for index in indices(batches):
+            kind, name = sources[index]
+            if kind == SOURCE_RANGE:
+                key = ns.metadata_key(name)
+                table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
+            else:
+                data = get_bytes(s3, ns.bucket, ns.key_of(name))
+                table = pq.read_table(pa.BufferReader(data), columns=["address"])
+            yield pa.RecordBatch.from_arrays([normalize_addresses(ns, table.column(0))], names=["address"])
 
     return run
 
@@ -521,20 +635,38 @@ def staged_task(ns: Namespace, conf: S3Conf) -> Callable[[Iterator[str]], Iterat
 # ---- writing parts and sweeping ----------------------------------------------------------------------------------
 
 
-def write_marked_task(ns: Namespace, conf: S3Conf, prefix: str) -> Callable[[int, Iterator[Any]], Iterator[PartResult]]:
-    def run(index: int, rows: Iterator[Any]) -> Iterator[PartResult]:
-        addresses: list[str] = []
-        sizes: list[int] = []
-        modified: list[int] = []
-        for row in rows:
-            addresses.append(row[0])
-            sizes.append(int(row[1]))
-            modified.append(int(row[2]))
-        if not addresses:
+def write_marked_task(
+    ns: Namespace, conf: S3Conf, prefix: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """One Spark partition of marked objects (columns address, size, last_modified, part) -> one part file, sorted
+    by address, and one row that describes it (PARTS_DDL)."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        collected = [batch for batch in batches if batch.num_rows]
+        if not collected:
             return
+        table = pa.Table.from_batches(collected)
+        index = int(table.column("part")[0].as_py())
+        objects = pa.Table.from_arrays(
+            [
+                table.column("address").cast(pa.string()),
+                table.column("size").cast(pa.int64()),
+                table.column("last_modified").cast(pa.int64()),
+            ],
+            schema=OBJECTS_SCHEMA,
+        ).sort_by("address")
         key = prefix + part_name(index)
-        put_bytes(s3_client(conf), ns.bucket, key, objects_part(addresses, sizes, modified))
-        yield (index, key, len(addresses), sum(sizes))
+        put_bytes(task_client(conf), ns.bucket, key, parquet_bytes(objects))
+        total = pc.sum(objects.column("size")).as_py() or 0
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([index], pa.int32()),
+                pa.array([key], pa.string()),
+                pa.array([objects.num_rows], pa.int64()),
+                pa.array([total], pa.int64()),
+            ],
+            names=PARTS_COLUMNS,
+        )
 
     return run
 
@@ -600,7 +732,7 @@ def sweep_task(
     ns: Namespace, conf: S3Conf, run_id: str
 ) -> Callable[[Iterator[tuple[int, str]]], Iterator[dict[str, Any]]]:
     def run(parts: Iterator[tuple[int, str]]) -> Iterator[dict[str, Any]]:
-        s3 = s3_client(conf)
+        s3 = task_client(conf)
         for index, key in parts:
             yield sweep_part(s3, ns, run_id, index, key)
 
@@ -629,7 +761,6 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     from pyspark.sql import functions as F
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-    sc = spark.sparkContext
     run_id = options.run_id
     manifest = load_prepared(s3, ns, run_id)
     prepared_at = float(manifest["prepared_at"])
@@ -642,41 +773,28 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # First of all, so that the wait before a sweep runs concurrently with the mark.
     recorded_at = record_sweep(s3, ns, run_id, cutoff)
 
-    # What must stay: the addresses of every range of every active metarange, and every staged address.
-    # Nothing here runs until the subtraction below needs it; a range that cannot be read fails the job.
-    metaranges = sorted({metarange for _, metarange in commits if metarange})
-    ranges_read = sc.accumulator(0)  # informative only: a retried task counts its ranges twice
-    referenced = (
-        sc.parallelize(metaranges, max(1, min(len(metaranges), options.commit_partitions)))
-        .mapPartitions(metarange_task(ns, options.s3))
-        .distinct(options.commit_partitions)
-        .mapPartitions(range_task(ns, options.s3, ranges_read))
-    )
-    staged = sc.parallelize(staged_locations, max(1, len(staged_locations))).mapPartitions(staged_task(ns, options.s3))
-    protected = spark.createDataFrame(
-        referenced.union(staged).map(lambda address: (address,)),
-        StructType([StructField("address", StringType(), False)]),
-    )
-
-    # What there is: every object under data/, listed in parallel slices of each partition prefix.
+    # What there is: every object under data/, listed in parallel slices of each partition prefix. Rows reach
+    # Spark as Arrow batches, a page at a time.
     prefixes, loose = data_partitions(s3, ns)
     pieces = [piece for prefix in prefixes for piece in list_slices(prefix, options.list_slices)]
-    listed_rdd = sc.parallelize(pieces, max(1, min(len(pieces), options.address_partitions))).mapPartitions(
-        list_task(ns, options.s3)
+    listed = indexed_frame(spark, len(pieces), options.address_partitions).mapInArrow(
+        list_task(ns, options.s3, pieces), LISTED_DDL
     )
     if loose:
-        listed_rdd = listed_rdd.union(sc.parallelize([listed_row(ns, item) for item in loose], 1))
-    listed = spark.createDataFrame(
-        listed_rdd,
-        StructType(
-            [
-                StructField("address", StringType(), False),
-                StructField("size", LongType(), False),
-                StructField("last_modified", LongType(), False),
-                StructField("nested_root", StringType(), True),
-            ]
-        ),
-    ).persist()
+        listed = listed.union(
+            spark.createDataFrame(
+                [listed_row(ns, item) for item in loose],
+                StructType(
+                    [
+                        StructField("address", StringType(), False),
+                        StructField("size", LongType(), False),
+                        StructField("last_modified", LongType(), False),
+                        StructField("nested_root", StringType(), True),
+                    ]
+                ),
+            )
+        )
+    listed = listed.persist()
     listing_started = time.time()
     progress("list", f"listing {ns.uri}/{DATA_DIRECTORY} in {len(pieces) + (1 if loose else 0)} slices")
     totals = listed.agg(
@@ -693,22 +811,39 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
         "commit or staged entry references",
     )
 
+    # What must stay: the addresses of every range of every active metarange, and every staged address. The
+    # range ids come back to the driver once (one short string per distinct range, read by exactly one task);
+    # the addresses never do. A range that cannot be read fails the job.
+    subtract_started = time.time()
+    metaranges = sorted({metarange for _, metarange in commits if metarange})
+    range_ids: list[str] = []
+    if metaranges:
+        rows = (
+            indexed_frame(spark, len(metaranges), options.commit_partitions, FILES_PER_TASK)
+            .mapInArrow(metarange_task(ns, options.s3, metaranges), "range_id string")
+            .collect()
+        )
+        range_ids = sorted({str(row[0]) for row in rows})
+    sources = [(SOURCE_RANGE, range_id) for range_id in range_ids]
+    sources += [(SOURCE_STAGED, location) for location in staged_locations]
+    protected = indexed_frame(spark, len(sources), options.commit_partitions, FILES_PER_TASK).mapInArrow(
+        referenced_task(ns, options.s3, sources), "address string"
+    )
+
     candidates = listed.where(F.col("last_modified") <= cutoff)
     for root in nested_roots:
         candidates = candidates.where(~F.col("address").startswith(root))
     # Without nested repositories (the usual case) the old enough objects are known without another pass.
     eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
 
+    # The anti join's own partitioning (by address) makes the parts: no other shuffle, no sort in Spark.
     marked = (
         candidates.select("address", "size", "last_modified")
         .join(protected, on="address", how="left_anti")
-        .repartition(options.address_partitions, "address")
-        .sortWithinPartitions("address")
+        .withColumn("part", F.spark_partition_id())
     )
-    subtract_started = time.time()
-    parts = sorted(
-        marked.rdd.mapPartitionsWithIndex(write_marked_task(ns, options.s3, addresses_prefix(ns, run_id))).collect()
-    )
+    written = marked.mapInArrow(write_marked_task(ns, options.s3, addresses_prefix(ns, run_id)), PARTS_DDL).collect()
+    parts = sorted((int(r["part"]), str(r["key"]), int(r["objects"]), int(r["bytes"])) for r in written)
     subtract_seconds = time.time() - subtract_started
     listed.unpersist()
 
@@ -724,7 +859,7 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
         "sweep_recorded_at": recorded_at,
         "active_commits": len(commits),
         "metaranges_read": len(metaranges),
-        "ranges_read": ranges_read.value,
+        "ranges_read": len(range_ids),
         "staged_addresses": int(manifest.get("staged_addresses", 0)),
         "objects_listed": int(totals["objects"]),
         "bytes_listed": int(totals["bytes"]),
@@ -814,6 +949,12 @@ def run(spark: Any, options: JobOptions, progress: Any = _no_progress) -> dict[s
     ``progress(phase, message)`` hears of each phase (list, mark, sweep) as it starts (lakelet gc run prints it)."""
     _pickle_this_module_by_value()
     spark.conf.set("spark.sql.shuffle.partitions", str(options.address_partitions))
+    # One marked part per address partition, as --address-partitions says, even when adaptive execution would
+    # merge small partitions.
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    # The referenced addresses come out of Python (mapInArrow) over a few row numbers, so Spark would size them by
+    # those numbers and broadcast a side that holds every live address of the repository: no broadcast joins.
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
     ns = Namespace.parse(options.storage_namespace)
     s3 = s3_client(options.s3)
     started_at = time.time()

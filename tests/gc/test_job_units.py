@@ -4,8 +4,12 @@ exact listing by slices, and DeleteObjects batches with partial failures."""
 from __future__ import annotations
 
 import ast
+import importlib
 import io
+import sys
 import uuid
+import zipfile
+import zipimport
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -43,9 +47,11 @@ def test_the_job_imports_no_chalicelib_and_parses_as_python_3_9() -> None:
         "csv",
         "io",
         "json",
+        "os",
         "re",
         "sys",
         "time",
+        "zipimport",
         "collections",
         "dataclasses",
         "typing",
@@ -256,3 +262,76 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
             gc_job.JobOptions(**{"storage_namespace": "s3://b", "run_id": "r", **bad})
     with pytest.raises(gc_job.GCJobError):
         gc_job.Namespace.parse("gs://bucket/x")
+
+
+@pytest.mark.parametrize("namespace", NAMESPACES)
+def test_addresses_are_normalized_in_bulk_as_one_by_one(gc_job: ModuleType, namespace: str) -> None:
+    ns = gc_job.Namespace.parse(namespace)
+    bucket = ns.bucket
+    addresses = [
+        f"s3://{bucket}/{ns.prefix}data/p/abc",
+        f"s3a://{bucket}/{ns.prefix}data/p/def",
+        f"s3n://{bucket}/{ns.prefix}data/p/ghi",
+        "data/p/relative",
+        "/data/p/leading-slash",
+        "//data/p/two-slashes",
+        "s3://other-bucket/elsewhere/x",
+        "https://example.com/s3a://not-a-scheme",
+        "s3ax://odd/scheme",
+        f"s3://{bucket}/{ns.prefix}data/p/é-ünïcode",
+    ]
+    column = pa.chunked_array([addresses[:4], [None], addresses[4:]], pa.string())
+    assert gc_job.normalize_addresses(ns, column).to_pylist() == [ns.normalize(a) for a in addresses]
+    # Relative addresses are the rare case: a column without any takes the other path, with the same result.
+    absolute = [a for a in addresses if "://" in a]
+    assert gc_job.normalize_addresses(ns, pa.array(absolute)).to_pylist() == [ns.normalize(a) for a in absolute]
+
+
+def test_a_listing_page_becomes_the_rows_the_old_per_object_path_made(gc_job: ModuleType) -> None:
+    import datetime
+
+    ns = gc_job.Namespace.parse("s3://bucket/repo")
+    when = datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+    keys = ["repo/data/p/abc", "repo/data/loose", "repo/data/nested/_lakefs/dummy", "repo/data/nested/data/0/x"]
+    items = [{"Key": key, "Size": i * 10, "LastModified": when} for i, key in enumerate(keys)]
+    batch = gc_job.listed_batch(ns, items)
+    assert batch.schema.names == gc_job.LISTED_COLUMNS
+    rows = list(zip(*(batch.column(i).to_pylist() for i in range(4)), strict=True))
+    assert rows == [gc_job.listed_row(ns, i) for i in items]
+    assert batch.column(3).to_pylist()[2] == "s3://bucket/repo/data/nested/"
+    plain = gc_job.listed_batch(ns, items[:2])
+    assert plain.column(3).null_count == 2
+
+
+@pytest.mark.skipif(not (3, 10) <= sys.version_info[:2] <= (3, 12), reason="only 3.10-3.12 re-read zips eagerly")
+def test_a_zip_on_the_path_is_read_again_only_when_it_changed(
+    gc_job: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "lib.zip"
+    package = f"gc_zip_{uuid.uuid4().hex[:8]}"
+    with zipfile.ZipFile(archive, "w") as out:
+        out.writestr(f"{package}/__init__.py", "")
+        out.writestr(f"{package}/first.py", "VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(archive))
+    # Restored after the test: the patch below is what a Spark worker process gets from its first task.
+    monkeypatch.setattr(zipimport.zipimporter, "invalidate_caches", zipimport.zipimporter.invalidate_caches)
+    assert importlib.import_module(f"{package}.first").VALUE == 1
+    importlib.invalidate_caches()
+    read_before = zipimport._zip_directory_cache[str(archive)]  # type: ignore[attr-defined]
+    importlib.invalidate_caches()
+    assert zipimport._zip_directory_cache[str(archive)] is not read_before  # what Python 3.12 does: read again
+
+    gc_job.skip_unchanged_zip_rereads()
+    gc_job.skip_unchanged_zip_rereads()  # once per process, however many tasks ask
+    importlib.invalidate_caches()  # the first call after the change reads as before
+    read_once = zipimport._zip_directory_cache[str(archive)]  # type: ignore[attr-defined]
+    importlib.invalidate_caches()
+    importlib.invalidate_caches()
+    assert zipimport._zip_directory_cache[str(archive)] is read_once  # unchanged: not read again
+
+    with zipfile.ZipFile(archive, "a") as out:
+        out.writestr(f"{package}/second.py", "VALUE = 2\n")
+    importlib.invalidate_caches()
+    assert importlib.import_module(f"{package}.second").VALUE == 2  # changed: read again, the new module found
+    for name in [m for m in sys.modules if m.startswith(package)]:
+        monkeypatch.delitem(sys.modules, name)
