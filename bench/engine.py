@@ -6,7 +6,9 @@ Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES]   (defaults 1,000,00
 - commit, spread: CHANGES changed entries evenly over the key space, applied to the base (every range touched);
 - commit, clustered: CHANGES changed entries on consecutive keys, and the same on a 10,000-object base;
 - merge, spread: a three-way merge where the source changed 90% of CHANGES keys and the destination 10%;
-- listing: every object, 1,000 per page, through the same paginator and view as Graveler.list_objects.
+- listing: every object, 1,000 per page, through the same paginator and blocks as Graveler.list_objects (each page's
+  rows decoded to Python values column by column, as the API's serializer reads them: the same decoding the raw
+  iteration does).
 The pyarrow limit of a commit or merge is pq.read_table of every range file it read plus pq.write_table of every
 range file it wrote (the tables read back from the stored bytes); of a listing, reading every range with
 pq.read_table and iterating its rows as tuples. Full garbage collections during the listing are timed with
@@ -29,13 +31,12 @@ from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.merge import merge_ranges
 from chalicelib.graveler.committed.writer import RangeWriter
-from chalicelib.graveler.listing import paginate
+from chalicelib.graveler.listing import paginate_objects
 from chalicelib.graveler.ports import PutResult
 from chalicelib.graveler.records import (
     Entry,
     EntryRecord,
     Key,
-    ListedObject,
     MetaRangeID,
     StagedEntry,
 )
@@ -170,14 +171,7 @@ def listing(manager: CommittedManager, store: Counting, metarange: MetaRangeID, 
     def list_all() -> int:
         after, count = "", 0
         while True:
-            page = paginate(
-                lambda start: (ListedObject(r.key, r.entry) for r in manager.iterate(NS, metarange, start)),
-                lambda common: ListedObject(Key(common), None),
-                "",
-                "",
-                after,
-                1000,
-            )
+            page = paginate_objects(lambda start: manager.blocks(NS, metarange, start), None, "", "", after, 1000)
             count += len(page.results)
             if not page.has_more:
                 return count
