@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc as garbage_collector  # the standard library's, not chalicelib.gc
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ class Services:
 
 _lock = threading.Lock()
 _services: Services | None = None
+_frozen = False
 
 
 def range_params(settings: Settings) -> RangeParams:
@@ -230,7 +232,18 @@ def get_services() -> Services:
     with _lock:
         if _services is None:
             _services = aws_services(Settings.from_env())
+            _freeze_what_lives_forever()
         return _services
+
+
+def _freeze_what_lives_forever() -> None:
+    """Moves every object alive now (modules, the AWS clients and their service models: some 400,000 objects
+    with moto in the process) out of the collector's sight, once per process. A full collection then walks only
+    what requests allocate: without this, it paused a listing for 150-210 ms every ~20 pages."""
+    global _frozen
+    if not _frozen:
+        _frozen = True
+        garbage_collector.freeze()
 
 
 def set_services(services: Services | None) -> None:

@@ -116,7 +116,8 @@ def listed_rows(rows: ListedRows, user_metadata: bool = True) -> list[dict[str, 
             "content_type": content_type,
         }
         if user_metadata:
-            stats["metadata"] = row_metadata(metadata)
+            # Most rows have none: their stored text is "{}", answered without a call.
+            stats["metadata"] = {} if metadata == "{}" else row_metadata(metadata)
         append(stats)
     return results
 
