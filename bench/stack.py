@@ -145,6 +145,7 @@ def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
     """Every seeded object 1,000 a page, through the app in process (chalice.test.Client: routing, auth and
     serialization, no HTTP) and through Graveler.list_objects, the best of ``repeats`` runs each, interleaved;
     full collections counted during the app's runs."""
+    import orjson
     from chalice.test import Client
 
     from chalicelib.wiring import get_services
@@ -184,9 +185,8 @@ def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
                     headers=headers,
                 )
                 assert response.status_code == 200, response.body[:300]
-                import json
-
-                body = json.loads(response.body)
+                # The client's parse is not the app's work: orjson's keeps it small (json's took ~1/3 of the row).
+                body = orjson.loads(response.body)
                 count += len(body["results"])
                 if not body["pagination"]["has_more"]:
                     return count

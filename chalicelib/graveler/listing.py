@@ -18,7 +18,7 @@ from typing import Protocol, overload
 
 from .records import Entry, EntryRecord, Key, ListedObject, Page, StagedEntry
 
-__all__ = ["DEFAULT_AMOUNT", "MAX_AMOUNT", "ListedRows", "RowBlock", "paginate_objects"]
+__all__ = ["DEFAULT_AMOUNT", "MAX_AMOUNT", "ListedRows", "RowBlock", "paginate_objects", "user_metadata"]
 
 MAX_AMOUNT = 1000
 DEFAULT_AMOUNT = 100
