@@ -108,12 +108,14 @@ ARTIFACT_BUCKET ?=
 # More stack parameters, e.g. DEPLOY_PARAMETERS="BucketName=my-lake GCMode=mark LogRetentionDays=90".
 DEPLOY_PARAMETERS ?=
 
-# Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it.
+# Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it, compiled
+# for the functions' Python (infra/bytecode.py).
 package: $(DEV_STAMP)
 	rm -rf $(PACKAGE_DIR)
 	$(VENV)/bin/python -m infra.build --stage $(STAGE) --out $(PACKAGE_DIR)/merge.json
 	AWS_DEFAULT_REGION=$(PACKAGE_REGION) $(VENV)/bin/chalice package --pkg-format cloudformation \
 		--stage $(STAGE) --merge-template $(PACKAGE_DIR)/merge.json $(PACKAGE_DIR)/package
+	$(VENV)/bin/python -m infra.bytecode $(PACKAGE_DIR)/package
 	$(VENV)/bin/python -m infra.policy_check $(PACKAGE_DIR)/package/sam.json
 	$(VENV)/bin/cfn-lint $(PACKAGE_DIR)/package/sam.json
 

@@ -9,7 +9,8 @@ of every log line.
 - Metrics: ``count(Metric.X)`` adds to the current invocation's EMF blob; the middleware flushes it once per
   invocation. CloudWatch turns the blob into metrics in namespace ``Lakelet``, dimensions service and stage.
 - Tracing: a subsegment per invocation; boto3 and PynamoDB calls appear under it (X-Ray patches botocore). The
-  Tracer turns itself off outside Lambda.
+  Tracer, and with it the X-Ray SDK (a third of a cold start), is built on the first invocation that traces, never
+  at import; outside Lambda, or with POWERTOOLS_TRACE_DISABLED, it is never built at all.
 - ``middleware(app)``: a Chalice middleware for every event type (HTTP routes, the S3 gateway's Function URL,
   the GC schedule): binds the correlation id (API Gateway's request id, else the Lambda request id), answers it
   in ``X-Request-Id``, counts the events it can see from outside (commits, merges, conflicts, objects written and
@@ -22,24 +23,28 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.filters import SuppressFilter
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import MetricUnit
 from chalice.app import Chalice, Request, Response
 
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from aws_lambda_powertools import Tracer
 
 SERVICE = "lakelet"
 METRICS_NAMESPACE = "Lakelet"
@@ -166,7 +171,40 @@ class _StdoutHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
 logger = Logger(service=SERVICE, logger_handler=_StdoutHandler(), logger_formatter=RedactingFormatter(utc=True))
 metrics = Metrics(namespace=METRICS_NAMESPACE, service=SERVICE)
-tracer = Tracer(service=SERVICE)
+_tracers: list[Tracer] = []
+
+
+def tracing_enabled() -> bool:
+    """Powertools' own rule, read without building a Tracer: on in Lambda, off under SAM local or chalice local,
+    off when POWERTOOLS_TRACE_DISABLED is true."""
+    if os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() in {"1", "true", "y", "yes", "t", "on"}:
+        return False
+    return bool(os.environ.get("LAMBDA_TASK_ROOT")) and not (
+        os.environ.get("AWS_SAM_LOCAL") or os.environ.get("AWS_CHALICE_CLI_MODE")
+    )
+
+
+def tracer() -> Tracer | None:
+    """The process's Tracer, built (importing the X-Ray SDK and patching botocore) on the first call that traces;
+    None wherever tracing is off."""
+    if not tracing_enabled():
+        return None
+    if not _tracers:
+        from aws_lambda_powertools import Tracer
+
+        _tracers.append(Tracer(service=SERVICE))
+    return _tracers[0]
+
+
+def _subsegment(name: str) -> AbstractContextManager[object]:
+    traced = tracer()
+    return nullcontext() if traced is None else traced.provider.in_subsegment(name)
+
+
+def _annotate(key: str, value: str) -> None:
+    traced = tracer()
+    if traced is not None:
+        traced.put_annotation(key, value)
 
 
 def _share_handler() -> None:
@@ -327,7 +365,7 @@ def _observe_http(request: Request, context: Any, get_response: Callable[[Reques
     correlation_id = str(request.context.get("requestId") or "") or _new_id()
     status = 500
     subsegment = f"## {request.method} {request.path}"
-    with correlation(correlation_id, context) as keys, tracer.provider.in_subsegment(subsegment):
+    with correlation(correlation_id, context) as keys, _subsegment(subsegment):
         try:
             response = get_response(request)
             status = response.status_code
@@ -335,8 +373,8 @@ def _observe_http(request: Request, context: Any, get_response: Callable[[Reques
             route_metrics(request, response)
             return response
         finally:
-            tracer.put_annotation("route", request.path)
-            tracer.put_annotation("status", str(status))
+            _annotate("route", request.path)
+            _annotate("status", str(status))
             http = {
                 "method": request.method,
                 "route": request.path,
@@ -369,7 +407,7 @@ def _observe_event(event: Any, context: Any, get_response: Callable[[Any], Any])
     if http is not None:
         # A Function URL request (the S3 gateway): the path, never the query string (presigned signatures).
         outcome.update(method=str(http.get("method", "")), path=str(raw.get("rawPath") or ""))
-    with correlation(correlation_id, context) as keys, tracer.provider.in_subsegment(f"## {kind}"):
+    with correlation(correlation_id, context) as keys, _subsegment(f"## {kind}"):
         try:
             result = get_response(event)
             if isinstance(result, Mapping) and isinstance(result.get("statusCode"), int):
@@ -381,7 +419,7 @@ def _observe_event(event: Any, context: Any, get_response: Callable[[Any], Any])
             logger.exception("%s failed", kind)
             raise
         finally:
-            tracer.put_annotation("event", kind)
+            _annotate("event", kind)
             _finish(keys, {"invocation": outcome}, started)
 
 

@@ -127,8 +127,6 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
 def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
     """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
     kept in each repository's namespace through the engine's block store."""
-    import yaml
-
     from .adapters.hooks import LambdaHooks, WebhookHooks
 
     if invokers is None:
@@ -139,11 +137,18 @@ def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, Hook
         invokers,
         RunStore(graveler.blocks),
         graveler.action_files,
-        yaml.safe_load,
+        _load_yaml,
         lambda repo_id: graveler.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,
         max_run_seconds=settings.hook_run_max_seconds,
     )
+
+
+def _load_yaml(data: bytes) -> Any:
+    # PyYAML is imported by the first request that reads an action file, not by every container's first request.
+    import yaml
+
+    return yaml.safe_load(data)
 
 
 def s3_client(settings: Settings) -> Any:

@@ -334,8 +334,10 @@ def parse_options(argv: Sequence[str]) -> JobOptions:
 
 def s3_client(conf: S3Conf) -> Any:
     endpoint_url, region = conf
-    # Standard retries back off on SlowDown and 5xx, which bulk deletes and listings do meet at scale.
-    return boto3.client(
+    # Standard retries back off on SlowDown and 5xx, which bulk deletes and listings do meet at scale. A session of
+    # its own resolves the credentials now: boto3's default session keeps the first ones it resolved for the life of
+    # the process, which in a long-lived driver (lakelet gc run in a process that has used other keys) are stale.
+    return boto3.session.Session().client(
         "s3",
         endpoint_url=endpoint_url,
         region_name=region,

@@ -157,8 +157,14 @@ def _statement(sid: str, actions: list[str], resources: list[Any] | Json, condit
 
 
 IMPORT_LOCATIONS = "ImportAllowedLocations"
-IMPORT_BUCKETS = "ImportSourceBuckets"
+# What the import may list: one "bucket:prefix" per allowed location ("bucket:" for a whole bucket). CloudFormation
+# cannot split "s3://bucket/prefix" into its bucket and its prefix (Fn::Split takes a literal delimiter, and a
+# prefix holds "/" too), and s3:ListBucket is granted on a bucket with the prefix as a condition: hence the pairs.
+IMPORT_LISTINGS = "ImportSourceListings"
 IMPORTS_ALLOWED = "ImportsAllowed"  # the template's condition: ImportAllowedLocations is not empty
+# How many ImportSourceListings entries get a grant: one policy per slot (a policy has one condition set, and
+# CloudFormation has no loop over a list). Entries beyond this many list nothing.
+IMPORT_LISTING_SLOTS = 10
 
 
 def _arn_list(values: Json, suffix: str) -> Json:
@@ -170,25 +176,75 @@ def _arn_list(values: Json, suffix: str) -> Json:
 
 
 def import_statements() -> list[Json]:
-    """Read exactly the allowed import locations and list their buckets. With none allowed, the statements name
-    only what the data bucket grants already (a statement needs a resource), so they add nothing."""
+    """Read exactly the allowed import locations. With none allowed, the statement names only what the data bucket
+    grants already (a statement needs a resource), so it adds nothing. Listing is import_listing_resources'."""
     stripped = {
         "Fn::Split": [",", {"Fn::Join": ["", {"Fn::Split": ["s3://", {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}]}]}]
     }
     nothing_to_read = [_sub("${DataBucket.Arn}/_lakefs/imports/no-sources-allowed")]
-    nothing_to_list = [_arn(DATA_BUCKET)]
     return [
         _statement(
             "ReadImportSources",
             ["s3:GetObject"],
             {"Fn::If": [IMPORTS_ALLOWED, _arn_list(stripped, "*"), nothing_to_read]},
         ),  # type: ignore[arg-type]
-        _statement(
-            "ListImportSources",
-            ["s3:ListBucket"],
-            {"Fn::If": [IMPORTS_ALLOWED, _arn_list({"Ref": IMPORT_BUCKETS}, ""), nothing_to_list]},
-        ),  # type: ignore[arg-type]
     ]
+
+
+def listing_condition(slot: int) -> str:
+    return f"ImportSourceListing{slot}"
+
+
+def listing_prefixed_condition(slot: int) -> str:
+    return f"ImportSourceListing{slot}Prefixed"
+
+
+def import_listing_resources(roles: list[str]) -> tuple[Json, Json]:
+    """(conditions, resources): per slot of ImportSourceListings, a policy on ``roles`` that exists only when the
+    slot is given and grants s3:ListBucket on its bucket, restricted by the s3:prefix condition key to its prefix
+    (StringLike "prefix" and "prefix*", as the GetObject grant reads "prefix*"); a whole bucket keeps the bucket.
+    Each slot names its own bucket and prefix, so no location's prefix opens another location's bucket."""
+    # Padded with empty entries, so that every slot's Fn::Select finds one.
+    padded = {
+        "Fn::Split": [
+            ",",
+            {"Fn::Join": [",", [{"Fn::Join": [",", {"Ref": IMPORT_LISTINGS}]}, "," * IMPORT_LISTING_SLOTS]]},
+        ]
+    }
+    conditions: Json = {}
+    resources: Json = {}
+    for slot in range(IMPORT_LISTING_SLOTS):
+        entry = {"Fn::Select": [slot, padded]}
+        # "bucket:prefix:" split at ":" is [bucket, prefix, ...]: a prefix holding ":" is cut there (narrower, never
+        # wider).
+        pair = {"Fn::Split": [":", {"Fn::Join": ["", [entry, ":"]]}]}
+        bucket = {"Fn::Select": [0, pair]}
+        prefix = {"Fn::Select": [1, pair]}
+        given, prefixed = listing_condition(slot), listing_prefixed_condition(slot)
+        conditions[given] = {"Fn::Not": [{"Fn::Equals": [entry, ""]}]}
+        conditions[prefixed] = {"Fn::And": [{"Condition": given}, {"Fn::Not": [{"Fn::Equals": [prefix, ""]}]}]}
+        statement = _statement(
+            "ListImportSource",
+            ["s3:ListBucket"],
+            [{"Fn::Sub": ["arn:${AWS::Partition}:s3:::${Bucket}", {"Bucket": bucket}]}],
+        )
+        statement["Condition"] = {
+            "Fn::If": [
+                prefixed,
+                {"StringLike": {"s3:prefix": [prefix, {"Fn::Join": ["", [prefix, "*"]]}]}},
+                {"Ref": "AWS::NoValue"},
+            ]
+        }
+        resources[f"ImportListSource{slot}Access"] = {
+            "Type": "AWS::IAM::Policy",
+            "Condition": given,
+            "Properties": {
+                "PolicyName": f"lakelet-import-list-{slot}",
+                "Roles": [{"Ref": role} for role in roles],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [statement]},
+            },
+        }
+    return conditions, resources
 
 
 def statements(access: FunctionAccess, log_group: str, state_machines: list[StateMachine]) -> list[Json]:

@@ -179,6 +179,12 @@ def build(app: App, stepfunctions_dir: Path) -> Json:
         if grants.secrets:
             secret_roles.append(function.role_logical_id)
 
+    import_readers = [f.role_logical_id for f in app.functions if access.FUNCTION_ACCESS[f.name].reads_import_sources]
+    if import_readers:
+        conditions, listing = access.import_listing_resources(import_readers)
+        template["Conditions"].update(conditions)
+        resources.update(listing)
+
     if secret_roles:
         resources[access.SECRETS_KEY]["Properties"]["KeyPolicy"]["Statement"].append(
             {

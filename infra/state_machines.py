@@ -63,11 +63,44 @@ class StateMachine:
             f"{self.state_machine_name}"
         }
 
+    def distributed(self) -> bool:
+        """Whether a Map of the definition runs its items as child executions (a Distributed Map)."""
+        return _has_distributed_map(json.loads(self.definition).get("States") or {})
+
+    def item_reader_objects(self) -> list[str]:
+        """The data-bucket key patterns its Distributed Maps' ItemReaders read (s3:getObject): the import's slice
+        manifests, which Plan writes under <namespace>/_lakefs/imports/ (at the bucket's root or under a prefix)."""
+        return ITEM_READER_OBJECTS if self.distributed() else []
+
+    def map_run_executions_arn(self) -> Json:
+        """The child executions a Distributed Map of this machine starts (``<machine>/<map run label>:<name>``)."""
+        return {
+            "Fn::Sub": f"arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:execution:"
+            f"{self.state_machine_name}/*:*"
+        }
+
     def executions_arn(self) -> Json:
         return {
             "Fn::Sub": f"arn:${{AWS::Partition}}:states:${{AWS::Region}}:${{AWS::AccountId}}:execution:"
             f"{self.state_machine_name}:*"
         }
+
+
+# What a Distributed Map's ItemReader may read: the slice manifests the import's Plan writes.
+ITEM_READER_OBJECTS = ["_lakefs/imports/*/slices-*.json", "*/_lakefs/imports/*/slices-*.json"]
+
+
+def _has_distributed_map(states: dict[str, Any]) -> bool:
+    for state in states.values():
+        if not isinstance(state, dict):
+            continue
+        processor = state.get("ItemProcessor") or state.get("Iterator") or {}
+        if (processor.get("ProcessorConfig") or {}).get("Mode") == "DISTRIBUTED":
+            return True
+        nested = [processor.get("States") or {}] + [b.get("States") or {} for b in state.get("Branches") or []]
+        if any(_has_distributed_map(n) for n in nested):
+            return True
+    return False
 
 
 def discover(directory: Path, function_names: set[str]) -> list[StateMachine]:
@@ -135,6 +168,40 @@ def resources(machine: StateMachine, function_logical_ids: dict[str, str]) -> Js
                 },
             }
         ]
+    if machine.distributed():
+        # A Distributed Map starts its items as child executions of the machine itself, follows and stops them,
+        # and reads its items (the slice manifest) from the data bucket.
+        role["Properties"]["Policies"].append(
+            {
+                "PolicyName": "run-distributed-maps",
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "StartMapRunExecutions",
+                            "Effect": "Allow",
+                            "Action": ["states:StartExecution"],
+                            "Resource": [machine.arn()],
+                        },
+                        {
+                            "Sid": "FollowMapRunExecutions",
+                            "Effect": "Allow",
+                            "Action": ["states:DescribeExecution", "states:StopExecution"],
+                            "Resource": [machine.map_run_executions_arn()],
+                        },
+                        {
+                            "Sid": "ReadMapItems",
+                            "Effect": "Allow",
+                            "Action": ["s3:GetObject"],
+                            "Resource": [
+                                {"Fn::Sub": f"${{DataBucket.Arn}}/{pattern}"}
+                                for pattern in machine.item_reader_objects()
+                            ],
+                        },
+                    ],
+                },
+            }
+        )
     substitutions = {name: {"Fn::GetAtt": [function_logical_ids[name], "Arn"]} for name in machine.functions}
     definition: Any = {"Fn::Sub": [machine.definition, substitutions]} if substitutions else machine.definition
     state_machine: Json = {

@@ -6,6 +6,8 @@ started by any test of the process (its workers keep the environment they starte
 """
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,17 @@ os.environ["AWS_ACCESS_KEY_ID"] = DEFAULT_ACCESS_KEY_ID
 os.environ["AWS_SECRET_ACCESS_KEY"] = DEFAULT_SECRET_ACCESS_KEY
 for _name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
     os.environ.pop(_name, None)
+
+
+@pytest.fixture(autouse=True)
+def _forget_boto3_default_session() -> Iterator[None]:
+    """boto3's default session keeps the credentials it first resolved. A test that makes a default client while
+    other keys are in the environment (moto's mock_aws sets its own while active) would leave it signing every
+    later default client with those keys, which the e2e stack's moto refuses: each test starts without one."""
+    yield
+    boto3 = sys.modules.get("boto3")
+    if boto3 is not None:
+        boto3.DEFAULT_SESSION = None
 
 
 # Test tiers (markers registered in pyproject.toml). `make test-fast` leaves out every tier below; `make test`

@@ -2,8 +2,10 @@
 under the repository's namespace, and an in-memory twin.
 
 Layout under ``<namespace>/_lakefs/imports/<id>/``: ``status.json`` (the record), ``progress/<part>.json`` (each
-slice's count, written only by that slice's task) and ``canceled`` (the cancel mark). GC never deletes under
-_lakefs/, and S3's read-after-write consistency makes a cancel visible to the next check of any task.
+slice's count, written only by that slice's task), ``canceled`` (the cancel mark), ``outcome`` (whichever of a
+cancel and the final merge came first: created once, conditionally) and the slice manifests the import's Plan
+writes. GC never deletes under _lakefs/, and S3's read-after-write consistency makes a cancel visible to the next
+check of any task.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ class BlockImportRecords:
     def canceled(self, namespace: str, import_id: str) -> bool:
         return self._blocks.exists(_root(namespace, import_id) + "canceled")
 
+    def decide(self, namespace: str, import_id: str, outcome: str) -> str:
+        address = _root(namespace, import_id) + "outcome"
+        if self._blocks.put_if_absent(address, outcome.encode()):
+            return outcome
+        return self._blocks.get(address).decode()
+
 
 class MemoryImportRecords:
     def __init__(self) -> None:
@@ -67,6 +75,7 @@ class MemoryImportRecords:
         self.records: dict[tuple[str, str], ImportRecord] = {}
         self.parts: dict[tuple[str, str], dict[str, int]] = {}
         self.cancels: set[tuple[str, str]] = set()
+        self.outcomes: dict[tuple[str, str], str] = {}
 
     def create(self, namespace: str, record: ImportRecord) -> None:
         with self._lock:
@@ -100,3 +109,7 @@ class MemoryImportRecords:
     def canceled(self, namespace: str, import_id: str) -> bool:
         with self._lock:
             return (namespace, import_id) in self.cancels
+
+    def decide(self, namespace: str, import_id: str, outcome: str) -> str:
+        with self._lock:
+            return self.outcomes.setdefault((namespace, import_id), outcome)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from chalice import Blueprint, Response
 
-from chalicelib import samples
 from chalicelib.graveler import errors
 
 from . import names, serializers
@@ -48,6 +47,9 @@ def create_repository() -> Response:
         body.boolean("read_only"),
     )
     if sample_data:
+        # Imported here: the sample dataset's modules are a cold start's cost for a request few make.
+        from chalicelib import samples
+
         samples.populate(graveler, repo, current_user().id)
     return json_response(serializers.repository(repo), 201)
 

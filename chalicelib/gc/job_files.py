@@ -6,14 +6,10 @@ import csv
 import io
 from collections.abc import Iterable
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from chalicelib.graveler.records import Commit
 
 COMMITS_HEADER = ("commit_id", "meta_range_id", "creation_date")
 ADDRESS_COLUMN = "address"
-ADDRESSES_SCHEMA = pa.schema([pa.field(ADDRESS_COLUMN, pa.string(), nullable=False)])
 
 
 def commits_csv(commits: Iterable[Commit]) -> bytes:
@@ -33,13 +29,22 @@ def read_commits_csv(data: bytes) -> list[tuple[str, str, int]]:
     return [(row[0], row[1], int(row[2])) for row in rows[1:]]
 
 
+# pyarrow is imported by the two functions that use it: every API request imports this module (through the
+# GC routes), few write or read an address list.
+
+
 def addresses_parquet(addresses: list[str]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([pa.field(ADDRESS_COLUMN, pa.string(), nullable=False)])
     sink = pa.BufferOutputStream()
-    pq.write_table(
-        pa.Table.from_arrays([pa.array(addresses, pa.string())], schema=ADDRESSES_SCHEMA), sink, compression="snappy"
-    )
+    pq.write_table(pa.Table.from_arrays([pa.array(addresses, pa.string())], schema=schema), sink, compression="snappy")
     return bytes(sink.getvalue().to_pybytes())
 
 
 def read_addresses_parquet(data: bytes) -> list[str]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     return [str(a) for a in pq.read_table(pa.BufferReader(data), columns=[ADDRESS_COLUMN]).column(0).to_pylist()]

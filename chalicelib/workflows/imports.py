@@ -51,7 +51,7 @@ def plan(event: Json) -> Json:
 
 
 def build_slice(event: Json) -> Json:
-    return _steps().build_slice(ImportSlice.from_json(event))
+    return _steps().build_slice(ImportSlice.from_task(event))
 
 
 def commit(event: Json) -> Json:

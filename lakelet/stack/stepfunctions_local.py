@@ -44,9 +44,101 @@ def function_arn(name: str, region: str, account: str = ACCOUNT) -> str:
     return f"arn:aws:lambda:{region}:{account}:function:{name}"
 
 
+class UnsupportedLocally(ValueError):
+    """A definition uses a Map field the local interpreter would not run as AWS does."""
+
+
+# The Map fields the local runs honour as AWS does. moto's parser refuses fields it does not know; these checks
+# refuse the ones it parses but would run differently: its distributed map fails on the first failed child
+# (a tolerance of 0, whatever the definition says) and reads items with s3:getObject only as tested here.
+_MAP_FIELDS = {
+    "Type",
+    "Comment",
+    "ItemsPath",
+    "ItemReader",
+    "ItemSelector",
+    "ItemProcessor",
+    "Iterator",
+    "MaxConcurrency",
+    "ToleratedFailurePercentage",
+    "ToleratedFailureCount",
+    "Parameters",
+    "InputPath",
+    "OutputPath",
+    "ResultPath",
+    "ResultSelector",
+    "Retry",
+    "Catch",
+    "Next",
+    "End",
+}
+_ITEM_READER_FIELDS = {"Resource", "ReaderConfig", "Parameters"}
+_S3_GET_OBJECT = "arn:aws:states:::s3:getObject"
+_PROCESSOR_MODES = {"INLINE", "DISTRIBUTED"}
+_EXECUTION_TYPES = {"STANDARD", "EXPRESS"}
+
+
+def check_definition(definition: dict[str, Any]) -> dict[str, Any]:
+    """The definition as moto's interpreter is given it, once every Map state (nested ones too) is known to use
+    only what the local run honours: ItemReader with s3:getObject of a JSON array, ItemProcessor (INLINE or
+    DISTRIBUTED, STANDARD or EXPRESS), ItemSelector, MaxConcurrency, and failure tolerances of 0. The tolerances
+    are dropped (moto's parser reads no integer percentage, and its map fails on any failed child, which is
+    what 0 means). Raises UnsupportedLocally naming the state and the field."""
+    out = copy.deepcopy(definition)
+    _check_states(out.get("States") or {})
+    return out
+
+
+def _check_states(states: dict[str, Any]) -> None:
+    for name, state in states.items():
+        if not isinstance(state, dict):
+            continue
+        if state.get("Type") == "Map":
+            _check_map(name, state)
+        if state.get("Type") == "Parallel":
+            for branch in state.get("Branches") or []:
+                _check_states(branch.get("States") or {})
+
+
+def _check_map(name: str, state: dict[str, Any]) -> None:
+    def refuse(why: str) -> UnsupportedLocally:
+        return UnsupportedLocally(f"Map state {name!r}: {why}")
+
+    unknown = sorted(set(state) - _MAP_FIELDS)
+    if unknown:
+        raise refuse(f"{', '.join(unknown)} not supported by the local interpreter")
+    for field in ("ToleratedFailurePercentage", "ToleratedFailureCount"):
+        if field in state:
+            value = state.pop(field)
+            if isinstance(value, bool) or not isinstance(value, int | float) or value != 0:
+                raise refuse(f"{field} {value!r}: the local interpreter fails the map on any failed item (only 0)")
+    reader = state.get("ItemReader")
+    if reader is not None:
+        if not isinstance(reader, dict) or set(reader) - _ITEM_READER_FIELDS:
+            raise refuse(f"ItemReader fields {sorted(reader) if isinstance(reader, dict) else reader!r}")
+        if reader.get("Resource") != _S3_GET_OBJECT:
+            raise refuse(f"ItemReader Resource {reader.get('Resource')!r}: only {_S3_GET_OBJECT}")
+        if reader.get("ReaderConfig") != {"InputType": "JSON"}:
+            raise refuse(f"ItemReader ReaderConfig {reader.get('ReaderConfig')!r}: only {{'InputType': 'JSON'}}")
+    processor = state.get("ItemProcessor") or state.get("Iterator")
+    if not isinstance(processor, dict):
+        raise refuse("no ItemProcessor")
+    config = processor.get("ProcessorConfig") or {"Mode": "INLINE"}
+    if set(config) - {"Mode", "ExecutionType"} or config.get("Mode") not in _PROCESSOR_MODES:
+        raise refuse(f"ProcessorConfig {config!r}")
+    distributed = config["Mode"] == "DISTRIBUTED"
+    if distributed and config.get("ExecutionType") not in _EXECUTION_TYPES:
+        raise refuse(f"ProcessorConfig ExecutionType {config.get('ExecutionType')!r}")
+    if reader is not None and not distributed:
+        raise refuse("ItemReader needs ProcessorConfig Mode DISTRIBUTED")
+    _check_states(processor.get("States") or {})
+
+
 def local_definition(text: str, region: str, account: str = ACCOUNT) -> str:
-    """The ASL text with each ``${function}`` placeholder replaced by that function's local ARN."""
-    return _PLACEHOLDER.sub(lambda m: function_arn(m.group(1), region, account), text)
+    """The ASL text with each ``${function}`` placeholder replaced by that function's local ARN, once
+    check_definition has accepted it."""
+    checked = json.dumps(check_definition(json.loads(text)), indent=2)
+    return _PLACEHOLDER.sub(lambda m: function_arn(m.group(1), region, account), checked)
 
 
 def _invoke(
@@ -73,6 +165,29 @@ def _invoke(
 
 
 @contextmanager
+def route_item_reads(read: Callable[[str, str], bytes]) -> Iterator[None]:
+    """While active, a Map's ItemReader (s3:getObject) reads ``read(bucket, key)`` instead of moto's S3: for tests
+    whose tasks write to an in-memory block store rather than to moto. The local stack needs none of this (its
+    block store is moto's S3)."""
+    from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.eval.resource_eval_s3 import (
+        ResourceEvalS3,
+    )
+
+    def get_object(env: Any, runtime_part: Any, credentials: Any) -> None:
+        parameters = env.stack.pop()
+        env.stack.append(read(str(parameters["Bucket"]), str(parameters["Key"])).decode())
+
+    with _lock:
+        original = ResourceEvalS3.__dict__["_handle_get_object"]
+        ResourceEvalS3._handle_get_object = staticmethod(get_object)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        with _lock:
+            ResourceEvalS3._handle_get_object = original  # type: ignore[method-assign]
+
+
+@contextmanager
 def route_lambda_invokes(handlers: Mapping[str, Handler]) -> Iterator[None]:
     """While active, moto's simple Lambda backend runs ``handlers[function name](event)`` on invoke."""
     from moto.awslambda_simple.models import LambdaSimpleBackend
@@ -95,10 +210,63 @@ def route_lambda_invokes(handlers: Mapping[str, Handler]) -> Iterator[None]:
                     _routes[name] = previous
 
 
+TOLERANCE_EXCEEDED = "States.ExceedToleratedFailureThreshold"
+
+
+def _install_map_failures() -> None:
+    """moto's distributed map records a failed item and goes on, succeeding with null for its output. With the
+    tolerances of 0 check_definition allows, AWS fails the map run instead, with
+    States.ExceedToleratedFailureThreshold: so does this (once per process; moto is pinned exactly)."""
+    from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, HistoryEventType
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor import (
+        distributed_item_processor_worker as worker,
+    )
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+    from moto.stepfunctions.parser.asl.eval.program_state import ProgramEnded
+
+    cls = worker.DistributedItemProcessorWorker
+    if getattr(cls._eval_job, "_lakelet", False):
+        return
+    original = cls._eval_job
+
+    def eval_job(self: Any, env: Any, job: Any) -> None:
+        original(self, env, job)
+        state = env.program_state()
+        if isinstance(state, ProgramEnded):
+            return
+        error = getattr(state, "error", None) or {}
+        cause = (
+            f"item {job.job_index} failed ({error.get('error') or 'no error name'}: {error.get('cause') or ''}); "
+            "the map tolerates no failed item"
+        )
+        job.job_output = FailureEventException(
+            FailureEvent(
+                env=env,
+                error_name=StatesErrorName(typ=StatesErrorNameType.StatesExceedToleratedFailureThreshold),
+                event_type=HistoryEventType.MapRunFailed,
+                event_details=EventDetails(
+                    executionFailedEventDetails=ExecutionFailedEventDetails(error=TOLERANCE_EXCEEDED, cause=cause)
+                ),
+            )
+        )
+
+    eval_job._lakelet = True  # type: ignore[attr-defined]
+    cls._eval_job = eval_job  # type: ignore[method-assign]
+
+
 def create_state_machines(
     sfn: Any, region: str, directory: Path = STATE_MACHINES, prefix: str = "lakelet-local-", account: str = ACCOUNT
 ) -> dict[str, str]:
     """Creates (or updates) one state machine per ``*.asl.json``; {file name stem: ARN}."""
+    _install_map_failures()
     role = f"arn:aws:iam::{account}:role/lakelet-local-states"
     arns: dict[str, str] = {}
     existing = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]}

@@ -25,6 +25,8 @@ import pytest
 from tests.e2e.conftest import PROJECT_DIR
 
 HELP_BUDGET = 230
+# A help screen printed before comes from lakelet/help_cache.py without typer: 77 modules measured.
+CACHED_HELP_BUDGET = 95
 REPO_LIST_BUDGET = 245
 NEVER = (
     "lakefs_sdk",
@@ -130,6 +132,30 @@ def test_help_imports_few_modules(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "repo" in done.stdout and "Commands" in done.stdout
     _assert_light(modules, HELP_BUDGET)
+
+
+def test_a_help_screen_printed_before_is_printed_again_without_typer(tmp_path: Path) -> None:
+    for args in (["--help"], ["repo", "--help"], ["branch", "create", "-h"]):
+        first, rendered = _imports(args, tmp_path)
+        again, modules = _imports(args, tmp_path)
+        assert first.returncode == again.returncode == 0, (first.stderr[-2000:], again.stderr[-2000:])
+        assert "typer" in rendered
+        assert again.stdout == first.stdout and again.stdout.startswith("Usage: lakelet ")
+        assert not [m for m in modules if m.split(".")[0] in ("typer", "click", *NEVER)], modules
+        assert len(modules) <= CACHED_HELP_BUDGET, (args, len(modules))
+    # Another width is another screen, rendered by typer and then kept too.
+    narrow, modules = _imports(["--help"], tmp_path, {"COLUMNS": "60"})
+    assert "typer" in modules and narrow.stdout != first.stdout
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60
+    assert len(list((tmp_path / ".cache" / "lakelet" / "help").glob("*.txt"))) == 4
+
+
+def test_errors_and_commands_are_never_cached(tmp_path: Path) -> None:
+    bad, _ = _imports(["no-such-command", "--help"], tmp_path)
+    assert bad.returncode == 2
+    listing, _ = _imports(["repo", "list", "--json"], tmp_path, {"LAKECTL_SERVER_ENDPOINT_URL": "http://127.0.0.1:9"})
+    assert listing.returncode != 0
+    assert not list((tmp_path / ".cache").rglob("*.txt"))
 
 
 def test_repo_list_imports_few_modules(tmp_path: Path, stub: str) -> None:

@@ -109,3 +109,12 @@ def test_records_progress_per_part_and_cancel(records: ImportRecords, bucket: st
     records.cancel(namespace, "1" * 32)
     assert records.canceled(namespace, "1" * 32)
     assert not records.canceled(namespace, "2" * 32)
+
+
+def test_records_decide_keeps_the_first_outcome(records: ImportRecords, bucket: str) -> None:
+    namespace = f"s3://{bucket}/repo"
+    assert records.decide(namespace, "3" * 32, "merging") == "merging"
+    assert records.decide(namespace, "3" * 32, "canceling") == "merging"
+    assert records.decide(namespace, "3" * 32, "merging") == "merging"  # a retry of the winner still wins
+    assert records.decide(namespace, "4" * 32, "canceling") == "canceling"
+    assert records.decide(namespace, "4" * 32, "merging") == "canceling"

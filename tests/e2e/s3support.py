@@ -61,7 +61,13 @@ def s3_client(
 
 def moto_s3(local: LocalProcess) -> BaseClient:
     """The stack's underlying S3 (moto), for looking at physical objects and for baseline measurements."""
-    return boto3.client("s3", endpoint_url=moto_endpoint(local), region_name=LOCAL_REGION)
+    return boto3.client(
+        "s3",
+        endpoint_url=moto_endpoint(local),
+        region_name=LOCAL_REGION,
+        aws_access_key_id=local.access_key_id,
+        aws_secret_access_key=local.secret_access_key,
+    )
 
 
 def seed_keys(local: LocalProcess, repo: str, branch: str, keys: list[str], data: bytes = b"seed") -> None:

@@ -3,6 +3,7 @@ handler imports from it alone (as the python3.12 runtime would, with no site-pac
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from infra import bytecode
 from tests.infra.conftest import Package, checkout_state
 
 LAMBDA_UNZIPPED_LIMIT_BYTES = 250 * 1024 * 1024
@@ -31,11 +33,31 @@ def test_the_unzipped_bundle_is_under_the_lambda_limit(package: Package) -> None
     with zipfile.ZipFile(package.bundle_path) as bundle:
         unzipped = sum(info.file_size for info in bundle.infolist())
         names = set(bundle.namelist())
-    print(f"Lambda bundle: {package.bundle_path.stat().st_size / 1e6:.1f} MB zipped, {unzipped / 1e6:.1f} MB unzipped")
+        bytecode_size = sum(info.file_size for info in bundle.infolist() if info.filename.endswith(".pyc"))
+    print(
+        f"Lambda bundle: {package.bundle_path.stat().st_size / 1e6:.1f} MB zipped, {unzipped / 1e6:.1f} MB unzipped "
+        f"({bytecode_size / 1e6:.1f} MB of it bytecode)"
+    )
     assert unzipped < LAMBDA_UNZIPPED_LIMIT_BYTES
     assert "app.py" in names and "chalicelib/settings.py" in names
     # GC runs on EMR Serverless, not in Lambda; the local stack and the tests stay out of the bundle.
     assert not any(name.startswith(("pyspark/", "moto/", "lakelet/", "tests/", "infra/")) for name in names)
+
+
+def test_every_module_of_the_app_ships_compiled_for_the_runtime(package: Package) -> None:
+    """make package compiles the bundle (infra/bytecode.py): a cold start reads bytecode, never compiles."""
+    with zipfile.ZipFile(package.bundle_path) as bundle:
+        names = set(bundle.namelist())
+        own = sorted(n for n in names if n.endswith(".py") and (n == "app.py" or n.startswith("chalicelib/")))
+        missing = [n for n in own if bytecode.cached_name(n) not in names]
+        headers = {n: bundle.read(bytecode.cached_name(n))[:8] for n in own if n not in missing}
+        third_party = [n for n in names if n.endswith(".py") and n.startswith(("pynamodb/", "aws_lambda_powertools/"))]
+        third_party_missing = [n for n in third_party if bytecode.cached_name(n) not in names]
+    assert len(own) > 100 and not missing, missing
+    for name, header in headers.items():
+        assert header[:4] == importlib.util.MAGIC_NUMBER, name
+        assert int.from_bytes(header[4:8], "little") == 0b01, name  # unchecked hash: never rewritten
+    assert third_party and not third_party_missing, third_party_missing  # the dependencies too
 
 
 def test_the_bundle_carries_the_built_web_ui(package: Package) -> None:
@@ -74,7 +96,15 @@ event = {
     "stageVariables": None, "body": None, "isBase64Encoded": False,
 }
 answer = app.app(event, Context())
-print(json.dumps({"answer": {"statusCode": answer["statusCode"], "headers": answer["headers"]}}))
+import os
+source_only = sorted(
+    name for name, module in list(sys.modules.items())
+    if getattr(module, "__spec__", None) is not None and module.__spec__.origin
+    and module.__spec__.origin.startswith(sys.argv[1]) and module.__spec__.origin.endswith(".py")
+    and not os.path.exists(module.__spec__.cached or "")
+)
+print(json.dumps({"answer": {"statusCode": answer["statusCode"], "headers": answer["headers"]},
+                  "source_only": source_only}))
 """
 
 
@@ -87,12 +117,20 @@ def test_the_api_handler_runs_from_the_bundle_alone(unpacked: Path) -> None:
         timeout=120,
         check=False,
         cwd=unpacked,
-        env={"AWS_DEFAULT_REGION": "us-east-1", "PATH": "/usr/bin:/bin", "LAKELET_STAGE": "dev"},
+        env={
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "PATH": "/usr/bin:/bin",
+            "LAKELET_STAGE": "dev",
+            # Only the bytecode the bundle ships can be found: none is written while it runs.
+            "PYTHONDONTWRITEBYTECODE": "1",
+        },
     )
     hint = " (Powertools' Tracer needs aws-xray-sdk in requirements.txt)" if "aws_xray_sdk" in result.stderr else ""
     assert result.returncode == 0, result.stderr[-3000:] + hint
     lines = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]  # every line is JSON
     answer = next(line["answer"] for line in lines if "answer" in line)
+    # Every module the handler imported from the bundle had its bytecode there.
+    assert next(line["source_only"] for line in lines if "answer" in line) == []
     assert answer["statusCode"] == 204
     assert answer["headers"]["X-Request-Id"] == "apigw-request-1"
     (emf,) = [line for line in lines if "_aws" in line]

@@ -16,8 +16,10 @@ def evaluate(node: Any, parameters: dict[str, list[str]], conditions: dict[str, 
     """The few intrinsic functions the import statements use, as CloudFormation evaluates them."""
     if isinstance(node, list):
         return [evaluate(n, parameters, conditions) for n in node]
-    if not isinstance(node, dict) or len(node) != 1:
+    if not isinstance(node, dict):
         return node
+    if len(node) != 1 or not next(iter(node)).startswith(("Fn::", "Ref", "Condition")):
+        return {k: evaluate(v, parameters, conditions) for k, v in node.items()}
     ((function, argument),) = node.items()
     if function == "Ref":
         return parameters.get(argument, f"<{argument}>")
@@ -29,6 +31,24 @@ def evaluate(node: Any, parameters: dict[str, list[str]], conditions: dict[str, 
     if function == "Fn::If":
         name, yes, no = argument
         return evaluate(yes if conditions[name] else no, parameters, conditions)
+    if function == "Fn::Select":
+        return evaluate(argument[1], parameters, conditions)[int(argument[0])]
+    if function == "Fn::Sub" and isinstance(argument, list):
+        text, values = argument
+        for name, value in values.items():
+            text = text.replace("${" + name + "}", evaluate(value, parameters, conditions))
+        for name, value in parameters.items():
+            if isinstance(value, str):
+                text = text.replace("${" + name + "}", value)
+        return text
+    if function == "Fn::Equals":
+        return evaluate(argument[0], parameters, conditions) == evaluate(argument[1], parameters, conditions)
+    if function == "Fn::Not":
+        return not evaluate(argument[0], parameters, conditions)
+    if function == "Fn::And":
+        return all(evaluate(a, parameters, conditions) for a in argument)
+    if function == "Condition":
+        return conditions[argument]
     return f"<{function}>"
 
 
@@ -54,14 +74,11 @@ def test_the_parameter_and_the_readers(package: Package) -> None:
 def test_exactly_the_allowed_locations_are_readable(package: Package) -> None:
     template = package.template()
     statements = _statements(template, "ImportBuildSlice")
-    parameters = {
-        access.IMPORT_LOCATIONS: ["s3://raw/landing/", "s3://other/tables/"],
-        access.IMPORT_BUCKETS: ["raw", "other"],
-    }
+    parameters = {access.IMPORT_LOCATIONS: ["s3://raw/landing/", "s3://other/tables/"]}
     read = evaluate(statements["ReadImportSources"]["Resource"], parameters, {access.IMPORTS_ALLOWED: True})
     assert read == ["arn:*:s3:::raw/landing/*", "arn:*:s3:::other/tables/*"]
-    listed = evaluate(statements["ListImportSources"]["Resource"], parameters, {access.IMPORTS_ALLOWED: True})
-    assert listed == ["arn:*:s3:::raw", "arn:*:s3:::other"]
+    # Listing is granted apart, per location (test_each_listing_is_its_bucket_under_its_prefix).
+    assert not any(s["Action"] == ["s3:ListBucket"] and "Condition" not in s for s in statements.values())
     # None allowed: the statements name only the data bucket, which the function reaches already.
     none = evaluate(statements["ReadImportSources"]["Resource"], {}, {access.IMPORTS_ALLOWED: False})
     assert none == ["<Fn::Sub>"]
@@ -73,3 +90,94 @@ def test_the_setting_reaches_the_functions(package: Package) -> None:
     joined = evaluate(env["LAKELET_IMPORT_ALLOWED_LOCATIONS"], {access.IMPORT_LOCATIONS: ["s3://a/b/", "s3://c/"]}, {})
     assert joined == "s3://a/b/,s3://c/"
     assert "LAKELET_IMPORT_STATE_MACHINE_ARN" in env
+
+
+def _role_statements(template: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
+    policies = template["Resources"][role]["Properties"]["Policies"]
+    return {s["Sid"]: s for p in policies for s in p["PolicyDocument"]["Statement"]}
+
+
+def test_the_import_machine_may_run_its_distributed_map_and_nothing_more(package: Package) -> None:
+    template = package.template()
+    machine = template["Resources"]["ImportStateMachine"]["Properties"]
+    definition = machine["DefinitionString"]["Fn::Sub"][0]
+    assert '"Mode": "DISTRIBUTED"' in definition and '"arn:aws:states:::s3:getObject"' in definition
+    statements = _role_statements(template, "ImportStateMachineRole")
+    assert statements["StartMapRunExecutions"]["Action"] == ["states:StartExecution"]
+    own = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:stateMachine:lakelet-${Stage}-import"
+    assert statements["StartMapRunExecutions"]["Resource"] == [{"Fn::Sub": own}]
+    assert statements["FollowMapRunExecutions"]["Action"] == ["states:DescribeExecution", "states:StopExecution"]
+    children = "arn:${AWS::Partition}:states:${AWS::Region}:${AWS::AccountId}:execution:lakelet-${Stage}-import/*:*"
+    assert statements["FollowMapRunExecutions"]["Resource"] == [{"Fn::Sub": children}]
+    assert statements["ReadMapItems"]["Action"] == ["s3:GetObject"]
+    assert statements["ReadMapItems"]["Resource"] == [
+        {"Fn::Sub": "${DataBucket.Arn}/_lakefs/imports/*/slices-*.json"},
+        {"Fn::Sub": "${DataBucket.Arn}/*/_lakefs/imports/*/slices-*.json"},
+    ]
+    # The machines without a Distributed Map get none of it.
+    for role in ("CommitStateMachineRole", "MergeStateMachineRole"):
+        assert set(_role_statements(template, role)) == {"InvokeTasks"}
+
+
+def _listings(template: dict[str, Any], given: list[str]) -> list[dict[str, Any]]:
+    """The ListBucket statements CloudFormation would create with ImportSourceListings = ``given``."""
+    parameters = {access.IMPORT_LISTINGS: given, "AWS::Partition": "aws"}
+    conditions: dict[str, bool] = {}
+    for name, condition in template["Conditions"].items():
+        if name.startswith("ImportSourceListing"):  # each slot's after the slot's own "given" condition
+            conditions[name] = evaluate(condition, parameters, conditions)
+    out = []
+    for lid, resource in template["Resources"].items():
+        if lid.startswith("ImportListSource") and conditions[resource["Condition"]]:
+            (statement,) = resource["Properties"]["PolicyDocument"]["Statement"]
+            evaluated = {k: evaluate(v, parameters, conditions) for k, v in statement.items()}
+            if evaluated.get("Condition") == "<AWS::NoValue>":  # no condition at all
+                evaluated.pop("Condition")
+            out.append(evaluated)
+    return out
+
+
+def test_each_listing_is_its_bucket_under_its_prefix(package: Package) -> None:
+    template = package.template()
+    found = _listings(template, ["raw:landing/", "other:tables/2024/", "whole:"])
+    assert found == [
+        {
+            "Sid": "ListImportSource",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": ["arn:aws:s3:::raw"],
+            "Condition": {"StringLike": {"s3:prefix": ["landing/", "landing/*"]}},
+        },
+        {
+            "Sid": "ListImportSource",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": ["arn:aws:s3:::other"],
+            "Condition": {"StringLike": {"s3:prefix": ["tables/2024/", "tables/2024/*"]}},
+        },
+        # A whole-bucket location keeps the bucket.
+        {"Sid": "ListImportSource", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": ["arn:aws:s3:::whole"]},
+    ]
+    # Each slot's policy goes to exactly the functions that read sources.
+    roles = {r["Ref"] for r in template["Resources"]["ImportListSource0Access"]["Properties"]["Roles"]}
+    readers = {template["Resources"][r + "Access"]["Properties"]["Roles"][0]["Ref"] for r in READERS}
+    assert roles == readers
+
+
+def test_no_listing_no_list_grant(package: Package) -> None:
+    assert _listings(package.template(), []) == []
+    assert _listings(package.template(), [""]) == []
+    # Ten entries at most are granted: an eleventh lists nothing rather than something else.
+    many = [f"b{i:02d}:p{i}/" for i in range(access.IMPORT_LISTING_SLOTS + 1)]
+    found = _listings(package.template(), many)
+    assert [s["Resource"] for s in found] == [[f"arn:aws:s3:::b{i:02d}"] for i in range(access.IMPORT_LISTING_SLOTS)]
+
+
+def test_the_listing_parameter_refuses_wildcards(package: Package) -> None:
+    import re
+
+    pattern = re.compile(package.template()["Parameters"][access.IMPORT_LISTINGS]["AllowedPattern"])
+    for good in ["raw:landing/", "raw:", "my.bucket-1:a/b:c/"]:
+        assert pattern.fullmatch(good), good
+    for bad in ["raw:*", "raw:land?/", "s3://raw/landing/", "Raw:x/", "raw"]:
+        assert not pattern.fullmatch(bad), bad

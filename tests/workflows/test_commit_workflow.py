@@ -92,7 +92,8 @@ def _task_resources(states: dict, in_map: bool) -> list[str]:
             assert in_map or state.get("Catch")
         if state["Type"] == "Map":
             assert state.get("Catch")
-            found += _task_resources(state["Iterator"]["States"], in_map=True)
+            # An inline Map's Iterator, or a Distributed Map's ItemProcessor (the import's).
+            found += _task_resources((state.get("ItemProcessor") or state["Iterator"])["States"], in_map=True)
     return found
 
 

@@ -13,7 +13,12 @@ from chalicelib.graveler.imports import CANCELED_MESSAGE, COMPLETED, FAILED, Imp
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import imports as import_tasks
-from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
+from lakelet.stack.stepfunctions_local import (
+    MOTO_CONFIG,
+    create_state_machines,
+    route_item_reads,
+    route_lambda_invokes,
+)
 
 from .support import crashing_once, run_execution
 
@@ -63,9 +68,12 @@ def start(services):
 
 def run(sfn, request, max_slices: int = 6) -> dict:
     arns = create_state_machines(sfn, REGION)
-    return run_execution(
-        sfn, arns["import"], "import-" + request.import_id, {"request": request.to_json(), "max_slices": max_slices}
-    )
+    blocks = import_tasks.importer().graveler.blocks
+    # The tasks write to the in-memory block store: the Distributed Map's ItemReader reads the manifest there.
+    with route_item_reads(lambda bucket, key: blocks.get(f"s3://{bucket}/{key}")):
+        return run_execution(
+            sfn, arns["import"], "import-" + request.import_id, {"request": request.to_json(), "max_slices": max_slices}
+        )
 
 
 def test_import_runs_end_to_end_with_several_slices(sfn, services):
@@ -77,7 +85,13 @@ def test_import_runs_end_to_end_with_several_slices(sfn, services):
         described = run(sfn, request)
     assert described["status"] == "SUCCEEDED", described
     output = json.loads(described["output"])
-    assert len(output["plan"]["slices"]) == 6 and len(output["built"]) == 6
+    assert output["plan"]["slice_count"] == 6 and len(output["built"]) == 6
+    # The slices went through the manifest under the namespace's _lakefs/, never through the state.
+    manifest = output["plan"]["manifest"]
+    assert manifest["bucket"] == "bucket" and manifest["key"].startswith("repo/_lakefs/imports/" + request.import_id)
+    assert "slices" not in output["plan"]
+    described_map = sfn.describe_state_machine(stateMachineArn=described["stateMachineArn"])
+    assert '"DISTRIBUTED"' in described_map["definition"]
     assert listing(services) == {**expected(services), "kept": listing(services)["kept"]}
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.ingested == 400
@@ -114,8 +128,9 @@ def test_a_cancel_in_the_middle_stops_the_workflow_and_leaves_the_branch(sfn, se
     services.source_lister.before_page = cancel_on_fourth_page
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request, max_slices=1)
+    # The slice failed, so the Distributed Map (which tolerates no failed slice) failed, as in AWS.
     assert described["status"] == "FAILED"
-    assert described["error"] == "ImportCanceled"
+    assert described["error"] == "ImportSliceFailed"
     record = importer.status("repo", "main", request.import_id).record
     assert record.state == FAILED and record.error == CANCELED_MESSAGE
     assert services.graveler.get_branch("repo", "main").commit_id == head
@@ -126,6 +141,7 @@ def test_a_failing_import_records_the_error(sfn, services):
     request = importer.start("repo", "main", [ImportLocation("object", ALLOWED + "nothing-here", "x")], "a", "m")
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request)
-    assert described["status"] == "FAILED" and described["error"] == "ObjectNotFound"
+    assert described["status"] == "FAILED" and described["error"] == "ImportSliceFailed"
+    # The map's error says nothing of the slice's: the slice recorded its own before failing.
     record = importer.status("repo", "main", request.import_id).record
     assert record.state == FAILED and "nothing-here" in record.error

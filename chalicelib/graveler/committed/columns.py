@@ -14,11 +14,10 @@ import sys
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-
-import pyarrow as pa
-import pyarrow.compute as pc
+from functools import cache
 
 from ..records import Entry, EntryRecord, Key, RangeInfo
+from .arrow import pa, pc
 from .fnv import fnv1a_64_arrow
 
 # Fixed per-row overhead in the size estimate: size, mtime, identity and Parquet framing, roughly.
@@ -26,18 +25,24 @@ ROW_OVERHEAD = 40
 
 EMPTY_METADATA_JSON = "{}"
 
-ROW_SCHEMA = pa.schema(
-    [
-        pa.field("key", pa.string(), nullable=False),
-        pa.field("physical_address", pa.string(), nullable=False),
-        pa.field("size", pa.int64(), nullable=False),
-        pa.field("etag", pa.string(), nullable=False),
-        pa.field("mtime", pa.int64(), nullable=False),
-        pa.field("content_type", pa.string(), nullable=False),
-        pa.field("user_metadata", pa.string(), nullable=False),
-        pa.field("identity", pa.binary(), nullable=False),
-    ]
-)
+
+@cache
+def row_schema() -> pa.Schema:
+    """The columns of a decoded range (a function, so that importing this module does not import pyarrow)."""
+    return pa.schema(
+        [
+            pa.field("key", pa.string(), nullable=False),
+            pa.field("physical_address", pa.string(), nullable=False),
+            pa.field("size", pa.int64(), nullable=False),
+            pa.field("etag", pa.string(), nullable=False),
+            pa.field("mtime", pa.int64(), nullable=False),
+            pa.field("content_type", pa.string(), nullable=False),
+            pa.field("user_metadata", pa.string(), nullable=False),
+            pa.field("identity", pa.binary(), nullable=False),
+        ]
+    )
+
+
 _KEY, _ADDRESS, _SIZE, _ETAG, _MTIME, _CONTENT_TYPE, _METADATA, _IDENTITY = range(8)
 # The text columns of the size estimate.
 _ESTIMATED = (_KEY, _ADDRESS, _ETAG, _CONTENT_TYPE, _METADATA)
@@ -73,7 +78,7 @@ def int64_view(values: pa.Array) -> memoryview:
 
 
 class RangeColumns:
-    """The rows of one range, sorted by key, as one Arrow array per column (``ROW_SCHEMA``). Immutable.
+    """The rows of one range, sorted by key, as one Arrow array per column (``row_schema()``). Immutable.
 
     ``hashes`` (fnv1a-64 of each key, uint64) is stored with the range; when a range of the first format lacks
     it, it is computed on first use. Everything derived (Python key and identity lists, running size estimates,
@@ -87,7 +92,7 @@ class RangeColumns:
     ) -> None:
         # A table, so that slices and concatenations of ranges share buffers instead of copying them.
         self.table: pa.Table = (
-            arrays if isinstance(arrays, pa.Table) else pa.Table.from_arrays(list(arrays), schema=ROW_SCHEMA)
+            arrays if isinstance(arrays, pa.Table) else pa.Table.from_arrays(list(arrays), schema=row_schema())
         )
         self._hashes = hashes
         self._keys: list[str] | None = None
@@ -112,11 +117,11 @@ class RangeColumns:
         identities: Sequence[bytes],
     ) -> RangeColumns:
         values = (keys, addresses, sizes, etags, mtimes, content_types, metadata, identities)
-        return cls([pa.array(v, f.type) for v, f in zip(values, ROW_SCHEMA, strict=True)])
+        return cls([pa.array(v, f.type) for v, f in zip(values, row_schema(), strict=True)])
 
     @classmethod
     def empty(cls) -> RangeColumns:
-        return cls([pa.array([], f.type) for f in ROW_SCHEMA])
+        return cls([pa.array([], f.type) for f in row_schema()])
 
     @classmethod
     def concat(cls, parts: Sequence[RangeColumns]) -> RangeColumns:

@@ -17,12 +17,12 @@ Rows are sorted by key (by min_key for a metarange), which the file records as i
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+from functools import cache
 
 from ..errors import StorageError
 from ..records import Key, RangeID, RangeInfo
-from .columns import ROW_SCHEMA, RangeColumns
+from .arrow import pa, pq
+from .columns import RangeColumns, row_schema
 
 FORMAT_VERSION = b"1"
 _KIND = b"lakelet.kind"
@@ -31,21 +31,29 @@ _VERSION = b"lakelet.format_version"
 _KEY_HASH = b"lakelet.key_hash"
 KEY_HASH_COLUMN = "key_hash"
 
-RANGE_SCHEMA = pa.schema(
-    [*ROW_SCHEMA, pa.field(KEY_HASH_COLUMN, pa.uint64(), nullable=False)],
-    metadata={_KIND: b"range", _VERSION: FORMAT_VERSION, _KEY_HASH: b"fnv1a-64"},
-)
 
-METARANGE_SCHEMA = pa.schema(
-    [
-        pa.field("range_id", pa.string(), nullable=False),
-        pa.field("min_key", pa.string(), nullable=False),
-        pa.field("max_key", pa.string(), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-        pa.field("estimated_size", pa.int64(), nullable=False),
-    ],
-    metadata={_KIND: b"metarange", _VERSION: FORMAT_VERSION},
-)
+# Functions, not constants, so that importing this module does not import pyarrow (committed/arrow.py).
+@cache
+def range_schema() -> pa.Schema:
+    return pa.schema(
+        [*row_schema(), pa.field(KEY_HASH_COLUMN, pa.uint64(), nullable=False)],
+        metadata={_KIND: b"range", _VERSION: FORMAT_VERSION, _KEY_HASH: b"fnv1a-64"},
+    )
+
+
+@cache
+def metarange_schema() -> pa.Schema:
+    return pa.schema(
+        [
+            pa.field("range_id", pa.string(), nullable=False),
+            pa.field("min_key", pa.string(), nullable=False),
+            pa.field("max_key", pa.string(), nullable=False),
+            pa.field("count", pa.int64(), nullable=False),
+            pa.field("estimated_size", pa.int64(), nullable=False),
+        ],
+        metadata={_KIND: b"metarange", _VERSION: FORMAT_VERSION},
+    )
+
 
 # Columns that repeat a lot (content types, empty metadata) compress well as dictionaries; keys, addresses,
 # etags and identities are unique per row, where a dictionary only costs time.
@@ -76,9 +84,9 @@ def _read(data: bytes, kind: bytes, dictionary_columns: list[str] | None = None)
 def encode_range(columns: RangeColumns) -> bytes:
     hashes = columns.hashes
     table = columns.table.append_column(
-        RANGE_SCHEMA.field(KEY_HASH_COLUMN),
+        range_schema().field(KEY_HASH_COLUMN),
         hashes if isinstance(hashes, pa.ChunkedArray) else pa.chunked_array([hashes]),
-    ).replace_schema_metadata(RANGE_SCHEMA.metadata)
+    ).replace_schema_metadata(range_schema().metadata)
     return _to_bytes(table, _RANGE_DICTIONARY_COLUMNS)
 
 
@@ -89,7 +97,7 @@ def _single(column: pa.ChunkedArray) -> pa.Array:
 
 def decode_range(data: bytes) -> RangeColumns:
     table = _read(data, b"range")
-    arrays = [_single(table.column(f.name)) for f in ROW_SCHEMA]
+    arrays = [_single(table.column(f.name)) for f in row_schema()]
     hashes = None
     if KEY_HASH_COLUMN in table.column_names and (table.schema.metadata or {}).get(_KEY_HASH) == b"fnv1a-64":
         hashes = _single(table.column(KEY_HASH_COLUMN))
@@ -105,7 +113,7 @@ def encode_metarange(ranges: list[RangeInfo]) -> bytes:
             pa.array([r.count for r in ranges], pa.int64()),
             pa.array([r.estimated_size for r in ranges], pa.int64()),
         ],
-        schema=METARANGE_SCHEMA,
+        schema=metarange_schema(),
     )
     return _to_bytes(table, False)
 

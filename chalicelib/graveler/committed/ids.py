@@ -15,10 +15,8 @@ import hashlib
 import struct
 from collections.abc import Sequence
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 from ..records import MetaRangeID, RangeID, RangeInfo
+from .arrow import pa, pc
 from .columns import RangeColumns, int64_view
 from .fnv import value_offsets
 

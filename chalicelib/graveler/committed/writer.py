@@ -17,10 +17,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Collection
 
-import pyarrow as pa
-
 from ..identity import entry_identity
 from ..records import Entry, Key, RangeID, RangeInfo
+from .arrow import pa
 from .columns import RangeColumns, metadata_json, row_estimate
 from .fnv import fnv1a_64
 from .params import RangeParams

@@ -8,7 +8,7 @@ allowed import locations (request.py).
 """
 
 from .errors import ImportCanceled, ImportFinished, ImportNotAllowed, ImportNotFound
-from .plan import ImportPlan, ImportSlice
+from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes, split_s3
 from .ports import ImportRecords, SourceLister, SourceObject
 from .request import (
     COMMON_PREFIX,
@@ -20,16 +20,18 @@ from .request import (
     import_branch_name,
 )
 from .service import EXECUTION_PREFIX, Importer, ImportStatus
-from .status import CANCELED_MESSAGE, COMPLETED, FAILED, RUNNING, ImportRecord
+from .status import CANCELED_MESSAGE, CANCELING, COMPLETED, FAILED, MERGING, RUNNING, ImportRecord
 from .steps import DEFAULT_MAX_SLICES, ImportSteps
 
 __all__ = [
     "CANCELED_MESSAGE",
+    "CANCELING",
     "COMMON_PREFIX",
     "COMPLETED",
     "DEFAULT_MAX_SLICES",
     "EXECUTION_PREFIX",
     "FAILED",
+    "MERGING",
     "OBJECT",
     "RUNNING",
     "ImportCanceled",
@@ -51,6 +53,10 @@ __all__ = [
     "check_locations",
     "errors",
     "import_branch_name",
+    "manifest_address",
+    "manifest_bytes",
+    "plan",
     "ports",
+    "split_s3",
     "status",
 ]

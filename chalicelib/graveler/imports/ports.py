@@ -72,5 +72,11 @@ class ImportRecords(Protocol):
         """Whether ``cancel`` was called."""
         ...
 
+    def decide(self, namespace: str, import_id: str, outcome: str) -> str:
+        """Records ``outcome`` (CANCELING or MERGING) as the import's end unless one was recorded already, with a
+        conditional create: of a cancel and the final merge racing, exactly one wins. Returns the recorded one
+        (``outcome`` when this call won, or when it had won before: a retry)."""
+        ...
+
 
 __all__ = ["ImportRecords", "SourceLister", "SourceObject"]

@@ -16,7 +16,7 @@ from ..validation import validate_branch_id
 from .errors import ImportFinished, ImportNotFound
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportLocation, ImportRequest, check_allowed, check_locations
-from .status import CANCELED_MESSAGE, RUNNING, ImportRecord
+from .status import CANCELED_MESSAGE, CANCELING, RUNNING, ImportRecord
 from .steps import ImportSteps
 
 _IMPORT_ID = re.compile(r"[0-9a-f]{32}")
@@ -147,12 +147,17 @@ class Importer:
 
     def cancel(self, repo_id: str, branch_id: str, import_id: str) -> None:
         """Marks the import canceled (its steps stop before their next side effect) and records it failed with
-        "import canceled". Raises ImportFinished (409) when it had already ended."""
+        "import canceled". Raises ImportFinished (409, lakeFS's answer for an import that completed) when it had
+        already ended, or when its final merge had begun: a cancel never reports "canceled" with the merge landed.
+        """
         namespace, record = self._record(repo_id, branch_id, import_id)
         if record.ended:
             raise ImportFinished(f"import {import_id} already {record.state}")
+        if self.records.decide(namespace, import_id, CANCELING) != CANCELING:
+            raise ImportFinished(f"import {import_id} is completing: its merge into {branch_id} has begun")
         self.records.cancel(namespace, import_id)
-        # A step may have completed it between our read and the mark: then the import stands and says so.
+        # The import may have failed on its own meanwhile: that failure stands. It cannot have completed: its merge
+        # now refuses to begin.
         record = self.records.get(namespace, import_id)
         if record.ended:
             raise ImportFinished(f"import {import_id} already {record.state}")

@@ -16,6 +16,10 @@ COMPLETED = "completed"
 FAILED = "failed"
 STATES = (RUNNING, COMPLETED, FAILED)
 CANCELED_MESSAGE = "import canceled"
+# The two ways a running import can end that race each other (ImportRecords.decide): a cancel, and the final
+# merge moving the branch. Whichever is recorded first wins; the other refuses.
+CANCELING = "canceling"
+MERGING = "merging"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,4 +84,4 @@ class ImportRecord:
         )
 
 
-__all__ = ["CANCELED_MESSAGE", "COMPLETED", "FAILED", "RUNNING", "ImportRecord"]
+__all__ = ["CANCELED_MESSAGE", "CANCELING", "COMPLETED", "FAILED", "MERGING", "RUNNING", "ImportRecord"]

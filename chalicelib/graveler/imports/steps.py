@@ -1,8 +1,10 @@
 """An import as idempotent steps, for running it as a workflow (one Lambda per step, slices in parallel) or
 inline, through the same code:
 
-- ``plan``: moves (or creates, hidden) the branch ``_<branch>_imported`` to the branch's head, and cuts the
-  destination key space into slices at the sources' top "directories", never across a base range.
+- ``plan``: moves (or creates, hidden) the branch ``_<branch>_imported`` to the branch's head, cuts the
+  destination key space into slices at the sources' top "directories", never across a base range, and writes
+  the slices to a manifest under ``<namespace>/_lakefs/imports/`` (named by its content), which the workflow's
+  Distributed Map reads.
 - ``build_slice``: lists the sources inside the slice page by page, maps them to destination keys and applies
   them onto the base ranges inside it (everything under a destination that the source no longer holds is
   removed), with graveler's range writer; stores the slice as a metarange of its own. Re-running writes the same
@@ -15,7 +17,9 @@ inline, through the same code:
   records its task id and raises StillRunning, and its retries follow that task instead of merging again.
 
 Each step checks the cancel mark first, and ``build_slice`` after every listing page, so a cancel stops the import
-before its next side effect; the branch moves only in ``merge``.
+before its next side effect; the branch moves only in ``merge``, which first records that the import is merging
+(ImportRecords.decide): a cancel recorded before that wins and nothing lands on the branch; a cancel after it is
+refused (409, as lakeFS refuses to cancel a completed import) and the import completes.
 """
 
 from __future__ import annotations
@@ -34,10 +38,10 @@ from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, Repositor
 from ..slicing import concatenate, spread_bounds
 from .errors import ImportCanceled
 from .listing import slice_changes
-from .plan import ImportPlan, ImportSlice
+from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportRequest
-from .status import CANCELED_MESSAGE, ImportRecord
+from .status import CANCELED_MESSAGE, MERGING, ImportRecord
 
 if TYPE_CHECKING:
     from ..service import Graveler
@@ -107,7 +111,13 @@ class ImportSteps:
             )
             for index, (lo, hi) in enumerate(bounds)
         )
-        return ImportPlan(head.id, head.generation, repo.storage_namespace, slices)
+        # The workflow's Distributed Map reads the slices from here; a retry writes the same bytes to the same file.
+        content = manifest_bytes(slices)
+        manifest = manifest_address(repo.storage_namespace, request.import_id, content)
+        self.graveler.blocks.put(manifest, content)
+        return ImportPlan(
+            head.id, head.generation, repo.storage_namespace, head.meta_range_id, manifest, len(slices), slices
+        )
 
     def _move_import_branch(self, request: ImportRequest, head: CommitID, generation: str) -> None:
         """The import branch at ``head``: created hidden if missing, moved there if it points elsewhere (what an
@@ -203,6 +213,10 @@ class ImportSteps:
         if record.ended and record.commit_id:
             return {"commit_id": record.commit_id}  # a retry after the record was completed
         self.refuse_canceled(namespace, request.import_id)
+        # The linearization point with a cancel: from here the branch may move, and a cancel answers that the
+        # import is finishing; a cancel recorded first stops the import with the branch untouched.
+        if self.records.decide(namespace, request.import_id, MERGING) != MERGING:
+            raise ImportCanceled(CANCELED_MESSAGE)
         imported = CommitID(str(committed["commit_id"]))
         merged = self._merged_already(repo_id, BranchID(request.branch), imported)
         if merged is None:

@@ -38,3 +38,23 @@ def test_merge_plans_round_trip_and_are_frozen() -> None:
     assert MergePlan.from_json(_through_json(trivial.to_json())) == trivial
     with pytest.raises(dataclasses.FrozenInstanceError):
         plan.size = 0  # type: ignore[misc]
+
+
+def test_the_json_form_is_plain_json_and_checks_what_it_reads() -> None:
+    item = MergeSliceSpec("s3://b/r", "b", "s", "d", None, (("a/*", "dest-wins"),), "req", "k", None)
+    data = item.to_json()
+    # Tuples travel as lists, nested records as objects, None as null: what the state machine can read.
+    assert data["path_strategies"] == [["a/*", "dest-wins"]] and data["hi"] is None and data["strategy"] is None
+    assert CommitPlan(True, head="c9").to_json() == {"done": True, "base": None, "slices": [], "head": "c9"}
+    # A field without a default must be there; one with a default may be left out.
+    with pytest.raises(KeyError, match="namespace"):
+        SliceSpec.from_json({"base_metarange": "mr", "tokens": [], "lo": "", "hi": None})
+    assert CommitPlan.from_json({"done": True}) == CommitPlan(True)
+    # Values are read as the declared type: a generation sent as a string is an int again.
+    base = CommitBase.from_json(
+        {"commit_id": "c", "generation": "7", "staging_token": "t", "tokens": ["x"], "namespace": "n"}
+    )
+    assert base.generation == 7 and base.tokens == ("x",)
+    # A fixed-size tuple of the wrong size is refused instead of cut short.
+    with pytest.raises(ValueError):
+        MergeSliceSpec.from_json({**data, "path_strategies": [["a/*", "dest-wins", "extra"]]})

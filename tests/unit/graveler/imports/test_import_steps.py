@@ -13,6 +13,7 @@ from chalicelib.graveler.imports import (
     COMMON_PREFIX,
     COMPLETED,
     FAILED,
+    MERGING,
     OBJECT,
     RUNNING,
     ImportCanceled,
@@ -172,6 +173,66 @@ def test_cancel_in_the_middle_stops_before_the_branch_moves(g, repo, importer, l
         importer.cancel("repo", "main", request.import_id)
     with pytest.raises(ImportCanceled):
         importer.steps.plan(request)
+
+
+def _steps_to_the_merge(importer, request):
+    planned = importer.steps.plan(request, 1)
+    built = [importer.steps.build_slice(item) for item in planned.slices]
+    return importer.steps.commit(request, planned, built)
+
+
+def test_a_cancel_while_the_merge_runs_is_refused_and_the_import_completes(g, repo, importer, sources):
+    """The race of issue 24: the cancel arrives after the merge step began, before the branch moves (a hook in
+    the one merge entry, no sleeps). lakeFS refuses to cancel a completed import (409): so does this, and the
+    status says completed, never "canceled" with the merge landed."""
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    committed = _steps_to_the_merge(importer, request)
+    real_merge = g.merge
+    refused: list[Exception] = []
+
+    def cancel_then_merge(*args, **kwargs):
+        with pytest.raises(ImportFinished, match="completing") as caught:
+            importer.cancel("repo", "main", request.import_id)
+        refused.append(caught.value)
+        return real_merge(*args, **kwargs)
+
+    g.merge = cancel_then_merge
+    merged = importer.steps.merge(request, committed)
+    assert len(refused) == 1
+    status = importer.status("repo", "main", request.import_id)
+    assert status.record.state == COMPLETED and status.record.error == ""
+    assert (
+        status.commit is not None and status.commit.id == merged["commit_id"] == g.get_branch("repo", "main").commit_id
+    )
+    assert "imported/a.csv" in listing(g)
+    with pytest.raises(ImportFinished, match="completed"):
+        importer.cancel("repo", "main", request.import_id)
+
+
+def test_a_cancel_just_before_the_merge_wins_and_nothing_lands(g, repo, importer, records, sources):
+    """The cancel comes between the merge step's check of the cancel mark and its claim of the merge: the claim
+    loses, the branch never moves, the status says canceled."""
+    head = g.get_branch("repo", "main").commit_id
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    committed = _steps_to_the_merge(importer, request)
+    real_decide = records.decide
+
+    def cancel_then_decide(namespace, import_id, outcome):
+        if outcome == MERGING:
+            importer.cancel("repo", "main", request.import_id)
+        return real_decide(namespace, import_id, outcome)
+
+    records.decide = cancel_then_decide
+    with pytest.raises(ImportCanceled):
+        importer.steps.merge(request, committed)
+    records.decide = real_decide
+    assert g.get_branch("repo", "main").commit_id == head
+    record = importer.status("repo", "main", request.import_id).record
+    assert record.state == FAILED and record.error == CANCELED_MESSAGE
+    # A retry of the merge step (the workflow's) still refuses.
+    with pytest.raises(ImportCanceled):
+        importer.steps.merge(request, committed)
+    assert g.get_branch("repo", "main").commit_id == head
 
 
 def test_steps_crashing_before_and_after_their_side_effect_converge_without_duplicates(g, repo, importer, sources):
