@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from . import errors
 from .actions.spec import ACTIONS_PREFIX
@@ -99,7 +99,10 @@ class Objects(GravelerCore):
         staged: StagedView | None = None
         if resolved.kind is RefKind.BRANCH and resolved.include_staging and resolved.branch is not None:
             tokens, first_page = branch_tokens(resolved.branch), clamp_amount(amount) + 1
-            staged = lambda start: staged_changes(self.staging, tokens, start, first_page)  # noqa: E731
+
+            def staged(start: str) -> Iterator[StagedEntry]:
+                return staged_changes(self.staging, tokens, start, first_page)
+
         return paginate_objects(
             lambda start: self.committed.blocks(ns, metarange, start), staged, prefix, delimiter, after, amount
         )
