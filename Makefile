@@ -1,7 +1,9 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
-#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000
-#   make test   add the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but the compat tier)
+#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000. No Spark: the first
+#               `lakelet gc run` installs it (the [gc] extra, requirements-gc.txt)
+#   make test   add Spark and the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but
+#               the compat tier)
 #   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/); part of .ci/run
@@ -16,7 +18,8 @@ SHELL := /bin/bash
 VENV ?= .venv
 PYTHON_VERSION ?= 3.12.1
 # Rewritten whenever an install runs, so a change to any file below triggers a re-install. Two levels in one
-# venv: what `make run` needs (the [local] extra), and the test and lint tools on top for `make test` ([dev]).
+# venv: what `make run` needs (the [local] extra), and Spark ([gc]) with the test and lint tools on top for
+# `make test` ([dev]).
 RUN_STAMP := $(VENV)/.lakelet-run-installed
 DEV_STAMP := $(VENV)/.lakelet-dev-installed
 RUN_REQUIREMENTS := requirements.txt requirements-cli.txt requirements-local.txt pyproject.toml
@@ -59,8 +62,11 @@ check: $(DEV_STAMP)
 	echo "mypy"; $(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-# The quickstart repository is created once per data directory (lakelet/samples.py).
-run: $(RUN_STAMP)
+# The quickstart repository is created once per data directory (lakelet/samples.py). The venv's install and the
+# web UI's (npm ci, esbuild) wait mostly on the network, each on its own: a sub-make runs them side by side, which
+# takes a first run's npm ci off its critical path (docs/local-stack.md, "Installing").
+run:
+	@$(MAKE) --no-print-directory -j2 $(RUN_STAMP) webui
 	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
 
 venv: $(DEV_STAMP)
@@ -71,26 +77,38 @@ $(VENV)/bin/python:
 		     "or run make with PYTHON312=/path/to/python3.12." >&2; \
 		exit 1; \
 	fi
-	$(PYTHON312) -m venv $(VENV)
+	$(PYTHON312) -m venv --without-pip $(VENV)
+	$(PYTHON312) -m pip --python $(VENV)/bin/python install $(PIP_QUIET) --no-compile $(VENV_TOOLS) || { \
+		rm -rf $(VENV) && $(PYTHON312) -m venv $(VENV); }
 
-# chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin.
+# chalice 1.34.0 does not install with pip 26.3 or later, hence the pip pin. Its lower bound upgrades the pip that
+# `python -m venv` bundles (23.2 with Python 3.12.1), whose resolver takes about twice as long to fetch and resolve
+# the stack's ~50 packages with an empty cache; a venv already on 26.x is left alone, without a network call.
+# setuptools (pyproject.toml's build backend, and a dependency of chalice's anyway) goes in the venv, so the
+# editable install builds with --no-build-isolation instead of filling a throwaway build environment first.
+# A new venv gets them straight from the interpreter's own pip (--python, pip 22.3+), which skips installing and
+# byte-compiling the bundled pip only to replace it; without such a pip, the venv is made the usual way.
+VENV_TOOLS := 'pip>=26,<26.3' 'setuptools>=69'
+PIP_QUIET := --quiet --disable-pip-version-check
 define check_venv
 	@$(VENV)/bin/python -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' || { \
 		echo "error: $(VENV) is not a Python 3.12 venv (Chalice takes the Lambda runtime from it);" \
 		     "remove it with 'make clean-venv' and run make again." >&2; \
 		exit 1; }
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check 'pip<26.3'
+	$(VENV)/bin/python -m pip install $(PIP_QUIET) --no-compile $(VENV_TOOLS)
 endef
 
+# --no-compile: pip would byte-compile every module of every package (botocore's thousands of service files
+# among them), ~10 s of CPU on a first run; Python compiles the few hundred the stack imports when it first starts.
 $(RUN_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS)
 	$(check_venv)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile --no-build-isolation -e '.[local]'
 	touch $@
 
-# [dev] includes [local]; installing it also brings the run level up to date.
-$(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-dev.txt
+# [dev] includes [local] and [gc]; installing it also brings the run level up to date.
+$(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-gc.txt requirements-dev.txt
 	$(check_venv)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation -e '.[dev]'
 	touch $(RUN_STAMP) $@
 
 clean-venv:
@@ -151,7 +169,7 @@ WEBUI_OUT := chalicelib/webui_dist/index.html
 WEBUI_MODULES := webui/node_modules/.package-lock.json
 WEBUI_SOURCES := $(shell find webui/src webui/build.mjs -type f 2>/dev/null)
 
-test run package: webui
+test package: webui
 
 webui: $(WEBUI_OUT)
 

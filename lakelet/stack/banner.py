@@ -50,7 +50,7 @@ def connection_info(stack: LocalStack) -> str:
     if stack.sample_repository:
         sample = f"""
 A first repository, {repo} (branch main), is ready, with GC rules that keep 7 days of history:
-  {lakelet} gc run {repo} --mark-only{data_dir_flag}     # Spark in local mode; needs Java 17
+  {lakelet} gc run {repo} --mark-only{data_dir_flag}     # Spark in local mode, installed on first use; needs Java 17
 """
     return f"""\
 Lakelet local stack is ready.

@@ -2,7 +2,8 @@
 
 Each check raises :class:`PreflightError` with one line saying what is wrong and what to do: the stack does not
 answer, the S3 endpoint is not the stack's moto server (the S3 gateway given by mistake, or another moto), there
-is no Java 17 or later (what the README asks for; Spark 3.5 runs on it), or pyspark is not installed.
+is no Java 17 or later (what the README asks for; Spark 3.5 runs on it). A missing pyspark is no error here:
+``lakelet gc run`` installs it next (lakelet/stack/spark_local.py).
 """
 
 from __future__ import annotations
@@ -143,13 +144,3 @@ def check_java(environ: dict[str, str] | None = None) -> str:
     if java_major(version) < MIN_JAVA:
         raise PreflightError(f"Spark needs Java {MIN_JAVA} or later, but {java} is Java {version}; {install}")
     return version
-
-
-def check_pyspark() -> None:
-    import importlib.util
-
-    if importlib.util.find_spec("pyspark") is None:
-        raise PreflightError(
-            "pyspark is not installed: local GC needs the local stack's extra "
-            "(pip install 'lakelet[local]', or make run)"
-        )

@@ -6,7 +6,8 @@ Serverless runs, marks and sweeps in a local Spark session against the stack's m
 printed. With no flags it finds the running stack through its state file (lakelet/statefile.py); flags and the
 LAKECTL_* / LAKELET_AWS_ENDPOINT_URL variables win over it. Before Spark starts it checks, in a second or two,
 that the stack answers, that the S3 endpoint is the stack's moto server and that Java 17 is installed
-(lakelet/gc_preflight.py); then it reports each phase (prepare, list, mark, sweep) on stderr as it starts.
+(lakelet/gc_preflight.py); the first run then installs Spark (pyspark, the [gc] extra, which `make run` leaves
+out: lakelet/stack/spark_local.py); then it reports each phase (prepare, list, mark, sweep) on stderr as it starts.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from lakelet.defaults import (
     LOCAL_HOST,
     LOCAL_REGION,
 )
-from lakelet.stack.spark_local import LOCAL_SPARK_MASTER, local_session, local_spark
+from lakelet.stack.spark_local import LOCAL_SPARK_MASTER, SparkInstallError, ensure_pyspark, local_session, local_spark
 from lakelet.stack.statefile import read_state
 from lakelet.units import human_bytes
 
@@ -269,8 +270,13 @@ def resolve_target(options: GCRunOptions) -> Target:
     return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat))
 
 
+def print_setup(message: str) -> None:
+    print(f"[setup] {message}", file=sys.stderr, flush=True)
+
+
 def preflight(target: Target, options: GCRunOptions) -> None:
-    """The checks that take a second or two, before the prepare and Spark's start, which take much longer."""
+    """The checks that take a second or two, before the prepare and Spark's start, which take much longer; then
+    Spark's install on the first run (last: a missing Java or stack should not cost a 317 MB download first)."""
     from lakelet.stack import gc_preflight
 
     running = read_state(options.data_dir)
@@ -294,7 +300,7 @@ def preflight(target: Target, options: GCRunOptions) -> None:
         )
     gc_preflight.check_moto(target.s3_endpoint, (target.api.access_key_id, target.api.secret_access_key))
     gc_preflight.check_java()
-    gc_preflight.check_pyspark()
+    ensure_pyspark(print_setup)
 
 
 def run_command(options: GCRunOptions) -> int:
@@ -320,7 +326,7 @@ def run_command(options: GCRunOptions) -> int:
                 str(target.s3_endpoint), namespace, (target.api.access_key_id, target.api.secret_access_key)
             ),
         )
-    except (GCCommandError, gc_preflight.PreflightError) as e:
+    except (GCCommandError, gc_preflight.PreflightError, SparkInstallError) as e:
         print(f"lakelet gc run: {e}", file=sys.stderr)
         return 1
     if options.json:

@@ -11,23 +11,43 @@ Spark's start-up prints a page of noise on a terminal; each line is silenced at 
 - pyspark's FutureWarning that it "does not yet fully support pandas >= 3.0.0": the dev dependencies pin pandas 3
   (for lakefs-spec); the GC job never converts to or from pandas, so the warning is filtered, by its message and
   for pyspark's modules only.
+
+Spark itself is not part of the local stack's install (its sdist alone is ~317 MB, most of a first ``make run``):
+it is the ``[gc]`` extra, and :func:`ensure_pyspark` installs it with pip into the running interpreter's
+environment the first time ``lakelet gc run`` needs it, at the version pinned in requirements-gc.txt.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
+import importlib.util
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
 LOCAL_HOST = "127.0.0.1"
 LOCAL_SPARK_MASTER = "local[2]"
+DISTRIBUTION = "lakelet"
+GC_REQUIREMENTS = "requirements-gc.txt"
+# The checkout this module runs from, when it runs from one (an editable install, or PYTHONPATH): its pin file is
+# the truth even when the installed metadata is older. In a wheel install this is site-packages, with no such file.
+_CHECKOUT = Path(__file__).resolve().parents[2]
+# "pyspark==3.5.9" in requirements-gc.txt, or "pyspark==3.5.9; extra == \"gc\"" in the package's metadata.
+_PIN = re.compile(r"^\s*(pyspark\s*==\s*[0-9A-Za-z.!+_-]+)\s*(?:;.*)?$")
+# What pip prints when it cannot reach the index: the last ERROR line alone would only say "no matching
+# distribution", which reads like a wrong pin.
+_OFFLINE = ("NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution")
+HEARTBEAT_SECONDS = 15.0
 # The stack's moto takes requests signed with the stack's key pair only (lakelet/moto_guard.py): the caller
 # gives that pair, which also keeps a developer's real AWS credentials out of local calls.
 _NOISE = (
@@ -133,3 +153,108 @@ def local_spark(address_partitions: int, s3_endpoint: str | None, keys: tuple[st
         yield spark
     finally:
         spark.stop()
+
+
+class SparkInstallError(Exception):
+    """One line for the user: Spark is not installed and could not be, and what to do about it."""
+
+
+def pyspark_installed() -> bool:
+    return importlib.util.find_spec("pyspark") is not None
+
+
+def _pin_in(lines: Iterable[str]) -> str | None:
+    for line in lines:
+        found = _PIN.match(line.partition("#")[0])
+        if found:
+            return re.sub(r"\s+", "", found.group(1))
+    return None
+
+
+def pyspark_requirement(checkout: Path | None = None) -> str:
+    """The pinned requirement of the ``[gc]`` extra, e.g. ``pyspark==3.5.9``: from requirements-gc.txt when this
+    code runs from a checkout, else from the installed package's metadata (its Requires-Dist lines are built from
+    that file, so a wheel install carries the pin without the file)."""
+    root = _CHECKOUT if checkout is None else checkout
+    pin_file = root / GC_REQUIREMENTS
+    if pin_file.is_file() and (root / "pyproject.toml").is_file():
+        pin = _pin_in(pin_file.read_text().splitlines())
+        if pin is None:
+            raise SparkInstallError(f"{pin_file} pins no pyspark version (expected a line like pyspark==X.Y.Z)")
+        return pin
+    try:
+        requires = importlib.metadata.requires(DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        requires = []
+    pin = _pin_in(requires)
+    if pin is None:
+        raise SparkInstallError(
+            f"cannot tell which pyspark local GC needs: neither {GC_REQUIREMENTS} nor the installed {DISTRIBUTION} "
+            f"package's metadata pins it; install it yourself: pip install '{DISTRIBUTION}[gc]'"
+        )
+    return pin
+
+
+def pip_install_command(requirement: str) -> list[str]:
+    """pip of the running interpreter, so Spark lands in the environment ``lakelet`` runs in (a venv, pipx's)."""
+    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", requirement]
+
+
+def _pip_failure(requirement: str, returncode: int, output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    errors = [line.removeprefix("ERROR:").strip() for line in lines if line.startswith("ERROR:")]
+    detail = errors[-1] if errors else (lines[-1] if lines else "no output")
+    if any(marker in output for marker in _OFFLINE):
+        detail = f"pip cannot reach the package index (offline?): {detail}"
+    return (
+        f"Spark is not installed and pip could not install {requirement} (exit {returncode}): {detail}; "
+        f"install it once the network is back: {sys.executable} -m pip install '{requirement}'"
+    )
+
+
+def ensure_pyspark(progress: Callable[[str], None], heartbeat_seconds: float = HEARTBEAT_SECONDS) -> bool:
+    """Installs pyspark at its pin when it is missing; False if it was there already, True once installed.
+
+    pip's own output is kept (a download bar for 317 MB is not line-oriented) and its last error is the one line
+    of :class:`SparkInstallError`; meanwhile ``progress`` hears a line at the start, every ``heartbeat_seconds``
+    and at the end, so the wait is never silent."""
+    if pyspark_installed():
+        return False
+    requirement = pyspark_requirement()
+    environment = sys.prefix
+    progress(
+        f"Spark for local GC is not installed yet: installing {requirement} into {environment} with pip, once "
+        "(a ~317 MB download and a wheel build: a minute or two)"
+    )
+    started = time.monotonic()
+    done = threading.Event()
+
+    def tick() -> None:
+        while not done.wait(heartbeat_seconds):
+            progress(f"still installing {requirement} ({time.monotonic() - started:.0f} s)")
+
+    ticker = threading.Thread(target=tick, name="pyspark-install-progress", daemon=True)
+    ticker.start()
+    try:
+        finished = subprocess.run(
+            pip_install_command(requirement), check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL
+        )
+    except OSError as error:
+        raise SparkInstallError(
+            f"Spark is not installed and pip could not be started ({error}); install it yourself: "
+            f"{sys.executable} -m pip install '{requirement}'"
+        ) from None
+    finally:
+        done.set()
+        ticker.join()
+    if finished.returncode != 0:
+        raise SparkInstallError(_pip_failure(requirement, finished.returncode, finished.stdout + finished.stderr))
+    importlib.invalidate_caches()
+    if not pyspark_installed():
+        raise SparkInstallError(
+            f"pip installed {requirement}, but {sys.executable} still cannot import pyspark (pip installed it "
+            "elsewhere?); install it into this environment: "
+            f"{sys.executable} -m pip install '{requirement}'"
+        )
+    progress(f"{requirement} installed in {time.monotonic() - started:.0f} s; it stays for later runs")
+    return True
