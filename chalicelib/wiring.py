@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc as garbage_collector  # the standard library's, not chalicelib.gc
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ class Services:
 
 _lock = threading.Lock()
 _services: Services | None = None
+_freezes_left = 2
 
 
 def range_params(settings: Settings) -> RangeParams:
@@ -235,7 +237,19 @@ def get_services() -> Services:
     with _lock:
         if _services is None:
             _services = aws_services(Settings.from_env())
+            freeze_long_lived()
         return _services
+
+
+def freeze_long_lived() -> None:
+    """Moves every object alive now out of the collector's sight: called when the services are built (modules,
+    the AWS clients) and after the first API request (what it loaded lazily: service models, caches), and a no-op
+    after those two. A full collection then walks only what later requests allocate: without this, walking some
+    400,000 long-lived objects paused a listing for 150-210 ms every ~20 pages."""
+    global _freezes_left
+    if _freezes_left > 0:
+        _freezes_left -= 1
+        garbage_collector.freeze()
 
 
 def set_services(services: Services | None) -> None:

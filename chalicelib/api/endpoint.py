@@ -150,6 +150,7 @@ def route(
             finally:
                 if token is not None:
                     _current_user.reset(token)
+                wiring.freeze_long_lived()
 
         bp.route(path, methods=methods, content_types=content_types or ANY_CONTENT_TYPE)(handler)
         return handler

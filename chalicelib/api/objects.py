@@ -11,12 +11,14 @@ from collections.abc import Callable, Mapping
 from email.utils import formatdate
 from typing import Any
 
+import orjson
 from chalice import Blueprint, Response
 from chalice.app import Request
 
 from chalicelib import http_headers
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
+from chalicelib.graveler.listing import ListedRows
 from chalicelib.graveler.records import Entry, ListedObject
 
 from . import batch_body, multipart, names, serializers
@@ -171,10 +173,13 @@ def list_objects(repository: str, ref: str) -> Response:
         q.string("after"),
         amount,
     )
-    if not q.boolean("presign"):
-        return json_response(
-            serializers.listing(page, amount, lambda item: serializers.listed_object(item, with_metadata))
-        )
+    if not q.boolean("presign") and isinstance(page.results, ListedRows):
+        # The common case, built from the page's columns and encoded by orjson: per row, one dict and no Entry.
+        body = {
+            "pagination": serializers.pagination(page, amount),
+            "results": serializers.listed_rows(page.results, with_metadata),
+        }
+        return Response(body=orjson.dumps(body), status_code=200, headers={"Content-Type": "application/json"})
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
     # The route needs only fs:ListObjects, and a URL reads the bytes: as lakeFS does, an object is signed only

@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from chalicelib.auth.records import Credential, User
+from chalicelib.graveler.listing import ListedRows
+from chalicelib.graveler.listing import user_metadata as row_metadata
 from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
 
 # lakeFS's commit record version: 1 since parents are stored first-parent first (what Lakelet always does).
@@ -92,6 +94,32 @@ def listed_object(item: ListedObject, user_metadata: bool = True) -> dict[str, A
     if item.entry is None:
         return common_prefix(item.key)
     return object_stats(item.key, item.entry, user_metadata)
+
+
+def listed_rows(rows: ListedRows, user_metadata: bool = True) -> list[dict[str, Any]]:
+    """``listed_object`` of every row of an object listing, read straight from its columns: no entry per row."""
+    results: list[dict[str, Any]] = []
+    append = results.append
+    for key, address, size, etag, mtime, content_type, metadata in zip(
+        rows.keys, rows.addresses, rows.sizes, rows.etags, rows.mtimes, rows.content_types, rows.metadata, strict=True
+    ):
+        if address is None:
+            append(common_prefix(key))
+            continue
+        stats = {
+            "path": key,
+            "path_type": OBJECT,
+            "physical_address": address,
+            "checksum": etag,
+            "size_bytes": size,
+            "mtime": mtime,
+            "content_type": content_type,
+        }
+        if user_metadata:
+            # Most rows have none: their stored text is "{}", answered without a call.
+            stats["metadata"] = {} if metadata == "{}" else row_metadata(metadata)
+        append(stats)
+    return results
 
 
 def diff(item: Diff) -> dict[str, Any]:

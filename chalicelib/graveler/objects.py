@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 
 from . import errors
@@ -15,7 +15,7 @@ from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
 from .core import GravelerCore
 from .linking import check_claim
-from .listing import clamp_amount, overlay, paginate, prefix_end
+from .listing import StagedView, clamp_amount, overlay, paginate_objects, prefix_end
 from .object_fields import validate_entry, validate_headers, validate_user_metadata
 from .records import (
     Branch,
@@ -30,7 +30,6 @@ from .records import (
     Page,
     RefKind,
     Repository,
-    ResolvedRef,
     StagedEntry,
 )
 from .staging import (
@@ -96,17 +95,22 @@ class Objects(GravelerCore):
         after: str = "",
         amount: int | None = 100,
     ) -> Page[ListedObject]:
+        """The page's results are :class:`ListedRows`: columns copied out of the cached ranges, each row read as a
+        ListedObject on access."""
         repo = self.get_repository(repo_id)
-        view = self._entries_view(repo, self.resolve(repo.id, ref), clamp_amount(amount) + 1)
-        page = paginate(
-            lambda start: (ListedObject(r.key, r.entry) for r in view(start)),
-            lambda common: ListedObject(Key(common), None),
-            prefix,
-            delimiter,
-            after,
-            amount,
+        resolved = self.resolve(repo.id, ref)
+        head = self.refs.get_commit(repo.id, resolved.commit_id)
+        ns, metarange = repo.storage_namespace, head.meta_range_id
+        staged: StagedView | None = None
+        if resolved.kind is RefKind.BRANCH and resolved.include_staging and resolved.branch is not None:
+            tokens, first_page = branch_tokens(resolved.branch), clamp_amount(amount) + 1
+
+            def staged(start: str) -> Iterator[StagedEntry]:
+                return staged_changes(self.staging, tokens, start, first_page)
+
+        return paginate_objects(
+            lambda start: self.committed.blocks(ns, metarange, start), staged, prefix, delimiter, after, amount
         )
-        return page
 
     def action_files(
         self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = 1000
@@ -351,15 +355,3 @@ class Objects(GravelerCore):
             return True
         except errors.ObjectNotFound:
             return False
-
-    def _entries_view(
-        self, repo: Repository, resolved: ResolvedRef, first_page: int | None = None
-    ) -> Callable[[str], Iterator[EntryRecord]]:
-        head = self.refs.get_commit(repo.id, resolved.commit_id)
-        ns, metarange = repo.storage_namespace, head.meta_range_id
-        if resolved.kind is RefKind.BRANCH and resolved.include_staging and resolved.branch is not None:
-            tokens = branch_tokens(resolved.branch)
-            return lambda start: overlay(
-                staged_changes(self.staging, tokens, start, first_page), self.committed.iterate(ns, metarange, start)
-            )
-        return lambda start: self.committed.iterate(ns, metarange, start)

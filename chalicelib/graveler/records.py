@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NewType
 
@@ -167,9 +168,10 @@ class Diff:
 
 @dataclass(frozen=True, slots=True)
 class Page[T]:
-    """One page of a listing. next_offset is the last id/key returned, empty when there is no more."""
+    """One page of a listing. next_offset is the last id/key returned, empty when there is no more. An object
+    listing's results are columns read as a sequence (listing.ListedRows), every other listing's a list."""
 
-    results: list[T]
+    results: Sequence[T]
     has_more: bool
     next_offset: str = ""
 

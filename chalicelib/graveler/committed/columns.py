@@ -49,6 +49,9 @@ _ESTIMATED = (_KEY, _ADDRESS, _ETAG, _CONTENT_TYPE, _METADATA)
 # Rows turned into Python values at a time while iterating: a listing page, give or take.
 _ITER_CHUNK = 1024
 
+# A listing's rows as columns: keys, physical addresses, sizes, etags, mtimes, content types, metadata JSON.
+ListingColumns = tuple[list[str], list[str], list[int], list[str], list[int], list[str], list[str]]
+
 
 def metadata_json(user_metadata: Mapping[str, str]) -> str:
     """The canonical JSON of user metadata (sorted keys, no spaces), so equal maps give equal bytes."""
@@ -216,6 +219,27 @@ class RangeColumns:
     def record_at(self, index: int) -> EntryRecord:
         return EntryRecord(key=Key(self.key_at(index)), entry=self.entry_at(index))
 
+    def listing_columns(self, start: int, stop: int) -> ListingColumns:
+        """Rows [start, stop) as one Python list per listed field (key, address, size, etag, mtime, content type,
+        metadata JSON): a listing page decoded column by column in Arrow, with no Python object per row."""
+        part = self.table.slice(start, stop - start)
+        return (
+            part.column(_KEY).to_pylist() if self._keys is None else self._keys[start:stop],
+            part.column(_ADDRESS).to_pylist(),
+            part.column(_SIZE).to_pylist(),
+            part.column(_ETAG).to_pylist(),
+            part.column(_MTIME).to_pylist(),
+            part.column(_CONTENT_TYPE).to_pylist(),
+            part.column(_METADATA).to_pylist(),
+        )
+
+    def keys_between(self, start: int, stop: int) -> list[str]:
+        """The keys of rows [start, stop), from the kept key list when a walk built one."""
+        if self._keys is not None:
+            return self._keys[start:stop]
+        keys: list[str] = self.table.column(_KEY).slice(start, stop - start).to_pylist()
+        return keys
+
     def records(self, start: int = 0) -> Iterator[EntryRecord]:
         """Rows from ``start`` on as records, converted to Python a chunk at a time."""
         for first in range(start, len(self), _ITER_CHUNK):
@@ -235,12 +259,13 @@ class RangeColumns:
             return index
         return None
 
-    def lower_bound(self, key: str) -> int:
-        """The first row whose key is >= ``key``: a binary search on the Arrow column (builds no key list)."""
+    def lower_bound(self, key: str, low: int = 0) -> int:
+        """The first row from ``low`` on whose key is >= ``key``: a binary search on the Arrow column (builds no
+        key list)."""
         if self._keys is not None:
-            return bisect_left(self._keys, key)
+            return bisect_left(self._keys, key, low)
         keys = self.table.column(_KEY)
-        low, high = 0, len(keys)
+        high = len(keys)
         while low < high:
             middle = (low + high) // 2
             if keys[middle].as_py() < key:

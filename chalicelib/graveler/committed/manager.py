@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from ..ports import BlockStore
 from ..records import EMPTY_METARANGE, Entry, EntryRecord, Key, MetaRangeID, RangeID, RangeInfo, StagedEntry
 from .apply import ApplyResult, apply_changes
+from .columns import RangeColumns
 from .params import RangeParams
 from .storage import CommittedStorage
 from .writer import RangeWriter
@@ -65,6 +66,20 @@ class CommittedManager:
             first = rows.lower_bound(start) if start else 0
             start = ""
             yield from rows.records(first)
+
+    def blocks(
+        self, namespace: str, metarange_id: MetaRangeID, from_key: str = ""
+    ) -> Iterator[tuple[RangeColumns, int]]:
+        """Each range holding keys >= ``from_key``, with the index of its first such row: what a listing copies
+        rows from column by column. Ranges are read lazily, one at a time."""
+        if metarange_id == EMPTY_METARANGE:
+            return
+        meta = self._storage.metarange(namespace, metarange_id)
+        start = from_key
+        for info in meta.ranges[meta.first_at_or_after(from_key) :]:
+            rows = self._storage.range(namespace, info.id)
+            yield rows, rows.lower_bound(start) if start else 0
+            start = ""
 
     def write_metarange(self, namespace: str, records: Iterable[EntryRecord]) -> MetaRangeID:
         """Stores the records (sorted by key, unique) as ranges and a metarange; EMPTY_METARANGE for none."""

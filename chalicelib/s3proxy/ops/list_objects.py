@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from urllib.parse import quote
 
 from chalicelib.graveler import errors
@@ -68,7 +69,7 @@ def _list_branches(ctx: Context, prefix: str, marker: str, max_keys: int) -> tup
 
 def _list_ref(
     ctx: Context, prefix: str, delimiter: str, marker: str, max_keys: int
-) -> tuple[str, list[ListedObject], bool]:
+) -> tuple[str, Sequence[ListedObject], bool]:
     ctx.authorize("fs:ListObjects", repository_arn(ctx.bucket))
     ref, _, path_prefix = prefix.partition("/")
     ref_prefix = ref + "/"
