@@ -238,8 +238,12 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
                 GE,
                 0.5,
                 ">= 0.5",
-                "the gateway's own work per request is above the goal",
-                gateway,
+                f"bounded on moto by the AWS calls: a gateway PUT makes {calls['gateway put']} and a GET "
+                f"{calls['gateway get']}, each one request to moto, where moto's own PUT or GET is one "
+                "(PUT: the branch, the object, the staged entry, the branch again, which is staging's check "
+                "against a concurrent seal; GET: the branch, the staged entry, the object); the goal would need at "
+                "most two calls a request",
+                {**gateway, "aws_calls": {"put": calls["gateway put"], "get": calls["gateway get"]}},
             )
         )
 
