@@ -57,14 +57,7 @@ class CommittedManager:
     def iterate(self, namespace: str, metarange_id: MetaRangeID, from_key: str = "") -> Iterator[EntryRecord]:
         """Records with key >= ``from_key`` in key order. Ranges are read lazily, one at a time, and ranges
         entirely below ``from_key`` are never read."""
-        if metarange_id == EMPTY_METARANGE:
-            return
-        meta = self._storage.metarange(namespace, metarange_id)
-        start = from_key
-        for info in meta.ranges[meta.first_at_or_after(from_key) :]:
-            rows = self._storage.range(namespace, info.id)
-            first = rows.lower_bound(start) if start else 0
-            start = ""
+        for rows, first in self.blocks(namespace, metarange_id, from_key):
             yield from rows.records(first)
 
     def blocks(
