@@ -107,8 +107,12 @@ def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
         "create branch",
         "commit of 1 change",
         "presigned upload + link",
+        "gateway put",
+        "gateway get",
     }
     assert all(n >= 1 for n in calls.values()), calls
+    # The gateway row's reason is its AWS calls per request, the same counts.
+    assert by_id["s3_gateway"]["details"]["aws_calls"] == {"put": calls["gateway put"], "get": calls["gateway get"]}
     assert by_id["aws_calls_presigned"]["value"] == calls["presigned upload + link"]
     assert by_id["commit_spread"]["details"]["read"] >= 1 and by_id["listing_app"]["details"]["objects"] == 1_000
     assert by_id["first_run"]["value"] is None and not by_id["first_run"]["met"]
