@@ -7,6 +7,7 @@ Explicit arguments win over the environment: ``Settings.from_env(environ)`` take
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -25,24 +26,75 @@ ENV_PRE_SIGN_SUPPORT = "LAKELET_PRE_SIGN_SUPPORT"
 ENV_KMS_KEY_ID = "LAKELET_KMS_KEY_ID"  # the KMS key that encrypts secrets at rest (id, ARN or alias)
 ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
-# The s3:// prefixes imports may read, comma-separated (the stack parameter ImportAllowedLocations sets it, and
-# the Lambda role may read exactly those). Empty: every import is refused with a 403 that names this setting.
+# Where imports may read from, comma-separated: each location as bucket:prefix/ (bucket: for a whole bucket), the
+# form the stack parameter ImportLocations takes and passes here unchanged, or as s3://bucket/prefix/ (the local
+# stack's form). The Lambda roles may read and list exactly these (infra/access.py). Empty: every import is refused
+# with a 403 that names this setting.
 ENV_IMPORT_ALLOWED_LOCATIONS = "LAKELET_IMPORT_ALLOWED_LOCATIONS"
+# The stack grants s3:ListBucket with one policy per location (a policy holds one s3:prefix condition, and a
+# template has no loop), so it has this many slots: more locations are refused, never allowed without a grant.
+IMPORT_LOCATIONS_MAX = 10
+# S3's bucket naming rules: 3-63 lowercase letters, digits, dots and hyphens, a letter or digit at each end, no
+# two adjacent dots, not an IP address, none of the reserved prefixes and suffixes. Written once for Python and for
+# the template's AllowedPattern (Java regex): fixed-width lookbehinds only, no named groups.
+IMPORT_BUCKET_PATTERN = (
+    r"(?!xn--|sthree-|amzn-s3-demo-|[0-9]+(?:[.][0-9]+){3}:)"
+    r"[a-z0-9](?:[a-z0-9-]|[.](?![.])){1,61}[a-z0-9]"
+    r"(?<!-s3alias)(?<!--ol-s3)(?<![.]mrap)(?<!--x-s3)(?<!--table-s3)"
+)
+# A prefix is "directories": segments ending in "/", none empty, "." or ".."; no IAM wildcard (* ?), no policy
+# variable ($), no ":" (the template splits an entry at it) or "," (the list separator), no space or control
+# character. An empty prefix is the whole bucket.
+IMPORT_PREFIX_PATTERN = r"(?:(?![.][.]?/)[^\x00-\x20\x7f/,:*?$]+/)*"
+IMPORT_LOCATION_PATTERN = IMPORT_BUCKET_PATTERN + ":" + IMPORT_PREFIX_PATTERN
+# The stack parameter's AllowedPattern: empty, or 1 to IMPORT_LOCATIONS_MAX entries.
+IMPORT_LOCATIONS_PARAMETER_PATTERN = (
+    f"^$|^{IMPORT_LOCATION_PATTERN}(?:,{IMPORT_LOCATION_PATTERN}){{0,{IMPORT_LOCATIONS_MAX - 1}}}$"
+)
 
 
 def _flag(value: str) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def _location(part: str) -> str:
+    """One allowed location as s3://bucket/prefix/, from either form, or a ValueError saying what is wrong. An s3://
+    location names a "directory": a missing trailing "/" is added, so s3://bucket/data never admits
+    s3://bucket/database; a bucket:prefix entry must carry its "/" already, as the stack's pattern demands."""
+    if part.startswith("s3://"):
+        bucket, _, prefix = part.removeprefix("s3://").partition("/")
+        if prefix and not prefix.endswith("/"):
+            prefix += "/"
+    elif ":" in part:
+        bucket, _, prefix = part.partition(":")
+    else:
+        raise ValueError(f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r} is neither s3://bucket/prefix/ nor bucket:prefix/")
+    if not bucket:
+        raise ValueError(f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r} names no bucket")
+    if any(c in part for c in "*?"):
+        raise ValueError(f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r} holds a wildcard (* or ?); name a prefix")
+    if not re.fullmatch(IMPORT_BUCKET_PATTERN + ":", bucket + ":"):
+        raise ValueError(
+            f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {bucket!r} is not an S3 bucket name (3-63 lowercase letters, digits,"
+            " dots and hyphens, a letter or digit at each end, no '..', not an IP address)"
+        )
+    if not re.fullmatch(IMPORT_PREFIX_PATTERN, prefix):
+        raise ValueError(
+            f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r}: the prefix must be empty or segments ending in '/' (no"
+            " empty, '.' or '..' segment; no ':', ',', '$', space or control character)"
+        )
+    return f"s3://{bucket}/{prefix}"
+
+
 def _locations(value: str) -> tuple[str, ...]:
-    """Comma- or space-separated s3:// prefixes. A location names a "directory": a missing trailing "/" is added,
-    so s3://bucket/data never admits s3://bucket/database."""
-    found = []
-    for part in value.replace(",", " ").split():
-        if not part.startswith("s3://") or len(part) <= len("s3://"):
-            raise ValueError(f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {part!r} is not an s3:// location")
-        found.append(part if part.endswith("/") else part + "/")
-    return tuple(found)
+    """Comma- or space-separated locations in either form, at most IMPORT_LOCATIONS_MAX of them."""
+    found = tuple(_location(part) for part in value.replace(",", " ").split())
+    if len(found) > IMPORT_LOCATIONS_MAX:
+        raise ValueError(
+            f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {len(found)} locations, at most {IMPORT_LOCATIONS_MAX}"
+            " (the stack grants listing to that many)"
+        )
+    return found
 
 
 @dataclass(frozen=True, slots=True)

@@ -95,7 +95,7 @@ class FunctionAccess:
     function_url: bool = False
     # Its schedule (if it has one) is the GCSchedule parameter rather than the expression in app.py.
     gc_schedule: bool = False
-    # List and read the import sources: exactly the ImportAllowedLocations parameter's locations, nothing else.
+    # List and read the import sources: exactly the ImportLocations parameter's locations, nothing else.
     reads_import_sources: bool = False
     # Runs hooks of actions (commits, merges, branch and tag operations): invokes the HookFunctions, and only
     # those (a separate policy that exists only when the parameter is not empty: hook_statements).
@@ -156,15 +156,19 @@ def _statement(sid: str, actions: list[str], resources: list[Any] | Json, condit
     return statement
 
 
-IMPORT_LOCATIONS = "ImportAllowedLocations"
-# What the import may list: one "bucket:prefix" per allowed location ("bucket:" for a whole bucket). CloudFormation
-# cannot split "s3://bucket/prefix" into its bucket and its prefix (Fn::Split takes a literal delimiter, and a
-# prefix holds "/" too), and s3:ListBucket is granted on a bucket with the prefix as a condition: hence the pairs.
-IMPORT_LISTINGS = "ImportSourceListings"
-IMPORTS_ALLOWED = "ImportsAllowed"  # the template's condition: ImportAllowedLocations is not empty
-# How many ImportSourceListings entries get a grant: one policy per slot (a policy has one condition set, and
-# CloudFormation has no loop over a list). Entries beyond this many list nothing.
-IMPORT_LISTING_SLOTS = 10
+# The one parameter that says where imports may read from: "bucket:prefix/" entries ("bucket:" for a whole
+# bucket), comma-separated. CloudFormation cannot split "s3://bucket/prefix" into its bucket and its prefix
+# (Fn::Split takes a literal delimiter, and a prefix holds "/" too), and s3:ListBucket is granted on a bucket with
+# the prefix as a condition: hence this form. The Lambdas get the same string as LAKELET_IMPORT_ALLOWED_LOCATIONS,
+# which chalicelib/settings.py reads into s3:// locations; its AllowedPattern is settings'
+# IMPORT_LOCATIONS_PARAMETER_PATTERN (set by infra/build.py), so the stack refuses what the app would.
+# A String, not a CommaDelimitedList: a pattern over the whole value can count the entries.
+IMPORT_LOCATIONS = "ImportLocations"
+IMPORTS_ALLOWED = "ImportsAllowed"  # the template's condition: ImportLocations is not empty
+# How many entries get a listing grant: one policy per slot (a policy has one condition set, and CloudFormation
+# has no loop over a list). The parameter's pattern and the settings refuse more.
+IMPORT_LISTING_SLOTS = settings.IMPORT_LOCATIONS_MAX
+IMPORT_LOCATIONS_PATTERN = settings.IMPORT_LOCATIONS_PARAMETER_PATTERN
 
 
 def _arn_list(values: Json, suffix: str) -> Json:
@@ -178,15 +182,14 @@ def _arn_list(values: Json, suffix: str) -> Json:
 def import_statements() -> list[Json]:
     """Read exactly the allowed import locations. With none allowed, the statement names only what the data bucket
     grants already (a statement needs a resource), so it adds nothing. Listing is import_listing_resources'."""
-    stripped = {
-        "Fn::Split": [",", {"Fn::Join": ["", {"Fn::Split": ["s3://", {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}]}]}]
-    }
+    # "bucket:prefix/,..." -> ["bucket/prefix/", ...]: an entry holds one ":" (the parameter's pattern).
+    as_paths = {"Fn::Split": [",", {"Fn::Join": ["/", {"Fn::Split": [":", {"Ref": IMPORT_LOCATIONS}]}]}]}
     nothing_to_read = [_sub("${DataBucket.Arn}/_lakefs/imports/no-sources-allowed")]
     return [
         _statement(
             "ReadImportSources",
             ["s3:GetObject"],
-            {"Fn::If": [IMPORTS_ALLOWED, _arn_list(stripped, "*"), nothing_to_read]},
+            {"Fn::If": [IMPORTS_ALLOWED, _arn_list(as_paths, "*"), nothing_to_read]},
         ),  # type: ignore[arg-type]
     ]
 
@@ -200,7 +203,7 @@ def listing_prefixed_condition(slot: int) -> str:
 
 
 def import_listing_resources(roles: list[str]) -> tuple[Json, Json]:
-    """(conditions, resources): per slot of ImportSourceListings, a policy on ``roles`` that exists only when the
+    """(conditions, resources): per slot of ImportLocations, a policy on ``roles`` that exists only when the
     slot is given and grants s3:ListBucket on its bucket, restricted by the s3:prefix condition key to its prefix
     (StringLike "prefix" and "prefix*", as the GetObject grant reads "prefix*"); a whole bucket keeps the bucket.
     Each slot names its own bucket and prefix, so no location's prefix opens another location's bucket."""
@@ -208,15 +211,14 @@ def import_listing_resources(roles: list[str]) -> tuple[Json, Json]:
     padded = {
         "Fn::Split": [
             ",",
-            {"Fn::Join": [",", [{"Fn::Join": [",", {"Ref": IMPORT_LISTINGS}]}, "," * IMPORT_LISTING_SLOTS]]},
+            {"Fn::Join": [",", [{"Ref": IMPORT_LOCATIONS}, "," * IMPORT_LISTING_SLOTS]]},
         ]
     }
     conditions: Json = {}
     resources: Json = {}
     for slot in range(IMPORT_LISTING_SLOTS):
         entry = {"Fn::Select": [slot, padded]}
-        # "bucket:prefix:" split at ":" is [bucket, prefix, ...]: a prefix holding ":" is cut there (narrower, never
-        # wider).
+        # "bucket:prefix:" split at ":" is [bucket, prefix, ""] (the parameter's pattern allows no ":" in a prefix).
         pair = {"Fn::Split": [":", {"Fn::Join": ["", [entry, ":"]]}]}
         bucket = {"Fn::Select": [0, pair]}
         prefix = {"Fn::Select": [1, pair]}
@@ -349,5 +351,5 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
     if access.runs_hooks:
         env[settings.ENV_HOOK_FUNCTIONS] = {"Fn::Join": [",", {"Ref": HOOK_FUNCTIONS}]}
     if access.reads_import_sources or access.starts_workflows:
-        env[settings.ENV_IMPORT_ALLOWED_LOCATIONS] = {"Fn::Join": [",", {"Ref": IMPORT_LOCATIONS}]}
+        env[settings.ENV_IMPORT_ALLOWED_LOCATIONS] = {"Ref": IMPORT_LOCATIONS}
     return env

@@ -149,6 +149,7 @@ def build(app: App, stepfunctions_dir: Path) -> Json:
     stage_parameter = template["Parameters"]["Stage"]
     stage_parameter["AllowedValues"] = [app.stage]
     stage_parameter["Default"] = app.stage
+    template["Parameters"][access.IMPORT_LOCATIONS]["AllowedPattern"] = access.IMPORT_LOCATIONS_PATTERN
     resources: Json = template["Resources"]
     outputs: Json = template["Outputs"]
 

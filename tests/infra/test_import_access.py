@@ -1,11 +1,17 @@
-"""The import's stack parameter and IAM: the functions that list sources or serve imported objects may read
+"""The import's one stack parameter and IAM: the functions that list sources or serve imported objects may read
 exactly the allowed locations (and list their buckets), the others nothing outside the data bucket; with no
-location allowed, nothing outside it at all."""
+location allowed, nothing outside it at all. The same value reaches the functions, whose settings allow exactly
+what the stack grants."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
+
+from chalicelib import settings
+from chalicelib.settings import Settings
 from infra import access
 from tests.infra.conftest import Package
 
@@ -57,9 +63,11 @@ def _statements(template: dict[str, Any], logical_id: str) -> dict[str, dict[str
     return {s["Sid"]: s for s in found}
 
 
-def test_the_parameter_and_the_readers(package: Package) -> None:
+def test_one_parameter_and_the_readers(package: Package) -> None:
     template = package.template()
-    assert template["Parameters"][access.IMPORT_LOCATIONS]["Type"] == "CommaDelimitedList"
+    assert [name for name in template["Parameters"] if "Import" in name] == ["ImportLocations"]
+    assert template["Parameters"]["ImportLocations"]["Type"] == "String"
+    assert template["Parameters"]["ImportLocations"]["Default"] == ""
     assert access.IMPORTS_ALLOWED in template["Conditions"]
     readers = {
         lid.removesuffix("Access")
@@ -74,9 +82,9 @@ def test_the_parameter_and_the_readers(package: Package) -> None:
 def test_exactly_the_allowed_locations_are_readable(package: Package) -> None:
     template = package.template()
     statements = _statements(template, "ImportBuildSlice")
-    parameters = {access.IMPORT_LOCATIONS: ["s3://raw/landing/", "s3://other/tables/"]}
+    parameters = {access.IMPORT_LOCATIONS: "raw:landing/,other:tables/2024/,whole:"}
     read = evaluate(statements["ReadImportSources"]["Resource"], parameters, {access.IMPORTS_ALLOWED: True})
-    assert read == ["arn:*:s3:::raw/landing/*", "arn:*:s3:::other/tables/*"]
+    assert read == ["arn:*:s3:::raw/landing/*", "arn:*:s3:::other/tables/2024/*", "arn:*:s3:::whole/*"]
     # Listing is granted apart, per location (test_each_listing_is_its_bucket_under_its_prefix).
     assert not any(s["Action"] == ["s3:ListBucket"] and "Condition" not in s for s in statements.values())
     # None allowed: the statements name only the data bucket, which the function reaches already.
@@ -84,12 +92,42 @@ def test_exactly_the_allowed_locations_are_readable(package: Package) -> None:
     assert none == ["<Fn::Sub>"]
 
 
-def test_the_setting_reaches_the_functions(package: Package) -> None:
+def test_the_same_value_reaches_the_functions(package: Package) -> None:
     template = package.template()
+    value = "raw:landing/,other:"
+    for function in READERS | {"ImportMerge"}:
+        env = template["Resources"][function]["Properties"]["Environment"]["Variables"]
+        assert env["LAKELET_IMPORT_ALLOWED_LOCATIONS"] == {"Ref": "ImportLocations"}, function
+        passed = evaluate(env["LAKELET_IMPORT_ALLOWED_LOCATIONS"], {access.IMPORT_LOCATIONS: value}, {})
+        assert Settings.from_env({settings.ENV_IMPORT_ALLOWED_LOCATIONS: passed}).import_allowed_locations == (
+            "s3://raw/landing/",
+            "s3://other/",
+        )
     env = template["Resources"]["APIHandler"]["Properties"]["Environment"]["Variables"]
-    joined = evaluate(env["LAKELET_IMPORT_ALLOWED_LOCATIONS"], {access.IMPORT_LOCATIONS: ["s3://a/b/", "s3://c/"]}, {})
-    assert joined == "s3://a/b/,s3://c/"
     assert "LAKELET_IMPORT_STATE_MACHINE_ARN" in env
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["raw:landing/", "raw:landing/,raw:archive/2024/,other:", ",".join(f"b{i:02d}-src:p{i}/" for i in range(10))],
+)
+def test_every_location_the_functions_allow_is_read_and_listed(package: Package, value: str) -> None:
+    """The app's allowed locations, read from the value the stack passes, are exactly the granted ones."""
+    template = package.template()
+    allowed = Settings.from_env({settings.ENV_IMPORT_ALLOWED_LOCATIONS: value}).import_allowed_locations
+    statements = _statements(template, "APIHandler")
+    read = evaluate(
+        statements["ReadImportSources"]["Resource"], {access.IMPORT_LOCATIONS: value}, {"ImportsAllowed": True}
+    )
+    listed = _listings(template, value)
+    assert read == [f"arn:*:s3:::{location.removeprefix('s3://')}*" for location in allowed]
+    granted = []
+    for statement in listed:
+        (bucket_arn,) = statement["Resource"]
+        prefixes = statement.get("Condition", {}).get("StringLike", {}).get("s3:prefix", ["", "*"])
+        assert prefixes[1] == prefixes[0] + "*"
+        granted.append(f"s3://{bucket_arn.removeprefix('arn:aws:s3:::')}/{prefixes[0]}")
+    assert granted == list(allowed)
 
 
 def _role_statements(template: dict[str, Any], role: str) -> dict[str, dict[str, Any]]:
@@ -119,9 +157,9 @@ def test_the_import_machine_may_run_its_distributed_map_and_nothing_more(package
         assert set(_role_statements(template, role)) == {"InvokeTasks"}
 
 
-def _listings(template: dict[str, Any], given: list[str]) -> list[dict[str, Any]]:
-    """The ListBucket statements CloudFormation would create with ImportSourceListings = ``given``."""
-    parameters = {access.IMPORT_LISTINGS: given, "AWS::Partition": "aws"}
+def _listings(template: dict[str, Any], given: str) -> list[dict[str, Any]]:
+    """The ListBucket statements CloudFormation would create with ImportLocations = ``given``."""
+    parameters = {access.IMPORT_LOCATIONS: given, "AWS::Partition": "aws"}
     conditions: dict[str, bool] = {}
     for name, condition in template["Conditions"].items():
         if name.startswith("ImportSourceListing"):  # each slot's after the slot's own "given" condition
@@ -139,7 +177,7 @@ def _listings(template: dict[str, Any], given: list[str]) -> list[dict[str, Any]
 
 def test_each_listing_is_its_bucket_under_its_prefix(package: Package) -> None:
     template = package.template()
-    found = _listings(template, ["raw:landing/", "other:tables/2024/", "whole:"])
+    found = _listings(template, "raw:landing/,other:tables/2024/,whole:")
     assert found == [
         {
             "Sid": "ListImportSource",
@@ -164,20 +202,66 @@ def test_each_listing_is_its_bucket_under_its_prefix(package: Package) -> None:
     assert roles == readers
 
 
-def test_no_listing_no_list_grant(package: Package) -> None:
-    assert _listings(package.template(), []) == []
-    assert _listings(package.template(), [""]) == []
-    # Ten entries at most are granted: an eleventh lists nothing rather than something else.
-    many = [f"b{i:02d}:p{i}/" for i in range(access.IMPORT_LISTING_SLOTS + 1)]
-    found = _listings(package.template(), many)
-    assert [s["Resource"] for s in found] == [[f"arn:aws:s3:::b{i:02d}"] for i in range(access.IMPORT_LISTING_SLOTS)]
+def test_no_location_no_list_grant(package: Package) -> None:
+    assert _listings(package.template(), "") == []
+    ten = [f"b{i:02d}-src:p{i}/" for i in range(access.IMPORT_LISTING_SLOTS)]
+    found = _listings(package.template(), ",".join(ten))
+    assert [s["Resource"] for s in found] == [[f"arn:aws:s3:::b{i:02d}-src"] for i in range(10)]
 
 
-def test_the_listing_parameter_refuses_wildcards(package: Package) -> None:
-    import re
+def _pattern(package: Package) -> re.Pattern[str]:
+    return re.compile(package.template()["Parameters"][access.IMPORT_LOCATIONS]["AllowedPattern"])
 
-    pattern = re.compile(package.template()["Parameters"][access.IMPORT_LISTINGS]["AllowedPattern"])
-    for good in ["raw:landing/", "raw:", "my.bucket-1:a/b:c/"]:
+
+GOOD = ["", "raw:landing/", "raw:", "my.bucket-1:a/b/c/", "raw:landing/,other:tables/2024/,whole:", "raw:déjà/"]
+BAD = [
+    "raw:*",  # IAM wildcards would widen the grant
+    "raw:land?/",
+    "raw:landing/*",
+    "Raw:x/",  # bucket naming rules
+    "ra:x/",
+    "a" * 64 + ":",
+    "-raw:",
+    "raw.:",
+    "ra..w:",
+    "192.168.0.1:",
+    "xn--raw:",
+    "raw-s3alias:",
+    ":landing/",  # no bucket
+    "raw",  # no ":"
+    "raw:landing",  # a prefix is directories: ends in "/"
+    "raw:/landing/",  # empty segment
+    "raw:a//b/",
+    "raw:../",
+    "raw:a/./",
+    "raw:a:b/",  # the template splits an entry at ":"
+    "raw:${aws:username}/",  # an IAM policy variable
+    "raw:a b/",
+    "raw:a\tb/",
+    "s3://raw/landing/",  # the parameter's form is bucket:prefix/ (the app takes both)
+]
+# Refused by the parameter's pattern, while the app, which splits at commas and spaces, reads what is there.
+BAD_SEPARATORS = ["raw:,,other:", "raw: ,other:", "raw:,", " raw:", "raw:, other:"]
+
+
+def test_the_parameter_refuses_what_the_settings_refuse(package: Package) -> None:
+    pattern = _pattern(package)
+    assert pattern.pattern == settings.IMPORT_LOCATIONS_PARAMETER_PATTERN
+    for good in GOOD:
         assert pattern.fullmatch(good), good
-    for bad in ["raw:*", "raw:land?/", "s3://raw/landing/", "Raw:x/", "raw"]:
+        Settings.from_env({settings.ENV_IMPORT_ALLOWED_LOCATIONS: good})
+    for bad in BAD + BAD_SEPARATORS:
         assert not pattern.fullmatch(bad), bad
+    for bad in BAD[:-1]:
+        with pytest.raises(ValueError, match=settings.ENV_IMPORT_ALLOWED_LOCATIONS):
+            Settings.from_env({settings.ENV_IMPORT_ALLOWED_LOCATIONS: bad})
+
+
+def test_the_parameter_takes_ten_locations_at_most(package: Package) -> None:
+    pattern = _pattern(package)
+    entries = [f"b{i:02d}-src:p{i}/" for i in range(access.IMPORT_LISTING_SLOTS + 1)]
+    assert access.IMPORT_LISTING_SLOTS == 10 == len(_listings(package.template(), ",".join(entries[:10])))
+    assert pattern.fullmatch(",".join(entries[:10]))
+    assert not pattern.fullmatch(",".join(entries))
+    with pytest.raises(ValueError, match="11 locations, at most 10"):
+        Settings.from_env({settings.ENV_IMPORT_ALLOWED_LOCATIONS: ",".join(entries)})
