@@ -45,6 +45,8 @@ def test_import_dialog_imports_and_shows_the_commit(ui: UI, ui_stack: Stack, rep
     ui.shot("import-dialog")
     dialog.get_by_role("button", name="Import", exact=True).click()
     expect(dialog.get_by_role("status")).to_contain_text(re.compile(r"Imported 2 objects: commit [0-9a-f]{12}"))
+    # The listing behind the dialog already shows what the import brought in.
+    expect(ui.page.locator("main, #app").get_by_role("link", name="events/").first).to_be_visible()
     ui.shot("import-done")
     log = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/commits").json()["results"]
     assert (

@@ -9,7 +9,8 @@ import { html, ErrorBox, Modal, Field, Link } from '../ui.js'
 
 const POLL_MS = 500
 
-export function ImportDialog({ ctx, prefix, onClose }) {
+// onImported: called once the import has completed, so the page behind can list what it brought in.
+export function ImportDialog({ ctx, prefix, onClose, onImported }) {
   const [source, setSource] = useState('')
   const [destination, setDestination] = useState(prefix)
   const [message, setMessage] = useState('')
@@ -28,6 +29,7 @@ export function ImportDialog({ ctx, prefix, onClose }) {
       try { answer = await api.get(path, { id }) } catch (e) { setError(e); return }
       if (!alive.current) return
       setStatus(answer)
+      if (answer.completed && onImported) onImported()
       if (answer.completed || answer.error) return
       await new Promise((r) => setTimeout(r, POLL_MS))
     }

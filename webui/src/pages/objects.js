@@ -150,7 +150,8 @@ export function Objects({ ctx, route }) {
       ${selected && html`<${StatPanel} key=${selected} ctx=${ctx} path=${selected} onClose=${() => nav({ prefix })} />`}
     </div>
     ${copying && html`<${CopyDialog} ctx=${ctx} path=${copying} onClose=${(done) => { setCopying(null); done && list.reload() }} />`}
-    ${importing && html`<${ImportDialog} ctx=${ctx} prefix=${prefix} onClose=${(done) => { setImporting(false); done && list.reload() }} />`}
+    ${importing && html`<${ImportDialog} ctx=${ctx} prefix=${prefix} onImported=${list.reload}
+      onClose=${() => setImporting(false)} />`}
     ${deleting && html`<${Confirm} title="Delete object" message=${`Delete ${deleting} from branch ${ctx.ref}? The change is staged until you commit.`}
       onConfirm=${() => api.del(`/repositories/${enc(ctx.repo)}/branches/${enc(ctx.ref)}/objects`, { path: deleting })}
       onClose=${() => { setDeleting(null); list.reload() }} />`}
