@@ -43,7 +43,10 @@ GC_REQUIREMENTS = "requirements-gc.txt"
 # the truth even when the installed metadata is older. In a wheel install this is site-packages, with no such file.
 _CHECKOUT = Path(__file__).resolve().parents[2]
 # "pyspark==3.5.9" in requirements-gc.txt, or "pyspark==3.5.9; extra == \"gc\"" in the package's metadata.
-_PIN = re.compile(r"^\s*(pyspark\s*==\s*[0-9A-Za-z.!+_-]+)\s*(?:;.*)?$")
+_PIN = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*\s*==\s*[0-9A-Za-z.!+_-]+)\s*(?:;(.*))?$")
+_GC_EXTRA = re.compile(r"extra\s*==\s*['\"]gc['\"]")
+# What the GC job imports beyond pyspark itself: pandas, which pyspark's mapInArrow requires.
+_MODULES = ("pyspark", "pandas")
 # What pip prints when it cannot reach the index: the last ERROR line alone would only say "no matching
 # distribution", which reads like a wrong pin.
 _OFFLINE = ("NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution")
@@ -160,44 +163,58 @@ class SparkInstallError(Exception):
 
 
 def pyspark_installed() -> bool:
-    return importlib.util.find_spec("pyspark") is not None
+    """pyspark and what the job needs with it (pandas) can both be imported."""
+    return all(importlib.util.find_spec(name) is not None for name in _MODULES)
 
 
-def _pin_in(lines: Iterable[str]) -> str | None:
+def _pins_in(lines: Iterable[str], gc_extra_only: bool = False) -> tuple[str, ...]:
+    pins = []
     for line in lines:
         found = _PIN.match(line.partition("#")[0])
-        if found:
-            return re.sub(r"\s+", "", found.group(1))
-    return None
+        if found and (not gc_extra_only or _GC_EXTRA.search(found.group(2) or "")):
+            pins.append(re.sub(r"\s+", "", found.group(1)))
+    return tuple(pins)
 
 
-def pyspark_requirement(checkout: Path | None = None) -> str:
-    """The pinned requirement of the ``[gc]`` extra, e.g. ``pyspark==3.5.9``: from requirements-gc.txt when this
-    code runs from a checkout, else from the installed package's metadata (its Requires-Dist lines are built from
-    that file, so a wheel install carries the pin without the file)."""
+def gc_requirements(checkout: Path | None = None) -> tuple[str, ...]:
+    """The pinned requirements of the ``[gc]`` extra, pyspark's first, e.g. ``("pyspark==3.5.9", "pandas==3.1.1")``:
+    from requirements-gc.txt when this code runs from a checkout, else from the installed package's metadata (its
+    Requires-Dist lines are built from that file, so a wheel install carries the pins without the file)."""
     root = _CHECKOUT if checkout is None else checkout
     pin_file = root / GC_REQUIREMENTS
     if pin_file.is_file() and (root / "pyproject.toml").is_file():
-        pin = _pin_in(pin_file.read_text().splitlines())
-        if pin is None:
-            raise SparkInstallError(f"{pin_file} pins no pyspark version (expected a line like pyspark==X.Y.Z)")
-        return pin
-    try:
-        requires = importlib.metadata.requires(DISTRIBUTION) or []
-    except importlib.metadata.PackageNotFoundError:
-        requires = []
-    pin = _pin_in(requires)
-    if pin is None:
+        pins = _pins_in(pin_file.read_text().splitlines())
+        where = str(pin_file)
+    else:
+        try:
+            requires = importlib.metadata.requires(DISTRIBUTION) or []
+        except importlib.metadata.PackageNotFoundError:
+            requires = []
+        pins = _pins_in(requires, gc_extra_only=True)
+        where = ""
+    spark = [pin for pin in pins if pin.lower().startswith("pyspark==")]
+    if not spark:
+        if where:
+            raise SparkInstallError(f"{where} pins no pyspark version (expected a line like pyspark==X.Y.Z)")
         raise SparkInstallError(
             f"cannot tell which pyspark local GC needs: neither {GC_REQUIREMENTS} nor the installed {DISTRIBUTION} "
             f"package's metadata pins it; install it yourself: pip install '{DISTRIBUTION}[gc]'"
         )
-    return pin
+    return (spark[0], *(pin for pin in pins if pin != spark[0]))
 
 
-def pip_install_command(requirement: str) -> list[str]:
+def pyspark_requirement(checkout: Path | None = None) -> str:
+    """The pinned pyspark of the ``[gc]`` extra, e.g. ``pyspark==3.5.9``."""
+    return gc_requirements(checkout)[0]
+
+
+def pip_install_command(*requirements: str) -> list[str]:
     """pip of the running interpreter, so Spark lands in the environment ``lakelet`` runs in (a venv, pipx's)."""
-    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", requirement]
+    return [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *requirements]
+
+
+def _quoted(requirement: str) -> str:
+    return " ".join(f"'{r}'" for r in requirement.split())
 
 
 def _pip_failure(requirement: str, returncode: int, output: str) -> str:
@@ -208,7 +225,7 @@ def _pip_failure(requirement: str, returncode: int, output: str) -> str:
         detail = f"pip cannot reach the package index (offline?): {detail}"
     return (
         f"Spark is not installed and pip could not install {requirement} (exit {returncode}): {detail}; "
-        f"install it once the network is back: {sys.executable} -m pip install '{requirement}'"
+        f"install it once the network is back: {sys.executable} -m pip install {_quoted(requirement)}"
     )
 
 
@@ -220,7 +237,8 @@ def ensure_pyspark(progress: Callable[[str], None], heartbeat_seconds: float = H
     and at the end, so the wait is never silent."""
     if pyspark_installed():
         return False
-    requirement = pyspark_requirement()
+    requirements = gc_requirements()
+    requirement = " ".join(requirements)
     environment = sys.prefix
     progress(
         f"Spark for local GC is not installed yet: installing {requirement} into {environment} with pip, once "
@@ -237,12 +255,12 @@ def ensure_pyspark(progress: Callable[[str], None], heartbeat_seconds: float = H
     ticker.start()
     try:
         finished = subprocess.run(
-            pip_install_command(requirement), check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL
+            pip_install_command(*requirements), check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL
         )
     except OSError as error:
         raise SparkInstallError(
             f"Spark is not installed and pip could not be started ({error}); install it yourself: "
-            f"{sys.executable} -m pip install '{requirement}'"
+            f"{sys.executable} -m pip install {_quoted(requirement)}"
         ) from None
     finally:
         done.set()
@@ -252,9 +270,9 @@ def ensure_pyspark(progress: Callable[[str], None], heartbeat_seconds: float = H
     importlib.invalidate_caches()
     if not pyspark_installed():
         raise SparkInstallError(
-            f"pip installed {requirement}, but {sys.executable} still cannot import pyspark (pip installed it "
-            "elsewhere?); install it into this environment: "
-            f"{sys.executable} -m pip install '{requirement}'"
+            f"pip installed {requirement}, but {sys.executable} still cannot import pyspark or pandas (pip "
+            "installed them elsewhere?); install them into this environment: "
+            f"{sys.executable} -m pip install {_quoted(requirement)}"
         )
     progress(f"{requirement} installed in {time.monotonic() - started:.0f} s; it stays for later runs")
     return True

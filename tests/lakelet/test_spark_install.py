@@ -24,6 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 PIN = re.search(r"^pyspark==\S+", (ROOT / "requirements-gc.txt").read_text(), re.MULTILINE)
 assert PIN is not None
 PYSPARK = PIN.group(0)
+# Every pin of the [gc] extra, pyspark's first: what the first `lakelet gc run` installs (pandas: pyspark's
+# mapInArrow requires it).
+GC_PINS = tuple(line.split("#")[0].strip() for line in (ROOT / "requirements-gc.txt").read_text().splitlines())
+GC_PINS = (PYSPARK, *(pin for pin in GC_PINS if pin and pin != PYSPARK))
+LABEL = " ".join(GC_PINS)
 # What pip 23 prints (on stderr) for an install without a network.
 OFFLINE_STDERR = """\
 WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by \
@@ -107,7 +112,7 @@ def test_a_wheel_install_finds_the_pin_in_its_own_metadata(tmp_path: Path) -> No
         [f'Requires-Dist: {wheel_pin}; extra == "gc"', f'Requires-Dist: {wheel_pin}; extra == "dev"']
     )
     assert not (site / "requirements-gc.txt").exists()
-    probe = "from lakelet.stack import spark_local as s; print(s.__file__); print(s.pyspark_requirement())"
+    probe = "from lakelet.stack import spark_local as s; print(s.__file__); print(*s.gc_requirements())"
     done = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=tmp_path,
@@ -117,7 +122,9 @@ def test_a_wheel_install_finds_the_pin_in_its_own_metadata(tmp_path: Path) -> No
         check=True,
         timeout=60,
     )
-    module_file, pin = done.stdout.split()
+    module_file, pin, *others = done.stdout.split()
+    # The [gc] extra's other pins come along (pandas), and nothing of [dev] or [local].
+    assert others == list(GC_PINS[1:])
     assert Path(module_file).is_relative_to(site) and pin == wheel_pin
 
 
@@ -125,7 +132,7 @@ def test_the_extras_put_spark_in_gc_and_dev_not_in_local() -> None:
     from setuptools.config.pyprojecttoml import read_configuration
 
     extras = read_configuration(ROOT / "pyproject.toml", expand=True)["project"]["optional_dependencies"]
-    assert extras["gc"] == [PYSPARK]
+    assert extras["gc"] == list(GC_PINS) and any(pin.startswith("pandas==") for pin in GC_PINS)
     assert not any(r.startswith("pyspark") for r in extras["local"])
     assert set(extras["local"]) | set(extras["gc"]) <= set(extras["dev"])  # make test still runs the Spark tests
 
@@ -135,12 +142,12 @@ def test_a_missing_pyspark_is_installed_with_this_interpreter_s_pip(fake_pip: Ca
     lines: list[str] = []
     assert spark_local.ensure_pyspark(lines.append, heartbeat_seconds=0.05) is True
     assert pip.commands == [
-        [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", PYSPARK]
+        [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *GC_PINS]
     ]
-    assert lines[0].startswith("Spark for local GC is not installed yet: installing " + PYSPARK)
+    assert lines[0].startswith("Spark for local GC is not installed yet: installing " + LABEL)
     assert sys.prefix in lines[0] and "~317 MB" in lines[0]
-    assert any(line.startswith(f"still installing {PYSPARK} (") for line in lines[1:-1])
-    assert lines[-1].startswith(f"{PYSPARK} installed in ") and "stays for later runs" in lines[-1]
+    assert any(line.startswith(f"still installing {LABEL} (") for line in lines[1:-1])
+    assert lines[-1].startswith(f"{LABEL} installed in ") and "stays for later runs" in lines[-1]
     # Installed now: a second call neither runs pip nor says anything.
     assert spark_local.ensure_pyspark(lines.append) is False
     assert len(pip.commands) == 1
@@ -153,10 +160,10 @@ def test_an_offline_install_fails_in_one_line(fake_pip: Callable[..., FakePip]) 
         spark_local.ensure_pyspark(lines.append)
     message = str(failed.value)
     assert "\n" not in message
-    assert f"pip could not install {PYSPARK} (exit 1)" in message
+    assert f"pip could not install {LABEL} (exit 1)" in message
     assert "pip cannot reach the package index (offline?)" in message
     assert "No matching distribution found for pyspark==3.5.9" in message
-    assert message.endswith(f"{sys.executable} -m pip install '{PYSPARK}'")
+    assert message.endswith(f"{sys.executable} -m pip install " + " ".join(f"'{pin}'" for pin in GC_PINS))
     assert len(lines) == 1  # the start line; no "installed" line
 
 
@@ -186,8 +193,8 @@ def test_gc_run_reports_a_failed_install_in_one_line_and_exits_1(
     captured = capsys.readouterr()
     assert captured.out == "" and len(pip.commands) == 1
     progress, error = captured.err.splitlines()
-    assert progress.startswith(f"[setup] Spark for local GC is not installed yet: installing {PYSPARK}")
-    assert error.startswith(f"lakelet gc run: Spark is not installed and pip could not install {PYSPARK}")
+    assert progress.startswith(f"[setup] Spark for local GC is not installed yet: installing {LABEL}")
+    assert error.startswith(f"lakelet gc run: Spark is not installed and pip could not install {LABEL}")
     assert "offline" in error
 
 
@@ -214,7 +221,7 @@ def test_gc_run_goes_on_to_the_job_once_spark_is_installed(
     captured = capsys.readouterr()
     assert ran == ["quickstart"] and "GC run r1 of quickstart" in captured.out
     assert [line.split()[0] for line in captured.err.splitlines()] == ["[setup]", "[setup]"]
-    assert f"{PYSPARK} installed in " in captured.err
+    assert f"{LABEL} installed in " in captured.err
 
 
 def test_no_java_means_no_download(
@@ -274,3 +281,20 @@ def test_lakelet_local_never_imports_spark(tmp_path: Path) -> None:
     assert {"moto", "chalice", "lakelet.stack.local"} <= modules  # the list is complete enough to trust
     assert not {m for m in modules if m.split(".")[0] in ("pyspark", "py4j")}
     assert stack.returncode == 0
+
+
+def test_spark_counts_as_installed_only_with_pandas(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyspark's mapInArrow, which the GC job uses, refuses to run without pandas: a pyspark installed alone (by
+    hand, or by an older lakelet) is completed by the first `lakelet gc run` instead of failing in the job."""
+    import importlib.util
+
+    found = {"pyspark", "pandas"}
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: (object() if name in found else None) if name in {"pyspark", "pandas"} else real(name, *a),
+    )
+    assert spark_local.pyspark_installed()
+    found.discard("pandas")
+    assert not spark_local.pyspark_installed()
