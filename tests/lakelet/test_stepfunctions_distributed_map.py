@@ -88,12 +88,18 @@ def execute(aws: Any, tmp_path: Path, definition: dict[str, Any], items: list[An
 
 def test_items_come_from_the_manifest_through_the_selector_at_most_max_concurrency_at_once(aws, tmp_path):
     lock = threading.Lock()
-    running, peak = [0], [0]
+    running, peak, started = [0], [0], [0]
+    # The first two items wait for each other: a map that ran items one at a time would break the barrier.
+    both_running = threading.Barrier(2, timeout=10)
 
     def work(event: dict[str, Any]) -> dict[str, Any]:
         with lock:
             running[0] += 1
+            started[0] += 1
+            first_two = started[0] <= 2
             peak[0] = max(peak[0], running[0])
+        if first_two:
+            both_running.wait()
         time.sleep(0.05)  # overlap, so that an unbounded map would show more than two at once
         with lock:
             running[0] -= 1
@@ -103,7 +109,7 @@ def test_items_come_from_the_manifest_through_the_selector_at_most_max_concurren
     assert described["status"] == "SUCCEEDED", described
     out = json.loads(described["output"])["out"]
     assert out == [{"done": i, "run": "r-1"} for i in range(8)]
-    assert 1 <= peak[0] <= 2
+    assert peak[0] == 2  # parallel, and never above MaxConcurrency
 
 
 def test_an_item_retries_then_succeeds(aws, tmp_path):
