@@ -4,6 +4,8 @@ Every branch move goes through branch_moves.py, the one compare-and-swap loop.""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import errors
 from .actions.events import EventType
 from .actions.operations import ref_event
@@ -44,6 +46,10 @@ __all__ = ["RESET_ALL", "RESET_OBJECT", "RESET_PREFIX", "Rewrites"]
 RESET_ALL = "reset"
 RESET_OBJECT = "object"
 RESET_PREFIX = "common_prefix"
+
+
+_REVERT_EVENTS = (EventType.PRE_REVERT, EventType.POST_REVERT)
+_CHERRY_PICK_EVENTS = (EventType.PRE_CHERRY_PICK, EventType.POST_CHERRY_PICK)
 
 
 class Rewrites(GravelerCore):
@@ -93,33 +99,9 @@ class Rewrites(GravelerCore):
                 head.generation + 1,
             )
 
-        # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
-        self.run_pre_hooks(
-            ref_event(
-                EventType.PRE_REVERT,
-                repo.id,
-                branch_id,
-                branch_id=branch_id,
-                source_ref=ref,
-                committer=committer,
-                message=message or f"Revert {ref}",
-            )
+        return self._hooked_rewrite(
+            repo, branch_id, ref, committer, message or f"Revert {ref}", build, _REVERT_EVENTS, "revert"
         )
-        self.prepare_move(repo, BranchID(branch_id))
-        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "revert", self._sleep)
-        self.run_post_hooks(
-            ref_event(
-                EventType.POST_REVERT,
-                repo.id,
-                made.id,
-                branch_id=branch_id,
-                source_ref=ref,
-                commit_id=made.id,
-                committer=committer,
-                message=made.message,
-            )
-        )
-        return made
 
     def cherry_pick(
         self,
@@ -169,22 +151,34 @@ class Rewrites(GravelerCore):
                 head.generation + 1,
             )
 
+        return self._hooked_rewrite(
+            repo, branch_id, ref, committer, message or target.message, build, _CHERRY_PICK_EVENTS, "cherry-pick"
+        )
+
+    def _hooked_rewrite(
+        self,
+        repo: Repository,
+        branch_id: str,
+        ref: str,
+        committer: str,
+        message: str,
+        build: Callable[[Branch], Commit],
+        events: tuple[EventType, EventType],
+        what: str,
+    ) -> Commit:
+        """Moves the branch to the commit ``build`` makes, between the pre- and post-hooks of ``events``."""
+        pre, post = events
+        # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
         self.run_pre_hooks(
             ref_event(
-                EventType.PRE_CHERRY_PICK,
-                repo.id,
-                branch_id,
-                branch_id=branch_id,
-                source_ref=ref,
-                committer=committer,
-                message=message or target.message,
+                pre, repo.id, branch_id, branch_id=branch_id, source_ref=ref, committer=committer, message=message
             )
         )
         self.prepare_move(repo, BranchID(branch_id))
-        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, "cherry-pick", self._sleep)
+        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, what, self._sleep)
         self.run_post_hooks(
             ref_event(
-                EventType.POST_CHERRY_PICK,
+                post,
                 repo.id,
                 made.id,
                 branch_id=branch_id,
