@@ -13,7 +13,7 @@ from . import move_checks
 from .actions.files_cache import ActionFilesCache
 from .collected import CollectedCheck
 from .committed import CommittedManager
-from .identity import commit_id
+from .identity import new_commit
 from .listing import clamp_amount
 from .ports import BlockStore, RefStore, StagingStore
 from .protection import BranchProtection, NoProtection
@@ -133,8 +133,7 @@ class GravelerCore:
         parents: tuple[CommitID, ...],
         generation: int,
     ) -> Commit:
-        cid = commit_id(committer, message, meta_range_id, creation_date, metadata, parents)
-        return Commit(cid, committer, message, creation_date, meta_range_id, metadata, parents, generation)
+        return new_commit(committer, message, meta_range_id, creation_date, metadata, parents, generation)
 
     @staticmethod
     def _page_by_id(

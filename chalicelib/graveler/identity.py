@@ -6,7 +6,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping
 
-from .records import CommitID, Entry, MetaRangeID
+from .records import Commit, CommitID, Entry, MetaRangeID
 
 
 def _i64(value: int) -> bytes:
@@ -66,3 +66,17 @@ def entry_identity(entry: Entry) -> bytes:
     if entry.content_type:
         payload += _s(entry.content_type)
     return hashlib.sha256(payload).digest()
+
+
+def new_commit(
+    committer: str,
+    message: str,
+    meta_range_id: MetaRangeID,
+    creation_date: float,
+    metadata: Mapping[str, str],
+    parents: tuple[CommitID, ...],
+    generation: int,
+) -> Commit:
+    """A commit record with its lakeFS ID computed from its fields."""
+    cid = commit_id(committer, message, meta_range_id, creation_date, metadata, parents)
+    return Commit(cid, committer, message, creation_date, meta_range_id, dict(metadata), parents, generation)

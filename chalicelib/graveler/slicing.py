@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from .committed.params import RangeParams
 from .committed.storage import CommittedStorage
 from .committed.writer import RangeWriter, closes_range
-from .records import RangeID, RangeInfo
+from .records import MetaRangeID, RangeID, RangeInfo
 
 Bounds = list[tuple[str, str | None]]
 
@@ -90,3 +90,11 @@ def concatenate(
     if writer is not None:
         out.extend(writer.finish())
     return out
+
+
+def join_slices(
+    storage: CommittedStorage, namespace: str, params: RangeParams, metaranges: Iterable[str]
+) -> MetaRangeID:
+    """One metarange of the slices' metaranges, in slice order (a workflow's built slices)."""
+    parts = [storage.metarange(namespace, MetaRangeID(m)).ranges for m in metaranges]
+    return storage.write_metarange(namespace, concatenate(storage, namespace, params, parts))

@@ -33,7 +33,7 @@ from ..committed.apply import apply_changes
 from ..committed.params import RangeParams
 from ..committed.storage import CommittedStorage
 from ..committed.writer import RangeWriter
-from ..identity import commit_id
+from ..identity import new_commit
 from ..ports import BlockStore, RefStore, StagingStore
 from ..protection import BranchProtection, NoProtection
 from ..records import (
@@ -197,22 +197,17 @@ class CommitSteps:
         base = plan.base
         assert base is not None, "a done plan has nothing to finish"
         namespace = base.namespace
-        parts = [self.storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
-        ranges = slicing.concatenate(self.storage, namespace, self.params, parts)
-        metarange = self.storage.write_metarange(namespace, ranges)
+        metarange = slicing.join_slices(self.storage, namespace, self.params, (str(b["metarange"]) for b in built))
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        parent = CommitID(base.commit_id)
-        cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
         if changes == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
-        commit = Commit(
-            cid,
+        commit = new_commit(
             request.committer,
             request.message,
-            request.date,
             metarange,
-            dict(request.metadata),
-            (parent,),
+            request.date,
+            request.metadata,
+            (CommitID(base.commit_id),),
             base.generation + 1,
         )
         tokens = tuple(StagingToken(t) for t in base.tokens)

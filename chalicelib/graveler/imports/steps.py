@@ -33,9 +33,9 @@ from ..branch_moves import finish_move, new_staging_token, update_branch
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.writer import RangeWriter
-from ..identity import commit_id
-from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
-from ..slicing import concatenate, spread_bounds
+from ..identity import new_commit
+from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
+from ..slicing import join_slices, spread_bounds
 from .errors import ImportCanceled
 from .listing import slice_changes
 from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes
@@ -176,18 +176,14 @@ class ImportSteps:
         repo_id = RepositoryID(request.repository)
         namespace = plan.namespace
         self.refuse_canceled(namespace, request.import_id)
-        parts = [self.storage.metarange(namespace, MetaRangeID(str(b["metarange"]))).ranges for b in built]
-        metarange = self.storage.write_metarange(namespace, concatenate(self.storage, namespace, self.params, parts))
-        parent = CommitID(plan.base_commit)
-        cid = commit_id(request.committer, request.message, metarange, request.date, request.metadata, (parent,))
-        commit = Commit(
-            cid,
+        metarange = join_slices(self.storage, namespace, self.params, (str(b["metarange"]) for b in built))
+        commit = new_commit(
             request.committer,
             request.message,
-            request.date,
             metarange,
-            dict(request.metadata),
-            (parent,),
+            request.date,
+            request.metadata,
+            (CommitID(plan.base_commit),),
             plan.base_generation + 1,
         )
         if finish_move(self.refs, repo_id, BranchID(request.import_branch), commit, (), self._sleep) is None:
@@ -197,7 +193,7 @@ class ImportSteps:
             )
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
         return {
-            "commit_id": cid,
+            "commit_id": commit.id,
             "metarange_id": metarange,
             "ingested": sum(int(b["ingested"]) for b in built),
             "changes": changes,
