@@ -5,7 +5,8 @@ Usage::
 
     gc_job.py --storage-namespace s3://bucket/prefix --run-id RUN [--mode mark|sweep|mark-and-sweep]
               [--min-age-seconds 86400] [--commit-partitions 16] [--address-partitions 64]
-              [--list-slices 16] [--endpoint-url URL] [--region REGION] [--record-lead-seconds 7]
+              [--list-slices 16] [--objects-per-part 1000000] [--endpoint-url URL] [--region REGION]
+              [--record-lead-seconds 7]
 
 What it reads (written by the prepare step, chalicelib/gc/prepare.py; paths under
 ``<ns>/_lakefs/retention/gc/``):
@@ -59,7 +60,8 @@ import re
 import sys
 import time
 import zipimport
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -103,6 +105,15 @@ ARROW_BATCH_ROWS = 10_000
 # A task costs a Python worker tens of milliseconds before its first read (more than a small range takes): the
 # metaranges and ranges are spread over --commit-partitions tasks, but each task gets at least this many.
 FILES_PER_TASK = 4
+# A marked part holds up to about this many objects: a repository with fewer old enough objects is subtracted and
+# written by one task, without a shuffle, and a larger one in ceil(objects / this) parts (at most
+# --address-partitions). Each part is a Spark task and a file; 1M addresses make a part of some 20 MB.
+OBJECTS_PER_PART = 1_000_000
+# Up to this many metaranges are read by the driver (small files, one GET each, in READ_THREADS at a time) instead
+# of by a Spark job whose fixed cost is larger than the reads; more are read in parallel tasks.
+DRIVER_METARANGES = 64
+# Files a task (or the driver) reads at a time: GETs wait on S3's latency, not on the CPU.
+READ_THREADS = 8
 # Where a Python worker process keeps what outlives one task (task_client).
 WORKER_STATE_MODULE = "_lakelet_gc_worker_state"
 SOURCE_RANGE = "range"
@@ -261,6 +272,7 @@ class JobOptions:
     commit_partitions: int = 16
     address_partitions: int = 64
     list_slices: int = 16
+    objects_per_part: int = OBJECTS_PER_PART
     endpoint_url: str | None = None
     region: str | None = None
     record_lead_seconds: float = RECORD_LEAD_SECONDS
@@ -273,6 +285,8 @@ class JobOptions:
             raise GCJobError("min age must not be negative")
         if self.commit_partitions < 1 or self.address_partitions < 1:
             raise GCJobError("partition counts must be at least 1")
+        if self.objects_per_part < 1:
+            raise GCJobError("objects per part must be at least 1")
         if self.record_lead_seconds < 0:
             raise GCJobError("the record lead must not be negative")
         if not 1 <= self.list_slices <= len(SLICE_ALPHABET):
@@ -317,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=16,
         help="slices each data/ partition prefix is listed in, in parallel (1-16)",
     )
+    parser.add_argument(
+        "--objects-per-part",
+        type=int,
+        default=OBJECTS_PER_PART,
+        help="marked objects per part file and subtraction task, up to --address-partitions parts",
+    )
     parser.add_argument("--endpoint-url", default=None, help="S3 endpoint (local runs against moto only)")
     parser.add_argument("--region", default=None, help="AWS region of the bucket")
     parser.add_argument(
@@ -338,6 +358,7 @@ def parse_options(argv: Sequence[str]) -> JobOptions:
         commit_partitions=args.commit_partitions,
         address_partitions=args.address_partitions,
         list_slices=args.list_slices,
+        objects_per_part=args.objects_per_part,
         endpoint_url=args.endpoint_url,
         region=args.region,
         record_lead_seconds=args.record_lead_seconds,
@@ -592,6 +613,34 @@ def normalize_addresses(ns: Namespace, column: Any) -> pa.Array:
     return addresses
 
 
+def read_concurrently(read: Callable[[Any], Any], items: Sequence[Any]) -> Iterator[Any]:
+    """``read`` of each item, in order, READ_THREADS at a time (boto3's clients are thread-safe). The first
+    failure is raised."""
+    if len(items) <= 1:
+        yield from (read(item) for item in items)
+        return
+    with ThreadPoolExecutor(min(READ_THREADS, len(items))) as pool:
+        yield from pool.map(read, items)
+
+
+def metarange_range_ids(s3: Any, ns: Namespace, metarange_id: str) -> list[str]:
+    key = ns.metadata_key(metarange_id)
+    table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
+    return [str(range_id) for range_id in table.column("range_id").to_pylist()]
+
+
+def referenced_addresses(s3: Any, ns: Namespace, source: tuple[str, str]) -> pa.Array:
+    """The addresses of one source, normalized: ``(SOURCE_RANGE, range id)`` or ``(SOURCE_STAGED, part
+    location)``."""
+    kind, name = source
+    if kind == SOURCE_RANGE:
+        key = ns.metadata_key(name)
+        table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
+    else:
+        table = pq.read_table(pa.BufferReader(get_bytes(s3, ns.bucket, ns.key_of(name))), columns=["address"])
+    return normalize_addresses(ns, table.column(0))
+
+
 def metarange_task(
     ns: Namespace, conf: S3Conf, metarange_ids: Sequence[str]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
@@ -600,11 +649,10 @@ def metarange_task(
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         s3 = task_client(conf)
+        wanted = [metarange_ids[index] for index in indices(batches)]
         seen: set[str] = set()
-        for index in indices(batches):
-            key = ns.metadata_key(metarange_ids[index])
-            table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
-            seen.update(table.column("range_id").to_pylist())
+        for range_ids in read_concurrently(lambda metarange: metarange_range_ids(s3, ns, metarange), wanted):
+            seen.update(range_ids)
         if seen:
             yield pa.RecordBatch.from_arrays([pa.array(sorted(seen), pa.string())], names=["range_id"])
 
@@ -614,20 +662,13 @@ def metarange_task(
 def referenced_task(
     ns: Namespace, conf: S3Conf, sources: Sequence[tuple[str, str]]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Sources (by row number): ``(SOURCE_RANGE, range id)`` or ``(SOURCE_STAGED, part location)`` -> the
-    addresses they hold, normalized, as column ``address``."""
+    """Sources (by row number) -> the addresses they hold, normalized, as column ``address``."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         s3 = task_client(conf)
-        for index in indices(batches):
-            kind, name = sources[index]
-            if kind == SOURCE_RANGE:
-                key = ns.metadata_key(name)
-                table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["physical_address"], b"range", key)
-            else:
-                data = get_bytes(s3, ns.bucket, ns.key_of(name))
-                table = pq.read_table(pa.BufferReader(data), columns=["address"])
-            yield pa.RecordBatch.from_arrays([normalize_addresses(ns, table.column(0))], names=["address"])
+        wanted = [sources[index] for index in indices(batches)]
+        for addresses in read_concurrently(lambda source: referenced_addresses(s3, ns, source), wanted):
+            yield pa.RecordBatch.from_arrays([addresses], names=["address"])
 
     return run
 
@@ -643,32 +684,61 @@ def write_marked_task(
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         collected = [batch for batch in batches if batch.num_rows]
-        if not collected:
-            return
-        table = pa.Table.from_batches(collected)
-        index = int(table.column("part")[0].as_py())
-        objects = pa.Table.from_arrays(
-            [
-                table.column("address").cast(pa.string()),
-                table.column("size").cast(pa.int64()),
-                table.column("last_modified").cast(pa.int64()),
-            ],
-            schema=OBJECTS_SCHEMA,
-        ).sort_by("address")
-        key = prefix + part_name(index)
-        put_bytes(task_client(conf), ns.bucket, key, parquet_bytes(objects))
-        total = pc.sum(objects.column("size")).as_py() or 0
-        yield pa.RecordBatch.from_arrays(
-            [
-                pa.array([index], pa.int32()),
-                pa.array([key], pa.string()),
-                pa.array([objects.num_rows], pa.int64()),
-                pa.array([total], pa.int64()),
-            ],
-            names=PARTS_COLUMNS,
-        )
+        if collected:
+            index = int(collected[0].column("part")[0].as_py())
+            yield write_part(task_client(conf), ns, prefix, index, collected)
 
     return run
+
+
+def subtract_and_write_task(
+    ns: Namespace, conf: S3Conf, prefix: str, sources: Sequence[tuple[str, str]]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The whole subtraction in one task, for a mark of a single part: every candidate (columns address, size,
+    last_modified) that none of ``sources`` references -> part 0 and the row that describes it (PARTS_DDL). The
+    referenced addresses are read first, all of them, so a source that cannot be read fails the task even when
+    there is no candidate."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        s3 = task_client(conf)
+        read = list(read_concurrently(lambda source: referenced_addresses(s3, ns, source), sources))
+        protected = pa.concat_arrays(read) if read else pa.array([], pa.string())
+        kept = [
+            batch.filter(pc.invert(pc.is_in(batch.column("address"), value_set=protected)))
+            for batch in batches
+            if batch.num_rows
+        ]
+        kept = [batch for batch in kept if batch.num_rows]
+        if kept:
+            yield write_part(s3, ns, prefix, 0, kept)
+
+    return run
+
+
+def write_part(s3: Any, ns: Namespace, prefix: str, index: int, batches: Iterable[pa.RecordBatch]) -> pa.RecordBatch:
+    """Marked objects (columns address, size, last_modified, any others ignored) -> part ``index``, sorted by
+    address, and the row that describes it (PARTS_DDL)."""
+    table = pa.Table.from_batches(list(batches))
+    objects = pa.Table.from_arrays(
+        [
+            table.column("address").cast(pa.string()),
+            table.column("size").cast(pa.int64()),
+            table.column("last_modified").cast(pa.int64()),
+        ],
+        schema=OBJECTS_SCHEMA,
+    ).sort_by("address")
+    key = prefix + part_name(index)
+    put_bytes(s3, ns.bucket, key, parquet_bytes(objects))
+    total = pc.sum(objects.column("size")).as_py() or 0
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([index], pa.int32()),
+            pa.array([key], pa.string()),
+            pa.array([objects.num_rows], pa.int64()),
+            pa.array([total], pa.int64()),
+        ],
+        names=PARTS_COLUMNS,
+    )
 
 
 def delete_batch(s3: Any, ns: Namespace, addresses: Sequence[str]) -> tuple[list[int], list[dict[str, str]]]:
@@ -816,33 +886,34 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # the addresses never do. A range that cannot be read fails the job.
     subtract_started = time.time()
     metaranges = sorted({metarange for _, metarange in commits if metarange})
-    range_ids: list[str] = []
-    if metaranges:
-        rows = (
-            indexed_frame(spark, len(metaranges), options.commit_partitions, FILES_PER_TASK)
-            .mapInArrow(metarange_task(ns, options.s3, metaranges), "range_id string")
-            .collect()
-        )
-        range_ids = sorted({str(row[0]) for row in rows})
+    range_ids = referenced_range_ids(spark, options, ns, s3, metaranges)
     sources = [(SOURCE_RANGE, range_id) for range_id in range_ids]
     sources += [(SOURCE_STAGED, location) for location in staged_locations]
-    protected = indexed_frame(spark, len(sources), options.commit_partitions, FILES_PER_TASK).mapInArrow(
-        referenced_task(ns, options.s3, sources), "address string"
-    )
 
     candidates = listed.where(F.col("last_modified") <= cutoff)
     for root in nested_roots:
         candidates = candidates.where(~F.col("address").startswith(root))
     # Without nested repositories (the usual case) the old enough objects are known without another pass.
     eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
-
-    # The anti join's own partitioning (by address) makes the parts: no other shuffle, no sort in Spark.
-    marked = (
-        candidates.select("address", "size", "last_modified")
-        .join(protected, on="address", how="left_anti")
-        .withColumn("part", F.spark_partition_id())
-    )
-    written = marked.mapInArrow(write_marked_task(ns, options.s3, addresses_prefix(ns, run_id)), PARTS_DDL).collect()
+    candidates = candidates.select("address", "size", "last_modified")
+    part_count = min(options.address_partitions, max(1, -(-eligible // options.objects_per_part)))
+    prefix = addresses_prefix(ns, run_id)
+    if part_count == 1:
+        # One part: one task reads what is referenced and filters the candidates against it in Arrow. No
+        # shuffle, and no stage of its own for the referenced side; the candidates come from the listing's cache.
+        marked = candidates.coalesce(1).mapInArrow(subtract_and_write_task(ns, options.s3, prefix, sources), PARTS_DDL)
+    else:
+        spark.conf.set("spark.sql.shuffle.partitions", str(part_count))
+        protected = indexed_frame(spark, len(sources), options.commit_partitions, FILES_PER_TASK).mapInArrow(
+            referenced_task(ns, options.s3, sources), "address string"
+        )
+        # The anti join's own partitioning (by address) makes the parts: no other shuffle, no sort in Spark.
+        marked = (
+            candidates.join(protected, on="address", how="left_anti")
+            .withColumn("part", F.spark_partition_id())
+            .mapInArrow(write_marked_task(ns, options.s3, prefix), PARTS_DDL)
+        )
+    written = marked.collect()
     parts = sorted((int(r["part"]), str(r["key"]), int(r["objects"]), int(r["bytes"])) for r in written)
     subtract_seconds = time.time() - subtract_started
     listed.unpersist()
@@ -875,6 +946,24 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Written last: it is what makes this mark the one a sweep uses.
     put_json(s3, ns.bucket, mark_manifest_key(ns, run_id), result)
     return result
+
+
+def referenced_range_ids(
+    spark: Any, options: JobOptions, ns: Namespace, s3: Any, metaranges: Sequence[str]
+) -> list[str]:
+    """The distinct ids of the ranges of ``metaranges``: read by the driver when they are few, else by Spark tasks
+    (each sends the ids it found once; one short string per range comes back)."""
+    if len(metaranges) <= DRIVER_METARANGES:
+        seen: set[str] = set()
+        for ids in read_concurrently(lambda metarange: metarange_range_ids(s3, ns, metarange), metaranges):
+            seen.update(ids)
+        return sorted(seen)
+    rows = (
+        indexed_frame(spark, len(metaranges), options.commit_partitions, FILES_PER_TASK)
+        .mapInArrow(metarange_task(ns, options.s3, metaranges), "range_id string")
+        .collect()
+    )
+    return sorted({str(row[0]) for row in rows})
 
 
 def record_sweep(s3: Any, ns: Namespace, run_id: str, cutoff: int) -> float:

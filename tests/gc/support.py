@@ -88,8 +88,10 @@ class JobRun:
 
     namespace: str
 
-    def options(self, run_id: str, mode: str, min_age_seconds: int = 0) -> Any:
+    def options(self, run_id: str, mode: str, min_age_seconds: int = 0, objects_per_part: int | None = None) -> Any:
+        extra = {} if objects_per_part is None else {"objects_per_part": objects_per_part}
         return job().JobOptions(
+            **extra,
             storage_namespace=self.namespace,
             run_id=run_id,
             mode=mode,
@@ -102,8 +104,11 @@ class JobRun:
             record_lead_seconds=0,  # no API caches the sweep records here: nothing to wait for
         )
 
-    def run(self, run_id: str, mode: str = "mark-and-sweep", min_age_seconds: int = 0) -> dict[str, Any]:
-        summary: dict[str, Any] = job().run(shared_spark(), self.options(run_id, mode, min_age_seconds))
+    def run(
+        self, run_id: str, mode: str = "mark-and-sweep", min_age_seconds: int = 0, objects_per_part: int | None = None
+    ) -> dict[str, Any]:
+        options = self.options(run_id, mode, min_age_seconds, objects_per_part)
+        summary: dict[str, Any] = job().run(shared_spark(), options)
         return summary
 
 

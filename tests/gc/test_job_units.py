@@ -53,6 +53,7 @@ def test_the_job_imports_no_chalicelib_and_parses_as_python_3_9() -> None:
         "time",
         "zipimport",
         "collections",
+        "concurrent",
         "dataclasses",
         "typing",
         "boto3",
@@ -241,6 +242,8 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
             "5",
             "--list-slices",
             "4",
+            "--objects-per-part",
+            "500",
         ]
     )
     assert (
@@ -249,7 +252,8 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
         options.commit_partitions,
         options.address_partitions,
         options.list_slices,
-    ) == ("mark", 60, 3, 5, 4)
+        options.objects_per_part,
+    ) == ("mark", 60, 3, 5, 4, 500)
     assert gc_job.parse_options(["--storage-namespace", "s3://b", "--run-id", "r"]).min_age_seconds == 86_400
     for bad in [
         {"run_id": "../x"},
@@ -257,6 +261,7 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
         {"min_age_seconds": -1},
         {"address_partitions": 0},
         {"list_slices": 17},
+        {"objects_per_part": 0},
     ]:
         with pytest.raises(gc_job.GCJobError):
             gc_job.JobOptions(**{"storage_namespace": "s3://b", "run_id": "r", **bad})

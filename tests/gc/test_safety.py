@@ -8,7 +8,10 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from chalicelib import wiring
@@ -25,6 +28,7 @@ from .support import (
     moto_services,
     new_bucket,
     s3_client,
+    shared_spark,
 )
 
 DAY = 86_400
@@ -155,7 +159,8 @@ def test_a_dry_run_deletes_nothing_and_an_interrupted_sweep_completes_when_run_a
     s3_client().put_object(Bucket=bucket, Key=key, Body=b"late")
     late = f"s3://{bucket}/{key}"
 
-    dry = repo.job.run(run_id, mode="mark")
+    # Small parts, so that there are several to interrupt the sweep between (and the anti join in Spark marks).
+    dry = repo.job.run(run_id, mode="mark", objects_per_part=2)
 
     assert dry["dry_run"] is True and "sweep" not in dry
     assert dry["mark"]["objects_marked"] == 8 and dry["mark"]["objects_too_young"] == 1
@@ -201,3 +206,53 @@ def test_the_job_refuses_inputs_it_cannot_trust(repo: Repo, gc_job: ModuleType) 
     with pytest.raises(Exception, match=r"NoSuchKey|does not exist|Not Found"):
         repo.job.run(run_id)
     assert repo.labels() == before
+
+
+def marked_addresses(summary: dict[str, Any]) -> set[str]:
+    """Every address the parts of a mark name."""
+    found: set[str] = set()
+    for part in summary["mark"]["parts"]:
+        bucket, key = split_address(part["location"])
+        data = s3_client().get_object(Bucket=bucket, Key=key)["Body"].read()
+        found.update(pq.read_table(pa.BufferReader(data)).column("address").to_pylist())
+    return found
+
+
+def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the_anti_join(
+    repo: Repo, gc_job: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    garbage_history(repo, 6)
+    repo.rules(0)
+    run_id = repo.prepare()
+    spark = shared_spark()
+    context = spark.sparkContext
+    tracker = context.statusTracker()
+    group = f"mark-{uuid.uuid4().hex}"
+    before_subtracting: set[int] = set()
+
+    def progress(phase: str, message: str) -> None:
+        if phase == "mark":  # the listing is done: what follows is the job's own work
+            before_subtracting.update(tracker.getJobIdsForGroup(group))
+
+    context.setJobGroup(group, "a small GC mark")
+    try:
+        small = gc_job.run(spark, repo.job.options(run_id, "mark"), progress)
+    finally:
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+
+    # The referenced side (metaranges on the driver, ranges in the task) and the parts need no job of their own.
+    jobs = sorted(set(tracker.getJobIdsForGroup(group)) - before_subtracting)
+    stages = [tracker.getStageInfo(stage) for job_id in jobs for stage in tracker.getJobInfo(job_id).stageIds]
+    assert (len(jobs), len(stages), sum(stage.numTasks for stage in stages if stage)) == (1, 1, 1)
+    assert len(small["mark"]["parts"]) == 1 and small["mark"]["objects_marked"] == 5
+    marked = marked_addresses(small)  # before the next mark of the run writes its parts under the same names
+    assert len(marked) == 5
+
+    # The same mark in parts of one object (the anti join in Spark), the metaranges read by Spark tasks.
+    monkeypatch.setattr(gc_job, "DRIVER_METARANGES", 0)
+    split = repo.job.run(run_id, mode="mark", objects_per_part=1)
+
+    assert len(split["mark"]["parts"]) > 1
+    assert split["mark"]["ranges_read"] == small["mark"]["ranges_read"] > 0
+    assert marked_addresses(split) == marked
+    assert repo.labels() == {f"A{i}" for i in range(6)} | {"B"}  # a mark deletes nothing
