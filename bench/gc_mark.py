@@ -1,6 +1,7 @@
 """GC mark throughput: emr/gc_job.py in Spark local mode over a repository of N objects across C commits.
 
 Usage: .venv/bin/python bench/gc_mark.py [N] [C] [SLICES] [JOB] [--compare OLDJOB] [--runs R] [--no-sequential]
+       [--no-probe]
 (default 100,000 objects, 50 commits, 1 slice, emr/gc_job.py; --compare marks with another copy of the job, e.g.
 the one before a change, on the same repository in the same run, so that two versions compare side by side)
 
@@ -21,6 +22,7 @@ slices per partition cost more than they save (on S3 they are what parallelizes 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import time
@@ -50,10 +52,14 @@ from lakelet.stack.local_gc import JOB_FILE, load_job, local_session
 REGION = "us-east-1"
 BUCKET = "gc-bench"
 DAY = 86_400
+# The fixed cost of a mark's own work is measured on a small repository of its own, in the same run and Spark
+# session: its own work is nearly all fixed cost, so the large mark's time minus it is what the objects cost.
+PROBE_OBJECTS = 500
+PROBE_COMMITS = 5
 OVERWRITE_SHARE = 0.7  # of each commit's objects after the first, the share that overwrites an existing key
 
 
-def build(graveler: Graveler, namespace: str, objects: int, commits: int) -> None:
+def build(graveler: Graveler, namespace: str, objects: int, commits: int, repository: str = "bench") -> None:
     backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     per_commit = objects // commits
     now = time.time()
@@ -70,8 +76,8 @@ def build(graveler: Graveler, namespace: str, objects: int, commits: int) -> Non
             else:
                 path = f"tables/t{c:03d}/part-{i:06d}.parquet"
                 paths.append(path)
-            graveler.link_object("bench", "main", path, Entry(address, 100, "etag", int(written_at)))
-        graveler.commit("bench", "main", "bench", f"commit {c}", date=int(written_at))
+            graveler.link_object(repository, "main", path, Entry(address, 100, "etag", int(written_at)))
+        graveler.commit(repository, "main", "bench", f"commit {c}", date=int(written_at))
 
 
 def sequential_listing(s3: object, namespace: str) -> float:
@@ -154,12 +160,15 @@ def measure(
     sequential: bool = False,
     compare: Path | None = None,
     runs: int = 2,
+    probe: bool = True,
 ) -> dict[str, Any]:
     """Builds the repository and marks ``runs`` times (the first also starts Spark's Python workers); the figures
     of the fastest warm mark (and, if asked, of a sequential listing: moto scans its whole bucket per listing
     request, so that one takes minutes at 100,000 objects). ``compare``: another copy of the job, marked first on
     the same repository in the same Spark session, its figures under "compare" (first, because a worker process
-    keeps what the current job sets up in it, see emr/gc_job.py's skip_unchanged_zip_rereads)."""
+    keeps what the current job sets up in it, see emr/gc_job.py's skip_unchanged_zip_rereads). ``probe``: the same
+    job also marks a repository of PROBE_OBJECTS objects, whose own work stands for the fixed cost of a mark
+    ("fixed_seconds"; "per_object_seconds" is the rest of the large mark's own work per object)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
@@ -176,14 +185,20 @@ def measure(
         graveler = Graveler(
             base.graveler.refs, base.graveler.staging, blocks, CommittedManager(blocks, wiring.range_params(settings))
         )
+        rules = RetentionRules(0, (BranchRetention(BranchID("main"), 10),))
         namespace = f"s3://{BUCKET}/bench"
         graveler.create_repository("bench", namespace)
-
         started = time.perf_counter()
         build(graveler, namespace, objects, commits)
         built = time.perf_counter() - started
-        RulesStore(graveler.namespace_files(namespace)).set(RetentionRules(0, (BranchRetention(BranchID("main"), 10),)))
+        RulesStore(graveler.namespace_files(namespace)).set(rules)
+        probe_namespace = f"s3://{BUCKET}/probe"
+        if probe:
+            graveler.create_repository("probe", probe_namespace)
+            build(graveler, probe_namespace, PROBE_OBJECTS, PROBE_COMMITS, "probe")
+            RulesStore(graveler.namespace_files(probe_namespace)).set(rules)
         prepared = prepare(graveler, "bench", clock=lambda: time.time() + 2)
+        probe_run = prepare(graveler, "probe", clock=lambda: time.time() + 2).run_id if probe else ""
 
         spark = local_session(address_partitions=8)
         measured: dict[str, list[dict[str, float]]] = {}
@@ -203,14 +218,17 @@ def measure(
                 region=REGION,
             )
             measured[name] = mark_runs(job, spark, options, max(2, runs))
+            if probe and name == "job":
+                small = dataclasses.replace(options, storage_namespace=probe_namespace, run_id=probe_run)
+                measured["probe"] = mark_runs(job, spark, small, max(2, runs))
         spark.stop()
         listing = sequential_listing(s3, namespace) if sequential else float("nan")
     finally:
         server.stop()
 
-    def figures(results: list[dict[str, float]]) -> dict[str, Any]:
+    def figures(results: list[dict[str, float]], expected: int = objects // commits * commits) -> dict[str, Any]:
         warm = min(results[1:], key=lambda r: r["own_seconds"])
-        assert warm["objects"] == objects // commits * commits, warm["objects"]
+        assert warm["objects"] == expected, warm["objects"]
         return {**warm, "cold_seconds": results[0]["seconds"], "warm_seconds": warm["seconds"]}
 
     result: dict[str, Any] = {
@@ -219,6 +237,13 @@ def measure(
         "built_seconds": built,
         "sequential_listing_seconds": listing,
     }
+    if probe:
+        small = figures(measured["probe"], PROBE_OBJECTS // PROBE_COMMITS * PROBE_COMMITS)
+        result["probe_objects"] = small["objects"]
+        result["fixed_seconds"] = small["own_seconds"]
+        result["per_object_seconds"] = max(0.0, result["own_seconds"] - small["own_seconds"]) / max(
+            1, result["objects"] - small["objects"]
+        )
     if "compare" in measured:
         result["compare"] = figures(measured["compare"])
         if result["compare"]["marked"] != result["marked"]:
@@ -250,8 +275,18 @@ def main(arguments: Sequence[str] | None = None) -> None:
     parser.add_argument("--compare", type=Path, help="another copy of the job, measured first in the same run")
     parser.add_argument("--runs", type=int, default=2, help="marks per job, the first one cold (2)")
     parser.add_argument("--no-sequential", action="store_true", help="skip the sequential listing")
+    parser.add_argument("--no-probe", action="store_true", help="skip the small mark that measures the fixed cost")
     args = parser.parse_args(arguments)
-    m = measure(args.objects, args.commits, args.slices, args.job, not args.no_sequential, args.compare, args.runs)
+    m = measure(
+        args.objects,
+        args.commits,
+        args.slices,
+        args.job,
+        not args.no_sequential,
+        args.compare,
+        args.runs,
+        not args.no_probe,
+    )
     print(
         f"objects:                      {m['objects']} across {m['commits']} commits "
         f"(built in {m['built_seconds']:.1f} s)"
@@ -261,6 +296,11 @@ def main(arguments: Sequence[str] | None = None) -> None:
     if "compare" in m:
         report(m["compare"], f"compared job {args.compare}")
     report(m, f"job {args.job}")
+    if "fixed_seconds" in m:
+        print(
+            f"  fixed cost (own work of a {m['probe_objects']}-object mark): {m['fixed_seconds']:.2f} s; "
+            f"per object beyond it: {m['per_object_seconds'] * 1e6:.2f} us"
+        )
     if not args.no_sequential:
         print(f"sequential listing only:      {m['sequential_listing_seconds']:8.2f} s")
         print(

@@ -126,6 +126,18 @@ def test_quick_bench_gc_mark_reports_the_jobs_own_rate(tmp_path: Path) -> None:
     details = results["rows"][0]["details"]
     assert details["objects"] == 2_000 and details["own_seconds"] > 0 and details["listing_seconds"] > 0
     assert results["rows"][0]["value"] == pytest.approx(details["objects"] / details["own_seconds"])
+    # The fixed cost comes from a small mark of its own, and the rest of the own work is spread over the objects.
+    assert details["probe_objects"] == 500 and details["fixed_seconds"] > 0
+    spread = details["fixed_seconds"] + details["per_object_seconds"] * (details["objects"] - 500)
+    assert spread == pytest.approx(max(details["own_seconds"], details["fixed_seconds"]))
+    assert "fixed" in results["rows"][0]["measured"]
+
+
+def test_the_gc_row_says_from_how_many_objects_the_rate_is_met() -> None:
+    import run
+
+    assert run.gc_break_even(0.5, 5e-6) == "from about 100,000 objects"  # 0.5 s + 5 us x n <= n / 100k
+    assert run.gc_break_even(0.5, 1e-5).startswith("never")
 
 
 def test_the_readme_table_is_generated_between_its_markers(tmp_path: Path) -> None:
