@@ -12,15 +12,17 @@ What it reads (written by the prepare step, chalicelib/gc/prepare.py; paths unde
 ``<ns>/_lakefs/retention/gc/``):
 
 - ``runs/run_id=RUN/prepare.json``: the manifest. Fields used: format_version (1), storage_namespace (must be
-  the namespace given), prepared_at (unix seconds), commits_location, staged_locations.
+  the namespace given), prepared_at (unix seconds), commits_location, staged_locations, staged_addresses
+  (how many, which sizes the subtraction).
 - ``commits/run_id=RUN/commits.csv``: the active commits; header ``commit_id,meta_range_id,creation_date``.
   Only meta_range_id is used (empty for a commit without objects).
 - ``staged/run_id=RUN/part-NNNNN.parquet``: column ``address``, every address staged on any branch.
 - The metaranges and ranges of the active commits, ``<ns>/_lakefs/<id>``, Parquet as written by
   chalicelib/graveler/committed/format.py. The job relies on: the schema metadata keys ``lakelet.kind``
-  (``metarange`` or ``range``) and ``lakelet.format_version`` (``1``), which it checks; the metarange column
-  ``range_id`` (string, the id of a range stored at ``<ns>/_lakefs/<range_id>``); and the range column
-  ``physical_address`` (string, ``s3://bucket/key``). Every other column is ignored.
+  (``metarange`` or ``range``) and ``lakelet.format_version`` (``1``), which it checks; the metarange columns
+  ``range_id`` (string, the id of a range stored at ``<ns>/_lakefs/<range_id>``) and ``count`` (int64, the rows of
+  that range, which size the subtraction); and the range column ``physical_address`` (string, ``s3://bucket/key``).
+  Every other column is ignored.
 
 What it writes, under the same directory:
 
@@ -623,10 +625,11 @@ def read_concurrently(read: Callable[[Any], Any], items: Sequence[Any]) -> Itera
         yield from pool.map(read, items)
 
 
-def metarange_range_ids(s3: Any, ns: Namespace, metarange_id: str) -> list[str]:
+def metarange_ranges(s3: Any, ns: Namespace, metarange_id: str) -> dict[str, int]:
+    """The ranges of a metarange: id -> rows."""
     key = ns.metadata_key(metarange_id)
-    table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id"], b"metarange", key)
-    return [str(range_id) for range_id in table.column("range_id").to_pylist()]
+    table = read_lakelet_parquet(get_bytes(s3, ns.bucket, key), ["range_id", "count"], b"metarange", key)
+    return dict(zip(table.column("range_id").to_pylist(), table.column("count").to_pylist()))
 
 
 def referenced_addresses(s3: Any, ns: Namespace, source: tuple[str, str]) -> pa.Array:
@@ -644,17 +647,21 @@ def referenced_addresses(s3: Any, ns: Namespace, source: tuple[str, str]) -> pa.
 def metarange_task(
     ns: Namespace, conf: S3Conf, metarange_ids: Sequence[str]
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Metarange ids (by row number) -> the distinct ids of their ranges, as column ``range_id``. Commits share
-    most of their ranges, so each task sends each id once (the driver merges what the tasks send)."""
+    """Metarange ids (by row number) -> the distinct ranges they hold, as columns ``range_id`` and ``count``.
+    Commits share most of their ranges, so each task sends each range once (the driver merges what the tasks
+    send)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         s3 = task_client(conf)
         wanted = [metarange_ids[index] for index in indices(batches)]
-        seen: set[str] = set()
-        for range_ids in read_concurrently(lambda metarange: metarange_range_ids(s3, ns, metarange), wanted):
-            seen.update(range_ids)
+        seen: dict[str, int] = {}
+        for ranges in read_concurrently(lambda metarange: metarange_ranges(s3, ns, metarange), wanted):
+            seen.update(ranges)
         if seen:
-            yield pa.RecordBatch.from_arrays([pa.array(sorted(seen), pa.string())], names=["range_id"])
+            yield pa.RecordBatch.from_arrays(
+                [pa.array(list(seen), pa.string()), pa.array(list(seen.values()), pa.int64())],
+                names=["range_id", "count"],
+            )
 
     return run
 
@@ -886,7 +893,8 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # the addresses never do. A range that cannot be read fails the job.
     subtract_started = time.time()
     metaranges = sorted({metarange for _, metarange in commits if metarange})
-    range_ids = referenced_range_ids(spark, options, ns, s3, metaranges)
+    ranges = referenced_ranges(spark, options, ns, s3, metaranges)
+    range_ids = sorted(ranges)
     sources = [(SOURCE_RANGE, range_id) for range_id in range_ids]
     sources += [(SOURCE_STAGED, location) for location in staged_locations]
 
@@ -896,9 +904,13 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Without nested repositories (the usual case) the old enough objects are known without another pass.
     eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
     candidates = candidates.select("address", "size", "last_modified")
-    part_count = min(options.address_partitions, max(1, -(-eligible // options.objects_per_part)))
+    # The larger side sizes the subtraction: the old enough objects, or the addresses that must stay (every row
+    # of the active ranges and every staged address, which need not be few when few objects are old enough).
+    referenced = sum(ranges.values()) + int(manifest.get("staged_addresses", 0))
+    rows = max(eligible, referenced)
+    part_count = min(options.address_partitions, max(1, -(-rows // options.objects_per_part)))
     prefix = addresses_prefix(ns, run_id)
-    if part_count == 1:
+    if rows <= options.objects_per_part:
         # One part: one task reads what is referenced and filters the candidates against it in Arrow. No
         # shuffle, and no stage of its own for the referenced side; the candidates come from the listing's cache.
         marked = candidates.coalesce(1).mapInArrow(subtract_and_write_task(ns, options.s3, prefix, sources), PARTS_DDL)
@@ -948,22 +960,22 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     return result
 
 
-def referenced_range_ids(
+def referenced_ranges(
     spark: Any, options: JobOptions, ns: Namespace, s3: Any, metaranges: Sequence[str]
-) -> list[str]:
-    """The distinct ids of the ranges of ``metaranges``: read by the driver when they are few, else by Spark tasks
-    (each sends the ids it found once; one short string per range comes back)."""
+) -> dict[str, int]:
+    """The distinct ranges of ``metaranges``, id -> rows: read by the driver when they are few, else by Spark tasks
+    (each sends the ranges it found once; one short row per range comes back)."""
+    seen: dict[str, int] = {}
     if len(metaranges) <= DRIVER_METARANGES:
-        seen: set[str] = set()
-        for ids in read_concurrently(lambda metarange: metarange_range_ids(s3, ns, metarange), metaranges):
-            seen.update(ids)
-        return sorted(seen)
+        for ranges in read_concurrently(lambda metarange: metarange_ranges(s3, ns, metarange), metaranges):
+            seen.update(ranges)
+        return seen
     rows = (
         indexed_frame(spark, len(metaranges), options.commit_partitions, FILES_PER_TASK)
-        .mapInArrow(metarange_task(ns, options.s3, metaranges), "range_id string")
+        .mapInArrow(metarange_task(ns, options.s3, metaranges), "range_id string, count bigint")
         .collect()
     )
-    return sorted({str(row[0]) for row in rows})
+    return {str(row[0]): int(row[1]) for row in rows}
 
 
 def record_sweep(s3: Any, ns: Namespace, run_id: str, cutoff: int) -> float:

@@ -3,6 +3,7 @@ idempotent re-runs; a dry run then a sweep of it; an interrupted sweep; inputs t
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Iterator
@@ -218,12 +219,8 @@ def marked_addresses(summary: dict[str, Any]) -> set[str]:
     return found
 
 
-def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the_anti_join(
-    repo: Repo, gc_job: ModuleType, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    garbage_history(repo, 6)
-    repo.rules(0)
-    run_id = repo.prepare()
+def mark_counting_spark_work(gc_job: ModuleType, options: Any) -> tuple[dict[str, Any], tuple[int, int, int]]:
+    """Runs a job and counts the Spark jobs, stages and tasks of its own work, after the listing."""
     spark = shared_spark()
     context = spark.sparkContext
     tracker = context.statusTracker()
@@ -234,16 +231,26 @@ def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the
         if phase == "mark":  # the listing is done: what follows is the job's own work
             before_subtracting.update(tracker.getJobIdsForGroup(group))
 
-    context.setJobGroup(group, "a small GC mark")
+    context.setJobGroup(group, "a GC mark under test")
     try:
-        small = gc_job.run(spark, repo.job.options(run_id, "mark"), progress)
+        summary: dict[str, Any] = gc_job.run(spark, options, progress)
     finally:
         context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-
-    # The referenced side (metaranges on the driver, ranges in the task) and the parts need no job of their own.
     jobs = sorted(set(tracker.getJobIdsForGroup(group)) - before_subtracting)
     stages = [tracker.getStageInfo(stage) for job_id in jobs for stage in tracker.getJobInfo(job_id).stageIds]
-    assert (len(jobs), len(stages), sum(stage.numTasks for stage in stages if stage)) == (1, 1, 1)
+    return summary, (len(jobs), len(stages), sum(stage.numTasks for stage in stages if stage))
+
+
+def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the_anti_join(
+    repo: Repo, gc_job: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    garbage_history(repo, 6)
+    repo.rules(0)
+    run_id = repo.prepare()
+    small, work = mark_counting_spark_work(gc_job, repo.job.options(run_id, "mark"))
+
+    # The referenced side (metaranges on the driver, ranges in the task) and the parts need no job of their own.
+    assert work == (1, 1, 1)
     assert len(small["mark"]["parts"]) == 1 and small["mark"]["objects_marked"] == 5
     marked = marked_addresses(small)  # before the next mark of the run writes its parts under the same names
     assert len(marked) == 5
@@ -256,3 +263,20 @@ def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the
     assert split["mark"]["ranges_read"] == small["mark"]["ranges_read"] > 0
     assert marked_addresses(split) == marked
     assert repo.labels() == {f"A{i}" for i in range(6)} | {"B"}  # a mark deletes nothing
+
+
+def test_a_mark_with_few_old_objects_but_many_referenced_ones_joins_in_spark(repo: Repo, gc_job: ModuleType) -> None:
+    for i in range(6):
+        repo.upload("main", f"live-{i}.txt", f"L{i}")
+    repo.commit("main", 1)
+    repo.upload("main", "staged.txt", "S")
+    repo.rules(0)
+    run_id = repo.prepare()
+    # Nothing is old enough, and 7 addresses must stay (6 in a range, 1 staged): more than a part of 3 holds, so
+    # the referenced side is not read into a single task.
+    options = dataclasses.replace(repo.job.options(run_id, "mark", min_age_seconds=DAY * 30), objects_per_part=3)
+
+    summary, (_, stages, tasks) = mark_counting_spark_work(gc_job, options)
+
+    assert summary["mark"]["objects_marked"] == 0 and summary["mark"]["objects_too_young"] == 7
+    assert stages > 1 and tasks > 1  # the referenced side is read by tasks of its own and shuffled
