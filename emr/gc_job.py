@@ -708,13 +708,13 @@ def subtract_and_write_task(
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         s3 = task_client(conf)
-        read = list(read_concurrently(lambda source: referenced_addresses(s3, ns, source), sources))
+        with ThreadPoolExecutor(READ_THREADS) as pool:
+            # The reads wait on S3 while Spark converts and sends the candidates: both at once.
+            reads = [pool.submit(referenced_addresses, s3, ns, source) for source in sources]
+            candidates = [batch for batch in batches if batch.num_rows]
+            read = [future.result() for future in reads]
         protected = pa.concat_arrays(read) if read else pa.array([], pa.string())
-        kept = [
-            batch.filter(pc.invert(pc.is_in(batch.column("address"), value_set=protected)))
-            for batch in batches
-            if batch.num_rows
-        ]
+        kept = [batch.filter(pc.invert(pc.is_in(batch.column("address"), value_set=protected))) for batch in candidates]
         kept = [batch for batch in kept if batch.num_rows]
         if kept:
             yield write_part(s3, ns, prefix, 0, kept)
