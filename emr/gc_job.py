@@ -5,7 +5,7 @@ Usage::
 
     gc_job.py --storage-namespace s3://bucket/prefix --run-id RUN [--mode mark|sweep|mark-and-sweep]
               [--min-age-seconds 86400] [--commit-partitions 16] [--address-partitions 64]
-              [--list-slices 16] [--objects-per-part 1000000] [--endpoint-url URL] [--region REGION]
+              [--list-slices 16] [--single-task-objects 1000000] [--endpoint-url URL] [--region REGION]
               [--record-lead-seconds 7]
 
 What it reads (written by the prepare step, chalicelib/gc/prepare.py; paths under
@@ -107,10 +107,11 @@ ARROW_BATCH_ROWS = 10_000
 # A task costs a Python worker tens of milliseconds before its first read (more than a small range takes): the
 # metaranges and ranges are spread over --commit-partitions tasks, but each task gets at least this many.
 FILES_PER_TASK = 4
-# A marked part holds up to about this many objects: a repository with fewer old enough objects is subtracted and
-# written by one task, without a shuffle, and a larger one in ceil(objects / this) parts (at most
-# --address-partitions). Each part is a Spark task and a file; 1M addresses make a part of some 20 MB.
-OBJECTS_PER_PART = 1_000_000
+# A mark with at most this many old enough objects and referenced addresses (each side) is subtracted and written
+# by one task, in Arrow, without a shuffle: one Spark stage of one task instead of three stages of
+# --commit-partitions and --address-partitions tasks, whose fixed cost outweighs the rows in a small repository.
+# Larger marks use Spark's anti join over --address-partitions. 1M addresses are some 100 MB in one task.
+SINGLE_TASK_OBJECTS = 1_000_000
 # Up to this many metaranges are read by the driver (small files, one GET each, in READ_THREADS at a time) instead
 # of by a Spark job whose fixed cost is larger than the reads; more are read in parallel tasks.
 DRIVER_METARANGES = 64
@@ -274,7 +275,7 @@ class JobOptions:
     commit_partitions: int = 16
     address_partitions: int = 64
     list_slices: int = 16
-    objects_per_part: int = OBJECTS_PER_PART
+    single_task_objects: int = SINGLE_TASK_OBJECTS
     endpoint_url: str | None = None
     region: str | None = None
     record_lead_seconds: float = RECORD_LEAD_SECONDS
@@ -287,7 +288,7 @@ class JobOptions:
             raise GCJobError("min age must not be negative")
         if self.commit_partitions < 1 or self.address_partitions < 1:
             raise GCJobError("partition counts must be at least 1")
-        if self.objects_per_part < 1:
+        if self.single_task_objects < 1:
             raise GCJobError("objects per part must be at least 1")
         if self.record_lead_seconds < 0:
             raise GCJobError("the record lead must not be negative")
@@ -334,10 +335,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="slices each data/ partition prefix is listed in, in parallel (1-16)",
     )
     parser.add_argument(
-        "--objects-per-part",
+        "--single-task-objects",
         type=int,
-        default=OBJECTS_PER_PART,
-        help="marked objects per part file and subtraction task, up to --address-partitions parts",
+        default=SINGLE_TASK_OBJECTS,
+        help="subtract in one task, without a shuffle, when neither the old enough objects nor the referenced "
+        "addresses are more than this many",
     )
     parser.add_argument("--endpoint-url", default=None, help="S3 endpoint (local runs against moto only)")
     parser.add_argument("--region", default=None, help="AWS region of the bucket")
@@ -360,7 +362,7 @@ def parse_options(argv: Sequence[str]) -> JobOptions:
         commit_partitions=args.commit_partitions,
         address_partitions=args.address_partitions,
         list_slices=args.list_slices,
-        objects_per_part=args.objects_per_part,
+        single_task_objects=args.single_task_objects,
         endpoint_url=args.endpoint_url,
         region=args.region,
         record_lead_seconds=args.record_lead_seconds,
@@ -904,18 +906,15 @@ def mark(spark: Any, options: JobOptions, ns: Namespace, s3: Any, progress: Any 
     # Without nested repositories (the usual case) the old enough objects are known without another pass.
     eligible = candidates.count() if nested_roots else int(totals["objects"]) - int(totals["young"])
     candidates = candidates.select("address", "size", "last_modified")
-    # The larger side sizes the subtraction: the old enough objects, or the addresses that must stay (every row
-    # of the active ranges and every staged address, which need not be few when few objects are old enough).
+    # Both sides size the subtraction: the old enough objects, and the addresses that must stay (every row of the
+    # active ranges and every staged address, which need not be few when few objects are old enough).
     referenced = sum(ranges.values()) + int(manifest.get("staged_addresses", 0))
-    rows = max(eligible, referenced)
-    part_count = min(options.address_partitions, max(1, -(-rows // options.objects_per_part)))
     prefix = addresses_prefix(ns, run_id)
-    if rows <= options.objects_per_part:
+    if max(eligible, referenced) <= options.single_task_objects:
         # One part: one task reads what is referenced and filters the candidates against it in Arrow. No
         # shuffle, and no stage of its own for the referenced side; the candidates come from the listing's cache.
         marked = candidates.coalesce(1).mapInArrow(subtract_and_write_task(ns, options.s3, prefix, sources), PARTS_DDL)
     else:
-        spark.conf.set("spark.sql.shuffle.partitions", str(part_count))
         protected = indexed_frame(spark, len(sources), options.commit_partitions, FILES_PER_TASK).mapInArrow(
             referenced_task(ns, options.s3, sources), "address string"
         )

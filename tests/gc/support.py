@@ -88,8 +88,8 @@ class JobRun:
 
     namespace: str
 
-    def options(self, run_id: str, mode: str, min_age_seconds: int = 0, objects_per_part: int | None = None) -> Any:
-        extra = {} if objects_per_part is None else {"objects_per_part": objects_per_part}
+    def options(self, run_id: str, mode: str, min_age_seconds: int = 0, single_task_objects: int | None = None) -> Any:
+        extra = {} if single_task_objects is None else {"single_task_objects": single_task_objects}
         return job().JobOptions(
             **extra,
             storage_namespace=self.namespace,
@@ -105,9 +105,13 @@ class JobRun:
         )
 
     def run(
-        self, run_id: str, mode: str = "mark-and-sweep", min_age_seconds: int = 0, objects_per_part: int | None = None
+        self,
+        run_id: str,
+        mode: str = "mark-and-sweep",
+        min_age_seconds: int = 0,
+        single_task_objects: int | None = None,
     ) -> dict[str, Any]:
-        options = self.options(run_id, mode, min_age_seconds, objects_per_part)
+        options = self.options(run_id, mode, min_age_seconds, single_task_objects)
         summary: dict[str, Any] = job().run(shared_spark(), options)
         return summary
 

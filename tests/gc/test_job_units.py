@@ -242,7 +242,7 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
             "5",
             "--list-slices",
             "4",
-            "--objects-per-part",
+            "--single-task-objects",
             "500",
         ]
     )
@@ -252,7 +252,7 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
         options.commit_partitions,
         options.address_partitions,
         options.list_slices,
-        options.objects_per_part,
+        options.single_task_objects,
     ) == ("mark", 60, 3, 5, 4, 500)
     assert gc_job.parse_options(["--storage-namespace", "s3://b", "--run-id", "r"]).min_age_seconds == 86_400
     for bad in [
@@ -261,7 +261,7 @@ def test_options_are_checked(gc_job: ModuleType) -> None:
         {"min_age_seconds": -1},
         {"address_partitions": 0},
         {"list_slices": 17},
-        {"objects_per_part": 0},
+        {"single_task_objects": 0},
     ]:
         with pytest.raises(gc_job.GCJobError):
             gc_job.JobOptions(**{"storage_namespace": "s3://b", "run_id": "r", **bad})

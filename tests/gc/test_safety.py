@@ -160,8 +160,9 @@ def test_a_dry_run_deletes_nothing_and_an_interrupted_sweep_completes_when_run_a
     s3_client().put_object(Bucket=bucket, Key=key, Body=b"late")
     late = f"s3://{bucket}/{key}"
 
-    # Small parts, so that there are several to interrupt the sweep between (and the anti join in Spark marks).
-    dry = repo.job.run(run_id, mode="mark", objects_per_part=2)
+    # Marked by Spark's anti join (not by a single task), so that there are several parts to interrupt the sweep
+    # between.
+    dry = repo.job.run(run_id, mode="mark", single_task_objects=2)
 
     assert dry["dry_run"] is True and "sweep" not in dry
     assert dry["mark"]["objects_marked"] == 8 and dry["mark"]["objects_too_young"] == 1
@@ -255,9 +256,9 @@ def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the
     marked = marked_addresses(small)  # before the next mark of the run writes its parts under the same names
     assert len(marked) == 5
 
-    # The same mark in parts of one object (the anti join in Spark), the metaranges read by Spark tasks.
+    # The same mark by Spark's anti join over the address partitions, the metaranges read by Spark tasks.
     monkeypatch.setattr(gc_job, "DRIVER_METARANGES", 0)
-    split = repo.job.run(run_id, mode="mark", objects_per_part=1)
+    split = repo.job.run(run_id, mode="mark", single_task_objects=1)
 
     assert len(split["mark"]["parts"]) > 1
     assert split["mark"]["ranges_read"] == small["mark"]["ranges_read"] > 0
@@ -272,9 +273,8 @@ def test_a_mark_with_few_old_objects_but_many_referenced_ones_joins_in_spark(rep
     repo.upload("main", "staged.txt", "S")
     repo.rules(0)
     run_id = repo.prepare()
-    # Nothing is old enough, and 7 addresses must stay (6 in a range, 1 staged): more than a part of 3 holds, so
-    # the referenced side is not read into a single task.
-    options = dataclasses.replace(repo.job.options(run_id, "mark", min_age_seconds=DAY * 30), objects_per_part=3)
+    # Nothing is old enough, and 7 addresses must stay (6 in a range, 1 staged): more than a single task may hold.
+    options = dataclasses.replace(repo.job.options(run_id, "mark", min_age_seconds=DAY * 30), single_task_objects=3)
 
     summary, (_, stages, tasks) = mark_counting_spark_work(gc_job, options)
 
