@@ -14,7 +14,9 @@ throughput (objects listed per second), the ratio to a plain sequential listing 
 job's own rate: objects per second of the mark without its listing (reading the ranges, subtracting, writing
 the marked parts: the phase the job reports as ``subtract_and_write``), the figure the performance table holds,
 and the CPU seconds that work took in this process and its children (driver, Spark's JVM, its Python workers),
-which other load on a shared machine does not inflate.
+which other load on a shared machine does not inflate. Unless --no-probe, the job also marks a repository of
+PROBE_OBJECTS objects in the same session, whose own work stands for the fixed cost: the large mark's own work is
+reported as that fixed cost plus a cost per object.
 SLICES is the job's --list-slices: moto scans the whole bucket for each listing request, so against moto more
 slices per partition cost more than they save (on S3 they are what parallelizes a large partition).
 """
