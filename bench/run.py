@@ -247,7 +247,8 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
             )
         )
 
-        start = bench_stack.cli_start(stack, args.repeats)
+        # Runs of a tenth of a second each: many of them cost little and steady the medians.
+        start = bench_stack.cli_start(stack, 5 if args.quick else max(21, args.repeats))
         help_ratio = start["help"] / start["bare"]
         rows.append(
             row(
@@ -266,13 +267,15 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
         rows.append(
             row(
                 "cli_repo_list",
-                "`lakelet repo list`",
-                f"{start['repo_list']:.2f} s",
+                "`lakelet repo list` (median wall time; byte-code compiled, as installed)",
+                f"{start['repo_list']:.2f} s ({start['repo_list_cpu']:.2f} s CPU; a bare interpreter "
+                f"{start['bare']:.2f} s)",
                 start["repo_list"],
                 LE,
                 0.3,
                 "<= 0.3 s",
-                "wall time, the machine's load included (its CPU time is in docs/performance.md, CLI start-up)",
+                "wall time, the machine's load included: the CPU time beside it is the CLI's own cost, and the "
+                "server's answer (the stack runs in the benchmark's process) is in the wall time",
                 start,
             )
         )

@@ -124,11 +124,10 @@ _HELP = {
 
 def register(root_app: typer.Typer, name: str | None = None) -> None:
     """Hang every command on ``root_app``, or only the module that holds the top-level command ``name``."""
-    import importlib
-
     modules = [GROUPS[name]] if name is not None else list(dict.fromkeys(GROUPS.values()))
     for module_name in modules:
-        module = importlib.import_module(f"lakelet.commands.{module_name}")
+        # __import__, not importlib's: python -X importtime (tests/cli/test_startup.py) sees only the former.
+        module = __import__(f"lakelet.commands.{module_name}", fromlist=["app"])
         if module_name in _HELP:
             group = "local" if module_name == "localdir" else module_name
             root_app.add_typer(module.app, name=group, help=_HELP[module_name])

@@ -27,7 +27,7 @@ from tests.e2e.conftest import PROJECT_DIR
 HELP_BUDGET = 230
 # A help screen printed before comes from lakelet/help_cache.py without typer: 77 modules measured.
 CACHED_HELP_BUDGET = 95
-REPO_LIST_BUDGET = 245
+REPO_LIST_BUDGET = 210
 NEVER = (
     "lakefs_sdk",
     "lakefs",
@@ -232,3 +232,37 @@ def test_repository_name_checked_before_sending(tmp_path: Path, stub: str) -> No
     namespace, _ = _imports(["repo", "create", "lakefs://good-name", "ftp://bucket/x"], tmp_path, env)
     assert namespace.returncode == 1 and "storage namespace 'ftp://bucket/x' must match" in namespace.stderr
     _assert_light(modules, REPO_LIST_BUDGET)
+
+
+# Each command module of lakelet/commands/ that ``repo list`` has no use for, and the stack's commands.
+OTHER_GROUPS = (
+    "lakelet.commands.branch",
+    "lakelet.commands.tag",
+    "lakelet.commands.commit",
+    "lakelet.commands.diff",
+    "lakelet.commands.merge",
+    "lakelet.commands.imports",
+    "lakelet.commands.fs",
+    "lakelet.commands.transfer",
+    "lakelet.commands.localdir",
+    "lakelet.commands.gc",
+    "lakelet.commands.actions",
+    "lakelet.commands.auth",
+    "lakelet.commands.doctor",
+    "lakelet.stack.cli",
+)
+
+
+def test_a_command_imports_only_its_own_group(tmp_path: Path, stub: str) -> None:
+    env = {
+        "LAKECTL_SERVER_ENDPOINT_URL": stub,
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": KEY,
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": SECRET,
+    }
+    config = tmp_path / "lakectl.yaml"
+    config.write_text(f"server:\n  endpoint_url: {stub}\n")
+    for args in (["repo", "list"], ["--json", "-c", str(config), "repo", "list"]):
+        done, modules = _imports(args, tmp_path, env)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "lakelet.commands.repo" in modules
+        assert not [m for m in modules if m in OTHER_GROUPS], modules
