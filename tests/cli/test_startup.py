@@ -27,7 +27,7 @@ from tests.e2e.conftest import PROJECT_DIR
 HELP_BUDGET = 230
 # A help screen printed before comes from lakelet/help_cache.py without typer: 77 modules measured.
 CACHED_HELP_BUDGET = 95
-REPO_LIST_BUDGET = 210
+REPO_LIST_BUDGET = 185
 NEVER = (
     "lakefs_sdk",
     "lakefs",
@@ -42,6 +42,9 @@ NEVER = (
     "moto",
     "chalice",
 )
+# An API call to an http:// server: lakelet/commands/wire.py speaks it over a socket, without http.client (which
+# brings the email package's parser and ssl).
+NEVER_FOR_A_CALL = (*NEVER, "http", "email", "ssl")
 KEY, SECRET = "AKIASTARTUPTEST", "startup-secret"
 REPOS = [
     {"id": "alpha", "creation_date": 1700000000, "default_branch": "main", "storage_namespace": "s3://b/alpha"},
@@ -121,8 +124,8 @@ def _imports(
     return done, modules
 
 
-def _assert_light(modules: list[str], budget: int) -> None:
-    heavy = sorted({m for m in modules if m.split(".")[0] in NEVER})
+def _assert_light(modules: list[str], budget: int, never: tuple[str, ...] = NEVER_FOR_A_CALL) -> None:
+    heavy = sorted({m for m in modules if m.split(".")[0] in never})
     assert not heavy, heavy
     assert len(modules) <= budget, (len(modules), budget)
 
@@ -131,7 +134,7 @@ def test_help_imports_few_modules(tmp_path: Path) -> None:
     done, modules = _imports(["--help"], tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "repo" in done.stdout and "Commands" in done.stdout
-    _assert_light(modules, HELP_BUDGET)
+    _assert_light(modules, HELP_BUDGET, NEVER)
 
 
 def test_a_help_screen_printed_before_is_printed_again_without_typer(tmp_path: Path) -> None:
