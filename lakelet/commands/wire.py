@@ -65,7 +65,8 @@ class Connection:
             self.sock = socket.create_connection((self.host, self.port))
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as http.client sets it
             self._stream = self.sock.makefile("rb")
-        host = self.host if ":" not in self.host else f"[{self.host}]"
+        host = self.host if self.host.isascii() else self.host.encode("idna").decode("ascii")  # as http.client
+        host = host if ":" not in host else f"[{host}]"
         lines = [f"{method} {target} HTTP/1.1", f"Host: {host}" + ("" if self.port == 80 else f":{self.port}")]
         lines.append("Accept-Encoding: identity")
         if body is not None or method in _BODY_METHODS:
