@@ -53,3 +53,11 @@ def test_unknown_commands_and_help_get_the_whole_tree(
     # Several commands in one process, each with its own group: none sees another's tree.
     assert main(["repo", "--help"]) == 0 and "Usage: lakelet repo " in capsys.readouterr().out
     assert main(["branch", "--help"]) == 0 and "Usage: lakelet branch " in capsys.readouterr().out
+
+
+def test_every_top_level_command_has_its_group() -> None:
+    # A command missing from GROUPS would still run, through the whole tree, but slowly.
+    from typer.main import get_command
+
+    whole = get_command(tree(None))
+    assert set(whole.commands) == set(GROUPS)  # type: ignore[attr-defined]  # a click group
