@@ -165,11 +165,22 @@ def seed(stack: Any, objects: int) -> None:
     graveler.commit(REPOSITORY, "main", "bench", "listing seed")
 
 
-def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
-    """Every seeded object 1,000 a page, through the app in process (chalice.test.Client: routing, auth and
-    serialization, no HTTP) and through Graveler.list_objects, the best of ``repeats`` runs each, interleaved;
-    full collections counted during the app's runs."""
+def app_listing(stack: Any, objects: int, rounds: int = 15) -> dict[str, Any]:
+    """Every seeded object 1,000 a page, through the app in process and through ``Graveler.list_objects``.
+
+    The app's side is what its Lambda does for a page: Chalice's handler called with API Gateway's event for
+    ``objects/ls`` (routing, middleware, authentication, authorization, the view, ObjectStats, orjson and the
+    base64 body), timed from the event to the response dict. Building the event (API Gateway's work), decoding
+    the base64 body and parsing the JSON (the client's work) happen outside the timed part, and every page's
+    answer is checked against the engine's. The same pages go through ``chalice.test.Client`` with the client's
+    parse as well, reported apart (``ratio_through_client``) for comparison with earlier figures.
+
+    Pages are interleaved one by one, the order of the two sides swapped every round, so that moto's threads
+    (which answer both sides in this process) and the machine's load weigh on both alike. Each side's time is
+    the sum over pages of that page's median over ``rounds``. Full collections are counted during the app's
+    calls."""
     import orjson
+    from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
     from chalice.test import Client
 
     from chalicelib.wiring import get_services
@@ -177,18 +188,20 @@ def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
 
     seed(stack, objects)
     graveler = get_services().graveler
-
-    def engine() -> int:
-        after, count = "", 0
-        while True:
-            page = graveler.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
-            count += len(page.results)
-            if not page.has_more:
-                return count
-            after = page.next_offset
-
+    app = load_app()
     token = base64.b64encode(f"{stack.credentials.access_key_id}:{stack.credentials.secret_access_key}".encode())
     headers = {"Authorization": f"Basic {token.decode()}"}
+
+    def path(after: str) -> str:
+        return f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}"
+
+    def engine_page(after: str) -> tuple[int, bool, str]:
+        page = graveler.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
+        return len(page.results), page.has_more, page.next_offset
+
+    def parsed(body: dict[str, Any]) -> tuple[int, bool, str]:
+        return len(body["results"]), body["pagination"]["has_more"], body["pagination"]["next_offset"]
+
     pauses: list[float] = []
     starts: dict[int, float] = {}
 
@@ -199,43 +212,72 @@ def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
             else:
                 pauses.append(time.perf_counter() - starts.pop(2, time.perf_counter()))
 
-    with Client(load_app()) as client:
+    # API Gateway's side: the event of a request, as chalice.test.Client makes it.
+    events = LambdaEventConverter(RouteMatcher(list(app.routes)), app.api.binary_types)
 
-        def through_app() -> int:
-            after, count = "", 0
-            while True:
-                response = client.http.get(
-                    f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}",
-                    headers=headers,
-                )
-                assert response.status_code == 200, response.body[:300]
-                # The client's parse is not the app's work: orjson's keeps it small (json's took ~1/3 of the row).
-                body = orjson.loads(response.body)
-                count += len(body["results"])
-                if not body["pagination"]["has_more"]:
-                    return count
-                after = body["pagination"]["next_offset"]
+    with Client(app) as client:
+        # The offsets of the pages, from a first pass through the engine (which also warms the range cache).
+        offsets, after, count = [], "", 0
+        while True:
+            offsets.append(after)
+            results, more, after = engine_page(after)
+            count += results
+            if not more:
+                break
+        assert count == objects, (count, objects)
+        expected = {offset: engine_page(offset) for offset in offsets}
 
-        through_app()  # warm: the ranges are cached the same way for both
-        # Interleaved and the best of several each: moto answers in this process, so one run of either swings
-        # by 2x with whatever else the machine does.
-        engine_runs: list[float] = []
-        app_runs: list[float] = []
-        for _ in range(repeats):
-            engine_runs.append(_timed(engine)[0])
+        def through_handler(after: str) -> float:
+            event = events.create_lambda_event("GET", path(after), headers, b"")
+            context = LambdaContext("api_handler", 1024)
             gc.callbacks.append(watch)
             try:
-                seconds, count = _timed(through_app)
+                started = time.perf_counter()
+                response = app(event, context)
+                seconds = time.perf_counter() - started
             finally:
                 gc.callbacks.remove(watch)
-            app_runs.append(seconds)
-        engine_seconds, app_seconds = min(engine_runs), min(app_runs)
-    assert count == objects, (count, objects)
+            assert response["statusCode"] == 200, str(response["body"])[:300]
+            body = base64.b64decode(response["body"]) if response.get("isBase64Encoded") else response["body"]
+            assert parsed(orjson.loads(body)) == expected[after]
+            return seconds
+
+        def through_client(after: str) -> float:
+            started = time.perf_counter()
+            response = client.http.get(path(after), headers=headers)
+            body = orjson.loads(response.body)
+            seconds = time.perf_counter() - started
+            assert response.status_code == 200 and parsed(body) == expected[after], response.body[:300]
+            return seconds
+
+        def through_engine(after: str) -> float:
+            started = time.perf_counter()
+            page = engine_page(after)
+            seconds = time.perf_counter() - started
+            assert page == expected[after]
+            return seconds
+
+        sides = {"engine": through_engine, "app": through_handler, "client": through_client}
+        for offset in offsets:  # warm: the first request freezes what the app loaded lazily
+            through_handler(offset)
+            through_client(offset)
+        times: dict[str, dict[str, list[float]]] = {side: {o: [] for o in offsets} for side in sides}
+        pauses.clear()
+        for round_ in range(rounds):
+            order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
+            for offset in offsets:
+                for side in order:
+                    times[side][offset].append(sides[side](offset))
+    total = {side: sum(statistics.median(times[side][o]) for o in offsets) for side in sides}
     return {
         "objects": objects,
-        "app_seconds": app_seconds,
-        "list_objects_seconds": engine_seconds,
-        "ratio": engine_seconds / app_seconds,
+        "pages": len(offsets),
+        "rounds": rounds,
+        "app_seconds": total["app"],
+        "client_seconds": total["client"],
+        "list_objects_seconds": total["engine"],
+        "ratio": total["engine"] / total["app"],
+        "ratio_through_client": total["engine"] / total["client"],
         "full_collections": len(pauses),
         "max_pause_ms": max(pauses, default=0.0) * 1000,
     }
