@@ -183,7 +183,8 @@ def app_listing(stack: Any, objects: int, rounds: int = 25) -> dict[str, Any]:
     Full collections are counted (with their wall time) during the app's calls. moto's tables, filled by the
     seed, live in this process and not in a Lambda's: they are frozen out of the collector's sight after the
     seed, before any listing, so a full collection walks what the app's listing keeps and allocates, as it
-    would in a Lambda container after wiring's own freezes."""
+    would in a Lambda container after wiring's own freezes. They stay frozen for the stack's later rows, whose
+    two sides share this process alike."""
     import orjson
     from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
     from chalice.test import Client
