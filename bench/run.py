@@ -341,18 +341,24 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
 
 
 GC_GOAL = 100_000  # objects a second
+# Marks per job in the GC row: the first starts Spark's Python workers, the fastest of the warm ones is kept (one
+# warm mark on the shared machine varied by half between runs).
+GC_RUNS = 4
 
 
 def gc_break_even(fixed: float, per_object: float) -> str:
     """From how many objects a mark of ``fixed`` seconds plus ``per_object`` seconds an object reaches the goal."""
-    if per_object >= 1 / GC_GOAL:
-        return f"never: {per_object * 1e6:.1f} us an object alone is slower than the goal"
+    if per_object >= 0.9 / GC_GOAL:
+        allowed = 1e6 / GC_GOAL
+        return f"hardly at any size: {per_object * 1e6:.1f} us an object is 90% or more of the goal's {allowed:.0f} us"
     return f"from about {fixed / (1 / GC_GOAL - per_object):,.0f} objects"
 
 
 def gc_rows(args: argparse.Namespace) -> list[Row]:
     m = run_json(
-        f"import gc_mark, json; print(json.dumps(gc_mark.measure({args.gc_objects}, {args.gc_commits})))", args.timeout
+        "import gc_mark, json; "
+        f"print(json.dumps(gc_mark.measure({args.gc_objects}, {args.gc_commits}, runs={GC_RUNS})))",
+        args.timeout,
     )
     fixed, per_object = m["fixed_seconds"], m["per_object_seconds"]
     return [
