@@ -41,7 +41,7 @@ class RangeParams:
 # about exponential (11,000 rows on average, up to 8 MiB), and a change is more likely to land in a large range.
 RANGE_FORMAT_1 = RangeParams(max_range_bytes=8 * _MiB, min_range_bytes=64 * _KiB, raggedness=10_000)
 # New repositories: a large minimum, a small raggedness and a tight maximum bound what one change rewrites (at
-# most ~13,000 rows of the fixture, 95% of cuts still content-defined) while keeping about as many ranges as
+# most ~13,000 rows of the fixture, 96% of cuts still content-defined) while keeping about as many ranges as
 # format 1 (docs/performance.md, "Ranges and their rewrite cost"). LAKELET_RANGE_* settings override these.
 RANGE_FORMAT_2 = RangeParams(max_range_bytes=2 * _MiB + 256 * _KiB, min_range_bytes=1536 * _KiB, raggedness=1_500)
 CURRENT_RANGE_FORMAT = 2
