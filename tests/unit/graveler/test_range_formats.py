@@ -8,9 +8,12 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.branch_moves import new_staging_token
+from chalicelib.graveler.commit.plan import SliceSpec
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.params import RANGE_FORMAT_1, RANGE_FORMAT_2
 from chalicelib.graveler.identity import new_commit
+from chalicelib.graveler.imports.plan import ImportPlan, ImportSlice
+from chalicelib.graveler.merge.plan import MergeFixed
 from chalicelib.graveler.records import (
     EMPTY_METARANGE,
     Branch,
@@ -154,3 +157,25 @@ GOLDEN_FORMAT_2_METARANGES = [
     "feae5719d7c81f29e1c75942bffa0bf8e0a9449fbc46dec438126e77bbd49015",
     "b7b64820141714fc96fc9182e2d8f429a7ae4efd8f562d1cd83df9f7a7ce2749",
 ]
+
+
+def test_plans_of_executions_started_before_formats_read_as_format_1():
+    slice_json = {"namespace": NS, "base_metarange": "mr", "tokens": [], "lo": "", "hi": None}
+    assert SliceSpec.from_json(slice_json).range_format == 1
+    assert SliceSpec.from_json({**slice_json, "range_format": 2}).range_format == 2
+    assert SliceSpec(NS, "mr", (), "", None, 2).to_json()["range_format"] == 2
+    fixed = {"namespace": NS, "dest_commit": "c", "dest_generation": 1, "source_generation": 1, "tokens": []}
+    assert MergeFixed.from_json(fixed).range_format == 1
+    assert MergeFixed.from_json({**fixed, "range_format": 2}).range_format == 2
+    task = {
+        "request": {"import_id": "i", "locations": []},
+        "namespace": NS,
+        "base_metarange": "",
+        "bounds": {"lo": "", "hi": None, "part": "00000"},
+    }
+    assert ImportSlice.from_task(task).range_format == 1
+    assert ImportSlice.from_task({**task, "range_format": 2}).range_format == 2
+    plan = ImportPlan("c", 1, NS, "", "s3://bucket/m.json", 1, (), 2)
+    assert ImportPlan.from_json(plan.to_json()).range_format == 2
+    old = {k: v for k, v in plan.to_json().items() if k != "range_format"}
+    assert ImportPlan.from_json(old).range_format == 1
