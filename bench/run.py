@@ -133,7 +133,7 @@ def engine_rows(args: argparse.Namespace) -> list[Row]:
             "commit_clustered",
             f"commit of {c} changes, clustered keys: {n} / 10k",
             f"{clustered:.2f} (range format {m['range_format']}, {m['ranges']} / {m['ranges_10k']} ranges; five "
-            f"clusters, median of {m['rounds']} alternating rounds, {min(rounds):.2f}-{max(rounds):.2f}; "
+            f"clusters, median of {len(rounds)} alternating rounds, {min(rounds):.2f}-{max(rounds):.2f}; "
             f"{large['read']} range files read, {large['written']} written; rows read + written {rows_large:,} / "
             f"{rows_small:,}, time per row {clustered * rows_small / max(rows_large, 1):.2f})",
             clustered,
