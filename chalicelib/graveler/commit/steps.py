@@ -104,6 +104,7 @@ class CommitSteps:
         repo = self.refs.get_repository(repo_id)
         if repo.read_only:
             raise errors.ReadOnlyRepository(repo_id)
+        params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before the seal
         # The first step of every commit, inline or in the workflow: a protected branch takes merges only.
         self.guard.refuse_commit(repo, branch_id)
         mine = request_token(request.repository, request.branch, request.request_id)

@@ -44,7 +44,7 @@ class CommittedManager:
 
     def for_format(self, range_format: int) -> CommittedManager:
         """A view writing with ``range_format``'s params (this manager itself for the current format). Raises
-        ValueError for an unknown format."""
+        StorageError for an unknown format."""
         params = params_for_format(range_format, self._current)
         if params == self._params:
             return self

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import StorageError
+
 __all__ = ["CURRENT_RANGE_FORMAT", "RANGE_FORMAT_1", "RANGE_FORMAT_2", "RangeParams", "params_for_format"]
 
 _KiB = 1024
@@ -49,9 +51,10 @@ CURRENT_RANGE_FORMAT = 2
 
 def params_for_format(range_format: int, current: RangeParams) -> RangeParams:
     """The knobs of ``range_format``: format 1's are fixed; the current format's are ``current`` (the deployment's
-    settings). Raises ValueError for a format this code does not know (a record written by a newer release)."""
+    settings). Raises StorageError (503) for a format this code does not know: a repository created by a newer
+    release, after a rollback, whose ranges this one would cut differently."""
     if range_format == CURRENT_RANGE_FORMAT:
         return current
     if range_format == 1:
         return RANGE_FORMAT_1
-    raise ValueError(f"unknown range format {range_format}")
+    raise StorageError(f"unknown range format {range_format}: the repository was created by a newer release")

@@ -94,6 +94,7 @@ class ImportSteps:
         repo = self.refs.get_repository(repo_id)
         if repo.read_only and not request.force:
             raise errors.ReadOnlyRepository(repo_id)
+        params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before any write
         self.refuse_canceled(repo.storage_namespace, request.import_id)
         head = self.refs.get_commit(repo_id, self.refs.get_branch(repo_id, BranchID(request.branch)).commit_id)
         self._move_import_branch(request, head.id, repo.generation)

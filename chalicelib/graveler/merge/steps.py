@@ -130,6 +130,7 @@ class MergeSteps:
         Graveler.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
         refs = self.refs
         repo = repository_for_write(refs, request.repository, request.force)
+        params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before the seal
         bid = BranchID(request.destination)
         prepare_move(refs, self.staging, self.committed, repo, bid, self._sleep)
         branch = refs.get_branch(repo.id, bid)

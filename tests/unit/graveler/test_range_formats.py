@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.adapters.memory import MemoryBlockStore
+from chalicelib.graveler import errors
 from chalicelib.graveler.branch_moves import new_staging_token
 from chalicelib.graveler.commit.plan import SliceSpec
 from chalicelib.graveler.committed import CommittedManager
@@ -84,8 +85,18 @@ def test_a_record_without_a_format_reads_as_format_1(g):
     assert created_before_formats(g).range_format == 1
 
 
-def test_an_unknown_format_is_refused():
-    with pytest.raises(ValueError, match="unknown range format 3"):
+def test_a_repository_of_an_unknown_format_is_a_clear_503_not_a_500(g):
+    """A record from a newer release (after a rollback): writing it with other cuts would change its ids."""
+    rid = RepositoryID("newer")
+    initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)
+    g.refs.add_commit(rid, initial)
+    g.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("newer", "main")))
+    g.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, range_format=3))
+    link(g, "newer", "main", range(3))
+    with pytest.raises(errors.StorageError, match="unknown range format 3"):
+        g.commit("newer", "main", "me", "m")
+    assert g.get_branch("newer", "main").sealed_tokens == ()  # refused before the seal
+    with pytest.raises(errors.StorageError, match="unknown range format 3"):
         CommittedManager(MemoryBlockStore()).for_format(3)
 
 
