@@ -165,30 +165,53 @@ def seed(stack: Any, objects: int) -> None:
     graveler.commit(REPOSITORY, "main", "bench", "listing seed")
 
 
-def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
-    """Every seeded object 1,000 a page, through the app in process (chalice.test.Client: routing, auth and
-    serialization, no HTTP) and through Graveler.list_objects, the best of ``repeats`` runs each, interleaved;
-    full collections counted during the app's runs."""
+def app_listing(stack: Any, objects: int, rounds: int = 25) -> dict[str, Any]:
+    """Every seeded object 1,000 a page, through the app in process and through ``Graveler.list_objects``.
+
+    The app's side is what its Lambda does for a page: Chalice's handler called with API Gateway's event for
+    ``objects/ls`` (routing, middleware, authentication, authorization, the view, ObjectStats, orjson and the
+    base64 body), timed from the event to the response dict. Building the event (API Gateway's work), decoding
+    the base64 body and parsing the JSON (the client's work) happen outside the timed part, and every page's
+    answer is checked against the engine's. The same pages also go through ``chalice.test.Client`` with the
+    client's parse, reported apart (``ratio_through_client``) for comparison with earlier figures.
+
+    The ratio is of CPU time: the process's, which includes moto's threads answering either side's AWS calls.
+    Wall time on a shared machine measures its load as much as the code (the same pages swung 0.67-1.28 in one
+    hour); it is reported too (``ratio_wall``). Pages are interleaved one by one, the order of the sides swapped
+    every round, and each side's time is the sum over pages of that page's median over ``rounds``.
+
+    Full collections are counted (with their wall time) during the app's calls. moto's tables, filled by the
+    seed, live in this process and not in a Lambda's: they are frozen out of the collector's sight after the
+    seed, before any listing, so a full collection walks what the app's listing keeps and allocates, as it
+    would in a Lambda container after wiring's own freezes. They stay frozen for the stack's later rows, whose
+    two sides share this process alike."""
     import orjson
+    from chalice.local import LambdaContext, LambdaEventConverter, RouteMatcher
     from chalice.test import Client
 
     from chalicelib.wiring import get_services
     from lakelet.stack.local import load_app
 
     seed(stack, objects)
+    gc.collect()
+    gc.freeze()
     graveler = get_services().graveler
-
-    def engine() -> int:
-        after, count = "", 0
-        while True:
-            page = graveler.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
-            count += len(page.results)
-            if not page.has_more:
-                return count
-            after = page.next_offset
-
+    app = load_app()
     token = base64.b64encode(f"{stack.credentials.access_key_id}:{stack.credentials.secret_access_key}".encode())
     headers = {"Authorization": f"Basic {token.decode()}"}
+    # API Gateway's side: the event of a request, as chalice.test.Client makes it.
+    events = LambdaEventConverter(RouteMatcher(list(app.routes)), app.api.binary_types)
+
+    def path(after: str) -> str:
+        return f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}"
+
+    def engine_page(after: str) -> tuple[int, bool, str]:
+        page = graveler.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
+        return len(page.results), page.has_more, page.next_offset
+
+    def parsed(body: dict[str, Any]) -> tuple[int, bool, str]:
+        return len(body["results"]), body["pagination"]["has_more"], body["pagination"]["next_offset"]
+
     pauses: list[float] = []
     starts: dict[int, float] = {}
 
@@ -199,43 +222,75 @@ def app_listing(stack: Any, objects: int, repeats: int = 3) -> dict[str, float]:
             else:
                 pauses.append(time.perf_counter() - starts.pop(2, time.perf_counter()))
 
-    with Client(load_app()) as client:
+    def timed(what: Callable[[], Any]) -> tuple[tuple[float, float], Any]:
+        cpu, wall = time.process_time(), time.perf_counter()
+        result = what()
+        return (time.process_time() - cpu, time.perf_counter() - wall), result
 
-        def through_app() -> int:
-            after, count = "", 0
-            while True:
-                response = client.http.get(
-                    f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}",
-                    headers=headers,
-                )
-                assert response.status_code == 200, response.body[:300]
-                # The client's parse is not the app's work: orjson's keeps it small (json's took ~1/3 of the row).
-                body = orjson.loads(response.body)
-                count += len(body["results"])
-                if not body["pagination"]["has_more"]:
-                    return count
-                after = body["pagination"]["next_offset"]
+    with Client(app) as client:
+        # The offsets of the pages, from a first pass through the engine (which also warms the range cache).
+        offsets, after, count = [], "", 0
+        while True:
+            offsets.append(after)
+            results, more, after = engine_page(after)
+            count += results
+            if not more:
+                break
+        assert count == objects, (count, objects)
+        expected = {offset: engine_page(offset) for offset in offsets}
 
-        through_app()  # warm: the ranges are cached the same way for both
-        # Interleaved and the best of several each: moto answers in this process, so one run of either swings
-        # by 2x with whatever else the machine does.
-        engine_runs: list[float] = []
-        app_runs: list[float] = []
-        for _ in range(repeats):
-            engine_runs.append(_timed(engine)[0])
+        def through_handler(after: str) -> tuple[float, float]:
+            event = events.create_lambda_event("GET", path(after), headers, b"")
+            context = LambdaContext("api_handler", 1024)
             gc.callbacks.append(watch)
             try:
-                seconds, count = _timed(through_app)
+                took, response = timed(lambda: app(event, context))
             finally:
                 gc.callbacks.remove(watch)
-            app_runs.append(seconds)
-        engine_seconds, app_seconds = min(engine_runs), min(app_runs)
-    assert count == objects, (count, objects)
+            assert response["statusCode"] == 200, str(response["body"])[:300]
+            body = base64.b64decode(response["body"]) if response.get("isBase64Encoded") else response["body"]
+            assert parsed(orjson.loads(body)) == expected[after]
+            return took
+
+        def through_client(after: str) -> tuple[float, float]:
+            took, body = timed(lambda: orjson.loads(client.http.get(path(after), headers=headers).body))
+            assert parsed(body) == expected[after], str(body)[:300]
+            return took
+
+        def through_engine(after: str) -> tuple[float, float]:
+            took, page = timed(lambda: engine_page(after))
+            assert page == expected[after]
+            return took
+
+        sides = {"engine": through_engine, "app": through_handler, "client": through_client}
+        for offset in offsets:  # warm: the first requests load what the app keeps (service models, policies)
+            through_handler(offset)
+            through_client(offset)
+        times: dict[str, dict[str, list[tuple[float, float]]]] = {side: {o: [] for o in offsets} for side in sides}
+        pauses.clear()
+        for round_ in range(rounds):
+            order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
+            for offset in offsets:
+                for side in order:
+                    times[side][offset].append(sides[side](offset))
+
+    def total(side: str, clock: int) -> float:
+        return sum(statistics.median(t[clock] for t in times[side][o]) for o in offsets)
+
+    cpu = {side: total(side, 0) for side in sides}
+    wall = {side: total(side, 1) for side in sides}
     return {
         "objects": objects,
-        "app_seconds": app_seconds,
-        "list_objects_seconds": engine_seconds,
-        "ratio": engine_seconds / app_seconds,
+        "pages": len(offsets),
+        "rounds": rounds,
+        "app_cpu_seconds": cpu["app"],
+        "client_cpu_seconds": cpu["client"],
+        "list_objects_cpu_seconds": cpu["engine"],
+        "ratio": cpu["engine"] / cpu["app"],
+        "ratio_through_client": cpu["engine"] / cpu["client"],
+        "app_seconds": wall["app"],
+        "list_objects_seconds": wall["engine"],
+        "ratio_wall": wall["engine"] / wall["app"],
         "full_collections": len(pauses),
         "max_pause_ms": max(pauses, default=0.0) * 1000,
     }
@@ -272,27 +327,51 @@ def run_timed(args: list[str], env: dict[str, str], cwd: Path = PROJECT) -> floa
     return elapsed
 
 
-def cli_start(stack: Any, repeats: int) -> dict[str, float]:
-    """Median wall times of a bare interpreter, ``lakelet --help`` and ``lakelet repo list``, in fresh processes.
+def _run_cpu(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of one run of ``args`` to its end."""
+    import resource
 
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = run_timed(args, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def cli_start(stack: Any, repeats: int) -> dict[str, float]:
+    """Median wall and CPU times of a bare interpreter, ``lakelet --help`` and ``lakelet repo list``, in fresh
+    processes, run one after the other ``repeats`` times.
+
+    The CLI runs with its byte-code compiled, as pip leaves an installed package: the environment's
+    PYTHONDONTWRITEBYTECODE is dropped and the byte-code goes to a directory of this run's (PYTHONPYCACHEPREFIX),
+    written by a first, untimed run of each command. Without it every run compiled the ``lakelet`` package
+    again (some 30 ms of CPU, a fifth of ``repo list``), which no installed CLI does.
     ``help`` is the screen as a user sees it from the second time on (printed from lakelet/help_cache.py);
-    ``help_first`` is the one run that renders it with typer and records it, in a fresh home.
+    ``help_first`` is the one run that renders it with typer and records it, in a fresh cache.
     """
     with tempfile.TemporaryDirectory(prefix="lakelet-bench-") as home:
         env = cli_env(stack, Path(home))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(Path(home) / "pycache")
         lakelet = [sys.executable, "-m", "lakelet"]
-
-        def median(args: list[str]) -> float:
-            return statistics.median(run_timed(args, env) for _ in range(repeats))
-
-        bare = median([sys.executable, "-c", "pass"])
-        help_first = run_timed([*lakelet, "--help"], env)
-        return {
-            "bare": bare,
-            "help_first": help_first,
-            "help": median([*lakelet, "--help"]),
-            "repo_list": median([*lakelet, "repo", "list"]),
+        commands = {
+            "bare": [sys.executable, "-c", "pass"],
+            "help": [*lakelet, "--help"],
+            "repo_list": [*lakelet, "repo", "list"],
         }
+        # Compiles every module the runs below import, the whole command tree's included; its screen is
+        # recorded in a cache of its own, so that help_first still renders.
+        run_timed(commands["help"], env | {"XDG_CACHE_HOME": str(Path(home) / "warm-up")})
+        run_timed(commands["repo_list"], env)
+        help_first = run_timed(commands["help"], env)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        for _ in range(repeats):  # interleaved, so that a burst of load falls on every figure alike
+            for name, args in commands.items():
+                runs[name].append(_run_cpu(args, env))
+        figures = {"help_first": help_first, "runs": float(repeats)}
+        for name, timed in runs.items():
+            figures[name] = statistics.median(wall for wall, _ in timed)
+            figures[f"{name}_cpu"] = statistics.median(cpu for _, cpu in timed)
+        return figures
 
 
 def import_app(repeats: int) -> dict[str, float]:

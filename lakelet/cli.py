@@ -6,7 +6,9 @@ A help screen typer printed before is printed again from lakelet/help_cache.py, 
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Sequence
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -16,18 +18,55 @@ if TYPE_CHECKING:
     import typer
 
 
+# The root's own options that take a value (lakelet/commands/main.py, root): the word after them is no command.
+_ROOT_VALUE_OPTIONS = frozenset({"--config", "-c", "--endpoint-url", "--access-key-id", "--secret-access-key"})
+_ROOT_FLAGS = frozenset({"--json", "--no-color", "--debug"})
+
+
+def command_name(args: Sequence[str]) -> str | None:
+    """The top-level command ``args`` run, when the root's options before it are all known; else None."""
+    words = iter(args)
+    for word in words:
+        if word in _ROOT_VALUE_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+        elif not (word in _ROOT_FLAGS or _joined_value(word)):
+            return None  # help, completion, "--" or an unknown option: the whole tree answers
+    return None
+
+
+def _joined_value(word: str) -> bool:
+    """``--config=FILE`` or ``-cFILE``: a root option and its value in one word."""
+    return word.partition("=")[0] in _ROOT_VALUE_OPTIONS if word.startswith("--") else word.startswith("-c")
+
+
 @cache
-def tree() -> typer.Typer:
-    """The whole command tree (built once per process: main() may run many times in one)."""
+def _stack_commands() -> None:
+    # Once per process: the groups are module-level objects shared by every tree built here.
     from lakelet.commands import gc, localdir
-    from lakelet.commands.main import app
     from lakelet.stack import cli as stack
 
     localdir.app.callback(invoke_without_command=True)(stack.local)
     localdir.app.command("export")(stack.local_export)
     localdir.app.command("import")(stack.local_import)
     gc.app.command("run")(stack.gc_run)
-    return app
+
+
+@cache
+def tree(name: str | None = None) -> typer.Typer:
+    """The command tree: every command, or only the top-level command ``name`` and its subcommands (typer
+    builds the whole tree it is given before running one command). Built once per process and name: main()
+    may run many times in one."""
+    from lakelet.commands.main import GROUPS, new_app, register
+
+    if name not in GROUPS:
+        name = None
+    if name is None or GROUPS[name] in ("gc", "localdir"):
+        _stack_commands()
+    root = new_app()
+    register(root, name)
+    return root
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: list[str]) -> int:
     try:
-        tree()(args=args, prog_name="lakelet")
+        # Shell completion walks the whole tree, whatever the words typed so far.
+        name = None if "_LAKELET_COMPLETE" in os.environ else command_name(args)
+        tree(name)(args=args, prog_name="lakelet")
     except SystemExit as e:
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     return 0

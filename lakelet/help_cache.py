@@ -12,7 +12,6 @@ is rendered again. Nothing here imports typer; a cache that cannot be read or wr
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 from collections.abc import Iterator, Sequence
@@ -76,6 +75,8 @@ def _terminal() -> str:
 
 def key(args: Sequence[str]) -> str:
     """The hash of everything the help screen for ``args`` depends on."""
+    import hashlib  # only for help screens: a command never needs it
+
     digest = hashlib.sha256()
     environment = sorted(
         (name, value)

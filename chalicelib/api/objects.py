@@ -11,7 +11,6 @@ from collections.abc import Callable, Mapping
 from email.utils import formatdate
 from typing import Any
 
-import orjson
 from chalice import Blueprint, Response
 from chalice.app import Request
 
@@ -175,11 +174,8 @@ def list_objects(repository: str, ref: str) -> Response:
     )
     if not q.boolean("presign") and isinstance(page.results, ListedRows):
         # The common case, built from the page's columns and encoded by orjson: per row, one dict and no Entry.
-        body = {
-            "pagination": serializers.pagination(page, amount),
-            "results": serializers.listed_rows(page.results, with_metadata),
-        }
-        return Response(body=orjson.dumps(body), status_code=200, headers={"Content-Type": "application/json"})
+        body = serializers.encoded_listing(page, page.results, amount, with_metadata)
+        return Response(body=body, status_code=200, headers={"Content-Type": "application/json"})
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
     # The route needs only fs:ListObjects, and a URL reads the bytes: as lakeFS does, an object is signed only

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import orjson
+
 from chalicelib.auth.records import Credential, User
 from chalicelib.graveler.listing import ListedRows
-from chalicelib.graveler.listing import user_metadata as row_metadata
 from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
 
 # lakeFS's commit record version: 1 since parents are stored first-parent first (what Lakelet always does).
@@ -96,13 +97,52 @@ def listed_object(item: ListedObject, user_metadata: bool = True) -> dict[str, A
     return object_stats(item.key, item.entry, user_metadata)
 
 
-def listed_rows(rows: ListedRows, user_metadata: bool = True) -> list[dict[str, Any]]:
-    """``listed_object`` of every row of an object listing, read straight from its columns: no entry per row."""
+def encoded_listing(page: Page[Any], rows: ListedRows, max_per_page: int, user_metadata: bool = True) -> bytes:
+    """The ObjectStatsList of a listing page as orjson's bytes, built from ``rows`` (the page's results).
+
+    The row dicts never leave this function, so a row's stored user metadata (canonical JSON text) goes into the
+    output as it is, a fragment orjson copies without parsing, and the rows without metadata share one: one dict
+    per row instead of two, and no JSON parse of what is re-encoded at once.
+    """
+    body = {"pagination": pagination(page, max_per_page), "results": _row_stats(rows, user_metadata)}
+    return orjson.dumps(body)
+
+
+_EMPTY_METADATA_JSON = orjson.Fragment(b"{}")
+
+
+def _metadata_json(value: str | dict[str, str]) -> orjson.Fragment | dict[str, str]:
+    if isinstance(value, dict):
+        return value
+    return _EMPTY_METADATA_JSON if value == "{}" else orjson.Fragment(value)
+
+
+def _row_stats(rows: ListedRows, user_metadata: bool) -> list[dict[str, Any]]:
+    """``listed_object`` of every row, read straight from the columns (no entry per row), metadata as JSON."""
+    columns = zip(rows.keys, rows.addresses, rows.sizes, rows.etags, rows.mtimes, rows.content_types, strict=True)
+    metadata: list[orjson.Fragment | dict[str, str]]
+    if rows.metadata.count("{}") == len(rows.metadata):
+        metadata = [_EMPTY_METADATA_JSON] * len(rows.metadata)  # the usual page: no row has user metadata
+    else:
+        metadata = [_metadata_json(value) for value in rows.metadata]
+    if user_metadata and None not in rows.addresses:
+        # The usual page, objects only: one comprehension, no per-row branch.
+        return [
+            {
+                "path": key,
+                "path_type": OBJECT,
+                "physical_address": address,
+                "checksum": etag,
+                "size_bytes": size,
+                "mtime": mtime,
+                "content_type": content_type,
+                "metadata": meta,
+            }
+            for (key, address, size, etag, mtime, content_type), meta in zip(columns, metadata, strict=True)
+        ]
     results: list[dict[str, Any]] = []
     append = results.append
-    for key, address, size, etag, mtime, content_type, metadata in zip(
-        rows.keys, rows.addresses, rows.sizes, rows.etags, rows.mtimes, rows.content_types, rows.metadata, strict=True
-    ):
+    for (key, address, size, etag, mtime, content_type), meta in zip(columns, metadata, strict=True):
         if address is None:
             append(common_prefix(key))
             continue
@@ -116,8 +156,7 @@ def listed_rows(rows: ListedRows, user_metadata: bool = True) -> list[dict[str, 
             "content_type": content_type,
         }
         if user_metadata:
-            # Most rows have none: their stored text is "{}", answered without a call.
-            stats["metadata"] = {} if metadata == "{}" else row_metadata(metadata)
+            stats["metadata"] = meta
         append(stats)
     return results
 

@@ -1,7 +1,8 @@
-"""The connection to the server: a small HTTP client of the CLI's own (the standard library's http.client, one
-keep-alive connection per thread) for the lakeFS routes the commands speak, urllib3 pools for parallel transfers
-and presigned URLs, and the official ``lakefs_sdk`` only for the rare commands that still use its models
-(``auth``, ``gc set-config|get-config|delete-config``), imported inside them.
+"""The connection to the server: a small HTTP client of the CLI's own (wire.py over a socket for http://, the
+standard library's http.client for https://; one keep-alive connection per thread) for the lakeFS routes the
+commands speak, urllib3 pools for parallel transfers and presigned URLs, and the official ``lakefs_sdk`` only
+for the rare commands that still use its models (``auth``, ``gc set-config|get-config|delete-config``), imported
+inside them.
 
 Importing ``lakefs_sdk`` (pydantic models for the whole API) or urllib3 costs more than a whole ordinary command;
 ``lakelet --help`` and ``lakelet repo list`` import neither (tests/cli/test_startup.py counts their modules).
@@ -24,10 +25,11 @@ from lakelet.commands.errors import CLIError, from_status
 from lakelet.commands.settings import Settings
 
 if TYPE_CHECKING:
-    import http.client
     import socket
 
     import urllib3
+
+    from lakelet.commands import wire
 
 T = TypeVar("T")
 
@@ -140,21 +142,21 @@ class Api:
         """The request target (path and query) of an API route."""
         return self._base_path + self.url(path, query)[len(self.settings.api_url) :]
 
-    def _connection(self) -> http.client.HTTPConnection:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+    def _connection(self) -> wire.Connection | wire.TLSConnection:
+        conn: wire.Connection | wire.TLSConnection | None = getattr(self._local, "conn", None)
         if conn is not None and conn.sock is not None and _dropped(conn.sock):
             self._drop()  # closed by the server while idle (keep-alive timeout): open a new one, as urllib3 does
             conn = None
         if conn is None:
-            import http.client  # not at start: ``lakelet --help`` never connects
+            from lakelet.commands import wire  # not at start: ``lakelet --help`` never connects
 
             if self._scheme == "https":
                 import ssl
 
                 # Certificates verified against the system's CAs, host name checked: urllib3's defaults.
-                conn = http.client.HTTPSConnection(self._host, self._port, context=ssl.create_default_context())
+                conn = wire.TLSConnection(self._host, self._port, ssl.create_default_context())
             else:
-                conn = http.client.HTTPConnection(self._host, self._port)
+                conn = wire.Connection(self._host, self._port)
             self._local.conn = conn
         return conn
 
@@ -168,30 +170,29 @@ class Api:
         """One request on this thread's keep-alive connection: (status, reason, body). Connection errors are
         retried (RETRIES); an answer lost after the request was sent only for idempotent methods, or when a
         kept-alive connection turned out closed by the server before it read anything."""
-        import http.client
+        from lakelet.commands import wire
 
         last: Exception | None = None
         for _ in range(RETRIES + 1):
             conn = self._connection()
             reused = conn.sock is not None
             try:
-                conn.request(method, target, body=body, headers=dict(headers))
+                conn.request(method, target, body, headers)
             except OSError as e:  # refused, reset, DNS, TLS: nothing reached the server
                 self._drop()
                 last = e
                 continue
             try:
-                response = conn.getresponse()
-                data = response.read()
-            except (http.client.HTTPException, OSError) as e:
+                answer = conn.answer(method)
+            except (wire.BadAnswer, OSError) as e:
                 self._drop()
                 last = e
-                if method in IDEMPOTENT or (reused and isinstance(e, http.client.RemoteDisconnected)):
+                if method in IDEMPOTENT or (reused and isinstance(e, wire.ClosedBeforeAnswer)):
                     continue
                 raise _unreachable(self.settings, e) from None
-            if response.will_close:
+            if answer.will_close:
                 self._drop()
-            return response.status, response.reason or "", data
+            return answer.status, answer.reason, answer.body
         assert last is not None
         raise _unreachable(self.settings, last) from None
 

@@ -8,7 +8,6 @@ console entry point.
 from __future__ import annotations
 
 import sys
-import traceback
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -49,22 +48,27 @@ class RootGroup(TyperGroup):
 
 def _fail(line: str, code: int) -> None:
     if session().debug:
+        import traceback
+
         traceback.print_exc(file=sys.stderr)
     out().error(f"error: {line}")
     raise typer.Exit(code) from None
 
 
-app = typer.Typer(
-    cls=RootGroup,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    help="Lakelet: git-like version control for a data lake. lakectl's commands, and the local stack.",
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+def new_app() -> typer.Typer:
+    """An empty root (its global flags, no commands): ``register`` hangs the commands on it."""
+    root_app = typer.Typer(
+        cls=RootGroup,
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        help="Lakelet: git-like version control for a data lake. lakectl's commands, and the local stack.",
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    root_app.callback()(root)
+    return root_app
 
 
-@app.callback()
 def root(
     ctx: typer.Context,
     config: Annotated[
@@ -81,42 +85,67 @@ def root(
     set_output(Output(no_color=no_color))
 
 
-def _register() -> None:
-    from lakelet.commands import (
-        actions,
-        auth,
-        branch,
-        commit,
-        diff,
-        doctor,
-        fs,
-        gc,
-        imports,
-        localdir,
-        merge,
-        repo,
-        tag,
-    )
+# The top-level names and the module that hangs each on the root: ``register(app, name)`` imports that one module,
+# so that a command imports and builds only its own group (typer inspects every command's signature when it
+# builds a tree: with the other groups' imports, a quarter of ``lakelet repo list``'s CPU time). A name missing
+# here still works, through the whole tree (lakelet/cli.py). The order is the help screen's.
+GROUPS: dict[str, str] = {
+    "repo": "repo",
+    "branch": "branch",
+    "tag": "tag",
+    "commit": "commit",
+    "log": "commit",
+    "show": "commit",
+    "diff": "diff",
+    "merge": "merge",
+    "cherry-pick": "merge",
+    "revert": "merge",
+    "import": "imports",
+    "fs": "fs",
+    "local": "localdir",
+    "gc": "gc",
+    "actions": "actions",
+    "auth": "auth",
+    "config": "doctor",
+    "doctor": "doctor",
+}
+_HELP = {
+    "repo": "create, list and delete repositories",
+    "branch": "create, list, show, delete, reset and revert branches",
+    "tag": "create, list, show and delete tags",
+    "fs": "objects: ls, cat, stat, rm, presign, upload, download, update-metadata",
+    "localdir": "run the local stack (no subcommand; "
+    "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
+    "local directories in step with a branch path (clone|status|pull|commit|checkout)",
+    "gc": "garbage collection rules, and 'gc run' on the local stack",
+    "actions": "action files (validate) and the runs of their hooks",
+    "auth": "users, groups, policies and credentials",
+}
 
-    app.add_typer(repo.app, name="repo", help="create, list and delete repositories")
-    app.add_typer(branch.app, name="branch", help="create, list, show, delete, reset and revert branches")
-    app.add_typer(tag.app, name="tag", help="create, list, show and delete tags")
-    commit.register(app)
-    diff.register(app)
-    merge.register(app)
-    imports.register(app)
-    app.add_typer(fs.app, name="fs", help="objects: ls, cat, stat, rm, presign, upload, download, update-metadata")
-    app.add_typer(
-        localdir.app,
-        name="local",
-        help="run the local stack (no subcommand; "
-        "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
-        "local directories in step with a branch path (clone|status|pull|commit|checkout)",
-    )
-    app.add_typer(gc.app, name="gc", help="garbage collection rules, and 'gc run' on the local stack")
-    app.add_typer(actions.app, name="actions", help="action files (validate) and the runs of their hooks")
-    app.add_typer(auth.app, name="auth", help="users, groups, policies and credentials")
-    doctor.register(app)
+
+def register(root_app: typer.Typer, name: str | None = None) -> None:
+    """Hang every command on ``root_app``, or only the module that holds the top-level command ``name``."""
+    modules = [GROUPS[name]] if name is not None else list(dict.fromkeys(GROUPS.values()))
+    for module_name in modules:
+        # __import__, not importlib's: python -X importtime (tests/cli/test_startup.py) sees only the former.
+        module = __import__(f"lakelet.commands.{module_name}", fromlist=["app"])
+        if module_name in _HELP:
+            group = "local" if module_name == "localdir" else module_name
+            root_app.add_typer(module.app, name=group, help=_HELP[module_name])
+        else:
+            module.register(root_app)
 
 
-_register()
+def full_app() -> typer.Typer:
+    """The root with every command (the console entry adds the stack's: lakelet/cli.py)."""
+    root_app = new_app()
+    register(root_app)
+    return root_app
+
+
+def __getattr__(name: str) -> typer.Typer:
+    # ``app``, the whole tree, is built on first use: the console entry builds only the group a command needs.
+    if name == "app":
+        globals()["app"] = built = full_app()
+        return built
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

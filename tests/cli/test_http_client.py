@@ -173,3 +173,125 @@ def test_basic_auth_and_path_prefix(servers: list[RawServer]) -> None:
     api.get("list", "/repositories", {"after": "a b", "amount": 2, "flag": True, "none": None})
     assert server.requests == ["GET /lakefs/api/v1/repositories?after=a+b&amount=2&flag=true HTTP/1.1"]
     assert seen == [b"Basic QUtJQTpzM2NyOnQ="]  # base64("AKIA:s3cr:t")
+
+
+class ScriptedServer:
+    """Answers the n-th request on any connection with the n-th scripted bytes, then closes the connection when
+    the script says so; keeps each request's head and body as received."""
+
+    def __init__(self, script: list[tuple[bytes, bool]]) -> None:
+        self.script = script
+        self.heads: list[list[str]] = []
+        self.bodies: list[bytes] = []
+        self.connections = 0
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn, conn.makefile("rb") as reader:
+                while len(self.heads) < len(self.script):
+                    head = []
+                    while (line := reader.readline()) not in (b"\r\n", b""):
+                        head.append(line.decode().rstrip("\r\n"))
+                    if not head:
+                        break
+                    length = next((int(h.split(":")[1]) for h in head if h.lower().startswith("content-length")), 0)
+                    self.bodies.append(reader.read(length))
+                    self.heads.append(head)
+                    answer, close = self.script[len(self.heads) - 1]
+                    conn.sendall(answer)
+                    if close:
+                        break
+
+    def api(self) -> Api:
+        return Api(Settings(f"http://127.0.0.1:{self.port}", "key", "secret", "test"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.sock.close()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[[list[tuple[bytes, bool]]], ScriptedServer]]:
+    made: list[ScriptedServer] = []
+
+    def make(script: list[tuple[bytes, bool]]) -> ScriptedServer:
+        made.append(ScriptedServer(script))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def test_answers_framed_as_http_client_frames_them(
+    scripted: Callable[[list[tuple[bytes, bool]]], ScriptedServer],
+) -> None:
+    # Chunked (with an extension and a trailer), an interim 100 before the answer, a 204 and a HEAD with no body,
+    # all on one kept-alive connection; then an HTTP/1.0 answer, one with no length and one whose length is no
+    # number (ignored, as http.client does), each read to the close.
+    server = scripted(
+        [
+            (
+                b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=y\r\n{"a":\r\n3\r\n 1}\r\n0\r\nT: v\r\n\r\n',
+                False,
+            ),
+            (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}", False),
+            (b"HTTP/1.1 204 No Content\r\n\r\n", False),
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", False),
+            (b'HTTP/1.0 200 OK\r\nContent-Length: 8\r\n\r\n{"b": 2}', True),
+            (b'HTTP/1.1 200 OK\r\n\r\n{"c": 3}', True),
+            (b'HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n{"e": 5}', True),
+            (b'HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\n{"d": 4}', False),
+        ]
+    )
+    api = server.api()
+    assert api.get("read", "/chunked") == {"a": 1}
+    assert api.raw("create", "POST", "/created", body={"x": 1}) == (201, {})
+    assert api.raw("delete", "DELETE", "/gone") == (204, None)
+    assert api.send("HEAD", "/api/v1/head", None, {}) == (200, "OK", b"")
+    assert server.connections == 1
+    assert api.get("read", "/old") == {"b": 2}
+    assert api.get("read", "/to-the-close") == {"c": 3}
+    assert api.get("read", "/bad-length") == {"e": 5}
+    assert api.get("read", "/after") == {"d": 4}
+    assert server.connections == 4  # the HTTP/1.0 answer and those without a length closed theirs
+    post = server.heads[1]
+    assert post[0] == "POST /api/v1/created HTTP/1.1"
+    assert f"Host: 127.0.0.1:{server.port}" in post and "Accept-Encoding: identity" in post
+    assert "Content-Length: 8" in post and "Content-Type: application/json" in post
+    assert server.bodies[1] == b'{"x": 1}'
+    assert "Content-Length: 0" not in server.heads[0] and "Content-Length: 0" not in server.heads[2]
+
+
+def test_a_post_without_a_body_says_so(scripted: Callable[[list[tuple[bytes, bool]]], ScriptedServer]) -> None:
+    server = scripted([(b"HTTP/1.1 204 No Content\r\n\r\n", False)])
+    assert server.api().raw("reset", "PUT", "/x") == (204, None)
+    assert "Content-Length: 0" in server.heads[0]  # as http.client sends it for PUT, POST and PATCH
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"garbage\r\n\r\n",
+        b"HTTP/1.1 2000 Nope\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    ],
+)
+def test_a_broken_answer_is_one_line_never_a_traceback(
+    scripted: Callable[[list[tuple[bytes, bool]]], ScriptedServer], answer: bytes
+) -> None:
+    server = scripted([(answer, True)])
+    with pytest.raises(CLIError) as failed:
+        server.api().raw("merge", "POST", "/x", body={})
+    assert failed.value.line().startswith(f"cannot reach the lakeFS server at http://127.0.0.1:{server.port} (")
+    assert len(server.heads) == 1  # a POST is never sent twice
