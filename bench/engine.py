@@ -1,7 +1,8 @@
 """The engine alone (in-memory block store, cold range caches): a spread commit, a clustered commit, a spread
 merge and a full listing, each against the pyarrow-alone limit of the same files, measured side by side.
 
-Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES] [ROUNDS]   (defaults 1,000,000, 1,000 and 3)
+Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES] [ROUNDS] [FORMAT]   (defaults 1,000,000, 1,000, 3 and
+the range format of new repositories, 2; FORMAT 1 measures the cuts of repositories created before formats)
 
 - commit, spread: CHANGES changed entries evenly over the key space, applied to the base (every range touched);
 - commit, clustered: CHANGES changed entries on consecutive keys, at 10%, 30%, 50%, 70% and 90% of the key order
@@ -13,15 +14,15 @@ Usage: .venv/bin/python bench/engine.py [OBJECTS] [CHANGES] [ROUNDS]   (defaults
 The pyarrow limit of a commit or merge is pq.read_table of every range file it read plus pq.write_table of every
 range file it wrote (the tables read back from the stored bytes); of a listing, reading every range with
 pq.read_table and iterating its rows as tuples. Full garbage collections during the listing are timed with
-gc.callbacks. Range parameters are the deployed defaults; the repository is bench/fixture_repo.py's, the one the
-committed/ unit tests run on.
+gc.callbacks. Range parameters are those of the range format measured (by default the one new repositories get,
+with the deployed defaults); the repository is bench/fixture_repo.py's, the one the committed/ unit tests run on.
 
-A commit or merge runs once unmeasured, then ROUNDS times, each run followed by its limit; the figure is the
-median of the runs against the median of the limits, and every round's ratio is kept (``ratios``), so the spread
-shows in the results. The unmeasured first run is reported apart (``first_ratio``): the first time a process
-writes that much Arrow data, pyarrow's default allocator (mimalloc) grows its pools, which costs the first run
-about a third more whatever it is, while its limit, timed after it, finds the pools grown. The two clustered
-commits alternate round by round, so both see the same machine.
+A commit or merge runs once unmeasured, then ROUNDS times (the clustered pair at least CLUSTERED_ROUNDS times), each
+run followed by its limit; the figure is the median of the runs against the median of the limits, and every round's
+ratio is kept (``ratios``), so the spread shows in the results. The unmeasured first run is reported apart
+(``first_ratio``): the first time a process writes that much Arrow data, pyarrow's default allocator (mimalloc)
+grows its pools, which costs the first run about a third more whatever it is, while its limit, timed after it, finds
+the pools grown. The two clustered commits alternate round by round, so both see the same machine.
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ from fixture_repo import CountingBlockStore, build, entry_of, key_of, key_order
 
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.merge import merge_ranges
+from chalicelib.graveler.committed.params import CURRENT_RANGE_FORMAT
 from chalicelib.graveler.committed.writer import RangeWriter
 from chalicelib.graveler.listing import paginate_objects
 from chalicelib.graveler.records import MetaRangeID, StagedEntry
 
 ROUNDS = 3
+# The clustered pair's rounds, at least: each is a fraction of a second, and on the shared machine one round's
+# ratio ranges 0.8-2.5 under load (docs/performance.md), so three rounds make a median of noise.
+CLUSTERED_ROUNDS = 11
 
 
 def timed(what: Callable[[], Any]) -> tuple[float, Any]:
@@ -245,10 +250,12 @@ def changed(indexes: list[int], version: int) -> list[StagedEntry]:
     return sorted((StagedEntry(key_of(i), entry_of(i, version)) for i in indexes), key=lambda c: c.key)
 
 
-def measure(objects: int, changes: int, rounds: int = ROUNDS) -> dict[str, Any]:
-    """Every figure of this benchmark, measured in one run."""
+def measure(
+    objects: int, changes: int, rounds: int = ROUNDS, range_format: int = CURRENT_RANGE_FORMAT
+) -> dict[str, Any]:
+    """Every figure of this benchmark, measured in one run, on a repository of ``range_format``."""
     store = CountingBlockStore()
-    manager = CommittedManager(store)  # type: ignore[arg-type]
+    manager = CommittedManager(store).for_format(range_format)  # type: ignore[arg-type]
     t_build, base = timed(lambda: build(manager, objects))
 
     spread_commit = commit(manager, store, base, changed(spread(objects, changes), 1), rounds)
@@ -259,12 +266,12 @@ def measure(objects: int, changes: int, rounds: int = ROUNDS) -> dict[str, Any]:
         return [changed(order[start : start + changes], 1) for start in starts]
 
     small_store = CountingBlockStore()
-    small = CommittedManager(small_store)  # type: ignore[arg-type]
+    small = CommittedManager(small_store).for_format(range_format)  # type: ignore[arg-type]
     small_base = build(small, 10_000)
     clustered, small_clustered, clustered_ratios = clustered_pair(
         [lambda c=c: commit_once(manager, store, base, c) for c in clusters(objects)],
         [lambda c=c: commit_once(small, small_store, small_base, c) for c in clusters(10_000)],
-        rounds,
+        max(rounds, CLUSTERED_ROUNDS),
     )
 
     on_source = changes * 9 // 10
@@ -281,7 +288,10 @@ def measure(objects: int, changes: int, rounds: int = ROUNDS) -> dict[str, Any]:
         "changes": changes,
         "rounds": rounds,
         "build_seconds": t_build,
+        "range_format": range_format,
         "ranges": len(manager.ranges(NS, base)),
+        "largest_range_rows": max(r.count for r in manager.ranges(NS, base)),
+        "ranges_10k": len(small.ranges(NS, small_base)),
         "commit_spread": plain(spread_commit),
         "commit_clustered": plain(clustered),
         "commit_clustered_10k": plain(small_clustered),
@@ -295,11 +305,12 @@ def _spread_of(values: list[float]) -> str:
     return f"{min(values):.2f}-{max(values):.2f}"
 
 
-def main(objects: int, changes: int, rounds: int) -> None:
-    m = measure(objects, changes, rounds)
+def main(objects: int, changes: int, rounds: int, range_format: int) -> None:
+    m = measure(objects, changes, rounds, range_format)
     print(
-        f"objects {objects}, changes {changes}, base written in {m['build_seconds']:.1f} s, {m['ranges']} ranges; "
-        f"medians of {rounds} rounds after one unmeasured run"
+        f"objects {objects}, changes {changes}, range format {range_format}, base written in "
+        f"{m['build_seconds']:.1f} s, {m['ranges']} ranges (largest {m['largest_range_rows']:,} rows; the 10k base "
+        f"{m['ranges_10k']}); medians of {rounds} rounds after one unmeasured run"
     )
     for name, key in (
         ("commit, spread", "commit_spread"),
@@ -334,4 +345,5 @@ if __name__ == "__main__":
         int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000,
         int(sys.argv[2]) if len(sys.argv) > 2 else 1_000,
         int(sys.argv[3]) if len(sys.argv) > 3 else ROUNDS,
+        int(sys.argv[4]) if len(sys.argv) > 4 else CURRENT_RANGE_FORMAT,
     )

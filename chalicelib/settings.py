@@ -105,11 +105,12 @@ class Settings:
     # The bucket repositories are created in by default (reported as default_namespace_prefix by /config).
     bucket: str = "lakelet-data"
     presign_expiry_seconds: int = 900
-    # Range boundaries are content-defined (fnv64a(key) % raggedness == 0) within [min, max] bytes.
-    # Sized for a Lambda: a range decodes in well under a second and fits easily in 1 GB of memory.
-    range_max_bytes: int = 8 * 1024 * 1024
-    range_min_bytes: int = 64 * 1024
-    range_raggedness: int = 10_000
+    # Range boundaries are content-defined (fnv64a(key) % raggedness == 0) within [min, max] bytes. These are
+    # the current range format's (2, graveler/committed/params.py), what repositories created from now on cut
+    # with; repositories of format 1 keep its fixed values (8 MiB, 64 KiB, 10,000) whatever is set here.
+    range_max_bytes: int = 2 * 1024 * 1024 + 256 * 1024
+    range_min_bytes: int = 1536 * 1024
+    range_raggedness: int = 1_500
     # Reported by GET /config: the official clients then read and write object data through presigned S3 URLs,
     # so large objects never pass through API Gateway or Lambda. LAKELET_PRE_SIGN_SUPPORT=false turns it off.
     pre_sign_support: bool = True

@@ -107,6 +107,11 @@ class GravelerCore:
     def get_repository(self, repo_id: str) -> Repository:
         return move_checks.live_repository(self.refs, repo_id)
 
+    def committed_for(self, repo: Repository) -> CommittedManager:
+        """The committed manager that writes with the repository's range format (reads are the same for every
+        format), so that its cuts, and its ids, never change."""
+        return self.committed.for_format(repo.range_format)
+
     def repository_for_write(self, repo_id: str, force: bool) -> Repository:
         """The repository; read-only ones only with ``force`` (lakeFS's force flag on branch operations)."""
         return move_checks.repository_for_write(self.refs, repo_id, force)

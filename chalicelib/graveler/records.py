@@ -58,6 +58,9 @@ class Repository:
     # under the same id is another generation, and a branch creation begun against the old one must not land in
     # the new one (RefStore.create_branch checks it in the same write).
     generation: str = ""
+    # How its ranges are cut (committed/params.py), fixed at creation so that its ids never change: 1 for
+    # repositories created before formats existed (their records lack it), the current format for new ones.
+    range_format: int = 1
 
 
 @dataclass(frozen=True, slots=True)

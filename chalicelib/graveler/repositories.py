@@ -70,7 +70,14 @@ class Repositories(GravelerCore):
         except errors.BranchExists as e:
             raise errors.RepositoryExists(f"repository {repo_id} is being created concurrently") from e
         repo = Repository(
-            rid, namespace, BranchID(default_branch), int(now), RepositoryState.ACTIVE, read_only, uuid.uuid4().hex
+            rid,
+            namespace,
+            BranchID(default_branch),
+            int(now),
+            RepositoryState.ACTIVE,
+            read_only,
+            uuid.uuid4().hex,
+            self.committed.current_format,
         )
         self.refs.create_repository(repo)
         return repo

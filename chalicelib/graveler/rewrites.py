@@ -262,7 +262,7 @@ class Rewrites(GravelerCore):
         what: str,
     ) -> MetaRangeID:
         """The merged metarange. Raises MergeConflicts when a conflict is left unresolved."""
-        outcome = compare.merge(self.committed, repo.storage_namespace, base, source, dest, resolve)
+        outcome = compare.merge(self.committed_for(repo), repo.storage_namespace, base, source, dest, resolve)
         if outcome.metarange_id is None:
             unresolved = sum(1 for c in outcome.conflicts if c.resolution is None)
             raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)

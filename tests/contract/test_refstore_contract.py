@@ -191,6 +191,14 @@ def test_create_branch_in_a_repository_from_before_generations(ref_store: RefSto
         ref_store.create_branch(REPO, make_branch("dev2"), generation="g1")
 
 
+def test_repository_range_format_is_stored(ref_store: RefStore) -> None:
+    ref_store.create_repository(make_repo("repo1", range_format=2))
+    ref_store.create_repository(make_repo("repo2"))
+    assert ref_store.get_repository(REPO).range_format == 2
+    assert ref_store.get_repository(RepositoryID("repo2")).range_format == 1
+    assert [r.range_format for r in ref_store.list_repositories()] == [2, 1]
+
+
 def test_delete_missing_repository(ref_store: RefStore) -> None:
     with pytest.raises(errors.RepositoryNotFound):
         ref_store.delete_repository(RepositoryID("nope"))

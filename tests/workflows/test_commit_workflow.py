@@ -11,7 +11,22 @@ import pytest
 from moto import mock_aws
 
 import app as chalice_app
-from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
+from chalicelib.adapters.memory import MemoryBlockStore
+from chalicelib.graveler.branch_moves import new_staging_token
+from chalicelib.graveler.committed import CommittedManager
+from chalicelib.graveler.committed.params import RANGE_FORMAT_1
+from chalicelib.graveler.identity import new_commit
+from chalicelib.graveler.records import (
+    EMPTY_METARANGE,
+    Branch,
+    BranchID,
+    Entry,
+    Key,
+    Repository,
+    RepositoryID,
+    StagedEntry,
+)
+from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
 from chalicelib.graveler.staging import stage
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
@@ -218,3 +233,35 @@ def test_a_rerun_of_a_finished_commit_duplicates_nothing(sfn, services):
     assert again["status"] == "FAILED" and again["error"] == "NoChanges"
     assert g.get_branch("repo", "main").commit_id == head
     assert [c.message for c in g.log("repo", "main").results] == ["workflow", "Repository created"]
+
+
+def test_the_workflow_cuts_a_format_1_repository_with_format_1(sfn):
+    """The slices and the finish run in other Lambdas: the plan carries the repository's range format to them."""
+    services = memory_services(SMALL_RANGES)
+    services.graveler._sleep = lambda s: None
+    g, rid = services.graveler, RepositoryID("repo")
+    # As a release before range formats stored it: no format on the record.
+    initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)
+    g.refs.add_commit(rid, initial)
+    g.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("repo", "main")))
+    g.refs.create_repository(Repository(rid, "s3://bucket/repo", BranchID("main"), 1_700_000_000, generation="g"))
+    set_services(services)
+    try:
+        for i in range(600):
+            put(services, key(i))
+        arns = create_state_machines(sfn, REGION)
+        with route_lambda_invokes(commit_tasks.HANDLERS):
+            described = run(sfn, arns["commit"], "req-old", max_slices=4)
+    finally:
+        set_services(None)
+    assert described["status"] == "SUCCEEDED", described
+    output = json.loads(described["output"])
+    assert len(output["plan"]["slices"]) > 1
+    assert {s["range_format"] for s in output["plan"]["slices"]} == {1}
+    head = g.get_commit("repo", "main")
+    records = list(g.committed.iterate("s3://bucket/repo", head.meta_range_id))
+    scratch = CommittedManager(MemoryBlockStore(), RANGE_FORMAT_1)
+    expected = scratch.ranges("s3://bucket/repo", scratch.write_metarange("s3://bucket/repo", records))
+    # One range under format 1, where the deployment's (small) format-2 params would cut dozens.
+    assert [r.id for r in g.committed.ranges("s3://bucket/repo", head.meta_range_id)] == [r.id for r in expected]
+    assert len(expected) == 1

@@ -38,6 +38,8 @@ class RepositoryRow(Model):
     read_only = BooleanAttribute(default=False)
     # Absent on repositories created before generations (read as "").
     generation = UnicodeAttribute(null=True)
+    # Absent on repositories created before range formats (read as 1, graveler/committed/params.py).
+    range_format = NumberAttribute(null=True)
 
 
 class BranchRow(Model):

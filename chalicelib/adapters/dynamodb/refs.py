@@ -65,6 +65,7 @@ class DynamoRefStore:
             state=repo.state.value,
             read_only=repo.read_only,
             generation=repo.generation or None,
+            range_format=repo.range_format,
         )
         with storage_errors(on_condition_failed=lambda: errors.RepositoryExists(repo.id)):
             row.save(condition=self._repositories.repository_id.does_not_exist())
@@ -272,6 +273,7 @@ def _repository(row: RepositoryRow) -> Repository:
         state=RepositoryState(row.state),
         read_only=bool(row.read_only),
         generation=str(row.generation or ""),
+        range_format=int(row.range_format or 1),
     )
 
 

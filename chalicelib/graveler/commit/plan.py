@@ -18,6 +18,8 @@ class SliceSpec(JsonRecord):
     tokens: tuple[str, ...]
     lo: str
     hi: str | None
+    # The repository's range format: 1 when absent, as in the state of an execution started before formats.
+    range_format: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +31,7 @@ class CommitBase(JsonRecord):
     staging_token: str
     tokens: tuple[str, ...]
     namespace: str
+    range_format: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from typing import Any
 from .. import errors, slicing
 from ..branch_moves import finish_move, seal_failure, sealed, update_branch
 from ..committed.apply import apply_changes
-from ..committed.params import RangeParams
+from ..committed.params import RangeParams, params_for_format
 from ..committed.storage import CommittedStorage
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
@@ -64,7 +64,8 @@ DONE_ELSEWHERE = "committed-elsewhere"
 
 
 class CommitSteps:
-    """The steps over the ports. ``params`` must be the repository's RangeParams (those of its CommittedManager)."""
+    """The steps over the ports. ``params`` are the current range format's (those of the engine's
+    CommittedManager); each repository's writes cut with its own format's (its plan carries the format)."""
 
     def __init__(
         self,
@@ -103,6 +104,7 @@ class CommitSteps:
         repo = self.refs.get_repository(repo_id)
         if repo.read_only:
             raise errors.ReadOnlyRepository(repo_id)
+        params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before the seal
         # The first step of every commit, inline or in the workflow: a protected branch takes merges only.
         self.guard.refuse_commit(repo, branch_id)
         mine = request_token(request.repository, request.branch, request.request_id)
@@ -158,8 +160,13 @@ class CommitSteps:
             keys = (staged.key for staged in staged_changes(self.staging, list(tokens)))
             sampled = spread_bounds(sample_keys(keys), [ranges], max_slices)
             bounds = sampled if len(sampled) > len(bounds) else bounds
-        slices = tuple(SliceSpec(repo.storage_namespace, head.meta_range_id, tokens, lo, hi) for lo, hi in bounds)
-        base = CommitBase(head.id, head.generation, branch.staging_token, tokens, repo.storage_namespace)
+        slices = tuple(
+            SliceSpec(repo.storage_namespace, head.meta_range_id, tokens, lo, hi, repo.range_format)
+            for lo, hi in bounds
+        )
+        base = CommitBase(
+            head.id, head.generation, branch.staging_token, tokens, repo.storage_namespace, repo.range_format
+        )
         return CommitPlan(False, base, slices)
 
     # ---- build ----------------------------------------------------------------------------------------------
@@ -170,12 +177,13 @@ class CommitSteps:
         namespace, lo, hi = item.namespace, item.lo, item.hi
         base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
-        writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
+        params = params_for_format(item.range_format, self.params)
+        writer = RangeWriter(self.storage, namespace, params, known_ranges={r.id for r in inside})
         changes = _bounded(staged_changes(self.staging, [StagingToken(t) for t in item.tokens], lo), hi)
         if seen is not None:
             changes = seen.record(changes)
         ranges, added, changed, removed = apply_changes(
-            inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
+            inside, changes, writer, lambda rid: self.storage.range(namespace, rid), params
         )
         # Stored as a metarange of its own: the output stays a few bytes in the workflow state however many
         # ranges the slice has, and writing it again (a retry) puts the same bytes under the same id.
@@ -197,7 +205,8 @@ class CommitSteps:
         base = plan.base
         assert base is not None, "a done plan has nothing to finish"
         namespace = base.namespace
-        metarange = slicing.join_slices(self.storage, namespace, self.params, (str(b["metarange"]) for b in built))
+        params = params_for_format(base.range_format, self.params)
+        metarange = slicing.join_slices(self.storage, namespace, params, (str(b["metarange"]) for b in built))
         changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
         if changes == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")

@@ -8,7 +8,7 @@ from ..ports import BlockStore
 from ..records import EMPTY_METARANGE, Entry, EntryRecord, Key, MetaRangeID, RangeID, RangeInfo, StagedEntry
 from .apply import ApplyResult, apply_changes
 from .columns import RangeColumns
-from .params import RangeParams
+from .params import CURRENT_RANGE_FORMAT, RANGE_FORMAT_2, RangeParams, params_for_format
 from .storage import CommittedStorage
 from .writer import RangeWriter
 
@@ -20,22 +20,44 @@ class CommittedManager:
     most ``cache_rows`` rows in all, about 800 bytes of memory each): they never change once written.
     Safe to share between threads. A metarange or range that a caller names but storage lacks raises
     StorageError; keys out of order in the input raise ValueError.
+
+    ``params`` are the current range format's (what new repositories are cut with); ``for_format`` gives a view
+    that writes with another format's, sharing the storage and its caches.
     """
 
     def __init__(
         self,
         blocks: BlockStore,
-        params: RangeParams = RangeParams(),
+        params: RangeParams = RANGE_FORMAT_2,
         cache_size: int = 256,
         *,
         cache_rows: int = 500_000,
     ) -> None:
+        self._current = params
         self._params = params
         self._storage = CommittedStorage(blocks, cache_size, cache_rows)
 
     @property
     def params(self) -> RangeParams:
+        """What this view's writes cut with."""
         return self._params
+
+    def for_format(self, range_format: int) -> CommittedManager:
+        """A view writing with ``range_format``'s params (this manager itself for the current format). Raises
+        StorageError for an unknown format."""
+        params = params_for_format(range_format, self._current)
+        if params == self._params:
+            return self
+        view = object.__new__(CommittedManager)
+        view._current = self._current
+        view._params = params
+        view._storage = self._storage
+        return view
+
+    @property
+    def current_format(self) -> int:
+        """The range format new repositories record."""
+        return CURRENT_RANGE_FORMAT
 
     @property
     def storage(self) -> CommittedStorage:

@@ -32,6 +32,8 @@ class ImportSlice:
     lo: str
     hi: str | None
     part: str
+    # The repository's range format: 1 when absent, as in an event of an execution started before formats.
+    range_format: int = 1
 
     def bounds(self) -> Json:
         """The slice's own fields: one item of the manifest."""
@@ -40,7 +42,7 @@ class ImportSlice:
     @classmethod
     def from_task(cls, data: Json) -> ImportSlice:
         """The slice of its task's event, as the Map's ItemSelector makes it: {"request" (ImportRequest JSON: the
-        import id and locations), "namespace", "base_metarange", "bounds" (the manifest's item)}."""
+        import id and locations), "namespace", "base_metarange", "range_format", "bounds" (the manifest's item)}."""
         bounds, request = data["bounds"], data["request"]
         if not isinstance(bounds, dict) or not isinstance(request, dict):
             raise ValueError("a slice's bounds and request must be objects")
@@ -53,6 +55,7 @@ class ImportSlice:
             str(bounds["lo"]),
             None if hi is None else str(hi),
             str(bounds["part"]),
+            int(data.get("range_format", 1)),
         )
 
 
@@ -90,6 +93,7 @@ class ImportPlan:
     manifest: str
     slice_count: int
     slices: tuple[ImportSlice, ...] = ()
+    range_format: int = 1
 
     def to_json(self) -> Json:
         bucket, key = split_s3(self.manifest)
@@ -101,6 +105,7 @@ class ImportPlan:
             # The ItemReader's Parameters (s3:getObject's Bucket and Key).
             "manifest": {"bucket": bucket, "key": key},
             "slice_count": self.slice_count,
+            "range_format": self.range_format,
         }
 
     @classmethod
@@ -113,6 +118,7 @@ class ImportPlan:
             str(data["base_metarange"]),
             f"s3://{manifest['bucket']}/{manifest['key']}",
             int(data["slice_count"]),
+            range_format=int(data.get("range_format", 1)),
         )
 
 

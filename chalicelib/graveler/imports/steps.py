@@ -32,6 +32,7 @@ from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
+from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
@@ -72,7 +73,7 @@ class ImportSteps:
         self.refs = graveler.refs
         self.committed: CommittedManager = graveler.committed
         self.storage = self.committed.storage
-        self.params = self.committed.params
+        self.params = self.committed.params  # the current format's; a repository's own come with its plan
         self.lister = lister
         self.records = records
         self._clock = clock
@@ -93,6 +94,7 @@ class ImportSteps:
         repo = self.refs.get_repository(repo_id)
         if repo.read_only and not request.force:
             raise errors.ReadOnlyRepository(repo_id)
+        params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before any write
         self.refuse_canceled(repo.storage_namespace, request.import_id)
         head = self.refs.get_commit(repo_id, self.refs.get_branch(repo_id, BranchID(request.branch)).commit_id)
         self._move_import_branch(request, head.id, repo.generation)
@@ -107,7 +109,14 @@ class ImportSteps:
         bounds = spread_bounds(sorted(candidates), [base], max_slices)
         slices = tuple(
             ImportSlice(
-                request.import_id, repo.storage_namespace, head.meta_range_id, request.locations, lo, hi, f"{index:05d}"
+                request.import_id,
+                repo.storage_namespace,
+                head.meta_range_id,
+                request.locations,
+                lo,
+                hi,
+                f"{index:05d}",
+                repo.range_format,
             )
             for index, (lo, hi) in enumerate(bounds)
         )
@@ -116,7 +125,14 @@ class ImportSteps:
         manifest = manifest_address(repo.storage_namespace, request.import_id, content)
         self.graveler.blocks.put(manifest, content)
         return ImportPlan(
-            head.id, head.generation, repo.storage_namespace, head.meta_range_id, manifest, len(slices), slices
+            head.id,
+            head.generation,
+            repo.storage_namespace,
+            head.meta_range_id,
+            manifest,
+            len(slices),
+            slices,
+            repo.range_format,
         )
 
     def _move_import_branch(self, request: ImportRequest, head: CommitID, generation: str) -> None:
@@ -161,10 +177,11 @@ class ImportSteps:
         def base_keys(start: str) -> Iterator[str]:
             return (record.key for record in self.committed.iterate(namespace, base_id, start))
 
-        writer = RangeWriter(self.storage, namespace, self.params, known_ranges={r.id for r in inside})
+        params = params_for_format(item.range_format, self.params)
+        writer = RangeWriter(self.storage, namespace, params, known_ranges={r.id for r in inside})
         changes = slice_changes(self.lister, base_keys, item.locations, lo, hi, on_page)
         ranges, added, changed, removed = apply_changes(
-            inside, changes, writer, lambda rid: self.storage.range(namespace, rid), self.params
+            inside, changes, writer, lambda rid: self.storage.range(namespace, rid), params
         )
         metarange = self.storage.write_metarange(namespace, ranges)
         return {"metarange": metarange, "added": added, "changed": changed, "removed": removed, "ingested": listed[0]}
@@ -176,7 +193,8 @@ class ImportSteps:
         repo_id = RepositoryID(request.repository)
         namespace = plan.namespace
         self.refuse_canceled(namespace, request.import_id)
-        metarange = join_slices(self.storage, namespace, self.params, (str(b["metarange"]) for b in built))
+        params = params_for_format(plan.range_format, self.params)
+        metarange = join_slices(self.storage, namespace, params, (str(b["metarange"]) for b in built))
         commit = new_commit(
             request.committer,
             request.message,

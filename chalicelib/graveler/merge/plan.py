@@ -22,6 +22,8 @@ class MergeSliceSpec(JsonRecord):
     request_id: str
     lo: str
     hi: str | None
+    # The repository's range format: 1 when absent, as in the state of an execution started before formats.
+    range_format: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,7 @@ class MergeFixed(JsonRecord):
     source_generation: int
     tokens: tuple[str, ...]
     metarange: str | None = None
+    range_format: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,6 +34,7 @@ from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
 from ..committed.merge import KeyConflict, merge_ranges
 from ..committed.mergetable import Action, Decision
+from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..errors import MergeConflicts
 from ..identity import commit_id
@@ -114,7 +115,7 @@ class MergeSteps:
         self.staging = staging
         self.blocks = blocks
         self.committed = committed
-        self.params = committed.params
+        self.params = committed.params  # the current format's; a repository's own come with its plan
         self.storage = committed.storage
         self._sleep = sleep
 
@@ -129,6 +130,7 @@ class MergeSteps:
         Graveler.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
         refs = self.refs
         repo = repository_for_write(refs, request.repository, request.force)
+        params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before the seal
         bid = BranchID(request.destination)
         prepare_move(refs, self.staging, self.committed, repo, bid, self._sleep)
         branch = refs.get_branch(repo.id, bid)
@@ -146,11 +148,13 @@ class MergeSteps:
         # The entries of the ranges the merge may read: what decides between inline and the workflow.
         size = sum(r.count for listing in listings[1:] for r in listing if r.id not in base_ids)
         trivial = trivial_merge(base.meta_range_id, source.meta_range_id, dest.meta_range_id)
-        fixed = MergeFixed(ns, dest.id, dest.generation, source.generation, tokens, trivial)
+        fixed = MergeFixed(ns, dest.id, dest.generation, source.generation, tokens, trivial, repo.range_format)
         if trivial is not None:
             return MergePlan(fixed, (), size)
         slices = tuple(
-            MergeSliceSpec(ns, *sides, request.strategy, request.path_strategies, request.request_id, lo, hi)
+            MergeSliceSpec(
+                ns, *sides, request.strategy, request.path_strategies, request.request_id, lo, hi, repo.range_format
+            )
             for lo, hi in spread_bounds([r.min_key for r in listings[2][1:]], listings, max_slices)
         )
         return MergePlan(fixed, slices, size)
@@ -181,9 +185,10 @@ class MergeSteps:
         base, source, dest = inside(item.base), inside(item.source), inside(item.dest)
         policy = conflict_policy(item.strategy, item.path_strategies)
         known = {r.id for r in base} | {r.id for r in source} | {r.id for r in dest}
-        writer = RangeWriter(self.storage, namespace, self.params, known_ranges=known)
+        params = params_for_format(item.range_format, self.params)
+        writer = RangeWriter(self.storage, namespace, params, known_ranges=known)
         walk = merge_ranges(
-            base, source, dest, lambda rid: self.storage.range(namespace, rid), writer, self.params, policy.resolve
+            base, source, dest, lambda rid: self.storage.range(namespace, rid), writer, params, policy.resolve
         )
         return walk.ranges, walk.conflicts
 
@@ -211,7 +216,7 @@ class MergeSteps:
             metarange = MetaRangeID(fixed.metarange)
         else:
             parts = [self._ranges(namespace, str(b["metarange"])) for b in built]
-            ranges = concatenate(self.storage, namespace, self.params, parts)
+            ranges = concatenate(self.storage, namespace, params_for_format(fixed.range_format, self.params), parts)
             metarange = self.storage.write_metarange(namespace, ranges)
         dest, source = CommitID(fixed.dest_commit), CommitID(request.source_commit)
         parents = (dest,) if request.squash_merge else (dest, source)

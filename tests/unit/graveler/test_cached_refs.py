@@ -113,3 +113,13 @@ def test_staging_with_the_callers_branch_still_rechecks_and_follows_a_seal(inner
 def test_unknown_attributes_reach_the_wrapped_store(inner: CountingRefs) -> None:
     cached: Any = CachedRefStore(inner)
     assert cached.list_repositories()[0].id == REPO
+
+
+def test_a_cached_repository_keeps_its_range_format():
+    inner = CountingRefs()
+    refs = CachedRefStore(inner)
+    refs.create_repository(Repository(REPO, "s3://b/r", BranchID("main"), 1, range_format=2))
+    inner.create_repository(Repository(RepositoryID("old"), "s3://b/old", BranchID("main"), 1))
+    assert [refs.get_repository(REPO).range_format for _ in range(2)] == [2, 2]
+    assert refs.get_repository(RepositoryID("old")).range_format == 1
+    assert inner.reads["repository"] == 2  # one per repository: the second read of r came from the cache

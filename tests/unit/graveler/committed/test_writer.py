@@ -110,9 +110,9 @@ def test_unsorted_or_duplicate_records_are_refused(blocks, kit, duplicate):
 
 def test_params_are_validated():
     with pytest.raises(ValueError):
-        RangeParams(raggedness=0)
+        RangeParams(max_range_bytes=100, min_range_bytes=10, raggedness=0)
     with pytest.raises(ValueError):
-        RangeParams(max_range_bytes=10, min_range_bytes=20)
+        RangeParams(max_range_bytes=10, min_range_bytes=20, raggedness=5)
 
 
 def test_written_entries_keep_user_metadata_independent(blocks, kit):
