@@ -16,21 +16,11 @@ from lakelet.commands.settings import Settings
 Behaviour = Callable[[int], str]  # request number -> "answer" | "answer-close" | "drop"
 
 
-class RawServer:
-    """HTTP/1.1 over a plain socket: each request is answered, answered then the connection closed without a
-    'Connection: close' header (an idle keep-alive timeout), or read and dropped with no answer."""
+class _Listener:
+    """A server socket on a free local port, its connections accepted on a thread and handed to ``_accepted``."""
 
-    def __init__(
-        self,
-        behaviour: Behaviour,
-        body: bytes = b'{"ok": true}',
-        status: str = "200 OK",
-        content_type: str = "application/json",
-    ) -> None:
-        self.behaviour, self.body, self.status, self.content_type = behaviour, body, status, content_type
+    def __init__(self) -> None:
         self.connections = 0
-        self.closed = threading.Semaphore(0)  # released each time the server has closed a connection
-        self.requests: list[str] = []
         self.sock = socket.create_server(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         threading.Thread(target=self._serve, daemon=True).start()
@@ -42,7 +32,38 @@ class RawServer:
             except OSError:
                 return
             self.connections += 1
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+            self._accepted(conn)
+
+    def _accepted(self, conn: socket.socket) -> None:
+        raise NotImplementedError
+
+    def api(self) -> Api:
+        return Api(Settings(f"http://127.0.0.1:{self.port}", "key", "secret", "test"))
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread (close alone does not, on Linux)
+        self.sock.close()
+
+
+class RawServer(_Listener):
+    """HTTP/1.1 over a plain socket: each request is answered, answered then the connection closed without a
+    'Connection: close' header (an idle keep-alive timeout), or read and dropped with no answer."""
+
+    def __init__(
+        self,
+        behaviour: Behaviour,
+        body: bytes = b'{"ok": true}',
+        status: str = "200 OK",
+        content_type: str = "application/json",
+    ) -> None:
+        self.behaviour, self.body, self.status, self.content_type = behaviour, body, status, content_type
+        self.closed = threading.Semaphore(0)  # released each time the server has closed a connection
+        self.requests: list[str] = []
+        super().__init__()
+
+    def _accepted(self, conn: socket.socket) -> None:
+        threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
 
     def _handle(self, conn: socket.socket) -> None:
         try:
@@ -79,14 +100,6 @@ class RawServer:
             )
             if action == "answer-close":
                 return
-
-    def api(self) -> Api:
-        return Api(Settings(f"http://127.0.0.1:{self.port}", "key", "secret", "test"))
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread (close alone does not, on Linux)
-        self.sock.close()
 
 
 @pytest.fixture
@@ -175,7 +188,7 @@ def test_basic_auth_and_path_prefix(servers: list[RawServer]) -> None:
     assert seen == [b"Basic QUtJQTpzM2NyOnQ="]  # base64("AKIA:s3cr:t")
 
 
-class ScriptedServer:
+class ScriptedServer(_Listener):
     """Answers the n-th request on any connection with the n-th scripted bytes, then closes the connection when
     the script says so; keeps each request's head and body as received."""
 
@@ -183,40 +196,23 @@ class ScriptedServer:
         self.script = script
         self.heads: list[list[str]] = []
         self.bodies: list[bytes] = []
-        self.connections = 0
-        self.sock = socket.create_server(("127.0.0.1", 0))
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.connections += 1
-            with conn, conn.makefile("rb") as reader:
-                while len(self.heads) < len(self.script):
-                    head = []
-                    while (line := reader.readline()) not in (b"\r\n", b""):
-                        head.append(line.decode().rstrip("\r\n"))
-                    if not head:
-                        break
-                    length = next((int(h.split(":")[1]) for h in head if h.lower().startswith("content-length")), 0)
-                    self.bodies.append(reader.read(length))
-                    self.heads.append(head)
-                    answer, close = self.script[len(self.heads) - 1]
-                    conn.sendall(answer)
-                    if close:
-                        break
-
-    def api(self) -> Api:
-        return Api(Settings(f"http://127.0.0.1:{self.port}", "key", "secret", "test"))
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
-        self.sock.close()
+    def _accepted(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            while len(self.heads) < len(self.script):
+                head = []
+                while (line := reader.readline()) not in (b"\r\n", b""):
+                    head.append(line.decode().rstrip("\r\n"))
+                if not head:
+                    break
+                length = next((int(h.split(":")[1]) for h in head if h.lower().startswith("content-length")), 0)
+                self.bodies.append(reader.read(length))
+                self.heads.append(head)
+                answer, close = self.script[len(self.heads) - 1]
+                conn.sendall(answer)
+                if close:
+                    break
 
 
 @pytest.fixture

@@ -10,23 +10,15 @@ immutable commits) is in place, as it is for all but the first request a Lambda 
 from __future__ import annotations
 
 import json
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import boto3
-import botocore.session
 import pytest
 import requests
-from chalice.test import Client
-from moto import mock_aws
 
-from chalicelib import wiring
-from chalicelib.adapters.dynamodb.tables import TableNames, create_tables
-from chalicelib.adapters.kms import create_local_key
-from chalicelib.settings import Settings
-from tests.api.support import Api, app, body_of
+from tests.api.support import Api, body_of
+from tests.perf.support import CallCounter, app_on_moto
 
 REGION = "us-east-1"
 BUCKET = "calls-bucket"
@@ -43,66 +35,13 @@ GOALS = {
 }
 
 
-class CallCounter:
-    """Counts the calls of every botocore client created while installed, by (service, operation)."""
-
-    def __init__(self) -> None:
-        self.calls: Counter[str] = Counter()
-
-    def _count(self, model: Any, **_: Any) -> None:
-        self.calls[f"{model.service_model.service_name}.{model.name}"] += 1
-
-    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        create_client = botocore.session.Session.create_client
-        counter = self
-
-        def counting_create_client(session: botocore.session.Session, *args: Any, **kwargs: Any) -> Any:
-            client = create_client(session, *args, **kwargs)
-            client.meta.events.register("before-call", counter._count)
-            return client
-
-        monkeypatch.setattr(botocore.session.Session, "create_client", counting_create_client)
-
-    def during(self, action: Callable[[], object]) -> Counter[str]:
-        before = Counter(self.calls)
-        action()
-        return self.calls - before
-
-
-@pytest.fixture
-def counter(monkeypatch: pytest.MonkeyPatch) -> Iterator[CallCounter]:
-    calls = CallCounter()
-    calls.install(monkeypatch)
-    yield calls
-
-
 @pytest.fixture
 def api(counter: CallCounter) -> Iterator[Api]:
-    with mock_aws():
-        boto3.client("s3", region_name=REGION).create_bucket(Bucket=BUCKET)
-        key_id = create_local_key(boto3.client("kms", region_name=REGION))
-        # A prefix of its own: the PynamoDB models (and their clients) are cached per table names.
-        prefix = f"calls-{uuid.uuid4().hex[:8]}-"
-        settings = Settings(region=REGION, table_prefix=prefix, bucket=BUCKET, kms_key_id=key_id)
-        create_tables(TableNames.from_prefix(settings.table_prefix), REGION)
-        services = wiring.aws_services(settings)
-        # What a warm container remembers for a short while (repositories, the branch of upload addresses) is
-        # remembered here for the whole test: a loaded machine can take longer than those 2 s between the warm-up
-        # run and the counted one, and the count, not the machine's speed, is what is measured.
-        services.graveler.refs._repositories.ttl_seconds = 600.0
-        services.graveler.upload_branches.ttl_seconds = 600.0
-        wiring.set_services(services)
-        try:
-            credential, secret = services.auth.setup("admin")
-            with Client(app) as client:
-                api = Api(client, (credential.access_key_id, secret))
-                api.create_repo(REPO, storage_namespace=f"s3://{BUCKET}/{REPO}")
-                for i in range(100):
-                    api.upload(REPO, "main", f"seed/{i:03}", b"x")
-                api.commit(REPO, "main", "seed")
-                yield api
-        finally:
-            wiring.set_services(None)
+    with app_on_moto(BUCKET, REPO, "calls") as (api, _services):
+        for i in range(100):
+            api.upload(REPO, "main", f"seed/{i:03}", b"x")
+        api.commit(REPO, "main", "seed")
+        yield api
 
 
 def _ok(response: Any, status: int = 200) -> Any:

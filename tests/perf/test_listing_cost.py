@@ -7,22 +7,14 @@ Counts, not times (issue 23): the listing row of ``make bench`` times the same r
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
-from chalice.test import Client
-from moto import mock_aws
 
-from chalicelib import wiring
-from chalicelib.adapters.dynamodb.tables import TableNames, create_tables
-from chalicelib.adapters.kms import create_local_key
 from chalicelib.graveler.records import Entry
-from chalicelib.settings import Settings
-from tests.api.support import Api, app, body_of
-from tests.perf.test_aws_calls import CallCounter
+from tests.api.support import Api, body_of
+from tests.perf.support import CallCounter, app_on_moto
 
 REGION = "us-east-1"
 BUCKET = "listing-cost-bucket"
@@ -38,38 +30,15 @@ BEARER_CALLS_PER_PAGE = 3
 
 
 @pytest.fixture
-def counter(monkeypatch: pytest.MonkeyPatch) -> CallCounter:
-    calls = CallCounter()
-    calls.install(monkeypatch)
-    return calls
-
-
-@pytest.fixture
 def api(counter: CallCounter) -> Iterator[Api]:
-    with mock_aws():
-        boto3.client("s3", region_name=REGION).create_bucket(Bucket=BUCKET)
-        key_id = create_local_key(boto3.client("kms", region_name=REGION))
-        prefix = f"lscost-{uuid.uuid4().hex[:8]}-"
-        settings = Settings(region=REGION, table_prefix=prefix, bucket=BUCKET, kms_key_id=key_id)
-        create_tables(TableNames.from_prefix(settings.table_prefix), REGION)
-        services = wiring.aws_services(settings)
-        # A loaded machine may take longer than the short TTLs between warm-up and count; the count is the measure.
-        services.graveler.refs._repositories.ttl_seconds = 600.0
-        wiring.set_services(services)
-        try:
-            credential, secret = services.auth.setup("admin")
-            with Client(app) as client:
-                api = Api(client, (credential.access_key_id, secret))
-                api.create_repo(REPO, storage_namespace=f"s3://{BUCKET}/{REPO}")
-                graveler = services.graveler
-                for i in range(OBJECTS):
-                    graveler.link_object(
-                        REPO, "main", f"rows/{i:03}", Entry(f"s3://{BUCKET}/{REPO}/data/{i:03}", 1, f"{i:032x}", 1)
-                    )
-                graveler.commit(REPO, "main", "admin", "seed")
-                yield api
-        finally:
-            wiring.set_services(None)
+    with app_on_moto(BUCKET, REPO, "lscost") as (api, services):
+        graveler = services.graveler
+        for i in range(OBJECTS):
+            graveler.link_object(
+                REPO, "main", f"rows/{i:03}", Entry(f"s3://{BUCKET}/{REPO}/data/{i:03}", 1, f"{i:032x}", 1)
+            )
+        graveler.commit(REPO, "main", "admin", "seed")
+        yield api
 
 
 def _list_all(api: Api, headers: dict[str, str] | None = None) -> int:

@@ -81,3 +81,12 @@ def test_views_share_storage_and_only_the_current_format_follows_settings(blocks
     assert old.storage is manager.storage
     assert params_for_format(1, configured) == RANGE_FORMAT_1
     assert params_for_format(2, configured) == configured
+
+
+def test_the_default_settings_are_the_current_formats_params() -> None:
+    # settings.py imports nothing of graveler (it is read by every process, the CLI included), so the current
+    # format's values are written twice: a deployment without LAKELET_RANGE_* must cut as the format says.
+    from chalicelib.settings import Settings
+    from chalicelib.wiring import range_params
+
+    assert range_params(Settings()) == RANGE_FORMAT_2
