@@ -250,14 +250,15 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
                 GE,
                 0.5,
                 ">= 0.5",
-                f"cannot be reached on moto without dropping a call that correctness needs: a gateway PUT makes "
-                f"{calls['gateway put']} AWS calls and a GET {calls['gateway get']}, each a request to moto of "
-                "about the cost of moto's own PUT or GET, which is one (PUT: the branch for its staging token, "
-                "the object, the staged entry, the branch again, staging's check that no commit sealed the token "
-                "meanwhile, without which a concurrent commit could lose the write; GET: the branch, the staged "
-                "entry before the committed one, the object; lakeFS's gateway makes the same reads); the goal "
-                "would need at most two a request. On AWS a DynamoDB call costs a fraction of an S3 request, "
-                "which moto does not model, so the ratio there cannot be inferred from this one",
+                f"cannot be reached on moto without dropping a call that correctness needs: a GET makes "
+                f"{calls['gateway get']} AWS calls in sequence, each a request to moto of about the cost of moto's "
+                "own GET, which is one (the branch, for its commit and staging token; the staged entry, which a "
+                "read must see before the committed one; the object), and a PUT "
+                f"{calls['gateway put']} (the branch; the object; the staged entry; the branch again, staging's "
+                "check that no commit sealed the token meanwhile, without which a concurrent commit could lose "
+                "the write); lakeFS's gateway makes the same reads. The goal would need at most two a request. "
+                "On AWS a DynamoDB call costs a fraction of an S3 request, which moto does not model, so the ratio "
+                "there cannot be inferred from this one",
                 {**gateway, "aws_calls": {"put": calls["gateway put"], "get": calls["gateway get"]}},
             )
         )
