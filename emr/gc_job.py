@@ -289,7 +289,7 @@ class JobOptions:
         if self.commit_partitions < 1 or self.address_partitions < 1:
             raise GCJobError("partition counts must be at least 1")
         if self.single_task_objects < 1:
-            raise GCJobError("objects per part must be at least 1")
+            raise GCJobError("single-task objects must be at least 1")
         if self.record_lead_seconds < 0:
             raise GCJobError("the record lead must not be negative")
         if not 1 <= self.list_slices <= len(SLICE_ALPHABET):
@@ -634,6 +634,14 @@ def metarange_ranges(s3: Any, ns: Namespace, metarange_id: str) -> dict[str, int
     return dict(zip(table.column("range_id").to_pylist(), table.column("count").to_pylist()))
 
 
+def distinct_ranges(s3: Any, ns: Namespace, metarange_ids: Sequence[str]) -> dict[str, int]:
+    """The ranges of all of ``metarange_ids``, each once (commits share most of theirs): id -> rows."""
+    seen: dict[str, int] = {}
+    for ranges in read_concurrently(lambda metarange: metarange_ranges(s3, ns, metarange), metarange_ids):
+        seen.update(ranges)
+    return seen
+
+
 def referenced_addresses(s3: Any, ns: Namespace, source: tuple[str, str]) -> pa.Array:
     """The addresses of one source, normalized: ``(SOURCE_RANGE, range id)`` or ``(SOURCE_STAGED, part
     location)``."""
@@ -654,11 +662,7 @@ def metarange_task(
     send)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        s3 = task_client(conf)
-        wanted = [metarange_ids[index] for index in indices(batches)]
-        seen: dict[str, int] = {}
-        for ranges in read_concurrently(lambda metarange: metarange_ranges(s3, ns, metarange), wanted):
-            seen.update(ranges)
+        seen = distinct_ranges(task_client(conf), ns, [metarange_ids[index] for index in indices(batches)])
         if seen:
             yield pa.RecordBatch.from_arrays(
                 [pa.array(list(seen), pa.string()), pa.array(list(seen.values()), pa.int64())],
@@ -964,11 +968,8 @@ def referenced_ranges(
 ) -> dict[str, int]:
     """The distinct ranges of ``metaranges``, id -> rows: read by the driver when they are few, else by Spark tasks
     (each sends the ranges it found once; one short row per range comes back)."""
-    seen: dict[str, int] = {}
     if len(metaranges) <= DRIVER_METARANGES:
-        for ranges in read_concurrently(lambda metarange: metarange_ranges(s3, ns, metarange), metaranges):
-            seen.update(ranges)
-        return seen
+        return distinct_ranges(s3, ns, metaranges)
     rows = (
         indexed_frame(spark, len(metaranges), options.commit_partitions, FILES_PER_TASK)
         .mapInArrow(metarange_task(ns, options.s3, metaranges), "range_id string, count bigint")

@@ -125,28 +125,8 @@ def _row_stats(rows: ListedRows, user_metadata: bool) -> list[dict[str, Any]]:
         metadata = [_EMPTY_METADATA_JSON] * len(rows.metadata)  # the usual page: no row has user metadata
     else:
         metadata = [_metadata_json(value) for value in rows.metadata]
-    if user_metadata and None not in rows.addresses:
-        # The usual page, objects only: one comprehension, no per-row branch.
-        return [
-            {
-                "path": key,
-                "path_type": OBJECT,
-                "physical_address": address,
-                "checksum": etag,
-                "size_bytes": size,
-                "mtime": mtime,
-                "content_type": content_type,
-                "metadata": meta,
-            }
-            for (key, address, size, etag, mtime, content_type), meta in zip(columns, metadata, strict=True)
-        ]
-    results: list[dict[str, Any]] = []
-    append = results.append
-    for (key, address, size, etag, mtime, content_type), meta in zip(columns, metadata, strict=True):
-        if address is None:
-            append(common_prefix(key))
-            continue
-        stats = {
+    results = [
+        {
             "path": key,
             "path_type": OBJECT,
             "physical_address": address,
@@ -154,10 +134,15 @@ def _row_stats(rows: ListedRows, user_metadata: bool) -> list[dict[str, Any]]:
             "size_bytes": size,
             "mtime": mtime,
             "content_type": content_type,
+            "metadata": meta,
         }
-        if user_metadata:
-            stats["metadata"] = meta
-        append(stats)
+        if address is not None
+        else common_prefix(key)
+        for (key, address, size, etag, mtime, content_type), meta in zip(columns, metadata, strict=True)
+    ]
+    if not user_metadata:
+        for stats in results:
+            stats.pop("metadata", None)
     return results
 
 

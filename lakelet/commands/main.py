@@ -109,17 +109,22 @@ GROUPS: dict[str, str] = {
     "config": "doctor",
     "doctor": "doctor",
 }
-_HELP = {
-    "repo": "create, list and delete repositories",
-    "branch": "create, list, show, delete, reset and revert branches",
-    "tag": "create, list, show and delete tags",
-    "fs": "objects: ls, cat, stat, rm, presign, upload, download, update-metadata",
-    "localdir": "run the local stack (no subcommand; "
-    "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
-    "local directories in step with a branch path (clone|status|pull|commit|checkout)",
-    "gc": "garbage collection rules, and 'gc run' on the local stack",
-    "actions": "action files (validate) and the runs of their hooks",
-    "auth": "users, groups, policies and credentials",
+# The modules that hold one group (typer app) each: its top-level name and help. The others register their
+# commands themselves.
+_GROUP_OF_MODULE = {
+    "repo": ("repo", "create, list and delete repositories"),
+    "branch": ("branch", "create, list, show, delete, reset and revert branches"),
+    "tag": ("tag", "create, list, show and delete tags"),
+    "fs": ("fs", "objects: ls, cat, stat, rm, presign, upload, download, update-metadata"),
+    "localdir": (
+        "local",
+        "run the local stack (no subcommand; "
+        "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
+        "local directories in step with a branch path (clone|status|pull|commit|checkout)",
+    ),
+    "gc": ("gc", "garbage collection rules, and 'gc run' on the local stack"),
+    "actions": ("actions", "action files (validate) and the runs of their hooks"),
+    "auth": ("auth", "users, groups, policies and credentials"),
 }
 
 
@@ -129,9 +134,9 @@ def register(root_app: typer.Typer, name: str | None = None) -> None:
     for module_name in modules:
         # __import__, not importlib's: python -X importtime (tests/cli/test_startup.py) sees only the former.
         module = __import__(f"lakelet.commands.{module_name}", fromlist=["app"])
-        if module_name in _HELP:
-            group = "local" if module_name == "localdir" else module_name
-            root_app.add_typer(module.app, name=group, help=_HELP[module_name])
+        if module_name in _GROUP_OF_MODULE:
+            group, help_text = _GROUP_OF_MODULE[module_name]
+            root_app.add_typer(module.app, name=group, help=help_text)
         else:
             module.register(root_app)
 
