@@ -127,9 +127,11 @@ ARTIFACT_BUCKET ?=
 DEPLOY_PARAMETERS ?=
 
 # Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it, compiled
-# for the functions' Python (infra/bytecode.py).
+# for the functions' Python (infra/bytecode.py), and the GC job's package as $(PACKAGE_DIR)/emr/lakelet_gc.zip
+# (infra/gc_bundle.py), which EMR Serverless puts on the path of the entry point emr/gc_job.py.
 package: $(DEV_STAMP)
 	rm -rf $(PACKAGE_DIR)
+	$(VENV)/bin/python -m infra.gc_bundle $(PACKAGE_DIR)/emr/lakelet_gc.zip
 	$(VENV)/bin/python -m infra.build --stage $(STAGE) --out $(PACKAGE_DIR)/merge.json
 	AWS_DEFAULT_REGION=$(PACKAGE_REGION) $(VENV)/bin/chalice package --pkg-format cloudformation \
 		--stage $(STAGE) --merge-template $(PACKAGE_DIR)/merge.json $(PACKAGE_DIR)/package
@@ -138,7 +140,8 @@ package: $(DEV_STAMP)
 	$(VENV)/bin/cfn-lint $(PACKAGE_DIR)/package/sam.json
 
 deploy: $(DEV_STAMP)
-	@test -f $(PACKAGE_DIR)/package/sam.json || { echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
+	@test -f $(PACKAGE_DIR)/package/sam.json -a -f $(PACKAGE_DIR)/emr/lakelet_gc.zip || { \
+		echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
 	@set -euo pipefail; \
 	region=$${AWS_REGION:-$${AWS_DEFAULT_REGION:-$$($(AWS) configure get region || true)}}; \
 	[ -n "$$region" ] || { echo "error: no AWS region: set AWS_REGION or run 'aws configure'" >&2; exit 1; }; \
@@ -155,6 +158,7 @@ deploy: $(DEV_STAMP)
 			BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true; \
 	fi; \
 	$(AWS) s3 cp emr/gc_job.py "s3://$$bucket/lakelet/$(STAGE)/emr/gc_job.py"; \
+	$(AWS) s3 cp $(PACKAGE_DIR)/emr/lakelet_gc.zip "s3://$$bucket/lakelet/$(STAGE)/emr/lakelet_gc.zip"; \
 	$(AWS) cloudformation package --template-file $(PACKAGE_DIR)/package/sam.json --s3-bucket "$$bucket" \
 		--s3-prefix lakelet/$(STAGE)/lambda --output-template-file $(PACKAGE_DIR)/packaged.json; \
 	$(AWS) cloudformation deploy --template-file $(PACKAGE_DIR)/packaged.json --stack-name $(STACK_NAME) \
