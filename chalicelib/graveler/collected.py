@@ -26,8 +26,8 @@ import time
 from collections.abc import Callable
 
 from .addressing import metadata_address
+from .caches import TTLCache
 from .ports import BlockStore
-from .ttl_cache import TTLCache
 
 __all__ = ["CollectedCheck"]
 
