@@ -62,7 +62,7 @@ check: $(DEV_STAMP)
 	echo "mypy"; $(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-# The quickstart repository is created once per data directory (lakelet/samples.py). The venv's install and the
+# The quickstart repository is created once per data directory (lakelet/stack/samples.py). The venv's install and the
 # web UI's (npm ci, esbuild) wait mostly on the network, each on its own: a sub-make runs them side by side, which
 # takes a first run's npm ci off its critical path (docs/local-stack.md, "Installing").
 run:

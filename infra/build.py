@@ -48,7 +48,7 @@ def gateway_responses() -> Json:
     credentials, in the body). It becomes a lakeFS 404. Every other answer of its own (413, 429, 504, ...)
     keeps its status and names only its type. (A greedy ``/{proxy+}`` route would send unknown paths to the
     Lambda instead, but not unknown methods of known paths, and chalice local cannot serve one: local answers
-    come from lakelet/devserver.py.)
+    come from lakelet/stack/devserver.py.)
     """
     content_type = {"gatewayresponse.header.Content-Type": "'application/json'"}
     own = '{"message": "refused by API Gateway: $context.error.responseType"}'

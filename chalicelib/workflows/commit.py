@@ -1,5 +1,5 @@
 """The commit workflow's tasks (stepfunctions/commit.asl.json). Each takes the state machine's state (or a
-Map item), runs one idempotent step of chalicelib/graveler/commit_steps.py and returns what the state keeps.
+Map item), runs one idempotent step of chalicelib/graveler/commit/steps.py and returns what the state keeps.
 
 The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "plan": ..., "built": [...],
 "finish": ...}: bounds, ids and tokens only, never data (the 256 KB limit on a state).

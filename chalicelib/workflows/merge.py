@@ -1,5 +1,5 @@
 """The merge workflow's tasks (stepfunctions/merge.asl.json). Each takes the state machine's state (or a Map
-item), runs one idempotent step of chalicelib/graveler/merge_steps.py and returns what the state keeps.
+item), runs one idempotent step of chalicelib/graveler/merge/steps.py and returns what the state keeps.
 
 The state is {"request": MergeRequest JSON, "max_slices": int, "plan": ..., "built": [...], "finish": ...}:
 bounds, ids and tokens only, never data (the 256 KB limit on a state).

@@ -3,10 +3,10 @@
 The same steps as the scheduled Lambda, with the local stack standing in for AWS: the lakeFS API prepares the
 run (POST .../gc/prepare_commits, so the repository needs GC rules), then the GC job (emr/lakelet_gc/, the very code
 EMR Serverless runs) marks and sweeps in a local Spark session against the stack's moto server, and the summary is
-printed. With no flags it finds the running stack through its state file (lakelet/statefile.py); flags and the
+printed. With no flags it finds the running stack through its state file (lakelet/stack/statefile.py); flags and the
 LAKECTL_* / LAKELET_AWS_ENDPOINT_URL variables win over it. Before Spark starts it checks, in a second or two,
 that the stack answers, that the S3 endpoint is the stack's moto server and that Java 17 is installed
-(lakelet/gc_preflight.py); the first run then installs Spark (pyspark, the [gc] extra, which `make run` leaves
+(lakelet/stack/gc_preflight.py); the first run then installs Spark (pyspark, the [gc] extra, which `make run` leaves
 out: lakelet/stack/spark_local.py); then it reports each phase (prepare, list, mark, sweep) on stderr as it starts.
 """
 
