@@ -48,10 +48,14 @@ test-compat: $(DEV_STAMP)
 	$(VENV)/bin/python -m pytest -m compat tests/compat $(PYTEST_ARGS)
 
 # Every tier that needs moto, Spark, chalice package, Chromium or a running stack is left out (markers in
-# pyproject.toml, set by tests/conftest.py); what is left runs in under a minute on two cores.
+# pyproject.toml, set by tests/conftest.py); what is left runs in under a minute on two idle cores: one pytest-xdist
+# worker per core (TEST_WORKERS=0 runs in one process), and bytecode written even where PYTHONDONTWRITEBYTECODE is
+# set, so that a second run neither compiles the code again nor rewrites the tests' asserts (half of collecting).
 SLOW_TIERS := aws or spark or package or browser or e2e or compat
+TEST_WORKERS ?= auto
 test-fast: $(DEV_STAMP)
-	$(VENV)/bin/python -m pytest -m "not ($(SLOW_TIERS))" tests/unit tests/contract tests/api $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) -m "not ($(SLOW_TIERS))" \
+		tests/unit tests/contract tests/api $(PYTEST_ARGS)
 
 # All three run even when one fails, so one pass shows every finding; the exit status is non-zero if any did.
 # Settings in pyproject.toml ([tool.ruff], [tool.mypy]). `ruff format .` and `ruff check --fix .` repair most.
