@@ -51,6 +51,7 @@ import requests
 
 from chalicelib import wiring
 from chalicelib.adapters.dynamodb.staging import DynamoStagingStore
+from chalicelib.graveler.plan_json import Json
 from chalicelib.graveler.records import (
     BranchID,
     Entry,
@@ -73,8 +74,6 @@ THRESHOLD = "50"
 THRESHOLDS = ("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "LAKELET_MERGE_WORKFLOW_THRESHOLD")
 STAGE_CHUNK = 10_000
 MIB = 2**20
-
-Json = dict[str, Any]
 
 
 def key_of(i: int) -> str:

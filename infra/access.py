@@ -16,10 +16,9 @@ from typing import Any
 
 from chalicelib import settings
 from chalicelib import settings as gc_settings  # the GC settings live in chalicelib/settings.py now
+from chalicelib.graveler.plan_json import Json
 
 from .state_machines import StateMachine
-
-Json = dict[str, Any]
 
 # The logical ids of the tables in lakelet.yaml, by the field of chalicelib's TableNames that names them.
 TABLES: dict[str, str] = {

@@ -22,14 +22,13 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 from chalice.utils import to_cfn_resource_name
 
-from . import access, state_machines
+from chalicelib.graveler.plan_json import Json
 
-Json = dict[str, Any]
+from . import access, state_machines
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 BASE_TEMPLATE = Path(__file__).resolve().parent / "lakelet.yaml"

@@ -25,6 +25,7 @@ __all__ = [
     "merge",
     "namespace_files",
     "object_fields",
+    "plan_json",
     "ports",
     "protection",
     "records",

@@ -7,8 +7,6 @@ The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "pl
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
     DEFAULT_MAX_SLICES,
@@ -17,9 +15,8 @@ from chalicelib.graveler.commit import (
     CommitSteps,
     SliceSpec,
 )
+from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
-
-Json = dict[str, Any]
 
 
 def steps() -> CommitSteps:

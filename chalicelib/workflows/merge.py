@@ -7,13 +7,10 @@ bounds, ids and tokens only, never data (the 256 KB limit on a state).
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.graveler.actions.operations import merge_event
 from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
+from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
-
-Json = dict[str, Any]
 
 
 def steps() -> MergeSteps:
