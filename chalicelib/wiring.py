@@ -103,7 +103,9 @@ def assemble(
         import_workflow=_runner(settings, settings.import_state_machine_arn),
         pull_requests=pull_requests(graveler, pull_request_store),
         refs_dump=RefsDumper(
-            RefsDumpParts(graveler.refs, graveler.blocks, graveler.get_repository, graveler.repository_for_write, graveler.now)
+            RefsDumpParts(
+                graveler.refs, graveler.blocks, graveler.get_repository, graveler.repository_for_write, graveler.now
+            )
         ),
     )
 

@@ -57,8 +57,10 @@ def pr_body(pr: PullRequest, *, listed: bool = False) -> dict[str, Any]:
 def list_pull_requests(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().pulls().list(
-        names.repository(repository), q.string("prefix"), q.string("after"), amount, q.string("status", "all")
+    page = (
+        services()
+        .pulls()
+        .list(names.repository(repository), q.string("prefix"), q.string("after"), amount, q.string("status", "all"))
     )
     return json_response(serializers.listing(page, amount, lambda pr: pr_body(pr, listed=True)))
 
@@ -66,13 +68,17 @@ def list_pull_requests(repository: str) -> Response:
 @route(bp, PULLS, ["POST"])
 def create_pull_request(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    pr = services().pulls().create(
-        names.repository(repository),
-        body.required_string("title"),
-        body.string("description") or "",
-        body.required_string("source_branch"),
-        body.required_string("destination_branch"),
-        current_user().id,
+    pr = (
+        services()
+        .pulls()
+        .create(
+            names.repository(repository),
+            body.required_string("title"),
+            body.string("description") or "",
+            body.required_string("source_branch"),
+            body.required_string("destination_branch"),
+            current_user().id,
+        )
     )
     return json_response({"id": pr.id}, 201)
 
@@ -103,14 +109,18 @@ def merge_pull_request(repository: str, pull_request: str) -> Response:
         services().auth.authorize(user, [Permission("fs:CreateCommit", branch_arn(repo_id, destination))])
 
     try:
-        merged = services().pulls().merge(
-            repo_id,
-            pull_request,
-            user.id,
-            may_merge_into,
-            body.string("message") or "",
-            body.str_map("metadata"),
-            body.string("strategy"),
+        merged = (
+            services()
+            .pulls()
+            .merge(
+                repo_id,
+                pull_request,
+                user.id,
+                may_merge_into,
+                body.string("message") or "",
+                body.str_map("metadata"),
+                body.string("strategy"),
+            )
         )
     except MergeConflicts as e:
         return conflict_response(e, Query(bp.current_request.query_params).amount())

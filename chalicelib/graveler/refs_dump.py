@@ -27,7 +27,7 @@ from .branch_moves import new_staging_token
 from .ports import BlockStore, RefStore
 from .records import Branch, BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID, Tag, TagID
 
-__all__ = ["DumpTask", "RefsDump", "RefsDumper", "RefsDumpParts"]
+__all__ = ["DumpTask", "RefsDump", "RefsDumpParts", "RefsDumper"]
 
 FORMAT = 1
 MANIFEST = "_lakefs/refs_manifest.json"

@@ -80,9 +80,15 @@ def test_restore_refuses_bad_manifests(api: Api, repo: str) -> None:
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
     assert _bare(api, "copy2", namespace).status_code == 201
     swapped = {**refs, "commits_meta_range_id": refs["tags_meta_range_id"]}
-    assert "not a dump of commits" in assert_error(api.request("PUT", "/repositories/copy2/refs/restore", json_body=swapped), 400)
-    assert_error(api.request("PUT", "/repositories/copy2/refs/restore", json_body={**refs, "tags_meta_range_id": "../x"}), 400)
-    assert_error(api.request("PUT", "/repositories/copy2/refs/restore", json_body={**refs, "tags_meta_range_id": "0" * 64}), 404)
+    assert "not a dump of commits" in assert_error(
+        api.request("PUT", "/repositories/copy2/refs/restore", json_body=swapped), 400
+    )
+    assert_error(
+        api.request("PUT", "/repositories/copy2/refs/restore", json_body={**refs, "tags_meta_range_id": "../x"}), 400
+    )
+    assert_error(
+        api.request("PUT", "/repositories/copy2/refs/restore", json_body={**refs, "tags_meta_range_id": "0" * 64}), 404
+    )
     assert_error(api.request("PUT", "/repositories/copy2/refs/restore", json_body={"force": True}), 400)
     # Nothing was written by the refused restores.
     assert body_of(api.get("/repositories/copy2/branches"))["results"] == []
@@ -121,7 +127,9 @@ def test_dump_and_restore_tasks(api: Api, repo: str) -> None:
     assert state.done and state.error is None
     assert _refs(api, "copy4") == before
     # A second restore is refused at once: the repository is no longer bare.
-    assert "bare repository" in assert_error(api.post("/repositories/copy4/restore", json_body=dump.refs.to_dict()), 400)
+    assert "bare repository" in assert_error(
+        api.post("/repositories/copy4/restore", json_body=dump.refs.to_dict()), 400
+    )
     # A restore that fails is recorded as failed.
     assert _bare(api, "copy5", namespace).status_code == 201
     broken = {**dump.refs.to_dict(), "tags_meta_range_id": "0" * 64}

@@ -5,9 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import lakefs_sdk
-import pytest
-
-from chalicelib import wiring
 
 from .support import Api, assert_error, body_of, conforms
 
