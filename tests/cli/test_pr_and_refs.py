@@ -44,8 +44,7 @@ def test_pr_create_list_show_merge_close(cli: Cli, repo: str, tmp_path: Path) ->
     again = cli("pr", "merge", r, pr_id, code=1)
     assert "bad pull request status" in again.stderr
 
-    others = [p for p in json.loads(cli("pr", "list", r, "--status", "open", "--json").stdout)]
-    [other] = others
+    [other] = json.loads(cli("pr", "list", r, "--status", "open", "--json").stdout)
     assert cli("pr", "close", r, other["id"]).stdout.strip() == f"Pull request {other['id']} closed"
     closed = json.loads(cli("pr", "list", r, "--status", "closed", "--json").stdout)
     assert {p["id"] for p in closed} == {pr_id, other["id"]}
