@@ -37,8 +37,8 @@ def _status(task: DumpTask) -> dict[str, Any]:
     }
     if task.error:
         out["error"] = task.error
-    if task.refs is not None:
-        out["refs"] = task.refs.to_json()
+    if task.dumped is not None:
+        out["refs"] = task.dumped.to_json()
     return out
 
 

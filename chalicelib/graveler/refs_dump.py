@@ -27,7 +27,7 @@ from .branch_moves import new_staging_token
 from .ports import BlockStore, RefStore
 from .records import Branch, BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID, Tag, TagID
 
-__all__ = ["DumpTask", "RefsDump", "RefsDumpParts", "RefsDumper"]
+__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "RefsDump", "RefsDumpParts", "RefsDumper"]
 
 FORMAT = 1
 MANIFEST = "_lakefs/refs_manifest.json"
@@ -60,7 +60,7 @@ class DumpTask:
     done: bool
     update_time: float
     error: str = ""
-    refs: RefsDump | None = None
+    dumped: RefsDump | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +221,7 @@ class RefsDumper:
         repo = self._parts.repository(repo_id)
         task_id = f"{DUMP_TASK}-{uuid.uuid4().hex}"
         try:
-            task = DumpTask(task_id, True, self._parts.clock(), refs=self.dump(repo_id))
+            task = DumpTask(task_id, True, self._parts.clock(), dumped=self.dump(repo_id))
         except errors.GravelerError as e:
             task = DumpTask(task_id, True, self._parts.clock(), error=str(e) or type(e).__name__)
         self._record(repo, task)
@@ -261,7 +261,7 @@ class RefsDumper:
         )
 
     def _record(self, repo: Repository, task: DumpTask) -> None:
-        refs = task.refs
+        refs = task.dumped
         body = {
             "id": task.id,
             "done": task.done,
