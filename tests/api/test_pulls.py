@@ -204,3 +204,26 @@ def test_permissions(api: Api, repo: str, client: Any) -> None:
     assert _patch(reviewer, repo, pr_id, {"title": "reviewed"}).status_code == 204
     assert "fs:CreateCommit" in assert_error(_merge(reviewer, repo, pr_id), 403)
     assert _get(api, repo, pr_id).status == "open"
+
+
+def test_a_failing_pre_merge_hook_keeps_the_pull_request_open(api: Api, repo: str) -> None:
+    from .hook_server import start_hook_server
+    from .test_actions import action_file
+
+    state, server = start_hook_server()
+    try:
+        url = state.on("/quality", 400, "a.csv: 1 row without id")
+        _branch(api, repo, "feature")
+        api.upload(repo, "feature", "_lakefs_actions/check.yaml", action_file("quality", "pre-merge", url))
+        api.upload(repo, "feature", "a.csv", b"id\n\n")
+        api.commit(repo, "feature", "data")
+        pr_id = _open(api, repo)
+        before = body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
+        message = assert_error(_merge(api, repo, pr_id), 412)
+        assert message.startswith("pre-merge hook aborted") and "a.csv: 1 row without id" in message
+        assert state.bodies("/quality")[0]["source_ref"] == "feature"
+        assert body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"] == before
+        assert _get(api, repo, pr_id).status == "open"
+    finally:
+        server.shutdown()
+        server.server_close()
