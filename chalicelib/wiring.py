@@ -120,7 +120,11 @@ def pull_requests(graveler: Graveler, store: PullRequestStore | None) -> PullReq
     def check_branch(repo_id: str, branch_id: str) -> None:
         graveler.get_branch(repo_id, branch_id)
 
-    return PullRequests(PullRequestParts(store, graveler.get_repository, check_branch, graveler.merge, graveler.now))
+    return PullRequests(
+        PullRequestParts(
+            store, graveler.get_repository, check_branch, graveler.merge, graveler.now, graveler.merge_status
+        )
+    )
 
 
 def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:

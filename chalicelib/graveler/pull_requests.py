@@ -29,6 +29,7 @@ from .validation import validate_branch_id
 
 if TYPE_CHECKING:  # ports.py names this module's records in its signatures
     from .ports import PullRequestStore
+    from .workflow_runner import TaskStatus
 
 __all__ = [
     "MergeEntry",
@@ -63,6 +64,8 @@ class PullRequest:
     creation_date: float
     closed_date: float | None = None
     merged_commit_id: str | None = None
+    # The merge workflow's task while a merge that outlived its wait goes on (not part of lakeFS's shape).
+    merge_task_id: str | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -76,11 +79,12 @@ class PullRequest:
             "creation_date": self.creation_date,
             "closed_date": self.closed_date,
             "merged_commit_id": self.merged_commit_id,
+            "merge_task_id": self.merge_task_id,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> PullRequest:
-        closed, merged = data.get("closed_date"), data.get("merged_commit_id")
+        closed, merged, task = data.get("closed_date"), data.get("merged_commit_id"), data.get("merge_task_id")
         return cls(
             str(data["id"]),
             str(data["title"]),
@@ -92,6 +96,7 @@ class PullRequest:
             float(str(data["creation_date"])),
             None if closed is None else float(str(closed)),
             None if merged is None else str(merged),
+            None if task is None else str(task),
         )
 
 
@@ -128,6 +133,8 @@ class PullRequestParts:
     check_branch: Callable[[str, str], None]  # raises BranchNotFound
     merge: MergeEntry
     clock: Callable[[], float]
+    # Graveler.merge_status: how a merge that went on as a workflow ended (repo, destination, task id).
+    merge_status: Callable[[str, str, str], TaskStatus]
 
 
 def new_pull_request_id(now: float) -> str:
@@ -196,7 +203,7 @@ class PullRequests:
     def get(self, repo_id: str, pr_id: str) -> PullRequest:
         """Raises Invalid (a malformed id), RepositoryNotFound, PullRequestNotFound."""
         validate_pull_request_id(pr_id)
-        return self._parts.store.get(self._parts.repository(repo_id), pr_id)
+        return self._settle(repo_id, self._parts.store.get(self._parts.repository(repo_id), pr_id))
 
     def list(
         self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = None, status: str = "all"
@@ -216,7 +223,7 @@ class PullRequests:
                 break
             start = batch[-1].id
         has_more = len(found) > limit
-        found = found[:limit]
+        found = [self._settle(repo_id, pr) for pr in found[:limit]]
         return Page(found, has_more, found[-1].id if has_more else "")
 
     def update(self, repo_id: str, pr_id: str, change: PullRequestUpdate) -> PullRequest:
@@ -258,20 +265,47 @@ class PullRequests:
         protected branch, a failed hook, StillRunning when it goes on as a workflow)."""
         pr = self.get(repo_id, pr_id)
         may_merge_into(pr.destination_branch)
+        if pr.merge_task_id is not None:
+            # A merge of it still goes on as a workflow: the same task again, not a second merge.
+            raise errors.StillRunning(pr.merge_task_id)
         if pr.status is not PullRequestStatus.OPEN:
             raise errors.Invalid(f"bad pull request status: {pr.status.value}")
-        merged = self._parts.merge(
-            repo_id, pr.source_branch, pr.destination_branch, committer, message, metadata, strategy
-        )
-        now = self._parts.clock()
+        try:
+            merged = self._parts.merge(
+                repo_id, pr.source_branch, pr.destination_branch, committer, message, metadata, strategy
+            )
+        except errors.StillRunning as running:
+            # Recorded, so that reading the pull request later settles it from the task's outcome.
+            task_id = running.task_id
+            self._edit(repo_id, pr_id, lambda current: replace(current, merge_task_id=task_id))
+            raise
+        return self._record_merge(repo_id, pr_id, merged.id, self._parts.clock())
+
+    def _record_merge(self, repo_id: str, pr_id: str, commit_id: str, when: float) -> PullRequest:
         # The merge happened: it is recorded even if the pull request was edited or closed meanwhile.
         return self._edit(
             repo_id,
             pr_id,
             lambda current: replace(
-                current, status=PullRequestStatus.MERGED, merged_commit_id=merged.id, closed_date=now
+                current,
+                status=PullRequestStatus.MERGED,
+                merged_commit_id=commit_id,
+                closed_date=when,
+                merge_task_id=None,
             ),
         )
+
+    def _settle(self, repo_id: str, pr: PullRequest) -> PullRequest:
+        """A pull request whose merge went on as a workflow, brought up to date with how that task ended: merged
+        when it succeeded, open again (no task) when it failed, as it is while it runs."""
+        if pr.merge_task_id is None:
+            return pr
+        task = self._parts.merge_status(repo_id, pr.destination_branch, pr.merge_task_id)
+        if not task.completed:
+            return pr
+        if task.result is not None:
+            return self._record_merge(repo_id, pr.id, task.result.id, task.update_time)
+        return self._edit(repo_id, pr.id, lambda current: replace(current, merge_task_id=None))
 
     def _edit(self, repo_id: str, pr_id: str, edit: Callable[[PullRequest], PullRequest]) -> PullRequest:
         validate_pull_request_id(pr_id)

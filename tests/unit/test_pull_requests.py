@@ -31,6 +31,7 @@ class Engine:
     branches: set[str] = field(default_factory=lambda: {"main", "dev", "f1", "f2"})
     merges: list[tuple[Any, ...]] = field(default_factory=list)
     fail_merge: Exception | None = None
+    tasks: dict[str, Any] = field(default_factory=dict)
 
     def repository(self, repo_id: str) -> Repository:
         if repo_id != REPO.id:
@@ -47,6 +48,9 @@ class Engine:
         self.merges.append(args)
         return Commit(CommitID("c" * 64), "u", "m", self.now, MetaRangeID(""))
 
+    def merge_status(self, repo_id: str, destination: str, task_id: str) -> Any:
+        return self.tasks[task_id]
+
     def clock(self) -> float:
         self.now += 0.001
         return self.now
@@ -55,7 +59,9 @@ class Engine:
 def use_case(store: Any | None = None) -> tuple[PullRequests, Engine, Any]:
     engine = Engine()
     store = store or MemoryPullRequestStore()
-    parts = PullRequestParts(store, engine.repository, engine.check_branch, engine.merge, engine.clock)
+    parts = PullRequestParts(
+        store, engine.repository, engine.check_branch, engine.merge, engine.clock, engine.merge_status
+    )
     return PullRequests(parts), engine, store
 
 
@@ -153,3 +159,34 @@ def test_create_refuses_bad_branches() -> None:
         pulls.create("other", "t", "", "dev", "main", "u")
     with pytest.raises(errors.Invalid):
         pulls.get("repo1", "../etc")
+
+
+def test_a_merge_that_goes_on_as_a_workflow_is_settled_when_read() -> None:
+    from chalicelib.graveler.workflow_runner import TaskStatus
+
+    pulls, engine, store = use_case()
+    pr = pulls.create("repo1", "t", "d", "dev", "main", "u")
+    engine.fail_merge = errors.StillRunning("w-1")
+    with pytest.raises(errors.StillRunning):
+        pulls.merge("repo1", pr.id, "u", lambda dest: None)
+    assert store.get(REPO, pr.id).merge_task_id == "w-1"
+    engine.tasks["w-1"] = TaskStatus("w-1", False, 1.0)
+    assert pulls.get("repo1", pr.id).status is PullRequestStatus.OPEN
+    # Asked again while it runs: the same task, no second merge.
+    engine.fail_merge = None
+    with pytest.raises(errors.StillRunning, match="w-1"):
+        pulls.merge("repo1", pr.id, "u", lambda dest: None)
+    assert engine.merges == []
+    done = Commit(CommitID("d" * 64), "u", "m", 2.0, MetaRangeID(""))
+    engine.tasks["w-1"] = TaskStatus("w-1", True, 1_800_000_100.0, result=done)
+    [listed] = pulls.list("repo1").results
+    assert listed.status is PullRequestStatus.MERGED and listed.merged_commit_id == "d" * 64
+    assert listed.closed_date == 1_800_000_100.0 and listed.merge_task_id is None
+
+    other = pulls.create("repo1", "t", "d", "f1", "main", "u")
+    engine.fail_merge = errors.StillRunning("w-2")
+    with pytest.raises(errors.StillRunning):
+        pulls.merge("repo1", other.id, "u", lambda dest: None)
+    engine.tasks["w-2"] = TaskStatus("w-2", True, 3.0, error=errors.MergeConflicts("conflict", ()))
+    failed = pulls.get("repo1", other.id)
+    assert failed.status is PullRequestStatus.OPEN and failed.merge_task_id is None
