@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .branch_moves import release_expired, retired_tokens
 from .core import GravelerCore
 from .records import Branch, BranchID, Commit, CommitID, Repository
 from .staging import branch_tokens
@@ -38,14 +39,24 @@ class CollectionInputs(GravelerCore):
             after = page[-1].id
 
     def staged_addresses(self, repo: Repository) -> set[str]:
-        """The physical address of every entry staged on any branch, in its current or sealed tokens."""
+        """The physical address of every entry staged on any branch, in its current, sealed or retired tokens (a
+        retired token is still read by readers that hold the branch record from before the move that retired it:
+        what they can reach stays out of the sweep until the token is dropped)."""
         found: set[str] = set()
         for branch in self._all_branches(repo):
-            for token in branch_tokens(branch):
+            for token in [*branch_tokens(branch), *retired_tokens(branch)]:
                 for staged in self.staging.iterate(token):
                     if staged.value is not None:
                         found.add(staged.value.physical_address)
         return found
+
+    def release_retired(self, repo: Repository) -> int:
+        """Drops every branch's expired retired tokens (branch_moves.release_expired): the sweep that catches a
+        branch no move touched since its last commit. The entries still retired, over all branches."""
+        return sum(
+            len(release_expired(self.refs, self.staging, repo.id, branch.id, branch))
+            for branch in self._all_branches(repo)
+        )
 
     def branch_heads(self, repo: Repository) -> dict[BranchID, CommitID]:
         """Every branch's head commit."""
