@@ -140,7 +140,12 @@ def release_expired(
     try:
         current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
         at = time.time() if now is None else now
-        due = [e for e in current.retired_tokens if retired_token(e)[1] + RETIRED_GRACE_SECONDS <= at]
+        live = {current.staging_token, *current.sealed_tokens}  # never drop what the branch still reads
+        due = [
+            e
+            for e in current.retired_tokens
+            if retired_token(e)[1] + RETIRED_GRACE_SECONDS <= at and retired_token(e)[0] not in live
+        ]
         if not due:
             return current.retired_tokens
         failed = set(drop_tokens(staging, [retired_token(e)[0] for e in due]))

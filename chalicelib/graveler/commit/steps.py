@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import errors, slicing
-from ..branch_moves import finish_move, release_expired, seal_failure, sealed, update_branch
+from ..branch_moves import finish_move, release_expired, retired_tokens, seal_failure, sealed, update_branch
 from ..committed.apply import apply_changes
 from ..committed.params import RangeParams, params_for_format
 from ..committed.storage import CommittedStorage
@@ -113,6 +113,11 @@ class CommitSteps:
                 # Our seal already happened (a retry after the swap): the token it moved away is the newest
                 # sealed one, or nothing is sealed because that token was committed since.
                 found.append(branch.sealed_tokens[0] if branch.sealed_tokens else "")
+                return None
+            if mine in retired_tokens(branch):
+                # Sealed, then committed by now (a seal retried long after its swap): sealing it again would
+                # make a retired token, due to be dropped, the staging token.
+                found.append("")
                 return None
             if mine in branch.sealed_tokens:
                 # A later seal sealed our token too: the one we sealed comes right after it.

@@ -286,3 +286,18 @@ def test_racing_commits_and_writes_lose_and_duplicate_nothing():
     # Every commit's metarange is exactly the one a single apply writes from its parent (no partial state).
     log = env.g.log("repo", "main", amount=1000).results
     assert len({c.id for c in log}) == len(log)
+
+
+def test_a_seal_retried_after_a_racing_commit_took_its_token_never_seals_a_retired_token():
+    env = Env()
+    env.put(key(1))
+    req = request("late", "late seal")
+    env.steps.seal(req)  # our seal swapped; the task crashed before answering
+    env.put(key(2))  # staged in the token our seal installed
+    env.g.commit("repo", "main", "bob", "racing")  # seals and commits that token: it is retired now
+    env.put(key(3))  # something staged again, so a seal would go ahead
+    branch = env.refs.get_branch(RepositoryID("repo"), BranchID("main"))
+    retried = env.steps.seal(req)["sealed_token"]  # the retry: nothing of ours is left to seal
+    assert retried == "" and env.refs.get_branch(RepositoryID("repo"), BranchID("main")) == branch
+    with pytest.raises(errors.NoChanges):  # and the racing commit is not passed off as ours
+        env.steps.plan(req, retried)
