@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from .support import Api, assert_error
-from .test_actions import action_file
+from .test_actions import action_file, feature_branch, merge
 
 RACERS = 8
 
@@ -101,5 +101,22 @@ def test_a_change_staged_while_the_pre_commit_hook_runs_goes_to_the_next_commit(
     commit_id = json.loads(answer[0].body)["id"]
     listed = json.loads(api.get(f"/repositories/{repo}/refs/{commit_id}/objects/ls").body)["results"]
     assert [o["path"] for o in listed] == ["_lakefs_actions/guard.yaml", "ok/a"]
+    staged = json.loads(api.get(f"/repositories/{repo}/branches/main/diff").body)["results"]
+    assert [(d["path"], d["type"]) for d in staged] == [("forbidden/z", "added")]
+
+
+def test_a_change_staged_while_the_pre_merge_hook_runs_is_not_merged(api: Api, repo: str, gated: GatedHook) -> None:
+    feature_branch(api, repo, gated.url, branches=["main"], timeout="20s")
+    answer: list[Any] = []
+    merging = threading.Thread(target=lambda: answer.append(merge(api, repo)))
+    merging.start()
+    assert gated.called.wait(20)
+    api.upload(repo, "main", "forbidden/z", b"z")  # staged on the destination while the hook judges the merge
+    gated.gate.set()
+    merging.join(30)
+    assert answer and answer[0].status_code == 200, answer and answer[0].body
+    merged = json.loads(answer[0].body)["reference"]
+    listed = json.loads(api.get(f"/repositories/{repo}/refs/{merged}/objects/ls").body)["results"]
+    assert "forbidden/z" not in [o["path"] for o in listed]
     staged = json.loads(api.get(f"/repositories/{repo}/branches/main/diff").body)["results"]
     assert [(d["path"], d["type"]) for d in staged] == [("forbidden/z", "added")]
