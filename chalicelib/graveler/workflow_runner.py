@@ -222,7 +222,8 @@ def _status(g: Graveler, repo_id: str, task_id: str, execution: Execution, resul
 def _commit_result(g: Graveler, repo_id: str, output: dict[str, Any]) -> Commit:
     finish: dict[str, Any] = output.get("finish", {})
     if finish.get("status") == DONE_ELSEWHERE:
-        # A racing commit took our sealed changes: report the head that holds them.
+        # A retried step found this request's own commit already on the branch (plan's ``head``); a racing
+        # commit that took our changes fails the plan with NoChanges instead.
         return g.get_commit(repo_id, str(output.get("plan", {}).get("head", "")))
     return g.get_commit(repo_id, str(finish["commit_id"]))
 
