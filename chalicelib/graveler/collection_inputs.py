@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .branch_moves import release_expired, retired_tokens
+from .branch_moves import release_expired
 from .core import GravelerCore
 from .records import Branch, BranchID, Commit, CommitID, Repository
 from .staging import branch_tokens
@@ -39,12 +39,13 @@ class CollectionInputs(GravelerCore):
             after = page[-1].id
 
     def staged_addresses(self, repo: Repository) -> set[str]:
-        """The physical address of every entry staged on any branch, in its current, sealed or retired tokens (a
-        retired token is still read by readers that hold the branch record from before the move that retired it:
-        what they can reach stays out of the sweep until the token is dropped)."""
+        """The physical address of every entry staged on any branch, in its current or sealed tokens. Retired
+        tokens are left out: what a move committed is kept by its commit, and what a reset discarded is garbage;
+        a reader that still reaches it through a record from before the reset is the same race as one reading
+        an object deleted meanwhile (the minimum age keeps recent objects either way)."""
         found: set[str] = set()
         for branch in self._all_branches(repo):
-            for token in [*branch_tokens(branch), *retired_tokens(branch)]:
+            for token in branch_tokens(branch):
                 for staged in self.staging.iterate(token):
                     if staged.value is not None:
                         found.add(staged.value.physical_address)

@@ -171,7 +171,6 @@ def test_released_tokens_stay_readable_then_a_later_move_drops_them(g: Any, repo
     entries = g.get_branch("repo", "main").retired_tokens
     assert [branch_moves.retired_token(e)[0] for e in entries] == [first]
     assert _rows(g, first) == 1  # still readable by a reader holding the record from before the swap
-    assert len(g.staged_addresses(repo)) == 1  # and GC keeps what such a reader can reach
 
     # Past the grace period, the next commit drops it (after its own swap) and strikes it from the record.
     real = time.time
@@ -195,7 +194,6 @@ def test_a_branch_no_move_touches_again_is_swept(g: Any, repo: Any, monkeypatch:
     monkeypatch.setattr(branch_moves.time, "time", lambda: real() + branch_moves.RETIRED_GRACE_SECONDS + 1)
     assert release_retired(g) == 0
     assert _rows(g, token) == 0 and g.get_branch("repo", "main").retired_tokens == ()
-    assert g.staged_addresses(repo) == set()
 
 
 def test_a_seal_never_drops_retired_tokens(g: Any, repo: Any, monkeypatch: Any) -> None:
