@@ -516,7 +516,9 @@ def _object_bytes(objects_dir: Path, name: object) -> bytes:
     """The bytes of one object file: a plain name (a number, as export_stack writes it) inside ``objects/``,
     a regular file and not a link, so that an edited objects.jsonl cannot read files outside the export."""
     if not isinstance(name, str) or not _OBJECT_FILE.fullmatch(name):
-        raise ExportError(f"objects.jsonl names the file {name!r}, which is not a file of objects/: the export is damaged")
+        raise ExportError(
+            f"objects.jsonl names the file {name!r}, which is not a file of objects/: the export is damaged"
+        )
     try:
         fd = os.open(objects_dir / name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
     except OSError as error:

@@ -47,9 +47,9 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
+from lakelet.stack import stack_keys
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
-from lakelet.stack import stack_keys
 from lakelet.stack.s3server import S3Server
 from lakelet.stack.stack_keys import StackKeys
 

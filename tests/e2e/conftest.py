@@ -129,7 +129,10 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
     if "--ephemeral" not in args:
         data_dir = Path(args[list(args).index("--data-dir") + 1])
         state = json.loads((data_dir / "state.json").read_text())
-        local.aws_access_key_id, local.aws_secret_access_key = state["aws_access_key_id"], state["aws_secret_access_key"]
+        local.aws_access_key_id, local.aws_secret_access_key = (
+            state["aws_access_key_id"],
+            state["aws_secret_access_key"],
+        )
     return local
 
 

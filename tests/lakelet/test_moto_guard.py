@@ -135,18 +135,22 @@ def test_no_body_is_read_before_the_key_is_known_and_its_size_bound() -> None:
     big = 256 * 1024 * 1024
     for extra in (
         {},  # unsigned
-        {"HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=AKIAOTHER/20261128/us-east-1/dynamodb/aws4_request, "
-         "SignedHeaders=host, Signature=" + "0" * 64},  # another key
-        {"HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=" + KEY + "/20261128/us-east-1/dynamodb/aws4_request, "
-         "SignedHeaders=host, Signature=" + "0" * 64},  # the stack's key, but a body larger than any AWS request
+        {
+            "HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=AKIAOTHER/20261128/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=" + "0" * 64
+        },  # another key
+        {
+            "HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=" + KEY + "/20261128/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=" + "0" * 64
+        },  # the stack's key, but a body larger than any AWS request
     ):
         stream = CountingInput(big)
-        status, body = _call(_environ(stream, **extra))
+        status, _ = _call(_environ(stream, **extra))
         assert status.startswith(("403", "400")), (extra, status)
         assert stream.read_bytes == 0, extra
     chunked = CountingInput(big)
     environ = _environ(chunked, HTTP_AUTHORIZATION="AWS4-HMAC-SHA256 Credential=" + KEY + "/x/y/dynamodb/aws4_request")
     environ.pop("CONTENT_LENGTH")
     environ["HTTP_TRANSFER_ENCODING"] = "chunked"
-    status, body = _call(environ)
+    status, _ = _call(environ)
     assert status.startswith("411") and chunked.read_bytes == 0
