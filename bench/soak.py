@@ -102,7 +102,7 @@ class Load:
             "POST",
             f"/repositories/{repo}/branches/{branch}/objects",
             params={"path": f"{me}/branch/{n % 20}"},
-            data=b"on a branch",
+            data=f"on a branch {n}".encode(),
             headers={"Content-Type": "application/octet-stream"},
         )
         self.call("POST", f"/repositories/{repo}/branches/{branch}/commits", json={"message": "branch work"})
@@ -151,6 +151,15 @@ def _start_process(port: int, data_dir: Path) -> subprocess.Popen[bytes]:
         time.sleep(0.5)
     process.kill()
     raise SystemExit("lakelet local did not start in 180 s")
+
+
+def _kinds() -> dict[str, int]:
+    """How many objects of each type the collector tracks (in-process runs): what piles up shows here."""
+    import collections
+    import gc
+
+    gc.collect()
+    return dict(collections.Counter(type(o).__qualname__ for o in gc.get_objects()))
 
 
 def main() -> int:
@@ -211,6 +220,7 @@ def main() -> int:
             import tracemalloc
 
             first = tracemalloc.take_snapshot()
+        kinds_before = _kinds() if args.in_process else None
         for thread in threads:
             thread.start()
         next_report = every
@@ -218,7 +228,13 @@ def main() -> int:
             elapsed = (time.monotonic() - started) / 60
             if elapsed >= next_report or elapsed >= args.minutes:
                 ops = sum(w.operations for w in workers)
-                print(f"{elapsed:7.1f} {rss_mib(pid):8.0f} {ops:11d} {len(errors):7d}", flush=True)
+                extra = ""
+                if args.in_process:
+                    import pyarrow
+
+                    pool = pyarrow.default_memory_pool()
+                    extra = f"  arrow {pool.backend_name} {pool.bytes_allocated() / 2**20:.0f} MiB"
+                print(f"{elapsed:7.1f} {rss_mib(pid):8.0f} {ops:11d} {len(errors):7d}{extra}", flush=True)
                 next_report += every
             if elapsed >= args.minutes:
                 break
@@ -228,6 +244,16 @@ def main() -> int:
             thread.join(timeout=120)
         for line in sorted(set(errors))[:5]:
             print("error:", line)
+        if kinds_before is not None:
+            kinds_after = _kinds()
+            grown = sorted(((kinds_after[k] - kinds_before.get(k, 0), k) for k in kinds_after), reverse=True)
+            print("objects that grew most in number:", ", ".join(f"{k} +{n}" for n, k in grown[:12]))
+            import gc
+
+            from chalicelib.graveler.committed.cache import LRUCache
+
+            caches = [o for o in gc.get_objects() if isinstance(o, LRUCache)]
+            print("range/metarange caches (entries, rows):", [(len(c._items), c._weight) for c in caches])
         if first is not None:
             import tracemalloc
 
