@@ -114,6 +114,7 @@ class Load:
 
 
 def _start_process(port: int, data_dir: Path) -> subprocess.Popen[bytes]:
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
     log = open(data_dir.parent / f"{data_dir.name}.log", "wb")  # noqa: SIM115 - lives as long as the stack
     process = subprocess.Popen(
         [

@@ -396,8 +396,13 @@ class LocalStack:
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
         assert self._keys is not None
+        recovered = self.persistence.recovery if self.persistence is not None else None
         kept, self.admin_notice = stack_keys.ensure_admin_key(
-            get_services().auth, self.credentials.access_key_id, self.credentials.secret_access_key, self._keys
+            get_services().auth,
+            self.credentials.access_key_id,
+            self.credentials.secret_access_key,
+            self._keys,
+            fresh=recovered is None or (recovered.snapshot is None and not recovered.replayed),
         )
         if kept != self._keys and self.data_dir is not None:
             stack_keys.save(self.data_dir, kept)

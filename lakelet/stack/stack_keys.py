@@ -77,9 +77,12 @@ def save(data_dir: Path, keys: StackKeys) -> None:
     write_atomically(data_dir / KEYS_FILE, json.dumps(content, indent=2).encode() + b"\n")
 
 
-def ensure_admin_key(auth: Any, access_key_id: str, secret: str, keys: StackKeys) -> tuple[StackKeys, str | None]:
+def ensure_admin_key(
+    auth: Any, access_key_id: str, secret: str, keys: StackKeys, *, fresh: bool
+) -> tuple[StackKeys, str | None]:
     """Installs the admin key pair unless it is one this stack created and an admin deleted since. Returns the
-    keys to keep (with the admin key recorded) and a line for the user when something changed or was refused."""
+    keys to keep (with the admin key recorded) and a line for the user when something changed or was refused.
+    ``fresh``: the stack starts on no earlier state (a new data directory, or --ephemeral): nothing to say then."""
     from chalicelib.auth import errors as auth_errors
 
     try:
@@ -94,6 +97,6 @@ def ensure_admin_key(auth: Any, access_key_id: str, secret: str, keys: StackKeys
         )
     auth.ensure_admin(access_key_id, secret)
     notice = None
-    if not existed and keys.admin_keys:
+    if not existed and not fresh:
         notice = f"created the admin key {access_key_id} (user admin, group Admins)"
     return keys.with_admin_key(access_key_id), notice

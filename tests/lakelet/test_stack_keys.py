@@ -83,6 +83,13 @@ def test_moto_trusts_the_stack_s_key_and_a_deleted_sample_key_stays_deleted(
         assert stack.admin_notice is not None and "stays deleted" in stack.admin_notice
         assert _moto_calls(stack, SAMPLE) == []
 
+    # A data directory from before stack-keys.json (simulated by removing it): the stack cannot know it created
+    # the sample key, so it creates it again, and says so.
+    (data_dir / KEYS_FILE).unlink()
+    with LocalStack(api_port=0, s3_port=0, credentials=SAMPLE, data_dir=data_dir) as stack:
+        assert _api(stack, "GET", "/user", SAMPLE)[0] == 200
+        assert stack.admin_notice == f"created the admin key {SAMPLE.access_key_id} (user admin, group Admins)"
+
     other = Credentials("AKIANEWADMINKEY00001", "a/new+admin/secret")
     with LocalStack(api_port=0, s3_port=0, credentials=other, data_dir=data_dir) as stack:
         assert _api(stack, "GET", "/user", other)[0] == 200
