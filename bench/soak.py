@@ -249,12 +249,19 @@ def main() -> int:
             kinds_after = _kinds()
             grown = sorted(((kinds_after[k] - kinds_before.get(k, 0), k) for k in kinds_after), reverse=True)
             print("objects that grew most in number:", ", ".join(f"{k} +{n}" for n, k in grown[:12]))
+            import ctypes
             import gc
 
-            from chalicelib.graveler.committed.cache import LRUCache
-
-            caches = [o for o in gc.get_objects() if isinstance(o, LRUCache)]
-            print("range/metarange caches (entries, rows):", [(len(c._items), c._weight) for c in caches])
+            gc.collect()
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+            before = rss_mib(pid)
+            stores = [o for o in gc.get_objects() if type(o).__name__ == "CommittedStorage"]
+            rows = [getattr(o._ranges, "_weight", 0) for o in stores]
+            for store in stores:
+                store.clear_cache()
+            gc.collect()
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+            print(f"RSS {before:.0f} MiB with the range caches ({rows} rows), {rss_mib(pid):.0f} MiB without")
         if first is not None:
             import tracemalloc
 
