@@ -334,7 +334,7 @@ def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
     steps = {s["step"]: s for s in c["steps"]}
     over = [f"{s['step']} needs {s['seconds']:.1f} s of its {s['timeout']:.0f} s" for s in c["steps"] if s["over"]]
     moved = c["branch_moved"]
-    end = f"execution {'fails' if c['failed'] else 'ends'} at {c['execution_ends']:.0f} s"
+    end = f"execution {'fails' if c['failed'] else 'ends'} at {c['execution_ends']:.1f} s"
     source = result["deployed"]["source"]
     worst = result["worst_1m"]
     late = [f"{s['step']} {s['ratio']:.2f}" for s in at[1_000_000]["steps"] if s["ratio"] > 0.5]
@@ -418,6 +418,14 @@ def main() -> None:
         f"inline commit at the threshold ({result['threshold']:,}): {result['inline']:.1f} s, with the previous "
         f"inline commit's rows due {result['inline_with_drop']:.1f} s, against API Gateway's "
         f"{aws('apigw_timeout_s'):.0f} s"
+    )
+    quiet = ", ".join(
+        f"{c['rows']:,}: " + (f"moved at {c['branch_moved']:.1f} s, " if c["branch_moved"] else "never moves, ")
+        + f"{'fails' if c['failed'] else 'ends'} at {c['execution_ends']:.1f} s"
+        for c in result["first_commits"]
+    )  # fmt: skip
+    print(
+        f"with nothing due for the Drop (no large commit on the branch {RETIRED_GRACE_SECONDS:.0f} s before): {quiet}"
     )
     print(f"staging on one branch: {result['staging_per_branch']:,.0f} writes/s")
 
