@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from lakefs.client import Client
@@ -40,4 +39,6 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _spent:
         total = sum(value for key, value in _spent.items() if key != "tests")
-        terminalreporter.write_line(f"Spark tier (tests/spark): {int(_spent.get('tests', 0))} tests, {total:.0f} s wall")
+        terminalreporter.write_line(
+            f"Spark tier (tests/spark): {int(_spent.get('tests', 0))} tests, {total:.0f} s wall"
+        )
