@@ -196,7 +196,7 @@ $(SPARK_JARS): tests/spark/pom.xml
 		-DoutputDirectory=jars
 	touch $@
 
-test: spark-jars
+test bench: spark-jars
 
 # --- Benchmarks (docs/performance.md) -----------------------------------------------------------------------
 BENCH_ARGS ?=

@@ -71,7 +71,7 @@ def test_delta_table_across_branches(spark: Any, repo: lakefs.Repository) -> Non
     # The same table version made on two branches: the second merge names the table's log entry.
     for name, first in (("left", 5000), ("right", 6000)):
         branch = repo.branch(name).create(source_reference="main")
-        rows = spark.range(first, first + 10).selectExpr("id", "1 AS v")
+        rows = spark.range(first, first + 10).selectExpr("id", "CAST(1 AS BIGINT) AS v")
         rows.write.format("delta").mode("append").save(f"s3a://{repo.id}/{name}/tables/people")
         branch.commit(message=f"{name}: 10 rows")
     repo.branch("left").merge_into(main)
