@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -52,6 +53,8 @@ def _stage_files(local: Any, repo: str, prefix: str) -> int:
             entries.append(StagedEntry(Key(f"data/{name}"), entry))
     names = TableNames.from_prefix(LOCAL_TABLE_PREFIX)
     endpoint = moto_endpoint(local)
+    # PynamoDB signs with the environment's keys; the stack's moto takes only the stack's pair.
+    os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"] = local.access_key_id, local.secret_access_key
     token = DynamoRefStore(names, LOCAL_REGION, endpoint).get_branch(RepositoryID(repo), BranchID("main")).staging_token
     DynamoStagingStore(names, LOCAL_REGION, endpoint).set_many(token, iter(entries))
     return total
