@@ -20,6 +20,7 @@ from . import (
     repositories,
     setup,
     tags,
+    unsupported,
     web,
 )
 from .endpoint import URL_PREFIX
@@ -42,4 +43,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     web.bp,
     protection.bp,
     actions.bp,
+    unsupported.bp,
 )

@@ -141,7 +141,7 @@ def route(
                     services().auth.authorize(user, list(rules[request.method](facts)))
                 return view(**params)
             except errors.GravelerError as e:
-                if status_for(e) >= 500:
+                if status_for(e) >= 500 and not isinstance(e, errors.Unsupported):
                     log.error("%s %s failed: %r", request.method, request.path, e, exc_info=e)
                 return session.without_browser_prompt(graveler_error_response(e, with_body), request.headers)
             except Exception:

@@ -170,6 +170,14 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/config"): _on_all("fs:ReadConfig"),
     ("GET", "/config/storage"): _on_all("fs:ReadConfig"),
     ("GET", "/config/version"): AUTHENTICATED,
+    # What lakeFS OSS answers 501 to (api/unsupported.py): any signed-in caller learns that, as in lakeFS, which
+    # checks "not supported" before authorizing.
+    ("GET", "/auth/external/principals"): AUTHENTICATED,
+    ("POST", _USER + "/external/principals"): AUTHENTICATED,
+    ("DELETE", _USER + "/external/principals"): AUTHENTICATED,
+    ("GET", _USER + "/external/principals/ls"): AUTHENTICATED,
+    ("GET", _GROUP + "/acl"): AUTHENTICATED,
+    ("POST", _GROUP + "/acl"): AUTHENTICATED,
     # repositories
     ("GET", "/repositories"): _on_all("fs:ListRepositories"),
     ("POST", "/repositories"): _create_repository,

@@ -187,6 +187,13 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", r2 + "/actions/runs/{run_id}/hooks/9999_9999/output", {}, 404),
         ("GET", r2 + "/actions/runs/0/hooks", {}, 404),
         ("DELETE", "/repositories/repo2", {}, 204),
+        # What lakeFS OSS answers 501 to (api/unsupported.py).
+        ("POST", "/sts/login", {"json": {"code": "c", "state": "s", "redirect_uri": "http://x"}}, 501),
+        ("POST", "/auth/external/principal/login", {"json": {"identityRequest": {}}}, 501),
+        ("GET", "/auth/external/principals", {"query": {"principalId": "p"}}, 501),
+        ("POST", "/auth/users/bob/external/principals", {"query": {"principalId": "p"}, "json": {}}, 501),
+        ("DELETE", "/auth/users/bob/external/principals", {"query": {"principalId": "p"}}, 501),
+        ("GET", "/auth/users/bob/external/principals/ls", {}, 501),
     ]
 
 
