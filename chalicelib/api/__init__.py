@@ -13,6 +13,7 @@ from . import (
     config,
     diff,
     imports,
+    installation,
     metadata,
     objects,
     physical_addresses,
@@ -44,4 +45,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     protection.bp,
     actions.bp,
     unsupported.bp,
+    installation.bp,
 )

@@ -61,7 +61,17 @@ def version_config() -> dict[str, Any]:
 
 @route(bp, "/config", ["GET"])
 def get_config() -> Response:
-    return json_response({"version_config": version_config(), "storage_config": storage_config(services().settings)})
+    return json_response(
+        {
+            "version_config": version_config(),
+            "storage_config": storage_config(services().settings),
+            # lakeFS lists its blockstores here only when it has several; Lakelet has one (storage_id "").
+            "storage_config_list": [],
+            # No custom object viewers are configured, and lakeFS OSS declares no capabilities.
+            "ui_config": {},
+            "capabilities_config": {},
+        }
+    )
 
 
 @route(bp, "/config/storage", ["GET"])

@@ -170,6 +170,10 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/config"): _on_all("fs:ReadConfig"),
     ("GET", "/config/storage"): _on_all("fs:ReadConfig"),
     ("GET", "/config/version"): AUTHENTICATED,
+    # lakeFS asks only for a signed-in caller on these three (api/installation.py).
+    ("GET", "/config/garbage-collection"): AUTHENTICATED,
+    ("POST", "/statistics"): AUTHENTICATED,
+    ("GET", "/usage-report/summary"): AUTHENTICATED,
     # What lakeFS OSS answers 501 to (api/unsupported.py): any signed-in caller learns that, as in lakeFS, which
     # checks "not supported" before authorizing.
     ("GET", "/auth/external/principals"): AUTHENTICATED,

@@ -22,7 +22,7 @@ bp = Blueprint(__name__)
 def list_repositories() -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_repositories(q.string("prefix"), q.string("after"), amount)
+    page = services().graveler.list_repositories(q.string("prefix"), q.string("after"), amount, q.string("search"))
     return json_response(serializers.listing(page, amount, serializers.repository))
 
 

@@ -95,8 +95,13 @@ class Repositories(GravelerCore):
             return
         raise errors.RepositoryExists(repo_id)
 
-    def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
-        return self._page_by_id(self.refs.list_repositories, prefix, after, amount)
+    def list_repositories(
+        self, prefix: str = "", after: str = "", amount: int | None = 100, search: str = ""
+    ) -> Page[Repository]:
+        """A page of repositories by id; ``search`` keeps those whose id contains it (lakeFS: a case-sensitive
+        substring match, combined with ``prefix``)."""
+        keep = (lambda repo: search in repo.id) if search else None
+        return self._page_by_id(self.refs.list_repositories, prefix, after, amount, keep)
 
     def delete_repository(self, repo_id: str) -> None:
         rid = RepositoryID(repo_id)

@@ -50,6 +50,15 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", "/config", {}, 200),
         ("GET", "/config/storage", {}, 200),
         ("GET", "/config/version", {}, 200),
+        ("GET", "/config/garbage-collection", {}, 200),
+        (
+            "POST",
+            "/setup_comm_prefs",
+            {"json": {"email": "a@example.com", "featureUpdates": False, "securityUpdates": False}},
+            200,
+        ),
+        ("POST", "/statistics", {"json": {"events": [{"class": "ui-event", "name": "open", "count": 1}]}}, 204),
+        ("GET", "/usage-report/summary", {}, 404),
         ("GET", "/user", {}, 200),
         (
             "POST",
@@ -63,6 +72,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             200,
         ),
         ("GET", "/repositories", {}, 200),
+        ("GET", "/repositories", {"query": {"search": "repo"}}, 200),
         ("POST", "/repositories", {"json": {"name": "repo2", "storage_namespace": "s3://conformance/repo2"}}, 201),
         ("GET", r, {}, 200),
         ("GET", r + "/metadata", {}, 200),

@@ -21,12 +21,13 @@ REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 # tests/api/test_upload_batch.py.
 # lakeFS operations that lakefs-sdk leaves out (swagger.yml tags them internal to the web UI or auth): the group
 # ACLs and the OIDC callback, which lakeFS OSS answers 501 and so does Lakelet (chalicelib/api/unsupported.py;
-# tests/api/test_unsupported.py).
+# tests/api/test_unsupported.py), and getAuthCapabilities (api/installation.py; tests/api/test_installation.py).
 EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
     {
         ("GET", "/auth/groups/{}/acl"),
         ("POST", "/auth/groups/{}/acl"),
         ("GET", "/oidc/callback"),
+        ("GET", "/auth/capabilities"),
         ("POST", "/auth/logout"),
         ("GET", "/user/permissions"),
         ("POST", "/repositories/{}/branches/{}/commits/async"),
