@@ -219,6 +219,8 @@ class MemoryBlockStore:
         # upload id -> (address, part number -> bytes)
         self._uploads: dict[str, tuple[str, dict[int, bytes]]] = {}
         self._upload_count = 0
+        # A blob's storage class when a test set one (S3 lifecycle rules move objects to others); else STANDARD.
+        self.storage_classes: dict[str, str] = {}
 
     def put(self, address: str, data: bytes) -> PutResult:
         with self._lock:
@@ -252,6 +254,12 @@ class MemoryBlockStore:
         if data is None:
             raise errors.ObjectNotFound(address)
         return PutResult(len(data), etag or hashlib.md5(data).hexdigest())
+
+    def storage_class(self, address: str) -> str:
+        with self._lock:
+            if address not in self.blobs:
+                raise errors.ObjectNotFound(address)
+            return self.storage_classes.get(address, "STANDARD")
 
     def presign_get(self, address: str, expires_seconds: int) -> str:
         return f"https://memory.invalid/{address.removeprefix('s3://')}?expires={expires_seconds}"

@@ -29,6 +29,7 @@ _INVALID_CODES = frozenset({"InvalidPart", "InvalidPartOrder", "EntityTooSmall",
 # What S3 answers a conditional PutObject (If-None-Match: *) that lost: the key exists, or another is being written.
 _LOST_CONDITIONAL_WRITE = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 # S3 copies at most 5 GiB in one CopyObject or UploadPartCopy; larger blobs are copied in parts of this size.
+STANDARD_STORAGE_CLASS = "STANDARD"
 COPY_PART_BYTES = 1024**3
 MAX_SINGLE_COPY_BYTES = 5 * 1024**3
 
@@ -122,6 +123,13 @@ class S3BlockStore:
         with _s3_errors(address):
             head = self._client.head_object(Bucket=bucket, Key=key)
         return PutResult(int(head["ContentLength"]), _unquote(str(head["ETag"])))
+
+    def storage_class(self, address: str) -> str:
+        bucket, key = split_address(address)
+        with _s3_errors(address):
+            head = self._client.head_object(Bucket=bucket, Key=key)
+        # S3 names the class in a HEAD only when it is not STANDARD.
+        return str(head.get("StorageClass") or STANDARD_STORAGE_CLASS)
 
     def presign_get(self, address: str, expires_seconds: int) -> str:
         bucket, key = split_address(address)

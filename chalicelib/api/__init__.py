@@ -15,6 +15,7 @@ from . import (
     imports,
     installation,
     metadata,
+    metadata_files,
     objects,
     physical_addresses,
     protection,
@@ -46,4 +47,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     actions.bp,
     unsupported.bp,
     installation.bp,
+    metadata_files.bp,
 )

@@ -19,6 +19,7 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.listing import ListedRows
 from chalicelib.graveler.records import Entry, ListedObject
+from chalicelib.graveler.validation import validate_path
 
 from . import batch_body, multipart, names, serializers
 from .endpoint import current_user, json_response, no_content, raw_body, route, services
@@ -157,6 +158,20 @@ def stat_object(repository: str, ref: str) -> Response:
         serializers.object_stats(path, entry, q.boolean("user_metadata", True), presigned, expiry),
         410 if collected else 200,
     )
+
+
+@route(bp, OBJECT + "/underlyingProperties", ["GET"])
+def get_underlying_properties(repository: str, ref: str) -> Response:
+    path = Query(bp.current_request.query_params).required_string("path")
+    storage_class = services().graveler.storage_class(names.repository(repository), names.ref(ref), path)
+    return json_response({"storage_class": storage_class})
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects/stage_allowed", ["GET"])
+def upload_object_preflight(repository: str, branch: str) -> Response:
+    # As lakeFS: only the permission to write the path is checked (permissions.py); 204 says an upload may go.
+    validate_path(Query(bp.current_request.query_params).required_string("path"))
+    return no_content()
 
 
 @route(bp, OBJECT + "/ls", ["GET"])

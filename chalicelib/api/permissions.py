@@ -84,6 +84,10 @@ def _on_repo(action: str) -> Rule:
     return lambda f: [Permission(action, repository_arn(f.repo()))]
 
 
+def _on_repo_all(*actions: str) -> Rule:
+    return lambda f: [Permission(action, repository_arn(f.repo())) for action in actions]
+
+
 def _on_branch(action: str, position: int = 1) -> Rule:
     return lambda f: [Permission(action, branch_arn(f.repo(), f.args[position]))]
 
@@ -188,6 +192,10 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", _REPOS): _on_repo("fs:ReadRepository"),
     ("DELETE", _REPOS): _on_repo("fs:DeleteRepository"),
     ("GET", _REPOS + "/metadata"): _on_repo("fs:ReadRepository"),
+    # lakeFS asks for both to read a range or metarange file (api/metadata_files.py).
+    ("GET", _REPOS + "/metadata/meta_range/{}"): _on_repo_all("fs:ListObjects", "fs:ReadRepository"),
+    ("GET", _REPOS + "/metadata/range/{}"): _on_repo_all("fs:ListObjects", "fs:ReadRepository"),
+    ("GET", _REPOS + "/metadata/object/{}/{}"): _on_repo_all("fs:ListObjects", "fs:ReadRepository"),
     ("POST", _REPOS + "/metadata"): _on_repo("fs:UpdateRepository"),
     ("DELETE", _REPOS + "/metadata"): _on_repo("fs:UpdateRepository"),
     ("GET", _REPOS + "/settings/gc_rules"): _on_repo("retention:GetGarbageCollectionRules"),
@@ -241,6 +249,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", _REF + "/objects/underlyingProperties"): _on_object("fs:ReadObject"),
     ("GET", _REF + "/objects/ls"): _on_repo("fs:ListObjects"),
     ("POST", _BRANCH + "/objects"): _on_object("fs:WriteObject"),
+    ("GET", _BRANCH + "/objects/stage_allowed"): _on_object("fs:WriteObject"),
     ("DELETE", _BRANCH + "/objects"): _on_object("fs:DeleteObject"),
     ("POST", _BRANCH + "/objects/delete"): BY_VIEW,
     ("POST", _BRANCH + "/objects/batch"): _upload_batch,

@@ -55,6 +55,11 @@ class Objects(GravelerCore):
         validate_path(path)
         return self._stat(self.get_repository(repo_id), ref, path)
 
+    def storage_class(self, repo_id: str, ref: str, path: str) -> str:
+        """The storage class of the object's data in the store (lakeFS's getUnderlyingProperties). Raises
+        ObjectNotFound, also for an object whose data garbage collection deleted."""
+        return self.blocks.storage_class(self.stat_object(repo_id, ref, path).physical_address)
+
     def stat_readable(self, repo_id: str, ref: str, path: str) -> tuple[Entry, bool]:
         """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
         addresses old enough to have been collected). For the reads that hand out a URL or headers only."""

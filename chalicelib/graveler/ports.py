@@ -177,6 +177,10 @@ class BlockStore(Protocol):
         copy (S3 without KMS), ``<hex>-<parts>`` for a multipart upload. Raises ObjectNotFound."""
         ...
 
+    def storage_class(self, address: str) -> str:
+        """The store's storage class of the blob (S3's ``STANDARD`` when it names none). Raises ObjectNotFound."""
+        ...
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         """An HTTPS URL that reads the blob without credentials until it expires."""
         ...

@@ -4,11 +4,13 @@ a body the lakefs-sdk model of that status parses exactly. The walk must cover e
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from chalice.test import Client
@@ -32,7 +34,10 @@ Step = tuple[str, str, dict[str, Any], int]
 def steps(services: wiring.Services, hook_url: str) -> list[Step]:
     """(method, path, request, expected status), in an order where each finds what it needs. ``hook_url``: a
     webhook the post-commit action on repo2 calls, so the runs API has a run to answer about."""
-    commit_id = services.graveler.get_commit("repo1", "main").id
+    commit = services.graveler.get_commit("repo1", "main")
+    commit_id, meta_range = commit.id, str(commit.meta_range_id)
+    metarange_file = pq.read_table(io.BytesIO(services.graveler.read_metadata_file("repo1", meta_range)))
+    range_id = metarange_file.column("range_id")[0].as_py()
     action = yaml.safe_dump(
         {
             "name": "notify",
@@ -87,6 +92,12 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", r + "/refs/main/objects", {"query": {"path": "a.txt"}, "headers": {"range": "bytes=1-2"}}, 206),
         ("GET", r + "/refs/main/objects", {"query": {"path": "a.txt", "presign": "true"}}, 302),
         ("HEAD", r + "/refs/main/objects", {"query": {"path": "a.txt"}}, 200),
+        ("GET", r + "/refs/main/objects/underlyingProperties", {"query": {"path": "a.txt"}}, 200),
+        ("GET", r + "/branches/dev/objects/stage_allowed", {"query": {"path": "a.txt"}}, 204),
+        ("GET", r + "/metadata/meta_range/" + meta_range, {}, 200),
+        ("GET", r + "/metadata/range/" + range_id, {}, 200),
+        ("GET", r + "/metadata/object/range/" + range_id, {}, 200),
+        ("GET", r + "/metadata/object/meta_range/" + meta_range, {"query": {"presign": "true"}}, 302),
         ("GET", r + "/refs/main/objects/stat", {"query": {"path": "a.txt", "presign": "true"}}, 200),
         ("GET", r + "/refs/main/objects/ls", {"query": {"delimiter": "/"}}, 200),
         ("POST", r + "/branches/dev/objects", {"query": {"path": "new.txt"}, "body": b"new"}, 201),

@@ -244,6 +244,13 @@ def test_stat_reports_what_is_stored_now(block_store: BlockStore, bucket: str, a
     assert block_store.stat(copied).etag == hashlib.md5(b"rewritten").hexdigest()  # a single copy: still an MD5
 
 
+def test_storage_class_is_standard_for_a_plain_put(block_store: BlockStore, address: str) -> None:
+    with pytest.raises(errors.ObjectNotFound):
+        block_store.storage_class(address)
+    block_store.put(address, DATA)
+    assert block_store.storage_class(address) == "STANDARD"
+
+
 def test_put_if_absent_has_exactly_one_winner(block_store: BlockStore, address: str) -> None:
     assert block_store.put_if_absent(address, b"first")
     assert not block_store.put_if_absent(address, b"second")
