@@ -11,9 +11,8 @@ part copy across repositories reads the source repository's data at an address g
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 
 from . import errors
 from .addressing import metadata_address
