@@ -225,6 +225,7 @@ def upload_object(repository: str, branch: str) -> Response:
         content_type,
         user_metadata(request.headers),
         if_absent(request.headers),
+        Query(request.query_params).boolean("force"),
     )
     return json_response(serializers.object_stats(path, entry), 201)
 
@@ -246,8 +247,10 @@ def upload_objects(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
 def delete_object(repository: str, branch: str) -> Response:
-    path = Query(bp.current_request.query_params).required_string("path")
-    services().graveler.delete_object(names.repository(repository), names.branch(branch), path)
+    q = Query(bp.current_request.query_params)
+    services().graveler.delete_object(
+        names.repository(repository), names.branch(branch), q.required_string("path"), q.boolean("force")
+    )
     return no_content()
 
 

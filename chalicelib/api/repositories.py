@@ -61,5 +61,6 @@ def get_repository(repository: str) -> Response:
 
 @route(bp, "/repositories/{repository}", ["DELETE"])
 def delete_repository(repository: str) -> Response:
-    services().graveler.delete_repository(names.repository(repository))
+    force = Query(bp.current_request.query_params).boolean("force")
+    services().graveler.delete_repository(names.repository(repository), force)
     return no_content()
