@@ -1,4 +1,5 @@
-"""Garbage collection: GET|PUT|DELETE /repositories/{repository}/settings/gc_rules and
+"""Garbage collection: GET|PUT|DELETE /repositories/{repository}/settings/gc_rules (also as GET|POST|DELETE
+.../gc/rules, and GET .../gc/rules/set_allowed) and
 POST /repositories/{repository}/gc/prepare_commits, in lakeFS's shapes (GarbageCollectionRules,
 GarbageCollectionPrepareResponse)."""
 
@@ -26,6 +27,9 @@ __all__ = ["bp"]
 bp = Blueprint(__name__)
 
 RULES = "/repositories/{repository}/settings/gc_rules"
+# lakeFS's older, internal spelling of the same three operations (internalGet/Set/DeleteGarbageCollectionRules),
+# which its controller serves by calling the ones above; set is a POST there.
+INTERNAL_RULES = "/repositories/{repository}/gc/rules"
 
 
 def prepare_response(prepared: PreparedRun, presigned_url: str | None) -> dict[str, Any]:
@@ -39,22 +43,56 @@ def prepare_response(prepared: PreparedRun, presigned_url: str | None) -> dict[s
     return body
 
 
-@route(bp, RULES, ["GET"])
-def get_gc_rules(repository: str) -> Response:
+def _get_rules(repository: str) -> Response:
     return json_response(rules_to_json(get_rules(services().graveler, names.repository(repository))))
 
 
-@route(bp, RULES, ["PUT"])
-def set_gc_rules(repository: str) -> Response:
+def _set_rules(repository: str) -> Response:
     raw = bp.current_request.raw_body
     body = JsonBody.parse(raw)  # the shared 400s for an empty, malformed, too deep or non-object body
     set_rules(services().graveler, names.repository(repository), rules_from_json(body.data()))
     return no_content()
 
 
+def _delete_rules(repository: str) -> Response:
+    delete_rules(services().graveler, names.repository(repository))
+    return no_content()
+
+
+# One route per view: each route checks the permission rules of its own path and methods.
+@route(bp, RULES, ["GET"])
+def get_gc_rules(repository: str) -> Response:
+    return _get_rules(repository)
+
+
+@route(bp, RULES, ["PUT"])
+def set_gc_rules(repository: str) -> Response:
+    return _set_rules(repository)
+
+
 @route(bp, RULES, ["DELETE"])
 def delete_gc_rules(repository: str) -> Response:
-    delete_rules(services().graveler, names.repository(repository))
+    return _delete_rules(repository)
+
+
+@route(bp, INTERNAL_RULES, ["GET"])
+def internal_get_gc_rules(repository: str) -> Response:
+    return _get_rules(repository)
+
+
+@route(bp, INTERNAL_RULES, ["POST"])
+def internal_set_gc_rules(repository: str) -> Response:
+    return _set_rules(repository)
+
+
+@route(bp, INTERNAL_RULES, ["DELETE"])
+def internal_delete_gc_rules(repository: str) -> Response:
+    return _delete_rules(repository)
+
+
+@route(bp, INTERNAL_RULES + "/set_allowed", ["GET"])
+def set_gc_rules_preflight(repository: str) -> Response:
+    # As lakeFS: 204 when the caller may set the repository's GC rules (permissions.py), checking nothing else.
     return no_content()
 
 

@@ -150,6 +150,10 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", r + "/settings/gc_rules", {}, 200),
         ("POST", r + "/gc/prepare_commits", {}, 201),
         ("DELETE", r + "/settings/gc_rules", {}, 204),
+        ("POST", r + "/gc/rules", {"json": {"default_retention_days": 3, "branches": []}}, 204),
+        ("GET", r + "/gc/rules", {}, 200),
+        ("GET", r + "/gc/rules/set_allowed", {}, 204),
+        ("DELETE", r + "/gc/rules", {}, 204),
         ("GET", r + "/settings/branch_protection", {}, 200),
         (
             "PUT",
