@@ -205,6 +205,8 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", _REPOS + "/gc/rules"): _on_repo("retention:SetGarbageCollectionRules"),
     ("DELETE", _REPOS + "/gc/rules"): _on_repo("retention:SetGarbageCollectionRules"),
     ("GET", _REPOS + "/gc/rules/set_allowed"): _on_repo("retention:SetGarbageCollectionRules"),
+    # lakeFS's CreateCommitRecord: fs:CreateCommit on the repository (api/commits.py).
+    ("POST", _REPOS + "/commits"): _on_repo("fs:CreateCommit"),
     ("POST", _REPOS + "/gc/prepare_commits"): _on_repo("retention:PrepareGarbageCollectionCommits"),
     ("POST", _REPOS + "/gc/prepare_uncommited"): _on_repo("retention:PrepareGarbageCollectionUncommitted"),
     ("GET", _REPOS + "/settings/branch_protection"): _on_repo("branches:GetBranchProtectionRules"),

@@ -16,6 +16,8 @@ import yaml
 from chalice.test import Client
 
 from chalicelib import wiring
+from chalicelib.graveler.identity import commit_id
+from chalicelib.graveler.records import Commit
 
 from ..api.hook_server import start_hook_server
 from .support import (
@@ -29,6 +31,20 @@ from .support import (
 )
 
 Step = tuple[str, str, dict[str, Any], int]
+
+
+def commit_record(parent: Commit) -> dict[str, Any]:
+    """A CommitRecordCreation for a child of ``parent`` with its tree, under the id its content hashes to."""
+    fields: dict[str, Any] = {
+        "committer": "restorer",
+        "message": "restored",
+        "metarange_id": parent.meta_range_id,
+        "creation_date": 1_700_000_000,
+        "metadata": {},
+        "parents": [parent.id],
+    }
+    record_id = commit_id(fields["committer"], fields["message"], parent.meta_range_id, 1_700_000_000, {}, [parent.id])
+    return {**fields, "commit_id": record_id, "version": 1, "generation": parent.generation + 1}
 
 
 def steps(services: wiring.Services, hook_url: str) -> list[Step]:
@@ -119,6 +135,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("POST", r + "/branches/dev/objects/delete", {"json": {"paths": ["new.txt"]}}, 200),
         ("POST", r + "/branches/dev/commits", {"json": {"message": "on dev"}}, 201),
         ("GET", r + "/commits/" + commit_id, {}, 200),
+        ("POST", r + "/commits", {"json": commit_record(commit)}, 204),
         ("GET", r + "/refs/dev/commits", {}, 200),
         # No import location is allowed in this deployment: a 403 that names the setting.
         (
