@@ -284,6 +284,11 @@ class MemoryBlockStore:
     def copy(self, source: str, destination: str) -> PutResult:
         return self.put(destination, self.get(source))
 
+    def presign_upload_part(self, address: str, upload_id: str, part_number: int, expires_seconds: int) -> str:
+        self._parts(address, upload_id)  # an unknown upload is ObjectNotFound, as S3 would answer the PUT
+        where = address.removeprefix("s3://")
+        return f"https://memory.invalid/{where}?uploadId={upload_id}&partNumber={part_number}&expires={expires_seconds}"
+
     def create_multipart_upload(self, address: str) -> str:
         with self._lock:
             self._upload_count += 1

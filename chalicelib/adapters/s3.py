@@ -210,6 +210,13 @@ class S3BlockStore:
         with _s3_errors(address):
             return str(self._client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"])
 
+    def presign_upload_part(self, address: str, upload_id: str, part_number: int, expires_seconds: int) -> str:
+        bucket, key = split_address(address)
+        params = {"Bucket": bucket, "Key": key, "UploadId": upload_id, "PartNumber": part_number}
+        with _s3_errors(address):
+            url = self._client.generate_presigned_url("upload_part", Params=params, ExpiresIn=expires_seconds)
+        return str(url)
+
     def upload_part(self, address: str, upload_id: str, part_number: int, data: bytes) -> PutResult:
         bucket, key = split_address(address)
         digest = hashlib.md5(data)

@@ -18,6 +18,7 @@ from . import (
     metadata_files,
     objects,
     physical_addresses,
+    presigned_multipart,
     protection,
     repositories,
     setup,
@@ -48,4 +49,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     unsupported.bp,
     installation.bp,
     metadata_files.bp,
+    presigned_multipart.bp,
 )

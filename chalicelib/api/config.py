@@ -43,7 +43,8 @@ def storage_config(settings: Settings) -> dict[str, Any]:
         # Zero-copy import (api/imports.py): served, from the locations the deployment allows.
         "import_support": True,
         "import_validity_regex": S3_NAMESPACE_REGEX,
-        "pre_sign_multipart_upload": False,
+        # Served with presigning (api/presigned_multipart.py): lakectl and the SDKs upload big files this way.
+        "pre_sign_multipart_upload": settings.pre_sign_support,
     }
 
 

@@ -263,6 +263,11 @@ RULES: dict[tuple[str, str], Rule] = {
     ("PUT", _BRANCH + "/objects/stat/user_metadata"): _on_object("fs:WriteObject"),
     ("GET", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
     ("PUT", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
+    # Presigned multipart uploads (api/presigned_multipart.py), as lakeFS: writing the path.
+    ("POST", _BRANCH + "/staging/pmpu"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/pmpu/{}"): _on_object("fs:WriteObject"),
+    ("DELETE", _BRANCH + "/staging/pmpu/{}"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/pmpu/{}/parts/{}"): _on_object("fs:WriteObject"),
     # tags
     ("GET", _REPOS + "/tags"): _on_repo("fs:ListTags"),
     ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_string("id")))],

@@ -218,6 +218,11 @@ class BlockStore(Protocol):
         complete_multipart_upload must be given back. Raises ObjectNotFound for an unknown upload."""
         ...
 
+    def presign_upload_part(self, address: str, upload_id: str, part_number: int, expires_seconds: int) -> str:
+        """An HTTPS URL that stores part ``part_number`` of the upload with a plain PUT of its bytes, without
+        credentials, until it expires (the store answers the part's ETag in a header)."""
+        ...
+
     def upload_part_copy(
         self, address: str, upload_id: str, part_number: int, source: str, start: int, end: int
     ) -> PutResult:

@@ -22,7 +22,7 @@ from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
 from .namespace_files import NamespaceStorage
-from .objects import Objects
+from .presigned_multipart import PresignedMultipart
 from .records import (
     BranchID,
     Commit,
@@ -39,7 +39,7 @@ __all__ = ["CommittedManager", "Graveler", "RangeParams"]
 class Graveler(
     Repositories,
     BranchesAndTags,
-    Objects,
+    PresignedMultipart,
     Diffs,
     History,
     Rewrites,
