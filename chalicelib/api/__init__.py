@@ -17,6 +17,7 @@ from . import (
     metadata,
     metadata_files,
     objects,
+    openapi,
     physical_addresses,
     presigned_multipart,
     protection,
@@ -50,4 +51,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     installation.bp,
     metadata_files.bp,
     presigned_multipart.bp,
+    openapi.bp,
 )

@@ -23,6 +23,8 @@ PUBLIC = {
     ("POST", "/auth/logout"),
     # Public in lakeFS's spec too (security: []): what the login page and setup wizard call before any login.
     ("GET", "/auth/capabilities"),
+    # The OpenAPI document of the routes (api/openapi.py), public as lakeFS's /openapi.json.
+    ("GET", "/openapi.json"),
     ("POST", "/setup_comm_prefs"),
     # lakeFS OSS answers these 501 (api/unsupported.py); public in lakeFS's spec.
     ("POST", "/sts/login"),
