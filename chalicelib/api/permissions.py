@@ -208,6 +208,8 @@ RULES: dict[tuple[str, str], Rule] = {
     # lakeFS's CreateCommitRecord: fs:CreateCommit on the repository (api/commits.py).
     ("POST", _REPOS + "/commits"): _on_repo("fs:CreateCommit"),
     ("POST", _REPOS + "/gc/prepare_commits"): _on_repo("retention:PrepareGarbageCollectionCommits"),
+    ("POST", _REPOS + "/gc/prepare_commits/async"): _on_repo("retention:PrepareGarbageCollectionCommits"),
+    ("GET", _REPOS + "/gc/prepare_commits/status"): _on_repo("retention:PrepareGarbageCollectionCommits"),
     ("POST", _REPOS + "/gc/prepare_uncommited"): _on_repo("retention:PrepareGarbageCollectionUncommitted"),
     ("GET", _REPOS + "/settings/branch_protection"): _on_repo("branches:GetBranchProtectionRules"),
     ("PUT", _REPOS + "/settings/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),

@@ -178,6 +178,8 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("PUT", r + "/settings/gc_rules", {"json": {"default_retention_days": 7, "branches": []}}, 204),
         ("GET", r + "/settings/gc_rules", {}, 200),
         ("POST", r + "/gc/prepare_commits", {}, 201),
+        ("POST", r + "/gc/prepare_commits/async", {}, 202),
+        ("GET", r + "/gc/prepare_commits/status", {"query": {"id": "no-such-run"}}, 404),
         ("DELETE", r + "/settings/gc_rules", {}, 204),
         ("POST", r + "/gc/rules", {"json": {"default_retention_days": 3, "branches": []}}, 204),
         ("GET", r + "/gc/rules", {}, 200),

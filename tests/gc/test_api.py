@@ -150,3 +150,30 @@ def test_set_allowed_refuses_a_viewer(api: Api) -> None:
     viewer = Api(api.client, (pair["access_key_id"], pair["secret_access_key"]))
     assert_error(viewer.get("/repositories/repo1/gc/rules/set_allowed"), 403)
     assert_error(viewer.post("/repositories/repo1/gc/rules", json_body=RULES), 403)
+
+
+def test_prepare_async_names_the_run_and_its_status_reads_it_back(api: Api, memory: wiring.Services) -> None:
+    """lakeFS's prepare_commits/async and its status: Lakelet's prepare completes within the POST (202 with the
+    task id, which is the run id), and the status answers the run's locations from its manifest."""
+    from lakefs_sdk.models import PrepareGarbageCollectionCommitsStatus, TaskCreation
+
+    assert_error(api.post("/repositories/repo1/gc/prepare_commits/async"), 404)  # no rules yet
+    api.request("PUT", rules_path(), json_body=RULES)
+    api.upload("repo1", "main", "a.txt", b"a")
+    api.commit("repo1", "main", "one")
+    started = api.post("/repositories/repo1/gc/prepare_commits/async")
+    assert started.status_code == 202
+    task_id = conforms(TaskCreation, json.loads(started.body)).id
+    status_url = "/repositories/repo1/gc/prepare_commits/status"
+    answer = api.get(status_url, query={"id": task_id})
+    assert answer.status_code == 200
+    raw = json.loads(answer.body)
+    assert raw["update_time"].endswith("Z") and "T" in raw["update_time"]  # RFC 3339, as lakeFS
+    status = PrepareGarbageCollectionCommitsStatus.from_dict(raw)
+    assert status.task_id == task_id and status.completed and status.error is None
+    assert status.result is not None and status.result.run_id == task_id
+    lines = memory.graveler.blocks.get(status.result.gc_commits_location).decode().splitlines()
+    assert len(lines) == 3
+    assert_error(api.get(status_url, query={"id": "no-such-run"}), 404)
+    assert_error(api.get(status_url, query={"id": "../rules.json"}), 400)
+    assert_error(api.get(status_url), 400)
