@@ -137,6 +137,16 @@ def _upload_batch(f: RequestFacts) -> Sequence[Permission]:
     return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch_body.paths(f.raw_body)]
 
 
+def _stage_object(f: RequestFacts) -> Sequence[Permission]:
+    """lakeFS's stageObject writes the path; Lakelet also asks what an import of that address asks
+    (fs:ImportFromStorage on it), since it is a one-object import (graveler/staged_objects.py)."""
+    address = f.body.raw("physical_address")
+    needed = [Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_string("path")))]
+    if isinstance(address, str):
+        needed.append(Permission("fs:ImportFromStorage", namespace_arn(address)))
+    return needed
+
+
 def _copy_object(f: RequestFacts) -> Sequence[Permission]:
     return [
         Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_string("src_path"))),
@@ -258,6 +268,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", _REF + "/objects/ls"): _on_repo("fs:ListObjects"),
     ("POST", _BRANCH + "/objects"): _on_object("fs:WriteObject"),
     ("GET", _BRANCH + "/objects/stage_allowed"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/objects"): _stage_object,
     ("DELETE", _BRANCH + "/objects"): _on_object("fs:DeleteObject"),
     ("POST", _BRANCH + "/objects/delete"): BY_VIEW,
     ("POST", _BRANCH + "/objects/batch"): _upload_batch,

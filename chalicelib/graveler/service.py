@@ -22,13 +22,13 @@ from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
 from .namespace_files import NamespaceStorage
-from .presigned_multipart import PresignedMultipart
 from .records import (
     BranchID,
     Commit,
 )
 from .repositories import Repositories
 from .rewrites import Rewrites
+from .staged_objects import StagedObjects
 from .workflow_runner import TaskStatus
 
 # The committed-data manager and its range parameters are named here for wiring, which builds the engine:
@@ -39,7 +39,7 @@ __all__ = ["CommittedManager", "Graveler", "RangeParams"]
 class Graveler(
     Repositories,
     BranchesAndTags,
-    PresignedMultipart,
+    StagedObjects,
     Diffs,
     History,
     Rewrites,

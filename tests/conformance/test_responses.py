@@ -162,6 +162,16 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             403,
         ),
         ("GET", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
+        # stageObject is a one-object import: refused the same way here.
+        (
+            "PUT",
+            r + "/branches/dev/objects",
+            {
+                "query": {"path": "staged.txt"},
+                "json": {"physical_address": "s3://elsewhere/x", "checksum": "c", "size_bytes": 1},
+            },
+            403,
+        ),
         ("DELETE", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
         ("GET", r + "/refs/dev/merge/main", {}, 200),
         ("POST", r + "/refs/dev/merge/main", {"json": {}}, 200),
