@@ -147,6 +147,17 @@ def _stage_object(f: RequestFacts) -> Sequence[Permission]:
     return needed
 
 
+def _upload_part_copy(f: RequestFacts) -> Sequence[Permission]:
+    """As lakeFS: writing the destination path and reading the source object (any repository)."""
+    source = f.body.nested("copy_source")
+    needed = [Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_string("path")))]
+    if source is not None:
+        repository, path = source.string("repository"), source.string("path")
+        if repository and path:
+            needed.append(Permission("fs:ReadObject", object_arn(repository, path)))
+    return needed
+
+
 def _copy_object(f: RequestFacts) -> Sequence[Permission]:
     return [
         Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_string("src_path"))),
@@ -281,6 +292,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("PUT", _BRANCH + "/staging/pmpu/{}"): _on_object("fs:WriteObject"),
     ("DELETE", _BRANCH + "/staging/pmpu/{}"): _on_object("fs:WriteObject"),
     ("PUT", _BRANCH + "/staging/pmpu/{}/parts/{}"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/pmpu/{}/parts/{}/copy"): _upload_part_copy,
     # tags
     ("GET", _REPOS + "/tags"): _on_repo("fs:ListTags"),
     ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_string("id")))],

@@ -69,6 +69,33 @@ def upload_part(repository: str, branch: str, upload_id: str, part_number: str) 
     return json_response({"presigned_url": url})
 
 
+@route(bp, PMPU + "/{upload_id}/parts/{part_number}/copy", ["PUT"])
+def upload_part_copy(repository: str, branch: str, upload_id: str, part_number: str) -> Response:
+    """lakeFS's uploadPartCopy (UploadPartCopyFrom): a part copied inside the store from an object of any
+    repository the caller may read; 204 with the part's ETag header."""
+    path = _path()
+    if not part_number.isdigit():
+        raise errors.Invalid(f"part number must be an integer, got {part_number!r}")
+    body = JsonBody.parse(bp.current_request.raw_body)
+    address = _verified(repository, branch, path, body)
+    source = body.nested("copy_source")
+    if source is None:
+        raise errors.Invalid("field copy_source is required")
+    etag = services().graveler.copy_part(
+        names.repository(repository),
+        address,
+        upload_id,
+        int(part_number),
+        (
+            names.repository(source.required_string("repository")),
+            names.ref(source.required_string("ref")),
+            source.required_string("path"),
+        ),
+        source.string("range"),
+    )
+    return Response(body=b"", status_code=204, headers={"ETag": f'"{etag}"'})
+
+
 @route(bp, PMPU + "/{upload_id}", ["PUT"])
 def complete_presign_multipart_upload(repository: str, branch: str, upload_id: str) -> Response:
     path = _path()

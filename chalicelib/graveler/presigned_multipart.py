@@ -10,6 +10,7 @@ without a copy. The part sizes follow S3's rule (every part but the last at leas
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ from .validation import validate_path
 __all__ = ["MAX_PARTS", "PresignedMultipart", "PresignedParts"]
 
 MAX_PARTS = 10_000
+# lakeFS reads a copy range as "bytes=%d-%d": one closed range.
+_BYTE_RANGE = re.compile(r"bytes=(\d+)-(\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,33 @@ class PresignedMultipart(Objects):
             raise errors.Invalid(f"part number must be between 1 and {MAX_PARTS}")
         target = self._upload_address(repo_id, address)
         return self.blocks.presign_upload_part(target, upload_id, part_number, expires_seconds)
+
+    def copy_part(
+        self,
+        repo_id: str,
+        address: str,
+        upload_id: str,
+        part_number: int,
+        source: tuple[str, str, str],
+        byte_range: str | None = None,
+    ) -> str:
+        """Stores part ``part_number`` of the upload as a copy, inside the store, of the object at ``source``
+        (repository, ref, path), whole or ``bytes=start-end`` of it; returns the part's ETag. Raises Invalid (a
+        part number outside 1-10000, a malformed or outside range), ObjectNotFound (no such source or upload)."""
+        if not 1 <= part_number <= MAX_PARTS:
+            raise errors.Invalid(f"part number must be between 1 and {MAX_PARTS}")
+        target = self._upload_address(repo_id, address)
+        entry = self.stat_object(*source)
+        start, end = 0, entry.size - 1
+        if byte_range is not None:
+            match = _BYTE_RANGE.fullmatch(byte_range.strip())
+            if match is None:
+                raise errors.Invalid(f"unsupported range {byte_range!r}: expected bytes=start-end")
+            start, end = int(match[1]), int(match[2])
+            if start > end or end >= entry.size:
+                raise errors.Invalid(f"range {byte_range!r} is outside the source's {entry.size} bytes")
+        result = self.blocks.upload_part_copy(target, upload_id, part_number, entry.physical_address, start, end)
+        return result.etag
 
     def complete_presigned_multipart(
         self,

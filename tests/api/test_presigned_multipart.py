@@ -122,3 +122,41 @@ def test_parts_count_and_branch_are_checked(api: Api, repo: str) -> None:
     assert_error(api.post("/repositories/repo1/branches/nope/staging/pmpu", query={"path": "a"}), 404)
     api.create_repo("frozen", read_only=True)
     assert_error(api.post("/repositories/frozen/branches/main/staging/pmpu", query={"path": "a"}), 403)
+
+
+def test_parts_copied_from_objects(api: Api, repo: str, services: wiring.Services) -> None:
+    """uploadPartCopy: a part copied inside the store from a committed object, whole or a byte range of it."""
+    big = b"0123456789" * (MIB // 2)  # 5 MiB
+    api.upload(repo, "main", "src.bin", big)
+    api.commit(repo, "main")
+    started = start(api, "copied.bin", parts=0)
+    physical = started["physical_address"]
+
+    def copy(number: int, **source: Any) -> Any:
+        body = {
+            "physical_address": physical,
+            "copy_source": {"repository": repo, "ref": "main", "path": "src.bin", **source},
+        }
+        return api.request(
+            "PUT", f"{PMPU}/{started['upload_id']}/parts/{number}/copy", query={"path": "copied.bin"}, json_body=body
+        )
+
+    first = copy(1)
+    assert first.status_code == 204 and first.headers["ETag"].startswith('"')
+    second = copy(2, range="bytes=0-9")
+    assert second.status_code == 204
+    assert_error(copy(3, range="bytes=9-0"), 400)
+    assert_error(copy(3, range=f"bytes=0-{len(big)}"), 400)
+    assert_error(copy(3, path="nope.bin"), 404)
+    parts = [{"part_number": 1, "etag": first.headers["ETag"]}, {"part_number": 2, "etag": second.headers["ETag"]}]
+    done = api.request(
+        "PUT",
+        f"{PMPU}/{started['upload_id']}",
+        query={"path": "copied.bin"},
+        json_body={"physical_address": physical, "parts": parts},
+    )
+    assert done.status_code == 200, done.body
+    data = api.get(
+        "/repositories/repo1/refs/main/objects", query={"path": "copied.bin"}, headers={"range": "bytes=-20"}
+    )
+    assert data.body == big[-10:] + b"0123456789"

@@ -132,6 +132,12 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             {"query": {"path": "m.bin"}, "pmpu": "part"},
             200,
         ),
+        (
+            "PUT",
+            r + "/branches/dev/staging/pmpu/{upload_id}/parts/3/copy",
+            {"query": {"path": "m.bin"}, "pmpu": "copy"},
+            204,
+        ),
         ("PUT", r + "/branches/dev/staging/pmpu/{upload_id}", {"query": {"path": "m.bin"}, "pmpu": "complete"}, 200),
         ("POST", r + "/branches/dev/staging/pmpu", {"query": {"path": "m2.bin"}}, 201),
         ("DELETE", r + "/branches/dev/staging/pmpu/{upload_id}", {"query": {"path": "m2.bin"}, "pmpu": "abort"}, 204),
@@ -269,6 +275,8 @@ def multipart_step(
     """The step's path and request for the upload ``upload`` (the last create's answer); for "complete", its one
     part stored first, as the client's PUT to the part's URL stores it."""
     body: dict[str, Any] = {"physical_address": upload["physical_address"]}
+    if request["pmpu"] == "copy":
+        body["copy_source"] = {"repository": "repo1", "ref": "main", "path": "a.txt"}
     if request["pmpu"] == "complete":
         blocks = services.graveler.blocks
         etag = blocks.upload_part(upload["physical_address"], upload["upload_id"], 1, b"one part").etag
