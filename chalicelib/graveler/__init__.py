@@ -17,6 +17,7 @@ __all__ = [
     "cached_refs",
     "collected",
     "commit",
+    "commit_records",
     "errors",
     "imports",
     "listing",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import errors
-from .imports.request import OBJECT, ImportLocation, check_allowed
+from .imports import OBJECT, ImportLocation, check_allowed
 from .linking import check_claim
 from .object_fields import validate_entry
 from .presigned_multipart import PresignedMultipart
