@@ -12,6 +12,7 @@ from . import (
     commits,
     config,
     diff,
+    dumps,
     imports,
     installation,
     metadata,
@@ -21,6 +22,7 @@ from . import (
     physical_addresses,
     presigned_multipart,
     protection,
+    pulls,
     repositories,
     setup,
     tags,
@@ -52,4 +54,6 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     metadata_files.bp,
     presigned_multipart.bp,
     openapi.bp,
+    pulls.bp,
+    dumps.bp,
 )
