@@ -1,4 +1,4 @@
-"""Where a local stack listens and with which keys, unless told otherwise: shared by ``lakelet local``, the CLI
+"""Where a local stack listens and with which keys, unless told otherwise: shared by ``lakelet up``, the CLI
 and ``lakelet gc run``, with no dependency, so the CLI works from a plain ``pip install .`` (no local stack)."""
 
 from __future__ import annotations

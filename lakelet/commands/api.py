@@ -257,6 +257,8 @@ class Api:
     ) -> Iterator[dict[str, Any]]:
         """Every result of a paginated listing, following ``pagination.next_offset``; at most ``limit``."""
         seen = 0
+        if limit is not None:
+            amount = min(amount, limit)  # --amount N asks the server for N, not a full page
         while True:
             _, page = self.raw(what, "GET", path, {**(query or {}), "after": after or "", "amount": amount})
             for item in (page or {}).get("results") or []:

@@ -1,4 +1,4 @@
-"""What ``lakelet local`` prints once it is ready: where the API and the S3 gateway are, the key pair, and how
+"""What ``lakelet up`` prints once it is ready: where the API and the S3 gateway are, the key pair, and how
 to connect."""
 
 from __future__ import annotations

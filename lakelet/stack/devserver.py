@@ -6,7 +6,7 @@ Stock ``chalice local`` reads a request body only when a Content-Length header i
 It also sends no body in answer to HEAD, as HTTP requires (chalice local writes one, which breaks the next
 response on a kept-alive connection), and one Content-Length header where chalice local can send two.
 
-:class:`ApiServer` runs the server on a background thread, so the same code serves ``lakelet local`` and tests.
+:class:`ApiServer` runs the server on a background thread, so the same code serves ``lakelet up`` and tests.
 """
 
 from __future__ import annotations

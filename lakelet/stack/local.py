@@ -10,7 +10,7 @@ services (lakelet/s3server.py); with ``sample_data``, create the ``quickstart`` 
 and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc run`` find the stack
 (lakelet/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries read only the queried partition
 (lakelet/moto_speedups.py), so their cost does not grow with the table. ``stop`` undoes all of it, including
-the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
+the environment, so tests can start a stack in-process. ``lakelet up`` (see cli.py) is a thin shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
 there while it runs, and a snapshot is written on stop (lakelet/persistence/); provisioning then finds what an
@@ -90,7 +90,7 @@ def local_environment(
         "AWS_SECRET_ACCESS_KEY": keys.secret_access_key,
     }
     # The app's EMF line per request (several KB) is for CloudWatch; in a terminal it would bury the request log,
-    # so it is printed only when asked for (lakelet local --verbose).
+    # so it is printed only when asked for (lakelet up --verbose).
     environment["POWERTOOLS_METRICS_DISABLED"] = "false" if metrics else "true"
     return environment
 
@@ -405,7 +405,7 @@ class LocalStack:
         try:
             self.sample_repository = ensure_quickstart(self)
         except Exception as error:  # noqa: BLE001 - the stack itself works: say what failed and serve anyway
-            print(f"lakelet local: could not create the quickstart repository: {error}", file=sys.stderr)
+            print(f"lakelet up: could not create the quickstart repository: {error}", file=sys.stderr)
 
     def state(self) -> dict[str, Any]:
         """What the state file says about this started stack (format: lakelet/statefile.py)."""

@@ -1,4 +1,4 @@
-"""Every example of the README and of docs/ runs against one fresh ``lakelet local`` (docs/README.md, "The
+"""Every example of the README and of docs/ runs against one fresh ``lakelet up`` (docs/README.md, "The
 examples"): Python blocks must not raise, shell blocks must exit 0. A page's blocks run in order, in one
 Python namespace and one shell state (working directory and exported variables) per page, so a later block may
 use what an earlier one made. A failure names the page and the line of the block (and, for Python, of the
@@ -63,7 +63,7 @@ def doc_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocStack]:
         yield DocStack(local, data_dir, bin_dir)
     finally:
         code = local.stop()
-    assert code == 0, f"lakelet local exited with {code}:\n{local.stderr_tail()}"
+    assert code == 0, f"lakelet up exited with {code}:\n{local.stderr_tail()}"
 
 
 def _shell_env(stack: DocStack, home: Path) -> dict[str, str]:
