@@ -44,10 +44,6 @@ def _joined_value(word: str) -> bool:
 # The command that runs the stack. Its old spelling, ``lakelet local`` with the stack's flags, still works for
 # one release (rewritten by ``_deprecated_stack_spelling``); ``lakelet local`` alone is lakectl's group.
 UP = "up"
-UP_HELP = (
-    "Run the embedded local stack (moto, the lakeFS API, the S3 gateway) until Ctrl-C; 'lakelet up --help' "
-    "shows its flags."
-)
 
 
 @cache
@@ -66,7 +62,7 @@ def _stack_commands() -> None:
 def _add_up(root: typer.Typer) -> None:
     from lakelet.stack import cli as stack
 
-    root.command(UP, help=UP_HELP)(stack.up)
+    root.command(UP)(stack.up)
 
 
 def _deprecated_stack_spelling(args: list[str]) -> list[str]:

@@ -153,7 +153,7 @@ def test_help_prints_defaults_environment_names_and_the_subcommands(capsys: pyte
         "--ephemeral",
         "--sample-data",
         "--accept-journal-loss",
-        "lakelet local export|import",
+        "lakelet local export",
     ):
         assert expected in text
 
