@@ -69,6 +69,7 @@ _HINTS = {
     409: "it already exists or changed meanwhile; check and retry",
     412: "a precondition failed; check and retry",
     420: "too many requests; retry later",
+    405: "this server does not offer it",
     501: "this server does not offer it",
 }
 

@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from lakelet.commands.api import q
-from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
+from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, PrefixOpt, YesOpt, confirm
 from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
@@ -42,13 +42,18 @@ def list_(
     repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
     amount: AmountOpt = None,
     after: AfterOpt = "",
+    prefix: PrefixOpt = "",
     json_out: JsonOpt = False,
 ) -> None:
     """List tags."""
     uri = parse(repository)
     a = api()
     tags = a.pages(
-        f"list tags of {uri.repository}", f"/repositories/{q(uri.repository)}/tags", after=after, limit=amount
+        f"list tags of {uri.repository}",
+        f"/repositories/{q(uri.repository)}/tags",
+        {"prefix": prefix or None},
+        after=after,
+        limit=amount,
     )
     emit_table(tags, json_out, ["TAG", "COMMIT ID"], lambda t: (t["id"], t["commit_id"]))
 
