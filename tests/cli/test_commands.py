@@ -296,7 +296,9 @@ def test_local_and_gc_run_are_in_the_tree(run: Callable[..., Result], capsys: py
 
     assert main(["up", "--help"]) == 0
     local_help = capsys.readouterr().out
-    assert "Usage: lakelet up" in local_help and "--api-port" in local_help and "clone" in local_help
+    assert "Usage: lakelet up" in local_help and "--api-port" in local_help
+    assert main(["local", "--help"]) == 0
+    assert "clone" in capsys.readouterr().out
     assert main(["gc", "run", "--help"]) == 0
     assert "Usage: lakelet gc run" in capsys.readouterr().out
     assert main(["up", "--api-port", "99999"]) == 2  # a usage error, exit 2
