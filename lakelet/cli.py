@@ -59,10 +59,17 @@ def _stack_commands() -> None:
     gc.app.command("run")(stack.gc_run)
 
 
+IMPORT_SOURCE = "import-source"
+
+
 def _add_up(root: typer.Typer) -> None:
     from lakelet.stack import cli as stack
+    from lakelet.stack import import_source
 
     root.command(UP)(stack.up)
+    root.add_typer(
+        import_source.app, name=IMPORT_SOURCE, help="fill the local stack's import source bucket (s3://lakelet-import)"
+    )
 
 
 def _deprecated_stack_spelling(args: list[str]) -> list[str]:
@@ -88,7 +95,7 @@ def tree(name: str | None = None) -> typer.Typer:
     may run many times in one."""
     from lakelet.commands.main import GROUPS, new_app, register
 
-    if name == UP:
+    if name in (UP, IMPORT_SOURCE):
         root = new_app()
         _add_up(root)
         return root

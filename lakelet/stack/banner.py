@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakelet.defaults import LOCAL_IMPORT_BUCKET
 from lakelet.stack.statefile import default_data_dir
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ Lakelet local stack is ready.
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} ({_kept(stack)})
+  Import source       s3://{LOCAL_IMPORT_BUCKET}/   (fill it: {lakelet} import-source upload DIR --prefix events/)
 {state}{sample}
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}
