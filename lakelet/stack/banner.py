@@ -28,6 +28,16 @@ def lakelet_command() -> str:
     return f"{shlex.quote(sys.executable)} -m lakelet"
 
 
+def _on_path() -> str:
+    """How a new terminal gets ``lakelet`` on PATH, when the venv that runs the stack is not on it already."""
+    if lakelet_command() == "lakelet":
+        return ""
+    activate = Path(sys.executable).parent / "activate"
+    if not activate.is_file():
+        return ""
+    return f"  CLI                 source {shlex.quote(str(activate))}   (in a new terminal: puts lakelet on PATH)\n"
+
+
 def _kept(stack: LocalStack) -> str:
     if stack.data_dir is None:
         return "--ephemeral: all state is in memory and ends with this process"
@@ -65,7 +75,7 @@ Lakelet local stack is ready.
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} ({_kept(stack)})
   Import source       s3://{LOCAL_IMPORT_BUCKET}/   (fill it: {lakelet} import-source upload DIR --prefix events/)
-{state}{sample}
+{_on_path()}{state}{sample}
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}
   export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={keys.access_key_id}

@@ -153,3 +153,40 @@ def test_page_snippets_run(page: Path, doc_stack: DocStack, tmp_path: Path) -> N
             _run_shell(snippet, code, doc_stack, tmp_path, state)
         else:
             _run_shell(snippet, console_commands(code), doc_stack, tmp_path, state)
+
+
+def test_the_quickstart_try_it_runs_after_every_page(doc_stack: DocStack, tmp_path: Path) -> None:
+    """Defined after the pages' test, so it runs after all of them: the pages must leave the quickstart repository
+    as its own README's "Try it" expects (main with no uncommitted changes, its data as created)."""
+    import base64
+    import urllib.request
+
+    local = doc_stack.local
+    request = urllib.request.Request(f"{local.api_url}/repositories/quickstart/refs/main/objects?path=README.md")
+    token = base64.b64encode(f"{local.access_key_id}:{local.secret_access_key}".encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        readme = tmp_path / "quickstart-README.md"
+        readme.write_bytes(response.read())
+    blocks = [s for s in extract(readme, Path("quickstart/main/README.md")) if s.runs and s.language in PYTHON]
+    assert blocks, "the quickstart README has no Python example"
+    env = _shell_env(doc_stack, tmp_path)
+    env.update(
+        LAKECTL_SERVER_ENDPOINT_URL=local.endpoint,
+        LAKECTL_CREDENTIALS_ACCESS_KEY_ID=local.access_key_id,
+        LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY=local.secret_access_key,
+    )
+    for block in blocks:
+        result = subprocess.run(
+            [sys.executable, "-c", block.code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SHELL_TIMEOUT_SECONDS,
+            check=False,
+        )
+        assert result.returncode == 0, (
+            f"the quickstart's Try it failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        )
