@@ -324,6 +324,18 @@ def test_a_viewer_is_offered_no_writes(ui: UI, browser: object, ui_stack: Stack,
     ui.shot("viewer-forbidden")
 
 
+def test_a_wrong_secret_at_login_says_so(ui: UI, ui_stack: Stack) -> None:
+    key, _ = ui_stack.admin
+    ui.open()
+    ui.page.get_by_label("Access key ID").fill(key)
+    ui.page.get_by_label("Secret access key").fill("not-the-secret")
+    ui.page.get_by_role("button", name="Log in").click()
+    alert = ui.page.get_by_role("alert")
+    expect(alert).to_contain_text("Wrong access key ID or secret access key")
+    expect(alert).not_to_contain_text("session")
+    ui.shot("login-wrong-secret")
+
+
 def test_a_failed_request_shows_its_message(ui: UI, ui_stack: Stack) -> None:
     ui.login()
     expect(ui.page.locator(".card").first).to_be_visible()
