@@ -185,3 +185,18 @@ def test_fs_ls_rm_upload_and_stage_as_lakectl(cli: Cli, repo: str, tmp_path: Pat
         code=1,
     )
     assert "outside the repository's storage namespace" in inside.stderr
+
+
+def test_tag_create_force_replaces_a_tag_and_keeps_it_when_the_target_is_wrong(
+    cli: Cli, repo: str, tmp_path: Path
+) -> None:
+    _put(cli, tmp_path, f"lakefs://{repo}/main/a.txt", "a")
+    first = json.loads(cli("commit", f"lakefs://{repo}/main", "-m", "a", "--json").stdout)["id"]
+    _put(cli, tmp_path, f"lakefs://{repo}/main/b.txt", "b")
+    second = json.loads(cli("commit", f"lakefs://{repo}/main", "-m", "b", "--json").stdout)["id"]
+    cli("tag", "create", f"lakefs://{repo}/v1", f"lakefs://{repo}/{first}")
+    assert "409" in cli("tag", "create", f"lakefs://{repo}/v1", f"lakefs://{repo}/main", code=1).stderr
+    cli("tag", "create", f"lakefs://{repo}/v1", f"lakefs://{repo}/no-such-ref", "-f", code=1)
+    assert json.loads(cli("tag", "show", f"lakefs://{repo}/v1", "--json").stdout)["commit_id"] == first
+    cli("tag", "create", f"lakefs://{repo}/v1", f"lakefs://{repo}/main", "-f")
+    assert json.loads(cli("tag", "show", f"lakefs://{repo}/v1", "--json").stdout)["commit_id"] == second
