@@ -202,7 +202,9 @@ def init(
     index.save()
     if gitignore:
         _ignore_in_git(directory)
-    out().line(f"Successfully linked local directory '{directory}' with remote '{uri}'")
+    # As lakectl: the remote is shown as a prefix, with its trailing "/".
+    remote = str(uri) if uri.path else f"{uri}/"
+    out().line(f"Successfully linked local directory '{directory}' with remote '{remote}'")
 
 
 def _is_object(uri: URI) -> bool:
