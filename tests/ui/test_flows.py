@@ -386,3 +386,28 @@ def test_usable_at_390_px(browser: object, ui_stack: Stack, repo_name: str) -> N
 
 def test_the_banner_names_the_ui(ui_stack: Stack) -> None:
     assert f"Web UI              {ui_stack.local.endpoint}/" in ui_stack.local.banner
+
+
+def test_a_folders_readme_renders_under_its_listing_and_a_new_page_starts_at_its_top(
+    ui: UI, ui_stack: Stack, repo_name: str
+) -> None:
+    files = {f"many/file-{i:03d}.txt": b"x" for i in range(105)}
+    files["many/README.md"] = b"# About many\n\nA folder of **105** files.\n"
+    arrange_repository(ui_stack, repo_name, files)
+    ui.login()
+    ui.page.set_viewport_size({"width": 1280, "height": 600})
+    ui.open(f"repositories/{repo_name}/objects?ref=main&prefix=many%2F")
+    readme = ui.page.get_by_role("region", name="README")
+    expect(readme.get_by_role("heading", name="About many")).to_be_visible()
+    expect(readme.locator(".markdown strong")).to_have_text("105")
+    ui.page.get_by_role("button", name="Next").scroll_into_view_if_needed()
+    assert ui.page.evaluate("window.scrollY") > 0
+    ui.page.get_by_role("button", name="Next").click()
+    expect(ui.page.get_by_role("link", name="file-099.txt", exact=True)).to_be_visible()
+    assert ui.page.evaluate("window.scrollY") == 0
+    # The README was listed on the first page; it still shows under the second.
+    expect(readme.get_by_role("heading", name="About many")).to_be_visible()
+    ui.open(f"repositories/{repo_name}/objects?ref=main")
+    expect(ui.page.get_by_role("link", name="many/", exact=True)).to_be_visible()
+    expect(ui.page.get_by_role("region", name="README")).to_have_count(0)
+    ui.shot("folder-readme")

@@ -166,6 +166,15 @@ function ParquetPreview({ href, size }) {
   </div>`
 }
 
+// A folder's README.md, rendered under its listing as lakeFS's UI does.
+export function FolderReadme({ ctx, path, size }) {
+  const href = objectUrl(ctx.repo, ctx.ref, path)
+  return html`<section class="folder-readme preview" aria-label="README">
+    <h3>${path.split('/').pop()}</h3>
+    <${TextPreview} href=${href} size=${size} kind="markdown" doc=${{ repo: ctx.repo, ref: ctx.ref, path }} />
+  </section>`
+}
+
 export function Preview({ ctx, path, stat }) {
   const kind = previewKind(path, stat.content_type)
   const href = objectUrl(ctx.repo, ctx.ref, path)
