@@ -169,8 +169,13 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
 
     ui.page.get_by_role("link", name="Compare & merge").click()
     pick_ref(ui, "Compare (source)", "feature")
-    # The three-dot diff already flags the path changed on both sides.
+    # The three-dot diff already flags the path changed on both sides; its counts come first, above the merge.
     expect(ui.page.locator("tbody tr", has_text="cities.csv").first).to_contain_text("conflict")
+    expect(ui.page.locator(".diff-summary")).to_have_text("1 change: 1 conflict")
+    summary_y = ui.page.locator(".diff-summary").bounding_box()["y"]  # type: ignore[index]
+    merge_y = ui.page.get_by_role("region", name="Merge").bounding_box()["y"]  # type: ignore[index]
+    list_y = ui.page.get_by_role("region", name="Changes").bounding_box()["y"]  # type: ignore[index]
+    assert summary_y < merge_y < list_y
     ui.page.get_by_role("button", name="Preview merge").click()
     summary = ui.page.locator(".preview-result")
     expect(summary).to_contain_text("1 conflict (1 unresolved)")
@@ -186,6 +191,9 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
     ui.shot("merge-conflicts")
     ui.page.get_by_role("button", name="Merge again").click()
     expect(ui.page.get_by_role("status")).to_contain_text("Merged")
+    # The diff is read again after the merge: feature has nothing main lacks now.
+    expect(ui.page.locator(".diff-summary")).to_have_text("No differences.")
+    expect(ui.page.get_by_role("region", name="Changes")).to_contain_text("No differences.")
     merged = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/objects", params={"path": "cities.csv"}).text
     assert "Faro" in merged and "Braga" not in merged
 

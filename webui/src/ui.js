@@ -129,6 +129,7 @@ export function usePages(resetKey) {
     hasPrev: stack.length > 1,
     next: (offset) => setStack([...stack, offset]),
     prev: () => setStack(stack.slice(0, -1)),
+    reset: () => setStack(['']),
   }
 }
 
