@@ -33,8 +33,15 @@ class MergeConflict(CLIError):
 
     exit_code = EXIT_CONFLICT
 
-    def __init__(self, message: str, conflicts: list[dict[str, str]], more: bool, shown: bool = False) -> None:
-        super().__init__(message, "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins")
+    def __init__(
+        self,
+        message: str,
+        conflicts: list[dict[str, str]],
+        more: bool,
+        shown: bool = False,
+        hint: str = "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins",
+    ) -> None:
+        super().__init__(message, hint)
         self.conflicts = conflicts
         self.more = more
         self.shown = shown  # already printed (as JSON)

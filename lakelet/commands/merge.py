@@ -106,7 +106,7 @@ def merge(
     )
 
 
-def raise_conflicts(label: str, answer: Any, json_out: bool) -> None:
+def raise_conflicts(label: str, answer: Any, json_out: bool, hint: str | None = None) -> None:
     """A 409 that lists conflicts (a merge's, a cherry-pick's) raises MergeConflict: the table, exit 3."""
     if not (isinstance(answer, dict) and "conflicts" in answer):
         return
@@ -114,9 +114,10 @@ def raise_conflicts(label: str, answer: Any, json_out: bool) -> None:
     if shown:
         out().json(answer)
     more = bool((answer.get("pagination") or {}).get("has_more"))
-    raise MergeConflict(
-        f"{label} has conflicts ({len(answer['conflicts'])}{'+' if more else ''})", answer["conflicts"], more, shown
-    )
+    message = f"{label} has conflicts ({len(answer['conflicts'])}{'+' if more else ''})"
+    if hint is None:
+        raise MergeConflict(message, answer["conflicts"], more, shown)
+    raise MergeConflict(message, answer["conflicts"], more, shown, hint)
 
 
 def find_merge_base(
@@ -234,7 +235,12 @@ def cherry_pick(
     path = f"/repositories/{q(b.repository)}/branches/{q(b.ref)}/cherry-pick"
     status, result = a.raw(label, "POST", path, None, body, ok=(200, 201, 409))
     if status == 409:
-        raise_conflicts(label, result, json_out)
+        raise_conflicts(
+            label,
+            result,
+            json_out,
+            "the branch changed these paths too: settle them on the branch and commit, then cherry-pick again",
+        )
         raise from_status(label, status, _json_bytes(result))
     if want_json(json_out):
         out().json(result)

@@ -84,6 +84,7 @@ def test_a_cherry_pick_conflict_prints_the_table_and_exits_3(cli: Cli, repo: str
     conflict = cli("cherry-pick", f"lakefs://{repo}/{pick}", f"lakefs://{repo}/main", code=3)
     assert ["t.csv", "changed", "changed"] in [line.split() for line in conflict.stdout.splitlines()]
     assert "has conflicts (1)" in conflict.stderr and "already exists" not in conflict.stderr
+    assert "settle them on the branch" in conflict.stderr and "--strategy" not in conflict.stderr
 
 
 def test_an_import_refused_by_the_deployment_names_its_setting_not_a_permission(cli: Cli, repo: str) -> None:
