@@ -11,6 +11,7 @@ __all__ = [
     "import_records",
     "kms",
     "memory",
+    "memory_pulls",
     "memory_source",
     "s3",
     "s3_source",

@@ -65,9 +65,11 @@ def job_arguments(prepared: PreparedRun, settings: GCSettings) -> list[str]:
 
 
 def spark_submit_parameters(settings: GCSettings) -> str:
-    """Runs the job with the packed Python environment (pyarrow, boto3) when one is configured, plus any
-    flags the deployment adds."""
+    """Runs the job with its package on the path, the packed Python environment (pyarrow, boto3) when one is
+    configured, and any flags the deployment adds."""
     flags: list[str] = []
+    if settings.job_py_files:
+        flags.append(f"--conf spark.submit.pyFiles={settings.job_py_files}")
     if settings.job_archive:
         python = f"./{ENVIRONMENT_DIRECTORY}/bin/python"
         flags += [
@@ -123,7 +125,7 @@ def on_schedule() -> dict[str, Any]:
 
     settings = GCSettings.from_env()
     if not settings.configured:
-        log.warning("scheduled GC skipped: the EMR Serverless application, role or job entry point is not set")
+        log.warning("scheduled GC skipped: the EMR Serverless application, role, job entry point or package is not set")
         return {"runs": [], "skipped": "not configured"}
     services = get_services()
     runs = run_scheduled(services.graveler, job_starter(services.settings, settings), settings)

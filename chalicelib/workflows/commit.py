@@ -1,13 +1,11 @@
 """The commit workflow's tasks (stepfunctions/commit.asl.json). Each takes the state machine's state (or a
-Map item), runs one idempotent step of chalicelib/graveler/commit_steps.py and returns what the state keeps.
+Map item), runs one idempotent step of chalicelib/graveler/commit/steps.py and returns what the state keeps.
 
 The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "plan": ..., "built": [...],
 "finish": ...}: bounds, ids and tokens only, never data (the 256 KB limit on a state).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
@@ -17,9 +15,8 @@ from chalicelib.graveler.commit import (
     CommitSteps,
     SliceSpec,
 )
+from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
-
-Json = dict[str, Any]
 
 
 def steps() -> CommitSteps:

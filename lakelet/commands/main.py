@@ -110,6 +110,9 @@ GROUPS: dict[str, str] = {
     "actions": "actions",
     "cat-hook-output": "misc",
     "auth": "auth",
+    "pr": "pr",
+    "refs-dump": "refs",
+    "refs-restore": "refs",
     "config": "doctor",
     "doctor": "doctor",
     "branch-protect": "protect",
@@ -134,6 +137,7 @@ _GROUP_OF_MODULE = {
     "gc": ("gc", "garbage collection rules, and 'gc run' on the local stack"),
     "actions": ("actions", "action files (validate) and the runs of their hooks"),
     "auth": ("auth", "users, groups, policies and credentials"),
+    "pr": ("pr", "pull requests: list, create, show, merge, close, reopen"),
 }
 
 
