@@ -10,6 +10,9 @@ DEFAULT_API_PORT = 8000
 DEFAULT_S3_PORT = 8001
 LOCAL_HOST = "127.0.0.1"
 LOCAL_REGION = "us-east-1"
+# How many connections the local servers queue before accepting them (socketserver's default is 5: a burst of
+# 40 client threads saw resets). The kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 1024
 # The local stack's ready import source: a bucket in its moto that imports may read (``lakelet import-source
 # upload`` fills it), so `lakelet import --from s3://lakelet-import/...` works with no setting.
 LOCAL_IMPORT_BUCKET = "lakelet-import"

@@ -50,8 +50,9 @@ def upload(
         "s3",
         endpoint_url=str(state["moto_url"]),
         region_name=str(state.get("region") or LOCAL_REGION),
-        aws_access_key_id=str(state["access_key_id"]),
-        aws_secret_access_key=str(state["secret_access_key"]),
+        # moto's own key pair (older stacks signed moto with the admin pair, and wrote no other).
+        aws_access_key_id=str(state.get("aws_access_key_id") or state["access_key_id"]),
+        aws_secret_access_key=str(state.get("aws_secret_access_key") or state["secret_access_key"]),
     )
     if prefix and not prefix.endswith("/"):
         prefix += "/"
