@@ -1,10 +1,10 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
-#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000. No Spark: the first
+#               run the embedded local stack (`lakelet up --sample-data`) on 127.0.0.1:8000. No Spark: the first
 #               `lakelet gc run` installs it (the [gc] extra, requirements-gc.txt)
 #   make test   add Spark and the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but
 #               the compat tier)
-#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
+#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet up` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/ and emr/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
@@ -36,7 +36,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui bench
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui bench spark-jars
 
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
@@ -71,7 +71,7 @@ check: $(DEV_STAMP)
 # takes a first run's npm ci off its critical path (docs/local-stack.md, "Installing").
 run:
 	@$(MAKE) --no-print-directory -j2 $(RUN_STAMP) webui
-	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
+	$(VENV)/bin/lakelet up --sample-data $(RUN_ARGS)
 
 venv: $(DEV_STAMP)
 
@@ -187,6 +187,24 @@ $(WEBUI_MODULES): webui/package.json webui/package-lock.json
 
 $(WEBUI_OUT): $(WEBUI_MODULES) $(WEBUI_SOURCES)
 	cd webui && node build.mjs
+
+# --- Spark's jars (docs/spark.md) ----------------------------------------------------------------------------
+# hadoop-aws with its AWS SDK, Delta and Iceberg, pinned in tests/spark/pom.xml to the pyspark of requirements-gc.txt,
+# copied by Maven (checksums strict) into the git-ignored tests/spark/jars/; the tests and the bench put them on
+# spark.jars, so nothing downloads a jar at test time. The stamp (and Maven's local repository) makes a second run
+# download nothing; a change to the pom copies them again into an emptied folder.
+SPARK_JARS := tests/spark/jars/.fetched
+MVN ?= mvn
+
+spark-jars: $(SPARK_JARS)
+
+$(SPARK_JARS): tests/spark/pom.xml
+	rm -rf tests/spark/jars
+	$(MVN) -B -q --strict-checksums -f tests/spark/pom.xml dependency:copy-dependencies -DexcludeTransitive=true \
+		-DoutputDirectory=jars
+	touch $@
+
+test bench: spark-jars
 
 # --- Benchmarks (docs/performance.md) -----------------------------------------------------------------------
 BENCH_ARGS ?=
