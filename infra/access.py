@@ -135,7 +135,7 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch; build slice reads the
     # sources (only the allowed import locations) and writes ranges; commit moves the import branch; merge goes
     # through the one merge entry (hooks included) and may start the merge workflow.
-    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ, reads_import_sources=True),
+    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True, starts_workflows=True),
