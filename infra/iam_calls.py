@@ -4,8 +4,9 @@ turned into the IAM actions and resource ARNs AWS authorizes it with.
 
 The recorder wraps botocore's step that emits ``provide-client-params`` (BaseClient._emit_api_params), which
 every API call and every presigned URL of every client goes through, with the operation's own parameters
-(Bucket, Key, TableName, stateMachineArn, ...). Calls are attributed to the function named by ``Recorder.as_function`` in the current
-thread; calls outside any function (the test's own setup, moto's interpreter) are not recorded.
+(Bucket, Key, TableName, stateMachineArn, ...). Calls are attributed to the function named by
+``Recorder.as_function`` in the current thread; calls outside any function (the test's own setup, moto's
+interpreter) are not recorded.
 
 The operation -> action table follows the Service Authorization Reference: HeadObject is s3:GetObject, a listing
 is s3:ListBucket on the bucket (with its s3:prefix), multipart parts are s3:PutObject, CopyObject reads its source,
@@ -123,7 +124,12 @@ _DYNAMODB_ITEM_ACTIONS = {
     "Scan",
     "DescribeTable",
 }
-_TRANSACT_ITEMS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem", "ConditionCheck": "ConditionCheckItem"}
+_TRANSACT_ITEMS = {
+    "Put": "PutItem",
+    "Update": "UpdateItem",
+    "Delete": "DeleteItem",
+    "ConditionCheck": "ConditionCheckItem",
+}
 
 
 def _dynamodb(operation: str, params: dict[str, Any], region: str) -> list[Needed]:
@@ -138,7 +144,11 @@ def _dynamodb(operation: str, params: dict[str, Any], region: str) -> list[Neede
         for name, requests in params["RequestItems"].items():
             out.append(Needed("dynamodb:BatchWriteItem", _table(name, region)))
             for request in requests:
-                out.append(Needed("dynamodb:PutItem" if "PutRequest" in request else "dynamodb:DeleteItem", _table(name, region)))
+                out.append(
+                    Needed(
+                        "dynamodb:PutItem" if "PutRequest" in request else "dynamodb:DeleteItem", _table(name, region)
+                    )
+                )
         return out
     if operation == "TransactWriteItems":
         # No action of its own: each item needs its item action on its table.
@@ -245,6 +255,10 @@ class Recorder:
         finally:
             self._local.function = previous
 
+    def current(self) -> str | None:
+        """The function this thread's calls are attributed to."""
+        return getattr(self._local, "function", None)
+
     def wrap(self, name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
         """``handler`` with its calls attributed to ``name`` (for handlers another thread calls)."""
 
@@ -281,8 +295,8 @@ class Recorder:
             recorder._record(params, operation_model, {"client_region": client.meta.region_name})
             return params
 
-        BaseClient._emit_api_params = emit_api_params  # type: ignore[method-assign]
+        BaseClient._emit_api_params = emit_api_params
         try:
             yield self
         finally:
-            BaseClient._emit_api_params = original  # type: ignore[method-assign]
+            BaseClient._emit_api_params = original

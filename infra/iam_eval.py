@@ -279,9 +279,9 @@ def _statements(document: Json, resolver: Resolver) -> list[Statement]:
     return out
 
 
-def role_statements(template: Json, role_logical_id: str, deployment: Deployment, extra: Iterable[Json] = ()) -> list[
-    Statement
-]:
+def role_statements(
+    template: Json, role_logical_id: str, deployment: Deployment, extra: Iterable[Json] = ()
+) -> list[Statement]:
     """Every statement the role gets in the template as deployed: its inline policies, and each AWS::IAM::Policy
     attached to it whose Condition holds; ``extra`` documents are added (a role ``chalice package`` writes,
     when ``template`` is only the merge template)."""

@@ -58,7 +58,9 @@ def function_statements(
 
 
 def _why(statements: list[Statement], needed: Needed) -> str:
-    with_action = sorted({s.sid or "(no Sid)" for s in statements if s.effect == "Allow" and s.grants_action(needed.action)})
+    with_action = sorted(
+        {s.sid or "(no Sid)" for s in statements if s.effect == "Allow" and s.grants_action(needed.action)}
+    )
     if with_action:
         return (
             f"missing: a statement allowing it on this resource (statements with {needed.action}: "
@@ -79,7 +81,9 @@ def verdicts(
             if decision.allowed:
                 rows.add(Row(call.function, needed.action, decision.resource, decision.sid))
             else:
-                why = f"denied by {decision.denied_by}" if decision.denied_by else _why(statements[call.function], needed)
+                why = (
+                    f"denied by {decision.denied_by}" if decision.denied_by else _why(statements[call.function], needed)
+                )
                 denials.setdefault(
                     (call.function, needed), Denial(call.function, call.operation, needed, roles[call.function], why)
                 )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import os
 import sys
 import time
@@ -150,6 +149,32 @@ class Gateway:
         return AWSResponse(request.url, answer["statusCode"], dict(answer.get("headers") or {}), _RawBody(body))
 
 
+@contextmanager
+def _a_container_per_function(recorder: Recorder, settings: Settings, base: wiring.Services) -> Iterator[None]:
+    """Each function gets services of its own, as each deployed function has containers of its own: a cache one
+    function filled must not hide a call another function makes (all of them run in this one process). Every
+    module that bound wiring's get_services by name gets the per-function one meanwhile."""
+    original = wiring.get_services
+    containers: dict[str, wiring.Services] = {}
+
+    def get_services() -> wiring.Services:
+        function = recorder.current()
+        if function is None:
+            return base
+        if function not in containers:
+            containers[function] = wiring.aws_services(settings)
+        return containers[function]
+
+    bound = [m for m in list(sys.modules.values()) if getattr(m, "get_services", None) is original]
+    for module in bound:
+        module.get_services = get_services  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for module in bound:
+            module.get_services = original  # type: ignore[attr-defined]
+
+
 def _ok(response: Any, *statuses: int) -> Any:
     assert response.status_code in (statuses or (200,)), (response.status_code, response.body)
     try:
@@ -181,7 +206,10 @@ def _api_flows(api: Api, s3: Any, recorder: Recorder) -> None:
         etag = s3.put_object(Bucket=bucket, Key=key, Body=b"presigned")["ETag"].strip('"')
     link = {"staging": backing, "checksum": etag, "size_bytes": 9}
     _ok(api.request("PUT", f"{base}/branches/main/staging/backing", query={"path": "p.bin"}, json_body=link))
-    _ok(api.post(f"{base}/branches/main/objects/copy", query={"dest_path": "c.txt"}, json_body={"src_path": "a.txt"}), 201)
+    _ok(
+        api.post(f"{base}/branches/main/objects/copy", query={"dest_path": "c.txt"}, json_body={"src_path": "a.txt"}),
+        201,
+    )
     for i in range(WORKFLOW_THRESHOLD + 2):
         api.upload(REPO, "main", f"wf/{i}", b"w")
     api.commit(REPO, "main", "via the workflow")
@@ -211,8 +239,13 @@ def _api_flows(api: Api, s3: Any, recorder: Recorder) -> None:
             api.post(
                 f"{base}/branches/main/import",
                 json_body={
-                    "paths": [{"path": f"s3://{IMPORT_BUCKET}/landing/{name}/", "destination": f"imported/{name}/",
-                               "type": "common_prefix"}],
+                    "paths": [
+                        {
+                            "path": f"s3://{IMPORT_BUCKET}/landing/{name}/",
+                            "destination": f"imported/{name}/",
+                            "type": "common_prefix",
+                        }
+                    ],
                     "commit": {"message": f"import {name}"},
                 },
             ),
@@ -233,8 +266,12 @@ def _api_flows(api: Api, s3: Any, recorder: Recorder) -> None:
     _ok(api.post("/auth/users", json_body={"id": "bob"}), 201)
     key = _ok(api.post("/auth/users/bob/credentials"), 201)
     _ok(api.get("/auth/users/bob/credentials"))
-    _ok(api.post("/auth/login", json_body={"access_key_id": key["access_key_id"],
-                                          "secret_access_key": key["secret_access_key"]}))
+    _ok(
+        api.post(
+            "/auth/login",
+            json_body={"access_key_id": key["access_key_id"], "secret_access_key": key["secret_access_key"]},
+        )
+    )
     _ok(api.delete(f"/auth/users/bob/credentials/{key['access_key_id']}"), 204)
     _ok(api.delete("/auth/users/bob"), 204)
 
@@ -305,7 +342,12 @@ def record() -> tuple[list[Call], list[str], Deployment]:
         }
         try:
             credential, secret = services.auth.setup("admin")
-            with recorder.installed(), route_lambda_invokes(handlers), Client(chalice_app.app) as client:
+            with (
+                recorder.installed(),
+                _a_container_per_function(recorder, settings, services),
+                route_lambda_invokes(handlers),
+                Client(chalice_app.app) as client,
+            ):
                 api = Api(client, (credential.access_key_id, secret))
                 with recorder.as_function("api_handler"):
                     _api_flows(api, s3, recorder)
