@@ -132,7 +132,9 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "merge_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
-    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch; build slice reads the
+    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch and writes the slice
+    # manifest the Distributed Map reads (<namespace>/_lakefs/imports/<id>/slices-*.json: found missing by
+    # tests/infra/test_iam_sufficiency.py, as an AccessDenied on the first import would have); build slice reads the
     # sources (only the allowed import locations) and writes ranges; commit moves the import branch; merge goes
     # through the one merge entry (hooks included) and may start the merge workflow.
     "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, reads_import_sources=True),
