@@ -26,7 +26,13 @@ def steps() -> CommitSteps:
 
 
 def seal(event: Json) -> Json:
-    return steps().seal(CommitRequest.from_json(event["request"]))
+    """Seals, then runs the pre-commit hooks: they judge exactly the sealed changes, which the plan commits (a
+    change staged while they run goes to the next commit). A failing hook fails the execution with HookAborted;
+    the sealed changes stay staged for the next commit."""
+    request = CommitRequest.from_json(event["request"])
+    sealed = steps().seal(request)
+    get_services().graveler.run_pre_hooks(commit_event(request))
+    return sealed
 
 
 def plan(event: Json) -> Json:
@@ -47,7 +53,7 @@ def finish(event: Json) -> Json:
 def drop(event: Json) -> Json:
     """The last step, after the branch moved: drops the sealed tokens, then runs the post-commit hooks (once per
     request however often the step is retried: the run is keyed by the request id)."""
-    dropped = steps().drop([str(t) for t in event["finish"]["tokens"]])
+    dropped = steps().drop(CommitRequest.from_json(event["request"]))
     commit_id = event["finish"].get("commit_id")
     if commit_id:
         request = CommitRequest.from_json(event["request"])

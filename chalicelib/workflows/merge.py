@@ -36,7 +36,7 @@ def finish(event: Json) -> Json:
 def drop(event: Json) -> Json:
     """The last step, after the branch moved: drops the sealed tokens, then runs the post-merge hooks (once per
     request however often the step is retried: the run is keyed by the request id)."""
-    dropped = steps().drop([str(t) for t in event["finish"]["tokens"]])
+    dropped = steps().drop(MergeRequest.from_json(event["request"]))
     request = MergeRequest.from_json(event["request"])
     get_services().graveler.run_post_hooks(merge_event(request, str(event["finish"]["commit_id"])))
     return dropped

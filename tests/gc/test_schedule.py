@@ -115,7 +115,9 @@ def test_an_unconfigured_schedule_does_nothing(
 ) -> None:
     configure(monkeypatch, emr[1])
     monkeypatch.delenv(gc_settings.ENV_APPLICATION_ID)
-    assert invoke_schedule() == {"runs": [], "skipped": "not configured"}
+    answer = invoke_schedule()
+    assert (answer["runs"], answer["skipped"]) == ([], "not configured")
+    assert answer["retired"] >= 0  # the sweep of retired staging tokens ran all the same
     # Nothing was prepared either.
     assert not any("/retention/gc/runs/" in address for address in repos.graveler.blocks.blobs)  # type: ignore[attr-defined]
 
