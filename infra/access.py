@@ -121,7 +121,10 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     ),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
-    "commit_seal": FunctionAccess(Metadata.READ_WRITE),
+    # Seal runs the pre-commit hooks on the sealed changes: it reads the action files (objects of the branch, through
+    # its ranges), records each run under _lakefs/actions/, and invokes lambda hooks (found missing by
+    # tests/infra/test_iam_sufficiency.py once the pre-commit hooks moved here).
+    "commit_seal": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
     "commit_plan": FunctionAccess(Metadata.READ, Data.READ),
     "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
