@@ -43,16 +43,19 @@ def storage_config(settings: Settings) -> dict[str, Any]:
         # Zero-copy import (api/imports.py): served, from the locations the deployment allows.
         "import_support": True,
         "import_validity_regex": S3_NAMESPACE_REGEX,
-        "pre_sign_multipart_upload": False,
+        # Served with presigning (api/presigned_multipart.py): lakectl and the SDKs upload big files this way.
+        "pre_sign_multipart_upload": settings.pre_sign_support,
     }
 
 
 def version_config() -> dict[str, Any]:
     """lakeFS's VersionConfig, plus ``lakelet_version`` (Lakelet's own) and ``lakelet_features`` (the extensions a
-    client may use; see LAKELET_FEATURES), which the SDK's model ignores."""
+    client may use; see LAKELET_FEATURES), which the SDK's model ignores. ``version_context`` is lakeFS's own
+    word for the open-source server ("lakeFS"), whose API this is: lakectl warns on every command that the server
+    is lakeFS Enterprise when it reads anything else."""
     return {
         "version": LAKEFS_API_VERSION,
-        "version_context": "lakelet",
+        "version_context": "lakeFS",
         "upgrade_recommended": False,
         "lakelet_version": LAKELET_VERSION,
         "lakelet_features": list(LAKELET_FEATURES),
@@ -61,7 +64,17 @@ def version_config() -> dict[str, Any]:
 
 @route(bp, "/config", ["GET"])
 def get_config() -> Response:
-    return json_response({"version_config": version_config(), "storage_config": storage_config(services().settings)})
+    return json_response(
+        {
+            "version_config": version_config(),
+            "storage_config": storage_config(services().settings),
+            # lakeFS lists its blockstores here only when it has several; Lakelet has one (storage_id "").
+            "storage_config_list": [],
+            # No custom object viewers are configured, and lakeFS OSS declares no capabilities.
+            "ui_config": {},
+            "capabilities_config": {},
+        }
+    )
 
 
 @route(bp, "/config/storage", ["GET"])
