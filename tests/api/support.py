@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from chalice.local import LocalChalice
 from chalice.test import Client, HTTPResponse
 
 from chalicelib import wiring
@@ -149,3 +150,19 @@ def conforms(model: Any, body: Any) -> Any:
     parsed = model.from_dict(body)
     assert parsed.to_dict() == without_extensions(body)
     return parsed
+
+
+@contextlib.contextmanager
+def requests_per_thread() -> Iterator[None]:
+    """Makes the app's ``current_request`` thread-local while the block runs, as chalice local (and so the local
+    stack's server) keeps it; a Chalice app keeps one for the process otherwise, and requests raced from threads
+    through test clients would read each other's bodies (deployed, a Lambda container serves one at a time)."""
+    original = type(app)
+    if issubclass(original, LocalChalice):
+        yield
+        return
+    app.__class__ = type(f"ThreadLocal{original.__name__}", (LocalChalice, original), {})
+    try:
+        yield
+    finally:
+        app.__class__ = original
