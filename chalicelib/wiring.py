@@ -127,6 +127,7 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
 def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
     """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
     kept in each repository's namespace through the engine's block store."""
+    from .adapters.action_yaml import load_action_yaml
     from .adapters.hooks import LambdaHooks, WebhookHooks
 
     if invokers is None:
@@ -137,18 +138,12 @@ def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, Hook
         invokers,
         RunStore(graveler.blocks),
         graveler.action_files,
-        _load_yaml,
+        load_action_yaml,
         lambda repo_id: graveler.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,
         max_run_seconds=settings.hook_run_max_seconds,
+        cache=graveler.action_files_cache,
     )
-
-
-def _load_yaml(data: bytes) -> Any:
-    # PyYAML is imported by the first request that reads an action file, not by every container's first request.
-    import yaml
-
-    return yaml.safe_load(data)
 
 
 def s3_client(settings: Settings) -> Any:

@@ -10,7 +10,8 @@ from itertools import islice
 
 from . import errors
 from .actions.files_cache import direct_children, under_actions_prefix
-from .actions.spec import ACTIONS_PREFIX
+from .actions.files_cache import check_action_file_sizes
+from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
 from .core import GravelerCore
@@ -113,13 +114,15 @@ class Objects(GravelerCore):
         )
 
     def action_files(
-        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = 1000
+        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = MAX_ACTION_FILES
     ) -> list[tuple[str, bytes]]:
         """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS), staged
         ones included when the ref is a branch. ``branch``: the ref's branch record as this request read it.
 
         The committed side and the files' bytes come from the per-container cache, keyed by immutable ids
-        (actions/files_cache.py); a branch's staged side is read every time."""
+        (actions/files_cache.py); a branch's staged side is read every time. Raises InvalidActionFile, before any
+        file is read, for more than ``limit`` files, a file over MAX_ACTION_FILE_BYTES or more than
+        MAX_ACTION_FILES_BYTES in all (the entries' sizes say so): an operation never silently skips a guard."""
         repo = self.get_repository(repo_id)
         if branch is None:
             resolved = self.resolve(repo.id, ref)
@@ -135,7 +138,9 @@ class Objects(GravelerCore):
                 staged_changes(self.staging, branch_tokens(staged_on), ACTIONS_PREFIX, limit + 1)
             )
             files = direct_children(overlay(staged, (EntryRecord(Key(path), entry) for path, entry in files)))
-        return [(path, self._action_file_data(repo_id, entry)) for path, entry in islice(files, limit)]
+        found = list(islice(files, limit + 1))
+        check_action_file_sizes(found, limit)
+        return [(path, self._action_file_data(repo_id, entry)) for path, entry in found]
 
     def _action_file_data(self, repo_id: str, entry: Entry) -> bytes:
         return self.action_files_cache.data(entry.physical_address, lambda: self.read_object(repo_id, entry))

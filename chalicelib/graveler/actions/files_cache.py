@@ -13,14 +13,17 @@ Memory is bounded twice: at most ``max_trees`` metaranges (holding ``max_entries
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from dataclasses import dataclass
 
 from ..records import Entry, EntryRecord, StagedEntry
-from .spec import ACTIONS_PREFIX
+from .errors import InvalidActionFile
+from .spec import ACTIONS_PREFIX, MAX_ACTION_FILE_BYTES, MAX_ACTION_FILES_BYTES, Action
 
-__all__ = ["ActionFilesCache", "direct_children", "under_actions_prefix"]
+__all__ = ["ActionFilesCache", "check_action_file_sizes", "direct_children", "under_actions_prefix"]
 
 DEFAULT_MAX_TREES = 4096
 DEFAULT_MAX_ENTRIES = 100_000
@@ -47,6 +50,26 @@ def under_actions_prefix(staged: Iterable[StagedEntry]) -> Iterator[StagedEntry]
         if not str(change.key).startswith(ACTIONS_PREFIX):
             return
         yield change
+
+
+def check_action_file_sizes(files: Sequence[tuple[str, Entry]], limit: int) -> None:
+    """InvalidActionFile for more than ``limit`` files, one larger than MAX_ACTION_FILE_BYTES or more than
+    MAX_ACTION_FILES_BYTES in all, by the entries' sizes (before any is read)."""
+    if len(files) > limit:
+        raise InvalidActionFile(
+            f"more than {limit} action files under {ACTIONS_PREFIX}: every guarded operation reads them all, so "
+            f"a ref holds at most {limit}"
+        )
+    total = 0
+    for path, entry in files:
+        if entry.size > MAX_ACTION_FILE_BYTES:
+            raise InvalidActionFile(f"action file {path}: larger than {MAX_ACTION_FILE_BYTES} bytes")
+        total += entry.size
+    if total > MAX_ACTION_FILES_BYTES:
+        raise InvalidActionFile(
+            f"the action files under {ACTIONS_PREFIX} hold {total} bytes, more than the {MAX_ACTION_FILES_BYTES} bytes "
+            "an operation reads"
+        )
 
 
 class _Lru[K, V: Sized]:
@@ -82,8 +105,22 @@ class _Lru[K, V: Sized]:
             self._weight = 0
 
 
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """A file's parse, or why it failed; weighs as much as the file's bytes."""
+
+    action: Action | None
+    error: str
+    size: int
+
+    def __len__(self) -> int:
+        return self.size
+
+
 class ActionFilesCache:
-    """Action files by metarange id, and their contents by physical address; both immutable."""
+    """Action files by metarange id, their contents by physical address (both immutable), and their parses by
+    content (path and digest of the bytes: a file staged again with the same bytes is not parsed again, and a
+    bad file is refused without parsing it again)."""
 
     def __init__(
         self,
@@ -94,6 +131,7 @@ class ActionFilesCache:
         self._trees: _Lru[tuple[str, str], Tree] = _Lru(max_trees, max_entries)
         # Capacity in files is generous: the byte bound is the one that matters.
         self._data: _Lru[str, bytes] = _Lru(max_trees, max_bytes)
+        self._parsed: _Lru[tuple[str, bytes], _Parsed] = _Lru(max_trees, max_bytes)
 
     def tree(self, namespace: str, metarange_id: str, load: Callable[[], Tree]) -> Tree:
         """The action files of the metarange (an empty tuple when it has none); ``load`` reads them on a miss."""
@@ -103,7 +141,22 @@ class ActionFilesCache:
         """The contents of the action file stored at ``address``; ``load`` reads them on a miss."""
         return self._data.get_or_load(address, load)
 
+    def action(self, path: str, data: bytes, parse: Callable[[], Action]) -> Action:
+        """The action ``parse`` reads from ``data`` (the file at ``path``), or its InvalidActionFile, remembered."""
+
+        def load() -> _Parsed:
+            try:
+                return _Parsed(parse(), "", len(data))
+            except InvalidActionFile as e:
+                return _Parsed(None, str(e), len(data))
+
+        parsed = self._parsed.get_or_load((path, hashlib.sha256(data).digest()), load)
+        if parsed.action is None:
+            raise InvalidActionFile(parsed.error)
+        return parsed.action
+
     def clear(self) -> None:
         """Forgets everything: what a new container starts with."""
         self._trees.clear()
         self._data.clear()
+        self._parsed.clear()
