@@ -129,9 +129,11 @@ def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, Hook
     kept in each repository's namespace through the engine's block store."""
     from .adapters.action_yaml import load_action_yaml
     from .adapters.hooks import LambdaHooks, WebhookHooks
+    from .adapters.hooks.destinations import Destinations
 
     if invokers is None:
-        invokers = {"webhook": WebhookHooks()}
+        destinations = Destinations(settings.webhook_allowed_destinations, [settings.lambda_runtime_api])
+        invokers = {"webhook": WebhookHooks(destinations)}
         if settings.hook_functions:
             invokers["lambda"] = LambdaHooks(settings.hook_functions, settings.region, settings.endpoint_url)
     return HookRunner(

@@ -12,12 +12,16 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.adapters.hooks import LambdaHooks, WebhookHooks
+from chalicelib.adapters.hooks.destinations import Destinations
 from chalicelib.adapters.hooks.lambda_invoke import function_key
 from chalicelib.graveler.actions import HookSpec
+from chalicelib.settings import LOCAL_WEBHOOK_DESTINATIONS
 from lakelet.stack.stepfunctions_local import route_lambda_invokes
 from tests.api.hook_server import HookServer, start_hook_server
 
 PAYLOAD = json.dumps({"event_type": "pre-merge", "hook_id": "h"}).encode()
+# The hook servers here listen on loopback, a destination the local stack allows (a deployment does not).
+LOCAL = WebhookHooks(Destinations(LOCAL_WEBHOOK_DESTINATIONS))
 
 
 @pytest.fixture
@@ -34,7 +38,7 @@ def webhook(url: str, **props: object) -> HookSpec:
 
 def test_webhook_passes_on_2xx_with_query_params(hook_server: HookServer) -> None:
     url = hook_server.on("/ok", 201, "fine")
-    outcome = WebhookHooks().invoke(
+    outcome = LOCAL.invoke(
         webhook(url + "?a=1", query_params={"prefix": "data/", "ext": ["csv", "pq"]}, headers={"X-Token": "t"}),
         PAYLOAD,
         5,
@@ -47,19 +51,19 @@ def test_webhook_passes_on_2xx_with_query_params(hook_server: HookServer) -> Non
 
 
 def test_webhook_fails_on_other_status_with_its_body(hook_server: HookServer) -> None:
-    outcome = WebhookHooks().invoke(webhook(hook_server.on("/bad", 400, "3 rows without id")), PAYLOAD, 5)
+    outcome = LOCAL.invoke(webhook(hook_server.on("/bad", 400, "3 rows without id")), PAYLOAD, 5)
     assert not outcome.ok
     assert outcome.error == "webhook request failed (status code: 400)"
     assert "3 rows without id" in outcome.output
 
 
 def test_webhook_times_out(hook_server: HookServer) -> None:
-    outcome = WebhookHooks().invoke(webhook(hook_server.on("/slow", 200, "late", delay=2.0)), PAYLOAD, 0.3)
+    outcome = LOCAL.invoke(webhook(hook_server.on("/slow", 200, "late", delay=2.0)), PAYLOAD, 0.3)
     assert not outcome.ok and "timed out after 0.3s" in outcome.error
 
 
 def test_webhook_unreachable_fails() -> None:
-    outcome = WebhookHooks().invoke(webhook("http://127.0.0.1:9/none"), PAYLOAD, 2)
+    outcome = LOCAL.invoke(webhook("http://127.0.0.1:9/none"), PAYLOAD, 2)
     assert not outcome.ok and outcome.error.startswith("webhook request failed")
 
 
