@@ -120,6 +120,26 @@ def _locations(value: str) -> tuple[str, ...]:
     return found
 
 
+def _not_internal(locations: tuple[str, ...], bucket: str) -> tuple[str, ...]:
+    """The locations, unless one is the deployment's own where the setting can tell: the whole of its bucket (every
+    repository's namespace and _lakelet/), _lakelet/ or a _lakefs/ directory anywhere. Imports refuse any
+    repository's namespace whatever is listed (graveler/imports/internal.py); this refuses a setting that could
+    only ever mean that, when the functions start."""
+    for location in locations:
+        loc_bucket, _, prefix = location.removeprefix("s3://").partition("/")
+        segments = prefix.split("/")[:-1]
+        if "_lakefs" in segments or segments[:1] == ["_lakelet"]:
+            raise ValueError(
+                f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {location} lies in Lakelet's own files (_lakelet/, _lakefs/)"
+            )
+        if loc_bucket.lower() == bucket.lower() and not prefix:
+            raise ValueError(
+                f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {location} is the whole of the deployment's bucket, which holds "
+                "every repository's data; list a prefix that holds no repository"
+            )
+    return locations
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     region: str = "us-east-1"
@@ -207,7 +227,9 @@ class Settings:
                 env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
             ),
             gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
-            import_allowed_locations=_locations(env.get(ENV_IMPORT_ALLOWED_LOCATIONS, "")),
+            import_allowed_locations=_not_internal(
+                _locations(env.get(ENV_IMPORT_ALLOWED_LOCATIONS, "")), env.get(ENV_BUCKET, defaults.bucket)
+            ),
             import_state_machine_arn=env.get("LAKELET_IMPORT_STATE_MACHINE_ARN") or None,
             import_inline_threshold=int(env.get("LAKELET_IMPORT_INLINE_THRESHOLD", defaults.import_inline_threshold)),
             import_max_slices=int(env.get("LAKELET_IMPORT_MAX_SLICES", defaults.import_max_slices)),
