@@ -32,4 +32,4 @@ def load_action_yaml(data: bytes) -> Any:
                 raise ValueError(f"nested deeper than {MAX_ACTION_DEPTH} levels")
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
-    return yaml.load(data, Loader=loader)  # noqa: S506 (a safe loader: CSafeLoader or SafeLoader)
+    return yaml.load(data, Loader=loader)

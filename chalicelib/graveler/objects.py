@@ -9,8 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 
 from . import errors
-from .actions.files_cache import direct_children, under_actions_prefix
-from .actions.files_cache import check_action_file_sizes
+from .actions.files_cache import check_action_file_sizes, direct_children, under_actions_prefix
 from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects

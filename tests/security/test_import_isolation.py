@@ -125,7 +125,13 @@ def test_data_beside_the_namespaces_still_imports(api: Api) -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["s3://lakelet-data/", "lakelet-data:", "s3://elsewhere/_lakelet/", "s3://elsewhere/x/_lakefs/", "lakelet-data:_lakelet/"],
+    [
+        "s3://lakelet-data/",
+        "lakelet-data:",
+        "s3://elsewhere/_lakelet/",
+        "s3://elsewhere/x/_lakefs/",
+        "lakelet-data:_lakelet/",
+    ],
 )
 def test_the_setting_refuses_the_deployments_own_at_start(value: str) -> None:
     with pytest.raises(ValueError, match=ENV_IMPORT_ALLOWED_LOCATIONS):

@@ -80,7 +80,9 @@ def test_the_lambda_runtime_api_is_refused_even_with_loopback_listed() -> None:
 
 
 def test_the_setting_refuses_what_is_not_a_network() -> None:
-    assert Settings.from_env({"LAKELET_WEBHOOK_ALLOWED_DESTINATIONS": "10.1.0.0/16, ::1"}).webhook_allowed_destinations == (
+    assert Settings.from_env(
+        {"LAKELET_WEBHOOK_ALLOWED_DESTINATIONS": "10.1.0.0/16, ::1"}
+    ).webhook_allowed_destinations == (
         "10.1.0.0/16",
         "::1",
     )

@@ -114,9 +114,7 @@ class LambdaHooks:
         if wanted.account:
             return wanted if wanted in self.allowed else None
         same = [
-            a
-            for a in self.allowed
-            if (a.region, a.name, a.qualifier) == (wanted.region, wanted.name, wanted.qualifier)
+            a for a in self.allowed if (a.region, a.name, a.qualifier) == (wanted.region, wanted.name, wanted.qualifier)
         ]
         return same[0] if len(same) == 1 else None
 

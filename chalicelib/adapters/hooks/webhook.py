@@ -13,6 +13,7 @@ ends any read in progress.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import ssl
@@ -155,10 +156,8 @@ class WebhookHooks:
             expired.set()
             sock: Any = conn.sock
             if sock is not None:
-                try:
+                with contextlib.suppress(OSError):
                     socket.socket.shutdown(sock, socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
         timer = threading.Timer(left, cut)
         timer.daemon = True

@@ -47,7 +47,9 @@ _HOST = re.compile(r"[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\]")
 # Every label numeric (decimal, octal or hex): a spelling of an IPv4 address. Only the canonical dotted quad
 # (four decimal labels 0-255 without leading zeros) is taken as one.
 _NUMERIC_LABEL = re.compile(r"(?:0[xX][0-9A-Fa-f]*|[0-9]+)")
-_CANONICAL_IPV4 = re.compile(r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])")
+_CANONICAL_IPV4 = re.compile(
+    r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+)
 
 
 def check_webhook(props: Mapping[str, Any], hook_id: str) -> None:
@@ -92,12 +94,12 @@ def _check_url(url: str, hook_id: str) -> None:
     if port == 0:
         raise InvalidActionFile(f"hook '{hook_id}': webhook url has an invalid port: {url[:200]!r}")
     labels = host.rstrip(".").split(".")
-    if not host.startswith("[") and all(_NUMERIC_LABEL.fullmatch(label) for label in labels):
-        if not _CANONICAL_IPV4.fullmatch(host):
-            raise InvalidActionFile(
-                f"hook '{hook_id}': webhook host {host!r} is an address spelled as a number other than a dotted "
-                "quad (such as 127.0.0.1); write the address plainly"
-            )
+    numeric = not host.startswith("[") and all(_NUMERIC_LABEL.fullmatch(label) for label in labels)
+    if numeric and not _CANONICAL_IPV4.fullmatch(host):
+        raise InvalidActionFile(
+            f"hook '{hook_id}': webhook host {host!r} is an address spelled as a number other than a dotted "
+            "quad (such as 127.0.0.1); write the address plainly"
+        )
 
 
 def _check_header(name: str, value: str, hook_id: str) -> None:
@@ -108,5 +110,5 @@ def _check_header(name: str, value: str, hook_id: str) -> None:
             f"hook '{hook_id}': header {name!r} may not be set by an action (Host, Content-Length and hop-by-hop "
             "headers change where or how the request goes)"
         )
-    if any(ord(c) < 0x20 and c != "\t" or ord(c) == 0x7F for c in value):
+    if any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in value):
         raise InvalidActionFile(f"hook '{hook_id}': header {name!r} holds a control character (CR, LF, ...)")

@@ -37,7 +37,7 @@ MAX_DEPTH = 64
 def internal_key(key: str) -> bool:
     """Whether a listed source key is Lakelet's own: under ``_lakelet/`` or inside a ``_lakefs/`` directory."""
     segments = key.split("/")
-    return segments[0] == INTERNAL_PREFIX and len(segments) > 1 or METADATA_DIRECTORY in segments[:-1]
+    return (segments[0] == INTERNAL_PREFIX and len(segments) > 1) or METADATA_DIRECTORY in segments[:-1]
 
 
 def _refuse(loc: ImportLocation, why: str) -> ImportNotAllowed:

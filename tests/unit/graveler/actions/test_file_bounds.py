@@ -47,7 +47,7 @@ def test_too_many_bytes_in_all_refuse_before_any_file_is_read(
     """Ten 43 KB files made every commit and branch creation take 13 s; now the entries' sizes refuse them."""
     for i in range(10):
         g.upload_object("repo", "main", f"_lakefs_actions/{i}.yaml", padded(f"a{i}", 43_000))
-    assert 10 * 43_000 > MAX_ACTION_FILES_BYTES
+    assert MAX_ACTION_FILES_BYTES < 10 * 43_000
     reads = Reads(g, monkeypatch)
     with pytest.raises(InvalidActionFile, match=f"more than the {MAX_ACTION_FILES_BYTES} bytes"):
         g.action_files("repo", "main")
@@ -59,7 +59,7 @@ def test_too_many_bytes_in_all_refuse_before_any_file_is_read(
 def test_one_file_over_the_bound_is_refused_by_its_size(g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     g.upload_object("repo", "main", "_lakefs_actions/big.yaml", padded("big", MAX_ACTION_FILE_BYTES + 10))
     reads = Reads(g, monkeypatch)
-    with pytest.raises(InvalidActionFile, match="big.yaml: larger than"):
+    with pytest.raises(InvalidActionFile, match=r"big\.yaml: larger than"):
         g.action_files("repo", "main")
     assert reads.data == []
 
@@ -103,7 +103,7 @@ def test_each_file_is_parsed_once_per_content() -> None:
     )
     event = HookEvent(EventType.PRE_MERGE, "repo", "main", branch_id="main")
     for _ in range(5):
-        with pytest.raises(InvalidActionFile, match="bad.yaml"):
+        with pytest.raises(InvalidActionFile, match=r"bad\.yaml"):
             runner.run(event)
     assert decoder.calls == 2  # one per file, the bad one included
     files[1] = ("_lakefs_actions/bad.yaml", action("b"))  # new content under the same path: parsed afresh
