@@ -128,8 +128,7 @@ def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, Hook
     """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
     kept in each repository's namespace through the engine's block store."""
     from .adapters.action_yaml import load_action_yaml
-    from .adapters.hooks import LambdaHooks, WebhookHooks
-    from .adapters.hooks.destinations import Destinations
+    from .adapters.hooks import Destinations, LambdaHooks, WebhookHooks
 
     if invokers is None:
         destinations = Destinations(settings.webhook_allowed_destinations, [settings.lambda_runtime_api])

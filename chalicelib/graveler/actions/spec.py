@@ -19,7 +19,14 @@ from .events import EventType
 from .glob import BadPattern, compile_glob, glob_match
 from .webhook_spec import check_webhook
 
-__all__ = ["ACTIONS_PREFIX"]
+__all__ = [
+    "ACTIONS_PREFIX",
+    "MAX_ACTION_DEPTH",
+    "MAX_ACTION_FILES",
+    "MAX_ACTION_FILES_BYTES",
+    "MAX_ACTION_FILE_BYTES",
+    "MAX_ACTION_VALUES",
+]
 
 ACTIONS_PREFIX = "_lakefs_actions/"
 WEBHOOK = "webhook"
