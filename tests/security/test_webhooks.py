@@ -203,3 +203,33 @@ def test_redirects_are_not_followed() -> None:
         server.stop()
     assert not outcome.ok and "status code: 307" in outcome.error
     assert server.requests == 1
+
+
+def test_a_run_ends_at_its_deadline_with_dripping_hooks() -> None:
+    """Two hooks of 5 s each under a run limit of 1.5 s: the first is cut when the run's time is spent, the second
+    is not sent; the server got out about 15 bytes in all."""
+    from chalicelib.adapters.memory import MemoryBlockStore
+    from chalicelib.graveler.actions import EventType, HookAborted, HookEvent, HookRunner, RunStore
+
+    server = Raw(b"HTTP/1.1 200 OK\r\nX-Slow: ", drip=True).start()
+    url = f"http://127.0.0.1:{server.port}/drip"
+    hooks = [{"id": f"h{i}", "type": "webhook", "properties": {"url": url, "timeout": "5s"}} for i in (1, 2)]
+    doc = json.dumps({"name": "slow", "on": {"pre-commit": None}, "hooks": hooks}).encode()
+    runner = HookRunner(
+        {"webhook": LOCAL},
+        RunStore(MemoryBlockStore()),
+        lambda repo, ref: [("_lakefs_actions/slow.yaml", doc)],
+        json.loads,
+        lambda repo: "s3://b/r",
+        max_run_seconds=1.5,
+    )
+    try:
+        started = time.monotonic()
+        with pytest.raises(HookAborted, match="timed out after"):
+            runner.run(HookEvent(EventType.PRE_COMMIT, "r", "main", branch_id="main"))
+        elapsed = time.monotonic() - started
+    finally:
+        server.stop()
+    assert server.sent < 45
+    assert server.requests == 1  # the action's first hook failed: its second was not run
+    assert elapsed < 4.5
