@@ -104,8 +104,8 @@ class WebhookHooks:
         except Expired:
             return HookOutcome(
                 False,
-                request + f"Response:\nno answer within {timeout_seconds:g}s\n",
-                f"webhook request failed: timed out after {timeout_seconds:g}s",
+                request + f"Response:\nno answer within {timeout_seconds:.3g}s\n",
+                f"webhook request failed: timed out after {timeout_seconds:.3g}s",
             )
         except (OSError, http.client.HTTPException, ValueError) as e:
             return HookOutcome(
