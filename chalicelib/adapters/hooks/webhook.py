@@ -64,6 +64,8 @@ class _Pinned(http.client.HTTPConnection):
 
 
 class _PinnedTLS(_Pinned):
+    default_port = 443  # so the Host header of https://host/ carries no ":443"
+
     def __init__(self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext) -> None:
         super().__init__(host, port, address, timeout)
         self.context = context
