@@ -8,8 +8,12 @@ a generous bound (under 3x the timeout), not a tight timing assertion.
 from __future__ import annotations
 
 import json
+import shutil
+import ssl
+import subprocess
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -233,3 +237,37 @@ def test_a_run_ends_at_its_deadline_with_dripping_hooks() -> None:
     assert server.sent < 45
     assert server.requests == 1  # the action's first hook failed: its second was not run
     assert elapsed < 4.5
+
+
+@pytest.fixture
+def tls_server(tmp_path: Any) -> Iterator[tuple[int, ssl.SSLContext]]:
+    """An HTTPS hook server on loopback with a certificate for hooks.test, and a client context trusting it."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("openssl is needed to make the test certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert)]
+        + ["-days", "1", "-subj", "/CN=hooks.test", "-addext", "subjectAltName=DNS:hooks.test"],
+        check=True,
+        capture_output=True,
+    )
+    state, server = start_hook_server()
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    server.socket = server_side.wrap_socket(server.socket, server_side=True)
+    client_side = ssl.create_default_context(cafile=str(cert))
+    yield int(state.url.rsplit(":", 1)[1]), client_side
+    server.shutdown()
+    server.server_close()
+
+
+def test_tls_is_verified_against_the_name_while_connecting_to_the_checked_address(
+    tls_server: tuple[int, ssl.SSLContext],
+) -> None:
+    port, trust = tls_server
+    resolver = Resolver({"hooks.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]})
+    hooks = WebhookHooks(Destinations(LOCAL_WEBHOOK_DESTINATIONS), resolver=resolver, tls=trust)
+    assert hooks.invoke(webhook(f"https://hooks.test:{port}/ok"), PAYLOAD, 5).ok
+    wrong = hooks.invoke(webhook(f"https://other.test:{port}/ok"), PAYLOAD, 5)  # the certificate names hooks.test
+    assert not wrong.ok and "SSL" in wrong.error
