@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 
 from . import errors
-from .actions.files_cache import check_action_file_sizes, direct_children, under_actions_prefix
+from .actions.files_cache import check_action_file_sizes, direct_children, seeking_children
 from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
@@ -133,8 +133,9 @@ class Objects(GravelerCore):
             ns, metarange, lambda: self._committed_action_files(ns, metarange)
         )
         if staged_on is not None:
-            staged = under_actions_prefix(
-                staged_changes(self.staging, branch_tokens(staged_on), ACTIONS_PREFIX, limit + 1)
+            tokens = branch_tokens(staged_on)
+            staged = seeking_children(
+                lambda start: staged_changes(self.staging, tokens, start, limit + 1), lambda c: str(c.key)
             )
             files = direct_children(overlay(staged, (EntryRecord(Key(path), entry) for path, entry in files)))
         found = list(islice(files, limit + 1))
@@ -151,7 +152,10 @@ class Objects(GravelerCore):
             r.min_key < end and r.max_key >= ACTIONS_PREFIX for r in self.committed.ranges(namespace, metarange)
         ):
             return ()
-        return tuple(direct_children(self.committed.iterate(namespace, metarange, ACTIONS_PREFIX)))
+        found = seeking_children(
+            lambda start: self.committed.iterate(namespace, metarange, start), lambda r: str(r.key)
+        )
+        return tuple((str(record.key), record.entry) for record in found)
 
     def upload_object(
         self,

@@ -23,11 +23,19 @@ from ..records import Entry, EntryRecord, StagedEntry
 from .errors import InvalidActionFile
 from .spec import ACTIONS_PREFIX, MAX_ACTION_FILE_BYTES, MAX_ACTION_FILES_BYTES, Action
 
-__all__ = ["ActionFilesCache", "check_action_file_sizes", "direct_children", "under_actions_prefix"]
+__all__ = [
+    "ActionFilesCache",
+    "check_action_file_sizes",
+    "direct_children",
+    "seeking_children",
+    "under_actions_prefix",
+]
 
 DEFAULT_MAX_TREES = 4096
 DEFAULT_MAX_ENTRIES = 100_000
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+# Subdirectories of _lakefs_actions/ an operation jumps over (lakeFS reads none of their files).
+MAX_SUBDIRECTORIES = 100
 
 # The action files of one metarange: (path, entry) of the direct children of _lakefs_actions/, in path order.
 Tree = tuple[tuple[str, Entry], ...]
@@ -42,6 +50,35 @@ def direct_children(records: Iterable[EntryRecord]) -> Iterator[tuple[str, Entry
             return
         if "/" not in key[len(ACTIONS_PREFIX) :]:
             yield key, record.entry
+
+
+def seeking_children[T](iterate: Callable[[str], Iterator[T]], key_of: Callable[[T], str]) -> Iterator[T]:
+    """The items directly under _lakefs_actions/ in key order, from ``iterate(start)`` (items with keys >= start),
+    jumping over each subdirectory with a new iterator from its end, as lakeFS lists with a delimiter and never reads
+    inside one: a million objects under ``_lakefs_actions/data/`` cost one jump, not a million records on every
+    operation. More than MAX_SUBDIRECTORIES jumps: InvalidActionFile (the guard cannot be read within bounds)."""
+    start = ACTIONS_PREFIX
+    jumps = 0
+    while True:
+        for item in iterate(start):
+            key = key_of(item)
+            if not key.startswith(ACTIONS_PREFIX):
+                return
+            rest = key[len(ACTIONS_PREFIX) :]
+            cut = rest.find("/")
+            if cut < 0:
+                yield item
+                continue
+            jumps += 1
+            if jumps > MAX_SUBDIRECTORIES:
+                raise InvalidActionFile(
+                    f"more than {MAX_SUBDIRECTORIES} directories under {ACTIONS_PREFIX}: every guarded operation "
+                    "lists it, so it holds at most that many"
+                )
+            start = ACTIONS_PREFIX + rest[:cut] + "0"  # just past every key under the subdirectory ("0" follows "/")
+            break
+        else:
+            return
 
 
 def under_actions_prefix(staged: Iterable[StagedEntry]) -> Iterator[StagedEntry]:

@@ -17,9 +17,10 @@ from chalicelib.graveler.actions.spec import (
     MAX_ACTION_FILES_BYTES,
     parse_action,
 )
+from chalicelib.graveler.batch_upload import NewObject
 from chalicelib.graveler.errors import GravelerError
 
-from .test_files_cache import Reads, action
+from .test_files_cache import Reads, action, new_container
 
 
 def padded(name: str, size: int) -> bytes:
@@ -109,3 +110,39 @@ def test_each_file_is_parsed_once_per_content() -> None:
     files[1] = ("_lakefs_actions/bad.yaml", action("b"))  # new content under the same path: parsed afresh
     assert runner.run(event) is not None
     assert decoder.calls == 3
+
+
+def test_subdirectories_are_jumped_over_not_read(g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lakeFS lists _lakefs_actions/ with a delimiter; reading every key under it would make a million objects in
+    ``_lakefs_actions/data/`` cost every operation a million records. Here 2,000 of them cost a few."""
+    for batch in range(2):
+        objects = [NewObject(f"_lakefs_actions/data/{batch}{i:04d}", b"x") for i in range(1000)]
+        g.upload_objects("repo", "main", objects)
+    g.upload_object("repo", "main", "_lakefs_actions/z.yaml", action("z"))
+    yielded = {"committed": 0, "staged": 0}
+
+    def counting(kind: str, inner: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            for item in inner(*args, **kwargs):
+                yielded[kind] += 1
+                yield item
+
+        return wrapped
+
+    import chalicelib.graveler.objects as objects_module
+
+    monkeypatch.setattr(objects_module, "staged_changes", counting("staged", objects_module.staged_changes))
+    assert [p for p, _ in g.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]
+    assert yielded["staged"] < 10
+    monkeypatch.undo()
+    g.commit("repo", "main", "u", "many under data/")
+    new_container(g)
+    monkeypatch.setattr(g.committed, "iterate", counting("committed", g.committed.iterate))
+    assert [p for p, _ in g.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]
+    assert yielded["committed"] < 10
+
+
+def test_more_subdirectories_than_the_bound_refuse(g: Any, repo: Any) -> None:
+    g.upload_objects("repo", "main", [NewObject(f"_lakefs_actions/d{i:03d}/x", b"x") for i in range(101)])
+    with pytest.raises(InvalidActionFile, match="more than 100 directories"):
+        g.action_files("repo", "main")
