@@ -13,8 +13,10 @@ from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.imports import ImportRecords, SourceLister
-from .graveler.ports import BlockStore, RefStore, StagingStore, WorkflowRunner
+from .graveler.ports import BlockStore, PullRequestStore, RefStore, StagingStore, WorkflowRunner
 from .graveler.protection import BranchProtection, BranchProtectionStore
+from .graveler.pull_requests import PullRequestParts, PullRequests
+from .graveler.refs_dump import RefsDumper, RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
 from .settings import GCSettings, Settings
@@ -35,6 +37,19 @@ class Services:
     import_records: ImportRecords | None = None
     # The import state machine, when configured (LAKELET_IMPORT_STATE_MACHINE_ARN).
     import_workflow: WorkflowRunner | None = None
+    # The pull requests and the refs dump and restore, over the engine (assemble builds both).
+    pull_requests: PullRequests | None = None
+    refs_dump: RefsDumper | None = None
+
+    def pulls(self) -> PullRequests:
+        if self.pull_requests is None:
+            raise RuntimeError("these services were built without pull requests")
+        return self.pull_requests
+
+    def dumps(self) -> RefsDumper:
+        if self.refs_dump is None:
+            raise RuntimeError("these services were built without refs dumps")
+        return self.refs_dump
 
 
 _lock = threading.Lock()
@@ -59,9 +74,10 @@ def assemble(
     repository_metadata: RepositoryMetadataStore | None = None,
     branch_protection: BranchProtectionStore | None = None,
     any_namespace: bool = False,
+    pull_request_store: PullRequestStore | None = None,
 ) -> Services:
     """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
-    deployment's ``s3://<bucket>/``."""
+    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests)."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
     if branch_protection is not None:
@@ -85,6 +101,29 @@ def assemble(
         auth,
         repository_metadata,
         import_workflow=_runner(settings, settings.import_state_machine_arn),
+        pull_requests=pull_requests(graveler, pull_request_store),
+        refs_dump=RefsDumper(
+            RefsDumpParts(
+                graveler.refs, graveler.blocks, graveler.get_repository, graveler.repository_for_write, graveler.now
+            )
+        ),
+    )
+
+
+def pull_requests(graveler: Graveler, store: PullRequestStore | None) -> PullRequests:
+    """The pull requests over the engine's one merge entry."""
+    if store is None:
+        from .adapters.memory_pulls import MemoryPullRequestStore
+
+        store = MemoryPullRequestStore()
+
+    def check_branch(repo_id: str, branch_id: str) -> None:
+        graveler.get_branch(repo_id, branch_id)
+
+    return PullRequests(
+        PullRequestParts(
+            store, graveler.get_repository, check_branch, graveler.merge, graveler.now, graveler.merge_status
+        )
     )
 
 
@@ -165,6 +204,7 @@ def aws_services(settings: Settings) -> Services:
 
     from .adapters.dynamodb import DynamoAuthStore, DynamoRefStore, DynamoStagingStore
     from .adapters.dynamodb.branch_protection import DynamoBranchProtectionStore
+    from .adapters.dynamodb.pull_requests import DynamoPullRequestStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
     from .adapters.import_records import BlockImportRecords
@@ -189,6 +229,7 @@ def aws_services(settings: Settings) -> Services:
         ),
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
         DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
+        pull_request_store=DynamoPullRequestStore(names, settings.region, settings.endpoint_url),
     )
     services.source_lister = S3SourceLister(s3)
     services.import_records = BlockImportRecords(blocks)

@@ -29,6 +29,7 @@ TABLES: dict[str, str] = {
     "commits": "CommitsTable",
     "staging": "StagingTable",
     "auth": "AuthTable",
+    "pulls": "PullsTable",
 }
 DATA_BUCKET = "DataBucket"
 SECRETS_KEY = "SecretsKey"

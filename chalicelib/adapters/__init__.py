@@ -12,6 +12,7 @@ __all__ = [
     "import_records",
     "kms",
     "memory",
+    "memory_pulls",
     "memory_source",
     "s3",
     "s3_source",

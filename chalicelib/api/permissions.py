@@ -84,6 +84,14 @@ def _on_repo(action: str) -> Rule:
     return lambda f: [Permission(action, repository_arn(f.repo()))]
 
 
+_DUMP = ("fs:ListTags", "fs:ListBranches", "fs:ListCommits")
+_RESTORE = ("fs:CreateTag", "fs:CreateBranch", "fs:CreateCommit")
+
+
+def _on_repo_all(actions: Sequence[str]) -> Rule:
+    return lambda f: [Permission(action, repository_arn(f.repo())) for action in actions]
+
+
 def _on_branch(action: str, position: int = 1) -> Rule:
     return lambda f: [Permission(action, branch_arn(f.repo(), f.args[position]))]
 
@@ -241,6 +249,21 @@ RULES: dict[tuple[str, str], Rule] = {
     ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_string("id")))],
     ("GET", _REPOS + "/tags/{}"): _on_tag("fs:ReadTag"),
     ("DELETE", _REPOS + "/tags/{}"): _on_tag("fs:DeleteTag"),
+    # pull requests (lakeFS's pr: actions; merging also needs fs:CreateCommit on the destination, which the
+    # merge checks once it has read the pull request)
+    ("GET", _REPOS + "/pulls"): _on_repo("pr:ListPullRequests"),
+    ("POST", _REPOS + "/pulls"): _on_repo("pr:WritePullRequest"),
+    ("GET", _REPOS + "/pulls/{}"): _on_repo("pr:ReadPullRequest"),
+    ("PATCH", _REPOS + "/pulls/{}"): _on_repo("pr:WritePullRequest"),
+    ("PUT", _REPOS + "/pulls/{}/merge"): _on_repo("pr:WritePullRequest"),
+    # refs dump and restore, and the repository dump and restore tasks: lakeFS asks the listing or creating of
+    # every kind of ref on the repository
+    ("PUT", _REPOS + "/refs/dump"): _on_repo_all(_DUMP),
+    ("PUT", _REPOS + "/refs/restore"): _on_repo_all(_RESTORE),
+    ("POST", _REPOS + "/dump"): _on_repo_all(_DUMP),
+    ("GET", _REPOS + "/dump"): _on_repo_all(_DUMP),
+    ("POST", _REPOS + "/restore"): _on_repo_all(_RESTORE),
+    ("GET", _REPOS + "/restore"): _on_repo_all(_RESTORE),
     # users and their access keys
     ("GET", "/auth/users"): _on_all("auth:ListUsers"),
     ("POST", "/auth/users"): lambda f: [Permission("auth:CreateUser", user_arn(f.body.required_string("id")))],

@@ -36,7 +36,14 @@ def create_repository() -> Response:
     if storage_id not in (None, serializers.SINGLE_STORAGE_ID):
         raise errors.Invalid(f'unknown storage_id {storage_id!r}: this server has a single store, id ""')
     if Query(bp.current_request.query_params).boolean("bare"):
-        raise errors.Invalid("bare repositories are not supported")
+        # lakeFS's plumbing for refs-restore: the record only, no commit, no branch, the namespace unclaimed.
+        bare = graveler.create_bare_repository(
+            name,
+            body.required_string("storage_namespace"),
+            body.string("default_branch") or "main",
+            body.boolean("read_only"),
+        )
+        return json_response(serializers.repository(bare), 201)
     sample_data = body.boolean("sample_data")
     if sample_data and body.boolean("read_only"):
         raise errors.Invalid("sample data cannot be written into a read-only repository")

@@ -54,6 +54,9 @@ def _repository_permissions(repository: str, branch: str) -> dict[str, Permissio
         "retention:SetGarbageCollectionRules": Permission("retention:SetGarbageCollectionRules", repo),
         "branches:GetBranchProtectionRules": Permission("branches:GetBranchProtectionRules", repo),
         "branches:SetBranchProtectionRules": Permission("branches:SetBranchProtectionRules", repo),
+        "pr:ListPullRequests": Permission("pr:ListPullRequests", repo),
+        "pr:ReadPullRequest": Permission("pr:ReadPullRequest", repo),
+        "pr:WritePullRequest": Permission("pr:WritePullRequest", repo),
     }
 
 

@@ -43,8 +43,10 @@ POLICY_STATEMENTS: dict[str, tuple[Statement, ...]] = {
     "FSFullAccess": _allow(("fs:*",)),
     "FSReadWriteAll": _allow(_FS_READ + _FS_WRITE),
     "FSReadAll": _allow(_FS_READ),
-    "RepoManagementFullAccess": _allow(("ci:*", "retention:*", "branches:*", "fs:ReadConfig")),
-    "RepoManagementReadAll": _allow(("ci:Read*", "retention:Get*", "branches:Get*", "fs:ReadConfig")),
+    "RepoManagementFullAccess": _allow(("ci:*", "retention:*", "branches:*", "pr:*", "fs:ReadConfig")),
+    "RepoManagementReadAll": _allow(
+        ("ci:Read*", "retention:Get*", "branches:Get*", "pr:Read*", "pr:List*", "fs:ReadConfig")
+    ),
     "AuthFullAccess": _allow(("auth:*",)),
     "AuthManageOwnCredentials": _allow(_OWN_CREDENTIALS, user_arn(USER_VARIABLE)),
 }

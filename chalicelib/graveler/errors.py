@@ -13,12 +13,15 @@ under the same families.
     │   ├── ObjectNotFound
     │   ├── ImportNotFound
     │   ├── RunNotFound ............... an action run (actions/)
-    │   └── HookRunNotFound
+    │   ├── HookRunNotFound
+    │   ├── PullRequestNotFound
+    │   └── TaskNotFound .............. a repository dump or restore task
     ├── AlreadyExists ................. 409
     │   ├── RepositoryExists
     │   ├── BranchExists
     │   ├── TagExists
-    │   └── CommitExists
+    │   ├── CommitExists
+    │   └── PullRequestExists
     ├── Invalid ....................... 400
     │   ├── InvalidRef
     │   ├── InvalidName
@@ -28,7 +31,8 @@ under the same families.
     │   ├── NoMergeBase
     │   ├── NamespaceInUse
     │   ├── InvalidActionFile ......... an action file that does not parse or check (a Lua hook among them)
-    │   └── ClaimMismatch
+    │   ├── ClaimMismatch
+    │   └── NotBareRepository ......... a refs restore into a repository that has commits
     ├── NoChanges ..................... 400
     ├── DirtyBranch ................... 400
     ├── Conflict ...................... 409
@@ -112,6 +116,14 @@ class HookRunNotFound(NotFound):
     lakefs_message = "not found"
 
 
+class PullRequestNotFound(NotFound):
+    lakefs_message = "pull request not found"
+
+
+class TaskNotFound(NotFound):
+    lakefs_message = "not found"
+
+
 class AlreadyExists(GravelerError):
     pass
 
@@ -130,6 +142,10 @@ class TagExists(AlreadyExists):
 
 class CommitExists(AlreadyExists):
     """A different commit with the same ID: cannot happen with content-addressed IDs unless data is corrupt."""
+
+
+class PullRequestExists(AlreadyExists):
+    lakefs_message = "pull request already exists"
 
 
 class Invalid(GravelerError):
@@ -172,6 +188,12 @@ class MetadataTooLarge(InvalidObjectField):
 
 class EntityTooLarge(InvalidObjectField):
     """An object over S3's 5 TiB."""
+
+
+class NotBareRepository(Invalid):
+    """lakeFS restores refs only into a bare repository (no commits, no branches)."""
+
+    lakefs_message = "can only restore into a bare repository"
 
 
 class NoChanges(GravelerError):

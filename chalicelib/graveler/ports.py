@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .records import (
     Branch,
@@ -24,7 +24,18 @@ from .records import (
     TagID,
 )
 
-__all__ = ["BlockStore", "Execution", "PutResult", "RefStore", "StagingStore", "WorkflowRunner"]
+if TYPE_CHECKING:
+    from .pull_requests import PullRequest
+
+__all__ = [
+    "BlockStore",
+    "Execution",
+    "PullRequestStore",
+    "PutResult",
+    "RefStore",
+    "StagingStore",
+    "WorkflowRunner",
+]
 
 
 class RefStore(Protocol):
@@ -262,4 +273,26 @@ class WorkflowRunner(Protocol):
 
     def describe(self, name: str) -> Execution | None:
         """The execution of that name, or None when there is none."""
+        ...
+
+
+class PullRequestStore(Protocol):
+    """The pull requests of repositories (pull_requests.py), kept per repository generation: a repository
+    deleted and created again under the same id sees none of the old one's."""
+
+    def get(self, repo: Repository, pr_id: str) -> PullRequest:
+        """Raises PullRequestNotFound."""
+        ...
+
+    def create(self, repo: Repository, pr: PullRequest) -> None:
+        """Put-if-absent. Raises PullRequestExists when the id is taken."""
+        ...
+
+    def list(self, repo: Repository, after: str = "", limit: int = 1000) -> list[PullRequest]:
+        """Up to ``limit`` pull requests with id > after, in id order."""
+        ...
+
+    def update(self, repo: Repository, pr: PullRequest, expected: PullRequest) -> None:
+        """Compare-and-swap: replaces the stored pull request only while it still equals ``expected``.
+        Raises PreconditionFailed when it changed meanwhile, PullRequestNotFound when it is gone."""
         ...

@@ -54,6 +54,30 @@ class Repositories(GravelerCore):
             namespaces.release(self.blocks, namespace)
             raise
 
+    def create_bare_repository(
+        self, repo_id: str, storage_namespace: str, default_branch: str = "main", read_only: bool = False
+    ) -> Repository:
+        """lakeFS's bare repository, the target of a refs restore: the repository record alone (no initial commit,
+        no default branch). The namespace is not claimed: it is usually one whose ``_lakefs/`` was copied from
+        the repository being restored, or that repository's own after it was deleted."""
+        validate_repository_id(repo_id)
+        validate_branch_id(default_branch)
+        namespace = normalize_storage_namespace(storage_namespace)
+        namespaces.check_allowed(namespace + "/", self.namespace_prefix)
+        self.refuse_existing_repository(repo_id)
+        repo = Repository(
+            RepositoryID(repo_id),
+            namespace,
+            BranchID(default_branch),
+            int(self._clock()),
+            RepositoryState.ACTIVE,
+            read_only,
+            uuid.uuid4().hex,
+            self.committed.current_format,
+        )
+        self.refs.create_repository(repo)
+        return repo
+
     def _create_repository_records(
         self, rid: RepositoryID, namespace: str, default_branch: str, read_only: bool
     ) -> Repository:

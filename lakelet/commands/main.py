@@ -106,6 +106,9 @@ GROUPS: dict[str, str] = {
     "gc": "gc",
     "actions": "actions",
     "auth": "auth",
+    "pr": "pr",
+    "refs-dump": "refs",
+    "refs-restore": "refs",
     "config": "doctor",
     "doctor": "doctor",
 }
@@ -125,6 +128,7 @@ _GROUP_OF_MODULE = {
     "gc": ("gc", "garbage collection rules, and 'gc run' on the local stack"),
     "actions": ("actions", "action files (validate) and the runs of their hooks"),
     "auth": ("auth", "users, groups, policies and credentials"),
+    "pr": ("pr", "pull requests: list, create, show, merge, close, reopen"),
 }
 
 

@@ -104,3 +104,7 @@ def delete(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")
     a = api()
     a.raw(f"delete repository {uri.repository}", "DELETE", f"/repositories/{q(uri.repository)}")
     out().line(f"Repository '{uri.repository}' deleted")
+
+
+# ``repo create-bare`` lives in its own module and hangs itself on this group.
+from lakelet.commands import repo_bare  # noqa: E402, F401

@@ -105,8 +105,17 @@ def test_bad_json_is_400(api: Api) -> None:
         assert_error(api.post("/repositories", body=raw, headers={"content-type": "application/json"}), 400)
 
 
-def test_bare_repositories_are_refused(api: Api) -> None:
+def test_bare_repositories_follow_the_rules_of_names_and_namespaces(api: Api) -> None:
+    # The client sends "True"; a bare repository still needs a valid name and an allowed namespace.
     response = api.post(
         "/repositories", query={"bare": "True"}, json_body={"name": "repo1", "storage_namespace": f"{NAMESPACE}/x"}
     )
-    assert_error(response, 400)
+    assert response.status_code == 201, response.body
+    assert_error(
+        api.post(
+            "/repositories", query={"bare": "True"}, json_body={"name": "r", "storage_namespace": f"{NAMESPACE}/y"}
+        ),
+        400,
+    )
+    outside = {"name": "repo2", "storage_namespace": "s3://elsewhere/y"}
+    assert_error(api.post("/repositories", query={"bare": "True"}, json_body=outside), 400)

@@ -43,6 +43,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
     r2 = "/repositories/repo2"
     policy = {"id": "p1", "statement": [{"effect": "allow", "action": ["fs:Read*"], "resource": "*"}]}
     r = "/repositories/repo1"
+    ns = services.graveler.get_repository("repo1").storage_namespace
     return [
         ("GET", "/healthcheck", {}, 204),
         ("GET", "/setup_lakefs", {}, 200),
@@ -146,6 +147,22 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("POST", r + "/branches/dev/commits", {"json": {"message": "refused"}}, 403),
         ("PUT", r + "/settings/branch_protection", {"json": []}, 204),
         ("DELETE", r + "/branches/dev/objects", {"query": {"path": "p.txt"}}, 204),
+        ("POST", r + "/branches", {"json": {"name": "pr-src", "source": "main"}}, 201),
+        ("POST", r + "/branches/pr-src/objects", {"query": {"path": "pr.txt"}, "body": b"x"}, 201),
+        ("POST", r + "/branches/pr-src/commits", {"json": {"message": "for a pull request"}}, 201),
+        ("POST", r + "/pulls", {"json": {"title": "t", "source_branch": "pr-src", "destination_branch": "main"}}, 201),
+        ("GET", r + "/pulls", {"query": {"status": "open"}}, 200),
+        ("GET", r + "/pulls/{pr_id}", {}, 200),
+        ("PATCH", r + "/pulls/{pr_id}", {"json": {"description": "d"}}, 204),
+        ("PUT", r + "/pulls/{pr_id}/merge", {}, 200),
+        ("PUT", r + "/refs/dump", {}, 201),
+        ("POST", r + "/dump", {}, 202),
+        ("GET", r + "/dump", {"query": {"task_id": "{task_id}"}}, 200),
+        ("POST", "/repositories", {"query": {"bare": "true"}, "json": {"name": "bare1", "storage_namespace": ns}}, 201),
+        ("PUT", "/repositories/bare1/refs/restore", {"restore": True}, 200),
+        ("POST", "/repositories", {"query": {"bare": "true"}, "json": {"name": "bare2", "storage_namespace": ns}}, 201),
+        ("POST", "/repositories/bare2/restore", {"restore": True}, 202),
+        ("GET", "/repositories/bare2/restore", {"query": {"task_id": "{task_id}"}}, 200),
         ("GET", "/auth/users", {}, 200),
         ("POST", "/auth/users", {"json": {"id": "bob"}}, 201),
         ("GET", "/auth/users/bob", {}, 200),
@@ -235,6 +252,16 @@ def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Servic
                 path = step_path.format(bob_key=services.auth.list_credentials("bob")[0].access_key_id)
             if "{run_id}" in step_path:  # the run the commit's post-commit hook made
                 path = step_path.format(run_id=only_run_id(services, "repo2"))
+            if "{pr_id}" in step_path:  # the pull request an earlier step opened
+                [pr] = services.pulls().list("repo1").results
+                path = step_path.format(pr_id=pr.id)
+            if step_request.get("query", {}).get("task_id") == "{task_id}":  # the task the previous step made
+                assert previous is not None
+                request = {**step_request, "query": {"task_id": json.loads(previous.body)["id"]}}
+            if step_request.get("restore"):  # the manifest the dump wrote
+                ns = services.graveler.get_repository("repo1").storage_namespace
+                manifest = json.loads(services.graveler.blocks.get(f"{ns}/_lakefs/refs_manifest.json"))
+                request = {"json": manifest}
             if step_request.get("link"):  # the client uploads to the location the previous step handed out
                 assert previous is not None
                 staging = json.loads(previous.body)

@@ -51,6 +51,7 @@ def test_table_names_from_prefix() -> None:
         commits="lakelet-commits",
         staging="lakelet-staging",
         auth="lakelet-auth",
+        pulls="lakelet-pulls",
     )
 
 

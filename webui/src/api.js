@@ -69,6 +69,7 @@ export async function request(method, path, { query, body, headers, raw, allow }
 export const get = (path, query, opts) => request('GET', path, { query, ...opts })
 export const post = (path, body, query, opts) => request('POST', path, { body, query, ...opts })
 export const put = (path, body, query, opts) => request('PUT', path, { body, query, ...opts })
+export const patch = (path, body, query, opts) => request('PATCH', path, { body, query, ...opts })
 export const del = (path, query, body) => request('DELETE', path, { query, body })
 
 // Polls a commit or merge task until it completes; onTick gets each status (for a progress display).

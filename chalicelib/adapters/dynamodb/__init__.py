@@ -15,6 +15,7 @@ __all__ = [
     "TableNames",
     "branch_protection",
     "create_tables",
+    "pull_requests",
     "repository_metadata",
     "tables",
 ]

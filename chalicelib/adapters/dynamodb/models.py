@@ -97,6 +97,16 @@ class StagedRow(Model):
     user_metadata = JSONAttribute(null=True)
 
 
+class PullRequestRow(Model):
+    """One pull request (table ``pulls``: repository, pull_request_id). ``repository`` is "<repository id>#<its
+    generation>", so a repository created again under the same id starts with none. ``record`` is the pull request
+    as JSON: one attribute, so that an update's compare-and-swap compares the whole of it."""
+
+    repository = UnicodeAttribute(hash_key=True)
+    pull_request_id = UnicodeAttribute(range_key=True)
+    record = UnicodeAttribute()
+
+
 class AuthRow(Model):
     """Users, access keys, groups, policies, the rows that link them, and sealed server keys (table ``auth``:
     pk, sk). See auth.py for the layout."""
@@ -129,9 +139,10 @@ class ModelSet:
     commits: type[CommitRow]
     staging: type[StagedRow]
     auth: type[AuthRow]
+    pulls: type[PullRequestRow]
 
     def all(self) -> Iterator[type[Model]]:
-        yield from (self.repositories, self.branches, self.tags, self.commits, self.staging, self.auth)
+        yield from (self.repositories, self.branches, self.tags, self.commits, self.staging, self.auth, self.pulls)
 
 
 def key_attribute_names(model: type[Model]) -> list[str]:
@@ -175,6 +186,7 @@ def model_set(names: TableNames, region: str, endpoint_url: str | None = None) -
         commits=_bind(CommitRow, names.commits, region, endpoint_url),
         staging=_bind(StagedRow, names.staging, region, endpoint_url),
         auth=_bind(AuthRow, names.auth, region, endpoint_url),
+        pulls=_bind(PullRequestRow, names.pulls, region, endpoint_url),
     )
     _share_connection(models)
     return models

@@ -24,6 +24,7 @@ class TableNames:
     commits: str
     staging: str
     auth: str
+    pulls: str
 
     @classmethod
     def from_prefix(cls, prefix: str) -> TableNames:
@@ -35,6 +36,7 @@ class TableNames:
             commits=f"{prefix}commits",
             staging=f"{prefix}staging",
             auth=f"{prefix}auth",
+            pulls=f"{prefix}pulls",
         )
 
 

@@ -8,6 +8,7 @@ import { html, Link, ErrorBox, Pager, usePages, useLoad, useAction, Field, Notic
 import { RefSelector } from '../components/RefSelector.js'
 import { DiffTable } from '../components/DiffTable.js'
 import { HookRefusal } from '../components/ActionRuns.js'
+import { OpenPullRequest } from '../components/OpenPullRequest.js'
 
 const STRATEGIES = [['', 'None (fail on conflicts)'], ['source-wins', 'Source wins'], ['dest-wins', 'Destination wins']]
 
@@ -105,6 +106,8 @@ export function Compare({ ctx, route }) {
       <${RefSelector} ctx=${ctx} id="base" label="Base (destination)" value=${base} onChange=${(v) => set({ base: v })} />
       <span aria-hidden="true">←</span>
       <${RefSelector} ctx=${ctx} id="compare" label="Compare (source)" value=${compare} onChange=${(v) => set({ compare: v })} />
+      ${compare && destIsBranch && compare !== base && ctx.branches.some((b) => b.id === compare) && ctx.allowed['pr:WritePullRequest']
+        && html`<${OpenPullRequest} ctx=${ctx} source=${compare} dest=${base} />`}
     </div>
     ${!compare && html`<p class="muted">Pick a ref to compare with ${base}.</p>`}
     <${ErrorBox} error=${diff.error} />

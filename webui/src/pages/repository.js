@@ -9,9 +9,10 @@ import { Compare } from './compare.js'
 import { Branches, Tags } from './refs.js'
 import { Settings } from './settings.js'
 import { Actions, RunDetails } from './actions.js'
+import { Pulls } from './pulls.js'
 
 const TABS = [
-  ['objects', 'Objects'], ['changes', 'Uncommitted changes'], ['commits', 'Commits'], ['compare', 'Compare & merge'],
+  ['objects', 'Objects'], ['changes', 'Uncommitted changes'], ['commits', 'Commits'], ['compare', 'Compare & merge'], ['pulls', 'Pull requests'],
   ['branches', 'Branches'], ['tags', 'Tags'], ['actions', 'Actions'], ['settings', 'Settings'],
 ]
 
@@ -39,6 +40,7 @@ export function RepositoryPage({ repo, route }) {
   else if (tab === 'commits' && route.parts[3]) body = html`<${CommitDetails} ctx=${ctx} id=${route.parts[3]} />`
   else if (tab === 'commits') body = html`<${Commits} ctx=${ctx} route=${route} />`
   else if (tab === 'compare') body = html`<${Compare} ctx=${ctx} route=${route} />`
+  else if (tab === 'pulls') body = html`<${Pulls} ctx=${ctx} route=${route} />`
   else if (tab === 'branches') body = html`<${Branches} ctx=${ctx} route=${route} />`
   else if (tab === 'tags') body = html`<${Tags} ctx=${ctx} />`
   else if (tab === 'actions' && route.parts[3]) body = html`<${RunDetails} ctx=${ctx} id=${route.parts[3]} />`
