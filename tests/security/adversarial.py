@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
+import contextlib
 import hashlib
 import http.client
 import json
@@ -121,6 +122,8 @@ class Stack:
                 KEY,
                 "--secret-access-key",
                 SECRET,
+                # A fresh stack each run, never the user's default data directory.
+                "--ephemeral",
             ],
             cwd=ROOT,
             # The hook and import cases need an import location and an allowed Lambda (adversarial_hooks.py).
@@ -163,7 +166,9 @@ def send(
         conn.putrequest(method, target, skip_accept_encoding=True)
         for name, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
             conn.putheader(name, value)
-        conn.endheaders(body)
+        # A server may answer (a 403 before reading an unsigned body) and close while we still send.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            conn.endheaders(body)
         response = conn.getresponse()
         return response.status, response.read(), response.getheaders()
     finally:
