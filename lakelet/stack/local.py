@@ -1,16 +1,16 @@
 """The embedded local stack: a moto server standing in for AWS, and the Chalice app served next to it.
 
 ``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback, behind a guard that takes only
-requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/moto_guard.py); point chalicelib's
-settings at it
-through the environment (before the app or its services are built, since they read the environment once);
-create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
-de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
-services (lakelet/s3server.py); with ``sample_data``, create the ``quickstart`` repository (lakelet/samples.py);
-and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc run`` find the stack
-(lakelet/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries read only the queried partition
-(lakelet/moto_speedups.py), so their cost does not grow with the table. ``stop`` undoes all of it, including
-the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
+requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/stack/moto_guard.py); point
+chalicelib's settings at it through the environment (before the app or its services are built, since they read
+the environment once); create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py``
+with the de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the
+same services (lakelet/stack/s3server.py); with ``sample_data``, create the ``quickstart`` repository
+(lakelet/stack/samples.py); and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc
+run`` find the stack (lakelet/stack/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries
+read only the queried partition (lakelet/stack/moto_speedups.py), so their cost does not grow with the table.
+``stop`` undoes all of it, including the environment, so tests can start a stack in-process. ``lakelet local``
+(see cli.py) is a thin shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
 there while it runs, and a snapshot is written on stop (lakelet/persistence/); provisioning then finds what an
@@ -47,9 +47,11 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
+from lakelet.stack import stack_keys
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
+from lakelet.stack.stack_keys import StackKeys
 
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
@@ -76,8 +78,9 @@ def local_environment(
 ) -> dict[str, str]:
     """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
 
-    The AWS key pair is the stack's own (``keys``, by default the default admin pair): moto's port takes requests
-    signed with it only (lakelet/moto_guard.py), and a developer's real AWS credentials never reach a local call.
+    The AWS key pair is the stack's own (``keys``: LocalStack passes the pair it generated,
+    lakelet/stack/stack_keys.py, never the admin's lakeFS key): moto's port takes requests signed with it only
+    (lakelet/stack/moto_guard.py), and a developer's real AWS credentials never reach a local call.
     """
     from chalicelib.settings import ENV_WEBHOOK_DESTINATIONS, LOCAL_WEBHOOK_DESTINATIONS
 
@@ -114,7 +117,7 @@ def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) ->
 
 def _forget_default_session() -> None:
     # boto3's default session keeps the credentials it first resolved: clients built after the environment
-    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/moto_guard.py).
+    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/stack/moto_guard.py).
     import boto3
 
     boto3.DEFAULT_SESSION = None
@@ -199,6 +202,9 @@ class LocalStack:
         self._sample_data = sample_data
         self._verbose = verbose
         self._wrote_state = False
+        self._keys: StackKeys | None = None
+        #: A line for the user about the admin key (created again, or deleted and not re-created), else None.
+        self.admin_notice: str | None = None
         #: The sample repository created or found at start (``--sample-data``), else None.
         self.sample_repository: str | None = None
 
@@ -209,6 +215,13 @@ class LocalStack:
         if self._moto_url is None:
             raise RuntimeError("LocalStack not started")
         return self._moto_url
+
+    @property
+    def aws_credentials(self) -> Credentials:
+        """The key pair the stack's AWS stand-in takes (lakelet/stack/stack_keys.py), not the admin's."""
+        if self._keys is None:
+            raise RuntimeError("LocalStack not started")
+        return Credentials(self._keys.aws_access_key_id, self._keys.aws_secret_access_key)
 
     @property
     def api_port(self) -> int:
@@ -248,6 +261,7 @@ class LocalStack:
         try:
             self._check_ports_free()
             self._open_data_dir()
+            self._keys = stack_keys.load_or_create(self.data_dir)
             self._start_moto()
             from lakelet.stack import moto_speedups
 
@@ -261,7 +275,7 @@ class LocalStack:
                     self.table_prefix,
                     self.region,
                     metrics=self._verbose,
-                    keys=self.credentials,
+                    keys=self.aws_credentials,
                 ),
             )
             self._provision()
@@ -309,6 +323,7 @@ class LocalStack:
             self._moto = None
             self._moto_url = None
             self._guard = None
+            self._keys = None
         if self.persistence is not None:
             self.persistence.close()  # moto no longer serves: the last snapshot sees everything
             self.persistence = None
@@ -348,7 +363,8 @@ class LocalStack:
     def _guarded(self, app: WsgiApp) -> WsgiApp:
         # Outermost: a refused request is neither journaled nor seen by moto.
         inner = self.persistence.wrap(app) if self.persistence is not None else app
-        self._guard = MotoGuard(inner, self.credentials.access_key_id, self.credentials.secret_access_key)
+        keys = self.aws_credentials
+        self._guard = MotoGuard(inner, keys.access_key_id, keys.secret_access_key)
         return self._guard
 
     def _start_moto(self) -> None:
@@ -384,7 +400,18 @@ class LocalStack:
 
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
-        get_services().auth.ensure_admin(self.credentials.access_key_id, self.credentials.secret_access_key)
+        assert self._keys is not None
+        recovered = self.persistence.recovery if self.persistence is not None else None
+        kept, self.admin_notice = stack_keys.ensure_admin_key(
+            get_services().auth,
+            self.credentials.access_key_id,
+            self.credentials.secret_access_key,
+            self._keys,
+            fresh=recovered is None or (recovered.snapshot is None and not recovered.replayed),
+        )
+        if kept != self._keys and self.data_dir is not None:
+            stack_keys.save(self.data_dir, kept)
+        self._keys = kept
 
     def _serve(self) -> None:
         app = load_app(self._project_dir)
@@ -413,7 +440,7 @@ class LocalStack:
             print(f"lakelet local: could not create the quickstart repository: {error}", file=sys.stderr)
 
     def state(self) -> dict[str, Any]:
-        """What the state file says about this started stack (format: lakelet/statefile.py)."""
+        """What the state file says about this started stack (format: lakelet/stack/statefile.py)."""
         return {
             "pid": os.getpid(),
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -424,6 +451,8 @@ class LocalStack:
             "moto_url": self.moto_url,
             "access_key_id": self.credentials.access_key_id,
             "secret_access_key": self.credentials.secret_access_key,
+            "aws_access_key_id": self.aws_credentials.access_key_id,
+            "aws_secret_access_key": self.aws_credentials.secret_access_key,
             "bucket": self.bucket,
             "region": self.region,
         }

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from chalicelib.http_headers import first_unsafe
 from chalicelib.s3proxy import Request, S3Gateway
+from lakelet.defaults import LISTEN_BACKLOG
 from lakelet.stack.devserver import ChunkedBodyError, read_chunked
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ _INTERNAL_ERROR = (
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
     gateway: S3Gateway
 
 

@@ -14,11 +14,10 @@ Memory is bounded twice: at most ``max_trees`` metaranges (holding ``max_entries
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from ..caches import LRUCache
 from ..records import Entry, EntryRecord, StagedEntry
 from .errors import InvalidActionFile
 from .spec import ACTIONS_PREFIX, MAX_ACTION_FILE_BYTES, MAX_ACTION_FILES_BYTES, Action
@@ -109,49 +108,17 @@ def check_action_file_sizes(files: Sequence[tuple[str, Entry]], limit: int) -> N
         )
 
 
-class _Lru[K, V: Sized]:
-    """At most ``capacity`` values of total ``len`` at most ``max_weight``, the least recently used out first (the
-    newest always stays). Loads happen outside the lock: two threads missing one key both load it, harmlessly,
-    since the values are immutable."""
-
-    def __init__(self, capacity: int, max_weight: int) -> None:
-        self._capacity = capacity
-        self._max_weight = max_weight
-        self._lock = threading.Lock()
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._weight = 0
-
-    def get_or_load(self, key: K, load: Callable[[], V]) -> V:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = load()
-        with self._lock:
-            previous = self._items.pop(key, None)
-            self._weight += len(value) - (len(previous) if previous is not None else 0)
-            self._items[key] = value
-            while len(self._items) > 1 and (len(self._items) > self._capacity or self._weight > self._max_weight):
-                _, evicted = self._items.popitem(last=False)
-                self._weight -= len(evicted)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._weight = 0
-
-
 @dataclass(frozen=True, slots=True)
 class _Parsed:
-    """A file's parse, or why it failed; weighs as much as the file's bytes."""
+    """A file's parse, or why it failed; weighed as the file's bytes."""
 
     action: Action | None
     error: str
     size: int
 
-    def __len__(self) -> int:
-        return self.size
+
+def _weight(parsed: _Parsed) -> int:
+    return parsed.size
 
 
 class ActionFilesCache:
@@ -165,10 +132,11 @@ class ActionFilesCache:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        self._trees: _Lru[tuple[str, str], Tree] = _Lru(max_trees, max_entries)
+        # Weighed by their length: entries for a tree, bytes for a file's contents.
+        self._trees: LRUCache[tuple[str, str], Tree] = LRUCache(max_trees, max_entries, len)
         # Capacity in files is generous: the byte bound is the one that matters.
-        self._data: _Lru[str, bytes] = _Lru(max_trees, max_bytes)
-        self._parsed: _Lru[tuple[str, bytes], _Parsed] = _Lru(max_trees, max_bytes)
+        self._data: LRUCache[str, bytes] = LRUCache(max_trees, max_bytes, len)
+        self._parsed: LRUCache[tuple[str, bytes], _Parsed] = LRUCache(max_trees, max_bytes, _weight)
 
     def tree(self, namespace: str, metarange_id: str, load: Callable[[], Tree]) -> Tree:
         """The action files of the metarange (an empty tuple when it has none); ``load`` reads them on a miss."""
