@@ -69,7 +69,7 @@ class S3RequestHandler(BaseHTTPRequestHandler):
         if self._has_body():
             # Authenticate on the request line and headers before reading a byte of the body.
             refused = self.server.gateway.refuse_before_body(
-                Request.build(self.command, target.path or "/", target.query, headers, b"")
+                Request.build(self.command, target.path or "/", target.query, headers, b"", self.client_address[0])
             )
             if refused is not None:
                 self.close_connection = True  # the unread body cannot be told apart from a next request
@@ -85,7 +85,7 @@ class S3RequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.send_error(400, f"Bad request body: {error}")
             return
-        request = Request.build(self.command, target.path or "/", target.query, headers, body)
+        request = Request.build(self.command, target.path or "/", target.query, headers, body, self.client_address[0])
         response = self.server.gateway.handle(request)
         self._send(response.status, response.headers, response.body)
 
