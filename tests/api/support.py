@@ -15,7 +15,7 @@ from chalice.local import LocalChalice
 from chalice.test import Client, HTTPResponse
 
 from chalicelib import wiring
-from chalicelib.settings import Settings
+from chalicelib.settings import LOCAL_WEBHOOK_DESTINATIONS, Settings
 
 # app.py lives at the repository root, which pytest does not put on sys.path for tests under tests/.
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,8 @@ _NO_BODY = object()
 @contextlib.contextmanager
 def memory_services(bucket: str = BUCKET) -> Iterator[wiring.Services]:
     """Every port in memory, with this deployment bucket, installed as the app's services while in use."""
-    built = wiring.memory_services(Settings(bucket=bucket))
+    # Hook tests use webhook servers on loopback, as the local stack allows (LOCAL_WEBHOOK_DESTINATIONS).
+    built = wiring.memory_services(Settings(bucket=bucket, webhook_allowed_destinations=LOCAL_WEBHOOK_DESTINATIONS))
     wiring.set_services(built)
     try:
         yield built
