@@ -37,6 +37,7 @@ GC_JOB_ROLE = "GCJobRole"
 # The stack parameter listing the functions lambda hooks may invoke, and the condition that it is not empty.
 HOOK_FUNCTIONS = "HookFunctions"
 HOOK_FUNCTIONS_GIVEN = "HookFunctionsGiven"
+WEBHOOK_DESTINATIONS = "WebhookDestinations"
 # Where make deploy puts the GC job and its Python environment, and where the job writes its logs.
 ARTIFACT_PREFIX = "lakelet/${Stage}/emr"
 # The GC job's package as make package builds it (infra/gc_bundle.py) and make deploy uploads it.
@@ -121,7 +122,10 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     ),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
-    "commit_seal": FunctionAccess(Metadata.READ_WRITE),
+    # Seal runs the pre-commit hooks on the sealed changes: it reads the action files (objects of the branch, through
+    # its ranges), records each run under _lakefs/actions/, and invokes lambda hooks (found missing by
+    # tests/infra/test_iam_sufficiency.py once the pre-commit hooks moved here).
+    "commit_seal": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
     "commit_plan": FunctionAccess(Metadata.READ, Data.READ),
     "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
@@ -132,10 +136,12 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "merge_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
-    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch; build slice reads the
+    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch and writes the slice
+    # manifest the Distributed Map reads (<namespace>/_lakefs/imports/<id>/slices-*.json: found missing by
+    # tests/infra/test_iam_sufficiency.py, as an AccessDenied on the first import would have); build slice reads the
     # sources (only the allowed import locations) and writes ranges; commit moves the import branch; merge goes
     # through the one merge entry (hooks included) and may start the merge workflow.
-    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ, reads_import_sources=True),
+    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True, starts_workflows=True),
@@ -353,6 +359,7 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
         env.update({sm.environment_variable: sm.arn() for sm in state_machines})
     if access.runs_hooks:
         env[settings.ENV_HOOK_FUNCTIONS] = {"Fn::Join": [",", {"Ref": HOOK_FUNCTIONS}]}
+        env[settings.ENV_WEBHOOK_DESTINATIONS] = {"Ref": WEBHOOK_DESTINATIONS}
     if access.reads_import_sources or access.starts_workflows:
         env[settings.ENV_IMPORT_ALLOWED_LOCATIONS] = {"Ref": IMPORT_LOCATIONS}
     return env

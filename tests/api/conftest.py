@@ -9,7 +9,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 
-from .support import BUCKET, Api, app, memory_services
+from .support import BUCKET, Api, app, memory_services, requests_per_thread
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def services() -> Iterator[wiring.Services]:
 
 @pytest.fixture
 def client(services: wiring.Services) -> Iterator[Client]:
-    with Client(app) as test_client:
+    with requests_per_thread(), Client(app) as test_client:
         yield test_client
 
 
