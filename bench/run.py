@@ -7,9 +7,11 @@ Usage: .venv/bin/python bench/run.py [--quick] [--only GROUP,...] [--out PATH] [
 Groups, each on its own (one stack at a time): ``engine`` (bench/engine.py in a subprocess: commits, merge and
 listing against the pyarrow limit of the same files), ``stack`` (one embedded local stack in this process: the
 app's listing, AWS calls counted at moto, the S3 gateway against moto, the CLI's start, ``import app``, the CLI
-against ``aws s3 sync``), ``gc`` (bench/gc_mark.py in a subprocess: the Spark mark in local[2]) and ``first-run``
+against ``aws s3 sync``), ``gc`` (bench/gc_mark.py in a subprocess: the Spark mark in local[2]), ``first-run``
 (bench/first_run.py: ``make run`` in a fresh clone with its own empty pip and npm caches, on --api-port and
---s3-port, until the banner; it needs the network, and ``--quick`` leaves it out). ``--quick`` scales every size
+--s3-port, until the banner; it needs the network, and ``--quick`` leaves it out) and ``aws-model``
+(bench/aws_model.py in a subprocess: the commit workflow on AWS modelled from the deployed template, CPU per row
+measured in this run and AWS's published limits; a model, not a measurement on AWS). ``--quick`` scales every size
 down so the whole run takes well under a minute apart from Spark's start; the smoke test
 (tests/bench/test_bench_smoke.py) runs it.
 A figure whose work is still in flight elsewhere is measured as the code is today and reported "not met" with
@@ -31,7 +33,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 PROJECT = BENCH.parent
-GROUPS = ("engine", "stack", "gc", "spark", "first-run")
+GROUPS = ("engine", "stack", "gc", "spark", "first-run", "aws-model")
 LE, GE = "<=", ">="
 
 
@@ -461,12 +463,21 @@ def first_run_rows(args: argparse.Namespace) -> list[Row]:
     ]
 
 
+def aws_model_rows(args: argparse.Namespace) -> list[Row]:
+    import aws_model
+
+    m = run_json(f"import aws_model, json; print(json.dumps(aws_model.run({args.model_rows})))", args.timeout)
+    print(aws_model.table(m))
+    return [row(**figure) for figure in aws_model.figures(m)]
+
+
 RUNNERS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "engine": engine_rows,
     "stack": stack_rows,
     "gc": gc_rows,
     "spark": spark_rows,
     "first-run": first_run_rows,
+    "aws-model": aws_model_rows,
 }
 
 
@@ -505,6 +516,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--gc-commits", type=int, help="GC mark: commits (50; quick 4)")
     p.add_argument("--spark-mib", type=int, help="Spark read: MiB of Parquet (64; quick 8); 1024 for 1 GiB")
     p.add_argument("--spark-files", type=int, help="Spark read: Parquet files (8; quick 2)")
+    p.add_argument("--model-rows", type=int, help="AWS model: rows of its CPU measurement (20,000; quick 2,000)")
     p.add_argument("--repeats", type=int, help="fresh-process timings: runs per figure, the median kept (5; quick 1)")
     p.add_argument("--api-port", type=int, default=0, help="the stack's API port (0: any free one)")
     p.add_argument("--s3-port", type=int, default=0, help="the stack's S3 gateway port (0: any free one)")
@@ -519,6 +531,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "transfer_files": (1_000, 5),
         "gc_objects": (100_000, 2_000),
         "gc_commits": (50, 4),
+        "model_rows": (20_000, 2_000),
         "repeats": (5, 1),
         "spark_mib": (64, 8),
         "spark_files": (8, 2),
@@ -557,6 +570,7 @@ def main(argv: list[str]) -> int:
                 "transfer_files",
                 "gc_objects",
                 "gc_commits",
+                "model_rows",
             )
         },
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},

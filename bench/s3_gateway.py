@@ -49,8 +49,9 @@ def measure_on(stack: LocalStack, count: int, size: int, repository: str = "benc
         endpoint_url=stack.moto_url,
         region_name=stack.region,
         config=config,
-        aws_access_key_id=stack.credentials.access_key_id,
-        aws_secret_access_key=stack.credentials.secret_access_key,
+        # moto takes the stack's own AWS key pair (lakelet/stack/stack_keys.py), not the lakeFS admin's.
+        aws_access_key_id=stack.aws_credentials.access_key_id,
+        aws_secret_access_key=stack.aws_credentials.secret_access_key,
     )
     # Warm both paths (connections, caches of credentials and policies) before measuring.
     gateway.put_object(Bucket=repository, Key="main/warm", Body=body)

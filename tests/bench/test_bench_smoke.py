@@ -35,6 +35,7 @@ ROW_IDS = {
     "gc": ["gc_mark"],
     "spark": ["spark_s3a_read", "spark_lakefs_read"],
     "first-run": ["first_run"],
+    "aws-model": ["aws_commit_500k", "aws_staging_per_branch", "aws_steps_within_timeouts"],
 }
 
 
@@ -94,7 +95,7 @@ def check_rows(results: dict[str, Any], groups: list[str], printed: str) -> None
 
 @pytest.mark.e2e
 def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
-    groups = ["engine", "stack", "first-run"]
+    groups = ["engine", "stack", "first-run", "aws-model"]
     results, printed = make_bench(tmp_path, f"--quick --only {','.join(groups)}")
     assert results["quick"] is True and results["sizes"]["objects"] == 20_000
     check_rows(results, groups, printed)
