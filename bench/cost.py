@@ -151,7 +151,8 @@ def measured_requests(results: Path | None) -> tuple[dict[str, list[str]], str]:
             requests = row.get("details", {}).get("requests") if row.get("id") == "aws_calls" else None
             if requests and set(MIX) | {"commit of 1 change"} <= set(requests):
                 short = {op: [_short(r) for r in calls] for op, calls in requests.items()}
-                return short, f"{results} (make bench, aws_calls)"
+                shown = results.name if results.resolve().parent == Path(__file__).resolve().parent else results
+                return short, f"bench/{shown} (make bench, aws_calls)"
     return MEASURED_REQUESTS, "bench/cost.py MEASURED_REQUESTS (a copy of a full make bench run)"
 
 
@@ -292,6 +293,19 @@ def table(requests: dict[str, list[str]]) -> list[dict[str, Any]]:
     return rows
 
 
+SERVERLESS_LINES = ("API Gateway", "Lambda", "CloudWatch Logs", "Step Functions")
+
+
+def break_even_calls(requests: dict[str, list[str]]) -> tuple[float, float, float]:
+    """Lakelet's serverless lines per million API calls (the mix, no commits), the heavy lakeFS servers' fixed
+    compute (EC2 and the load balancer), and the calls a month at which the first passes the second."""
+    million = Workload("probe", 1_000_000, 0, 0.0, "ec2_c5d_large_h", 1, "rds_pg_t4g_micro_h", 0.0)
+    per_million = sum(lakelet(million, requests)[k] for k in SERVERLESS_LINES)
+    heavy = lakefs(WORKLOADS[-1], requests, "dynamodb")
+    fixed = heavy["EC2"] + heavy.get("Load balancer", 0.0)
+    return per_million, fixed, fixed / per_million * 1e6
+
+
 def render(rows: list[dict[str, Any]], source: str) -> str:
     names = ("Lakelet", "lakeFS + DynamoDB", "lakeFS + RDS")
     out = [f"Monthly AWS bill, USD ({PRICES_AS_OF}; AWS calls per operation from {source})", ""]
@@ -309,6 +323,16 @@ def render(rows: list[dict[str, Any]], source: str) -> str:
     return "\n".join(out)
 
 
+def render_break_even(requests: dict[str, list[str]]) -> str:
+    per_million, fixed, calls = break_even_calls(requests)
+    return (
+        f"Lakelet's API Gateway, Lambda and logs: {per_million:.2f} USD per million API calls; the heavy lakeFS "
+        f"servers (2 x c5d.xlarge and a load balancer): {fixed:.2f} USD a month whatever the calls; Lakelet's "
+        f"per-call lines pass them from about {calls / 1e6:.0f} million calls a month ({calls / 2.628e6:.0f} a "
+        "second on average)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", type=Path, default=Path(__file__).resolve().parent / "results.json")
@@ -316,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     requests, source = measured_requests(args.results)
     rows = table(requests)
-    print(json.dumps(rows, indent=2) if args.json else render(rows, source))
+    print(json.dumps(rows, indent=2) if args.json else render(rows, source) + "\n\n" + render_break_even(requests))
     return 0 if all(math.isfinite(r["Lakelet"]) for r in rows) else 1
 
 

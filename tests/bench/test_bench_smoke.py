@@ -34,6 +34,7 @@ ROW_IDS = {
     ],
     "gc": ["gc_mark"],
     "first-run": ["first_run"],
+    "bundle": ["bundle_size", "handler_import"],
 }
 
 

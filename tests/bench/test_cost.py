@@ -60,3 +60,12 @@ def test_counts_come_from_make_bench_results_when_present(tmp_path: Path) -> Non
 def test_a_call_without_a_price_is_refused() -> None:
     with pytest.raises(ValueError, match="no price for 'DynamoDB Scan'"):
         cost.units("stat", ["DynamoDB Scan"])
+
+
+def test_the_break_even_is_the_servers_fixed_cost_over_the_per_call_cost() -> None:
+    per_million, fixed, calls = cost.break_even_calls(cost.MEASURED_REQUESTS)
+    # Per call: API Gateway on 80% of calls, a Lambda request and 60 ms at 1 GB, 1.5 KB of logs.
+    by_hand = 0.8 * 3.5 + 0.2 + 0.060 * 0.0000166667 * 1e6 + 1500 * 1e6 / 1e9 * 0.50
+    assert per_million == pytest.approx(by_hand, abs=0.02)
+    assert fixed == pytest.approx(2 * 730 * 0.192 + 2 * 20 * 0.08 + 730 * (0.0225 + 2 * 0.008), abs=0.02)
+    assert calls == pytest.approx(fixed / per_million * 1e6)

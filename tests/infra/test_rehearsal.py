@@ -53,7 +53,7 @@ def test_make_deploy_rehearsal_exits_0_and_lists_what_moto_cannot_create(package
     out = done.stdout
     assert "stack: CREATE_COMPLETE" in out
     section = out.split("moto cannot create (left out, by type):")[1].split("\n\n")[0]
-    listed = {line.strip().split(":")[0] for line in section.strip().splitlines()}
+    listed = {line.strip().split(": ")[0] for line in section.strip().splitlines()}
     assert listed == MOTO_CANNOT_CREATE
     assert "GCApplication" in section and "S3GatewayUrl" in section
     assert " 0 failed" in out
