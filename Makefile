@@ -6,7 +6,7 @@
 #               the compat tier)
 #   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
-#   make check  ruff format --check, ruff check and mypy (strict on chalicelib/); part of .ci/run
+#   make check  ruff format --check, ruff check and mypy (strict on chalicelib/ and emr/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make deploy-rehearsal  create build/STAGE/ as a stack in moto's CloudFormation, offline, and check that what
@@ -50,10 +50,14 @@ test-compat: $(DEV_STAMP)
 	$(VENV)/bin/python -m pytest -m compat tests/compat $(PYTEST_ARGS)
 
 # Every tier that needs moto, Spark, chalice package, Chromium or a running stack is left out (markers in
-# pyproject.toml, set by tests/conftest.py); what is left runs in under a minute on two cores.
+# pyproject.toml, set by tests/conftest.py); what is left runs in under a minute on two idle cores: one pytest-xdist
+# worker per core (TEST_WORKERS=0 runs in one process), and bytecode written even where PYTHONDONTWRITEBYTECODE is
+# set, so that a second run neither compiles the code again nor rewrites the tests' asserts (half of collecting).
 SLOW_TIERS := aws or spark or package or browser or e2e or compat
+TEST_WORKERS ?= auto
 test-fast: $(DEV_STAMP)
-	$(VENV)/bin/python -m pytest -m "not ($(SLOW_TIERS))" tests/unit tests/contract tests/api $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) -m "not ($(SLOW_TIERS))" \
+		tests/unit tests/contract tests/api $(PYTEST_ARGS)
 
 # All three run even when one fails, so one pass shows every finding; the exit status is non-zero if any did.
 # Settings in pyproject.toml ([tool.ruff], [tool.mypy]). `ruff format .` and `ruff check --fix .` repair most.
@@ -64,7 +68,7 @@ check: $(DEV_STAMP)
 	echo "mypy"; $(VENV)/bin/mypy || status=1; \
 	exit $$status
 
-# The quickstart repository is created once per data directory (lakelet/samples.py). The venv's install and the
+# The quickstart repository is created once per data directory (lakelet/stack/samples.py). The venv's install and the
 # web UI's (npm ci, esbuild) wait mostly on the network, each on its own: a sub-make runs them side by side, which
 # takes a first run's npm ci off its critical path (docs/local-stack.md, "Installing").
 run:
@@ -129,9 +133,11 @@ ARTIFACT_BUCKET ?=
 DEPLOY_PARAMETERS ?=
 
 # Writes $(PACKAGE_DIR)/package/sam.json (the one deployable template) and deployment.zip beside it, compiled
-# for the functions' Python (infra/bytecode.py).
+# for the functions' Python (infra/bytecode.py), and the GC job's package as $(PACKAGE_DIR)/emr/lakelet_gc.zip
+# (infra/gc_bundle.py), which EMR Serverless puts on the path of the entry point emr/gc_job.py.
 package: $(DEV_STAMP)
 	rm -rf $(PACKAGE_DIR)
+	$(VENV)/bin/python -m infra.gc_bundle $(PACKAGE_DIR)/emr/lakelet_gc.zip
 	$(VENV)/bin/python -m infra.build --stage $(STAGE) --out $(PACKAGE_DIR)/merge.json
 	AWS_DEFAULT_REGION=$(PACKAGE_REGION) $(VENV)/bin/chalice package --pkg-format cloudformation \
 		--stage $(STAGE) --merge-template $(PACKAGE_DIR)/merge.json $(PACKAGE_DIR)/package
@@ -140,7 +146,8 @@ package: $(DEV_STAMP)
 	$(VENV)/bin/cfn-lint $(PACKAGE_DIR)/package/sam.json
 
 deploy: $(DEV_STAMP)
-	@test -f $(PACKAGE_DIR)/package/sam.json || { echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
+	@test -f $(PACKAGE_DIR)/package/sam.json -a -f $(PACKAGE_DIR)/emr/lakelet_gc.zip || { \
+		echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
 	@set -euo pipefail; \
 	region=$${AWS_REGION:-$${AWS_DEFAULT_REGION:-$$($(AWS) configure get region || true)}}; \
 	[ -n "$$region" ] || { echo "error: no AWS region: set AWS_REGION or run 'aws configure'" >&2; exit 1; }; \
@@ -157,6 +164,7 @@ deploy: $(DEV_STAMP)
 			BlockPublicAcls=true,IgnorePublicAcls=true,BlockPublicPolicy=true,RestrictPublicBuckets=true; \
 	fi; \
 	$(AWS) s3 cp emr/gc_job.py "s3://$$bucket/lakelet/$(STAGE)/emr/gc_job.py"; \
+	$(AWS) s3 cp $(PACKAGE_DIR)/emr/lakelet_gc.zip "s3://$$bucket/lakelet/$(STAGE)/emr/lakelet_gc.zip"; \
 	$(AWS) cloudformation package --template-file $(PACKAGE_DIR)/package/sam.json --s3-bucket "$$bucket" \
 		--s3-prefix lakelet/$(STAGE)/lambda --output-template-file $(PACKAGE_DIR)/packaged.json; \
 	$(AWS) cloudformation deploy --template-file $(PACKAGE_DIR)/packaged.json --stack-name $(STACK_NAME) \

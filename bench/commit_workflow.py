@@ -51,9 +51,14 @@ class SortedStaging:
     def get(self, token: StagingToken, key: Key) -> StagedEntry | None:
         return self._values.get(token, {}).get(key)
 
-    def set(self, token: StagingToken, staged: StagedEntry) -> None:
+    def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
+        values = self._values.get(token, {})
+        return {key: values[key] for key in keys if key in values}
+
+    def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
         with self._lock:
             values = self._values[token]
+            replaced = values.get(staged.key)
             if staged.key not in values:
                 keys = self._keys[token]
                 if keys and staged.key < keys[-1]:
@@ -61,6 +66,7 @@ class SortedStaging:
                 else:
                     keys.append(staged.key)
             values[staged.key] = staged
+            return replaced
 
     def delete(self, token: StagingToken, key: Key) -> None:
         with self._lock:

@@ -7,7 +7,7 @@ Usage: .venv/bin/python bench/commit_workflow_stack.py [N] [SLICES]   (default 1
 What runs where:
 - ``LocalStack(api_port=0)``: moto's server (DynamoDB, S3, Step Functions with its ASL interpreter, Lambda) and
   the Lambda app behind the lakeFS API, in this process. moto's DynamoDB queries go through
-  lakelet/moto_speedups.py, as always on the local stack.
+  lakelet/stack/moto_speedups.py, as always on the local stack.
 - Staging: the N objects are staged straight into the DynamoDB staging table with the stack's own
   ``graveler.staging.set_many`` (DynamoStagingStore: batch writes of 25), in chunks. Uploading them through the
   API would only add N object PUTs that a commit never reads: their physical addresses are fake. The 100-change
@@ -51,6 +51,7 @@ import requests
 
 from chalicelib import wiring
 from chalicelib.adapters.dynamodb.staging import DynamoStagingStore
+from chalicelib.graveler.plan_json import Json
 from chalicelib.graveler.records import (
     BranchID,
     Entry,
@@ -73,8 +74,6 @@ THRESHOLD = "50"
 THRESHOLDS = ("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "LAKELET_MERGE_WORKFLOW_THRESHOLD")
 STAGE_CHUNK = 10_000
 MIB = 2**20
-
-Json = dict[str, Any]
 
 
 def key_of(i: int) -> str:

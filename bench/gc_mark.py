@@ -1,9 +1,10 @@
-"""GC mark throughput: emr/gc_job.py in Spark local mode over a repository of N objects across C commits.
+"""GC mark throughput: the GC job (emr/lakelet_gc/) in Spark local mode over N objects across C commits.
 
 Usage: .venv/bin/python bench/gc_mark.py [N] [C] [SLICES] [JOB] [--compare OLDJOB] [--runs R] [--no-sequential]
        [--no-probe]
-(default 100,000 objects, 50 commits, 1 slice, emr/gc_job.py; --compare marks with another copy of the job, e.g.
-the one before a change, on the same repository in the same run, so that two versions compare side by side)
+(default 100,000 objects, 50 commits, 1 slice, emr/lakelet_gc/; --compare marks with another copy of the job's
+package, e.g. the one before a change, on the same repository in the same run, so that two versions compare side
+by side)
 
 The repository lives in an in-process moto server: its N data objects are written straight into moto's S3
 backend (uploading them over HTTP would take minutes and measure moto, not GC), linked into the repository
@@ -49,7 +50,7 @@ from chalicelib.graveler.records import BranchID, Entry
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.service import Graveler
 from chalicelib.settings import Settings
-from lakelet.stack.local_gc import JOB_FILE, load_job, local_session
+from lakelet.stack.local_gc import JOB_PACKAGE, load_job, local_session
 
 REGION = "us-east-1"
 BUCKET = "gc-bench"
@@ -158,7 +159,7 @@ def measure(
     objects: int,
     commits: int,
     slices: int = 1,
-    job_path: Path = JOB_FILE,
+    job_path: Path = JOB_PACKAGE,
     sequential: bool = False,
     compare: Path | None = None,
     runs: int = 2,
@@ -168,9 +169,9 @@ def measure(
     of the fastest warm mark (and, if asked, of a sequential listing: moto scans its whole bucket per listing
     request, so that one takes minutes at 100,000 objects). ``compare``: another copy of the job, marked first on
     the same repository in the same Spark session, its figures under "compare" (first, because a worker process
-    keeps what the current job sets up in it, see emr/gc_job.py's skip_unchanged_zip_rereads). ``probe``: the same
-    job also marks a repository of PROBE_OBJECTS objects, whose own work stands for the fixed cost of a mark
-    ("fixed_seconds"; "per_object_seconds" is the rest of the large mark's own work per object)."""
+    keeps what the current job sets up in it, see emr/lakelet_gc/storage.py's skip_unchanged_zip_rereads).
+    ``probe``: the same job also marks a repository of PROBE_OBJECTS objects, whose own work stands for the fixed cost
+    of a mark ("fixed_seconds"; "per_object_seconds" is the rest of the large mark's own work per object)."""
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "bench")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "bench")
@@ -273,7 +274,7 @@ def main(arguments: Sequence[str] | None = None) -> None:
     parser.add_argument("objects", nargs="?", type=int, default=100_000, help="data objects (100,000)")
     parser.add_argument("commits", nargs="?", type=int, default=50, help="commits they are spread over (50)")
     parser.add_argument("slices", nargs="?", type=int, default=1, help="the job's --list-slices (1)")
-    parser.add_argument("job", nargs="?", type=Path, default=JOB_FILE, help="the job file (emr/gc_job.py)")
+    parser.add_argument("job", nargs="?", type=Path, default=JOB_PACKAGE, help="the job's package (emr/lakelet_gc)")
     parser.add_argument("--compare", type=Path, help="another copy of the job, measured first in the same run")
     parser.add_argument("--runs", type=int, default=2, help="marks per job, the first one cold (2)")
     parser.add_argument("--no-sequential", action="store_true", help="skip the sequential listing")

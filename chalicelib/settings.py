@@ -195,6 +195,7 @@ ENV_APPLICATION_ID = "LAKELET_GC_EMR_APPLICATION_ID"
 ENV_EXECUTION_ROLE_ARN = "LAKELET_GC_EMR_EXECUTION_ROLE_ARN"
 ENV_ENTRY_POINT = "LAKELET_GC_JOB_ENTRY_POINT"
 ENV_ARCHIVE = "LAKELET_GC_JOB_ARCHIVE"
+ENV_PY_FILES = "LAKELET_GC_JOB_PY_FILES"
 ENV_LOG_URI = "LAKELET_GC_LOG_URI"
 ENV_SPARK_PARAMETERS = "LAKELET_GC_SPARK_PARAMETERS"
 ENV_MODE = "LAKELET_GC_MODE"
@@ -213,7 +214,7 @@ class GCSettings:
     # The EMR Serverless Spark application and the role its job runs as (infra/ creates both).
     emr_application_id: str = ""
     emr_execution_role_arn: str = ""
-    # s3://.../gc_job.py, and the packed Python environment (pyarrow, boto3) it runs with; see README.
+    # s3://.../gc_job.py, and the packed Python environment (pyarrow, boto3) it runs with; see docs/gc.md.
     job_entry_point: str = ""
     job_archive: str = ""
     log_uri: str = ""
@@ -226,6 +227,9 @@ class GCSettings:
     commit_partitions: int = 16
     address_partitions: int = 64
     timeout_minutes: int = 720
+    # s3://.../lakelet_gc.zip: the job's package (emr/lakelet_gc/, built by `make package`), which the entry point
+    # imports; EMR Serverless puts it on the driver's and the executors' path (spark.submit.pyFiles).
+    job_py_files: str = ""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -236,7 +240,9 @@ class GCSettings:
     @property
     def configured(self) -> bool:
         """Whether scheduled runs can start a job at all."""
-        return bool(self.emr_application_id and self.emr_execution_role_arn and self.job_entry_point)
+        return bool(
+            self.emr_application_id and self.emr_execution_role_arn and self.job_entry_point and self.job_py_files
+        )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> GCSettings:
@@ -247,6 +253,7 @@ class GCSettings:
             emr_execution_role_arn=env.get(ENV_EXECUTION_ROLE_ARN, ""),
             job_entry_point=env.get(ENV_ENTRY_POINT, ""),
             job_archive=env.get(ENV_ARCHIVE, ""),
+            job_py_files=env.get(ENV_PY_FILES, ""),
             log_uri=env.get(ENV_LOG_URI, ""),
             spark_parameters=env.get(ENV_SPARK_PARAMETERS, ""),
             mode=env.get(ENV_MODE, defaults.mode),

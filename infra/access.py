@@ -16,10 +16,9 @@ from typing import Any
 
 from chalicelib import settings
 from chalicelib import settings as gc_settings  # the GC settings live in chalicelib/settings.py now
+from chalicelib.graveler.plan_json import Json
 
 from .state_machines import StateMachine
-
-Json = dict[str, Any]
 
 # The logical ids of the tables in lakelet.yaml, by the field of chalicelib's TableNames that names them.
 TABLES: dict[str, str] = {
@@ -40,6 +39,8 @@ HOOK_FUNCTIONS = "HookFunctions"
 HOOK_FUNCTIONS_GIVEN = "HookFunctionsGiven"
 # Where make deploy puts the GC job and its Python environment, and where the job writes its logs.
 ARTIFACT_PREFIX = "lakelet/${Stage}/emr"
+# The GC job's package as make package builds it (infra/gc_bundle.py) and make deploy uploads it.
+GC_BUNDLE = "lakelet_gc.zip"
 
 _METADATA_READ = [
     "dynamodb:BatchGetItem",
@@ -342,6 +343,7 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
                 gc_settings.ENV_APPLICATION_ID: {"Ref": GC_APPLICATION},
                 gc_settings.ENV_EXECUTION_ROLE_ARN: _arn(GC_JOB_ROLE),
                 gc_settings.ENV_ENTRY_POINT: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/gc_job.py"),
+                gc_settings.ENV_PY_FILES: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/{GC_BUNDLE}"),
                 gc_settings.ENV_ARCHIVE: {"Ref": "GCJobArchive"},
                 gc_settings.ENV_LOG_URI: _sub(f"s3://${{ArtifactBucket}}/{ARTIFACT_PREFIX}/logs/"),
                 gc_settings.ENV_MODE: {"Ref": "GCMode"},

@@ -22,14 +22,13 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 from chalice.utils import to_cfn_resource_name
 
-from . import access, state_machines
+from chalicelib.graveler.plan_json import Json
 
-Json = dict[str, Any]
+from . import access, state_machines
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 BASE_TEMPLATE = Path(__file__).resolve().parent / "lakelet.yaml"
@@ -48,7 +47,7 @@ def gateway_responses() -> Json:
     credentials, in the body). It becomes a lakeFS 404. Every other answer of its own (413, 429, 504, ...)
     keeps its status and names only its type. (A greedy ``/{proxy+}`` route would send unknown paths to the
     Lambda instead, but not unknown methods of known paths, and chalice local cannot serve one: local answers
-    come from lakelet/devserver.py.)
+    come from lakelet/stack/devserver.py.)
     """
     content_type = {"gatewayresponse.header.Content-Type": "'application/json'"}
     own = '{"message": "refused by API Gateway: $context.error.responseType"}'

@@ -1,7 +1,7 @@
 """Settings for the whole suite: no test may reach real AWS with a developer's own credentials.
 
 moto accepts any key pair, so fixed fake ones are set before any test builds a boto3 or PynamoDB client: the
-local stack's default pair, which the e2e stack's moto requires (lakelet/moto_guard.py), so that a Spark session
+local stack's default pair, which the e2e stack's moto requires (lakelet/stack/moto_guard.py), so that a Spark session
 started by any test of the process (its workers keep the environment they started with) can sign for it.
 """
 

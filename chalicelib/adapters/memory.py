@@ -177,9 +177,17 @@ class MemoryStagingStore:
     def get(self, token: StagingToken, key: Key) -> StagedEntry | None:
         return self._tokens.get(token, {}).get(key)
 
-    def set(self, token: StagingToken, staged: StagedEntry) -> None:
+    def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
         with self._lock:
-            self._tokens.setdefault(token, {})[staged.key] = staged
+            rows = self._tokens.setdefault(token, {})
+            replaced = rows.get(staged.key)
+            rows[staged.key] = staged
+            return replaced
+
+    def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
+        with self._lock:
+            rows = self._tokens.get(token, {})
+            return {key: rows[key] for key in keys if key in rows}
 
     def set_many(self, token: StagingToken, entries: Iterable[StagedEntry]) -> None:
         with self._lock:

@@ -1,8 +1,8 @@
 """Where garbage collection keeps its files: everything under ``<namespace>/_lakefs/retention/gc/``.
 
-This layout is the contract with emr/gc_job.py, which cannot import chalicelib and spells the same paths
-itself (tests/gc checks that both agree). Per-run files are Hive-style partitions (``run_id=<id>``), so each
-kind of file reads as one table partitioned by run in Spark, Athena or DuckDB:
+This layout is the contract with the GC job (emr/lakelet_gc/layout.py), which cannot import chalicelib and spells
+the same paths itself (tests/gc checks that both agree). Per-run files are Hive-style partitions (``run_id=<id>``),
+so each kind of file reads as one table partitioned by run in Spark, Athena or DuckDB:
 
 - ``rules.json``: the repository's rules (lakeFS GarbageCollectionRules JSON).
 - ``commits/run_id=<id>/commits.csv``: the active commits (prepare), columns commit_id, meta_range_id,

@@ -65,9 +65,11 @@ def job_arguments(prepared: PreparedRun, settings: GCSettings) -> list[str]:
 
 
 def spark_submit_parameters(settings: GCSettings) -> str:
-    """Runs the job with the packed Python environment (pyarrow, boto3) when one is configured, plus any
-    flags the deployment adds."""
+    """Runs the job with its package on the path, the packed Python environment (pyarrow, boto3) when one is
+    configured, and any flags the deployment adds."""
     flags: list[str] = []
+    if settings.job_py_files:
+        flags.append(f"--conf spark.submit.pyFiles={settings.job_py_files}")
     if settings.job_archive:
         python = f"./{ENVIRONMENT_DIRECTORY}/bin/python"
         flags += [
@@ -117,14 +119,28 @@ def run_scheduled(
     return runs
 
 
+def release_retired(graveler: Graveler) -> int:
+    """Drops the expired retired staging tokens of every branch of every repository (those of a branch that no
+    move touched since its last commit wait for this sweep); the entries still retired."""
+    left = 0
+    for repo in graveler.iterate_repositories():
+        try:
+            left += graveler.release_retired(repo)
+        except errors.GravelerError:
+            log.exception("releasing the retired staging tokens of repository %s failed", repo.id)
+    return left
+
+
 def on_schedule() -> dict[str, Any]:
-    """The EventBridge entry point: builds its parts from the environment and runs every repository."""
+    """The EventBridge entry point: builds its parts from the environment, sweeps retired staging tokens (with or
+    without GC) and runs every repository's GC."""
     from chalicelib.wiring import get_services, job_starter
 
+    services = get_services()
+    retired = release_retired(services.graveler)
     settings = GCSettings.from_env()
     if not settings.configured:
-        log.warning("scheduled GC skipped: the EMR Serverless application, role or job entry point is not set")
-        return {"runs": [], "skipped": "not configured"}
-    services = get_services()
+        log.warning("scheduled GC skipped: the EMR Serverless application, role, job entry point or package is not set")
+        return {"runs": [], "skipped": "not configured", "retired": retired}
     runs = run_scheduled(services.graveler, job_starter(services.settings, settings), settings)
-    return {"runs": [run.to_json() for run in runs]}
+    return {"runs": [run.to_json() for run in runs], "retired": retired}

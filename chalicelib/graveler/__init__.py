@@ -2,7 +2,8 @@
 
 It knows repositories, branches, tags, commits, staging areas and committed ranges, and reaches storage
 only through the ports in ``ports.py``. It never imports boto3, pynamodb or chalice (a test enforces it);
-the one third-party import allowed is pyarrow, inside the range format package ``committed/``.
+the third-party imports allowed are pyarrow, inside the range format package ``committed/``, and cachetools,
+inside ``caches.py``.
 
 Public surface (what code outside graveler imports): the facade ``service.Graveler``, the error tree ``errors``,
 the records and ports, the ``commit`` and ``merge`` use cases, and the helpers the API and gateway build on.
@@ -15,6 +16,7 @@ __all__ = [
     "batch_upload",
     "branch_moves",
     "cached_refs",
+    "caches",
     "collected",
     "commit",
     "errors",
@@ -23,6 +25,7 @@ __all__ = [
     "merge",
     "namespace_files",
     "object_fields",
+    "plan_json",
     "ports",
     "protection",
     "pull_requests",
@@ -30,7 +33,6 @@ __all__ = [
     "refs_dump",
     "retention",
     "service",
-    "ttl_cache",
     "validation",
     "workflow_runner",
 ]

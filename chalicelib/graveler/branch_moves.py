@@ -9,13 +9,26 @@ through it, with one try limit.
 The one swap that is not retried here is the workflow's ``finish`` (``finish_move``): its move was planned on a
 sealed state, and when the branch left that state the plan is stale, so the workflow plans again instead.
 
-Tokens a move releases are recorded in the new record's ``retired_tokens`` in the same swap and dropped right
-after it; a drop that fails is retried by the next seal, which drops the retired tokens first.
+Tokens a move releases are recorded in the new record's ``retired_tokens`` in the same swap, stamped with the
+time of the move, and stay readable for ``RETIRED_GRACE_SECONDS`` after it (lakeFS drops its staging tokens
+asynchronously for the same reason). A reader reads the branch record first and the staging rows after: one that
+read the record just before a commit's swap still looks for the committed changes in the sealed tokens, not in
+the new head. Dropping them at once made such reads miss acknowledged objects (a listing without them, a 404);
+keeping them for longer than any read can hold a record (a read is one request: API Gateway cuts the API at 29 s
+and the S3 gateway's Lambda runs at most 300 s) makes every such read whole, with no extra read on the read path
+(re-reading the branch after every listing page would cost one per page, and under a commit every 0.2 s a
+listing that takes longer would never settle).
+
+Expired tokens are dropped by ``release_expired``, after a move's swap and outside every compare-and-swap loop
+(never inside a later seal's critical path), then struck from the record by a swap of their own; a drop that
+fails leaves them listed for the next move or the daily sweep (``Graveler.release_retired``) to retry.
 """
 
 from __future__ import annotations
 
+import logging
 import random
+import time
 import uuid
 from collections.abc import Callable, Sequence
 
@@ -23,6 +36,8 @@ from . import errors
 from .ports import RefStore, StagingStore
 from .records import Branch, BranchID, Commit, RepositoryID, StagingToken
 from .staging import drop_tokens
+
+_log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], None]
 Move = Callable[[Branch], "Branch | None"]
@@ -32,6 +47,11 @@ BACKOFF_BASE_SECONDS = 0.05
 BACKOFF_CAP_SECONDS = 5.0
 # The finish of a workflow that lost its swap replans; a short pause keeps racing workflows out of lockstep.
 REPLAN_PAUSE_SECONDS = (0.01, 0.1)
+# How long a released token stays readable: longer than any read can hold the branch record from before the move
+# (the S3 gateway's Lambda timeout, 300 s, is the longest), with room for clock skew between containers.
+RETIRED_GRACE_SECONDS = 600.0
+# A retired entry is "<token>|<unix seconds of the move>"; entries from before the stamp read as long expired.
+_STAMP = "|"
 
 
 def new_staging_token(repo_id: str, branch_id: str) -> StagingToken:
@@ -82,17 +102,79 @@ def update_branch(
     raise errors.TooManyTries(failure)
 
 
-def retire(branch: Branch, released: Sequence[StagingToken]) -> tuple[StagingToken, ...]:
-    """The retired tokens of ``branch`` after a move releases ``released`` (dropped right after the move; kept
-    listed so that a failed drop is retried by the next seal)."""
-    return (*branch.retired_tokens, *released)
+def retire(branch: Branch, released: Sequence[StagingToken], now: float | None = None) -> tuple[StagingToken, ...]:
+    """The retired entries of ``branch`` after a move at ``now`` releases ``released``: each stays readable until
+    ``RETIRED_GRACE_SECONDS`` after the move, then ``release_expired`` drops it."""
+    at = time.time() if now is None else now
+    return (*branch.retired_tokens, *(StagingToken(f"{token}{_STAMP}{at:.3f}") for token in released))
+
+
+def retired_token(entry: StagingToken) -> tuple[StagingToken, float]:
+    """The token of a retired entry and the time it was retired (0 for an entry from before the stamp)."""
+    token, sep, stamp = entry.rpartition(_STAMP)
+    if sep:
+        try:
+            return StagingToken(token), float(stamp)
+        except ValueError:
+            pass
+    return entry, 0.0
+
+
+def retired_tokens(branch: Branch) -> list[StagingToken]:
+    """The staging tokens behind the branch's retired entries (what deleting the branch must drop)."""
+    return [retired_token(entry)[0] for entry in branch.retired_tokens]
+
+
+def release_expired(
+    refs: RefStore,
+    staging: StagingStore,
+    repo_id: RepositoryID,
+    branch_id: BranchID,
+    branch: Branch | None = None,
+    now: float | None = None,
+) -> tuple[StagingToken, ...]:
+    """Drops the tokens the branch retired more than ``RETIRED_GRACE_SECONDS`` ago and strikes them from the
+    record; the entries still retired. ``branch``: a record of the branch the caller read or wrote in this request
+    (what is due on it is still listed or already dropped), saving a read when nothing is due. Never raises for a
+    failed drop or a lost swap (the caller's move stood): what is left is retried by the next call."""
+    try:
+        current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
+        at = time.time() if now is None else now
+        live = {current.staging_token, *current.sealed_tokens}  # never drop what the branch still reads
+        due = [
+            e
+            for e in current.retired_tokens
+            if retired_token(e)[1] + RETIRED_GRACE_SECONDS <= at and retired_token(e)[0] not in live
+        ]
+        if not due:
+            return current.retired_tokens
+        failed = set(drop_tokens(staging, [retired_token(e)[0] for e in due]))
+        dropped = {e for e in due if retired_token(e)[0] not in failed}
+        if not dropped:
+            return current.retired_tokens
+
+        def strike(b: Branch) -> Branch | None:
+            if not dropped.intersection(b.retired_tokens):
+                return None
+            kept = tuple(e for e in b.retired_tokens if e not in dropped)
+            return Branch(b.id, b.commit_id, b.staging_token, b.sealed_tokens, kept, b.hidden)
+
+        _, new = update_branch(
+            refs, repo_id, branch_id, strike, f"branch {branch_id} kept moving", first=current, tries=3
+        )
+        return new.retired_tokens
+    except errors.GravelerError:
+        # Dropped tokens left listed are dropped again (idempotent) by the next call; nothing is lost.
+        _log.warning("releasing the retired tokens of branch %s failed; retried later", branch_id, exc_info=True)
+        return ()
 
 
 def sealed(staging: StagingStore, branch: Branch, token: StagingToken) -> Branch:
-    """The branch with its staging token sealed and ``token`` staging from now on. The tokens earlier moves
-    retired are dropped first (their drop had failed): only those still failing stay retired."""
-    retired = drop_tokens(staging, branch.retired_tokens)
-    return Branch(branch.id, branch.commit_id, token, (branch.staging_token, *branch.sealed_tokens), retired)
+    """The branch with its staging token sealed and ``token`` staging from now on (retired tokens untouched: their
+    drop runs after a move, never inside this swap's loop)."""
+    return Branch(
+        branch.id, branch.commit_id, token, (branch.staging_token, *branch.sealed_tokens), branch.retired_tokens
+    )
 
 
 def seal_failure(branch_id: str) -> str:
@@ -133,8 +215,8 @@ def move_to_commit(
         built.append(commit)
         return Branch(branch.id, commit.id, branch.staging_token, (), retire(branch, branch.sealed_tokens))
 
-    old, _ = update_branch(refs, repo_id, branch_id, move, f"branch {branch_id} kept moving during the {what}", sleep)
-    drop_tokens(staging, old.sealed_tokens)
+    _, new = update_branch(refs, repo_id, branch_id, move, f"branch {branch_id} kept moving during the {what}", sleep)
+    release_expired(refs, staging, repo_id, branch_id, new)
     return built[-1]
 
 
@@ -184,10 +266,14 @@ def finish_move(
 
 __all__ = [
     "MOVE_TRIES",
+    "RETIRED_GRACE_SECONDS",
     "finish_move",
     "move_to_commit",
     "new_staging_token",
+    "release_expired",
     "retire",
+    "retired_token",
+    "retired_tokens",
     "seal",
     "sealed",
     "update_branch",

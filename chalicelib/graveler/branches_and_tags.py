@@ -10,6 +10,7 @@ from .actions.events import EventType
 from .actions.operations import ref_event
 from .branch_moves import (
     new_staging_token,
+    retired_tokens,
 )
 from .core import GravelerCore
 from .records import (
@@ -87,7 +88,7 @@ class BranchesAndTags(GravelerCore):
         self.run_pre_hooks(pre)
         self.refs.delete_branch(repo.id, branch.id)
         self.upload_branches.drop((repo.id, branch_id))
-        drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
+        drop_tokens(self.staging, [*branch_tokens(branch), *retired_tokens(branch)])
         # The branch is gone: its post-delete actions are read at the commit it pointed at.
         self.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_BRANCH, actions_ref=branch.commit_id))
 

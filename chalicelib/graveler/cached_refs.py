@@ -10,52 +10,19 @@ default bound of 4,096 commits stays around a few MiB.
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .caches import LRUCache, TTLCache
 from .ports import RefStore
 from .records import Branch, BranchID, Commit, CommitID, Repository, RepositoryID, Tag, TagID
-from .ttl_cache import TTLCache
 
 __all__ = ["CachedRefStore"]
 
 DEFAULT_REPOSITORY_TTL_SECONDS = 2.0
 DEFAULT_MAX_COMMITS = 4096
 DEFAULT_MAX_REPOSITORIES = 1024
-
-
-class _Lru[K, V]:
-    """A thread-safe map of at most ``max_entries``, the least recently used going first."""
-
-    def __init__(self, max_entries: int) -> None:
-        self._max_entries = max_entries
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[K, V] = OrderedDict()
-
-    def get(self, key: K) -> V | None:
-        with self._lock:
-            value = self._entries.get(key)
-            if value is not None:
-                self._entries.move_to_end(key)
-            return value
-
-    def put(self, key: K, value: V) -> None:
-        with self._lock:
-            self._entries[key] = value
-            self._entries.move_to_end(key)
-            while len(self._entries) > self._max_entries:
-                self._entries.popitem(last=False)
-
-    def drop_where(self, stale: Callable[[K], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._entries if stale(k)]:
-                del self._entries[key]
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class CachedRefStore:
@@ -69,7 +36,7 @@ class CachedRefStore:
         clock: Callable[[], float] | None = None,
     ) -> None:
         self.inner = inner
-        self._commits: _Lru[tuple[RepositoryID, CommitID], Commit] = _Lru(max_commits)
+        self._commits: LRUCache[tuple[RepositoryID, CommitID], Commit] = LRUCache(max_commits)
         self._repositories: TTLCache[RepositoryID, Repository] = TTLCache(
             repository_ttl_seconds, clock or time.monotonic, DEFAULT_MAX_REPOSITORIES
         )

@@ -7,7 +7,7 @@ cost an S3 HEAD per read; instead the check is confined to the objects GC can ha
 - GC only deletes under ``<namespace>/data/``, and only objects last modified before its run's cutoff (the
   prepare time minus the minimum age). A data address is ``data/<partition>/<id>``, the partition an hourly
   countdown of when the address was made, which is before its data landed (addressing.py).
-- Before the sweep deletes anything, emr/gc_job.py records the run under
+- Before the sweep deletes anything, the GC job (emr/lakelet_gc/sweep.py) records the run under
   ``<namespace>/_lakefs/retention/gc/sweeps/partition=<P>/run_id=<id>.json``, where P is the partition of the
   cutoff plus an hour (a margin for clocks). The newest cutoff has the smallest P, so the first key of one LIST
   of ``sweeps/`` is the horizon: an address in a partition sorting before it is younger than every cutoff and
@@ -26,14 +26,14 @@ import time
 from collections.abc import Callable
 
 from .addressing import metadata_address
+from .caches import TTLCache
 from .ports import BlockStore
-from .ttl_cache import TTLCache
 
 __all__ = ["CollectedCheck"]
 
 DEFAULT_TTL_SECONDS = 5.0
 SWEEPS_DIRECTORY = "retention/gc/sweeps"
-# partition=<11 hex digits>/run_id=<id>.json, the layout emr/gc_job.py writes.
+# partition=<11 hex digits>/run_id=<id>.json, the layout emr/lakelet_gc/sweep.py writes.
 _RECORD = re.compile(r"partition=(?P<partition>[0-9a-f]{11})/")
 _PARTITION = re.compile(r"[0-9a-f]{11}")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from .branch_moves import release_expired
 from .core import GravelerCore
 from .records import Branch, BranchID, Commit, CommitID, Repository
 from .staging import branch_tokens
@@ -38,7 +39,10 @@ class CollectionInputs(GravelerCore):
             after = page[-1].id
 
     def staged_addresses(self, repo: Repository) -> set[str]:
-        """The physical address of every entry staged on any branch, in its current or sealed tokens."""
+        """The physical address of every entry staged on any branch, in its current or sealed tokens. Retired
+        tokens are left out: what a move committed is kept by its commit, and what a reset discarded is garbage;
+        a reader that still reaches it through a record from before the reset is the same race as one reading
+        an object deleted meanwhile (the minimum age keeps recent objects either way)."""
         found: set[str] = set()
         for branch in self._all_branches(repo):
             for token in branch_tokens(branch):
@@ -46,6 +50,14 @@ class CollectionInputs(GravelerCore):
                     if staged.value is not None:
                         found.add(staged.value.physical_address)
         return found
+
+    def release_retired(self, repo: Repository) -> int:
+        """Drops every branch's expired retired tokens (branch_moves.release_expired): the sweep that catches a
+        branch no move touched since its last commit. The entries still retired, over all branches."""
+        return sum(
+            len(release_expired(self.refs, self.staging, repo.id, branch.id, branch))
+            for branch in self._all_branches(repo)
+        )
 
     def branch_heads(self, repo: Repository) -> dict[BranchID, CommitID]:
         """Every branch's head commit."""

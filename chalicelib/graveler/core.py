@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import move_checks
 from .actions.files_cache import ActionFilesCache
+from .caches import TTLCache
 from .collected import CollectedCheck
 from .committed import CommittedManager
 from .identity import new_commit
@@ -30,7 +31,6 @@ from .records import (
     StagingToken,
 )
 from .refs import resolve_ref
-from .ttl_cache import TTLCache
 from .workflow_runner import Workflows
 
 if TYPE_CHECKING:

@@ -127,8 +127,14 @@ class StagingStore(Protocol):
         """A strongly consistent read of the staged change of ``key``; None when nothing is staged."""
         ...
 
-    def set(self, token: StagingToken, staged: StagedEntry) -> None:
-        """Stages ``staged`` under the token, replacing any earlier change of the same key."""
+    def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
+        """Stages ``staged`` under the token, replacing any earlier change of the same key; the change it replaced
+        (None when there was none), read in the same write, so that a refused write can put it back."""
+        ...
+
+    def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
+        """Strongly consistent reads of the staged changes of ``keys``, in batches where the store can; keys with
+        nothing staged are left out."""
         ...
 
     def set_many(self, token: StagingToken, entries: Iterable[StagedEntry]) -> None:

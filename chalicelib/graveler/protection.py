@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from . import errors
+from .caches import TTLCache
 from .records import Repository
-from .ttl_cache import TTLCache
 
 __all__ = ["BranchProtection", "BranchProtectionStore", "ProtectionRules"]
 

@@ -8,6 +8,7 @@ import uuid
 from . import errors, namespaces
 from .branch_moves import (
     new_staging_token,
+    retired_tokens,
 )
 from .core import GravelerCore
 from .records import (
@@ -128,4 +129,4 @@ class Repositories(GravelerCore):
         branches = self.refs.list_branches(rid, "", 1_000_000)
         self.refs.delete_repository(rid)
         for branch in branches:
-            drop_tokens(self.staging, [*branch_tokens(branch), *branch.retired_tokens])
+            drop_tokens(self.staging, [*branch_tokens(branch), *retired_tokens(branch)])

@@ -12,6 +12,7 @@ from .actions.operations import ref_event
 from .branch_moves import (
     move_to_commit,
     new_staging_token,
+    release_expired,
     retire,
     update_branch,
 )
@@ -34,7 +35,6 @@ from .records import (
 from .reset import reset_key, reset_prefix
 from .staging import (
     branch_tokens,
-    drop_tokens,
 )
 from .validation import (
     validate_path,
@@ -199,7 +199,7 @@ class Rewrites(GravelerCore):
         self.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
-            old, _ = update_branch(
+            _, new = update_branch(
                 self.refs,
                 repo.id,
                 bid,
@@ -207,7 +207,7 @@ class Rewrites(GravelerCore):
                 f"branch {bid} kept moving during the reset",
                 self._sleep,
             )
-            drop_tokens(self.staging, branch_tokens(old))
+            release_expired(self.refs, self.staging, repo.id, bid, new)
             return
         if path_type not in (RESET_OBJECT, RESET_PREFIX):
             raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
@@ -238,10 +238,10 @@ class Rewrites(GravelerCore):
 
         bid = BranchID(branch_id)
         self.prepare_move(repo, bid)
-        old, moved = update_branch(
+        _, moved = update_branch(
             self.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._sleep
         )
-        drop_tokens(self.staging, old.sealed_tokens)
+        release_expired(self.refs, self.staging, repo.id, bid, moved)
         return moved
 
     def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:

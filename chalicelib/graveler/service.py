@@ -73,8 +73,8 @@ class Graveler(Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites,
         to ``wait_seconds`` (None: the configured wait). Raises StillRunning with the task id when it goes on.
 
         The branch move is a compare-and-swap; when it loses to another commit the work is redone from what is
-        still sealed (the winner may have committed our changes already: then its head is the answer).
-        """
+        still sealed. When the winner committed our changes already, this request answers NoChanges: the
+        winner's commit answers the winner's request only."""
         if not message:
             raise errors.Invalid("commit message is required")
         request = CommitRequest(

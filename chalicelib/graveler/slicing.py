@@ -17,6 +17,10 @@ from .records import MetaRangeID, RangeID, RangeInfo
 
 Bounds = list[tuple[str, str | None]]
 
+# How many slices a commit, merge or import is cut into at most when its caller names no number: each slice is one
+# Lambda of the workflow's Map state.
+DEFAULT_MAX_SLICES = 16
+
 # How many staged keys the sampling keeps at most (twice this, briefly): enough for evenly sized slices.
 SAMPLES = 1024
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from . import errors
 from .ports import RefStore, StagingStore
@@ -40,8 +40,9 @@ def stage(
 
     ``branch``: the branch as the caller read it in this request, saving the read before the write: any seal
     since that read is caught by the re-check after the write, exactly as one since a fresh read would be.
+    Raises TooManyTries when the branch kept moving, with the change withdrawn (see ``_withdraw``).
     """
-    _stage_surviving_seals(refs, repo_id, branch_id, lambda token: staging.set(token, staged), repr(staged.key), branch)
+    _stage_surviving_seals(refs, staging, repo_id, branch_id, [staged], repr(staged.key), branch)
 
 
 def stage_many(
@@ -54,29 +55,57 @@ def stage_many(
 ) -> None:
     """Stages several changes as :func:`stage` does one, with the store's batch writes: all of them are written
     again to the new token when a commit sealed the old one meanwhile."""
-    _stage_surviving_seals(
-        refs, repo_id, branch_id, lambda token: staging.set_many(token, changes), f"{len(changes)} changes", branch
-    )
+    _stage_surviving_seals(refs, staging, repo_id, branch_id, changes, f"{len(changes)} changes", branch)
 
 
 def _stage_surviving_seals(
     refs: RefStore,
+    staging: StagingStore,
     repo_id: RepositoryID,
     branch_id: BranchID,
-    write: Callable[[StagingToken], None],
+    changes: Sequence[StagedEntry],
     what: str,
     branch: Branch | None,
 ) -> None:
     current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
+    # What each write replaced, per token: a refused write puts it back (``_withdraw``).
+    replaced: list[tuple[StagingToken, dict[Key, StagedEntry]]] = []
     for _ in range(WRITE_TRIES):
         written_to = current.staging_token
-        write(written_to)
+        if len(changes) == 1:
+            old = staging.set(written_to, changes[0])
+            replaced.append((written_to, {changes[0].key: old} if old is not None else {}))
+        else:
+            replaced.append((written_to, staging.get_many(written_to, [c.key for c in changes])))
+            staging.set_many(written_to, changes)
         # The re-check, always a fresh read: it is what guarantees the change survives a concurrent seal. When
         # the token moved, this same read gives the token to write again to (no second read).
         current = refs.get_branch(repo_id, branch_id)
         if current.staging_token == written_to:
             return
-    raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}")
+    _withdraw(staging, replaced, changes)
+    raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}; nothing was written")
+
+
+def _withdraw(
+    staging: StagingStore,
+    replaced: Sequence[tuple[StagingToken, dict[Key, StagedEntry]]],
+    changes: Sequence[StagedEntry],
+) -> None:
+    """Takes a refused write back out of the tokens it was written to (all sealed by now), newest first, putting
+    back what it replaced there: left in place, the next commit of those tokens would publish a change answered
+    429. A row is touched only while it is still exactly this change (an object's entry names its own new
+    physical address); a commit that already read a token keeps what it read, the window this cannot close."""
+    latest = {change.key: change for change in changes}
+    for token, earlier in reversed(replaced):
+        for key, change in latest.items():
+            if staging.get(token, key) != change:
+                continue  # replaced since by another write, or never written here
+            previous = earlier.get(key)
+            if previous is None:
+                staging.delete(token, key)
+            else:
+                staging.set(token, previous)
 
 
 def read_staged(staging: StagingStore, branch: Branch, key: Key) -> StagedEntry | None:
@@ -117,22 +146,6 @@ def drop_tokens(staging: StagingStore, tokens: Iterable[StagingToken]) -> tuple[
         except errors.GravelerError:
             _log.warning(
                 "dropping staging token %s failed; the next seal of the branch retries it", token, exc_info=True
-            )
-            failed.append(token)
-    return tuple(failed)
-
-
-def delete_keys(staging: StagingStore, tokens: Iterable[StagingToken], keys: Sequence[Key]) -> tuple[StagingToken, ...]:
-    """As :func:`drop_tokens`, for tokens whose every key the caller knows: deletes those keys, with no listing."""
-    failed: list[StagingToken] = []
-    for token in tokens:
-        try:
-            staging.delete_many(token, keys)
-        except errors.GravelerError:
-            _log.warning(
-                "deleting the keys of staging token %s failed; the next seal of the branch drops it",
-                token,
-                exc_info=True,
             )
             failed.append(token)
     return tuple(failed)

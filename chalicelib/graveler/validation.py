@@ -36,7 +36,7 @@ _NAMESPACE = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?", re.DOTAL
 S3_MAX_KEY_BYTES = 1024
 NAMESPACE_SUFFIX_BYTES = 255
 MAX_NAMESPACE_KEY_BYTES = S3_MAX_KEY_BYTES - 1 - NAMESPACE_SUFFIX_BYTES
-# The local stack keeps its own files in the bucket under this prefix (lakelet/samples.py's marker), which no
+# The local stack keeps its own files in the bucket under this prefix (lakelet/stack/samples.py's marker), which no
 # repository may claim; "_lakefs" names every namespace's metadata directory (ranges, markers, GC files), where
 # the deploy's IAM rules grant metadata rights, so no namespace lies in one.
 INTERNAL_PREFIX = "_lakelet"

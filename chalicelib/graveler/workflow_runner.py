@@ -96,17 +96,23 @@ def commit(g: Graveler, request: CommitRequest, wait_seconds: float) -> Commit:
     Raises what the commit raises when it failed within that time, StillRunning when it goes on."""
     branch = g.get_branch(request.repository, request.branch)  # BranchNotFound now
     runner = g.workflows.commit
-    # Pre-hooks run before anything is sealed or started and hold no lock: a failed one changes nothing (412).
-    g.run_pre_hooks(commit_event(request), branch)
     staged = 0 if runner is None else _staged_up_to(g, branch, g.workflows.commit_threshold + 1)
     if runner is None or staged <= g.workflows.commit_threshold:
+        # Pre-hooks run right after the seal, as lakeFS's do: they judge exactly the sealed changes, the commit
+        # takes exactly those, and what is staged while they run goes to the next commit. A failed hook leaves
+        # the sealed changes staged (the next commit takes them) and answers 412.
+        def pre_hooks(sealed: Branch) -> None:
+            g.run_pre_hooks(commit_event(request), sealed)
+
         # Changes seen staged on this very record spare the seal its own "anything staged?" query.
-        result = g.commit_steps.run(request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0)
+        result = g.commit_steps.run(
+            request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
+        )
         made = g.get_commit(request.repository, str(result["commit_id"]))
         g.run_post_hooks(commit_event(request, made.id))
         return made
     # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
-    # Its post-hooks run in its last step (workflows/commit.py), after the branch moved.
+    # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).
     g.guard.refuse_commit(g.get_repository(request.repository), request.branch)
     return _start(g, runner, request.repository, request.request_id, request.to_json(), wait_seconds, _commit_result)
 
@@ -216,7 +222,8 @@ def _status(g: Graveler, repo_id: str, task_id: str, execution: Execution, resul
 def _commit_result(g: Graveler, repo_id: str, output: dict[str, Any]) -> Commit:
     finish: dict[str, Any] = output.get("finish", {})
     if finish.get("status") == DONE_ELSEWHERE:
-        # A racing commit took our sealed changes: report the head that holds them.
+        # A retried step found this request's own commit already on the branch (plan's ``head``); a racing
+        # commit that took our changes fails the plan with NoChanges instead.
         return g.get_commit(repo_id, str(output.get("plan", {}).get("head", "")))
     return g.get_commit(repo_id, str(finish["commit_id"]))
 

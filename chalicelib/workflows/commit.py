@@ -1,13 +1,11 @@
 """The commit workflow's tasks (stepfunctions/commit.asl.json). Each takes the state machine's state (or a
-Map item), runs one idempotent step of chalicelib/graveler/commit_steps.py and returns what the state keeps.
+Map item), runs one idempotent step of chalicelib/graveler/commit/steps.py and returns what the state keeps.
 
 The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "plan": ..., "built": [...],
 "finish": ...}: bounds, ids and tokens only, never data (the 256 KB limit on a state).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
@@ -17,9 +15,8 @@ from chalicelib.graveler.commit import (
     CommitSteps,
     SliceSpec,
 )
+from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
-
-Json = dict[str, Any]
 
 
 def steps() -> CommitSteps:
@@ -29,7 +26,13 @@ def steps() -> CommitSteps:
 
 
 def seal(event: Json) -> Json:
-    return steps().seal(CommitRequest.from_json(event["request"]))
+    """Seals, then runs the pre-commit hooks: they judge exactly the sealed changes, which the plan commits (a
+    change staged while they run goes to the next commit). A failing hook fails the execution with HookAborted;
+    the sealed changes stay staged for the next commit."""
+    request = CommitRequest.from_json(event["request"])
+    sealed = steps().seal(request)
+    get_services().graveler.run_pre_hooks(commit_event(request))
+    return sealed
 
 
 def plan(event: Json) -> Json:
@@ -50,7 +53,7 @@ def finish(event: Json) -> Json:
 def drop(event: Json) -> Json:
     """The last step, after the branch moved: drops the sealed tokens, then runs the post-commit hooks (once per
     request however often the step is retried: the run is keyed by the request id)."""
-    dropped = steps().drop([str(t) for t in event["finish"]["tokens"]])
+    dropped = steps().drop(CommitRequest.from_json(event["request"]))
     commit_id = event["finish"].get("commit_id")
     if commit_id:
         request = CommitRequest.from_json(event["request"])

@@ -9,13 +9,11 @@ in the status record.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from chalicelib.graveler.imports import Importer, ImportPlan, ImportRequest, ImportSlice, ImportSteps
+from chalicelib.graveler.plan_json import Json
 from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS
 from chalicelib.wiring import Services, get_services
-
-Json = dict[str, Any]
 
 
 def importer(services: Services | None = None) -> Importer:

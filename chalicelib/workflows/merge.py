@@ -1,5 +1,5 @@
 """The merge workflow's tasks (stepfunctions/merge.asl.json). Each takes the state machine's state (or a Map
-item), runs one idempotent step of chalicelib/graveler/merge_steps.py and returns what the state keeps.
+item), runs one idempotent step of chalicelib/graveler/merge/steps.py and returns what the state keeps.
 
 The state is {"request": MergeRequest JSON, "max_slices": int, "plan": ..., "built": [...], "finish": ...}:
 bounds, ids and tokens only, never data (the 256 KB limit on a state).
@@ -7,13 +7,10 @@ bounds, ids and tokens only, never data (the 256 KB limit on a state).
 
 from __future__ import annotations
 
-from typing import Any
-
 from chalicelib.graveler.actions.operations import merge_event
 from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
+from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
-
-Json = dict[str, Any]
 
 
 def steps() -> MergeSteps:
@@ -39,7 +36,7 @@ def finish(event: Json) -> Json:
 def drop(event: Json) -> Json:
     """The last step, after the branch moved: drops the sealed tokens, then runs the post-merge hooks (once per
     request however often the step is retried: the run is keyed by the request id)."""
-    dropped = steps().drop([str(t) for t in event["finish"]["tokens"]])
+    dropped = steps().drop(MergeRequest.from_json(event["request"]))
     request = MergeRequest.from_json(event["request"])
     get_services().graveler.run_post_hooks(merge_event(request, str(event["finish"]["commit_id"])))
     return dropped

@@ -3,7 +3,7 @@
 Precedence, lowest first: the YAML file (``--config``, else ``~/.lakectl.yaml``: ``credentials.access_key_id``,
 ``credentials.secret_access_key``, ``server.endpoint_url``), then the ``LAKECTL_*`` environment variables, then
 the command-line flags. When none of them names an endpoint, a running ``lakelet local`` is found through its
-state file (lakelet/statefile.py), so the commands it prints work with no setup at all.
+state file (lakelet/stack/statefile.py), so the commands it prints work with no setup at all.
 """
 
 from __future__ import annotations

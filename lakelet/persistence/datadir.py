@@ -6,7 +6,7 @@ Layout (format 1)::
     <data dir>/lock                    held (flock) by the stack that uses the directory
     <data dir>/moto/snapshot-<G>.bin   moto's state before journal G (header line, then a pickle)
     <data dir>/moto/journal-<G>.log    the AWS requests that changed moto's state since snapshot G
-    <data dir>/state.json              written by the running stack for the CLI (lakelet/statefile.py)
+    <data dir>/state.json              written by the running stack for the CLI (lakelet/stack/statefile.py)
     <data dir>/damaged-<time>/         a damaged journal, the journals after it and their snapshot, set aside by
                                        --accept-journal-loss (store.py)
 

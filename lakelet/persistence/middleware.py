@@ -3,7 +3,7 @@
 A request is journaled unless it is known to leave moto's state as it is: reads (GET, HEAD, OPTIONS; JSON and
 query-protocol actions named Get*, Describe*, List*, Query, Scan, Decrypt, ...), moto's own ``/moto-api`` (the
 stack sets its config on every start), and Lambda invokes, which moto routes to the app's handlers in process
-(lakelet/stepfunctions_local.py): replaying one would run a task again, and the writes a task makes are requests
+(lakelet/stack/stepfunctions_local.py): replaying one would run a task again, and the writes a task makes are requests
 of their own, journaled one by one. StartSyncExecution is left out for the same reason. Anything not recognised
 is journaled: replaying a read costs a little time, forgetting a write would lose data.
 """

@@ -20,7 +20,7 @@ from pathlib import Path
 PROBE_TIMEOUT_SECONDS = 3.0
 JAVA_TIMEOUT_SECONDS = 15.0
 MIN_JAVA = 17
-# The S3 gateway's Server header (lakelet/s3server.py): how a gateway URL given as the moto URL is recognised.
+# The S3 gateway's Server header (lakelet/stack/s3server.py): how a gateway URL given as the moto URL is recognised.
 GATEWAY_SERVER = "LakeletS3"
 # `java -version` prints e.g. 'openjdk version "17.0.15" 2025-04-15' or 'java version "1.8.0_392"'.
 _JAVA_VERSION = re.compile(r'version "(?P<version>[^"]+)"')
@@ -52,7 +52,7 @@ def check_api(endpoint: str, hint: str) -> None:
 
 
 def _signed(url: str, method: str, keys: tuple[str, str] | None) -> urllib.request.Request:
-    """The stack's moto answers requests signed with the stack's key pair only (lakelet/moto_guard.py)."""
+    """The stack's moto answers requests signed with the stack's key pair only (lakelet/stack/moto_guard.py)."""
     if keys is None:
         return urllib.request.Request(url, method=method)
     from lakelet.stack.moto_guard import signed_headers

@@ -1,16 +1,16 @@
 """The embedded local stack: a moto server standing in for AWS, and the Chalice app served next to it.
 
 ``LocalStack`` does, in order: start moto's ThreadedMotoServer on loopback, behind a guard that takes only
-requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/moto_guard.py); point chalicelib's
-settings at it
-through the environment (before the app or its services are built, since they read the environment once);
-create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py`` with the
-de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the same
-services (lakelet/s3server.py); with ``sample_data``, create the ``quickstart`` repository (lakelet/samples.py);
-and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc run`` find the stack
-(lakelet/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries read only the queried partition
-(lakelet/moto_speedups.py), so their cost does not grow with the table. ``stop`` undoes all of it, including
-the environment, so tests can start a stack in-process. ``lakelet local`` (see cli.py) is a thin shell around it.
+requests signed with the stack's key pair and CORS from the stack's UI only (lakelet/stack/moto_guard.py); point
+chalicelib's settings at it through the environment (before the app or its services are built, since they read
+the environment once); create the bucket and the DynamoDB tables; create the admin credentials; serve ``app.py``
+with the de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and serve the S3 gateway over the
+same services (lakelet/stack/s3server.py); with ``sample_data``, create the ``quickstart`` repository
+(lakelet/stack/samples.py); and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc
+run`` find the stack (lakelet/stack/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries
+read only the queried partition (lakelet/stack/moto_speedups.py), so their cost does not grow with the table.
+``stop`` undoes all of it, including the environment, so tests can start a stack in-process. ``lakelet local``
+(see cli.py) is a thin shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
 there while it runs, and a snapshot is written on stop (lakelet/persistence/); provisioning then finds what an
@@ -77,7 +77,7 @@ def local_environment(
     """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
 
     The AWS key pair is the stack's own (``keys``, by default the default admin pair): moto's port takes requests
-    signed with it only (lakelet/moto_guard.py), and a developer's real AWS credentials never reach a local call.
+    signed with it only (lakelet/stack/moto_guard.py), and a developer's real AWS credentials never reach a local call.
     """
     keys = keys if keys is not None else Credentials(DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY)
     environment = {
@@ -109,7 +109,7 @@ def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) ->
 
 def _forget_default_session() -> None:
     # boto3's default session keeps the credentials it first resolved: clients built after the environment
-    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/moto_guard.py).
+    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/stack/moto_guard.py).
     import boto3
 
     boto3.DEFAULT_SESSION = None
@@ -408,7 +408,7 @@ class LocalStack:
             print(f"lakelet local: could not create the quickstart repository: {error}", file=sys.stderr)
 
     def state(self) -> dict[str, Any]:
-        """What the state file says about this started stack (format: lakelet/statefile.py)."""
+        """What the state file says about this started stack (format: lakelet/stack/statefile.py)."""
         return {
             "pid": os.getpid(),
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -1,12 +1,12 @@
 """``lakelet gc run REPO``: garbage collection on the embedded stack, with Spark in local mode.
 
 The same steps as the scheduled Lambda, with the local stack standing in for AWS: the lakeFS API prepares the
-run (POST .../gc/prepare_commits, so the repository needs GC rules), then emr/gc_job.py, the very file EMR
-Serverless runs, marks and sweeps in a local Spark session against the stack's moto server, and the summary is
-printed. With no flags it finds the running stack through its state file (lakelet/statefile.py); flags and the
+run (POST .../gc/prepare_commits, so the repository needs GC rules), then the GC job (emr/lakelet_gc/, the very code
+EMR Serverless runs) marks and sweeps in a local Spark session against the stack's moto server, and the summary is
+printed. With no flags it finds the running stack through its state file (lakelet/stack/statefile.py); flags and the
 LAKECTL_* / LAKELET_AWS_ENDPOINT_URL variables win over it. Before Spark starts it checks, in a second or two,
 that the stack answers, that the S3 endpoint is the stack's moto server and that Java 17 is installed
-(lakelet/gc_preflight.py); the first run then installs Spark (pyspark, the [gc] extra, which `make run` leaves
+(lakelet/stack/gc_preflight.py); the first run then installs Spark (pyspark, the [gc] extra, which `make run` leaves
 out: lakelet/stack/spark_local.py); then it reports each phase (prepare, list, mark, sweep) on stderr as it starts.
 """
 
@@ -49,8 +49,8 @@ __all__ = [
     "run_gc",
 ]
 
-JOB_FILE = Path(__file__).resolve().parents[2] / "emr" / "gc_job.py"
-JOB_MODULE = "gc_job"
+JOB_PACKAGE = Path(__file__).resolve().parents[2] / "emr" / "lakelet_gc"
+JOB_MODULE = "lakelet_gc"
 ENV_SERVER = "LAKECTL_SERVER_ENDPOINT_URL"
 ENV_ACCESS_KEY_ID = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
 ENV_SECRET_ACCESS_KEY = "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY"
@@ -104,17 +104,28 @@ class LakeFSApi:
         return str(self.call("POST", f"/repositories/{quoted}/gc/prepare_commits")["run_id"])
 
 
-def load_job(path: Path = JOB_FILE) -> ModuleType:
-    """emr/gc_job.py as the module ``gc_job`` (it is a script for EMR, not part of an installed package)."""
+def load_job(path: Path = JOB_PACKAGE) -> ModuleType:
+    """The GC job (emr/lakelet_gc/, the package beside EMR's entry point emr/gc_job.py) as the package
+    ``lakelet_gc``, loaded from the checkout by path: it is shipped to EMR as a zip, not installed."""
     loaded = sys.modules.get(JOB_MODULE)
-    if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path.resolve():
+    if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == (path / "__init__.py").resolve():
         return loaded
-    spec = importlib.util.spec_from_file_location(JOB_MODULE, path)
+    # Another copy (bench/gc_mark.py --compare) replaces this one with its submodules, so no module of one copy
+    # runs with those of the other.
+    for name in [name for name in sys.modules if name == JOB_MODULE or name.startswith(JOB_MODULE + ".")]:
+        del sys.modules[name]
+    spec = importlib.util.spec_from_file_location(
+        JOB_MODULE, path / "__init__.py", submodule_search_locations=[str(path)]
+    )
     if spec is None or spec.loader is None:
         raise GCCommandError(f"cannot load the GC job from {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[JOB_MODULE] = module
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[JOB_MODULE]
+        raise
     return module
 
 

@@ -51,7 +51,7 @@ _MODULES = ("pyspark", "pandas")
 # distribution", which reads like a wrong pin.
 _OFFLINE = ("NewConnectionError", "Failed to establish a new connection", "Temporary failure in name resolution")
 HEARTBEAT_SECONDS = 15.0
-# The stack's moto takes requests signed with the stack's key pair only (lakelet/moto_guard.py): the caller
+# The stack's moto takes requests signed with the stack's key pair only (lakelet/stack/moto_guard.py): the caller
 # gives that pair, which also keeps a developer's real AWS credentials out of local calls.
 _NOISE = (
     b"WARNING: Using incubator modules: jdk.incubator.vector",

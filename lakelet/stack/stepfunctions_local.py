@@ -9,7 +9,7 @@ error names as in AWS. This relies on moto internals: moto is pinned exactly (re
 The definitions are the files that deploy: ``${<function>}`` placeholders become the local function ARNs.
 
 moto's interpreter calls Lambda (and S3, for a Distributed Map) back over HTTP on moto's port with a fixed fake
-key pair; the stack's moto takes only the stack's key (lakelet/moto_guard.py), so while the workflows run here
+key pair; the stack's moto takes only the stack's key (lakelet/stack/moto_guard.py), so while the workflows run here
 those clients are built with the key pair of the environment the stack set.
 """
 

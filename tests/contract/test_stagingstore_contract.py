@@ -255,3 +255,21 @@ def test_delete_many_forgets_exactly_the_keys_given(staging_store: StagingStore)
     staging_store.delete_many(TOKEN, doomed)  # idempotent
     staging_store.delete_many(TOKEN, [])
     assert [s.key for s in staging_store.iterate(TOKEN)] == ["k28", "k29"]
+
+
+def test_set_answers_the_change_it_replaced(staging_store: StagingStore) -> None:
+    """What a refused write puts back (graveler/staging.py), read in the same write."""
+    assert staging_store.set(TOKEN, staged("k", 1)) is None
+    assert staging_store.set(TOKEN, tombstone("k")) == staged("k", 1)
+    assert staging_store.set(TOKEN, staged("k", 2)) == tombstone("k")
+    assert staging_store.set(OTHER, staged("k", 3)) is None  # per token
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 2)
+
+
+def test_get_many_reads_what_is_staged(staging_store: StagingStore) -> None:
+    staging_store.set_many(TOKEN, [staged(f"k{n:03d}", n) for n in range(0, 150, 2)] + [tombstone("t")])
+    staging_store.set(OTHER, staged("k001", 9))
+    wanted = [Key(f"k{n:03d}") for n in range(150)] + [Key("t"), Key("k000")]
+    found = staging_store.get_many(TOKEN, wanted)
+    assert found == {Key(f"k{n:03d}"): staged(f"k{n:03d}", n) for n in range(0, 150, 2)} | {Key("t"): tombstone("t")}
+    assert staging_store.get_many(TOKEN, []) == {}

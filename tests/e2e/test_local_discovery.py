@@ -2,7 +2,7 @@
 ``lakelet gc run quickstart`` with no flags after a restart on new ports (one Spark run, in a subprocess, as typed).
 
 Without persistence of the data directory (lakelet/persistence*), the restarted stack starts empty and creates
-quickstart again: the record that it was created lives in the stack's own state (lakelet/samples.py).
+quickstart again: the record that it was created lives in the stack's own state (lakelet/stack/samples.py).
 """
 
 from __future__ import annotations

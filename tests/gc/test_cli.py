@@ -98,4 +98,4 @@ def test_the_summary_reads_well() -> None:
 
 def test_the_job_module_is_loaded_once() -> None:
     assert local_gc.load_job() is local_gc.load_job()
-    assert local_gc.load_job().__name__ == "gc_job"
+    assert local_gc.load_job().__name__ == "lakelet_gc"

@@ -1,5 +1,6 @@
-"""emr/gc_job.py without Spark: its contract with chalicelib (paths and the range format), its safety rails,
-exact listing by slices, and DeleteObjects batches with partial failures."""
+"""The GC job (emr/gc_job.py and its package emr/lakelet_gc/) without Spark: its contract with chalicelib (paths
+and the range format), its safety rails, exact listing by slices, and DeleteObjects batches with partial
+failures."""
 
 from __future__ import annotations
 
@@ -26,12 +27,15 @@ from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed import format as range_format
 from chalicelib.graveler.records import Entry, EntryRecord, Key, MetaRangeID
 
-JOB_FILE = Path(__file__).resolve().parents[2] / "emr" / "gc_job.py"
+EMR = Path(__file__).resolve().parents[2] / "emr"
+# The entry point and every module of its package: what EMR Serverless runs.
+JOB_FILES = [EMR / "gc_job.py", *sorted((EMR / "lakelet_gc").glob("*.py"))]
 NAMESPACES = ["s3://bucket/repos/one", "s3://bucket", "s3://bucket/deep/er/", "s3://b-2/x//y"]
 
 
-def test_the_job_imports_no_chalicelib_and_parses_as_python_3_9() -> None:
-    tree = ast.parse(JOB_FILE.read_text(), feature_version=(3, 9))
+@pytest.mark.parametrize("path", JOB_FILES, ids=lambda path: path.name)
+def test_the_job_imports_no_chalicelib_and_parses_as_python_3_9(path: Path) -> None:
+    tree = ast.parse(path.read_text(), feature_version=(3, 9))
     imported = {
         alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names
     }
@@ -60,22 +64,30 @@ def test_the_job_imports_no_chalicelib_and_parses_as_python_3_9() -> None:
         "botocore",
         "pyarrow",
         "pyspark",
+        "lakelet_gc",  # the entry point's own package
     }
+
+
+def test_the_job_is_a_package_of_small_modules() -> None:
+    assert len(JOB_FILES) > 5
+    assert (EMR / "gc_job.py").read_text().count("\n") < 30  # the entry point only calls the package
+    for path in JOB_FILES:
+        assert path.read_text().count("\n") < 400, path
 
 
 @pytest.mark.parametrize("namespace", NAMESPACES)
 def test_the_job_and_the_prepare_step_agree_on_every_path(gc_job: ModuleType, namespace: str) -> None:
     ns = gc_job.Namespace.parse(namespace)
     run = "20250101T000000Z-abcdef12"
-    assert ns.address(gc_job.prepare_manifest_key(ns, run)) == layout.prepare_manifest_address(namespace, run)
-    assert ns.address(gc_job.mark_manifest_key(ns, run)) == layout.mark_manifest_address(namespace, run)
-    assert ns.address(gc_job.commits_key(ns, run)) == layout.commits_address(namespace, run)
-    assert ns.address(gc_job.staged_prefix(ns, run)) == layout.staged_location(namespace, run)
-    assert ns.address(gc_job.addresses_prefix(ns, run)) == layout.addresses_location(namespace, run)
-    assert ns.address(gc_job.deleted_prefix(ns, run)) == layout.deleted_location(namespace, run)
-    assert ns.address(gc_job.summary_key(ns, run)) == layout.summary_address(namespace, run)
-    assert gc_job.part_name(7) == layout.part_name(7)
-    assert gc_job.FORMAT_VERSION == layout.FORMAT_VERSION
+    assert ns.address(gc_job.layout.prepare_manifest_key(ns, run)) == layout.prepare_manifest_address(namespace, run)
+    assert ns.address(gc_job.layout.mark_manifest_key(ns, run)) == layout.mark_manifest_address(namespace, run)
+    assert ns.address(gc_job.layout.commits_key(ns, run)) == layout.commits_address(namespace, run)
+    assert ns.address(gc_job.layout.staged_prefix(ns, run)) == layout.staged_location(namespace, run)
+    assert ns.address(gc_job.layout.addresses_prefix(ns, run)) == layout.addresses_location(namespace, run)
+    assert ns.address(gc_job.layout.deleted_prefix(ns, run)) == layout.deleted_location(namespace, run)
+    assert ns.address(gc_job.layout.summary_key(ns, run)) == layout.summary_address(namespace, run)
+    assert gc_job.layout.part_name(7) == layout.part_name(7)
+    assert gc_job.layout.FORMAT_VERSION == layout.FORMAT_VERSION
     # Ranges: where the committed storage puts them, and where the job reads them.
     assert ns.address(ns.metadata_key("abc")) == f"{namespace.rstrip('/')}/_lakefs/abc"
     assert gc_job.Namespace.parse(ns.uri) == ns
@@ -91,20 +103,20 @@ def test_the_job_reads_ranges_and_metaranges_as_graveler_writes_them(gc_job: Mod
     metarange = committed.write_metarange(namespace, records)
     ns = gc_job.Namespace.parse(namespace)
     data = blocks.get(ns.address(ns.metadata_key(metarange)))
-    range_ids = gc_job.read_lakelet_parquet(data, ["range_id"], b"metarange", "m").column(0).to_pylist()
+    range_ids = gc_job.inputs.read_lakelet_parquet(data, ["range_id"], b"metarange", "m").column(0).to_pylist()
     assert len(range_ids) > 1 and range_ids == [r.id for r in committed.ranges(namespace, MetaRangeID(metarange))]
     addresses: list[str] = []
     for rid in range_ids:
-        table = gc_job.read_lakelet_parquet(
+        table = gc_job.inputs.read_lakelet_parquet(
             blocks.get(ns.address(ns.metadata_key(rid))), ["physical_address"], b"range", rid
         )
         addresses += table.column(0).to_pylist()
     assert addresses == [r.entry.physical_address for r in records]
-    assert gc_job.KIND_KEY == range_format._KIND and gc_job.VERSION_KEY == range_format._VERSION
-    assert gc_job.RANGE_FORMAT_VERSION == range_format.FORMAT_VERSION
+    assert gc_job.layout.KIND_KEY == range_format._KIND and gc_job.layout.VERSION_KEY == range_format._VERSION
+    assert gc_job.layout.RANGE_FORMAT_VERSION == range_format.FORMAT_VERSION
     # A range is not a metarange, and an unknown version is refused rather than guessed at.
     with pytest.raises(gc_job.GCJobError):
-        gc_job.read_lakelet_parquet(
+        gc_job.inputs.read_lakelet_parquet(
             blocks.get(ns.address(ns.metadata_key(range_ids[0]))), ["range_id"], b"metarange", "x"
         )
     table = pa.table({"range_id": ["x"]}).replace_schema_metadata(
@@ -113,7 +125,7 @@ def test_the_job_reads_ranges_and_metaranges_as_graveler_writes_them(gc_job: Mod
     sink = io.BytesIO()
     pq.write_table(table, sink)
     with pytest.raises(gc_job.GCJobError):
-        gc_job.read_lakelet_parquet(sink.getvalue(), ["range_id"], b"metarange", "x")
+        gc_job.inputs.read_lakelet_parquet(sink.getvalue(), ["range_id"], b"metarange", "x")
 
 
 def test_only_keys_under_the_namespaces_data_can_be_deleted(gc_job: ModuleType) -> None:
@@ -153,8 +165,8 @@ def test_slices_list_every_key_exactly_once(gc_job: ModuleType, count: int) -> N
         for key in keys:
             s3.put_object(Bucket="bucket", Key=key, Body=b"x")
         seen: list[str] = []
-        for piece in gc_job.list_slices(prefix, count):
-            seen += [item["Key"] for item in gc_job.list_slice(s3, "bucket", piece, page_size=3)]
+        for piece in gc_job.listing.list_slices(prefix, count):
+            seen += [item["Key"] for item in gc_job.listing.list_slice(s3, "bucket", piece, page_size=3)]
     assert sorted(seen) == sorted(k for k in keys if k.startswith(prefix))
     assert len(seen) == len(set(seen))
 
@@ -166,7 +178,7 @@ def test_listing_finds_partitions_and_loose_objects(gc_job: ModuleType) -> None:
         s3.create_bucket(Bucket="bucket")
         for key in ["repo/data/p1/a", "repo/data/p2/b", "repo/data/loose", "repo/_lakefs/m", "other/data/p/x"]:
             s3.put_object(Bucket="bucket", Key=key, Body=b"x")
-        prefixes, loose = gc_job.data_partitions(s3, ns)
+        prefixes, loose = gc_job.listing.data_partitions(s3, ns)
     assert prefixes == ["repo/data/p1/", "repo/data/p2/"]
     assert [item["Key"] for item in loose] == ["repo/data/loose"]
 
@@ -204,9 +216,9 @@ def test_a_sweep_deletes_in_batches_of_1000_and_reports_partial_failures(gc_job:
     s3 = FakeS3(refuse=refused)
     for address in addresses:
         s3.objects[ns.key_of(address)] = b"12345"
-    s3.objects["marked"] = gc_job.objects_part(addresses, [5] * len(addresses), [1] * len(addresses))
+    s3.objects["marked"] = gc_job.storage.objects_part(addresses, [5] * len(addresses), [1] * len(addresses))
 
-    result = gc_job.sweep_part(s3, ns, "run-1", 4, "marked")
+    result = gc_job.sweep.sweep_part(s3, ns, "run-1", 4, "marked")
 
     assert [len(keys) for keys in s3.delete_calls] == [999, 1000, 346]
     assert all(not key.startswith("repo/_lakefs/") for keys in s3.delete_calls for key in keys)
@@ -219,7 +231,7 @@ def test_a_sweep_deletes_in_batches_of_1000_and_reports_partial_failures(gc_job:
     assert "repo/_lakefs/sneaky" in s3.objects and refused <= set(s3.objects)
     report_key = ns.key_of(result["location"])
     assert report_key == "repo/_lakefs/retention/gc/deleted/run_id=run-1/part-00004.parquet"
-    deleted, _, _ = gc_job.read_objects_part(s3.objects[report_key])
+    deleted, _, _ = gc_job.storage.read_objects_part(s3.objects[report_key])
     assert len(deleted) == 2_343 and set(deleted).isdisjoint({"s3://bucket/repo/data/p/00003"})
     assert gc_job.exit_status({"sweep": {"objects_failed": 3}}) == gc_job.EXIT_PARTIAL_FAILURE
     assert gc_job.exit_status({"sweep": {"objects_failed": 0}}) == 0
@@ -286,10 +298,10 @@ def test_addresses_are_normalized_in_bulk_as_one_by_one(gc_job: ModuleType, name
         f"s3://{bucket}/{ns.prefix}data/p/é-ünïcode",
     ]
     column = pa.chunked_array([addresses[:4], [None], addresses[4:]], pa.string())
-    assert gc_job.normalize_addresses(ns, column).to_pylist() == [ns.normalize(a) for a in addresses]
+    assert gc_job.inputs.normalize_addresses(ns, column).to_pylist() == [ns.normalize(a) for a in addresses]
     # Relative addresses are the rare case: a column without any takes the other path, with the same result.
     absolute = [a for a in addresses if "://" in a]
-    assert gc_job.normalize_addresses(ns, pa.array(absolute)).to_pylist() == [ns.normalize(a) for a in absolute]
+    assert gc_job.inputs.normalize_addresses(ns, pa.array(absolute)).to_pylist() == [ns.normalize(a) for a in absolute]
 
 
 def test_a_listing_page_becomes_the_rows_the_old_per_object_path_made(gc_job: ModuleType) -> None:
@@ -299,12 +311,12 @@ def test_a_listing_page_becomes_the_rows_the_old_per_object_path_made(gc_job: Mo
     when = datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     keys = ["repo/data/p/abc", "repo/data/loose", "repo/data/nested/_lakefs/dummy", "repo/data/nested/data/0/x"]
     items = [{"Key": key, "Size": i * 10, "LastModified": when} for i, key in enumerate(keys)]
-    batch = gc_job.listed_batch(ns, items)
-    assert batch.schema.names == gc_job.LISTED_COLUMNS
+    batch = gc_job.listing.listed_batch(ns, items)
+    assert batch.schema.names == gc_job.listing.LISTED_COLUMNS
     rows = list(zip(*(batch.column(i).to_pylist() for i in range(4)), strict=True))
-    assert rows == [gc_job.listed_row(ns, i) for i in items]
+    assert rows == [gc_job.listing.listed_row(ns, i) for i in items]
     assert batch.column(3).to_pylist()[2] == "s3://bucket/repo/data/nested/"
-    plain = gc_job.listed_batch(ns, items[:2])
+    plain = gc_job.listing.listed_batch(ns, items[:2])
     assert plain.column(3).null_count == 2
 
 
@@ -326,8 +338,8 @@ def test_a_zip_on_the_path_is_read_again_only_when_it_changed(
     importlib.invalidate_caches()
     assert zipimport._zip_directory_cache[str(archive)] is not read_before  # what Python 3.12 does: read again
 
-    gc_job.skip_unchanged_zip_rereads()
-    gc_job.skip_unchanged_zip_rereads()  # once per process, however many tasks ask
+    gc_job.storage.skip_unchanged_zip_rereads()
+    gc_job.storage.skip_unchanged_zip_rereads()  # once per process, however many tasks ask
     importlib.invalidate_caches()  # the first call after the change reads as before
     read_once = zipimport._zip_directory_cache[str(archive)]  # type: ignore[attr-defined]
     importlib.invalidate_caches()

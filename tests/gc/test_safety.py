@@ -173,7 +173,7 @@ def test_a_dry_run_deletes_nothing_and_an_interrupted_sweep_completes_when_run_a
 
     # The sweep dies after its first task: part of the marked objects are gone, the rest are still there.
     ns = gc_job.Namespace.parse(repo.namespace)
-    first = gc_job.sweep_part(s3_client(), ns, run_id, parts[0]["index"], ns.key_of(parts[0]["location"]))
+    first = gc_job.sweep.sweep_part(s3_client(), ns, run_id, parts[0]["index"], ns.key_of(parts[0]["location"]))
     assert first["deleted"] == parts[0]["objects"]
     left = repo.labels() - {"A8", "B", late}
     assert 0 < len(left) < 8
@@ -257,7 +257,7 @@ def test_a_small_mark_subtracts_and_writes_in_one_spark_task_and_agrees_with_the
     assert len(marked) == 5
 
     # The same mark by Spark's anti join over the address partitions, the metaranges read by Spark tasks.
-    monkeypatch.setattr(gc_job, "DRIVER_METARANGES", 0)
+    monkeypatch.setattr(gc_job.mark, "DRIVER_METARANGES", 0)
     split = repo.job.run(run_id, mode="mark", single_task_objects=1)
 
     assert len(split["mark"]["parts"]) > 1

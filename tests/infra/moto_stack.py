@@ -16,7 +16,7 @@ from typing import Any
 
 from moto.cloudformation.parsing import resource_class_from_type
 
-Json = dict[str, Any]
+from chalicelib.graveler.plan_json import Json
 
 
 def _lambda_function(properties: Json, code_bucket: str, code_key: str) -> Json:

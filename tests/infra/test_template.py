@@ -162,6 +162,8 @@ def test_the_gc_function_is_scheduled_by_parameter_and_knows_its_emr_application
     assert env[gc_settings.ENV_APPLICATION_ID] == {"Ref": "GCApplication"}
     assert env[gc_settings.ENV_EXECUTION_ROLE_ARN] == {"Fn::GetAtt": ["GCJobRole", "Arn"]}
     assert env[gc_settings.ENV_ENTRY_POINT] == {"Fn::Sub": "s3://${ArtifactBucket}/lakelet/${Stage}/emr/gc_job.py"}
+    # The entry point's package, where make deploy uploads it (the job's role reads emr/*).
+    assert env[gc_settings.ENV_PY_FILES] == {"Fn::Sub": "s3://${ArtifactBucket}/lakelet/${Stage}/emr/lakelet_gc.zip"}
     application = template["Resources"]["GCApplication"]["Properties"]
     assert application["AutoStartConfiguration"] == {"Enabled": True}
     assert application["AutoStopConfiguration"]["Enabled"] is True

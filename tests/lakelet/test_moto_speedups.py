@@ -1,4 +1,4 @@
-"""lakelet/moto_speedups.py answers every DynamoDB query exactly as moto's own query does.
+"""lakelet/stack/moto_speedups.py answers every DynamoDB query exactly as moto's own query does.
 
 Each query below runs twice on the same moto state, through boto3 inside ``mock_aws``: once with the patched
 ``Table.query`` and once with moto's original one, and the two answers (items, order, Count, ScannedCount,

@@ -2,7 +2,9 @@
 127.0.0.1 ports picked at random: every route of the app with bad inputs, the gateway's header and body
 cases, and targeted cases of the routes that hand out bytes, URLs or sessions: the batch upload, presigned
 listings under a read deny, the write-once presigned upload, login with a non-JSON body and a token after
-logout. Prints what it tried and every 5xx or leak it saw; exits 1 if there was any.
+logout; and the engine's consistency under concurrency (adversarial_consistency.py: concurrent commits answer
+their own requests, reads during commits see acknowledged writes, a pre-commit hook judges exactly what is
+committed). Prints what it tried and every 5xx, leak or inconsistency it saw; exits 1 if there was any.
 
     .venv/bin/python -m tests.security.adversarial [--quick]
 
@@ -32,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from app import app  # noqa: E402
+from tests.security.adversarial_consistency import check_consistency  # noqa: E402
 
 KEY, SECRET = "AKIAADVERSARIAL00001", "adversarial/secret/key/0123456789abcdefgh"
 PREFIX = "/api/v1"
@@ -119,6 +122,8 @@ class Stack:
                 KEY,
                 "--secret-access-key",
                 SECRET,
+                # A stack of its own that leaves nothing behind: never the user's data directory.
+                "--ephemeral",
             ],
             cwd=ROOT,
             stdout=self.out,
@@ -244,6 +249,13 @@ def send_url(method: str, url: str, body: bytes = b"", headers: dict[str, str] |
         return response.status, response.read()
     finally:
         conn.close()
+
+
+def upload_raw(port: int, method: str, target: str, data: bytes) -> tuple[int, bytes]:
+    """An object upload (octet-stream body) to an API path, as the admin."""
+    headers = {"Authorization": auth_header(), "Content-Type": "application/octet-stream"}
+    status, answer, _ = send(port, method, PREFIX + target, data, headers)
+    return status, answer
 
 
 def user_with(port: int, name: str, *policies: dict[str, Any]) -> str:
@@ -494,6 +506,7 @@ def main() -> int:
         # Routes that hand out bytes, URLs or sessions, case by case.
         for check in (check_batch_upload, check_presigned_listing, check_write_once, check_login_and_logout):
             check(stack.api_port, record, five_xx.append)
+        check_consistency(send_json, stack.api_port, upload_raw, five_xx.append, args.quick)
         for method in ("GET", "PUT", "POST", "DELETE"):
             for target in ("/nope", PREFIX + "/nope", PREFIX + f"/repositories/{REPO}/settings/branch_protection_x"):
                 status, body, _ = send(stack.api_port, method, target, b"{}", h)

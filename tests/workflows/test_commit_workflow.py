@@ -207,7 +207,11 @@ def test_two_workflows_racing_and_writes_racing_them(sfn, services):
             racer.join()
         stop.set()
         thread.join()
-    assert [r["status"] for r in results] == ["SUCCEEDED", "SUCCEEDED"], results
+    # Each answers its own request: a commit of its own, or "no changes" when the other took its sealed token.
+    assert "SUCCEEDED" in [r["status"] for r in results], results
+    assert all(r["status"] == "SUCCEEDED" or r.get("error") == "NoChanges" for r in results), results
+    messages = [c.message for c in g.log("repo", "main").results]
+    assert sum(1 for r in results if r["status"] == "SUCCEEDED") == sum(1 for m in messages if m.startswith("race"))
     committed = set(listing(services))
     staged = {d.key for d in g.diff_uncommitted("repo", "main", amount=None).results}
     assert set(acknowledged) <= committed | staged

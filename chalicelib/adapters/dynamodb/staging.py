@@ -55,9 +55,22 @@ class DynamoStagingStore:
                 return None
         return _staged(row)
 
-    def set(self, token: StagingToken, staged: StagedEntry) -> None:
+    def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
+        # PutItem's ReturnValues=ALL_OLD hands back the row it replaced in the same call (Model.save cannot ask
+        # for it): a refused write puts it back (graveler/staging.py).
+        row = self._row(token, staged)
+        args, kwargs = row._get_save_args()
+        kwargs["return_values"] = "ALL_OLD"
         with storage_errors():
-            self._row(token, staged).save()
+            answer = row._get_connection().put_item(*args, **kwargs)
+        old = answer.get("Attributes")
+        return _staged(self._model.from_raw_data(old)) if old else None
+
+    def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
+        wanted = list(dict.fromkeys(keys))
+        with storage_errors():
+            rows = self._model.batch_get([(token, key) for key in wanted], consistent_read=True)
+            return {Key(row.key): _staged(row) for row in rows}
 
     def set_many(self, token: StagingToken, entries: Iterable[StagedEntry]) -> None:
         """Stages many changes with batch writes (25 items a request); a later change of a key wins.

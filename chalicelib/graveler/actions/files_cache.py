@@ -13,10 +13,9 @@ Memory is bounded twice: at most ``max_trees`` metaranges (holding ``max_entries
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator
 
+from ..caches import LRUCache
 from ..records import Entry, EntryRecord, StagedEntry
 from .spec import ACTIONS_PREFIX
 
@@ -49,39 +48,6 @@ def under_actions_prefix(staged: Iterable[StagedEntry]) -> Iterator[StagedEntry]
         yield change
 
 
-class _Lru[K, V: Sized]:
-    """At most ``capacity`` values of total ``len`` at most ``max_weight``, the least recently used out first (the
-    newest always stays). Loads happen outside the lock: two threads missing one key both load it, harmlessly,
-    since the values are immutable."""
-
-    def __init__(self, capacity: int, max_weight: int) -> None:
-        self._capacity = capacity
-        self._max_weight = max_weight
-        self._lock = threading.Lock()
-        self._items: OrderedDict[K, V] = OrderedDict()
-        self._weight = 0
-
-    def get_or_load(self, key: K, load: Callable[[], V]) -> V:
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                return self._items[key]
-        value = load()
-        with self._lock:
-            previous = self._items.pop(key, None)
-            self._weight += len(value) - (len(previous) if previous is not None else 0)
-            self._items[key] = value
-            while len(self._items) > 1 and (len(self._items) > self._capacity or self._weight > self._max_weight):
-                _, evicted = self._items.popitem(last=False)
-                self._weight -= len(evicted)
-        return value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._weight = 0
-
-
 class ActionFilesCache:
     """Action files by metarange id, and their contents by physical address; both immutable."""
 
@@ -91,9 +57,10 @@ class ActionFilesCache:
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        self._trees: _Lru[tuple[str, str], Tree] = _Lru(max_trees, max_entries)
+        # Weighed by their length: entries for a tree, bytes for a file's contents.
+        self._trees: LRUCache[tuple[str, str], Tree] = LRUCache(max_trees, max_entries, len)
         # Capacity in files is generous: the byte bound is the one that matters.
-        self._data: _Lru[str, bytes] = _Lru(max_trees, max_bytes)
+        self._data: LRUCache[str, bytes] = LRUCache(max_trees, max_bytes, len)
 
     def tree(self, namespace: str, metarange_id: str, load: Callable[[], Tree]) -> Tree:
         """The action files of the metarange (an empty tuple when it has none); ``load`` reads them on a miss."""

@@ -36,8 +36,9 @@ class CommitBase(JsonRecord):
 
 @dataclass(frozen=True, slots=True)
 class CommitPlan(JsonRecord):
-    """The slices to build on ``base``; or ``done`` when the sealed token was already committed (by a racing
-    commit, or by this request's own finish before a crash): then ``head`` is the branch head that holds it."""
+    """The slices to build on ``base``; or ``done`` when this request's own finish committed the sealed token
+    already (a retry after a crash): then ``head`` is that commit. A token a racing commit took is no plan: the
+    plan step raises NoChanges."""
 
     done: bool
     base: CommitBase | None = None

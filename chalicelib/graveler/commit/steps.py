@@ -13,7 +13,8 @@ The steps, each safe to re-run after a crash before or after its side effect:
   so storing it again is a no-op) and compare-and-swaps the branch from the sealed state it planned on. If the
   branch moved meanwhile it answers "replan" (the workflow goes back to ``plan``); if the branch already points
   at this commit (a retry after the swap) it answers as the first run did.
-- ``drop``: drops the committed tokens (idempotent).
+- ``drop``: drops the tokens the branch retired long enough ago (idempotent); the tokens this commit released stay
+  readable for a while, for readers that read the branch before the swap (branch_moves.release_expired).
 
 Content-defined cuts: a slice starts at a base range boundary, so its ranges are exactly those a single pass
 would write from there, as long as the single pass is between ranges at that point. When it is not (the slice
@@ -24,11 +25,11 @@ there the two agree. So the metarange is the same, with the same id, as ``Gravel
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import errors, slicing
-from ..branch_moves import finish_move, seal_failure, sealed, update_branch
+from ..branch_moves import finish_move, release_expired, retired_tokens, seal_failure, sealed, update_branch
 from ..committed.apply import apply_changes
 from ..committed.params import RangeParams, params_for_format
 from ..committed.storage import CommittedStorage
@@ -41,23 +42,19 @@ from ..records import (
     BranchID,
     Commit,
     CommitID,
-    Key,
     MetaRangeID,
     RepositoryID,
     StagedEntry,
     StagingToken,
 )
 from ..slicing import sample_keys, slice_bounds, spread_bounds
-from ..staging import delete_keys, drop_tokens, staged_changes, token_is_empty
+from ..staging import staged_changes, token_is_empty
 from .plan import CommitBase, CommitPlan, SliceSpec
 from .request import CommitRequest, request_token
 
 Json = dict[str, Any]
 
 DEFAULT_MAX_SLICES = 16
-# Up to this many staged keys, a commit in one process deletes them by key (batches of 25) instead of listing
-# its tokens to drop them: one query fewer for a small commit; a large one drops with parallel batches.
-SMALL_DROP_KEYS = 250
 REPLAN = "replan"
 COMMITTED = "committed"
 DONE_ELSEWHERE = "committed-elsewhere"
@@ -117,6 +114,11 @@ class CommitSteps:
                 # sealed one, or nothing is sealed because that token was committed since.
                 found.append(branch.sealed_tokens[0] if branch.sealed_tokens else "")
                 return None
+            if mine in retired_tokens(branch):
+                # Sealed, then committed by now (a seal retried long after its swap): sealing it again would
+                # make a retired token, due to be dropped, the staging token.
+                found.append("")
+                return None
             if mine in branch.sealed_tokens:
                 # A later seal sealed our token too: the one we sealed comes right after it.
                 rest = branch.sealed_tokens[branch.sealed_tokens.index(mine) + 1 :]
@@ -139,8 +141,8 @@ class CommitSteps:
         max_slices: int = DEFAULT_MAX_SLICES,
         branch: Branch | None = None,
     ) -> CommitPlan:
-        """The slices to build, or a plan that is ``done`` when our sealed token was already committed (by a racing
-        commit that took every sealed token, or by our own finish before a crash).
+        """The slices to build, or a plan that is ``done`` when our own finish committed our sealed token already
+        (a retry). Raises NoChanges when a racing commit took our sealed token: its answer is its own.
 
         ``branch``: the record this very request just wrote (its seal), planned on without a read; a plan on a
         record that moved since is caught by the finish's compare-and-swap, which then plans again from a read."""
@@ -149,7 +151,12 @@ class CommitSteps:
         if branch is None:
             branch = self.refs.get_branch(repo_id, branch_id)
         if sealed_token not in branch.sealed_tokens:
-            return CommitPlan(True, head=branch.commit_id)
+            # Committed already: by this very request (its finish swapped, then a retry planned again), or by a
+            # racing commit that took every sealed token, ours too. That commit answers its own request only.
+            own = _own_commit(self.refs, repo_id, branch.commit_id, request)
+            if own is None:
+                raise errors.NoChanges(f"no changes to commit on branch {branch_id}: a concurrent commit took them")
+            return CommitPlan(True, head=own)
         head = self.refs.get_commit(repo_id, branch.commit_id)
         ranges = self.storage.metarange(repo.storage_namespace, head.meta_range_id).ranges
         tokens = tuple(branch.sealed_tokens)
@@ -171,17 +178,14 @@ class CommitSteps:
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: SliceSpec, seen: KeysSeen | None = None) -> Json:
-        """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts.
-        ``seen`` records the staged keys read (for an in-process drop)."""
+    def build_slice(self, item: SliceSpec) -> Json:
+        """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
         namespace, lo, hi = item.namespace, item.lo, item.hi
         base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
         inside = [r for r in base if r.min_key >= lo and (hi is None or r.min_key < hi)]
         params = params_for_format(item.range_format, self.params)
         writer = RangeWriter(self.storage, namespace, params, known_ranges={r.id for r in inside})
         changes = _bounded(staged_changes(self.staging, [StagingToken(t) for t in item.tokens], lo), hi)
-        if seen is not None:
-            changes = seen.record(changes)
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), params
         )
@@ -224,19 +228,15 @@ class CommitSteps:
 
     # ---- drop -----------------------------------------------------------------------------------------------
 
-    def drop(self, tokens: list[str], seen: KeysSeen | None = None) -> Json:
-        """Drops committed tokens; idempotent. Never fails: the commit has landed and must say so. A token whose
-        drop fails is still listed in the branch's retired tokens (the swap recorded it), so the next seal drops
-        it; {"dropped": n, "deferred": [tokens left for then]}.
-
-        ``seen``: every staged key the build read, when it read few. Then the keys are deleted without listing
-        the tokens first. A row a stale writer put into a token after the build read it is not among them; the
-        token stays listed as retired, and the next seal drops it whole, as it does after a failed drop."""
-        if seen is None or seen.overflowed:
-            deferred = drop_tokens(self.staging, [StagingToken(t) for t in tokens])
-        else:
-            deferred = delete_keys(self.staging, [StagingToken(t) for t in tokens], seen.keys)
-        return {"dropped": len(tokens) - len(deferred), "deferred": list(deferred)}
+    def drop(self, request: CommitRequest, branch: Branch | None = None) -> Json:
+        """Drops the tokens the branch retired longer ago than a read can last (branch_moves.release_expired); the
+        tokens this commit just released stay readable for readers holding the record from before its swap.
+        Never fails: the commit has landed and must say so. {"retired": tokens still waiting}. ``branch``: a
+        record this request read or wrote (every entry due on it is still listed or already dropped), saving a
+        read when nothing is due."""
+        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
+        left = release_expired(self.refs, self.staging, repo_id, branch_id, branch)
+        return {"retired": len(left)}
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
@@ -247,23 +247,28 @@ class CommitSteps:
         max_rounds: int = 10,
         branch: Branch | None = None,
         staged_seen: bool = False,
+        pre_hooks: Callable[[Branch], None] | None = None,
     ) -> Json:
         """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
 
         ``branch``: the branch as the caller read it in this request. In one process the record each step leaves
         is handed to the next instead of read again: every write is a compare-and-swap on that record, so one
-        that moved meanwhile costs a lost swap (then a read), never a wrong result."""
+        that moved meanwhile costs a lost swap (then a read), never a wrong result. ``pre_hooks``: run on the
+        sealed record before the plan (raises HookAborted to refuse the commit)."""
         sealed, known = self._seal(request, branch, staged_seen)
+        if pre_hooks is not None:
+            # After the seal and before the plan: the hooks see the sealed changes, and the plan commits exactly
+            # the tokens sealed by then (writes while they run go to the new token, for the next commit).
+            pre_hooks(known)
         current: Branch | None = known
         for _ in range(max_rounds):
             planned = self.plan(request, sealed, max_slices, current)
             if planned.done:
                 return {"status": DONE_ELSEWHERE, "commit_id": planned.head}
-            seen = KeysSeen()
-            built = [self.build_slice(item, seen) for item in planned.slices]
+            built = [self.build_slice(item) for item in planned.slices]
             result = self.finish(request, planned, built, current)
             if result["status"] == COMMITTED:
-                self.drop(result["tokens"], seen)
+                self.drop(request, known)
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
             current = None  # the branch moved: the next round reads it
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
@@ -286,23 +291,28 @@ def swap_branch(
     return {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
 
 
-class KeysSeen:
-    """The staged keys a build read, up to ``limit`` of them (past it, only that there were more)."""
+# How far back from the head a commit that finds its sealed token committed looks for its own commit (a retry after
+# its own swap): commits that landed on the branch since then.
+OWN_COMMIT_DEPTH = 32
 
-    def __init__(self, limit: int = SMALL_DROP_KEYS) -> None:
-        self.keys: list[Key] = []
-        self.overflowed = False
-        self._limit = limit
 
-    def record(self, changes: Iterator[StagedEntry]) -> Iterator[StagedEntry]:
-        for staged in changes:
-            if not self.overflowed:
-                if len(self.keys) < self._limit:
-                    self.keys.append(staged.key)
-                else:
-                    self.overflowed = True
-                    self.keys.clear()
-            yield staged
+def _own_commit(refs: RefStore, repo_id: RepositoryID, head: CommitID, request: CommitRequest) -> str | None:
+    """The commit this request made, among the branch's last commits: the one with its committer, message,
+    metadata and date (the fields it fixed once). None when another request made the commit that took its token."""
+    current: CommitID | None = head
+    for _ in range(OWN_COMMIT_DEPTH):
+        if current is None:
+            return None
+        commit = refs.get_commit(repo_id, current)
+        if (
+            commit.committer == request.committer
+            and commit.message == request.message
+            and dict(commit.metadata) == request.metadata
+            and int(commit.creation_date) == int(request.date)
+        ):
+            return commit.id
+        current = commit.parents[0] if commit.parents else None
+    return None
 
 
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:

@@ -12,12 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from ..addressing import metadata_address
+from ..plan_json import Json
 from .request import ImportLocation
-
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

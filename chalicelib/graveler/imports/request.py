@@ -13,13 +13,11 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from .. import errors
+from ..plan_json import Json
 from ..validation import validate_path
 from .errors import ImportNotAllowed
-
-Json = dict[str, Any]
 
 COMMON_PREFIX = "common_prefix"
 OBJECT = "object"

@@ -7,9 +7,8 @@ tasks never read-modify-write a shared record; the status sums them.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
-Json = dict[str, Any]
+from ..plan_json import Json
 
 RUNNING = "running"
 COMPLETED = "completed"

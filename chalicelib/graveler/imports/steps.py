@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
@@ -35,8 +35,9 @@ from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
+from ..plan_json import Json
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
-from ..slicing import join_slices, spread_bounds
+from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
 from .errors import ImportCanceled
 from .listing import slice_changes
 from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes
@@ -47,9 +48,7 @@ from .status import CANCELED_MESSAGE, MERGING, ImportRecord
 if TYPE_CHECKING:
     from ..service import Graveler
 
-Json = dict[str, Any]
 
-DEFAULT_MAX_SLICES = 16
 # How many top "directories" of each source the plan reads to place slice bounds.
 PREFIX_CANDIDATES = 1000
 # How far back along the branch's first parents a retried merge looks for the merge it already made.

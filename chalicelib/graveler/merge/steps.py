@@ -15,7 +15,7 @@
   commit workflow does), stores the merge commit (a content hash: storing it again is a no-op) and
   compare-and-swaps the branch from the head it planned on. If the branch moved meanwhile it answers "replan";
   if the branch already points at this commit (a retry after the swap) it answers as the first run did.
-- ``drop``: drops the sealed tokens the swap released (idempotent).
+- ``drop``: drops the tokens the branch retired long enough ago (idempotent; see the commit's steps).
 
 The request fixes the source commit and the date, so every retry computes the same commit id.
 """
@@ -29,6 +29,7 @@ from typing import Any
 
 from .. import errors
 from ..addressing import metadata_address
+from ..branch_moves import release_expired
 from ..commit import COMMITTED, swap_branch
 from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
@@ -42,7 +43,6 @@ from ..move_checks import prepare_move, refuse_dirty, repository_for_write
 from ..ports import BlockStore, RefStore, StagingStore
 from ..records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
 from ..slicing import concatenate, spread_bounds
-from ..staging import drop_tokens
 from .base import require_merge_base
 from .plan import MergeFixed, MergePlan, MergeSliceSpec
 from .policy import conflict_policy, source_holds_changes
@@ -232,10 +232,10 @@ class MergeSteps:
 
     # ---- drop -----------------------------------------------------------------------------------------------
 
-    def drop(self, tokens: list[str]) -> Json:
-        """Drops the tokens the swap released; idempotent, and never fails (see CommitSteps.drop)."""
-        deferred = drop_tokens(self.staging, [StagingToken(t) for t in tokens])
-        return {"dropped": len(tokens) - len(deferred), "deferred": list(deferred)}
+    def drop(self, request: MergeRequest) -> Json:
+        """Drops the tokens the branch retired long enough ago; idempotent, and never fails (see CommitSteps.drop)."""
+        left = release_expired(self.refs, self.staging, RepositoryID(request.repository), BranchID(request.destination))
+        return {"retired": len(left)}
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
@@ -261,7 +261,7 @@ class MergeSteps:
             ]
             result = self.finish(request, planned, built)
             if result["status"] == COMMITTED:
-                self.drop(result["tokens"])
+                self.drop(request)
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
             planned = None
         raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")

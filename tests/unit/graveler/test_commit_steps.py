@@ -210,9 +210,9 @@ def test_every_step_converges_when_retried_after_its_side_effect():
     head = env.refs.get_branch(RepositoryID("repo"), BranchID("main")).commit_id
     again = env.steps.finish(req, planned, built)  # crashed after the swap: the retry answers the same
     assert again == first and env.refs.get_branch(RepositoryID("repo"), BranchID("main")).commit_id == head
-    env.steps.drop(first["tokens"])
-    env.steps.drop(first["tokens"])
-    assert env.steps.plan(req, sealed, 4).done is True
+    env.steps.drop(req)
+    env.steps.drop(req)
+    assert env.steps.plan(req, sealed, 4).done is True  # a retried plan finds this request's own commit
     assert env.steps.seal(req)["sealed_token"] == ""  # and a late seal retry does not seal again
     listing = env.listing()
     assert key(5) not in listing and listing[key(7)].endswith("/2") and listing[key(8)].endswith("/0")
@@ -236,7 +236,8 @@ def test_finish_replans_when_the_branch_moved_and_never_points_at_a_partial_stat
     result = env.steps.run(req)  # the workflow replans: commits every sealed token, ours included
     assert result["status"] == COMMITTED
     assert set(env.listing()) == {key(i) for i in range(100)} | {key(500)}
-    assert other.run(request("b", "second"))["status"] == "committed-elsewhere"
+    with pytest.raises(errors.NoChanges):  # its token went into our commit: it answers no changes, not ours
+        other.run(request("b", "second"))
 
 
 def test_nothing_to_commit_is_refused_before_sealing():
@@ -285,3 +286,18 @@ def test_racing_commits_and_writes_lose_and_duplicate_nothing():
     # Every commit's metarange is exactly the one a single apply writes from its parent (no partial state).
     log = env.g.log("repo", "main", amount=1000).results
     assert len({c.id for c in log}) == len(log)
+
+
+def test_a_seal_retried_after_a_racing_commit_took_its_token_never_seals_a_retired_token():
+    env = Env()
+    env.put(key(1))
+    req = request("late", "late seal")
+    env.steps.seal(req)  # our seal swapped; the task crashed before answering
+    env.put(key(2))  # staged in the token our seal installed
+    env.g.commit("repo", "main", "bob", "racing")  # seals and commits that token: it is retired now
+    env.put(key(3))  # something staged again, so a seal would go ahead
+    branch = env.refs.get_branch(RepositoryID("repo"), BranchID("main"))
+    retried = env.steps.seal(req)["sealed_token"]  # the retry: nothing of ours is left to seal
+    assert retried == "" and env.refs.get_branch(RepositoryID("repo"), BranchID("main")) == branch
+    with pytest.raises(errors.NoChanges):  # and the racing commit is not passed off as ours
+        env.steps.plan(req, retried)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.graveler.ttl_cache import TTLCache
+from chalicelib.graveler.caches import TTLCache
 
 
 class Clock:
