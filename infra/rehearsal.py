@@ -25,7 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-Json = dict[str, Any]
+from chalicelib.graveler.plan_json import Json
+
 REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's default account
 PROJECT_DIR = Path(__file__).resolve().parents[1]
