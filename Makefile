@@ -38,7 +38,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench spark-jars
 
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
@@ -194,6 +194,24 @@ $(WEBUI_MODULES): webui/package.json webui/package-lock.json
 
 $(WEBUI_OUT): $(WEBUI_MODULES) $(WEBUI_SOURCES)
 	cd webui && node build.mjs
+
+# --- Spark's jars (docs/spark.md) ----------------------------------------------------------------------------
+# hadoop-aws with its AWS SDK, Delta and Iceberg, pinned in tests/spark/pom.xml to the pyspark of requirements-gc.txt,
+# copied by Maven (checksums strict) into the git-ignored tests/spark/jars/; the tests and the bench put them on
+# spark.jars, so nothing downloads a jar at test time. The stamp (and Maven's local repository) makes a second run
+# download nothing; a change to the pom copies them again into an emptied folder.
+SPARK_JARS := tests/spark/jars/.fetched
+MVN ?= mvn
+
+spark-jars: $(SPARK_JARS)
+
+$(SPARK_JARS): tests/spark/pom.xml
+	rm -rf tests/spark/jars
+	$(MVN) -B -q --strict-checksums -f tests/spark/pom.xml dependency:copy-dependencies -DexcludeTransitive=true \
+		-DoutputDirectory=jars
+	touch $@
+
+test bench: spark-jars
 
 # --- Benchmarks (docs/performance.md) -----------------------------------------------------------------------
 BENCH_ARGS ?=

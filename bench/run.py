@@ -33,7 +33,7 @@ from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 PROJECT = BENCH.parent
-GROUPS = ("engine", "stack", "gc", "first-run", "bundle")
+GROUPS = ("engine", "stack", "gc", "spark", "first-run", "bundle")
 LE, GE = "<=", ">="
 
 
@@ -388,6 +388,41 @@ def gc_rows(args: argparse.Namespace) -> list[Row]:
     ]
 
 
+SPARK_READ_GOAL = 2.0  # a branch read through the gateway at most twice the time of the same files from S3
+
+
+def spark_rows(args: argparse.Namespace) -> list[Row]:
+    m = run_json(
+        f"import spark_read, json; print(json.dumps(spark_read.measure({args.spark_mib}, {args.spark_files})))",
+        args.timeout,
+    )
+    size = f"{m['bytes'] / 2**20:,.0f} MiB of Parquet in {m['files']} files"
+    return [
+        row(
+            "spark_s3a_read",
+            f"Spark reading {size} from a branch through the S3 gateway (s3a://), against the same files from moto",
+            f"{m['gateway_ratio']:.2f}x moto's time: {m['gateway_seconds']:.1f} s ({m['gateway_mib_per_s']:.0f} MiB/s) "
+            f"against {m['moto_seconds']:.1f} s ({m['moto_mib_per_s']:.0f} MiB/s), local[2], best of {m['runs']}",
+            m["gateway_ratio"],
+            LE,
+            SPARK_READ_GOAL,
+            f"<= {SPARK_READ_GOAL:g}x moto",
+            "every byte passes through the gateway's Python process (moto in the same process behind it)",
+            m,
+        ),
+        row(
+            "spark_lakefs_read",
+            f"Spark reading {size} from a branch through lakeFS's Hadoop FileSystem (lakefs://, presigned)",
+            "not measured",
+            None,
+            LE,
+            SPARK_READ_GOAL,
+            f"<= {SPARK_READ_GOAL:g}x moto",
+            m["lakefs_reason"],
+        ),
+    ]
+
+
 def first_run_rows(args: argparse.Namespace) -> list[Row]:
     what = "clean clone to a ready `make run`, fresh machine, empty pip and npm caches"
     if args.quick:
@@ -487,6 +522,7 @@ RUNNERS: dict[str, Callable[[argparse.Namespace], list[Row]]] = {
     "engine": engine_rows,
     "stack": stack_rows,
     "gc": gc_rows,
+    "spark": spark_rows,
     "first-run": first_run_rows,
     "bundle": bundle_rows,
 }
@@ -525,6 +561,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         help="GC mark: objects (100,000; quick 2,000; moto's listing grows with their square: minutes at 100,000)",
     )
     p.add_argument("--gc-commits", type=int, help="GC mark: commits (50; quick 4)")
+    p.add_argument("--spark-mib", type=int, help="Spark read: MiB of Parquet (64; quick 8); 1024 for 1 GiB")
+    p.add_argument("--spark-files", type=int, help="Spark read: Parquet files (8; quick 2)")
     p.add_argument("--repeats", type=int, help="fresh-process timings: runs per figure, the median kept (5; quick 1)")
     p.add_argument("--api-port", type=int, default=0, help="the stack's API port (0: any free one)")
     p.add_argument("--s3-port", type=int, default=0, help="the stack's S3 gateway port (0: any free one)")
@@ -546,6 +584,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "gc_objects": (100_000, 2_000),
         "gc_commits": (50, 4),
         "repeats": (5, 1),
+        "spark_mib": (64, 8),
+        "spark_files": (8, 2),
     }
     for name, (full, quick) in sizes.items():
         if getattr(args, name) is None:

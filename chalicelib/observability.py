@@ -245,6 +245,10 @@ def flush_metrics() -> None:
                 warnings.simplefilter("ignore")
                 metrics.set_default_dimensions(stage=stage)
         metrics.flush_metrics()
+        if metrics.metric_set:
+            # POWERTOOLS_METRICS_DISABLED (the local stack's default): Powertools neither prints nor clears, so
+            # the values would pile up across invocations and print as one blob every 100 of them.
+            metrics.clear_metrics()
 
 
 # ---------------------------------------------------------------------------------------------------------------

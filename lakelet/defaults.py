@@ -10,3 +10,6 @@ DEFAULT_API_PORT = 8000
 DEFAULT_S3_PORT = 8001
 LOCAL_HOST = "127.0.0.1"
 LOCAL_REGION = "us-east-1"
+# How many connections the local servers queue before accepting them (socketserver's default is 5: a burst of
+# 40 client threads saw resets). The kernel caps it at net.core.somaxconn.
+LISTEN_BACKLOG = 1024

@@ -38,6 +38,7 @@ _TESTS_DIR = Path(__file__).resolve().parent
 _FOLDER_TIERS: dict[str, tuple[str, ...]] = {
     "e2e": ("e2e",),  # the embedded stack on a port, driven by the official clients, boto3 and the aws cli
     "ui": ("browser", "e2e"),  # Chromium driving the web UI served by the embedded stack
+    "spark": ("spark", "e2e"),  # Spark (jars of make spark-jars) against the embedded stack
 }
 _FIXTURE_TIERS: dict[str, str] = {
     "spark": "spark",  # tests/gc: a local Spark session (a JVM)

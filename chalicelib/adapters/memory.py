@@ -227,6 +227,8 @@ class MemoryBlockStore:
         # upload id -> (address, part number -> bytes)
         self._uploads: dict[str, tuple[str, dict[int, bytes]]] = {}
         self._upload_count = 0
+        # A blob's storage class when a test set one (S3 lifecycle rules move objects to others); else STANDARD.
+        self.storage_classes: dict[str, str] = {}
 
     def put(self, address: str, data: bytes) -> PutResult:
         with self._lock:
@@ -261,6 +263,12 @@ class MemoryBlockStore:
             raise errors.ObjectNotFound(address)
         return PutResult(len(data), etag or hashlib.md5(data).hexdigest())
 
+    def storage_class(self, address: str) -> str:
+        with self._lock:
+            if address not in self.blobs:
+                raise errors.ObjectNotFound(address)
+            return self.storage_classes.get(address, "STANDARD")
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         return f"https://memory.invalid/{address.removeprefix('s3://')}?expires={expires_seconds}"
 
@@ -283,6 +291,11 @@ class MemoryBlockStore:
 
     def copy(self, source: str, destination: str) -> PutResult:
         return self.put(destination, self.get(source))
+
+    def presign_upload_part(self, address: str, upload_id: str, part_number: int, expires_seconds: int) -> str:
+        self._parts(address, upload_id)  # an unknown upload is ObjectNotFound, as S3 would answer the PUT
+        where = address.removeprefix("s3://")
+        return f"https://memory.invalid/{where}?uploadId={upload_id}&partNumber={part_number}&expires={expires_seconds}"
 
     def create_multipart_upload(self, address: str) -> str:
         with self._lock:

@@ -29,6 +29,7 @@ _INVALID_CODES = frozenset({"InvalidPart", "InvalidPartOrder", "EntityTooSmall",
 # What S3 answers a conditional PutObject (If-None-Match: *) that lost: the key exists, or another is being written.
 _LOST_CONDITIONAL_WRITE = frozenset({"PreconditionFailed", "412", "ConditionalRequestConflict", "409"})
 # S3 copies at most 5 GiB in one CopyObject or UploadPartCopy; larger blobs are copied in parts of this size.
+STANDARD_STORAGE_CLASS = "STANDARD"
 COPY_PART_BYTES = 1024**3
 MAX_SINGLE_COPY_BYTES = 5 * 1024**3
 
@@ -123,6 +124,13 @@ class S3BlockStore:
             head = self._client.head_object(Bucket=bucket, Key=key)
         return PutResult(int(head["ContentLength"]), _unquote(str(head["ETag"])))
 
+    def storage_class(self, address: str) -> str:
+        bucket, key = split_address(address)
+        with _s3_errors(address):
+            head = self._client.head_object(Bucket=bucket, Key=key)
+        # S3 names the class in a HEAD only when it is not STANDARD.
+        return str(head.get("StorageClass") or STANDARD_STORAGE_CLASS)
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         bucket, key = split_address(address)
         with _s3_errors(address):
@@ -201,6 +209,13 @@ class S3BlockStore:
         bucket, key = split_address(address)
         with _s3_errors(address):
             return str(self._client.create_multipart_upload(Bucket=bucket, Key=key)["UploadId"])
+
+    def presign_upload_part(self, address: str, upload_id: str, part_number: int, expires_seconds: int) -> str:
+        bucket, key = split_address(address)
+        params = {"Bucket": bucket, "Key": key, "UploadId": upload_id, "PartNumber": part_number}
+        with _s3_errors(address):
+            url = self._client.generate_presigned_url("upload_part", Params=params, ExpiresIn=expires_seconds)
+        return str(url)
 
     def upload_part(self, address: str, upload_id: str, part_number: int, data: bytes) -> PutResult:
         bucket, key = split_address(address)

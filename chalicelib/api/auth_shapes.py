@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from chalicelib.auth.conditions import conditions_json, parse_conditions
 from chalicelib.auth.records import Credential, Effect, Group, Policy, Statement, User
 from chalicelib.auth.tokens import Token
 from chalicelib.graveler import errors
@@ -39,7 +40,14 @@ def group(record: Group) -> dict[str, Any]:
 
 
 def statement(record: Statement) -> dict[str, Any]:
-    return {"effect": record.effect.value, "resource": record.resource, "action": list(record.actions)}
+    shaped: dict[str, Any] = {
+        "effect": record.effect.value,
+        "resource": record.resource,
+        "action": list(record.actions),
+    }
+    if record.conditions:
+        shaped["condition"] = conditions_json(record.conditions)
+    return shaped
 
 
 def policy(record: Policy) -> dict[str, Any]:
@@ -81,9 +89,7 @@ def _statement(item: Any, n: int) -> Statement:
     actions = item.get("action")
     if not isinstance(actions, list) or not actions or not all(isinstance(a, str) for a in actions):
         raise errors.Invalid(f"{where}.action must be a non-empty list of strings")
-    if item.get("condition") not in (None, {}):
-        raise errors.Invalid(f"{where}.condition is not supported")
-    return Statement(effect, tuple(actions), resource)
+    return Statement(effect, tuple(actions), resource, parse_conditions(item.get("condition"), where))
 
 
 def page_of[T](items: Sequence[T], key: Callable[[T], str], prefix: str, after: str, amount: int) -> Page[T]:

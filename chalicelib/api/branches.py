@@ -33,6 +33,7 @@ def create_branch(repository: str) -> Response:
         body.required_string("name"),
         names.ref(body.required_string("source")),
         body.boolean("hidden"),
+        body.boolean("force"),
     )
     # lakeFS answers with the new branch's commit id as a bare text body.
     return Response(body=branch.commit_id.encode(), status_code=201, headers={"Content-Type": "text/html"})
@@ -46,7 +47,8 @@ def get_branch(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}", ["DELETE"])
 def delete_branch(repository: str, branch: str) -> Response:
-    services().graveler.delete_branch(names.repository(repository), names.branch(branch))
+    force = Query(bp.current_request.query_params).boolean("force")
+    services().graveler.delete_branch(names.repository(repository), names.branch(branch), force)
     return no_content()
 
 

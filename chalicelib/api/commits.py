@@ -10,6 +10,7 @@ from chalice import Blueprint, Response
 from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.commit_records import CommitRecord
 from chalicelib.graveler.records import Commit
 from chalicelib.graveler.workflow_runner import inline_task_id
 
@@ -123,3 +124,37 @@ def _date_time(value: str) -> int | None:
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return int(parsed.timestamp())
+
+
+@route(bp, "/repositories/{repository}/commits", ["POST"])
+def create_commit_record(repository: str) -> Response:
+    """lakeFS's CreateCommitRecord (CommitRecordCreation): a commit record stored as given; 204."""
+    body = JsonBody.parse(bp.current_request.raw_body)
+    parents = body.str_list("parents")
+    record = CommitRecord(
+        commit_id=body.required_string("commit_id"),
+        version=_required_integer(body, "version", 0, 1),
+        committer=_string_field(body, "committer"),
+        message=_string_field(body, "message"),
+        metarange_id=_string_field(body, "metarange_id"),
+        creation_date=_required_integer(body, "creation_date"),
+        parents=tuple(parents),
+        generation=_required_integer(body, "generation"),
+        metadata=body.str_map("metadata"),
+    )
+    services().graveler.create_commit_record(names.repository(repository), record, body.boolean("force"))
+    return Response(body=b"", status_code=204, headers={})
+
+
+def _string_field(body: JsonBody, name: str) -> str:
+    # Required, and may be empty: the first commit has no committer and no metarange.
+    value = body.string(name, required=True)
+    assert value is not None
+    return value
+
+
+def _required_integer(body: JsonBody, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
+    value = body.integer(name, minimum, maximum)
+    if value is None:
+        raise errors.Invalid(f"field {name} is required")
+    return value

@@ -43,7 +43,8 @@ def storage_config(settings: Settings) -> dict[str, Any]:
         # Zero-copy import (api/imports.py): served, from the locations the deployment allows.
         "import_support": True,
         "import_validity_regex": S3_NAMESPACE_REGEX,
-        "pre_sign_multipart_upload": False,
+        # Served with presigning (api/presigned_multipart.py): lakectl and the SDKs upload big files this way.
+        "pre_sign_multipart_upload": settings.pre_sign_support,
     }
 
 
@@ -61,7 +62,17 @@ def version_config() -> dict[str, Any]:
 
 @route(bp, "/config", ["GET"])
 def get_config() -> Response:
-    return json_response({"version_config": version_config(), "storage_config": storage_config(services().settings)})
+    return json_response(
+        {
+            "version_config": version_config(),
+            "storage_config": storage_config(services().settings),
+            # lakeFS lists its blockstores here only when it has several; Lakelet has one (storage_id "").
+            "storage_config_list": [],
+            # No custom object viewers are configured, and lakeFS OSS declares no capabilities.
+            "ui_config": {},
+            "capabilities_config": {},
+        }
+    )
 
 
 @route(bp, "/config/storage", ["GET"])

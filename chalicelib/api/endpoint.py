@@ -22,6 +22,7 @@ from chalice import Blueprint, Response
 from chalice.app import CaseInsensitiveMapping, Request
 
 from chalicelib import wiring
+from chalicelib.auth.conditions import with_request_fields
 from chalicelib.auth.policies import Permission
 from chalicelib.auth.records import User
 from chalicelib.graveler import errors
@@ -134,14 +135,15 @@ def route(
             try:
                 # API Gateway and Chalice hand path parameters over still percent-encoded ("main%7E1").
                 params = {name: unquote(value) for name, value in path_params.items()}
-                if not public:
-                    user = authenticate(request.headers, request.method)
-                    token = _current_user.set(user)
-                    facts = RequestFacts([params[n] for n in names], request.query_params, request.raw_body)
-                    services().auth.authorize(user, list(rules[request.method](facts)))
-                return view(**params)
+                with with_request_fields(source_ip(request.context)):
+                    if not public:
+                        user = authenticate(request.headers, request.method)
+                        token = _current_user.set(user)
+                        facts = RequestFacts([params[n] for n in names], request.query_params, request.raw_body)
+                        services().auth.authorize(user, list(rules[request.method](facts)))
+                    return view(**params)
             except errors.GravelerError as e:
-                if status_for(e) >= 500:
+                if status_for(e) >= 500 and not isinstance(e, errors.Unsupported):
                     log.error("%s %s failed: %r", request.method, request.path, e, exc_info=e)
                 return session.without_browser_prompt(graveler_error_response(e, with_body), request.headers)
             except Exception:
@@ -156,6 +158,15 @@ def route(
         return handler
 
     return register
+
+
+def source_ip(context: Mapping[str, Any] | None) -> str:
+    """The client's address as the deployment sees it: API Gateway's requestContext.identity.sourceIp (REST API,
+    and chalice local), or requestContext.http.sourceIp (HTTP API, Function URL); policy conditions test it."""
+    context = context or {}
+    identity = context.get("identity") or {}
+    http = context.get("http") or {}
+    return str(identity.get("sourceIp") or http.get("sourceIp") or "")
 
 
 def accept_anything_by_default(request: Request, get_response: Callable[[Request], Response]) -> Response:

@@ -28,13 +28,18 @@ STATUS: Mapping[type, int] = {
     errors.PreconditionFailed: 412,
     errors.RangeNotSatisfiable: 416,
     errors.TooManyTries: 429,
+    errors.Unsupported: 501,
     errors.StorageError: 503,
 }
 
 INTERNAL_ERROR_MESSAGE = "internal server error"
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": 'Basic realm="lakelet", charset="UTF-8"'}
 # What a 5xx says to the caller: the details (table names, buckets, driver messages) stay in the log.
-_GENERIC_MESSAGES = {503: "storage temporarily unavailable, retry later"}
+_GENERIC_MESSAGES = {
+    # lakeFS's body for the operations its OSS edition does not serve: http.StatusText(501).
+    501: "Not Implemented",
+    503: "storage temporarily unavailable, retry later",
+}
 # A 503 (a store throttled or unreachable) says when to come back; invalid requests are 400s, never 503s.
 RETRY_AFTER_SECONDS = 1
 

@@ -19,6 +19,8 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.listing import ListedRows
 from chalicelib.graveler.records import Entry, ListedObject
+from chalicelib.graveler.validation import validate_path
+from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS
 
 from . import batch_body, multipart, names, serializers
 from .endpoint import current_user, json_response, no_content, raw_body, route, services
@@ -159,6 +161,20 @@ def stat_object(repository: str, ref: str) -> Response:
     )
 
 
+@route(bp, OBJECT + "/underlyingProperties", ["GET"])
+def get_underlying_properties(repository: str, ref: str) -> Response:
+    path = Query(bp.current_request.query_params).required_string("path")
+    storage_class = services().graveler.storage_class(names.repository(repository), names.ref(ref), path)
+    return json_response({"storage_class": storage_class})
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects/stage_allowed", ["GET"])
+def upload_object_preflight(repository: str, branch: str) -> Response:
+    # As lakeFS: only the permission to write the path is checked (permissions.py); 204 says an upload may go.
+    validate_path(Query(bp.current_request.query_params).required_string("path"))
+    return no_content()
+
+
 @route(bp, OBJECT + "/ls", ["GET"])
 def list_objects(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
@@ -210,6 +226,37 @@ def upload_object(repository: str, branch: str) -> Response:
         content_type,
         user_metadata(request.headers),
         if_absent(request.headers),
+        Query(request.query_params).boolean("force"),
+    )
+    return json_response(serializers.object_stats(path, entry), 201)
+
+
+@route(bp, "/repositories/{repository}/branches/{branch}/objects", ["PUT"])
+def stage_object(repository: str, branch: str) -> Response:
+    """lakeFS's stageObject (ObjectStageCreation): an object already in the store, staged by its address
+    (graveler/staged_objects.py: only under the allowed import locations); 201 with its ObjectStats."""
+    path = Query(bp.current_request.query_params).required_string("path")
+    body = JsonBody.parse(bp.current_request.raw_body)
+    size = body.integer("size_bytes")
+    if size is None or size < 0:
+        raise errors.Invalid("field size_bytes must be a non-negative integer")
+    claim = Entry(
+        physical_address=body.required_string("physical_address"),
+        size=size,
+        etag=body.required_string("checksum").strip('"'),
+        mtime=body.integer("mtime") or int(time.time()),
+        content_type=body.string("content_type") or DEFAULT_CONTENT_TYPE,
+        user_metadata=body.str_map("metadata"),
+    )
+    svc = services()
+    entry = svc.graveler.stage_object(
+        names.repository(repository),
+        names.branch(branch),
+        path,
+        claim,
+        svc.settings.import_allowed_locations,
+        ENV_IMPORT_ALLOWED_LOCATIONS,
+        body.boolean("force"),
     )
     return json_response(serializers.object_stats(path, entry), 201)
 
@@ -231,8 +278,10 @@ def upload_objects(repository: str, branch: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
 def delete_object(repository: str, branch: str) -> Response:
-    path = Query(bp.current_request.query_params).required_string("path")
-    services().graveler.delete_object(names.repository(repository), names.branch(branch), path)
+    q = Query(bp.current_request.query_params)
+    services().graveler.delete_object(
+        names.repository(repository), names.branch(branch), q.required_string("path"), q.boolean("force")
+    )
     return no_content()
 
 

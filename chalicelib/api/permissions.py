@@ -141,6 +141,27 @@ def _upload_batch(f: RequestFacts) -> Sequence[Permission]:
     return [Permission("fs:WriteObject", object_arn(f.repo(), path)) for path in batch_body.paths(f.raw_body)]
 
 
+def _stage_object(f: RequestFacts) -> Sequence[Permission]:
+    """lakeFS's stageObject writes the path; Lakelet also asks what an import of that address asks
+    (fs:ImportFromStorage on it), since it is a one-object import (graveler/staged_objects.py)."""
+    address = f.body.raw("physical_address")
+    needed = [Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_string("path")))]
+    if isinstance(address, str):
+        needed.append(Permission("fs:ImportFromStorage", namespace_arn(address)))
+    return needed
+
+
+def _upload_part_copy(f: RequestFacts) -> Sequence[Permission]:
+    """As lakeFS: writing the destination path and reading the source object (any repository)."""
+    source = f.body.nested("copy_source")
+    needed = [Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_string("path")))]
+    if source is not None:
+        repository, path = source.string("repository"), source.string("path")
+        if repository and path:
+            needed.append(Permission("fs:ReadObject", object_arn(repository, path)))
+    return needed
+
+
 def _copy_object(f: RequestFacts) -> Sequence[Permission]:
     return [
         Permission("fs:ReadObject", object_arn(f.repo(), f.body.required_string("src_path"))),
@@ -178,18 +199,42 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", "/config"): _on_all("fs:ReadConfig"),
     ("GET", "/config/storage"): _on_all("fs:ReadConfig"),
     ("GET", "/config/version"): AUTHENTICATED,
+    # lakeFS asks only for a signed-in caller on these three (api/installation.py).
+    ("GET", "/config/garbage-collection"): AUTHENTICATED,
+    ("POST", "/statistics"): AUTHENTICATED,
+    ("GET", "/usage-report/summary"): AUTHENTICATED,
+    # What lakeFS OSS answers 501 to (api/unsupported.py): any signed-in caller learns that, as in lakeFS, which
+    # checks "not supported" before authorizing.
+    ("GET", "/auth/external/principals"): AUTHENTICATED,
+    ("POST", _USER + "/external/principals"): AUTHENTICATED,
+    ("DELETE", _USER + "/external/principals"): AUTHENTICATED,
+    ("GET", _USER + "/external/principals/ls"): AUTHENTICATED,
+    ("GET", _GROUP + "/acl"): AUTHENTICATED,
+    ("POST", _GROUP + "/acl"): AUTHENTICATED,
     # repositories
     ("GET", "/repositories"): _on_all("fs:ListRepositories"),
     ("POST", "/repositories"): _create_repository,
     ("GET", _REPOS): _on_repo("fs:ReadRepository"),
     ("DELETE", _REPOS): _on_repo("fs:DeleteRepository"),
     ("GET", _REPOS + "/metadata"): _on_repo("fs:ReadRepository"),
+    # lakeFS asks for both to read a range or metarange file (api/metadata_files.py).
+    ("GET", _REPOS + "/metadata/meta_range/{}"): _on_repo_all(("fs:ListObjects", "fs:ReadRepository")),
+    ("GET", _REPOS + "/metadata/range/{}"): _on_repo_all(("fs:ListObjects", "fs:ReadRepository")),
+    ("GET", _REPOS + "/metadata/object/{}/{}"): _on_repo_all(("fs:ListObjects", "fs:ReadRepository")),
     ("POST", _REPOS + "/metadata"): _on_repo("fs:UpdateRepository"),
     ("DELETE", _REPOS + "/metadata"): _on_repo("fs:UpdateRepository"),
     ("GET", _REPOS + "/settings/gc_rules"): _on_repo("retention:GetGarbageCollectionRules"),
     ("PUT", _REPOS + "/settings/gc_rules"): _on_repo("retention:SetGarbageCollectionRules"),
     ("DELETE", _REPOS + "/settings/gc_rules"): _on_repo("retention:SetGarbageCollectionRules"),
+    ("GET", _REPOS + "/gc/rules"): _on_repo("retention:GetGarbageCollectionRules"),
+    ("POST", _REPOS + "/gc/rules"): _on_repo("retention:SetGarbageCollectionRules"),
+    ("DELETE", _REPOS + "/gc/rules"): _on_repo("retention:SetGarbageCollectionRules"),
+    ("GET", _REPOS + "/gc/rules/set_allowed"): _on_repo("retention:SetGarbageCollectionRules"),
+    # lakeFS's CreateCommitRecord: fs:CreateCommit on the repository (api/commits.py).
+    ("POST", _REPOS + "/commits"): _on_repo("fs:CreateCommit"),
     ("POST", _REPOS + "/gc/prepare_commits"): _on_repo("retention:PrepareGarbageCollectionCommits"),
+    ("POST", _REPOS + "/gc/prepare_commits/async"): _on_repo("retention:PrepareGarbageCollectionCommits"),
+    ("GET", _REPOS + "/gc/prepare_commits/status"): _on_repo("retention:PrepareGarbageCollectionCommits"),
     ("POST", _REPOS + "/gc/prepare_uncommited"): _on_repo("retention:PrepareGarbageCollectionUncommitted"),
     ("GET", _REPOS + "/settings/branch_protection"): _on_repo("branches:GetBranchProtectionRules"),
     ("PUT", _REPOS + "/settings/branch_protection"): _on_repo("branches:SetBranchProtectionRules"),
@@ -237,6 +282,8 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", _REF + "/objects/underlyingProperties"): _on_object("fs:ReadObject"),
     ("GET", _REF + "/objects/ls"): _on_repo("fs:ListObjects"),
     ("POST", _BRANCH + "/objects"): _on_object("fs:WriteObject"),
+    ("GET", _BRANCH + "/objects/stage_allowed"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/objects"): _stage_object,
     ("DELETE", _BRANCH + "/objects"): _on_object("fs:DeleteObject"),
     ("POST", _BRANCH + "/objects/delete"): BY_VIEW,
     ("POST", _BRANCH + "/objects/batch"): _upload_batch,
@@ -244,6 +291,12 @@ RULES: dict[tuple[str, str], Rule] = {
     ("PUT", _BRANCH + "/objects/stat/user_metadata"): _on_object("fs:WriteObject"),
     ("GET", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
     ("PUT", _BRANCH + "/staging/backing"): _on_object("fs:WriteObject"),
+    # Presigned multipart uploads (api/presigned_multipart.py), as lakeFS: writing the path.
+    ("POST", _BRANCH + "/staging/pmpu"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/pmpu/{}"): _on_object("fs:WriteObject"),
+    ("DELETE", _BRANCH + "/staging/pmpu/{}"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/pmpu/{}/parts/{}"): _on_object("fs:WriteObject"),
+    ("PUT", _BRANCH + "/staging/pmpu/{}/parts/{}/copy"): _upload_part_copy,
     # tags
     ("GET", _REPOS + "/tags"): _on_repo("fs:ListTags"),
     ("POST", _REPOS + "/tags"): lambda f: [Permission("fs:CreateTag", tag_arn(f.repo(), f.body.required_string("id")))],

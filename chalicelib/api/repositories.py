@@ -22,7 +22,7 @@ bp = Blueprint(__name__)
 def list_repositories() -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_repositories(q.string("prefix"), q.string("after"), amount)
+    page = services().graveler.list_repositories(q.string("prefix"), q.string("after"), amount, q.string("search"))
     return json_response(serializers.listing(page, amount, serializers.repository))
 
 
@@ -68,5 +68,6 @@ def get_repository(repository: str) -> Response:
 
 @route(bp, "/repositories/{repository}", ["DELETE"])
 def delete_repository(repository: str) -> Response:
-    services().graveler.delete_repository(names.repository(repository))
+    force = Query(bp.current_request.query_params).boolean("force")
+    services().graveler.delete_repository(names.repository(repository), force)
     return no_content()

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from chalice import Blueprint, Response
 
-from . import serializers
+from . import serializers, session
 from .endpoint import current_user, json_response, no_content, route, services
 from .params import JsonBody
 
 bp = Blueprint(__name__)
+
+# lakeFS's LoginConfig for its own login form: Lakelet evaluates users, groups and policies itself ("internal"
+# RBAC), logs in at /auth/login with no external login page, and keeps the web UI's token in the cookie
+# session.py sets.
+LOGIN_CONFIG = {
+    "RBAC": "internal",
+    "login_url": "",
+    "login_url_method": "none",
+    "login_failed_message": "The credentials don't match.",
+    "login_cookie_names": [session.COOKIE_NAME],
+    "logout_url": "",
+}
 
 
 @route(bp, "/healthcheck", ["GET"], public=True)
@@ -19,7 +31,15 @@ def healthcheck() -> Response:
 @route(bp, "/setup_lakefs", ["GET"], public=True)
 def setup_state() -> Response:
     initialized = services().auth.is_initialized()
-    return json_response({"state": "initialized" if initialized else "not_initialized"})
+    return json_response(
+        {
+            "state": "initialized" if initialized else "not_initialized",
+            # Lakelet sends no mail, so it never asks for communication preferences (lakeFS with
+            # email_subscription.enabled false answers the same).
+            "comm_prefs_missing": False,
+            "login_config": LOGIN_CONFIG,
+        }
+    )
 
 
 @route(bp, "/setup_lakefs", ["POST"], public=True)

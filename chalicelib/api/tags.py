@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler import errors
-
 from . import names, serializers
 from .endpoint import json_response, no_content, route, services
 from .params import JsonBody, Query
@@ -24,11 +22,12 @@ def list_tags(repository: str) -> Response:
 @route(bp, "/repositories/{repository}/tags", ["POST"])
 def create_tag(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    if body.boolean("force"):
-        # Tags are immutable; overwriting one would need a delete and a create that others could interleave.
-        raise errors.Invalid("force is not supported: delete the tag first")
+    # force writes into a read-only repository, as lakeFS's; an existing tag stays a 409 (tags are immutable).
     tag = services().graveler.create_tag(
-        names.repository(repository), body.required_string("id"), names.ref(body.required_string("ref"))
+        names.repository(repository),
+        body.required_string("id"),
+        names.ref(body.required_string("ref")),
+        body.boolean("force"),
     )
     return json_response(serializers.ref(tag), 201)
 
@@ -40,5 +39,6 @@ def get_tag(repository: str, tag: str) -> Response:
 
 @route(bp, "/repositories/{repository}/tags/{tag}", ["DELETE"])
 def delete_tag(repository: str, tag: str) -> Response:
-    services().graveler.delete_tag(names.repository(repository), names.tag(tag))
+    force = Query(bp.current_request.query_params).boolean("force")
+    services().graveler.delete_tag(names.repository(repository), names.tag(tag), force)
     return no_content()

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 
+from .conditions import ConditionError, evaluate, request_fields
 from .records import Effect, Policy, Statement
 
 __all__ = [
@@ -171,8 +172,18 @@ def _applies(statement: Statement, permission: Permission, user_id: str) -> bool
 
 
 def is_allowed(policies: Iterable[Policy], permissions: Sequence[Permission], user_id: str) -> bool:
-    """True when every permission is allowed by some statement and denied by none."""
-    statements = [s for policy in policies for s in policy.statements]
+    """True when every permission is allowed by some statement and denied by none. A statement with conditions
+    counts only while they hold for the current request (conditions.request_fields); one that cannot be evaluated
+    denies everything, as lakeFS's CheckPermissions does."""
+    fields = request_fields()
+    statements: list[Statement] = []
+    for policy in policies:
+        for statement in policy.statements:
+            try:
+                if evaluate(statement.conditions, fields):
+                    statements.append(statement)
+            except ConditionError:
+                return False
     for permission in permissions:
         effects = {s.effect for s in statements if _applies(s, permission, user_id)}
         if Effect.DENY in effects or Effect.ALLOW not in effects:

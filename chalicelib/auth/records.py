@@ -6,6 +6,8 @@ import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .conditions import Condition
+
 __all__ = ["Credential", "Effect", "Group", "Policy", "Principal", "PrincipalKind", "Statement", "User"]
 
 
@@ -57,6 +59,8 @@ class Statement:
     effect: Effect
     actions: tuple[str, ...]
     resource: str
+    # The statement applies only while these hold (auth/conditions.py: lakeFS's IpAddress, NotIpAddress, ...).
+    conditions: tuple[Condition, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ _HEADER = {"alg": "HS256", "typ": "JWT"}
 _MAX_TOKEN_CHARS = 4096
 # Clocks of two Lambda containers differ by a little; tokens are not refused for being a few seconds early.
 _LEEWAY_SECONDS = 30
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
 
 
 def _b64(data: bytes) -> str:
@@ -39,10 +41,17 @@ def _b64(data: bytes) -> str:
 
 
 def _unb64(text: str) -> bytes:
+    """Only the canonical spelling (RFC 7515: base64url, no padding, unused bits zero): one token has one
+    string, so ``=`` padding, characters outside the alphabet or other trailing bits are refused, not skipped."""
+    if not _BASE64URL.fullmatch(text):
+        raise InvalidToken("malformed token")
     try:
-        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError):
         raise InvalidToken("malformed token") from None
+    if _b64(data) != text:
+        raise InvalidToken("malformed token")
+    return data
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ __all__ = [
     "caches",
     "collected",
     "commit",
+    "commit_records",
     "errors",
     "imports",
     "listing",

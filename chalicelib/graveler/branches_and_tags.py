@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import errors
+from .actions import HookEvent
 from .actions.events import EventType
 from .actions.operations import ref_event
 from .branch_moves import (
@@ -17,6 +18,7 @@ from .records import (
     Branch,
     BranchID,
     Page,
+    Repository,
     Tag,
     TagID,
 )
@@ -35,9 +37,13 @@ __all__ = ["BranchesAndTags"]
 class BranchesAndTags(GravelerCore):
     """The branch and tag use cases."""
 
-    def create_branch(self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False) -> Branch:
+    def create_branch(
+        self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False, force: bool = False
+    ) -> Branch:
+        """A new branch at ``source_ref``'s commit; in a read-only repository only with ``force`` (and then without
+        hooks, as lakeFS runs none on read-only repositories)."""
         validate_branch_id(branch_id)
-        repo = self.get_repository(repo_id)
+        repo = self._writable_repository(repo_id, force)
         source = self.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
         pre = ref_event(
@@ -48,11 +54,20 @@ class BranchesAndTags(GravelerCore):
             source_ref=source_ref,
             commit_id=source.commit_id,
         )
-        self.run_pre_hooks(pre)
+        self._pre_hooks(repo, pre)
         # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
         self.refs.create_branch(repo.id, branch, generation=repo.generation)
-        self.run_post_hooks(replace(pre, event_type=EventType.POST_CREATE_BRANCH, actions_ref=branch.commit_id))
+        self._post_hooks(repo, replace(pre, event_type=EventType.POST_CREATE_BRANCH, actions_ref=branch.commit_id))
         return branch
+
+    def _pre_hooks(self, repo: Repository, event: HookEvent) -> None:
+        # lakeFS runs no hooks on a read-only repository (a write there needs force): neither does Lakelet.
+        if not repo.read_only:
+            self.run_pre_hooks(event)
+
+    def _post_hooks(self, repo: Repository, event: HookEvent) -> None:
+        if not repo.read_only:
+            self.run_post_hooks(event)
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
         repo = self.get_repository(repo_id)
@@ -71,8 +86,8 @@ class BranchesAndTags(GravelerCore):
             keep=None if show_hidden else lambda branch: not branch.hidden,
         )
 
-    def delete_branch(self, repo_id: str, branch_id: str) -> None:
-        repo = self._writable_repository(repo_id)
+    def delete_branch(self, repo_id: str, branch_id: str, force: bool = False) -> None:
+        repo = self._writable_repository(repo_id, force)
         if branch_id == repo.default_branch_id:
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
         self.guard.refuse_delete(repo, branch_id)
@@ -85,23 +100,25 @@ class BranchesAndTags(GravelerCore):
             source_ref=branch_id,
             commit_id=branch.commit_id,
         )
-        self.run_pre_hooks(pre)
+        self._pre_hooks(repo, pre)
         self.refs.delete_branch(repo.id, branch.id)
         self.upload_branches.drop((repo.id, branch_id))
         drop_tokens(self.staging, [*branch_tokens(branch), *retired_tokens(branch)])
         # The branch is gone: its post-delete actions are read at the commit it pointed at.
-        self.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_BRANCH, actions_ref=branch.commit_id))
+        self._post_hooks(repo, replace(pre, event_type=EventType.POST_DELETE_BRANCH, actions_ref=branch.commit_id))
 
-    def create_tag(self, repo_id: str, tag_id: str, ref: str) -> Tag:
+    def create_tag(self, repo_id: str, tag_id: str, ref: str, force: bool = False) -> Tag:
+        """A new tag; ``force`` writes into a read-only repository (lakeFS's only meaning of it here: an existing
+        tag is still TagExists, 409)."""
         validate_tag_id(tag_id)
-        repo = self._writable_repository(repo_id)
+        repo = self._writable_repository(repo_id, force)
         tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
         pre = ref_event(
             EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref, commit_id=tag.commit_id
         )
-        self.run_pre_hooks(pre)
+        self._pre_hooks(repo, pre)
         self.refs.create_tag(repo.id, tag, generation=repo.generation)
-        self.run_post_hooks(replace(pre, event_type=EventType.POST_CREATE_TAG))
+        self._post_hooks(repo, replace(pre, event_type=EventType.POST_CREATE_TAG))
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
@@ -112,9 +129,9 @@ class BranchesAndTags(GravelerCore):
         repo = self.get_repository(repo_id)
         return self._page_by_id(lambda a, n: self.refs.list_tags(repo.id, a, n), prefix, after, amount)
 
-    def delete_tag(self, repo_id: str, tag_id: str) -> None:
-        repo = self._writable_repository(repo_id)
-        if self.hooks is None:
+    def delete_tag(self, repo_id: str, tag_id: str, force: bool = False) -> None:
+        repo = self._writable_repository(repo_id, force)
+        if self.hooks is None or repo.read_only:
             self.refs.delete_tag(repo.id, TagID(tag_id))
             return
         # The tag's commit is where its delete hooks' actions are read.

@@ -125,8 +125,10 @@ class GravelerCore:
     def prepare_move(self, repo: Repository, branch_id: BranchID) -> None:
         move_checks.prepare_move(self.refs, self.staging, self.committed, repo, branch_id, self._sleep)
 
-    def _writable_repository(self, repo_id: str) -> Repository:
-        return move_checks.repository_for_write(self.refs, repo_id)
+    def _writable_repository(self, repo_id: str, force: bool = False) -> Repository:
+        """The repository; a read-only one only with ``force`` (lakeFS's ReadOnly && !Force), else
+        ReadOnlyRepository (403)."""
+        return move_checks.repository_for_write(self.refs, repo_id, force)
 
     def _make_commit(
         self,

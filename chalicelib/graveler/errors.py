@@ -53,6 +53,8 @@ under the same families.
     ├── Unauthorized .................. 401
     ├── StorageError .................. 503
     ├── Gone .......................... 410
+    ├── Unsupported ................... 501 (an operation lakeFS OSS does not serve either: external principals,
+    │                                        STS and OIDC login, group ACLs)
     └── WorkflowFailed ................ 500 (the one error that is not the user's: a workflow step failed
                                              for a reason of its own; every other class has a 4xx/503 status)
 
@@ -302,6 +304,12 @@ class StorageError(GravelerError):
 
 class Gone(GravelerError):
     """The entry exists but its physical object was garbage collected (HTTP 410)."""
+
+
+class Unsupported(GravelerError):
+    """An operation of lakeFS's API that lakeFS OSS answers 501 Not Implemented, and so does Lakelet."""
+
+    lakefs_message = "Not Implemented"
 
 
 class WorkflowFailed(GravelerError):

@@ -11,13 +11,18 @@ part copy across repositories reads the source repository's data at an address g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from . import errors
+from .addressing import metadata_address
 from .core import GravelerCore
 from .ports import BlockStore, PutResult
 
 __all__ = ["NamespaceFiles", "NamespaceStorage"]
+
+# Range and metarange ids are SHA-256 hex digests of their content (committed/ids.py).
+_CONTENT_ID = re.compile(r"[0-9a-f]{64}")
 
 
 class NamespaceFiles:
@@ -84,6 +89,24 @@ class NamespaceStorage(GravelerCore):
     def namespace_files(self, storage_namespace: str) -> NamespaceFiles:
         """The files of a storage namespace (a repository's, as the caller read it: no store is read here)."""
         return NamespaceFiles(self.blocks, storage_namespace)
+
+    def metadata_file(self, repo_id: str, object_id: str) -> str:
+        """The address of one of the repository's range or metarange files (``<namespace>/_lakefs/<id>``, Parquet:
+        docs/api.md). Raises Invalid for an id that is not a content hash, NotFound when no such file exists."""
+        if not _CONTENT_ID.fullmatch(object_id):
+            raise errors.Invalid(f"invalid range or metarange id {object_id!r}: expected 64 hex digits")
+        address = metadata_address(self.get_repository(repo_id).storage_namespace, object_id)
+        if not self.blocks.exists(address):
+            raise errors.NotFound(f"no range or metarange {object_id} in repository {repo_id}")
+        return address
+
+    def presign_metadata_file(self, repo_id: str, object_id: str, expires_seconds: int) -> str:
+        """A presigned GET of metadata_file's address."""
+        return self.blocks.presign_get(self.metadata_file(repo_id, object_id), expires_seconds)
+
+    def read_metadata_file(self, repo_id: str, object_id: str) -> bytes:
+        """The bytes of metadata_file's file (a Parquet file of a few MiB at most: committed/params.py)."""
+        return self.blocks.get(self.metadata_file(repo_id, object_id))
 
     def presign_upload(self, address: str, expires_seconds: int, write_once: bool = False) -> str:
         """A presigned PUT of an address from new_physical_address (lakeFS's staging/backing with presign). Only a

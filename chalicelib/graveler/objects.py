@@ -55,6 +55,11 @@ class Objects(GravelerCore):
         validate_path(path)
         return self._stat(self.get_repository(repo_id), ref, path)
 
+    def storage_class(self, repo_id: str, ref: str, path: str) -> str:
+        """The storage class of the object's data in the store (lakeFS's getUnderlyingProperties). Raises
+        ObjectNotFound, also for an object whose data garbage collection deleted."""
+        return self.blocks.storage_class(self.stat_object(repo_id, ref, path).physical_address)
+
     def stat_readable(self, repo_id: str, ref: str, path: str) -> tuple[Entry, bool]:
         """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
         addresses old enough to have been collected). For the reads that hand out a URL or headers only."""
@@ -158,11 +163,14 @@ class Objects(GravelerCore):
         content_type: str = "application/octet-stream",
         user_metadata: dict[str, str] | None = None,
         if_absent: bool = False,
+        force: bool = False,
     ) -> Entry:
+        """Writes the bytes to a new address and stages them at ``path``. ``force`` writes into a read-only
+        repository (lakeFS's force)."""
         validate_path(path)
         content_type = content_type or "application/octet-stream"
         validate_headers(content_type, user_metadata or {})
-        repo = self._writable_repository(repo_id)
+        repo = self._writable_repository(repo_id, force)
         branch = self.refs.get_branch(repo.id, BranchID(branch_id))
         self.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
@@ -307,10 +315,11 @@ class Objects(GravelerCore):
         stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated), branch)
         return updated
 
-    def delete_object(self, repo_id: str, branch_id: str, path: str) -> None:
-        """Hides the path on the branch. A path that exists nowhere is a no-op."""
+    def delete_object(self, repo_id: str, branch_id: str, path: str, force: bool = False) -> None:
+        """Hides the path on the branch. A path that exists nowhere is a no-op. ``force``: also in a read-only
+        repository."""
         validate_path(path)
-        repo = self._writable_repository(repo_id)
+        repo = self._writable_repository(repo_id, force)
         self.guard.refuse_write(repo, branch_id)
         self._delete_path(repo, BranchID(branch_id), path, {})
 

@@ -194,6 +194,10 @@ class BlockStore(Protocol):
         copy (S3 without KMS), ``<hex>-<parts>`` for a multipart upload. Raises ObjectNotFound."""
         ...
 
+    def storage_class(self, address: str) -> str:
+        """The store's storage class of the blob (S3's ``STANDARD`` when it names none). Raises ObjectNotFound."""
+        ...
+
     def presign_get(self, address: str, expires_seconds: int) -> str:
         """An HTTPS URL that reads the blob without credentials until it expires."""
         ...
@@ -229,6 +233,11 @@ class BlockStore(Protocol):
     def upload_part(self, address: str, upload_id: str, part_number: int, data: bytes) -> PutResult:
         """Stores part ``part_number`` (1-10000), replacing an earlier one of that number. The etag is what
         complete_multipart_upload must be given back. Raises ObjectNotFound for an unknown upload."""
+        ...
+
+    def presign_upload_part(self, address: str, upload_id: str, part_number: int, expires_seconds: int) -> str:
+        """An HTTPS URL that stores part ``part_number`` of the upload with a plain PUT of its bytes, without
+        credentials, until it expires (the store answers the part's ETag in a header)."""
         ...
 
     def upload_part_copy(

@@ -120,12 +120,19 @@ class Repositories(GravelerCore):
             return
         raise errors.RepositoryExists(repo_id)
 
-    def list_repositories(self, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Repository]:
-        return self._page_by_id(self.refs.list_repositories, prefix, after, amount)
+    def list_repositories(
+        self, prefix: str = "", after: str = "", amount: int | None = 100, search: str = ""
+    ) -> Page[Repository]:
+        """A page of repositories by id; ``search`` keeps those whose id contains it (lakeFS: a case-sensitive
+        substring match, combined with ``prefix``)."""
+        keep = (lambda repo: search in repo.id) if search else None
+        return self._page_by_id(self.refs.list_repositories, prefix, after, amount, keep)
 
-    def delete_repository(self, repo_id: str) -> None:
+    def delete_repository(self, repo_id: str, force: bool = False) -> None:
+        """Deletes the repository's records and staging; a read-only one only with ``force`` (as lakeFS)."""
         rid = RepositoryID(repo_id)
-        self.refs.get_repository(rid)
+        if self.refs.get_repository(rid).read_only and not force:
+            raise errors.ReadOnlyRepository(repo_id)
         branches = self.refs.list_branches(rid, "", 1_000_000)
         self.refs.delete_repository(rid)
         for branch in branches:

@@ -16,18 +16,19 @@ from . import errors, workflow_runner
 from .branches_and_tags import BranchesAndTags
 from .collection_inputs import CollectionInputs
 from .commit import CommitRequest, CommitSteps
+from .commit_records import CommitRecords
 from .committed import CommittedManager, RangeParams
 from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
 from .namespace_files import NamespaceStorage
-from .objects import Objects
 from .records import (
     BranchID,
     Commit,
 )
 from .repositories import Repositories
 from .rewrites import Rewrites
+from .staged_objects import StagedObjects
 from .workflow_runner import TaskStatus
 
 # The committed-data manager and its range parameters are named here for wiring, which builds the engine:
@@ -35,7 +36,17 @@ from .workflow_runner import TaskStatus
 __all__ = ["CommittedManager", "Graveler", "RangeParams"]
 
 
-class Graveler(Repositories, BranchesAndTags, Objects, Diffs, History, Rewrites, NamespaceStorage, CollectionInputs):
+class Graveler(
+    Repositories,
+    BranchesAndTags,
+    StagedObjects,
+    Diffs,
+    History,
+    Rewrites,
+    NamespaceStorage,
+    CollectionInputs,
+    CommitRecords,
+):
     """The versioning engine's use cases."""
 
     @functools.cached_property

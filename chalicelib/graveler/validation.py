@@ -44,6 +44,8 @@ METADATA_DIRECTORY = "_lakefs"
 # Characters that do not show, or show as a plain space while being another: two namespaces that print alike
 # must be one. Unicode categories: controls, format (zero-width, bidi), surrogates, private use, unassigned,
 # line and paragraph separators; space separators other than " " are checked apart.
+_ESCAPES = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
@@ -117,7 +119,9 @@ def normalize_storage_namespace(namespace: str) -> str:
     s3://bucket/prefix: a prefix (never the bucket's root) of non-empty segments, none ``.`` or ``..``, without
     ``?`` or ``#`` (which would end the key of an s3:// URL). Two spellings clients produce are accepted and
     folded into that one: one trailing ``/``, and a doubled ``/`` right after the bucket, which is what
-    ``f"{prefix}/{name}"`` gives with a prefix ending in ``/`` (lakeFS accepts it). Folding rather than keeping
+    ``f"{prefix}/{name}"`` gives with a prefix ending in ``/`` (lakeFS accepts it). Escapes and Unicode forms are
+    folded too (:func:`_one_spelling`): ``s3://b/%76`` and ``s3://b/v`` are one namespace, as are the NFC and NFD
+    spellings of a name. Folding rather than keeping
     the key exactly makes ``s3://b//x`` and ``s3://b/x`` one namespace, so the claim and the nesting checks see
     them as one and no two repositories ever share objects under the two spellings.
 
@@ -129,9 +133,10 @@ def normalize_storage_namespace(namespace: str) -> str:
         raise Invalid(f"storage namespace is too long: its key prefix may hold {MAX_NAMESPACE_KEY_BYTES} bytes")
     if not _NAMESPACE.fullmatch(namespace):
         raise Invalid(f"storage namespace {namespace!r} must look like s3://bucket/prefix")
-    if "?" in namespace or "#" in namespace or any(_invisible(c) for c in namespace):
-        raise Invalid(f"storage namespace {namespace!r} must not hold '?', '#', control or invisible characters")
     bucket, _, path = namespace.removeprefix("s3://").partition("/")
+    path = _one_spelling(path)
+    if "?" in namespace or "#" in namespace or any(_invisible(c) for c in namespace + path):
+        raise Invalid(f"storage namespace {namespace!r} must not hold '?', '#', control or invisible characters")
     path = path.removesuffix("/")
     if path.startswith("/") and not path.startswith("//"):
         path = path[1:]
@@ -156,6 +161,35 @@ def normalize_storage_namespace(namespace: str) -> str:
             f"{S3_MAX_KEY_BYTES}"
         )
     return f"s3://{bucket}/{path}"
+
+
+def _one_spelling(path: str) -> str:
+    """Folds the spellings that name one thing into one. Percent-escapes as RFC 3986 (6.2.2) and RFC 3987 (3.2)
+    read them: an escaped unreserved character is that character (``%76`` is ``v``), an escaped UTF-8 sequence
+    is its character (``caf%C3%A9`` is ``café``), any other escape keeps upper-case hex digits (``%2f`` is
+    ``%2F``, ``%20`` stays). Then Unicode text in NFC, so a composed and a decomposed ``é`` (which print alike)
+    are one namespace to the claim, the nesting checks and the policies."""
+    return unicodedata.normalize("NFC", _ESCAPES.sub(_fold_escapes, path))
+
+
+def _fold_escapes(match: re.Match[str]) -> str:
+    data = bytes.fromhex(match.group(0).replace("%", ""))
+    out: list[str] = []
+    i = 0
+    while i < len(data):
+        byte = data[i]
+        width = 1 if byte < 0x80 else 2 if 0xC2 <= byte <= 0xDF else 3 if 0xE0 <= byte <= 0xEF else 4
+        if byte >= 0x80 and 0xC2 <= byte <= 0xF4:
+            try:
+                out.append(data[i : i + width].decode("utf-8"))
+                i += width
+                continue
+            except UnicodeDecodeError:
+                pass
+        char = chr(byte)
+        out.append(char if char in _UNRESERVED else f"%{byte:02X}")
+        i += 1
+    return "".join(out)
 
 
 def _invisible(c: str) -> bool:

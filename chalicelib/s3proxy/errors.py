@@ -82,6 +82,7 @@ GRAVELER_CODES: Mapping[type, str] = {
     errors.Conflict: "OperationAborted",
     errors.TooManyTries: "SlowDown",
     errors.StorageError: "ServiceUnavailable",
+    errors.Unsupported: "NotImplemented",
 }
 
 

@@ -38,6 +38,7 @@ def request_from_event(event: Mapping[str, Any]) -> Request:
         raw_query=str(event.get("rawQueryString") or ""),
         headers={str(k): str(v) for k, v in (event.get("headers") or {}).items()},
         body=data,
+        source_ip=str(http.get("sourceIp") or ""),
     )
 
 

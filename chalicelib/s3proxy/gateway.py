@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 
+from chalicelib.auth.conditions import with_request_fields
 from chalicelib.graveler import errors
 from chalicelib.graveler.service import Graveler
 
@@ -55,7 +56,8 @@ class S3Gateway:
     def handle(self, request: Request) -> Response:
         request_id = uuid.uuid4().hex[:16].upper()
         try:
-            response = self._handle(request)
+            with with_request_fields(request.source_ip):
+                response = self._handle(request)
         except S3Error as e:
             response = error_response(e, request.path, request_id)
         except errors.GravelerError as e:

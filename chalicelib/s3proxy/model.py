@@ -42,6 +42,9 @@ class Request:
     headers: Mapping[str, str]  # lower-case names
     body: bytes = b""
     query: tuple[tuple[str, str], ...] = ()
+    # The client's address as the deployment sees it (the Function URL's requestContext.http.sourceIp, the local
+    # server's peer): what policy conditions on SourceIp test.
+    source_ip: str = ""
 
     @classmethod
     def build(
@@ -51,6 +54,7 @@ class Request:
         raw_query: str = "",
         headers: Mapping[str, str] | Iterable[tuple[str, str]] = (),
         body: bytes = b"",
+        source_ip: str = "",
     ) -> Request:
         pairs = headers.items() if isinstance(headers, Mapping) else headers
         return cls(
@@ -60,6 +64,7 @@ class Request:
             headers=_lower_headers(pairs),
             body=body,
             query=tuple(parse_query(raw_query)),
+            source_ip=source_ip,
         )
 
     def header(self, name: str, default: str = "") -> str:

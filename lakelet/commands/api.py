@@ -39,10 +39,50 @@ RETRIES = 2
 # Methods a lost answer may be repeated for (urllib3's Retry.DEFAULT_ALLOWED_METHODS): a POST whose answer was
 # lost is not sent twice.
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
+# How long to wait for a connection and for each read of an answer (seconds), and the largest JSON answer
+# (bytes); transfers streamed to a file have the same timeouts and no size bound.
+ENV_CONNECT_TIMEOUT = "LAKELET_HTTP_CONNECT_TIMEOUT"
+ENV_READ_TIMEOUT = "LAKELET_HTTP_TIMEOUT"
+ENV_MAX_ANSWER = "LAKELET_HTTP_MAX_ANSWER_BYTES"
+
+
+def limits_from(environ: Mapping[str, str]) -> wire.Limits:
+    """The client's limits, wire.Limits' defaults unless the environment sets them."""
+    from lakelet.commands import wire
+
+    default = wire.Limits()
+
+    def number(name: str, fallback: float) -> float:
+        text = environ.get(name, "").strip()
+        if not text:
+            return fallback
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not value > 0:
+            raise CLIError(f"{name}={text!r} is not a positive number", f"unset {name} or give seconds, e.g. 30")
+        return value
+
+    return wire.Limits(
+        connect=number(ENV_CONNECT_TIMEOUT, default.connect),
+        read=number(ENV_READ_TIMEOUT, default.read),
+        max_body=int(number(ENV_MAX_ANSWER, default.max_body)),
+    )
 
 
 def _unreachable(settings: Settings, error: Exception) -> CLIError:
     reason = getattr(error, "reason", None) or error
+    if isinstance(reason, TimeoutError) or type(reason).__name__.endswith("TimeoutError"):
+        return CLIError(
+            f"the lakeFS server at {settings.endpoint} did not answer in time ({type(reason).__name__})",
+            f"is it overloaded? wait longer with {ENV_READ_TIMEOUT}=SECONDS",
+        )
+    if type(reason).__name__ == "TooLarge":
+        return CLIError(
+            f"the answer of the lakeFS server at {settings.endpoint} is too large: {reason}",
+            f"is server.endpoint_url a lakeFS server? (the bound is {ENV_MAX_ANSWER})",
+        )
     return CLIError(
         f"cannot reach the lakeFS server at {settings.endpoint} ({type(reason).__name__})",
         "is it running? check server.endpoint_url with 'lakelet doctor'",
@@ -75,6 +115,12 @@ class Api:
         self._pooled = False
 
     @cached_property
+    def limits(self) -> wire.Limits:
+        import os
+
+        return limits_from(os.environ)
+
+    @cached_property
     def client(self) -> Any:
         import lakefs_sdk  # only the rare commands that use its models load it
 
@@ -91,7 +137,9 @@ class Api:
         import urllib3
 
         return urllib3.PoolManager(
-            maxsize=self.pool_size, retries=urllib3.Retry(total=2, redirect=0, status=0, raise_on_status=False)
+            maxsize=self.pool_size,
+            retries=urllib3.Retry(total=2, redirect=0, status=0, raise_on_status=False),
+            timeout=urllib3.Timeout(connect=self.limits.connect, read=self.limits.read),
         )
 
     def use_pool(self) -> None:
@@ -154,9 +202,9 @@ class Api:
                 import ssl
 
                 # Certificates verified against the system's CAs, host name checked: urllib3's defaults.
-                conn = wire.TLSConnection(self._host, self._port, ssl.create_default_context())
+                conn = wire.TLSConnection(self._host, self._port, ssl.create_default_context(), self.limits)
             else:
-                conn = wire.Connection(self._host, self._port)
+                conn = wire.Connection(self._host, self._port, self.limits)
             self._local.conn = conn
         return conn
 
@@ -187,6 +235,8 @@ class Api:
             except (wire.BadAnswer, OSError) as e:
                 self._drop()
                 last = e
+                if isinstance(e, (wire.TooLarge, TimeoutError)):
+                    break  # asking again would wait as long, or read as much, once more
                 if method in IDEMPOTENT or (reused and isinstance(e, wire.ClosedBeforeAnswer)):
                     continue
                 raise _unreachable(self.settings, e) from None
@@ -201,11 +251,20 @@ class Api:
     ) -> tuple[int, str, bytes]:
         import urllib3
 
+        from lakelet.commands import wire
+
         try:
-            response = self.http.request(method, url, body=body, headers=dict(headers), redirect=False)
+            response = self.http.request(
+                method, url, body=body, headers=dict(headers), redirect=False, preload_content=False
+            )
+            data = response.read(self.limits.max_body + 1)
         except urllib3.exceptions.HTTPError as e:
             raise _unreachable(self.settings, e) from None
-        return response.status, response.reason or "", response.data
+        if len(data) > self.limits.max_body:
+            response.close()  # the rest is never read: the connection cannot carry another request
+            raise _unreachable(self.settings, wire.TooLarge(f"the answer holds more than {self.limits.max_body} bytes"))
+        response.release_conn()
+        return response.status, response.reason or "", data
 
     def raw(
         self,

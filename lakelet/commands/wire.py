@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import io
     import ssl
 
+# A JSON answer larger than this is no lakeFS answer (a page of 1,000 objects with metadata is a few MB): the
+# client stops reading rather than hold whatever a broken or hostile server streams. Downloads do not come here.
+MAX_BODY = 64 * 1024 * 1024
 MAX_LINE = 65536  # http.client's limit on a status or header line
 MAX_HEADERS = 100  # and on the number of header lines
 _BODY_METHODS = frozenset({"PATCH", "POST", "PUT"})  # sent with Content-Length: 0 when there is no body
@@ -42,11 +45,25 @@ class Answer:
     will_close: bool
 
 
+class TooLarge(BadAnswer):
+    """The answer's body is larger than the client takes (MAX_BODY)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How long to wait to connect, and for each read of an answer (seconds), and how large a body may be."""
+
+    connect: float = 10.0
+    read: float = 120.0
+    max_body: int = MAX_BODY
+
+
 class Connection:
     """One connection to ``host:port``, opened by the first request and kept alive between them."""
 
-    def __init__(self, host: str, port: int | None) -> None:
+    def __init__(self, host: str, port: int | None, limits: Limits = Limits()) -> None:
         self.host, self.port = host, port or 80
+        self.limits = limits
         self.sock: socket.socket | None = None
         self._stream: io.BufferedReader | None = None
 
@@ -62,7 +79,8 @@ class Connection:
         """Sends the request whole (connecting first if need be); an OSError means nothing reached the server
         intact."""
         if self.sock is None:
-            self.sock = socket.create_connection((self.host, self.port))
+            self.sock = socket.create_connection((self.host, self.port), timeout=self.limits.connect)
+            self.sock.settimeout(self.limits.read)  # a server that stops answering ends in TimeoutError
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # as http.client sets it
             self._stream = self.sock.makefile("rb")
         host = self.host if self.host.isascii() else self.host.encode("idna").decode("ascii")  # as http.client
@@ -93,9 +111,16 @@ class Connection:
         except ValueError:
             size = -1
         if size >= 0:
+            self._check_size(size)
             return Answer(status, reason, self._exactly(size), will_close)
         # No length, or one that is no number (which http.client ignores too): the body runs to the close.
-        return Answer(status, reason, self._read().read(), True)
+        body = self._read().read(self.limits.max_body + 1)
+        self._check_size(len(body))
+        return Answer(status, reason, body, True)
+
+    def _check_size(self, size: int) -> None:
+        if size > self.limits.max_body:
+            raise TooLarge(f"the answer holds more than {self.limits.max_body} bytes")
 
     def _read(self) -> io.BufferedReader:
         if self._stream is None:
@@ -137,6 +162,7 @@ class Connection:
 
     def _chunked(self) -> bytes:
         parts: list[bytes] = []
+        received = 0
         while True:
             size_line = self._line().split(b";", 1)[0].strip()
             try:
@@ -145,6 +171,8 @@ class Connection:
                 raise BadAnswer(f"bad chunk size {size_line[:20]!r}") from None
             if size == 0:
                 break
+            received += size
+            self._check_size(received)
             parts.append(self._exactly(size))
             self._exactly(2)  # the CRLF after each chunk
         while self._line() not in (b"\r\n", b"\n", b""):  # trailers
@@ -156,10 +184,11 @@ class TLSConnection:
     """The same interface over http.client's HTTPS connection, its errors as this module's: ssl costs more
     than http.client's import anyway."""
 
-    def __init__(self, host: str, port: int | None, context: ssl.SSLContext) -> None:
+    def __init__(self, host: str, port: int | None, context: ssl.SSLContext, limits: Limits = Limits()) -> None:
         import http.client
 
-        self._conn = http.client.HTTPSConnection(host, port, context=context)
+        self.limits = limits
+        self._conn = http.client.HTTPSConnection(host, port, context=context, timeout=limits.connect)
 
     @property
     def sock(self) -> socket.socket | None:
@@ -170,13 +199,17 @@ class TLSConnection:
 
     def request(self, method: str, target: str, body: bytes | None, headers: Mapping[str, str]) -> None:
         self._conn.request(method, target, body=body, headers=dict(headers))
+        if self._conn.sock is not None:
+            self._conn.sock.settimeout(self.limits.read)
 
     def answer(self, method: str) -> Answer:
         import http.client
 
         try:
             response: http.client.HTTPResponse = self._conn.getresponse()
-            data = response.read()
+            data = response.read(self.limits.max_body + 1)
+            if len(data) > self.limits.max_body:
+                raise TooLarge(f"the answer holds more than {self.limits.max_body} bytes")
         except http.client.RemoteDisconnected as e:
             raise ClosedBeforeAnswer(str(e)) from e
         except http.client.HTTPException as e:

@@ -18,6 +18,7 @@ import copyreg
 import importlib
 import io
 import json
+import os
 import pickle
 import sys
 import threading
@@ -91,11 +92,40 @@ class _Pickler(pickle.Pickler):
             return (_load_private_key, (der,))
         if module == "lakelet.stack.moto_speedups" and kind.__name__ == "_Cache":
             return (kind, (-1,))  # generation -1 never matches: the first query rebuilds the cache
+        if module == "moto.s3.models" and "_value_buffer" in vars(obj) and "lock" in vars(obj):
+            return (copyreg.__newobj__, (kind,), _key_state(obj))  # type: ignore[attr-defined]
         if module == "moto.stepfunctions.parser.backend.execution" and hasattr(obj, "exec_worker"):
             state = dict(vars(obj))
             state["exec_worker"] = None  # a worker holds threads and a live interpreter
             return (copyreg.__newobj__, (kind,), state)  # type: ignore[attr-defined]
         return NotImplemented
+
+
+def _key_state(key: Any) -> dict[str, Any]:
+    """What moto's FakeKey.__getstate__ returns, without its lock and without moving its buffer's position: a
+    snapshot may be written by a forked copy of the process (store.py), where a lock a reader held at the fork
+    stays held forever, and where a file buffer's position is shared with the reader that still uses it."""
+    state = {k: v for k, v in vars(key).items() if k not in ("_value_buffer", "lock")}
+    state["value"] = _buffer_bytes(key._value_buffer)
+    return state
+
+
+def _buffer_bytes(buffer: Any) -> bytes:
+    inner = getattr(buffer, "_file", buffer)
+    if getattr(inner, "closed", False):
+        return b""  # a deleted key's buffer, as moto's __getstate__ has it
+    if isinstance(inner, io.BytesIO):
+        return inner.getvalue()
+    fd = inner.fileno()
+    size = os.fstat(fd).st_size
+    parts, offset = [], 0
+    while offset < size:
+        part = os.pread(fd, size - offset, offset)
+        if not part:
+            break
+        parts.append(part)
+        offset += len(part)
+    return b"".join(parts)
 
 
 def write(out: IO[bytes]) -> None:

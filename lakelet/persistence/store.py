@@ -41,6 +41,7 @@ from lakelet.persistence import (
     middleware,
     refusals,
     snapshot,
+    snapshot_writer,
     workflows,
 )
 from lakelet.persistence.journal import Journal, Record
@@ -123,10 +124,15 @@ class Persistence:
             determinism.install()
             workflows.install(self._execution_ended)
             self.recovery = self._recover()
-            self.snapshot()
+            try:
+                self.snapshot()
+            except OSError as error:
+                raise datadir.DataDirError(snapshot_writer.refusal(self.data_dir, error)) from error
         except BaseException:
             if self._journal is not None:
                 self._journal.close()
+                if self._journal.records == 0:
+                    self._journal.path.unlink(missing_ok=True)  # the new journal took nothing: as it was
                 self._journal = None
             self._release()
             raise
@@ -243,24 +249,40 @@ class Persistence:
         )
 
     def snapshot(self) -> Path:
-        """Write moto's whole state to a new snapshot and start a new journal; older files are then removed."""
+        """Write moto's whole state to a new snapshot and start a new journal; older files are then removed.
+
+        The write lock is held only while the process forks (copy-on-write: the child sees moto's state as it was
+        at that instant, and pickles it to disk while the parent goes on taking writes into the new journal), not
+        for the seconds a large state takes to pickle. Raises OSError when the snapshot cannot be written; the
+        temporary file is removed, and the older snapshot and journals, still in place, recover everything."""
         with self._snapshot_lock:
             with self._lock:
                 generation = self._generation + 1
                 tmp = self.moto_dir / f".snapshot-{generation}.tmp"
-                size = self._write_snapshot(tmp)
-                previous, self._journal = self._journal, Journal(self._journal_path(generation), self._fsync_interval)
+                following = Journal(self._journal_path(generation), self._fsync_interval)
+                try:
+                    writer = snapshot_writer.SnapshotWriter(tmp, self._write_snapshot)
+                except BaseException:
+                    following.close()
+                    following.path.unlink(missing_ok=True)
+                    raise
+                previous, self._journal = self._journal, following
                 self._generation = generation
             if previous is not None:
                 previous.close()
-            fd = os.open(tmp, os.O_RDONLY)
             try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            target = self._snapshot_path(generation)
-            os.replace(tmp, target)
-            datadir.sync_directory(self.moto_dir)
+                size = writer.wait()
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                target = self._snapshot_path(generation)
+                os.replace(tmp, target)
+                datadir.sync_directory(self.moto_dir)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
             self._last_snapshot_bytes = size
             for number, path in self._files(_SNAPSHOT_NAME) + self._files(_JOURNAL_NAME) + self._files(_LEFTOVER):
                 if number < generation:
@@ -268,8 +290,9 @@ class Persistence:
             return target
 
     def _write_snapshot(self, tmp: Path) -> int:
-        # Writes wait on the lock, but a read may still add a cache to an object being pickled (moto_speedups
-        # does, on a table's first query): pickle then sees a dict change size. Taking it again is enough.
+        # In a forked child nothing else runs; in process (no fork), writes wait on the lock, but a read may
+        # still add a cache to an object being pickled (moto_speedups does, on a table's first query): pickle
+        # then sees a dict change size. Taking it again is enough.
         for attempt in range(3):
             try:
                 # Owner-only: a snapshot holds every object and the KMS key material (datadir.make_private).

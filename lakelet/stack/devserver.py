@@ -27,9 +27,11 @@ from chalice.local import (
     LocalChalice,
     LocalDevServer,
     LocalGatewayException,
+    ThreadedHTTPServer,
 )
 
 from chalicelib.http_headers import first_unsafe
+from lakelet.defaults import LISTEN_BACKLOG
 
 log = logging.getLogger(__name__)
 
@@ -212,6 +214,10 @@ def _serve_requests_on_threads(app: Chalice) -> type:
     return original
 
 
+class _QueueingServer(ThreadedHTTPServer):
+    request_queue_size = LISTEN_BACKLOG
+
+
 class ApiServer:
     """A Chalice app served by :class:`DechunkingRequestHandler` on ``host:port`` from a background thread.
 
@@ -227,6 +233,7 @@ class ApiServer:
             host,
             port,
             handler_cls=DechunkingRequestHandler,
+            server_cls=_QueueingServer,
         )
         self._thread: threading.Thread | None = None
 

@@ -10,7 +10,7 @@ so any later Lakelet reads it back through the same APIs:
                                 <table> is the name without the stack's prefix
     DIR/objects.jsonl           one line per S3 object: bucket, key, file, size, ETag, content type, user
                                 metadata, and the part sizes of a multipart upload (so its ETag comes back equal)
-    DIR/objects/<n>             the objects' bytes
+    DIR/objects/<n>             the objects' bytes (plain files named by a number)
     DIR/secrets.jsonl           the values sealed with the stack's KMS key, in clear: KMS keys cannot leave KMS,
                                 so an import seals them again under the new stack's key
 
@@ -27,7 +27,9 @@ import base64
 import hashlib
 import json
 import os
+import re
 import secrets as random_secrets
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -303,8 +305,9 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
                     out.write(json.dumps(_to_json({"M": item})["M"], sort_keys=True) + "\n")
                     counts.items[short] += 1
     s3 = endpoint.client("s3")
+    buckets = sorted(b["Name"] for b in s3.list_buckets().get("Buckets", []))
     with _private_file(target / "objects.jsonl") as out:
-        for bucket in sorted(b["Name"] for b in s3.list_buckets().get("Buckets", [])):
+        for bucket in buckets:
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
                 for listed in page.get("Contents", []):
                     key = listed["Key"]
@@ -340,6 +343,7 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
         "written_by": {"lakelet": _lakelet_version(), "moto": moto_version},
         "region": endpoint.region,
         "tables": sorted(counts.items),
+        "buckets": sorted(buckets),
         "counts": {"items": counts.items, "objects": counts.objects, "bytes": counts.bytes, "secrets": counts.secrets},
     }
     # Last: a directory without its manifest is an export that did not finish, and import refuses it.
@@ -448,18 +452,25 @@ def import_stack(endpoint: Endpoint, source: Path) -> Counts:
         raise ExportError(f"{len(resealed)} secrets of the export match no row: the export is damaged")
     s3 = endpoint.client("s3")
     buckets = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
+    allowed = _export_buckets(manifest, buckets)
+    objects_dir = _objects_dir(source)
     for line in _lines(source / "objects.jsonl"):
-        bucket, key = line["bucket"], line["key"]
+        bucket, key = line.get("bucket"), line.get("key")
+        if bucket not in allowed or not isinstance(key, str):
+            raise ExportError(
+                f"objects.jsonl names bucket {bucket!r}, which is not in the export's list of buckets: "
+                "the export is damaged"
+            )
         if bucket not in buckets:
             if endpoint.region == "us-east-1":
                 s3.create_bucket(Bucket=bucket)
             else:
                 s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": endpoint.region})
             buckets.add(bucket)
-        body = (source / "objects" / str(line["file"])).read_bytes()
+        body = _object_bytes(objects_dir, line.get("file"))
         if len(body) != line["size"]:
             raise ExportError(
-                f"{source / 'objects' / str(line['file'])} ({bucket}/{key}) has {len(body)} bytes, "
+                f"{objects_dir / str(line['file'])} ({bucket}/{key}) has {len(body)} bytes, "
                 f"the export says {line['size']}: the export is damaged"
             )
         extra: dict[str, Any] = {"Metadata": line.get("metadata") or {}}
@@ -473,6 +484,51 @@ def import_stack(endpoint: Endpoint, source: Path) -> Counts:
         counts.objects += 1
         counts.bytes += len(body)
     return counts
+
+
+# S3's rules for a bucket name (3-63 of lower-case letters, digits, dots and hyphens, a letter or digit at
+# each end): what the export's own list is checked against before any bucket is created from it.
+_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+# What export_stack names an object's file: its number. Anything else (a path, '..', a hidden name) is refused.
+_OBJECT_FILE = re.compile(r"[0-9]{1,12}")
+
+
+def _export_buckets(manifest: dict[str, Any], existing: set[str]) -> frozenset[str]:
+    """The buckets an import may write to: those the manifest lists, each a valid S3 bucket name (an export
+    from before the list existed may write only to the buckets the new stack created itself)."""
+    listed = manifest.get("buckets")
+    if listed is None:
+        return frozenset(existing)
+    if not isinstance(listed, list) or not all(isinstance(b, str) and _BUCKET_NAME.fullmatch(b) for b in listed):
+        raise ExportError(f"{MANIFEST} lists buckets that are not S3 bucket names: the export is damaged")
+    return frozenset(listed)
+
+
+def _objects_dir(source: Path) -> Path:
+    """``source/objects``, a real directory of the export (not a link to somewhere else)."""
+    directory = source / "objects"
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise ExportError(f"{directory} is not a plain directory: the export is damaged")
+    return directory
+
+
+def _object_bytes(objects_dir: Path, name: object) -> bytes:
+    """The bytes of one object file: a plain name (a number, as export_stack writes it) inside ``objects/``,
+    a regular file and not a link, so that an edited objects.jsonl cannot read files outside the export."""
+    if not isinstance(name, str) or not _OBJECT_FILE.fullmatch(name):
+        raise ExportError(
+            f"objects.jsonl names the file {name!r}, which is not a file of objects/: the export is damaged"
+        )
+    try:
+        fd = os.open(objects_dir / name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise ExportError(
+            f"{objects_dir / name} cannot be read as a plain file ({error.strerror}): the export is damaged"
+        ) from None
+    with os.fdopen(fd, "rb") as data:
+        if not stat.S_ISREG(os.fstat(data.fileno()).st_mode):
+            raise ExportError(f"{objects_dir / name} is not a plain file: the export is damaged")
+        return data.read()
 
 
 def _put_object(s3: Any, bucket: str, key: str, body: bytes, parts: list[int] | None, extra: dict[str, Any]) -> str:

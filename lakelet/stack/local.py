@@ -47,9 +47,11 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
+from lakelet.stack import stack_keys
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
+from lakelet.stack.stack_keys import StackKeys
 
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
@@ -76,8 +78,9 @@ def local_environment(
 ) -> dict[str, str]:
     """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
 
-    The AWS key pair is the stack's own (``keys``, by default the default admin pair): moto's port takes requests
-    signed with it only (lakelet/stack/moto_guard.py), and a developer's real AWS credentials never reach a local call.
+    The AWS key pair is the stack's own (``keys``: LocalStack passes the pair it generated,
+    lakelet/stack/stack_keys.py, never the admin's lakeFS key): moto's port takes requests signed with it only
+    (lakelet/stack/moto_guard.py), and a developer's real AWS credentials never reach a local call.
     """
     keys = keys if keys is not None else Credentials(DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY)
     environment = {
@@ -194,6 +197,9 @@ class LocalStack:
         self._sample_data = sample_data
         self._verbose = verbose
         self._wrote_state = False
+        self._keys: StackKeys | None = None
+        #: A line for the user about the admin key (created again, or deleted and not re-created), else None.
+        self.admin_notice: str | None = None
         #: The sample repository created or found at start (``--sample-data``), else None.
         self.sample_repository: str | None = None
 
@@ -204,6 +210,13 @@ class LocalStack:
         if self._moto_url is None:
             raise RuntimeError("LocalStack not started")
         return self._moto_url
+
+    @property
+    def aws_credentials(self) -> Credentials:
+        """The key pair the stack's AWS stand-in takes (lakelet/stack/stack_keys.py), not the admin's."""
+        if self._keys is None:
+            raise RuntimeError("LocalStack not started")
+        return Credentials(self._keys.aws_access_key_id, self._keys.aws_secret_access_key)
 
     @property
     def api_port(self) -> int:
@@ -243,6 +256,7 @@ class LocalStack:
         try:
             self._check_ports_free()
             self._open_data_dir()
+            self._keys = stack_keys.load_or_create(self.data_dir)
             self._start_moto()
             from lakelet.stack import moto_speedups
 
@@ -256,7 +270,7 @@ class LocalStack:
                     self.table_prefix,
                     self.region,
                     metrics=self._verbose,
-                    keys=self.credentials,
+                    keys=self.aws_credentials,
                 ),
             )
             self._provision()
@@ -304,6 +318,7 @@ class LocalStack:
             self._moto = None
             self._moto_url = None
             self._guard = None
+            self._keys = None
         if self.persistence is not None:
             self.persistence.close()  # moto no longer serves: the last snapshot sees everything
             self.persistence = None
@@ -343,7 +358,8 @@ class LocalStack:
     def _guarded(self, app: WsgiApp) -> WsgiApp:
         # Outermost: a refused request is neither journaled nor seen by moto.
         inner = self.persistence.wrap(app) if self.persistence is not None else app
-        self._guard = MotoGuard(inner, self.credentials.access_key_id, self.credentials.secret_access_key)
+        keys = self.aws_credentials
+        self._guard = MotoGuard(inner, keys.access_key_id, keys.secret_access_key)
         return self._guard
 
     def _start_moto(self) -> None:
@@ -379,7 +395,18 @@ class LocalStack:
 
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
-        get_services().auth.ensure_admin(self.credentials.access_key_id, self.credentials.secret_access_key)
+        assert self._keys is not None
+        recovered = self.persistence.recovery if self.persistence is not None else None
+        kept, self.admin_notice = stack_keys.ensure_admin_key(
+            get_services().auth,
+            self.credentials.access_key_id,
+            self.credentials.secret_access_key,
+            self._keys,
+            fresh=recovered is None or (recovered.snapshot is None and not recovered.replayed),
+        )
+        if kept != self._keys and self.data_dir is not None:
+            stack_keys.save(self.data_dir, kept)
+        self._keys = kept
 
     def _serve(self) -> None:
         app = load_app(self._project_dir)
@@ -419,6 +446,8 @@ class LocalStack:
             "moto_url": self.moto_url,
             "access_key_id": self.credentials.access_key_id,
             "secret_access_key": self.credentials.secret_access_key,
+            "aws_access_key_id": self.aws_credentials.access_key_id,
+            "aws_secret_access_key": self.aws_credentials.secret_access_key,
             "bucket": self.bucket,
             "region": self.region,
         }

@@ -148,6 +148,7 @@ def run_gc(
     region: str = LOCAL_REGION,
     progress: Progress | None = None,
     check_namespace: Callable[[str], None] | None = None,
+    s3_keys: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Prepares (unless sweeping an earlier mark) and runs the GC job locally; returns its summary.
 
@@ -182,7 +183,8 @@ def run_gc(
             endpoint_url=s3_endpoint,
             region=region,
         )
-        with local_spark(address_partitions, s3_endpoint, (api.access_key_id, api.secret_access_key)) as spark:
+        keys = s3_keys if s3_keys is not None else (api.access_key_id, api.secret_access_key)
+        with local_spark(address_partitions, s3_endpoint, keys) as spark:
             summary: dict[str, Any] = job.run(spark, options, progress=report)
         if mode == job.MODE_MARK:
             report("sweep", "skipped: a dry run (--mark-only) deletes nothing")
@@ -255,6 +257,12 @@ class Target:
     s3_endpoint: str | None
     from_state: bool
     repeat_flags: tuple[str, ...]
+    # The key pair of the stack's AWS stand-in (its state file names it); the API's pair when no state is used.
+    s3_keys: tuple[str, str] = ("", "")
+
+    @property
+    def moto_keys(self) -> tuple[str, str]:
+        return self.s3_keys if all(self.s3_keys) else (self.api.access_key_id, self.api.secret_access_key)
 
 
 def resolve_target(options: GCRunOptions) -> Target:
@@ -278,7 +286,10 @@ def resolve_target(options: GCRunOptions) -> Target:
         repeat += ["--s3-endpoint", options.s3_endpoint]
     if Path(options.data_dir) != Path(options.implied_data_dir) and use_state:
         repeat += ["--data-dir", str(options.data_dir)]
-    return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat))
+    s3_keys = (str(known.get("aws_access_key_id") or ""), str(known.get("aws_secret_access_key") or ""))
+    if options.s3_endpoint and options.s3_endpoint != known.get("moto_url"):
+        s3_keys = ("", "")  # another moto than the state file's: its keys are not the state's
+    return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat), s3_keys)
 
 
 def print_setup(message: str) -> None:
@@ -309,7 +320,7 @@ def preflight(target: Target, options: GCRunOptions) -> None:
             f"no moto URL for {target.api.endpoint}: pass --s3-endpoint, the 'AWS stand-in' URL that `lakelet local` "
             f"prints (no state file of a running stack in {options.data_dir})"
         )
-    gc_preflight.check_moto(target.s3_endpoint, (target.api.access_key_id, target.api.secret_access_key))
+    gc_preflight.check_moto(target.s3_endpoint, target.moto_keys)
     gc_preflight.check_java()
     ensure_pyspark(print_setup)
 
@@ -334,8 +345,9 @@ def run_command(options: GCRunOptions) -> int:
             region=options.region,
             progress=print_progress,
             check_namespace=lambda namespace: gc_preflight.check_bucket(
-                str(target.s3_endpoint), namespace, (target.api.access_key_id, target.api.secret_access_key)
+                str(target.s3_endpoint), namespace, target.moto_keys
             ),
+            s3_keys=target.moto_keys,
         )
     except (GCCommandError, gc_preflight.PreflightError, SparkInstallError) as e:
         print(f"lakelet gc run: {e}", file=sys.stderr)

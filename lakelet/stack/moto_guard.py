@@ -14,18 +14,23 @@ What :class:`MotoGuard` lets through to moto:
 - from a browser, only requests whose ``Origin`` is the stack's own web UI; the CORS answers (preflight and
   response headers) are the guard's, for that origin only. Any other Origin is refused before moto sees it.
 
+Before the guard reads a body (the services other than S3 sign its hash), the request must name the stack's key
+in its credential scope and declare a body of at most :data:`MAX_SIGNED_BODY` bytes: an unsigned or foreign
+request never makes the guard read (or hold) what it sends.
+
 Everything else gets 403 in S3's XML error shape. moto's own ``/moto-api`` (state dump, reset, config) takes a
 signed request too (:func:`signed_headers` signs one).
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from botocore.auth import S3SigV4Auth, SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -45,6 +50,10 @@ _CORS_EXPOSE = "ETag, x-amz-request-id"
 _CORS_MAX_AGE = "600"
 _S3_SCOPE = "/s3/aws4_request"
 _GUARD_USER = "lakelet-local-stack"
+# The largest body the guard reads to check its hash: DynamoDB's largest request (BatchWriteItem, TransactWrite)
+# is 16 MB; KMS, Step Functions and a Lambda invoke (6 MB) are smaller. S3's bodies are never read by the guard.
+MAX_SIGNED_BODY = 16 * 1024 * 1024
+_CREDENTIAL = re.compile(r"Credential=([^/,\s]+)/")
 
 StartResponse = Callable[..., Any]
 
@@ -70,6 +79,15 @@ def _request(environ: Mapping[str, Any], body: bytes) -> Request:
     return Request.build(
         str(environ.get("REQUEST_METHOD", "GET")), raw_path, str(environ.get("QUERY_STRING", "")), headers, body
     )
+
+
+def _claimed_key(environ: Mapping[str, Any]) -> str | None:
+    """The access key id a request's credential scope names (header or presigned query), before any check."""
+    match = _CREDENTIAL.search(str(environ.get("HTTP_AUTHORIZATION", "")))
+    if match is not None:
+        return match.group(1)
+    credential = parse_qs(str(environ.get("QUERY_STRING", ""))).get("X-Amz-Credential", [""])[0]
+    return credential.split("/", 1)[0] or None
 
 
 def _signs_a_body_hash(environ: Mapping[str, Any]) -> bool:
@@ -106,6 +124,22 @@ class MotoGuard:
             raise CredentialNotFound(access_key_id)
         return _GUARD_USER, self._secret
 
+    def _check_before_reading(self, environ: Mapping[str, Any]) -> None:
+        """Refuses, from the headers alone, a request whose body the guard should not read: one that names no
+        key or another key than the stack's, or that declares (or, chunked, may send) too large a body."""
+        claimed = _claimed_key(environ)
+        if claimed is None:
+            raise S3Error("AccessDenied", "anonymous requests are not accepted: sign requests with SigV4")
+        if claimed != self._access_key_id:
+            raise S3Error("InvalidAccessKeyId", details={"AWSAccessKeyId": claimed})
+        length = str(environ.get("CONTENT_LENGTH") or "")
+        if not length.isdigit():
+            # Chunked or unknown: AWS's SDKs send a Content-Length for these services' JSON and form bodies.
+            if "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower():
+                raise S3Error("MissingContentLength", "send a Content-Length with a signed body")
+        elif int(length) > MAX_SIGNED_BODY:
+            raise S3Error("EntityTooLarge", f"a signed body holds at most {MAX_SIGNED_BODY} bytes here")
+
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         origin = environ.get("HTTP_ORIGIN")
         allowed = origin is not None and origin in self._origins
@@ -118,8 +152,11 @@ class MotoGuard:
             )
         if environ.get("REQUEST_METHOD") == "OPTIONS" and allowed and environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD"):
             return self._preflight(environ, start_response, str(origin))
-        body = read_body(environ) if _signs_a_body_hash(environ) else b""
         try:
+            body = b""
+            if _signs_a_body_hash(environ):
+                self._check_before_reading(environ)
+                body = read_body(environ)
             authenticate(_request(environ, body), self._lookup, self._signer, self._clock(), services=None)
         except S3Error as error:
             return self._refuse(environ, start_response, error, origin if allowed else None)
@@ -157,7 +194,7 @@ class MotoGuard:
         return [response.body]
 
 
-_REASONS = {400: "Bad Request", 403: "Forbidden"}
+_REASONS = {400: "Bad Request", 403: "Forbidden", 411: "Length Required"}
 
 
 def _cors_headers(origin: str) -> list[tuple[str, str]]:

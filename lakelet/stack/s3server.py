@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from chalicelib.http_headers import first_unsafe
 from chalicelib.s3proxy import Request, S3Gateway
+from lakelet.defaults import LISTEN_BACKLOG
 from lakelet.stack.devserver import ChunkedBodyError, read_chunked
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ _INTERNAL_ERROR = (
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = LISTEN_BACKLOG
     gateway: S3Gateway
 
 
@@ -67,7 +69,7 @@ class S3RequestHandler(BaseHTTPRequestHandler):
         if self._has_body():
             # Authenticate on the request line and headers before reading a byte of the body.
             refused = self.server.gateway.refuse_before_body(
-                Request.build(self.command, target.path or "/", target.query, headers, b"")
+                Request.build(self.command, target.path or "/", target.query, headers, b"", self.client_address[0])
             )
             if refused is not None:
                 self.close_connection = True  # the unread body cannot be told apart from a next request
@@ -83,7 +85,7 @@ class S3RequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.send_error(400, f"Bad request body: {error}")
             return
-        request = Request.build(self.command, target.path or "/", target.query, headers, body)
+        request = Request.build(self.command, target.path or "/", target.query, headers, body, self.client_address[0])
         response = self.server.gateway.handle(request)
         self._send(response.status, response.headers, response.body)
 

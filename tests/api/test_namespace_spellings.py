@@ -142,3 +142,63 @@ def test_bounds_are_400_in_the_lakefs_shape_and_create_nothing(api: Api) -> None
         )
     assert names(api) == []
     assert create(api, "repo1", f"{ROOT}/" + "x" * 768)[0] == 201
+
+
+NFC, NFD = "caf\u00e9", "cafe\u0301"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "stored"),
+    [
+        (f"{ROOT}/%76", f"{ROOT}/v"),
+        (f"{ROOT}/a%2Db/%7Ex", f"{ROOT}/a-b/~x"),
+        (f"{ROOT}/a%2fb", f"{ROOT}/a%2Fb"),  # a reserved character stays escaped, in one spelling
+        (f"{ROOT}/{NFD}", f"{ROOT}/{NFC}"),
+        (f"{ROOT}/caf%c3%a9", f"{ROOT}/{NFC}"),
+        (f"{ROOT}/a%20b%ff", f"{ROOT}/a%20b%FF"),  # not UTF-8: kept as escapes
+    ],
+)
+def test_escapes_and_unicode_forms_are_folded_into_one_spelling(api: Api, spelling: str, stored: str) -> None:
+    status, repo = create(api, "repo1", spelling)
+    assert status == 201, repo
+    assert repo["storage_namespace"] == stored
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [(f"{ROOT}/v", f"{ROOT}/%76"), (f"{ROOT}/%76", f"{ROOT}/v/"), (f"{ROOT}/{NFC}", f"{ROOT}/{NFD}")],
+)
+def test_an_escaped_or_decomposed_spelling_is_the_same_namespace(api: Api, first: str, second: str) -> None:
+    assert create(api, "first", first)[0] == 201
+    status, error = create(api, "second", second)
+    assert status == 400 and "already in use" in str(error["message"]), error
+    status, error = create(api, "inner", second.rstrip("/") + "/in")
+    assert status == 400 and "inside" in str(error["message"]), error
+    assert names(api) == ["first"]
+
+
+def test_an_escaped_dot_segment_is_refused_as_the_dot_is(api: Api) -> None:
+    for bad in (f"{ROOT}/x/%2E%2E", f"{ROOT}/%2e/x", f"{ROOT}/x%E2%80%8B"):  # the last: a zero-width space
+        assert_error(api.post("/repositories", json_body={"name": "repo1", "storage_namespace": bad}), 400)
+
+
+def test_a_deny_on_a_namespace_covers_its_escaped_and_unicode_spellings(api: Api, client: Client) -> None:
+    policy = {
+        "id": "no-secret",
+        "statement": [
+            {"effect": "allow", "action": ["fs:*"], "resource": "*"},
+            {
+                "effect": "deny",
+                "action": ["fs:AttachStorageNamespace"],
+                "resource": f"arn:lakefs:fs:::namespace/{ROOT}/{NFC}*",
+            },
+        ],
+    }
+    assert api.post("/auth/policies", json_body=policy).status_code == 201
+    assert api.post("/auth/users", json_body={"id": "sam"}).status_code == 201
+    assert api.request("PUT", "/auth/users/sam/policies/no-secret").status_code == 201
+    pair = body_of(api.post("/auth/users/sam/credentials"))
+    sam = Api(client, (pair["access_key_id"], pair["secret_access_key"]))
+    for spelling in (f"{ROOT}/{NFD}", f"{ROOT}/caf%C3%A9", f"{ROOT}/%63af\u00e9"):
+        assert_error(sam.post("/repositories", json_body={"name": "leak", "storage_namespace": spelling}), 403)
+    assert names(api) == []

@@ -61,7 +61,7 @@ def test_bad_or_missing_refs(api: Api, repo: str, ref: str, status: int) -> None
 
 
 @pytest.mark.parametrize(
-    "body", [{"id": "v1"}, {"ref": "main"}, {"id": 1, "ref": "main"}, {"id": "v1", "ref": "main", "force": True}]
+    "body", [{"id": "v1"}, {"ref": "main"}, {"id": 1, "ref": "main"}, {"id": "v1", "ref": "main", "force": "yes"}]
 )
 def test_bad_bodies_are_400(api: Api, repo: str, body: object) -> None:
     assert_error(api.post(f"/repositories/{repo}/tags", json_body=body), 400)

@@ -33,6 +33,7 @@ ROW_IDS = {
         "cli_vs_aws_sync",
     ],
     "gc": ["gc_mark"],
+    "spark": ["spark_s3a_read", "spark_lakefs_read"],
     "first-run": ["first_run"],
     "bundle": ["bundle_size", "handler_import"],
 }
@@ -132,6 +133,17 @@ def test_quick_bench_gc_mark_reports_the_jobs_own_rate(tmp_path: Path) -> None:
     spread = details["fixed_seconds"] + details["per_object_seconds"] * (details["objects"] - 500)
     assert spread == pytest.approx(max(details["own_seconds"], details["fixed_seconds"]))
     assert "fixed" in results["rows"][0]["measured"]
+
+
+@pytest.mark.spark
+def test_quick_bench_spark_reads_the_same_files_both_ways(tmp_path: Path) -> None:
+    results, printed = make_bench(tmp_path, "--quick --only spark")
+    check_rows(results, ["spark"], printed)
+    s3a, lakefs_fs = results["rows"]
+    details = s3a["details"]
+    assert details["mib"] == 8 and details["files"] == 2 and details["bytes"] > 4 * 2**20
+    assert s3a["value"] == pytest.approx(details["gateway_seconds"] / details["moto_seconds"])
+    assert lakefs_fs["value"] is None and "hadoop-lakefs-assembly" in lakefs_fs["reason"]
 
 
 def test_the_gc_row_says_from_how_many_objects_the_rate_is_met() -> None:

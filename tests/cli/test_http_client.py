@@ -291,3 +291,80 @@ def test_a_broken_answer_is_one_line_never_a_traceback(
         server.api().raw("merge", "POST", "/x", body={})
     assert failed.value.line().startswith(f"cannot reach the lakeFS server at http://127.0.0.1:{server.port} (")
     assert len(server.heads) == 1  # a POST is never sent twice
+
+
+class SilentServer(_Listener):
+    """Accepts connections, reads what comes and never answers."""
+
+    def __init__(self) -> None:
+        self.held: list[socket.socket] = []
+        super().__init__()
+
+    def _accepted(self, conn: socket.socket) -> None:
+        self.held.append(conn)
+
+
+class StreamingServer(_Listener):
+    """Answers every request with an endless body: chunked, or with no length (read to the close), counting
+    what it sent; it stops when the client closes."""
+
+    def __init__(self, chunked: bool) -> None:
+        self.chunked, self.sent = chunked, 0
+        super().__init__()
+
+    def _accepted(self, conn: socket.socket) -> None:
+        threading.Thread(target=self._stream, args=(conn,), daemon=True).start()
+
+    def _stream(self, conn: socket.socket) -> None:
+        block = b"x" * 65536
+        head = b"Transfer-Encoding: chunked\r\n" if self.chunked else b""
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" + head + b"\r\n")
+            while self.sent < 1024 * 1024 * 1024:
+                conn.sendall(b"10000\r\n" + block + b"\r\n" if self.chunked else block)
+                self.sent += len(block)
+
+
+def test_a_server_that_never_answers_ends_in_a_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKELET_HTTP_TIMEOUT", "0.3")
+    server = SilentServer()
+    try:
+        for pooled in (False, True):  # the CLI's own client, then the urllib3 pool the transfers use
+            api = server.api()
+            if pooled:
+                api.use_pool()
+            with pytest.raises(CLIError) as failed:
+                api.get("list", "/repositories")
+            assert "did not answer in time" in failed.value.line()
+            assert "LAKELET_HTTP_TIMEOUT" in str(failed.value.hint)
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("chunked", [True, False])
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_json_answer_is_read_up_to_its_bound(monkeypatch: pytest.MonkeyPatch, chunked: bool, pooled: bool) -> None:
+    monkeypatch.setenv("LAKELET_HTTP_MAX_ANSWER_BYTES", str(1024 * 1024))
+    server = StreamingServer(chunked)
+    try:
+        api = server.api()
+        if pooled:
+            api.use_pool()
+        with pytest.raises(CLIError) as failed:
+            api.get("list", "/repositories")
+        assert "too large" in failed.value.line()
+        assert server.connections == 1  # not asked again
+        assert server.sent < 64 * 1024 * 1024  # the client stopped reading long before the server stopped
+    finally:
+        server.close()
+
+
+def test_limits_come_from_the_environment_and_bad_ones_are_refused() -> None:
+    from lakelet.commands.api import limits_from
+
+    limits = limits_from({"LAKELET_HTTP_TIMEOUT": "30", "LAKELET_HTTP_CONNECT_TIMEOUT": "2.5"})
+    assert (limits.read, limits.connect) == (30.0, 2.5) and limits.max_body == 64 * 1024 * 1024
+    for bad in ("0", "-1", "soon"):
+        with pytest.raises(CLIError):
+            limits_from({"LAKELET_HTTP_TIMEOUT": bad})

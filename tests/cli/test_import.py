@@ -24,8 +24,8 @@ def _seed(stack: LocalProcess, files: dict[str, bytes]) -> None:
         "s3",
         endpoint_url=moto_endpoint(stack),
         region_name="us-east-1",
-        aws_access_key_id=stack.access_key_id,
-        aws_secret_access_key=stack.secret_access_key,
+        aws_access_key_id=stack.aws_access_key_id,
+        aws_secret_access_key=stack.aws_secret_access_key,
     )
     with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=SOURCE)

@@ -25,6 +25,52 @@ from lakefs_sdk import api as sdk_api
 
 HERE = Path(__file__).resolve().parent
 SPEC_FILE = HERE / "lakefs-served.json"
+# What the API serves at /api/v1/openapi.json (chalicelib/api/openapi.py): the lakeFS operations above plus
+# Lakelet's extensions, each marked "x-lakelet".
+SERVED_FILE = HERE.parents[1] / "chalicelib" / "api" / "openapi.json"
+
+_LAKEFS_NOT_IN_SDK = "lakefs-operation-not-in-sdk"
+_EXTENSION = "lakelet-extension"
+# (method, path with blank parameters) -> (operationId, kind, description) of every served route that lakefs-sdk
+# does not describe.
+EXTENSION_OPERATIONS: dict[tuple[str, str], tuple[str, str, str]] = {
+    ("GET", "/auth/groups/{}/acl"): ("getGroupACL", _LAKEFS_NOT_IN_SDK, "lakeFS OSS answers 501; so does Lakelet."),
+    ("POST", "/auth/groups/{}/acl"): ("setGroupACL", _LAKEFS_NOT_IN_SDK, "lakeFS OSS answers 501; so does Lakelet."),
+    ("GET", "/oidc/callback"): ("oauthCallback", _LAKEFS_NOT_IN_SDK, "lakeFS OSS answers 501; so does Lakelet."),
+    ("GET", "/auth/capabilities"): (
+        "getAuthCapabilities",
+        _LAKEFS_NOT_IN_SDK,
+        "AuthCapabilities: invite_user and forgot_password, both false (Lakelet sends no mail).",
+    ),
+    ("GET", "/openapi.json"): ("getOpenAPI", _EXTENSION, "This document (public, as lakeFS's /openapi.json)."),
+    ("POST", "/auth/logout"): ("logout", _EXTENSION, "Ends the web UI's cookie session."),
+    ("GET", "/user/permissions"): ("getUserPermissions", _EXTENSION, "The web UI's hints of what the caller may do."),
+    ("POST", "/repositories/{}/branches/{}/commits/async"): (
+        "commitAsync",
+        _EXTENSION,
+        "Newer lakeFS API: starts a commit, answers TaskCreation {id}.",
+    ),
+    ("GET", "/repositories/{}/branches/{}/commits/status"): (
+        "commitAsyncStatus",
+        _EXTENSION,
+        "Newer lakeFS API: the status of an asynchronous commit (?id=).",
+    ),
+    ("POST", "/repositories/{}/refs/{}/merge/{}/async"): (
+        "mergeIntoBranchAsync",
+        _EXTENSION,
+        "Newer lakeFS API: starts a merge, answers TaskCreation {id}.",
+    ),
+    ("GET", "/repositories/{}/refs/{}/merge/{}/status"): (
+        "mergeIntoBranchAsyncStatus",
+        _EXTENSION,
+        "Newer lakeFS API: the status of an asynchronous merge (?id=).",
+    ),
+    ("POST", "/repositories/{}/branches/{}/objects/batch"): (
+        "uploadObjects",
+        _EXTENSION,
+        "Lakelet's batch upload of small objects (docs/api.md).",
+    ),
+}
 PREFIX = "/api/v1"
 _CALL = re.compile(r"call_api\(\s*'(?P<path>[^']+)', '(?P<method>[A-Z]+)'")
 _QUERY = re.compile(r"_query_params\.append\(\('(?P<name>\w+)', _params\['(?P<arg>\w+)'\]")
@@ -164,7 +210,8 @@ def _schemas(names: set[str]) -> dict[str, Any]:
         if name in schemas:
             continue
         model = getattr(lakefs_sdk, name)
-        schema = model.schema(ref_template="#/components/schemas/{model}")
+        # pydantic caches the schema it returns: a copy, so that popping its definitions leaves the next build whole.
+        schema = json.loads(json.dumps(model.schema(ref_template="#/components/schemas/{model}")))
         for definition in schema.pop("definitions", {}):
             if definition not in schemas:
                 pending.append(definition)
@@ -211,10 +258,40 @@ def build() -> dict[str, Any]:
     }
 
 
+def served_document(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` plus an operation for each served extension, marked ``x-lakelet`` with what it is."""
+    document = json.loads(json.dumps(spec))
+    document["info"] = {
+        **spec["info"],
+        "title": "Lakelet: the lakeFS API it serves, and its extensions",
+        "description": "lakeFS's operations as lakefs-sdk describes them; operations marked x-lakelet are "
+        "lakeFS operations the SDK lacks or Lakelet's own extensions (docs/api.md).",
+    }
+    paths = document["paths"]
+    for method, path in sorted(served_routes()):
+        found = EXTENSION_OPERATIONS.get((method, _normalize(path)))
+        if found is None:
+            continue
+        operation_id, kind, description = found
+        operation: dict[str, Any] = {"operationId": operation_id, "x-lakelet": kind, "description": description}
+        parameters = [
+            {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+            for name in _PATH_PARAMETER.findall(path)
+        ]
+        if parameters:
+            operation["parameters"] = parameters
+        operation["responses"] = {"default": {"description": "see the description"}}
+        paths.setdefault(path, {})[method.lower()] = operation
+    document["paths"] = dict(sorted(paths.items()))
+    return document
+
+
 def render(spec: dict[str, Any]) -> str:
     return json.dumps(spec, indent=1, sort_keys=False) + "\n"
 
 
 if __name__ == "__main__":
-    SPEC_FILE.write_text(render(build()))
-    print(f"wrote {SPEC_FILE}")
+    built = build()
+    SPEC_FILE.write_text(render(built))
+    SERVED_FILE.write_text(render(served_document(built)))
+    print(f"wrote {SPEC_FILE} and {SERVED_FILE}")

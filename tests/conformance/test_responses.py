@@ -4,16 +4,20 @@ a body the lakefs-sdk model of that status parses exactly. The walk must cover e
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 from chalice.test import Client
 
 from chalicelib import wiring
+from chalicelib.graveler.identity import commit_id
+from chalicelib.graveler.records import Commit
 
 from ..api.hook_server import start_hook_server
 from .support import (
@@ -29,10 +33,27 @@ from .support import (
 Step = tuple[str, str, dict[str, Any], int]
 
 
+def commit_record(parent: Commit) -> dict[str, Any]:
+    """A CommitRecordCreation for a child of ``parent`` with its tree, under the id its content hashes to."""
+    fields: dict[str, Any] = {
+        "committer": "restorer",
+        "message": "restored",
+        "metarange_id": parent.meta_range_id,
+        "creation_date": 1_700_000_000,
+        "metadata": {},
+        "parents": [parent.id],
+    }
+    record_id = commit_id(fields["committer"], fields["message"], parent.meta_range_id, 1_700_000_000, {}, [parent.id])
+    return {**fields, "commit_id": record_id, "version": 1, "generation": parent.generation + 1}
+
+
 def steps(services: wiring.Services, hook_url: str) -> list[Step]:
     """(method, path, request, expected status), in an order where each finds what it needs. ``hook_url``: a
     webhook the post-commit action on repo2 calls, so the runs API has a run to answer about."""
-    commit_id = services.graveler.get_commit("repo1", "main").id
+    commit = services.graveler.get_commit("repo1", "main")
+    commit_id, meta_range = commit.id, str(commit.meta_range_id)
+    metarange_file = pq.read_table(io.BytesIO(services.graveler.read_metadata_file("repo1", meta_range)))
+    range_id = metarange_file.column("range_id")[0].as_py()
     action = yaml.safe_dump(
         {
             "name": "notify",
@@ -51,6 +72,15 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", "/config", {}, 200),
         ("GET", "/config/storage", {}, 200),
         ("GET", "/config/version", {}, 200),
+        ("GET", "/config/garbage-collection", {}, 200),
+        (
+            "POST",
+            "/setup_comm_prefs",
+            {"json": {"email": "a@example.com", "featureUpdates": False, "securityUpdates": False}},
+            200,
+        ),
+        ("POST", "/statistics", {"json": {"events": [{"class": "ui-event", "name": "open", "count": 1}]}}, 204),
+        ("GET", "/usage-report/summary", {}, 404),
         ("GET", "/user", {}, 200),
         (
             "POST",
@@ -64,6 +94,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             200,
         ),
         ("GET", "/repositories", {}, 200),
+        ("GET", "/repositories", {"query": {"search": "repo"}}, 200),
         ("POST", "/repositories", {"json": {"name": "repo2", "storage_namespace": "s3://conformance/repo2"}}, 201),
         ("GET", r, {}, 200),
         ("GET", r + "/metadata", {}, 200),
@@ -78,6 +109,12 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", r + "/refs/main/objects", {"query": {"path": "a.txt"}, "headers": {"range": "bytes=1-2"}}, 206),
         ("GET", r + "/refs/main/objects", {"query": {"path": "a.txt", "presign": "true"}}, 302),
         ("HEAD", r + "/refs/main/objects", {"query": {"path": "a.txt"}}, 200),
+        ("GET", r + "/refs/main/objects/underlyingProperties", {"query": {"path": "a.txt"}}, 200),
+        ("GET", r + "/branches/dev/objects/stage_allowed", {"query": {"path": "a.txt"}}, 204),
+        ("GET", r + "/metadata/meta_range/" + meta_range, {}, 200),
+        ("GET", r + "/metadata/range/" + range_id, {}, 200),
+        ("GET", r + "/metadata/object/range/" + range_id, {}, 200),
+        ("GET", r + "/metadata/object/meta_range/" + meta_range, {"query": {"presign": "true"}}, 302),
         ("GET", r + "/refs/main/objects/stat", {"query": {"path": "a.txt", "presign": "true"}}, 200),
         ("GET", r + "/refs/main/objects/ls", {"query": {"delimiter": "/"}}, 200),
         ("POST", r + "/branches/dev/objects", {"query": {"path": "new.txt"}, "body": b"new"}, 201),
@@ -87,6 +124,24 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             {"query": {"dest_path": "c.txt"}, "json": {"src_path": "a.txt"}},
             201,
         ),
+        # Presigned multipart: the part is stored as the client's PUT to its URL would (the "pmpu" steps use the
+        # upload the last create answered).
+        ("POST", r + "/branches/dev/staging/pmpu", {"query": {"path": "m.bin", "parts": 1}}, 201),
+        (
+            "PUT",
+            r + "/branches/dev/staging/pmpu/{upload_id}/parts/2",
+            {"query": {"path": "m.bin"}, "pmpu": "part"},
+            200,
+        ),
+        (
+            "PUT",
+            r + "/branches/dev/staging/pmpu/{upload_id}/parts/3/copy",
+            {"query": {"path": "m.bin"}, "pmpu": "copy"},
+            204,
+        ),
+        ("PUT", r + "/branches/dev/staging/pmpu/{upload_id}", {"query": {"path": "m.bin"}, "pmpu": "complete"}, 200),
+        ("POST", r + "/branches/dev/staging/pmpu", {"query": {"path": "m2.bin"}}, 201),
+        ("DELETE", r + "/branches/dev/staging/pmpu/{upload_id}", {"query": {"path": "m2.bin"}, "pmpu": "abort"}, 204),
         ("GET", r + "/branches/dev/staging/backing", {"query": {"path": "s.txt", "presign": "true"}}, 200),
         ("PUT", r + "/branches/dev/staging/backing", {"query": {"path": "s.txt"}, "link": True}, 200),
         (
@@ -99,6 +154,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("POST", r + "/branches/dev/objects/delete", {"json": {"paths": ["new.txt"]}}, 200),
         ("POST", r + "/branches/dev/commits", {"json": {"message": "on dev"}}, 201),
         ("GET", r + "/commits/" + commit_id, {}, 200),
+        ("POST", r + "/commits", {"json": commit_record(commit)}, 204),
         ("GET", r + "/refs/dev/commits", {}, 200),
         # No import location is allowed in this deployment: a 403 that names the setting.
         (
@@ -113,6 +169,16 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             403,
         ),
         ("GET", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
+        # stageObject is a one-object import: refused the same way here.
+        (
+            "PUT",
+            r + "/branches/dev/objects",
+            {
+                "query": {"path": "staged.txt"},
+                "json": {"physical_address": "s3://elsewhere/x", "checksum": "c", "size_bytes": 1},
+            },
+            403,
+        ),
         ("DELETE", r + "/branches/dev/import", {"query": {"id": "0" * 32}}, 404),
         ("GET", r + "/refs/dev/merge/main", {}, 200),
         ("POST", r + "/refs/dev/merge/main", {"json": {}}, 200),
@@ -129,7 +195,13 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("PUT", r + "/settings/gc_rules", {"json": {"default_retention_days": 7, "branches": []}}, 204),
         ("GET", r + "/settings/gc_rules", {}, 200),
         ("POST", r + "/gc/prepare_commits", {}, 201),
+        ("POST", r + "/gc/prepare_commits/async", {}, 202),
+        ("GET", r + "/gc/prepare_commits/status", {"query": {"id": "no-such-run"}}, 404),
         ("DELETE", r + "/settings/gc_rules", {}, 204),
+        ("POST", r + "/gc/rules", {"json": {"default_retention_days": 3, "branches": []}}, 204),
+        ("GET", r + "/gc/rules", {}, 200),
+        ("GET", r + "/gc/rules/set_allowed", {}, 204),
+        ("DELETE", r + "/gc/rules", {}, 204),
         ("GET", r + "/settings/branch_protection", {}, 200),
         (
             "PUT",
@@ -204,7 +276,29 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("GET", r2 + "/actions/runs/{run_id}/hooks/9999_9999/output", {}, 404),
         ("GET", r2 + "/actions/runs/0/hooks", {}, 404),
         ("DELETE", "/repositories/repo2", {}, 204),
+        # What lakeFS OSS answers 501 to (api/unsupported.py).
+        ("POST", "/sts/login", {"json": {"code": "c", "state": "s", "redirect_uri": "http://x"}}, 501),
+        ("POST", "/auth/external/principal/login", {"json": {"identityRequest": {}}}, 501),
+        ("GET", "/auth/external/principals", {"query": {"principalId": "p"}}, 501),
+        ("POST", "/auth/users/bob/external/principals", {"query": {"principalId": "p"}, "json": {}}, 501),
+        ("DELETE", "/auth/users/bob/external/principals", {"query": {"principalId": "p"}}, 501),
+        ("GET", "/auth/users/bob/external/principals/ls", {}, 501),
     ]
+
+
+def multipart_step(
+    services: wiring.Services, upload: dict[str, Any], path: str, request: dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The step's path and request for the upload ``upload`` (the last create's answer); for "complete", its one
+    part stored first, as the client's PUT to the part's URL stores it."""
+    body: dict[str, Any] = {"physical_address": upload["physical_address"]}
+    if request["pmpu"] == "copy":
+        body["copy_source"] = {"repository": "repo1", "ref": "main", "path": "a.txt"}
+    if request["pmpu"] == "complete":
+        blocks = services.graveler.blocks
+        etag = blocks.upload_part(upload["physical_address"], upload["upload_id"], 1, b"one part").etag
+        body["parts"] = [{"part_number": 1, "etag": etag}]
+    return path.format(upload_id=upload["upload_id"]), {"query": request["query"], "json": body}
 
 
 @pytest.fixture
@@ -245,9 +339,12 @@ def call(client: Client, method: str, path: str, request: dict[str, Any]):  # ty
 def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Services, hook_url: str) -> None:
     covered: set[tuple[str, str]] = set()
     previous = None
+    upload: dict[str, Any] = {}
     with Client(app) as client:
         for method, step_path, step_request, expected in steps(services, hook_url):
             path, request = step_path, step_request
+            if step_request.get("pmpu"):
+                path, request = multipart_step(services, upload, step_path, step_request)
             if "{bob_key}" in step_path:  # made by an earlier step
                 path = step_path.format(bob_key=services.auth.list_credentials("bob")[0].access_key_id)
             if "{run_id}" in step_path:  # the run the commit's post-commit hook made
@@ -270,6 +367,8 @@ def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Servic
                 request = {**step_request, "json": {"staging": staging, "checksum": checksum, "size_bytes": 6}}
             response = call(client, method, path, request)
             previous = response
+            if method == "POST" and step_path.endswith("/staging/pmpu"):
+                upload = json.loads(response.body)
             assert response.status_code == expected, (method, path, response.status_code, response.body[:300])
             template = template_of(method, path)
             check_response(method, template, response.status_code, response.body)

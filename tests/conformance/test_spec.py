@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import json
 
-from .build_spec import SPEC_FILE, _normalize, build, render, served_routes
+from .build_spec import (
+    EXTENSION_OPERATIONS,
+    SERVED_FILE,
+    SPEC_FILE,
+    _normalize,
+    build,
+    render,
+    served_document,
+    served_routes,
+)
 
 REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 
@@ -19,21 +28,27 @@ REGENERATE = "regenerate it: .venv/bin/python -m tests.conformance.build_spec"
 # (POST /auth/logout) and the caller's permission hints (GET /user/permissions); tests/api/test_webui_session.py.
 # The batch upload the CLI uses for small files (POST .../objects/batch, chalicelib/api/batch_body.py);
 # tests/api/test_upload_batch.py.
-EXTENSIONS: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("POST", "/auth/logout"),
-        ("GET", "/user/permissions"),
-        ("POST", "/repositories/{}/branches/{}/commits/async"),
-        ("GET", "/repositories/{}/branches/{}/commits/status"),
-        ("POST", "/repositories/{}/refs/{}/merge/{}/async"),
-        ("GET", "/repositories/{}/refs/{}/merge/{}/status"),
-        ("POST", "/repositories/{}/branches/{}/objects/batch"),
-    }
-)
+# Served routes that are not in lakefs-sdk's operations, each described in build_spec.EXTENSION_OPERATIONS (and in
+# the document Lakelet serves at /api/v1/openapi.json).
+EXTENSIONS: frozenset[tuple[str, str]] = frozenset(EXTENSION_OPERATIONS)
 
 
 def test_the_committed_spec_is_up_to_date() -> None:
     assert SPEC_FILE.read_text() == render(build()), f"{SPEC_FILE.name} is stale; {REGENERATE}"
+    assert SERVED_FILE.read_text() == render(served_document(build())), f"{SERVED_FILE.name} is stale; {REGENERATE}"
+
+
+def test_the_served_document_names_every_served_route_and_nothing_else() -> None:
+    served_doc = json.loads(SERVED_FILE.read_text())
+    documented = {(m.upper(), _normalize(path)) for path, ops in served_doc["paths"].items() for m in ops}
+    assert documented == {(method, _normalize(path)) for method, path in served_routes()}
+    lakefs = json.loads(SPEC_FILE.read_text())
+    for path, operations in lakefs["paths"].items():
+        assert served_doc["paths"][path] == operations  # lakeFS's operations as lakefs-sdk describes them
+    for path, operations in served_doc["paths"].items():
+        for method, operation in operations.items():
+            if (method.upper(), _normalize(path)) in EXTENSIONS:
+                assert operation["x-lakelet"] and operation["description"], (method, path)
 
 
 def test_every_served_route_is_in_the_spec() -> None:

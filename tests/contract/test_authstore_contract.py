@@ -10,6 +10,7 @@ import pytest
 
 from chalicelib.adapters.dynamodb import DynamoAuthStore, TableNames
 from chalicelib.auth import errors as auth_errors
+from chalicelib.auth.conditions import Condition
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,
@@ -251,6 +252,16 @@ def test_policies_round_trip_update_and_delete(auth_store: AuthStore) -> None:
     with pytest.raises(PolicyNotFound):
         auth_store.delete_policy("FSReadAll")
     assert auth_store.list_policies() == []
+
+
+def test_statement_conditions_round_trip(auth_store: AuthStore) -> None:
+    conditions = (
+        Condition("IpAddress", "SourceIp", ("10.0.0.0/8", "192.168.1.7")),
+        Condition("NotIpAddress", "SourceIp", ("10.9.0.0/16",)),
+    )
+    policy = Policy("Office", 1_700_000_000, (Statement(Effect.ALLOW, ("fs:*",), "*", conditions),))
+    auth_store.create_policy(policy)
+    assert auth_store.get_policy("Office") == policy
 
 
 def test_list_and_batch_get_policies(auth_store: AuthStore) -> None:

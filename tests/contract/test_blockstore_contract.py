@@ -244,6 +244,20 @@ def test_stat_reports_what_is_stored_now(block_store: BlockStore, bucket: str, a
     assert block_store.stat(copied).etag == hashlib.md5(b"rewritten").hexdigest()  # a single copy: still an MD5
 
 
+def test_presign_upload_part_names_the_upload_and_part(block_store: BlockStore, address: str) -> None:
+    upload_id = block_store.create_multipart_upload(address)
+    url = block_store.presign_upload_part(address, upload_id, 7, 300)
+    assert url.startswith(("http://", "https://")) and "partNumber=7" in url and "uploadId=" in url
+    block_store.abort_multipart_upload(address, upload_id)
+
+
+def test_storage_class_is_standard_for_a_plain_put(block_store: BlockStore, address: str) -> None:
+    with pytest.raises(errors.ObjectNotFound):
+        block_store.storage_class(address)
+    block_store.put(address, DATA)
+    assert block_store.storage_class(address) == "STANDARD"
+
+
 def test_put_if_absent_has_exactly_one_winner(block_store: BlockStore, address: str) -> None:
     assert block_store.put_if_absent(address, b"first")
     assert not block_store.put_if_absent(address, b"second")

@@ -6,6 +6,7 @@ services, moto's backends) that the rest of the suite must not see, and stopping
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -43,6 +44,9 @@ class LocalProcess:
     access_key_id: str = ""
     secret_access_key: str = ""
     banner: str = field(default="", repr=False)
+    # The key pair of the stack's AWS stand-in (moto): the stack's own, from its state file; not the admin's.
+    aws_access_key_id: str = ""
+    aws_secret_access_key: str = field(default="", repr=False)
 
     @property
     def api_url(self) -> str:
@@ -122,6 +126,13 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
     local.endpoint = api.group("url")
     local.access_key_id, local.secret_access_key = key.group("value"), secret.group("value")
     local.banner = text
+    if "--ephemeral" not in args:
+        data_dir = Path(args[list(args).index("--data-dir") + 1])
+        state = json.loads((data_dir / "state.json").read_text())
+        local.aws_access_key_id, local.aws_secret_access_key = (
+            state["aws_access_key_id"],
+            state["aws_secret_access_key"],
+        )
     return local
 
 

@@ -65,8 +65,8 @@ def moto_s3(local: LocalProcess) -> BaseClient:
         "s3",
         endpoint_url=moto_endpoint(local),
         region_name=LOCAL_REGION,
-        aws_access_key_id=local.access_key_id,
-        aws_secret_access_key=local.secret_access_key,
+        aws_access_key_id=local.aws_access_key_id,
+        aws_secret_access_key=local.aws_secret_access_key,
     )
 
 

@@ -39,8 +39,8 @@ def data_addresses(local: LocalProcess, namespace: str) -> set[str]:
         "s3",
         region_name="us-east-1",
         endpoint_url=moto_url(local),
-        aws_access_key_id=local.access_key_id,
-        aws_secret_access_key=local.secret_access_key,
+        aws_access_key_id=local.aws_access_key_id,
+        aws_secret_access_key=local.aws_secret_access_key,
     )
     found: set[str] = set()
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}/data/"):

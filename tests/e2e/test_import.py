@@ -48,8 +48,8 @@ def moto_s3(stack: LocalProcess):
         "s3",
         endpoint_url=moto_endpoint(stack),
         region_name="us-east-1",
-        aws_access_key_id=stack.access_key_id,
-        aws_secret_access_key=stack.secret_access_key,
+        aws_access_key_id=stack.aws_access_key_id,
+        aws_secret_access_key=stack.aws_secret_access_key,
     )
     s3.create_bucket(Bucket=SOURCE_BUCKET)
     return s3
@@ -161,8 +161,8 @@ def test_a_large_import_runs_as_the_workflow_and_a_cancel_stops_it(
         "stepfunctions",
         endpoint_url=moto_endpoint(stack),
         region_name="us-east-1",
-        aws_access_key_id=stack.access_key_id,
-        aws_secret_access_key=stack.secret_access_key,
+        aws_access_key_id=stack.aws_access_key_id,
+        aws_secret_access_key=stack.aws_secret_access_key,
     )
     arn = next(
         m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"] if m["name"].endswith("-import")

@@ -41,8 +41,8 @@ def stack_s3(local: LocalProcess, **keys: str) -> Any:
         "s3",
         region_name="us-east-1",
         endpoint_url=moto_url(local),
-        aws_access_key_id=keys.get("key", local.access_key_id),
-        aws_secret_access_key=keys.get("secret", local.secret_access_key),
+        aws_access_key_id=keys.get("key", local.aws_access_key_id),
+        aws_secret_access_key=keys.get("secret", local.aws_secret_access_key),
         config=Config(signature_version="s3v4"),
     )  # boto3 presigns with SigV2 in us-east-1
 
@@ -133,8 +133,8 @@ def test_moto_refuses_another_key_and_serves_the_stack_s_own(local_stack: LocalP
         "dynamodb",
         region_name="us-east-1",
         endpoint_url=moto_url(local_stack),
-        aws_access_key_id=local_stack.access_key_id,
-        aws_secret_access_key=local_stack.secret_access_key,
+        aws_access_key_id=local_stack.aws_access_key_id,
+        aws_secret_access_key=local_stack.aws_secret_access_key,
     ).list_tables()["TableNames"]
     assert "lakelet-local-repositories" in tables
 

@@ -40,8 +40,8 @@ def test_prefix_slash_name_makes_a_repository_whose_data_is_under_that_key(
         "s3",
         endpoint_url=moto.group(1),
         region_name="us-east-1",
-        aws_access_key_id=local_stack.access_key_id,
-        aws_secret_access_key=local_stack.secret_access_key,
+        aws_access_key_id=local_stack.aws_access_key_id,
+        aws_secret_access_key=local_stack.aws_secret_access_key,
     )
     assert s3.head_object(Bucket=bucket, Key=f"{name}/_lakefs/dummy")["ContentLength"] > 0
 

@@ -127,3 +127,53 @@ def test_prepare_commits_presigns_the_commits_file_when_presign_is_on(memory: wi
     conforms(GarbageCollectionPrepareResponse, body)
     assert body["gc_commits_presigned_url"].startswith("https://")
     assert body["run_id"] in body["gc_commits_presigned_url"]
+
+
+def test_internal_rules_routes_are_the_same_rules(api: Api) -> None:
+    """lakeFS's internalGet/Set/DeleteGarbageCollectionRules (.../gc/rules, set is a POST) share the rules of
+    .../settings/gc_rules; set_allowed says whether the caller may set them."""
+    internal = "/repositories/repo1/gc/rules"
+    assert_error(api.get(internal), 404)
+    assert api.post(internal, json_body=RULES).status_code == 204
+    assert json.loads(api.get(rules_path()).body) == RULES
+    assert conforms(GarbageCollectionRules, json.loads(api.get(internal).body)).default_retention_days == 7
+    assert_error(api.post(internal, json_body={"branches": []}), 400)
+    assert api.delete(internal).status_code == 204
+    assert_error(api.get(rules_path()), 404)
+    assert api.get(internal + "/set_allowed").status_code == 204
+
+
+def test_set_allowed_refuses_a_viewer(api: Api) -> None:
+    assert api.post("/auth/users", json_body={"id": "viewer"}).status_code == 201
+    assert api.request("PUT", "/auth/groups/Viewers/members/viewer").status_code == 201
+    pair = json.loads(api.post("/auth/users/viewer/credentials").body)
+    viewer = Api(api.client, (pair["access_key_id"], pair["secret_access_key"]))
+    assert_error(viewer.get("/repositories/repo1/gc/rules/set_allowed"), 403)
+    assert_error(viewer.post("/repositories/repo1/gc/rules", json_body=RULES), 403)
+
+
+def test_prepare_async_names_the_run_and_its_status_reads_it_back(api: Api, memory: wiring.Services) -> None:
+    """lakeFS's prepare_commits/async and its status: Lakelet's prepare completes within the POST (202 with the
+    task id, which is the run id), and the status answers the run's locations from its manifest."""
+    from lakefs_sdk.models import PrepareGarbageCollectionCommitsStatus, TaskCreation
+
+    assert_error(api.post("/repositories/repo1/gc/prepare_commits/async"), 404)  # no rules yet
+    api.request("PUT", rules_path(), json_body=RULES)
+    api.upload("repo1", "main", "a.txt", b"a")
+    api.commit("repo1", "main", "one")
+    started = api.post("/repositories/repo1/gc/prepare_commits/async")
+    assert started.status_code == 202
+    task_id = conforms(TaskCreation, json.loads(started.body)).id
+    status_url = "/repositories/repo1/gc/prepare_commits/status"
+    answer = api.get(status_url, query={"id": task_id})
+    assert answer.status_code == 200
+    raw = json.loads(answer.body)
+    assert raw["update_time"].endswith("Z") and "T" in raw["update_time"]  # RFC 3339, as lakeFS
+    status = PrepareGarbageCollectionCommitsStatus.from_dict(raw)
+    assert status.task_id == task_id and status.completed and status.error is None
+    assert status.result is not None and status.result.run_id == task_id
+    lines = memory.graveler.blocks.get(status.result.gc_commits_location).decode().splitlines()
+    assert len(lines) == 3
+    assert_error(api.get(status_url, query={"id": "no-such-run"}), 404)
+    assert_error(api.get(status_url, query={"id": "../rules.json"}), 400)
+    assert_error(api.get(status_url), 400)

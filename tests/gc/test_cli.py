@@ -43,6 +43,8 @@ def test_gc_run_takes_the_running_stack_from_its_state_file(tmp_path: Path) -> N
         "moto_url": "http://127.0.0.1:5678",
         "access_key_id": "AKIDSTATE",
         "secret_access_key": "state-secret",
+        "aws_access_key_id": "AKIDMOTO",
+        "aws_secret_access_key": "moto-secret",
     }
     statefile.write_state(tmp_path, state)
 
@@ -57,6 +59,7 @@ def test_gc_run_takes_the_running_stack_from_its_state_file(tmp_path: Path) -> N
         "AKIDSTATE",
         "state-secret",
     )
+    assert target.moto_keys == ("AKIDMOTO", "moto-secret")  # moto's own pair, not the admin's
     # Another API named on the command line: the state file's keys and moto URL are not for it.
     other = local_gc.resolve_target(parse(["gc", "run", "repo", "--endpoint", "http://127.0.0.1:9"]))
     assert not other.from_state and other.s3_endpoint is None

@@ -167,3 +167,14 @@ def test_the_tree_has_no_argparse_left() -> None:
     root = Path(__file__).resolve().parents[2] / "lakelet"
     users = [str(p.relative_to(root)) for p in root.rglob("*.py") if "import argparse" in p.read_text()]
     assert users == []
+
+
+def test_the_stack_process_takes_arrow_buffers_from_the_system_allocator(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow
+
+    from lakelet.stack.cli import use_system_allocator
+
+    chosen: list[Any] = []
+    monkeypatch.setattr(pyarrow, "set_memory_pool", chosen.append)
+    use_system_allocator()
+    assert [pool.backend_name for pool in chosen] == ["system"]

@@ -212,3 +212,33 @@ def test_one_content_length_even_when_the_app_declares_one(server: ApiServer) ->
         assert json.loads(connection.getresponse().read()) == {"thing": True}
     finally:
         connection.close()
+
+
+def _queued_connections(port: int, wanted: int) -> int:
+    """How many connections the listening socket takes while nobody accepts them (stops at the first that
+    the kernel does not complete: a full accept queue drops the handshake)."""
+    opened: list[socket.socket] = []
+    try:
+        for _ in range(wanted):
+            try:
+                opened.append(socket.create_connection(("127.0.0.1", port), timeout=0.3))
+            except OSError:
+                break
+        return len(opened)
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def test_the_api_and_gateway_queue_a_burst_of_connections() -> None:
+    """A burst of 40 client threads must not be reset: both servers listen with a real backlog (not 5)."""
+    from lakelet.stack.s3server import S3Server
+
+    api = ApiServer(_echo_app(), "127.0.0.1", 0)  # listening, not yet accepting
+    gateway = S3Server(object(), "127.0.0.1", 0)  # type: ignore[arg-type]
+    try:
+        assert _queued_connections(api.port, 64) == 64
+        assert _queued_connections(gateway.port, 64) == 64
+    finally:
+        api.stop()
+        gateway.stop()

@@ -164,3 +164,58 @@ def test_export_and_import_refuse_what_they_cannot_do_safely(
     assert "not empty" in capsys.readouterr().err
     assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
     assert not (tmp_path / "new").exists()
+
+
+def _crafted_export(root: Path, lines: list[dict[str, Any]], buckets: list[str] | None) -> Path:
+    export = root / "export"
+    (export / "objects").mkdir(parents=True)
+    (export / "objects" / "0").write_bytes(b"plain")
+    manifest: dict[str, Any] = {"kind": "lakelet-export", "format": 1, "tables": []}
+    if buckets is not None:
+        manifest["buckets"] = buckets
+    (export / "EXPORT.json").write_text(json.dumps(manifest))
+    (export / "objects.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return export
+
+
+def test_an_import_reads_only_the_files_of_its_export(tmp_path: Path) -> None:
+    """A crafted objects.jsonl must not copy files from outside the export's objects/ into a bucket: no
+    relative path out, no absolute path, no symbolic link, and no bucket the export's manifest does not list."""
+    from lakelet.stack.export import Endpoint, ExportError, import_stack
+    from lakelet.stack.local import LOCAL_BUCKET, LOCAL_TABLE_PREFIX
+
+    victim = tmp_path / "victim-home" / ".aws" / "credentials"
+    victim.parent.mkdir(parents=True)
+    victim.write_bytes(b"[default]\naws_secret_access_key=stolen\n")
+    size = len(victim.read_bytes())
+
+    def line(file: str, bucket: str = LOCAL_BUCKET, key: str = "stolen") -> dict[str, Any]:
+        return {"bucket": bucket, "key": key, "file": file, "size": size, "etag": '"x"', "metadata": {}}
+
+    cases: list[tuple[str, list[dict[str, Any]], list[str] | None, str]] = [
+        ("dotdot", [line("../../victim-home/.aws/credentials")], [LOCAL_BUCKET], "not a file of objects/"),
+        ("absolute", [line(str(victim))], [LOCAL_BUCKET], "not a file of objects/"),
+        ("symlink", [line("7")], [LOCAL_BUCKET], "cannot be read as a plain file"),
+        ("bucket", [line("0", bucket="another-bucket") | {"size": 5}], [LOCAL_BUCKET], "not in the export's list"),
+        ("bad list", [line("0") | {"size": 5}], ["../x"], "not S3 bucket names"),
+        ("old export", [line("0", bucket="elsewhere") | {"size": 5}], None, "not in the export's list"),
+    ]
+    with LocalStack(api_port=0, s3_port=0, credentials=KEYS) as stack:
+        keys = stack.aws_credentials
+        endpoint = Endpoint(
+            stack.moto_url, keys.access_key_id, keys.secret_access_key, stack.region, LOCAL_TABLE_PREFIX
+        )
+        s3 = endpoint.client("s3")
+        for number, (_, lines, buckets, said) in enumerate(cases):
+            export = _crafted_export(tmp_path / f"case{number}", lines, buckets)
+            (export / "objects" / "7").symlink_to(victim)
+            with pytest.raises(ExportError, match=said):
+                import_stack(endpoint, export)
+        # (moto's state is the process's: other tests' objects may be there, never this test's keys)
+        listed = s3.list_objects_v2(Bucket=LOCAL_BUCKET, Prefix="stolen").get("Contents", [])
+        assert listed == [], "a file outside the export was copied"
+        assert not {"another-bucket", "elsewhere"} & {b["Name"] for b in s3.list_buckets()["Buckets"]}
+        # The same export with a plain file of its own imports.
+        export = _crafted_export(tmp_path / "good", [line("0", key="plain") | {"size": 5}], [LOCAL_BUCKET])
+        import_stack(endpoint, export)
+        assert s3.get_object(Bucket=LOCAL_BUCKET, Key="plain")["Body"].read() == b"plain"

@@ -62,7 +62,7 @@ def test_serves_the_api_against_moto_and_cleans_up() -> None:
         assert json.loads(body)["storage_config"]["default_namespace_prefix"] == stack.default_namespace_prefix
         # The bucket and tables really are on the moto server the stack started, which takes the stack's key only.
         assert _get(f"{stack.moto_url}/{LOCAL_BUCKET}")[0] == 403
-        assert os.environ["AWS_ACCESS_KEY_ID"] == KEYS.access_key_id
+        assert os.environ["AWS_ACCESS_KEY_ID"] == stack.aws_credentials.access_key_id != KEYS.access_key_id
         s3 = boto3.client("s3", region_name=stack.region, endpoint_url=stack.moto_url)
         assert s3.head_bucket(Bucket=LOCAL_BUCKET)["ResponseMetadata"]["HTTPStatusCode"] == 200
         api_port = stack.api_port

@@ -97,3 +97,60 @@ def test_a_preflight_is_answered_for_the_ui_only() -> None:
     assert own.headers["Access-Control-Allow-Headers"] == "content-type,if-none-match"
     assert client.options("/bucket/key", headers={"Origin": "http://evil.example", **ask}).status_code == 403
     assert client.options("/bucket/key", headers=ask).status_code == 403  # no origin: not a preflight
+
+
+class CountingInput:
+    """A request body that counts what is read of it, and would be 256 MiB if read to the end."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.read_bytes = size, 0
+
+    def read(self, amount: int = -1) -> bytes:
+        amount = self.size - self.read_bytes if amount < 0 else min(amount, self.size - self.read_bytes)
+        self.read_bytes += amount
+        return b"x" * amount
+
+
+def _call(environ: dict[str, Any]) -> tuple[str, bytes]:
+    statuses: list[str] = []
+    guard = MotoGuard(inner, KEY, SECRET)
+    body = b"".join(guard(environ, lambda status, headers, exc_info=None: statuses.append(status)))
+    return statuses[0], body
+
+
+def _environ(stream: CountingInput, **extra: str) -> dict[str, Any]:
+    return {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/",
+        "QUERY_STRING": "",
+        "CONTENT_LENGTH": str(stream.size),
+        "CONTENT_TYPE": "application/x-amz-json-1.0",
+        "HTTP_X_AMZ_TARGET": "DynamoDB_20120810.PutItem",
+        "wsgi.input": stream,
+        **extra,
+    }
+
+
+def test_no_body_is_read_before_the_key_is_known_and_its_size_bound() -> None:
+    big = 256 * 1024 * 1024
+    for extra in (
+        {},  # unsigned
+        {
+            "HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=AKIAOTHER/20261128/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=" + "0" * 64
+        },  # another key
+        {
+            "HTTP_AUTHORIZATION": "AWS4-HMAC-SHA256 Credential=" + KEY + "/20261128/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=" + "0" * 64
+        },  # the stack's key, but a body larger than any AWS request
+    ):
+        stream = CountingInput(big)
+        status, _ = _call(_environ(stream, **extra))
+        assert status.startswith(("403", "400")), (extra, status)
+        assert stream.read_bytes == 0, extra
+    chunked = CountingInput(big)
+    environ = _environ(chunked, HTTP_AUTHORIZATION="AWS4-HMAC-SHA256 Credential=" + KEY + "/x/y/dynamodb/aws4_request")
+    environ.pop("CONTENT_LENGTH")
+    environ["HTTP_TRANSFER_ENCODING"] = "chunked"
+    status, _ = _call(environ)
+    assert status.startswith("411") and chunked.read_bytes == 0

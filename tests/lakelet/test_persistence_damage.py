@@ -362,3 +362,36 @@ def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path, m
         )
         assert (read.status_code, read.content) == (200, b"a")
         monkeypatch.undo()
+
+
+@pytest.mark.e2e
+def test_a_start_on_a_full_disk_says_so_and_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakelet.persistence import snapshot
+
+    served = Served(tmp_path / "d")
+    served.client("s3").create_bucket(Bucket="bkt")
+    served.client("s3").put_object(Bucket="bkt", Key="kept", Body=b"kept")
+    served.stop()
+    moto_dir = tmp_path / "d" / "moto"
+    before = sorted(p.name for p in moto_dir.iterdir())
+
+    def fills_the_disk(out: Any) -> None:
+        out.write(b"x" * 4096)
+        out.flush()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(snapshot, "write", fills_the_disk)
+    with pytest.raises(DataDirError) as refused:
+        Persistence(tmp_path / "d").open()
+    message = str(refused.value)
+    assert "Errno" not in message and message.startswith(f"no space left on the disk of {tmp_path / 'd'}")
+    assert "free some space and start again" in message
+    assert sorted(p.name for p in moto_dir.iterdir()) == before  # no temporary snapshot, no new journal
+    monkeypatch.undo()
+    again = Served(tmp_path / "d")
+    try:
+        assert again.client("s3").get_object(Bucket="bkt", Key="kept")["Body"].read() == b"kept"
+    finally:
+        again.stop()

@@ -194,3 +194,50 @@ def test_writes_after_close_are_refused_not_lost(tmp_path: Path) -> None:
         assert s3.list_objects_v2(Bucket="bkt").get("KeyCount") == 0  # reads still answer
     finally:
         served.server.stop()
+
+
+def test_writes_go_on_while_a_snapshot_is_being_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The write lock is not held while a snapshot is pickled and written: with the snapshot's writer held
+    back (until a marker file exists), a write is answered, and it is in the journal the snapshot started."""
+    import threading
+
+    from lakelet.persistence import snapshot
+
+    marker = tmp_path / "go-on"
+    real_write = snapshot.write
+
+    def held_back(out: Any) -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        real_write(out)
+
+    served = Served(tmp_path / "d")
+    try:
+        s3 = served.client("s3")
+        s3.create_bucket(Bucket="bkt")
+        monkeypatch.setattr(snapshot, "write", held_back)
+        moto_dir = tmp_path / "d" / "moto"
+        snapshotting = threading.Thread(target=served.persistence.snapshot)
+        snapshotting.start()
+        assert wait_for(lambda: list(moto_dir.glob(".snapshot-*.tmp")))  # the snapshot is under way
+        writing = threading.Thread(target=lambda: s3.put_object(Bucket="bkt", Key="during", Body=b"d"))
+        writing.start()
+        writing.join(timeout=30)
+        answered_during_snapshot = not writing.is_alive() and not marker.exists()
+        marker.touch()
+        snapshotting.join(timeout=60)
+        writing.join(timeout=60)
+        assert answered_during_snapshot, "a write waited for the snapshot to be written"
+        assert not snapshotting.is_alive()
+        assert sorted(p.name for p in moto_dir.glob("snapshot-*.bin")) == ["snapshot-2.bin"]
+        image = crash_image(tmp_path / "d", tmp_path / "image")
+    finally:
+        monkeypatch.undo()
+        served.stop()
+    again = Served(image)
+    try:
+        assert again.recovery.replayed >= 1 and not again.recovery.mismatches
+        assert again.client("s3").get_object(Bucket="bkt", Key="during")["Body"].read() == b"d"
+    finally:
+        again.stop()

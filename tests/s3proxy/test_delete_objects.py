@@ -49,3 +49,13 @@ def test_malformed_body_and_missing_bucket(harness: Harness, repo: Repository) -
     with pytest.raises(ClientError) as error:
         s3.delete_objects(Bucket="nothing-here", Delete={"Objects": [{"Key": "main/a"}]})
     assert error.value.response["Error"]["Code"] == "NoSuchBucket"
+
+
+def test_a_branch_directory_marker_is_deleted_as_missing(s3: BaseClient, harness: Harness, repo: Repository) -> None:
+    """S3A deletes ``<branch>/``, the marker of a branch's root as a directory, after each write (as a missing key,
+    S3 reports it deleted); an error there would be logged on every file Spark writes."""
+    harness.services.graveler.upload_object("repo", "main", "a", b"x")
+    result = s3.delete_objects(Bucket="repo", Delete={"Objects": [{"Key": "main/"}, {"Key": "main/a/"}]})
+    assert sorted(d["Key"] for d in result["Deleted"]) == ["main/", "main/a/"]
+    assert "Errors" not in result
+    assert [o.key for o in harness.services.graveler.list_objects("repo", "main").results] == ["a"]

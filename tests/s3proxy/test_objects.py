@@ -243,3 +243,15 @@ def test_content_md5_is_checked(harness: Harness, repo: Repository) -> None:
     assert (status(error), code(error)) == (400, "BadDigest")
     with pytest.raises(ClientError):
         s3.head_object(Bucket="repo", Key="main/md5-bad")
+
+
+@pytest.mark.parametrize("key", ["main", "main/", "main@/"])
+def test_a_ref_without_a_path_is_no_such_key(s3_http: BaseClient, repo: Repository, key: str) -> None:
+    """S3A's getFileStatus HEADs the parent of every path it writes, ``<branch>`` itself for a path at the root of a
+    branch: it needs 404 there (as from lakeFS) to see a directory, where a 400 stops every Spark write."""
+    with pytest.raises(ClientError) as head:
+        s3_http.head_object(Bucket="repo", Key=key)
+    assert status(head) == 404
+    with pytest.raises(ClientError) as get:
+        s3_http.get_object(Bucket="repo", Key=key)
+    assert (status(get), code(get)) == (404, "NoSuchKey")

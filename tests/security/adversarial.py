@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import base64
 import collections
+import contextlib
 import hashlib
 import http.client
 import json
@@ -103,7 +104,7 @@ QUERY_VALUES = ["x" * 5000, "%ED%A0%80", "a%0D%0Ab", "99999999999999999999999", 
 class Stack:
     def __init__(self, log_dir: Path) -> None:
         ports = random.sample(range(20000, 60000), 3)
-        self.api_port, self.s3_port, moto_port = ports
+        self.api_port, self.s3_port, self.moto_port = ports
         log_dir.mkdir(parents=True, exist_ok=True)
         self.out = open(log_dir / "adversarial-local.out", "wb")  # noqa: SIM115
         self.process = subprocess.Popen(
@@ -117,7 +118,8 @@ class Stack:
                 "--s3-port",
                 str(self.s3_port),
                 "--moto-port",
-                str(moto_port),
+                str(self.moto_port),
+                "--ephemeral",  # never the user's data directory
                 "--access-key-id",
                 KEY,
                 "--secret-access-key",
@@ -164,7 +166,9 @@ def send(
         conn.putrequest(method, target, skip_accept_encoding=True)
         for name, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
             conn.putheader(name, value)
-        conn.endheaders(body)
+        # Refused before the body was read (as it should be): its answer is still there to read.
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            conn.endheaders(body)
         response = conn.getresponse()
         return response.status, response.read(), response.getheaders()
     finally:
@@ -464,6 +468,83 @@ def check_login_and_logout(port: int, record: Record, flag: Flag) -> None:
         flag(f"a token still works after logout (Bearer, cookie): {after}")
 
 
+def check_stack_hardening(stack: Stack, record: Record, flag: Flag) -> None:
+    """Issue 29's cases on the running stack: moto trusts neither the admin key nor an unsigned body, a login
+    token with padding is refused, two spellings of a namespace are one, and a burst of connections is queued."""
+    import threading
+
+    # moto's guard: the admin's key pair is not moto's; an unsigned 256 MiB body is refused from its headers.
+    status, body, _ = send(
+        stack.moto_port,
+        "POST",
+        "/",
+        b"{}",
+        {
+            "Content-Length": str(256 * 1024 * 1024),  # declared, never sent: the guard must answer from headers
+            "X-Amz-Target": "DynamoDB_20120810.ListTables",
+            "Content-Type": "application/x-amz-json-1.0",
+        },
+    )
+    record("moto POST / unsigned 256 MiB", status, body)
+    if status != 403:
+        flag(f"moto's guard took an unsigned body: {status}")
+    import boto3
+    from botocore.exceptions import ClientError
+
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=f"http://127.0.0.1:{stack.moto_port}",
+        region_name="us-east-1",
+        aws_access_key_id=KEY,
+        aws_secret_access_key=SECRET,
+    )
+    try:
+        s3.list_buckets()
+        flag("moto served the admin's lakeFS key pair")
+    except ClientError as error:
+        record("moto ListBuckets with the admin key", error.response["ResponseMetadata"]["HTTPStatusCode"], b"")
+    # A login token in another spelling (padding) is refused.
+    credentials = json.dumps({"access_key_id": KEY, "secret_access_key": SECRET}).encode()
+    status, body, _ = send(
+        stack.api_port, "POST", PREFIX + "/auth/login", credentials, {"Content-Type": "application/json"}
+    )
+    if status == 200:
+        token = json.loads(body)["token"]
+        for spelling in (token + "=", token + "=="):
+            got, answer_body, _ = send(
+                stack.api_port, "GET", PREFIX + "/user", b"", {"Authorization": f"Bearer {spelling}"}
+            )
+            record("GET /user (padded token)", got, answer_body)
+            if got != 401:
+                flag(f"a padded login token was accepted: {got}")
+    # One namespace, two spellings: the second is refused as already in use.
+    h = {"Authorization": auth_header(), "Content-Type": "application/json"}
+    for name, namespace in (("spell-a", "s3://lakelet-local/spelled"), ("spell-b", "s3://lakelet-local/sp%65lled")):
+        payload = json.dumps({"name": name, "storage_namespace": namespace}).encode()
+        status, body, _ = send(stack.api_port, "POST", PREFIX + "/repositories", payload, h)
+        record(f"POST /repositories {namespace}", status, body)
+        if name == "spell-b" and status != 400:
+            flag(f"an escaped spelling of a namespace in use was accepted: {status}")
+    # A burst of connections: 40 threads, 10 requests each, none reset.
+    resets: list[str] = []
+
+    def burst() -> None:
+        for _ in range(10):
+            try:
+                send(stack.api_port, "GET", PREFIX + "/healthcheck")
+            except (TimeoutError, ConnectionError, OSError) as error:
+                resets.append(type(error).__name__)
+
+    threads = [threading.Thread(target=burst) for _ in range(40)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    record("GET /healthcheck x 400 (40 threads)", 200 if not resets else 599, b"")
+    if resets:
+        flag(f"{len(resets)} of 400 burst requests failed: {sorted(set(resets))}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer inputs per route")
@@ -507,6 +588,7 @@ def main() -> int:
         for check in (check_batch_upload, check_presigned_listing, check_write_once, check_login_and_logout):
             check(stack.api_port, record, five_xx.append)
         check_consistency(send_json, stack.api_port, upload_raw, five_xx.append, args.quick)
+        check_stack_hardening(stack, record, five_xx.append)
         for method in ("GET", "PUT", "POST", "DELETE"):
             for target in ("/nope", PREFIX + "/nope", PREFIX + f"/repositories/{REPO}/settings/branch_protection_x"):
                 status, body, _ = send(stack.api_port, method, target, b"{}", h)

@@ -24,8 +24,8 @@ def seed(stack: Stack, files: dict[str, bytes]) -> None:
         "s3",
         endpoint_url=moto_endpoint(local),
         region_name="us-east-1",
-        aws_access_key_id=local.access_key_id,
-        aws_secret_access_key=local.secret_access_key,
+        aws_access_key_id=local.aws_access_key_id,
+        aws_secret_access_key=local.aws_secret_access_key,
     )
     with contextlib.suppress(s3.exceptions.BucketAlreadyOwnedByYou):
         s3.create_bucket(Bucket=SOURCE)

@@ -275,3 +275,18 @@ def test_metrics_carry_the_stage_of_the_deployment(
     assert blob[Metric.COMMITS] == [1.0] and blob[Metric.BYTES_WRITTEN] == [42.0]
     observability.flush_metrics()  # nothing left: no second blob
     assert _emf(capsys.readouterr().out) == []
+
+
+def test_disabled_metrics_are_dropped_at_each_invocation_not_kept(
+    scratch_client: Client, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local stack disables the EMF line: the values must not pile up in memory (nor print every 100)."""
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    capsys.readouterr()
+    for _ in range(150):
+        response = scratch_client.http.post(
+            "/api/v1/echo", headers={"Authorization": BASIC, "Content-Type": "application/json"}, body=b"{}"
+        )
+        assert response.status_code == 201
+        assert len(observability.metrics.metric_set) == 0
+    assert _emf(capsys.readouterr().out) == []

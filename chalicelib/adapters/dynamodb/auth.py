@@ -29,6 +29,7 @@ from typing import Any
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.auth import errors as auth_errors
+from chalicelib.auth.conditions import conditions_json, parse_conditions
 from chalicelib.auth.errors import (
     GroupExists,
     GroupNotFound,
@@ -340,7 +341,14 @@ class DynamoAuthStore:
 
 
 def statement_json(statement: Statement) -> dict[str, Any]:
-    return {"effect": statement.effect.value, "action": list(statement.actions), "resource": statement.resource}
+    shaped: dict[str, Any] = {
+        "effect": statement.effect.value,
+        "action": list(statement.actions),
+        "resource": statement.resource,
+    }
+    if statement.conditions:
+        shaped["condition"] = conditions_json(statement.conditions)
+    return shaped
 
 
 def _user(row: AuthRow) -> User:
@@ -366,6 +374,12 @@ def _group(row: AuthRow) -> Group:
 
 def _policy(row: AuthRow) -> Policy:
     statements = tuple(
-        Statement(Effect(item["effect"]), tuple(item["action"]), item["resource"]) for item in row.statements or []
+        Statement(
+            Effect(item["effect"]),
+            tuple(item["action"]),
+            item["resource"],
+            parse_conditions(item.get("condition"), "stored statement"),
+        )
+        for item in row.statements or []
     )
     return Policy(id=row.sk.removeprefix(_POLICY_SK), creation_date=int(row.creation_date or 0), statements=statements)

@@ -43,6 +43,12 @@ def delete_objects(ctx: Context) -> Response:
         try:
             if child_text(obj, "VersionId"):
                 raise S3Error("NotImplemented", "object versions are not supported")
+            ref, slash, rest = key.partition("/")
+            if ref and slash and not rest:
+                # S3A deletes the directory marker of every parent after a write, ``main/`` among them: no
+                # object has an empty path, and deleting a missing key succeeds in S3 (reported Deleted).
+                ctx.authorize("fs:DeleteObject", object_arn(ctx.bucket, rest))
+                continue
             branch, path = split_key(key)
             ctx.authorize("fs:DeleteObject", object_arn(ctx.bucket, path))
         except S3Error as e:

@@ -61,6 +61,12 @@ def parse_range(header: str, size: int) -> tuple[int, int] | None:
 
 def get_object(ctx: Context) -> Response:
     request = ctx.request
+    ref, _, path = ctx.key.partition("/")
+    if ref and not path:
+        # A ref with no path (``main``, ``main/``) names no object, and S3A's getFileStatus asks exactly that of
+        # the parent of every path it writes under a branch: lakeFS answers NoSuchKey, so S3A sees a directory.
+        ctx.authorize("fs:ReadObject", object_arn(ctx.bucket, path))
+        raise S3Error("NoSuchKey", f"{ctx.key!r} names a ref, not an object: keys are <ref>/<path>")
     ref, path = ctx.ref_and_path()
     if request.has_param("versionId"):
         raise S3Error(

@@ -136,3 +136,24 @@ def test_stale_and_future_addresses_are_refused(clock: Clock) -> None:
     clock.now -= MAX_AGE_SECONDS + 3600
     with pytest.raises(InvalidAddress, match="future"):
         signer.verify("repo", "main", "k", signed)
+
+
+def test_only_the_canonical_spelling_of_a_token_verifies(clock: Clock) -> None:
+    """One token, one string: '=' padding, other unused trailing bits or characters outside base64url
+    (which a lenient decoder skips) make another string of the same signature, and each is refused."""
+    signer = TokenSigner(KEY, clock)
+    token = signer.issue("alice", 3600, "AKIAKEY", "gen1").value
+    header, claims, signature = token.split(".")
+    assert signer.verify(token).user_id == "alice"
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    last = alphabet.index(signature[-1])
+    same_bytes = [alphabet[last ^ bits] for bits in (1, 2, 3)]  # 32 bytes in 43 characters: 2 bits unused
+    for variant in (
+        f"{token}=",
+        f"{token}==",
+        f"{header}.{claims}.{signature[:10]}\n{signature[10:]}",
+        f"{header}.{claims}.{signature[:10]}!{signature[10:]}",
+        *(f"{header}.{claims}.{signature[:-1]}{c}" for c in same_bytes),
+    ):
+        with pytest.raises(InvalidToken):
+            signer.verify(variant)

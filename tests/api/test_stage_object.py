@@ -1,0 +1,99 @@
+"""stageObject (PUT .../branches/{b}/objects, graveler/staged_objects.py): an object already in the store staged by
+its address, only from the deployment's allowed import locations, checked against what is stored there."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+import lakefs_sdk
+import pytest
+from chalice.test import Client
+
+from chalicelib import wiring
+
+from .support import Api, assert_error, body_of, conforms
+
+LANDING = "s3://external/landing/"
+DATA = b"external bytes"
+URL = "/repositories/repo1/branches/main/objects"
+
+
+@pytest.fixture
+def allowed(services: wiring.Services) -> Iterator[wiring.Services]:
+    settings = dataclasses.replace(services.settings, import_allowed_locations=(LANDING,))
+    changed = dataclasses.replace(services, settings=settings)
+    wiring.set_services(changed)
+    changed.graveler.blocks.put(LANDING + "day1/a.csv", DATA)
+    yield changed
+    wiring.set_services(services)
+
+
+def creation(**change: Any) -> dict[str, Any]:
+    return {
+        "physical_address": LANDING + "day1/a.csv",
+        "checksum": hashlib.md5(DATA).hexdigest(),
+        "size_bytes": len(DATA),
+        "content_type": "text/csv",
+        "metadata": {"source": "landing"},
+        **change,
+    }
+
+
+def test_an_allowed_object_is_staged_in_place(api: Api, repo: str, allowed: wiring.Services) -> None:
+    response = api.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation(mtime=1_700_000_000))
+    assert response.status_code == 201, response.body
+    stats = conforms(lakefs_sdk.ObjectStats, body_of(response))
+    assert (stats.physical_address, stats.size_bytes, stats.mtime) == (LANDING + "day1/a.csv", len(DATA), 1_700_000_000)
+    assert api.get("/repositories/repo1/refs/main/objects", query={"path": "in/a.csv"}).body == DATA
+    assert body_of(api.get("/repositories/repo1/refs/main/objects/stat", query={"path": "in/a.csv"}))["metadata"] == {
+        "source": "landing"
+    }
+
+
+@pytest.mark.parametrize(
+    ("change", "status"),
+    [
+        ({"physical_address": "s3://external/private/a.csv"}, 403),  # outside the allowed locations
+        ({"physical_address": LANDING + "day1/missing.csv"}, 400),
+        ({"size_bytes": 3}, 400),
+        ({"checksum": "0" * 32}, 400),
+        ({"size_bytes": -1}, 400),
+        ({"physical_address": "/etc/passwd"}, 400),
+    ],
+)
+def test_refusals_stage_nothing(
+    api: Api, repo: str, allowed: wiring.Services, change: dict[str, Any], status: int
+) -> None:
+    assert_error(api.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation(**change)), status)
+    assert_error(api.get("/repositories/repo1/refs/main/objects/stat", query={"path": "in/a.csv"}), 404)
+
+
+def test_nothing_is_allowed_by_default(api: Api, repo: str, services: wiring.Services) -> None:
+    services.graveler.blocks.put(LANDING + "day1/a.csv", DATA)
+    message = assert_error(api.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation()), 403)
+    assert "LAKELET_IMPORT_ALLOWED_LOCATIONS" in message
+
+
+def test_read_only_needs_force(api: Api, allowed: wiring.Services) -> None:
+    api.create_repo("frozen", read_only=True)
+    url = "/repositories/frozen/branches/main/objects"
+    assert_error(api.request("PUT", url, query={"path": "a.csv"}, json_body=creation()), 403)
+    forced = api.request("PUT", url, query={"path": "a.csv"}, json_body=creation(force=True))
+    assert forced.status_code == 201
+
+
+def test_writing_the_path_is_not_enough(api: Api, client: Client, repo: str, allowed: wiring.Services) -> None:
+    """Staging by address is an import of one object: it also needs fs:ImportFromStorage on the address."""
+    writer = {"effect": "allow", "action": ["fs:WriteObject", "fs:ReadObject"], "resource": "*"}
+    assert api.post("/auth/policies", json_body={"id": "writer", "statement": [writer]}).status_code == 201
+    assert api.post("/auth/users", json_body={"id": "dev"}).status_code == 201
+    assert api.request("PUT", "/auth/users/dev/policies/writer").status_code == 201
+    pair = body_of(api.post("/auth/users/dev/credentials"))
+    developer = Api(client, (pair["access_key_id"], pair["secret_access_key"]))
+    assert (
+        developer.post(URL, query={"path": "x"}, body=b"x", headers={"content-type": "text/plain"}).status_code == 201
+    )
+    assert_error(developer.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation()), 403)

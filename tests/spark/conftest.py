@@ -1,0 +1,44 @@
+"""One embedded local stack (tests/e2e's launcher) for the Spark tier; each module starts its own Spark session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from lakefs.client import Client
+
+from tests.e2e.conftest import LocalProcess, launch_local
+
+
+@pytest.fixture(scope="session")
+def spark_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    local = launch_local(tmp_path_factory.mktemp("spark-stack"), "--ephemeral")
+    try:
+        yield local
+    finally:
+        code = local.stop()
+    assert code == 0, f"lakelet local exited with {code}:\n{local.stderr_tail()}"
+
+
+@pytest.fixture(scope="session")
+def lakefs_client(spark_stack: LocalProcess) -> Client:
+    return Client(host=spark_stack.endpoint, username=spark_stack.access_key_id, password=spark_stack.secret_access_key)
+
+
+_spent: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Adds up setup, call and teardown of this folder's tests: the tier's wall time (they run one after another)."""
+    if "tests/spark/" in report.nodeid.replace("\\", "/") or report.nodeid.startswith("spark/"):
+        _spent[report.when] = _spent.get(report.when, 0.0) + report.duration
+        if report.when == "call":
+            _spent["tests"] = _spent.get("tests", 0.0) + 1
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _spent:
+        total = sum(value for key, value in _spent.items() if key != "tests")
+        terminalreporter.write_line(
+            f"Spark tier (tests/spark): {int(_spent.get('tests', 0))} tests, {total:.0f} s wall"
+        )

@@ -1,0 +1,76 @@
+"""Spark against the embedded local stack, configured as docs/spark.md tells a user to.
+
+The jars come from ``make spark-jars`` (tests/spark/pom.xml) and go on ``spark.jars``: nothing is downloaded at test
+time. ``s3a_settings`` is the block a user copies from the docs, the one thing that differs being the endpoint.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+JARS_DIR = Path(__file__).resolve().parent / "jars"
+EXPECTED_JARS = (
+    "hadoop-aws-3.3.4.jar",
+    "aws-java-sdk-bundle-1.12.262.jar",
+    "delta-spark_2.12-3.3.3.jar",
+    "delta-storage-3.3.3.jar",
+    "iceberg-spark-runtime-3.5_2.12-1.12.0.jar",
+)
+# S3A's smallest part size: a file of more than one part is written as a multipart upload.
+PART_BYTES = 5 * 1024 * 1024
+
+
+def jars() -> list[str]:
+    """The pinned jars; a missing one fails (CI must run this tier), telling how to fetch them."""
+    missing = [name for name in EXPECTED_JARS if not (JARS_DIR / name).is_file()]
+    if missing:
+        raise AssertionError(f"missing {missing} in {JARS_DIR}: run `make spark-jars` (Maven)")
+    return [str(JARS_DIR / name) for name in EXPECTED_JARS]
+
+
+def s3a_settings(endpoint: str, key: str, secret: str) -> dict[str, str]:
+    """docs/spark.md, "s3a:// through the S3 gateway": the settings a user copies."""
+    return {
+        "spark.hadoop.fs.s3a.endpoint": endpoint,
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.access.key": key,
+        "spark.hadoop.fs.s3a.secret.key": secret,
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": str(endpoint.startswith("https")).lower(),
+        "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
+        # Parent directory markers are kept: no DeleteObjects after every file written.
+        "spark.hadoop.fs.s3a.directory.marker.retention": "keep",
+        # A task's output moves to the destination when the task commits: one shallow copy per file.
+        "spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": "2",
+        "spark.hadoop.fs.s3a.multipart.size": str(PART_BYTES),
+    }
+
+
+TABLE_SETTINGS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension,"
+    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def start_spark(settings: dict[str, str]) -> Any:
+    """A local[2] session with the pinned jars and ``settings``; the caller stops it."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("lakelet-spark-tests")
+        .config("spark.jars", ",".join(jars()))
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.driver.memory", "1g")
+    )
+    for name, value in settings.items():
+        builder = builder.config(name, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
