@@ -7,7 +7,7 @@ Usage: .venv/bin/python bench/run.py [--quick] [--only GROUP,...] [--out PATH] [
 Groups, each on its own (one stack at a time): ``engine`` (bench/engine.py in a subprocess: commits, merge and
 listing against the pyarrow limit of the same files), ``stack`` (one embedded local stack in this process: the
 app's listing, AWS calls counted at moto, the S3 gateway against moto, the CLI's start, ``import app``, the CLI
-against ``aws s3 sync``), ``gc`` (bench/gc_mark.py in a subprocess: the Spark mark in local[2]) and ``first-run``
+against ``aws s3 sync``), ``gc`` (bench/gc_mark.py in a subprocess: the Spark mark in local[2]), ``first-run``
 (bench/first_run.py: ``make run`` in a fresh clone with its own empty pip and npm caches, on --api-port and
 --s3-port, until the banner; it needs the network, and ``--quick`` leaves it out) and ``bundle`` (bench/bundle.py:
 the Lambda bundle of ``make package`` against the 250 MB limit, and each handler's cold import from it; a full run
