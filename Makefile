@@ -1,10 +1,10 @@
 # Lakelet developer commands:
 #   make run    build .venv with Python 3.12 and what the stack needs at run time (pip install -e '.[local]'), then
-#               run the embedded local stack (`lakelet local --sample-data`) on 127.0.0.1:8000. No Spark: the first
+#               run the embedded local stack (`lakelet up --sample-data`) on 127.0.0.1:8000. No Spark: the first
 #               `lakelet gc run` installs it (the [gc] extra, requirements-gc.txt)
 #   make test   add Spark and the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but
 #               the compat tier)
-#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet local` on port 8000
+#   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet up` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/ and emr/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
@@ -73,7 +73,7 @@ check: $(DEV_STAMP)
 # takes a first run's npm ci off its critical path (docs/local-stack.md, "Installing").
 run:
 	@$(MAKE) --no-print-directory -j2 $(RUN_STAMP) webui
-	$(VENV)/bin/lakelet local --sample-data $(RUN_ARGS)
+	$(VENV)/bin/lakelet up --sample-data $(RUN_ARGS)
 
 venv: $(DEV_STAMP)
 

@@ -1,5 +1,5 @@
 """Recursive upload and download with the ``lakelet`` CLI against ``aws s3 sync`` through the S3 gateway, in one
-run on one ``lakelet local`` stack.
+run on one ``lakelet up`` stack.
 
 Usage: .venv/bin/python bench/cli_transfer.py [SMALL_COUNT] [BIG_COUNT] [BIG_MB]
        (default 1,000 files of 1 KiB and 10 files of 50 MB)
@@ -32,7 +32,7 @@ def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     env["LAKELET_DATA_DIR"] = str(log / "data")
     with open(log / "stack.out", "wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--moto-port", "0"],
+            [sys.executable, "-m", "lakelet", "up", "--api-port", "0", "--s3-port", "0", "--moto-port", "0"],
             cwd=PROJECT,
             env=env,
             stdout=out,
@@ -41,7 +41,7 @@ def start_stack(log: Path) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
     deadline = time.monotonic() + 120
     while "Press Ctrl-C to stop." not in (text := (log / "stack.out").read_text()):
         if process.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"lakelet local did not start:\n{text}")
+            raise SystemExit(f"lakelet up did not start:\n{text}")
         time.sleep(0.2)
 
     def field(pattern: str) -> str:

@@ -31,7 +31,7 @@ EVENTS = {
     "npm ci": "npm ci ",
     "web UI build": "node build.mjs",
     "web UI built": "webui: first load",
-    "stack": "bin/lakelet local ",
+    "stack": "bin/lakelet up ",
     "ready": BANNER,
 }
 # Each phase, from one event to another. The venv and pip run side by side with npm ci and the web UI's build

@@ -2,7 +2,7 @@
 
 Usage: .venv/bin/python bench/persistence.py [N] [SIZE]   (default 200 uploads of 1,024 bytes)
 
-Two ``lakelet local`` processes run at once, one ``--ephemeral`` and one with a fresh ``--data-dir`` (journal
+Two ``lakelet up`` processes run at once, one ``--ephemeral`` and one with a fresh ``--data-dir`` (journal
 and group-committed fsync on); the official lakefs client uploads the same objects to each, one request at a
 time, alternating between them, so a slow moment of the machine hits both. An upload through the client is
 what users do: GET /config once, then per object a presigned upload link, a PUT to moto and a link call (each
@@ -37,7 +37,7 @@ _MOTO = re.compile(r"moto at (http://[\d.:]+)")
 
 
 class Stack:
-    """``python -m lakelet local`` on free ports with ARGS, until stop()."""
+    """``python -m lakelet up`` on free ports with ARGS, until stop()."""
 
     def __init__(self, log: Path, *args: str) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELET_")}
@@ -66,7 +66,7 @@ class Stack:
             )
         while "Press Ctrl-C to stop." not in (text := self.out.read_text()):
             if self.process.poll() is not None:
-                raise RuntimeError(f"lakelet local {args} exited: {text}")
+                raise RuntimeError(f"lakelet up {args} exited: {text}")
             time.sleep(0.05)
         self.ready_seconds = time.perf_counter() - self.started
         api, key, secret = _API.search(text), _KEY.search(text), _SECRET.search(text)

@@ -3,7 +3,7 @@
 Usage: .venv/bin/python bench/s3_gateway.py [N] [SIZE]   (default 500 objects of 1,024 bytes)
 
 Both sides are served by the same embedded local stack (moto and the gateway share one process, as they do
-under ``lakelet local``), driven by one boto3 client each over HTTP, one request at a time; each side runs
+under ``lakelet up``), driven by one boto3 client each over HTTP, one request at a time; each side runs
 the same keys and bodies, interleaved in rounds so that a slow moment of the machine hits both. A gateway PUT
 does one S3 PUT plus DynamoDB writes (staging) and reads (repository, branch); a GET does one S3 GET plus
 DynamoDB reads (repository, branch, staged entry). Prints operations per second and the ratios.

@@ -121,7 +121,7 @@ def _start_process(port: int, data_dir: Path) -> subprocess.Popen[bytes]:
             sys.executable,
             "-m",
             "lakelet",
-            "local",
+            "up",
             "--api-port",
             str(port),
             "--s3-port",
@@ -148,10 +148,10 @@ def _start_process(port: int, data_dir: Path) -> subprocess.Popen[bytes]:
         except requests.RequestException:
             pass
         if process.poll() is not None:
-            raise SystemExit(f"lakelet local exited with {process.returncode}; see {log.name}")
+            raise SystemExit(f"lakelet up exited with {process.returncode}; see {log.name}")
         time.sleep(0.5)
     process.kill()
-    raise SystemExit("lakelet local did not start in 180 s")
+    raise SystemExit("lakelet up did not start in 180 s")
 
 
 def _kinds() -> dict[str, int]:

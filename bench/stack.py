@@ -1,7 +1,7 @@
 """The figures of the performance table that need a running stack, measured on one embedded local stack.
 
 Used by bench/run.py (``make bench``); each function returns plain numbers. The stack runs in this process
-(moto, the API and the S3 gateway on loopback ports, as ``lakelet local`` runs them), so moto's requests can be
+(moto, the API and the S3 gateway on loopback ports, as ``lakelet up`` runs them), so moto's requests can be
 counted at its WSGI entry: every request moto serves is one AWS call (S3, DynamoDB, Step Functions) that the
 deployed stack would make. Subprocesses (the CLI, ``aws s3 sync``, a fresh interpreter importing the app) reach
 the same stack over its ports.

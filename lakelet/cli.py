@@ -41,16 +41,51 @@ def _joined_value(word: str) -> bool:
     return word.partition("=")[0] in _ROOT_VALUE_OPTIONS if word.startswith("--") else word.startswith("-c")
 
 
+# The command that runs the stack. Its old spelling, ``lakelet local`` with the stack's flags, still works for
+# one release (rewritten by ``_deprecated_stack_spelling``); ``lakelet local`` alone is lakectl's group.
+UP = "up"
+
+
 @cache
 def _stack_commands() -> None:
     # Once per process: the groups are module-level objects shared by every tree built here.
     from lakelet.commands import gc, localdir
     from lakelet.stack import cli as stack
 
-    localdir.app.callback(invoke_without_command=True)(stack.local)
-    localdir.app.command("export")(stack.local_export)
-    localdir.app.command("import")(stack.local_import)
+    localdir.app.command("export", help="Export the local stack's data directory (not lakectl's).")(stack.local_export)
+    localdir.app.command("import", help="Import an export into a new data directory (not lakectl's).")(
+        stack.local_import
+    )
     gc.app.command("run")(stack.gc_run)
+
+
+IMPORT_SOURCE = "import-source"
+
+
+def _add_up(root: typer.Typer) -> None:
+    from lakelet.stack import cli as stack
+    from lakelet.stack import import_source
+
+    root.command(UP)(stack.up)
+    root.add_typer(
+        import_source.app, name=IMPORT_SOURCE, help="fill the local stack's import source bucket (s3://lakelet-import)"
+    )
+
+
+def _deprecated_stack_spelling(args: list[str]) -> list[str]:
+    """``lakelet local --flags`` (the stack's old spelling) is ``lakelet up --flags``, with a note on stderr.
+    ``lakelet local`` alone, ``local --help`` and ``local SUBCOMMAND`` are lakectl's."""
+    if command_name(args) != "local":
+        return args
+    at = args.index("local")
+    rest = args[at + 1 :]
+    if not rest or not rest[0].startswith("-") or rest[0] in help_cache.HELP_FLAGS:
+        return args
+    sys.stderr.write(
+        "lakelet: starting the stack with 'lakelet local' is deprecated and will be removed in the next release: "
+        "use 'lakelet up'\n"
+    )
+    return [*args[:at], UP, *rest]
 
 
 @cache
@@ -60,18 +95,24 @@ def tree(name: str | None = None) -> typer.Typer:
     may run many times in one."""
     from lakelet.commands.main import GROUPS, new_app, register
 
+    if name in (UP, IMPORT_SOURCE):
+        root = new_app()
+        _add_up(root)
+        return root
     if name not in GROUPS:
         name = None
     if name is None or GROUPS[name] in ("gc", "localdir"):
         _stack_commands()
     root = new_app()
     register(root, name)
+    if name is None:
+        _add_up(root)
     return root
 
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point (``lakelet``) and ``python -m lakelet``: the exit code, never an exception."""
-    args = sys.argv[1:] if argv is None else list(argv)
+    args = _deprecated_stack_spelling(sys.argv[1:] if argv is None else list(argv))
     screen = help_cache.lookup(args)
     if screen is not None:
         sys.stdout.write(screen)

@@ -1,4 +1,4 @@
-"""Where a local stack listens and with which keys, unless told otherwise: shared by ``lakelet local``, the CLI
+"""Where a local stack listens and with which keys, unless told otherwise: shared by ``lakelet up``, the CLI
 and ``lakelet gc run``, with no dependency, so the CLI works from a plain ``pip install .`` (no local stack)."""
 
 from __future__ import annotations
@@ -13,3 +13,6 @@ LOCAL_REGION = "us-east-1"
 # How many connections the local servers queue before accepting them (socketserver's default is 5: a burst of
 # 40 client threads saw resets). The kernel caps it at net.core.somaxconn.
 LISTEN_BACKLOG = 1024
+# The local stack's ready import source: a bucket in its moto that imports may read (``lakelet import-source
+# upload`` fills it), so `lakelet import --from s3://lakelet-import/...` works with no setting.
+LOCAL_IMPORT_BUCKET = "lakelet-import"

@@ -1,4 +1,4 @@
-"""Sizes for people, shared by the CLI's output and the local GC's summary (no imports: `lakelet local` and
+"""Sizes for people, shared by the CLI's output and the local GC's summary (no imports: `lakelet up` and
 `lakelet gc run` load it at start-up)."""
 
 from __future__ import annotations

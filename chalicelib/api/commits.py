@@ -40,6 +40,7 @@ def _commit(repository: str, branch: str, wait_seconds: float) -> Commit:
         body.str_map("metadata"),
         body.integer("date", minimum=0, maximum=MAX_COMMIT_DATE),
         body.boolean("allow_empty"),
+        force=body.boolean("force"),
         wait_seconds=wait_seconds,
     )
 

@@ -50,10 +50,12 @@ def storage_config(settings: Settings) -> dict[str, Any]:
 
 def version_config() -> dict[str, Any]:
     """lakeFS's VersionConfig, plus ``lakelet_version`` (Lakelet's own) and ``lakelet_features`` (the extensions a
-    client may use; see LAKELET_FEATURES), which the SDK's model ignores."""
+    client may use; see LAKELET_FEATURES), which the SDK's model ignores. ``version_context`` is lakeFS's own
+    word for the open-source server ("lakeFS"), whose API this is: lakectl warns on every command that the server
+    is lakeFS Enterprise when it reads anything else."""
     return {
         "version": LAKEFS_API_VERSION,
-        "version_context": "lakelet",
+        "version_context": "lakeFS",
         "upgrade_recommended": False,
         "lakelet_version": LAKELET_VERSION,
         "lakelet_features": list(LAKELET_FEATURES),

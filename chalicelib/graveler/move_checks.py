@@ -49,7 +49,7 @@ def refuse_dirty(
         else:
             dirty = found is None or entry_identity(found) != entry_identity(staged.value)
         if dirty:
-            raise errors.DirtyBranch(f"branch {branch.id}")
+            raise errors.DirtyBranch(f"uncommitted changes (dirty branch): branch {branch.id}")
 
 
 def prepare_move(

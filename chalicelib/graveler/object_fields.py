@@ -28,6 +28,8 @@ MIN_MTIME = 0
 MAX_MTIME = 253_402_300_799
 MAX_CONTENT_TYPE_LENGTH = 1024
 MAX_ETAG_LENGTH = 1024
+# lakeFS's prefix for the metadata its own clients write (pkg/api/apiutil: LakeFSMetadataPrefix).
+LAKEFS_METADATA_PREFIX = "::lakefs::"
 # RFC 9110 token characters: what an HTTP header name (x-amz-meta-<name>, x-lakefs-meta-<name>) may hold.
 _TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "!#$%&'*+-.^_`|~")
 # Printable US-ASCII and space: what Content-Type and ETag values may hold (no CR, LF, NUL or other control).
@@ -56,7 +58,10 @@ def validate_user_metadata(metadata: Mapping[str, str]) -> None:
             raise InvalidObjectField("user metadata names and values must be strings")
         _utf8(name, "a user metadata name")
         _utf8(value, f"user metadata {name!r}")
-        if not name or any(c not in _TOKEN_CHARS for c in name):
+        # lakeFS's clients keep their own fields under its reserved prefix (lakectl's upload sends
+        # "::lakefs::client-mtime"); such a field is stored, and left out of headers as no header can name it.
+        token = name.removeprefix(LAKEFS_METADATA_PREFIX)
+        if not token or any(c not in _TOKEN_CHARS for c in token):
             raise InvalidObjectField(
                 f"user metadata name {name!r} must be a non-empty HTTP token (letters, digits, !#$%&'*+-.^_`|~)"
             )

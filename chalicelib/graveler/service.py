@@ -77,6 +77,7 @@ class Graveler(
         date: int | None = None,
         allow_empty: bool = False,
         *,
+        force: bool = False,
         wait_seconds: float | None = None,
     ) -> Commit:
         """Seals the staging token, applies every sealed token onto the head and moves the branch: the steps of
@@ -97,6 +98,7 @@ class Graveler(
             self.now() if date is None else float(date),
             dict(metadata or {}),
             allow_empty,
+            force,
         )
         return workflow_runner.commit(self, request, self._wait(wait_seconds))
 

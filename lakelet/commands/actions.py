@@ -82,6 +82,8 @@ def list_runs(
 def describe(
     repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
     run_id: Annotated[str, typer.Argument(help="the run id")],
+    amount: AmountOpt = None,
+    after: AfterOpt = "",
     json_out: JsonOpt = False,
 ) -> None:
     """A run's hooks, each with its output."""
@@ -89,7 +91,7 @@ def describe(
     a = api()
     base = f"/repositories/{q(uri.repository)}/actions/runs/{q(run_id)}"
     run = a.get(f"get run {run_id}", base)
-    hooks = list(a.pages(f"list hooks of run {run_id}", f"{base}/hooks"))
+    hooks = list(a.pages(f"list hooks of run {run_id}", f"{base}/hooks", after=after, limit=amount))
     if json_out:
         emit({"run": run, "hooks": hooks}, "", True)
         return

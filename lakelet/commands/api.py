@@ -316,6 +316,8 @@ class Api:
     ) -> Iterator[dict[str, Any]]:
         """Every result of a paginated listing, following ``pagination.next_offset``; at most ``limit``."""
         seen = 0
+        if limit is not None:
+            amount = min(amount, limit)  # --amount N asks the server for N, not a full page
         while True:
             _, page = self.raw(what, "GET", path, {**(query or {}), "after": after or "", "amount": amount})
             for item in (page or {}).get("results") or []:
@@ -333,13 +335,26 @@ class Api:
         return self.pages(what, path, query)
 
     def sdk_pages(
-        self, what: str, fn: Callable[..., Any], *args: Any, amount: int = 1000, **kwargs: Any
+        self,
+        what: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        amount: int = 1000,
+        after: str = "",
+        limit: int | None = None,
+        **kwargs: Any,
     ) -> Iterator[Any]:
-        """Every result of a paginated SDK listing (rare commands only)."""
-        after = ""
+        """Every result of a paginated SDK listing (rare commands only), after ``after``, at most ``limit``."""
+        seen = 0
+        if limit is not None:
+            amount = min(amount, limit)
         while True:
             page = self.call(what, fn, *args, after=after, amount=amount, **kwargs)
-            yield from page.results
+            for item in page.results:
+                yield item
+                seen += 1
+                if limit is not None and seen >= limit:
+                    return
             if not page.pagination.has_more:
                 return
             after = page.pagination.next_offset

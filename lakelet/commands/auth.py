@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from lakelet.commands.api import Api
-from lakelet.commands.common import JsonOpt
+from lakelet.commands.api import Api, q
+from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, PrefixOpt
 from lakelet.commands.context import api, emit, emit_table, want_json
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out, timestamp
@@ -57,9 +57,12 @@ def user_create(id: Id, json_out: JsonOpt = False) -> None:
 
 
 @users.command("list")
-def user_list(json_out: JsonOpt = False) -> None:
+def user_list(
+    amount: AmountOpt = None, after: AfterOpt = "", prefix: PrefixOpt = "", json_out: JsonOpt = False
+) -> None:
     a = api()
-    emit_table(a.sdk_pages("list users", a.auth.list_users), json_out, ["USER ID", "CREATION DATE"], _id_and_date)
+    listing = a.sdk_pages("list users", a.auth.list_users, after=after, limit=amount, prefix=prefix or None)
+    emit_table(listing, json_out, ["USER ID", "CREATION DATE"], _id_and_date)
 
 
 @users.command("delete")
@@ -78,11 +81,24 @@ def credentials_create(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
 
 
 @user_credentials.command("list")
-def credentials_list(id: UserOrMe = None, json_out: JsonOpt = False) -> None:
+def credentials_list(
+    id: UserOrMe = None,
+    amount: AmountOpt = None,
+    after: AfterOpt = "",
+    prefix: PrefixOpt = "",
+    json_out: JsonOpt = False,
+) -> None:
     a = api()
     user = _user_or_me(a, id)
     emit_table(
-        a.sdk_pages(f"list credentials of {user}", a.auth.list_user_credentials, user),
+        a.sdk_pages(
+            f"list credentials of {user}",
+            a.auth.list_user_credentials,
+            user,
+            after=after,
+            limit=amount,
+            prefix=prefix or None,
+        ),
         json_out,
         ["ACCESS KEY ID", "ISSUED DATE"],
         lambda c: (c.access_key_id, timestamp(c.creation_date)),
@@ -100,10 +116,14 @@ def credentials_delete(
 
 
 @user_groups.command("list")
-def user_group_list(id: Id, json_out: JsonOpt = False) -> None:
+def user_group_list(
+    id: Id, amount: AmountOpt = None, after: AfterOpt = "", prefix: PrefixOpt = "", json_out: JsonOpt = False
+) -> None:
     a = api()
     emit_table(
-        a.sdk_pages(f"list groups of user {id}", a.auth.list_user_groups, id),
+        a.sdk_pages(
+            f"list groups of user {id}", a.auth.list_user_groups, id, after=after, limit=amount, prefix=prefix or None
+        ),
         json_out,
         ["GROUP ID", "CREATION DATE"],
         _id_and_date,
@@ -123,9 +143,12 @@ def group_create(id: Id, json_out: JsonOpt = False) -> None:
 
 
 @groups.command("list")
-def group_list(json_out: JsonOpt = False) -> None:
+def group_list(
+    amount: AmountOpt = None, after: AfterOpt = "", prefix: PrefixOpt = "", json_out: JsonOpt = False
+) -> None:
     a = api()
-    emit_table(a.sdk_pages("list groups", a.auth.list_groups), json_out, ["GROUP ID", "CREATION DATE"], _id_and_date)
+    listing = a.sdk_pages("list groups", a.auth.list_groups, after=after, limit=amount, prefix=prefix or None)
+    emit_table(listing, json_out, ["GROUP ID", "CREATION DATE"], _id_and_date)
 
 
 @groups.command("delete")
@@ -150,11 +173,14 @@ def member_remove(id: Id, user: UserOpt) -> None:
 
 
 @group_members.command("list")
-def member_list(id: Id, json_out: JsonOpt = False) -> None:
+def member_list(
+    id: Id, amount: AmountOpt = None, after: AfterOpt = "", prefix: PrefixOpt = "", json_out: JsonOpt = False
+) -> None:
     a = api()
-    emit_table(
-        a.sdk_pages(f"list members of {id}", a.auth.list_group_members, id), json_out, ["USER ID"], lambda u: (u.id,)
+    listing = a.sdk_pages(
+        f"list members of {id}", a.auth.list_group_members, id, after=after, limit=amount, prefix=prefix or None
     )
+    emit_table(listing, json_out, ["USER ID"], lambda u: (u.id,))
 
 
 def _policy_commands(sub: typer.Typer, kind: str) -> None:
@@ -174,10 +200,33 @@ def _policy_commands(sub: typer.Typer, kind: str) -> None:
         out().line(f"Policy detached: {policy} from {kind} {id}")
 
     @sub.command("list")
-    def list_(id: Id, json_out: JsonOpt = False) -> None:
+    def list_(
+        id: Id,
+        amount: AmountOpt = None,
+        after: AfterOpt = "",
+        prefix: PrefixOpt = "",
+        effective: Annotated[
+            bool,
+            typer.Option(
+                "--effective", help="users only: also the policies of the user's groups", hidden=kind != "user"
+            ),
+        ] = False,
+        json_out: JsonOpt = False,
+    ) -> None:
         a = api()
+        extra = {"effective": True} if effective else {}
+        if effective and kind != "user":
+            raise typer.BadParameter("only a user has effective policies", param_hint="--effective")
         emit_table(
-            a.sdk_pages(f"list policies of {kind} {id}", getattr(a.auth, f"list_{kind}_policies"), id),
+            a.sdk_pages(
+                f"list policies of {kind} {id}",
+                getattr(a.auth, f"list_{kind}_policies"),
+                id,
+                after=after,
+                limit=amount,
+                prefix=prefix or None,
+                **extra,
+            ),
             json_out,
             ["POLICY ID", "CREATION DATE"],
             _id_and_date,
@@ -217,10 +266,15 @@ def policy_create(
 
 
 @policies.command("list")
-def policy_list(json_out: JsonOpt = False) -> None:
+def policy_list(
+    amount: AmountOpt = None, after: AfterOpt = "", prefix: PrefixOpt = "", json_out: JsonOpt = False
+) -> None:
     a = api()
     emit_table(
-        a.sdk_pages("list policies", a.auth.list_policies), json_out, ["POLICY ID", "CREATION DATE"], _id_and_date
+        a.sdk_pages("list policies", a.auth.list_policies, after=after, limit=amount, prefix=prefix or None),
+        json_out,
+        ["POLICY ID", "CREATION DATE"],
+        _id_and_date,
     )
 
 
@@ -242,3 +296,75 @@ def policy_delete(id: Id) -> None:
     a = api()
     a.call(f"delete policy {id}", a.auth.delete_policy, id)
     out().line(f"Policy deleted: {id}")
+
+
+# --- ACLs and external principals (lakeFS's ACL server and AWS IAM login; Lakelet's server lacks both, so these
+# print what it answers, as lakectl does) ---------------------------------------------------------------------
+
+group_acl = typer.Typer(no_args_is_help=True, help="a group's ACL (servers with lakeFS's ACL authorization)")
+user_aws_iam = typer.Typer(no_args_is_help=True, help="AWS IAM roles attached to a user (external principals)")
+groups.add_typer(group_acl, name="acl")
+users.add_typer(user_aws_iam, name="aws-iam")
+PrincipalOpt = Annotated[str, typer.Option("--principal-id", help="external principal ID (e.g. an AWS IAM role ARN)")]
+
+
+@group_acl.command("get")
+def acl_get(id: Id, json_out: JsonOpt = False) -> None:
+    """Get the ACL of a group."""
+    acl = api().get(f"get the ACL of group {id}", f"/auth/groups/{q(id)}/acl") or {}
+    emit(acl, f"Group: {id}\nPermission: {acl.get('permission', '')}", json_out)
+
+
+@group_acl.command("set")
+def acl_set(
+    id: Id,
+    permission: Annotated[str, typer.Option("--permission", help="typically Read, Write, Super or Admin")],
+) -> None:
+    """Set the ACL of a group: the permission applies to all repositories."""
+    api().raw(f"set the ACL of group {id}", "POST", f"/auth/groups/{q(id)}/acl", body={"permission": permission})
+
+
+def _principals(user: str) -> str:
+    return f"/auth/users/{q(user)}/external/principals"
+
+
+@user_aws_iam.command("attach")
+def iam_attach(principal_id: PrincipalOpt, id: UserOrMe = None) -> None:
+    """Attach an IAM role to a user."""
+    a = api()
+    user = _user_or_me(a, id)
+    a.raw(f"attach {principal_id} to {user}", "POST", _principals(user), {"principalId": principal_id}, {})
+    out().line("IAM role attached successfully")
+
+
+@user_aws_iam.command("detach")
+def iam_detach(principal_id: PrincipalOpt, id: UserOrMe = None) -> None:
+    """Detach an IAM role from a user."""
+    a = api()
+    user = _user_or_me(a, id)
+    a.raw(f"detach {principal_id} from {user}", "DELETE", _principals(user), {"principalId": principal_id})
+    out().line("IAM role detached successfully")
+
+
+@user_aws_iam.command("list")
+def iam_list(
+    id: UserOrMe = None,
+    amount: AmountOpt = None,
+    after: AfterOpt = "",
+    prefix: PrefixOpt = "",
+    json_out: JsonOpt = False,
+) -> None:
+    """List the IAM roles attached to a user."""
+    a = api()
+    user = _user_or_me(a, id)
+    listing = a.pages(
+        f"list IAM roles of {user}", _principals(user) + "/ls", {"prefix": prefix or None}, after=after, limit=amount
+    )
+    emit_table(listing, json_out, ["Principal ID", "User ID"], lambda p: (p.get("id"), p.get("user_id")))
+
+
+@user_aws_iam.command("lookup")
+def iam_lookup(principal_id: PrincipalOpt, json_out: JsonOpt = False) -> None:
+    """Look up which user an IAM role is attached to."""
+    found = api().get(f"look up {principal_id}", "/auth/external/principals", {"principalId": principal_id}) or {}
+    emit(found, f"Principal ID: {found.get('id', '')}\nUser ID: {found.get('user_id', '')}", json_out)

@@ -36,7 +36,9 @@ def create(
         text=True,
     )
     emit(
-        {"id": uri.ref, "commit_id": commit_id, "source": src.ref}, f"created branch '{uri.ref}' {commit_id}", json_out
+        {"id": uri.ref, "commit_id": commit_id, "source": src.ref},
+        f"Source ref: {src}\ncreated branch '{uri.ref}' {commit_id}",
+        json_out,
     )
 
 
@@ -67,7 +69,7 @@ def show(branch: BranchArg, json_out: JsonOpt = False) -> None:
     uri = parse(branch, ref=True)
     a = api()
     ref = a.get(f"show branch {uri}", branch_path(uri))
-    emit(ref, f"Commit ID: {ref['commit_id']}", json_out)
+    emit(ref, f"Branch: {uri}\nCommit ID: {ref['commit_id']}", json_out)
 
 
 @app.command("delete")

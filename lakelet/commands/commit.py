@@ -38,6 +38,9 @@ def commit(
     allow_empty_commit: Annotated[bool, typer.Option(help="commit even with no changes")] = False,
     async_: Annotated[bool, typer.Option("--async", help="start the commit and print its task id")] = False,
     task_id: Annotated[str | None, typer.Option("--id", help="with 'status': the task id")] = None,
+    epoch_time_seconds: Annotated[
+        int | None, typer.Option("--epoch-time-seconds", help="the commit's date, in seconds since the epoch")
+    ] = None,
     json_out: JsonOpt = False,
 ) -> None:
     if branch == "status":
@@ -50,7 +53,13 @@ def commit(
     uri = parse(branch, ref=True)
     if not message and not allow_empty_message:
         raise typer.BadParameter("a commit needs a message (-m), or --allow-empty-message")
-    body = {"message": message or "", "metadata": key_values(meta, "--meta"), "allow_empty": allow_empty_commit}
+    body: dict[str, Any] = {
+        "message": message or "",
+        "metadata": key_values(meta, "--meta"),
+        "allow_empty": allow_empty_commit,
+    }
+    if epoch_time_seconds is not None and epoch_time_seconds >= 0:  # lakectl's default, -1, means now
+        body["date"] = epoch_time_seconds
     result = run_commit(uri, body, async_)
     if async_:
         emit(
@@ -182,6 +191,12 @@ def log(
     first_parent: Annotated[bool, typer.Option("--first-parent", help="follow only first parents")] = False,
     since: Annotated[datetime.datetime | None, typer.Option(help="only commits after this date-time (UTC)")] = None,
     show_meta_range_id: Annotated[bool, typer.Option(help="show each commit's metarange id")] = False,
+    limit: Annotated[
+        bool, typer.Option("--limit", help="stop at --amount (the server does not look further for more)")
+    ] = False,
+    stop_at: Annotated[str, typer.Option("--stop-at", help="a ref to stop at (included in the results)")] = "",
+    dot: Annotated[bool, typer.Option("--dot", help="print the commits as a Graphviz dot graph")] = False,
+    no_merges: Annotated[bool, typer.Option("--no-merges", help="skip merge commits")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     uri = parse(ref, ref=True)
@@ -199,16 +214,42 @@ def log(
                 "prefixes": pres or None,
                 "first_parent": first_parent or None,
                 "since": since.isoformat() if since is not None else None,
+                "stop_at": stop_at or None,
+                "limit": limit or None,
             },
             after=after,
-            limit=amount,
+            # Merge commits are dropped here, after the server's page: ask for more so --amount N still shows N.
+            limit=None if no_merges else amount,
         )
     )
+    if no_merges:
+        commits = [c for c in commits if len(c.get("parents") or []) <= 1][:amount]
+    if dot:
+        out().line(dot_graph(uri.repository, commits, api().settings.endpoint))
+        return
     if want_json(json_out):
         out().json(commits)
         return
     for c in commits:
         out().line(format_commit(jsonable(c), show_meta_range_id))
+
+
+def dot_graph(repository: str, commits: list[dict[str, Any]], endpoint: str) -> str:
+    """The commits as lakectl's ``log --dot`` prints them: a bottom-up digraph, each node linking to the web UI."""
+    import html
+    from urllib.parse import quote
+
+    base = endpoint.rstrip("/").removesuffix("/api/v1").rstrip("/")
+    lines = ["digraph {", '\trankdir="BT"']
+    for c in commits:
+        parents = c.get("parents") or []
+        label = f"{c['id'][:8]}<br/> {html.escape(str(c.get('message', '')))}"
+        if len(parents) > 1:
+            label = f"<b>{label}</b>"
+        href = f"{base}/repositories/{quote(repository, safe='')}/commits/{c['id']}"
+        lines += ["", f'\t"{c["id"]}" [shape=note target="_blank" href="{href}" label=< {label} >]']
+        lines += [f'\t"{p}" -> "{c["id"]}";' for p in parents]
+    return "\n".join(lines) + "\n\n}"
 
 
 @show_app.command("commit")

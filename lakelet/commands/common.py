@@ -9,6 +9,7 @@ from lakelet.commands.errors import CLIError
 JsonOpt = Annotated[bool, typer.Option("--json", help="print the result as JSON")]
 AmountOpt = Annotated[int | None, typer.Option("--amount", help="how many to show (default: all)", min=1)]
 AfterOpt = Annotated[str, typer.Option("--after", help="show results after this value (pagination)")]
+PrefixOpt = Annotated[str, typer.Option("--prefix", help="only results whose id starts with this prefix")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")]
 
 

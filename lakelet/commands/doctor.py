@@ -43,7 +43,7 @@ def doctor() -> None:
     except urllib3.exceptions.HTTPError:
         raise CLIError(
             f"cannot reach {s.endpoint} (from {s.source})",
-            "check server.endpoint_url / LAKECTL_SERVER_ENDPOINT_URL, or start 'lakelet local'",
+            "check server.endpoint_url / LAKECTL_SERVER_ENDPOINT_URL, or start 'lakelet up'",
         ) from None
     if health.status >= 400:
         raise CLIError(

@@ -33,21 +33,51 @@ class MergeConflict(CLIError):
 
     exit_code = EXIT_CONFLICT
 
-    def __init__(self, message: str, conflicts: list[dict[str, str]], more: bool, shown: bool = False) -> None:
-        super().__init__(message, "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins")
+    def __init__(
+        self,
+        message: str,
+        conflicts: list[dict[str, str]],
+        more: bool,
+        shown: bool = False,
+        hint: str = "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins",
+    ) -> None:
+        super().__init__(message, hint)
         self.conflicts = conflicts
         self.more = more
         self.shown = shown  # already printed (as JSON)
 
 
+# The hint follows the error's cause, read from lakeFS's words in the message (the same words its clients match
+# on); the status only picks the hint when no cause is recognised. First match wins.
+_CAUSES: tuple[tuple[str, str], ...] = (
+    (
+        "protected branch",
+        "a branch protection rule refuses direct changes: change it through a merge from another branch "
+        "('lakelet branch-protect list' shows the rules)",
+    ),
+    ("hook aborted", "a pre-hook refused it: its output is above; fix what it reports and retry"),
+    ("dirty branch", "commit them ('lakelet commit') or discard them ('lakelet branch reset') first"),
+    ("uncommitted changes", "commit them ('lakelet commit') or discard them ('lakelet branch reset') first"),
+    (
+        "is not allowed: the deployment's setting",
+        "the server's operator lists the locations imports may read (the setting named above); import from one of them",
+    ),
+    ("conflict found", "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins"),
+    ("no changes", "there is nothing to do; pass --allow-empty to do it anyway"),
+    ("read-only repository", "the repository is read-only"),
+    ("not implemented", "this server does not offer it"),
+    ("no such api route", "this server does not offer this part of lakeFS's API"),
+)
 _HINTS = {
     400: "check the command's arguments",
     401: "check the access key id and secret ('lakelet doctor')",
     403: "the user lacks the permission; ask an admin to attach a policy",
     404: "check the repository, ref and path",
     409: "it already exists or changed meanwhile; check and retry",
-    412: "it already exists",
+    412: "a precondition failed; check and retry",
     420: "too many requests; retry later",
+    405: "this server does not offer it",
+    501: "this server does not offer it",
 }
 
 
@@ -62,10 +92,16 @@ def server_message(body: str | bytes | None) -> str:
     return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
+def hint_for(status: int, message: str) -> str:
+    """What to do about an error: from its cause when lakeFS's words name one, else from its status."""
+    lowered = message.lower()
+    for words, hint in _CAUSES:
+        if words in lowered:
+            return hint
+    return _HINTS.get(status, "retry, or run with --debug")
+
+
 def from_status(what: str, status: int, body: str | bytes | None, reason: str = "") -> CLIError:
     """An API answer turned into a CLIError naming the operation and the server's message."""
     message = server_message(body) or reason or "no message"
-    hint = _HINTS.get(status, "retry, or run with --debug")
-    if "uncommitted changes" in message:
-        hint = "commit them ('lakelet commit') or discard them ('lakelet branch reset') first"
-    return CLIError(f"{what} failed ({status} {message})", hint)
+    return CLIError(f"{what} failed ({status} {message})", hint_for(status, message))

@@ -46,9 +46,11 @@ def ls(
     if want_json(json_out):
         out().json(items)
         return
+    # As lakectl: names are shown after the prefix's last "/", so 'ls .../events' shows 'events/'.
+    trim = prefix[: prefix.rfind("/") + 1]
     rows = []
     for i in items:
-        shown = i["path"][len(prefix) :] if not recursive else i["path"]
+        shown = i["path"][len(trim) :] if not recursive else i["path"]
         if i.get("path_type") == "common_prefix":
             rows.append(("common_prefix", "", "", shown))
         else:
@@ -85,7 +87,10 @@ def cat(uri_text: PathArg, pre_sign: PreSign = None) -> None:
 def stat(uri_text: PathArg, pre_sign: PreSign = None, json_out: JsonOpt = False) -> None:
     """Show an object's metadata."""
     uri = parse(uri_text, ref=True, path=True)
-    s = _stat(f"stat {uri}", uri, pre_sign or None)
+    print_stat(_stat(f"stat {uri}", uri, pre_sign or None), json_out)
+
+
+def print_stat(s: dict[str, Any], json_out: bool) -> None:
     if want_json(json_out):
         out().json(s)
         return
@@ -104,6 +109,41 @@ def stat(uri_text: PathArg, pre_sign: PreSign = None, json_out: JsonOpt = False)
     out().line("\n".join(lines))
 
 
+@app.command("stage")
+def stage(
+    uri_text: PathArg,
+    location: Annotated[str, typer.Option("--location", help="the object's full address, e.g. s3://bucket/key")],
+    size: Annotated[int, typer.Option("--size", min=0, help="the object's size in bytes")],
+    checksum: Annotated[str, typer.Option("--checksum", help="the object's MD5 as hex")],
+    mtime: Annotated[int, typer.Option("--mtime", help="modified time, Unix seconds (default: now)")] = 0,
+    content_type: Annotated[str, typer.Option("--content-type", help="MIME type of the contents")] = "",
+    meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE metadata (repeatable)")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Link an object outside the repository's storage namespace with a path (an uncommitted change)."""
+    from lakelet.commands.common import key_values
+
+    uri = parse(uri_text, ref=True, path=True)
+    a = api()
+    repo = a.get(f"read repository {uri.repository}", f"/repositories/{q(uri.repository)}")
+    namespace = str(repo["storage_namespace"]).rstrip("/") + "/"
+    if location.startswith(namespace):
+        raise CLIError(
+            "The staged object must be outside the repository's storage namespace", f"it is under {namespace}"
+        )
+    body: dict[str, Any] = {
+        "physical_address": location,
+        "checksum": checksum,
+        "size_bytes": size,
+        "content_type": content_type,
+        "metadata": key_values(meta, "--meta"),
+    }
+    if mtime:
+        body["mtime"] = mtime
+    _, staged = a.raw(f"stage {location} at {uri}", "PUT", f"{_branch_path(uri)}/objects", {"path": uri.path}, body)
+    print_stat(staged, json_out)
+
+
 @app.command("rm")
 def rm(
     uri_text: PathArg,
@@ -115,6 +155,13 @@ def rm(
     if not recursive:
         if not uri.path:
             raise CLIError(f"{uri} names no object", "give a path, or -r to remove a prefix")
+        # The server deletes a missing path as a no-op: say what lakectl's server says (404) instead of "removed".
+        if not _exists(uri):
+            below = _has_objects_below(uri)
+            raise CLIError(
+                f"remove {uri} failed (404 object not found)",
+                "it is a prefix: remove everything under it with -r" if below else "check the path ('lakelet fs ls')",
+            )
         a.raw(f"remove {uri}", "DELETE", f"{_branch_path(uri)}/objects", {"path": uri.path})
         out().info(f"removed {uri}")
         return
@@ -189,6 +236,13 @@ def _exists(uri: URI) -> bool:
     except CLIError:
         return False
     return True
+
+
+def _has_objects_below(uri: URI) -> bool:
+    _, page = api().raw(
+        f"list {uri}", "GET", f"{_ref_path(uri)}/objects/ls", {"prefix": uri.path.rstrip("/") + "/", "amount": 1}
+    )
+    return bool((page or {}).get("results"))
 
 
 def _ref_path(uri: URI) -> str:

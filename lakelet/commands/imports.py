@@ -54,9 +54,11 @@ def import_command(
         raise
     error = (final.get("error") or {}).get("message")
     if error:
+        from lakelet.commands.errors import hint_for
+
         raise CLIError(
             f"import {import_id} of {source} failed ({error})",
-            "the branch is unchanged; fix the cause and run the import again",
+            f"the branch is unchanged; {hint_for(int(final.get('status_code') or 400), str(error))}",
         )
     commit = final.get("commit") or {}
     emit(

@@ -1,6 +1,6 @@
 """``lakelet local clone|status|pull|commit|checkout``: a local directory kept in step with a branch path, as
-``lakectl local``. ``lakelet local`` with no subcommand (or with flags) runs the embedded stack
-(lakelet/stack/cli.py, hung on this group by lakelet/cli.py).
+``lakectl local``. The stack's ``export`` and ``import`` of a data directory are hung on this group by
+lakelet/cli.py (the stack itself is ``lakelet up``).
 
 The directory's index, ``.lakefs_ref.yaml`` as lakectl's, records the source (``src: lakefs://repo/branch/path/``)
 and the commit it was last synced with (``at_head``). Local changes are found by checksum (MD5 against the
@@ -29,9 +29,7 @@ if TYPE_CHECKING:
 INDEX = ".lakefs_ref.yaml"
 
 
-# The group's own callback (run the embedded stack when no subcommand is given) is the stack's: lakelet/cli.py
-# sets it, so this module stays HTTP only.
-app = typer.Typer(invoke_without_command=True, no_args_is_help=False)
+app = typer.Typer(no_args_is_help=True)
 
 
 @dataclass
@@ -177,6 +175,80 @@ def clone(
     head = branch_head(index)
     sync_to(index, head, parallelism)
     out().info(f"cloned {uri} at {head[:12]} into {target}")
+
+
+@app.command("init")
+def init(
+    source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/BRANCH/PATH")],
+    directory: Annotated[Path, typer.Argument(help="local directory (default: the current one)")] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="overwrite an existing link to a lakeFS path")] = False,
+    gitignore: Annotated[
+        bool, typer.Option("--gitignore/--no-gitignore", help="add the directory to the enclosing git's .gitignore")
+    ] = True,
+) -> None:
+    """Link a local directory with a lakeFS path, without downloading anything: its files count as local changes
+    until 'lakelet local commit' or 'pull'."""
+    uri = parse(source, ref=True)
+    if uri.path and not uri.path.endswith("/") and _is_object(uri):
+        raise CLIError(f"lakeFS path {uri} is an existing object and cannot be used as a reference source", "")
+    uri = URI(uri.repository, uri.ref, _prefix(uri.path))
+    if (directory / INDEX).exists() and not force:
+        raise CLIError(
+            f"directory '{directory}' already linked to a lakeFS path", "run command with --force to overwrite"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    index = Index(directory, uri, "")
+    index.at_head = branch_head(index)
+    index.save()
+    if gitignore:
+        _ignore_in_git(directory)
+    # As lakectl: the remote is shown as a prefix, with its trailing "/".
+    remote = str(uri) if uri.path else f"{uri}/"
+    out().line(f"Successfully linked local directory '{directory}' with remote '{remote}'")
+
+
+def _is_object(uri: URI) -> bool:
+    status, _ = api().raw(
+        f"stat {uri}",
+        "GET",
+        f"/repositories/{q(uri.repository)}/refs/{q(uri.ref)}/objects/stat",
+        {"path": uri.path},
+        ok=(200, 404),
+    )
+    return status == 200
+
+
+def _ignore_in_git(directory: Path) -> None:
+    """lakectl's --gitignore: the directory goes in the .gitignore of the git work tree around it, if any."""
+    here = directory.resolve()
+    for root in (here, *here.parents):
+        if (root / ".git").exists():
+            if root == here:
+                return  # the git root itself is never ignored
+            entry = here.relative_to(root).as_posix() + "/"
+            ignore = root / ".gitignore"
+            lines = ignore.read_text().splitlines() if ignore.exists() else []
+            if entry not in lines:
+                ignore.write_text("\n".join([*lines, entry]) + "\n")
+            return
+
+
+@app.command("list")
+def list_(
+    directory: Annotated[Path, typer.Argument(help="where to look (default: the current directory)")] = Path("."),
+    json_out: JsonOpt = False,
+) -> None:
+    """Find and list the directories under DIRECTORY that are linked with lakeFS."""
+    rows = []
+    for root, dirs, names in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if d != ".git")
+        if INDEX in names:
+            index = Index.load(Path(root))
+            rows.append((Path(root).relative_to(directory).as_posix(), str(index.src), index.at_head))
+    if want_json(json_out):
+        out().json([{"directory": d, "remote_uri": r, "synced_commit": c} for d, r, c in rows])
+        return
+    out().table(["Directory", "Remote URI", "Synced commit"], rows)
 
 
 @app.command("status")

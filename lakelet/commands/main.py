@@ -1,7 +1,7 @@
 """The root of the ``lakelet`` typer tree and lakectl's everyday commands on the official lakeFS clients.
 
-Everything here talks HTTP to a lakeFS server. The stack's commands (``lakelet local`` with no subcommand or with
-flags, ``lakelet local export|import``, ``lakelet gc run``) are added to this same tree by lakelet/cli.py, the
+Everything here talks HTTP to a lakeFS server. The stack's commands (``lakelet up``, ``lakelet local
+export|import``, ``lakelet gc run``) are added to this same tree by lakelet/cli.py, the
 console entry point.
 """
 
@@ -100,17 +100,26 @@ GROUPS: dict[str, str] = {
     "merge": "merge",
     "cherry-pick": "merge",
     "revert": "merge",
+    "find-merge-base": "merge",
+    "annotate": "annotate",
+    "blame": "annotate",
     "import": "imports",
     "fs": "fs",
     "local": "localdir",
     "gc": "gc",
     "actions": "actions",
+    "cat-hook-output": "misc",
     "auth": "auth",
     "pr": "pr",
     "refs-dump": "refs",
     "refs-restore": "refs",
     "config": "doctor",
     "doctor": "doctor",
+    "branch-protect": "protect",
+    "identity": "misc",
+    "completion": "misc",
+    "plugin": "misc",
+    "usage": "misc",
 }
 # The modules that hold one group (typer app) each: its top-level name and help. The others register their
 # commands themselves.
@@ -118,12 +127,12 @@ _GROUP_OF_MODULE = {
     "repo": ("repo", "create, list and delete repositories"),
     "branch": ("branch", "create, list, show, delete, reset and revert branches"),
     "tag": ("tag", "create, list, show and delete tags"),
+    "protect": ("branch-protect", "branch protection rules: add, list, delete"),
     "fs": ("fs", "objects: ls, cat, stat, rm, presign, upload, download, update-metadata"),
     "localdir": (
         "local",
-        "run the local stack (no subcommand; "
-        "'lakelet local --help' shows its flags), export or import its data directory, and lakectl's "
-        "local directories in step with a branch path (clone|status|pull|commit|checkout)",
+        "lakectl's local directories in step with a branch path (init|clone|list|status|pull|commit|checkout), "
+        "and export|import of the local stack's data directory (the stack itself: 'lakelet up')",
     ),
     "gc": ("gc", "garbage collection rules, and 'gc run' on the local stack"),
     "actions": ("actions", "action files (validate) and the runs of their hooks"),

@@ -1,5 +1,5 @@
 """``lakelet merge`` (strategies, per-path strategies, dry-run previews, conflict tables), ``cherry-pick``,
-``revert``.
+``revert`` and ``find-merge-base``.
 
 Lakelet's merge extensions (README, "Diff, merge and history") are reached with plain HTTP: a conflict answers
 409 with every conflicting path and what each side did; ``dry_run`` answers a preview. A conflict exits with
@@ -14,7 +14,7 @@ from lakelet.commands.api import q
 from lakelet.commands.branch import revert
 from lakelet.commands.common import JsonOpt, key_values
 from lakelet.commands.context import api, emit, want_json
-from lakelet.commands.errors import CLIError, MergeConflict
+from lakelet.commands.errors import CLIError, MergeConflict, from_status
 from lakelet.commands.output import out
 from lakelet.commands.uri import parse
 
@@ -26,6 +26,9 @@ def register(app: typer.Typer) -> None:
     app.command("merge", help="Merge a source ref into a destination branch.")(merge)
     app.command("cherry-pick", help="Apply one commit's changes onto a branch as a new commit.")(cherry_pick)
     app.command("revert", help="Revert commits on a branch (same as 'branch revert').")(revert)
+    app.command("find-merge-base", help="Find the commit a merge of SOURCE into DESTINATION would start from.")(
+        find_merge_base
+    )
 
 
 def path_strategies(items: list[str] | None) -> list[dict[str, str]]:
@@ -58,6 +61,7 @@ def merge(
     meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE metadata (repeatable)")] = None,
     squash: Annotated[bool, typer.Option("--squash", help="one parent only (squash merge)")] = False,
     allow_empty: Annotated[bool, typer.Option(help="merge even with no changes")] = False,
+    force: Annotated[bool, typer.Option("--force", help="allow merging into a read-only branch")] = False,
     json_out: JsonOpt = False,
 ) -> None:
     src, dst = parse(source, ref=True), parse(destination, ref=True)
@@ -71,6 +75,8 @@ def merge(
         "squash_merge": squash,
         "allow_empty": allow_empty,
     }
+    if force:
+        body["force"] = True
     if strategy:
         body["strategy"] = strategy
     rules = path_strategies(path_strategy)
@@ -82,18 +88,8 @@ def merge(
     status, answer = api().raw(
         f"merge {src.ref} into {dst.ref}", "POST", path, {"amount": 1000}, body, ok=(200, 202, 409)
     )
-    if status == 409 and isinstance(answer, dict) and "conflicts" in answer:
-        shown = want_json(json_out)
-        if shown:
-            out().json(answer)
-        more = bool((answer.get("pagination") or {}).get("has_more"))
-        raise MergeConflict(
-            f"merge of {src.ref} into {dst.ref} has conflicts ({len(answer['conflicts'])}{'+' if more else ''})",
-            answer["conflicts"],
-            more,
-            shown,
-        )
     if status == 409:
+        raise_conflicts(f"merge of {src.ref} into {dst.ref}", answer, json_out)
         raise CLIError(
             f"merge of {src.ref} into {dst.ref} failed (409 {answer.get('message', '')})",
             "retry; the destination moved meanwhile",
@@ -110,13 +106,48 @@ def merge(
     )
 
 
+def raise_conflicts(label: str, answer: Any, json_out: bool, hint: str | None = None) -> None:
+    """A 409 that lists conflicts (a merge's, a cherry-pick's) raises MergeConflict: the table, exit 3."""
+    if not (isinstance(answer, dict) and "conflicts" in answer):
+        return
+    shown = want_json(json_out)
+    if shown:
+        out().json(answer)
+    more = bool((answer.get("pagination") or {}).get("has_more"))
+    message = f"{label} has conflicts ({len(answer['conflicts'])}{'+' if more else ''})"
+    if hint is None:
+        raise MergeConflict(message, answer["conflicts"], more, shown)
+    raise MergeConflict(message, answer["conflicts"], more, shown, hint)
+
+
+def find_merge_base(
+    source: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/SOURCE_REF")],
+    destination: Annotated[str, typer.Argument(help="lakefs://REPOSITORY/DESTINATION_REF")],
+    json_out: JsonOpt = False,
+) -> None:
+    src, dst = parse(source, ref=True), parse(destination, ref=True)
+    if not want_json(json_out):
+        out().line(f"Source: {src}\nDestination: {dst}")
+    if src.repository != dst.repository:
+        raise CLIError("both references must belong to the same repository", "compare refs of one repository")
+    found = api().get(
+        f"find the merge base of {src.ref} and {dst.ref}",
+        f"/repositories/{q(src.repository)}/refs/{q(src.ref)}/merge/{q(dst.ref)}",
+    )
+    emit(
+        found,
+        f'Found base "{found["base_commit_id"]}" when merging "{found["source_commit_id"]}" into '
+        f'"{found["destination_commit_id"]}".',
+        json_out,
+    )
+
+
 def _follow_merge(
     source: str, destination: str, path: str, task_id: str, body: dict[str, Any], json_out: bool
 ) -> dict[str, Any]:
     """The server handed the merge to its workflow: follow it. A task that failed on conflicts reports only a
     message, so the conflict list is then read from a preview of the same merge (only_conflicts)."""
     from lakelet.commands.commit import follow_task
-    from lakelet.commands.errors import from_status
 
     label = f"merge of {source} into {destination}"
     final = follow_task(label, path + "/status", task_id)
@@ -200,13 +231,17 @@ def cherry_pick(
     body: dict[str, Any] = {"ref": c.ref}
     if parent_number is not None:
         body["parent_number"] = parent_number
-    _, result = a.raw(
-        f"cherry-pick {c.ref} onto {b}",
-        "POST",
-        f"/repositories/{q(b.repository)}/branches/{q(b.ref)}/cherry-pick",
-        None,
-        body,
-    )
+    label = f"cherry-pick {c.ref} onto {b}"
+    path = f"/repositories/{q(b.repository)}/branches/{q(b.ref)}/cherry-pick"
+    status, result = a.raw(label, "POST", path, None, body, ok=(200, 201, 409))
+    if status == 409:
+        raise_conflicts(
+            label,
+            result,
+            json_out,
+            "the branch changed these paths too: settle them on the branch and commit, then cherry-pick again",
+        )
+        raise from_status(label, status, _json_bytes(result))
     if want_json(json_out):
         out().json(result)
     else:
@@ -214,3 +249,9 @@ def cherry_pick(
         from lakelet.commands.output import jsonable
 
         out().line(f"Branch: {b}\n" + format_commit(jsonable(result)))
+
+
+def _json_bytes(data: Any) -> bytes:
+    import json
+
+    return json.dumps(data).encode()

@@ -5,7 +5,7 @@ from typing import Annotated
 import typer
 
 from lakelet.commands.api import q
-from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
+from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, PrefixOpt, YesOpt, confirm
 from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.output import out, timestamp
 from lakelet.commands.uri import parse
@@ -84,10 +84,10 @@ def check_namespace(namespace: str) -> None:
 
 
 @app.command("list")
-def list_(amount: AmountOpt = None, after: AfterOpt = "", json_out: JsonOpt = False) -> None:
+def list_(amount: AmountOpt = None, after: AfterOpt = "", prefix: PrefixOpt = "", json_out: JsonOpt = False) -> None:
     """List repositories."""
     a = api()
-    repos = a.pages("list repositories", "/repositories", after=after, limit=amount)
+    repos = a.pages("list repositories", "/repositories", {"prefix": prefix or None}, after=after, limit=amount)
     emit_table(
         repos,
         json_out,

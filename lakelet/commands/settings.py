@@ -2,7 +2,7 @@
 
 Precedence, lowest first: the YAML file (``--config``, else ``~/.lakectl.yaml``: ``credentials.access_key_id``,
 ``credentials.secret_access_key``, ``server.endpoint_url``), then the ``LAKECTL_*`` environment variables, then
-the command-line flags. When none of them names an endpoint, a running ``lakelet local`` is found through its
+the command-line flags. When none of them names an endpoint, a running ``lakelet up`` is found through its
 state file (lakelet/stack/statefile.py), so the commands it prints work with no setup at all.
 """
 
@@ -37,7 +37,7 @@ class Settings:
     endpoint: str  # without /api/v1 and without a trailing slash
     access_key_id: str
     secret_access_key: str
-    source: str  # "config file /x", "environment", "flags", "lakelet local (state file)", or a mix
+    source: str  # "config file /x", "environment", "flags", "lakelet up (state file)", or a mix
 
     @property
     def api_url(self) -> str:
@@ -136,11 +136,11 @@ def resolve(
             merged["endpoint"] = str(state["api_url"])
             merged["key"] = merged["key"] or str(state.get("access_key_id") or "")
             merged["secret"] = merged["secret"] or str(state.get("secret_access_key") or "")
-            sources.append("lakelet local (state file)")
+            sources.append("lakelet up (state file)")
     if merged["endpoint"] is None:
         raise CLIError(
-            "no lakeFS server configured and no running 'lakelet local' found",
-            f"run 'lakelet config', set {ENV_ENDPOINT}, or start 'lakelet local'",
+            "no lakeFS server configured and no running 'lakelet up' found",
+            f"run 'lakelet config', set {ENV_ENDPOINT}, or start 'lakelet up'",
         )
     if not merged["key"] or not merged["secret"]:
         raise CLIError(

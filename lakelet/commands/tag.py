@@ -1,11 +1,12 @@
 """``lakelet tag create|list|show|delete``."""
 
+import json
 from typing import Annotated
 
 import typer
 
 from lakelet.commands.api import q
-from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, YesOpt, confirm
+from lakelet.commands.common import AfterOpt, AmountOpt, JsonOpt, PrefixOpt, YesOpt, confirm
 from lakelet.commands.context import api, emit, emit_table
 from lakelet.commands.errors import CLIError
 from lakelet.commands.output import out
@@ -27,13 +28,20 @@ def create(
     if target.repository != uri.repository:
         raise CLIError("tag and ref are in different repositories", "tag a ref of the same repository")
     a = api()
-    _, created = a.raw(
-        f"create tag {uri}",
-        "POST",
-        f"/repositories/{q(uri.repository)}/tags",
-        None,
-        {"id": uri.ref, "ref": target.ref, "force": force},
-    )
+    tags = f"/repositories/{q(uri.repository)}/tags"
+    body = {"id": uri.ref, "ref": target.ref, "force": force}
+    status, created = a.raw(f"create tag {uri}", "POST", tags, None, body, ok=(201, 400) if force else (201,))
+    if status == 400:
+        message = str((created or {}).get("message", ""))
+        if "force" not in message:  # another bad request: nothing is deleted
+            from lakelet.commands.errors import from_status
+
+            raise from_status(f"create tag {uri}", 400, json.dumps(created or {}))
+        # A server that cannot replace a tag in one call: replace it as lakectl does, delete then create, once
+        # the target is known to exist (lakectl deletes first, and loses the tag when the target is wrong).
+        a.raw(f"resolve {target}", "GET", f"/repositories/{q(uri.repository)}/commits/{q(target.ref)}")
+        a.raw(f"delete tag {uri}", "DELETE", f"{tags}/{q(uri.ref)}", ok=(204, 404))
+        _, created = a.raw(f"create tag {uri}", "POST", tags, None, {**body, "force": False})
     emit(created, f"Created tag '{created['id']}' ({created['commit_id']})", json_out)
 
 
@@ -42,13 +50,18 @@ def list_(
     repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
     amount: AmountOpt = None,
     after: AfterOpt = "",
+    prefix: PrefixOpt = "",
     json_out: JsonOpt = False,
 ) -> None:
     """List tags."""
     uri = parse(repository)
     a = api()
     tags = a.pages(
-        f"list tags of {uri.repository}", f"/repositories/{q(uri.repository)}/tags", after=after, limit=amount
+        f"list tags of {uri.repository}",
+        f"/repositories/{q(uri.repository)}/tags",
+        {"prefix": prefix or None},
+        after=after,
+        limit=amount,
     )
     emit_table(tags, json_out, ["TAG", "COMMIT ID"], lambda t: (t["id"], t["commit_id"]))
 

@@ -206,6 +206,8 @@ def plan_upload(source: Path, uri: URI, recursive: bool, only: set[str] | None =
                     continue
                 items.append(UploadItem(local, prefix + rel, local.stat().st_size))
         return items
+    if not source.exists():
+        raise CLIError(f"{source} does not exist", "check the path given to --source")
     if not source.is_file():
         raise CLIError(f"{source} is not a file", "use -r to upload a directory")
     path = uri.path + source.name if (not uri.path or uri.path.endswith("/")) else uri.path

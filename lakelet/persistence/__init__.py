@@ -1,4 +1,4 @@
-"""Persistence of ``lakelet local``: moto's whole state kept in a data directory, across stops and kills.
+"""Persistence of ``lakelet up``: moto's whole state kept in a data directory, across stops and kills.
 
 Everything the local stack keeps (repositories, branches, commits, staged objects, object bytes, ranges, users,
 keys, policies, KMS keys, GC rules and reports, Step Functions state machines and executions) lives in the moto

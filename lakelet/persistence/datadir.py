@@ -1,4 +1,4 @@
-"""The data directory of ``lakelet local``: its layout, its format version, and the lock that keeps it to one stack.
+"""The data directory of ``lakelet up``: its layout, its format version, and the lock that keeps it to one stack.
 
 Layout (format 1)::
 
@@ -128,7 +128,7 @@ class DirectoryLock:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "another process"
             os.close(fd)
             raise DataDirError(
-                f"data directory {self._path.parent} is in use by another lakelet local (pid {holder}); "
+                f"data directory {self._path.parent} is in use by another lakelet up (pid {holder}); "
                 "stop it, or use another --data-dir"
             ) from None
         os.ftruncate(fd, 0)

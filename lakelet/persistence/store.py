@@ -54,7 +54,7 @@ _SNAPSHOT_NAME = re.compile(r"^snapshot-(\d+)\.bin$")
 _JOURNAL_NAME = re.compile(r"^journal-(\d+)\.log$")
 _LEFTOVER = re.compile(r"^\.snapshot-(\d+)\.tmp$")  # a snapshot a kill cut short
 _RAISED = 599  # the status journaled for a request whose handling raised in moto
-_UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet local is stopping</Message></Error>"
+_UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet up is stopping</Message></Error>"
 
 
 @dataclass
@@ -224,8 +224,8 @@ class Persistence:
         message says that, not "retry later"."""
         assert self._journal is not None
         self._failure = (
-            f"lakelet local cannot write its journal {self._journal.path} ({error.strerror or error}), so it refuses "
-            f"every write until it is restarted: free space on the disk of {self.data_dir}, then stop lakelet local "
+            f"lakelet up cannot write its journal {self._journal.path} ({error.strerror or error}), so it refuses "
+            f"every write until it is restarted: free space on the disk of {self.data_dir}, then stop lakelet up "
             "(Ctrl-C) and start it again; reads work meanwhile"
         )
         log.error("%s", self._failure)
@@ -316,7 +316,7 @@ class Persistence:
             try:
                 self.snapshot()
             except Exception:
-                log.exception("lakelet local: a snapshot failed; the journal keeps growing")
+                log.exception("lakelet up: a snapshot failed; the journal keeps growing")
 
     # -- recovery ---------------------------------------------------------------------------------------------
 
@@ -358,7 +358,7 @@ class Persistence:
             where = f"journal {scanned.path} at byte {scanned.end} ({scanned.problem})"
             if readable == 0:
                 note = f"dropped the torn tail of {where}: {scanned.size - scanned.end} byte(s) a crash cut short"
-                log.warning("lakelet local: %s", note)
+                log.warning("lakelet up: %s", note)
                 recovery.notes.append(note)
                 os.truncate(scanned.path, scanned.end)
                 continue
@@ -375,7 +375,7 @@ class Persistence:
                 f"accepted the loss of {where} and the {readable} change(s) after it; the files are set aside in "
                 f"{aside}"
             )
-            log.warning("lakelet local: %s", note)
+            log.warning("lakelet up: %s", note)
             recovery.notes.append(note)
             return scans[: index + 1]
         return scans
@@ -410,13 +410,13 @@ class Persistence:
         except Exception as error:  # noqa: BLE001 - reported like any other difference; recovery goes on
             status = _RAISED
             if record.status != _RAISED:
-                log.warning("lakelet local: replay: %s", error)
+                log.warning("lakelet up: replay: %s", error)
         if status != record.status:
             what = f"{record.environ.get('REQUEST_METHOD')} {record.environ.get('PATH_INFO')}"
             target = record.environ.get("HTTP_X_AMZ_TARGET")
             message = f"{what} {target or ''}: answered {status} on replay, {record.status} at first"
             recovery.mismatches.append(message)
-            log.warning("lakelet local: replay: %s", message)
+            log.warning("lakelet up: replay: %s", message)
 
     def _files(self, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
         found = []

@@ -1,4 +1,4 @@
-"""The embedded local stack of ``lakelet local``: moto standing in for AWS, the Chalice app and the S3 gateway
+"""The embedded local stack of ``lakelet up``: moto standing in for AWS, the Chalice app and the S3 gateway
 served next to it, the local Spark GC, and the state file through which the CLI finds a running stack.
 
 Only this package (and lakelet/persistence/, its data directory) imports moto, Chalice or chalicelib; the

@@ -1,4 +1,4 @@
-"""What ``lakelet local`` prints once it is ready: where the API and the S3 gateway are, the key pair, and how
+"""What ``lakelet up`` prints once it is ready: where the API and the S3 gateway are, the key pair, and how
 to connect."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lakelet.defaults import LOCAL_IMPORT_BUCKET
 from lakelet.stack.statefile import default_data_dir
 
 if TYPE_CHECKING:
@@ -25,6 +26,16 @@ def lakelet_command() -> str:
     if script.is_file():
         return shlex.quote(str(script))
     return f"{shlex.quote(sys.executable)} -m lakelet"
+
+
+def _on_path() -> str:
+    """How a new terminal gets ``lakelet`` on PATH, when the venv that runs the stack is not on it already."""
+    if lakelet_command() == "lakelet":
+        return ""
+    activate = Path(sys.executable).parent / "activate"
+    if not activate.is_file():
+        return ""
+    return f"  CLI                 source {shlex.quote(str(activate))}   (in a new terminal: puts lakelet on PATH)\n"
 
 
 def _kept(stack: LocalStack) -> str:
@@ -63,7 +74,8 @@ Lakelet local stack is ready.
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} ({_kept(stack)})
-{state}{sample}
+  Import source       s3://{LOCAL_IMPORT_BUCKET}/   (fill it: {lakelet} import-source upload DIR --prefix events/)
+{_on_path()}{state}{sample}
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}
   export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={keys.access_key_id}

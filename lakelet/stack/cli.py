@@ -1,4 +1,4 @@
-"""The stack's commands in the ``lakelet`` typer tree: ``lakelet local`` (run the embedded stack until Ctrl-C or
+"""The stack's commands in the ``lakelet`` typer tree: ``lakelet up`` (run the embedded stack until Ctrl-C or
 SIGTERM) and ``lakelet gc run`` (the local Spark GC). lakelet/cli.py hangs them on the tree.
 
 Every flag has an environment variable (named in its help) and a default printed by ``--help``; a flag given on
@@ -49,7 +49,7 @@ NOT_INSTALLED_HINT = "pip install 'lakelet[local]' (make run does)"
 
 @dataclass(frozen=True, slots=True)
 class LocalOptions:
-    """What ``lakelet local`` was given. ``data_dir`` None means --ephemeral."""
+    """What ``lakelet up`` was given. ``data_dir`` None means --ephemeral."""
 
     api_port: int = DEFAULT_API_PORT
     s3_port: int = DEFAULT_S3_PORT
@@ -75,7 +75,7 @@ def resolve_data_dir(data_dir: Path | None, ephemeral: bool = False, *, flag_giv
     return (data_dir if data_dir is not None else default_data_dir()).expanduser()
 
 
-def local(
+def up(
     ctx: typer.Context,
     api_port: Annotated[
         int,
@@ -149,31 +149,7 @@ def local(
 ) -> None:
     """Run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1 until Ctrl-C or
     SIGTERM. Its state (repositories, objects, users, ...) is kept in a data directory and survives restarts,
-    unless --ephemeral. Subcommands: lakectl's local directories, and export/import of a data directory."""
-    if ctx.invoked_subcommand is not None:
-        # The stack's flags mean nothing to a subcommand: say so rather than drop them silently.
-        given = [
-            name
-            for name in (
-                "api_port",
-                "s3_port",
-                "moto_port",
-                "access_key_id",
-                "secret_access_key",
-                "data_dir",
-                "ephemeral",
-                "sample_data",
-                "accept_journal_loss",
-                "verbose",
-            )
-            if ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE
-        ]
-        if given:
-            raise typer.BadParameter(
-                f"{', '.join('--' + g.replace('_', '-') for g in given)} belong to "
-                f"'lakelet local' itself, not to 'lakelet local {ctx.invoked_subcommand}'"
-            )
-        return
+    unless --ephemeral. 'lakelet local export|import' copy a data directory."""
     options = LocalOptions(
         api_port,
         s3_port,
@@ -196,7 +172,7 @@ def run_local(options: LocalOptions) -> int:
         from lakelet.persistence import DataDirError
         from lakelet.stack.local import Credentials, LocalStack
     except ImportError as error:  # `pip install .` alone: the CLI without the local stack
-        print(f"lakelet local: the local stack is not installed ({error}): {NOT_INSTALLED_HINT}", file=sys.stderr)
+        print(f"lakelet up: the local stack is not installed ({error}): {NOT_INSTALLED_HINT}", file=sys.stderr)
         return 1
     from lakelet.stack.banner import connection_info
 
@@ -207,7 +183,7 @@ def run_local(options: LocalOptions) -> int:
     running = read_state(options.data_dir) if options.data_dir is not None else None
     if running is not None and running.get("pid") != os.getpid():
         print(
-            f"lakelet local: cannot start: another stack (pid {running.get('pid')}, API at "
+            f"lakelet up: cannot start: another stack (pid {running.get('pid')}, API at "
             f"{running.get('api_url')}) uses the data directory {options.data_dir}; stop it or pass another "
             "--data-dir",
             file=sys.stderr,
@@ -235,7 +211,7 @@ def run_local(options: LocalOptions) -> int:
         try:
             stack.start()
         except (OSError, DataDirError) as error:
-            print(f"lakelet local: cannot start: {error}", file=sys.stderr)
+            print(f"lakelet up: cannot start: {error}", file=sys.stderr)
             return 1
         if stack.persistence is not None:
             print(f"Data directory {stack.data_dir}: {stack.persistence.recovery.summary()}", flush=True)
@@ -289,7 +265,7 @@ def gc_run(
             envvar=ENV_DATA_DIR,
             show_envvar=True,
             show_default=DATA_DIR_DEFAULT_TEXT,
-            help="the data directory of the running `lakelet local`, whose state file says how to reach it",
+            help="the data directory of the running `lakelet up`, whose state file says how to reach it",
         ),
     ] = None,
     # Connection flags default to None: unset ones come from the running stack's state file, then the defaults.
@@ -313,7 +289,7 @@ def gc_run(
         typer.Option(
             envvar=ENV_GC_S3_ENDPOINT,
             show_envvar=True,
-            help="the stack's moto URL, the 'AWS stand-in' line of `lakelet local` (default: the running stack's)",
+            help="the stack's moto URL, the 'AWS stand-in' line of `lakelet up` (default: the running stack's)",
         ),
     ] = None,
     region: Annotated[str, typer.Option(show_default=True, help="the bucket's region")] = LOCAL_REGION,
@@ -356,7 +332,7 @@ def gc_run(
 
 
 def gc_options(repository: str, data_dir: Path | None, **flags: object) -> GCRunOptions:
-    """The local GC's options; the data directory defaults as for ``lakelet local``."""
+    """The local GC's options; the data directory defaults as for ``lakelet up``."""
     from lakelet.stack.local_gc import GCRunOptions
 
     implied = default_data_dir()
@@ -464,11 +440,11 @@ def local_import(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
         stack.stop()
     print(
         f"Imported {export_dir} into {directory}: {counts.summary()}. Start it with "
-        f"`lakelet local --data-dir {directory}`.",
+        f"`lakelet up --data-dir {directory}`.",
         flush=True,
     )
 
 
 def _fail(command: str, line: str) -> NoReturn:
-    print(f"lakelet local {command}: {line}", file=sys.stderr)
+    print(f"lakelet up {command}: {line}", file=sys.stderr)
     raise typer.Exit(1)

@@ -64,7 +64,7 @@ def check_moto(s3_endpoint: str, keys: tuple[str, str] | None = None) -> None:
     """``s3_endpoint`` is a moto server (its /moto-api/config answers JSON), not the S3 gateway or anything else,
     and it takes ``keys`` (the stack's access key id and secret)."""
     url = s3_endpoint.rstrip("/") + "/moto-api/config"
-    advice = "pass the 'AWS stand-in' URL that `lakelet local` prints, or no --s3-endpoint to use the running stack's"
+    advice = "pass the 'AWS stand-in' URL that `lakelet up` prints, or no --s3-endpoint to use the running stack's"
     try:
         status, headers, body = _open(_signed(url, "GET", keys))
     except (urllib.error.URLError, OSError) as error:
@@ -78,7 +78,7 @@ def check_moto(s3_endpoint: str, keys: tuple[str, str] | None = None) -> None:
     if status == 403 and b"<Error>" in body:
         raise PreflightError(
             f"the moto server at {s3_endpoint} refuses this key pair: pass the stack's own "
-            "(--access-key-id and --secret-access-key, as `lakelet local` prints them)"
+            "(--access-key-id and --secret-access-key, as `lakelet up` prints them)"
         )
     try:
         config = json.loads(body) if 200 <= status < 300 else None  # moto answers 201

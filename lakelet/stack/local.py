@@ -9,7 +9,7 @@ same services (lakelet/stack/s3server.py); with ``sample_data``, create the ``qu
 (lakelet/stack/samples.py); and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc
 run`` find the stack (lakelet/stack/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries
 read only the queried partition (lakelet/stack/moto_speedups.py), so their cost does not grow with the table.
-``stop`` undoes all of it, including the environment, so tests can start a stack in-process. ``lakelet local``
+``stop`` undoes all of it, including the environment, so tests can start a stack in-process. ``lakelet up``
 (see cli.py) is a thin shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
@@ -43,6 +43,7 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
     DEFAULT_S3_PORT,
     DEFAULT_SECRET_ACCESS_KEY,
     LOCAL_HOST,
+    LOCAL_IMPORT_BUCKET,
     LOCAL_REGION,
 )
 from lakelet.persistence import Persistence, refusals
@@ -92,8 +93,14 @@ def local_environment(
         "AWS_ACCESS_KEY_ID": keys.access_key_id,
         "AWS_SECRET_ACCESS_KEY": keys.secret_access_key,
     }
+    # Imports may read the stack's own import source bucket, besides whatever the environment allows.
+    allowed = os.environ.get("LAKELET_IMPORT_ALLOWED_LOCATIONS", "").strip().strip(",")
+    local_source = f"s3://{LOCAL_IMPORT_BUCKET}/"
+    if local_source not in allowed.split(","):
+        allowed = f"{allowed},{local_source}" if allowed else local_source
+    environment["LAKELET_IMPORT_ALLOWED_LOCATIONS"] = allowed
     # The app's EMF line per request (several KB) is for CloudWatch; in a terminal it would bury the request log,
-    # so it is printed only when asked for (lakelet local --verbose).
+    # so it is printed only when asked for (lakelet up --verbose).
     environment["POWERTOOLS_METRICS_DISABLED"] = "false" if metrics else "true"
     return environment
 
@@ -275,9 +282,11 @@ class LocalStack:
             )
             self._provision()
             self._serve()
+            # Published as soon as the API answers: a command run while the sample data is being written finds
+            # the stack (and sees the quickstart repository appear).
+            self._write_state()
             if self._sample_data:
                 self._create_samples()
-            self._write_state()
         except BaseException:
             self.stop()
             raise
@@ -376,12 +385,15 @@ class LocalStack:
         from chalicelib.wiring import get_services, set_services
 
         s3 = boto3.client("s3", region_name=self.region, endpoint_url=self.moto_url)
-        if self.bucket not in {bucket["Name"] for bucket in s3.list_buckets().get("Buckets", [])}:
+        existing = {bucket["Name"] for bucket in s3.list_buckets().get("Buckets", [])}
+        for name in (self.bucket, LOCAL_IMPORT_BUCKET):
+            if name in existing:
+                continue
             # us-east-1 takes no LocationConstraint; every other region requires one.
             if self.region == "us-east-1":
-                s3.create_bucket(Bucket=self.bucket)
+                s3.create_bucket(Bucket=name)
             else:
-                s3.create_bucket(Bucket=self.bucket, CreateBucketConfiguration={"LocationConstraint": self.region})
+                s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": self.region})
         create_tables(TableNames.from_prefix(self.table_prefix), self.region, self.moto_url)
         # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
         from chalicelib.settings import ENV_KMS_KEY_ID
@@ -432,7 +444,7 @@ class LocalStack:
         try:
             self.sample_repository = ensure_quickstart(self)
         except Exception as error:  # noqa: BLE001 - the stack itself works: say what failed and serve anyway
-            print(f"lakelet local: could not create the quickstart repository: {error}", file=sys.stderr)
+            print(f"lakelet up: could not create the quickstart repository: {error}", file=sys.stderr)
 
     def state(self) -> dict[str, Any]:
         """What the state file says about this started stack (format: lakelet/stack/statefile.py)."""
@@ -453,7 +465,7 @@ class LocalStack:
         }
 
     def _write_state(self) -> None:
-        # Last step of start: the file says "ready", so it must not exist before everything answers.
+        # The file says "the API answers": it must not exist before the API and the gateway are served.
         if self.data_dir is None:
             return
         from lakelet.stack.statefile import write_state

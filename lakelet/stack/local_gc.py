@@ -303,7 +303,7 @@ def preflight(target: Target, options: GCRunOptions) -> None:
 
     running = read_state(options.data_dir)
     if target.from_state:
-        hint = "the stack's state file is stale: restart `lakelet local`"
+        hint = "the stack's state file is stale: restart `lakelet up`"
     elif running is not None:
         hint = (
             f"the running stack (state file in {options.data_dir}) is at {running.get('api_url')}: "
@@ -311,13 +311,13 @@ def preflight(target: Target, options: GCRunOptions) -> None:
         )
     else:
         hint = (
-            f"start one with `lakelet local` (or `make run`): there is no state file of a running stack in "
+            f"start one with `lakelet up` (or `make run`): there is no state file of a running stack in "
             f"{options.data_dir}"
         )
     gc_preflight.check_api(target.api.endpoint, hint)
     if not target.s3_endpoint:
         raise gc_preflight.PreflightError(
-            f"no moto URL for {target.api.endpoint}: pass --s3-endpoint, the 'AWS stand-in' URL that `lakelet local` "
+            f"no moto URL for {target.api.endpoint}: pass --s3-endpoint, the 'AWS stand-in' URL that `lakelet up` "
             f"prints (no state file of a running stack in {options.data_dir})"
         )
     gc_preflight.check_moto(target.s3_endpoint, target.moto_keys)

@@ -152,6 +152,7 @@ class MotoGuard:
             )
         if environ.get("REQUEST_METHOD") == "OPTIONS" and allowed and environ.get("HTTP_ACCESS_CONTROL_REQUEST_METHOD"):
             return self._preflight(environ, start_response, str(origin))
+        _drop_forwarded_basic_auth(environ)
         try:
             body = b""
             if _signs_a_body_hash(environ):
@@ -195,6 +196,16 @@ class MotoGuard:
 
 
 _REASONS = {400: "Bad Request", 403: "Forbidden", 411: "Length Required"}
+
+
+def _drop_forwarded_basic_auth(environ: dict[str, Any]) -> None:
+    """A presigned URL followed from the API's 302 may arrive with the API's own ``Authorization: Basic``: Go's
+    HTTP client (lakectl) keeps it across a redirect to the same host name, and locally moto shares the API's
+    127.0.0.1 (S3 on AWS is another host, so it never sees it). The URL's signature is the credential: the header
+    goes, as it would never have come."""
+    authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
+    if authorization.lower().startswith("basic ") and "X-Amz-Signature=" in str(environ.get("QUERY_STRING", "")):
+        del environ["HTTP_AUTHORIZATION"]
 
 
 def _cors_headers(origin: str) -> list[tuple[str, str]]:

@@ -118,7 +118,7 @@ class S3RequestHandler(BaseHTTPRequestHandler):
     do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
 
     def log_message(self, format: str, *args: object) -> None:
-        # One line per request, shaped like the API's (lakelet local prints INFO of this logger on stderr).
+        # One line per request, shaped like the API's (lakelet up prints INFO of this logger on stderr).
         log.info("%s - - [%s] S3 %s", self.address_string(), self.log_date_time_string(), format % args)
 
 

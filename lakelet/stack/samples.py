@@ -1,6 +1,6 @@
 """The first repository of a new local stack: ``quickstart``, with the sample dataset and its README.
 
-As lakeFS's quickstart does, ``lakelet local --sample-data`` (``make run`` passes it) creates a repository a
+As lakeFS's quickstart does, ``lakelet up --sample-data`` (``make run`` passes it) creates a repository a
 newcomer can browse, query and collect at once. It goes through the lakeFS API like any client would
 (``POST /repositories`` with ``sample_data``, the field behind the clients' ``include_samples``), so the dataset
 is the one of chalicelib/samples/. It also gets GC rules, so the ``lakelet gc run quickstart`` the banner prints
@@ -93,7 +93,7 @@ def ensure_quickstart(stack: LocalStack) -> str | None:
             created = False  # already there (an older state): keep it, rules and all, as it is
         elif error.status == 400:
             # A server without the sample dataset: an empty quickstart is still a place to start.
-            print(f"lakelet local: no sample data ({error}); creating an empty {QUICKSTART}", file=sys.stderr)
+            print(f"lakelet up: no sample data ({error}); creating an empty {QUICKSTART}", file=sys.stderr)
             _call(stack, "POST", "/repositories", repository)
         else:
             raise

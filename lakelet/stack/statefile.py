@@ -1,4 +1,4 @@
-"""Where a running ``lakelet local`` says how to reach it: ``<data dir>/state.json``.
+"""Where a running ``lakelet up`` says how to reach it: ``<data dir>/state.json``.
 
 The stack writes the file when it is ready and removes it on a clean stop; the CLI and ``lakelet gc run`` read
 it when nothing else is configured, so a command printed by the stack can be pasted as is. A file whose pid is

@@ -171,6 +171,9 @@ def test_config_reports_the_lakefs_api_version_and_lakelets_own(api: Api) -> Non
     assert version["version"] == lakefs_sdk.__version__ == "1.88.0"
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     assert version["lakelet_version"] == project
+    # lakeFS's word for its open-source server: lakectl warns "the server appears to be Enterprise" on every
+    # command when version_context says anything else.
+    assert version["version_context"] == "lakeFS"
     assert body_of(api.get("/config/version")) == version
     # The SDK's model takes it, and lakeFS clients compare it as a version (lakefs-spec needs >= 1.3.1).
     parsed = lakefs_sdk.VersionConfig.from_dict(version)

@@ -69,3 +69,14 @@ def test_delete_repository_needs_force(api: Api, frozen: str) -> None:
 def test_force_is_a_boolean(api: Api, frozen: str) -> None:
     assert_error(api.delete(FROZEN, query={"force": "maybe"}), 400)
     assert_error(api.post(FROZEN + "/branches", json_body={"name": "dev", "source": "main", "force": "yes"}), 400)
+
+
+def test_commit_needs_force(api: Api, frozen: str) -> None:
+    assert _upload(api, "c.txt", force=True) == 201
+    assert_error(api.post(MAIN + "/commits", json_body={"message": "refused"}), 403)
+    assert api.get(FROZEN + "/branches/main/diff").status_code == 200
+    assert [row["path"] for row in body_of(api.get(FROZEN + "/branches/main/diff"))["results"]] == ["c.txt"]
+    created = api.post(MAIN + "/commits", json_body={"message": "forced", "force": True})
+    assert created.status_code == 201
+    assert body_of(created)["message"] == "forced"
+    assert body_of(api.get(FROZEN + "/branches/main/diff"))["results"] == []

@@ -1,4 +1,4 @@
-"""CLI fixtures: ONE ``lakelet local`` stack (a subprocess, as in tests/e2e) for every CLI test that needs a
+"""CLI fixtures: ONE ``lakelet up`` stack (a subprocess, as in tests/e2e) for every CLI test that needs a
 server, and ``cli(...)``, which runs the ``lakelet`` typer app in process through typer's CliRunner with the
 lakectl environment pointing at that stack and HOME in a temporary directory (no ~/.lakectl.yaml leaks in).
 """

@@ -1,4 +1,4 @@
-"""Every command group through the CLI runner against one ``lakelet local`` stack: what it prints, its JSON,
+"""Every command group through the CLI runner against one ``lakelet up`` stack: what it prints, its JSON,
 and what the server holds afterwards."""
 
 from __future__ import annotations
@@ -38,12 +38,12 @@ def test_doctor_and_state_file_discovery(run: Callable[..., Result], cli_stack: 
     result = run("doctor")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"ok: {cli_stack.endpoint} reachable")
-    assert "lakelet local (state file)" in result.stdout
+    assert "lakelet up (state file)" in result.stdout
     bad = run("doctor", env={"LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "wrong"})
     assert bad.exit_code == 1
     assert bad.stderr.strip() == (
         f"error: the server refuses access key {cli_stack.access_key_id} (from "
-        "environment < lakelet local (state file)): fix credentials.access_key_id/"
+        "environment < lakelet up (state file)): fix credentials.access_key_id/"
         "secret_access_key ('lakelet config')"
     )
 
@@ -294,12 +294,14 @@ def test_auth(cli: Cli, tmp_path: Path) -> None:
 def test_local_and_gc_run_are_in_the_tree(run: Callable[..., Result], capsys: pytest.CaptureFixture[str]) -> None:
     from lakelet.cli import main
 
-    assert main(["local", "--help"]) == 0
+    assert main(["up", "--help"]) == 0
     local_help = capsys.readouterr().out
-    assert "Usage: lakelet local" in local_help and "--api-port" in local_help and "clone" in local_help
+    assert "Usage: lakelet up" in local_help and "--api-port" in local_help
+    assert main(["local", "--help"]) == 0
+    assert "clone" in capsys.readouterr().out
     assert main(["gc", "run", "--help"]) == 0
     assert "Usage: lakelet gc run" in capsys.readouterr().out
-    assert main(["local", "--api-port", "99999"]) == 2  # a usage error, exit 2
+    assert main(["up", "--api-port", "99999"]) == 2  # a usage error, exit 2
 
 
 def test_local_pull_checkout_and_refusals(cli: Cli, repo: str, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""The everyday flow end to end, as a shell user runs it, against one ``lakelet local``: configure, create a
+"""The everyday flow end to end, as a shell user runs it, against one ``lakelet up``: configure, create a
 repository, upload a tree of 1,000 files, commit, branch, change, diff, merge with a conflict table, local
 clone/status/commit, download and compare. Plus an interrupted upload resumed without duplicates, and no
 progress frames when stdout is not a terminal."""

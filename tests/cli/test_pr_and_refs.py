@@ -1,5 +1,5 @@
 """``lakelet pr ...``, ``lakelet refs-dump``, ``lakelet refs-restore`` and ``lakelet repo create-bare`` against one
-``lakelet local`` stack: what they print, their exit codes, and what the server holds afterwards."""
+``lakelet up`` stack: what they print, their exit codes, and what the server holds afterwards."""
 
 from __future__ import annotations
 

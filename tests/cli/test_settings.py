@@ -72,7 +72,7 @@ def test_running_local_stack_is_found_through_its_state_file(tmp_path: Path) -> 
     assert (found.endpoint, found.access_key_id, found.source) == (
         "http://127.0.0.1:4567",
         "LOCALKEY",
-        "lakelet local (state file)",
+        "lakelet up (state file)",
     )
     # Any configured endpoint wins over the stack.
     assert (
@@ -94,7 +94,7 @@ def test_a_dead_stack_is_not_found(tmp_path: Path) -> None:
         tmp_path,
         {"pid": 2**22 + 12345, "api_url": "http://127.0.0.1:4567", "access_key_id": "K", "secret_access_key": "S"},
     )
-    with pytest.raises(CLIError, match="no running 'lakelet local' found"):
+    with pytest.raises(CLIError, match="no running 'lakelet up' found"):
         resolve(environ={"HOME": str(tmp_path)}, state_dir=tmp_path)
 
 
@@ -115,7 +115,7 @@ def test_no_configuration_is_one_line_and_exit_1(run: Callable[..., Result]) -> 
     result = run("repo", "list")
     assert result.exit_code == 1
     assert result.stderr.strip().count("\n") == 0
-    assert result.stderr.startswith("error: no lakeFS server configured and no running 'lakelet local' found: run")
+    assert result.stderr.startswith("error: no lakeFS server configured and no running 'lakelet up' found: run")
     assert "Traceback" not in result.stderr + result.stdout
 
 

@@ -1,4 +1,4 @@
-"""Running lakefs-spec's own test suite, unchanged, against a fresh ``lakelet local``.
+"""Running lakefs-spec's own test suite, unchanged, against a fresh ``lakelet up``.
 
 lakefs-spec ships its tests in its sdist, and they are the closest thing to a second opinion on Lakelet's lakeFS
 API: they exercise fsspec paths, transactions, pandas, polars and duckdb through the official client. They are
@@ -161,7 +161,7 @@ def _die_with_parent() -> None:
 
 
 class QuickstartStack:
-    """``python -m lakelet local --sample-data`` on 127.0.0.1:8000 with the quickstart keys, in ``workdir``."""
+    """``python -m lakelet up --sample-data`` on 127.0.0.1:8000 with the quickstart keys, in ``workdir``."""
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
@@ -178,7 +178,7 @@ class QuickstartStack:
             sys.executable,
             "-m",
             "lakelet",
-            "local",
+            "up",
             "--sample-data",
             "--api-port",
             str(PORT),
@@ -207,11 +207,11 @@ class QuickstartStack:
         while "Press Ctrl-C to stop." not in self.stdout_path.read_text(errors="replace"):
             if self.process.poll() is not None:
                 raise AssertionError(
-                    f"lakelet local exited with {self.process.returncode} before it was ready:\n{self.stderr_tail()}"
+                    f"lakelet up exited with {self.process.returncode} before it was ready:\n{self.stderr_tail()}"
                 )
             if time.monotonic() > deadline:
                 self.stop()
-                raise AssertionError(f"lakelet local not ready in {READY_TIMEOUT_SECONDS:.0f} s:\n{self.stderr_tail()}")
+                raise AssertionError(f"lakelet up not ready in {READY_TIMEOUT_SECONDS:.0f} s:\n{self.stderr_tail()}")
             time.sleep(0.2)
         return self
 

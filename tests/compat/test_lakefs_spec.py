@@ -1,4 +1,4 @@
-"""The compat tier: lakefs-spec's own suite (0.15.1, 124 tests), unchanged, against a fresh ``lakelet local``.
+"""The compat tier: lakefs-spec's own suite (0.15.1, 124 tests), unchanged, against a fresh ``lakelet up``.
 
 Marked ``compat``: ``make test`` leaves it out, ``make test-compat`` (and so ``.ci/run``) runs it. It needs the
 network (pip downloads the sdist) and TCP port 8000 on 127.0.0.1, where lakefs-spec's conftest looks for lakeFS.
@@ -47,4 +47,4 @@ def test_lakefs_spec_suite_passes_in_full(tmp_path: Path, capsys: pytest.Capture
     details = "\n".join(result.not_passed)
     assert result.tests == EXPECTED_TESTS, f"{result.summary()}; expected {EXPECTED_TESTS} tests\n{details}"
     assert result.passed == result.tests and result.returncode == 0, f"{result.summary()}\n{details}"
-    assert code == 0, f"lakelet local exited with {code} on SIGTERM:\n{stack.stderr_tail()}"
+    assert code == 0, f"lakelet up exited with {code} on SIGTERM:\n{stack.stderr_tail()}"

@@ -1,4 +1,4 @@
-"""Every example of the README and of docs/ runs against one fresh ``lakelet local`` (docs/README.md, "The
+"""Every example of the README and of docs/ runs against one fresh ``lakelet up`` (docs/README.md, "The
 examples"): Python blocks must not raise, shell blocks must exit 0. A page's blocks run in order, in one
 Python namespace and one shell state (working directory and exported variables) per page, so a later block may
 use what an earlier one made. A failure names the page and the line of the block (and, for Python, of the
@@ -63,7 +63,7 @@ def doc_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DocStack]:
         yield DocStack(local, data_dir, bin_dir)
     finally:
         code = local.stop()
-    assert code == 0, f"lakelet local exited with {code}:\n{local.stderr_tail()}"
+    assert code == 0, f"lakelet up exited with {code}:\n{local.stderr_tail()}"
 
 
 def _shell_env(stack: DocStack, home: Path) -> dict[str, str]:
@@ -153,3 +153,40 @@ def test_page_snippets_run(page: Path, doc_stack: DocStack, tmp_path: Path) -> N
             _run_shell(snippet, code, doc_stack, tmp_path, state)
         else:
             _run_shell(snippet, console_commands(code), doc_stack, tmp_path, state)
+
+
+def test_the_quickstart_try_it_runs_after_every_page(doc_stack: DocStack, tmp_path: Path) -> None:
+    """Defined after the pages' test, so it runs after all of them: the pages must leave the quickstart repository
+    as its own README's "Try it" expects (main with no uncommitted changes, its data as created)."""
+    import base64
+    import urllib.request
+
+    local = doc_stack.local
+    request = urllib.request.Request(f"{local.api_url}/repositories/quickstart/refs/main/objects?path=README.md")
+    token = base64.b64encode(f"{local.access_key_id}:{local.secret_access_key}".encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=30) as response:
+        readme = tmp_path / "quickstart-README.md"
+        readme.write_bytes(response.read())
+    blocks = [s for s in extract(readme, Path("quickstart/main/README.md")) if s.runs and s.language in PYTHON]
+    assert blocks, "the quickstart README has no Python example"
+    env = _shell_env(doc_stack, tmp_path)
+    env.update(
+        LAKECTL_SERVER_ENDPOINT_URL=local.endpoint,
+        LAKECTL_CREDENTIALS_ACCESS_KEY_ID=local.access_key_id,
+        LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY=local.secret_access_key,
+    )
+    for block in blocks:
+        result = subprocess.run(
+            [sys.executable, "-c", block.code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SHELL_TIMEOUT_SECONDS,
+            check=False,
+        )
+        assert result.returncode == 0, (
+            f"the quickstart's Try it failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        )

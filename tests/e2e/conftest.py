@@ -1,4 +1,4 @@
-"""End-to-end fixtures: ``lakelet local`` in a subprocess on free ports, and the official lakeFS client on it.
+"""End-to-end fixtures: ``lakelet up`` in a subprocess on free ports, and the official lakeFS client on it.
 
 A subprocess rather than an in-process stack: the stack sets process-wide state (environment, the app's
 services, moto's backends) that the rest of the suite must not see, and stopping the process frees every port.
@@ -35,7 +35,7 @@ _SECRET_LINE = re.compile(r"^\s*Secret access key\s+(?P<value>\S+)\s*$", re.MULT
 
 @dataclass
 class LocalProcess:
-    """A running ``python -m lakelet local`` and what its banner said."""
+    """A running ``python -m lakelet up`` and what its banner said."""
 
     process: subprocess.Popen[bytes]
     stdout_path: Path
@@ -67,7 +67,7 @@ class LocalProcess:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-                raise AssertionError(f"lakelet local ignored signal {sig} for {STOP_TIMEOUT_SECONDS} s") from None
+                raise AssertionError(f"lakelet up ignored signal {sig} for {STOP_TIMEOUT_SECONDS} s") from None
         return self.process.returncode
 
 
@@ -81,7 +81,7 @@ def _die_with_parent() -> None:
 
 
 def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -> LocalProcess:
-    """Start ``python -m lakelet local --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner.
+    """Start ``python -m lakelet up --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner.
 
     Unless ARGS name a ``--data-dir`` or ``--ephemeral``, the stack keeps its state (and its state file) in a data
     directory of its own under ``log_dir``: a test never touches the user's data directory.
@@ -96,7 +96,7 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
         args = (*args, "--data-dir", str(log_dir / f"data-{run_id}"))
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         process = subprocess.Popen(
-            [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],
+            [sys.executable, "-m", "lakelet", "up", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],
             cwd=PROJECT_DIR,
             env=child_env,
             stdin=subprocess.DEVNULL,
@@ -114,12 +114,12 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
             break
         if process.poll() is not None:
             raise AssertionError(
-                f"lakelet local exited with {process.returncode} before it was ready.\n"
+                f"lakelet up exited with {process.returncode} before it was ready.\n"
                 f"stdout:\n{text}\nstderr:\n{local.stderr_tail()}"
             )
         if time.monotonic() > deadline:
             local.stop(signal.SIGKILL)
-            raise AssertionError(f"lakelet local not ready in {READY_TIMEOUT_SECONDS} s:\n{local.stderr_tail()}")
+            raise AssertionError(f"lakelet up not ready in {READY_TIMEOUT_SECONDS} s:\n{local.stderr_tail()}")
         time.sleep(0.1)
     key, secret = _KEY_LINE.search(text), _SECRET_LINE.search(text)
     assert key and secret, text
@@ -144,7 +144,7 @@ def local_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProce
         yield local
     finally:
         code = local.stop()
-    assert code == 0, f"lakelet local exited with {code}:\n{local.stderr_tail()}"
+    assert code == 0, f"lakelet up exited with {code}:\n{local.stderr_tail()}"
 
 
 @pytest.fixture

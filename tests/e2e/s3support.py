@@ -1,4 +1,4 @@
-"""Fixtures of the S3 gateway's end-to-end tests, on the session's ``lakelet local`` (tests/e2e/conftest.py, which
+"""Fixtures of the S3 gateway's end-to-end tests, on the session's ``lakelet up`` (tests/e2e/conftest.py, which
 offers ``s3`` and ``s3_repo`` to every test of the folder).
 
 Clients are built with nothing but the endpoint the banner prints and the admin key pair, as a user would.

@@ -74,7 +74,7 @@ def test_no_stack(tmp_path: Path) -> None:
     # Nothing configured: no state file, and nothing on the port named by the environment.
     done, elapsed = gc_run(["quickstart"], shell_env(tmp_path, LAKECTL_SERVER_ENDPOINT_URL=f"http://127.0.0.1:{free}"))
     assert_one_line_refusal(done, elapsed, f"no Lakelet stack answers at http://127.0.0.1:{free}")
-    assert "start one with `lakelet local`" in done.stderr
+    assert "start one with `lakelet up`" in done.stderr
 
 
 def test_the_gateway_url_given_by_mistake(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:

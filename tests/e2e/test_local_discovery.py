@@ -187,7 +187,7 @@ def test_a_second_stack_refuses_a_data_directory_in_use(local_stack: LocalProces
     found = re.search(r"State file\s+(?P<path>\S+)/state\.json", local_stack.banner)
     assert found, local_stack.banner
     done = subprocess.run(
-        [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--s3-port", "0", "--data-dir", found["path"]],
+        [sys.executable, "-m", "lakelet", "up", "--api-port", "0", "--s3-port", "0", "--data-dir", found["path"]],
         cwd=PROJECT_DIR,
         env=clean_env(),
         capture_output=True,

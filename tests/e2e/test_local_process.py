@@ -1,4 +1,4 @@
-"""``lakelet local`` as a user runs it: prints how to connect, answers, authenticates, stops cleanly."""
+"""``lakelet up`` as a user runs it: prints how to connect, answers, authenticates, stops cleanly."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         busy.listen()
         port = busy.getsockname()[1]
         result = subprocess.run(
-            [sys.executable, "-m", "lakelet", "local", "--api-port", str(port), "--ephemeral"],
+            [sys.executable, "-m", "lakelet", "up", "--api-port", str(port), "--ephemeral"],
             cwd=PROJECT_DIR,
             capture_output=True,
             text=True,

@@ -1,4 +1,4 @@
-"""``lakelet local``'s AWS stand-in (moto) against a caller that is not the stack: committed bytes stay put, and
+"""``lakelet up``'s AWS stand-in (moto) against a caller that is not the stack: committed bytes stay put, and
 moto's port answers only requests signed with the stack's key pair, CORS only for the stack's own UI."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``lakelet local --data-dir``: what the stack held is there after a clean stop and a restart on new ports, and
+"""``lakelet up --data-dir``: what the stack held is there after a clean stop and a restart on new ports, and
 after ``kill -9`` every acknowledged write is; a data directory of an unknown format is refused.
 
 Commits and merges above 3 changes run as Step Functions workflows here, so executions cross the restart too.
@@ -299,7 +299,7 @@ def test_a_data_directory_of_another_format_is_refused(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKELET_")}
     env["LAKELET_DATA_DIR"] = str(data_dir)  # the variable is read when no flag is given
     result = subprocess.run(
-        [sys.executable, "-m", "lakelet", "local", "--api-port", "0", "--moto-port", "0", "--s3-port", "0"],
+        [sys.executable, "-m", "lakelet", "up", "--api-port", "0", "--moto-port", "0", "--s3-port", "0"],
         cwd=PROJECT_DIR,
         env=env,
         capture_output=True,
@@ -310,7 +310,7 @@ def test_a_data_directory_of_another_format_is_refused(tmp_path: Path) -> None:
     )
     assert result.returncode == 1, result
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert lines[-1].startswith("lakelet local: cannot start: data directory"), result.stderr
+    assert lines[-1].startswith("lakelet up: cannot start: data directory"), result.stderr
     assert "format 99, newer than this Lakelet reads" in lines[-1]
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in data_dir.iterdir()) == ["FORMAT", "moto"]  # nothing written, not even a lock
@@ -366,7 +366,7 @@ def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(
     assert result.returncode == 1, result
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith(
-        f"lakelet local: cannot start: journal {journal_path} at byte {third[0]} (a frame "
+        f"lakelet up: cannot start: journal {journal_path} at byte {third[0]} (a frame "
         f"that fails its checksum) is damaged, and {len(spans) - index - 1} journaled "
         "change(s) after it are readable"
     ), result.stderr

@@ -1,4 +1,4 @@
-"""The aws cli (from PyPI, in the test venv) against the gateway of ``lakelet local``, configured with nothing
+"""The aws cli (from PyPI, in the test venv) against the gateway of ``lakelet up``, configured with nothing
 but the endpoint and the key pair: ``cp`` both ways, ``ls``, and ``sync`` of a directory tree up and back."""
 
 from __future__ import annotations

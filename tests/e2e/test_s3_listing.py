@@ -1,4 +1,4 @@
-"""Listings through the gateway of ``lakelet local``: 2,500 keys paged with v1 and v2, with and without a
+"""Listings through the gateway of ``lakelet up``: 2,500 keys paged with v1 and v2, with and without a
 delimiter, over committed and staged data, and the branches of a repository as common prefixes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Multipart uploads through the gateway of ``lakelet local``: 20 MB with boto3's own transfer manager, parts
+"""Multipart uploads through the gateway of ``lakelet up``: 20 MB with boto3's own transfer manager, parts
 smaller than S3's minimum (as a Lambda-fronted gateway needs), part copies, listing and aborting."""
 
 from __future__ import annotations

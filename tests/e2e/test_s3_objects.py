@@ -1,4 +1,4 @@
-"""boto3 against the S3 gateway of ``lakelet local``: every object and bucket operation over real HTTP, and
+"""boto3 against the S3 gateway of ``lakelet up``: every object and bucket operation over real HTTP, and
 objects shared both ways with the official lakeFS client."""
 
 from __future__ import annotations

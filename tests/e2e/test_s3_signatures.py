@@ -1,4 +1,4 @@
-"""Signature checks over real HTTP against ``lakelet local``: a wrong secret, an unknown key, a tampered
+"""Signature checks over real HTTP against ``lakelet up``: a wrong secret, an unknown key, a tampered
 header, a tampered payload, an expired presigned URL and a request 20 minutes old are refused, and none of
 them writes anything."""
 

@@ -79,7 +79,7 @@ def test_gc_run_without_a_stack_says_so_at_once(tmp_path: Path, capsys) -> None:
     assert cli.main(["gc", "run", "repo", "--data-dir", str(tmp_path), "--endpoint", f"http://127.0.0.1:{free}"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"no Lakelet stack answers at http://127.0.0.1:{free}" in err
-    assert "lakelet local" in err and str(tmp_path) in err
+    assert "lakelet up" in err and str(tmp_path) in err
 
 
 def test_the_summary_reads_well() -> None:

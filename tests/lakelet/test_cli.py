@@ -1,4 +1,4 @@
-"""``lakelet local`` and ``lakelet gc run`` in the one typer tree: flags, their environment variables, printed
+"""``lakelet up`` and ``lakelet gc run`` in the one typer tree: flags, their environment variables, printed
 defaults, bad values, and the lakectl subcommands living next to the stack's flags."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def parsed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
 
 
 def test_local_defaults(parsed: dict[str, Any], tmp_path: Path) -> None:
-    assert cli.main(["local"]) == 0
+    assert cli.main(["up"]) == 0
     options = parsed["local"]
     assert (options.api_port, options.s3_port, options.moto_port) == (8000, 8001, 0)
     assert options.access_key_id == DEFAULT_ACCESS_KEY_ID == "AKIAIOSFOLKFSSAMPLES"
@@ -67,7 +67,7 @@ def test_environment_sets_the_defaults(parsed: dict[str, Any], monkeypatch: pyte
         "LAKELET_SECRET_ACCESS_KEY": "s3cr3t",
     }.items():
         monkeypatch.setenv(name, value)
-    assert cli.main(["local", "--sample-data", "--verbose", "--accept-journal-loss"]) == 0
+    assert cli.main(["up", "--sample-data", "--verbose", "--accept-journal-loss"]) == 0
     options = parsed["local"]
     assert (options.api_port, options.s3_port, options.moto_port) == (9100, 9101, 9102)
     assert (options.access_key_id, options.secret_access_key) == ("AKIAEXAMPLE", "s3cr3t")
@@ -77,7 +77,7 @@ def test_environment_sets_the_defaults(parsed: dict[str, Any], monkeypatch: pyte
 def test_flags_win_over_the_environment(parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LAKELET_API_PORT", "9100")
     monkeypatch.setenv("LAKELET_ACCESS_KEY_ID", "FROM_ENV")
-    assert cli.main(["local", "--api-port", "0", "--access-key-id", "FROM_FLAG"]) == 0
+    assert cli.main(["up", "--api-port", "0", "--access-key-id", "FROM_FLAG"]) == 0
     assert (parsed["local"].api_port, parsed["local"].access_key_id) == (0, "FROM_FLAG")
 
 
@@ -85,12 +85,12 @@ def test_the_data_directory_comes_from_the_flag_the_environment_or_the_user_fold
     parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("LAKELET_DATA_DIR", str(tmp_path / "env"))
-    assert cli.main(["local"]) == 0 and parsed["local"].data_dir == tmp_path / "env"
-    assert cli.main(["local", "--data-dir", str(tmp_path / "flag")]) == 0
+    assert cli.main(["up"]) == 0 and parsed["local"].data_dir == tmp_path / "env"
+    assert cli.main(["up", "--data-dir", str(tmp_path / "flag")]) == 0
     assert parsed["local"].data_dir == tmp_path / "flag"
-    assert cli.main(["local", "--ephemeral"]) == 0 and parsed["local"].data_dir is None
+    assert cli.main(["up", "--ephemeral"]) == 0 and parsed["local"].data_dir is None
     parsed.clear()
-    assert cli.main(["local", "--ephemeral", "--data-dir", "x"]) == 2 and "local" not in parsed
+    assert cli.main(["up", "--ephemeral", "--data-dir", "x"]) == 2 and "local" not in parsed
     assert "not both" in capsys.readouterr().err
 
 
@@ -106,19 +106,41 @@ def test_a_bad_port_in_the_environment_is_reported_like_a_bad_flag(
     parsed: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("LAKELET_API_PORT", "eight")
-    assert cli.main(["local"]) == 2
+    assert cli.main(["up"]) == 2
     assert "LAKELET_API_PORT" in capsys.readouterr().err and "local" not in parsed
 
 
-def test_the_stack_flags_are_refused_on_a_lakectl_subcommand(
+def test_the_old_spelling_with_the_stacks_flags_still_starts_it_with_a_deprecation_note(
+    parsed: dict[str, Any], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert cli.main(["local", "--data-dir", str(tmp_path / "old")]) == 0
+    assert parsed["local"].data_dir == tmp_path / "old"
+    err = capsys.readouterr().err
+    assert "deprecated" in err and "use 'lakelet up'" in err
+
+
+def test_lakelet_local_alone_is_lakectls_group_and_starts_nothing(
     parsed: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["local", "--api-port", "9000", "status"]) == 2
-    assert "--api-port belong to 'lakelet local' itself" in capsys.readouterr().err
+    cli.main(["local"])
+    captured = capsys.readouterr()
+    text = " ".join((captured.out + captured.err).split())
+    assert "local" not in parsed and "deprecated" not in text
+    for subcommand in ("init", "list", "clone", "status", "pull", "commit", "checkout"):
+        assert subcommand in text
+    assert cli.main(["local", "--help"]) == 0 and "local" not in parsed
+    assert "--api-port" not in capsys.readouterr().out
+
+
+def test_the_stack_flags_are_refused_with_a_lakectl_subcommand(
+    parsed: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["up", "--api-port", "9000", "status"]) == 2
+    assert "unexpected extra argument" in capsys.readouterr().err and "local" not in parsed
 
 
 def test_help_prints_defaults_environment_names_and_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["local", "--help"]) == 0
+    assert cli.main(["up", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     for expected in (
         "8000",
@@ -131,10 +153,7 @@ def test_help_prints_defaults_environment_names_and_the_subcommands(capsys: pyte
         "--ephemeral",
         "--sample-data",
         "--accept-journal-loss",
-        "clone",
-        "checkout",
-        "export",
-        "import",
+        "lakelet local export",
     ):
         assert expected in text
 

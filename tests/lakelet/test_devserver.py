@@ -44,6 +44,10 @@ def _echo_app() -> Chalice:
         data = b"" if app.current_request.method == "HEAD" else b"0123456789"
         return Response(body=data, headers={"Content-Type": OCTETS, "Content-Length": "10"})
 
+    @app.route("/gone", methods=["DELETE"])
+    def gone() -> Response:
+        return Response(body=b"", status_code=204, headers={})
+
     return app
 
 
@@ -212,6 +216,16 @@ def test_one_content_length_even_when_the_app_declares_one(server: ApiServer) ->
         assert json.loads(connection.getresponse().read()) == {"thing": True}
     finally:
         connection.close()
+
+
+def test_a_no_content_answer_has_no_content_type(server: ApiServer) -> None:
+    """lakectl's generated client reads any answer typed JSON as an error body: an empty one failed every delete."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection.request("DELETE", "/gone")
+    response = connection.getresponse()
+    assert response.status == 204 and response.read() == b""
+    assert response.getheader("Content-Type") is None
+    connection.close()
 
 
 def _queued_connections(port: int, wanted: int) -> int:

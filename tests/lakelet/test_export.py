@@ -125,7 +125,7 @@ def test_repositories_survive_a_moto_upgrade_through_export_and_import(
 
     _stamp_another_moto(old_dir)
     files_before = {p: p.read_bytes() for p in old_dir.rglob("*") if p.is_file() and p.name != "lock"}
-    assert cli.main(["local", "--data-dir", str(old_dir), "--api-port", "0", "--s3-port", "0"]) == 1
+    assert cli.main(["up", "--data-dir", str(old_dir), "--api-port", "0", "--s3-port", "0"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err  # one line, naming what to run
     assert "moto 0.0.1" in err and "lakelet local export" in err and "lakelet local import" in err

@@ -8,6 +8,7 @@ import os
 import socket
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import boto3
 import pytest
@@ -85,3 +86,25 @@ def test_a_failed_start_undoes_itself() -> None:
     with pytest.raises(RuntimeError):
         stack.api_url  # noqa: B018 - not started, so nothing to point at
     stack.stop()  # stopping what never started is harmless
+
+
+def test_the_state_file_is_published_before_the_sample_data_and_the_import_source_is_ready(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakelet.defaults import LOCAL_IMPORT_BUCKET
+    from lakelet.stack.statefile import read_state
+
+    seen: dict[str, object] = {}
+
+    def samples(stack: LocalStack) -> None:
+        # What a `lakelet` command run while the sample data is written finds.
+        seen["state"] = read_state(stack.data_dir)
+
+    monkeypatch.setattr(LocalStack, "_create_samples", samples)
+    monkeypatch.setenv("LAKELET_IMPORT_ALLOWED_LOCATIONS", "s3://elsewhere/")
+    with LocalStack(api_port=0, s3_port=0, credentials=KEYS, data_dir=tmp_path / "data", sample_data=True) as stack:
+        state = seen["state"]
+        assert isinstance(state, dict) and state["api_url"] == stack.endpoint
+        assert os.environ["LAKELET_IMPORT_ALLOWED_LOCATIONS"] == f"s3://elsewhere/,s3://{LOCAL_IMPORT_BUCKET}/"
+        s3 = boto3.client("s3", region_name=stack.region, endpoint_url=stack.moto_url)
+        assert s3.head_bucket(Bucket=LOCAL_IMPORT_BUCKET)["ResponseMetadata"]["HTTPStatusCode"] == 200

@@ -106,7 +106,7 @@ def test_one_stack_per_directory(tmp_path: Path) -> None:
     datadir.prepare(tmp_path)
     first = datadir.DirectoryLock(tmp_path)
     first.acquire()
-    with pytest.raises(DataDirError, match=f"in use by another lakelet local \\(pid {os.getpid()}\\)"):
+    with pytest.raises(DataDirError, match=f"in use by another lakelet up \\(pid {os.getpid()}\\)"):
         datadir.DirectoryLock(tmp_path).acquire()
     first.release()
     second = datadir.DirectoryLock(tmp_path)

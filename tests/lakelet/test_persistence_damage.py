@@ -300,9 +300,9 @@ def test_a_full_disk_refuses_writes_and_says_to_free_space_and_restart(
             message = error["Error"]["Message"]
             assert "retry later" not in message
             assert message == (
-                f"lakelet local cannot write its journal {tmp_path / 'd' / 'moto' / 'journal-1.log'} (No space left "
+                f"lakelet up cannot write its journal {tmp_path / 'd' / 'moto' / 'journal-1.log'} (No space left "
                 f"on device), so it refuses every write until it is restarted: free space on the disk of "
-                f"{tmp_path / 'd'}, then stop lakelet local (Ctrl-C) and start it again; reads work meanwhile"
+                f"{tmp_path / 'd'}, then stop lakelet up (Ctrl-C) and start it again; reads work meanwhile"
             )
         assert served.persistence.refusal == message
         assert s3.get_object(Bucket="bkt", Key="before")["Body"].read() == b"kept"  # reads still answer

@@ -248,7 +248,7 @@ def test_lakelet_local_never_imports_spark(tmp_path: Path) -> None:
 
     from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 
-    command = [sys.executable, "-X", "importtime", "-m", "lakelet", "local", "--ephemeral", "--sample-data"]
+    command = [sys.executable, "-X", "importtime", "-m", "lakelet", "up", "--ephemeral", "--sample-data"]
     log = (tmp_path / "stderr.log").open("w")
     stack = subprocess.Popen(
         [*command, "--api-port", "0", "--s3-port", "0"],

@@ -1,4 +1,4 @@
-"""A bounded adversarial run against a real ``lakelet local`` (moto server, API devserver, S3 gateway), on
+"""A bounded adversarial run against a real ``lakelet up`` (moto server, API devserver, S3 gateway), on
 127.0.0.1 ports picked at random: every route of the app with bad inputs, the gateway's header and body
 cases, and targeted cases of the routes that hand out bytes, URLs or sessions: the batch upload, presigned
 listings under a read deny, the write-once presigned upload, login with a non-JSON body and a token after
@@ -112,7 +112,7 @@ class Stack:
                 sys.executable,
                 "-m",
                 "lakelet",
-                "local",
+                "up",
                 "--api-port",
                 str(self.api_port),
                 "--s3-port",
@@ -136,7 +136,7 @@ class Stack:
         while "Press Ctrl-C to stop." not in (log_dir / "adversarial-local.out").read_text(errors="replace"):
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                raise SystemExit("lakelet local did not start; see " + str(log_dir / "adversarial-local.out"))
+                raise SystemExit("lakelet up did not start; see " + str(log_dir / "adversarial-local.out"))
             time.sleep(0.2)
 
     def stop(self) -> None:

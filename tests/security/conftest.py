@@ -1,4 +1,4 @@
-"""Shared by the security suites: one embedded stack (``lakelet local`` in a subprocess) for the tests whose bug
+"""Shared by the security suites: one embedded stack (``lakelet up`` in a subprocess) for the tests whose bug
 needs real HTTP and a moto server (a presigned URL PUT twice, concurrent creations), started once per session."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The two local HTTP servers of ``lakelet local`` (the API's devserver and the S3 gateway's server), in this
+"""The two local HTTP servers of ``lakelet up`` (the API's devserver and the S3 gateway's server), in this
 process over the in-memory stores, plus a raw-socket client: header injection is only visible on the wire.
 
 Import ``stack`` into a test module to use it (``from .servers import stack``): one pair of servers per module.

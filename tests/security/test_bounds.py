@@ -138,3 +138,20 @@ def test_gateway_metadata_over_2_kib_is_metadata_too_large(api: Api, repo: str, 
     assert refused.value.response["Error"]["Code"] == "MetadataTooLarge"
     client.put_object(Bucket=REPO, Key="main/ok.bin", Body=b"x", Metadata={"a": "v" * 1000})
     assert client.head_object(Bucket=REPO, Key="main/ok.bin")["Metadata"] == {"a": "v" * 1000}
+
+
+def test_lakectls_reserved_metadata_is_kept_and_never_a_header(api: Api, repo: str, services: wiring.Services) -> None:
+    """lakectl's upload links with user_metadata {"::lakefs::client-mtime": ...} (lakeFS's reserved prefix): kept,
+    returned by stat, and left out of the GET's headers (no header can name it). Other names stay header tokens."""
+    metadata = {"::lakefs::client-mtime": "1700000000", "owner": "me"}
+    assert presigned_upload(api, services, "mtime.bin", b"m", user_metadata=metadata).status_code == 200
+    stat = json.loads(api.get(f"/repositories/{REPO}/refs/main/objects/stat", query={"path": "mtime.bin"}).body)
+    assert stat["metadata"] == metadata
+    read = api.get(f"/repositories/{REPO}/refs/main/objects", query={"path": "mtime.bin"})
+    assert read.status_code == 200 and read.headers["x-lakefs-meta-owner"] == "me"
+    assert not any("::" in name for name in read.headers)
+    data = b"x"
+    for bad in ("::lakefs::", "::lakefs::a b", "::other::x"):
+        address = staging_location(api, "bad.bin")["physical_address"]
+        services.graveler.blocks.put(address, data)
+        assert_error(link(api, "bad.bin", address, data, user_metadata={bad: "v"}), 400)

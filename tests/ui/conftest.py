@@ -1,5 +1,5 @@
 """Browser tests of the web UI: the Debian Chromium at /usr/bin/chromium driven by Playwright, against one
-``lakelet local`` shared by every test here.
+``lakelet up`` shared by every test here.
 
 Never ``playwright install``: the browser is the system's (.ci/run installs it in CI). Without it the tests
 are skipped, except in CI (CI=true), where a missing browser is a failure. The UI must be built

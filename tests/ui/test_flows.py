@@ -169,8 +169,13 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
 
     ui.page.get_by_role("link", name="Compare & merge").click()
     pick_ref(ui, "Compare (source)", "feature")
-    # The three-dot diff already flags the path changed on both sides.
+    # The three-dot diff already flags the path changed on both sides; its counts come first, above the merge.
     expect(ui.page.locator("tbody tr", has_text="cities.csv").first).to_contain_text("conflict")
+    expect(ui.page.locator(".diff-summary")).to_have_text("1 change: 1 conflict")
+    summary_y = ui.page.locator(".diff-summary").bounding_box()["y"]  # type: ignore[index]
+    merge_y = ui.page.get_by_role("region", name="Merge").bounding_box()["y"]  # type: ignore[index]
+    list_y = ui.page.get_by_role("region", name="Changes").bounding_box()["y"]  # type: ignore[index]
+    assert summary_y < merge_y < list_y
     ui.page.get_by_role("button", name="Preview merge").click()
     summary = ui.page.locator(".preview-result")
     expect(summary).to_contain_text("1 conflict (1 unresolved)")
@@ -186,6 +191,9 @@ def test_branch_conflict_preview_and_merge_with_a_strategy(ui: UI, ui_stack: Sta
     ui.shot("merge-conflicts")
     ui.page.get_by_role("button", name="Merge again").click()
     expect(ui.page.get_by_role("status")).to_contain_text("Merged")
+    # The diff is read again after the merge: feature has nothing main lacks now.
+    expect(ui.page.locator(".diff-summary")).to_have_text("No differences.")
+    expect(ui.page.get_by_role("region", name="Changes")).to_contain_text("No differences.")
     merged = ui_stack.api("GET", f"/repositories/{repo_name}/refs/main/objects", params={"path": "cities.csv"}).text
     assert "Faro" in merged and "Braga" not in merged
 
@@ -324,6 +332,18 @@ def test_a_viewer_is_offered_no_writes(ui: UI, browser: object, ui_stack: Stack,
     ui.shot("viewer-forbidden")
 
 
+def test_a_wrong_secret_at_login_says_so(ui: UI, ui_stack: Stack) -> None:
+    key, _ = ui_stack.admin
+    ui.open()
+    ui.page.get_by_label("Access key ID").fill(key)
+    ui.page.get_by_label("Secret access key").fill("not-the-secret")
+    ui.page.get_by_role("button", name="Log in").click()
+    alert = ui.page.get_by_role("alert")
+    expect(alert).to_contain_text("Wrong access key ID or secret access key")
+    expect(alert).not_to_contain_text("session")
+    ui.shot("login-wrong-secret")
+
+
 def test_a_failed_request_shows_its_message(ui: UI, ui_stack: Stack) -> None:
     ui.login()
     expect(ui.page.locator(".card").first).to_be_visible()
@@ -374,3 +394,28 @@ def test_usable_at_390_px(browser: object, ui_stack: Stack, repo_name: str) -> N
 
 def test_the_banner_names_the_ui(ui_stack: Stack) -> None:
     assert f"Web UI              {ui_stack.local.endpoint}/" in ui_stack.local.banner
+
+
+def test_a_folders_readme_renders_under_its_listing_and_a_new_page_starts_at_its_top(
+    ui: UI, ui_stack: Stack, repo_name: str
+) -> None:
+    files = {f"many/file-{i:03d}.txt": b"x" for i in range(105)}
+    files["many/README.md"] = b"# About many\n\nA folder of **105** files.\n"
+    arrange_repository(ui_stack, repo_name, files)
+    ui.login()
+    ui.page.set_viewport_size({"width": 1280, "height": 600})
+    ui.open(f"repositories/{repo_name}/objects?ref=main&prefix=many%2F")
+    readme = ui.page.get_by_role("region", name="README")
+    expect(readme.get_by_role("heading", name="About many")).to_be_visible()
+    expect(readme.locator(".markdown strong")).to_have_text("105")
+    ui.page.get_by_role("button", name="Next").scroll_into_view_if_needed()
+    assert ui.page.evaluate("window.scrollY") > 0
+    ui.page.get_by_role("button", name="Next").click()
+    expect(ui.page.get_by_role("link", name="file-099.txt", exact=True)).to_be_visible()
+    assert ui.page.evaluate("window.scrollY") == 0
+    # The README was listed on the first page; it still shows under the second.
+    expect(readme.get_by_role("heading", name="About many")).to_be_visible()
+    ui.open(f"repositories/{repo_name}/objects?ref=main")
+    expect(ui.page.get_by_role("link", name="many/", exact=True)).to_be_visible()
+    expect(ui.page.get_by_role("region", name="README")).to_have_count(0)
+    ui.shot("folder-readme")

@@ -23,8 +23,11 @@ def test_sample_repository_readme_renders_its_table_and_code(ui: UI, ui_stack: S
     ui.login()
     ui.open(f"repositories/{repo_name}/objects")
     expect(ui.page.get_by_role("link", name="images/")).to_be_visible()
+    # Rendered under the listing, as lakeFS does, before anyone opens it.
+    folder_readme = ui.page.get_by_role("region", name="README")
+    expect(folder_readme.locator(".markdown h3").first).to_have_text(f"Quickstart: {repo_name}")
     ui.page.get_by_role("link", name="README.md", exact=True).click()
-    markdown = ui.page.locator(".markdown")
+    markdown = ui.page.get_by_role("region", name="Preview").locator(".markdown")
     expect(markdown.locator("h3").first).to_have_text(f"Quickstart: {repo_name}")
     table = markdown.locator("table")
     expect(table.locator("thead th")).to_have_text(["path", "what"])

@@ -35,6 +35,8 @@ export async function errorFrom(response) {
   return new ApiError(response.status, describe(response.status, message), body)
 }
 
+export const LOGIN_REFUSED = 'Wrong access key ID or secret access key: check both and try again'
+
 export function describe(status, message) {
   if (status === 403) return `Not allowed: ${message || 'your policies do not permit this action'}`
   if (status === 401) return 'Your session has ended: please log in again'
@@ -56,7 +58,9 @@ export async function request(method, path, { query, body, headers, raw, allow }
   }
   if (!response.ok && !(allow || []).includes(response.status)) {
     const error = await errorFrom(response)
-    if (response.status === 401 && path !== '/auth/login') onUnauthorized()
+    // A 401 from the login itself is a wrong key pair, not an ended session.
+    if (response.status === 401 && path === '/auth/login') throw new ApiError(401, LOGIN_REFUSED, error.body)
+    if (response.status === 401) onUnauthorized()
     throw error
   }
   if (raw) return response

@@ -110,9 +110,12 @@ export function Confirm({ title, message, confirmLabel = 'Delete', onConfirm, on
 
 export function Pager({ hasPrev, hasMore, onPrev, onNext }) {
   if (!hasPrev && !hasMore) return null
+  // A new page starts at its top: the pager sits under the list, so the old scroll position left the reader at
+  // the bottom of the next page.
+  const turn = (to) => () => { to(); window.scrollTo({ top: 0 }) }
   return html`<nav class="pager" aria-label="Pages">
-    <button disabled=${!hasPrev} onClick=${onPrev}>Previous</button>
-    <button disabled=${!hasMore} onClick=${onNext}>Next</button>
+    <button disabled=${!hasPrev} onClick=${turn(onPrev)}>Previous</button>
+    <button disabled=${!hasMore} onClick=${turn(onNext)}>Next</button>
   </nav>`
 }
 
@@ -126,6 +129,7 @@ export function usePages(resetKey) {
     hasPrev: stack.length > 1,
     next: (offset) => setStack([...stack, offset]),
     prev: () => setStack(stack.slice(0, -1)),
+    reset: () => setStack(['']),
   }
 }
 

@@ -8,7 +8,7 @@ import { parseCsv } from '../src/lib/csv.js'
 import { validatePolicy, metadataFromRows } from '../src/lib/policy.js'
 import { md5OfBlob } from '../src/lib/md5.js'
 import { rangeFile, cellText } from '../src/lib/rangefile.js'
-import { bytes, percent } from '../src/lib/format.js'
+import { bytes, date, isoDate, percent } from '../src/lib/format.js'
 
 test('hash routes round-trip names that need escaping', () => {
   const hash = hashFor(['repositories', 'my repo', 'objects'], { ref: 'main~1', prefix: 'a b/ü/', empty: '' })
@@ -90,6 +90,12 @@ test('range reads ask for exactly the bytes wanted and count them', async () => 
   await file.slice(0, 4)
   assert.deepEqual(asked, ['bytes=92-99', 'bytes=0-3'])
   assert.equal(file.fetched, 12)
+  // Read again where it overlaps: the distinct bytes stay within the file, the transfer counts everything.
+  await file.slice(90)
+  await file.slice(0, 100)
+  assert.equal(file.fetched, 100)
+  assert.equal(file.transferred, 12 + 10 + 100)
+  assert.equal(file.requests, 4)
   assert.equal(cellText(10n), '10')
   assert.equal(cellText({ a: 1n }), '{"a":"1"}')
 })
@@ -100,4 +106,7 @@ test('formats', () => {
   assert.equal(bytes(5 * 1024 ** 3), '5.0 GiB')
   assert.equal(percent(5, 0), 100)
   assert.equal(percent(1, 3), 33)
+  assert.equal(isoDate('2026-11-28T02:15:33.123Z'), date(1795832133))
+  assert.equal(isoDate('2026-11-28T02:15:33Z'), '2026-11-28 02:15:33 UTC')
+  assert.equal(isoDate('not a date'), 'not a date')
 })

@@ -28,6 +28,7 @@ class CommitRequest:
     date: float  # unix seconds, sub-second kept (commit_id hashes whole seconds)
     metadata: dict[str, str]
     allow_empty: bool = False
+    force: bool = False  # lakeFS's CommitCreation.force: commit into a read-only repository
 
     def to_json(self) -> Json:
         return {
@@ -39,6 +40,7 @@ class CommitRequest:
             "date": self.date,
             "metadata": dict(self.metadata),
             "allow_empty": self.allow_empty,
+            "force": self.force,
         }
 
     @classmethod
@@ -52,6 +54,7 @@ class CommitRequest:
             date=float(data["date"]),
             metadata={str(k): str(v) for k, v in dict(data.get("metadata") or {}).items()},
             allow_empty=bool(data.get("allow_empty", False)),
+            force=bool(data.get("force", False)),
         )
 
 

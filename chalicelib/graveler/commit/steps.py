@@ -99,7 +99,7 @@ class CommitSteps:
         reset emptying it meanwhile makes the commit "no changes" at its finish instead)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
-        if repo.read_only:
+        if repo.read_only and not request.force:
             raise errors.ReadOnlyRepository(repo_id)
         params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before the seal
         # The first step of every commit, inline or in the workflow: a protected branch takes merges only.

@@ -4,13 +4,10 @@
 // revert) all use them.
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
-import { shortId } from '../lib/format.js'
+import { isoDate, shortId } from '../lib/format.js'
 import { html, Link, ErrorBox, useLoad } from '../ui.js'
 
-export function when(iso) {
-  const d = new Date(iso)
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString()
-}
+export const when = isoDate
 
 export function Status({ status }) {
   return html`<span class=${`badge ${status === 'completed' ? 'added' : status === 'failed' ? 'removed' : ''}`}>${status}</span>`

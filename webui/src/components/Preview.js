@@ -147,11 +147,11 @@ function ParquetPreview({ href, size }) {
     const metadata = await parquetMetadataAsync(file, { initialFetchSize: 64 * 1024 })
     const schema = parquetSchema(metadata)
     const rows = await parquetReadObjects({ file, metadata, rowStart: 0, rowEnd: ROWS })
-    return { schema, rows, total: Number(metadata.num_rows), fetched: file.fetched }
+    return { schema, rows, total: Number(metadata.num_rows), fetched: file.fetched, transferred: file.transferred, requests: file.requests }
   }, [href])
   if (read.error) return html`<${ErrorBox} error=${{ message: `Cannot read this Parquet file: ${read.error.message}` }} />`
   if (!read.data) return html`<p class="loading">Reading Parquet footer…</p>`
-  const { schema, rows, total, fetched } = read.data
+  const { schema, rows, total, fetched, transferred, requests } = read.data
   const columns = schema.children.map((c) => c.element.name)
   return html`<div>
     <h3>Schema</h3>
@@ -162,8 +162,17 @@ function ParquetPreview({ href, size }) {
     </tbody></table>
     <h3>First ${rows.length} of ${total} rows</h3>
     <${Table} header=${columns} rows=${rows.map((r) => columns.map((c) => cellText(r[c])))} />
-    <p class="muted small parquet-bytes">Read ${bytes(fetched)} of ${bytes(size)} with range requests.</p>
+    <p class="muted small parquet-bytes">Read ${bytes(fetched)} of ${bytes(size)} in ${requests} range request${requests === 1 ? '' : 's'}${transferred > fetched ? ` (${bytes(transferred)} transferred: some bytes were read twice)` : ''}.</p>
   </div>`
+}
+
+// A folder's README.md, rendered under its listing as lakeFS's UI does.
+export function FolderReadme({ ctx, path, size }) {
+  const href = objectUrl(ctx.repo, ctx.ref, path)
+  return html`<section class="folder-readme preview" aria-label="README">
+    <h3>${path.split('/').pop()}</h3>
+    <${TextPreview} href=${href} size=${size} kind="markdown" doc=${{ repo: ctx.repo, ref: ctx.ref, path }} />
+  </section>`
 }
 
 export function Preview({ ctx, path, stat }) {

@@ -16,6 +16,12 @@ export function date(seconds) {
   return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
 }
 
+// An ISO date-time (action runs' times) in the format of every other date of the UI.
+export function isoDate(iso) {
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? String(iso ?? '') : date(d.getTime() / 1000)
+}
+
 export function shortId(id) { return (id || '').slice(0, 12) }
 
 export function percent(loaded, total) {

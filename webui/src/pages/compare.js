@@ -25,7 +25,7 @@ function ConflictRow({ c, choice, onChoose }) {
       : c.resolution || html`<span class="bad">unresolved</span>`}</td></tr>`
 }
 
-function Merge({ ctx, source, dest }) {
+function Merge({ ctx, source, dest, onMerged }) {
   const [strategy, setStrategy] = useState('')
   const [rules, setRules] = useState([])
   const [message, setMessage] = useState('')
@@ -58,6 +58,7 @@ function Merge({ ctx, source, dest }) {
     setConflicts(null); setChoices({})
     setResult(answer.reference)
     ctx.reloadRefs()
+    if (onMerged) onMerged() // the diff above was of the refs before the merge
   })
   const conflictRows = preview ? preview.results.filter((r) => r.conflict) : []
   return html`<section class="merge" aria-label="Merge">
@@ -92,6 +93,17 @@ function Merge({ ctx, source, dest }) {
   </section>`
 }
 
+// The page's counts first, so that the merge controls stay near the top however long the list: the diff API
+// pages and gives no totals, so the counts say which page they are of.
+export function diffSummary(results, hasMore, hasPrev) {
+  if (results.length === 0 && !hasPrev) return 'No differences.'
+  const counts = {}
+  for (const r of results) counts[r.type] = (counts[r.type] || 0) + 1
+  const parts = ['added', 'changed', 'removed', 'conflict'].filter((t) => counts[t]).map((t) => `${counts[t]} ${t}`)
+  const where = hasPrev || hasMore ? ` on this page${hasMore ? ' (more on the next)' : ''}` : ''
+  return `${results.length} change${results.length === 1 ? '' : 's'}${where}: ${parts.join(' · ')}`
+}
+
 export function Compare({ ctx, route }) {
   const base = route.query.base || ctx.repository.default_branch
   const compare = route.query.compare || ''
@@ -111,8 +123,13 @@ export function Compare({ ctx, route }) {
     </div>
     ${!compare && html`<p class="muted">Pick a ref to compare with ${base}.</p>`}
     <${ErrorBox} error=${diff.error} />
-    ${diff.data && html`<h2>Changes on ${compare} since it split from ${base}</h2><${DiffTable} results=${diff.data.results} />
-      <${Pager} hasPrev=${pages.hasPrev} hasMore=${diff.data.pagination.has_more} onPrev=${pages.prev} onNext=${() => pages.next(diff.data.pagination.next_offset)} />`}
-    ${compare && destIsBranch && ctx.allowed['fs:CreateCommit'] && html`<${Merge} key=${base + '|' + compare} ctx=${ctx} source=${compare} dest=${base} />`}
+    ${diff.data && html`<h2>Changes on ${compare} since it split from ${base}</h2>
+      <p class="summary diff-summary">${diffSummary(diff.data.results, diff.data.pagination.has_more, pages.hasPrev)}</p>`}
+    ${compare && destIsBranch && ctx.allowed['fs:CreateCommit'] && html`<${Merge} key=${base + '|' + compare} ctx=${ctx} source=${compare} dest=${base}
+      onMerged=${() => (pages.hasPrev ? pages.reset() : diff.reload())} />`}
+    ${diff.data && html`<section class="diff-list" aria-label="Changes">
+      <${DiffTable} results=${diff.data.results} />
+      <${Pager} hasPrev=${pages.hasPrev} hasMore=${diff.data.pagination.has_more} onPrev=${pages.prev} onNext=${() => pages.next(diff.data.pagination.next_offset)} />
+    </section>`}
   </div>`
 }
