@@ -121,7 +121,10 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     ),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
     # The commit workflow (stepfunctions/commit.asl.json).
-    "commit_seal": FunctionAccess(Metadata.READ_WRITE),
+    # Seal runs the pre-commit hooks on the sealed changes: it reads the action files (objects of the branch, through
+    # its ranges), records each run under _lakefs/actions/, and invokes lambda hooks (found missing by
+    # tests/infra/test_iam_sufficiency.py once the pre-commit hooks moved here).
+    "commit_seal": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
     "commit_plan": FunctionAccess(Metadata.READ, Data.READ),
     "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
@@ -132,10 +135,12 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "merge_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
-    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch; build slice reads the
+    # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch and writes the slice
+    # manifest the Distributed Map reads (<namespace>/_lakefs/imports/<id>/slices-*.json: found missing by
+    # tests/infra/test_iam_sufficiency.py, as an AccessDenied on the first import would have); build slice reads the
     # sources (only the allowed import locations) and writes ranges; commit moves the import branch; merge goes
     # through the one merge entry (hooks included) and may start the merge workflow.
-    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ, reads_import_sources=True),
+    "import_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, reads_import_sources=True),
     "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True, starts_workflows=True),

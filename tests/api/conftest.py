@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from chalice.local import LocalChalice
 from chalice.test import Client
 
 from chalicelib import wiring
@@ -20,8 +21,16 @@ def services() -> Iterator[wiring.Services]:
 
 @pytest.fixture
 def client(services: wiring.Services) -> Iterator[Client]:
-    with Client(app) as test_client:
-        yield test_client
+    # A Chalice app keeps one ``current_request`` for the process; chalice local (and so the local stack's server)
+    # keeps it per thread. The tests that race requests from threads need the latter, as deployed each Lambda
+    # container serves one request at a time.
+    original = type(app)
+    app.__class__ = type(f"ThreadLocal{original.__name__}", (LocalChalice, original), {})
+    try:
+        with Client(app) as test_client:
+            yield test_client
+    finally:
+        app.__class__ = original
 
 
 @pytest.fixture

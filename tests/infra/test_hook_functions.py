@@ -14,8 +14,9 @@ from infra.policy_check import check
 from tests.infra.conftest import Package
 
 # The Chalice functions that run hooks, by their logical ids in the template.
-# The import's merge step merges through Graveler.merge, which runs the pre- and post-merge hooks.
-RUNS_HOOKS = {"APIHandler", "CommitDrop", "MergeDrop", "ImportMerge"}
+# The import's merge step merges through Graveler.merge, which runs the pre- and post-merge hooks; the commit
+# workflow's Seal runs the pre-commit hooks on the sealed changes.
+RUNS_HOOKS = {"APIHandler", "CommitSeal", "CommitDrop", "MergeDrop", "ImportMerge"}
 
 
 def _pattern(template: dict[str, Any]) -> re.Pattern[str]:
