@@ -6,6 +6,7 @@ Explicit arguments win over the environment: ``Settings.from_env(environ)`` take
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from collections.abc import Mapping
@@ -18,6 +19,13 @@ ENV_TABLE_PREFIX = "LAKELET_TABLE_PREFIX"
 ENV_BUCKET = "LAKELET_BUCKET"
 # The Lambda functions lambda hooks may invoke (comma-separated names or ARNs): infra/ sets it from the stack.
 ENV_HOOK_FUNCTIONS = "LAKELET_HOOK_FUNCTIONS"
+# Where webhooks may be sent besides public addresses (comma-separated networks: 10.1.0.0/16, 203.0.113.7, ::1/128).
+# Unset: public addresses only. The local stack lists loopback (LOCAL_WEBHOOK_DESTINATIONS) so hooks can be tried
+# against servers on the developer's machine.
+ENV_WEBHOOK_DESTINATIONS = "LAKELET_WEBHOOK_ALLOWED_DESTINATIONS"
+LOCAL_WEBHOOK_DESTINATIONS = ("127.0.0.0/8", "::1/128")
+# Set by Lambda itself: the runtime API's host:port, which webhooks never reach whatever is listed.
+ENV_LAMBDA_RUNTIME_API = "AWS_LAMBDA_RUNTIME_API"
 ENV_PRESIGN_EXPIRY = "LAKELET_PRESIGN_EXPIRY_SECONDS"
 ENV_RANGE_MAX_BYTES = "LAKELET_RANGE_MAX_BYTES"
 ENV_RANGE_MIN_BYTES = "LAKELET_RANGE_MIN_BYTES"
@@ -86,6 +94,21 @@ def _location(part: str) -> str:
     return f"s3://{bucket}/{prefix}"
 
 
+def _networks(value: str) -> tuple[str, ...]:
+    """The webhook destinations as given, each checked to be a network or an address (ValueError naming the
+    setting otherwise), so a mistyped entry fails the services at their start rather than every hook later."""
+    found = tuple(part for part in value.replace(",", " ").split())
+    for part in found:
+        try:
+            ipaddress.ip_network(part, strict=False)
+        except ValueError:
+            raise ValueError(
+                f"{ENV_WEBHOOK_DESTINATIONS}: {part!r} is not a network (10.1.0.0/16) or an address (203.0.113.7);"
+                " host names are not accepted: list the addresses they resolve to"
+            ) from None
+    return found
+
+
 def _locations(value: str) -> tuple[str, ...]:
     """Comma- or space-separated locations in either form, at most IMPORT_LOCATIONS_MAX of them."""
     found = tuple(_location(part) for part in value.replace(",", " ").split())
@@ -95,6 +118,26 @@ def _locations(value: str) -> tuple[str, ...]:
             " (the stack grants listing to that many)"
         )
     return found
+
+
+def _not_internal(locations: tuple[str, ...], bucket: str) -> tuple[str, ...]:
+    """The locations, unless one is the deployment's own where the setting can tell: the whole of its bucket (every
+    repository's namespace and _lakelet/), _lakelet/ or a _lakefs/ directory anywhere. Imports refuse any
+    repository's namespace whatever is listed (graveler/imports/internal.py); this refuses a setting that could
+    only ever mean that, when the functions start."""
+    for location in locations:
+        loc_bucket, _, prefix = location.removeprefix("s3://").partition("/")
+        segments = prefix.split("/")[:-1]
+        if "_lakefs" in segments or segments[:1] == ["_lakelet"]:
+            raise ValueError(
+                f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {location} lies in Lakelet's own files (_lakelet/, _lakefs/)"
+            )
+        if loc_bucket.lower() == bucket.lower() and not prefix:
+            raise ValueError(
+                f"{ENV_IMPORT_ALLOWED_LOCATIONS}: {location} is the whole of the deployment's bucket, which holds "
+                "every repository's data; list a prefix that holds no repository"
+            )
+    return locations
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +192,10 @@ class Settings:
     hook_functions: tuple[str, ...] = ()
     hook_max_seconds: float = 20.0
     hook_run_max_seconds: float = 20.0
+    # The networks webhooks may reach besides public addresses (ENV_WEBHOOK_DESTINATIONS; adapters/hooks/
+    # destinations.py), and the Lambda runtime API's host:port, refused whatever is listed.
+    webhook_allowed_destinations: tuple[str, ...] = ()
+    lambda_runtime_api: str = ""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -180,13 +227,17 @@ class Settings:
                 env.get("LAKELET_BRANCH_PROTECTION_TTL_SECONDS", defaults.branch_protection_ttl_seconds)
             ),
             gc_record_ttl_seconds=float(env.get("LAKELET_GC_RECORD_TTL_SECONDS", defaults.gc_record_ttl_seconds)),
-            import_allowed_locations=_locations(env.get(ENV_IMPORT_ALLOWED_LOCATIONS, "")),
+            import_allowed_locations=_not_internal(
+                _locations(env.get(ENV_IMPORT_ALLOWED_LOCATIONS, "")), env.get(ENV_BUCKET, defaults.bucket)
+            ),
             import_state_machine_arn=env.get("LAKELET_IMPORT_STATE_MACHINE_ARN") or None,
             import_inline_threshold=int(env.get("LAKELET_IMPORT_INLINE_THRESHOLD", defaults.import_inline_threshold)),
             import_max_slices=int(env.get("LAKELET_IMPORT_MAX_SLICES", defaults.import_max_slices)),
             hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
             hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
             hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),
+            webhook_allowed_destinations=_networks(env.get(ENV_WEBHOOK_DESTINATIONS, "")),
+            lambda_runtime_api=env.get(ENV_LAMBDA_RUNTIME_API, ""),
         )
 
 

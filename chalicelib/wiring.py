@@ -166,28 +166,24 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
 def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
     """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
     kept in each repository's namespace through the engine's block store."""
-    from .adapters.hooks import LambdaHooks, WebhookHooks
+    from .adapters.action_yaml import load_action_yaml
+    from .adapters.hooks import Destinations, LambdaHooks, WebhookHooks
 
     if invokers is None:
-        invokers = {"webhook": WebhookHooks()}
+        destinations = Destinations(settings.webhook_allowed_destinations, [settings.lambda_runtime_api])
+        invokers = {"webhook": WebhookHooks(destinations)}
         if settings.hook_functions:
             invokers["lambda"] = LambdaHooks(settings.hook_functions, settings.region, settings.endpoint_url)
     return HookRunner(
         invokers,
         RunStore(graveler.blocks),
         graveler.action_files,
-        _load_yaml,
+        load_action_yaml,
         lambda repo_id: graveler.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,
         max_run_seconds=settings.hook_run_max_seconds,
+        cache=graveler.action_files_cache,
     )
-
-
-def _load_yaml(data: bytes) -> Any:
-    # PyYAML is imported by the first request that reads an action file, not by every container's first request.
-    import yaml
-
-    return yaml.safe_load(data)
 
 
 def s3_client(settings: Settings) -> Any:

@@ -37,6 +37,7 @@ GC_JOB_ROLE = "GCJobRole"
 # The stack parameter listing the functions lambda hooks may invoke, and the condition that it is not empty.
 HOOK_FUNCTIONS = "HookFunctions"
 HOOK_FUNCTIONS_GIVEN = "HookFunctionsGiven"
+WEBHOOK_DESTINATIONS = "WebhookDestinations"
 # Where make deploy puts the GC job and its Python environment, and where the job writes its logs.
 ARTIFACT_PREFIX = "lakelet/${Stage}/emr"
 # The GC job's package as make package builds it (infra/gc_bundle.py) and make deploy uploads it.
@@ -358,6 +359,7 @@ def environment(access: FunctionAccess, state_machines: list[StateMachine]) -> J
         env.update({sm.environment_variable: sm.arn() for sm in state_machines})
     if access.runs_hooks:
         env[settings.ENV_HOOK_FUNCTIONS] = {"Fn::Join": [",", {"Ref": HOOK_FUNCTIONS}]}
+        env[settings.ENV_WEBHOOK_DESTINATIONS] = {"Ref": WEBHOOK_DESTINATIONS}
     if access.reads_import_sources or access.starts_workflows:
         env[settings.ENV_IMPORT_ALLOWED_LOCATIONS] = {"Ref": IMPORT_LOCATIONS}
     return env

@@ -5,6 +5,7 @@ graveler errors (``raise ... from e``).
 """
 
 __all__ = [
+    "action_yaml",
     "dynamodb",
     "emr",
     "hooks",

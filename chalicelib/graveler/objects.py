@@ -9,8 +9,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 
 from . import errors
-from .actions.files_cache import direct_children, under_actions_prefix
-from .actions.spec import ACTIONS_PREFIX
+from .actions.files_cache import check_action_file_sizes, direct_children, seeking_children
+from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
 from .core import GravelerCore
@@ -118,13 +118,15 @@ class Objects(GravelerCore):
         )
 
     def action_files(
-        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = 1000
+        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = MAX_ACTION_FILES
     ) -> list[tuple[str, bytes]]:
         """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS), staged
         ones included when the ref is a branch. ``branch``: the ref's branch record as this request read it.
 
         The committed side and the files' bytes come from the per-container cache, keyed by immutable ids
-        (actions/files_cache.py); a branch's staged side is read every time."""
+        (actions/files_cache.py); a branch's staged side is read every time. Raises InvalidActionFile, before any
+        file is read, for more than ``limit`` files, a file over MAX_ACTION_FILE_BYTES or more than
+        MAX_ACTION_FILES_BYTES in all (the entries' sizes say so): an operation never silently skips a guard."""
         repo = self.get_repository(repo_id)
         if branch is None:
             resolved = self.resolve(repo.id, ref)
@@ -136,11 +138,14 @@ class Objects(GravelerCore):
             ns, metarange, lambda: self._committed_action_files(ns, metarange)
         )
         if staged_on is not None:
-            staged = under_actions_prefix(
-                staged_changes(self.staging, branch_tokens(staged_on), ACTIONS_PREFIX, limit + 1)
+            tokens = branch_tokens(staged_on)
+            staged = seeking_children(
+                lambda start: staged_changes(self.staging, tokens, start, limit + 1), lambda c: str(c.key)
             )
             files = direct_children(overlay(staged, (EntryRecord(Key(path), entry) for path, entry in files)))
-        return [(path, self._action_file_data(repo_id, entry)) for path, entry in islice(files, limit)]
+        found = list(islice(files, limit + 1))
+        check_action_file_sizes(found, limit)
+        return [(path, self._action_file_data(repo_id, entry)) for path, entry in found]
 
     def _action_file_data(self, repo_id: str, entry: Entry) -> bytes:
         return self.action_files_cache.data(entry.physical_address, lambda: self.read_object(repo_id, entry))
@@ -152,7 +157,10 @@ class Objects(GravelerCore):
             r.min_key < end and r.max_key >= ACTIONS_PREFIX for r in self.committed.ranges(namespace, metarange)
         ):
             return ()
-        return tuple(direct_children(self.committed.iterate(namespace, metarange, ACTIONS_PREFIX)))
+        found = seeking_children(
+            lambda start: self.committed.iterate(namespace, metarange, start), lambda r: str(r.key)
+        )
+        return tuple((str(record.key), record.entry) for record in found)
 
     def upload_object(
         self,

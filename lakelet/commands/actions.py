@@ -26,8 +26,7 @@ app.add_typer(runs, name="runs", help="list and describe action runs")
 @app.command("validate")
 def validate(file: Annotated[Path, typer.Argument(help="an action file (YAML)")]) -> None:
     """Check an action file as the server will: schema, events, hook types (Lua hooks are refused)."""
-    import yaml
-
+    from chalicelib.adapters.action_yaml import load_action_yaml
     from chalicelib.graveler.actions import InvalidActionFile, parse_action
 
     try:
@@ -35,7 +34,7 @@ def validate(file: Annotated[Path, typer.Argument(help="an action file (YAML)")]
     except OSError as e:
         raise CLIError(f"cannot read {file}: {e.strerror}", "give the path of an action file") from None
     try:
-        action = parse_action(data, yaml.safe_load)
+        action = parse_action(data, load_action_yaml)
     except InvalidActionFile as e:
         raise CLIError(f"{file}: {e}", "fix the action file; lakeFS's schema: name, on, hooks") from None
     out().line(

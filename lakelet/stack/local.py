@@ -83,6 +83,8 @@ def local_environment(
     lakelet/stack/stack_keys.py, never the admin's lakeFS key): moto's port takes requests signed with it only
     (lakelet/stack/moto_guard.py), and a developer's real AWS credentials never reach a local call.
     """
+    from chalicelib.settings import ENV_WEBHOOK_DESTINATIONS, LOCAL_WEBHOOK_DESTINATIONS
+
     keys = keys if keys is not None else Credentials(DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY)
     environment = {
         "LAKELET_AWS_ENDPOINT_URL": moto_url,
@@ -92,6 +94,9 @@ def local_environment(
         "AWS_DEFAULT_REGION": region,
         "AWS_ACCESS_KEY_ID": keys.access_key_id,
         "AWS_SECRET_ACCESS_KEY": keys.secret_access_key,
+        # Hooks are tried against servers on the developer's machine: loopback is a webhook destination here
+        # (a deployment allows public addresses only unless it lists more; docs/hooks.md).
+        ENV_WEBHOOK_DESTINATIONS: ",".join(LOCAL_WEBHOOK_DESTINATIONS),
     }
     # Imports may read the stack's own import source bucket, besides whatever the environment allows.
     allowed = os.environ.get("LAKELET_IMPORT_ALLOWED_LOCATIONS", "").strip().strip(",")

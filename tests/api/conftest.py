@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from chalice.local import LocalChalice
 from chalice.test import Client
 
 from chalicelib import wiring
 
-from .support import BUCKET, Api, app, memory_services
+from .support import BUCKET, Api, app, memory_services, requests_per_thread
 
 
 @pytest.fixture
@@ -21,16 +20,8 @@ def services() -> Iterator[wiring.Services]:
 
 @pytest.fixture
 def client(services: wiring.Services) -> Iterator[Client]:
-    # A Chalice app keeps one ``current_request`` for the process; chalice local (and so the local stack's server)
-    # keeps it per thread. The tests that race requests from threads need the latter, as deployed each Lambda
-    # container serves one request at a time.
-    original = type(app)
-    app.__class__ = type(f"ThreadLocal{original.__name__}", (LocalChalice, original), {})
-    try:
-        with Client(app) as test_client:
-            yield test_client
-    finally:
-        app.__class__ = original
+    with requests_per_thread(), Client(app) as test_client:
+        yield test_client
 
 
 @pytest.fixture

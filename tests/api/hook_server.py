@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -66,3 +67,46 @@ def start_hook_server() -> tuple[HookServer, ThreadingHTTPServer]:
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return state, server
+
+
+@dataclass
+class Raw:
+    """A raw TCP server on loopback: ``answer`` bytes first, then ``drip`` one byte every ``every`` seconds."""
+
+    answer: bytes
+    drip: bool = False
+    every: float = 0.1
+    sent: int = 0
+    requests: int = 0
+    done: threading.Event = field(default_factory=threading.Event)
+    port: int = 0
+
+    def start(self) -> Raw:
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._serve, daemon=True).start()
+        return self
+
+    def _serve(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except OSError:
+                return
+            self.requests += 1
+            conn.recv(65536)
+            try:
+                conn.sendall(self.answer)
+                while self.drip and not self.done.is_set():
+                    conn.sendall(b"x")
+                    self.sent += 1
+                    time.sleep(self.every)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    def stop(self) -> None:
+        self.done.set()
+        self._listener.close()

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from chalice.local import LocalChalice
 from chalice.test import Client, HTTPResponse
 
 from chalicelib import wiring
-from chalicelib.settings import Settings
+from chalicelib.settings import LOCAL_WEBHOOK_DESTINATIONS, Settings
 
 # app.py lives at the repository root, which pytest does not put on sys.path for tests under tests/.
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +33,8 @@ _NO_BODY = object()
 @contextlib.contextmanager
 def memory_services(bucket: str = BUCKET) -> Iterator[wiring.Services]:
     """Every port in memory, with this deployment bucket, installed as the app's services while in use."""
-    built = wiring.memory_services(Settings(bucket=bucket))
+    # Hook tests use webhook servers on loopback, as the local stack allows (LOCAL_WEBHOOK_DESTINATIONS).
+    built = wiring.memory_services(Settings(bucket=bucket, webhook_allowed_destinations=LOCAL_WEBHOOK_DESTINATIONS))
     wiring.set_services(built)
     try:
         yield built
@@ -149,3 +151,19 @@ def conforms(model: Any, body: Any) -> Any:
     parsed = model.from_dict(body)
     assert parsed.to_dict() == without_extensions(body)
     return parsed
+
+
+@contextlib.contextmanager
+def requests_per_thread() -> Iterator[None]:
+    """Makes the app's ``current_request`` thread-local while the block runs, as chalice local (and so the local
+    stack's server) keeps it; a Chalice app keeps one for the process otherwise, and requests raced from threads
+    through test clients would read each other's bodies (deployed, a Lambda container serves one at a time)."""
+    original = type(app)
+    if issubclass(original, LocalChalice):
+        yield
+        return
+    app.__class__ = type(f"ThreadLocal{original.__name__}", (LocalChalice, original), {})
+    try:
+        yield
+    finally:
+        app.__class__ = original

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.settings import ENV_HOOK_FUNCTIONS, Settings
+from chalicelib.settings import ENV_HOOK_FUNCTIONS, ENV_WEBHOOK_DESTINATIONS, Settings
 from infra import access
 from infra.policy_check import check
 from tests.infra.conftest import Package
@@ -55,8 +55,24 @@ def test_the_functions_that_run_hooks_are_told_the_same_functions(package: Packa
         env = resources[logical_id]["Properties"]["Environment"]["Variables"]
         if logical_id in RUNS_HOOKS:
             assert env[ENV_HOOK_FUNCTIONS] == {"Fn::Join": [",", {"Ref": "HookFunctions"}]}
+            assert env[ENV_WEBHOOK_DESTINATIONS] == {"Ref": "WebhookDestinations"}
         else:
             assert ENV_HOOK_FUNCTIONS not in env, logical_id
+            assert ENV_WEBHOOK_DESTINATIONS not in env, logical_id
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [("", True), ("10.1.0.0/16,203.0.113.7,fd12::/64", True), ("hooks.internal", False), ("10.0.0.0/8, ::1", False)],
+)
+def test_the_webhook_destinations_parameter_admits_networks_only(package: Package, value: str, ok: bool) -> None:
+    """The parameter admits network-shaped values only (no host names, no spaces); settings.py parses each at start."""
+    pattern = re.compile(package.template()["Parameters"]["WebhookDestinations"]["AllowedPattern"])
+    assert bool(pattern.fullmatch(value)) is ok
+    if ok:
+        assert Settings.from_env({ENV_WEBHOOK_DESTINATIONS: value}).webhook_allowed_destinations == tuple(
+            v for v in value.split(",") if v
+        )
 
 
 def access_functions(resources: dict[str, Any]) -> list[str]:

@@ -20,11 +20,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from chalice.local import LocalChalice
 from chalice.test import Client
 
 from chalicelib import wiring
-from tests.api.support import Api, app, assert_error
+from tests.api.support import Api, app, assert_error, requests_per_thread
 from tests.e2e.conftest import LocalProcess
 
 from .write_support import BUCKET, NAMESPACE, api, create_repo, credentials, services
@@ -52,16 +51,10 @@ def with_latency(services: wiring.Services, monkeypatch: pytest.MonkeyPatch, sec
 
 
 def race(credentials: tuple[str, str], bodies: list[dict[str, str]]) -> list[int]:
-    """POST /repositories with each body at once, from as many threads (each with its own test client).
-
-    The app's ``current_request`` is made thread-local for the race, as the local stack's server does (a Lambda
-    container serves one request at a time): otherwise the threads' requests mix in the test client."""
-    original = type(app)
-    app.__class__ = type(f"Local{original.__name__}", (LocalChalice, original), {})
-    try:
+    """POST /repositories with each body at once, from as many threads (each with its own test client), with the
+    app's ``current_request`` kept per thread as the local stack's server keeps it."""
+    with requests_per_thread():
         return _race(credentials, bodies)
-    finally:
-        app.__class__ = original
 
 
 def _race(credentials: tuple[str, str], bodies: list[dict[str, str]]) -> list[int]:

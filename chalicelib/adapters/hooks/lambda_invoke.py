@@ -4,13 +4,20 @@ hook, and so does an answer whose ``statusCode`` is not 2xx (the shape of a Lamb
 function can serve both); any other answer passes.
 
 Only functions in the configured set may be invoked (IAM grants lambda:InvokeFunction on that set and nothing
-else, infra/): a hook naming another one fails without a call.
+else, infra/): a hook naming another one fails without a call. The comparison is of whole functions: partition,
+region, account, name and qualifier, as IAM compares ARNs (an unqualified ARN grants the unqualified function only,
+``name:live`` grants the alias live only). A hook naming a function by its bare name means the deployment's region
+and the account of the one allowed function of that name; the call then goes to that allowed ARN, never to what
+Lambda would make of the name. Comparing names alone once let ``arn:aws:lambda:<other region>:<other account>:
+function:check`` through because ``check`` was allowed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.config import Config
@@ -21,20 +28,65 @@ from chalicelib.graveler.actions import HookOutcome, HookSpec
 MAX_OUTPUT_BYTES = 64 * 1024
 
 
-def function_key(name_or_arn: str) -> str:
-    """The function's name, from a name, a partial ARN or a full ARN (a qualifier after it dropped)."""
-    parts = name_or_arn.split(":")
-    if "function" in parts:
-        return parts[parts.index("function") + 1]
-    return parts[0]
+_NAME = r"[A-Za-z0-9_-]{1,64}"
+_QUALIFIER = r"(?::(?P<qualifier>\$LATEST|[A-Za-z0-9_-]{1,128}))?"
+_FULL = re.compile(
+    r"arn:(?P<partition>aws[a-z-]*):lambda:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):function:(?P<name>"
+    + _NAME
+    + ")"
+    + _QUALIFIER
+)
+_PARTIAL = re.compile(r"(?P<account>\d{12}):function:(?P<name>" + _NAME + ")" + _QUALIFIER)
+_BARE = re.compile(r"(?P<name>" + _NAME + ")" + _QUALIFIER)
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionRef:
+    """A Lambda function as IAM sees it; ``account`` empty for a bare name (the deployment's own account)."""
+
+    partition: str
+    region: str
+    account: str
+    name: str
+    qualifier: str
+
+    @property
+    def arn(self) -> str:
+        """The ARN to invoke (a bare name when no account is known: the deployment's own)."""
+        if not self.account:
+            return self.name + (f":{self.qualifier}" if self.qualifier else "")
+        arn = f"arn:{self.partition}:lambda:{self.region}:{self.account}:function:{self.name}"
+        return arn + (f":{self.qualifier}" if self.qualifier else "")
+
+
+def parse_function(text: str, region: str, qualifier: str = "") -> FunctionRef:
+    """A full ARN, a partial one (account:function:name) or a bare name, each with an optional qualifier (in the
+    text or given apart; both and different is an error). Raises ValueError."""
+    text = text.strip()
+    for pattern in (_FULL, _PARTIAL, _BARE):
+        m = pattern.fullmatch(text)
+        if m is None:
+            continue
+        found = m.groupdict()
+        inline = found.get("qualifier") or ""
+        if inline and qualifier and inline != qualifier:
+            raise ValueError(f"{text} names qualifier {inline}, the hook's qualifier is {qualifier}")
+        return FunctionRef(
+            found.get("partition") or "aws",
+            found.get("region") or region,
+            found.get("account") or "",
+            found["name"],
+            inline or qualifier,
+        )
+    raise ValueError(f"{text!r} is not a Lambda function name or ARN")
 
 
 class LambdaHooks:
     def __init__(
         self, allowed: Iterable[str], region: str, endpoint_url: str | None = None, session: Any = None
     ) -> None:
-        self.allowed = frozenset(function_key(a) for a in allowed if a)
         self.region = region
+        self.allowed = tuple(parse_function(a, region) for a in allowed if a.strip())
         self.endpoint_url = endpoint_url
         self._session = session
         self._clients: dict[int, Any] = {}
@@ -52,18 +104,31 @@ class LambdaHooks:
             )
         return self._clients[seconds]
 
+    def allowed_function(self, name: str, qualifier: str = "") -> FunctionRef | None:
+        """The allowed function the hook names, or None: a full or partial ARN must equal an allowed one whole;
+        a bare name must be the name of exactly one allowed function in the deployment's region."""
+        try:
+            wanted = parse_function(name, self.region, qualifier)
+        except ValueError:
+            return None
+        if wanted.account:
+            return wanted if wanted in self.allowed else None
+        same = [
+            a for a in self.allowed if (a.region, a.name, a.qualifier) == (wanted.region, wanted.name, wanted.qualifier)
+        ]
+        return same[0] if len(same) == 1 else None
+
     def invoke(self, hook: HookSpec, payload: bytes, timeout_seconds: float) -> HookOutcome:
         name = str(hook.properties["function_name"])
-        if function_key(name) not in self.allowed:
+        target = self.allowed_function(name, str(hook.properties.get("qualifier") or ""))
+        if target is None:
             return HookOutcome(
                 False,
                 f"function {name} is not among the functions hooks may invoke\n",
-                f"lambda function {name} is not allowed (the deployment's HookFunctions)",
+                f"lambda function {name} is not allowed (the deployment's HookFunctions, compared as whole ARNs)",
             )
-        args: dict[str, Any] = {"FunctionName": name, "InvocationType": "RequestResponse", "Payload": payload}
-        if hook.properties.get("qualifier"):
-            args["Qualifier"] = str(hook.properties["qualifier"])
-        request = f"Request:\nInvoke {name}\n{payload.decode('utf-8')}\n\n"
+        args: dict[str, Any] = {"FunctionName": target.arn, "InvocationType": "RequestResponse", "Payload": payload}
+        request = f"Request:\nInvoke {target.arn}\n{payload.decode('utf-8')}\n\n"
         try:
             answer = self._client(timeout_seconds).invoke(**args)
         except ReadTimeoutError:

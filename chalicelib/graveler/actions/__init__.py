@@ -5,10 +5,11 @@ the namespace's ``_lakefs/actions/``."""
 from .errors import HookAborted, HookRunNotFound, InvalidActionFile, RunNotFound
 from .events import EventType, HookEvent
 from .files_cache import ActionFilesCache
+from .glob import glob_match
 from .ports import ActionFiles, HookInvoker, HookOutcome
 from .records import COMPLETED, FAILED, ActionRun, HookRun
 from .runner import HookRunner, event_payload
-from .spec import ACTIONS_PREFIX, LAMBDA, WEBHOOK, Action, HookSpec, glob_match, parse_action, parse_duration
+from .spec import ACTIONS_PREFIX, LAMBDA, WEBHOOK, Action, HookSpec, parse_action, parse_duration
 from .store import RunStore
 
 __all__ = [
@@ -36,9 +37,11 @@ __all__ = [
     "event_payload",
     "events",
     "files_cache",
+    "glob",
     "glob_match",
     "operations",
     "parse_action",
     "parse_duration",
     "spec",
+    "webhook_spec",
 ]

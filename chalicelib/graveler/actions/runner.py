@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from ..records import Branch
 from .errors import HookAborted, InvalidActionFile
 from .events import HookEvent
+from .files_cache import ActionFilesCache
 from .ports import ActionFiles, HookInvoker, HookOutcome
 from .records import COMPLETED, FAILED, ActionRun, HookRun, hook_run_id, new_run_id
 from .spec import Action, Decoder, HookSpec, parse_action
@@ -67,7 +68,9 @@ class HookRunner:
         max_run_seconds: float = 25.0,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        cache: ActionFilesCache | None = None,
     ) -> None:
+        """``cache``: where parsed files are remembered by content (the engine's; a private one without it)."""
         self.invokers = invokers
         self.store = store
         self.files = files
@@ -77,11 +80,15 @@ class HookRunner:
         self.max_run_seconds = max_run_seconds
         self._clock = clock
         self._monotonic = monotonic
+        self.cache = cache or ActionFilesCache()
 
     def actions(self, repo_id: str, ref: str, branch: Branch | None = None) -> list[Action]:
         """Every action on the ref, in file order. Raises InvalidActionFile for the first bad file."""
         files = self.files(repo_id, ref) if branch is None else self.files(repo_id, ref, branch)
-        return [parse_action(data, self.decode, path) for path, data in files]
+        return [self._parse(path, data) for path, data in files]
+
+    def _parse(self, path: str, data: bytes) -> Action:
+        return self.cache.action(path, data, lambda: parse_action(data, self.decode, path))
 
     def run(self, event: HookEvent, branch: Branch | None = None) -> ActionRun | None:
         """The run of the event's matching actions (None when none matches: nothing is recorded).

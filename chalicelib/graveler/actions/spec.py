@@ -16,8 +16,17 @@ from typing import Any
 
 from .errors import InvalidActionFile
 from .events import EventType
+from .glob import BadPattern, compile_glob, glob_match
+from .webhook_spec import check_webhook
 
-__all__ = ["ACTIONS_PREFIX"]
+__all__ = [
+    "ACTIONS_PREFIX",
+    "MAX_ACTION_DEPTH",
+    "MAX_ACTION_FILES",
+    "MAX_ACTION_FILES_BYTES",
+    "MAX_ACTION_FILE_BYTES",
+    "MAX_ACTION_VALUES",
+]
 
 ACTIONS_PREFIX = "_lakefs_actions/"
 WEBHOOK = "webhook"
@@ -30,6 +39,13 @@ DEFAULT_TIMEOUT_SECONDS = 60.0
 # the values it decodes to (YAML aliases can make a small file expand exponentially: the walk stops at the bound).
 MAX_ACTION_FILE_BYTES = 64 * 1024
 MAX_ACTION_VALUES = 10_000
+# The decoder refuses deeper nesting before it builds anything (adapters/action_yaml.py); lakeFS's schema needs 5.
+MAX_ACTION_DEPTH = 32
+# What one operation reads from _lakefs_actions/: lakeFS bounds neither (it lists every file and reads each whole),
+# and ten 43 KB files once made every commit, branch and tag creation take 13 s. An operation on a ref holding more
+# refuses like a bad file does (a guard that cannot be read in full never lets an operation through).
+MAX_ACTION_FILES = 50
+MAX_ACTION_FILES_BYTES = 256 * 1024
 # lakeFS's rule for hook ids (pkg/actions/action.go).
 _HOOK_ID = re.compile(r"^[_a-zA-Z][\-_a-zA-Z0-9]{1,255}$")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -85,44 +101,6 @@ def parse_duration(text: str) -> float:
         total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
         rest = rest[m.end() :]
     return total
-
-
-def glob_match(pattern: str, name: str) -> bool:
-    """Go's path.Match: ``*`` and ``?`` never cross a ``/``, ``[...]`` is a class (``^`` negates). A bad pattern
-    matches nothing (lakeFS treats its error as no match)."""
-    try:
-        return re.fullmatch(_glob_regex(pattern), name) is not None
-    except re.error:
-        return False
-
-
-def _glob_regex(pattern: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "*":
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < len(pattern):
-            i += 1
-            out.append(re.escape(pattern[i]))
-        elif c == "[":
-            end = pattern.find("]", i + 1)
-            if end <= i + 1:
-                raise re.error("unterminated or empty class")
-            body = pattern[i + 1 : end]
-            negate = body.startswith("^")
-            body = body[1:] if negate else body
-            escaped = "".join("\\" + ch if ch in "\\]^[" else ch for ch in body)
-            # A negated class still never matches the separator.
-            out.append(f"[^/{escaped}]" if negate else f"[{escaped}]")
-            i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
 
 
 def parse_action(data: bytes, decode: Decoder, source: str = "") -> Action:
@@ -206,9 +184,9 @@ def _filter(spec: Any, event: EventType) -> EventFilter:
         raise InvalidActionFile(f"event '{event}': branches is a list of branch name globs")
     for glob in branches:
         try:
-            _glob_regex(glob)
-        except re.error:
-            raise InvalidActionFile(f"event '{event}': bad branch glob {glob!r}") from None
+            compile_glob(glob)
+        except BadPattern as e:
+            raise InvalidActionFile(f"event '{event}': bad branch glob {glob[:100]!r}: {e}") from None
     return EventFilter(tuple(branches))
 
 
@@ -230,7 +208,7 @@ def _hook(doc: Any, index: int) -> HookSpec:
         raise InvalidActionFile(f"hook '{hook_id}': missing properties")
     timeout = _timeout(props, hook_id)
     if kind == WEBHOOK:
-        _check_webhook(props, hook_id)
+        check_webhook(props, hook_id)
     else:
         _check_lambda(props, hook_id)
     return HookSpec(hook_id, kind, _optional_str(doc, "description"), dict(props), timeout)
@@ -249,23 +227,6 @@ def _timeout(props: Mapping[str, Any], hook_id: str) -> float:
     if seconds <= 0:
         raise InvalidActionFile(f"hook '{hook_id}': timeout must be positive")
     return seconds
-
-
-def _check_webhook(props: Mapping[str, Any], hook_id: str) -> None:
-    url = props.get("url")
-    if not isinstance(url, str) or not re.match(r"^https?://[^/\s]+", url):
-        raise InvalidActionFile(f"hook '{hook_id}': webhook url must be an http(s) URL")
-    params = props.get("query_params")
-    if params is not None:
-        ok = isinstance(params, dict) and all(
-            isinstance(v, (str, int, float, bool)) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
-            for v in params.values()
-        )
-        if not ok:
-            raise InvalidActionFile(f"hook '{hook_id}': query_params maps names to a string or a list of strings")
-    headers = props.get("headers")
-    if headers is not None and not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
-        raise InvalidActionFile(f"hook '{hook_id}': headers maps names to strings")
 
 
 def _check_lambda(props: Mapping[str, Any], hook_id: str) -> None:

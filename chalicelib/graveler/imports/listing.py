@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..records import Entry, Key, StagedEntry
+from .errors import ImportNotAllowed
+from .internal import internal_key
 from .ports import SourceLister, SourceObject
 from .request import OBJECT, ImportLocation
 
@@ -61,6 +63,12 @@ def _sources(
         for found in page:
             if found.key < first:
                 continue
+            if internal_key(found.key):
+                # A namespace inside the source (its marker is under _lakefs/): never imported (internal.py).
+                raise ImportNotAllowed(
+                    f"import from s3://{loc.bucket}/{loc.key} is not allowed: it holds s3://{loc.bucket}/{found.key},"
+                    " a repository's metadata, so it contains a storage namespace"
+                )
             key = loc.destination_key(found.key)
             if stop is not None and key >= stop:
                 on_page(landed)

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .. import errors
 from ..ports import WorkflowRunner
-from ..records import BranchID, Commit, CommitID, RepositoryID
+from ..records import BranchID, Commit, CommitID, Repository, RepositoryID
 from ..service import Graveler
 from ..validation import validate_branch_id
 from .errors import ImportFinished, ImportNotFound
+from .internal import check_not_internal
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportLocation, ImportRequest, check_allowed, check_locations
 from .status import CANCELED_MESSAGE, CANCELING, RUNNING, ImportRecord
@@ -72,9 +73,14 @@ class Importer:
         force: bool = False,
     ) -> ImportRequest:
         """Checks the request and records it as running; nothing else is written. Raises Invalid, ImportNotAllowed
-        (403, before any lookup of the repository), RepositoryNotFound, BranchNotFound, ReadOnlyRepository."""
+        (403: outside the allowed locations, before any lookup of the repository; or reading a repository's
+        namespace or the deployment's own files, internal.py), RepositoryNotFound, BranchNotFound,
+        ReadOnlyRepository."""
         ordered = check_locations(locations)
         check_allowed(ordered, self.allowed, self.setting)
+        prefix = self.graveler.namespace_prefix
+        own_bucket = prefix.removeprefix("s3://").partition("/")[0] if prefix else None
+        check_not_internal(ordered, self._repositories(), own_bucket, self.graveler.blocks.exists)
         validate_branch_id(branch_id)
         repo = self.graveler.repository_for_write(repo_id, force)
         self.graveler.refs.get_branch(repo.id, BranchID(branch_id))
@@ -92,6 +98,16 @@ class Importer:
         )
         self.records.create(repo.storage_namespace, ImportRecord(import_id, repo.id, branch_id, RUNNING, self._clock()))
         return request
+
+    def _repositories(self) -> Iterator[Repository]:
+        """Every repository record, page by page (those being deleted included: their data is still there)."""
+        after = ""
+        while True:
+            page = self.graveler.refs.list_repositories(after, 1000)
+            yield from page
+            if len(page) < 1000:
+                return
+            after = page[-1].id
 
     def launch(self, request: ImportRequest) -> None:
         """Runs the import here when it is small (the sources are probed up to the threshold) or no workflow is
