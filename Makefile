@@ -9,6 +9,8 @@
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/ and emr/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
+#   make deploy-rehearsal  create build/STAGE/ as a stack in moto's CloudFormation, offline, and check that what
+#               the code reads resolves (infra/rehearsal.py, docs/deploy.md); run make package first
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
 #   make bench    every figure of the performance table with its goal (bench/run.py), into bench/results.json
 #               and the table of docs/performance.md; BENCH_ARGS="--quick" for a small run, --help for sizes and ports
@@ -36,7 +38,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-compat test-fast check run venv clean-venv package deploy webui bench spark-jars
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench spark-jars
 
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
@@ -170,6 +172,11 @@ deploy: $(DEV_STAMP)
 		--capabilities CAPABILITY_IAM CAPABILITY_AUTO_EXPAND \
 		--parameter-overrides ArtifactBucket="$$bucket" $(DEPLOY_PARAMETERS); \
 	$(AWS) cloudformation describe-stacks --stack-name $(STACK_NAME) --query "Stacks[0].Outputs" --output table
+
+# Takes DEPLOY_PARAMETERS as deploy does (Key=Value ...); moto's Python, no account, no network.
+deploy-rehearsal: $(DEV_STAMP)
+	@test -f $(PACKAGE_DIR)/package/sam.json || { echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
+	$(VENV)/bin/python -m infra.rehearsal $(PACKAGE_DIR)/package --stage $(STAGE) $(DEPLOY_PARAMETERS)
 
 # --- Web UI (webui/, README "Web UI") ------------------------------------------------------------------------
 # Rebuilt only when its sources change; node_modules only when the lockfile does (npm ci, from the cache first).

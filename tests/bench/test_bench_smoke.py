@@ -36,6 +36,7 @@ ROW_IDS = {
     "spark": ["spark_s3a_read", "spark_lakefs_read"],
     "first-run": ["first_run"],
     "aws-model": ["aws_commit_500k", "aws_staging_per_branch", "aws_steps_within_timeouts"],
+    "bundle": ["bundle_size", "handler_import"],
 }
 
 
