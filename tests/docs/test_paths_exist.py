@@ -34,6 +34,8 @@ NOT_OURS = {
     "api/swagger.yml": "lakeFS's API contract, a file of lakeFS's repository",
     "docs/report.html": "an object's path in a repository a test creates",
 }
+# What a build writes (make webui), named before it exists on a fresh checkout.
+BUILT = ("chalicelib/webui_dist/", "webui/node_modules/")
 # A placeholder such as bench/NAME.py or build/STAGE/...: an all-capitals part.
 PLACEHOLDER = re.compile(r"(^|/)[A-Z][A-Z_]*(\.|/|$)")
 # Where the text of non-Python files is read whole.
@@ -86,7 +88,7 @@ def stale_paths() -> list[str]:
         for line, text in texts(path):
             for match in PATH.finditer(text):
                 name = match.group(1).rstrip(".")
-                if name in NOT_OURS or PLACEHOLDER.search(name):
+                if name in NOT_OURS or PLACEHOLDER.search(name) or name.startswith(BUILT):
                     continue
                 if not resolves(name, path):
                     at = line + text.count("\n", 0, match.start())
