@@ -11,6 +11,7 @@ from chalice import Blueprint, Response
 from chalicelib.graveler import errors
 
 from .endpoint import route
+from .params import JsonBody
 
 __all__ = ["bp"]
 
@@ -18,6 +19,10 @@ bp = Blueprint(__name__)
 
 
 def _unsupported() -> Response:
+    # lakeFS validates a request's body against its spec before the handler answers 501: a malformed one is a 400.
+    body = bp.current_request.raw_body
+    if body:
+        JsonBody.parse(body)
     raise errors.Unsupported()
 
 
