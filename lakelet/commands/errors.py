@@ -66,6 +66,7 @@ _CAUSES: tuple[tuple[str, str], ...] = (
     ("no changes", "there is nothing to do; pass --allow-empty to do it anyway"),
     ("read-only repository", "the repository is read-only"),
     ("not implemented", "this server does not offer it"),
+    ("installation not found", "this server keeps no usage report (as lakeFS with usage reporting off)"),
     ("no such api route", "this server does not offer this part of lakeFS's API"),
 )
 _HINTS = {

@@ -1,6 +1,5 @@
 """``lakelet tag create|list|show|delete``."""
 
-import json
 from typing import Annotated
 
 import typer
@@ -29,19 +28,12 @@ def create(
         raise CLIError("tag and ref are in different repositories", "tag a ref of the same repository")
     a = api()
     tags = f"/repositories/{q(uri.repository)}/tags"
-    body = {"id": uri.ref, "ref": target.ref, "force": force}
-    status, created = a.raw(f"create tag {uri}", "POST", tags, None, body, ok=(201, 400) if force else (201,))
-    if status == 400:
-        message = str((created or {}).get("message", ""))
-        if "force" not in message:  # another bad request: nothing is deleted
-            from lakelet.commands.errors import from_status
-
-            raise from_status(f"create tag {uri}", 400, json.dumps(created or {}))
-        # A server that cannot replace a tag in one call: replace it as lakectl does, delete then create, once
-        # the target is known to exist (lakectl deletes first, and loses the tag when the target is wrong).
+    if force:
+        # As lakectl: the target must resolve before the old tag goes (lakeFS's createTag never replaces a tag;
+        # its force only lifts a read-only repository's refusal), then the tag is created anew.
         a.raw(f"resolve {target}", "GET", f"/repositories/{q(uri.repository)}/commits/{q(target.ref)}")
         a.raw(f"delete tag {uri}", "DELETE", f"{tags}/{q(uri.ref)}", ok=(204, 404))
-        _, created = a.raw(f"create tag {uri}", "POST", tags, None, {**body, "force": False})
+    _, created = a.raw(f"create tag {uri}", "POST", tags, None, {"id": uri.ref, "ref": target.ref})
     emit(created, f"Created tag '{created['id']}' ({created['commit_id']})", json_out)
 
 
