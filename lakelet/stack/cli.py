@@ -43,6 +43,8 @@ ENV_GC_SERVER = "LAKECTL_SERVER_ENDPOINT_URL"
 ENV_GC_ACCESS_KEY_ID = "LAKECTL_CREDENTIALS_ACCESS_KEY_ID"
 ENV_GC_SECRET_ACCESS_KEY = "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY"
 ENV_GC_S3_ENDPOINT = "LAKELET_AWS_ENDPOINT_URL"
+ENV_GC_S3_ACCESS_KEY_ID = "LAKELET_AWS_ACCESS_KEY_ID"
+ENV_GC_S3_SECRET_ACCESS_KEY = "LAKELET_AWS_SECRET_ACCESS_KEY"
 DATA_DIR_DEFAULT_TEXT = f"${ENV_DATA_DIR}, else $XDG_DATA_HOME/lakelet or ~/.local/share/lakelet"
 NOT_INSTALLED_HINT = "pip install 'lakelet[local]' (make run does)"
 
@@ -292,6 +294,19 @@ def gc_run(
             help="the stack's moto URL, the 'AWS stand-in' line of `lakelet up` (default: the running stack's)",
         ),
     ] = None,
+    s3_access_key_id: Annotated[
+        str | None,
+        typer.Option(
+            envvar=ENV_GC_S3_ACCESS_KEY_ID,
+            show_envvar=True,
+            help="the key moto trusts, the stack's own (aws_access_key_id in its state.json; default: the running "
+            "stack's)",
+        ),
+    ] = None,
+    s3_secret_access_key: Annotated[
+        str | None,
+        typer.Option(envvar=ENV_GC_S3_SECRET_ACCESS_KEY, show_envvar=True, help="(default: the running stack's)"),
+    ] = None,
     region: Annotated[str, typer.Option(show_default=True, help="the bucket's region")] = LOCAL_REGION,
     commit_partitions: Annotated[
         int, typer.Option(min=1, show_default=True, help="Spark partitions for reading commits")
@@ -317,6 +332,8 @@ def gc_run(
         access_key_id=access_key_id or None,
         secret_access_key=secret_access_key or None,
         s3_endpoint=s3_endpoint or None,
+        s3_access_key_id=s3_access_key_id or None,
+        s3_secret_access_key=s3_secret_access_key or None,
         mark_only=mark_only,
         sweep_run=sweep_run,
         min_age_seconds=min_age_seconds,

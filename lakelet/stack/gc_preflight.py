@@ -78,7 +78,8 @@ def check_moto(s3_endpoint: str, keys: tuple[str, str] | None = None) -> None:
     if status == 403 and b"<Error>" in body:
         raise PreflightError(
             f"the moto server at {s3_endpoint} refuses this key pair: pass the stack's own "
-            "(--access-key-id and --secret-access-key, as `lakelet up` prints them)"
+            "(--s3-access-key-id and --s3-secret-access-key: aws_access_key_id and aws_secret_access_key in its "
+            "state.json), or --data-dir of the stack"
         )
     try:
         config = json.loads(body) if 200 <= status < 300 else None  # moto answers 201

@@ -239,6 +239,8 @@ class GCRunOptions:
     access_key_id: str | None = None
     secret_access_key: str | None = None
     s3_endpoint: str | None = None
+    s3_access_key_id: str | None = None
+    s3_secret_access_key: str | None = None
     mark_only: bool = False
     sweep_run: str | None = None
     min_age_seconds: int = 86_400
@@ -289,6 +291,8 @@ def resolve_target(options: GCRunOptions) -> Target:
     s3_keys = (str(known.get("aws_access_key_id") or ""), str(known.get("aws_secret_access_key") or ""))
     if options.s3_endpoint and options.s3_endpoint != known.get("moto_url"):
         s3_keys = ("", "")  # another moto than the state file's: its keys are not the state's
+    if options.s3_access_key_id and options.s3_secret_access_key:
+        s3_keys = (options.s3_access_key_id, options.s3_secret_access_key)
     return Target(api, str(s3_endpoint) if s3_endpoint else None, use_state, tuple(repeat), s3_keys)
 
 

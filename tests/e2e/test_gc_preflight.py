@@ -89,5 +89,14 @@ def test_no_java(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: P
     assert moto, local_stack.banner
     env = shell_env(tmp_path, PATH=str(tmp_path / "empty-bin"))  # the interpreter is run by its full path
     env.pop("JAVA_HOME", None)
-    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, moto.group("url"))], env)
+    moto_keys = ["--s3-access-key-id", local_stack.aws_access_key_id]
+    moto_keys += ["--s3-secret-access-key", local_stack.aws_secret_access_key]
+    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, moto.group("url")), *moto_keys], env)
     assert_one_line_refusal(done, elapsed, "Spark needs Java 17, but there is no java on PATH")
+
+
+def test_the_admin_key_is_not_moto_s(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:
+    moto = _MOTO_LINE.search(local_stack.banner)
+    assert moto, local_stack.banner
+    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, moto.group("url"))], shell_env(tmp_path))
+    assert_one_line_refusal(done, elapsed, "refuses this key pair: pass the stack's own (--s3-access-key-id")
