@@ -53,8 +53,11 @@ def _stage_files(local: Any, repo: str, prefix: str) -> int:
             entries.append(StagedEntry(Key(f"data/{name}"), entry))
     names = TableNames.from_prefix(LOCAL_TABLE_PREFIX)
     endpoint = moto_endpoint(local)
-    # PynamoDB signs with the environment's keys; the stack's moto takes only the stack's pair.
-    os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"] = local.access_key_id, local.secret_access_key
+    # PynamoDB signs with the environment's keys; the stack's moto takes only the stack's own pair (its state file's).
+    os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"] = (
+        local.aws_access_key_id,
+        local.aws_secret_access_key,
+    )
     token = DynamoRefStore(names, LOCAL_REGION, endpoint).get_branch(RepositoryID(repo), BranchID("main")).staging_token
     DynamoStagingStore(names, LOCAL_REGION, endpoint).set_many(token, iter(entries))
     return total
@@ -66,7 +69,8 @@ def measure(mib: int, files: int, runs: int = 2) -> dict[str, Any]:
     from pyspark.sql import functions as F
 
     with tempfile.TemporaryDirectory(prefix="spark-read-") as tmp:
-        local = launch_local(Path(tmp), "--ephemeral")
+        # A data directory of its own, not --ephemeral: its state file names the key pair the stack's moto trusts.
+        local = launch_local(Path(tmp))
         spark = None
         try:
             client = Client(host=local.endpoint, username=local.access_key_id, password=local.secret_access_key)
@@ -75,6 +79,8 @@ def measure(mib: int, files: int, runs: int = 2) -> dict[str, Any]:
             settings = s3a_settings(s3_endpoint(local), local.access_key_id, local.secret_access_key)
             # The storage bucket is moto itself: S3A's per-bucket settings point it there.
             settings[f"spark.hadoop.fs.s3a.bucket.{LOCAL_BUCKET}.endpoint"] = moto_endpoint(local)
+            settings[f"spark.hadoop.fs.s3a.bucket.{LOCAL_BUCKET}.access.key"] = local.aws_access_key_id
+            settings[f"spark.hadoop.fs.s3a.bucket.{LOCAL_BUCKET}.secret.key"] = local.aws_secret_access_key
             spark = start_spark(settings)
             rows = mib * 1024 * 1024 // (8 * COLUMNS)
             frame = spark.range(0, rows, 1, files).select(
