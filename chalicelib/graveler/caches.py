@@ -110,6 +110,16 @@ class TTLCache[K, V]:
     def ttl_seconds(self) -> float:
         return float(self._entries.ttl)
 
+    @ttl_seconds.setter
+    def ttl_seconds(self, seconds: float) -> None:
+        """A new freshness for what is remembered from now on (the counting tests keep entries for a whole run);
+        entries already remembered keep their own."""
+        with self._lock:
+            fresh: cachetools.TTLCache[K, V] = cachetools.TTLCache(
+                self._max_entries, seconds, timer=self._entries.timer
+            )
+            self._entries = fresh
+
     def lookup(self, key: K, load: Callable[[], V]) -> V:
         """The value remembered for ``key`` while fresh, else ``load()``'s, remembered (an error it raises is not;
         a None it returns is)."""

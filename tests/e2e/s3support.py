@@ -9,11 +9,13 @@ object: a test of listing 2,500 keys through the gateway should not spend a minu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import re
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import boto3
@@ -77,8 +79,29 @@ def seed_keys(local: LocalProcess, repo: str, branch: str, keys: list[str], data
     entry = Entry(f"s3://{LOCAL_BUCKET}/{address_key}", len(data), hashlib.md5(data).hexdigest(), int(time.time()))
     names = TableNames.from_prefix(LOCAL_TABLE_PREFIX)
     moto = moto_endpoint(local)
-    token = DynamoRefStore(names, LOCAL_REGION, moto).get_branch(RepositoryID(repo), BranchID(branch)).staging_token
-    DynamoStagingStore(names, LOCAL_REGION, moto).set_many(token, (StagedEntry(Key(k), entry) for k in keys))
+    with stack_aws_keys(local):
+        refs = DynamoRefStore(names, LOCAL_REGION, moto)
+        token = refs.get_branch(RepositoryID(repo), BranchID(branch)).staging_token
+        DynamoStagingStore(names, LOCAL_REGION, moto).set_many(token, (StagedEntry(Key(k), entry) for k in keys))
+
+
+@contextlib.contextmanager
+def stack_aws_keys(local: LocalProcess) -> Iterator[None]:
+    """PynamoDB signs with the environment's key pair: the stack's moto trusts only the stack's own."""
+    saved = {name: os.environ.get(name) for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
+    assert local.aws_access_key_id, "a stack with a data directory (its state file names moto's key pair)"
+    os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"] = (
+        local.aws_access_key_id,
+        local.aws_secret_access_key,
+    )
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

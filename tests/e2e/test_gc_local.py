@@ -61,6 +61,10 @@ def gc_run(local: LocalProcess, repo: str, *extra: str) -> list[str]:
         local.secret_access_key,
         "--s3-endpoint",
         moto_url(local),
+        "--s3-access-key-id",
+        local.aws_access_key_id,
+        "--s3-secret-access-key",
+        local.aws_secret_access_key,
         *extra,
     ]
 

@@ -12,12 +12,14 @@ from tests.e2e.conftest import LocalProcess, launch_local
 
 @pytest.fixture(scope="session")
 def spark_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
-    local = launch_local(tmp_path_factory.mktemp("spark-stack"), "--ephemeral")
+    # A data directory of its own (not --ephemeral): its state file names the key pair the stack's moto trusts,
+    # which the tests that stage straight into moto need.
+    local = launch_local(tmp_path_factory.mktemp("spark-stack"))
     try:
         yield local
     finally:
         code = local.stop()
-    assert code == 0, f"lakelet local exited with {code}:\n{local.stderr_tail()}"
+    assert code == 0, f"lakelet up exited with {code}:\n{local.stderr_tail()}"
 
 
 @pytest.fixture(scope="session")

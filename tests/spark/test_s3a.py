@@ -22,7 +22,7 @@ from chalicelib.adapters.dynamodb import DynamoRefStore, DynamoStagingStore, Tab
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from lakelet.stack.local import LOCAL_BUCKET, LOCAL_REGION, LOCAL_TABLE_PREFIX
 from tests.e2e.conftest import LocalProcess
-from tests.e2e.s3support import moto_endpoint, moto_s3, s3_client, s3_endpoint
+from tests.e2e.s3support import moto_endpoint, moto_s3, s3_client, s3_endpoint, stack_aws_keys
 
 from .support import PART_BYTES, s3a_settings, start_spark
 
@@ -118,8 +118,10 @@ def _seed_small_files(local: LocalProcess, repo: str, branch: str, count: int) -
         staged.append(StagedEntry(Key(f"small/f-{i:05d}.csv"), entry))
     names = TableNames.from_prefix(LOCAL_TABLE_PREFIX)
     endpoint = moto_endpoint(local)
-    token = DynamoRefStore(names, LOCAL_REGION, endpoint).get_branch(RepositoryID(repo), BranchID(branch)).staging_token
-    DynamoStagingStore(names, LOCAL_REGION, endpoint).set_many(token, iter(staged))
+    with stack_aws_keys(local):
+        refs = DynamoRefStore(names, LOCAL_REGION, endpoint)
+        token = refs.get_branch(RepositoryID(repo), BranchID(branch)).staging_token
+        DynamoStagingStore(names, LOCAL_REGION, endpoint).set_many(token, iter(staged))
     return total
 
 
