@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from tests.api.hook_server import HookServer, start_hook_server
@@ -78,8 +79,16 @@ def test_a_refused_merge_shows_the_hook_and_the_actions_tab_its_run(
     assert payload["event_type"] == "pre-merge" and payload["source_ref"] == "bad"
 
     # The run the refusal names, then the Actions tab with it, filtered by branch.
-    refusal.get_by_role("link").first.click()
-    expect(ui.page.locator("h2")).to_contain_text("failed")
+    # The compare view re-reads its diff after a merge attempt, which may re-render the refusal under a click on a
+    # loaded machine: click again until the run's page is the one shown.
+    for _ in range(3):
+        refusal.get_by_role("link").first.click()
+        try:
+            ui.page.wait_for_url(re.compile(r".*/actions/.+"), timeout=5_000)
+            break
+        except PlaywrightTimeoutError:
+            continue
+    expect(ui.page.locator("h2").filter(has_text="failed")).to_have_count(1)
     expect(ui.page.locator(".hook-output")).to_contain_text(REFUSAL)
     ui.page.get_by_role("link", name="Actions", exact=True).click()
     runs = ui.page.locator("table.runs tbody tr")
