@@ -70,9 +70,18 @@ def gc_run(local: LocalProcess, repo: str, *extra: str) -> list[str]:
 
 
 def test_lakelet_gc_run_collects_exactly_the_unreferenced_versions(
-    local_stack: LocalProcess, client: Client, repo: lakefs.Repository, capsys: pytest.CaptureFixture[str]
+    local_stack: LocalProcess,
+    client: Client,
+    repo: lakefs.Repository,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    shared_spark()  # the command reuses the active session instead of starting its own
+    # The command reuses the active session instead of starting its own, so it does not set the keys its driver and
+    # workers sign with: the stack's moto trusts only the stack's own pair (the GC tests' moto takes any), and
+    # Python workers keep the environment the session started with.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", local_stack.aws_access_key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", local_stack.aws_secret_access_key)
+    shared_spark()
     main = repo.branch("main")
     now = time.time()
     addresses: dict[str, str] = {}
