@@ -75,4 +75,3 @@ def test_if_none_match_star_still_creates_only(api: Api, repo: str) -> None:
     assert put(api, "new", b"1", **{"if-none-match": "*"}).status_code == 201
     assert_error(put(api, "new", b"2", **{"if-none-match": "*"}), 412)
     assert read(api, "new") == b"1"
-
