@@ -71,7 +71,7 @@ def if_absent(headers: Mapping[str, str]) -> bool:
 
 
 def refuse_if_match(headers: Mapping[str, str]) -> None:
-    """If-Match (replace only a given version) is honoured by uploads only: elsewhere refuse it rather than ignore it."""
+    """If-Match (replace only a given version) is honoured by uploads only: here refuse it, never ignore it."""
     if headers.get("if-match") is not None:
         raise errors.Invalid("If-Match is not supported")
 
