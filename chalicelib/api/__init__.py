@@ -25,6 +25,7 @@ from . import (
     pulls,
     repositories,
     setup,
+    symlinks,
     tags,
     unsupported,
     web,
@@ -56,4 +57,5 @@ BLUEPRINTS: tuple[Blueprint, ...] = (
     openapi.bp,
     pulls.bp,
     dumps.bp,
+    symlinks.bp,
 )

@@ -1,7 +1,7 @@
 """Garbage collection: GET|PUT|DELETE /repositories/{repository}/settings/gc_rules (also as GET|POST|DELETE
 .../gc/rules, and GET .../gc/rules/set_allowed) and
-POST /repositories/{repository}/gc/prepare_commits, in lakeFS's shapes (GarbageCollectionRules,
-GarbageCollectionPrepareResponse)."""
+POST /repositories/{repository}/gc/prepare_commits and .../gc/prepare_uncommited, in lakeFS's shapes
+(GarbageCollectionRules, GarbageCollectionPrepareResponse, PrepareGCUncommittedResponse)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.gc.prepare import PreparedRun, prepare
+from chalicelib.gc.prepare import PreparedRun, prepare, prepare_uncommitted
 from chalicelib.gc.prepare_status import prepared_status
 from chalicelib.gc.rules import (
     delete_rules,
@@ -18,6 +18,7 @@ from chalicelib.gc.rules import (
     rules_to_json,
     set_rules,
 )
+from chalicelib.graveler import errors
 
 from . import names
 from .endpoint import json_response, no_content, route, services
@@ -135,3 +136,15 @@ def prepare_gc_commits_status(repository: str) -> Response:
         result["gc_commits_presigned_url"] = presigned
     body = {"task_id": status.run_id, "completed": True, "update_time": status.update_time, "result": result}
     return json_response(body)
+
+
+@route(bp, "/repositories/{repository}/gc/prepare_uncommited", ["POST"])
+def prepare_gc_uncommitted(repository: str) -> Response:
+    raw = bp.current_request.raw_body
+    token = JsonBody.parse(raw).string("continuation_token") if raw else None
+    # Lakelet writes every staged address in one call and never hands out a continuation token, so any token
+    # is not one of its own (lakeFS answers 400 for a token it cannot decode).
+    if token:
+        raise errors.Invalid("invalid continuation token")
+    run = prepare_uncommitted(services().graveler, names.repository(repository))
+    return json_response({"run_id": run.run_id, "gc_uncommitted_location": run.location}, 201)

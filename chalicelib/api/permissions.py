@@ -277,6 +277,8 @@ RULES: dict[tuple[str, str], Rule] = {
     ("GET", _REF + "/diff/{}"): _on_repo("fs:ListObjects"),
     # objects
     ("GET", _REF + "/objects"): _on_object("fs:ReadObject"),
+    # As lakeFS: writing the manifests needs fs:WriteObject on the object ARN named by the branch.
+    ("POST", _REF + "/symlink"): lambda f: [Permission("fs:WriteObject", object_arn(f.repo(), f.args[1]))],
     ("HEAD", _REF + "/objects"): _on_object("fs:ReadObject"),
     ("GET", _REF + "/objects/stat"): _on_object("fs:ReadObject"),
     ("GET", _REF + "/objects/underlyingProperties"): _on_object("fs:ReadObject"),

@@ -19,13 +19,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from chalicelib.graveler.namespace_files import NamespaceFiles
 from chalicelib.graveler.retention import RetentionRules, active_commits
 from chalicelib.graveler.service import Graveler
 
 from . import job_files, layout
 from .rules import RulesStore, rules_to_json
 
-__all__ = ["PreparedRun", "prepare"]
+__all__ = ["PreparedRun", "UncommittedRun", "prepare", "prepare_uncommitted"]
 
 # Rows per staged-address file: a part stays a few MB, and the job reads the parts in parallel.
 STAGED_PART_ROWS = 250_000
@@ -77,11 +78,7 @@ def prepare(
 
     commits_location = layout.commits_address(ns, run)
     files.put(commits_location, job_files.commits_csv(kept))
-    staged_locations: list[str] = []
-    for index, start in enumerate(range(0, len(staged), STAGED_PART_ROWS)):
-        location = layout.staged_location(ns, run) + layout.part_name(index)
-        files.put(location, job_files.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
-        staged_locations.append(location)
+    staged_locations = _write_staged(files, ns, run, staged)
 
     prepared = PreparedRun(
         run_id=run,
@@ -90,13 +87,47 @@ def prepare(
         prepared_at=prepared_at,
         commits_location=commits_location,
         addresses_location=layout.addresses_location(ns, run),
-        staged_locations=tuple(staged_locations),
+        staged_locations=staged_locations,
         active_commits=len(kept),
         staged_addresses=len(staged),
     )
     # Written last: the job starts from this manifest, so a prepare that failed midway is never used.
     files.put(layout.prepare_manifest_address(ns, run), manifest_json(prepared, rules))
     return prepared
+
+
+@dataclass(frozen=True, slots=True)
+class UncommittedRun:
+    """What prepare_uncommitted wrote: the staged addresses of one run, as Parquet parts under ``location``."""
+
+    run_id: str
+    location: str
+    staged_addresses: int
+
+
+def prepare_uncommitted(graveler: Graveler, repo_id: str, *, clock: Callable[[], float] = time.time) -> UncommittedRun:
+    """lakeFS's prepareGarbageCollectionUncommitted over Lakelet's staging: every address staged on any branch,
+    written in one go as the same ``staged/run_id=<id>/`` parts a full prepare writes (the job's own input),
+    at least one part even when nothing is staged, so the location always reads as a table. Needs no rules.
+    Raises RepositoryNotFound, StorageError."""
+    repo = graveler.get_repository(repo_id)
+    files = graveler.namespace_files(repo.storage_namespace)
+    run = new_run_id(clock())
+    staged = sorted(graveler.staged_addresses(repo))
+    _write_staged(files, repo.storage_namespace, run, staged, at_least_one=True)
+    return UncommittedRun(run, layout.staged_location(repo.storage_namespace, run), len(staged))
+
+
+def _write_staged(
+    files: NamespaceFiles, ns: str, run: str, staged: list[str], *, at_least_one: bool = False
+) -> tuple[str, ...]:
+    locations: list[str] = []
+    starts = range(0, max(len(staged), 1 if at_least_one else 0), STAGED_PART_ROWS)
+    for index, start in enumerate(starts):
+        location = layout.staged_location(ns, run) + layout.part_name(index)
+        files.put(location, job_files.addresses_parquet(staged[start : start + STAGED_PART_ROWS]))
+        locations.append(location)
+    return tuple(locations)
 
 
 def manifest_json(prepared: PreparedRun, rules: RetentionRules) -> bytes:

@@ -197,6 +197,8 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
         ("POST", r + "/gc/prepare_commits", {}, 201),
         ("POST", r + "/gc/prepare_commits/async", {}, 202),
         ("GET", r + "/gc/prepare_commits/status", {"query": {"id": "no-such-run"}}, 404),
+        ("POST", r + "/gc/prepare_uncommited", {"json": {}}, 201),
+        ("POST", r + "/refs/dev/symlink", {"query": {"location": "a"}}, 201),
         ("DELETE", r + "/settings/gc_rules", {}, 204),
         ("POST", r + "/gc/rules", {"json": {"default_retention_days": 3, "branches": []}}, 204),
         ("GET", r + "/gc/rules", {}, 200),

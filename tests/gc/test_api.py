@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 from chalice.test import Client
-from lakefs_sdk.models import GarbageCollectionPrepareResponse, GarbageCollectionRules
+from lakefs_sdk.models import GarbageCollectionPrepareResponse, GarbageCollectionRules, PrepareGCUncommittedResponse
 
 from chalicelib import wiring
+from chalicelib.gc.job_files import read_addresses_parquet
 from tests.api.support import Api, app, assert_error, conforms
 
 RULES = {"default_retention_days": 7, "branches": [{"branch_id": "main", "retention_days": 30}]}
@@ -177,3 +178,42 @@ def test_prepare_async_names_the_run_and_its_status_reads_it_back(api: Api, memo
     assert_error(api.get(status_url, query={"id": "no-such-run"}), 404)
     assert_error(api.get(status_url, query={"id": "../rules.json"}), 400)
     assert_error(api.get(status_url), 400)
+
+
+def test_prepare_uncommitted_writes_every_staged_address(api: Api, memory: wiring.Services) -> None:
+    api.upload("repo1", "main", "committed.txt", b"c")
+    api.commit("repo1", "main", "one")
+    api.request("POST", "/repositories/repo1/branches", json_body={"name": "dev", "source": "main"})
+    staged = [api.upload("repo1", branch, "s.txt", b"s")["physical_address"] for branch in ("main", "dev")]
+
+    # No rules needed, as lakeFS; a body is optional, and an empty token is no token.
+    for kwargs in ({}, {"json_body": {}}, {"json_body": {"continuation_token": ""}}):
+        response = api.post("/repositories/repo1/gc/prepare_uncommited", **kwargs)
+        assert response.status_code == 201, response.body
+        body = json.loads(response.body)
+        conforms(PrepareGCUncommittedResponse, body)
+        assert "continuation_token" not in body  # everything in one call
+        root = "s3://test-bucket/repos/repo1/_lakefs/retention/gc"
+        assert body["gc_uncommitted_location"] == f"{root}/staged/run_id={body['run_id']}/"
+        part = memory.graveler.blocks.get(body["gc_uncommitted_location"] + "part-00000.parquet")
+        assert read_addresses_parquet(part) == sorted(staged)
+
+
+def test_prepare_uncommitted_with_nothing_staged_still_writes_a_part(api: Api, memory: wiring.Services) -> None:
+    body = json.loads(api.post("/repositories/repo1/gc/prepare_uncommited").body)
+    assert (
+        read_addresses_parquet(memory.graveler.blocks.get(body["gc_uncommitted_location"] + "part-00000.parquet")) == []
+    )
+
+
+def test_prepare_uncommitted_bad_input(api: Api) -> None:
+    url = "/repositories/repo1/gc/prepare_uncommited"
+    assert_error(api.post(url, json_body={"continuation_token": "abc"}), 400)
+    assert_error(api.post(url, json_body={"continuation_token": 5}), 400)
+    assert_error(api.post(url, body=b"[1]", headers={"content-type": "application/json"}), 400)
+    assert_error(api.post("/repositories/nope1/gc/prepare_uncommited"), 404)
+    assert api.post("/auth/users", json_body={"id": "viewer"}).status_code == 201
+    assert api.request("PUT", "/auth/groups/Viewers/members/viewer").status_code == 201
+    pair = json.loads(api.post("/auth/users/viewer/credentials").body)
+    viewer = Api(api.client, (pair["access_key_id"], pair["secret_access_key"]))
+    assert_error(viewer.post(url), 403)
