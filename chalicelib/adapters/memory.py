@@ -184,6 +184,15 @@ class MemoryStagingStore:
             rows[staged.key] = staged
             return replaced
 
+    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
+        with self._lock:
+            rows = self._tokens.setdefault(token, {})
+            current = rows.get(staged.key)
+            if not _same_row(current, expected):
+                return False
+            rows[staged.key] = staged
+            return True
+
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         with self._lock:
             rows = self._tokens.get(token, {})
@@ -215,6 +224,16 @@ class MemoryStagingStore:
             staged = self._tokens.get(token, {})
             for key in keys:
                 staged.pop(key, None)
+
+
+def _same_row(current: StagedEntry | None, expected: StagedEntry | None) -> bool:
+    """What StagingStore.set_if compares (the entry's identity fields, as the DynamoDB adapter's condition does)."""
+    if current is None or expected is None:
+        return current is None and expected is None
+    a, b = current.value, expected.value
+    if a is None or b is None:
+        return a is None and b is None
+    return (a.physical_address, a.etag, a.size, a.mtime) == (b.physical_address, b.etag, b.size, b.mtime)
 
 
 class MemoryBlockStore:

@@ -71,7 +71,7 @@ def if_absent(headers: Mapping[str, str]) -> bool:
 
 
 def refuse_if_match(headers: Mapping[str, str]) -> None:
-    """If-Match (replace only a given version) cannot be honoured atomically here: refuse it rather than ignore it."""
+    """If-Match (replace only a given version) is honoured by uploads only: here refuse it, never ignore it."""
     if headers.get("if-match") is not None:
         raise errors.Invalid("If-Match is not supported")
 
@@ -216,7 +216,6 @@ def list_objects(repository: str, ref: str) -> Response:
 def upload_object(repository: str, branch: str) -> Response:
     request = bp.current_request
     path = Query(request.query_params).required_string("path")
-    refuse_if_match(request.headers)
     data, content_type = upload_body(request.headers, raw_body(request))
     entry = services().graveler.upload_object(
         names.repository(repository),
@@ -227,6 +226,7 @@ def upload_object(repository: str, branch: str) -> Response:
         user_metadata(request.headers),
         if_absent(request.headers),
         Query(request.query_params).boolean("force"),
+        request.headers.get("if-match"),
     )
     return json_response(serializers.object_stats(path, entry), 201)
 

@@ -132,6 +132,13 @@ class StagingStore(Protocol):
         (None when there was none), read in the same write, so that a refused write can put it back."""
         ...
 
+    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
+        """Stages ``staged`` only if the token's change of the same key is still ``expected`` (None: nothing staged
+        there), atomically: of concurrent callers expecting the same row at most one gets True; the others get
+        False and change nothing. The comparison covers the row's tombstone flag, physical address, ETag, size and
+        mtime (not its metadata: an upload always names a fresh address, so any upload in between shows)."""
+        ...
+
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         """Strongly consistent reads of the staged changes of ``keys``, in batches where the store can; keys with
         nothing staged are left out."""

@@ -45,6 +45,23 @@ def stage(
     _stage_surviving_seals(refs, staging, repo_id, branch_id, [staged], repr(staged.key), branch)
 
 
+def stage_if(
+    refs: RefStore,
+    staging: StagingStore,
+    repo_id: RepositoryID,
+    branch: Branch,
+    staged: StagedEntry,
+    expected: StagedEntry | None,
+) -> None:
+    """Stages a change only if the key's row in ``branch.staging_token`` is still ``expected`` (None: no row
+    there, the value read came from a sealed token or the committed tree), as one conditional write: of two
+    writers that read the same value at most one succeeds (If-Match). Raises PreconditionFailed when it changed.
+
+    When a commit sealed the token meanwhile, the change is written again to the new token only where that token
+    has no row for the key: a row there is a later write, made after ours was visible, and it wins."""
+    _stage_surviving_seals(refs, staging, repo_id, branch.id, [staged], repr(staged.key), branch, (expected,))
+
+
 def stage_many(
     refs: RefStore,
     staging: StagingStore,
@@ -66,13 +83,22 @@ def _stage_surviving_seals(
     changes: Sequence[StagedEntry],
     what: str,
     branch: Branch | None,
+    condition: tuple[StagedEntry | None] | None = None,
 ) -> None:
+    """``condition``: for one change, the row its first write expects in the token (``stage_if``)."""
     current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
     # What each write replaced, per token: a refused write puts it back (``_withdraw``).
     replaced: list[tuple[StagingToken, dict[Key, StagedEntry]]] = []
-    for _ in range(WRITE_TRIES):
+    for attempt in range(WRITE_TRIES):
         written_to = current.staging_token
-        if len(changes) == 1:
+        if condition is not None:
+            expected = condition[0] if attempt == 0 else None
+            if not staging.set_if(written_to, changes[0], expected):
+                if attempt == 0:
+                    raise errors.PreconditionFailed(f"object {changes[0].key} changed since it was read")
+                return  # a later write of the key in the new token supersedes ours, already answered
+            replaced.append((written_to, {changes[0].key: expected} if expected is not None else {}))
+        elif len(changes) == 1:
             old = staging.set(written_to, changes[0])
             replaced.append((written_to, {changes[0].key: old} if old is not None else {}))
         else:

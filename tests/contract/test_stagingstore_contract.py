@@ -273,3 +273,47 @@ def test_get_many_reads_what_is_staged(staging_store: StagingStore) -> None:
     found = staging_store.get_many(TOKEN, wanted)
     assert found == {Key(f"k{n:03d}"): staged(f"k{n:03d}", n) for n in range(0, 150, 2)} | {Key("t"): tombstone("t")}
     assert staging_store.get_many(TOKEN, []) == {}
+
+
+def test_set_if_expecting_no_row(staging_store: StagingStore) -> None:
+    assert staging_store.set_if(TOKEN, staged("k", 1), None) is True
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 1)
+    # A row is there now: a second writer that also read "nothing staged" is refused and changes nothing.
+    assert staging_store.set_if(TOKEN, staged("k", 2), None) is False
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 1)
+    assert staging_store.set_if(TOKEN, staged("t", 1), None) is True  # other keys are their own rows
+    staging_store.set(TOKEN, tombstone("gone"))
+    assert staging_store.set_if(TOKEN, staged("gone", 1), None) is False  # a tombstone is a row
+
+
+def test_set_if_expecting_the_row_as_read(staging_store: StagingStore) -> None:
+    staging_store.set(TOKEN, staged("k", 1))
+    read = staging_store.get(TOKEN, Key("k"))
+    assert staging_store.set_if(TOKEN, staged("k", 2), read) is True
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 2)
+    # The row changed since ``read``: the same expectation now fails, whichever field names the change.
+    assert staging_store.set_if(TOKEN, staged("k", 3), read) is False
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 2)
+    moved = StagedEntry(Key("k"), make_entry("k", 2, physical_address="s3://bucket/ns/data/g1/other"))
+    assert staging_store.set_if(TOKEN, staged("k", 4), moved) is False
+    assert staging_store.set_if(TOKEN, staged("k", 4), tombstone("k")) is False
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 2)
+    # Expecting a row where there is none fails too; in another token the key is unstaged.
+    assert staging_store.set_if(OTHER, staged("k", 5), staged("k", 2)) is False
+    assert staging_store.get(OTHER, Key("k")) is None
+
+
+def test_set_if_expecting_a_tombstone(staging_store: StagingStore) -> None:
+    staging_store.set(TOKEN, tombstone("k"))
+    assert staging_store.set_if(TOKEN, staged("k", 1), staged("k", 1)) is False
+    assert staging_store.set_if(TOKEN, staged("k", 1), tombstone("k")) is True
+    assert staging_store.get(TOKEN, Key("k")) == staged("k", 1)
+
+
+def test_set_if_of_two_writers_expecting_the_same_row_one_wins(staging_store: StagingStore) -> None:
+    staging_store.set(TOKEN, staged("k", 1))
+    read = staging_store.get(TOKEN, Key("k"))
+    first = StagedEntry(Key("k"), make_entry("k", 2, physical_address="s3://bucket/ns/data/g1/first"))
+    second = StagedEntry(Key("k"), make_entry("k", 2, physical_address="s3://bucket/ns/data/g1/second"))
+    assert [staging_store.set_if(TOKEN, first, read), staging_store.set_if(TOKEN, second, read)] == [True, False]
+    assert staging_store.get(TOKEN, Key("k")) == first

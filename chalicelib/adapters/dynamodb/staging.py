@@ -11,7 +11,9 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
 
 from pynamodb.exceptions import DoesNotExist
+from pynamodb.expressions.condition import Condition
 
+from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 
 from .models import StagedRow, key_attribute_names, model_set
@@ -65,6 +67,32 @@ class DynamoStagingStore:
             answer = row._get_connection().put_item(*args, **kwargs)
         old = answer.get("Attributes")
         return _staged(self._model.from_raw_data(old)) if old else None
+
+    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
+        # One PutItem conditioned on the row as the caller read it: DynamoDB evaluates the condition and the write
+        # as one, so of two writers expecting the same row only the first one's condition holds.
+        model = self._model
+        condition: Condition
+        if expected is None:
+            condition = model.key.does_not_exist()
+        elif expected.value is None:
+            condition = model.key.exists() & (model.tombstone == True)  # noqa: E712 (a condition, not a test)
+        else:
+            entry = expected.value
+            condition = (
+                model.key.exists()
+                & (model.tombstone == False)  # noqa: E712
+                & (model.physical_address == entry.physical_address)
+                & (model.etag == entry.etag)
+                & (model.size == entry.size)
+                & (model.mtime == entry.mtime)
+            )
+        try:
+            with storage_errors(on_condition_failed=lambda: errors.PreconditionFailed("staged row changed")):
+                self._row(token, staged).save(condition=condition)
+        except errors.PreconditionFailed:
+            return False
+        return True
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         wanted = list(dict.fromkeys(keys))

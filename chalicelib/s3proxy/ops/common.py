@@ -78,10 +78,11 @@ def reject_unsupported_headers(request: Request) -> None:
         raise S3Error("NotImplemented", "ACLs are not supported: objects are private to the repository")
 
 
-def if_absent(request: Request) -> bool:
-    """If-None-Match: * asks for a write that fails when the object exists; nothing else is supported."""
-    if request.header("if-match"):
-        raise S3Error("NotImplemented", "If-Match on writes is not supported")
+def if_absent(request: Request, if_match_allowed: bool = False) -> bool:
+    """If-None-Match: * asks for a write that fails when the object exists; nothing else is supported. If-Match
+    (a conditional overwrite) only where the caller passes it on (``if_match_allowed``: PutObject)."""
+    if request.header("if-match") and not if_match_allowed:
+        raise S3Error("NotImplemented", "If-Match on this write is not supported")
     condition = request.header("if-none-match")
     if condition and condition.strip() != "*":
         raise S3Error("NotImplemented", "If-None-Match on writes supports only '*'")
