@@ -117,8 +117,11 @@ def test_fuzz(client: Client, seed: Seed, operation: schemathesis.APIOperation) 
             response = send(client, case)
             where = f"{case.method} {case.formatted_path} -> {response.status_code}: {response.body[:300]!r}"
             if operation.definition.raw.get("operationId") in LAKEFS_OSS_501:
-                assert response.status_code == 501, where
-                assert response.body == b'{"message": "Not Implemented"}', where
+                # 501 as lakeFS OSS answers; a body that is not valid JSON is refused first (400), as lakeFS's
+                # spec validation refuses it before the handler.
+                assert response.status_code in (400, 501), where
+                if response.status_code == 501:
+                    assert response.body == b'{"message": "Not Implemented"}', where
                 return
             assert response.status_code < 500, where
             check_response(case.method, operation.path, response.status_code, response.body)

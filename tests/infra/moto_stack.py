@@ -10,13 +10,11 @@ are dropped too, and references to anything dropped become plain strings, so the
 from __future__ import annotations
 
 import copy
-import json
-import re
-from typing import Any
 
 from moto.cloudformation.parsing import resource_class_from_type
 
 from chalicelib.graveler.plan_json import Json
+from infra.rehearsal import _as_json_text, _replace_references
 
 
 def _lambda_function(properties: Json, code_bucket: str, code_key: str) -> Json:
@@ -76,48 +74,6 @@ def expand_sam(template: Json, code_bucket: str, code_key: str) -> Json:
                     },
                 }
     return out
-
-
-def _replace_references(node: Any, dropped: set[str]) -> Any:
-    if isinstance(node, list):
-        return [_replace_references(child, dropped) for child in node]
-    if not isinstance(node, dict):
-        return node
-    if set(node) == {"Ref"} and node["Ref"] in dropped:
-        return f"dropped-{node['Ref']}"
-    if set(node) == {"Fn::GetAtt"} and node["Fn::GetAtt"][0] in dropped:
-        return "dropped-{}-{}".format(*node["Fn::GetAtt"])
-    if set(node) == {"Fn::Sub"}:
-        argument = node["Fn::Sub"]
-        text, variables = (argument[0], argument[1]) if isinstance(argument, list) else (argument, {})
-
-        def literal(match: re.Match[str]) -> str:
-            name = match.group(1).split(".")[0]
-            return f"dropped-{name}" if name in dropped and name not in variables else match.group(0)
-
-        text = re.sub(r"\$\{([^}!]+)\}", literal, text)
-        variables = _replace_references(variables, dropped)
-        return {"Fn::Sub": [text, variables] if variables else text}
-    return {key: _replace_references(child, dropped) for key, child in node.items()}
-
-
-def _as_json_text(document: Any) -> Json:
-    """``document`` as ``{"Fn::Sub": [json text, variables]}``: CloudFormation resolves the intrinsic functions
-    inside it, and the result is the JSON string the AWS API takes."""
-    variables: Json = {}
-
-    def lift(node: Any) -> Any:
-        if isinstance(node, dict) and len(node) == 1 and next(iter(node)).startswith(("Fn::", "Ref")):
-            name = f"V{len(variables)}"
-            variables[name] = node
-            return "${" + name + "}"
-        if isinstance(node, dict):
-            return {key: lift(child) for key, child in node.items()}
-        if isinstance(node, list):
-            return [lift(child) for child in node]
-        return node
-
-    return {"Fn::Sub": [json.dumps(lift(document)), variables]}
 
 
 def for_moto(template: Json, code_bucket: str, code_key: str) -> tuple[Json, set[str]]:
