@@ -59,8 +59,18 @@ def start_spark(settings: dict[str, str]) -> Any:
     """A local[2] session with the pinned jars and ``settings``; the caller stops it."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
+    # Jars and S3A settings take effect only in a new JVM: a session the GC tests left active (they share one for
+    # the process) would be reused by getOrCreate without them.
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+    if SparkContext._gateway is not None:  # the JVM itself: its class path is fixed when it starts
+        SparkContext._gateway.shutdown()
+        SparkContext._gateway = None
+        SparkContext._jvm = None
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("lakelet-spark-tests")
