@@ -5,6 +5,7 @@ workers, separate processes, can reach them)."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import functools
 import uuid
@@ -31,8 +32,14 @@ REGION = "us-east-1"
 def shared_spark() -> Any:
     """Spark starts in several seconds: one local[2] session serves every GC test of the process."""
     spark = local_session(address_partitions=4)
-    atexit.register(spark.stop)
+    atexit.register(_stop_quietly, spark)
     return spark
+
+
+def _stop_quietly(spark: Any) -> None:
+    """At exit; the Spark tier may have shut this session's JVM down already (it starts one with its jars)."""
+    with contextlib.suppress(Exception):
+        spark.stop()
 
 
 @functools.cache
