@@ -6,6 +6,7 @@ time. ``s3a_settings`` is the block a user copies from the docs, the one thing t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -59,18 +60,12 @@ def start_spark(settings: dict[str, str]) -> Any:
     """A local[2] session with the pinned jars and ``settings``; the caller stops it."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    # Jars and S3A settings take effect only in a new JVM: a session the GC tests left active (they share one for
-    # the process) would be reused by getOrCreate without them.
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        active.stop()
-    if SparkContext._gateway is not None:  # the JVM itself: its class path is fixed when it starts
-        SparkContext._gateway.shutdown()
-        SparkContext._gateway = None
-        SparkContext._jvm = None
+    # Jars and S3A settings take effect only in a new JVM: a session the GC tests left (they share one for the
+    # process, and the stack's local GC may have started one in another thread, where getActiveSession does not see
+    # it) would be reused by getOrCreate without them.
+    stop_spark_jvm()
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("lakelet-spark-tests")
@@ -84,3 +79,31 @@ def start_spark(settings: dict[str, str]) -> Any:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def stop_spark_jvm() -> None:
+    """Stops every session and context this process holds, then the JVM behind them (its class path is fixed when it
+    starts), so that the next ``getOrCreate`` launches a JVM of its own."""
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    for session in (SparkSession._instantiatedSession, SparkSession._activeSession):
+        if session is not None:
+            with contextlib.suppress(Exception):  # its JVM may be gone already
+                session.stop()
+    if SparkContext._active_spark_context is not None:
+        with contextlib.suppress(Exception):
+            SparkContext._active_spark_context.stop()
+    SparkSession._instantiatedSession = None
+    SparkSession._activeSession = None
+    SparkContext._active_spark_context = None
+    gateway = SparkContext._gateway
+    if gateway is not None:
+        with contextlib.suppress(Exception):
+            gateway.shutdown()
+        process = getattr(gateway, "proc", None)
+        if process is not None and process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
