@@ -6,7 +6,7 @@
 #               the compat tier)
 #   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet up` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
-#   make check  ruff format --check, ruff check and mypy (strict on chalicelib/ and emr/); part of .ci/run
+#   make check  ruff format --check, ruff check and mypy (strict on chalicelib/, lakelet/ and emr/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make deploy-rehearsal  create build/STAGE/ as a stack in moto's CloudFormation, offline, and check that what

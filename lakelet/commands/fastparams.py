@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from typer import core
+
+# The one private import of typer kept on purpose: this module replaces how typer builds a parameter's coercion,
+# which typer has no public hook for; typer is pinned exactly (requirements-cli.txt), and tests/cli runs every
+# kind of parameter through it, so a typer upgrade that moves these names fails there first.
 from typer._coercion import RuntimeParam, TypeDescriptor, build_runtime_param
 
 

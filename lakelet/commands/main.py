@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer._click.core import Context  # typer 0.29 vendors click (pinned)
 from typer.core import TyperGroup
 
 from lakelet.commands import fastparams
@@ -26,7 +25,7 @@ fastparams.install()
 class RootGroup(TyperGroup):
     """Turns every CLIError into one line on stderr and its exit code; --debug adds the traceback."""
 
-    def invoke(self, ctx: Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # click's Context: typer vendors click privately
         try:
             return super().invoke(ctx)
         except CLIError as e:

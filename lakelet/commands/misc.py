@@ -42,7 +42,9 @@ def completion(shell: Annotated[str, typer.Argument(help="bash, zsh, fish or pow
     """Load it with e.g. ``source <(lakelet completion bash)``."""
     if shell not in SHELLS:
         raise typer.BadParameter(f"{shell!r}: use one of {', '.join(SHELLS)}", param_hint="SHELL")
-    from typer._completion_shared import get_completion_script  # typer 0.29 (pinned)
+    # Private, kept: typer's only public face for its scripts is an app's --show-completion option, which prints
+    # and exits the process itself; typer is pinned (requirements-cli.txt) and tests/cli checks the script.
+    from typer._completion_shared import get_completion_script
 
     out().line(get_completion_script(prog_name="lakelet", complete_var="_LAKELET_COMPLETE", shell=shell).rstrip())
 

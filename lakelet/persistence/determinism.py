@@ -69,7 +69,7 @@ def _utcnow() -> datetime.datetime:
 
 
 def _utcnow_shim() -> datetime.datetime:  # its code replaces moto's utcnow's; the name resolves in moto's module
-    return _lakelet_pinned_utcnow()  # type: ignore[name-defined]  # noqa: F821
+    return _lakelet_pinned_utcnow()  # type: ignore[name-defined,no-any-return]  # noqa: F821
 
 
 def _run_unpinned(original: Callable[..., Any]) -> Callable[..., Any]:

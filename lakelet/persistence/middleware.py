@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import parse_qs, unquote
 
 from moto.moto_server.threaded_moto_server import ThreadedMotoServer
@@ -76,7 +76,7 @@ def changes_state(environ: dict[str, Any], body: bytes) -> bool:
 
 def read_body(environ: dict[str, Any]) -> bytes:
     """The whole request body, de-chunked; the environ is left reading it from memory, with its length set."""
-    stream = environ["wsgi.input"]
+    stream: BinaryIO = environ["wsgi.input"]
     length = environ.get("CONTENT_LENGTH") or ""
     chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
     if chunked or (not length and environ.get("wsgi.input_terminated")):
@@ -153,7 +153,7 @@ def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> tuple[
 
 def moto_app() -> WsgiApp:
     """moto's server application, as ThreadedMotoServer builds it."""
-    return DomainDispatcherApplication(create_backend_app)  # type: ignore[return-value]
+    return DomainDispatcherApplication(create_backend_app)
 
 
 class WrappedMotoServer(ThreadedMotoServer):

@@ -16,10 +16,9 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
-from typer._click.core import ParameterSource  # typer 0.29 vendors click (pinned)
 
 from lakelet.defaults import (
     DEFAULT_ACCESS_KEY_ID,
@@ -29,9 +28,6 @@ from lakelet.defaults import (
     LOCAL_REGION,
 )
 from lakelet.stack.statefile import ENV_DATA_DIR, default_data_dir, read_state
-
-if TYPE_CHECKING:
-    from lakelet.stack.local_gc import GCRunOptions
 
 ENV_API_PORT = "LAKELET_API_PORT"
 ENV_S3_PORT = "LAKELET_S3_PORT"
@@ -75,6 +71,13 @@ def resolve_data_dir(data_dir: Path | None, ephemeral: bool = False, *, flag_giv
             )
         return None
     return (data_dir if data_dir is not None else default_data_dir()).expanduser()
+
+
+def _given_on_command_line(ctx: typer.Context, name: str) -> bool:
+    """Whether the option was typed (not its default, nor its environment variable). Compared by name: click's
+    ParameterSource enum lives in typer's private copy of click, which has no public import path."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
 
 
 def up(
@@ -158,9 +161,7 @@ def up(
         moto_port,
         access_key_id,
         secret_access_key,
-        resolve_data_dir(
-            data_dir, ephemeral, flag_given=ctx.get_parameter_source("data_dir") is ParameterSource.COMMANDLINE
-        ),
+        resolve_data_dir(data_dir, ephemeral, flag_given=_given_on_command_line(ctx, "data_dir")),
         sample_data,
         verbose,
         accept_journal_loss,
@@ -325,9 +326,13 @@ def gc_run(
             "a run either marks (--mark-only) or sweeps an earlier run (--sweep-run)",
             param_hint="'--mark-only' / '--sweep-run'",
         )
-    options = gc_options(
-        repository,
-        data_dir,
+    from lakelet.stack.local_gc import GCRunOptions, run_command
+
+    implied = default_data_dir()  # the data directory defaults as for ``lakelet up``
+    options = GCRunOptions(
+        repository=repository,
+        data_dir=data_dir if data_dir is not None else implied,
+        implied_data_dir=implied,
         endpoint=endpoint or None,
         access_key_id=access_key_id or None,
         secret_access_key=secret_access_key or None,
@@ -343,19 +348,7 @@ def gc_run(
         list_slices=list_slices,
         json=json_out,
     )
-    from lakelet.stack.local_gc import run_command
-
     raise typer.Exit(run_command(options))
-
-
-def gc_options(repository: str, data_dir: Path | None, **flags: object) -> GCRunOptions:
-    """The local GC's options; the data directory defaults as for ``lakelet up``."""
-    from lakelet.stack.local_gc import GCRunOptions
-
-    implied = default_data_dir()
-    return GCRunOptions(
-        repository=repository, data_dir=data_dir if data_dir is not None else implied, implied_data_dir=implied, **flags
-    )  # type: ignore[arg-type]
 
 
 ExportDirArg = Annotated[Path, typer.Argument(help="the export's directory", file_okay=False)]

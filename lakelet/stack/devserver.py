@@ -132,7 +132,7 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
             if declared > UNAUTHENTICATED_BODY_LIMIT and self._body_limit() is not None:
                 raise BodyTooLarge(f"body larger than {UNAUTHENTICATED_BODY_LIMIT} bytes without valid credentials")
             return super()._parse_payload()
-        body = read_chunked(self.rfile, self._body_limit())  # type: ignore[arg-type]
+        body = read_chunked(self.rfile, self._body_limit())
         # The app sees what API Gateway would hand a Lambda: a plain body with its length, no transfer coding.
         headers: HeaderType = {
             name: value

@@ -261,7 +261,7 @@ class LocalStack:
 
     # -- lifecycle ----------------------------------------------------------------------------------------
 
-    def start(self) -> LocalStack:
+    def start(self) -> Self:
         """Bring the stack up; on any failure, tear down what was started and re-raise."""
         if self._moto is not None:
             raise RuntimeError("LocalStack already started")

@@ -99,7 +99,8 @@ def _quiet_spark_context(conf: Any) -> Any:
     from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
 
-    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    # pyspark.java_gateway has no annotations.
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
     threading.Thread(target=_forward_stderr, args=(gateway.proc.stderr,), name="spark-stderr", daemon=True).start()
     return SparkContext(conf=conf, gateway=gateway)
 
