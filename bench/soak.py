@@ -180,7 +180,8 @@ def main() -> int:
     process: subprocess.Popen[bytes] | None = None
     if args.in_process:
         sys.path.insert(0, str(PROJECT))
-        from lakelet.stack.local import Credentials, LocalStack
+        from lakelet.stack.app_environment import Credentials
+        from lakelet.stack.local import LocalStack
 
         stack = LocalStack(
             api_port=args.port, s3_port=args.port + 1, credentials=Credentials(KEY, SECRET), data_dir=data_dir

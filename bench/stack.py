@@ -190,7 +190,7 @@ def app_listing(stack: Any, objects: int, rounds: int = 25) -> dict[str, Any]:
     from chalice.test import Client
 
     from chalicelib.wiring import get_services
-    from lakelet.stack.local import load_app
+    from lakelet.stack.app_environment import load_app
 
     seed(stack, objects)
     gc.collect()

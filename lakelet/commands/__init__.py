@@ -2,5 +2,6 @@
 small HTTP client of its own (api.py).
 
 main.py is the root app and the console entry point; settings.py reads lakectl's configuration; api.py is the
-server connection; transfer.py moves files in parallel through presigned URLs.
+server connection; upload.py and download.py move files in parallel (presigned URLs where offered), with what
+they share in transfer.py.
 """

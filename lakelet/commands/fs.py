@@ -275,7 +275,7 @@ def upload(
     json_out: JsonOpt = False,
 ) -> None:
     """Upload files in parallel; files already there with the same checksum are skipped (resume by re-running)."""
-    from lakelet.commands.transfer import upload as run_upload
+    from lakelet.commands.upload import upload as run_upload
 
     uri = parse(uri_text, ref=True)
     progress = run_upload(api(), uri, source, recursive, parallelism, pre_sign, content_type)
@@ -293,7 +293,7 @@ def download(
     json_out: JsonOpt = False,
 ) -> None:
     """Download objects in parallel; local files that already match are skipped."""
-    from lakelet.commands.transfer import download as run_download
+    from lakelet.commands.download import download as run_download
 
     uri = parse(uri_text, ref=True, path=not recursive)
     progress = run_download(api(), uri, dest, recursive, parallelism, pre_sign)

@@ -66,7 +66,8 @@ def _prefix(path: str) -> str:
 
 
 def local_files(directory: Path) -> dict[str, Path]:
-    from lakelet.commands.transfer import PART_SUFFIX, is_dotgit
+    from lakelet.commands.download import is_dotgit
+    from lakelet.commands.transfer import PART_SUFFIX
 
     files: dict[str, Path] = {}
     for root, dirs, names in os.walk(directory):
@@ -91,7 +92,7 @@ def tracked(remotes: "Iterable[Remote]", prefix: str) -> "dict[str, Remote]":
     """The objects a directory holds, by path relative to it: those a download writes (transfer.local_paths).
     The others (inside .git, unsafe names, ...) are neither downloaded nor, being absent here, removed by a
     commit."""
-    from lakelet.commands.transfer import local_paths
+    from lakelet.commands.download import local_paths
 
     by_rel = {r.path[len(prefix) :]: r for r in remotes}
     kept, _ = local_paths(list(by_rel))
@@ -143,7 +144,8 @@ def remote_changes(index: Index, head: str) -> list[Change]:
 def sync_to(index: Index, ref: str, parallelism: int) -> None:
     """Make the directory exactly the branch path at ``ref`` (a commit id): download what differs, delete the
     rest, then record ``ref`` as at_head."""
-    from lakelet.commands.transfer import download, list_remote
+    from lakelet.commands.download import download
+    from lakelet.commands.transfer import list_remote
 
     uri = index.at(ref)
     download(api(), uri, index.directory, True, parallelism, None)
@@ -318,7 +320,8 @@ def commit(
     """Upload the directory's changes to the branch path and commit them."""
     from lakelet.commands.commit import print_commit, run_commit
     from lakelet.commands.fs import delete_objects
-    from lakelet.commands.transfer import list_remote, upload
+    from lakelet.commands.transfer import list_remote
+    from lakelet.commands.upload import upload
 
     if not message:
         raise typer.BadParameter("a commit needs a message (-m)")

@@ -173,7 +173,8 @@ def run_local(options: LocalOptions) -> int:
     """Start the stack, print how to connect, serve until SIGINT or SIGTERM, then stop it and return 0."""
     try:
         from lakelet.persistence import DataDirError
-        from lakelet.stack.local import Credentials, LocalStack
+        from lakelet.stack.app_environment import Credentials
+        from lakelet.stack.local import LocalStack
     except ImportError as error:  # `pip install .` alone: the CLI without the local stack
         print(f"lakelet up: the local stack is not installed ({error}): {NOT_INSTALLED_HINT}", file=sys.stderr)
         return 1
@@ -413,13 +414,10 @@ def local_import(export_dir: ExportDirArg, data_dir: DataDirOpt = None) -> None:
     assert directory is not None
     try:
         from lakelet.persistence import DataDirError
-        from lakelet.stack.export import (
-            Endpoint,
-            ExportError,
-            import_stack,
-            read_manifest,
-        )
-        from lakelet.stack.local import LOCAL_TABLE_PREFIX, Credentials, LocalStack
+        from lakelet.stack.app_environment import Credentials
+        from lakelet.stack.export import Endpoint, ExportError
+        from lakelet.stack.export_import import import_stack, read_manifest
+        from lakelet.stack.local import LOCAL_TABLE_PREFIX, LocalStack
     except ImportError as error:
         _fail("import", f"the local stack is not installed ({error}): {NOT_INSTALLED_HINT}")
     try:

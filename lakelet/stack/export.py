@@ -1,4 +1,4 @@
-"""``lakelet local export DIR`` / ``lakelet local import DIR``: a data directory in a form no moto version owns.
+"""``lakelet local export DIR``: a data directory in a form no moto version owns (its import: export_import.py).
 
 A data directory holds pickles of moto's backends (lakelet/persistence/snapshot.py), which only the moto version
 that wrote them can read. An export holds what the app stored through AWS's own APIs, in AWS's own wire formats,
@@ -27,9 +27,7 @@ import base64
 import hashlib
 import json
 import os
-import re
 import secrets as random_secrets
-import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -40,7 +38,7 @@ from typing import Any
 EXPORT_KIND = "lakelet-export"
 EXPORT_FORMAT = 1
 MANIFEST = "EXPORT.json"
-_BATCH_WRITE = 25  # DynamoDB's BatchWriteItem limit
+BATCH_WRITE = 25  # DynamoDB's BatchWriteItem limit
 _CREDENTIAL_PK = "cred#"  # the auth table's rows (chalicelib/adapters/dynamodb/auth.py)
 _SERVER_KEY_PK = "serverkey#"
 
@@ -111,16 +109,16 @@ def _to_json(value: dict[str, Any]) -> dict[str, Any]:
     return {kind: inner}
 
 
-def _from_json(value: dict[str, Any]) -> dict[str, Any]:
+def from_json(value: dict[str, Any]) -> dict[str, Any]:
     ((kind, inner),) = value.items()
     if kind == "B":
         return {"B": base64.b64decode(inner)}
     if kind == "BS":
         return {"BS": [base64.b64decode(b) for b in inner]}
     if kind == "M":
-        return {"M": {k: _from_json(v) for k, v in inner.items()}}
+        return {"M": {k: from_json(v) for k, v in inner.items()}}
     if kind == "L":
-        return {"L": [_from_json(v) for v in inner]}
+        return {"L": [from_json(v) for v in inner]}
     return {kind: inner}
 
 
@@ -139,7 +137,7 @@ def _lakelet_version() -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class _Sealed:
+class Sealed:
     """One sealed attribute of an auth row, and how to open and close it with the app's own cipher helpers."""
 
     attribute: str
@@ -147,13 +145,13 @@ class _Sealed:
     seal: Callable[[Any, bytes], str]
 
 
-def _sealed_field(item: dict[str, Any]) -> _Sealed | None:
+def sealed_field(item: dict[str, Any]) -> Sealed | None:
     from chalicelib.auth import keys, secrets
 
     pk = str(item.get("pk", {}).get("S", ""))
     if pk.startswith(_CREDENTIAL_PK) and "encrypted_secret" in item:
         key_id = pk[len(_CREDENTIAL_PK) :]
-        return _Sealed(
+        return Sealed(
             "encrypted_secret",
             lambda cipher, stored: secrets.unseal(cipher, key_id, stored).encode("utf-8"),
             lambda cipher, plain: secrets.seal(cipher, key_id, plain.decode("utf-8")),
@@ -161,7 +159,7 @@ def _sealed_field(item: dict[str, Any]) -> _Sealed | None:
     if pk.startswith(_SERVER_KEY_PK) and "sealed_key" in item:
         # The context ServerKeys seals its keys under (chalicelib/auth/keys.py).
         context = {"purpose": keys._CONTEXT_PURPOSE, "name": pk[len(_SERVER_KEY_PK) :]}
-        return _Sealed(
+        return Sealed(
             "sealed_key",
             lambda cipher, stored: keys._unseal(cipher, stored, context),
             lambda cipher, plain: keys._seal(cipher, plain, context),
@@ -169,9 +167,9 @@ def _sealed_field(item: dict[str, Any]) -> _Sealed | None:
     return None
 
 
-def _cipher(endpoint: Endpoint) -> Any:
+def sealing_cipher(endpoint: Endpoint) -> Any:
     from chalicelib.adapters.kms import KmsCipher
-    from lakelet.stack.local import LOCAL_KMS_ALIAS
+    from lakelet.stack.app_environment import LOCAL_KMS_ALIAS
 
     kms = endpoint.client("kms")
     try:
@@ -274,7 +272,7 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
     (target / "objects").mkdir(mode=0o700)
     counts = Counts()
     dynamodb = endpoint.client("dynamodb")
-    cipher = _cipher(endpoint)
+    cipher = sealing_cipher(endpoint)
     tables = [
         t
         for page in dynamodb.get_paginator("list_tables").paginate()
@@ -287,7 +285,7 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
             counts.items[short] = 0
             with _private_file(target / "dynamodb" / f"{short}.jsonl") as out:
                 for item in _scan(dynamodb, table):
-                    sealed = _sealed_field(item)
+                    sealed = sealed_field(item)
                     if sealed is not None:
                         plain = sealed.unseal(cipher, str(item[sealed.attribute]["S"]))
                         secrets_out.write(
@@ -353,196 +351,3 @@ def export_stack(endpoint: Endpoint, target: Path) -> Counts:
 
 
 # -- import ----------------------------------------------------------------------------------------------------
-
-
-def read_manifest(source: Path) -> dict[str, Any]:
-    path = source / MANIFEST
-    try:
-        manifest = json.loads(path.read_text())
-        kind, number = manifest["kind"], manifest["format"]
-    except FileNotFoundError:
-        raise ExportError(f"{source} is not a finished Lakelet export (no {MANIFEST}): export again") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ExportError(f"{path} cannot be read ({error}): it is not a Lakelet export") from None
-    if kind != EXPORT_KIND or number != EXPORT_FORMAT:
-        raise ExportError(
-            f"{path} is a {kind!r} format {number!r}; this Lakelet imports {EXPORT_KIND} format {EXPORT_FORMAT}"
-        )
-    return dict(manifest)
-
-
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
-    with open(path, encoding="utf-8") as source:
-        for number, line in enumerate(source, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except ValueError:
-                    raise ExportError(f"{path} line {number} is not JSON: the export is damaged") from None
-
-
-def _write_items(dynamodb: Any, table: str, items: list[dict[str, Any]]) -> None:
-    requests = [{"PutRequest": {"Item": item}} for item in items]
-    for start in range(0, len(requests), _BATCH_WRITE):
-        pending: dict[str, Any] = {table: requests[start : start + _BATCH_WRITE]}
-        for _ in range(20):
-            answer = dynamodb.batch_write_item(RequestItems=pending)
-            pending = answer.get("UnprocessedItems") or {}
-            if not pending:
-                break
-        if pending:
-            raise ExportError(
-                f"DynamoDB kept refusing writes to {table}: nothing was lost, run the import again "
-                "into a new data directory"
-            )
-
-
-def _key_of(item: dict[str, Any]) -> str | None:
-    """The key of an auth row (pk, sk), the only rows that hold sealed values; None for other tables' rows."""
-    if "pk" not in item or "sk" not in item:
-        return None
-    return json.dumps([item["pk"], item["sk"]], sort_keys=True)
-
-
-def import_stack(endpoint: Endpoint, source: Path) -> Counts:
-    """Write the export in ``source`` into the (new) stack at ``endpoint``; secrets are sealed under its key."""
-    manifest = read_manifest(source)
-    counts = Counts()
-    dynamodb = endpoint.client("dynamodb")
-    existing = {t for page in dynamodb.get_paginator("list_tables").paginate() for t in page["TableNames"]}
-    missing = [t for t in manifest["tables"] if endpoint.table_prefix + t not in existing]
-    if missing:
-        raise ExportError(
-            f"this Lakelet has no table for {', '.join(missing)} of the export: import it with a "
-            "Lakelet at least as new as the one that exported it"
-        )
-    cipher = _cipher(endpoint)
-    resealed: dict[tuple[str, str], tuple[str, bytes]] = {}
-    if (source / "secrets.jsonl").exists():
-        for line in _lines(source / "secrets.jsonl"):
-            resealed[(line["table"], json.dumps([line["key"]["pk"], line["key"]["sk"]], sort_keys=True))] = (
-                line["attribute"],
-                base64.b64decode(line["value"]),
-            )
-    for short in manifest["tables"]:
-        table = endpoint.table_prefix + short
-        batch: list[dict[str, Any]] = []
-        counts.items[short] = 0
-        for line in _lines(source / "dynamodb" / f"{short}.jsonl"):
-            item = _from_json({"M": line})["M"]
-            row_key = _key_of(line)
-            found = resealed.pop((short, row_key), None) if row_key is not None else None
-            if found is not None:
-                attribute, plain = found
-                sealed = _sealed_field(item)
-                if sealed is None or sealed.attribute != attribute:
-                    raise ExportError(f"{short}: a secret for a row that holds none: the export is damaged")
-                item[attribute] = {"S": sealed.seal(cipher, plain)}
-                counts.secrets += 1
-            elif _sealed_field(item) is not None:
-                raise ExportError(f"{short}: a sealed row without its secret in secrets.jsonl: the export is damaged")
-            batch.append(item)
-            counts.items[short] += 1
-            if len(batch) == _BATCH_WRITE:
-                _write_items(dynamodb, table, batch)
-                batch = []
-        if batch:
-            _write_items(dynamodb, table, batch)
-    if resealed:
-        raise ExportError(f"{len(resealed)} secrets of the export match no row: the export is damaged")
-    s3 = endpoint.client("s3")
-    buckets = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
-    allowed = _export_buckets(manifest, buckets)
-    objects_dir = _objects_dir(source)
-    for line in _lines(source / "objects.jsonl"):
-        bucket, key = line.get("bucket"), line.get("key")
-        if bucket not in allowed or not isinstance(key, str):
-            raise ExportError(
-                f"objects.jsonl names bucket {bucket!r}, which is not in the export's list of buckets: "
-                "the export is damaged"
-            )
-        if bucket not in buckets:
-            if endpoint.region == "us-east-1":
-                s3.create_bucket(Bucket=bucket)
-            else:
-                s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": endpoint.region})
-            buckets.add(bucket)
-        body = _object_bytes(objects_dir, line.get("file"))
-        if len(body) != line["size"]:
-            raise ExportError(
-                f"{objects_dir / str(line['file'])} ({bucket}/{key}) has {len(body)} bytes, "
-                f"the export says {line['size']}: the export is damaged"
-            )
-        extra: dict[str, Any] = {"Metadata": line.get("metadata") or {}}
-        if line.get("content_type"):
-            extra["ContentType"] = line["content_type"]
-        etag = _put_object(s3, bucket, key, body, line.get("parts"), extra)
-        if etag != line["etag"]:
-            # The bytes are the same (their size was checked); only a multipart upload whose part sizes could
-            # not be found gets another ETag. The commits keep the old one as the object's checksum.
-            counts.etags_changed.append(f"{bucket}/{key}")
-        counts.objects += 1
-        counts.bytes += len(body)
-    return counts
-
-
-# S3's rules for a bucket name (3-63 of lower-case letters, digits, dots and hyphens, a letter or digit at
-# each end): what the export's own list is checked against before any bucket is created from it.
-_BUCKET_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
-# What export_stack names an object's file: its number. Anything else (a path, '..', a hidden name) is refused.
-_OBJECT_FILE = re.compile(r"[0-9]{1,12}")
-
-
-def _export_buckets(manifest: dict[str, Any], existing: set[str]) -> frozenset[str]:
-    """The buckets an import may write to: those the manifest lists, each a valid S3 bucket name (an export
-    from before the list existed may write only to the buckets the new stack created itself)."""
-    listed = manifest.get("buckets")
-    if listed is None:
-        return frozenset(existing)
-    if not isinstance(listed, list) or not all(isinstance(b, str) and _BUCKET_NAME.fullmatch(b) for b in listed):
-        raise ExportError(f"{MANIFEST} lists buckets that are not S3 bucket names: the export is damaged")
-    return frozenset(listed)
-
-
-def _objects_dir(source: Path) -> Path:
-    """``source/objects``, a real directory of the export (not a link to somewhere else)."""
-    directory = source / "objects"
-    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
-        raise ExportError(f"{directory} is not a plain directory: the export is damaged")
-    return directory
-
-
-def _object_bytes(objects_dir: Path, name: object) -> bytes:
-    """The bytes of one object file: a plain name (a number, as export_stack writes it) inside ``objects/``,
-    a regular file and not a link, so that an edited objects.jsonl cannot read files outside the export."""
-    if not isinstance(name, str) or not _OBJECT_FILE.fullmatch(name):
-        raise ExportError(
-            f"objects.jsonl names the file {name!r}, which is not a file of objects/: the export is damaged"
-        )
-    try:
-        fd = os.open(objects_dir / name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError as error:
-        raise ExportError(
-            f"{objects_dir / name} cannot be read as a plain file ({error.strerror}): the export is damaged"
-        ) from None
-    with os.fdopen(fd, "rb") as data:
-        if not stat.S_ISREG(os.fstat(data.fileno()).st_mode):
-            raise ExportError(f"{objects_dir / name} is not a plain file: the export is damaged")
-        return data.read()
-
-
-def _put_object(s3: Any, bucket: str, key: str, body: bytes, parts: list[int] | None, extra: dict[str, Any]) -> str:
-    if not parts:
-        return str(s3.put_object(Bucket=bucket, Key=key, Body=body, **extra)["ETag"])
-    # The same part sizes give the same multipart ETag, which the commits' entries recorded as the checksum.
-    upload = s3.create_multipart_upload(Bucket=bucket, Key=key, **extra)["UploadId"]
-    done, offset = [], 0
-    for number, size in enumerate(parts, 1):
-        answer = s3.upload_part(
-            Bucket=bucket, Key=key, UploadId=upload, PartNumber=number, Body=body[offset : offset + size]
-        )
-        done.append({"PartNumber": number, "ETag": answer["ETag"]})
-        offset += size
-    return str(
-        s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": done})["ETag"]
-    )

@@ -19,8 +19,6 @@ earlier run created and leaves it as it is. Without one (``--ephemeral``), every
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
 import socket
 import sys
@@ -28,13 +26,10 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import MutableMapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from chalice.app import Chalice
-from chalice.config import Config
 from moto.server import ThreadedMotoServer
 
 from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
@@ -49,6 +44,17 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
 from lakelet.stack import stack_keys
+from lakelet.stack.app_environment import (
+    PROJECT_DIR,
+    Credentials,
+    apply_environ,
+    chalice_config,
+    forget_default_session,
+    load_app,
+    local_environment,
+    local_kms_key,
+    restore_environ,
+)
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
@@ -57,104 +63,6 @@ from lakelet.stack.stack_keys import StackKeys
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
 API_BASE_PATH = "/api/v1"
-_PROJECT_DIR = Path(__file__).resolve().parents[2]
-
-
-@dataclass(frozen=True, slots=True)
-class Credentials:
-    """The admin key pair of the local stack (HTTP Basic username and password for the lakeFS API)."""
-
-    access_key_id: str
-    secret_access_key: str
-
-
-def local_environment(
-    moto_url: str,
-    bucket: str,
-    table_prefix: str,
-    region: str,
-    *,
-    metrics: bool = False,
-    keys: Credentials | None = None,
-) -> dict[str, str]:
-    """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
-
-    The AWS key pair is the stack's own (``keys``: LocalStack passes the pair it generated,
-    lakelet/stack/stack_keys.py, never the admin's lakeFS key): moto's port takes requests signed with it only
-    (lakelet/stack/moto_guard.py), and a developer's real AWS credentials never reach a local call.
-    """
-    from chalicelib.settings import ENV_WEBHOOK_DESTINATIONS, LOCAL_WEBHOOK_DESTINATIONS
-
-    keys = keys if keys is not None else Credentials(DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY)
-    environment = {
-        "LAKELET_AWS_ENDPOINT_URL": moto_url,
-        "LAKELET_BUCKET": bucket,
-        "LAKELET_TABLE_PREFIX": table_prefix,
-        "AWS_REGION": region,
-        "AWS_DEFAULT_REGION": region,
-        "AWS_ACCESS_KEY_ID": keys.access_key_id,
-        "AWS_SECRET_ACCESS_KEY": keys.secret_access_key,
-        # Hooks are tried against servers on the developer's machine: loopback is a webhook destination here
-        # (a deployment allows public addresses only unless it lists more; docs/hooks.md).
-        ENV_WEBHOOK_DESTINATIONS: ",".join(LOCAL_WEBHOOK_DESTINATIONS),
-    }
-    # Imports may read the stack's own import source bucket, besides whatever the environment allows.
-    allowed = os.environ.get("LAKELET_IMPORT_ALLOWED_LOCATIONS", "").strip().strip(",")
-    local_source = f"s3://{LOCAL_IMPORT_BUCKET}/"
-    if local_source not in allowed.split(","):
-        allowed = f"{allowed},{local_source}" if allowed else local_source
-    environment["LAKELET_IMPORT_ALLOWED_LOCATIONS"] = allowed
-    # The app's EMF line per request (several KB) is for CloudWatch; in a terminal it would bury the request log,
-    # so it is printed only when asked for (lakelet up --verbose).
-    environment["POWERTOOLS_METRICS_DISABLED"] = "false" if metrics else "true"
-    return environment
-
-
-def _apply_environ(environ: MutableMapping[str, str], values: dict[str, str]) -> dict[str, str | None]:
-    """Sets ``values`` in ``environ`` and returns what to give :func:`_restore_environ` to undo it."""
-    saved = {name: environ.get(name) for name in values}
-    # A session token or profile left over from real AWS work must not ride along with the stack's keys.
-    for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE"):
-        saved.setdefault(name, environ.get(name))
-        environ.pop(name, None)
-    environ.update(values)
-    _forget_default_session()
-    return saved
-
-
-def _forget_default_session() -> None:
-    # boto3's default session keeps the credentials it first resolved: clients built after the environment
-    # changed would still sign with the old keys, which the stack's moto refuses (lakelet/stack/moto_guard.py).
-    import boto3
-
-    boto3.DEFAULT_SESSION = None
-
-
-def _restore_environ(environ: MutableMapping[str, str], saved: dict[str, str | None]) -> None:
-    for name, value in saved.items():
-        if value is None:
-            environ.pop(name, None)
-        else:
-            environ[name] = value
-
-
-def _chalice_config(project_dir: Path) -> Config:
-    """The dev stage of .chalice/config.json (timeout, memory), so local runs under the deployed limits."""
-    config_file = project_dir / ".chalice" / "config.json"
-    from_disk: dict[str, Any] = json.loads(config_file.read_text()) if config_file.is_file() else {}
-    return Config(chalice_stage="dev", config_from_disk=from_disk)
-
-
-def load_app(project_dir: Path = _PROJECT_DIR) -> Chalice:
-    """Import ``app.py`` of the Lakelet checkout (it is not an installed module) and return its Chalice app."""
-    root = str(project_dir)
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    module = importlib.import_module("app")
-    app = getattr(module, "app", None)
-    if not isinstance(app, Chalice):
-        raise RuntimeError(f"{project_dir / 'app.py'} defines no Chalice app named 'app'")
-    return app
 
 
 class LocalStack:
@@ -176,7 +84,7 @@ class LocalStack:
         region: str = LOCAL_REGION,
         bucket: str = LOCAL_BUCKET,
         table_prefix: str = LOCAL_TABLE_PREFIX,
-        project_dir: Path = _PROJECT_DIR,
+        project_dir: Path = PROJECT_DIR,
         environ: MutableMapping[str, str] | None = None,
         s3_port: int = 0,
         data_dir: Path | None = None,
@@ -274,7 +182,7 @@ class LocalStack:
 
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
-            self._saved_environ = _apply_environ(
+            self._saved_environ = apply_environ(
                 self._environ,
                 local_environment(
                     self.moto_url,
@@ -337,8 +245,8 @@ class LocalStack:
             self.persistence.close()  # moto no longer serves: the last snapshot sees everything
             self.persistence = None
         if self._saved_environ is not None:
-            _restore_environ(self._environ, self._saved_environ)
-            _forget_default_session()
+            restore_environ(self._environ, self._saved_environ)
+            forget_default_session()
             self._saved_environ = None
 
     def __enter__(self) -> Self:
@@ -403,7 +311,7 @@ class LocalStack:
         # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
         from chalicelib.settings import ENV_KMS_KEY_ID
 
-        kms_key_id = _local_kms_key(boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url))
+        kms_key_id = local_kms_key(boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url))
         if self._saved_environ is not None:
             self._saved_environ.setdefault(ENV_KMS_KEY_ID, self._environ.get(ENV_KMS_KEY_ID))
         self._environ[ENV_KMS_KEY_ID] = kms_key_id
@@ -429,7 +337,7 @@ class LocalStack:
         app = load_app(self._project_dir)
         if self.persistence is not None:
             refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
-        self._api = ApiServer(app, self.host, self._requested_api_port, _chalice_config(self._project_dir))
+        self._api = ApiServer(app, self.host, self._requested_api_port, chalice_config(self._project_dir))
         self._api.start()
         self._check_health()
         from chalicelib.wiring import get_services, s3_gateway
@@ -489,20 +397,3 @@ class LocalStack:
             status = error.code
         if not 200 <= status < 300:
             raise RuntimeError(f"the local API is up but GET {url} answered {status}")
-
-
-LOCAL_KMS_ALIAS = "alias/lakelet-local-secrets"
-
-
-def _local_kms_key(kms: Any) -> str:
-    """The id of the key that seals the stack's secrets: the one an earlier run of a persistent stack created
-    (found by its alias: the secrets stored with it are sealed under it), else a new one."""
-    from chalicelib.adapters.kms import create_local_key
-
-    try:
-        return str(kms.describe_key(KeyId=LOCAL_KMS_ALIAS)["KeyMetadata"]["KeyId"])
-    except kms.exceptions.NotFoundException:
-        pass
-    key_id = create_local_key(kms)
-    kms.create_alias(AliasName=LOCAL_KMS_ALIAS, TargetKeyId=key_id)
-    return key_id

@@ -249,6 +249,8 @@ OTHER_GROUPS = (
     "lakelet.commands.imports",
     "lakelet.commands.fs",
     "lakelet.commands.transfer",
+    "lakelet.commands.upload",
+    "lakelet.commands.download",
     "lakelet.commands.localdir",
     "lakelet.commands.gc",
     "lakelet.commands.actions",

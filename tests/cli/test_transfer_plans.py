@@ -9,17 +9,10 @@ from typing import Any
 
 import pytest
 
+from lakelet.commands.download import plan_download
 from lakelet.commands.errors import EXIT_CONFLICT, CLIError, MergeConflict, from_status
-from lakelet.commands.transfer import (
-    BATCH_MAX_BYTES,
-    BATCH_MAX_FILES,
-    PART_SUFFIX,
-    UploadItem,
-    _remote,
-    batches,
-    plan_download,
-    plan_upload,
-)
+from lakelet.commands.transfer import PART_SUFFIX, remote_of
+from lakelet.commands.upload import BATCH_MAX_BYTES, BATCH_MAX_FILES, UploadItem, batches, plan_upload
 from lakelet.commands.uri import URI, parse
 
 
@@ -141,9 +134,9 @@ def test_batches_share_the_work_and_keep_to_the_bounds() -> None:
 
 def test_only_http_addresses_count_as_presigned_urls() -> None:
     row = {"path": "a", "size_bytes": 3, "checksum": '"abc"'}
-    assert _remote({**row, "physical_address": "s3://bucket/data/x"}).url is None
-    assert _remote({**row, "physical_address": "https://bucket.s3/x?X-Amz-Signature=1"}).url == (
+    assert remote_of({**row, "physical_address": "s3://bucket/data/x"}).url is None
+    assert remote_of({**row, "physical_address": "https://bucket.s3/x?X-Amz-Signature=1"}).url == (
         "https://bucket.s3/x?X-Amz-Signature=1"
     )
-    assert _remote(row) == _remote({**row, "physical_address": ""})
-    assert _remote(row).checksum == "abc"
+    assert remote_of(row) == remote_of({**row, "physical_address": ""})
+    assert remote_of(row).checksum == "abc"

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import urllib3
 
-from lakelet.commands import transfer
+from lakelet.commands import download, transfer, upload
 from tests.cli.conftest import Result, make_tree, read_tree
 from tests.e2e.conftest import LocalProcess
 
 pytestmark = pytest.mark.e2e
 Cli = Callable[..., Result]
-BIG = transfer.DIRECT_MAX_BYTES + 1
+BIG = upload.DIRECT_MAX_BYTES + 1
 
 
 @pytest.fixture
@@ -83,7 +83,8 @@ def test_a_server_without_batches_or_presign_gets_one_request_per_file(
     requests_made: list[tuple[str, str]],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(transfer, "server_offers", lambda api: transfer.Server(False, frozenset()))
+    for direction in (upload, download):
+        monkeypatch.setattr(direction, "server_offers", lambda api: transfer.Server(False, frozenset()))
     files = _tree(tmp_path / "src")
     cli("fs", "upload", "-r", "--source", str(tmp_path / "src"), f"lakefs://{repo}/main/t/")
     assert len([u for m, u in requests_made if m == "POST" and u.endswith("/objects")]) == len(files)
@@ -107,6 +108,6 @@ def test_an_expired_or_failing_presigned_url_falls_back_to_the_api(
             assert remote.url is not None
             yield transfer.Remote(remote.path, remote.size, remote.checksum, remote.url + "-tampered")
 
-    monkeypatch.setattr(transfer, "list_remote", broken_urls)
+    monkeypatch.setattr(download, "list_remote", broken_urls)
     cli("fs", "download", "-r", f"lakefs://{repo}/main/t/", str(tmp_path / "back"))
     assert read_tree(tmp_path / "back") == files

@@ -17,7 +17,8 @@ from lakefs.client import Client
 from lakefs_sdk.models import GarbageCollectionRule, GarbageCollectionRules
 
 from lakelet import cli
-from lakelet.stack.local import Credentials, LocalStack
+from lakelet.stack.app_environment import Credentials
+from lakelet.stack.local import LocalStack
 
 pytestmark = pytest.mark.e2e  # starts the embedded stack in this process
 
@@ -181,7 +182,8 @@ def _crafted_export(root: Path, lines: list[dict[str, Any]], buckets: list[str] 
 def test_an_import_reads_only_the_files_of_its_export(tmp_path: Path) -> None:
     """A crafted objects.jsonl must not copy files from outside the export's objects/ into a bucket: no
     relative path out, no absolute path, no symbolic link, and no bucket the export's manifest does not list."""
-    from lakelet.stack.export import Endpoint, ExportError, import_stack
+    from lakelet.stack.export import Endpoint, ExportError
+    from lakelet.stack.export_import import import_stack
     from lakelet.stack.local import LOCAL_BUCKET, LOCAL_TABLE_PREFIX
 
     victim = tmp_path / "victim-home" / ".aws" / "credentials"

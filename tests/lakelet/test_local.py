@@ -13,7 +13,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from lakelet.stack.local import LOCAL_BUCKET, Credentials, LocalStack, local_environment
+from lakelet.stack.app_environment import Credentials, local_environment
+from lakelet.stack.local import LOCAL_BUCKET, LocalStack
 
 pytestmark = pytest.mark.e2e  # starts the embedded stack (moto and the API), in this process
 

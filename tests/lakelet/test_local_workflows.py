@@ -21,7 +21,8 @@ from moto.core.config import default_user_config
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.staging import stage
 from chalicelib.wiring import get_services
-from lakelet.stack.local import Credentials, LocalStack
+from lakelet.stack.app_environment import Credentials
+from lakelet.stack.local import LocalStack
 
 KEYS = Credentials("AKIAIOSFODNN7WORKFLOW", "workflow-secret-key")
 _NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))

@@ -318,7 +318,8 @@ def test_the_api_and_the_gateway_say_what_to_do_on_a_full_disk(tmp_path: Path, m
     import requests
     from botocore.config import Config
 
-    from lakelet.stack.local import Credentials, LocalStack
+    from lakelet.stack.app_environment import Credentials
+    from lakelet.stack.local import LocalStack
 
     keys = Credentials("AKIALOCALDISKFULL", "disk/full+secret")
     auth = (keys.access_key_id, keys.secret_access_key)

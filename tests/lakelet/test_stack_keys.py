@@ -14,7 +14,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from lakelet.defaults import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
-from lakelet.stack.local import Credentials, LocalStack
+from lakelet.stack.app_environment import Credentials
+from lakelet.stack.local import LocalStack
 from lakelet.stack.stack_keys import KEYS_FILE
 
 pytestmark = pytest.mark.e2e  # starts the embedded stack in this process
