@@ -51,10 +51,13 @@ def _stack_commands() -> None:
     # Once per process: the groups are module-level objects shared by every tree built here.
     from lakelet.commands import gc, localdir
     from lakelet.stack import cli as stack
+    from lakelet.stack import export_cli
 
-    localdir.app.command("export", help="Export the local stack's data directory (not lakectl's).")(stack.local_export)
+    localdir.app.command("export", help="Export the local stack's data directory (not lakectl's).")(
+        export_cli.local_export
+    )
     localdir.app.command("import", help="Import an export into a new data directory (not lakectl's).")(
-        stack.local_import
+        export_cli.local_import
     )
     gc.app.command("run")(stack.gc_run)
 

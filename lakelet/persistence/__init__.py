@@ -10,10 +10,12 @@ persisting moto, and that is done with a snapshot plus a journal:
   lock that makes the journal's order moto's order (journal.py: framed, checksummed, group-committed fsync);
 - determinism.py pins moto's random numbers and clock per request, so a replay makes the same IDs;
 - workflows.py carries Step Functions executions across (their ends are journaled; cut-off ones are FAILED);
-- store.py ties these together; datadir.py owns the directory's layout, format version and lock.
+- recovery.py rebuilds moto from them on open; store.py ties these together; datadir.py owns the directory's
+  layout, format version and lock.
 """
 
 from lakelet.persistence.datadir import DataDirError
-from lakelet.persistence.store import Persistence, Recovery
+from lakelet.persistence.recovery import Recovery
+from lakelet.persistence.store import Persistence
 
 __all__ = ["DataDirError", "Persistence", "Recovery"]

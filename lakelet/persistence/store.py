@@ -1,12 +1,11 @@
 """Persistence of the local stack's moto server: recover on open, journal while serving, snapshot on close.
 
-Open: check the directory's format and lock it (datadir.py); read the journals written since the newest snapshot
-and refuse to start, changing nothing, when one is damaged (a bad frame followed by good ones: acknowledged writes
-would be lost) unless the loss is accepted, which sets the files aside first; drop a torn tail (a last frame a
-crash cut short), saying so; load the newest snapshot; replay the journals in order, each request with the seed and time
-it first ran with (determinism.py), Step Functions
-executions recorded but not run again (workflows.py); mark executions that were cut off FAILED; write a fresh
-snapshot and start a new journal.
+Open: check the directory's format and lock it (datadir.py); then (recovery.py) read the journals written since
+the newest snapshot and refuse to start, changing nothing, when one is damaged (a bad frame followed by good ones:
+acknowledged writes would be lost) unless the loss is accepted, which sets the files aside first; drop a torn tail
+(a last frame a crash cut short), saying so; load the newest snapshot; replay the journals in order, each request
+with the seed and time it first ran with (determinism.py), Step Functions executions recorded but not run again
+(workflows.py); mark executions that were cut off FAILED; write a fresh snapshot and start a new journal.
 
 Serve: :meth:`Persistence.wrap` puts the journaling middleware in front of moto's WSGI app. A request that may
 change moto's state runs under one lock, which orders moto's changes exactly as the journal does, and its record
@@ -24,12 +23,9 @@ import logging
 import os
 import re
 import secrets
-import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
@@ -45,41 +41,14 @@ from lakelet.persistence import (
     workflows,
 )
 from lakelet.persistence.journal import Journal, Record
+from lakelet.persistence.recovery import JOURNAL_NAME, RAISED, SNAPSHOT_NAME, Recovery, numbered_files, recover
 
 log = logging.getLogger("lakelet.persistence")
 
 SNAPSHOT_RECORDS = 20_000
 SNAPSHOT_MIN_BYTES = 256 * 1024 * 1024
-_SNAPSHOT_NAME = re.compile(r"^snapshot-(\d+)\.bin$")
-_JOURNAL_NAME = re.compile(r"^journal-(\d+)\.log$")
 _LEFTOVER = re.compile(r"^\.snapshot-(\d+)\.tmp$")  # a snapshot a kill cut short
-_RAISED = 599  # the status journaled for a request whose handling raised in moto
 _UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet up is stopping</Message></Error>"
-
-
-@dataclass
-class Recovery:
-    """What opening the data directory did."""
-
-    snapshot: str | None = None  # the snapshot loaded, None for a new directory
-    replayed: int = 0  # journal records applied on top of it
-    mismatches: list[str] = field(default_factory=list)  # replayed requests whose status differed from the first run
-    orphans: list[str] = field(default_factory=list)  # executions cut off, now FAILED
-    notes: list[str] = field(default_factory=list)  # torn tails dropped, a loss accepted
-    seconds: float = 0.0
-
-    def summary(self) -> str:
-        if self.snapshot is None and not self.replayed and not self.notes:
-            return "new"
-        text = f"restored {'a snapshot' if self.snapshot else 'no snapshot'} and {self.replayed} journaled changes"
-        text += f" in {self.seconds:.1f} s"
-        if self.orphans:
-            text += f"; {len(self.orphans)} workflow execution(s) cut off by the stop marked FAILED"
-        if self.mismatches:
-            text += f"; {len(self.mismatches)} replayed request(s) answered differently (see the log)"
-        for note in self.notes:
-            text += f"; {note}"
-        return text
 
 
 class Persistence:
@@ -123,7 +92,7 @@ class Persistence:
         try:
             determinism.install()
             workflows.install(self._execution_ended)
-            self.recovery = self._recover()
+            self.recovery, self._generation = recover(self.data_dir, self.moto_dir, self._accept_journal_loss)
             try:
                 self.snapshot()
             except OSError as error:
@@ -195,7 +164,7 @@ class Persistence:
                 status, headers, chunks = middleware.run(app, environ, seed, when)
             except Exception:
                 # moto may have changed part of its state before failing; a replay fails at the same point.
-                self._journal.append(Record(journal.REQUEST, when, seed, _RAISED, recorded, body))
+                self._journal.append(Record(journal.REQUEST, when, seed, RAISED, recorded, body))
                 raise
             try:
                 self._journal.append(Record(journal.REQUEST, when, seed, int(status[:3]), recorded, body))
@@ -284,7 +253,11 @@ class Persistence:
                 tmp.unlink(missing_ok=True)
                 raise
             self._last_snapshot_bytes = size
-            for number, path in self._files(_SNAPSHOT_NAME) + self._files(_JOURNAL_NAME) + self._files(_LEFTOVER):
+            for number, path in (
+                numbered_files(self.moto_dir, SNAPSHOT_NAME)
+                + numbered_files(self.moto_dir, JOURNAL_NAME)
+                + numbered_files(self.moto_dir, _LEFTOVER)
+            ):
                 if number < generation:
                     path.unlink(missing_ok=True)
             return target
@@ -318,130 +291,8 @@ class Persistence:
             except Exception:
                 log.exception("lakelet up: a snapshot failed; the journal keeps growing")
 
-    # -- recovery ---------------------------------------------------------------------------------------------
-
-    def _recover(self) -> Recovery:
-        started = time.monotonic()
-        recovery = Recovery()
-        snapshots = self._files(_SNAPSHOT_NAME)
-        journals = self._files(_JOURNAL_NAME)
-        base = snapshots[-1][0] if snapshots else 0
-        scans = [journal.scan(path) for number, path in journals if number >= base]
-        # Checked before anything is loaded or changed, so a refusal leaves every file as it was.
-        replayable = self._check_journals(scans, snapshots[-1][1] if snapshots else None, recovery)
-        if snapshots:
-            snapshot.load(snapshots[-1][1])
-            recovery.snapshot = snapshots[-1][1].name
-        else:
-            snapshot.reset_moto()
-        app = middleware.moto_app()
-        with _executing_state_machines(), workflows.replaying():
-            for scanned in replayable:
-                try:
-                    for record in journal.read_records(scanned.path, scanned.end):
-                        self._replay(app, record, recovery)
-                except ValueError as error:
-                    raise datadir.DataDirError(f"{error}; every file is left as it was") from None
-        recovery.orphans = workflows.fail_orphans()
-        self._generation = max([base] + [number for number, _ in journals])
-        recovery.seconds = time.monotonic() - started
-        return recovery
-
-    def _check_journals(self, scans: list[journal.Scan], base: Path | None, recovery: Recovery) -> list[journal.Scan]:
-        """The journals to replay, each up to its ``end``. A torn tail is cut off (the file truncated); damage
-        raises DataDirError, or with ``accept_journal_loss`` ends the replay there after setting the files aside."""
-        for index, scanned in enumerate(scans):
-            if scanned.problem is None:
-                continue
-            later = scans[index + 1 :]
-            readable = scanned.valid_after + sum(s.records + s.valid_after for s in later)
-            where = f"journal {scanned.path} at byte {scanned.end} ({scanned.problem})"
-            if readable == 0:
-                note = f"dropped the torn tail of {where}: {scanned.size - scanned.end} byte(s) a crash cut short"
-                log.warning("lakelet up: %s", note)
-                recovery.notes.append(note)
-                os.truncate(scanned.path, scanned.end)
-                continue
-            if not self._accept_journal_loss:
-                raise datadir.DataDirError(
-                    f"{where} is damaged, and {readable} journaled change(s) after it are readable: refusing to "
-                    "start, every file is left as it was; to start from the "
-                    f"{sum(s.records for s in scans[: index + 1])}"
-                    " change(s) before the damage and lose the rest, run again with --accept-journal-loss (the "
-                    "damaged files are set aside first)"
-                )
-            aside = self._set_aside([s.path for s in scans[index:]] + ([base] if base is not None else []))
-            note = (
-                f"accepted the loss of {where} and the {readable} change(s) after it; the files are set aside in "
-                f"{aside}"
-            )
-            log.warning("lakelet up: %s", note)
-            recovery.notes.append(note)
-            return scans[: index + 1]
-        return scans
-
-    def _set_aside(self, paths: list[Path]) -> Path:
-        """Keep the files as they are in a new ``damaged-<time>`` directory: hard links (these files are never
-        written again, and the start-up snapshot only unlinks them), or copies where links are not possible."""
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        aside = self.data_dir / f"damaged-{stamp}"
-        suffix = 1
-        while aside.exists():
-            suffix += 1
-            aside = self.data_dir / f"damaged-{stamp}-{suffix}"
-        aside.mkdir(mode=0o700)
-        for path in paths:
-            try:
-                os.link(path, aside / path.name)
-            except OSError:
-                shutil.copy2(path, aside / path.name)
-        datadir.sync_directory(aside)
-        datadir.sync_directory(self.data_dir)
-        return aside
-
-    def _replay(self, app: middleware.WsgiApp, record: Record, recovery: Recovery) -> None:
-        recovery.replayed += 1
-        if record.kind == journal.EXECUTION_END:
-            workflows.apply_end(record.data)
-            return
-        environ = middleware.replay_environ(record.environ, record.body)
-        try:
-            status = int(middleware.run(app, environ, record.seed, record.time)[0][:3])
-        except Exception as error:  # noqa: BLE001 - reported like any other difference; recovery goes on
-            status = _RAISED
-            if record.status != _RAISED:
-                log.warning("lakelet up: replay: %s", error)
-        if status != record.status:
-            what = f"{record.environ.get('REQUEST_METHOD')} {record.environ.get('PATH_INFO')}"
-            target = record.environ.get("HTTP_X_AMZ_TARGET")
-            message = f"{what} {target or ''}: answered {status} on replay, {record.status} at first"
-            recovery.mismatches.append(message)
-            log.warning("lakelet up: replay: %s", message)
-
-    def _files(self, pattern: re.Pattern[str]) -> list[tuple[int, Path]]:
-        found = []
-        for path in self.moto_dir.iterdir():
-            match = pattern.match(path.name)
-            if match:
-                found.append((int(match.group(1)), path))
-        return sorted(found)
-
     def _snapshot_path(self, generation: int) -> Path:
         return self.moto_dir / f"snapshot-{generation}.bin"
 
     def _journal_path(self, generation: int) -> Path:
         return self.moto_dir / f"journal-{generation}.log"
-
-
-@contextmanager
-def _executing_state_machines() -> Iterator[None]:
-    """moto's config as the stack sets it, so a replayed StartExecution reaches the interpreter's backend (the
-    one the stack's state machines live in)."""
-    from moto.core.config import default_user_config
-
-    saved = dict(default_user_config.get("stepfunctions") or {})
-    default_user_config["stepfunctions"] = {**saved, "execute_state_machine": True}  # type: ignore[typeddict-item]
-    try:
-        yield
-    finally:
-        default_user_config["stepfunctions"] = saved  # type: ignore[typeddict-item]

@@ -257,6 +257,7 @@ OTHER_GROUPS = (
     "lakelet.commands.auth",
     "lakelet.commands.doctor",
     "lakelet.stack.cli",
+    "lakelet.stack.export_cli",
 )
 
 
