@@ -31,7 +31,24 @@ from . import session
 from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
 from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
-__all__ = ["BINARY_TYPES", "accept_anything_by_default", "lakefs_error_shape"]
+__all__ = [
+    "ANY_CONTENT_TYPE",
+    "AUTH_FAILED",
+    "BINARY_TYPES",
+    "URL_PREFIX",
+    "View",
+    "accept_anything_by_default",
+    "authenticate",
+    "basic_credentials",
+    "current_user",
+    "json_response",
+    "lakefs_error_shape",
+    "no_content",
+    "raw_body",
+    "route",
+    "services",
+    "source_ip",
+]
 
 log = logging.getLogger(__name__)
 

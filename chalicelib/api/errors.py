@@ -14,6 +14,19 @@ from chalice import Response
 
 from chalicelib.graveler import errors
 
+__all__ = [
+    "INTERNAL_ERROR_MESSAGE",
+    "RETRY_AFTER_SECONDS",
+    "STATUS",
+    "UNAUTHORIZED_HEADERS",
+    "UnsatisfiableRange",
+    "error_response",
+    "graveler_error_response",
+    "headers_for",
+    "message_for",
+    "status_for",
+]
+
 # Keys are GravelerError classes; typed as plain ``type`` so a lookup by any class of an error's MRO type-checks.
 STATUS: Mapping[type, int] = {
     errors.Invalid: 400,

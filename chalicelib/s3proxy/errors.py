@@ -14,6 +14,8 @@ from chalicelib.graveler import errors
 from .model import Response
 from .xmlio import element, render
 
+__all__ = ["CODES", "GRAVELER_CODES", "S3Error", "code_for", "error_response", "from_graveler"]
+
 # code -> (HTTP status, default message). Names and statuses are S3's, so every S3 client knows them.
 CODES: Mapping[str, tuple[int, str]] = {
     # authentication

@@ -24,7 +24,7 @@ from .mergetable import Decision, action, decide
 from .storage import CommittedStorage
 from .writer import RangeWriter
 
-__all__ = ["MergeChange", "trivial_merge"]
+__all__ = ["MergeChange", "MergeOutcome", "diff", "merge", "merge_changes", "trivial_merge"]
 
 
 def _storage(manager: CommittedManager) -> CommittedStorage:
