@@ -1,4 +1,8 @@
-"""Builds the services once per warm Lambda container; tests swap in their own with ``set_services``."""
+"""Builds the services once per warm Lambda container; tests swap in their own with ``set_services``.
+
+Assembly knows no faces: the API's routes, the S3 gateway (``S3Gateway.from_services``) and the workflows'
+handlers each take what they need from these services; nothing here imports them.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +17,15 @@ from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.imports import ImportRecords, SourceLister
-from .graveler.ports import BlockStore, PullRequestStore, RefStore, StagingStore, WorkflowRunner
-from .graveler.protection import BranchProtection, BranchProtectionStore
+from .graveler.ports import (
+    BlockStore,
+    BranchProtectionStore,
+    PullRequestStore,
+    RefStore,
+    StagingStore,
+    WorkflowRunner,
+)
+from .graveler.protection import BranchProtection
 from .graveler.pull_requests import PullRequestParts, PullRequests
 from .graveler.refs_dump import RefsDumper, RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
@@ -22,8 +33,8 @@ from .graveler.workflow_runner import Workflows
 from .settings import GCSettings, Settings
 
 if TYPE_CHECKING:
+    from .auth.ports import Signer
     from .repository_metadata import RepositoryMetadataStore
-    from .s3proxy import S3Gateway
 
 
 @dataclass
@@ -40,6 +51,8 @@ class Services:
     # The pull requests and the refs dump and restore, over the engine (assemble builds both).
     pull_requests: PullRequests | None = None
     refs_dump: RefsDumper | None = None
+    # The SigV4 arithmetic the S3 gateway verifies signatures with; None: botocore's, built on first use.
+    signer: Signer | None = None
 
     def pulls(self) -> PullRequests:
         if self.pull_requests is None:
@@ -50,6 +63,14 @@ class Services:
         if self.refs_dump is None:
             raise RuntimeError("these services were built without refs dumps")
         return self.refs_dump
+
+    def signing(self) -> Signer:
+        """The signer, botocore's unless one was given: built when first asked for (the API never needs it)."""
+        if self.signer is None:
+            from .adapters.sigv4 import BotocoreSigner
+
+            self.signer = BotocoreSigner()
+        return self.signer
 
 
 _lock = threading.Lock()
@@ -293,22 +314,3 @@ def set_services(services: Services | None) -> None:
     global _services
     with _lock:
         _services = services
-
-
-def s3_gateway(services: Services, max_response_bytes: int | None = None) -> S3Gateway:
-    """The S3 gateway over these services: SigV4 verified with botocore's signing code against the users' own
-    secret keys, and every operation checked against their policies like the API's."""
-    from .adapters.sigv4 import BotocoreSigner
-    from .auth.policies import Permission
-    from .s3proxy import S3Gateway
-
-    def credentials(access_key_id: str) -> tuple[str, str]:
-        user, secret = services.auth.secret_for_signing(access_key_id)
-        return user.id, secret
-
-    def authorize(user_id: str, action: str, resource: str) -> None:
-        services.auth.authorizer.check(user_id, [Permission(action, resource)])
-
-    return S3Gateway(
-        services.graveler, credentials, BotocoreSigner(), authorize=authorize, max_response_bytes=max_response_bytes
-    )

@@ -16,7 +16,7 @@ import threading
 from chalicelib.graveler import errors
 
 from . import secrets as sealed_secrets
-from .ports import AuthStore, SecretCipher
+from .ports import SecretCipher, ServerKeyStore
 
 MASTER_KEY_NAME = "master"
 MASTER_KEY_BYTES = 32
@@ -26,7 +26,7 @@ _CONTEXT_PURPOSE = "lakelet:server-key"
 class ServerKeys:
     """Derives per-purpose keys from the stored master key, loading (or creating) it on first use."""
 
-    def __init__(self, store: AuthStore, cipher: SecretCipher) -> None:
+    def __init__(self, store: ServerKeyStore, cipher: SecretCipher) -> None:
         self._store = store
         self._cipher = cipher
         self._lock = threading.Lock()

@@ -1,22 +1,29 @@
-"""The ports of auth: its store (users, keys, groups, policies, server keys, revoked login tokens) and the cipher
-of secrets at rest."""
+"""The ports of auth: its store (users, keys, groups, policies, server keys, revoked login tokens), the cipher
+of secrets at rest, and the SigV4 arithmetic that checks what a user signed with a secret key."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from .records import Credential, Group, Policy, Principal, User
 
+__all__ = [
+    "AuthStore",
+    "CredentialStore",
+    "GroupStore",
+    "PolicyStore",
+    "RevokedTokens",
+    "SecretCipher",
+    "ServerKeyStore",
+    "Signer",
+    "UserStore",
+]
 
-class AuthStore(Protocol):
-    """Users, access keys, groups, memberships, policies and their attachments, sealed server keys, and the ids
-    of revoked login tokens until those tokens expire.
 
-    Creations are put-if-absent. Memberships and attachments are sets: adding twice or removing what is not
-    there changes nothing. Deleting a user, group or policy removes only its own record; the service removes
-    what refers to it first.
-    """
+class UserStore(Protocol):
+    """The users. Creation is put-if-absent; deleting a user removes only its own record (the service removes
+    its keys, memberships and attachments first)."""
 
     def create_user(self, user: User) -> None:
         """Stores a new user. Raises UserExists."""
@@ -29,6 +36,14 @@ class AuthStore(Protocol):
     def list_users(self, after: str = "", limit: int = 1000) -> list[User]:
         """Up to ``limit`` users with id > ``after``, sorted by id."""
         ...
+
+    def delete_user(self, user_id: str) -> None:
+        """Deletes the user record. Raises UserNotFound."""
+        ...
+
+
+class CredentialStore(Protocol):
+    """The users' access keys (their secrets sealed by the SecretCipher). Creation is put-if-absent."""
 
     def create_credential(self, credential: Credential) -> None:
         """Stores a new access key. Raises AlreadyExists if the access key id is taken."""
@@ -46,9 +61,10 @@ class AuthStore(Protocol):
         """Deletes the access key. Raises CredentialNotFound."""
         ...
 
-    def delete_user(self, user_id: str) -> None:
-        """Deletes the user record. Raises UserNotFound."""
-        ...
+
+class GroupStore(Protocol):
+    """The groups and their members. Creation is put-if-absent; memberships are sets: adding twice or removing
+    what is not there changes nothing. Deleting a group removes only its own record."""
 
     def create_group(self, group: Group) -> None:
         """Stores a new group. Raises GroupExists."""
@@ -81,6 +97,11 @@ class AuthStore(Protocol):
     def list_user_groups(self, user_id: str) -> list[str]:
         """The ids of the groups the user belongs to, sorted."""
         ...
+
+
+class PolicyStore(Protocol):
+    """The policies and their attachments to users and groups. Creation is put-if-absent; attachments are sets.
+    Deleting a policy removes only its own record (the service detaches it first)."""
 
     def create_policy(self, policy: Policy) -> None:
         """Stores a new policy. Raises PolicyExists."""
@@ -122,6 +143,10 @@ class AuthStore(Protocol):
         """Every user and group the policy is attached to, sorted by (kind, id)."""
         ...
 
+
+class ServerKeyStore(Protocol):
+    """The server's own keys, sealed (auth/keys.py): written once, read back on every cold start."""
+
     def create_server_key(self, name: str, sealed: str) -> None:
         """Stores a sealed server key (see auth/keys.py). Raises AlreadyExists."""
         ...
@@ -129,6 +154,10 @@ class AuthStore(Protocol):
     def get_server_key(self, name: str) -> str:
         """The sealed server key. Raises NotFound."""
         ...
+
+
+class RevokedTokens(Protocol):
+    """The ids of revoked login tokens, until those tokens expire."""
 
     def revoke_token(self, token_id: str, expires: int) -> None:
         """Records that the login token ``token_id`` is revoked. ``expires`` is the token's own expiry (Unix
@@ -140,6 +169,17 @@ class AuthStore(Protocol):
         consistent read: a logout is seen by the very next request, in any container). May answer False once
         the token has expired."""
         ...
+
+
+class AuthStore(UserStore, CredentialStore, GroupStore, PolicyStore, ServerKeyStore, RevokedTokens, Protocol):
+    """Everything auth keeps, in one store: users, access keys, groups, memberships, policies and their
+    attachments, sealed server keys, and the ids of revoked login tokens until those tokens expire.
+
+    Creations are put-if-absent. Memberships and attachments are sets: adding twice or removing what is not
+    there changes nothing. Deleting a user, group or policy removes only its own record; the service removes
+    what refers to it first. One adapter implements it all (one DynamoDB table, one in-memory twin); code that
+    needs one concern asks for that part alone (auth/keys.py takes a ServerKeyStore).
+    """
 
 
 class SecretCipher(Protocol):
@@ -158,4 +198,30 @@ class SecretCipher(Protocol):
     def decrypt(self, ciphertext: bytes, context: Mapping[str, str]) -> bytes:
         """The plaintext. Raises DecryptionFailed for a tampered ciphertext or another context, StorageError
         when the cipher is unreachable."""
+        ...
+
+
+class Signer(Protocol):
+    """SigV4 arithmetic, for verifying what S3 clients signed with a user's secret key (the S3 gateway,
+    chalicelib/s3proxy/sigv4.py, decides the policy around it; chalicelib/adapters/sigv4.py binds it to botocore).
+    Every value is already canonical except where said; the signer only assembles and hashes."""
+
+    def canonical_request(
+        self,
+        method: str,
+        canonical_uri: str,
+        query: Sequence[tuple[str, str]],
+        headers: Sequence[tuple[str, str]],
+        payload_hash: str,
+    ) -> str:
+        """The canonical request. ``query`` is decoded (the signer encodes and sorts it); ``headers`` are the
+        signed headers only, lower-case names, raw values (the signer trims them)."""
+        ...
+
+    def string_to_sign(self, canonical_request: str, amz_date: str, region: str, service: str) -> str:
+        """``AWS4-HMAC-SHA256\\n<date>\\n<scope>\\n<sha256(canonical request)>``."""
+        ...
+
+    def signature(self, secret: str, amz_date: str, region: str, service: str, string_to_sign: str) -> str:
+        """Hex HMAC-SHA256 of ``string_to_sign`` under the key derived from the secret and the scope."""
         ...

@@ -16,6 +16,7 @@ from .records import (
     Commit,
     CommitID,
     Key,
+    ProtectionRules,
     Repository,
     RepositoryID,
     StagedEntry,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BlockStore",
+    "BranchProtectionStore",
     "Execution",
     "PullRequestStore",
     "PutResult",
@@ -317,4 +319,19 @@ class PullRequestStore(Protocol):
     def update(self, repo: Repository, pr: PullRequest, expected: PullRequest) -> None:
         """Compare-and-swap: replaces the stored pull request only while it still equals ``expected``.
         Raises PreconditionFailed when it changed meanwhile, PullRequestNotFound when it is gone."""
+        ...
+
+
+class BranchProtectionStore(Protocol):
+    """The rules of repositories, each identified by (id, creation date), so that rules never outlive their
+    repository: one deleted and created again under the same name starts unprotected."""
+
+    def get(self, repo_id: str, creation_date: int) -> ProtectionRules:
+        """The stored rules (no patterns, ETag "" when none were stored). Raises RepositoryNotFound for another
+        generation of the repository."""
+        ...
+
+    def set(self, repo_id: str, creation_date: int, rules: ProtectionRules, expected_etag: str | None) -> None:
+        """Stores ``rules`` if the stored ETag is ``expected_etag`` ("" = none stored yet; None = whatever is
+        stored). Raises PreconditionFailed when it is not, RepositoryNotFound when the repository is gone."""
         ...

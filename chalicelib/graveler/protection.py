@@ -22,12 +22,11 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Protocol
 
 from . import errors
 from .caches import TTLCache
-from .records import Repository
+from .ports import BranchProtectionStore
+from .records import ProtectionRules, Repository
 
 __all__ = ["BranchProtection", "BranchProtectionStore", "ProtectionRules"]
 
@@ -40,29 +39,6 @@ MAX_PATTERN_CHARS = 256
 WRITE_MESSAGE = "cannot write to protected branch"
 COMMIT_MESSAGE = "cannot commit to protected branch"
 DELETE_MESSAGE = "cannot delete protected branch"
-
-
-@dataclass(frozen=True, slots=True)
-class ProtectionRules:
-    """The patterns of a repository, in the order they were set, and their ETag ("" when never set)."""
-
-    patterns: tuple[str, ...]
-    etag: str
-
-
-class BranchProtectionStore(Protocol):
-    """The rules of repositories, each identified by (id, creation date), so that rules never outlive their
-    repository: one deleted and created again under the same name starts unprotected."""
-
-    def get(self, repo_id: str, creation_date: int) -> ProtectionRules:
-        """The stored rules (no patterns, ETag "" when none were stored). Raises RepositoryNotFound for another
-        generation of the repository."""
-        ...
-
-    def set(self, repo_id: str, creation_date: int, rules: ProtectionRules, expected_etag: str | None) -> None:
-        """Stores ``rules`` if the stored ETag is ``expected_etag`` ("" = none stored yet; None = whatever is
-        stored). Raises PreconditionFailed when it is not, RepositoryNotFound when the repository is gone."""
-        ...
 
 
 def etag_of(patterns: Iterable[str]) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "ListedObject",
     "MetaRangeID",
     "Page",
+    "ProtectionRules",
     "Repository",
     "RepositoryID",
     "RepositoryState",
@@ -185,3 +186,12 @@ class ListedObject:
 
     key: Key
     entry: Entry | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectionRules:
+    """Branch protection (protection.py): the patterns of a repository, in the order they were set, and their
+    ETag ("" when never set)."""
+
+    patterns: tuple[str, ...]
+    etag: str

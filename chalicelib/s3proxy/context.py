@@ -31,7 +31,7 @@ Authorizer = Callable[[str, str, str], None]
 
 def allow_all(user_id: str, action: str, resource: str) -> None:
     """The default authorizer: every authenticated user may do everything. The local and deployed gateways
-    check the users' policies instead (chalicelib.wiring.s3_gateway)."""
+    check the users' policies instead (S3Gateway.from_services)."""
 
 
 def repository_arn(repo: str) -> str:

@@ -54,12 +54,12 @@ def event_response(response: Response) -> dict[str, Any]:
 def _gateway() -> S3Gateway:
     """One gateway per warm container, rebuilt if the services are swapped (tests do)."""
     global _built
-    from chalicelib.wiring import get_services, s3_gateway
+    from chalicelib.wiring import get_services
 
     services = get_services()
     with _lock:
         if _built is None or _built[0] is not services:
-            _built = (services, s3_gateway(services, MAX_RESPONSE_BYTES))
+            _built = (services, S3Gateway.from_services(services, MAX_RESPONSE_BYTES))
         return _built[1]
 
 

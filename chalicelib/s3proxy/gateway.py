@@ -12,8 +12,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from chalicelib.auth.conditions import with_request_fields
+from chalicelib.auth.policies import Permission
+from chalicelib.auth.ports import Signer
 from chalicelib.graveler import errors
 from chalicelib.graveler.service import Graveler
 
@@ -22,7 +25,10 @@ from .errors import S3Error, error_response, from_graveler
 from .model import Request, Response
 from .payload import request_body
 from .router import route, split_path
-from .sigv4 import CredentialsLookup, Signer, authenticate
+from .sigv4 import CredentialsLookup, authenticate
+
+if TYPE_CHECKING:
+    from chalicelib.wiring import Services
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +58,28 @@ class S3Gateway:
         self._authorize = authorize
         self._clock = clock
         self._max_response_bytes = max_response_bytes
+
+    @classmethod
+    def from_services(cls, services: Services, max_response_bytes: int | None = None) -> S3Gateway:
+        """The gateway over the app's services, as the deployed and local ones run: SigV4 verified with their
+        signer against the users' own secret keys, and every operation checked against their policies like the
+        API's. The gateway assembles itself here, so the services' assembly (wiring.py) needs no gateway."""
+        auth = services.auth
+
+        def credentials(access_key_id: str) -> tuple[str, str]:
+            user, secret = auth.secret_for_signing(access_key_id)
+            return user.id, secret
+
+        def authorize(user_id: str, action: str, resource: str) -> None:
+            auth.authorizer.check(user_id, [Permission(action, resource)])
+
+        return cls(
+            services.graveler,
+            credentials,
+            services.signing(),
+            authorize=authorize,
+            max_response_bytes=max_response_bytes,
+        )
 
     def handle(self, request: Request) -> Response:
         request_id = uuid.uuid4().hex[:16].upper()

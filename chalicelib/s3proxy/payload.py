@@ -21,9 +21,11 @@ import hmac
 import zlib
 from collections.abc import Callable
 
+from chalicelib.auth.ports import Signer
+
 from .errors import S3Error
 from .model import Request
-from .sigv4 import SERVICE, UNSIGNED_PAYLOAD, Identity, Signer
+from .sigv4 import SERVICE, UNSIGNED_PAYLOAD, Identity
 
 SIGNED_STREAMING = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 SIGNED_STREAMING_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"

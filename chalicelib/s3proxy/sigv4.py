@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from email.utils import mktime_tz, parsedate_tz
-from typing import Protocol
 from urllib.parse import quote, unquote
 
 from chalicelib.auth import errors as auth_errors
+from chalicelib.auth.ports import Signer
 
 from .errors import S3Error
 from .model import Request
@@ -37,30 +37,6 @@ _SIGNATURE = re.compile(r"[0-9a-f]{64}")
 
 # access key id -> (user id, secret); raises graveler CredentialNotFound for a key it does not know.
 CredentialsLookup = Callable[[str], tuple[str, str]]
-
-
-class Signer(Protocol):
-    """SigV4 arithmetic. Every value is already canonical except where said; the signer only assembles and hashes."""
-
-    def canonical_request(
-        self,
-        method: str,
-        canonical_uri: str,
-        query: Sequence[tuple[str, str]],
-        headers: Sequence[tuple[str, str]],
-        payload_hash: str,
-    ) -> str:
-        """The canonical request. ``query`` is decoded (the signer encodes and sorts it); ``headers`` are the
-        signed headers only, lower-case names, raw values (the signer trims them)."""
-        ...
-
-    def string_to_sign(self, canonical_request: str, amz_date: str, region: str, service: str) -> str:
-        """``AWS4-HMAC-SHA256\\n<date>\\n<scope>\\n<sha256(canonical request)>``."""
-        ...
-
-    def signature(self, secret: str, amz_date: str, region: str, service: str, string_to_sign: str) -> str:
-        """Hex HMAC-SHA256 of ``string_to_sign`` under the key derived from the secret and the scope."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

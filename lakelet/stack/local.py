@@ -340,10 +340,11 @@ class LocalStack:
         self._api = ApiServer(app, self.host, self._requested_api_port, chalice_config(self._project_dir))
         self._api.start()
         self._check_health()
-        from chalicelib.wiring import get_services, s3_gateway
+        from chalicelib.s3proxy import S3Gateway
+        from chalicelib.wiring import get_services
 
         # The gateway a Lambda would run, over the same services, with no payload limit.
-        gateway = s3_gateway(get_services())
+        gateway = S3Gateway.from_services(get_services())
         if self.persistence is not None:
             gateway = refusals.ExplainingGateway(gateway)  # type: ignore[assignment]
         self._s3 = S3Server(gateway, self.host, self._requested_s3_port)

@@ -12,6 +12,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.auth.conditions import Condition, ConditionError, evaluate
+from chalicelib.s3proxy import S3Gateway
 from tests.s3proxy.conftest import signed
 
 from .support import Api, assert_error, body_of, conforms
@@ -92,7 +93,7 @@ def test_the_s3_gateway_evaluates_conditions_with_its_client_address(
     api.upload(repo, "main", "a.txt", b"alpha")
     only_office = {**READ_ALL, "condition": {"IpAddress": {"SourceIp": ["203.0.113.0/24"]}}}
     _, (key, secret) = user_with(api, client, only_office)
-    gateway = wiring.s3_gateway(services, 1024 * 1024)
+    gateway = S3Gateway.from_services(services, 1024 * 1024)
     request = signed("GET", f"/{repo}/main/a.txt", key=key, secret=secret)
     inside = gateway.handle(dataclasses.replace(request, source_ip="203.0.113.9"))
     assert inside.status == 200 and inside.body == b"alpha"

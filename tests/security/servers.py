@@ -19,6 +19,7 @@ import pytest
 from app import app
 from chalicelib import wiring
 from chalicelib.graveler.records import Entry, StagedEntry
+from chalicelib.s3proxy import S3Gateway
 from chalicelib.settings import Settings
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.s3server import S3Server
@@ -106,7 +107,7 @@ def stack() -> Iterator[Stack]:
     wiring.set_services(services)
     credential, secret = services.auth.setup("admin")
     api = ApiServer(app, port=0)
-    s3 = S3Server(wiring.s3_gateway(services), port=0)
+    s3 = S3Server(S3Gateway.from_services(services), port=0)
     api.start()
     s3.start()
     try:

@@ -20,7 +20,7 @@ from botocore.config import Config
 from chalice.test import Client, HTTPResponse
 
 from chalicelib import wiring
-from chalicelib.s3proxy import Request, Response
+from chalicelib.s3proxy import Request, Response, S3Gateway
 from tests.api.support import Api, app, memory_services
 from tests.s3proxy.conftest import _RawBody, signed, to_gateway_request
 
@@ -53,7 +53,7 @@ class Gateway:
     send (control characters in headers)."""
 
     def __init__(self, services: wiring.Services, credentials: tuple[str, str]) -> None:
-        self.gateway = wiring.s3_gateway(services)
+        self.gateway = S3Gateway.from_services(services)
         self.credentials = credentials
 
     def client(self) -> BaseClient:

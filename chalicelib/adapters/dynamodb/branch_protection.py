@@ -16,7 +16,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.operand import Path, Value
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.protection import ProtectionRules
+from chalicelib.graveler.records import ProtectionRules
 
 from .models import model_set
 from .tables import TableNames

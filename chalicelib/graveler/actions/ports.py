@@ -20,6 +20,8 @@ class HookOutcome:
 
 
 class HookInvoker(Protocol):
+    """Runs one hook (a webhook or a Lambda function; adapters/hooks.py) and reports how it went."""
+
     def invoke(self, hook: HookSpec, payload: bytes, timeout_seconds: float) -> HookOutcome:
         """Delivers the event payload (JSON) to the hook and waits at most ``timeout_seconds`` for its answer.
         Never raises for the hook's own failures (unreachable, timed out, refused): they are a failed outcome."""
@@ -27,6 +29,8 @@ class HookInvoker(Protocol):
 
 
 class ActionFiles(Protocol):
+    """Reads the action files of a ref (the hook runner reads them before every hooked operation)."""
+
     def __call__(self, repo_id: str, ref: str, branch: Branch | None = None) -> list[tuple[str, bytes]]:
         """(path, bytes) of every file under _lakefs_actions/ on the ref, in path order. ``branch``: the ref's
         branch record as the caller already read it in this request (then it is not read again)."""
