@@ -43,18 +43,8 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import stack_keys
-from lakelet.stack.app_environment import (
-    PROJECT_DIR,
-    Credentials,
-    apply_environ,
-    chalice_config,
-    forget_default_session,
-    load_app,
-    local_environment,
-    local_kms_key,
-    restore_environ,
-)
+from lakelet.stack import app_environment, stack_keys
+from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
@@ -182,9 +172,9 @@ class LocalStack:
 
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
-            self._saved_environ = apply_environ(
+            self._saved_environ = app_environment.apply_environ(
                 self._environ,
-                local_environment(
+                app_environment.local_environment(
                     self.moto_url,
                     self.bucket,
                     self.table_prefix,
@@ -245,8 +235,8 @@ class LocalStack:
             self.persistence.close()  # moto no longer serves: the last snapshot sees everything
             self.persistence = None
         if self._saved_environ is not None:
-            restore_environ(self._environ, self._saved_environ)
-            forget_default_session()
+            app_environment.restore_environ(self._environ, self._saved_environ)
+            app_environment.forget_default_session()
             self._saved_environ = None
 
     def __enter__(self) -> Self:
@@ -311,7 +301,9 @@ class LocalStack:
         # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
         from chalicelib.settings import ENV_KMS_KEY_ID
 
-        kms_key_id = local_kms_key(boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url))
+        kms_key_id = app_environment.local_kms_key(
+            boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url)
+        )
         if self._saved_environ is not None:
             self._saved_environ.setdefault(ENV_KMS_KEY_ID, self._environ.get(ENV_KMS_KEY_ID))
         self._environ[ENV_KMS_KEY_ID] = kms_key_id
@@ -334,10 +326,12 @@ class LocalStack:
         self._keys = kept
 
     def _serve(self) -> None:
-        app = load_app(self._project_dir)
+        app = app_environment.load_app(self._project_dir)
         if self.persistence is not None:
             refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
-        self._api = ApiServer(app, self.host, self._requested_api_port, chalice_config(self._project_dir))
+        self._api = ApiServer(
+            app, self.host, self._requested_api_port, app_environment.chalice_config(self._project_dir)
+        )
         self._api.start()
         self._check_health()
         from chalicelib.s3proxy import S3Gateway
