@@ -11,6 +11,7 @@ import heapq
 import threading
 from collections.abc import Iterable, Iterator
 
+from chalicelib.graveler import errors
 from chalicelib.graveler.records import Key, StagedEntry, StagingSample, StagingToken
 from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
@@ -74,6 +75,7 @@ class MemoryStagingStore:
     def iterate_shard(
         self, token: StagingToken, shard: int, from_key: str = "", first_page: int | None = None
     ) -> Iterator[StagedEntry]:
+        _check(token, shard)
         with self._lock:
             entries = dict(self._rows.get((token, shard), {}))
         keys = sorted(entries)
@@ -85,6 +87,7 @@ class MemoryStagingStore:
             self.drop_shard(token, shard)
 
     def drop_shard(self, token: StagingToken, shard: int) -> None:
+        _check(token, shard)
         with self._lock:
             self._rows.pop((token, shard), None)
             self._sketch.pop((token, shard), None)
@@ -102,6 +105,11 @@ class MemoryStagingStore:
             sketches = [dict(self._sketch.get((token, shard), {})) for shard in range(shard_count(token))]
         firsts = [sorted((rank, Key(key)) for key, rank in sketch.items())[:per_shard] for sketch in sketches]
         return combine(firsts, per_shard)
+
+
+def _check(token: StagingToken, shard: int) -> None:
+    if not 0 <= shard < shard_count(token):
+        raise errors.Invalid(f"staging token {token} has no shard {shard}")
 
 
 def _same_row(current: StagedEntry | None, expected: StagedEntry | None) -> bool:
