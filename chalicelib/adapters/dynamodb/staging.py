@@ -182,7 +182,9 @@ class DynamoStagingStore:
         with storage_errors():
             chunked = [
                 batched(
-                    translated(self._model.query(p, attributes_to_get=keys, consistent_read=True, page_size=1000)),
+                    translated(
+                        self._model.query(p, attributes_to_get=keys, consistent_read=True, page_size=self._page_size)
+                    ),
                     DROP_CHUNK,
                 )
                 for p in partitions

@@ -24,7 +24,9 @@ class CountingRefs(MemoryRefStore):
 
 def _graveler() -> tuple[Any, CountingRefs]:
     refs, blocks = CountingRefs(), MemoryBlockStore()
-    g = Graveler(refs, MemoryStagingStore(), blocks, CommittedManager(blocks, RangeParams(4000, 600, 7)), sleep=lambda s: None)
+    g = Graveler(
+        refs, MemoryStagingStore(), blocks, CommittedManager(blocks, RangeParams(4000, 600, 7)), sleep=lambda s: None
+    )
     g.create_repository("repo", "s3://bucket/repo")
     return g, refs
 
