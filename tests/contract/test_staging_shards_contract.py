@@ -7,9 +7,11 @@ one-shard token one query, and a sample reads the same bounded number of items w
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import boto3
 import pytest
 from moto.dynamodb.models import DynamoDBBackend
 
@@ -184,3 +186,23 @@ def test_a_shard_outside_the_token_is_refused(staging_store: StagingStore) -> No
         list(staging_store.iterate_shard(SHARDED, 4))
     with pytest.raises(errors.Invalid):
         staging_store.drop_shard(SMALL, 1)
+
+
+def test_ten_shards_spread_a_branch_over_ten_partition_keys(
+    staging_store: StagingStore, stage_all: StageAll, moto: Moto | None, table_names: Any
+) -> None:
+    """The goal on paper: ten partitions of ~1,000 writes/s each take 10,000 staged writes/s on one branch."""
+    token = with_shards(StagingToken("repo1-main:ten"), 10)
+    stage_all(staging_store, token, (staged(f"load/{n:05d}") for n in range(2000)))
+    per_shard = [sum(1 for _ in staging_store.iterate_shard(token, shard)) for shard in range(10)]
+    assert sum(per_shard) == 2000 and min(per_shard) > 150 and max(per_shard) < 250, per_shard
+    if moto is None:
+        return
+    # On DynamoDB: the rows sit under ten partition keys, and the sketch under at most ten others.
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    pages = client.get_paginator("scan").paginate(TableName=table_names.staging, ProjectionExpression="staging_token")
+    keys = Counter(item["staging_token"]["S"] for page in pages for item in page["Items"])
+    rows = {k: v for k, v in keys.items() if "#k" not in k.removeprefix(token)}
+    assert sorted(rows) == sorted(f"{token}#{shard}" for shard in range(10))
+    assert sorted(rows.values()) == sorted(per_shard)
+    assert sum(v for k, v in keys.items() if k not in rows) == len(staging_store.sample(token, 10_000).keys)
