@@ -7,10 +7,11 @@ count is part of the token's name (``<token>#s<n>``), fixed when the token is in
 never change while the token lives, and any process knows it from the branch record alone, with no extra read.
 A name without the mark is one shard stored exactly as before sharding (tokens written before it still read).
 
-Who chooses ``n``: the seal that installs the token (branch_moves.sealed), from the rows the branch staged in the
-token it seals (the sketch's estimate): about one shard per ``ROWS_PER_SHARD`` rows, at most ``MAX_SHARDS``. A
-branch that staged little keeps one shard, so listing it stays one query; a branch that staged 100,000 rows
-between two commits stages the next ones over 10 partition keys (10,000 writes/s on paper).
+Who chooses ``n``: the seal that installs the token (branch_moves.sealed), from the token it seals (``choose_shards``):
+its rows (the sketch's estimate), about one shard per ``ROWS_PER_SHARD`` rows, and its staging rate when its age is
+known, one shard per ``WRITES_PER_SHARD`` writes/s; at most ``MAX_SHARDS``. A branch that staged little keeps one
+shard, so listing it stays one query; a branch that staged 100,000 rows between two commits, or 5,000 rows/s, stages
+the next ones over 10 partition keys (10,000 writes/s on paper).
 
 The sketch. One key in ``SKETCH_ODDS`` (by a hash independent of the shard's) is also written to its shard's
 sketch, ordered by that hash: the first ``m`` of it are a uniform sample of the keys (a bottom-m sketch), read in
@@ -27,6 +28,13 @@ from .records import Key, StagingSample, StagingToken
 
 MAX_SHARDS = 16
 ROWS_PER_SHARD = 10_000
+# The staging rate a seal plans each shard of the next token for: half of a partition's ~1,000 writes/s.
+WRITES_PER_SHARD = 500
+# The rate counts only for a token of at least this many rows: a small branch keeps one shard however fast it
+# commits (a branch saturating one shard at ~1,000 writes/s fills this in 2.5 s).
+RATE_MIN_ROWS = ROWS_PER_SHARD // 4
+# A token that held at least this many rows per shard keeps its shard count in the next token (a busy branch).
+KEEP_ROWS_PER_SHARD = 1_000
 # One key in SKETCH_ODDS is written to the sketch too: the sketch adds 1/16 to the write cost, and at
 # MAX_SHARDS x 1,000 writes/s each shard's sketch partition takes ~60 writes/s.
 SKETCH_ODDS = 16
@@ -106,6 +114,25 @@ def shards_for(estimated_rows: int) -> int:
     return max(1, min(MAX_SHARDS, -(-estimated_rows // ROWS_PER_SHARD)))
 
 
+def choose_shards(estimated_rows: int, current: int, age_seconds: float | None) -> int:
+    """The shard count for the token a seal installs, from the token it seals: its rows, its shard count, and how
+    long it staged (None when unknown).
+
+    - by size: ``shards_for(rows)``;
+    - by rate, when the age is known: enough shards to take the sealed token's rate at half a partition's writes
+      each, so a branch whose commits come too often for a token to grow big still spreads (a saturated shard
+      shows as ~1,000 rows/s: the next token gets twice the shards, and so on up to MAX_SHARDS);
+    - a branch still busy (at least KEEP_ROWS_PER_SHARD rows per shard) never shrinks; a quiet one goes back to
+      what its size asks for, one shard for a small branch."""
+    wanted = shards_for(estimated_rows)
+    if age_seconds is not None and estimated_rows >= RATE_MIN_ROWS:
+        # A second at least: a burst of a few thousand rows inside one second is no sustained rate.
+        wanted = max(wanted, int(-(-estimated_rows // (max(1.0, age_seconds) * WRITES_PER_SHARD))))
+    if estimated_rows >= current * KEEP_ROWS_PER_SHARD:
+        wanted = max(wanted, current)
+    return max(1, min(MAX_SHARDS, wanted))
+
+
 def sample_union(samples: Iterable[StagingSample]) -> list[str]:
     """The sorted keys of several tokens' samples (the plan samples each sealed token)."""
     return sorted({key for sample in samples for key in sample.keys})
@@ -116,6 +143,7 @@ __all__ = [
     "MAX_SHARDS",
     "ROWS_PER_SHARD",
     "SKETCH_ODDS",
+    "choose_shards",
     "combine",
     "per_shard_sample",
     "sample_union",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from types import SimpleNamespace
 
 import pytest
 
 from chalicelib.adapters.memory import MemoryStagingStore
-from chalicelib.graveler import staging_shards
+from chalicelib.graveler import branch_moves, staging_shards
 from chalicelib.graveler.commit import COMMITTED, CommitSteps
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry, StagingSample, StagingToken
 from chalicelib.graveler.staging_shards import (
@@ -55,6 +56,29 @@ def test_shards_for_keeps_small_branches_on_one_partition() -> None:
     assert shards_for(10_000_000) == MAX_SHARDS
 
 
+def test_choose_shards_by_size_rate_and_business() -> None:
+    choose = staging_shards.choose_shards
+    assert choose(200, 1, 0.01) == 1  # a small branch keeps one shard however fast it commits
+    assert choose(35_000, 1, None) == 4  # by size: no age known
+    assert choose(3_000, 1, 3.0) == 2  # a saturated shard (1,000 rows/s): twice the shards next
+    assert choose(6_000, 2, 3.0) == 4 and choose(12_000, 4, 3.0) == 8 and choose(24_000, 8, 3.0) == MAX_SHARDS
+    assert choose(3_000, 1, 0.2) == 6  # an age under a second counts as one second
+    assert choose(12_000, 10, 60.0) == 10  # still busy (1,200 rows a shard): keeps its ten
+    assert choose(500, 10, 60.0) == 1  # gone quiet: back to one
+
+
+def test_a_seal_sizes_by_rate_from_the_last_move(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1_800_000_000.0]
+    monkeypatch.setattr(branch_moves, "time", SimpleNamespace(time=lambda: clock[0]))
+    env = Env()
+    env.put("first")
+    env.g.commit("repo", "main", "alice", "first")  # releases the first token: the stamp the next seal measures from
+    _stage_rows(env, 5_000)
+    clock[0] += 2.0  # 5,000 rows in 2 s: 2,500 rows/s, five shards at 500 writes/s each
+    env.g.commit("repo", "main", "alice", "fast")
+    assert shard_count(env.refs.get_branch(REPO, MAIN).staging_token) == 5
+
+
 def _stage_rows(env: Env, count: int, version: int = 0) -> None:
     branch = env.refs.get_branch(REPO, MAIN)
     entries = [
@@ -66,8 +90,10 @@ def _stage_rows(env: Env, count: int, version: int = 0) -> None:
 
 @pytest.fixture
 def rows_per_shard(monkeypatch: pytest.MonkeyPatch) -> int:
-    """A smaller ROWS_PER_SHARD, so that a few thousand rows (cheap to commit here) make several shards."""
+    """A smaller ROWS_PER_SHARD, so that a few thousand rows (cheap to commit here) make several shards; the size
+    alone decides (these commits come faster than any rate the seal would believe)."""
     monkeypatch.setattr(staging_shards, "ROWS_PER_SHARD", 1000)
+    monkeypatch.setattr(staging_shards, "RATE_MIN_ROWS", 10**9)
     return 1000
 
 
