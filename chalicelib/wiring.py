@@ -17,7 +17,6 @@ from .graveler.imports import ImportRecords, SourceLister
 from .graveler.ports import BlockStore, PullRequestStore, RefStore, StagingStore, WorkflowRunner
 from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.pull_requests import PullRequestParts, PullRequests
-from .graveler.records import Branch
 from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
@@ -110,18 +109,13 @@ def assemble(
 
 def dump_tasks(settings: Settings, graveler: Graveler) -> DumpTasks:
     """The refs dump and restore over the engine, with the dump and restore state machines when configured."""
-    from .graveler.staging import branch_tokens, drop_tokens
-
-    def drop_staging(branch: Branch) -> None:
-        drop_tokens(graveler.staging, branch_tokens(branch))
-
     parts = RefsDumpParts(
         graveler.refs,
         graveler.blocks,
         graveler.get_repository,
         graveler.repository_for_write,
         graveler.now,
-        drop_staging,
+        graveler.staging,
     )
     runners = DumpWorkflows(
         _runner(settings, settings.dump_state_machine_arn),

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import errors
-from .ports import BlockStore, RefStore
-from .records import Branch, Commit, CommitID, MetaRangeID, Repository
+from .ports import BlockStore, RefStore, StagingStore
+from .records import Commit, CommitID, MetaRangeID, Repository
 
 __all__ = ["DUMP_DIR", "FORMAT", "KINDS", "RefsDump", "RefsDumpParts", "RefsDumper", "dump_address", "parse_commit"]
 
@@ -69,8 +69,8 @@ class RefsDumpParts:
     repository: Callable[[str], Repository]  # the live repository; raises RepositoryNotFound
     writable_repository: Callable[[str, bool], Repository]  # raises ReadOnlyRepository unless forced
     clock: Callable[[], float]
-    # Dropping a restored branch's staging area on roll-back (empty unless someone wrote to it meanwhile).
-    drop_staging: Callable[[Branch], None] = lambda branch: None
+    # Where a restored branch's staging area is dropped on roll-back (empty unless someone wrote to it meanwhile).
+    staging: StagingStore | None = None
 
 
 def _address(repo: Repository, name: str) -> str:

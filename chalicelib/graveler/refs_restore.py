@@ -22,6 +22,7 @@ from . import errors
 from .branch_moves import new_staging_token
 from .records import Branch, BranchID, CommitID, Repository, RepositoryID, Tag, TagID
 from .refs_dump import FORMAT, RefsDump, RefsDumpParts, dump_address, parse_commit
+from .staging import branch_tokens, drop_tokens
 
 __all__ = ["CHUNK_BYTES", "RefsRestorer", "RestorePlan"]
 
@@ -261,7 +262,8 @@ class RefsRestorer:
                     continue
                 branch = p.refs.get_branch(rid, BranchID(ref_id))
                 p.refs.delete_branch(rid, BranchID(ref_id))
-                p.drop_staging(branch)
+                if p.staging is not None:
+                    drop_tokens(p.staging, branch_tokens(branch))
         for commit_id in self._commit_ids(repo, plan):
             p.refs.delete_commit(rid, CommitID(commit_id))
 
