@@ -47,6 +47,14 @@ class Services:
             raise RuntimeError("these services were built without pull requests")
         return self.pull_requests
 
+    def delete_repository(self, repo_id: str, force: bool = False) -> None:
+        """Deletes the repository, then its pull requests. They are kept per repository generation, so should this
+        stop between the two, the rows left are unreachable: a repository created again under the name has another
+        generation and sees none of them."""
+        deleted = self.graveler.delete_repository(repo_id, force)
+        if self.pull_requests is not None:
+            self.pull_requests.drop_repository(deleted)
+
     def dumps(self) -> DumpTasks:
         if self.refs_dump is None:
             raise RuntimeError("these services were built without refs dumps")

@@ -323,3 +323,7 @@ class PullRequestStore(Protocol):
         """Compare-and-swap: replaces the stored pull request only while it still equals ``expected``.
         Raises PreconditionFailed when it changed meanwhile, PullRequestNotFound when it is gone."""
         ...
+
+    def delete_all(self, repo: Repository) -> int:
+        """Removes every pull request of this repository generation (the repository was deleted); how many."""
+        ...
