@@ -7,7 +7,8 @@ more than ``restore_threshold`` records (its header says) start an execution nam
 every one without a state machine, run in the calling process before the submit answers.
 
 A task's status is a record ``_lakefs/refs_dump/tasks/<task id>.json`` in the repository's namespace: written
-running at submit (workflow), done by the workflow's last step or by its failure step (inline: once, at the end).
+running at submit (workflow) and again by each step (its ``update_time`` is the task's heartbeat), done by the
+workflow's last step or by its failure step (inline: once, at the end).
 The status call also asks the execution while the record says running, so a workflow that ended without recording
 (its failure step failed too) reports done with the execution's error rather than running for ever.
 """
@@ -138,6 +139,11 @@ class DumpTasks:
         self._record(repo, running)
         runner.start(task_id, {"task_id": task_id, "repository": repo.id, "dump": dump.to_json(), "force": force})
         return running
+
+    def touch(self, repo_id: str, task_id: str) -> None:
+        """Marks a running task alive now: lakectl gives up on a task whose ``update_time`` is older than its
+        ``--timeout`` (an hour by default), so each step of a long workflow moves it, as lakeFS's steps do."""
+        self._record(self._parts.repository(repo_id), DumpTask(task_id, False, self._parts.clock()))
 
     def record_done(self, repo_id: str, task_id: str) -> DumpTask:
         task = DumpTask(task_id, True, self._parts.clock())

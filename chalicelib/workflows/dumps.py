@@ -43,14 +43,20 @@ def dump_fail(event: Json) -> Json:
 
 def restore_check(event: Json) -> Json:
     dump = RefsDump.from_json(event["dump"])
-    return _tasks().restorer.check(str(event["repository"]), dump, bool(event.get("force"))).to_json()
+    tasks = _tasks()
+    plan = tasks.restorer.check(str(event["repository"]), dump, bool(event.get("force")))
+    tasks.touch(plan.repository, str(event["task_id"]))
+    return plan.to_json()
 
 
 def restore_commits(event: Json) -> Json:
     """One chunk of the commits file: from the offset the previous chunk left, or the first record."""
     plan = RestorePlan.from_json(event["plan"])
     start = (event.get("commits") or {}).get("next")
-    return {"next": _tasks().restorer.load_commits(plan, plan.first_record if start is None else int(start))}
+    tasks = _tasks()
+    following = tasks.restorer.load_commits(plan, plan.first_record if start is None else int(start))
+    tasks.touch(plan.repository, str(event["task_id"]))
+    return {"next": following}
 
 
 def restore_refs(event: Json) -> Json:
