@@ -167,8 +167,8 @@ class RefsRestorer:
         address = dump_address(repo, plan.dump.commits_id)
         end = min(plan.commits_size, start + CHUNK_BYTES)
         data = self._parts.blocks.get(address, start, end - 1)
-        while not data.endswith(b"\n") and end < plan.commits_size:
-            # A record runs past the chunk: read on to its end.
+        while b"\n" not in data and end < plan.commits_size:
+            # One record runs past the whole chunk: read on to its end.
             more = min(plan.commits_size, end + CHUNK_BYTES)
             data += self._parts.blocks.get(address, end, more - 1)
             end = more

@@ -107,3 +107,26 @@ def test_a_crash_past_the_retries_rolls_back(services: Services) -> None:
     assert len(calls) == 5  # the first try and the state machine's 4 retries
     assert "restore_refs crashed" in failed.error and "nothing of it kept" in failed.error
     assert _refs(services, "copy") == ({}, {}, [])
+
+
+def test_each_step_moves_the_running_task_update_time(services: Services) -> None:
+    ticks = iter(range(1_000_000, 2_000_000))
+    services.graveler._clock = lambda: float(next(ticks))
+    tasks = services.dumps()
+    dump = tasks.dump("repo")
+    seen: list[DumpTask] = []
+    load = dump_tasks.HANDLERS["restore_commits"]
+
+    def watched(event: dict) -> dict:
+        answer = load(event)
+        seen.append(tasks.status("copy", "restore", event["task_id"]))
+        return answer
+
+    with route_lambda_invokes({**dump_tasks.HANDLERS, "restore_commits": watched}):
+        services.graveler.create_bare_repository("copy", "s3://bucket/repo")
+        submitted = tasks.submit_restore("copy", dump)
+        done = _wait(tasks, "copy", "restore", submitted.id)
+    assert done.error == "" and len(seen) > 2  # the commits took several chunks
+    assert all(not s.done for s in seen)
+    times = [submitted.update_time, *(s.update_time for s in seen), done.update_time]
+    assert times == sorted(set(times))  # strictly later at each step: lakectl's timeout counts from the last
