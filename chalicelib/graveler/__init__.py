@@ -36,6 +36,7 @@ __all__ = [
     "refs_restore",
     "retention",
     "service",
+    "staging_shards",
     "symlinks",
     "validation",
     "workflow_runner",
