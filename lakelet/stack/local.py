@@ -267,7 +267,14 @@ class LocalStack:
             raise RuntimeError("LocalStack already started")
         try:
             self._check_ports_free()
+            from lakelet.stack import moto_memory
+
+            # Before the data directory's snapshot is loaded, so that the keys it holds spill too. It stays
+            # installed for the process's life: moto's keys outlive a stack stopped in-process (tests).
+            moto_memory.install(self.data_dir)
             self._open_data_dir()
+            if self.data_dir is not None:
+                moto_memory.remove_leftovers(self.data_dir)  # the directory's lock is ours now
             self._keys = stack_keys.load_or_create(self.data_dir)
             self._start_moto()
             from lakelet.stack import moto_speedups
