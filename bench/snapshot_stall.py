@@ -27,12 +27,12 @@ PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
 
-def _client(url: str) -> Any:
+def _client(url: str, service: str = "s3") -> Any:
     import boto3
     from botocore.config import Config
 
     return boto3.client(
-        "s3",
+        service,
         endpoint_url=url,
         region_name="us-east-1",
         aws_access_key_id="k",
@@ -52,9 +52,36 @@ def measure(megabytes: int, seconds: float, fork: bool, scratch: Path) -> dict[s
     host, port = server.get_host_and_port()
     s3 = _client(f"http://{host}:{port}")
     s3.create_bucket(Bucket="bench")
+    # Half object bytes (256 KiB each: ranges, uploads), half DynamoDB items (~500 bytes: staged entries,
+    # commits), whose many small Python objects are what makes pickling slow.
     body = os.urandom(256 * 1024)
-    for i in range(megabytes * 4):
+    for i in range(megabytes * 2):
         s3.put_object(Bucket="bench", Key=f"fill/{i}", Body=body)
+    dynamodb = _client(f"http://{host}:{port}", "dynamodb")
+    dynamodb.create_table(
+        TableName="bench",
+        KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}, {"AttributeName": "k", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "p", "AttributeType": "S"},
+            {"AttributeName": "k", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    for batch in range(megabytes * 40):
+        items = [
+            {
+                "PutRequest": {
+                    "Item": {
+                        "p": {"S": f"token-{batch % 50}"},
+                        "k": {"S": f"key/{batch}/{i}"},
+                        "v": {"S": "x" * 400},
+                        "n": {"N": str(i)},
+                    }
+                }
+            }
+            for i in range(25)
+        ]
+        dynamodb.batch_write_item(RequestItems={"bench": items})
     latencies: list[tuple[float, float]] = []  # (start, seconds)
     stop = threading.Event()
 
@@ -68,6 +95,15 @@ def measure(megabytes: int, seconds: float, fork: bool, scratch: Path) -> dict[s
             n += 1
 
     saved = snapshot_writer.sys
+    held: list[float] = []  # how long the snapshot's start held the write lock (the fork, or the whole write)
+    real_init = snapshot_writer.SnapshotWriter.__init__
+
+    def timed_init(self: Any, *args: Any) -> None:
+        started = time.monotonic()
+        real_init(self, *args)
+        held.append(time.monotonic() - started)
+
+    snapshot_writer.SnapshotWriter.__init__ = timed_init  # type: ignore[method-assign]
     if not fork:
         snapshot_writer.sys = types.SimpleNamespace(platform="in-process")  # type: ignore[assignment]
     thread = threading.Thread(target=write)
@@ -82,6 +118,7 @@ def measure(megabytes: int, seconds: float, fork: bool, scratch: Path) -> dict[s
         stop.set()
         thread.join()
         snapshot_writer.sys = saved
+        snapshot_writer.SnapshotWriter.__init__ = real_init  # type: ignore[method-assign]
         server.stop()
         persistence.close()
     before = [d for s, d in latencies if s + d < began]
@@ -93,6 +130,7 @@ def measure(megabytes: int, seconds: float, fork: bool, scratch: Path) -> dict[s
         "median_write_s": statistics.median(before),
         "slowest_write_during_s": max(during) if during else 0.0,
         "writes_during": len(during),
+        "lock_held_s": held[0],
     }
 
 
@@ -107,12 +145,16 @@ def main() -> int:
         from lakelet.stack import moto_memory
 
         moto_memory.install(scratch)
-    print(f"{'snapshot':>12} {'MB':>6} {'took s':>7} {'median write s':>15} {'slowest during s':>17} {'writes':>7}")
+    print(
+        f"{'snapshot':>12} {'MB':>6} {'took s':>7} {'lock held s':>12} {'median write s':>15}"
+        f" {'slowest during s':>17} {'writes':>7}"
+    )
     for fork in (False, True):
         row = measure(args.megabytes, args.seconds, fork, scratch)
         name = "forked" if fork else "in process"
         print(
-            f"{name:>12} {row['snapshot_mb']:6.0f} {row['snapshot_s']:7.2f} {row['median_write_s']:15.3f}"
+            f"{name:>12} {row['snapshot_mb']:6.0f} {row['snapshot_s']:7.2f} {row['lock_held_s']:12.3f}"
+            f" {row['median_write_s']:15.3f}"
             f" {row['slowest_write_during_s']:17.3f} {row['writes_during']:7.0f}",
             flush=True,
         )
