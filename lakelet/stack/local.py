@@ -372,7 +372,11 @@ class LocalStack:
 
     def _open_data_dir(self) -> None:
         if self.data_dir is not None:
-            persistence = Persistence(self.data_dir, accept_journal_loss=self.accept_journal_loss)
+            from lakelet.stack import moto_memory
+
+            persistence = Persistence(
+                self.data_dir, accept_journal_loss=self.accept_journal_loss, keep_files=moto_memory.files_kept
+            )
             persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
             self.persistence = persistence
 

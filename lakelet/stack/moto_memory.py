@@ -17,7 +17,9 @@ with bench/soak.py; moto 5.2.5, pinned):
    gives moto's S3 keys a :class:`SpillBuffer` instead: a value of more than ``spill_bytes`` lives in a file of its
    own under the spill directory, opened per call, so that no descriptor stays open per object (moto's own
    ``MOTO_S3_DEFAULT_KEY_BUFFER_SIZE`` would keep one open file per large key, thousands after an hour). The
-   files are a cache of memory, not the stack's record: snapshots and the journal hold every byte. The directory
+   files are a cache of memory, not the stack's record: snapshots and the journal hold every byte. While a
+   snapshot's forked writer runs, a value deleted or replaced keeps its file until the writer is done
+   (:func:`files_kept`, which lakelet.persistence holds around it). The directory
    is removed when the process exits (moto's keys outlive a stack stopped in-process), a killed stack's by the
    next start on the same data directory.
 """
@@ -32,6 +34,8 @@ import tempfile
 import threading
 import types
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,11 @@ _SPILL_DIR_NAME = "spill"
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
+# Removals wait while a snapshot's writer (a forked child) may still read the files (files_kept). Reentrant: a
+# value's buffer is removed from __del__, which the collector may run inside these sections.
+_removals = threading.RLock()
+_kept = [0]
+_pending: list[Path] = []
 
 
 class SpillBuffer:
@@ -138,15 +147,43 @@ class SpillBuffer:
         self._path = path
 
     def _remove_file(self) -> None:
-        if self._path is not None:
-            self._path.unlink(missing_ok=True)
-            self._path = None
+        path, self._path = self._path, None
+        if path is not None:
+            _remove(path)
 
     def __del__(self) -> None:
         self._remove_file()
 
     def __getstate__(self) -> dict[str, Any]:
         raise TypeError("a SpillBuffer is not pickled: moto's FakeKey pickles its value instead")
+
+
+def _remove(path: Path) -> None:
+    if os.getpid() != _state.get("pid"):
+        return  # a snapshot's forked writer: the files are the stack's
+    with _removals:
+        if _kept[0]:
+            _pending.append(path)
+            return
+    path.unlink(missing_ok=True)
+
+
+@contextmanager
+def files_kept() -> Iterator[None]:
+    """While it is held, values deleted or replaced keep their files (removed when the last holder leaves): a
+    snapshot written by a forked child reads the files of the values as they were at the fork."""
+    with _removals:
+        _kept[0] += 1
+    try:
+        yield
+    finally:
+        with _removals:
+            _kept[0] -= 1
+            due = list(_pending) if _kept[0] == 0 else []
+            if due:
+                del _pending[: len(due)]
+        for path in due:
+            path.unlink(missing_ok=True)
 
 
 def _spill_dir() -> Path:
@@ -168,6 +205,7 @@ def install(data_dir: Path | None = None, spill_bytes: int = DEFAULT_SPILL_BYTES
         directory = base / f"lakelet-spill-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         _state["spill_dir"] = directory
         _state["spill_bytes"] = spill_bytes
+        _state["pid"] = os.getpid()
         _state.setdefault("dirs", []).append(directory)
         if "new" in _state:
             return
@@ -184,6 +222,8 @@ def install(data_dir: Path | None = None, spill_bytes: int = DEFAULT_SPILL_BYTES
 
 
 def _remove_dirs() -> None:
+    if os.getpid() != _state.get("pid"):
+        return  # a forked child exiting: the directories are its parent's
     for directory in _state.get("dirs", []):
         shutil.rmtree(directory, ignore_errors=True)
 
