@@ -153,7 +153,7 @@ def up(
     aws_limits: Annotated[
         bool,
         typer.Option(
-            "--aws-limits",
+            "--aws-limits/--no-aws-limits",
             envvar=ENV_AWS_LIMITS,
             show_envvar=True,
             help="answer as the deployed stack does past AWS's limits: API Gateway's 10 MB body and 29 s, Lambda's "

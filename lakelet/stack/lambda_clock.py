@@ -51,12 +51,19 @@ def _cut(thread: threading.Thread) -> None:
 
 
 def invoke(
-    call: Callable[[], Any], *, answer_after: float | None, cut_after: float | None, name: str = "invocation"
+    call: Callable[[], Any],
+    *,
+    answer_after: float | None,
+    cut_after: float | None,
+    name: str = "invocation",
+    late: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
     """Run ``call`` on a thread of its own; wait for it up to ``answer_after`` seconds (None: until it ends).
-    A call still running at ``cut_after`` seconds from its start is cut. The caller's context variables go along."""
+    A call still running at ``cut_after`` seconds from its start is cut. The caller's context variables go along.
+    ``late`` hears how a call ended that was still running when its caller was answered."""
     outcome = Outcome()
     finished = threading.Event()
+    answered = threading.Event()
     context = contextvars.copy_context()
 
     def run() -> None:
@@ -66,6 +73,8 @@ def invoke(
             outcome.error = error
         finally:
             finished.set()
+            if answered.is_set() and late is not None:
+                late(outcome)
 
     thread = threading.Thread(target=run, name=f"lambda-{name}", daemon=True)
     thread.start()
@@ -75,6 +84,7 @@ def invoke(
         timer.daemon = True
         timer.start()
     finished.wait(answer_after)
+    answered.set()
     if not finished.is_set():
         return Outcome(running=True)
     if timer is not None:

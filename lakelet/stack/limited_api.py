@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import fnmatch
 import json
+import logging
 from typing import Any
 
 from chalice.local import LocalGateway
@@ -27,6 +28,7 @@ from lakelet.stack.aws_limits import (
 )
 from lakelet.stack.devserver import DechunkingRequestHandler
 
+log = logging.getLogger(__name__)
 _DRAIN_CHUNK = 1 << 20
 # API Gateway's requestContext (account, API id, stage, request ids, identity, times, domain, protocol ...): about
 # this many bytes of JSON beside what chalice local's event holds, measured on an event printed by a REST API.
@@ -74,6 +76,17 @@ def result_bytes(response: dict[str, Any]) -> int:
     return len(json.dumps(sized, separators=(",", ":"), default=str).encode())
 
 
+def _log_late(method: str, path: str, ended: lambda_clock.Outcome) -> None:
+    """A request answered 504 ended after all: say how, since its client will never know."""
+    if isinstance(ended.error, lambda_clock.LambdaTimedOut):
+        how = "was cut by the API function's timeout"
+    elif ended.error is not None:
+        how = f"failed: {ended.error!r}"
+    else:
+        how = f"ended with status {ended.value.get('statusCode') if isinstance(ended.value, dict) else '?'}"
+    log.warning("%s %s, answered 504 at API Gateway's timeout, %s", method, path, how)
+
+
 def _answer(answer: tuple[int, dict[str, str]]) -> dict[str, Any]:
     status, body = answer
     return {
@@ -107,6 +120,7 @@ class LimitedGateway:
             answer_after=self._limits.integration_timeout_s,
             cut_after=self._limits.timeout(API_FUNCTION),
             name=f"{method} {path.split('?')[0]}",
+            late=lambda ended: _log_late(method, path, ended),
         )
         if outcome.running:
             return _answer(ENDPOINT_TIMED_OUT)  # the work goes on until it ends or its timeout cuts it
