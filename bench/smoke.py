@@ -62,7 +62,13 @@ class Smoke:
     def client(self) -> Any:
         from lakefs.client import Client
 
-        return Client(host=self.endpoint, username=self.access_key_id, password=self.secret_access_key)
+        return Client(host=self.api_base, username=self.access_key_id, password=self.secret_access_key)
+
+    @property
+    def api_base(self) -> str:
+        """The API's base URL: a deployment's LakeFSEndpoint output (``.../<stage>/api/v1``) as given, a server
+        root with ``/api/v1`` added (the lakeFS SDK adds it only to a host without a path)."""
+        return self.endpoint if self.endpoint.endswith("/api/v1") else self.endpoint + "/api/v1"
 
     def step(self, name: str, run: Callable[[], str | None], *, needs: str | None = None) -> bool:
         """Run one step unless a step it needs failed; record whether it worked, its time and a note."""
@@ -196,7 +202,7 @@ class Smoke:
         count = self.workflow_objects
         session = requests.Session()
         session.auth = (self.access_key_id, self.secret_access_key)
-        base = f"{self.endpoint.rstrip('/')}/api/v1/repositories/{self.repo_name}/branches/bulk"
+        base = f"{self.api_base}/repositories/{self.repo_name}/branches/bulk"
 
         def put(i: int) -> None:
             answer = session.post(
@@ -286,7 +292,11 @@ class Smoke:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--endpoint", default=os.environ.get("LAKECTL_SERVER_ENDPOINT_URL"), help="the server root")
+    parser.add_argument(
+        "--endpoint",
+        default=os.environ.get("LAKECTL_SERVER_ENDPOINT_URL"),
+        help="the LakeFSEndpoint output (https://.../<stage>/api/v1) or a server root (http://127.0.0.1:8000)",
+    )
     parser.add_argument("--access-key-id", default=os.environ.get("LAKECTL_CREDENTIALS_ACCESS_KEY_ID"))
     parser.add_argument("--secret-access-key", default=os.environ.get("LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY"))
     parser.add_argument("--s3-endpoint", help="the S3 gateway's endpoint (the stack's S3GatewayEndpoint output)")
@@ -298,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.endpoint and args.access_key_id and args.secret_access_key):
         parser.error("--endpoint, --access-key-id and --secret-access-key are needed (or lakectl's variables)")
     smoke = Smoke(
-        args.endpoint.removesuffix("/api/v1").rstrip("/"),
+        args.endpoint.rstrip("/"),
         args.access_key_id,
         args.secret_access_key,
         s3_endpoint=args.s3_endpoint or None,

@@ -25,6 +25,8 @@ workflow step one Lambda invocation from Step Functions. Their limits:
   errorType ``Sandbox.Timedout`` ("Troubleshoot invocation issues in Lambda"); Step Functions then applies the
   Task's Retry and Catch to that error name (``States.Timeout`` is only a Task's own TimeoutSeconds, which the
   state machines of stepfunctions/ do not set).
+- DynamoDB: an item of at most 400 KB (moto refuses larger ones itself) and a transaction of at most 100 actions
+  (moto too) and 4 MB of items (moto does not: lakelet/stack/dynamodb_limits.py answers ValidationException).
 - Step Functions: 256 KiB of state input or output ("Step Functions service quotas"); past it the execution
   fails with ``States.DataLimitExceeded``, which States.ALL does not catch ("Handling errors in Step Functions
   workflows").
@@ -45,6 +47,9 @@ API_GATEWAY_TIMEOUT_SECONDS = 29.0
 LAMBDA_REQUEST_BYTES = 6 * 1024 * 1024
 LAMBDA_RESPONSE_BYTES = 6 * 1024 * 1024 + 100
 STATE_PAYLOAD_BYTES = 256 * 1024
+# DynamoDB ("Amazon DynamoDB quotas"): 400 KB an item (moto enforces it), 4 MB of items a transaction (moto does
+# not: lakelet/stack/dynamodb_limits.py).
+DYNAMODB_TRANSACTION_BYTES = 4 * 1000 * 1000
 # The API's function in the template (chalice names the REST API's handler so).
 API_FUNCTION = "api_handler"
 LAMBDA_TIMEOUT_ERROR = "Sandbox.Timedout"

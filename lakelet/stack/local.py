@@ -278,6 +278,10 @@ class LocalStack:
 
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
+            if self.aws_limits is not None:
+                from lakelet.stack import dynamodb_limits
+
+                dynamodb_limits.install()
             self._saved_environ = _apply_environ(
                 self._environ,
                 local_environment(
@@ -323,6 +327,10 @@ class LocalStack:
             from lakelet.stack.stepfunctions_local import stop_local_workflows
 
             stop_local_workflows()
+            if self.aws_limits is not None:
+                from lakelet.stack import dynamodb_limits
+
+                dynamodb_limits.uninstall()
             if self._installed_speedups:
                 from lakelet.stack import moto_speedups
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -22,10 +23,12 @@ from lakefs.exceptions import ServerException
 from infra.build import gateway_responses
 from lakelet.stack.aws_limits import (
     API_GATEWAY_BODY_BYTES,
+    DATA_LIMIT_ERROR,
     GATEWAY_RESPONSE_BODY,
     INTERNAL_SERVER_ERROR,
     LAMBDA_REQUEST_BYTES,
     REQUEST_TOO_LONG,
+    STATE_PAYLOAD_BYTES,
     URL_REQUEST_TOO_LARGE,
     AwsLimits,
 )
@@ -182,3 +185,97 @@ def test_a_5_mib_gateway_put_is_refused_413_and_nothing_is_written(stack: LocalS
     # 4 MiB parts of a multipart upload fit (5.6 MB of base64 each), as docs/s3-gateway.md tells clients.
     s3.put_object(Bucket="limits", Key="main/gw/put-four.bin", Body=os.urandom(4 * MIB))
     assert "gw/put-four.bin" in _staged_paths(repo)
+
+
+def _dynamodb(stack: LocalStack) -> Any:
+    keys = stack.aws_credentials
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=stack.moto_url,
+        region_name=stack.region,
+        aws_access_key_id=keys.access_key_id,
+        aws_secret_access_key=keys.secret_access_key,
+    )
+
+
+def test_dynamodb_refuses_a_big_item_and_a_transaction_over_4_mb_writing_nothing(stack: LocalStack) -> None:
+    ddb = _dynamodb(stack)
+    ddb.create_table(
+        TableName="limits-probe",
+        KeySchema=[{"AttributeName": "k", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "k", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    with pytest.raises(ClientError) as big:
+        ddb.put_item(TableName="limits-probe", Item={"k": {"S": "big"}, "v": {"S": "x" * 410_000}})
+    assert big.value.response["Error"]["Code"] == "ValidationException"  # moto's own 400 KB check
+    # Eleven items of 380 KB: each fits, together they pass the transaction's 4 MB.
+    puts = [
+        {"Put": {"TableName": "limits-probe", "Item": {"k": {"S": f"t{i}"}, "v": {"S": "y" * 380_000}}}}
+        for i in range(11)
+    ]
+    with pytest.raises(ClientError) as refused:
+        ddb.transact_write_items(TransactItems=puts)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert "4 MB" in refused.value.response["Error"]["Message"]
+
+    def stored() -> int:  # a scan page stops at 1 MB: look each key up
+        return sum("Item" in ddb.get_item(TableName="limits-probe", Key={"k": {"S": f"t{i}"}}) for i in range(11))
+
+    assert stored() == 0
+    ddb.transact_write_items(TransactItems=puts[:5])  # 1.9 MB: written
+    assert stored() == 5
+
+
+def test_a_state_over_256_kib_fails_the_workflow_past_its_catch(stack: LocalStack, repo: lakefs.Repository) -> None:
+    """A Seal whose result is over Step Functions' 256 KiB: States.DataLimitExceeded, which AWS's States.ALL does not
+    catch, so the execution fails at once (no retry, no Failed state). The seal itself happened: the sealed change
+    is still there and the next commit takes it."""
+    from chalicelib.workflows import tasks
+    from lakelet.stack.stepfunctions_local import route_lambda_invokes
+
+    real_seal = tasks.HANDLERS["commit_seal"]
+    calls = 0
+
+    def oversized_seal(event: dict[str, Any]) -> Any:
+        nonlocal calls
+        calls += 1
+        answer = real_seal(event)
+        return {**answer, "padding": "z" * (STATE_PAYLOAD_BYTES + 1)} if isinstance(answer, dict) else answer
+
+    branch = repo.branch("statesize").create(source_reference="main")
+    branch.object("s/one.txt").upload(data=b"1", pre_sign=False)
+    head = branch.head.id
+    sfn = boto3.client("stepfunctions", region_name=stack.region, endpoint_url=stack.moto_url)
+    request = {
+        "repository": "limits",
+        "branch": "statesize",
+        "request_id": "big-state",
+        "committer": "admin",
+        "message": "big state",
+        "date": 1_700_000_000,
+        "metadata": {},
+    }
+    with route_lambda_invokes({"commit_seal": oversized_seal}):
+        execution = sfn.start_execution(
+            stateMachineArn=os.environ["LAKELET_COMMIT_STATE_MACHINE_ARN"],
+            name="big-state",
+            input=json.dumps({"request": request}),
+        )["executionArn"]
+        for _ in range(600):
+            if sfn.describe_execution(executionArn=execution)["status"] != "RUNNING":
+                break
+            time.sleep(0.05)
+    described = sfn.describe_execution(executionArn=execution)
+    assert described["status"] == "FAILED"
+    assert described.get("error") == DATA_LIMIT_ERROR, described
+    entered = [
+        e["stateEnteredEventDetails"]["name"]
+        for e in sfn.get_execution_history(executionArn=execution)["events"]
+        if "stateEnteredEventDetails" in e
+    ]
+    assert "Failed" not in entered and calls == 1  # not caught, not retried
+    assert branch.head.id == head
+    assert [c.path for c in branch.uncommitted()] == ["s/one.txt"]
+    branch.commit("after the big state")
+    assert [o.path for o in branch.objects(prefix="s/")] == ["s/one.txt"]
