@@ -178,11 +178,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
     results = measure(args.repeats)
-    print(f"{'function':<14} {'import s':>9} {'1st call s':>11} {'total s':>8} {'2nd call s':>11}  answer")
+    print(f"{'function':<14} {'import s':>9} {'1st call s':>11} {'total s':>8} {'CPU s':>6} {'2nd call s':>11}  answer")
     for function, r in results.items():
         print(
-            f"{function:<14} {r['import']:>9.2f} {r['first']:>11.2f} {r['total']:>8.2f} {r['second']:>11.3f}  "
-            f"{r['status']}"
+            f"{function:<14} {r['import']:>9.2f} {r['first']:>11.2f} {r['total']:>8.2f} {r['total_cpu']:>6.2f} "
+            f"{r['second']:>11.3f}  {r['status']}"
         )
     print(json.dumps(results))
     return 0
