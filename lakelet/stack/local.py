@@ -49,6 +49,7 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
 from lakelet.stack import stack_keys
+from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
@@ -183,8 +184,11 @@ class LocalStack:
         sample_data: bool = False,
         verbose: bool = False,
         accept_journal_loss: bool = False,
+        aws_limits: AwsLimits | None = None,
     ) -> None:
         self.credentials = credentials
+        # AWS's limits enforced in front of the API, the gateway and the workflow tasks (lakelet up --aws-limits).
+        self.aws_limits = aws_limits
         # None keeps everything in memory (ephemeral); a directory keeps the state across restarts.
         self.data_dir = data_dir
         # Start even when a journal of the data directory is damaged, setting its files aside (store.py).
@@ -281,6 +285,10 @@ class LocalStack:
 
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
+            if self.aws_limits is not None:
+                from lakelet.stack import dynamodb_limits
+
+                dynamodb_limits.install()
             self._saved_environ = _apply_environ(
                 self._environ,
                 local_environment(
@@ -326,6 +334,10 @@ class LocalStack:
             from lakelet.stack.stepfunctions_local import stop_local_workflows
 
             stop_local_workflows()
+            if self.aws_limits is not None:
+                from lakelet.stack import dynamodb_limits
+
+                dynamodb_limits.uninstall()
             if self._installed_speedups:
                 from lakelet.stack import moto_speedups
 
@@ -421,7 +433,7 @@ class LocalStack:
         # The state machines, from the same ASL files that deploy.
         from lakelet.stack.stepfunctions_local import start_local_workflows
 
-        start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
+        start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ, self.aws_limits)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
         assert self._keys is not None
         recovered = self.persistence.recovery if self.persistence is not None else None
@@ -440,16 +452,20 @@ class LocalStack:
         app = load_app(self._project_dir)
         if self.persistence is not None:
             refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
-        self._api = ApiServer(app, self.host, self._requested_api_port, _chalice_config(self._project_dir))
+        self._api = ApiServer(
+            app, self.host, self._requested_api_port, _chalice_config(self._project_dir), self.aws_limits
+        )
         self._api.start()
         self._check_health()
+        from chalicelib.s3proxy.function_url import MAX_RESPONSE_BYTES
         from chalicelib.wiring import get_services, s3_gateway
 
-        # The gateway a Lambda would run, over the same services, with no payload limit.
-        gateway = s3_gateway(get_services())
+        # The gateway a Lambda would run, over the same services: with the deployed read cap under --aws-limits,
+        # else with no payload limit.
+        gateway = s3_gateway(get_services(), MAX_RESPONSE_BYTES if self.aws_limits is not None else None)
         if self.persistence is not None:
             gateway = refusals.ExplainingGateway(gateway)  # type: ignore[assignment]
-        self._s3 = S3Server(gateway, self.host, self._requested_s3_port)
+        self._s3 = S3Server(gateway, self.host, self._requested_s3_port, self.aws_limits)
         self._s3.start()
         if self._guard is not None:
             self._guard.allow_origins(ui_origins(self.endpoint))  # the UI's uploads go to presigned URLs on moto
