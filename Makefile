@@ -11,6 +11,8 @@
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
 #   make deploy-rehearsal  create build/STAGE/ as a stack in moto's CloudFormation, offline, and check that what
 #               the code reads resolves (infra/rehearsal.py, docs/deploy.md); run make package first
+#   make smoke  ENDPOINT=... ACCESS_KEY_ID=... SECRET_ACCESS_KEY=... [S3_ENDPOINT=...] [SMOKE_ARGS="--workflow-objects N"]:
+#               a bounded, self-cleaning pass of the everyday flows against any endpoint (bench/smoke.py, docs/deploy.md)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
 #   make bench    every figure of the performance table with its goal (bench/run.py), into bench/results.json
 #               and the table of docs/performance.md; BENCH_ARGS="--quick" for a small run, --help for sizes and ports
@@ -38,7 +40,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench spark-jars
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench spark-jars smoke
 
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
@@ -177,6 +179,18 @@ deploy: $(DEV_STAMP)
 deploy-rehearsal: $(DEV_STAMP)
 	@test -f $(PACKAGE_DIR)/package/sam.json || { echo "error: run 'make package STAGE=$(STAGE)' first" >&2; exit 1; }
 	$(VENV)/bin/python -m infra.rehearsal $(PACKAGE_DIR)/package --stage $(STAGE) $(DEPLOY_PARAMETERS)
+
+# The official lakefs client and boto3 against a deployment (or `lakelet up`); exits non-zero if a step failed.
+ENDPOINT ?=
+ACCESS_KEY_ID ?=
+SECRET_ACCESS_KEY ?=
+S3_ENDPOINT ?=
+SMOKE_ARGS ?=
+smoke: $(RUN_STAMP)
+	@test -n "$(ENDPOINT)" -a -n "$(ACCESS_KEY_ID)" -a -n "$(SECRET_ACCESS_KEY)" || { \
+		echo "error: make smoke ENDPOINT=https://... ACCESS_KEY_ID=... SECRET_ACCESS_KEY=... [S3_ENDPOINT=...]" >&2; exit 1; }
+	$(VENV)/bin/python bench/smoke.py --endpoint "$(ENDPOINT)" --access-key-id "$(ACCESS_KEY_ID)" \
+		--secret-access-key "$(SECRET_ACCESS_KEY)" $(if $(S3_ENDPOINT),--s3-endpoint "$(S3_ENDPOINT)") $(SMOKE_ARGS)
 
 # --- Web UI (webui/, README "Web UI") ------------------------------------------------------------------------
 # Rebuilt only when its sources change; node_modules only when the lockfile does (npm ci, from the cache first).

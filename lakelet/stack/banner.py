@@ -57,6 +57,7 @@ def connection_info(stack: LocalStack) -> str:
     data_dir_flag = ""
     if stack.data_dir is not None and stack.data_dir.resolve() != default_data_dir().resolve():
         data_dir_flag = f" --data-dir {shlex.quote(str(stack.data_dir))}"
+    limits = f"  {stack.aws_limits.summary()}\n" if stack.aws_limits is not None else ""
     sample = ""
     if stack.sample_repository:
         sample = f"""
@@ -75,7 +76,7 @@ Lakelet local stack is ready.
   S3 gateway          {stack.s3_url}   (bucket = repository, key = <branch or ref>/<path>)
   AWS stand-in        moto at {stack.moto_url} ({_kept(stack)})
   Import source       s3://{LOCAL_IMPORT_BUCKET}/   (fill it: {lakelet} import-source upload DIR --prefix events/)
-{_on_path()}{state}{sample}
+{_on_path()}{state}{limits}{sample}
 Environment read by lakectl and by the lakefs Python client's Client():
   export LAKECTL_SERVER_ENDPOINT_URL={stack.endpoint}
   export LAKECTL_CREDENTIALS_ACCESS_KEY_ID={keys.access_key_id}

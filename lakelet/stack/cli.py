@@ -32,6 +32,7 @@ from lakelet.stack.statefile import ENV_DATA_DIR, default_data_dir, read_state
 ENV_API_PORT = "LAKELET_API_PORT"
 ENV_S3_PORT = "LAKELET_S3_PORT"
 ENV_MOTO_PORT = "LAKELET_MOTO_PORT"
+ENV_AWS_LIMITS = "LAKELET_AWS_LIMITS"
 ENV_ACCESS_KEY_ID = "LAKELET_ACCESS_KEY_ID"
 ENV_SECRET_ACCESS_KEY = "LAKELET_SECRET_ACCESS_KEY"
 # `lakelet gc run` takes lakectl's variables for the server, as the rest of the CLI.
@@ -58,6 +59,7 @@ class LocalOptions:
     sample_data: bool = False
     verbose: bool = False
     accept_journal_loss: bool = False
+    aws_limits: bool = False
 
 
 def resolve_data_dir(data_dir: Path | None, ephemeral: bool = False, *, flag_given: bool = False) -> Path | None:
@@ -151,6 +153,17 @@ def up(
             help="also print each request's metrics (the EMF line CloudWatch reads) and moto's own request log",
         ),
     ] = False,
+    aws_limits: Annotated[
+        bool,
+        typer.Option(
+            "--aws-limits/--no-aws-limits",
+            envvar=ENV_AWS_LIMITS,
+            show_envvar=True,
+            help="answer as the deployed stack does past AWS's limits: API Gateway's 10 MB body and 29 s, Lambda's "
+            "6 MB payload each way (API and S3 gateway, whose reads stop at 4 MiB), each function's timeout from "
+            "the template (workflow tasks are cut at theirs), Step Functions' 256 KiB state (docs/local-stack.md)",
+        ),
+    ] = False,
 ) -> None:
     """Run the embedded local stack (moto, the lakeFS API and the S3 gateway) on 127.0.0.1 until Ctrl-C or
     SIGTERM. Its state (repositories, objects, users, ...) is kept in a data directory and survives restarts,
@@ -165,6 +178,7 @@ def up(
         sample_data,
         verbose,
         accept_journal_loss,
+        aws_limits,
     )
     raise typer.Exit(run_local(options))
 
@@ -174,6 +188,7 @@ def run_local(options: LocalOptions) -> int:
     try:
         from lakelet.persistence import DataDirError
         from lakelet.stack.app_environment import Credentials
+        from lakelet.stack.aws_limits import AwsLimits
         from lakelet.stack.local import LocalStack
     except ImportError as error:  # `pip install .` alone: the CLI without the local stack
         print(f"lakelet up: the local stack is not installed ({error}): {NOT_INSTALLED_HINT}", file=sys.stderr)
@@ -210,6 +225,7 @@ def run_local(options: LocalOptions) -> int:
         sample_data=options.sample_data,
         verbose=options.verbose,
         accept_journal_loss=options.accept_journal_loss,
+        aws_limits=AwsLimits.deployed() if options.aws_limits else None,
     )
     try:
         try:

@@ -20,11 +20,8 @@ earlier run created and leaves it as it is. Without one (``--ephemeral``), every
 from __future__ import annotations
 
 import os
-import socket
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import MutableMapping
 from pathlib import Path
 from types import TracebackType
@@ -43,8 +40,9 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import app_environment, stack_keys
+from lakelet.stack import app_environment, probes, stack_keys
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
+from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
@@ -81,8 +79,11 @@ class LocalStack:
         sample_data: bool = False,
         verbose: bool = False,
         accept_journal_loss: bool = False,
+        aws_limits: AwsLimits | None = None,
     ) -> None:
         self.credentials = credentials
+        # AWS's limits enforced in front of the API, the gateway and the workflow tasks (lakelet up --aws-limits).
+        self.aws_limits = aws_limits
         # None keeps everything in memory (ephemeral); a directory keeps the state across restarts.
         self.data_dir = data_dir
         # Start even when a journal of the data directory is damaged, setting its files aside (store.py).
@@ -164,14 +165,27 @@ class LocalStack:
         if self._moto is not None:
             raise RuntimeError("LocalStack already started")
         try:
-            self._check_ports_free()
+            probes.check_ports_free(
+                self.host, (self._requested_moto_port, self._requested_api_port, self._requested_s3_port)
+            )
+            from lakelet.stack import moto_memory
+
+            # Before the data directory's snapshot is loaded, so that the keys it holds spill too. It stays
+            # installed for the process's life: moto's keys outlive a stack stopped in-process (tests).
+            moto_memory.install(self.data_dir)
             self._open_data_dir()
+            if self.data_dir is not None:
+                moto_memory.remove_leftovers(self.data_dir)  # the directory's lock is ours now
             self._keys = stack_keys.load_or_create(self.data_dir)
             self._start_moto()
             from lakelet.stack import moto_speedups
 
             self._installed_speedups = not moto_speedups.installed()
             moto_speedups.install()
+            if self.aws_limits is not None:
+                from lakelet.stack import dynamodb_limits
+
+                dynamodb_limits.install()
             self._saved_environ = app_environment.apply_environ(
                 self._environ,
                 app_environment.local_environment(
@@ -217,6 +231,10 @@ class LocalStack:
             from lakelet.stack.stepfunctions_local import stop_local_workflows
 
             stop_local_workflows()
+            if self.aws_limits is not None:
+                from lakelet.stack import dynamodb_limits
+
+                dynamodb_limits.uninstall()
             if self._installed_speedups:
                 from lakelet.stack import moto_speedups
 
@@ -249,21 +267,13 @@ class LocalStack:
 
     # -- steps --------------------------------------------------------------------------------------------
 
-    def _check_ports_free(self) -> None:
-        # Fail before any work: ThreadedMotoServer binds on its own thread and would wait forever for a port
-        # in use, and the API port is bound only after provisioning.
-        for requested in (self._requested_moto_port, self._requested_api_port, self._requested_s3_port):
-            if requested:
-                with socket.socket() as probe:
-                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                    try:
-                        probe.bind((self.host, requested))
-                    except OSError as error:
-                        raise OSError(f"{self.host}:{requested} is not available: {error.strerror}") from error
-
     def _open_data_dir(self) -> None:
         if self.data_dir is not None:
-            persistence = Persistence(self.data_dir, accept_journal_loss=self.accept_journal_loss)
+            from lakelet.stack import moto_memory
+
+            persistence = Persistence(
+                self.data_dir, accept_journal_loss=self.accept_journal_loss, keep_files=moto_memory.files_kept
+            )
             persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
             self.persistence = persistence
 
@@ -288,15 +298,7 @@ class LocalStack:
         from chalicelib.wiring import get_services, set_services
 
         s3 = boto3.client("s3", region_name=self.region, endpoint_url=self.moto_url)
-        existing = {bucket["Name"] for bucket in s3.list_buckets().get("Buckets", [])}
-        for name in (self.bucket, LOCAL_IMPORT_BUCKET):
-            if name in existing:
-                continue
-            # us-east-1 takes no LocationConstraint; every other region requires one.
-            if self.region == "us-east-1":
-                s3.create_bucket(Bucket=name)
-            else:
-                s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": self.region})
+        probes.ensure_buckets(s3, (self.bucket, LOCAL_IMPORT_BUCKET), self.region)
         create_tables(TableNames.from_prefix(self.table_prefix), self.region, self.moto_url)
         # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
         from chalicelib.settings import ENV_KMS_KEY_ID
@@ -310,7 +312,7 @@ class LocalStack:
         # The state machines, from the same ASL files that deploy.
         from lakelet.stack.stepfunctions_local import start_local_workflows
 
-        start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ)
+        start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ, self.aws_limits)
         set_services(None)  # built afresh from the environment set above, not from an earlier stack's
         assert self._keys is not None
         recovered = self.persistence.recovery if self.persistence is not None else None
@@ -330,18 +332,20 @@ class LocalStack:
         if self.persistence is not None:
             refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
         self._api = ApiServer(
-            app, self.host, self._requested_api_port, app_environment.chalice_config(self._project_dir)
+            app, self.host, self._requested_api_port, app_environment.chalice_config(self._project_dir), self.aws_limits
         )
         self._api.start()
-        self._check_health()
+        probes.check_health(self.api_url)
         from chalicelib.s3proxy import S3Gateway
+        from chalicelib.s3proxy.function_url import MAX_RESPONSE_BYTES
         from chalicelib.wiring import get_services
 
-        # The gateway a Lambda would run, over the same services, with no payload limit.
-        gateway = S3Gateway.from_services(get_services())
+        # The gateway a Lambda would run, over the same services: with the deployed read cap under --aws-limits,
+        # else with no payload limit.
+        gateway = S3Gateway.from_services(get_services(), MAX_RESPONSE_BYTES if self.aws_limits is not None else None)
         if self.persistence is not None:
             gateway = refusals.ExplainingGateway(gateway)  # type: ignore[assignment]
-        self._s3 = S3Server(gateway, self.host, self._requested_s3_port)
+        self._s3 = S3Server(gateway, self.host, self._requested_s3_port, self.aws_limits)
         self._s3.start()
         if self._guard is not None:
             self._guard.allow_origins(ui_origins(self.endpoint))  # the UI's uploads go to presigned URLs on moto
@@ -380,15 +384,3 @@ class LocalStack:
 
         write_state(self.data_dir, self.state())
         self._wrote_state = True
-
-    def _check_health(self) -> None:
-        url = self.api_url + "/healthcheck"
-        # A proxy from the environment must not see (or swallow) a loopback request.
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        try:
-            with opener.open(url, timeout=10) as response:
-                status = response.status
-        except urllib.error.HTTPError as error:
-            status = error.code
-        if not 200 <= status < 300:
-            raise RuntimeError(f"the local API is up but GET {url} answered {status}")

@@ -4,11 +4,15 @@ A plain threaded HTTP/1.1 server that turns each request into a ``chalicelib.s3p
 client sent it (percent-encoded path and query, every header, the body de-chunked when it came with
 ``Transfer-Encoding: chunked``), hands it to ``S3Gateway.handle`` and writes the answer back. HTTP/1.1 also
 gives the ``100 Continue`` that S3 clients wait for before sending a large body. Unlike the Lambda, it puts no
-limit on body sizes, so ``aws s3 cp`` of large files works with the clients' default part sizes.
+limit on body sizes, so ``aws s3 cp`` of large files works with the clients' default part sizes, unless given
+``limits`` (``lakelet up --aws-limits``): then a request or answer over the Function URL's 6 MB payload gets
+Lambda's answer (lakelet/stack/aws_limits.py).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +20,9 @@ from urllib.parse import urlsplit
 
 from chalicelib.http_headers import first_unsafe
 from chalicelib.s3proxy import Request, S3Gateway
+from chalicelib.s3proxy.function_url import event_response
 from lakelet.defaults import LISTEN_BACKLOG
+from lakelet.stack.aws_limits import URL_REQUEST_TOO_LARGE, URL_RESPONSE_TOO_LARGE, AwsLimits
 from lakelet.stack.devserver import ChunkedBodyError, read_chunked
 
 log = logging.getLogger(__name__)
@@ -32,6 +38,29 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = LISTEN_BACKLOG
     gateway: S3Gateway
+    limits: AwsLimits | None = None
+
+
+# Content types a Function URL hands the function as text; any other body arrives base64-encoded in the event.
+_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript", "application/x-www-form")
+# The Function URL event's requestContext (account, API id, domain, request id, time, http ...), in bytes of JSON.
+_URL_CONTEXT_BYTES = 1_000
+
+
+def url_event_bytes(request: Request, content_type: str) -> int:
+    """The size of the Function URL (payload 2.0) event the gateway's Lambda would be invoked with."""
+    text = content_type.lower().startswith(_TEXT_TYPES)
+    body = request.body.decode("utf-8", errors="replace") if text else base64.b64encode(request.body).decode()
+    event = {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": request.raw_path,
+        "rawQueryString": request.raw_query,
+        "headers": dict(request.headers),
+        "body": body,
+        "isBase64Encoded": not text,
+    }
+    return len(json.dumps(event, separators=(",", ":")).encode()) + _URL_CONTEXT_BYTES
 
 
 class S3RequestHandler(BaseHTTPRequestHandler):
@@ -86,8 +115,21 @@ class S3RequestHandler(BaseHTTPRequestHandler):
             self.send_error(400, f"Bad request body: {error}")
             return
         request = Request.build(self.command, target.path or "/", target.query, headers, body, self.client_address[0])
+        limits = self.server.limits
+        if limits is not None and url_event_bytes(request, self.headers.get("Content-Type", "")) > (
+            limits.lambda_request_bytes
+        ):
+            self._send_limit(URL_REQUEST_TOO_LARGE)  # Lambda refused the invocation: the gateway never ran
+            return
         response = self.server.gateway.handle(request)
+        if limits is not None and len(json.dumps(event_response(response))) > limits.lambda_response_bytes:
+            self._send_limit(URL_RESPONSE_TOO_LARGE)
+            return
         self._send(response.status, response.headers, response.body)
+
+    def _send_limit(self, answer: tuple[int, dict[str, str]]) -> None:
+        status, body = answer
+        self._send(status, {"Content-Type": "application/json"}, json.dumps(body).encode())
 
     def _send(self, status: int, response_headers: dict[str, str], body: bytes) -> None:
         unsafe = first_unsafe(response_headers.items())
@@ -125,9 +167,12 @@ class S3RequestHandler(BaseHTTPRequestHandler):
 class S3Server:
     """An S3Gateway served on ``host:port`` from a background thread. ``port=0`` picks a free port."""
 
-    def __init__(self, gateway: S3Gateway, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self, gateway: S3Gateway, host: str = "127.0.0.1", port: int = 0, limits: AwsLimits | None = None
+    ) -> None:
         self._server = _Server((host, port), S3RequestHandler)
         self._server.gateway = gateway
+        self._server.limits = limits
         self._thread: threading.Thread | None = None
 
     @property

@@ -25,7 +25,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.moto_guard import signed_headers
+from lakelet.stack.workflow_limits import install_terminal_errors, invoke_with_timeout
 
 Handler = Callable[[dict[str, Any]], Any]
 
@@ -38,6 +40,8 @@ MOTO_CONFIG: dict[str, Any] = {"stepfunctions": {"execute_state_machine": True},
 _lock = threading.Lock()
 _routes: dict[str, Handler] = {}
 _process_state: dict[str, Any] = {}
+# Set while a stack with --aws-limits runs: each task is cut at its function's deployed timeout.
+_limits: AwsLimits | None = None
 
 
 def function_arn(name: str, region: str, account: str = ACCOUNT) -> str:
@@ -150,6 +154,10 @@ def _invoke(
         response_headers["x-amz-function-error"] = "Unhandled"
         return json.dumps({"errorType": "ResourceNotFoundException", "errorMessage": f"no handler {name}"}).encode()
     event = json.loads(body) if body else {}
+    limits = _limits
+    timeout = limits.timeout(name) if limits is not None else None
+    if timeout is not None:
+        return invoke_with_timeout(name, handler, event, timeout, response_headers)
     try:
         result = handler(event)
     except Exception as e:  # noqa: BLE001 - the Lambda runtime turns any exception into a function error
@@ -284,11 +292,17 @@ def create_state_machines(
 
 
 def start_local_workflows(
-    moto_url: str, region: str, environ: dict[str, str] | Any, saved: dict[str, str | None] | None = None
+    moto_url: str,
+    region: str,
+    environ: dict[str, str] | Any,
+    saved: dict[str, str | None] | None = None,
+    limits: AwsLimits | None = None,
 ) -> dict[str, str]:
     """For the embedded stack's moto server (in this process): turns on executing state machines, creates them
     from stepfunctions/, routes their Lambda tasks to the app's handlers until stop_local_workflows, and sets
-    the variables the settings read (``saved`` records their earlier values, for the stack to restore)."""
+    the variables the settings read (``saved`` records their earlier values, for the stack to restore). With
+    ``limits``, each task is cut at its function's timeout and the 256 KiB state limit is terminal, as on AWS."""
+    global _limits
     import boto3
     import requests
     from moto.core.config import default_user_config
@@ -303,6 +317,9 @@ def start_local_workflows(
             _process_state["invoke"] = _install_invoke()
             _process_state["boto3"] = _install_keys(environ)
             _routes.update(tasks.HANDLERS)
+            if limits is not None:
+                _limits = limits
+                _process_state["error_equals"] = install_terminal_errors()
     body = json.dumps(MOTO_CONFIG).encode()
     url = f"{moto_url}/moto-api/config"
     headers = signed_headers("POST", url, body, environ["AWS_ACCESS_KEY_ID"], environ["AWS_SECRET_ACCESS_KEY"], region)
@@ -323,6 +340,7 @@ def start_local_workflows(
 
 def stop_local_workflows() -> None:
     """Undoes start_local_workflows: moto's config, the routing of Lambda invokes. Harmless if not started."""
+    global _limits
     from moto.awslambda_simple.models import LambdaSimpleBackend
     from moto.core.config import default_user_config
 
@@ -343,6 +361,11 @@ def stop_local_workflows() -> None:
         from moto.stepfunctions.parser.asl.utils import boto_client
 
         boto_client.boto3 = _process_state["boto3"]  # type: ignore[attr-defined]
+        if "error_equals" in _process_state:
+            from moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl import ErrorEqualsDecl
+
+            ErrorEqualsDecl._eval_body = _process_state["error_equals"]  # type: ignore[method-assign]
+        _limits = None
         _process_state.clear()
 
 

@@ -37,6 +37,7 @@ ROW_IDS = {
     "first-run": ["first_run"],
     "aws-model": ["aws_commit_500k", "aws_staging_per_branch", "aws_steps_within_timeouts"],
     "bundle": ["bundle_size", "handler_import"],
+    "first-request": ["first_request"],
 }
 
 
@@ -120,6 +121,15 @@ def test_quick_bench_measures_every_row_but_the_gc_mark(tmp_path: Path) -> None:
     assert by_id["commit_spread"]["details"]["read"] >= 1 and by_id["listing_app"]["details"]["objects"] == 1_000
     assert by_id["first_run"]["value"] is None and not by_id["first_run"]["met"]
     assert "holds a --quick run" in printed  # the published table is not rewritten from a quick run
+
+
+@pytest.mark.e2e
+def test_quick_bench_measures_each_functions_first_request(tmp_path: Path) -> None:
+    results, printed = make_bench(tmp_path, "--quick --only first-request")
+    check_rows(results, ["first-request"], printed)
+    details = {r["id"]: r for r in results["rows"]}["first_request"]["details"]
+    assert set(details) == {"api_handler", "s3_gateway", "commit_seal"}
+    assert details["api_handler"]["status"] == 200 and details["s3_gateway"]["status"] == 200
 
 
 @pytest.mark.spark

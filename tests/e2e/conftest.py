@@ -81,7 +81,7 @@ def _die_with_parent() -> None:
 
 
 def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -> LocalProcess:
-    """Start ``python -m lakelet up --api-port 0 --moto-port 0 --s3-port 0 ARGS``; wait for its banner.
+    """Start ``python -m lakelet up --api-port 0 --moto-port 0 --s3-port 0 --aws-limits ARGS``; wait for its banner.
 
     Unless ARGS name a ``--data-dir`` or ``--ephemeral``, the stack keeps its state (and its state file) in a data
     directory of its own under ``log_dir``: a test never touches the user's data directory.
@@ -94,6 +94,9 @@ def launch_local(log_dir: Path, *args: str, env: dict[str, str] | None = None) -
     child_env.update(env or {})
     if "--data-dir" not in args and "--ephemeral" not in args:
         args = (*args, "--data-dir", str(log_dir / f"data-{run_id}"))
+    # The tiers that start a stack meet what a deployed stack answers (docs/local-stack.md, "AWS limits"); a test
+    # that needs the plain stack passes --no-aws-limits, which comes later and wins.
+    args = ("--aws-limits", *args)
     with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "lakelet", "up", "--api-port", "0", "--moto-port", "0", "--s3-port", "0", *args],

@@ -8,7 +8,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import lakefs
@@ -18,16 +17,12 @@ from tests.e2e.conftest import PROJECT_DIR, LocalProcess
 
 pytestmark = pytest.mark.e2e
 
-# A fresh interpreter imports the CLI in about a second; the checks themselves take a fraction of that. Spark's
-# start alone takes longer than this bound, so passing it also shows Spark never started.
-FAST_SECONDS = 8.0
 _GATEWAY_LINE = re.compile(r"S3 gateway\s+(?P<url>http://\S+)")
 _MOTO_LINE = re.compile(r"AWS stand-in\s+moto at (?P<url>http://\S+)")
 
 
-def gc_run(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    done = subprocess.run(
+def gc_run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "lakelet", "gc", "run", *args],
         cwd=PROJECT_DIR,
         env=env,
@@ -36,7 +31,6 @@ def gc_run(args: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedPr
         timeout=60,
         check=False,
     )
-    return done, time.monotonic() - started
 
 
 def shell_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -59,12 +53,13 @@ def stack_flags(local: LocalProcess, s3_endpoint: str) -> list[str]:
     ]
 
 
-def assert_one_line_refusal(done: subprocess.CompletedProcess[str], elapsed: float, expected: str) -> None:
+def assert_one_line_refusal(done: subprocess.CompletedProcess[str], expected: str) -> None:
+    """Refused in one line before anything ran: the prepare step (the first of four, before Spark starts) did not
+    print. Counted, not timed: the machine is shared."""
     assert done.returncode == 1, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("lakelet gc run: "), done.stderr
     assert expected in done.stderr
     assert done.stdout == "" and "[1/4]" not in done.stderr  # not even the prepare ran
-    assert elapsed < FAST_SECONDS, elapsed
 
 
 def test_no_stack(tmp_path: Path) -> None:
@@ -72,16 +67,16 @@ def test_no_stack(tmp_path: Path) -> None:
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     # Nothing configured: no state file, and nothing on the port named by the environment.
-    done, elapsed = gc_run(["quickstart"], shell_env(tmp_path, LAKECTL_SERVER_ENDPOINT_URL=f"http://127.0.0.1:{free}"))
-    assert_one_line_refusal(done, elapsed, f"no Lakelet stack answers at http://127.0.0.1:{free}")
+    done = gc_run(["quickstart"], shell_env(tmp_path, LAKECTL_SERVER_ENDPOINT_URL=f"http://127.0.0.1:{free}"))
+    assert_one_line_refusal(done, f"no Lakelet stack answers at http://127.0.0.1:{free}")
     assert "start one with `lakelet up`" in done.stderr
 
 
 def test_the_gateway_url_given_by_mistake(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:
     gateway = _GATEWAY_LINE.search(local_stack.banner)
     assert gateway, local_stack.banner
-    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, gateway.group("url"))], shell_env(tmp_path))
-    assert_one_line_refusal(done, elapsed, f"{gateway.group('url')} is the Lakelet S3 gateway, not the stack's moto")
+    done = gc_run([repo.id, *stack_flags(local_stack, gateway.group("url"))], shell_env(tmp_path))
+    assert_one_line_refusal(done, f"{gateway.group('url')} is the Lakelet S3 gateway, not the stack's moto")
 
 
 def test_no_java(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:
@@ -91,12 +86,12 @@ def test_no_java(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: P
     env.pop("JAVA_HOME", None)
     moto_keys = ["--s3-access-key-id", local_stack.aws_access_key_id]
     moto_keys += ["--s3-secret-access-key", local_stack.aws_secret_access_key]
-    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, moto.group("url")), *moto_keys], env)
-    assert_one_line_refusal(done, elapsed, "Spark needs Java 17, but there is no java on PATH")
+    done = gc_run([repo.id, *stack_flags(local_stack, moto.group("url")), *moto_keys], env)
+    assert_one_line_refusal(done, "Spark needs Java 17, but there is no java on PATH")
 
 
 def test_the_admin_key_is_not_moto_s(local_stack: LocalProcess, repo: lakefs.Repository, tmp_path: Path) -> None:
     moto = _MOTO_LINE.search(local_stack.banner)
     assert moto, local_stack.banner
-    done, elapsed = gc_run([repo.id, *stack_flags(local_stack, moto.group("url"))], shell_env(tmp_path))
-    assert_one_line_refusal(done, elapsed, "refuses this key pair: pass the stack's own (--s3-access-key-id")
+    done = gc_run([repo.id, *stack_flags(local_stack, moto.group("url"))], shell_env(tmp_path))
+    assert_one_line_refusal(done, "refuses this key pair: pass the stack's own (--s3-access-key-id")
