@@ -15,10 +15,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from lakelet.stack.asl_checks import UnsupportedLocally, check_definition
 from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,
-    UnsupportedLocally,
-    check_definition,
     create_state_machines,
     route_item_reads,
     route_lambda_invokes,
