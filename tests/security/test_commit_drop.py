@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable
 import pytest
 
 from chalicelib import wiring
+from chalicelib.gc.schedule import release_retired
 from chalicelib.graveler import branch_moves, errors
 from chalicelib.graveler.branch_moves import retired_tokens
-from chalicelib.gc.schedule import release_retired
 from chalicelib.graveler.records import Key, StagingToken
-from tests.api.support import Api, assert_error
+from tests.api.support import Api
 
 from .write_support import REPO, api, credentials, repo, services
 
