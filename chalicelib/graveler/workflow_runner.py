@@ -57,7 +57,7 @@ class Workflows:
 
     commit: WorkflowRunner | None = None
     merge: WorkflowRunner | None = None
-    commit_threshold: int = 50_000
+    commit_threshold: int = 25_000
     merge_threshold: int = 50_000
     wait_seconds: float = 25.0
 
