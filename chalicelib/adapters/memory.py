@@ -5,7 +5,6 @@ use it from several threads, and none persists anything."""
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import hashlib
 import hmac
@@ -13,7 +12,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from chalicelib.auth import errors as auth_errors
 from chalicelib.auth.errors import (
@@ -33,15 +32,14 @@ from chalicelib.graveler.records import (
     BranchID,
     Commit,
     CommitID,
-    Key,
     Repository,
     RepositoryID,
     RepositoryState,
-    StagedEntry,
-    StagingToken,
     Tag,
     TagID,
 )
+
+from .memory_staging import MemoryStagingStore
 
 __all__ = [
     "MemoryAuthStore",
@@ -167,73 +165,6 @@ class MemoryRefStore:
         commits = dict(self._commits.get(repo_id, {}))
         for commit_id in sorted(commits):
             yield commits[commit_id]
-
-
-class MemoryStagingStore:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._tokens: dict[str, dict[str, StagedEntry]] = {}
-
-    def get(self, token: StagingToken, key: Key) -> StagedEntry | None:
-        return self._tokens.get(token, {}).get(key)
-
-    def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
-        with self._lock:
-            rows = self._tokens.setdefault(token, {})
-            replaced = rows.get(staged.key)
-            rows[staged.key] = staged
-            return replaced
-
-    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
-        with self._lock:
-            rows = self._tokens.setdefault(token, {})
-            current = rows.get(staged.key)
-            if not _same_row(current, expected):
-                return False
-            rows[staged.key] = staged
-            return True
-
-    def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
-        with self._lock:
-            rows = self._tokens.get(token, {})
-            return {key: rows[key] for key in keys if key in rows}
-
-    def set_many(self, token: StagingToken, entries: Iterable[StagedEntry]) -> None:
-        with self._lock:
-            staged_now = self._tokens.setdefault(token, {})
-            for staged in entries:
-                staged_now[staged.key] = staged
-
-    def delete(self, token: StagingToken, key: Key) -> None:
-        with self._lock:
-            self._tokens.get(token, {}).pop(key, None)
-
-    def iterate(self, token: StagingToken, from_key: str = "", first_page: int | None = None) -> Iterator[StagedEntry]:
-        with self._lock:
-            entries = dict(self._tokens.get(token, {}))
-        keys = sorted(entries)
-        for key in keys[bisect.bisect_left(keys, from_key) :]:
-            yield entries[key]
-
-    def drop(self, token: StagingToken) -> None:
-        with self._lock:
-            self._tokens.pop(token, None)
-
-    def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:
-        with self._lock:
-            staged = self._tokens.get(token, {})
-            for key in keys:
-                staged.pop(key, None)
-
-
-def _same_row(current: StagedEntry | None, expected: StagedEntry | None) -> bool:
-    """What StagingStore.set_if compares (the entry's identity fields, as the DynamoDB adapter's condition does)."""
-    if current is None or expected is None:
-        return current is None and expected is None
-    a, b = current.value, expected.value
-    if a is None or b is None:
-        return a is None and b is None
-    return (a.physical_address, a.etag, a.size, a.mtime) == (b.physical_address, b.etag, b.size, b.mtime)
 
 
 class MemoryBlockStore:

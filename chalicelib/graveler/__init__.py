@@ -34,6 +34,7 @@ __all__ = [
     "refs_dump",
     "retention",
     "service",
+    "staging_shards",
     "symlinks",
     "validation",
     "workflow_runner",

@@ -40,6 +40,7 @@ from .deferred_drop import Clock, drop_within
 from .ports import RefStore, StagingStore
 from .records import Branch, BranchID, Commit, RepositoryID, StagingToken
 from .staging import drop_tokens
+from .staging_shards import ESTIMATE_SAMPLE, choose_shards, shard_count, with_shards
 
 _log = logging.getLogger(__name__)
 
@@ -189,9 +190,23 @@ def release_expired(
 
 def sealed(staging: StagingStore, branch: Branch, token: StagingToken) -> Branch:
     """The branch with its staging token sealed and ``token`` staging from now on (retired tokens untouched: their
-    drop runs after a move, never inside this swap's loop)."""
+    drop runs after a move, never inside this swap's loop).
+
+    The new token's shard count is chosen here, once (staging_shards.choose_shards): from the rows the sealed token
+    holds, as its sketch estimates them in one bounded read, and its rate over its age. Its age: the newest retired
+    entry's stamp is the last move that released tokens, which came right after the seal that installed it (no
+    such entry: older than the grace, or never moved, and the size alone decides). A branch that staged little
+    keeps one shard."""
+    estimate = staging.sample(branch.staging_token, ESTIMATE_SAMPLE).estimated_rows
+    stamps = [at for _, at in map(retired_token, branch.retired_tokens) if at > 0]
+    age = time.time() - max(stamps) if stamps else None
+    shards = choose_shards(estimate, shard_count(branch.staging_token), age)
     return Branch(
-        branch.id, branch.commit_id, token, (branch.staging_token, *branch.sealed_tokens), branch.retired_tokens
+        branch.id,
+        branch.commit_id,
+        with_shards(token, shards),
+        (branch.staging_token, *branch.sealed_tokens),
+        branch.retired_tokens,
     )
 
 

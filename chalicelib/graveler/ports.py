@@ -19,6 +19,7 @@ from .records import (
     Repository,
     RepositoryID,
     StagedEntry,
+    StagingSample,
     StagingToken,
     Tag,
     TagID,
@@ -161,7 +162,28 @@ class StagingStore(Protocol):
         ...
 
     def drop(self, token: StagingToken) -> None:
-        """Deletes every staged change of the token. Idempotent."""
+        """Deletes every staged change of the token, and its sketch (every shard, in parallel where the store
+        can). Idempotent."""
+        ...
+
+    def iterate_shard(
+        self, token: StagingToken, shard: int, from_key: str = "", first_page: int | None = None
+    ) -> Iterator[StagedEntry]:
+        """The changes of one shard of the token (0 <= ``shard`` < staging_shards.shard_count(token)), those with
+        key >= ``from_key``, in key order, strongly consistent, lazily paged: one partition's query. The shards
+        hold disjoint keys (staging_shards.shard_of) and ``iterate`` is their merge."""
+        ...
+
+    def drop_shard(self, token: StagingToken, shard: int) -> None:
+        """Deletes one shard's changes and its part of the sketch (for a caller that drops shards in parallel).
+        Idempotent."""
+        ...
+
+    def sample(self, token: StagingToken, limit: int) -> StagingSample:
+        """A uniform sample of about ``limit`` of the keys ever staged in the token (the sketch: a key deleted
+        since may remain) and the number of rows it suggests, reading at most staging_shards.per_shard_sample
+        entries of each shard whatever the token holds (staging_shards.combine). Empty for a token written before
+        the sketch existed."""
         ...
 
     def delete_many(self, token: StagingToken, keys: Iterable[Key]) -> None:

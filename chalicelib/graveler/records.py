@@ -23,6 +23,7 @@ __all__ = [
     "RepositoryID",
     "RepositoryState",
     "StagedEntry",
+    "StagingSample",
     "StagingToken",
     "Tag",
     "TagID",
@@ -116,6 +117,15 @@ class StagedEntry:
 
     key: Key
     value: Entry | None
+
+
+@dataclass(frozen=True, slots=True)
+class StagingSample:
+    """A bounded sample of a staging token's keys (sorted) and the number of rows it suggests the token holds
+    (graveler/staging_shards.py): what a commit plans slices from and a seal sizes the next token by."""
+
+    keys: tuple[Key, ...]
+    estimated_rows: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ Bounds = list[tuple[str, str | None]]
 # Lambda of the workflow's Map state.
 DEFAULT_MAX_SLICES = 16
 
-# How many staged keys the sampling keeps at most (twice this, briefly): enough for evenly sized slices.
+# How many staged keys a plan samples from each sealed token's sketch (graveler/staging_shards.py): enough for
+# evenly sized slices, and a bounded read whatever the token holds.
 SAMPLES = 1024
 
 
@@ -50,20 +51,6 @@ def spread_bounds(candidates: list[str], listings: list[list[RangeInfo]], max_sl
     picks = sorted({usable[len(usable) * (i + 1) // (count + 1)] for i in range(count)})
     los = ["", *picks]
     return [(lo, los[i + 1] if i + 1 < len(los) else None) for i, lo in enumerate(los)]
-
-
-def sample_keys(keys: Iterable[str], samples: int = SAMPLES) -> list[str]:
-    """Evenly spaced keys of a sorted stream, at most ``2 * samples`` of them, in bounded memory: every
-    stride-th key, the stride doubling (and every other sample dropped) whenever the samples fill up."""
-    kept: list[str] = []
-    stride = 1
-    for seen, key in enumerate(keys):
-        if seen % stride == 0:
-            kept.append(key)
-            if len(kept) >= 2 * samples:
-                kept = kept[::2]
-                stride *= 2
-    return kept
 
 
 def concatenate(

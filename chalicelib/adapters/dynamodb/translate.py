@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from json import JSONDecodeError
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pynamodb.exceptions import DoesNotExist, PynamoDBException
+from pynamodb.exceptions import AttributeDeserializationError, DoesNotExist, PynamoDBException
 
 from chalicelib.graveler import errors
 
@@ -39,7 +40,8 @@ def storage_errors(
     """Runs the block, turning driver errors into graveler errors.
 
     A failed condition becomes ``on_condition_failed()``, a missing item (PynamoDB DoesNotExist) becomes
-    ``on_missing()``, and anything else becomes StorageError. Graveler errors pass through untouched.
+    ``on_missing()``, and anything else (an item that does not parse too) becomes StorageError. Graveler errors
+    pass through untouched.
     """
     try:
         yield
@@ -57,6 +59,10 @@ def storage_errors(
         if _code(e) == VALIDATION:
             raise errors.Invalid(TOO_LARGE) from e
         raise errors.StorageError(f"DynamoDB: {e}") from e
+    except (AttributeDeserializationError, JSONDecodeError) as e:
+        # An item damaged outside this code (an attribute of the wrong type, a JSON attribute that does not
+        # parse): the store's fault, answered as one (503) rather than escaping as an unhandled error (500).
+        raise errors.StorageError(f"DynamoDB: an item does not parse: {e}") from e
 
 
 def translated[T](items: Iterable[T]) -> Iterator[T]:

@@ -5,8 +5,9 @@ The steps, each safe to re-run after a crash before or after its side effect:
 - ``seal``: moves the staging token to the sealed tokens with a compare-and-swap, installing a token derived from
   the request id, so a retry recognises its own seal instead of sealing again.
 - ``plan``: reads the branch and cuts the key space into slices along the base metarange's range boundaries;
-  when the base has too few ranges (a first commit has none), at staged keys sampled between them
-  (chalicelib/graveler/slicing.py). Each slice is a small JSON record (bounds, base metarange, sealed tokens).
+  when the base has too few ranges (a first commit has none), at staged keys sampled between them from the sealed
+  tokens' sketches (graveler/staging_shards.py: a bounded read, whatever the number of staged rows). Each slice
+  is a small JSON record (bounds, base metarange, sealed tokens).
 - ``build_slice``: applies the slice's staged changes to the base ranges inside it and stores the result as a
   (content-addressed) metarange of its own: re-running writes the same objects under the same ids.
 - ``finish``: concatenates the slices' ranges into one metarange, stores the commit (its id is a content hash,
@@ -48,8 +49,9 @@ from ..records import (
     StagedEntry,
     StagingToken,
 )
-from ..slicing import sample_keys, slice_bounds, spread_bounds
+from ..slicing import slice_bounds, spread_bounds
 from ..staging import staged_changes, token_is_empty
+from ..staging_shards import sample_union, unsharded
 from .plan import CommitBase, CommitPlan, SliceSpec
 from .request import CommitRequest, request_token
 
@@ -110,19 +112,22 @@ class CommitSteps:
 
         def move(branch: Branch) -> Branch | None:
             found.clear()
-            if branch.staging_token == mine:
+            # The token we install carries a shard count chosen at the seal (staging_shards): compare names
+            # without it.
+            if unsharded(branch.staging_token) == mine:
                 # Our seal already happened (a retry after the swap): the token it moved away is the newest
                 # sealed one, or nothing is sealed because that token was committed since.
                 found.append(branch.sealed_tokens[0] if branch.sealed_tokens else "")
                 return None
-            if mine in retired_tokens(branch):
+            if mine in [unsharded(t) for t in retired_tokens(branch)]:
                 # Sealed, then committed by now (a seal retried long after its swap): sealing it again would
                 # make a retired token, due to be dropped, the staging token.
                 found.append("")
                 return None
-            if mine in branch.sealed_tokens:
+            names = [unsharded(t) for t in branch.sealed_tokens]
+            if mine in names:
                 # A later seal sealed our token too: the one we sealed comes right after it.
-                rest = branch.sealed_tokens[branch.sealed_tokens.index(mine) + 1 :]
+                rest = branch.sealed_tokens[names.index(mine) + 1 :]
                 found.append(rest[0] if rest else "")
                 return None
             if not (staged_seen and branch is read) and not request.allow_empty and _is_empty(self.staging, branch):
@@ -164,9 +169,10 @@ class CommitSteps:
         bounds = slice_bounds(ranges, max_slices)
         if len(bounds) < max_slices:
             # Too few base ranges to keep the Map busy (a first commit has none): cut where the staged keys
-            # are, at keys between the base ranges. One more pass over the staged changes, in the plan alone.
-            keys = (staged.key for staged in staged_changes(self.staging, list(tokens)))
-            sampled = spread_bounds(sample_keys(keys), [ranges], max_slices)
+            # are, at keys between the base ranges. The keys come from each sealed token's sketch, a bounded read
+            # whatever the tokens hold (staging_shards), not from a pass over the staged rows.
+            keys = sample_union(self.staging.sample(token, slicing.SAMPLES) for token in tokens)
+            sampled = spread_bounds(keys, [ranges], max_slices)
             bounds = sampled if len(sampled) > len(bounds) else bounds
         slices = tuple(
             SliceSpec(repo.storage_namespace, head.meta_range_id, tokens, lo, hi, repo.range_format)

@@ -18,7 +18,7 @@ from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.service import Graveler
-from chalicelib.graveler.slicing import sample_keys, slice_bounds
+from chalicelib.graveler.slicing import slice_bounds
 from chalicelib.graveler.staging import stage
 
 # Small ranges, so a few hundred keys make dozens of ranges and many seams.
@@ -152,9 +152,9 @@ def test_a_first_commit_is_sliced_at_sampled_staged_keys():
     bounds = [(s.lo, s.hi) for s in planned.slices]
     assert len(bounds) == 8 and bounds[0][0] == "" and bounds[-1][1] is None
     assert all(hi == nxt for (_, hi), (nxt, _) in pairwise(bounds))
-    # About as many staged keys in each slice.
+    # About as many staged keys in each slice: the bounds are a hashed sample of ~1 key in 16 (the sketch).
     sizes = [sum(1 for i in range(2000) if lo <= key(i) and (hi is None or key(i) < hi)) for lo, hi in bounds]
-    assert max(sizes) - min(sizes) <= 2000 // 64, sizes
+    assert all(2000 // 16 <= size <= 2000 // 4 for size in sizes), sizes
     built = [env.steps.build_slice(item) for item in planned.slices]
     assert env.steps.finish(request(), planned, built)["status"] == COMMITTED
     assert len(env.listing()) == 2000
@@ -174,16 +174,6 @@ def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
     assert len(planned.slices) == 8
     for item in planned.slices:  # no base range straddles a bound
         assert not any(r.min_key < item.lo <= r.max_key for r in ranges)
-
-
-def test_sampled_keys_are_evenly_spaced_and_bounded():
-    keys = [f"k{i:07d}" for i in range(100_000)]
-    kept = sample_keys(iter(keys), samples=100)
-    assert 100 <= len(kept) < 200
-    positions = [keys.index(k) for k in kept[:5]]
-    stride = positions[1] - positions[0]
-    assert positions == [i * stride for i in range(5)] and (len(kept) - 1) * stride < 100_000 <= len(kept) * stride
-    assert sample_keys(iter(keys[:7]), samples=100) == keys[:7]
 
 
 def test_every_step_converges_when_retried_after_its_side_effect():
