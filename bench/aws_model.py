@@ -15,10 +15,12 @@ Nothing here has run on AWS. The inputs are:
   scaled to a Lambda by its CPU share (memory / 1,769 MB) and LAMBDA_VS_HERE;
 - the code's own constants (slices per commit and import, the inline threshold, the wait of a synchronous call,
   the grace of retired tokens, the sweep's budget, chunk and threads, the query page size), imported, not copied;
-- two parameters of the staging store that another change brings (issue 36 items 2 and 3): ``--shards``, the
-  partition keys one staging token spreads over (1 today: one partition's 1,000 writes/s and 3,000 reads/s; reads
-  of the shards in parallel), and ``--sketch``, a plan that picks slice boundaries without a pass over the staged
-  rows (today the plan of a first load reads every staged row to sample keys: the case modelled, the worst);
+- two parameters of the sharded staging (issue 36 items 2 and 3, chalicelib/graveler/staging_shards.py):
+  ``--shards``, the partition keys one staging token spreads over (default MAX_SHARDS, what a seal chooses for a
+  branch that staged this much before; its first token has one: ``--shards 1``), each 1,000 writes/s and 3,000
+  reads/s, read in parallel, one write in SKETCH_ODDS also written to the key sketch; and ``--sketch`` (default)
+  or ``--no-sketch``, a plan that cuts slices from the sketch, one bounded query per shard, or from a pass over every
+  staged row (the code before the sketch);
 - AWS's published limits and latencies, in AWS below, each with the documentation page it comes from.
 
 The commit (stepfunctions/commit.asl.json, chalicelib/workflows/commit.py, chalicelib/graveler/commit/steps.py): the
@@ -52,6 +54,7 @@ from chalicelib.gc.schedule import DROP_BUDGET_SECONDS  # noqa: E402
 from chalicelib.graveler.branch_moves import RETIRED_GRACE_SECONDS  # noqa: E402
 from chalicelib.graveler.commit import DEFAULT_MAX_SLICES  # noqa: E402
 from chalicelib.graveler.deferred_drop import DROP_CHUNK, DROP_THREADS  # noqa: E402
+from chalicelib.graveler.staging_shards import MAX_SHARDS, SKETCH_ODDS  # noqa: E402
 from chalicelib.graveler.workflow_runner import Workflows  # noqa: E402
 from chalicelib.settings import Settings  # noqa: E402
 
@@ -73,8 +76,6 @@ FUNCTIONS = sorted({f for steps in WORKFLOWS.values() for _, f in steps} | {"api
 # A Lambda vCPU against one core of this machine. Not measured (nothing ran on AWS): 1.0 says a full Lambda vCPU
 # runs this Python as fast as a core here; a real deployment confirms or corrects it.
 LAMBDA_VS_HERE = 1.0
-# The shards' goal (issue 36, item 2): 10,000 staged writes/s on one branch, ten partitions of 1,000.
-GOAL_SHARDS = 10
 
 # AWS's published figures: (value, source page, as read). Pages as published in 2024 (API Gateway's timeout
 # paragraph after its June 2024 change), not fetched again in this run.
@@ -269,8 +270,8 @@ class Model:
     slices: int = DEFAULT_MAX_SLICES
     import_slices: int = Settings().import_max_slices
     page_rows: int = DEFAULT_PAGE_SIZE
-    shards: int = 1
-    sketch: bool = False
+    shards: int = MAX_SHARDS
+    sketch: bool = True
 
     def timeout(self, function: str) -> float:
         return self.deployed.functions[function][0]
@@ -295,15 +296,17 @@ class Model:
     def drop_rate(self, memory: int) -> float:
         """Rows a second the sweep deletes: the least of the partitions' write capacity, its threads' 25-item
         batches and its one listing of the keys."""
-        wcu = math.ceil(self.cpu.row_bytes / aws("wcu_bytes"))
+        wcu = math.ceil(self.cpu.row_bytes / aws("wcu_bytes")) * (1 + 1 / SKETCH_ODDS)  # the sketch's entries too
         capacity = aws("partition_wcu") * self.shards / wcu
         batches = DROP_THREADS * aws("batch_write_items") / aws("ddb_call_s")
         listing = self.page_rows / (self.query(self.page_rows, memory) + 1e-9)
         return min(capacity, batches, listing)
 
     def staging_rate(self) -> float:
-        """Writes a second on one branch: one partition's write capacity per shard of the staging token."""
-        return aws("partition_wcu") * self.shards / math.ceil(self.cpu.row_bytes / aws("wcu_bytes"))
+        """Writes a second on one branch: one partition's write capacity per shard of the staging token, one write
+        in SKETCH_ODDS also written to the shard's sketch."""
+        wcu = math.ceil(self.cpu.row_bytes / aws("wcu_bytes")) * (1 + 1 / SKETCH_ODDS)
+        return aws("partition_wcu") * self.shards / wcu
 
     def write(self, rows: float, memory: int, reads_per_row: int = 0) -> float:
         """Writing ``rows`` into ranges (and reading ``reads_per_row`` stored rows each), with the S3 calls."""
@@ -316,7 +319,8 @@ class Model:
     def commit_steps(self, rows: int) -> dict[str, float]:
         ddb, s3 = aws("ddb_call_s"), aws("s3_request_s")
         readers = min(self.slices, self.deployed.map_concurrency["commit"])
-        plan = ddb if self.sketch else self.query(rows, self.memory("commit_plan"))
+        # From the sketch: one bounded query per shard (staging_shards.py), taken one after another.
+        plan = self.shards * aws("ddb_page_s") if self.sketch else self.query(rows, self.memory("commit_plan"))
         return {
             "Seal": ddb * 4,  # repository, branch, emptiness query, conditional update (hooks not modelled)
             "Plan": ddb * 3 + s3 + plan,
@@ -420,7 +424,7 @@ class Model:
         return work + aws("s3_request_s") * 3 + aws("ddb_call_s") * 10
 
 
-def run(rows: int, template: Path | None = None, shards: int = 1, sketch: bool = False) -> dict[str, Any]:
+def run(rows: int, template: Path | None = None, shards: int = MAX_SHARDS, sketch: bool = True) -> dict[str, Any]:
     model = Model(deployed(template), measure_cpu(rows), shards=shards, sketch=sketch)
     commits = [model.commit(n) for n in SIZES]
     merges = [model.merge(n) for n in SIZES]
@@ -536,8 +540,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=20_000, help="rows of the CPU measurement")
     parser.add_argument("--template", type=Path, default=None, help="a packaged sam.json")
-    parser.add_argument("--shards", type=int, default=1, help="partition keys of one staging token (1 today)")
-    parser.add_argument("--sketch", action="store_true", help="a plan without a pass over the staged rows")
+    parser.add_argument("--shards", type=int, default=MAX_SHARDS, help="partition keys of one staging token")
+    parser.add_argument(
+        "--sketch", action=argparse.BooleanOptionalAction, default=True, help="plan from the key sketch (no pass)"
+    )
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
     args = parser.parse_args()
     result = run(args.rows, args.template, args.shards, args.sketch)
