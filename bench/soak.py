@@ -17,6 +17,7 @@ allocations grew most between the first report and the last are printed at the e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -106,7 +107,8 @@ class Load:
             headers={"Content-Type": "application/octet-stream"},
         )
         self.call("POST", f"/repositories/{repo}/branches/{branch}/commits", json={"message": "branch work"})
-        self.call("POST", f"/repositories/{repo}/refs/{branch}/merge/main", ok=(200, 409, 412, 429), json={})
+        # 400: main has uncommitted changes (another worker's uploads), which lakeFS refuses to merge into.
+        self.call("POST", f"/repositories/{repo}/refs/{branch}/merge/main", ok=(200, 400, 409, 412, 429), json={})
         self.call("DELETE", f"/repositories/{repo}/branches/{branch}")
         self.call("DELETE", objects, params={"path": f"{me}/api/{n % 50}/0"}, ok=(204, 404))
         self.s3.delete_object(Bucket=repo, Key=f"main/{me}/gw/{n % 50}/1")
@@ -154,6 +156,16 @@ def _start_process(port: int, data_dir: Path) -> subprocess.Popen[bytes]:
     raise SystemExit("lakelet up did not start in 180 s")
 
 
+def _disk_mib(path: Path) -> float:
+    """Bytes of the files under ``path`` (the data directory, its spill directory), in MiB."""
+    total = 0
+    for root, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):  # removed meanwhile (a snapshot replaced, a value deleted)
+                total += os.stat(os.path.join(root, name)).st_size
+    return total / 2**20
+
+
 def _kinds() -> dict[str, int]:
     """How many objects of each type the collector tracks (in-process runs): what piles up shows here."""
     import collections
@@ -172,8 +184,11 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=None)
     parser.add_argument("--in-process", action="store_true")
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument(
+        "--out", type=Path, default=PROJECT / "bench" / "soak-results.json", help="where the rows are written"
+    )
     args = parser.parse_args()
-    every = args.every if args.every is not None else (10.0 if args.minutes >= 30 else args.minutes / 10)
+    every = args.every if args.every is not None else (5.0 if args.minutes >= 30 else args.minutes / 10)
     scratch = Path(tempfile.mkdtemp(prefix="lakelet-soak-"))
     data_dir = args.data_dir or scratch / "data"
     stack: Any = None
@@ -215,8 +230,29 @@ def main() -> int:
         threads = [threading.Thread(target=run, args=(w,), daemon=True) for w in workers]
         started = time.monotonic()
         first = None
-        print(f"{'minute':>7} {'RSS MiB':>8} {'operations':>11} {'errors':>7}", flush=True)
-        print(f"{0.0:7.1f} {rss_mib(pid):8.0f} {0:11d} {0:7d}", flush=True)
+        rows: list[dict[str, Any]] = []
+
+        def report(minute: float, ops: int, extra: str = "") -> None:
+            row = {
+                "minute": round(minute, 1),
+                "rss_mib": round(rss_mib(pid)),
+                "operations": ops,
+                "errors": len(errors),
+                "data_dir_mib": round(_disk_mib(data_dir), 1),
+                "spill_mib": round(_disk_mib(data_dir / "spill"), 1),
+            }
+            rows.append(row)
+            print(
+                f"{row['minute']:7.1f} {row['rss_mib']:8d} {ops:11d} {len(errors):7d} {row['data_dir_mib']:9.0f}"
+                f" {row['spill_mib']:9.0f}{extra}",
+                flush=True,
+            )
+
+        print(
+            f"{'minute':>7} {'RSS MiB':>8} {'operations':>11} {'errors':>7} {'data MiB':>9} {'spill MiB':>9}",
+            flush=True,
+        )
+        report(0.0, 0)
         if args.tracemalloc:
             import tracemalloc
 
@@ -235,7 +271,7 @@ def main() -> int:
 
                     pool = pyarrow.default_memory_pool()
                     extra = f"  arrow {pool.backend_name} {pool.bytes_allocated() / 2**20:.0f} MiB"
-                print(f"{elapsed:7.1f} {rss_mib(pid):8.0f} {ops:11d} {len(errors):7d}{extra}", flush=True)
+                report(elapsed, ops, extra)
                 next_report += every
             if elapsed >= args.minutes:
                 break
@@ -270,6 +306,17 @@ def main() -> int:
                 for line in stat.traceback.format()[-8:]:
                     print("     ", line)
         print(json.dumps({"pid": pid, "data_dir": str(data_dir)}))
+        result = {
+            "generated_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "minutes": args.minutes,
+            "workers": args.workers,
+            "in_process": args.in_process,
+            "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
+            "rows": rows,
+            "errors": sorted(set(errors))[:20],
+        }
+        args.out.write_text(json.dumps(result, indent=2) + "\n")
+        print(f"rows written to {args.out}")
     finally:
         if stack is not None:
             stack.stop()

@@ -186,6 +186,12 @@ class Settings:
     import_state_machine_arn: str | None = None
     import_inline_threshold: int = 5_000
     import_max_slices: int = 16
+    # Repository dump and restore tasks (chalicelib/graveler/dump_tasks.py): the state machines (set by infra/), and
+    # the sizes in commits above which a dump or a restore runs as one rather than inline in the API Lambda.
+    dump_state_machine_arn: str | None = None
+    restore_state_machine_arn: str | None = None
+    dump_inline_threshold: int = 5_000
+    restore_inline_threshold: int = 5_000
     # Hooks (chalicelib/graveler/actions): the Lambda functions lambda hooks may invoke (names or ARNs; IAM grants
     # lambda:InvokeFunction on exactly these, infra/), and the time limits of one hook and of one event's run.
     # An inline commit or merge answers through API Gateway (29 s), so a run is capped below that; lakeFS's default
@@ -234,6 +240,12 @@ class Settings:
             import_state_machine_arn=env.get("LAKELET_IMPORT_STATE_MACHINE_ARN") or None,
             import_inline_threshold=int(env.get("LAKELET_IMPORT_INLINE_THRESHOLD", defaults.import_inline_threshold)),
             import_max_slices=int(env.get("LAKELET_IMPORT_MAX_SLICES", defaults.import_max_slices)),
+            dump_state_machine_arn=env.get("LAKELET_DUMP_STATE_MACHINE_ARN") or None,
+            restore_state_machine_arn=env.get("LAKELET_RESTORE_STATE_MACHINE_ARN") or None,
+            dump_inline_threshold=int(env.get("LAKELET_DUMP_INLINE_THRESHOLD", defaults.dump_inline_threshold)),
+            restore_inline_threshold=int(
+                env.get("LAKELET_RESTORE_INLINE_THRESHOLD", defaults.restore_inline_threshold)
+            ),
             hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
             hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
             hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),

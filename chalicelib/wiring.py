@@ -12,11 +12,12 @@ from .gc.ports import JobStarter
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
+from .graveler.dump_tasks import DumpTasks, DumpWorkflows
 from .graveler.imports import ImportRecords, SourceLister
 from .graveler.ports import BlockStore, PullRequestStore, RefStore, StagingStore, WorkflowRunner
 from .graveler.protection import BranchProtection, BranchProtectionStore
 from .graveler.pull_requests import PullRequestParts, PullRequests
-from .graveler.refs_dump import RefsDumper, RefsDumpParts
+from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
 from .settings import GCSettings, Settings
@@ -39,14 +40,22 @@ class Services:
     import_workflow: WorkflowRunner | None = None
     # The pull requests and the refs dump and restore, over the engine (assemble builds both).
     pull_requests: PullRequests | None = None
-    refs_dump: RefsDumper | None = None
+    refs_dump: DumpTasks | None = None
 
     def pulls(self) -> PullRequests:
         if self.pull_requests is None:
             raise RuntimeError("these services were built without pull requests")
         return self.pull_requests
 
-    def dumps(self) -> RefsDumper:
+    def delete_repository(self, repo_id: str, force: bool = False) -> None:
+        """Deletes the repository, then its pull requests. They are kept per repository generation, so should this
+        stop between the two, the rows left are unreachable: a repository created again under the name has another
+        generation and sees none of them."""
+        deleted = self.graveler.delete_repository(repo_id, force)
+        if self.pull_requests is not None:
+            self.pull_requests.drop_repository(deleted)
+
+    def dumps(self) -> DumpTasks:
         if self.refs_dump is None:
             raise RuntimeError("these services were built without refs dumps")
         return self.refs_dump
@@ -102,12 +111,27 @@ def assemble(
         repository_metadata,
         import_workflow=_runner(settings, settings.import_state_machine_arn),
         pull_requests=pull_requests(graveler, pull_request_store),
-        refs_dump=RefsDumper(
-            RefsDumpParts(
-                graveler.refs, graveler.blocks, graveler.get_repository, graveler.repository_for_write, graveler.now
-            )
-        ),
+        refs_dump=dump_tasks(settings, graveler),
     )
+
+
+def dump_tasks(settings: Settings, graveler: Graveler) -> DumpTasks:
+    """The refs dump and restore over the engine, with the dump and restore state machines when configured."""
+    parts = RefsDumpParts(
+        graveler.refs,
+        graveler.blocks,
+        graveler.get_repository,
+        graveler.repository_for_write,
+        graveler.now,
+        graveler.staging,
+    )
+    runners = DumpWorkflows(
+        _runner(settings, settings.dump_state_machine_arn),
+        _runner(settings, settings.restore_state_machine_arn),
+        settings.dump_inline_threshold,
+        settings.restore_inline_threshold,
+    )
+    return DumpTasks(parts, runners)
 
 
 def pull_requests(graveler: Graveler, store: PullRequestStore | None) -> PullRequests:

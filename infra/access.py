@@ -149,6 +149,16 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "import_commit": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "import_merge": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True, starts_workflows=True),
     "import_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    # The repository dump and restore workflows (stepfunctions/dump.asl.json, restore.asl.json). Every step reads the
+    # dump files and writes only under <namespace>/_lakefs/ (the dump files, the manifest, the task's status record,
+    # whose update_time each step moves); the restore's load steps and its roll-back write the target's commits,
+    # branches and tags (and the roll-back drops a restored branch's staging area).
+    "dump_run": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    "dump_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    "restore_check": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    "restore_commits": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
+    "restore_refs": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
+    "restore_rollback": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
 }
 
 

@@ -157,6 +157,10 @@ class MemoryRefStore:
         with self._lock:
             self._commits.setdefault(repo_id, {}).setdefault(commit.id, commit)
 
+    def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
+        with self._lock:
+            self._commits.get(repo_id, {}).pop(commit_id, None)
+
     def list_commit_ids(self, repo_id: RepositoryID, prefix: str, limit: int) -> list[CommitID]:
         ids = sorted(k for k in self._commits.get(repo_id, {}) if k.startswith(prefix))
         return [CommitID(k) for k in ids[:limit]]

@@ -55,3 +55,7 @@ class MemoryPullRequestStore:
             if current != expected:
                 raise errors.PreconditionFailed(f"pull request {pr.id} changed meanwhile")
             pulls[pr.id] = pr
+
+    def delete_all(self, repo: Repository) -> int:
+        with self._lock:
+            return len(self._pulls.pop(_scope(repo), {}))

@@ -80,7 +80,9 @@ def _statement(item: Any, n: int) -> Statement:
     where = f"statement[{n}]"
     if not isinstance(item, dict):
         raise errors.Invalid(f"{where} must be an object")
-    effect = _EFFECTS.get(item.get("effect"))  # type: ignore[arg-type]
+    given = item.get("effect")
+    # Any JSON value may arrive here: a list or an object is no key of the table (and unhashable).
+    effect = _EFFECTS.get(given) if isinstance(given, str) else None
     if effect is None:
         raise errors.Invalid(f"{where}.effect must be allow or deny")
     resource = item.get("resource")

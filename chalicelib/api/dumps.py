@@ -1,6 +1,6 @@
 """Refs dump and restore (lakeFS's dumpRefs, restoreRefs) and the repository dump and restore tasks (dumpSubmit,
-dumpStatus, restoreSubmit, restoreStatus). The use cases are graveler/refs_dump.py; the tasks run inline and
-record their status in the repository's namespace (docs/api.md says how long ones would run as workflows).
+dumpStatus, restoreSubmit, restoreStatus). The use cases are graveler/dump_tasks.py: small tasks run inline, large
+ones as the dump and restore workflows; their status is recorded in the repository's namespace.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler.refs_dump import DUMP_TASK, RESTORE_TASK, DumpTask, RefsDump
+from chalicelib.graveler.dump_tasks import DUMP_TASK, RESTORE_TASK, DumpTask
+from chalicelib.graveler.refs_dump import RefsDump
 
 from . import names
 from .endpoint import json_response, route, services

@@ -69,5 +69,5 @@ def get_repository(repository: str) -> Response:
 @route(bp, "/repositories/{repository}", ["DELETE"])
 def delete_repository(repository: str) -> Response:
     force = Query(bp.current_request.query_params).boolean("force")
-    services().graveler.delete_repository(names.repository(repository), force)
+    services().delete_repository(names.repository(repository), force)
     return no_content()

@@ -26,11 +26,24 @@ MAX_AMOUNT = 1000
 _ID_MAX = 256
 _DESCRIPTION_MAX = 1024
 _STATEMENTS_MAX = 100
+# A policy is one DynamoDB item (400 KB at most): refused above this size whatever the store, with the same 400.
+_POLICY_MAX_BYTES = 256 * 1024
 
 
 class _HasId(Protocol):
     @property
     def id(self) -> str: ...
+
+
+def _policy_bytes(statements: Sequence[Statement]) -> int:
+    """About what the statements take stored: the UTF-8 bytes of their strings."""
+    total = 0
+    for statement in statements:
+        strings = [*statement.actions, statement.resource]
+        for condition in statement.conditions:
+            strings += [condition.operator, condition.field, *condition.values]
+        total += sum(len(text.encode("utf-8", "surrogatepass")) for text in strings)
+    return total
 
 
 def validate_id(kind: str, value: str) -> None:
@@ -232,6 +245,10 @@ class Directory:
             raise errors.Invalid(f"a policy needs 1-{_STATEMENTS_MAX} statements")
         for statement in statements:
             policy_rules.validate_statement(statement)
+        if _policy_bytes(statements) > _POLICY_MAX_BYTES:
+            raise errors.Invalid(
+                f"a policy holds at most {_POLICY_MAX_BYTES // 1024} KiB of actions, resources and conditions"
+            )
         return Policy(policy_id, int(self._clock()) if created is None else created, tuple(statements))
 
     def _check_principal(self, principal: Principal) -> None:

@@ -80,6 +80,12 @@ class CachedRefStore:
         self.inner.add_commit(repo_id, commit)
         self._commits.put((repo_id, commit.id), commit)
 
+    def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
+        # Other containers may still remember it until their bound pushes it out: only a restore's roll-back
+        # deletes commits, ones it added moments before and that no ref names.
+        self.inner.delete_commit(repo_id, commit_id)
+        self._commits.drop_where(lambda key: key == (repo_id, commit_id))
+
     def list_commit_ids(self, repo_id: RepositoryID, prefix: str, limit: int) -> list[CommitID]:
         return self.inner.list_commit_ids(repo_id, prefix, limit)
 

@@ -112,6 +112,11 @@ class RefStore(Protocol):
         """Stores the commit if absent. Re-adding the same id is a no-op (ids are content hashes)."""
         ...
 
+    def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
+        """Removes the commit record if present (a no-op otherwise). Only a restore's roll-back calls it, for
+        commits it added itself that nothing references: commits are otherwise never deleted."""
+        ...
+
     def list_commit_ids(self, repo_id: RepositoryID, prefix: str, limit: int) -> list[CommitID]:
         """Up to ``limit`` commit ids starting with ``prefix``, sorted (for unique-prefix resolution)."""
         ...
@@ -339,4 +344,8 @@ class PullRequestStore(Protocol):
     def update(self, repo: Repository, pr: PullRequest, expected: PullRequest) -> None:
         """Compare-and-swap: replaces the stored pull request only while it still equals ``expected``.
         Raises PreconditionFailed when it changed meanwhile, PullRequestNotFound when it is gone."""
+        ...
+
+    def delete_all(self, repo: Repository) -> int:
+        """Removes every pull request of this repository generation (the repository was deleted); how many."""
         ...

@@ -281,6 +281,11 @@ class PullRequests:
             raise
         return self._record_merge(repo_id, pr_id, merged.id, self._parts.clock())
 
+    def drop_repository(self, repo: Repository) -> int:
+        """Removes the pull requests of a repository just deleted (its record, passed in, names the generation they
+        are kept under); how many."""
+        return self._parts.store.delete_all(repo)
+
     def _record_merge(self, repo_id: str, pr_id: str, commit_id: str, when: float) -> PullRequest:
         # The merge happened: it is recorded even if the pull request was edited or closed meanwhile.
         return self._edit(

@@ -9,31 +9,29 @@ of its own, ``_lakefs/refs_dump/<id>.jsonl`` (docs/api.md): a header line
 id order. The id is the SHA-256 of the file, so dumping unchanged refs twice writes the same file. Staged
 (uncommitted) changes are not part of a dump, as in lakeFS; restored branches start with empty staging areas.
 
-The repository dump and restore tasks run inline here and record their status as
-``_lakefs/refs_dump/tasks/<task id>.json`` in the repository's namespace, which the status calls read.
+The restore's steps are refs_restore.py; the repository dump and restore tasks (inline or as workflows, with
+their status records) are dump_tasks.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import errors
-from .branch_moves import new_staging_token
-from .ports import BlockStore, RefStore
-from .records import Branch, BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID, Tag, TagID
+from .ports import BlockStore, RefStore, StagingStore
+from .records import Commit, CommitID, MetaRangeID, Repository
 
-__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "RefsDump", "RefsDumpParts", "RefsDumper"]
+__all__ = ["DUMP_DIR", "FORMAT", "KINDS", "RefsDump", "RefsDumpParts", "RefsDumper", "dump_address", "parse_commit"]
 
 FORMAT = 1
 MANIFEST = "_lakefs/refs_manifest.json"
-_DIR = "_lakefs/refs_dump"
+DUMP_DIR = "_lakefs/refs_dump"
+KINDS = ("commits", "branches", "tags")
 _PAGE = 1000
-DUMP_TASK, RESTORE_TASK = "dump", "restore"
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +49,15 @@ class RefsDump:
             "tags_meta_range_id": self.tags_id,
         }
 
+    def ids(self) -> dict[str, str]:
+        """The id of each kind's file."""
+        return {"commits": self.commits_id, "branches": self.branches_id, "tags": self.tags_id}
 
-@dataclass(frozen=True, slots=True)
-class DumpTask:
-    """A dump or restore task's status (lakeFS's RepositoryDumpStatus / RepositoryRestoreStatus)."""
-
-    id: str
-    done: bool
-    update_time: float
-    error: str = ""
-    dumped: RefsDump | None = None
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RefsDump:
+        return cls(
+            str(data["commits_meta_range_id"]), str(data["branches_meta_range_id"]), str(data["tags_meta_range_id"])
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,10 +69,17 @@ class RefsDumpParts:
     repository: Callable[[str], Repository]  # the live repository; raises RepositoryNotFound
     writable_repository: Callable[[str, bool], Repository]  # raises ReadOnlyRepository unless forced
     clock: Callable[[], float]
+    # Where a restored branch's staging area is dropped on roll-back (empty unless someone wrote to it meanwhile).
+    staging: StagingStore | None = None
 
 
 def _address(repo: Repository, name: str) -> str:
     return f"{repo.storage_namespace.rstrip('/')}/{name}"
+
+
+def dump_address(repo: Repository, dump_id: str) -> str:
+    """Where the dump file of that id lives in the repository's namespace."""
+    return _address(repo, f"{DUMP_DIR}/{dump_id}.jsonl")
 
 
 def _encode(kind: str, records: Sequence[dict[str, Any]]) -> bytes:
@@ -97,16 +101,35 @@ def _commit_json(c: Commit) -> dict[str, Any]:
     }
 
 
-def _commit(d: dict[str, Any]) -> Commit:
+def _field(d: dict[str, Any], name: str, *kinds: type) -> Any:
+    value = d.get(name)
+    if not isinstance(value, kinds) or isinstance(value, bool):
+        raise errors.Invalid(f"damaged commit record {d.get('id')!r} in the refs dump: {name}")
+    return value
+
+
+def parse_commit(d: Any) -> Commit:
+    """A commit record of a dump; raises Invalid for a damaged one (a field missing or of the wrong type)."""
+    if not isinstance(d, dict):
+        raise errors.Invalid("damaged commit record in the refs dump: not an object")
+    metadata = d.get("metadata") or {}
+    parents = d.get("parents") or []
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in [*metadata, *metadata.values()]):
+        raise errors.Invalid(f"damaged commit record {d.get('id')!r} in the refs dump: metadata")
+    if not isinstance(parents, list) or not all(isinstance(p, str) and p for p in parents) or len(parents) > 2:
+        raise errors.Invalid(f"damaged commit record {d.get('id')!r} in the refs dump: parents")
+    commit_id = _field(d, "id", str)
+    if not commit_id:
+        raise errors.Invalid("damaged commit record in the refs dump: empty id")
     return Commit(
-        CommitID(str(d["id"])),
-        str(d["committer"]),
-        str(d["message"]),
-        float(d["creation_date"]),
-        MetaRangeID(str(d["meta_range_id"])),
-        {str(k): str(v) for k, v in dict(d.get("metadata") or {}).items()},
-        tuple(CommitID(str(p)) for p in d.get("parents") or ()),
-        int(d.get("generation", 1)),
+        CommitID(commit_id),
+        _field(d, "committer", str),
+        _field(d, "message", str),
+        float(_field(d, "creation_date", int, float)),
+        MetaRangeID(_field(d, "meta_range_id", str)),
+        dict(metadata),
+        tuple(CommitID(p) for p in parents),
+        int(_field(d, "generation", int)),
     )
 
 
@@ -121,7 +144,7 @@ def _all[T](fetch: Callable[[str, int], list[T]], key: Callable[[T], str]) -> It
 
 
 class RefsDumper:
-    """Dump and restore of a repository's refs over their parts."""
+    """The dump of a repository's refs over their parts."""
 
     def __init__(self, parts: RefsDumpParts) -> None:
         self._parts = parts
@@ -153,122 +176,5 @@ class RefsDumper:
         records.sort(key=lambda r: str(r["id"]))
         data = _encode(kind, records)
         dump_id = hashlib.sha256(data).hexdigest()
-        self._parts.blocks.put(_address(repo, f"{_DIR}/{dump_id}.jsonl"), data)
+        self._parts.blocks.put(dump_address(repo, dump_id), data)
         return dump_id
-
-    # ---- restore ----------------------------------------------------------------------------------------------
-
-    def restore(self, repo_id: str, dump: RefsDump, force: bool = False) -> None:
-        """Loads a dump into a bare repository: commits, then branches (each with a new staging area), then tags.
-        Everything is read and checked before anything is written. Raises NotBareRepository when the repository
-        has a branch, Invalid for a file that is not a dump of that kind or a dump whose branches and tags name
-        commits it lacks or that lacks the repository's default branch, ObjectNotFound for a missing file,
-        ReadOnlyRepository (unless ``force``)."""
-        p = self._parts
-        repo = p.writable_repository(repo_id, force)
-        if p.refs.list_branches(repo.id, "", 1):
-            raise errors.NotBareRepository(f"repository {repo_id} has branches")
-        commits = [_commit(d) for d in self._read(repo, "commits", dump.commits_id)]
-        branches = self._read(repo, "branches", dump.branches_id)
-        tags = self._read(repo, "tags", dump.tags_id)
-        known = {c.id for c in commits}
-        for ref in [*branches, *tags]:
-            if ref["commit_id"] not in known:
-                raise errors.Invalid(f"refs dump names commit {ref['commit_id']} of {ref['id']}, which it lacks")
-        if repo.default_branch_id not in {b["id"] for b in branches}:
-            raise errors.Invalid(
-                f"the dump has no branch {repo.default_branch_id!r}, the repository's default branch: create the "
-                "bare repository with the default branch of the dumped one"
-            )
-        rid = RepositoryID(repo.id)
-        for commit in commits:
-            p.refs.add_commit(rid, commit)
-        for b in branches:
-            branch_id = str(b["id"])
-            p.refs.create_branch(
-                rid,
-                Branch(
-                    BranchID(branch_id),
-                    CommitID(str(b["commit_id"])),
-                    new_staging_token(repo.id, branch_id),
-                    hidden=bool(b.get("hidden", False)),
-                ),
-            )
-        for t in tags:
-            p.refs.create_tag(rid, Tag(TagID(str(t["id"])), CommitID(str(t["commit_id"]))))
-
-    def _read(self, repo: Repository, kind: str, dump_id: str) -> list[dict[str, Any]]:
-        if not dump_id or not all(ch in "0123456789abcdef" for ch in dump_id) or len(dump_id) != 64:
-            raise errors.Invalid(f"{kind}_meta_range_id {dump_id!r} is not the id of a refs dump")
-        data = self._parts.blocks.get(_address(repo, f"{_DIR}/{dump_id}.jsonl"))
-        lines = data.decode().splitlines()
-        try:
-            header = json.loads(lines[0]) if lines else {}
-            records = [json.loads(line) for line in lines[1:]]
-        except ValueError:
-            raise errors.Invalid(f"refs dump {dump_id} is not JSON lines") from None
-        if header.get("lakelet_refs_dump") != FORMAT or header.get("kind") != kind:
-            raise errors.Invalid(f"refs dump {dump_id} is not a dump of {kind}")
-        if header.get("count") != len(records) or hashlib.sha256(data).hexdigest() != dump_id:
-            raise errors.Invalid(f"refs dump {dump_id} is damaged")
-        return [r for r in records if isinstance(r, dict)]
-
-    # ---- the repository dump and restore tasks ------------------------------------------------------------------
-
-    def submit_dump(self, repo_id: str) -> DumpTask:
-        """Runs the dump inline and records its status; a failure is recorded, not raised (as a task's would be),
-        except that a missing repository is refused at once (404)."""
-        repo = self._parts.repository(repo_id)
-        task_id = f"{DUMP_TASK}-{uuid.uuid4().hex}"
-        try:
-            task = DumpTask(task_id, True, self._parts.clock(), dumped=self.dump(repo_id))
-        except errors.GravelerError as e:
-            task = DumpTask(task_id, True, self._parts.clock(), error=str(e) or type(e).__name__)
-        self._record(repo, task)
-        return task
-
-    def submit_restore(self, repo_id: str, dump: RefsDump, force: bool = False) -> DumpTask:
-        """Runs the restore inline and records its status. Refused at once (not recorded): a missing or read-only
-        repository, and one that is not bare (400, as lakeFS answers restoreSubmit)."""
-        repo = self._parts.writable_repository(repo_id, force)
-        if self._parts.refs.list_branches(repo.id, "", 1):
-            raise errors.NotBareRepository(f"repository {repo_id} has branches")
-        task_id = f"{RESTORE_TASK}-{uuid.uuid4().hex}"
-        try:
-            self.restore(repo_id, dump, force)
-            task = DumpTask(task_id, True, self._parts.clock())
-        except errors.GravelerError as e:
-            task = DumpTask(task_id, True, self._parts.clock(), error=str(e) or type(e).__name__)
-        self._record(repo, task)
-        return task
-
-    def status(self, repo_id: str, kind: str, task_id: str) -> DumpTask:
-        """A recorded task of ``kind`` (dump or restore). Raises TaskNotFound."""
-        repo = self._parts.repository(repo_id)
-        if not task_id.startswith(kind + "-") or not task_id[len(kind) + 1 :].isalnum():
-            raise errors.TaskNotFound(f"no {kind} task {task_id}")
-        try:
-            data = json.loads(self._parts.blocks.get(_address(repo, f"{_DIR}/tasks/{task_id}.json")))
-        except errors.ObjectNotFound:
-            raise errors.TaskNotFound(f"no {kind} task {task_id}") from None
-        refs = data.get("refs")
-        return DumpTask(
-            task_id,
-            bool(data["done"]),
-            float(data["update_time"]),
-            str(data.get("error") or ""),
-            None if refs is None else RefsDump(refs["commits"], refs["branches"], refs["tags"]),
-        )
-
-    def _record(self, repo: Repository, task: DumpTask) -> None:
-        refs = task.dumped
-        body = {
-            "id": task.id,
-            "done": task.done,
-            "update_time": task.update_time,
-            "error": task.error,
-            "refs": None
-            if refs is None
-            else {"commits": refs.commits_id, "branches": refs.branches_id, "tags": refs.tags_id},
-        }
-        self._parts.blocks.put(_address(repo, f"{_DIR}/tasks/{task.id}.json"), json.dumps(body).encode())

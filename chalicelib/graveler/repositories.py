@@ -128,12 +128,15 @@ class Repositories(GravelerCore):
         keep = (lambda repo: search in repo.id) if search else None
         return self._page_by_id(self.refs.list_repositories, prefix, after, amount, keep)
 
-    def delete_repository(self, repo_id: str, force: bool = False) -> None:
-        """Deletes the repository's records and staging; a read-only one only with ``force`` (as lakeFS)."""
+    def delete_repository(self, repo_id: str, force: bool = False) -> Repository:
+        """Deletes the repository's records and staging; a read-only one only with ``force`` (as lakeFS). Returns
+        the record deleted: what else was kept under its generation (pull requests) goes next."""
         rid = RepositoryID(repo_id)
-        if self.refs.get_repository(rid).read_only and not force:
+        repo = self.refs.get_repository(rid)
+        if repo.read_only and not force:
             raise errors.ReadOnlyRepository(repo_id)
         branches = self.refs.list_branches(rid, "", 1_000_000)
         self.refs.delete_repository(rid)
         for branch in branches:
             drop_tokens(self.staging, [*branch_tokens(branch), *retired_tokens(branch)])
+        return repo

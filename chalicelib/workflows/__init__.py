@@ -4,4 +4,4 @@ chalicelib/graveler/commit/steps.py and chalicelib/graveler/merge/steps.py. Whic
 which inline is decided in graveler (workflow_runner.py, behind the WorkflowRunner port); ``tasks.HANDLERS`` is
 the one table app.py registers the handlers from."""
 
-__all__ = ["commit", "imports", "merge", "tasks"]
+__all__ = ["commit", "dumps", "imports", "merge", "tasks"]

@@ -3,8 +3,8 @@ the one table app.py registers the Lambda functions from, and the local stack ro
 
 from __future__ import annotations
 
-from . import commit, imports, merge
+from . import commit, dumps, imports, merge
 
 __all__ = ["HANDLERS"]
 
-HANDLERS = {**commit.HANDLERS, **merge.HANDLERS, **imports.HANDLERS}
+HANDLERS = {**commit.HANDLERS, **merge.HANDLERS, **imports.HANDLERS, **dumps.HANDLERS}

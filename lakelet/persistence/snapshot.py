@@ -111,6 +111,9 @@ def _key_state(key: Any) -> dict[str, Any]:
 
 
 def _buffer_bytes(buffer: Any) -> bytes:
+    contents = getattr(buffer, "contents", None)
+    if callable(contents):  # lakelet.stack.moto_memory's buffer: in memory or in a file of its own
+        return bytes(contents())
     inner = getattr(buffer, "_file", buffer)
     if getattr(inner, "closed", False):
         return b""  # a deleted key's buffer, as moto's __getstate__ has it

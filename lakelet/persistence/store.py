@@ -28,7 +28,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -93,8 +93,12 @@ class Persistence:
         snapshot_records: int = SNAPSHOT_RECORDS,
         snapshot_min_bytes: int = SNAPSHOT_MIN_BYTES,
         accept_journal_loss: bool = False,
+        keep_files: Callable[[], AbstractContextManager[None]] = nullcontext,
     ) -> None:
         self.data_dir = data_dir
+        # Held from the fork of a snapshot's writer until it is written: files that moto's state points to (the
+        # stack's spilled S3 values, lakelet/stack/moto_memory.py) stay until the writer has read them.
+        self._keep_files = keep_files
         self._accept_journal_loss = accept_journal_loss
         self.moto_dir = data_dir / datadir.MOTO_DIR
         self._fsync_interval = fsync_interval
@@ -255,7 +259,7 @@ class Persistence:
         at that instant, and pickles it to disk while the parent goes on taking writes into the new journal), not
         for the seconds a large state takes to pickle. Raises OSError when the snapshot cannot be written; the
         temporary file is removed, and the older snapshot and journals, still in place, recover everything."""
-        with self._snapshot_lock:
+        with self._snapshot_lock, self._keep_files():
             with self._lock:
                 generation = self._generation + 1
                 tmp = self.moto_dir / f".snapshot-{generation}.tmp"

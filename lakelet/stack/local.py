@@ -269,7 +269,14 @@ class LocalStack:
             raise RuntimeError("LocalStack already started")
         try:
             self._check_ports_free()
+            from lakelet.stack import moto_memory
+
+            # Before the data directory's snapshot is loaded, so that the keys it holds spill too. It stays
+            # installed for the process's life: moto's keys outlive a stack stopped in-process (tests).
+            moto_memory.install(self.data_dir)
             self._open_data_dir()
+            if self.data_dir is not None:
+                moto_memory.remove_leftovers(self.data_dir)  # the directory's lock is ours now
             self._keys = stack_keys.load_or_create(self.data_dir)
             self._start_moto()
             from lakelet.stack import moto_speedups
@@ -370,7 +377,11 @@ class LocalStack:
 
     def _open_data_dir(self) -> None:
         if self.data_dir is not None:
-            persistence = Persistence(self.data_dir, accept_journal_loss=self.accept_journal_loss)
+            from lakelet.stack import moto_memory
+
+            persistence = Persistence(
+                self.data_dir, accept_journal_loss=self.accept_journal_loss, keep_files=moto_memory.files_kept
+            )
             persistence.open()  # raises DataDirError, before anything else is started, if it cannot be used
             self.persistence = persistence
 

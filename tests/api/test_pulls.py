@@ -227,3 +227,24 @@ def test_a_failing_pre_merge_hook_keeps_the_pull_request_open(api: Api, repo: st
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_deleting_a_repository_removes_its_pull_requests(api: Api, repo: str, services: Any) -> None:
+    _branch(api, repo, "feature")
+    first, second = _open(api, repo), _open(api, repo, title="another")
+    namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
+    deleted = services.graveler.get_repository(repo)
+    assert api.delete(f"/repositories/{repo}").status_code == 204
+    # The rows are gone from the store, not only out of sight (they are kept per repository generation).
+    store = services.pulls()._parts.store
+    assert store.list(deleted) == []
+    # A repository created again under the name shows none of the old ones.
+    created = api.post("/repositories", json_body={"name": repo, "storage_namespace": namespace + "-again"})
+    assert created.status_code == 201, created.body
+    assert body_of(api.get(f"/repositories/{repo}/pulls", query={"status": "all"}))["results"] == []
+    for pr_id in (first, second):
+        assert_error(api.get(f"/repositories/{repo}/pulls/{pr_id}"), 404)
+    _branch(api, repo, "feature")
+    third = _open(api, repo)
+    listed = body_of(api.get(f"/repositories/{repo}/pulls", query={"status": "all"}))["results"]
+    assert [p["id"] for p in listed] == [third]

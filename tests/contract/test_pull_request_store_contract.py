@@ -77,3 +77,17 @@ def test_update_is_a_compare_and_swap(store: PullRequestStore) -> None:
     assert store.get(REPO, pr.id) == merged
     with pytest.raises(errors.PullRequestNotFound):
         store.update(REPO, _pr("d" * 20), _pr("d" * 20))
+
+
+def test_delete_all_removes_one_generation_only(store: PullRequestStore) -> None:
+    ids = [new_pull_request_id(1_700_000_000 + i / 10) for i in range(30)]  # more than one batch of 25
+    for pr_id in ids:
+        store.create(REPO, _pr(pr_id))
+    store.create(AGAIN, _pr(ids[0]))
+    store.create(OTHER, _pr(ids[0]))
+    assert store.delete_all(REPO) == 30
+    assert store.list(REPO) == []
+    with pytest.raises(errors.PullRequestNotFound):
+        store.get(REPO, ids[0])
+    assert [p.id for p in store.list(AGAIN)] == [ids[0]] and [p.id for p in store.list(OTHER)] == [ids[0]]
+    assert store.delete_all(REPO) == 0

@@ -461,3 +461,15 @@ def test_iterate_commits_in_id_order(ref_store: RefStore) -> None:
     ref_store.add_commit(RepositoryID("other"), make_commit("999"))
     assert list(ref_store.iterate_commits(REPO)) == sorted(commits, key=lambda c: c.id)
     assert list(ref_store.iterate_commits(RepositoryID("empty"))) == []
+
+
+def test_delete_commit_removes_only_that_commit(ref_store: RefStore) -> None:
+    for commit_id in ("c1", "c2"):
+        ref_store.add_commit(REPO, make_commit(commit_id))
+    ref_store.add_commit(RepositoryID("other"), make_commit("c1"))
+    ref_store.delete_commit(REPO, CommitID("c1"))
+    with pytest.raises(errors.CommitNotFound):
+        ref_store.get_commit(REPO, CommitID("c1"))
+    assert ref_store.list_commit_ids(REPO, "", 10) == ["c2"]
+    assert ref_store.get_commit(RepositoryID("other"), CommitID("c1")).id == "c1"
+    ref_store.delete_commit(REPO, CommitID("c1"))  # gone already: a no-op

@@ -12,6 +12,7 @@ schedules' events).
 from __future__ import annotations
 
 import base64
+import hashlib
 import io
 import os
 import sys
@@ -261,6 +262,7 @@ def _api_flows(api: Api, s3: Any, recorder: Recorder) -> None:
             time.sleep(0.05)
         assert status.get("completed") and not status.get("error"), status
     _ok(api.get(f"{base}/refs/main/objects", query={"path": "imported/small/0"}))
+    _dump_and_restore_flows(api, s3, recorder)
     # Garbage collection: rules, and the API's own prepare.
     rules = {"default_retention_days": 7, "branches": []}
     _ok(api.request("PUT", f"{base}/settings/gc_rules", json_body=rules), 204)
@@ -277,6 +279,46 @@ def _api_flows(api: Api, s3: Any, recorder: Recorder) -> None:
     )
     _ok(api.delete(f"/auth/users/bob/credentials/{key['access_key_id']}"), 204)
     _ok(api.delete("/auth/users/bob"), 204)
+
+
+def _task(api: Api, repo: str, kind: str, task_id: str) -> dict[str, Any]:
+    for _ in range(400):  # the workflow runs in moto's threads
+        status = _ok(api.get(f"/repositories/{repo}/{kind}", query={"task_id": task_id}))
+        if status["done"]:
+            return status
+        time.sleep(0.05)
+    raise AssertionError(f"the {kind} task did not end")
+
+
+def _dump_and_restore_flows(api: Api, s3: Any, recorder: Recorder) -> None:
+    """A dump and a restore in their workflows (the repository has more commits than the threshold), and a
+    restore that fails part-way (a tag naming a commit the dump lacks) and rolls back."""
+    dumped = _task(api, REPO, "dump", _ok(api.post(f"/repositories/{REPO}/dump"), 202)["id"])
+    assert dumped.get("refs") and not dumped.get("error"), dumped
+    refs = dumped["refs"]
+    for name in ("iam-copy", "iam-broken"):
+        body = {"name": name, "storage_namespace": f"s3://{BUCKET}/{REPO}", "default_branch": "main"}
+        _ok(api.post("/repositories", json_body=body, query={"bare": "true"}), 201)
+    restored = _task(
+        api, "iam-copy", "restore", _ok(api.post("/repositories/iam-copy/restore", json_body=refs), 202)["id"]
+    )
+    assert not restored.get("error"), restored
+    with recorder.as_function(None):  # a damaged dump, written by someone else
+        key = f"{REPO}/_lakefs/refs_dump/{refs['tags_meta_range_id']}.jsonl"
+        header = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().split(b"\n")[0]
+        data = (
+            header.replace(b'"count": 0', b'"count": 1') + b"\n" + b'{"commit_id": "' + b"f" * 64 + b'", "id": "t"}\n'
+        )
+        broken_id = hashlib.sha256(data).hexdigest()
+        s3.put_object(Bucket=BUCKET, Key=f"{REPO}/_lakefs/refs_dump/{broken_id}.jsonl", Body=data)
+    broken = {**refs, "tags_meta_range_id": broken_id}
+    failed = _task(
+        api, "iam-broken", "restore", _ok(api.post("/repositories/iam-broken/restore", json_body=broken), 202)["id"]
+    )
+    assert "which its commits lack" in failed.get("error", ""), failed
+    assert _ok(api.get("/repositories/iam-broken/branches"))["results"] == []
+    for name in ("iam-copy", "iam-broken"):
+        _ok(api.delete(f"/repositories/{name}"), 204)
 
 
 def _gateway_flows(gateway: Gateway) -> None:
@@ -329,6 +371,10 @@ def record() -> tuple[list[Call], list[str], Deployment]:
             import_state_machine_arn=machines["import"],
             import_inline_threshold=WORKFLOW_THRESHOLD,
             import_allowed_locations=(f"s3://{IMPORT_BUCKET}/landing/",),
+            dump_state_machine_arn=machines["dump"],
+            restore_state_machine_arn=machines["restore"],
+            dump_inline_threshold=WORKFLOW_THRESHOLD,
+            restore_inline_threshold=WORKFLOW_THRESHOLD,
             hook_functions=(HOOK_ARN,),
             stage=STAGE,
         )
@@ -377,6 +423,10 @@ def record() -> tuple[list[Call], list[str], Deployment]:
                     swept = client.lambda_.invoke("drop_retired", event).payload
                 assert swept["retired"] == 0, swept  # every due token dropped and struck
                 with recorder.as_function("api_handler"):
+                    # A pull request, removed with its repository.
+                    _ok(api.post(f"/repositories/{REPO}/branches", json_body={"name": "pr", "source": "main"}), 201)
+                    pull = {"title": "t", "source_branch": "pr", "destination_branch": "main"}
+                    _ok(api.post(f"/repositories/{REPO}/pulls", json_body=pull), 201)
                     _ok(api.delete(f"/repositories/{REPO}"), 204)
         finally:
             wiring.set_services(None)

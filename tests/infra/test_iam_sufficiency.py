@@ -17,8 +17,8 @@ from tests.infra.conftest import Package
 
 pytestmark = pytest.mark.aws
 
-# The functions the flows reach; import_fail (a failed import) and merge_build_slice (a merge with slices) are
-# the workflow tasks they do not.
+# The functions the flows reach; import_fail (a failed import), merge_build_slice (a merge with slices) and dump_fail
+# (a failed dump) are the workflow tasks they do not.
 EXERCISED = {
     "api_handler",
     "s3_gateway",
@@ -36,6 +36,11 @@ EXERCISED = {
     "import_build_slice",
     "import_commit",
     "import_merge",
+    "dump_run",
+    "restore_check",
+    "restore_commits",
+    "restore_refs",
+    "restore_rollback",
 }
 
 

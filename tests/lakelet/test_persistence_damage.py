@@ -84,7 +84,9 @@ def _place(spans: list[tuple[int, int]], where: str) -> int:
     if where == "last frame":
         return spans[-1][0] + _HEADER.size + 5
     target = size // 3 if where == "a third in" else size // 2
-    start, length = spans[frame_holding(spans, target)]
+    # The frame holding the target, or the first after it when the target falls in page padding (the frames' sizes
+    # vary from run to run: a request's id and time are in them).
+    start, length = next((s, n) for s, n in spans if target < s + n)
     return min(max(target, start + _HEADER.size), start + length - 1)  # in the payload, not the header
 
 

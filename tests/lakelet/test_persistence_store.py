@@ -241,3 +241,50 @@ def test_writes_go_on_while_a_snapshot_is_being_written(tmp_path: Path, monkeypa
         assert again.client("s3").get_object(Bucket="bkt", Key="during")["Body"].read() == b"d"
     finally:
         again.stop()
+
+
+def test_a_spilled_value_deleted_during_a_snapshot_is_in_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot's forked writer reads spilled S3 values from their files (lakelet/stack/moto_memory.py): a
+    value deleted after the fork keeps its file until the writer is done, so the snapshot holds it."""
+    import threading
+
+    from lakelet.persistence import snapshot
+    from lakelet.stack import moto_memory
+
+    was_installed = moto_memory.installed()
+    moto_memory.install(tmp_path, spill_bytes=1024)
+    marker = tmp_path / "go-on"
+    real_write = snapshot.write
+
+    def held_back(out: Any) -> None:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        real_write(out)
+
+    big = bytes(range(256)) * 40
+    served = Served(tmp_path / "d", keep_files=moto_memory.files_kept)
+    try:
+        s3 = served.client("s3")
+        s3.create_bucket(Bucket="bkt")
+        s3.put_object(Bucket="bkt", Key="big", Body=big)
+        monkeypatch.setattr(snapshot, "write", held_back)
+        snapshotting = threading.Thread(target=served.persistence.snapshot)
+        snapshotting.start()
+        assert wait_for(lambda: list((tmp_path / "d" / "moto").glob(".snapshot-*.tmp")))
+        s3.delete_object(Bucket="bkt", Key="big")  # after the fork: the child's copy still names the file
+        marker.touch()
+        snapshotting.join(timeout=60)
+        assert not snapshotting.is_alive()
+    finally:
+        monkeypatch.undo()
+        served.server.stop()
+        if not was_installed:
+            moto_memory.uninstall()
+    [written] = (tmp_path / "d" / "moto").glob("snapshot-2.bin")
+    snapshot.load(written)  # the state at the fork: the key and its bytes
+    from moto.s3.models import s3_backends
+
+    [key] = list(s3_backends["123456789012"]["aws"].buckets["bkt"].keys.values())
+    assert key.value == big
+    served.persistence.close()

@@ -63,6 +63,18 @@ class DynamoPullRequestStore:
         with storage_errors(on_condition_failed=lambda: self._why_not(repo, pr.id)):
             row.save(condition=condition)
 
+    def delete_all(self, repo: Repository) -> int:
+        # Keys only, a page at a time, deleted in batches of 25 (BatchWriteItem's limit, which PynamoDB's batch
+        # writer keeps to and retries the unprocessed items of).
+        count = 0
+        with storage_errors():
+            rows = self._model.query(_scope(repo), attributes_to_get=[self._model.pull_request_id.attr_name])
+            with self._model.batch_write() as batch:
+                for row in rows:
+                    batch.delete(self._model(_scope(repo), row.pull_request_id))
+                    count += 1
+        return count
+
     def _why_not(self, repo: Repository, pr_id: str) -> errors.GravelerError:
         try:
             self.get(repo, pr_id)

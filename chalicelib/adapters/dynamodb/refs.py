@@ -243,6 +243,10 @@ class DynamoRefStore:
         except errors.CommitExists:
             pass  # ids are content hashes: the stored commit is this very commit
 
+    def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
+        with storage_errors():
+            self._commits(repository_id=repo_id, commit_id=commit_id).delete()
+
     def list_commit_ids(self, repo_id: RepositoryID, prefix: str, limit: int) -> list[CommitID]:
         # begins_with("") is rejected by DynamoDB: an empty prefix means every commit.
         condition = self._commits.commit_id.startswith(prefix) if prefix else None

@@ -76,14 +76,14 @@ class CommitSteps:
         *,
         storage: CommittedStorage | None = None,
         cache_size: int = 64,
-        cache_rows: int = 200_000,
+        cache_bytes: int = 64 * 2**20,
         sleep: Any = None,
         guard: BranchProtection | NoProtection | None = None,
     ) -> None:
         self.refs = refs
         self.staging = staging
         self.params = params
-        self.storage = storage or CommittedStorage(blocks, cache_size, cache_rows)
+        self.storage = storage or CommittedStorage(blocks, cache_size, cache_bytes)
         self._sleep = sleep
         self.guard = guard or NoProtection()
 

@@ -90,6 +90,10 @@ def int64_view(values: pa.Array) -> memoryview:
     return memoryview(buffer).cast("q")[values.offset : values.offset + len(values)]
 
 
+# A row's derived key (str) and identity (bytes): object headers, characters of a short key, two list slots.
+_DERIVED_BYTES_PER_ROW = 140
+
+
 class RangeColumns:
     """The rows of one range, sorted by key, as one Arrow array per column (``row_schema()``). Immutable.
 
@@ -135,6 +139,13 @@ class RangeColumns:
     @classmethod
     def empty(cls) -> RangeColumns:
         return cls([pa.array([], f.type) for f in row_schema()])
+
+    def memory_estimate(self) -> int:
+        """Bytes this range holds once its derived lists are built: its Arrow buffers, plus the Python key and
+        identity lists that reads build (a str and a bytes object with their characters, two list slots).
+        Measured: 218,197 cached rows of a soak held 45 MiB of Arrow buffers and ~30 MB of such lists."""
+        buffers: int = self.table.nbytes
+        return buffers + _DERIVED_BYTES_PER_ROW * len(self)
 
     def __len__(self) -> int:
         # pyarrow has no type information (pyproject.toml), so its results are typed where they leave it.

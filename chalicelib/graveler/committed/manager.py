@@ -12,12 +12,17 @@ from .params import CURRENT_RANGE_FORMAT, RANGE_FORMAT_2, RangeParams, params_fo
 from .storage import CommittedStorage
 from .writer import RangeWriter
 
+# What a container keeps of decoded ranges (as RangeColumns.memory_estimate counts them).
+# The cache helps while one operation reads a range twice and while readers hit a branch's newest ranges; older
+# ranges are cold (every commit makes new ones), so more memory buys little.
+DEFAULT_RANGE_CACHE_BYTES = 128 * 2**20
+
 
 class CommittedManager:
     """Reads, writes and applies changes to metaranges stored as Parquet under ``<namespace>/_lakefs/``.
 
-    Decoded ranges and metaranges are cached (LRU by address, ``cache_size`` of each, and ranges holding at
-    most ``cache_rows`` rows in all, about 800 bytes of memory each): they never change once written.
+    Decoded ranges and metaranges are cached (LRU by address, ``cache_size`` of each, and ranges taking at most
+    ``cache_bytes`` of memory in all, as RangeColumns.memory_estimate counts it): they never change once written.
     Safe to share between threads. A metarange or range that a caller names but storage lacks raises
     StorageError; keys out of order in the input raise ValueError.
 
@@ -31,11 +36,11 @@ class CommittedManager:
         params: RangeParams = RANGE_FORMAT_2,
         cache_size: int = 256,
         *,
-        cache_rows: int = 500_000,
+        cache_bytes: int = DEFAULT_RANGE_CACHE_BYTES,
     ) -> None:
         self._current = params
         self._params = params
-        self._storage = CommittedStorage(blocks, cache_size, cache_rows)
+        self._storage = CommittedStorage(blocks, cache_size, cache_bytes)
 
     @property
     def params(self) -> RangeParams:

@@ -24,12 +24,18 @@ def object_address(namespace: str, object_id: str) -> str:
 class CommittedStorage:
     """Reads (cached) and writes content-addressed ranges and metaranges of any namespace."""
 
-    def __init__(self, blocks: BlockStore, cache_size: int, cache_rows: int) -> None:
+    def __init__(self, blocks: BlockStore, cache_size: int, cache_bytes: int) -> None:
         self._blocks = blocks
         # Keyed by address, not bare id: the same id in another namespace must still be read from there.
-        # Decoded rows take several hundred bytes each, so ranges are also bounded by their total row count.
-        self._ranges: LRUCache[str, RangeColumns] = LRUCache(cache_size, cache_rows, len)
+        # Bounded by their memory too: a range's size varies with its keys, and every commit makes new ones, so
+        # a bound in entries alone let a busy stack's cache reach hundreds of MB (bench/soak.py).
+        self._ranges: LRUCache[str, RangeColumns] = LRUCache(cache_size, cache_bytes, RangeColumns.memory_estimate)
         self._metaranges: LRUCache[str, MetaRange] = LRUCache(cache_size)
+
+    @property
+    def cached_range_bytes(self) -> int:
+        """The estimated memory of the decoded ranges cached (RangeColumns.memory_estimate)."""
+        return self._ranges.weight
 
     def clear_cache(self) -> None:
         """Forgets every decoded range and metarange: what a new Lambda container starts with."""

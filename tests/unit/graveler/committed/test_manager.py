@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from chalicelib.graveler.committed import CommittedManager, RangeParams
+from chalicelib.graveler.committed.columns import RangeColumns
 from chalicelib.graveler.committed.storage import object_address
 from chalicelib.graveler.errors import StorageError
 
@@ -139,11 +140,32 @@ def test_namespace_trailing_slash_is_the_same_place(blocks, kit):
     assert len(list(CommittedManager(blocks).iterate(kit.namespace, metarange))) == 2
 
 
-def test_cache_is_bounded_by_rows(written, blocks, kit):
+def test_cache_is_bounded_by_memory(written, blocks, kit):
     _, metarange, _, ranges = written
-    biggest = max(info.count for info in ranges)
-    manager = CommittedManager(blocks, PARAMS, cache_rows=biggest)  # room for about one range
+    reader = CommittedManager(blocks)
+    biggest = max(reader.storage.range(kit.namespace, info.id).memory_estimate() for info in ranges)
+    manager = CommittedManager(blocks, PARAMS, cache_bytes=biggest)  # room for about one range
     list(manager.iterate(kit.namespace, metarange))
+    assert manager.storage.cached_range_bytes <= biggest
     blocks.reset_counts()
     list(manager.iterate(kit.namespace, metarange))
     assert sum(blocks.gets.values()) >= len(ranges) - 1
+    # With room for them all, a second walk reads nothing again.
+    roomy = CommittedManager(blocks, PARAMS)
+    list(roomy.iterate(kit.namespace, metarange))
+    blocks.reset_counts()
+    list(roomy.iterate(kit.namespace, metarange))
+    assert sum(blocks.gets.values()) == 0
+
+
+def _columns(rows: int) -> RangeColumns:
+    keys = [f"k/{i:06d}" for i in range(rows)]
+    return RangeColumns.from_lists(
+        keys, keys, [1] * rows, ["e"] * rows, [0] * rows, ["t"] * rows, [""] * rows, [b"i" * 32] * rows
+    )
+
+
+def test_memory_estimate_counts_buffers_and_rows():
+    small, large = _columns(10), _columns(1000)
+    assert small.memory_estimate() >= small.table.nbytes + 10 * 100
+    assert large.memory_estimate() > 50 * small.memory_estimate()

@@ -1,0 +1,212 @@
+"""The repository dump and restore tasks (lakeFS's dumpSubmit / dumpStatus, restoreSubmit / restoreStatus), inline
+or as workflows, and the synchronous refs dump and restore beside them.
+
+Where a task runs is decided as for imports: with the dump (or restore) state machine configured, a dump of a
+repository with more than ``dump_threshold`` commits (probed up to that many) and a restore whose commits file holds
+more than ``restore_threshold`` records (its header says) start an execution named after the task; smaller ones, or
+every one without a state machine, run in the calling process before the submit answers.
+
+A task's status is a record ``_lakefs/refs_dump/tasks/<task id>.json`` in the repository's namespace: written
+running at submit (workflow) and again by each step (its ``update_time`` is the task's heartbeat), done by the
+workflow's last step or by its failure step (inline: once, at the end).
+The status call also asks the execution while the record says running, so a workflow that ended without recording
+(its failure step failed too) reports done with the execution's error rather than running for ever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from dataclasses import dataclass
+from itertools import islice
+
+from . import errors
+from .ports import WorkflowRunner
+from .records import Repository
+from .refs_dump import DUMP_DIR, RefsDump, RefsDumper, RefsDumpParts
+from .refs_restore import RefsRestorer
+
+__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "DumpWorkflows", "execution_message"]
+
+DUMP_TASK, RESTORE_TASK = "dump", "restore"
+ROLLED_BACK = "restore failed, nothing of it kept"
+
+
+@dataclass(frozen=True, slots=True)
+class DumpTask:
+    """A dump or restore task's status (lakeFS's RepositoryDumpStatus / RepositoryRestoreStatus)."""
+
+    id: str
+    done: bool
+    update_time: float
+    error: str = ""
+    dumped: RefsDump | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DumpWorkflows:
+    """The state machines dumps and restores run as (None: always inline) and the sizes above which they do."""
+
+    dump: WorkflowRunner | None = None
+    restore: WorkflowRunner | None = None
+    dump_threshold: int = 5_000
+    restore_threshold: int = 5_000
+
+
+def execution_message(error: str, cause: str) -> str:
+    """A failed step's message from the error and cause Step Functions passes on (a Lambda's cause is JSON with
+    errorMessage)."""
+    message = cause or error
+    try:
+        found = json.loads(cause)
+        if isinstance(found, dict) and found.get("errorMessage"):
+            message = str(found["errorMessage"])
+    except ValueError:
+        pass
+    return message or "the workflow failed"
+
+
+def _task_id(kind: str) -> str:
+    return f"{kind}-{uuid.uuid4().hex}"
+
+
+class DumpTasks:
+    """The dump and restore use cases: synchronous (refs dump and restore) and as tasks."""
+
+    def __init__(self, parts: RefsDumpParts, workflows: DumpWorkflows | None = None) -> None:
+        self._parts = parts
+        self.workflows = workflows or DumpWorkflows()
+        self.dumper = RefsDumper(parts)
+        self.restorer = RefsRestorer(parts)
+
+    # ---- synchronous ------------------------------------------------------------------------------------------
+
+    def dump(self, repo_id: str) -> RefsDump:
+        """Writes the dump files and the manifest. Raises RepositoryNotFound."""
+        return self.dumper.dump(repo_id)
+
+    def restore(self, repo_id: str, dump: RefsDump, force: bool = False) -> None:
+        """Restores into a bare repository; a failure rolls back and is raised (refs_restore.py)."""
+        self.restorer.run(repo_id, dump, force)
+
+    # ---- dump task --------------------------------------------------------------------------------------------
+
+    def submit_dump(self, repo_id: str) -> DumpTask:
+        """Runs the dump inline or starts its workflow. A missing repository is refused at once (404); a failure
+        of the dump itself is recorded, as a task's is."""
+        repo = self._parts.repository(repo_id)
+        task_id = _task_id(DUMP_TASK)
+        runner = self.workflows.dump
+        if runner is None or not self._more_commits_than(repo, self.workflows.dump_threshold):
+            try:
+                return self.finish_dump(repo.id, task_id)
+            except errors.GravelerError as e:
+                return self.record_failure(repo.id, task_id, str(e) or type(e).__name__)
+        running = DumpTask(task_id, False, self._parts.clock())
+        self._record(repo, running)
+        runner.start(task_id, {"task_id": task_id, "repository": repo.id})
+        return running
+
+    def _more_commits_than(self, repo: Repository, count: int) -> bool:
+        return len(list(islice(self._parts.refs.iterate_commits(repo.id), count + 1))) > count
+
+    def finish_dump(self, repo_id: str, task_id: str) -> DumpTask:
+        """The dump task's work: dumps and records it done (the workflow's one step)."""
+        dumped = self.dumper.dump(repo_id)
+        task = DumpTask(task_id, True, self._parts.clock(), dumped=dumped)
+        self._record(self._parts.repository(repo_id), task)
+        return task
+
+    # ---- restore task -----------------------------------------------------------------------------------------
+
+    def submit_restore(self, repo_id: str, dump: RefsDump, force: bool = False) -> DumpTask:
+        """Runs the restore inline or starts its workflow. Refused at once (not recorded): a missing or read-only
+        repository, and one that is not bare (400, as lakeFS answers restoreSubmit); every other failure is the
+        task's, recorded after its roll-back."""
+        repo = self._parts.writable_repository(repo_id, force)
+        self.restorer.refuse_not_bare(repo)
+        task_id = _task_id(RESTORE_TASK)
+        runner = self.workflows.restore
+        count = self.restorer.commits_count(repo.id, dump)
+        if runner is None or count is None or count <= self.workflows.restore_threshold:
+            try:
+                self.restorer.run(repo.id, dump, force)
+            except errors.GravelerError as e:
+                return self.record_failure(repo.id, task_id, str(e) or type(e).__name__)
+            return self.record_done(repo.id, task_id)
+        running = DumpTask(task_id, False, self._parts.clock())
+        self._record(repo, running)
+        runner.start(task_id, {"task_id": task_id, "repository": repo.id, "dump": dump.to_json(), "force": force})
+        return running
+
+    def touch(self, repo_id: str, task_id: str) -> None:
+        """Marks a running task alive now: lakectl gives up on a task whose ``update_time`` is older than its
+        ``--timeout`` (an hour by default), so each step of a long workflow moves it, as lakeFS's steps do."""
+        self._record(self._parts.repository(repo_id), DumpTask(task_id, False, self._parts.clock()))
+
+    def record_done(self, repo_id: str, task_id: str) -> DumpTask:
+        task = DumpTask(task_id, True, self._parts.clock())
+        self._record(self._parts.repository(repo_id), task)
+        return task
+
+    def record_failure(self, repo_id: str, task_id: str, message: str) -> DumpTask:
+        """Records the task failed with ``message``; a restore's says that nothing of it was kept."""
+        if task_id.startswith(RESTORE_TASK + "-"):
+            message = f"{ROLLED_BACK}: {message}"
+        task = DumpTask(task_id, True, self._parts.clock(), error=message)
+        # A repository deleted meanwhile: nobody can ask for its tasks any more.
+        with contextlib.suppress(errors.RepositoryNotFound):
+            self._record(self._parts.repository(repo_id), task)
+        return task
+
+    # ---- status -----------------------------------------------------------------------------------------------
+
+    def status(self, repo_id: str, kind: str, task_id: str) -> DumpTask:
+        """A task of ``kind`` (dump or restore). Raises TaskNotFound."""
+        repo = self._parts.repository(repo_id)
+        missing = errors.TaskNotFound(f"no {kind} task {task_id}")
+        if not task_id.startswith(kind + "-") or not task_id[len(kind) + 1 :].isalnum():
+            raise missing
+        try:
+            data = json.loads(self._parts.blocks.get(self._address(repo, task_id)))
+        except errors.ObjectNotFound:
+            raise missing from None
+        if data.get("repository") != repo.id or data.get("generation") != repo.generation:
+            # Another repository on the same namespace (a restored copy shares it) or an earlier one of this name.
+            raise missing
+        refs = data.get("refs")
+        task = DumpTask(
+            task_id,
+            bool(data["done"]),
+            float(data["update_time"]),
+            str(data.get("error") or ""),
+            None if refs is None else RefsDump(refs["commits"], refs["branches"], refs["tags"]),
+        )
+        runner = self.workflows.dump if kind == DUMP_TASK else self.workflows.restore
+        if task.done or runner is None:
+            return task
+        execution = runner.describe(task_id)
+        if execution is None or execution.status in ("RUNNING", "SUCCEEDED"):
+            # SUCCEEDED without a record done: its last step is recording it right now.
+            return task
+        message = execution_message(execution.error, execution.cause)
+        return DumpTask(task_id, True, execution.updated, f"{execution.error or execution.status}: {message}")
+
+    def _address(self, repo: Repository, task_id: str) -> str:
+        return f"{repo.storage_namespace.rstrip('/')}/{DUMP_DIR}/tasks/{task_id}.json"
+
+    def _record(self, repo: Repository, task: DumpTask) -> None:
+        refs = task.dumped
+        body = {
+            "id": task.id,
+            "repository": repo.id,
+            "generation": repo.generation,
+            "done": task.done,
+            "update_time": task.update_time,
+            "error": task.error,
+            "refs": None
+            if refs is None
+            else {"commits": refs.commits_id, "branches": refs.branches_id, "tags": refs.tags_id},
+        }
+        self._parts.blocks.put(self._address(repo, task.id), json.dumps(body).encode())

@@ -1,0 +1,280 @@
+"""The restore of a refs dump (refs_dump.py) into a bare repository, as idempotent steps that run inline or one per
+Lambda of the restore workflow (stepfunctions/restore.asl.json): check, load the commits (a byte range of the
+commits file at a time, so a large dump never sits whole in memory nor in one Lambda's 15 minutes), load the
+branches and tags, and roll back.
+
+Check writes nothing: the target must be writable and bare (no branch, no commit: lakeFS's test), each file must be
+a dump of its kind whose SHA-256 is its id, and the branches must hold the repository's default branch. What only
+shows once writing has begun (a damaged commit record in a later chunk, a branch or tag naming a commit the dump
+lacks, a store error) rolls back: the tags and branches the dump names that point where it says, then the commits
+it names. The target had no commit and no branch before (check), so it is left bare, as it was.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from . import errors
+from .branch_moves import new_staging_token
+from .records import Branch, BranchID, CommitID, Repository, RepositoryID, Tag, TagID
+from .refs_dump import FORMAT, RefsDump, RefsDumpParts, dump_address, parse_commit
+from .staging import branch_tokens, drop_tokens
+
+__all__ = ["CHUNK_BYTES", "RefsRestorer", "RestorePlan"]
+
+# How much of the commits file one load step reads: about 3,000 commit records, one DynamoDB put each, well
+# within the task's timeout.
+CHUNK_BYTES = 1024 * 1024
+_HASH_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class RestorePlan:
+    """What check found: the target (and its generation, so that a repository deleted and created again meanwhile
+    takes nothing), the dump, and where the commits file's records lie."""
+
+    repository: str
+    generation: str
+    dump: RefsDump
+    force: bool
+    commits_size: int
+    first_record: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repository": self.repository,
+            "generation": self.generation,
+            "dump": self.dump.to_json(),
+            "force": self.force,
+            "commits_size": self.commits_size,
+            "first_record": self.first_record,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RestorePlan:
+        return cls(
+            str(data["repository"]),
+            str(data["generation"]),
+            RefsDump.from_json(data["dump"]),
+            bool(data["force"]),
+            int(data["commits_size"]),
+            int(data["first_record"]),
+        )
+
+
+def _check_id(kind: str, dump_id: str) -> None:
+    if len(dump_id) != 64 or not all(ch in "0123456789abcdef" for ch in dump_id):
+        raise errors.Invalid(f"{kind}_meta_range_id {dump_id!r} is not the id of a refs dump")
+
+
+def _ref_record(kind: str, record: Any) -> tuple[str, str]:
+    if not isinstance(record, dict) or not all(
+        isinstance(record.get(f), str) and record[f] for f in ("id", "commit_id")
+    ):
+        raise errors.Invalid(f"damaged {kind} record in the refs dump: {str(record)[:100]}")
+    return str(record["id"]), str(record["commit_id"])
+
+
+class RefsRestorer:
+    """The restore's steps over the dump's parts."""
+
+    def __init__(self, parts: RefsDumpParts) -> None:
+        self._parts = parts
+
+    def refuse_not_bare(self, repo: Repository) -> None:
+        """Raises NotBareRepository when the repository has a branch or a commit."""
+        refs = self._parts.refs
+        if refs.list_branches(repo.id, "", 1) or next(iter(refs.iterate_commits(repo.id)), None) is not None:
+            raise errors.NotBareRepository(f"repository {repo.id} is not bare")
+
+    def commits_count(self, repo_id: str, dump: RefsDump) -> int | None:
+        """How many commits the dump's commits file says it holds (its header), None when it cannot be read."""
+        repo = self._parts.repository(repo_id)
+        try:
+            _check_id("commits", dump.commits_id)
+            head = self._parts.blocks.get(dump_address(repo, dump.commits_id), 0, 4095)
+            count = json.loads(head.split(b"\n", 1)[0]).get("count")
+        except (errors.GravelerError, ValueError, AttributeError):
+            return None
+        return count if isinstance(count, int) else None
+
+    # ---- check ------------------------------------------------------------------------------------------------
+
+    def check(self, repo_id: str, dump: RefsDump, force: bool = False) -> RestorePlan:
+        """Checks the target and the dump, writing nothing. Raises ReadOnlyRepository (unless ``force``),
+        NotBareRepository, Invalid (not a dump of that kind, damaged, no default branch), ObjectNotFound."""
+        repo = self._parts.writable_repository(repo_id, force)
+        self.refuse_not_bare(repo)
+        found = {kind: self._verify(repo, kind, dump_id) for kind, dump_id in dump.ids().items()}
+        branches = [_ref_record("branches", r) for r in self._records(repo, "branches", dump.branches_id)]
+        for record in self._records(repo, "tags", dump.tags_id):
+            _ref_record("tags", record)
+        if repo.default_branch_id not in {branch_id for branch_id, _ in branches}:
+            raise errors.Invalid(
+                f"the dump has no branch {repo.default_branch_id!r}, the repository's default branch: create the "
+                "bare repository with the default branch of the dumped one"
+            )
+        size, first = found["commits"]
+        return RestorePlan(repo.id, repo.generation, dump, force, size, first)
+
+    def _verify(self, repo: Repository, kind: str, dump_id: str) -> tuple[int, int]:
+        """(the file's size, where its first record starts) once its header, record count and hash are right."""
+        _check_id(kind, dump_id)
+        address = dump_address(repo, dump_id)
+        size = self._parts.blocks.stat(address).size
+        digest = hashlib.sha256()
+        lines = 0
+        head = b""
+        for start in range(0, size, _HASH_BYTES):
+            data = self._parts.blocks.get(address, start, min(size, start + _HASH_BYTES) - 1)
+            digest.update(data)
+            lines += data.count(b"\n")
+            if start == 0:
+                head = data.split(b"\n", 1)[0]
+        try:
+            header = json.loads(head) if head else {}
+        except ValueError:
+            header = {}
+        if not isinstance(header, dict) or header.get("lakelet_refs_dump") != FORMAT or header.get("kind") != kind:
+            raise errors.Invalid(f"refs dump {dump_id} is not a dump of {kind}")
+        if digest.hexdigest() != dump_id or header.get("count") != lines - 1:
+            raise errors.Invalid(f"refs dump {dump_id} is damaged")
+        return size, len(head) + 1
+
+    def _records(self, repo: Repository, kind: str, dump_id: str) -> list[Any]:
+        """The records of a small file (branches, tags), read whole."""
+        lines = self._parts.blocks.get(dump_address(repo, dump_id)).decode().splitlines()[1:]
+        try:
+            return [json.loads(line) for line in lines]
+        except ValueError:
+            raise errors.Invalid(f"refs dump {dump_id} is not JSON lines") from None
+
+    # ---- load -------------------------------------------------------------------------------------------------
+
+    def _target(self, plan: RestorePlan) -> Repository:
+        """The repository checked, still there under the same generation (else RepositoryNotFound)."""
+        repo = self._parts.writable_repository(plan.repository, plan.force)
+        if repo.generation != plan.generation:
+            raise errors.RepositoryNotFound(f"repository {plan.repository} was deleted during the restore")
+        return repo
+
+    def _lines(self, repo: Repository, plan: RestorePlan, start: int) -> tuple[list[bytes], int | None]:
+        """The whole records starting in [start, start + CHUNK_BYTES) and where the next chunk starts."""
+        address = dump_address(repo, plan.dump.commits_id)
+        end = min(plan.commits_size, start + CHUNK_BYTES)
+        data = self._parts.blocks.get(address, start, end - 1)
+        while b"\n" not in data and end < plan.commits_size:
+            # One record runs past the whole chunk: read on to its end.
+            more = min(plan.commits_size, end + CHUNK_BYTES)
+            data += self._parts.blocks.get(address, end, more - 1)
+            end = more
+        cut = data.rfind(b"\n") + 1 if end < plan.commits_size else len(data)
+        following = start + cut
+        return data[:cut].splitlines(), (following if following < plan.commits_size else None)
+
+    def load_commits(self, plan: RestorePlan, start: int) -> int | None:
+        """Adds the commits of one chunk; where the next chunk starts, None after the last. Raises Invalid for a
+        damaged record (the chunks before it stay written: the caller rolls back)."""
+        repo = self._target(plan)
+        lines, following = self._lines(repo, plan, start)
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise errors.Invalid(f"damaged commit record in the refs dump: {line[:100]!r}") from None
+            self._parts.refs.add_commit(RepositoryID(repo.id), parse_commit(record))
+        return following
+
+    def load_refs(self, plan: RestorePlan) -> None:
+        """Creates the branches (each with a new, empty staging area) and the tags. A ref already there with the
+        dump's commit is taken as this step's own earlier try. Raises Invalid for a ref naming a commit the dump
+        lacks, BranchExists/TagExists for one created meanwhile elsewhere."""
+        p = self._parts
+        repo = self._target(plan)
+        rid = RepositoryID(repo.id)
+        for kind, dump_id in (("branches", plan.dump.branches_id), ("tags", plan.dump.tags_id)):
+            for record in self._records(repo, kind, dump_id):
+                ref_id, commit_id = _ref_record(kind, record)
+                try:
+                    p.refs.get_commit(rid, CommitID(commit_id))
+                except errors.CommitNotFound:
+                    raise errors.Invalid(
+                        f"refs dump names commit {commit_id} for {ref_id}, which its commits lack"
+                    ) from None
+                try:
+                    if kind == "branches":
+                        token = new_staging_token(repo.id, ref_id)
+                        hidden = record.get("hidden") is True
+                        branch = Branch(BranchID(ref_id), CommitID(commit_id), token, hidden=hidden)
+                        p.refs.create_branch(rid, branch, generation=plan.generation)
+                    else:
+                        p.refs.create_tag(rid, Tag(TagID(ref_id), CommitID(commit_id)), generation=plan.generation)
+                except errors.AlreadyExists:
+                    if self._points_to(rid, kind, ref_id) != commit_id:
+                        raise
+
+    def _points_to(self, rid: RepositoryID, kind: str, ref_id: str) -> str | None:
+        try:
+            if kind == "branches":
+                return self._parts.refs.get_branch(rid, BranchID(ref_id)).commit_id
+            return self._parts.refs.get_tag(rid, TagID(ref_id)).commit_id
+        except errors.NotFound:
+            return None
+
+    def run(self, repo_id: str, dump: RefsDump, force: bool = False) -> None:
+        """Every step here; a failure after check rolls back and is raised."""
+        plan = self.check(repo_id, dump, force)
+        try:
+            start: int | None = plan.first_record
+            while start is not None:
+                start = self.load_commits(plan, start)
+            self.load_refs(plan)
+        except errors.GravelerError:
+            self.roll_back(plan)
+            raise
+
+    # ---- roll back --------------------------------------------------------------------------------------------
+
+    def roll_back(self, plan: RestorePlan) -> None:
+        """Removes what the restore wrote: the dump's tags and branches that point where it says, then its commits
+        (the target had none). Idempotent; a repository deleted meanwhile has nothing left to remove."""
+        p = self._parts
+        try:
+            repo = p.repository(plan.repository)
+        except errors.RepositoryNotFound:
+            return
+        if repo.generation != plan.generation:
+            return
+        rid = RepositoryID(repo.id)
+        for kind, dump_id in (("tags", plan.dump.tags_id), ("branches", plan.dump.branches_id)):
+            for record in self._records(repo, kind, dump_id):
+                if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+                    continue
+                ref_id = str(record["id"])
+                if self._points_to(rid, kind, ref_id) != record.get("commit_id"):
+                    continue
+                if kind == "tags":
+                    p.refs.delete_tag(rid, TagID(ref_id))
+                    continue
+                branch = p.refs.get_branch(rid, BranchID(ref_id))
+                p.refs.delete_branch(rid, BranchID(ref_id))
+                if p.staging is not None:
+                    drop_tokens(p.staging, branch_tokens(branch))
+        for commit_id in self._commit_ids(repo, plan):
+            p.refs.delete_commit(rid, CommitID(commit_id))
+
+    def _commit_ids(self, repo: Repository, plan: RestorePlan) -> Iterator[str]:
+        start: int | None = plan.first_record
+        while start is not None:
+            lines, start = self._lines(repo, plan, start)
+            for line in lines:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("id"), str) and record["id"]:
+                    yield str(record["id"])
