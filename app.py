@@ -15,6 +15,7 @@ from chalicelib.api import BLUEPRINTS, URL_PREFIX
 from chalicelib.api.diff_merge import bp as diff_merge_blueprint
 from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, lakefs_error_shape
 from chalicelib.api.gc import bp as gc_blueprint
+from chalicelib.gc.schedule import on_drop_schedule as drop_retired_everywhere
 from chalicelib.gc.schedule import on_schedule as collect_garbage_everywhere
 from chalicelib.webui import bp as webui_blueprint
 from chalicelib.workflows.tasks import HANDLERS as WORKFLOW_TASKS
@@ -37,6 +38,13 @@ app.register_blueprint(webui_blueprint)
 def collect_garbage(event: CloudWatchEvent) -> dict[str, object]:
     """EventBridge, daily: prepare every repository with GC rules and start its EMR Serverless job run."""
     return collect_garbage_everywhere()
+
+
+@app.schedule(Rate(5, unit=Rate.MINUTES), name="drop_retired")
+def drop_retired(event: CloudWatchEvent) -> dict[str, object]:
+    """EventBridge, every 5 minutes: drop the staging rows of tokens retired longer ago than their grace, within
+    a budget (chalicelib/graveler/deferred_drop.py); no commit ever drops them itself."""
+    return drop_retired_everywhere()
 
 
 @app.lambda_function(name="s3_gateway")

@@ -162,8 +162,9 @@ class Settings:
     login_token_seconds: int = 24 * 3600
     stage: str = "local"
     # Commits with more staged changes than this run as the commit state machine (when one is configured,
-    # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda.
-    commit_workflow_threshold: int = 50_000
+    # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda. 25,000: an inline
+    # commit at the threshold takes about 7 s on bench/aws_model.py, a quarter of API Gateway's 29 s.
+    commit_workflow_threshold: int = 25_000
     commit_state_machine_arn: str | None = None
     # Merges whose source and destination ranges not shared with the merge base hold more entries than this run
     # as the merge state machine (LAKELET_MERGE_STATE_MACHINE_ARN, set by infra/); smaller ones run inline.

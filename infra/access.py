@@ -121,6 +121,9 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
         Metadata.READ_WRITE, Data.READ_WRITE, secrets=True, function_url=True, reads_import_sources=True
     ),
     "collect_garbage": FunctionAccess(Metadata.READ, Data.GC_FILES, starts_gc_jobs=True, gc_schedule=True),
+    # The sweep of retired staging tokens (every 5 minutes): reads repositories and branches, deletes staging rows,
+    # strikes dropped tokens from branch records. No data.
+    "drop_retired": FunctionAccess(Metadata.READ_WRITE),
     # The commit workflow (stepfunctions/commit.asl.json).
     # Seal runs the pre-commit hooks on the sealed changes: it reads the action files (objects of the branch, through
     # its ranges), records each run under _lakefs/actions/, and invokes lambda hooks (found missing by
@@ -129,13 +132,13 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     "commit_plan": FunctionAccess(Metadata.READ, Data.READ),
     "commit_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "commit_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
-    # Drop is the last step: it runs the post-commit hooks, and records their run under _lakefs/actions/.
-    "commit_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
+    # Landed is the last step: it runs the post-commit hooks, and records their run under _lakefs/actions/.
+    "commit_landed": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
     # The merge workflow (stepfunctions/merge.asl.json). Plan seals the destination's staging token.
     "merge_plan": FunctionAccess(Metadata.READ_WRITE, Data.READ),
     "merge_build_slice": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "merge_finish": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
-    "merge_drop": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
+    "merge_landed": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES, runs_hooks=True),
     # The import workflow (stepfunctions/import.asl.json). Plan moves the import branch and writes the slice
     # manifest the Distributed Map reads (<namespace>/_lakefs/imports/<id>/slices-*.json: found missing by
     # tests/infra/test_iam_sufficiency.py, as an AccessDenied on the first import would have); build slice reads the

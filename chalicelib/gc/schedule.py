@@ -20,7 +20,7 @@ from .ports import JobRunRequest, JobStarter
 from .prepare import PreparedRun, prepare
 from .rules import GCRulesNotFound
 
-__all__ = ["on_schedule"]
+__all__ = ["DROP_BUDGET_SECONDS", "on_drop_schedule", "on_schedule", "release_retired"]
 
 log = logging.getLogger(__name__)
 
@@ -119,28 +119,41 @@ def run_scheduled(
     return runs
 
 
-def release_retired(graveler: Graveler) -> int:
-    """Drops the expired retired staging tokens of every branch of every repository (those of a branch that no
-    move touched since its last commit wait for this sweep); the entries still retired."""
+# How long one run of the drop_retired schedule drops for: under half the function's timeout (.chalice/config.json,
+# 300 s), so a run that starts late or reads many branches still ends in time; what is left waits for the next run.
+DROP_BUDGET_SECONDS = 120.0
+
+
+def release_retired(graveler: Graveler, budget_seconds: float | None = None) -> int:
+    """Drops the expired retired staging tokens of every branch of every repository, for at most
+    ``budget_seconds`` (None: all of them); the entries still retired."""
+    deadline = None if budget_seconds is None else graveler.now() + budget_seconds
     left = 0
     for repo in graveler.iterate_repositories():
         try:
-            left += graveler.release_retired(repo)
+            left += graveler.release_retired(repo, deadline)
         except errors.GravelerError:
             log.exception("releasing the retired staging tokens of repository %s failed", repo.id)
     return left
 
 
+def on_drop_schedule() -> dict[str, Any]:
+    """The drop_retired schedule's entry point (every few minutes): the only place retired staging tokens are
+    dropped, in the background and within DROP_BUDGET_SECONDS; a token not dropped whole stays for the next run."""
+    from chalicelib.wiring import get_services
+
+    return {"retired": release_retired(get_services().graveler, DROP_BUDGET_SECONDS)}
+
+
 def on_schedule() -> dict[str, Any]:
-    """The EventBridge entry point: builds its parts from the environment, sweeps retired staging tokens (with or
-    without GC) and runs every repository's GC."""
+    """The EventBridge entry point: builds its parts from the environment and runs every repository's GC (retired
+    staging tokens are the drop_retired schedule's: on_drop_schedule)."""
     from chalicelib.wiring import get_services, job_starter
 
     services = get_services()
-    retired = release_retired(services.graveler)
     settings = GCSettings.from_env()
     if not settings.configured:
         log.warning("scheduled GC skipped: the EMR Serverless application, role, job entry point or package is not set")
-        return {"runs": [], "skipped": "not configured", "retired": retired}
+        return {"runs": [], "skipped": "not configured"}
     runs = run_scheduled(services.graveler, job_starter(services.settings, settings), settings)
-    return {"runs": [run.to_json() for run in runs], "retired": retired}
+    return {"runs": [run.to_json() for run in runs]}

@@ -19,9 +19,12 @@ and the S3 gateway's Lambda runs at most 300 s) makes every such read whole, wit
 (re-reading the branch after every listing page would cost one per page, and under a commit every 0.2 s a
 listing that takes longer would never settle).
 
-Expired tokens are dropped by ``release_expired``, after a move's swap and outside every compare-and-swap loop
-(never inside a later seal's critical path), then struck from the record by a swap of their own; a drop that
-fails leaves them listed for the next move or the daily sweep (``Graveler.release_retired``) to retry.
+Expired tokens are dropped by ``release_expired``, never by a move: not inside a seal's compare-and-swap loop,
+and not after a commit's swap either, where a large drop (a million rows is minutes of one DynamoDB partition's
+writes) would make that commit, or the next one on the branch after a drop that failed, pay for it. The scheduled
+sweep (``Graveler.release_retired``, run every few minutes by the ``drop_retired`` function) calls it with a
+deadline: it drops in pieces (deferred_drop.py) and strikes a token from the record by a swap of its own once
+none of its rows is left; a drop that fails or runs out of time leaves the token listed for the next run.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import uuid
 from collections.abc import Callable, Sequence
 
 from . import errors
+from .deferred_drop import Clock, drop_within
 from .ports import RefStore, StagingStore
 from .records import Branch, BranchID, Commit, RepositoryID, StagingToken
 from .staging import drop_tokens
@@ -133,11 +137,14 @@ def release_expired(
     branch_id: BranchID,
     branch: Branch | None = None,
     now: float | None = None,
+    deadline: float | None = None,
+    clock: Clock = time.time,
 ) -> tuple[StagingToken, ...]:
     """Drops the tokens the branch retired more than ``RETIRED_GRACE_SECONDS`` ago and strikes them from the
-    record; the entries still retired. ``branch``: a record of the branch the caller read or wrote in this request
-    (what is due on it is still listed or already dropped), saving a read when nothing is due. Never raises for a
-    failed drop or a lost swap (the caller's move stood): what is left is retried by the next call."""
+    record; the entries still retired. ``branch``: a record of the branch the caller read or wrote (what is due on
+    it is still listed or already dropped), saving a read. ``deadline`` (by ``clock``): stop dropping then, leaving
+    the rest of a token listed for the next call (the sweep's budget); None drops every due token whole. Never
+    raises for a failed drop or a lost swap: what is left is retried by the next call."""
     try:
         current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
         at = time.time() if now is None else now
@@ -149,8 +156,19 @@ def release_expired(
         ]
         if not due:
             return current.retired_tokens
-        failed = set(drop_tokens(staging, [retired_token(e)[0] for e in due]))
-        dropped = {e for e in due if retired_token(e)[0] not in failed}
+        if deadline is None:
+            failed = set(drop_tokens(staging, [retired_token(e)[0] for e in due]))
+            dropped = {e for e in due if retired_token(e)[0] not in failed}
+        else:
+            dropped = set()
+            for entry in due:
+                if clock() >= deadline:
+                    break
+                try:
+                    if drop_within(staging, retired_token(entry)[0], deadline, clock):
+                        dropped.add(entry)
+                except errors.GravelerError:
+                    _log.warning("dropping retired token %s failed; retried later", entry, exc_info=True)
         if not dropped:
             return current.retired_tokens
 
@@ -220,8 +238,8 @@ def move_to_commit(
     what: str,
     sleep: Sleep | None = None,
 ) -> Commit:
-    """Stores ``build(branch)`` and moves the branch to it, its sealed tokens released (then dropped). A lost swap
-    rebuilds the commit from the branch as it now is."""
+    """Stores ``build(branch)`` and moves the branch to it, its sealed tokens retired (the sweep drops them once
+    their grace is over, never this move). A lost swap rebuilds the commit from the branch as it now is."""
     built: list[Commit] = []
 
     def move(branch: Branch) -> Branch:
@@ -230,8 +248,7 @@ def move_to_commit(
         built.append(commit)
         return Branch(branch.id, commit.id, branch.staging_token, (), retire(branch, branch.sealed_tokens))
 
-    _, new = update_branch(refs, repo_id, branch_id, move, f"branch {branch_id} kept moving during the {what}", sleep)
-    release_expired(refs, staging, repo_id, branch_id, new)
+    update_branch(refs, repo_id, branch_id, move, f"branch {branch_id} kept moving during the {what}", sleep)
     return built[-1]
 
 

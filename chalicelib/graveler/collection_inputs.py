@@ -51,13 +51,19 @@ class CollectionInputs(GravelerCore):
                         found.add(staged.value.physical_address)
         return found
 
-    def release_retired(self, repo: Repository) -> int:
-        """Drops every branch's expired retired tokens (branch_moves.release_expired): the sweep that catches a
-        branch no move touched since its last commit. The entries still retired, over all branches."""
-        return sum(
-            len(release_expired(self.refs, self.staging, repo.id, branch.id, branch))
-            for branch in self._all_branches(repo)
-        )
+    def release_retired(self, repo: Repository, deadline: float | None = None) -> int:
+        """Drops every branch's expired retired tokens (branch_moves.release_expired): the sweep, the only place
+        retired tokens are dropped. ``deadline`` (by the engine's clock): stop then, leaving the rest for the next
+        sweep. The entries still retired, over the branches it reached."""
+        left = 0
+        for branch in self._all_branches(repo):
+            if deadline is not None and self._clock() >= deadline:
+                left += len(branch.retired_tokens)
+                continue
+            left += len(
+                release_expired(self.refs, self.staging, repo.id, branch.id, branch, None, deadline, self._clock)
+            )
+        return left
 
     def branch_heads(self, repo: Repository) -> dict[BranchID, CommitID]:
         """Every branch's head commit."""

@@ -12,7 +12,6 @@ from .actions.operations import ref_event
 from .branch_moves import (
     move_to_commit,
     new_staging_token,
-    release_expired,
     retire,
     update_branch,
 )
@@ -199,7 +198,8 @@ class Rewrites(GravelerCore):
         self.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
-            _, new = update_branch(
+            # The discarded tokens are retired: the sweep drops them after their grace, never this request.
+            update_branch(
                 self.refs,
                 repo.id,
                 bid,
@@ -207,7 +207,6 @@ class Rewrites(GravelerCore):
                 f"branch {bid} kept moving during the reset",
                 self._sleep,
             )
-            release_expired(self.refs, self.staging, repo.id, bid, new)
             return
         if path_type not in (RESET_OBJECT, RESET_PREFIX):
             raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
@@ -241,7 +240,6 @@ class Rewrites(GravelerCore):
         _, moved = update_branch(
             self.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._sleep
         )
-        release_expired(self.refs, self.staging, repo.id, bid, moved)
         return moved
 
     def _parent_metarange(self, repo_id: RepositoryID, commit: Commit, number: int, ref: str) -> MetaRangeID:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import errors
 from .actions.operations import commit_event, merge_event
-from .commit import DONE_ELSEWHERE, CommitRequest
+from .commit import DONE_ELSEWHERE, CommitRequest, landed_commit
 from .merge import MergeRequest, conflicts_address, read_conflicts
 from .ports import Execution, WorkflowRunner
 from .records import Branch, Commit
@@ -57,7 +57,7 @@ class Workflows:
 
     commit: WorkflowRunner | None = None
     merge: WorkflowRunner | None = None
-    commit_threshold: int = 50_000
+    commit_threshold: int = 25_000
     merge_threshold: int = 50_000
     wait_seconds: float = 25.0
 
@@ -164,6 +164,8 @@ def _start(
     if found is None:
         raise errors.StillRunning(name)
     status = _status(g, repo_id, name, found, result)
+    if result is _commit_result:
+        status = _landed_anyway(g, name, status)
     if status.error is not None:
         raise status.error
     assert status.result is not None
@@ -174,8 +176,24 @@ def _start(
 
 
 def commit_status(g: Graveler, repo_id: str, branch_id: str, task_id: str) -> TaskStatus:
-    """The commit task's status. Raises NotFound for an id that names no commit task of this branch."""
-    return _task_status(g, repo_id, branch_id, "branch", task_id, g.workflows.commit, _commit_result)
+    """The commit task's status. Raises NotFound for an id that names no commit task of this branch. A failed
+    execution whose commit is on the branch answers that commit: a step after the move failed, not the commit."""
+    status = _task_status(g, repo_id, branch_id, "branch", task_id, g.workflows.commit, _commit_result)
+    return _landed_anyway(g, task_id, status)
+
+
+def _landed_anyway(g: Graveler, task_id: str, status: TaskStatus) -> TaskStatus:
+    runner = g.workflows.commit
+    if status.error is None or runner is None or not task_id.startswith(WORKFLOW):
+        return status
+    execution = runner.describe(task_id)
+    request = (execution.input or {}).get("request") if execution is not None else None
+    if not request:
+        return status
+    landed = landed_commit(g.refs, CommitRequest.from_json(request))
+    if landed is None:
+        return status
+    return TaskStatus(task_id, True, status.update_time, g.get_commit(str(request["repository"]), landed))
 
 
 def merge_status(g: Graveler, repo_id: str, destination: str, task_id: str) -> TaskStatus:

@@ -50,15 +50,16 @@ def finish(event: Json) -> Json:
     return steps().finish(CommitRequest.from_json(event["request"]), plan, list(event["built"]))
 
 
-def drop(event: Json) -> Json:
-    """The last step, after the branch moved: drops the sealed tokens, then runs the post-commit hooks (once per
-    request however often the step is retried: the run is keyed by the request id)."""
-    dropped = steps().drop(CommitRequest.from_json(event["request"]))
+def landed(event: Json) -> Json:
+    """The step after the branch moved: runs the post-commit hooks (once per request however often the step is
+    retried: the run is keyed by the request id). It drops nothing: the scheduled sweep drops the sealed tokens once
+    their grace is over (chalicelib/graveler/deferred_drop.py). Its failure cannot fail the commit: the state
+    machine catches it and ends as landed, and the status route reports a landed commit whatever happened after."""
     commit_id = event["finish"].get("commit_id")
     if commit_id:
         request = CommitRequest.from_json(event["request"])
         get_services().graveler.run_post_hooks(commit_event(request, str(commit_id)))
-    return dropped
+    return {"commit_id": commit_id}
 
 
 # The Chalice function name of each task, as the ASL file names them ("${commit_seal}", ...).
@@ -67,5 +68,5 @@ HANDLERS = {
     "commit_plan": plan,
     "commit_build_slice": build_slice,
     "commit_finish": finish,
-    "commit_drop": drop,
+    "commit_landed": landed,
 }

@@ -33,13 +33,13 @@ def finish(event: Json) -> Json:
     return steps().finish(MergeRequest.from_json(event["request"]), plan, list(event["built"]))
 
 
-def drop(event: Json) -> Json:
-    """The last step, after the branch moved: drops the sealed tokens, then runs the post-merge hooks (once per
-    request however often the step is retried: the run is keyed by the request id)."""
-    dropped = steps().drop(MergeRequest.from_json(event["request"]))
+def landed(event: Json) -> Json:
+    """The step after the branch moved: runs the post-merge hooks (once per request however often the step is
+    retried: the run is keyed by the request id). It drops nothing (the scheduled sweep does, after the grace);
+    its failure ends the execution as landed all the same."""
     request = MergeRequest.from_json(event["request"])
     get_services().graveler.run_post_hooks(merge_event(request, str(event["finish"]["commit_id"])))
-    return dropped
+    return {"commit_id": event["finish"]["commit_id"]}
 
 
 # The Chalice function name of each task, as the ASL file names them ("${merge_plan}", ...).
@@ -47,5 +47,5 @@ HANDLERS = {
     "merge_plan": plan,
     "merge_build_slice": build_slice,
     "merge_finish": finish,
-    "merge_drop": drop,
+    "merge_landed": landed,
 }

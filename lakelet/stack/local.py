@@ -46,6 +46,7 @@ from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
+from lakelet.stack.schedules import Schedule, drop_retired_schedule
 from lakelet.stack.stack_keys import StackKeys
 
 LOCAL_BUCKET = "lakelet-local"
@@ -102,6 +103,7 @@ class LocalStack:
         self._api: ApiServer | None = None
         self._requested_s3_port = s3_port
         self._s3: S3Server | None = None
+        self._drops: Schedule | None = None
         self._saved_environ: dict[str, str | None] | None = None
         self._installed_speedups = False
         self._guard: MotoGuard | None = None
@@ -217,6 +219,9 @@ class LocalStack:
             # First: from now on nobody should be sent here.
             remove_state(self.data_dir, os.getpid())
             self._wrote_state = False
+        if self._drops is not None:
+            self._drops.stop()
+            self._drops = None
         if self._s3 is not None:
             self._s3.stop()
             self._s3 = None
@@ -347,6 +352,8 @@ class LocalStack:
             gateway = refusals.ExplainingGateway(gateway)  # type: ignore[assignment]
         self._s3 = S3Server(gateway, self.host, self._requested_s3_port, self.aws_limits)
         self._s3.start()
+        # moto fires no schedules: the sweep of retired staging tokens runs here (lakelet/stack/schedules.py).
+        self._drops = drop_retired_schedule().start()
         if self._guard is not None:
             self._guard.allow_origins(ui_origins(self.endpoint))  # the UI's uploads go to presigned URLs on moto
 

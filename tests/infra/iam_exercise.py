@@ -5,7 +5,8 @@ wiring (PynamoDB, boto3 S3/KMS/Step Functions/EMR Serverless/Lambda), and record
 The world is named as a "dev" deployment names it (tables lakelet-dev-*, state machines lakelet-dev-<name>), so
 that the recorded ARNs are those the packaged template's policies resolve to (``deployment()``). Functions:
 api_handler (the Chalice test client), s3_gateway (a boto3 client whose requests become Function URL events),
-every workflow task (moto's Step Functions interpreter invokes them), collect_garbage (the schedule's event).
+every workflow task (moto's Step Functions interpreter invokes them), collect_garbage and drop_retired (the
+schedules' events).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 
 import boto3
 from botocore.awsrequest import AWSResponse
@@ -32,6 +34,7 @@ from chalicelib import settings as gc_settings
 from chalicelib import wiring
 from chalicelib.adapters.dynamodb.tables import TableNames, create_tables
 from chalicelib.adapters.kms import create_local_key
+from chalicelib.graveler import branch_moves
 from chalicelib.settings import Settings
 from chalicelib.workflows.tasks import HANDLERS
 from infra.iam_calls import ACCOUNT, Call, Recorder
@@ -406,6 +409,19 @@ def record() -> tuple[list[Call], list[str], Deployment]:
                 assert [run.get("job_run_id") for run in answer["runs"]] and not any(
                     run.get("error") for run in answer["runs"]
                 ), answer
+                # The sweep of retired staging tokens, once the commits' tokens are past their grace.
+                real = time.time
+                with (
+                    mock.patch.object(
+                        branch_moves.time, "time", lambda: real() + branch_moves.RETIRED_GRACE_SECONDS + 1
+                    ),
+                    recorder.as_function("drop_retired"),
+                ):
+                    event = client.events.generate_cw_event(
+                        source="aws.events", detail_type="Scheduled Event", detail={}, resources=["arn:aws:events:drop"]
+                    )
+                    swept = client.lambda_.invoke("drop_retired", event).payload
+                assert swept["retired"] == 0, swept  # every due token dropped and struck
                 with recorder.as_function("api_handler"):
                     # A pull request, removed with its repository.
                     _ok(api.post(f"/repositories/{REPO}/branches", json_body={"name": "pr", "source": "main"}), 201)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
+from chalicelib.workflows.tasks import HANDLERS as WORKFLOW_TASKS
 from tests.bench.test_bench_smoke import check_rows, make_bench
 from tests.infra.conftest import Package
 
@@ -22,7 +23,8 @@ def test_quick_bench_measures_the_bundle_and_the_handlers_imports(package: Packa
     assert "pyspark" not in size["details"]["largest"] and "pyarrow" in size["details"]["largest"]
     per = imports["details"]["per_function"]
     assert set(per) == {"APIHandler", "S3Gateway", "CollectGarbage"}
-    assert imports["details"]["functions"] == 17
+    # The API, the gateway, the two schedules (collect_garbage, drop_retired) and one function per workflow task.
+    assert imports["details"]["functions"] == 4 + len(WORKFLOW_TASKS)
     assert per["APIHandler"]["handler"] == "app.app" and per["S3Gateway"]["handler"] == "app.s3_gateway"
     # The import saw the bundle only (no site-packages): the app and its dependencies came from it.
     assert all(f["modules"] > 100 and f["runs"] == 1 and f["cpu"] > 0 for f in per.values())

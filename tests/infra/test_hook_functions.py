@@ -16,7 +16,7 @@ from tests.infra.conftest import Package
 # The Chalice functions that run hooks, by their logical ids in the template.
 # The import's merge step merges through Graveler.merge, which runs the pre- and post-merge hooks; the commit
 # workflow's Seal runs the pre-commit hooks on the sealed changes.
-RUNS_HOOKS = {"APIHandler", "CommitSeal", "CommitDrop", "MergeDrop", "ImportMerge"}
+RUNS_HOOKS = {"APIHandler", "CommitSeal", "CommitLanded", "MergeLanded", "ImportMerge"}
 
 
 def _pattern(template: dict[str, Any]) -> re.Pattern[str]:
@@ -79,11 +79,11 @@ def access_functions(resources: dict[str, Any]) -> list[str]:
     return [k for k, v in resources.items() if v.get("Type") == "AWS::Serverless::Function"]
 
 
-def test_the_drop_steps_may_record_runs_but_not_write_object_data(package: Package) -> None:
-    """The post-hooks of a workflow run in its drop step, which reads the action files and writes the run under
+def test_the_landed_steps_may_record_runs_but_not_write_object_data(package: Package) -> None:
+    """The post-hooks of a workflow run in its Landed step, which reads the action files and writes the run under
     <namespace>/_lakefs/actions/: its S3 writes stay under _lakefs/."""
     resources = package.template()["Resources"]
-    for name in ("CommitDrop", "MergeDrop"):
+    for name in ("CommitLanded", "MergeLanded"):
         statements = resources[f"{name}Access"]["Properties"]["PolicyDocument"]["Statement"]
         writes = [s for s in statements if "s3:PutObject" in s["Action"]]
         (statement,) = writes

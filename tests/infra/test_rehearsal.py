@@ -101,7 +101,7 @@ def test_outputs_the_api_and_the_schedule_resolve(report: rehearsal.Report) -> N
     assert routes.status == "ok" and int(routes.detail.split()[0]) > 50
     assert _checks(report, "REST API integrations")[0].status == "ok"
     schedules = [c for c in report.checks if c.subject.startswith("schedule ")]
-    assert [c.detail for c in schedules] == ["targets CollectGarbage"]
+    assert sorted(c.detail for c in schedules) == ["targets CollectGarbage", "targets DropRetired"]
     assert schedules[0].value == "rate(1 day)"
     # With one import location, its listing policy is created and the other nine slots are not.
     assert "ImportListSource0Access (AWS::IAM::Policy)" not in report.condition_false

@@ -42,12 +42,12 @@ def install(deployed, events: list[str]) -> Recorder:
     return recorder
 
 
-def test_post_merge_hook_runs_once_in_the_workflow_despite_a_retried_drop(arn, services):  # noqa: F811
+def test_post_merge_hook_runs_once_in_the_workflow_despite_a_retried_landed_step(arn, services):  # noqa: F811
     recorder = install(services, ["post-merge"])
     scenario(services)
     failed: list[str] = []
     handlers = dict(merge_tasks.HANDLERS)
-    handlers["merge_drop"] = crashing_once("merge_drop", handlers["merge_drop"], "after", failed)
+    handlers["merge_landed"] = crashing_once("merge_landed", handlers["merge_landed"], "after", failed)
     with route_lambda_invokes(handlers):
         described = run(arn, request(services, "merge-hooks"))
     assert described["status"] == "SUCCEEDED", described

@@ -4,7 +4,7 @@ carries) and ``steps`` (seal, plan, build_slice, finish, drop: idempotent, run i
 
 from .plan import CommitBase, CommitPlan, SliceSpec
 from .request import CommitRequest, request_token
-from .steps import COMMITTED, DEFAULT_MAX_SLICES, DONE_ELSEWHERE, REPLAN, CommitSteps, swap_branch
+from .steps import COMMITTED, DEFAULT_MAX_SLICES, DONE_ELSEWHERE, REPLAN, CommitSteps, landed_commit, swap_branch
 
 __all__ = [
     "COMMITTED",
@@ -16,6 +16,7 @@ __all__ = [
     "CommitRequest",
     "CommitSteps",
     "SliceSpec",
+    "landed_commit",
     "request_token",
     "swap_branch",
 ]

@@ -14,8 +14,9 @@ The steps, each safe to re-run after a crash before or after its side effect:
   so storing it again is a no-op) and compare-and-swaps the branch from the sealed state it planned on. If the
   branch moved meanwhile it answers "replan" (the workflow goes back to ``plan``); if the branch already points
   at this commit (a retry after the swap) it answers as the first run did.
-- ``drop``: drops the tokens the branch retired long enough ago (idempotent); the tokens this commit released stay
-  readable for a while, for readers that read the branch before the swap (branch_moves.release_expired).
+The tokens a commit released stay readable for readers that read the branch before its swap; no step of a commit
+drops anything: the scheduled sweep drops retired tokens once their grace is over (branch_moves.release_expired,
+deferred_drop.py), so neither this commit nor the next pays for a drop.
 
 Content-defined cuts: a slice starts at a base range boundary, so its ranges are exactly those a single pass
 would write from there, as long as the single pass is between ranges at that point. When it is not (the slice
@@ -30,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .. import errors, slicing
-from ..branch_moves import finish_move, release_expired, retired_tokens, seal_failure, sealed, update_branch
+from ..branch_moves import finish_move, retired_tokens, seal_failure, sealed, update_branch
 from ..committed.apply import apply_changes
 from ..committed.params import RangeParams, params_for_format
 from ..committed.storage import CommittedStorage
@@ -232,18 +233,6 @@ class CommitSteps:
         tokens = tuple(StagingToken(t) for t in base.tokens)
         return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep, planned)
 
-    # ---- drop -----------------------------------------------------------------------------------------------
-
-    def drop(self, request: CommitRequest, branch: Branch | None = None) -> Json:
-        """Drops the tokens the branch retired longer ago than a read can last (branch_moves.release_expired); the
-        tokens this commit just released stay readable for readers holding the record from before its swap.
-        Never fails: the commit has landed and must say so. {"retired": tokens still waiting}. ``branch``: a
-        record this request read or wrote (every entry due on it is still listed or already dropped), saving a
-        read when nothing is due."""
-        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
-        left = release_expired(self.refs, self.staging, repo_id, branch_id, branch)
-        return {"retired": len(left)}
-
     # ---- all of it in one process ---------------------------------------------------------------------------
 
     def run(
@@ -274,7 +263,6 @@ class CommitSteps:
             built = [self.build_slice(item) for item in planned.slices]
             result = self.finish(request, planned, built, current)
             if result["status"] == COMMITTED:
-                self.drop(request, known)
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
             current = None  # the branch moved: the next round reads it
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
@@ -321,6 +309,16 @@ def _own_commit(refs: RefStore, repo_id: RepositoryID, head: CommitID, request: 
     return None
 
 
+def landed_commit(refs: RefStore, request: CommitRequest) -> str | None:
+    """The id of the commit this request made, if it is on its branch (among the last OWN_COMMIT_DEPTH commits):
+    what a status answers for an execution that failed after its branch moved."""
+    try:
+        branch = refs.get_branch(RepositoryID(request.repository), BranchID(request.branch))
+        return _own_commit(refs, RepositoryID(request.repository), branch.commit_id, request)
+    except errors.NotFound:
+        return None
+
+
 def _bounded(changes: Iterator[StagedEntry], hi: str | None) -> Iterator[StagedEntry]:
     for staged in changes:
         if hi is not None and staged.key >= hi:
@@ -333,4 +331,12 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
     return not branch.sealed_tokens and token_is_empty(staging, branch.staging_token)
 
 
-__all__ = ["COMMITTED", "DEFAULT_MAX_SLICES", "DONE_ELSEWHERE", "REPLAN", "CommitSteps", "swap_branch"]
+__all__ = [
+    "COMMITTED",
+    "DEFAULT_MAX_SLICES",
+    "DONE_ELSEWHERE",
+    "REPLAN",
+    "CommitSteps",
+    "landed_commit",
+    "swap_branch",
+]

@@ -15,7 +15,7 @@
   commit workflow does), stores the merge commit (a content hash: storing it again is a no-op) and
   compare-and-swaps the branch from the head it planned on. If the branch moved meanwhile it answers "replan";
   if the branch already points at this commit (a retry after the swap) it answers as the first run did.
-- ``drop``: drops the tokens the branch retired long enough ago (idempotent; see the commit's steps).
+- no step drops the sealed tokens: the scheduled sweep does, after their grace (see the commit's steps).
 
 The request fixes the source commit and the date, so every retry computes the same commit id.
 """
@@ -29,7 +29,6 @@ from typing import Any
 
 from .. import errors
 from ..addressing import metadata_address
-from ..branch_moves import release_expired
 from ..commit import COMMITTED, swap_branch
 from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
@@ -230,13 +229,6 @@ class MergeSteps:
         tokens = tuple(StagingToken(t) for t in fixed.tokens)
         return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
 
-    # ---- drop -----------------------------------------------------------------------------------------------
-
-    def drop(self, request: MergeRequest) -> Json:
-        """Drops the tokens the branch retired long enough ago; idempotent, and never fails (see CommitSteps.drop)."""
-        left = release_expired(self.refs, self.staging, RepositoryID(request.repository), BranchID(request.destination))
-        return {"retired": len(left)}
-
     # ---- all of it in one process ---------------------------------------------------------------------------
 
     def run(
@@ -261,7 +253,6 @@ class MergeSteps:
             ]
             result = self.finish(request, planned, built)
             if result["status"] == COMMITTED:
-                self.drop(request)
                 return {"status": COMMITTED, "commit_id": result["commit_id"]}
             planned = None
         raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")

@@ -248,8 +248,6 @@ def test_every_step_can_run_twice_and_a_moved_branch_replans() -> None:
     first = b.steps.finish(request, planned, built)
     assert first["status"] == COMMITTED and first["commit_id"] == expected.id
     assert b.steps.finish(request, planned, built) == first  # a retry after the swap
-    b.steps.drop(request)
-    b.steps.drop(request)
     assert b.listing("main") == a.listing("main")
 
     # The destination moves between plan and finish: finish answers replan, and a new plan merges onto it.
@@ -272,7 +270,6 @@ def test_writes_during_the_merge_stay_staged() -> None:
     env.apply("main", [("late/write", 1)])  # acknowledged while the merge runs
     result = env.steps.finish(request, planned, built)
     assert result["status"] == COMMITTED
-    env.steps.drop(request)
     assert "late/write" not in env.listing("main")
     assert env.g.stat_object("repo", "main", "late/write").physical_address == f"{NS}/data/late/write/1"
 

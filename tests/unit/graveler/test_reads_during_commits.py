@@ -164,7 +164,11 @@ def _rows(g: Any, token: StagingToken) -> int:
     return sum(1 for _ in g.staging.iterate(token))
 
 
-def test_released_tokens_stay_readable_then_a_later_move_drops_them(g: Any, repo: Any, monkeypatch: Any) -> None:
+def test_released_tokens_stay_readable_then_the_sweep_drops_them_not_a_later_commit(
+    g: Any, repo: Any, monkeypatch: Any
+) -> None:
+    from chalicelib.gc.schedule import release_retired
+
     g.upload_object("repo", "main", "a", b"1")
     first = g.get_branch("repo", "main").staging_token
     g.commit("repo", "main", "c", "first")
@@ -172,12 +176,15 @@ def test_released_tokens_stay_readable_then_a_later_move_drops_them(g: Any, repo
     assert [branch_moves.retired_token(e)[0] for e in entries] == [first]
     assert _rows(g, first) == 1  # still readable by a reader holding the record from before the swap
 
-    # Past the grace period, the next commit drops it (after its own swap) and strikes it from the record.
+    # Past the grace period, the next commit leaves it alone (it pays for no drop); the sweep drops it and
+    # strikes it from the record.
     real = time.time
     monkeypatch.setattr(branch_moves.time, "time", lambda: real() + branch_moves.RETIRED_GRACE_SECONDS + 1)
     g.upload_object("repo", "main", "b", b"2")
     second = g.get_branch("repo", "main").staging_token
     g.commit("repo", "main", "c", "second")
+    assert _rows(g, first) == 1
+    assert release_retired(g) == 1  # the second commit's token is within its grace
     assert _rows(g, first) == 0
     left = [branch_moves.retired_token(e)[0] for e in g.get_branch("repo", "main").retired_tokens]
     assert left == [second]

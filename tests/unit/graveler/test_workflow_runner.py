@@ -68,6 +68,43 @@ def test_a_workflow_that_outlives_the_wait_is_still_running(g: Graveler, repo: o
     assert str(failed.error) == "no commits here"
 
 
+def test_an_execution_whose_post_move_step_fails_reports_the_commit_as_landed(g: Graveler, repo: object) -> None:
+    """The branch moved, then the step after it (the post-commit hooks) failed for good and the execution ended
+    FAILED (a state machine deployed before its Catch, or a timeout of the execution): the commit landed, and both
+    the waiting call and the status route say so, with its id."""
+
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)
+        raise errors.StorageError("the post-commit step timed out")
+
+    runner = MemoryWorkflowRunner(execute)
+    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    _upload(g, "main", 2)
+    made = g.commit("repo", "main", "alice", "landed", {"k": "v"})
+    assert g.get_branch("repo", "main").commit_id == made.id and made.message == "landed"
+    (name,) = runner._executions
+    assert runner.describe(name).status == "FAILED"  # type: ignore[union-attr]
+    status = g.commit_status("repo", "main", name)
+    assert status.completed and status.error is None and status.result == made
+    # A commit on top does not hide it: the status looks back along the branch.
+    g.upload_object("repo", "main", "later", b"x")
+    g.commit_steps.run(CommitRequest("repo", "main", "other", "alice", "on top", 1.0, {}), 1)
+    assert g.commit_status("repo", "main", name).result == made
+
+
+def test_a_failed_execution_whose_commit_never_landed_reports_its_error(g: Graveler, repo: object) -> None:
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        raise errors.StorageError("the plan failed")
+
+    runner = MemoryWorkflowRunner(execute)
+    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    _upload(g, "main", 1)
+    with pytest.raises(errors.StorageError):
+        g.commit("repo", "main", "alice", "never")
+    (name,) = runner._executions
+    assert isinstance(g.commit_status("repo", "main", name).error, errors.StorageError)
+
+
 def test_an_unknown_failure_is_workflow_failed(g: Graveler, repo: object) -> None:
     runner = MemoryWorkflowRunner()
     g.workflows = Workflows(commit=runner, commit_threshold=0)
