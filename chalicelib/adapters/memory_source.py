@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from chalicelib.graveler import errors
 from chalicelib.graveler.imports.ports import SourceObject
 
-from .memory import MemoryBlockStore
+from .memory_blocks import MemoryBlockStore
 
 __all__ = ["MemorySourceLister"]
 

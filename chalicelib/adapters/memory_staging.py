@@ -1,7 +1,7 @@
 """The StagingStore twin: the reference behaviour the contract suite (tests/contract) holds DynamoStagingStore to.
 
-Kept apart from the other twins (adapters/memory.py) because it carries the staging rules of its own: the shards
-of a token (graveler/staging_shards.py) and the key sketch the commit plan samples.
+Besides the rows it carries staging's own rules: the shards of a token (graveler/staging_shards.py) and the key
+sketch the commit plan samples.
 """
 
 from __future__ import annotations

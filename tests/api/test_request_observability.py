@@ -1,4 +1,4 @@
-"""Observability of the real app (chalicelib/observability.py wired in app.py): one JSON line per request (the
+"""Observability of the real app (chalicelib/observability/ wired in app.py): one JSON line per request (the
 EMF blob) with its correlation id, route and status and no secret, and metrics for what the requests did."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""chalicelib/observability.py: redaction, JSON log lines with a correlation id, EMF metrics, the middleware."""
+"""chalicelib/observability/: redaction, JSON log lines with a correlation id, EMF metrics, the middleware."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from chalice.app import CloudWatchEvent
 from chalice.test import Client
 
 from chalicelib import observability
-from chalicelib.observability import REDACTED, Metric, redact, redact_text
+from chalicelib.observability import REDACTED, Metric, redact, redact_text, telemetry
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 KEY_ID = "AKIAIOSFOLKFSSAMPLES"
@@ -184,7 +184,7 @@ def test_each_request_gets_its_own_correlation_id(scratch_client: Client, capsys
     assert first.headers["X-Request-Id"] != second.headers["X-Request-Id"]
     assert ids == {first.headers["X-Request-Id"], second.headers["X-Request-Id"]}
     # Nothing stays bound once the request is over.
-    assert "correlation_id" not in observability.logger.thread_safe_get_current_keys()
+    assert "correlation_id" not in telemetry.logger.thread_safe_get_current_keys()
 
 
 def test_exceptions_are_logged_as_json_without_the_secrets_in_them(
@@ -254,7 +254,7 @@ def test_a_root_handler_does_not_print_package_records_a_second_time() -> None:
     recorder = Recorder()
     logging.root.addHandler(recorder)  # as the Lambda runtime does before importing the app
     try:
-        observability._share_handler()
+        telemetry._share_handler()
         logging.getLogger("chalicelib.anything").warning("once, as JSON")
         logging.getLogger("somebody.else").warning("through the root")
     finally:
@@ -267,13 +267,13 @@ def test_metrics_carry_the_stage_of_the_deployment(
 ) -> None:
     monkeypatch.setenv("LAKELET_STAGE", "prod")
     capsys.readouterr()
-    observability.count(Metric.COMMITS)
-    observability.count(Metric.BYTES_WRITTEN, 42, MetricUnit.Bytes)
-    observability.flush_metrics()
+    telemetry.count(Metric.COMMITS)
+    telemetry.count(Metric.BYTES_WRITTEN, 42, MetricUnit.Bytes)
+    telemetry.flush_metrics()
     (blob,) = _emf(capsys.readouterr().out)
     assert blob["stage"] == "prod" and blob["service"] == "lakelet"
     assert blob[Metric.COMMITS] == [1.0] and blob[Metric.BYTES_WRITTEN] == [42.0]
-    observability.flush_metrics()  # nothing left: no second blob
+    telemetry.flush_metrics()  # nothing left: no second blob
     assert _emf(capsys.readouterr().out) == []
 
 
@@ -288,5 +288,5 @@ def test_disabled_metrics_are_dropped_at_each_invocation_not_kept(
             "/api/v1/echo", headers={"Authorization": BASIC, "Content-Type": "application/json"}, body=b"{}"
         )
         assert response.status_code == 201
-        assert len(observability.metrics.metric_set) == 0
+        assert len(telemetry.metrics.metric_set) == 0
     assert _emf(capsys.readouterr().out) == []
