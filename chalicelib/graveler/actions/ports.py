@@ -20,7 +20,7 @@ class HookOutcome:
 
 
 class HookInvoker(Protocol):
-    """Runs one hook (a webhook or a Lambda function; adapters/hooks.py) and reports how it went."""
+    """Runs one hook (a webhook or a Lambda function; adapters/hooks/) and reports how it went."""
 
     def invoke(self, hook: HookSpec, payload: bytes, timeout_seconds: float) -> HookOutcome:
         """Delivers the event payload (JSON) to the hook and waits at most ``timeout_seconds`` for its answer.
