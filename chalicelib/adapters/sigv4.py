@@ -40,7 +40,7 @@ def _request(amz_date: str, path: str = "/", query: Sequence[tuple[str, str]] = 
 
 
 class BotocoreSigner:
-    """Implements chalicelib.s3proxy.sigv4.Signer with botocore.auth.S3SigV4Auth."""
+    """Implements chalicelib.auth.ports.Signer with botocore.auth.S3SigV4Auth."""
 
     def canonical_request(
         self,

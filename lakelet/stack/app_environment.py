@@ -16,14 +16,10 @@ from typing import Any
 from chalice.app import Chalice
 from chalice.config import Config
 
-from lakelet.defaults import (  # noqa: F401 - also importable from here, as before
+from lakelet.defaults import (
     DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_API_PORT,
-    DEFAULT_S3_PORT,
     DEFAULT_SECRET_ACCESS_KEY,
-    LOCAL_HOST,
     LOCAL_IMPORT_BUCKET,
-    LOCAL_REGION,
 )
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
