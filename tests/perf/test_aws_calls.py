@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import requests
 
+from chalicelib.graveler import staging_shards
 from tests.api.support import Api, body_of
 from tests.perf.support import CallCounter, app_on_moto
 
@@ -101,4 +102,16 @@ def test_aws_calls_per_operation_are_within_the_goal(api: Api, counter: CallCoun
     calls = _measure(api, counter, operation)
     total = sum(calls.values())
     print(json.dumps({"operation": operation, "total": total, "calls": dict(sorted(calls.items()))}))
-    assert total <= GOALS[operation], f"{operation}: {total} AWS calls, goal {GOALS[operation]}: {dict(calls)}"
+    goal = GOALS[operation] + _sketch_writes(operation)
+    assert total <= goal, f"{operation}: {total} AWS calls, goal {goal}: {dict(calls)}"
+
+
+# The key each staging write of a measured (second) run stages.
+_STAGED_KEY = {"upload": "up/2", "presigned upload + link": "pre/2"}
+
+
+def _sketch_writes(operation: str) -> int:
+    """One staged key in SKETCH_ODDS is also written to its shard's sketch (one more PutItem): by a hash of the key,
+    so whether the measured key is one of them is known here."""
+    key = _STAGED_KEY.get(operation)
+    return int(key is not None and staging_shards.sketch_rank(key) is not None)
