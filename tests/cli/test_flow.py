@@ -144,7 +144,8 @@ def test_interrupted_upload_resumes_without_duplicates(
     # Enough files that the upload is still running when the poll below sees the first 30, on a loaded machine too
     # (with 200 it finished before the interrupt in a whole CI run).
     files = make_tree(source, RESUME_FILES)
-    args = ["fs", "upload", "-r", "-p", "4", "--source", str(source), f"lakefs://{repo}/main/up/"]
+    # One worker: 16 batches of 50 one after another, so most are still to come when the first is seen.
+    args = ["fs", "upload", "-r", "-p", "1", "--source", str(source), f"lakefs://{repo}/main/up/"]
     first = lakelet_process(args, env, tmp_path)
     deadline = time.monotonic() + 120
     while len(_all_paths(cli_stack, repo, "main", "up/")) < 30:

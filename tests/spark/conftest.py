@@ -14,7 +14,9 @@ from tests.e2e.conftest import LocalProcess, launch_local
 def spark_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     # A data directory of its own (not --ephemeral): its state file names the key pair the stack's moto trusts,
     # which the tests that stage straight into moto need.
-    local = launch_local(tmp_path_factory.mktemp("spark-stack"))
+    # Without --aws-limits: S3A's parts are 5 MiB at least, more than a deployed gateway's Lambda payload carries
+    # (docs/spark.md, "Which path to use deployed"); this tier is Spark against the local stack.
+    local = launch_local(tmp_path_factory.mktemp("spark-stack"), "--no-aws-limits")
     try:
         yield local
     finally:
