@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import uuid
@@ -114,14 +115,21 @@ def lakelet_process(args: list[str], env: dict[str, str], cwd: Path, **kwargs: o
     full_env = {k: v for k, v in os.environ.items() if not k.startswith(("LAKECTL_", "LAKELET_"))}
     full_env.update(env)
     full_env["PYTHONPATH"] = str(PROJECT_DIR)
-    return subprocess.Popen(
-        [sys.executable, "-m", "lakelet", *args],
-        cwd=cwd,
-        env=full_env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        **kwargs,
-    )  # type: ignore[call-overload]
+    # A run started in the background (CI's nohup, `make test &`) ignores SIGINT, and a child inherits an ignored
+    # signal, so the interrupt tests would see Ctrl-C ignored. A handler is not inherited (exec resets it to the
+    # default, as in a terminal): one is set while the child starts.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "lakelet", *args],
+            cwd=cwd,
+            env=full_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            **kwargs,
+        )  # type: ignore[call-overload]
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def make_tree(root: Path, count: int, width: int = 10) -> dict[str, bytes]:

@@ -131,9 +131,6 @@ def test_everyday_flow(run: Callable[..., Result], cli_stack: LocalProcess, home
     assert (counts["files"], counts["transferred"], counts["skipped"]) == (len(files), 0, len(files))
 
 
-RESUME_FILES = 800
-
-
 def test_interrupted_upload_resumes_without_duplicates(
     cli_stack: LocalProcess, tmp_path: Path, run: Callable[..., Result]
 ) -> None:
@@ -141,11 +138,8 @@ def test_interrupted_upload_resumes_without_duplicates(
     repo = f"resume-{uuid.uuid4().hex[:8]}"
     assert run("repo", "create", f"lakefs://{repo}", env=env).exit_code == 0
     source = tmp_path / "src"
-    # Enough files that the upload is still running when the poll below sees the first 30, on a loaded machine too
-    # (with 200 it finished before the interrupt in a whole CI run).
-    files = make_tree(source, RESUME_FILES)
-    # One worker: 16 batches of 50 one after another, so most are still to come when the first is seen.
-    args = ["fs", "upload", "-r", "-p", "1", "--source", str(source), f"lakefs://{repo}/main/up/"]
+    files = make_tree(source, 200)
+    args = ["fs", "upload", "-r", "-p", "4", "--source", str(source), f"lakefs://{repo}/main/up/"]
     first = lakelet_process(args, env, tmp_path)
     deadline = time.monotonic() + 120
     while len(_all_paths(cli_stack, repo, "main", "up/")) < 30:
@@ -158,16 +152,16 @@ def test_interrupted_upload_resumes_without_duplicates(
         stderr.decode().strip().endswith("error: interrupted: what completed is kept; run the command again to resume")
     )
     done_before = len(_all_paths(cli_stack, repo, "main", "up/"))
-    assert 30 <= done_before < RESUME_FILES
+    assert 30 <= done_before < 200
 
     second = lakelet_process(args, env, tmp_path)
     _, stderr = second.communicate(timeout=240)
     assert second.returncode == 0, stderr.decode()
-    assert f"{RESUME_FILES - done_before} file(s) transferred, {done_before} already up to date" in stderr.decode()
+    assert f"{200 - done_before} file(s) transferred, {done_before} already up to date" in stderr.decode()
     paths = _all_paths(cli_stack, repo, "main", "up/")
     assert sorted(paths) == sorted("up/" + p for p in files)
     changes = lakefs_sdk.BranchesApi(_sdk(cli_stack).api_client).diff_branch(repo, "main", amount=1000).results
-    assert len(changes) == RESUME_FILES and {c.type for c in changes} == {"added"}
+    assert len(changes) == 200 and {c.type for c in changes} == {"added"}
     listed = json.loads(run("fs", "ls", "-r", f"lakefs://{repo}/main/up/", "--json", env=env).stdout)
     assert {o["path"][3:]: o["checksum"] for o in listed} == {
         rel: hashlib.md5(data, usedforsecurity=False).hexdigest() for rel, data in files.items()
