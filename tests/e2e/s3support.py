@@ -26,6 +26,7 @@ from botocore.config import Config
 
 from chalicelib.adapters.dynamodb import DynamoRefStore, DynamoStagingStore, TableNames
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
+from lakelet.stack.app_environment import restore_environ
 from lakelet.stack.local import LOCAL_BUCKET, LOCAL_REGION, LOCAL_TABLE_PREFIX
 
 if TYPE_CHECKING:
@@ -97,11 +98,7 @@ def stack_aws_keys(local: LocalProcess) -> Iterator[None]:
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        restore_environ(os.environ, saved)
 
 
 @pytest.fixture(scope="session")

@@ -39,6 +39,7 @@ from chalicelib.settings import Settings
 from chalicelib.workflows.tasks import HANDLERS
 from infra.iam_calls import ACCOUNT, Call, Recorder
 from infra.iam_eval import Deployment
+from lakelet.stack.app_environment import restore_environ
 from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
 from tests.api.support import Api, body_of
 from tests.s3proxy.conftest import _RawBody, to_gateway_request
@@ -114,11 +115,7 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        restore_environ(os.environ, saved)
 
 
 class Gateway:
