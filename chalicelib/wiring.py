@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import gc as garbage_collector  # the standard library's, not chalicelib.gc
 import threading
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .gc.ports import JobStarter
+from .graveler.action_files import ActionFiles
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.dump_tasks import DumpTasks, DumpWorkflows
 from .graveler.imports import ImportRecords, SourceLister
+from .graveler.parts import EngineParts, Workflows, engine_parts
 from .graveler.ports import (
     BlockStore,
     BranchProtectionStore,
@@ -28,9 +32,9 @@ from .graveler.ports import (
 )
 from .graveler.protection import BranchProtection
 from .graveler.pull_requests import PullRequestParts, PullRequests
+from .graveler.reads import Reads
 from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
-from .graveler.workflow_runner import Workflows
 from .settings import GCSettings, Settings
 
 if TYPE_CHECKING:
@@ -105,26 +109,34 @@ def assemble(
     branch_protection: BranchProtectionStore | None = None,
     any_namespace: bool = False,
     pull_request_store: PullRequestStore | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    invokers: dict[str, HookInvoker] | None = None,
 ) -> Services:
     """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
-    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests)."""
+    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests).
+    ``clock`` and ``sleep``: the engine's (tests give theirs); ``invokers``: the hooks' (hook_runner's)."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
     if branch_protection is not None:
         protection = BranchProtection(branch_protection, ttl_seconds=settings.branch_protection_ttl_seconds)
     collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
     prefix = None if any_namespace else f"s3://{settings.bucket}/"
-    graveler = Graveler(
+    parts = engine_parts(
         refs,
         staging,
         blocks,
         committed,
+        clock=clock,
+        sleep=sleep,
         protection=protection,
         collected=collected,
         namespace_prefix=prefix,
         workflows=workflows(settings),
     )
-    graveler.hooks = hook_runner(settings, graveler)
+    # The hooks read action files through the same parts (and cache); reading them needs no hooks.
+    graveler = Graveler(replace(parts, hooks=hook_runner(settings, parts, invokers)))
     return Services(
         settings,
         graveler,
@@ -208,9 +220,9 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
     )
 
 
-def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
-    """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
-    kept in each repository's namespace through the engine's block store."""
+def hook_runner(settings: Settings, parts: EngineParts, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
+    """The hooks of actions over an engine's parts: webhooks always, Lambda hooks when functions are configured;
+    runs kept in each repository's namespace through the engine's block store."""
     from .adapters.action_yaml import load_action_yaml
     from .adapters.hooks import Destinations, LambdaHooks, WebhookHooks
 
@@ -219,15 +231,16 @@ def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, Hook
         invokers = {"webhook": WebhookHooks(destinations)}
         if settings.hook_functions:
             invokers["lambda"] = LambdaHooks(settings.hook_functions, settings.region, settings.endpoint_url)
+    reads = Reads(parts)
     return HookRunner(
         invokers,
-        RunStore(graveler.blocks),
-        graveler.action_files,
+        RunStore(parts.blocks),
+        ActionFiles(parts, reads).action_files,
         load_action_yaml,
-        lambda repo_id: graveler.get_repository(repo_id).storage_namespace,
+        lambda repo_id: reads.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,
         max_run_seconds=settings.hook_run_max_seconds,
-        cache=graveler.action_files_cache,
+        cache=parts.action_files_cache,
     )
 
 
@@ -281,9 +294,16 @@ def aws_services(settings: Settings) -> Services:
     return services
 
 
-def memory_services(settings: Settings | None = None) -> Services:
+def memory_services(
+    settings: Settings | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    invokers: dict[str, HookInvoker] | None = None,
+) -> Services:
     """Every port on its in-memory twin: for unit and API tests. Without settings, repositories may live in any
-    bucket; with them, only in ``s3://<settings.bucket>/`` as deployed."""
+    bucket; with them, only in ``s3://<settings.bucket>/`` as deployed. ``clock``, ``sleep``, ``invokers``: as
+    assemble takes them."""
     from .adapters.import_records import MemoryImportRecords
     from .adapters.memory import (
         MemoryAuthStore,
@@ -307,6 +327,9 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryRepositoryMetadataStore(refs),
         MemoryBranchProtectionStore(refs),
         any_namespace=settings is None,
+        clock=clock,
+        sleep=sleep,
+        invokers=invokers,
     )
     # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
     services.source_lister = MemorySourceLister(blocks)

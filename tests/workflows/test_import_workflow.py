@@ -31,8 +31,7 @@ SETTINGS = Settings(
 
 @pytest.fixture
 def services():
-    services = memory_services(SETTINGS)
-    services.graveler._sleep = lambda s: None
+    services = memory_services(SETTINGS, sleep=lambda s: None)
     services.graveler.create_repository("repo", "s3://bucket/repo")
     services.source_lister.page_size = 50
     for i in range(400):

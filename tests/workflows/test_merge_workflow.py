@@ -28,8 +28,7 @@ DATE = 1_700_000_000
 
 @pytest.fixture
 def services():
-    services = memory_services(SMALL_RANGES)
-    services.graveler._sleep = lambda s: None
+    services = memory_services(SMALL_RANGES, sleep=lambda s: None)
     services.graveler.create_repository("repo", NS)
     set_services(services)
     yield services

@@ -59,7 +59,7 @@ class Importer:
         self.runner = runner
         self.inline_threshold = inline_threshold
         self.max_slices = max_slices
-        self.steps = ImportSteps(graveler, lister, records, self._clock, graveler._sleep)
+        self.steps = ImportSteps(graveler, lister, records, self._clock, graveler.parts.sleep)
 
     def start(
         self,

@@ -40,7 +40,7 @@ def test_a_commit_that_takes_ours_while_our_pre_hooks_run_answers_its_own_and_ou
     put_files(g, "main", a=b"1")
     first = g.commit("repo", "main", "u", "first")
     put_files(g, "main", b=b"2")
-    run_pre_hooks = g.run_pre_hooks
+    run_pre_hooks = g.hooks.run
     racing: list[Any] = []
 
     def pre_hooks_during_which_another_commit_lands(event: Any, branch: Any = None) -> None:
@@ -51,7 +51,7 @@ def test_a_commit_that_takes_ours_while_our_pre_hooks_run_answers_its_own_and_ou
             racing[0] = g.commit("repo", "main", "u", "racing")
             put_files(g, "main", e=b"5")
 
-    monkeypatch.setattr(g, "run_pre_hooks", pre_hooks_during_which_another_commit_lands)
+    monkeypatch.setattr(g.hooks, "run", pre_hooks_during_which_another_commit_lands)
     put_files(g, "main", d=b"4")
     # Our hooks ran on b and d, sealed; the racing commit sealed c after them and took all three. Ours answers "no
     # changes", never the racing commit as if it were ours; e, staged while our hooks ran, stays staged.

@@ -17,7 +17,7 @@ from chalicelib.graveler.commit import COMMITTED, CommitRequest, CommitSteps
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.graveler.slicing import slice_bounds
 from chalicelib.graveler.staging import stage
 
@@ -31,7 +31,9 @@ class Env:
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
         self.g = Graveler(
-            self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS), sleep=lambda s: None
+            engine_parts(
+                self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS), sleep=lambda s: None
+            )
         )
         self.steps = CommitSteps(self.refs, self.staging, self.blocks, PARAMS)
         self.g.create_repository("repo", "s3://bucket/repo")

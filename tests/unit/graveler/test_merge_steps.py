@@ -30,7 +30,7 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.staging import stage
 
@@ -45,12 +45,14 @@ class Env:
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
         self.g = Graveler(
-            self.refs,
-            self.staging,
-            self.blocks,
-            CommittedManager(self.blocks, PARAMS),
-            clock=lambda: NOW,
-            sleep=lambda s: None,
+            engine_parts(
+                self.refs,
+                self.staging,
+                self.blocks,
+                CommittedManager(self.blocks, PARAMS),
+                clock=lambda: NOW,
+                sleep=lambda s: None,
+            )
         )
         self.steps = MergeSteps(self.refs, self.staging, self.blocks, self.g.committed, sleep=lambda s: None)
         self.g.create_repository("repo", NS)

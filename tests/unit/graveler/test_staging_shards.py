@@ -24,6 +24,7 @@ from chalicelib.graveler.staging_shards import (
     with_shards,
 )
 
+from .support import rebuilt
 from .test_commit_steps import PARAMS, Env, request
 
 REPO, MAIN = RepositoryID("repo"), BranchID("main")
@@ -159,7 +160,7 @@ def test_planning_reads_a_bounded_number_of_staged_items(shards: int) -> None:
     for rows in (3_000, 30_000):  # N, then 10N
         env = Env()
         env.staging = CountingStaging()
-        env.g = type(env.g)(env.refs, env.staging, env.blocks, env.g.committed, sleep=lambda s: None)
+        env.g = rebuilt(env.g, staging=env.staging)
         env.steps = CommitSteps(env.refs, env.staging, env.blocks, PARAMS)
         branch = env.refs.get_branch(REPO, MAIN)
         sharded = type(branch)(branch.id, branch.commit_id, with_shards(branch.staging_token, shards))

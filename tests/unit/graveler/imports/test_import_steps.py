@@ -272,12 +272,18 @@ def test_a_missing_object_source_fails_the_import_and_says_why(g, repo, importer
 
 
 def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repeated(g, repo, importer, sources):
+    import dataclasses
+
     from chalicelib.adapters.memory import MemoryWorkflowRunner
+    from chalicelib.graveler.imports import Importer
     from chalicelib.graveler.merge import MergeRequest
+    from chalicelib.graveler.service import Graveler
     from chalicelib.graveler.workflow_runner import Workflows
 
     runner = MemoryWorkflowRunner()  # executions stay RUNNING until ended
-    g.workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
+    workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
+    g = Graveler(dataclasses.replace(g.parts, workflows=workflows))
+    importer = Importer(g, importer.steps.lister, importer.records, importer.allowed, importer.setting, importer._clock)
     request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
     steps = importer.steps
     plan = steps.plan(request)
