@@ -20,7 +20,7 @@ from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.dump_tasks import DumpTasks, DumpWorkflows
-from .graveler.imports import ImportRecords, SourceLister
+from .graveler.imports import ImportParts, ImportRecords, SourceLister
 from .graveler.parts import EngineParts, Workflows, engine_parts
 from .graveler.ports import (
     BlockStore,
@@ -35,7 +35,7 @@ from .graveler.pull_requests import PullRequestParts, PullRequests
 from .graveler.reads import Reads
 from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
-from .settings import GCSettings, Settings
+from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 
 if TYPE_CHECKING:
     from .auth.ports import Signer
@@ -48,11 +48,6 @@ class Services:
     graveler: Graveler
     auth: AuthService
     repository_metadata: RepositoryMetadataStore | None = None
-    # The import's ports (graveler/imports/ports.py): the source lister and the status records.
-    source_lister: SourceLister | None = None
-    import_records: ImportRecords | None = None
-    # The import state machine, when configured (LAKELET_IMPORT_STATE_MACHINE_ARN).
-    import_workflow: WorkflowRunner | None = None
     # The pull requests and the refs dump and restore, over the engine (assemble builds both).
     pull_requests: PullRequests | None = None
     refs_dump: DumpTasks | None = None
@@ -110,12 +105,15 @@ def assemble(
     any_namespace: bool = False,
     pull_request_store: PullRequestStore | None = None,
     *,
+    import_sources: SourceLister | None = None,
+    import_records: ImportRecords | None = None,
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
     invokers: dict[str, HookInvoker] | None = None,
 ) -> Services:
     """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
     deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests).
+    ``import_sources`` and ``import_records``: the import's ports (without both, imports answer Unsupported).
     ``clock`` and ``sleep``: the engine's (tests give theirs); ``invokers``: the hooks' (hook_runner's)."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
@@ -135,14 +133,18 @@ def assemble(
         namespace_prefix=prefix,
         workflows=workflows(settings),
     )
+    imports = None
+    if import_sources is not None and import_records is not None:
+        imports = ImportParts(
+            import_sources, import_records, settings.import_allowed_locations, ENV_IMPORT_ALLOWED_LOCATIONS
+        )
     # The hooks read action files through the same parts (and cache); reading them needs no hooks.
-    graveler = Graveler(replace(parts, hooks=hook_runner(settings, parts, invokers)))
+    graveler = Graveler(replace(parts, hooks=hook_runner(settings, parts, invokers)), imports)
     return Services(
         settings,
         graveler,
         auth,
         repository_metadata,
-        import_workflow=_runner(settings, settings.import_state_machine_arn),
         pull_requests=pull_requests(graveler, pull_request_store),
         refs_dump=dump_tasks(settings, graveler),
     )
@@ -191,7 +193,8 @@ def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
 
 
 def workflows(settings: Settings) -> Workflows:
-    """The state machines large commits and merges run as (Step Functions, or moto's locally), when configured."""
+    """The state machines large commits, merges and imports run as (Step Functions, or moto's locally), when
+    configured."""
     from .adapters.stepfunctions import StepFunctionsWorkflows
 
     def runner(arn: str | None) -> StepFunctionsWorkflows | None:
@@ -203,6 +206,9 @@ def workflows(settings: Settings) -> Workflows:
         settings.commit_workflow_threshold,
         settings.merge_workflow_threshold,
         settings.workflow_wait_seconds,
+        runner(settings.import_state_machine_arn),
+        settings.import_inline_threshold,
+        settings.import_max_slices,
     )
 
 
@@ -276,7 +282,7 @@ def aws_services(settings: Settings) -> Services:
     s3 = s3_client(settings)
     kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
     blocks = S3BlockStore(s3)
-    services = assemble(
+    return assemble(
         settings,
         # Commits (immutable) and repositories (a short TTL) are remembered per container: fewer DynamoDB reads.
         CachedRefStore(DynamoRefStore(names, settings.region, settings.endpoint_url)),
@@ -288,10 +294,9 @@ def aws_services(settings: Settings) -> Services:
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
         DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
         pull_request_store=DynamoPullRequestStore(names, settings.region, settings.endpoint_url),
+        import_sources=S3SourceLister(s3),
+        import_records=BlockImportRecords(blocks),
     )
-    services.source_lister = S3SourceLister(s3)
-    services.import_records = BlockImportRecords(blocks)
-    return services
 
 
 def memory_services(
@@ -318,7 +323,8 @@ def memory_services(
 
     refs = MemoryRefStore()
     blocks = MemoryBlockStore()
-    services = assemble(
+    # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
+    return assemble(
         settings or Settings(),
         refs,
         MemoryStagingStore(),
@@ -327,14 +333,12 @@ def memory_services(
         MemoryRepositoryMetadataStore(refs),
         MemoryBranchProtectionStore(refs),
         any_namespace=settings is None,
+        import_sources=MemorySourceLister(blocks),
+        import_records=MemoryImportRecords(),
         clock=clock,
         sleep=sleep,
         invokers=invokers,
     )
-    # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
-    services.source_lister = MemorySourceLister(blocks)
-    services.import_records = MemoryImportRecords()
-    return services
 
 
 def get_services() -> Services:

@@ -28,14 +28,19 @@ UPLOAD_BRANCH_TTL_SECONDS = 2.0
 
 @dataclass(frozen=True, slots=True)
 class Workflows:
-    """Where large commits and merges go: a runner per workflow (None: always inline), the sizes above
-    which they go there, and how long a caller waits for an execution by default."""
+    """Where large commits, merges and imports go: a runner per workflow (None: always inline), the sizes above
+    which they go there, and how long a caller waits for a commit's or merge's execution by default (nobody waits
+    for an import's: its status records tell how it goes). ``import_threshold`` counts the sources' objects;
+    ``import_max_slices`` bounds the import workflow's parallel slices."""
 
     commit: WorkflowRunner | None = None
     merge: WorkflowRunner | None = None
     commit_threshold: int = 25_000
     merge_threshold: int = 50_000
     wait_seconds: float = 25.0
+    imports: WorkflowRunner | None = None
+    import_threshold: int = 5_000
+    import_max_slices: int = 16
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,11 @@
 """The Graveler facade: one object whose public methods are the engine's use cases, for the API, the S3 gateway,
 GC and the local stack. It is a composition, not a class hierarchy: each use case is an object of its own module
 (repositories.py, branches_and_tags.py, objects.py, action_files.py, presigned_multipart.py, staged_objects.py,
-diffs.py, history.py, rewrites.py, namespace_files.py, collection_inputs.py, commit_records.py and
-commit_and_merge.py) built from the one frozen record of the engine's parts (parts.py) and the shared reads
-(reads.py). ``Graveler`` builds them and routes each public method to the use case that owns it, with no logic of
-its own; no use case imports it back. Commit and merge go inline or as workflows through workflow_runner.py.
+diffs.py, history.py, rewrites.py, namespace_files.py, collection_inputs.py, commit_records.py,
+commit_and_merge.py and imports/service.py) built from the one frozen record of the engine's parts (parts.py), the
+shared reads (reads.py) and, for imports, their own ports (``ImportParts``). ``Graveler`` builds them and routes
+each public method to the use case that owns it, with no logic of its own; no use case imports it back. Commit,
+merge and import go inline or as workflows through one decision, workflow_runner.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .commit_records import CommitRecords
 from .committed import CommittedManager, RangeParams
 from .diffs import Diffs
 from .history import History
+from .imports import Importer, ImportParts
 from .merge import MergeSteps
 from .namespace_files import NamespaceStorage
 from .objects import Objects
@@ -50,6 +52,7 @@ class Graveler:
         "action_files",
         "all_commits",
         "branch_heads",
+        "cancel_import",
         "check_upload_branch",
         "cherry_pick",
         "commit",
@@ -77,6 +80,9 @@ class Graveler:
         "get_repository",
         "get_tag",
         "hard_reset",
+        "import_parts",
+        "import_status",
+        "importer",
         "is_dirty",
         "iterate_repositories",
         "link_object",
@@ -113,6 +119,7 @@ class Graveler:
         "run_pre_hooks",
         "stage_object",
         "staged_addresses",
+        "start_import",
         "start_presigned_multipart",
         "stat_object",
         "stat_readable",
@@ -122,8 +129,10 @@ class Graveler:
         "upload_objects",
     )
 
-    def __init__(self, parts: EngineParts) -> None:
+    def __init__(self, parts: EngineParts, imports: ImportParts | None = None) -> None:
+        """``imports``: the import's own ports and allowed locations (None: every import answers Unsupported)."""
         self.parts = parts
+        self.import_parts = imports
         reads = Reads(parts)
         # The commit and merge as steps over these ports: what ``commit`` and ``merge`` run inline, and the
         # workflows' tasks.
@@ -149,7 +158,11 @@ class Graveler:
         namespace_storage = NamespaceStorage(parts, reads)
         collection_inputs = CollectionInputs(parts)
         commit_records = CommitRecords(parts, reads)
-        commits_and_merges = CommitsAndMerges(parts, reads, Runner(parts, reads, self.commit_steps, self.merge_steps))
+        runner = Runner(parts, reads, self.commit_steps, self.merge_steps)
+        commits_and_merges = CommitsAndMerges(parts, reads, runner)
+        # The import use case, launched through the same runner and merged through the same merge entry; its
+        # object is public for the import workflow's tasks (its steps) and tests.
+        self.importer = Importer(parts, reads, imports, commits_and_merges, runner)
         # The shared reads and checks
         self.run_pre_hooks = reads.run_pre_hooks
         self.run_post_hooks = reads.run_post_hooks
@@ -235,6 +248,10 @@ class Graveler:
         self.commit_status = commits_and_merges.commit_status
         self.merge = commits_and_merges.merge
         self.merge_status = commits_and_merges.merge_status
+        # Importer
+        self.start_import = self.importer.submit
+        self.import_status = self.importer.status
+        self.cancel_import = self.importer.cancel
 
     # The parts callers read (tests, wiring, GC's status): read-only, as the use cases hold the same ones.
 

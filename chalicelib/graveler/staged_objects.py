@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import errors
+from .imports import OBJECT, ImportLocation, check_allowed
 from .linking import check_claim
 from .object_fields import validate_entry
 from .parts import EngineParts
@@ -46,9 +47,6 @@ class StagedObjects:
         ImportNotAllowed (an address outside ``allowed``), Invalid (a malformed path or entry, no object at the
         address, a size or checksum it contradicts), BranchNotFound, ReadOnlyRepository (without ``force``), a
         protected branch's error."""
-        # Imported here: the imports package imports the facade this module is part of.
-        from .imports import OBJECT, ImportLocation, check_allowed
-
         validate_path(path)
         validate_entry(claim)
         if not claim.physical_address.startswith("s3://"):

@@ -1,7 +1,8 @@
-"""Commits and merges, inline or as workflows: the one place that decides. ``Graveler.commit`` and
-``Graveler.merge`` come here; small work runs its steps in the calling process, larger work (above
-``Workflows.commit_threshold`` staged changes, or ``Workflows.merge_threshold`` entries in ranges that differ from
-the merge base) starts an execution through the ``WorkflowRunner`` port when one is configured.
+"""Commits, merges and imports, inline or as workflows: the one place that decides. ``Graveler.commit``,
+``Graveler.merge`` and the import's launch come here; small work runs its steps in the calling process, larger work
+(above ``Workflows.commit_threshold`` staged changes, ``Workflows.merge_threshold`` entries in ranges that differ
+from the merge base, or ``Workflows.import_threshold`` source objects) starts an execution through the
+``WorkflowRunner`` port when one is configured. Commits and merges are waited for; imports are not.
 
 The caller waits for the execution up to ``wait_seconds`` (the API: under API Gateway's 29 s); if the work goes on
 past that, StillRunning carries the task id to poll. Task ids are ``c-<commit id>.<branch>`` for work that
@@ -152,6 +153,24 @@ class Runner:
             raise status.error
         assert status.result is not None
         return status.result
+
+    def launch_import(
+        self,
+        name: str,
+        request: dict[str, Any],
+        holds_at_least: Callable[[int], bool],
+        inline: Callable[[], object],
+    ) -> None:
+        """Runs an import ``inline`` when no import workflow is configured or its sources hold no more objects than
+        the threshold (``holds_at_least`` probes them, listing about that many); otherwise starts the import
+        workflow as execution ``name`` (one per import: a second start is refused, never run twice). Nobody waits
+        for it: the import's status records tell how it goes."""
+        workflows = self._parts.workflows
+        runner = workflows.imports
+        if runner is None or not holds_at_least(workflows.import_threshold + 1):
+            inline()
+            return
+        runner.start(name, {"request": request, "max_slices": workflows.import_max_slices})
 
     # ---- status -----------------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The import workflow's tasks (stepfunctions/import.asl.json), and the Importer over the container's services.
+"""The import workflow's tasks (stepfunctions/import.asl.json), over the steps of the container's engine.
 
 The state is {"request": ImportRequest JSON, "max_slices": int, "plan": ..., "built": [...], "commit": ...,
 "merge": ...}: bounds, ids and locations only, never listings (the 256 KB limit on a state). Every task is one
@@ -10,31 +10,14 @@ from __future__ import annotations
 
 import json
 
-from chalicelib.graveler.imports import Importer, ImportPlan, ImportRequest, ImportSlice, ImportSteps
+from chalicelib.graveler.imports import ImportPlan, ImportRequest, ImportSlice, ImportSteps
 from chalicelib.graveler.plan_json import Json
-from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS
-from chalicelib.wiring import Services, get_services
-
-
-def importer(services: Services | None = None) -> Importer:
-    """The Importer over the container's services (its engine, lister, records and allowed locations)."""
-    found = services or get_services()
-    assert found.source_lister is not None and found.import_records is not None, "imports are not wired"
-    settings = found.settings
-    return Importer(
-        found.graveler,
-        found.source_lister,
-        found.import_records,
-        settings.import_allowed_locations,
-        ENV_IMPORT_ALLOWED_LOCATIONS,
-        runner=found.import_workflow,
-        inline_threshold=settings.import_inline_threshold,
-        max_slices=settings.import_max_slices,
-    )
+from chalicelib.wiring import get_services
 
 
 def _steps() -> ImportSteps:
-    return importer().steps
+    """The import's steps of the container's engine (wired in wiring.py, as commit's and merge's)."""
+    return get_services().graveler.importer.steps
 
 
 def _request(event: Json) -> ImportRequest:

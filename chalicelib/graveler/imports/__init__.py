@@ -19,7 +19,7 @@ from .request import (
     check_locations,
     import_branch_name,
 )
-from .service import EXECUTION_PREFIX, Importer, ImportStatus
+from .service import EXECUTION_PREFIX, Importer, ImportParts, ImportStatus
 from .status import CANCELED_MESSAGE, CANCELING, COMPLETED, FAILED, MERGING, RUNNING, ImportRecord
 from .steps import DEFAULT_MAX_SLICES, ImportSteps
 
@@ -39,6 +39,7 @@ __all__ = [
     "ImportLocation",
     "ImportNotAllowed",
     "ImportNotFound",
+    "ImportParts",
     "ImportPlan",
     "ImportRecord",
     "ImportRecords",

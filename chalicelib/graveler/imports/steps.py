@@ -11,7 +11,7 @@ inline, through the same code:
   content-addressed objects.
 - ``commit``: concatenates the slices into one metarange and commits it on the import branch, whose head must
   still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there).
-- ``merge``: merges the import branch into the branch through ``Graveler.merge`` (the one entry for merges:
+- ``merge``: merges the import branch into the branch through the engine's one merge entry (``CommitsAndMerges``:
   inline, or as the merge workflow above its threshold), and completes the record. A retry after the merge
   finds the merge commit on the branch instead of merging again; when the merge went on as a workflow, the step
   records its task id and raises StillRunning, and its retries follow that task instead of merging again.
@@ -25,16 +25,17 @@ refused (409, as lakeFS refuses to cancel a completed import) and the import com
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
+from ..commit_and_merge import CommitsAndMerges
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
+from ..parts import EngineParts
 from ..plan_json import Json
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
@@ -45,10 +46,6 @@ from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportRequest
 from .status import CANCELED_MESSAGE, MERGING, ImportRecord
 
-if TYPE_CHECKING:
-    from ..service import Graveler
-
-
 # How many top "directories" of each source the plan reads to place slice bounds.
 PREFIX_CANDIDATES = 1000
 # How far back along the branch's first parents a retried merge looks for the merge it already made.
@@ -56,28 +53,22 @@ MERGED_LOOKBACK = 50
 
 
 class ImportSteps:
-    """The steps over the engine's ports (its refs and its CommittedManager: caches and RangeParams), its one
-    merge entry, the source lister and the status records."""
+    """The steps over the engine's parts (its refs, blocks, clock, sleep and CommittedManager: caches and
+    RangeParams), its one merge entry, the source lister and the status records."""
 
     def __init__(
-        self,
-        graveler: Graveler,
-        lister: SourceLister,
-        records: ImportRecords,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None] | None = None,
-        merge_wait_seconds: float | None = None,
+        self, parts: EngineParts, merges: CommitsAndMerges, lister: SourceLister, records: ImportRecords
     ) -> None:
-        self.graveler = graveler
-        self.refs = graveler.refs
-        self.committed: CommittedManager = graveler.committed
+        self.refs = parts.refs
+        self._blocks = parts.blocks
+        self._merges = merges
+        self.committed: CommittedManager = parts.committed
         self.storage = self.committed.storage
         self.params = self.committed.params  # the current format's; a repository's own come with its plan
         self.lister = lister
         self.records = records
-        self._clock = clock
-        self._sleep = sleep
-        self._merge_wait = merge_wait_seconds
+        self._clock = parts.clock
+        self._sleep = parts.sleep
 
     def _namespace(self, repository: str) -> str:
         return self.refs.get_repository(RepositoryID(repository)).storage_namespace
@@ -122,7 +113,7 @@ class ImportSteps:
         # The workflow's Distributed Map reads the slices from here; a retry writes the same bytes to the same file.
         content = manifest_bytes(slices)
         manifest = manifest_address(repo.storage_namespace, request.import_id, content)
-        self.graveler.blocks.put(manifest, content)
+        self._blocks.put(manifest, content)
         return ImportPlan(
             head.id,
             head.generation,
@@ -243,9 +234,9 @@ class ImportSteps:
         return {"commit_id": merged}
 
     def _merge(self, request: ImportRequest, namespace: str, record: ImportRecord) -> CommitID:
-        """The merge commit, through Graveler.merge; a merge that goes on as a workflow is followed by its task
+        """The merge commit, through the one merge entry; a merge that goes on as a workflow is followed by its task
         id (recorded), never started twice. Raises StillRunning while it runs, and what the merge raised."""
-        g = self.graveler
+        g = self._merges
         if record.merge_task:
             status = g.merge_status(request.repository, request.branch, record.merge_task)
             if not status.completed:
@@ -264,7 +255,6 @@ class ImportSteps:
                 dict(request.metadata),
                 allow_empty=True,
                 force=request.force,
-                wait_seconds=self._merge_wait,
             )
         except errors.StillRunning as running:
             self.records.save(namespace, dataclasses.replace(record, merge_task=running.task_id))
@@ -305,8 +295,7 @@ class ImportSteps:
             try:
                 return self.merge(request, committed)
             except errors.StillRunning:
-                if self._sleep is not None:
-                    self._sleep(1.0)
+                self._sleep(1.0)
         raise errors.TooManyTries(f"the merge of import {request.import_id} did not end")
 
 
