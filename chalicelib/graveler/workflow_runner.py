@@ -17,13 +17,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
 
 from . import errors
 from .actions.operations import commit_event, merge_event
-from .commit import DONE_ELSEWHERE, CommitRequest, CommitSteps, landed_commit
+from .commit import DONE_ELSEWHERE, CommitPlan, CommitRequest, CommitSteps, Finish, landed_commit
 from .merge import MergeRequest, MergeSteps, conflicts_address, read_conflicts
 from .parts import EngineParts, Workflows
+from .plan_json import Json
 from .ports import Execution, WorkflowRunner
 from .reads import Reads
 from .records import Branch, Commit
@@ -58,7 +58,7 @@ class TaskStatus:
     error: errors.GravelerError | None = None
 
 
-Result = Callable[[str, dict[str, Any]], Commit]
+Result = Callable[[str, Json], Commit]
 
 
 def inline_task_id(commit_id: str, branch_id: str) -> str:
@@ -97,11 +97,11 @@ class Runner:
             def pre_hooks(sealed: Branch) -> None:
                 reads.run_pre_hooks(commit_event(request), sealed)
 
-            # Changes seen staged on this very record spare the seal its own "anything staged?" query.
-            result = self._commit_steps.run(
+            # Changes seen staged on this very record spare the seal its own "anything staged?" query. The steps
+            # answer with the commit they built: nothing is read back.
+            made = self._commit_steps.run(
                 request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
             )
-            made = reads.get_commit(request.repository, str(result["commit_id"]))
             reads.run_post_hooks(commit_event(request, made.id))
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
@@ -122,8 +122,7 @@ class Runner:
         # After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move.
         reads.run_pre_hooks(merge_event(request))
         if runner is None or planned.size <= self._parts.workflows.merge_threshold:
-            result = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
-            made = reads.get_commit(request.repository, str(result["commit_id"]))
+            made = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
             reads.run_post_hooks(merge_event(request, made.id))
             return made
         # The workflow's last step runs the post-hooks (workflows/merge.py).
@@ -136,7 +135,7 @@ class Runner:
         runner: WorkflowRunner,
         repo_id: str,
         request_id: str,
-        request: dict[str, Any],
+        request: Json,
         wait_seconds: float,
         result: Result,
     ) -> Commit:
@@ -157,7 +156,7 @@ class Runner:
     def launch_import(
         self,
         name: str,
-        request: dict[str, Any],
+        request: Json,
         holds_at_least: Callable[[int], bool],
         inline: Callable[[], object],
     ) -> None:
@@ -234,16 +233,16 @@ class Runner:
             return TaskStatus(task_id, True, execution.updated, error=self.failure(repo_id, task_id, execution))
         return TaskStatus(task_id, True, execution.updated, result(repo_id, execution.output))
 
-    def _commit_result(self, repo_id: str, output: dict[str, Any]) -> Commit:
-        finish: dict[str, Any] = output.get("finish", {})
-        if finish.get("status") == DONE_ELSEWHERE:
+    def _commit_result(self, repo_id: str, output: Json) -> Commit:
+        finish = Finish.from_json(output.get("finish", {"status": ""}))
+        if finish.status == DONE_ELSEWHERE:
             # A retried step found this request's own commit already on the branch (plan's ``head``); a racing
             # commit that took our changes fails the plan with NoChanges instead.
-            return self._reads.get_commit(repo_id, str(output.get("plan", {}).get("head", "")))
-        return self._reads.get_commit(repo_id, str(finish["commit_id"]))
+            return self._reads.get_commit(repo_id, CommitPlan.from_json(output.get("plan", {"done": True})).head)
+        return self._reads.get_commit(repo_id, finish.commit_id)
 
-    def _merge_result(self, repo_id: str, output: dict[str, Any]) -> Commit:
-        return self._reads.get_commit(repo_id, str(output["finish"]["commit_id"]))
+    def _merge_result(self, repo_id: str, output: Json) -> Commit:
+        return self._reads.get_commit(repo_id, Finish.from_json(output["finish"]).commit_id)
 
     def failure(self, repo_id: str, task_id: str, execution: Execution) -> errors.GravelerError:
         """The error a failed execution stands for: the step's own error (the task's error class name and its

@@ -10,7 +10,14 @@ from __future__ import annotations
 
 import json
 
-from chalicelib.graveler.imports import ImportPlan, ImportRequest, ImportSlice, ImportSteps
+from chalicelib.graveler.imports import (
+    ImportCommitted,
+    ImportedSlice,
+    ImportPlan,
+    ImportRequest,
+    ImportSlice,
+    ImportSteps,
+)
 from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
 
@@ -32,15 +39,16 @@ def plan(event: Json) -> Json:
 
 
 def build_slice(event: Json) -> Json:
-    return _steps().build_slice(ImportSlice.from_task(event))
+    return _steps().build_slice(ImportSlice.from_task(event)).to_json()
 
 
 def commit(event: Json) -> Json:
-    return _steps().commit(_request(event), ImportPlan.from_json(event["plan"]), list(event["built"]))
+    built = [ImportedSlice.from_json(b) for b in event["built"]]
+    return _steps().commit(_request(event), ImportPlan.from_json(event["plan"]), built).to_json()
 
 
 def merge(event: Json) -> Json:
-    return _steps().merge(_request(event), event["commit"])
+    return _steps().merge(_request(event), ImportCommitted.from_json(event["commit"])).to_json()
 
 
 def fail(event: Json) -> Json:
@@ -53,7 +61,7 @@ def fail(event: Json) -> Json:
             message = str(cause["errorMessage"])
     except ValueError:
         pass
-    return _steps().fail(_request(event), message)
+    return _steps().fail(_request(event), message).to_json()
 
 
 # The Chalice function name of each task, as the ASL file names them ("${import_plan}", ...).

@@ -8,7 +8,17 @@ allowed import locations (request.py).
 """
 
 from .errors import ImportCanceled, ImportFinished, ImportNotAllowed, ImportNotFound
-from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes, split_s3
+from .plan import (
+    ImportCommitted,
+    ImportedSlice,
+    ImportFailed,
+    ImportMerged,
+    ImportPlan,
+    ImportSlice,
+    manifest_address,
+    manifest_bytes,
+    split_s3,
+)
 from .ports import ImportRecords, SourceLister, SourceObject
 from .request import (
     COMMON_PREFIX,
@@ -35,8 +45,11 @@ __all__ = [
     "OBJECT",
     "RUNNING",
     "ImportCanceled",
+    "ImportCommitted",
+    "ImportFailed",
     "ImportFinished",
     "ImportLocation",
+    "ImportMerged",
     "ImportNotAllowed",
     "ImportNotFound",
     "ImportParts",
@@ -47,6 +60,7 @@ __all__ = [
     "ImportSlice",
     "ImportStatus",
     "ImportSteps",
+    "ImportedSlice",
     "Importer",
     "SourceLister",
     "SourceObject",

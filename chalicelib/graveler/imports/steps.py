@@ -25,7 +25,7 @@ refused (409, as lakeFS refuses to cancel a completed import) and the import com
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
@@ -36,12 +36,20 @@ from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
 from ..parts import EngineParts
-from ..plan_json import Json
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
 from .errors import ImportCanceled
 from .listing import slice_changes
-from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes
+from .plan import (
+    ImportCommitted,
+    ImportedSlice,
+    ImportFailed,
+    ImportMerged,
+    ImportPlan,
+    ImportSlice,
+    manifest_address,
+    manifest_bytes,
+)
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportRequest
 from .status import CANCELED_MESSAGE, MERGING, ImportRecord
@@ -150,7 +158,7 @@ class ImportSteps:
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: ImportSlice) -> Json:
+    def build_slice(self, item: ImportSlice) -> ImportedSlice:
         """The slice's metarange (base ranges inside it with the sources applied) and its counts."""
         namespace, lo, hi = item.namespace, item.lo, item.hi
         self.refuse_canceled(namespace, item.import_id)
@@ -173,18 +181,17 @@ class ImportSteps:
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), params
         )
-        metarange = self.storage.write_metarange(namespace, ranges)
-        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed, "ingested": listed[0]}
+        return ImportedSlice(self.storage.write_metarange(namespace, ranges), added, changed, removed, listed[0])
 
     # ---- commit ---------------------------------------------------------------------------------------------
 
-    def commit(self, request: ImportRequest, plan: ImportPlan, built: list[Json]) -> Json:
-        """Commits the import on the import branch: {"commit_id", "metarange_id", "ingested", "changes"}."""
+    def commit(self, request: ImportRequest, plan: ImportPlan, built: Sequence[ImportedSlice]) -> ImportCommitted:
+        """Commits the import on the import branch: its commit, metarange, objects ingested and changes."""
         repo_id = RepositoryID(request.repository)
         namespace = plan.namespace
         self.refuse_canceled(namespace, request.import_id)
         params = params_for_format(plan.range_format, self.params)
-        metarange = join_slices(self.storage, namespace, params, (str(b["metarange"]) for b in built))
+        metarange = join_slices(self.storage, namespace, params, (b.metarange for b in built))
         commit = new_commit(
             request.committer,
             request.message,
@@ -199,39 +206,33 @@ class ImportSteps:
                 f"branch {request.import_branch} moved during the import: another import into "
                 f"{request.branch} is running"
             )
-        changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        return {
-            "commit_id": commit.id,
-            "metarange_id": metarange,
-            "ingested": sum(int(b["ingested"]) for b in built),
-            "changes": changes,
-        }
+        return ImportCommitted(commit.id, metarange, sum(b.ingested for b in built), sum(b.changes for b in built))
 
     # ---- merge ----------------------------------------------------------------------------------------------
 
-    def merge(self, request: ImportRequest, committed: Json) -> Json:
-        """Merges the import commit into the branch and completes the record: {"commit_id"} of the merge."""
+    def merge(self, request: ImportRequest, committed: ImportCommitted) -> ImportMerged:
+        """Merges the import commit into the branch and completes the record: the merge commit's id."""
         repo_id = RepositoryID(request.repository)
         namespace = self._namespace(request.repository)
         record = self.records.get(namespace, request.import_id)
         if record.ended and record.commit_id:
-            return {"commit_id": record.commit_id}  # a retry after the record was completed
+            return ImportMerged(record.commit_id)  # a retry after the record was completed
         self.refuse_canceled(namespace, request.import_id)
         # The linearization point with a cancel: from here the branch may move, and a cancel answers that the
         # import is finishing; a cancel recorded first stops the import with the branch untouched.
         if self.records.decide(namespace, request.import_id, MERGING) != MERGING:
             raise ImportCanceled(CANCELED_MESSAGE)
-        imported = CommitID(str(committed["commit_id"]))
+        imported = CommitID(committed.commit_id)
         merged = self._merged_already(repo_id, BranchID(request.branch), imported)
         if merged is None:
             merged = self._merge(request, namespace, record)
         self.records.save(
             namespace,
             self.records.get(namespace, request.import_id).completed(
-                merged, str(committed["metarange_id"]), int(committed["ingested"]), self._clock()
+                merged, committed.metarange_id, committed.ingested, self._clock()
             ),
         )
-        return {"commit_id": merged}
+        return ImportMerged(merged)
 
     def _merge(self, request: ImportRequest, namespace: str, record: ImportRecord) -> CommitID:
         """The merge commit, through the one merge entry; a merge that goes on as a workflow is followed by its task
@@ -275,17 +276,17 @@ class ImportSteps:
 
     # ---- failure --------------------------------------------------------------------------------------------
 
-    def fail(self, request: ImportRequest, message: str) -> Json:
+    def fail(self, request: ImportRequest, message: str) -> ImportFailed:
         """Records the failure (unless the record already ended: a cancel recorded itself)."""
         namespace = self._namespace(request.repository)
         record = self.records.get(namespace, request.import_id)
         if not record.ended:
             self.records.save(namespace, record.failed(message, self._clock()))
-        return {"failed": message}
+        return ImportFailed(message)
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
-    def run(self, request: ImportRequest, max_slices: int = 1, merge_polls: int = 600) -> Json:
+    def run(self, request: ImportRequest, max_slices: int = 1, merge_polls: int = 600) -> ImportMerged:
         """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
         A merge that goes on as a workflow is followed as the state machine's retries follow it."""
         planned = self.plan(request, max_slices)

@@ -10,7 +10,7 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryWorkflowRunner
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit import CommitRequest
+from chalicelib.graveler.commit import COMMITTED, CommitRequest, Finish
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.workflow_runner import Workflows
@@ -23,14 +23,16 @@ def _with(g: Graveler, workflows: Workflows) -> Graveler:
 
 def _commit_workflow(g: Graveler) -> MemoryWorkflowRunner:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        return {"finish": g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)}
+        made = g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)
+        return {"finish": Finish(COMMITTED, made.id).to_json()}
 
     return MemoryWorkflowRunner(execute)
 
 
 def _merge_workflow(g: Graveler) -> MemoryWorkflowRunner:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        return {"finish": g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)}
+        made = g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)
+        return {"finish": Finish(COMMITTED, made.id).to_json()}
 
     return MemoryWorkflowRunner(execute)
 

@@ -19,6 +19,7 @@ from chalicelib.graveler.imports import (
     ImportCanceled,
     ImportFinished,
     ImportLocation,
+    ImportMerged,
     ImportNotAllowed,
     ImportNotFound,
 )
@@ -203,9 +204,7 @@ def test_a_cancel_while_the_merge_runs_is_refused_and_the_import_completes(g, re
     assert len(refused) == 1
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.record.error == ""
-    assert (
-        status.commit is not None and status.commit.id == merged["commit_id"] == g.get_branch("repo", "main").commit_id
-    )
+    assert status.commit is not None and status.commit.id == merged.commit_id == g.get_branch("repo", "main").commit_id
     assert "imported/a.csv" in listing(g)
     with pytest.raises(ImportFinished, match="completed"):
         importer.cancel("repo", "main", request.import_id)
@@ -253,7 +252,7 @@ def test_steps_crashing_before_and_after_their_side_effect_converge_without_dupl
     importer.records.save(repo.storage_namespace, dataclasses.replace(record, state=RUNNING, commit_id=""))
     assert steps.merge(request, committed) == merged
     log = g.log("repo", "main", amount=100).results
-    assert [c.id for c in log].count(merged["commit_id"]) == 1
+    assert [c.id for c in log].count(merged.commit_id) == 1
     assert sum(1 for c in log if len(c.parents) == 2) == 1
     assert importer.status("repo", "main", request.import_id).record.state == COMPLETED
 
@@ -304,8 +303,8 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
     execution = runner.describe(first.value.task_id)
     merge = MergeRequest.from_json(execution.input["request"])
     result = g.merge_steps.run(merge, max_slices=1)
-    runner.end(first.value.task_id, "SUCCEEDED", output={"finish": {"commit_id": result["commit_id"]}})
-    assert steps.merge(request, committed) == {"commit_id": result["commit_id"]}
+    runner.end(first.value.task_id, "SUCCEEDED", output={"finish": {"status": "committed", "commit_id": result.id}})
+    assert steps.merge(request, committed) == ImportMerged(result.id)
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.commit.id == g.get_branch("repo", "main").commit_id
 
