@@ -29,6 +29,7 @@ __all__ = [
     "TableName",
     "metadata_file_path",
     "path_of_uri",
+    "table_of_pointer",
     "uri",
 ]
 
@@ -139,6 +140,14 @@ def path_of_uri(repo: str, address: str) -> str:
     if match is None or match.group(1) != repo:
         raise BadRequest(f"{address!r} is not a location in repository {repo} (s3://{repo}/<ref>/<path>)")
     return match.group(3).rstrip("/")
+
+
+def table_of_pointer(path: str) -> str | None:
+    """The table (``<namespace>.<table>``, below the ref) whose pointer is at ``path``; None for any other path.
+    A merge conflict on a pointer is a table changed on both sides: this names it."""
+    if not path.startswith(CATALOG_PREFIX) or not path.endswith(POINTER_SUFFIX):
+        return None
+    return ".".join(path[len(CATALOG_PREFIX) : -len(POINTER_SUFFIX)].split("/"))
 
 
 def metadata_file_path(location_path: str, version: int, file_id: str) -> str:

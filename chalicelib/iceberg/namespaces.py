@@ -104,7 +104,12 @@ class Namespaces:
         self.authorize([Permission("fs:WriteObject", object_arn(namespace.repo, namespace.marker))])
         branch = self.store.check_branch(namespace)
         if len(namespace.names) > 1:
-            self._require(Namespace(namespace.repo, namespace.ref, namespace.names[:-1]))
+            parent = Namespace(namespace.repo, namespace.ref, namespace.names[:-1])
+            try:
+                self._require(parent)
+            except NoSuchNamespace:
+                # The spec gives create no 404: the request names a parent that is not there.
+                raise BadRequest(f"parent namespace {'.'.join(parent.parts)} does not exist") from None
         try:
             self.store.write(namespace.repo, branch, namespace.marker, {"properties": props}, if_absent=True)
         except errors.PreconditionFailed:
