@@ -15,11 +15,11 @@ from chalice import Blueprint, Response
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.errors import MergeConflicts
-from chalicelib.iceberg.layout import table_of_pointer
 from chalicelib.graveler.merge import Decision, KeyConflict, MergeChange
 from chalicelib.graveler.merge.policy import MergePreview
 from chalicelib.graveler.records import Commit, Diff, Page
 from chalicelib.graveler.workflow_runner import inline_task_id
+from chalicelib.iceberg.layout import table_of_pointer
 
 from . import names, serializers, tasks
 from .endpoint import URL_PREFIX, current_user, json_response, route, services
