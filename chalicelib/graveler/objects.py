@@ -179,9 +179,8 @@ class Objects(GravelerCore):
         """Writes the bytes to a new address and stages them at ``path``. ``force`` writes into a read-only
         repository (lakeFS's force). ``if_match`` (an If-Match value): replace only the object the branch shows
         with that ETag (``*``: any object), checked and staged as one write (preconditions.py); raises
-        PreconditionFailed otherwise, also to all but one of concurrent uploads that read the same object.
-        ``if_absent`` (If-None-Match: *) is checked and staged as one write the same way: of concurrent uploads
-        that all found the path empty, one stages and the others get PreconditionFailed."""
+        PreconditionFailed otherwise, also to all but one of concurrent uploads that read the same object; and
+        ``if_absent`` (If-None-Match: *) likewise, of concurrent uploads that all found the path empty."""
         validate_path(path)
         content_type = content_type or "application/octet-stream"
         validate_headers(content_type, user_metadata or {})
