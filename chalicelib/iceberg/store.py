@@ -88,8 +88,12 @@ class TableStore:
         )
         return entry.etag
 
-    def delete(self, repo: str, branch: str, path: str) -> None:
-        self.graveler.delete_object(repo, branch, path)
+    def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
+        """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
+        if if_match is None:
+            self.graveler.delete_object(repo, branch, path)
+        else:
+            self.graveler.delete_object_if(repo, branch, path, if_match)
 
     def delete_prefix(self, repo: str, branch: str, prefix: str) -> int:
         """Deletes every object under ``prefix`` on the branch, a page at a time; how many."""
