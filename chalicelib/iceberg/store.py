@@ -112,7 +112,7 @@ class TableStore:
         self, repo: str, ref: str, directory: str, after: str = "", amount: int = 1000
     ) -> Iterator[tuple[str, bool]]:
         """(name, is a directory) of the direct children of ``directory`` at the ref, in key order, after the child
-        named ``after``."""
+        whose key is ``directory + after`` (a directory's key ends with "/": the listing seeks past all of it)."""
         start = directory + after if after else ""
         while True:
             page = self.graveler.list_objects(repo, ref, prefix=directory, delimiter="/", after=start, amount=amount)
