@@ -4,6 +4,7 @@ transactions (all or nothing on one branch). Responses are checked with pyiceber
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 from urllib.parse import quote
@@ -15,6 +16,7 @@ from pyiceberg.catalog.rest.response import TokenResponse
 from pyiceberg.table import CommitTableResponse
 
 from chalicelib.iceberg.commits import TableCommits
+from chalicelib.settings import Settings
 
 from .iceberg_support import iceberg_error, iceberg_request
 from .support import Api, app, basic, body_of
@@ -387,3 +389,18 @@ def test_every_format_version_round_trips_through_pyiceberg(
     )
     assert loaded.metadata.format_version == version
     assert [f.name for f in loaded.metadata.schema().fields] == ["id"]
+
+
+def test_table_config_names_the_gateway_when_the_deployment_does(
+    client: Client, credentials: Creds, sales: None, services: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert json.loads(create(client, credentials, "t").body)["config"] == {}
+    monkeypatch.setattr(
+        services, "settings", dataclasses.replace(services.settings, iceberg_s3_endpoint="https://gw.example/")
+    )
+    config = table(client, credentials, "t")["config"]
+    assert config == {"s3.endpoint": "https://gw.example/", "s3.path-style-access": "true"}
+    assert (
+        Settings.from_env({"LAKELET_ICEBERG_S3_ENDPOINT": " https://gw.example/ "}).iceberg_s3_endpoint
+        == "https://gw.example/"
+    )
