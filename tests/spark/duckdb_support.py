@@ -1,0 +1,60 @@
+"""DuckDB attached to Lakelet's Iceberg REST catalog, configured as docs/iceberg.md tells a user to.
+
+DuckDB fetches its extensions from its own extension server on first use, which neither this machine nor CI can
+reach: the iceberg extension and the two it needs (httpfs for HTTP and S3, avro for manifests) come from PyPI
+packages pinned in requirements-dev.txt, built for exactly the DuckDB pinned there, and are installed from their
+files into a directory of the connection's own. Autoinstall stays off, so an extension missing from that list fails
+with DuckDB's own error instead of a download attempt.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+EXTENSIONS = ("httpfs", "avro", "iceberg")
+
+
+def extension_file(name: str) -> Path:
+    """The ``.duckdb_extension`` file that the ``duckdb-extension-<name>`` package ships for this DuckDB."""
+    import duckdb
+
+    package = importlib.import_module(f"duckdb_extension_{name}")
+    path = Path(str(package.__file__)).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not path.is_file():
+        raise AssertionError(f"{path} missing: duckdb-extension-{name} must be the version of duckdb (requirements-dev)")
+    return path
+
+
+def connect(extension_directory: Path) -> Any:
+    """An in-memory DuckDB with the iceberg, httpfs and avro extensions installed from PyPI's files and loaded."""
+    import duckdb
+
+    connection = duckdb.connect(
+        config={"extension_directory": str(extension_directory), "autoinstall_known_extensions": "false"}
+    )
+    for name in EXTENSIONS:
+        connection.execute(f"INSTALL '{extension_file(name)}'")
+        connection.execute(f"LOAD {name}")
+    return connection
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def attach_catalog(
+    connection: Any, alias: str, api_endpoint: str, key: str, secret: str, *, warehouse: str = ""
+) -> None:
+    """ATTACH Lakelet's catalog (``<api>/iceberg/api``) as ``alias``, signing in with the lakeFS key pair through its
+    OAuth2 token endpoint (DuckDB sends them as HTTP Basic). Data files are read with the S3 settings the catalog
+    vends with each table (DuckDB asks for them: ``X-Iceberg-Access-Delegation: vended-credentials``)."""
+    uri = f"{api_endpoint}/iceberg/api"
+    connection.execute(
+        f"CREATE OR REPLACE SECRET {alias}_auth (TYPE iceberg, CLIENT_ID {_literal(key)}, "
+        f"CLIENT_SECRET {_literal(secret)}, OAUTH2_SERVER_URI {_literal(uri + '/v1/oauth/tokens')})"
+    )
+    connection.execute(
+        f"ATTACH {_literal(warehouse)} AS {alias} (TYPE iceberg, ENDPOINT {_literal(uri)}, SECRET {alias}_auth)"
+    )

@@ -1,0 +1,98 @@
+"""Spark, pyiceberg and DuckDB on one table through Lakelet's Iceberg REST catalog (docs/iceberg.md).
+
+Spark creates a table on a branch and writes to it; pyiceberg appends to the same table; the branch is merged into
+main with the lakeFS API; DuckDB, attached to the catalog, reads main and the commit before the merge (by its ID);
+Spark reads the table at a tag. Each engine is configured as docs/iceberg.md tells a user to, with nothing but the
+API's endpoint and the lakeFS key pair: the catalog sends each its table's storage settings.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import lakefs
+import pyarrow as pa
+import pytest
+from lakefs.client import Client
+from pyiceberg.catalog.rest import RestCatalog
+
+from lakelet.stack.local import LOCAL_BUCKET
+from tests.e2e.conftest import LocalProcess
+
+from . import duckdb_support
+from .support import iceberg_rest_settings, start_spark
+
+CATALOG = "lakelet"
+
+
+@pytest.fixture(scope="module")
+def spark(spark_stack: LocalProcess) -> Iterator[Any]:
+    session = start_spark(
+        iceberg_rest_settings(CATALOG, spark_stack.endpoint, spark_stack.access_key_id, spark_stack.secret_access_key)
+    )
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture
+def repo(lakefs_client: Client) -> lakefs.Repository:
+    name = f"ice-engines-{uuid.uuid4().hex[:8]}"
+    return lakefs.Repository(name, client=lakefs_client).create(storage_namespace=f"s3://{LOCAL_BUCKET}/{name}")
+
+
+def rest_catalog(stack: LocalProcess) -> RestCatalog:
+    """pyiceberg as docs/iceberg.md configures it: the catalog's URI and the key pair as the OAuth2 credential."""
+    return RestCatalog(
+        "lakelet",
+        uri=f"{stack.endpoint}/iceberg/api",
+        credential=f"{stack.access_key_id}:{stack.secret_access_key}",
+    )
+
+
+def summary_sql(table: str) -> str:
+    return f"SELECT count(*), coalesce(sum(v), 0) FROM {table}"
+
+
+def spark_summary(spark: Any, table: str) -> tuple[int, int]:
+    row = spark.sql(summary_sql(table)).collect()[0]
+    return int(row[0]), int(row[1])
+
+
+def duck_summary(connection: Any, table: str) -> tuple[int, int]:
+    count, total = connection.execute(summary_sql(table)).fetchone()
+    return int(count), int(total)
+
+
+def test_one_table_across_spark_pyiceberg_and_duckdb(
+    spark: Any, repo: lakefs.Repository, spark_stack: LocalProcess, tmp_path: Path
+) -> None:
+    main = repo.branch("main")
+    dev = repo.branch("dev").create(source_reference="main")
+    spark.sql(f"CREATE NAMESPACE {CATALOG}.`{repo.id}`.dev.db")
+    spark.sql(f"CREATE TABLE {CATALOG}.`{repo.id}`.dev.db.events (id BIGINT, v BIGINT) USING iceberg")
+    spark.range(500).selectExpr("id", "id * 3 AS v").writeTo(f"{CATALOG}.`{repo.id}`.dev.db.events").append()
+    by_spark = (500, sum(3 * i for i in range(500)))
+    assert spark_summary(spark, f"{CATALOG}.`{repo.id}`.dev.db.events") == by_spark
+    spark_commit = dev.commit(message="events: created by Spark").get_commit().id
+    repo.tag("v1").create(spark_commit)
+
+    table = rest_catalog(spark_stack).load_table((repo.id, "dev", "db", "events"))
+    rows = pa.table({"id": pa.array(range(500, 600), pa.int64()), "v": pa.array([1] * 100, pa.int64())})
+    table.append(rows)
+    dev.commit(message="events: 100 rows appended by pyiceberg")
+    dev.merge_into(main)
+    merged = (600, by_spark[1] + 100)
+
+    duck = duckdb_support.connect(tmp_path / "duckdb-extensions")
+    duckdb_support.attach_catalog(duck, "lake", spark_stack.endpoint, spark_stack.access_key_id,
+                                  spark_stack.secret_access_key)
+    assert duck_summary(duck, f'lake."{repo.id}.main.db".events') == merged
+    assert duck_summary(duck, f'lake."{repo.id}.{spark_commit}.db".events') == by_spark
+
+    assert spark_summary(spark, f"{CATALOG}.`{repo.id}`.v1.db.events") == by_spark
+    assert spark_summary(spark, f"{CATALOG}.`{repo.id}`.main.db.events") == merged
