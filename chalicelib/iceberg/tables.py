@@ -48,6 +48,11 @@ class Tables:
 
     def list(self, namespace: Namespace, token: str | None, size: int) -> TablePage:
         self.authorize([Permission("fs:ListObjects", repository_arn(namespace.repo))])
+        if not namespace.in_ref:
+            # A repository or a ref holds no tables, and is a namespace all the same (listed and loaded): its list
+            # is empty, not an error. DuckDB lists the tables of every namespace it browses and stops at an error.
+            self.namespaces.load(namespace)
+            return TablePage([], None)
         self.namespaces.require(namespace)
         found: list[Json] = []
         after = token + POINTER_SUFFIX if token else ""

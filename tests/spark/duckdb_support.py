@@ -23,7 +23,9 @@ def extension_file(name: str) -> Path:
     package = importlib.import_module(f"duckdb_extension_{name}")
     path = Path(str(package.__file__)).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
     if not path.is_file():
-        raise AssertionError(f"{path} missing: duckdb-extension-{name} must be the version of duckdb (requirements-dev)")
+        raise AssertionError(
+            f"{path} missing: duckdb-extension-{name} must be the version of duckdb (requirements-dev)"
+        )
     return path
 
 
@@ -44,17 +46,23 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def attach_catalog(
-    connection: Any, alias: str, api_endpoint: str, key: str, secret: str, *, warehouse: str = ""
-) -> None:
+def attach_catalog(connection: Any, alias: str, api_endpoint: str, s3_endpoint: str, key: str, secret: str) -> None:
     """ATTACH Lakelet's catalog (``<api>/iceberg/api``) as ``alias``, signing in with the lakeFS key pair through its
-    OAuth2 token endpoint (DuckDB sends them as HTTP Basic). Data files are read with the S3 settings the catalog
-    vends with each table (DuckDB asks for them: ``X-Iceberg-Access-Delegation: vended-credentials``)."""
+    OAuth2 token endpoint (DuckDB sends it as HTTP Basic), and reading data and manifest files through the S3
+    gateway with the same pair. The catalog vends no credentials: ``ACCESS_DELEGATION_MODE 'none'`` makes DuckDB use
+    the S3 secret instead of asking for them."""
     uri = f"{api_endpoint}/iceberg/api"
+    host = s3_endpoint.split("://", 1)[-1]
+    connection.execute(
+        f"CREATE OR REPLACE SECRET {alias}_s3 (TYPE s3, KEY_ID {_literal(key)}, SECRET {_literal(secret)}, "
+        f"ENDPOINT {_literal(host)}, URL_STYLE 'path', USE_SSL {str(s3_endpoint.startswith('https')).lower()}, "
+        "REGION 'us-east-1')"
+    )
     connection.execute(
         f"CREATE OR REPLACE SECRET {alias}_auth (TYPE iceberg, CLIENT_ID {_literal(key)}, "
         f"CLIENT_SECRET {_literal(secret)}, OAUTH2_SERVER_URI {_literal(uri + '/v1/oauth/tokens')})"
     )
     connection.execute(
-        f"ATTACH {_literal(warehouse)} AS {alias} (TYPE iceberg, ENDPOINT {_literal(uri)}, SECRET {alias}_auth)"
+        f"ATTACH '' AS {alias} (TYPE iceberg, ENDPOINT {_literal(uri)}, SECRET {alias}_auth, "
+        "ACCESS_DELEGATION_MODE 'none')"
     )

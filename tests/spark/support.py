@@ -50,10 +50,10 @@ def s3a_settings(endpoint: str, key: str, secret: str) -> dict[str, str]:
     }
 
 
-def iceberg_rest_settings(catalog: str, api_endpoint: str, key: str, secret: str) -> dict[str, str]:
+def iceberg_rest_settings(catalog: str, api_endpoint: str, s3_endpoint: str, key: str, secret: str) -> dict[str, str]:
     """docs/iceberg.md, "Spark": Lakelet's Iceberg REST catalog as the Spark catalog ``catalog``, signed in with the
-    lakeFS key pair through its OAuth2 token endpoint. Tables' files go through S3FileIO (iceberg-aws-bundle) with
-    the S3 settings the catalog vends with each table, so nothing about storage is configured here."""
+    lakeFS key pair through its OAuth2 token endpoint. Tables' data and manifest files go through the S3 gateway on
+    the branch, with S3FileIO (iceberg-aws-bundle) and the same key pair."""
     prefix = f"spark.sql.catalog.{catalog}"
     uri = f"{api_endpoint}/iceberg/api"
     return {
@@ -64,6 +64,11 @@ def iceberg_rest_settings(catalog: str, api_endpoint: str, key: str, secret: str
         f"{prefix}.credential": f"{key}:{secret}",
         f"{prefix}.oauth2-server-uri": f"{uri}/v1/oauth/tokens",
         f"{prefix}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        f"{prefix}.s3.endpoint": s3_endpoint,
+        f"{prefix}.s3.path-style-access": "true",
+        f"{prefix}.s3.access-key-id": key,
+        f"{prefix}.s3.secret-access-key": secret,
+        f"{prefix}.client.region": "us-east-1",
     }
 
 

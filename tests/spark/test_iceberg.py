@@ -21,6 +21,7 @@ from pyiceberg.catalog.rest import RestCatalog
 
 from lakelet.stack.local import LOCAL_BUCKET
 from tests.e2e.conftest import LocalProcess
+from tests.e2e.s3support import s3_endpoint
 
 from . import duckdb_support
 from .support import iceberg_rest_settings, start_spark
@@ -31,7 +32,13 @@ CATALOG = "lakelet"
 @pytest.fixture(scope="module")
 def spark(spark_stack: LocalProcess) -> Iterator[Any]:
     session = start_spark(
-        iceberg_rest_settings(CATALOG, spark_stack.endpoint, spark_stack.access_key_id, spark_stack.secret_access_key)
+        iceberg_rest_settings(
+            CATALOG,
+            spark_stack.endpoint,
+            s3_endpoint(spark_stack),
+            spark_stack.access_key_id,
+            spark_stack.secret_access_key,
+        )
     )
     try:
         yield session
@@ -51,6 +58,12 @@ def rest_catalog(stack: LocalProcess) -> RestCatalog:
         "lakelet",
         uri=f"{stack.endpoint}/iceberg/api",
         credential=f"{stack.access_key_id}:{stack.secret_access_key}",
+        **{
+            "s3.endpoint": s3_endpoint(stack),
+            "s3.access-key-id": stack.access_key_id,
+            "s3.secret-access-key": stack.secret_access_key,
+            "s3.region": "us-east-1",
+        },
     )
 
 
@@ -89,8 +102,14 @@ def test_one_table_across_spark_pyiceberg_and_duckdb(
     merged = (600, by_spark[1] + 100)
 
     duck = duckdb_support.connect(tmp_path / "duckdb-extensions")
-    duckdb_support.attach_catalog(duck, "lake", spark_stack.endpoint, spark_stack.access_key_id,
-                                  spark_stack.secret_access_key)
+    duckdb_support.attach_catalog(
+        duck,
+        "lake",
+        spark_stack.endpoint,
+        s3_endpoint(spark_stack),
+        spark_stack.access_key_id,
+        spark_stack.secret_access_key,
+    )
     assert duck_summary(duck, f'lake."{repo.id}.main.db".events') == merged
     assert duck_summary(duck, f'lake."{repo.id}.{spark_commit}.db".events') == by_spark
 
