@@ -50,7 +50,8 @@ def attach_catalog(connection: Any, alias: str, api_endpoint: str, s3_endpoint: 
     """ATTACH Lakelet's catalog (``<api>/iceberg/api``) as ``alias``, signing in with the lakeFS key pair through its
     OAuth2 token endpoint (DuckDB sends it as HTTP Basic), and reading data and manifest files through the S3
     gateway with the same pair. The catalog vends no credentials: ``ACCESS_DELEGATION_MODE 'none'`` makes DuckDB use
-    the S3 secret instead of asking for them."""
+    the S3 secret without asking for them. ``SUPPORT_NESTED_NAMESPACES``: browsing (``SHOW ALL TABLES``) walks
+    repositories, refs and the namespaces below them; looking a table up by name needs no listing."""
     uri = f"{api_endpoint}/iceberg/api"
     host = s3_endpoint.split("://", 1)[-1]
     connection.execute(
@@ -64,5 +65,5 @@ def attach_catalog(connection: Any, alias: str, api_endpoint: str, s3_endpoint: 
     )
     connection.execute(
         f"ATTACH '' AS {alias} (TYPE iceberg, ENDPOINT {_literal(uri)}, SECRET {alias}_auth, "
-        "ACCESS_DELEGATION_MODE 'none')"
+        "ACCESS_DELEGATION_MODE 'none', SUPPORT_NESTED_NAMESPACES true)"
     )

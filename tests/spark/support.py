@@ -63,6 +63,9 @@ def iceberg_rest_settings(catalog: str, api_endpoint: str, s3_endpoint: str, key
         f"{prefix}.rest.auth.type": "oauth2",
         f"{prefix}.credential": f"{key}:{secret}",
         f"{prefix}.oauth2-server-uri": f"{uri}/v1/oauth/tokens",
+        # Tables change outside Spark's sight (other engines' commits, and merges, reverts and resets of the
+        # branch): without its cache, Spark loads a table's metadata at each query instead of up to 30 s stale.
+        f"{prefix}.cache-enabled": "false",
         f"{prefix}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
         f"{prefix}.s3.endpoint": s3_endpoint,
         f"{prefix}.s3.path-style-access": "true",

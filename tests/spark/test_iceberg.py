@@ -53,12 +53,14 @@ def repo(lakefs_client: Client) -> lakefs.Repository:
 
 
 def rest_catalog(stack: LocalProcess) -> RestCatalog:
-    """pyiceberg as docs/iceberg.md configures it: the catalog's URI and the key pair as the OAuth2 credential."""
+    """pyiceberg as docs/iceberg.md configures it: the catalog, and the S3 gateway for data files."""
+    uri = f"{stack.endpoint}/iceberg/api"
     return RestCatalog(
         "lakelet",
-        uri=f"{stack.endpoint}/iceberg/api",
+        uri=uri,
         credential=f"{stack.access_key_id}:{stack.secret_access_key}",
         **{
+            "oauth2-server-uri": f"{uri}/v1/oauth/tokens",
             "s3.endpoint": s3_endpoint(stack),
             "s3.access-key-id": stack.access_key_id,
             "s3.secret-access-key": stack.secret_access_key,
@@ -84,19 +86,24 @@ def duck_summary(connection: Any, table: str) -> tuple[int, int]:
 def test_one_table_across_spark_pyiceberg_and_duckdb(
     spark: Any, repo: lakefs.Repository, spark_stack: LocalProcess, tmp_path: Path
 ) -> None:
+    def in_spark(ref: str) -> str:
+        return f"{CATALOG}.`{repo.id}`.`{ref}`.db.events"
+
+    def in_duckdb(ref: str) -> str:
+        return f'lake."{repo.id}.{ref}.db".events'
+
     main = repo.branch("main")
     dev = repo.branch("dev").create(source_reference="main")
     spark.sql(f"CREATE NAMESPACE {CATALOG}.`{repo.id}`.dev.db")
-    spark.sql(f"CREATE TABLE {CATALOG}.`{repo.id}`.dev.db.events (id BIGINT, v BIGINT) USING iceberg")
-    spark.range(500).selectExpr("id", "id * 3 AS v").writeTo(f"{CATALOG}.`{repo.id}`.dev.db.events").append()
+    spark.sql(f"CREATE TABLE {in_spark('dev')} (id BIGINT, v BIGINT) USING iceberg")
+    spark.range(500).selectExpr("id", "id * 3 AS v").writeTo(in_spark("dev")).append()
     by_spark = (500, sum(3 * i for i in range(500)))
-    assert spark_summary(spark, f"{CATALOG}.`{repo.id}`.dev.db.events") == by_spark
+    assert spark_summary(spark, in_spark("dev")) == by_spark
     spark_commit = dev.commit(message="events: created by Spark").get_commit().id
     repo.tag("v1").create(spark_commit)
 
     table = rest_catalog(spark_stack).load_table((repo.id, "dev", "db", "events"))
-    rows = pa.table({"id": pa.array(range(500, 600), pa.int64()), "v": pa.array([1] * 100, pa.int64())})
-    table.append(rows)
+    table.append(pa.table({"id": pa.array(range(500, 600), pa.int64()), "v": pa.array([1] * 100, pa.int64())}))
     dev.commit(message="events: 100 rows appended by pyiceberg")
     dev.merge_into(main)
     merged = (600, by_spark[1] + 100)
@@ -110,8 +117,20 @@ def test_one_table_across_spark_pyiceberg_and_duckdb(
         spark_stack.access_key_id,
         spark_stack.secret_access_key,
     )
-    assert duck_summary(duck, f'lake."{repo.id}.main.db".events') == merged
-    assert duck_summary(duck, f'lake."{repo.id}.{spark_commit}.db".events') == by_spark
+    assert duck_summary(duck, in_duckdb("main")) == merged
+    assert duck_summary(duck, in_duckdb(spark_commit)) == by_spark
+    # Browsing walks repositories, branches and namespaces (the catalog lists no tables at the first two levels).
+    listed = duck.execute("SELECT schema, name FROM (SHOW ALL TABLES) WHERE database = 'lake'").fetchall()
+    assert (f"{repo.id}.main.db", "events") in listed and (f"{repo.id}.dev.db", "events") in listed
 
-    assert spark_summary(spark, f"{CATALOG}.`{repo.id}`.v1.db.events") == by_spark
-    assert spark_summary(spark, f"{CATALOG}.`{repo.id}`.main.db.events") == merged
+    assert spark_summary(spark, in_spark("v1")) == by_spark
+    assert spark_summary(spark, in_spark("main")) == merged
+    # The table's history came along with the merge: Spark's snapshot, then pyiceberg's on top of it.
+    snapshots = spark.sql(f"SELECT snapshot_id, parent_id FROM {in_spark('main')}.snapshots ORDER BY committed_at")
+    first, second = snapshots.collect()
+    assert first["parent_id"] is None and second["parent_id"] == first["snapshot_id"]
+
+    # DuckDB writes too (a multi-table transaction of one table); Spark sees the row on the branch.
+    duck.execute(f"INSERT INTO {in_duckdb('dev')} VALUES (1000, 7)")
+    assert spark_summary(spark, in_spark("dev")) == (merged[0] + 1, merged[1] + 7)
+    assert duck_summary(duck, in_duckdb("main")) == merged
