@@ -23,8 +23,17 @@ from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 from chalicelib.iceberg import Catalog
 
-from .endpoint import ANY_CONTENT_TYPE, View, authenticate, basic_credentials, json_response, raw_body, services
-from .errors import iceberg_error_response, oauth_error_response
+from .endpoint import (
+    ANY_CONTENT_TYPE,
+    View,
+    authenticate,
+    basic_credentials,
+    json_response,
+    raw_body,
+    services,
+    source_ip,
+)
+from .errors import iceberg_error_response, iceberg_status_for, oauth_error_response
 
 __all__ = ["ICEBERG_PREFIX", "bp", "catalog", "catalog_route"]
 
@@ -81,13 +90,11 @@ def catalog_route(path: str, methods: list[str]) -> Callable[[View], View]:
             token = None
             try:
                 params = {name: unquote(value) for name, value in path_params.items()}
-                from .endpoint import source_ip
-
                 with with_request_fields(source_ip(request.context)):
                     token = _caller.set(authenticate(request.headers, request.method))
                     return view(**params)
             except errors.GravelerError as e:
-                if e.__class__.__name__ != "Unsupported" and iceberg_error_response(e).status_code >= 500:
+                if iceberg_status_for(e) >= 500:
                     log.error("%s %s failed: %r", request.method, request.path, e, exc_info=e)
                 return iceberg_error_response(e, with_body)
             except Exception:

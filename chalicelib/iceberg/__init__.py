@@ -5,7 +5,7 @@ conditional writes of their pointers. It uses only the Graveler's public use cas
 
 from __future__ import annotations
 
-from . import errors
+from . import errors, layout
 from .catalog import Catalog
 from .commits import Loaded, Prepared
 from .layout import Namespace, TableName
@@ -23,5 +23,6 @@ __all__ = [
     "TableName",
     "TablePage",
     "errors",
+    "layout",
     "page_size",
 ]

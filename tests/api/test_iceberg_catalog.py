@@ -64,6 +64,10 @@ def test_namespaces_are_repositories_refs_and_directories(catalog: RestCatalog, 
     assert catalog.list_namespaces(("repo1", "main")) == [NS]
     assert catalog.load_namespace_properties(NS) == {"owner": "data-team"}
     assert catalog.load_namespace_properties(("repo1", "main")) == {}
+    # The repository and ref levels hold no tables (engines that browse list them all the same).
+    assert catalog.list_tables(("repo1", "main")) == [] and catalog.list_tables(("repo1",)) == []
+    with pytest.raises(NoSuchNamespaceError):
+        catalog.list_tables(("repo1", "nobranch"))
     catalog.create_namespace((*NS, "eu"))
     assert catalog.list_namespaces(NS) == [(*NS, "eu")]
     with pytest.raises(NamespaceAlreadyExistsError):

@@ -129,3 +129,34 @@ def test_etag_matches() -> None:
     assert etag_matches("*", "abc") and etag_matches('"abc"', "abc") and etag_matches("abc", "abc")
     assert etag_matches('W/"abc"', "abc") and etag_matches('"x", "abc"', "abc")
     assert not etag_matches('"abd"', "abc") and not etag_matches("", "abc") and not etag_matches('"', "abc")
+
+
+@pytest.mark.parametrize("before", ["nothing", "deleted"])
+def test_two_exclusive_creates_one_wins(g: Any, repo: Any, before: str) -> None:
+    """If-None-Match: * (if_absent): both uploads find the path empty before either stages; the conditional
+    staging write lets one through (also over a tombstone: a deleted object's row in the token)."""
+    if before == "deleted":
+        put_files(g, "main", k=b"old")
+        g.commit("repo", "main", "u", "old")
+        g.delete_object("repo", "main", "k")
+    blocks = g.blocks = BarrierBlocks(g.blocks, 2)
+    results: list[object] = [None, None]
+
+    def upload(n: int) -> None:
+        try:
+            results[n] = g.upload_object("repo", "main", "k", f"writer {n}".encode(), if_absent=True)
+        except errors.GravelerError as e:
+            results[n] = e
+
+    threads = [threading.Thread(target=upload, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    won = [r for r in results if not isinstance(r, errors.GravelerError)]
+    lost = [r for r in results if isinstance(r, errors.GravelerError)]
+    assert len(won) == 1 and len(lost) == 1 and isinstance(lost[0], errors.PreconditionFailed), results
+    assert g.stat_object("repo", "main", "k") == won[0]
+    assert len(blocks.deleted) == 1
+    with pytest.raises(errors.PreconditionFailed):
+        g.upload_object("repo", "main", "k", b"third", if_absent=True)
