@@ -2,9 +2,8 @@
 
 DuckDB fetches its extensions from its own extension server on first use, which neither this machine nor CI can
 reach: the iceberg extension and the two it needs (httpfs for HTTP and S3, avro for manifests) come from PyPI
-packages pinned in requirements-dev.txt, built for exactly the DuckDB pinned there, and are installed from their
-files into a directory of the connection's own. Autoinstall stays off, so an extension missing from that list fails
-with DuckDB's own error instead of a download attempt.
+packages pinned in requirements-dev.txt, built for exactly the DuckDB pinned there, and are loaded from their files.
+Autoinstall stays off, so an extension missing from that list fails with DuckDB's own error instead of a download.
 """
 
 from __future__ import annotations
@@ -29,16 +28,14 @@ def extension_file(name: str) -> Path:
     return path
 
 
-def connect(extension_directory: Path) -> Any:
-    """An in-memory DuckDB with the iceberg, httpfs and avro extensions installed from PyPI's files and loaded."""
+def connect() -> Any:
+    """An in-memory DuckDB with the httpfs, avro and iceberg extensions loaded from the files of their PyPI packages
+    (nothing is installed into DuckDB's extension directory)."""
     import duckdb
 
-    connection = duckdb.connect(
-        config={"extension_directory": str(extension_directory), "autoinstall_known_extensions": "false"}
-    )
+    connection = duckdb.connect(config={"autoinstall_known_extensions": "false"})
     for name in EXTENSIONS:
-        connection.execute(f"INSTALL '{extension_file(name)}'")
-        connection.execute(f"LOAD {name}")
+        connection.load_extension(str(extension_file(name)))
     return connection
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import lakefs
@@ -84,7 +83,7 @@ def duck_summary(connection: Any, table: str) -> tuple[int, int]:
 
 
 def test_one_table_across_spark_pyiceberg_and_duckdb(
-    spark: Any, repo: lakefs.Repository, spark_stack: LocalProcess, tmp_path: Path
+    spark: Any, repo: lakefs.Repository, spark_stack: LocalProcess
 ) -> None:
     def in_spark(ref: str) -> str:
         return f"{CATALOG}.`{repo.id}`.`{ref}`.db.events"
@@ -108,7 +107,7 @@ def test_one_table_across_spark_pyiceberg_and_duckdb(
     dev.merge_into(main)
     merged = (600, by_spark[1] + 100)
 
-    duck = duckdb_support.connect(tmp_path / "duckdb-extensions")
+    duck = duckdb_support.connect()
     duckdb_support.attach_catalog(
         duck,
         "lake",
