@@ -97,7 +97,6 @@ def test_one_table_across_spark_pyiceberg_and_duckdb(
     spark.sql(f"CREATE TABLE {in_spark('dev')} (id BIGINT, v BIGINT) USING iceberg")
     spark.range(500).selectExpr("id", "id * 3 AS v").writeTo(in_spark("dev")).append()
     by_spark = (500, sum(3 * i for i in range(500)))
-    assert spark_summary(spark, in_spark("dev")) == by_spark
     spark_commit = dev.commit(message="events: created by Spark").get_commit().id
     repo.tag("v1").create(spark_commit)
 
