@@ -11,7 +11,7 @@ from chalice import Response
 from chalicelib.iceberg import Loaded, Namespace, TableName, page_size
 from chalicelib.iceberg.errors import BadRequest
 
-from .endpoint import json_response, no_content, raw_body
+from .endpoint import json_response, no_content, raw_body, services
 from .iceberg_endpoint import bp, catalog, catalog_route
 
 __all__ = ["bp"]
@@ -42,8 +42,16 @@ def _page(key: str, items: list[Any], token: str | None) -> Response:
     return json_response({key: items, "next-page-token": token})
 
 
+def _table_config() -> dict[str, str]:
+    """What engines need to reach the tables' files: the S3 gateway, path-style (LAKELET_ICEBERG_S3_ENDPOINT);
+    nothing when the deployment does not say where it is (clients then configure s3.endpoint themselves)."""
+    endpoint = services().settings.iceberg_s3_endpoint
+    return {"s3.endpoint": endpoint, "s3.path-style-access": "true"} if endpoint else {}
+
+
 def _table_result(loaded: Loaded) -> Response:
-    return json_response({"metadata-location": loaded.metadata_location(), "metadata": loaded.rendered(), "config": {}})
+    body = {"metadata-location": loaded.metadata_location(), "metadata": loaded.rendered(), "config": _table_config()}
+    return json_response(body)
 
 
 @catalog_route(NAMESPACES, ["GET"])
@@ -99,7 +107,7 @@ def list_tables(namespace: str) -> Response:
 @catalog_route(TABLES, ["POST"])
 def create_table(namespace: str) -> Response:
     metadata, location = catalog().tables.create(Namespace.parse(namespace), _body())
-    result: dict[str, Any] = {"metadata": metadata, "config": {}}
+    result: dict[str, Any] = {"metadata": metadata, "config": _table_config()}
     if location is not None:
         result["metadata-location"] = location
     return json_response(result)

@@ -79,7 +79,8 @@ class Namespaces:
         if parent.names:
             self._require(parent)
         found: list[list[str]] = []
-        for name, is_directory in self.store.children(parent.repo, parent.ref, parent.directory, after):
+        start = after + "/" if after else ""
+        for name, is_directory in self.store.children(parent.repo, parent.ref, parent.directory, start):
             if not is_directory:
                 continue
             if len(found) == size:

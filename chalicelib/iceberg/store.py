@@ -88,8 +88,12 @@ class TableStore:
         )
         return entry.etag
 
-    def delete(self, repo: str, branch: str, path: str) -> None:
-        self.graveler.delete_object(repo, branch, path)
+    def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
+        """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
+        if if_match is None:
+            self.graveler.delete_object(repo, branch, path)
+        else:
+            self.graveler.delete_object_if(repo, branch, path, if_match)
 
     def delete_prefix(self, repo: str, branch: str, prefix: str) -> int:
         """Deletes every object under ``prefix`` on the branch, a page at a time; how many."""
@@ -108,7 +112,7 @@ class TableStore:
         self, repo: str, ref: str, directory: str, after: str = "", amount: int = 1000
     ) -> Iterator[tuple[str, bool]]:
         """(name, is a directory) of the direct children of ``directory`` at the ref, in key order, after the child
-        named ``after``."""
+        whose key is ``directory + after`` (a directory's key ends with "/": the listing seeks past all of it)."""
         start = directory + after if after else ""
         while True:
             page = self.graveler.list_objects(repo, ref, prefix=directory, delimiter="/", after=start, amount=amount)

@@ -4,6 +4,7 @@ lives in: its pointer, and its metadata files under its location."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,9 @@ from .namespaces import Authorize, Namespaces
 from .store import TableStore
 
 __all__ = ["TablePage", "Tables"]
+
+# How often a drop or a rename starts again when a commit of the table came in between.
+RACE_TRIES = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +121,17 @@ class Tables:
         return prepared
 
     def drop(self, table: TableName, purge: bool) -> None:
-        loaded = self._loaded_on_branch(table, "fs:DeleteObject")
-        self.store.delete(table.namespace.repo, loaded.ref, table.pointer)
+        """The pointer is deleted only while it is the one read (a conditional delete): a commit that came in
+        between is dropped with the table, as if it had come first, never left half-dropped."""
+        for _ in range(RACE_TRIES):
+            loaded = self._loaded_on_branch(table, "fs:DeleteObject")
+            try:
+                self.store.delete(table.namespace.repo, loaded.ref, table.pointer, if_match=loaded.pointer.etag)
+                break
+            except errors.PreconditionFailed:
+                continue
+        else:
+            raise errors.TooManyTries(f"table {table} kept changing while it was dropped")
         if purge:
             # Staged deletes: once committed, and once no kept commit names them, GC reclaims the files.
             self.store.delete_prefix(table.namespace.repo, loaded.ref, loaded.location_path + "/")
@@ -172,14 +185,30 @@ class Tables:
             raise BadRequest("a table is renamed within its branch: the repository and ref levels must not change")
         self._may("fs:DeleteObject", source)
         self._may("fs:WriteObject", destination)
+        for _ in range(RACE_TRIES):
+            if self._rename_once(source, destination):
+                return
+        raise errors.TooManyTries(f"table {source} kept changing while it was renamed")
+
+    def _rename_once(self, source: TableName, destination: TableName) -> bool:
+        """Writes the destination's pointer, then deletes the source's only while it is the one copied. False when
+        a commit of the source came in between: the destination is withdrawn and the rename starts again from the
+        source as that commit left it, so the commit moves with the table. Readers may see both names for a
+        moment: a rename is two writes."""
         loaded = self._loaded_on_branch(source, "fs:ReadObject")
-        self.namespaces.require(dst_ns)
-        repo = src_ns.repo
+        self.namespaces.require(destination.namespace)
+        repo = source.namespace.repo
         try:
-            self.store.write(repo, loaded.ref, destination.pointer, loaded.pointer.value, if_absent=True)
+            written = self.store.write(repo, loaded.ref, destination.pointer, loaded.pointer.value, if_absent=True)
         except errors.PreconditionFailed:
             raise TableAlreadyExists(f"table {destination} already exists") from None
-        self.store.delete(repo, loaded.ref, source.pointer)
+        try:
+            self.store.delete(repo, loaded.ref, source.pointer, if_match=loaded.pointer.etag)
+            return True
+        except errors.PreconditionFailed:
+            with contextlib.suppress(errors.PreconditionFailed):
+                self.store.delete(repo, loaded.ref, destination.pointer, if_match=written)
+            return False
 
     def transaction(self, request: Json) -> None:
         """All or nothing on one branch: every requirement is checked and every metadata file written first; then
@@ -229,7 +258,7 @@ class Tables:
             repo = item.table.namespace.repo
             try:
                 if item.expected is None:
-                    self.store.delete(repo, item.branch, item.table.pointer)
+                    self.store.delete(repo, item.branch, item.table.pointer, if_match=etag)
                 else:
                     self.store.write(repo, item.branch, item.table.pointer, item.expected.value, if_match=etag)
             except errors.PreconditionFailed:

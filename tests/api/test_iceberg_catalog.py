@@ -4,6 +4,7 @@ schema evolution, commits and their races, reads at refs, and the layout the tab
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -24,6 +25,7 @@ from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
 from chalicelib.iceberg.commits import TableCommits
+from chalicelib.iceberg.store import TableStore
 
 from .iceberg_support import bridge, iceberg_error, iceberg_request, rest_catalog  # noqa: F401
 from .support import Api, body_of
@@ -300,3 +302,38 @@ def test_a_table_changed_on_both_branches_conflicts_by_name(catalog: RestCatalog
     assert resolved.status_code == 200, resolved.body
     assert catalog.load_table(ORDERS).scan().to_arrow()["id"].to_pylist() == [2]
     assert catalog.load_table((*NS, "customers")).scan().to_arrow()["id"].to_pylist() == [3]
+
+
+def test_a_commit_racing_a_rename_or_a_drop_is_never_lost(
+    catalog: RestCatalog, monkeypatch: pytest.MonkeyPatch, credentials: tuple[str, str]
+) -> None:
+    """The source pointer is deleted only while it is the one the rename (or drop) read: a commit in between
+    moves with the renamed table (the rename starts again), and is dropped with a dropped one, as if it came
+    first; it is never left behind under the old name."""
+    catalog.create_table(ORDERS, SCHEMA).append(rows([1]))
+    other = rest_catalog(credentials)
+    original = TableStore.write
+
+    def write_then_rival(self: TableStore, repo: str, branch: str, path: str, value: Any, **kw: Any) -> str:
+        etag = original(self, repo, branch, path, value, **kw)
+        if path.endswith("/renamed.table.json"):
+            monkeypatch.setattr(TableStore, "write", original)
+            other.load_table(ORDERS).append(rows([2]))
+        return etag
+
+    monkeypatch.setattr(TableStore, "write", write_then_rival)
+    catalog.rename_table(ORDERS, (*NS, "renamed"))
+    assert catalog.list_tables(NS) == [(*NS, "renamed")]
+    assert sorted(catalog.load_table((*NS, "renamed")).scan().to_arrow()["id"].to_pylist()) == [1, 2]
+    catalog.rename_table((*NS, "renamed"), ORDERS)
+
+    original_delete = TableStore.delete
+
+    def rival_then_delete(self: TableStore, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
+        monkeypatch.setattr(TableStore, "delete", original_delete)
+        other.load_table(ORDERS).append(rows([3]))
+        original_delete(self, repo, branch, path, if_match)
+
+    monkeypatch.setattr(TableStore, "delete", rival_then_delete)
+    catalog.drop_table(ORDERS)
+    assert catalog.list_tables(NS) == []

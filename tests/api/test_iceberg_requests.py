@@ -4,6 +4,7 @@ transactions (all or nothing on one branch). Responses are checked with pyiceber
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 from urllib.parse import quote
@@ -15,6 +16,7 @@ from pyiceberg.catalog.rest.response import TokenResponse
 from pyiceberg.table import CommitTableResponse
 
 from chalicelib.iceberg.commits import TableCommits
+from chalicelib.settings import Settings
 
 from .iceberg_support import iceberg_error, iceberg_request
 from .support import Api, app, basic, body_of
@@ -351,3 +353,56 @@ def test_policies_apply_by_the_paths_tables_live_under(
         ("GET", f"/namespaces/{ns('repo1', 'main', 'sales')}/tables/orders"),
     ]:
         iceberg_error(iceberg_request(client, method, path, nobody_creds), 403, "ForbiddenException")
+
+
+def test_listings_page(client: Client, credentials: Creds, sales: None) -> None:
+    for name in ("c", "a", "b"):
+        body = {"namespace": ["repo1", "main", "sales", name]}
+        assert iceberg_request(client, "POST", "/namespaces", credentials, body).status_code == 200
+        assert create(client, credentials, f"t{name}").status_code == 200
+
+    def pages(path: str, key: str) -> list[list[Any]]:
+        found, token = [], None
+        while True:
+            query = ("&" if "?" in path else "?") + "pageSize=2" + (f"&pageToken={quote(token)}" if token else "")
+            body = json.loads(iceberg_request(client, "GET", path + query, credentials).body)
+            found.append(body[key])
+            token = body.get("next-page-token")
+            if not token:
+                return found
+
+    parent = quote("\x1f".join(["repo1", "main", "sales"]), safe="")
+    assert pages(f"/namespaces?parent={parent}", "namespaces") == [
+        [["repo1", "main", "sales", "a"], ["repo1", "main", "sales", "b"]],
+        [["repo1", "main", "sales", "c"]],
+    ]
+    tables = pages(f"/namespaces/{ns('repo1', 'main', 'sales')}/tables", "identifiers")
+    assert [[t["name"] for t in page] for page in tables] == [["ta", "tb"], ["tc"]]
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_every_format_version_round_trips_through_pyiceberg(
+    client: Client, credentials: Creds, sales: None, version: int
+) -> None:
+    created = create(client, credentials, "t", properties={"format-version": str(version)})
+    assert created.status_code == 200, created.body
+    loaded = TableResponse.model_validate_json(
+        iceberg_request(client, "GET", f"/namespaces/{ns('repo1', 'main', 'sales')}/tables/t", credentials).body
+    )
+    assert loaded.metadata.format_version == version
+    assert [f.name for f in loaded.metadata.schema().fields] == ["id"]
+
+
+def test_table_config_names_the_gateway_when_the_deployment_does(
+    client: Client, credentials: Creds, sales: None, services: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert json.loads(create(client, credentials, "t").body)["config"] == {}
+    monkeypatch.setattr(
+        services, "settings", dataclasses.replace(services.settings, iceberg_s3_endpoint="https://gw.example/")
+    )
+    config = table(client, credentials, "t")["config"]
+    assert config == {"s3.endpoint": "https://gw.example/", "s3.path-style-access": "true"}
+    assert (
+        Settings.from_env({"LAKELET_ICEBERG_S3_ENDPOINT": " https://gw.example/ "}).iceberg_s3_endpoint
+        == "https://gw.example/"
+    )

@@ -160,3 +160,52 @@ def test_two_exclusive_creates_one_wins(g: Any, repo: Any, before: str) -> None:
     assert len(blocks.deleted) == 1
     with pytest.raises(errors.PreconditionFailed):
         g.upload_object("repo", "main", "k", b"third", if_absent=True)
+
+
+@pytest.mark.parametrize("where", ["staged", "committed"])
+def test_delete_if_match_hides_only_the_object_it_names(g: Any, repo: Any, where: str) -> None:
+    put_files(g, "main", k=b"v1")
+    if where == "committed":
+        g.commit("repo", "main", "u", "v1")
+    with pytest.raises(errors.PreconditionFailed):
+        g.delete_object_if("repo", "main", "k", md5(b"other"))
+    with pytest.raises(errors.PreconditionFailed):
+        g.delete_object_if("repo", "main", "missing", "*")
+    assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v1"
+    g.delete_object_if("repo", "main", "k", md5(b"v1"))
+    with pytest.raises(errors.ObjectNotFound):
+        g.stat_object("repo", "main", "k")
+    with pytest.raises(errors.PreconditionFailed):
+        g.delete_object_if("repo", "main", "k", md5(b"v1"))
+
+
+def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: Any) -> None:
+    put_files(g, "main", k=b"v1")
+    g.blocks = BarrierBlocks(g.blocks, 2)
+    results: list[object] = [None, None]
+
+    def upload() -> None:
+        try:
+            results[0] = g.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
+        except errors.GravelerError as e:
+            results[0] = e
+
+    def delete() -> None:
+        g.blocks.barrier.wait()  # after the upload read the object, before it stages
+        try:
+            results[1] = g.delete_object_if("repo", "main", "k", md5(b"v1"))
+        except errors.GravelerError as e:
+            results[1] = e
+
+    threads = [threading.Thread(target=upload), threading.Thread(target=delete)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    lost = [r for r in results if isinstance(r, errors.PreconditionFailed)]
+    assert len(lost) == 1, results
+    if isinstance(results[0], errors.PreconditionFailed):
+        with pytest.raises(errors.ObjectNotFound):
+            g.stat_object("repo", "main", "k")
+    else:
+        assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v2"
