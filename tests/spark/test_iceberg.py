@@ -15,6 +15,7 @@ from typing import Any
 import lakefs
 import pyarrow as pa
 import pytest
+import requests
 from lakefs.client import Client
 from pyiceberg.catalog.rest import RestCatalog
 
@@ -105,6 +106,14 @@ def test_one_table_across_spark_pyiceberg_and_duckdb(
     dev.commit(message="events: 100 rows appended by pyiceberg")
     dev.merge_into(main)
     merged = (600, by_spark[1] + 100)
+
+    # The catalog names the gateway in the table's config, as lakelet up and a deployment do (conftest.py).
+    loaded = requests.get(
+        f"{spark_stack.endpoint}/iceberg/api/v1/namespaces/{repo.id}%1Fmain%1Fdb/tables/events",
+        auth=(spark_stack.access_key_id, spark_stack.secret_access_key),
+        timeout=30,
+    )
+    assert loaded.json()["config"] == {"s3.endpoint": s3_endpoint(spark_stack), "s3.path-style-access": "true"}
 
     duck = duckdb_support.connect()
     duckdb_support.attach_catalog(
