@@ -49,8 +49,9 @@ def _table_config() -> dict[str, str]:
     return {"s3.endpoint": endpoint, "s3.path-style-access": "true"} if endpoint else {}
 
 
-def _table_result(loaded: Loaded) -> Response:
-    body = {"metadata-location": loaded.metadata_location(), "metadata": loaded.rendered(), "config": _table_config()}
+def _table_result(loaded: Loaded, only_referenced: bool = False) -> Response:
+    metadata = loaded.rendered(only_referenced)
+    body = {"metadata-location": loaded.metadata_location(), "metadata": metadata, "config": _table_config()}
     return json_response(body)
 
 
@@ -120,7 +121,11 @@ def register_table(namespace: str) -> Response:
 
 @catalog_route(TABLE, ["GET"])
 def load_table(namespace: str, table: str) -> Response:
-    return _table_result(catalog().tables.load(TableName.of(Namespace.parse(namespace), table)))
+    snapshots = _query("snapshots") or "all"
+    if snapshots not in ("all", "refs"):
+        raise BadRequest(f"snapshots must be all or refs, not {snapshots!r}")
+    loaded = catalog().tables.load(TableName.of(Namespace.parse(namespace), table))
+    return _table_result(loaded, only_referenced=snapshots == "refs")
 
 
 @catalog_route(TABLE, ["HEAD"])

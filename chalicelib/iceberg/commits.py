@@ -48,10 +48,17 @@ class Loaded:
     def version(self) -> int:
         return int(self.pointer.value.get("version", 0))
 
-    def rendered(self) -> Json:
-        """The metadata as this ref shows it: the location at this ref, where engines write next."""
+    def rendered(self, only_referenced: bool = False) -> Json:
+        """The metadata as this ref shows it: the location at this ref, where engines write next.
+        ``only_referenced``: the snapshots that a branch or tag of the table names, and no other (the spec's
+        ``snapshots=refs``)."""
         repo = self.table.namespace.repo
-        return {**self.metadata, "location": uri(repo, self.ref, self.location_path)}
+        rendered = {**self.metadata, "location": uri(repo, self.ref, self.location_path)}
+        if only_referenced:
+            named = {ref.get("snapshot-id") for ref in (self.metadata.get("refs") or {}).values()}
+            named.add(self.metadata.get("current-snapshot-id"))
+            rendered["snapshots"] = [s for s in self.metadata.get("snapshots") or [] if s.get("snapshot-id") in named]
+        return rendered
 
     def metadata_location(self) -> str:
         return uri(self.table.namespace.repo, self.ref, self.metadata_path)

@@ -337,3 +337,25 @@ def test_a_commit_racing_a_rename_or_a_drop_is_never_lost(
     monkeypatch.setattr(TableStore, "delete", rival_then_delete)
     catalog.drop_table(ORDERS)
     assert catalog.list_tables(NS) == []
+
+
+def test_a_table_commit_costs_two_writes_and_a_few_reads(
+    catalog: RestCatalog, services: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What one commit asks of the engine (counted, not timed): the pointer and the metadata file it names are
+    read (a stat and a read each), the next metadata file and the pointer written; nothing is listed."""
+    table = catalog.create_table(ORDERS, SCHEMA)
+    graveler = services.graveler
+    calls: dict[str, int] = {}
+    for name in ("stat_object", "read_object", "upload_object", "list_objects", "delete_object"):
+        method = getattr(graveler, name)
+
+        def counted(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
+            calls[_name] = calls.get(_name, 0) + 1
+            return _method(*args, **kwargs)
+
+        monkeypatch.setattr(graveler, name, counted)
+    with table.update_schema() as update:
+        update.add_column("note", StringType())
+    # The namespace's marker is checked (a stat); the pointer and its metadata file are each stat'ed and read.
+    assert calls == {"stat_object": 3, "read_object": 2, "upload_object": 2}

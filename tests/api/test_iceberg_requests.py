@@ -406,3 +406,37 @@ def test_table_config_names_the_gateway_when_the_deployment_does(
         Settings.from_env({"LAKELET_ICEBERG_S3_ENDPOINT": " https://gw.example/ "}).iceberg_s3_endpoint
         == "https://gw.example/"
     )
+
+
+def test_loading_with_snapshots_refs_leaves_out_unreferenced_snapshots(
+    client: Client, credentials: Creds, sales: None
+) -> None:
+    assert create(client, credentials, "t").status_code == 200
+
+    def snapshot(snapshot_id: int, sequence: int, parent: int | None) -> dict[str, Any]:
+        return {
+            "action": "add-snapshot",
+            "snapshot": {
+                "snapshot-id": snapshot_id,
+                "parent-snapshot-id": parent,
+                "sequence-number": sequence,
+                "timestamp-ms": 1000 + sequence,
+                "manifest-list": f"s3://repo1/main/x/snap-{snapshot_id}.avro",
+                "summary": {"operation": "append"},
+            },
+        }
+
+    updates = [
+        snapshot(1, 1, None),
+        snapshot(2, 2, 1),
+        snapshot(3, 3, 2),
+        {"action": "set-snapshot-ref", "ref-name": "main", "type": "branch", "snapshot-id": 3},
+        {"action": "set-snapshot-ref", "ref-name": "audit", "type": "tag", "snapshot-id": 1},
+    ]
+    assert commit(client, credentials, "t", [], updates).status_code == 200
+    path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables/t"
+    every = json.loads(iceberg_request(client, "GET", path, credentials).body)["metadata"]["snapshots"]
+    assert [s["snapshot-id"] for s in every] == [1, 2, 3]
+    named = json.loads(iceberg_request(client, "GET", path + "?snapshots=refs", credentials).body)
+    assert [s["snapshot-id"] for s in named["metadata"]["snapshots"]] == [1, 3]
+    iceberg_error(iceberg_request(client, "GET", path + "?snapshots=some", credentials), 400, "BadRequestException")
