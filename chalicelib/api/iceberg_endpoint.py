@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 ICEBERG_PREFIX = "/iceberg/api/v1"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 # What the catalog serves, as GET /v1/config's endpoints list says it (views are not served yet).
 ENDPOINTS = [
     "GET /v1/{prefix}/namespaces",
@@ -120,20 +121,28 @@ def get_config() -> Response:
 @bp.route("/oauth/tokens", methods=["POST"], content_types=ANY_CONTENT_TYPE)
 def get_token() -> Response:
     """OAuth 2 client credentials: the client id is an access key id and the secret its secret (pyiceberg's
-    ``credential`` ``<access key id>:<secret>``); the token is the one POST /auth/login issues."""
+    ``credential`` ``<access key id>:<secret>``, in the form or as HTTP Basic); the token is the one POST
+    /auth/login issues. The token exchange grant renews a valid token (Iceberg clients refresh theirs)."""
     request = bp.current_request
     try:
         form = {k: v[0] for k, v in parse_qs(raw_body(request).decode("utf-8", "replace")).items()}
         grant = form.get("grant_type", "")
-        if grant != "client_credentials":
-            raise errors.Unsupported(f"grant_type {grant!r} is not supported: use client_credentials")
-        client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
-        if not client_id and request.headers.get("authorization"):
-            client_id, secret = basic_credentials(request.headers.get("authorization"))
-        if not client_id or not secret:
-            raise errors.Invalid("client_id and client_secret are required")
         ttl = services().settings.login_token_seconds
-        issued = services().auth.login(client_id, secret, ttl)
+        if grant == TOKEN_EXCHANGE:
+            # A client renewing its token before it expires: the subject token is the one it holds.
+            subject = form.get("subject_token", "")
+            if not subject:
+                raise errors.Invalid("subject_token is required")
+            issued = services().auth.refresh(subject, ttl)
+        elif grant == "client_credentials":
+            client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
+            if not client_id and request.headers.get("authorization"):
+                client_id, secret = basic_credentials(request.headers.get("authorization"))
+            if not client_id or not secret:
+                raise errors.Invalid("client_id and client_secret are required")
+            issued = services().auth.login(client_id, secret, ttl)
+        else:
+            raise errors.Unsupported(f"grant_type {grant!r} is not supported: use client_credentials")
     except errors.GravelerError as e:
         return oauth_error_response(e)
     finally:

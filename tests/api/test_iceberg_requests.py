@@ -75,6 +75,35 @@ def test_token_endpoint_issues_a_bearer_token_for_a_key_pair(client: Client, cre
     assert not any("views" in e for e in body["endpoints"])
 
 
+def test_a_token_is_renewed_by_token_exchange_until_it_is_revoked(client: Client, credentials: Creds) -> None:
+    headers = {"content-type": "application/x-www-form-urlencoded"}
+
+    def token_for(form: str) -> Any:
+        return client.http.request("POST", "/iceberg/api/v1/oauth/tokens", headers=headers, body=form.encode())
+
+    first = json.loads(
+        token_for(
+            f"grant_type=client_credentials&client_id={credentials[0]}&client_secret={quote(credentials[1], safe='')}"
+        ).body
+    )["access_token"]
+    exchange = (
+        "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange"
+        "&subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token&subject_token="
+    )
+    renewed = token_for(exchange + quote(first, safe=""))
+    assert renewed.status_code == 200, renewed.body
+    second = TokenResponse.model_validate_json(renewed.body).access_token
+    assert second != first
+    config = client.http.request("GET", "/iceberg/api/v1/config", headers={"authorization": f"Bearer {second}"})
+    assert config.status_code == 200
+    assert json.loads(token_for(exchange + "forged").body)["error"] == "invalid_client"
+    assert token_for(exchange).status_code == 400
+    # A logout of the first token ends its chain.
+    logout = client.http.request("POST", "/api/v1/auth/logout", headers={"authorization": f"Bearer {first}"})
+    assert logout.status_code in (200, 204)
+    assert token_for(exchange + quote(first, safe="")).status_code == 401
+
+
 @pytest.mark.parametrize(
     ("form", "status", "code"),
     [
