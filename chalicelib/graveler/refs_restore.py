@@ -26,8 +26,8 @@ from .staging import branch_tokens, drop_tokens
 
 __all__ = ["CHUNK_BYTES", "RefsRestorer", "RestorePlan"]
 
-# How much of the commits file one load step reads: about 3,000 commit records, one DynamoDB put each, well
-# within the task's timeout.
+# How much of the commits file one load step reads: about 3,000 commit records, some 120 DynamoDB batch writes,
+# well within the task's timeout.
 CHUNK_BYTES = 1024 * 1024
 _HASH_BYTES = 8 * 1024 * 1024
 
@@ -181,12 +181,16 @@ class RefsRestorer:
         damaged record (the chunks before it stay written: the caller rolls back)."""
         repo = self._target(plan)
         lines, following = self._lines(repo, plan, start)
+        commits = []
         for line in lines:
             try:
                 record = json.loads(line)
             except ValueError:
                 raise errors.Invalid(f"damaged commit record in the refs dump: {line[:100]!r}") from None
-            self._parts.refs.add_commit(RepositoryID(repo.id), parse_commit(record))
+            commits.append(parse_commit(record))
+        # One call for the chunk: the store batches it (DynamoDB: 25 commits a request), where one put per commit
+        # made a 1,000,000-commit restore a million round trips.
+        self._parts.refs.add_commits(RepositoryID(repo.id), commits)
         return following
 
     def load_refs(self, plan: RestorePlan) -> None:
