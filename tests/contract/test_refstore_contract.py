@@ -11,8 +11,6 @@ from moto.dynamodb.responses import DynamoHandler
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import RefStore
-
-from .conftest import Moto
 from chalicelib.graveler.records import (
     EMPTY_METARANGE,
     Branch,
@@ -27,6 +25,8 @@ from chalicelib.graveler.records import (
     Tag,
     TagID,
 )
+
+from .conftest import Moto
 
 REPO = RepositoryID("repo1")
 
