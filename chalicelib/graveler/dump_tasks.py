@@ -24,7 +24,7 @@ from itertools import islice
 from . import errors
 from .ports import WorkflowRunner
 from .records import Repository
-from .refs_dump import DUMP_DIR, RefsDump, RefsDumper, RefsDumpParts
+from .refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
 from .refs_restore import RefsRestorer
 
 __all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "DumpWorkflows", "execution_message"]
@@ -111,12 +111,30 @@ class DumpTasks:
     def _more_commits_than(self, repo: Repository, count: int) -> bool:
         return len(list(islice(self._parts.refs.iterate_commits(repo.id), count + 1))) > count
 
-    def finish_dump(self, repo_id: str, task_id: str) -> DumpTask:
-        """The dump task's work: dumps and records it done (the workflow's one step)."""
-        dumped = self.dumper.dump(repo_id)
+    def finish_dump(self, repo_id: str, task_id: str, progress: DumpProgress | None = None) -> DumpTask:
+        """Records the dump done: with ``progress`` (the workflow's last step), once its commits file is joined;
+        without, after the whole dump (inline)."""
+        if progress is None:
+            dumped = self.dumper.dump(repo_id, scratch=task_id)
+        else:
+            dumped = self.dumper.finish(repo_id, progress)
         task = DumpTask(task_id, True, self._parts.clock(), dumped=dumped)
         self._record(self._parts.repository(repo_id), task)
         return task
+
+    def dump_step(self, repo_id: str, task_id: str, progress: DumpProgress | None) -> DumpProgress:
+        """One step of the dump workflow's loop: the branches and tags files and a first chunk of commits when
+        ``progress`` is None, the next chunk otherwise. Moves the task's ``update_time``."""
+        started = progress or self.dumper.begin(repo_id, task_id)
+        following = self.dumper.step(repo_id, started)
+        self.touch(repo_id, task_id)
+        return following
+
+    def dump_failed(self, repo_id: str, task_id: str, progress: DumpProgress | None, message: str) -> DumpTask:
+        """Removes a failed dump's scratch chunks and records the failure."""
+        if progress is not None:
+            self.dumper.discard(repo_id, progress)
+        return self.record_failure(repo_id, task_id, message)
 
     # ---- restore task -----------------------------------------------------------------------------------------
 
