@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
@@ -31,6 +32,7 @@ __all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "DumpWorkflows"
 
 DUMP_TASK, RESTORE_TASK = "dump", "restore"
 ROLLED_BACK = "restore failed, nothing of it kept"
+KEPT_WRITTEN = "restore failed and rolled back, but for the branches written to during it (kept with their history)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +151,14 @@ class DumpTasks:
         count = self.restorer.commits_count(repo.id, dump)
         if runner is None or count is None or count <= self.workflows.restore_threshold:
             try:
-                self.restorer.run(repo.id, dump, force)
+                plan = self.restorer.check(repo.id, dump, force)
             except errors.GravelerError as e:
                 return self.record_failure(repo.id, task_id, str(e) or type(e).__name__)
+            try:
+                self.restorer.load(plan)
+            except errors.GravelerError as e:
+                kept = self.restorer.roll_back(plan)
+                return self.record_failure(repo.id, task_id, str(e) or type(e).__name__, kept)
             return self.record_done(repo.id, task_id)
         running = DumpTask(task_id, False, self._parts.clock())
         self._record(repo, running)
@@ -168,10 +175,15 @@ class DumpTasks:
         self._record(self._parts.repository(repo_id), task)
         return task
 
-    def record_failure(self, repo_id: str, task_id: str, message: str) -> DumpTask:
-        """Records the task failed with ``message``; a restore's says that nothing of it was kept."""
+    def record_failure(self, repo_id: str, task_id: str, message: str, kept: Sequence[str] = ()) -> DumpTask:
+        """Records the task failed with ``message``; a restore's says that nothing of it was kept, or which branches
+        its roll-back kept (``kept``: written to during the restore)."""
         if task_id.startswith(RESTORE_TASK + "-"):
-            message = f"{ROLLED_BACK}: {message}"
+            if kept:
+                names = ", ".join(sorted(kept))
+                message = f"{KEPT_WRITTEN}: {names}: {message}"
+            else:
+                message = f"{ROLLED_BACK}: {message}"
         task = DumpTask(task_id, True, self._parts.clock(), error=message)
         # A repository deleted meanwhile: nobody can ask for its tasks any more.
         with contextlib.suppress(errors.RepositoryNotFound):

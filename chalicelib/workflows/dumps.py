@@ -84,10 +84,11 @@ def restore_refs(event: Json) -> Json:
 def restore_rollback(event: Json) -> Json:
     """Rolls back what a restore that got past its check wrote, then records the failure."""
     tasks = _tasks()
+    kept: list[str] = []
     if event.get("plan"):
-        tasks.restorer.roll_back(RestorePlan.from_json(event["plan"]))
-    tasks.record_failure(str(event["repository"]), str(event["task_id"]), _failure(event))
-    return {"rolled_back": bool(event.get("plan"))}
+        kept = tasks.restorer.roll_back(RestorePlan.from_json(event["plan"]))
+    tasks.record_failure(str(event["repository"]), str(event["task_id"]), _failure(event), kept)
+    return {"rolled_back": bool(event.get("plan")), "kept": kept}
 
 
 # The Chalice function name of each task, as the ASL files name them ("${dump_run}", ...).

@@ -13,7 +13,7 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
-from chalicelib.graveler import dump_files, refs_restore
+from chalicelib.graveler import dump_files, errors, refs_restore
 from chalicelib.graveler.dump_tasks import DumpTask, DumpTasks
 from chalicelib.graveler.records import Commit, CommitID, MetaRangeID, RepositoryID
 from chalicelib.graveler.refs_restore import RestorePlan
@@ -213,3 +213,64 @@ def test_a_dump_holds_one_chunk_of_commits_at_a_time(services: Services, monkeyp
     tasks.restore("copy", dump)
     assert [c.id for c in listing(RepositoryID("copy"))] == [c.id for c in listing(rid)]
     assert g.refs.get_commit(RepositoryID("copy"), extra[7].id) == extra[7]
+
+
+def _reachable(services: Services, repo: str, head: str) -> set[str]:
+    refs, seen, todo = services.graveler.refs, set(), [head]
+    while todo:
+        commit = refs.get_commit(RepositoryID(repo), CommitID(todo.pop()))  # raises if history was cut
+        if commit.id not in seen:
+            seen.add(commit.id)
+            todo.extend(commit.parents)
+    return seen
+
+
+def test_a_roll_back_keeps_a_branch_committed_to_during_the_restore(services: Services) -> None:
+    g = services.graveler
+    tasks = services.dumps()
+    dump = tasks.dump("repo")
+    tries: list[str] = []
+
+    def refs_then_a_write_then_a_crash(event: dict) -> dict:
+        if not tries:
+            tasks.restorer.load_refs(RestorePlan.from_json(event["plan"]))
+            # Someone commits to the restored dev branch before the step could record the task done.
+            g.upload_object("copy", "dev", "during.txt", b"written during the restore")
+            g.commit("copy", "dev", "bob", "during the restore")
+        tries.append(event["task_id"])
+        # An error the state machine does not retry: straight to the roll-back.
+        raise errors.Invalid("restore_refs failed")
+
+    with route_lambda_invokes({**dump_tasks.HANDLERS, "restore_refs": refs_then_a_write_then_a_crash}):
+        g.create_bare_repository("copy", "s3://bucket/repo")
+        failed = _wait(tasks, "copy", "restore", tasks.submit_restore("copy", dump).id)
+    assert "restore_refs failed" in failed.error and "kept with their history): dev:" in failed.error, failed.error
+    branches, tags, commits = _refs(services, "copy")
+    # dev and everything it reaches stay; main and the tag (untouched) are gone, and so are the commits only they
+    # reached (main~1 and main: dev was made from main~2).
+    assert list(branches) == ["dev"] and tags == {}
+    assert set(commits) == _reachable(services, "copy", branches["dev"])
+    original = _refs(services, "repo")[0]
+    assert original["main"] not in commits and original["dev"] in commits
+    assert g.read_object("copy", g.stat_object("copy", "dev", "during.txt")) == b"written during the restore"
+
+
+def test_a_roll_back_keeps_a_branch_with_staged_changes(services: Services) -> None:
+    g = services.graveler
+    tasks = services.dumps()
+    dump = tasks.dump("repo")
+    g.create_bare_repository("copy", "s3://bucket/repo")
+    plan = tasks.restorer.check("copy", dump)
+    tasks.restorer.load(plan)
+    g.upload_object("copy", "main", "staged.txt", b"not committed yet")
+    assert tasks.restorer.roll_back(plan) == ["main"]
+    branches, tags, commits = _refs(services, "copy")
+    assert list(branches) == ["main"] and tags == {}
+    assert set(commits) == _reachable(services, "copy", branches["main"])
+    assert g.read_object("copy", g.stat_object("copy", "main", "staged.txt")) == b"not committed yet"
+    # Without writes, a roll-back leaves the target bare, as before.
+    g.create_bare_repository("copy2", "s3://bucket/repo")
+    plan2 = tasks.restorer.check("copy2", dump)
+    tasks.restorer.load(plan2)
+    assert tasks.restorer.roll_back(plan2) == []
+    assert _refs(services, "copy2") == ({}, {}, [])
