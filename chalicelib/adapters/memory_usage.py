@@ -8,6 +8,9 @@ from collections import Counter
 from chalicelib.usage.ports import UsageRecord
 
 
+__all__ = ["MemoryUsageStore"]
+
+
 class MemoryUsageStore:
     """The installation id and the monthly counters in dicts, behind one lock."""
 

@@ -9,4 +9,4 @@ at most once every flush interval, so that no request pays a write of its own: m
 from .meter import UsageMeter
 from .ports import InstallationReport, UsageRecord, UsageStore
 
-__all__ = ["InstallationReport", "UsageMeter", "UsageRecord", "UsageStore"]
+__all__ = ["InstallationReport", "UsageMeter", "UsageRecord", "UsageStore", "meter", "ports"]

@@ -17,6 +17,8 @@ from .models import model_set
 from .tables import TableNames
 from .translate import storage_errors, translated
 
+__all__ = ["DynamoUsageStore"]
+
 _INSTALLATION_PK = "installation"
 _INSTALLATION_SK = "id"
 _USAGE_PK = "usage#"
