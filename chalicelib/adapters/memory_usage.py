@@ -7,7 +7,6 @@ from collections import Counter
 
 from chalicelib.usage.ports import UsageRecord
 
-
 __all__ = ["MemoryUsageStore"]
 
 
