@@ -168,6 +168,9 @@ class CommitsFile:
     def save_result(self, cursor: ChunkCursor, result: dict[str, str]) -> None:
         self._blocks.put(self._scratch(cursor, "result.json"), json.dumps(result).encode())
 
+    def forget_result(self, cursor: ChunkCursor) -> None:
+        self._blocks.delete(self._scratch(cursor, "result.json"))
+
     def discard(self, cursor: ChunkCursor) -> None:
         """Removes the chunks (idempotent; a chunk that a crashed step wrote past the cursor is removed too)."""
         for n in range(cursor.chunks + 1):

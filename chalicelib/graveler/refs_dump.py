@@ -171,7 +171,10 @@ class RefsDumper:
         try:
             while not progress.commits.done:
                 progress = self.step(repo_id, progress)
-            return self.finish(repo_id, progress)
+            dump = self.finish(repo_id, progress)
+            # Nothing retries a dump run in one go: the result kept for a retried finish is not needed.
+            self._file(repo_id).forget_result(progress.commits)
+            return dump
         except errors.GravelerError:
             self.discard(repo_id, progress)
             raise

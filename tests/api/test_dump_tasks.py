@@ -222,3 +222,11 @@ def test_a_restore_writes_each_chunk_of_commits_in_one_batch(
     # Every commit went through a batch, one call per chunk of the file; none was put alone.
     assert singles == [] and sum(batches) == 4 and 1 < len(batches) < 4
     assert _refs(api, "copy") == _refs(api, repo)
+
+
+def test_an_inline_dump_leaves_no_scratch_file(api: Api, repo: str, services: wiring.Services) -> None:
+    _history(api, repo, 2)
+    assert api.request("PUT", f"/repositories/{repo}/refs/dump").status_code == 201
+    assert api.post(f"/repositories/{repo}/dump").status_code == 202
+    namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
+    assert list(services.graveler.blocks.list_blobs(f"{namespace}/_lakefs/refs_dump/scratch/")) == []
