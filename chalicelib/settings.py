@@ -33,6 +33,9 @@ ENV_RANGE_RAGGEDNESS = "LAKELET_RANGE_RAGGEDNESS"
 ENV_PRE_SIGN_SUPPORT = "LAKELET_PRE_SIGN_SUPPORT"
 ENV_KMS_KEY_ID = "LAKELET_KMS_KEY_ID"  # the KMS key that encrypts secrets at rest (id, ARN or alias)
 ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
+# The S3 gateway's URL as engines reach it: the Iceberg catalog gives it to them as the tables' s3.endpoint
+# (docs/iceberg.md). Unset: clients configure s3.endpoint themselves.
+ENV_ICEBERG_S3_ENDPOINT = "LAKELET_ICEBERG_S3_ENDPOINT"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
 # Where imports may read from, comma-separated: each location as bucket:prefix/ (bucket: for a whole bucket), the
 # form the stack parameter ImportLocations takes and passes here unchanged, or as s3://bucket/prefix/ (the local
@@ -160,6 +163,7 @@ class Settings:
     kms_key_id: str | None = None
     # How long a token from POST /auth/login stays valid.
     login_token_seconds: int = 24 * 3600
+    iceberg_s3_endpoint: str = ""
     stage: str = "local"
     # Commits with more staged changes than this run as the commit state machine (when one is configured,
     # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda. 25,000: an inline
@@ -224,6 +228,7 @@ class Settings:
             pre_sign_support=_flag(env.get(ENV_PRE_SIGN_SUPPORT, "true")),
             kms_key_id=env.get(ENV_KMS_KEY_ID) or None,
             login_token_seconds=int(env.get(ENV_LOGIN_TOKEN_SECONDS, defaults.login_token_seconds)),
+            iceberg_s3_endpoint=env.get(ENV_ICEBERG_S3_ENDPOINT, "").strip(),
             stage=env.get(ENV_STAGE) or defaults.stage,
             commit_workflow_threshold=int(
                 env.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD", defaults.commit_workflow_threshold)

@@ -28,7 +28,7 @@ from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 
 from . import session
-from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
+from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, iceberg_shape, status_for
 from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
 __all__ = [
@@ -206,11 +206,15 @@ def accept_anything_by_default(request: Request, get_response: Callable[[Request
 
 def lakefs_error_shape(request: Request, get_response: Callable[[Request], Response]) -> Response:
     """HTTP middleware: the errors Chalice answers by itself (405 method not allowed, 415, ...) come in its
-    ``{"Code", "Message"}`` shape; clients of the lakeFS API expect ``{"message"}``."""
+    ``{"Code", "Message"}`` shape; clients of the lakeFS API expect ``{"message"}``, and the Iceberg catalog's the
+    spec's IcebergErrorResponse."""
     response = get_response(request)
     body = response.body
     if response.status_code >= 400 and isinstance(body, dict) and set(body) == {"Code", "Message"}:
-        response.body = {"message": str(body["Message"])}
+        if request.path.startswith("/iceberg/"):
+            response.body = iceberg_shape(response.status_code, str(body["Message"]))
+        else:
+            response.body = {"message": str(body["Message"])}
     return response
 
 
