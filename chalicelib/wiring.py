@@ -7,6 +7,7 @@ handlers each take what they need from these services; nothing here imports them
 from __future__ import annotations
 
 import gc as garbage_collector  # the standard library's, not chalicelib.gc
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.dump_tasks import DumpTasks, DumpWorkflows
+from .graveler.errors import GravelerError
 from .graveler.imports import ImportParts, ImportRecords, SourceLister
 from .graveler.parts import EngineParts, Workflows, engine_parts
 from .graveler.ports import (
@@ -36,9 +38,11 @@ from .graveler.reads import Reads
 from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
+from .usage import UsageMeter, UsageStore
 
 if TYPE_CHECKING:
     from .auth.ports import Signer
+    from .auth.records import Credential
     from .repository_metadata import RepositoryMetadataStore
 
 
@@ -53,6 +57,8 @@ class Services:
     refs_dump: DumpTasks | None = None
     # The SigV4 arithmetic the S3 gateway verifies signatures with; None: botocore's, built on first use.
     signer: Signer | None = None
+    # The usage report's counter of API and S3 gateway requests (assemble builds it; None counts nothing).
+    usage: UsageMeter | None = None
 
     def pulls(self) -> PullRequests:
         if self.pull_requests is None:
@@ -67,6 +73,19 @@ class Services:
         if self.pull_requests is not None:
             self.pull_requests.drop_repository(deleted)
 
+    def setup(
+        self, username: str, access_key_id: str | None = None, secret: str | None = None
+    ) -> tuple[Credential, str]:
+        """First-time setup (AuthService.setup), then the installation's id, kept from now on as lakeFS writes its
+        own at setup. Should storing the id fail, the setup stands: the first usage report creates it."""
+        created = self.auth.setup(username, access_key_id, secret)
+        if self.usage is not None:
+            try:
+                self.usage.installation_id()
+            except GravelerError as e:
+                log.warning("installation id not stored at setup (the usage report will store it): %s", e)
+        return created
+
     def dumps(self) -> DumpTasks:
         if self.refs_dump is None:
             raise RuntimeError("these services were built without refs dumps")
@@ -80,6 +99,8 @@ class Services:
             self.signer = BotocoreSigner()
         return self.signer
 
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _services: Services | None = None
@@ -104,6 +125,7 @@ def assemble(
     branch_protection: BranchProtectionStore | None = None,
     any_namespace: bool = False,
     pull_request_store: PullRequestStore | None = None,
+    usage_store: UsageStore | None = None,
     *,
     import_sources: SourceLister | None = None,
     import_records: ImportRecords | None = None,
@@ -112,9 +134,10 @@ def assemble(
     invokers: dict[str, HookInvoker] | None = None,
 ) -> Services:
     """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
-    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests).
-    ``import_sources`` and ``import_records``: the import's ports (without both, imports answer Unsupported).
-    ``clock`` and ``sleep``: the engine's (tests give theirs); ``invokers``: the hooks' (hook_runner's)."""
+    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests);
+    ``usage_store``: None keeps the usage counters in memory. ``import_sources`` and ``import_records``: the
+    import's ports (without both, imports answer Unsupported). ``clock`` and ``sleep``: the engine's (tests give
+    theirs); ``invokers``: the hooks' (hook_runner's)."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
     if branch_protection is not None:
@@ -147,7 +170,17 @@ def assemble(
         repository_metadata,
         pull_requests=pull_requests(graveler, pull_request_store),
         refs_dump=dump_tasks(settings, graveler),
+        usage=usage_meter(settings, usage_store),
     )
+
+
+def usage_meter(settings: Settings, store: UsageStore | None) -> UsageMeter:
+    """The request counter of the usage report, over ``store`` (None: in memory)."""
+    if store is None:
+        from .adapters.memory_usage import MemoryUsageStore
+
+        store = MemoryUsageStore()
+    return UsageMeter(store, settings.usage_flush_seconds)
 
 
 def dump_tasks(settings: Settings, graveler: Graveler) -> DumpTasks:
@@ -271,6 +304,7 @@ def aws_services(settings: Settings) -> Services:
     from .adapters.dynamodb.pull_requests import DynamoPullRequestStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
+    from .adapters.dynamodb.usage import DynamoUsageStore
     from .adapters.import_records import BlockImportRecords
     from .adapters.kms import KmsCipher
     from .adapters.s3 import S3BlockStore
@@ -296,6 +330,7 @@ def aws_services(settings: Settings) -> Services:
         pull_request_store=DynamoPullRequestStore(names, settings.region, settings.endpoint_url),
         import_sources=S3SourceLister(s3),
         import_records=BlockImportRecords(blocks),
+        usage_store=DynamoUsageStore(names, settings.region, settings.endpoint_url),
     )
 
 

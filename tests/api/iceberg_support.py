@@ -90,7 +90,7 @@ def rest_catalog(credentials: tuple[str, str], **extra: str) -> RestCatalog:
         "lakelet",
         uri=URI,
         credential=f"{credentials[0]}:{credentials[1]}",
-        **{"py-io-impl": "tests.api.iceberg_support.LocalFileIO"},
+        **{"py-io-impl": "tests.api.iceberg_support.LocalFileIO", "oauth2-server-uri": URI + "/v1/oauth/tokens"},
         **extra,
     )
 
