@@ -228,18 +228,13 @@ def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
 def workflows(settings: Settings) -> Workflows:
     """The state machines large commits, merges and imports run as (Step Functions, or moto's locally), when
     configured."""
-    from .adapters.stepfunctions import StepFunctionsWorkflows
-
-    def runner(arn: str | None) -> StepFunctionsWorkflows | None:
-        return StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url) if arn else None
-
     return Workflows(
-        runner(settings.commit_state_machine_arn),
-        runner(settings.merge_state_machine_arn),
+        _runner(settings, settings.commit_state_machine_arn),
+        _runner(settings, settings.merge_state_machine_arn),
         settings.commit_workflow_threshold,
         settings.merge_workflow_threshold,
         settings.workflow_wait_seconds,
-        runner(settings.import_state_machine_arn),
+        _runner(settings, settings.import_state_machine_arn),
         settings.import_inline_threshold,
         settings.import_max_slices,
     )
