@@ -213,7 +213,10 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
 
         counted = bench_stack.aws_calls(stack, counter)
         calls = counted["counts"]
-        goals = {"stat": 2, "upload": 4, "list 100": 2, "create branch": 2, "commit of 1 change": 12}
+        # A staged key in the key sketch (one in 16, by its hash) costs one more PutItem: its goal counts it, as
+        # tests/perf/test_aws_calls.py does.
+        sketch = counted["sketch_writes"]
+        goals = {"stat": 2, "upload": 4 + sketch["upload"], "list 100": 2, "create branch": 2, "commit of 1 change": 12}
         measured = " / ".join(str(calls[k]) for k in goals)
         over = [k for k, g in goals.items() if calls[k] > g]
         worst = max(calls[k] / g for k, g in goals.items())
@@ -227,20 +230,22 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
                 1.0,
                 " / ".join(str(g) for g in goals.values()),
                 f"over the goal: {', '.join(over)}",
-                {"calls": calls, "goals": goals, "requests": counted["requests"]},
+                {"calls": calls, "goals": goals, "requests": counted["requests"], "sketch_writes": sketch},
             )
         )
         presigned = calls["presigned upload + link"]
+        presigned_goal = 6 + sketch["presigned upload + link"]
         rows.append(
             row(
                 "aws_calls_presigned",
                 "AWS calls: presigned upload + link (the lakeFS clients' path)",
-                str(presigned),
+                str(presigned) + (" (with the key's sketch write)" if sketch["presigned upload + link"] else ""),
                 presigned,
                 LE,
-                6,
-                "<= 6",
+                presigned_goal,
+                f"<= {presigned_goal}" + (" (6 + the key's sketch write)" if presigned_goal > 6 else ""),
                 "over the goal (the client's own PUT to the URL is not counted)",
+                {"sketch_write": sketch["presigned upload + link"]},
             )
         )
 
