@@ -35,9 +35,10 @@ What runs where:
   over HTTP. Each task builds its services afresh, so it starts with a cold range cache (as a new container),
   and reports its own memory figures: the peak
   RSS of its process during the task (VmHWM, reset before the task through /proc/self/clear_refs), the RSS when
-  it began, and the peak of Python allocations during the task (tracemalloc, started and stopped around it).
+  it began, and the peak of Python allocations during the task above what was allocated when it began
+  (tracemalloc, on for the worker's life, its peak reset before each task).
   Because a task is alone in its process, these figures are the task's own; moto's work for it (answering its
-  queries and PUTs) is done in the stack's process and is not in them. tracemalloc is on during every task, so
+  queries and PUTs) is done in the stack's process and is not in them. tracemalloc is on in every worker, so
   task and commit times include its overhead (they are upper bounds). The state's ``max_slices`` is set to
   SLICES by the routed Plan task (the API does not take it).
 - Range files: each worker counts the block store's reads and writes under ``<namespace>/_lakefs/`` during its
@@ -117,6 +118,9 @@ def _status_kib(field: str) -> int:
 
 def _worker_init() -> None:
     logging.disable(logging.WARNING)
+    # On for the worker's life, its peak reset per task: stopping it while a task's threads (a sharded token's
+    # queries, the drop's deletes) still allocate crashed the interpreter (a segfault in CPython 3.12.1).
+    tracemalloc.start()
     wiring.get_services()  # built from the environment the stack set (moto's URL, tables, bucket, KMS key)
 
 
@@ -179,14 +183,14 @@ def _measured_task(name: str, event: Json) -> Json:
         with open("/proc/self/clear_refs", "w") as clear:
             clear.write("5")  # resets VmHWM to the current RSS
         rss_start = _status_kib("VmRSS")
-        tracemalloc.start()
+        tracemalloc.reset_peak()
+        traced_start = tracemalloc.get_traced_memory()[0]
         started = time.perf_counter()
         try:
             result = workflow_tasks.HANDLERS[name](event)
         finally:
             seconds = time.perf_counter() - started
-            traced_peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
+            traced_peak = tracemalloc.get_traced_memory()[1] - traced_start
     finally:
         del blocks.get, blocks.put  # back to the class's methods
     return {
