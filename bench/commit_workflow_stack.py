@@ -591,7 +591,8 @@ def main(count: int, slices: int, workers: int, aws_limits: bool, json_path: str
         "workers": workers,
         "aws_limits": deployed.summary() if deployed is not None else None,
         "task_timeouts": task_timeouts,
-        "machine": {"cpus": os.cpu_count(), "nice": os.nice(0)},
+        # The machine is shared: its load when the run began and ended says how much of it the run had.
+        "machine": {"cpus": os.cpu_count(), "nice": os.nice(0), "load_average_start": os.getloadavg()[0]},
     }
 
     def say(line: str) -> None:
@@ -676,6 +677,7 @@ def main(count: int, slices: int, workers: int, aws_limits: bool, json_path: str
     print("left), 'peak-start' their difference for the task with the largest one, 'py peak' the peak of Python")
     print("allocations made during the task (tracemalloc). moto's work for a task is in the stack process, not here.")
     if json_path:
+        record["machine"]["load_average_end"] = os.getloadavg()[0]
         with open(json_path, "w") as out:
             json.dump(record, out, indent=2)
             out.write("\n")
