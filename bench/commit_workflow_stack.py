@@ -21,7 +21,8 @@ What runs where:
   the Lambda app behind the lakeFS API, in this process. moto's DynamoDB queries go through
   lakelet/stack/moto_speedups.py, as always on the local stack.
 - Staging: the N objects are staged straight into the DynamoDB staging table with the stack's own
-  ``graveler.staging.set_many`` (DynamoStagingStore: batch writes of 25), in chunks. Uploading them through the
+  ``graveler.staging.set_many`` (DynamoStagingStore: batch writes of 25), in chunks of 10,000 written by the worker
+  processes at once (the encoding off the stack's process, which answers them). Uploading them through the
   API would only add N object PUTs that a commit never reads: their physical addresses are fake. The 100-change
   batches are real API calls (uploads with data, deletes).
 - Commits: POST /api/v1/repositories/{r}/branches/main/commits/async, then GET .../commits/status?id= until
@@ -306,30 +307,39 @@ class Api:
         return seconds, status
 
 
-def stage_bulk(namespace: str, count: int) -> float:
-    graveler = wiring.get_services().graveler
-    staging = graveler.staging
+def _stage_chunk(token: str, namespace: str, start: int, stop: int) -> int:
+    """Stages objects start..stop-1 with the stack's own set_many (batch writes of 25), in a worker."""
+    staging = wiring.get_services().graveler.staging
     assert isinstance(staging, DynamoStagingStore)
+    staging.set_many(
+        StagingToken(token),
+        [
+            StagedEntry(
+                Key(key_of(i)),
+                Entry(
+                    f"{namespace}/data/bench/{i:07x}",
+                    1000 + i % 1000,
+                    f"{i:032x}",
+                    1_700_000_000,
+                    "application/octet-stream",
+                ),
+            )
+            for i in range(start, stop)
+        ],
+    )
+    return stop - start
+
+
+def stage_bulk(tasks: Tasks, namespace: str, count: int) -> float:
+    """Stages ``count`` objects straight into the branch's token, chunks written by the worker processes at once
+    (their batch writes' encoding off the stack's process, which answers them)."""
+    graveler = wiring.get_services().graveler
     token = graveler.refs.get_branch(RepositoryID(REPO), BranchID(BRANCH)).staging_token
     started = time.perf_counter()
-    for start in range(0, count, STAGE_CHUNK):
-        staging.set_many(
-            token,
-            [
-                StagedEntry(
-                    Key(key_of(i)),
-                    Entry(
-                        f"{namespace}/data/bench/{i:07x}",
-                        1000 + i % 1000,
-                        f"{i:032x}",
-                        1_700_000_000,
-                        "application/octet-stream",
-                    ),
-                )
-                for i in range(start, min(count, start + STAGE_CHUNK))
-            ],
-        )
-        done = min(count, start + STAGE_CHUNK)
+    chunks = [(start, min(count, start + STAGE_CHUNK)) for start in range(0, count, STAGE_CHUNK)]
+    done = 0
+    for staged in tasks.pool.map(_stage_chunk, *zip(*[(token, namespace, a, b) for a, b in chunks], strict=True)):
+        done += staged
         if done % (STAGE_CHUNK * 10) == 0 or done == count:
             elapsed = time.perf_counter() - started
             print(f"  staged {done:,} in {elapsed:.0f} s ({done / elapsed:,.0f}/s)", flush=True)
@@ -439,6 +449,7 @@ def hundred(
         if n % 3 == 0:
             api.call("DELETE", f"/repositories/{REPO}/branches/{BRANCH}/objects", 204, params={"path": path})
             removed += 1
+            record.setdefault("deleted", []).append(i)
         else:
             if n % 3 == 2:
                 path = new_key_of(i)
@@ -489,9 +500,11 @@ def merge(api: Api, tasks: Tasks, namespace: str, count: int, objects: int, reco
     has 100 changes of its own on consecutive keys since; returns the lines and the new object count."""
     graveler = wiring.get_services().graveler
     api.call("POST", f"/repositories/{REPO}/branches", 201, json={"name": "feature", "source": BRANCH})
-    feature = list(range(3, count, max(1, count // 100)))[:100]
+    # Overwrites of objects that exist: never a key the 100-change commits deleted (that would add an object).
+    gone = set(record.get("deleted", []))
+    feature = [i for i in range(3, count, max(1, count // 100)) if i not in gone][:100]
     # main's own overwrites stay off the feature's keys (at small N the two ranges would meet: a conflict).
-    taken = set(feature)
+    taken = set(feature) | gone
     own = [i for i in range(count // 3, count) if i not in taken][:100]
     for branch, positions in (("feature", feature), (BRANCH, own)):
         for i in positions:
@@ -616,14 +629,14 @@ def main(count: int, slices: int, workers: int, aws_limits: bool, json_path: str
             )
 
             with route_lambda_invokes(tasks.handlers()):
-                print(f"staging {count:,} objects with set_many ...", flush=True)
-                stage_seconds = stage_bulk(namespace, count)
+                print(f"staging {count:,} objects with set_many from {workers} workers ...", flush=True)
+                stage_seconds = stage_bulk(tasks, namespace, count)
                 record["staging"] = {"seconds": round(stage_seconds, 1), "rate": round(count / stage_seconds)}
                 record["stack_rss_mib_after_staging"] = round(stack_rss_mib()[0])
                 say(f"N = {count:,} objects, {slices} slices at most, workflow threshold {THRESHOLD}")
                 say(
-                    f"staging {count:,} objects (set_many, batch writes of 25): {stage_seconds:.1f} s "
-                    f"({count / stage_seconds:,.0f}/s); {main_rss()}"
+                    f"staging {count:,} objects (set_many, batch writes of 25, {workers} workers): "
+                    f"{stage_seconds:.1f} s ({count / stage_seconds:,.0f}/s); {main_rss()}"
                 )
                 print("committing through the workflow ...", flush=True)
                 queries = dict(moto_speedups.counters)
@@ -678,6 +691,7 @@ def main(count: int, slices: int, workers: int, aws_limits: bool, json_path: str
     print("allocations made during the task (tracemalloc). moto's work for a task is in the stack process, not here.")
     if json_path:
         record["machine"]["load_average_end"] = os.getloadavg()[0]
+        record.pop("deleted", None)  # the merge's bookkeeping, not a figure
         with open(json_path, "w") as out:
             json.dump(record, out, indent=2)
             out.write("\n")
