@@ -231,12 +231,12 @@ class Tasks:
     """Routes the workflow's Lambda invokes to the worker pool and keeps what each task reported. ``timeouts``
     (function name -> seconds): each task is cut at its function's, counted from when it starts on a worker."""
 
-    def __init__(self, slices: int, workers: int, timeouts: dict[str, float] | None = None) -> None:
+    def __init__(self, slices: int, workers: int | None = None, timeouts: dict[str, float] | None = None) -> None:
         self.slices = slices
-        self.workers = workers
+        self.workers = workers or slices  # one a slice unless told (bench/import_1m.py runs them all at once)
         self.timeouts = timeouts or {}
         self.pool = ProcessPoolExecutor(
-            workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+            self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
         )
         self.lock = threading.Lock()
         self.runs: list[Json] = []
