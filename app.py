@@ -15,6 +15,8 @@ from chalicelib.api import BLUEPRINTS, URL_PREFIX
 from chalicelib.api.diff_merge import bp as diff_merge_blueprint
 from chalicelib.api.endpoint import BINARY_TYPES, accept_anything_by_default, lakefs_error_shape
 from chalicelib.api.gc import bp as gc_blueprint
+from chalicelib.api.iceberg_endpoint import ICEBERG_PREFIX
+from chalicelib.api.iceberg_routes import bp as iceberg_blueprint
 from chalicelib.gc.schedule import on_drop_schedule as drop_retired_everywhere
 from chalicelib.gc.schedule import on_schedule as collect_garbage_everywhere
 from chalicelib.webui import bp as webui_blueprint
@@ -30,6 +32,8 @@ for blueprint in BLUEPRINTS:
     app.register_blueprint(blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(gc_blueprint, url_prefix=URL_PREFIX)
 app.register_blueprint(diff_merge_blueprint, url_prefix=URL_PREFIX)
+# The Iceberg REST catalog (chalicelib/iceberg, docs/iceberg.md).
+app.register_blueprint(iceberg_blueprint, url_prefix=ICEBERG_PREFIX)
 # The web UI's files at / and /assets/{name} (chalicelib/webui.py).
 app.register_blueprint(webui_blueprint)
 

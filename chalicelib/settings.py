@@ -33,6 +33,9 @@ ENV_RANGE_RAGGEDNESS = "LAKELET_RANGE_RAGGEDNESS"
 ENV_PRE_SIGN_SUPPORT = "LAKELET_PRE_SIGN_SUPPORT"
 ENV_KMS_KEY_ID = "LAKELET_KMS_KEY_ID"  # the KMS key that encrypts secrets at rest (id, ARN or alias)
 ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
+# The S3 gateway's URL as engines reach it: the Iceberg catalog gives it to them as the tables' s3.endpoint
+# (docs/iceberg.md). Unset: clients configure s3.endpoint themselves.
+ENV_ICEBERG_S3_ENDPOINT = "LAKELET_ICEBERG_S3_ENDPOINT"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
 # Where imports may read from, comma-separated: each location as bucket:prefix/ (bucket: for a whole bucket), the
 # form the stack parameter ImportLocations takes and passes here unchanged, or as s3://bucket/prefix/ (the local
@@ -160,6 +163,7 @@ class Settings:
     kms_key_id: str | None = None
     # How long a token from POST /auth/login stays valid.
     login_token_seconds: int = 24 * 3600
+    iceberg_s3_endpoint: str = ""
     stage: str = "local"
     # Commits with more staged changes than this run as the commit state machine (when one is configured,
     # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda. 25,000: an inline
@@ -192,6 +196,10 @@ class Settings:
     restore_state_machine_arn: str | None = None
     dump_inline_threshold: int = 5_000
     restore_inline_threshold: int = 5_000
+    # The usage report (chalicelib/usage): how often, at most, a container adds the requests it counted to the stored
+    # monthly counter (one DynamoDB update each time). lakeFS's usage_report.flush_interval is 5 minutes; a Lambda
+    # container may be retired without notice, so a shorter interval loses less.
+    usage_flush_seconds: float = 60.0
     # Hooks (chalicelib/graveler/actions): the Lambda functions lambda hooks may invoke (names or ARNs; IAM grants
     # lambda:InvokeFunction on exactly these, infra/), and the time limits of one hook and of one event's run.
     # An inline commit or merge answers through API Gateway (29 s), so a run is capped below that; lakeFS's default
@@ -220,6 +228,7 @@ class Settings:
             pre_sign_support=_flag(env.get(ENV_PRE_SIGN_SUPPORT, "true")),
             kms_key_id=env.get(ENV_KMS_KEY_ID) or None,
             login_token_seconds=int(env.get(ENV_LOGIN_TOKEN_SECONDS, defaults.login_token_seconds)),
+            iceberg_s3_endpoint=env.get(ENV_ICEBERG_S3_ENDPOINT, "").strip(),
             stage=env.get(ENV_STAGE) or defaults.stage,
             commit_workflow_threshold=int(
                 env.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD", defaults.commit_workflow_threshold)
@@ -246,6 +255,7 @@ class Settings:
             restore_inline_threshold=int(
                 env.get("LAKELET_RESTORE_INLINE_THRESHOLD", defaults.restore_inline_threshold)
             ),
+            usage_flush_seconds=float(env.get("LAKELET_USAGE_FLUSH_SECONDS", defaults.usage_flush_seconds)),
             hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
             hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
             hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),

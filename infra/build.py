@@ -179,6 +179,13 @@ def build(app: App, stepfunctions_dir: Path) -> Json:
         if grants.secrets:
             secret_roles.append(function.role_logical_id)
 
+    gateways = [f for f in app.functions if access.FUNCTION_ACCESS[f.name].function_url]
+    api = next((f for f in app.functions if f.name == API_HANDLER), None)
+    if gateways and api is not None:
+        # The Iceberg catalog gives engines the gateway's URL as the tables' s3.endpoint (docs/iceberg.md).
+        variables = resources[api.logical_id]["Properties"]["Environment"]["Variables"]
+        variables["LAKELET_ICEBERG_S3_ENDPOINT"] = {"Fn::GetAtt": [gateways[0].logical_id + "Url", "FunctionUrl"]}
+
     import_readers = [f.role_logical_id for f in app.functions if access.FUNCTION_ACCESS[f.name].reads_import_sources]
     if import_readers:
         conditions, listing = access.import_listing_resources(import_readers)

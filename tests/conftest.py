@@ -39,6 +39,7 @@ _FOLDER_TIERS: dict[str, tuple[str, ...]] = {
     "e2e": ("e2e",),  # the embedded stack on a port, driven by the official clients, boto3 and the aws cli
     "ui": ("browser", "e2e"),  # Chromium driving the web UI served by the embedded stack
     "spark": ("spark", "e2e"),  # Spark (jars of make spark-jars) against the embedded stack
+    "iceberg": ("e2e",),  # pyiceberg against the embedded stack's catalog and S3 gateway
 }
 _FIXTURE_TIERS: dict[str, str] = {
     "spark": "spark",  # tests/gc: a local Spark session (a JVM)

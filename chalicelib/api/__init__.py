@@ -32,7 +32,7 @@ from . import (
 )
 from .endpoint import URL_PREFIX
 
-__all__ = ["BLUEPRINTS", "URL_PREFIX", "diff_merge", "endpoint", "gc"]
+__all__ = ["BLUEPRINTS", "URL_PREFIX", "diff_merge", "endpoint", "gc", "iceberg_endpoint", "iceberg_routes"]
 
 BLUEPRINTS: tuple[Blueprint, ...] = (
     setup.bp,

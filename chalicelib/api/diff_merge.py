@@ -19,6 +19,7 @@ from chalicelib.graveler.merge import Decision, KeyConflict, MergeChange
 from chalicelib.graveler.merge.policy import MergePreview
 from chalicelib.graveler.records import Commit, Diff, Page
 from chalicelib.graveler.workflow_runner import inline_task_id
+from chalicelib.iceberg.layout import table_of_pointer
 
 from . import names, serializers, tasks
 from .endpoint import URL_PREFIX, current_user, json_response, route, services
@@ -75,8 +76,13 @@ def conflict_response(error: MergeConflicts, amount: int) -> Response:
     unresolved = error.unresolved
     has_more = len(unresolved) > amount
     page = Page(unresolved[:amount], has_more, unresolved[amount - 1].key if has_more else "")
+    tables = [t for t in (table_of_pointer(c.key) for c in unresolved) if t is not None]
+    message = message_for(error)
+    if tables:
+        # A table's pointer names it: say which tables changed on both sides (no row-level merge).
+        message += f"; Iceberg tables changed on both sides: {', '.join(tables)}"
     body = {
-        "message": message_for(error),
+        "message": message,
         "conflicts": [conflict_item(c) for c in page.results],
         "pagination": serializers.pagination(page, amount),
     }

@@ -28,7 +28,7 @@ from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 
 from . import session
-from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, status_for
+from .errors import INTERNAL_ERROR_MESSAGE, error_response, graveler_error_response, iceberg_shape, status_for
 from .permissions import UNMAPPED, RequestFacts, Rule, parameter_names, rule_for
 
 __all__ = [
@@ -149,6 +149,7 @@ def route(
             # A HEAD answer carries headers only, errors included.
             with_body = request.method != "HEAD"
             token = None
+            usage = None
             try:
                 # API Gateway and Chalice hand path parameters over still percent-encoded ("main%7E1").
                 params = {name: unquote(value) for name, value in path_params.items()}
@@ -158,6 +159,10 @@ def route(
                         token = _current_user.set(user)
                         facts = RequestFacts([params[n] for n in names], request.query_params, request.raw_body)
                         services().auth.authorize(user, list(rules[request.method](facts)))
+                        # lakeFS's usage report counts the API actions of signed-in callers (LogAction).
+                        usage = services().usage
+                        if usage is not None:
+                            usage.count()
                     return view(**params)
             except errors.GravelerError as e:
                 if status_for(e) >= 500 and not isinstance(e, errors.Unsupported):
@@ -169,6 +174,8 @@ def route(
             finally:
                 if token is not None:
                     _current_user.reset(token)
+                if usage is not None:
+                    usage.flush_if_due()  # at most once an interval: no request pays a write of its own
                 wiring.freeze_long_lived()
 
         bp.route(path, methods=methods, content_types=content_types or ANY_CONTENT_TYPE)(handler)
@@ -199,11 +206,15 @@ def accept_anything_by_default(request: Request, get_response: Callable[[Request
 
 def lakefs_error_shape(request: Request, get_response: Callable[[Request], Response]) -> Response:
     """HTTP middleware: the errors Chalice answers by itself (405 method not allowed, 415, ...) come in its
-    ``{"Code", "Message"}`` shape; clients of the lakeFS API expect ``{"message"}``."""
+    ``{"Code", "Message"}`` shape; clients of the lakeFS API expect ``{"message"}``, and the Iceberg catalog's the
+    spec's IcebergErrorResponse."""
     response = get_response(request)
     body = response.body
     if response.status_code >= 400 and isinstance(body, dict) and set(body) == {"Code", "Message"}:
-        response.body = {"message": str(body["Message"])}
+        if request.path.startswith("/iceberg/"):
+            response.body = iceberg_shape(response.status_code, str(body["Message"]))
+        else:
+            response.body = {"message": str(body["Message"])}
     return response
 
 

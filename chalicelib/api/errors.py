@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from chalice import Response
 
 from chalicelib.graveler import errors
+from chalicelib.iceberg import errors as iceberg_errors
 
 __all__ = [
     "INTERNAL_ERROR_MESSAGE",
@@ -23,7 +24,11 @@ __all__ = [
     "error_response",
     "graveler_error_response",
     "headers_for",
+    "iceberg_error_response",
+    "iceberg_shape",
+    "iceberg_status_for",
     "message_for",
+    "oauth_error_response",
     "status_for",
 ]
 
@@ -107,3 +112,66 @@ def headers_for(error: errors.GravelerError) -> dict[str, str]:
 
 def graveler_error_response(error: errors.GravelerError, with_body: bool = True) -> Response:
     return error_response(status_for(error), message_for(error), headers_for(error), with_body)
+
+
+# The Iceberg REST catalog (/iceberg/api): its statuses differ from the lakeFS API's only where the spec says so
+# (406 for an unsupported operation), and its body names the spec's exception type.
+_ICEBERG_STATUS: Mapping[type, int] = {errors.Unsupported: 406}
+_ICEBERG_TYPES: Mapping[type, str] = {
+    iceberg_errors.NoSuchNamespace: "NoSuchNamespaceException",
+    iceberg_errors.NoSuchTable: "NoSuchTableException",
+    iceberg_errors.NamespaceNotEmpty: "NamespaceNotEmptyException",
+    iceberg_errors.CommitFailed: "CommitFailedException",
+    errors.AlreadyExists: "AlreadyExistsException",
+    errors.Conflict: "CommitFailedException",
+    errors.Invalid: "BadRequestException",
+    errors.NoChanges: "BadRequestException",
+    errors.DirtyBranch: "BadRequestException",
+    errors.Unauthorized: "NotAuthorizedException",
+    errors.Forbidden: "ForbiddenException",
+    errors.NotFound: "NotFoundException",
+    errors.PreconditionFailed: "CommitFailedException",
+    errors.TooManyTries: "CommitStateUnknownException",
+    errors.Unsupported: "UnsupportedOperationException",
+    errors.StorageError: "ServiceUnavailableException",
+}
+
+
+def iceberg_status_for(error: errors.GravelerError) -> int:
+    return next((_ICEBERG_STATUS[c] for c in type(error).__mro__ if c in _ICEBERG_STATUS), status_for(error))
+
+
+def _iceberg_body(status: int, message: str, kind: str) -> str:
+    return json.dumps({"error": {"message": message, "type": kind, "code": status}})
+
+
+def iceberg_error_response(error: errors.GravelerError | None, with_body: bool = True) -> Response:
+    """The spec's IcebergErrorResponse; ``error`` None for a failure with no graveler error (a 500)."""
+    if error is None:
+        status, message, kind = 500, INTERNAL_ERROR_MESSAGE, "InternalServerError"
+    else:
+        status = iceberg_status_for(error)
+        kind = next((_ICEBERG_TYPES[c] for c in type(error).__mro__ if c in _ICEBERG_TYPES), "InternalServerError")
+        message = str(error) if status < 500 else _GENERIC_MESSAGES.get(status, INTERNAL_ERROR_MESSAGE)
+    headers: dict[str, str | list[str]] = {"Content-Type": "application/json"}
+    if status == 503:
+        headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return Response(body=_iceberg_body(status, message, kind) if with_body else "", status_code=status, headers=headers)
+
+
+def iceberg_shape(status: int, message: str) -> dict[str, object]:
+    """Chalice's own errors (405, 415) on a catalog path, in the spec's shape."""
+    return {"error": {"message": message, "type": "BadRequestException", "code": status}}
+
+
+def oauth_error_response(error: errors.GravelerError) -> Response:
+    """The token endpoint's errors in OAuth 2's shape (RFC 6749, 5.2): 401 invalid_client for bad credentials,
+    400 unsupported_grant_type or invalid_request otherwise."""
+    if isinstance(error, errors.Unauthorized):
+        status, code = 401, "invalid_client"
+    elif isinstance(error, errors.Unsupported):
+        status, code = 400, "unsupported_grant_type"
+    else:
+        status, code = 400, "invalid_request"
+    body = json.dumps({"error": code, "error_description": str(error) or code})
+    return Response(body=body, status_code=status, headers={"Content-Type": "application/json"})

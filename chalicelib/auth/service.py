@@ -221,6 +221,14 @@ class AuthService:
             raise errors.Unauthorized(AUTH_FAILED)
         return user
 
+    def refresh(self, token: str, ttl_seconds: int) -> Token:
+        """A new login token for the holder of a valid one (OAuth 2 token exchange, as Iceberg REST clients renew
+        theirs before it expires): the same user, key and generation, with a new expiry. Raises Unauthorized for
+        a token ``authenticate_token`` refuses (a logout, a deleted key or user end the chain)."""
+        user = self.authenticate_token(token)
+        claims = self.token_signer().verify(token)
+        return self.token_signer().issue(user.id, ttl_seconds, claims.access_key_id, user.generation)
+
     def logout(self, token: str) -> bool:
         """Revokes a login token until it expires, for every container at once (the store holds the revocation).
         Returns False, revoking nothing, for a token that does not verify (forged, malformed or already expired):

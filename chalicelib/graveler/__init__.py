@@ -20,6 +20,7 @@ __all__ = [
     "collected",
     "commit",
     "commit_records",
+    "dump_files",
     "dump_tasks",
     "errors",
     "imports",

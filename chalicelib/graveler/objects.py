@@ -179,7 +179,8 @@ class Objects(GravelerCore):
         """Writes the bytes to a new address and stages them at ``path``. ``force`` writes into a read-only
         repository (lakeFS's force). ``if_match`` (an If-Match value): replace only the object the branch shows
         with that ETag (``*``: any object), checked and staged as one write (preconditions.py); raises
-        PreconditionFailed otherwise, also to all but one of concurrent uploads that read the same object."""
+        PreconditionFailed otherwise, also to all but one of concurrent uploads that read the same object; and
+        ``if_absent`` (If-None-Match: *) likewise, of concurrent uploads that all found the path empty."""
         validate_path(path)
         content_type = content_type or "application/octet-stream"
         validate_headers(content_type, user_metadata or {})
@@ -191,6 +192,9 @@ class Objects(GravelerCore):
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         expected: StagedEntry | None = None
+        if if_absent:
+            # Nothing shows at the path: the token's row is absent or a tombstone, and must still be.
+            expected = self.staging.get(branch.staging_token, Key(path))
         if if_match is not None:
             head = self.refs.get_commit(repo.id, branch.commit_id)
             expected = expected_row(
@@ -208,7 +212,7 @@ class Objects(GravelerCore):
             user_metadata=dict(user_metadata or {}),
         )
         validate_entry(entry)
-        if if_match is None:
+        if if_match is None and not if_absent:
             stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
             return entry
         try:

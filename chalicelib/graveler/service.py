@@ -18,6 +18,7 @@ from .collection_inputs import CollectionInputs
 from .commit import CommitRequest, CommitSteps
 from .commit_records import CommitRecords
 from .committed import CommittedManager, RangeParams
+from .conditional_delete import ConditionalDelete
 from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
@@ -40,6 +41,7 @@ class Graveler(
     Repositories,
     BranchesAndTags,
     StagedObjects,
+    ConditionalDelete,
     Diffs,
     History,
     Rewrites,

@@ -41,8 +41,11 @@ def local_environment(
     *,
     metrics: bool = False,
     keys: Credentials | None = None,
+    s3_gateway_url: str | None = None,
 ) -> dict[str, str]:
     """The variables chalicelib.settings reads, pointing every AWS call at the moto server.
+
+    ``s3_gateway_url``: where the S3 gateway will listen, when its port is known before it starts.
 
     The AWS key pair is the stack's own (``keys``: LocalStack passes the pair it generated,
     lakelet/stack/stack_keys.py, never the admin's lakeFS key): moto's port takes requests signed with it only
@@ -72,6 +75,9 @@ def local_environment(
     # The app's EMF line per request (several KB) is for CloudWatch; in a terminal it would bury the request log,
     # so it is printed only when asked for (lakelet up --verbose).
     environment["POWERTOOLS_METRICS_DISABLED"] = "false" if metrics else "true"
+    if s3_gateway_url:
+        # The Iceberg catalog hands the gateway to engines as the tables' s3.endpoint (docs/iceberg.md).
+        environment["LAKELET_ICEBERG_S3_ENDPOINT"] = s3_gateway_url
     return environment
 
 

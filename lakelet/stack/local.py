@@ -197,6 +197,7 @@ class LocalStack:
                     self.region,
                     metrics=self._verbose,
                     keys=self.aws_credentials,
+                    s3_gateway_url=f"http://{self.host}:{self._requested_s3_port}" if self._requested_s3_port else None,
                 ),
             )
             self._provision()

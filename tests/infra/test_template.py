@@ -186,6 +186,9 @@ def test_the_s3_gateway_has_a_public_function_url_and_the_api_an_endpoint_for_cl
     assert endpoint == "https://${RestAPI}.execute-api.${AWS::Region}.${AWS::URLSuffix}/" + api_stage + "/api/v1"
     assert template["Resources"]["RestAPI"]["Properties"]["StageName"] == api_stage
     assert template["Resources"]["RestAPI"]["Properties"]["TracingEnabled"] is True
+    # The Iceberg catalog hands engines the gateway's URL as the tables' s3.endpoint (docs/iceberg.md).
+    api_env = template["Resources"]["APIHandler"]["Properties"]["Environment"]["Variables"]
+    assert api_env[settings.ENV_ICEBERG_S3_ENDPOINT] == {"Fn::GetAtt": ["S3GatewayUrl", "FunctionUrl"]}
 
 
 def test_the_template_is_for_its_stage_only(package: Package) -> None:

@@ -109,3 +109,9 @@ def test_the_state_file_is_published_before_the_sample_data_and_the_import_sourc
         assert os.environ["LAKELET_IMPORT_ALLOWED_LOCATIONS"] == f"s3://elsewhere/,s3://{LOCAL_IMPORT_BUCKET}/"
         s3 = boto3.client("s3", region_name=stack.region, endpoint_url=stack.moto_url)
         assert s3.head_bucket(Bucket=LOCAL_IMPORT_BUCKET)["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_the_gateway_url_reaches_the_iceberg_catalog_when_its_port_is_known() -> None:
+    assert "LAKELET_ICEBERG_S3_ENDPOINT" not in local_environment("x", "x", "x", "x")
+    given = local_environment("x", "x", "x", "x", s3_gateway_url="http://127.0.0.1:8001")
+    assert given["LAKELET_ICEBERG_S3_ENDPOINT"] == "http://127.0.0.1:8001"

@@ -129,3 +129,83 @@ def test_etag_matches() -> None:
     assert etag_matches("*", "abc") and etag_matches('"abc"', "abc") and etag_matches("abc", "abc")
     assert etag_matches('W/"abc"', "abc") and etag_matches('"x", "abc"', "abc")
     assert not etag_matches('"abd"', "abc") and not etag_matches("", "abc") and not etag_matches('"', "abc")
+
+
+@pytest.mark.parametrize("before", ["nothing", "deleted"])
+def test_two_exclusive_creates_one_wins(g: Any, repo: Any, before: str) -> None:
+    """If-None-Match: * (if_absent): both uploads find the path empty before either stages; the conditional
+    staging write lets one through (also over a tombstone: a deleted object's row in the token)."""
+    if before == "deleted":
+        put_files(g, "main", k=b"old")
+        g.commit("repo", "main", "u", "old")
+        g.delete_object("repo", "main", "k")
+    blocks = g.blocks = BarrierBlocks(g.blocks, 2)
+    results: list[object] = [None, None]
+
+    def upload(n: int) -> None:
+        try:
+            results[n] = g.upload_object("repo", "main", "k", f"writer {n}".encode(), if_absent=True)
+        except errors.GravelerError as e:
+            results[n] = e
+
+    threads = [threading.Thread(target=upload, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    won = [r for r in results if not isinstance(r, errors.GravelerError)]
+    lost = [r for r in results if isinstance(r, errors.GravelerError)]
+    assert len(won) == 1 and len(lost) == 1 and isinstance(lost[0], errors.PreconditionFailed), results
+    assert g.stat_object("repo", "main", "k") == won[0]
+    assert len(blocks.deleted) == 1
+    with pytest.raises(errors.PreconditionFailed):
+        g.upload_object("repo", "main", "k", b"third", if_absent=True)
+
+
+@pytest.mark.parametrize("where", ["staged", "committed"])
+def test_delete_if_match_hides_only_the_object_it_names(g: Any, repo: Any, where: str) -> None:
+    put_files(g, "main", k=b"v1")
+    if where == "committed":
+        g.commit("repo", "main", "u", "v1")
+    with pytest.raises(errors.PreconditionFailed):
+        g.delete_object_if("repo", "main", "k", md5(b"other"))
+    with pytest.raises(errors.PreconditionFailed):
+        g.delete_object_if("repo", "main", "missing", "*")
+    assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v1"
+    g.delete_object_if("repo", "main", "k", md5(b"v1"))
+    with pytest.raises(errors.ObjectNotFound):
+        g.stat_object("repo", "main", "k")
+    with pytest.raises(errors.PreconditionFailed):
+        g.delete_object_if("repo", "main", "k", md5(b"v1"))
+
+
+def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: Any) -> None:
+    put_files(g, "main", k=b"v1")
+    g.blocks = BarrierBlocks(g.blocks, 2)
+    results: list[object] = [None, None]
+
+    def upload() -> None:
+        try:
+            results[0] = g.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
+        except errors.GravelerError as e:
+            results[0] = e
+
+    def delete() -> None:
+        g.blocks.barrier.wait()  # after the upload read the object, before it stages
+        try:
+            results[1] = g.delete_object_if("repo", "main", "k", md5(b"v1"))
+        except errors.GravelerError as e:
+            results[1] = e
+
+    threads = [threading.Thread(target=upload), threading.Thread(target=delete)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    lost = [r for r in results if isinstance(r, errors.PreconditionFailed)]
+    assert len(lost) == 1, results
+    if isinstance(results[0], errors.PreconditionFailed):
+        with pytest.raises(errors.ObjectNotFound):
+            g.stat_object("repo", "main", "k")
+    else:
+        assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v2"

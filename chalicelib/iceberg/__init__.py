@@ -1,0 +1,28 @@
+"""An Apache Iceberg REST catalog over the repository's branches (docs/iceberg.md): namespaces are
+``<repository>.<ref>.<namespace>...``, tables are objects of the repository (layout.py), table commits are
+conditional writes of their pointers. It uses only the Graveler's public use cases; api/iceberg*.py serves it at
+/iceberg/api/v1."""
+
+from __future__ import annotations
+
+from . import errors, layout
+from .catalog import Catalog
+from .commits import Loaded, Prepared
+from .layout import Namespace, TableName
+from .namespaces import Authorize, NamespacePage, PropertiesUpdate, page_size
+from .tables import TablePage
+
+__all__ = [
+    "Authorize",
+    "Catalog",
+    "Loaded",
+    "Namespace",
+    "NamespacePage",
+    "Prepared",
+    "PropertiesUpdate",
+    "TableName",
+    "TablePage",
+    "errors",
+    "layout",
+    "page_size",
+]

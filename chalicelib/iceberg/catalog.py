@@ -1,0 +1,23 @@
+"""The catalog's use cases for one caller, joined: namespaces and tables over one store."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .namespaces import Authorize, Namespaces
+from .store import TableStore
+from .tables import Tables
+
+if TYPE_CHECKING:
+    from chalicelib.graveler.service import Graveler
+
+__all__ = ["Catalog"]
+
+
+class Catalog:
+    """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden."""
+
+    def __init__(self, graveler: Graveler, authorize: Authorize) -> None:
+        store = TableStore(graveler)
+        self.namespaces = Namespaces(store, authorize)
+        self.tables = Tables(store, self.namespaces, authorize)

@@ -1,0 +1,175 @@
+"""A table commit in two steps, so that one table and a transaction of several share them: ``prepare`` checks the
+requirements against the metadata the pointer names now, applies the updates and writes the next metadata file
+(a new object under the table's location, never overwriting one); ``move`` moves the pointer with a conditional
+write on the ETag it was read with. Of two commits that read the same pointer, one moves it and the other gets
+CommitFailed (409): the client reloads the table and retries."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chalicelib.graveler import errors
+
+from .errors import CommitFailed, NoSuchTable, TableAlreadyExists
+from .layout import TableName, metadata_file_path, path_of_uri, uri
+from .metadata import Json, empty_metadata
+from .store import Stored, TableStore
+from .updates import apply_updates, check_requirements
+
+__all__ = ["Loaded", "Prepared", "TableCommits"]
+
+# How many earlier metadata files a metadata's metadata-log names (Iceberg's default of the property).
+PREVIOUS_VERSIONS_MAX = 100
+_VERSION = re.compile(r"(\d+)-[^/]*\.metadata\.json$")
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A table as its pointer names it at a ref."""
+
+    table: TableName
+    ref: str
+    pointer: Stored
+    metadata: Json
+
+    @property
+    def metadata_path(self) -> str:
+        return str(self.pointer.value["metadata-path"])
+
+    @property
+    def location_path(self) -> str:
+        return str(self.pointer.value["location-path"])
+
+    @property
+    def version(self) -> int:
+        return int(self.pointer.value.get("version", 0))
+
+    def rendered(self, only_referenced: bool = False) -> Json:
+        """The metadata as this ref shows it: the location at this ref, where engines write next.
+        ``only_referenced``: the snapshots that a branch or tag of the table names, and no other (the spec's
+        ``snapshots=refs``)."""
+        repo = self.table.namespace.repo
+        rendered = {**self.metadata, "location": uri(repo, self.ref, self.location_path)}
+        if only_referenced:
+            named = {ref.get("snapshot-id") for ref in (self.metadata.get("refs") or {}).values()}
+            named.add(self.metadata.get("current-snapshot-id"))
+            rendered["snapshots"] = [s for s in self.metadata.get("snapshots") or [] if s.get("snapshot-id") in named]
+        return rendered
+
+    def metadata_location(self) -> str:
+        return uri(self.table.namespace.repo, self.ref, self.metadata_path)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A commit whose metadata file is written and whose pointer is still to move (``expected`` None: a create)."""
+
+    table: TableName
+    branch: str
+    expected: Stored | None
+    pointer: Json
+    metadata: Json
+
+    @property
+    def metadata_location(self) -> str:
+        return uri(self.table.namespace.repo, self.branch, str(self.pointer["metadata-path"]))
+
+
+def version_of(path: str) -> int:
+    match = _VERSION.search(path)
+    return int(match.group(1)) if match else 0
+
+
+class TableCommits:
+    def __init__(self, store: TableStore) -> None:
+        self.store = store
+
+    def now_ms(self) -> int:
+        return int(self.store.graveler.now() * 1000)
+
+    def load(self, table: TableName, ref: str) -> Loaded | None:
+        repo = table.namespace.repo
+        pointer = self.store.read(repo, ref, table.pointer)
+        if pointer is None:
+            return None
+        path = pointer.value.get("metadata-path")
+        metadata = self.store.read(repo, ref, str(path)) if isinstance(path, str) else None
+        if metadata is None:
+            raise NoSuchTable(f"table {table}: its metadata file {path} is missing at {ref}")
+        return Loaded(table, ref, pointer, metadata.value)
+
+    def write_new(self, table: TableName, branch: str, metadata: Json, location_path: str, version: int) -> Json:
+        """Writes the metadata file; the pointer that would name it."""
+        path = metadata_file_path(location_path, version, str(uuid.uuid4()))
+        self.store.write(table.namespace.repo, branch, path, metadata)
+        return {
+            "metadata-path": path,
+            "location-path": location_path,
+            "version": version,
+            "table-uuid": metadata.get("table-uuid"),
+        }
+
+    def prepare(
+        self, table: TableName, branch: str, requirements: Sequence[Json], updates: Sequence[object]
+    ) -> Prepared:
+        """Raises CommitFailed for a requirement that does not hold, NoSuchTable for a table that does not exist
+        (unless the commit asserts its creation: a staged create), BadRequest for a malformed update."""
+        current = self.load(table, branch)
+        repo = table.namespace.repo
+        if current is None:
+            if not any(r.get("type") == "assert-create" for r in requirements):
+                raise NoSuchTable(f"table {table} does not exist")
+            check_requirements(None, requirements)
+            table_uuid = str(uuid.uuid4())
+            base = empty_metadata(table_uuid, uri(repo, branch, table.default_location(table_uuid)), self.now_ms())
+            metadata = apply_updates(base, updates, self.now_ms())
+            location_path = path_of_uri(repo, str(metadata["location"]))
+            metadata["location"] = uri(repo, branch, location_path)
+            pointer = self.write_new(table, branch, metadata, location_path, 0)
+            return Prepared(table, branch, None, pointer, metadata)
+        check_requirements(current.metadata, requirements)
+        metadata = apply_updates(current.metadata, updates, self.now_ms())
+        location_path = current.location_path
+        if metadata.get("location") != current.metadata.get("location"):
+            location_path = path_of_uri(repo, str(metadata["location"]))
+        metadata["location"] = uri(repo, branch, location_path)
+        log = [
+            *(current.metadata.get("metadata-log") or []),
+            {"timestamp-ms": current.metadata.get("last-updated-ms"), "metadata-file": current.metadata_location()},
+        ]
+        keep = _int_property(metadata, "write.metadata.previous-versions-max", PREVIOUS_VERSIONS_MAX)
+        metadata["metadata-log"] = log[-keep:] if keep > 0 else []
+        pointer = self.write_new(table, branch, metadata, location_path, current.version + 1)
+        return Prepared(table, branch, current.pointer, pointer, metadata)
+
+    def move(self, prepared: Prepared) -> str:
+        """Moves the pointer (the ETag now there); CommitFailed when another commit moved it first (or created the
+        table, for a create), with the prepared metadata file withdrawn."""
+        repo, path = prepared.table.namespace.repo, prepared.table.pointer
+        try:
+            if prepared.expected is None:
+                return self.store.write(repo, prepared.branch, path, prepared.pointer, if_absent=True)
+            return self.store.write(repo, prepared.branch, path, prepared.pointer, if_match=prepared.expected.etag)
+        except errors.PreconditionFailed:
+            self.withdraw(prepared)
+            if prepared.expected is None:
+                raise TableAlreadyExists(f"table {prepared.table} was created concurrently") from None
+            raise CommitFailed(
+                f"table {prepared.table} was changed by another commit since it was read: reload it and retry"
+            ) from None
+
+    def withdraw(self, prepared: Prepared) -> None:
+        """Best effort: a metadata file no pointer names is only clutter on the branch."""
+        with contextlib.suppress(errors.GravelerError):
+            self.store.delete(prepared.table.namespace.repo, prepared.branch, str(prepared.pointer["metadata-path"]))
+
+
+def _int_property(metadata: Json, name: str, default: int) -> int:
+    try:
+        return int((metadata.get("properties") or {}).get(name, default))
+    except ValueError:
+        return default

@@ -1,0 +1,124 @@
+"""The catalog's reads and writes of repository objects, through the Graveler's public use cases only: JSON objects
+at a ref, conditional writes on a branch, deletes and listings. Refs that do not resolve become the spec's
+NoSuchNamespace; writes at refs that are not branches, NotABranch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from chalicelib.graveler import errors
+
+from .errors import BadRequest, NoSuchNamespace, NotABranch
+from .layout import Namespace
+from .metadata import Json
+
+if TYPE_CHECKING:
+    from chalicelib.graveler.service import Graveler
+
+__all__ = ["Stored", "TableStore"]
+
+JSON_TYPE = "application/json"
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A JSON object as read, with the ETag a conditional write of it expects."""
+
+    value: Json
+    etag: str
+
+
+class TableStore:
+    def __init__(self, graveler: Graveler) -> None:
+        self.graveler = graveler
+
+    def check_ref(self, namespace: Namespace) -> None:
+        """NoSuchNamespace unless the repository exists and the ref resolves."""
+        try:
+            self.graveler.get_repository(namespace.repo)
+            if namespace.ref is not None:
+                self.graveler.resolve(namespace.repo, namespace.ref)
+        except (errors.NotFound, errors.InvalidRef, errors.InvalidName) as e:
+            raise NoSuchNamespace(f"namespace {'.'.join(namespace.parts)} does not exist: {e}") from e
+
+    def check_branch(self, namespace: Namespace) -> str:
+        """The branch a write goes to; NotABranch for a tag or commit, NoSuchNamespace for nothing at all."""
+        ref = namespace.ref_or_fail()
+        self.check_ref(namespace)
+        try:
+            self.graveler.get_branch(namespace.repo, ref)
+        except (errors.NotFound, errors.Invalid):
+            raise NotABranch(
+                f"{ref} is not a branch of {namespace.repo}: tables are read at any ref, written on branches only"
+            ) from None
+        return ref
+
+    def read(self, repo: str, ref: str, path: str) -> Stored | None:
+        try:
+            entry = self.graveler.stat_object(repo, ref, path)
+        except errors.ObjectNotFound:
+            return None
+        data = self.graveler.read_object(repo, entry)
+        try:
+            value = json.loads(data)
+        except ValueError:
+            raise BadRequest(f"{path} is not JSON") from None
+        if not isinstance(value, dict):
+            raise BadRequest(f"{path} is not a JSON object")
+        return Stored(value, entry.etag)
+
+    def exists(self, repo: str, ref: str, path: str) -> bool:
+        try:
+            self.graveler.stat_object(repo, ref, path)
+            return True
+        except errors.ObjectNotFound:
+            return False
+
+    def write(
+        self, repo: str, branch: str, path: str, value: Json, if_match: str | None = None, if_absent: bool = False
+    ) -> str:
+        """The ETag written. PreconditionFailed when ``if_match`` (an ETag) no longer names the object there, or
+        ``if_absent`` and one is there."""
+        data = json.dumps(value, separators=(",", ":")).encode()
+        entry = self.graveler.upload_object(
+            repo, branch, path, data, content_type=JSON_TYPE, if_absent=if_absent, if_match=if_match
+        )
+        return entry.etag
+
+    def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
+        """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
+        if if_match is None:
+            self.graveler.delete_object(repo, branch, path)
+        else:
+            self.graveler.delete_object_if(repo, branch, path, if_match)
+
+    def delete_prefix(self, repo: str, branch: str, prefix: str) -> int:
+        """Deletes every object under ``prefix`` on the branch, a page at a time; how many."""
+        count = 0
+        while True:
+            page = self.graveler.list_objects(repo, branch, prefix=prefix, amount=1000)
+            paths = [str(o.key) for o in page.results if o.entry is not None]
+            if not paths:
+                return count
+            failures = self.graveler.delete_objects(repo, branch, paths)
+            if failures:
+                raise failures[0][1]
+            count += len(paths)
+
+    def children(
+        self, repo: str, ref: str, directory: str, after: str = "", amount: int = 1000
+    ) -> Iterator[tuple[str, bool]]:
+        """(name, is a directory) of the direct children of ``directory`` at the ref, in key order, after the child
+        whose key is ``directory + after`` (a directory's key ends with "/": the listing seeks past all of it)."""
+        start = directory + after if after else ""
+        while True:
+            page = self.graveler.list_objects(repo, ref, prefix=directory, delimiter="/", after=start, amount=amount)
+            for listed in page.results:
+                key = str(listed.key)
+                yield key[len(directory) :].rstrip("/"), listed.entry is None
+                start = key
+            if not page.has_more:
+                return

@@ -1,0 +1,266 @@
+"""Tables: list, create (also staged), load, exists, commit, drop (with or without purge), register, rename within
+a branch, and multi-table transactions on one branch. Permissions are the lakeFS API's, on the objects a table
+lives in: its pointer, and its metadata files under its location."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chalicelib.auth.policies import Permission, object_arn, repository_arn
+from chalicelib.graveler import errors
+
+from .commits import Loaded, Prepared, TableCommits, version_of
+from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, TableAlreadyExists
+from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
+from .metadata import Json, new_table_metadata
+from .namespaces import Authorize, Namespaces
+from .store import TableStore
+
+__all__ = ["TablePage", "Tables"]
+
+# How often a drop or a rename starts again when a commit of the table came in between.
+RACE_TRIES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class TablePage:
+    identifiers: list[Json]
+    next_token: str | None
+
+
+def _list(value: object, what: str) -> list[Json]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise BadRequest(f"{what} must be a list of objects")
+    return value
+
+
+class Tables:
+    def __init__(self, store: TableStore, namespaces: Namespaces, authorize: Authorize) -> None:
+        self.store = store
+        self.namespaces = namespaces
+        self.authorize = authorize
+        self.commits = TableCommits(store)
+
+    def _may(self, action: str, table: TableName, *paths: str) -> None:
+        repo = table.namespace.repo
+        self.authorize([Permission(action, object_arn(repo, p)) for p in (table.pointer, *paths)])
+
+    def list(self, namespace: Namespace, token: str | None, size: int) -> TablePage:
+        self.authorize([Permission("fs:ListObjects", repository_arn(namespace.repo))])
+        if not namespace.in_ref:
+            # A repository or a ref holds no tables, and is a namespace all the same (listed and loaded): its list
+            # is empty, not an error. DuckDB lists the tables of every namespace it browses and stops at an error.
+            self.namespaces.load(namespace)
+            return TablePage([], None)
+        self.namespaces.require(namespace)
+        found: list[Json] = []
+        after = token + POINTER_SUFFIX if token else ""
+        for name, is_directory in self.store.children(
+            namespace.repo, namespace.ref_or_fail(), namespace.directory, after
+        ):
+            if is_directory or not name.endswith(POINTER_SUFFIX):
+                continue
+            if len(found) == size:
+                return TablePage(found, found[-1]["name"])
+            found.append({"namespace": namespace.parts, "name": name.removesuffix(POINTER_SUFFIX)})
+        return TablePage(found, None)
+
+    def load(self, table: TableName) -> Loaded:
+        self._may("fs:ReadObject", table)
+        try:
+            self.store.check_ref(table.namespace)
+            loaded = self.commits.load(table, table.namespace.ref_or_fail())
+            if loaded is None:
+                self.namespaces.require(table.namespace)
+        except NoSuchNamespace as e:
+            # The spec's loadTable answers NoSuchTableException for a table whose namespace is missing too, and
+            # clients rely on it: Spark looks a metadata table up (``t.snapshots``) first as table ``snapshots`` of
+            # namespace ``...t``, and falls back to it only on NoSuchTableException.
+            raise NoSuchTable(f"table {table} does not exist: {e}") from e
+        if loaded is None:
+            raise NoSuchTable(f"table {table} does not exist")
+        return loaded
+
+    def exists(self, table: TableName) -> None:
+        self.load(table)
+
+    def create(self, namespace: Namespace, request: Json) -> tuple[Json, str | None]:
+        """(metadata, metadata location); the location is None for a staged create, which writes nothing: the
+        table comes to exist with the commit that asserts its creation."""
+        table = TableName.of(namespace, request.get("name"))
+        table_uuid = str(uuid.uuid4())
+        location = request.get("location")
+        repo = namespace.repo
+        location_path = path_of_uri(repo, location) if location else table.default_location(table_uuid)
+        self._may("fs:WriteObject", table, location_path + "/metadata/")
+        branch = self.store.check_branch(namespace)
+        self.namespaces.require(namespace)
+        if self.store.exists(repo, branch, table.pointer):
+            raise TableAlreadyExists(f"table {table} already exists")
+        metadata = new_table_metadata(request, uri(repo, branch, location_path), table_uuid, self.commits.now_ms())
+        if request.get("stage-create"):
+            return metadata, None
+        pointer = self.commits.write_new(table, branch, metadata, location_path, 0)
+        prepared = Prepared(table, branch, None, pointer, metadata)
+        self.commits.move(prepared)
+        return metadata, prepared.metadata_location
+
+    def commit(self, table: TableName, request: Json) -> Prepared:
+        requirements = _list(request.get("requirements"), "requirements")
+        updates = _list(request.get("updates"), "updates")
+        self._may("fs:WriteObject", table)
+        branch = self.store.check_branch(table.namespace)
+        self.namespaces.require(table.namespace)
+        prepared = self.commits.prepare(table, branch, requirements, list(updates))
+        self.commits.move(prepared)
+        return prepared
+
+    def drop(self, table: TableName, purge: bool) -> None:
+        """The pointer is deleted only while it is the one read (a conditional delete): a commit that came in
+        between is dropped with the table, as if it had come first, never left half-dropped."""
+        for _ in range(RACE_TRIES):
+            loaded = self._loaded_on_branch(table, "fs:DeleteObject")
+            try:
+                self.store.delete(table.namespace.repo, loaded.ref, table.pointer, if_match=loaded.pointer.etag)
+                break
+            except errors.PreconditionFailed:
+                continue
+        else:
+            raise errors.TooManyTries(f"table {table} kept changing while it was dropped")
+        if purge:
+            # Staged deletes: once committed, and once no kept commit names them, GC reclaims the files.
+            self.store.delete_prefix(table.namespace.repo, loaded.ref, loaded.location_path + "/")
+
+    def _loaded_on_branch(self, table: TableName, action: str) -> Loaded:
+        self._may(action, table)
+        branch = self.store.check_branch(table.namespace)
+        loaded = self.commits.load(table, branch)
+        if loaded is None:
+            self.namespaces.require(table.namespace)
+            raise NoSuchTable(f"table {table} does not exist")
+        return loaded
+
+    def register(self, namespace: Namespace, request: Json) -> Loaded:
+        table = TableName.of(namespace, request.get("name"))
+        location = request.get("metadata-location")
+        if not isinstance(location, str):
+            raise BadRequest("metadata-location is required")
+        repo = namespace.repo
+        path = path_of_uri(repo, location)
+        self._may("fs:WriteObject", table, path)
+        branch = self.store.check_branch(namespace)
+        self.namespaces.require(namespace)
+        metadata = self.store.read(repo, branch, path)
+        if metadata is None:
+            raise BadRequest(f"no metadata file at {path} on branch {branch}")
+        location_path = path_of_uri(repo, str(metadata.value.get("location", "")))
+        pointer = {
+            "metadata-path": path,
+            "location-path": location_path,
+            "version": version_of(path),
+            "table-uuid": metadata.value.get("table-uuid"),
+        }
+        existing = self.store.read(repo, branch, table.pointer)
+        if existing is not None and not request.get("overwrite"):
+            raise TableAlreadyExists(f"table {table} already exists")
+        try:
+            if existing is None:
+                etag = self.store.write(repo, branch, table.pointer, pointer, if_absent=True)
+            else:
+                etag = self.store.write(repo, branch, table.pointer, pointer, if_match=existing.etag)
+        except errors.PreconditionFailed:
+            raise CommitFailed(f"table {table} changed while it was registered") from None
+        return Loaded(table, branch, type(existing or metadata)(pointer, etag), metadata.value)
+
+    def rename(self, request: Json) -> None:
+        source = TableName.from_identifier(request.get("source"))
+        destination = TableName.from_identifier(request.get("destination"))
+        src_ns, dst_ns = source.namespace, destination.namespace
+        if (src_ns.repo, src_ns.ref) != (dst_ns.repo, dst_ns.ref):
+            raise BadRequest("a table is renamed within its branch: the repository and ref levels must not change")
+        self._may("fs:DeleteObject", source)
+        self._may("fs:WriteObject", destination)
+        for _ in range(RACE_TRIES):
+            if self._rename_once(source, destination):
+                return
+        raise errors.TooManyTries(f"table {source} kept changing while it was renamed")
+
+    def _rename_once(self, source: TableName, destination: TableName) -> bool:
+        """Writes the destination's pointer, then deletes the source's only while it is the one copied. False when
+        a commit of the source came in between: the destination is withdrawn and the rename starts again from the
+        source as that commit left it, so the commit moves with the table. Readers may see both names for a
+        moment: a rename is two writes."""
+        loaded = self._loaded_on_branch(source, "fs:ReadObject")
+        self.namespaces.require(destination.namespace)
+        repo = source.namespace.repo
+        try:
+            written = self.store.write(repo, loaded.ref, destination.pointer, loaded.pointer.value, if_absent=True)
+        except errors.PreconditionFailed:
+            raise TableAlreadyExists(f"table {destination} already exists") from None
+        try:
+            self.store.delete(repo, loaded.ref, source.pointer, if_match=loaded.pointer.etag)
+            return True
+        except errors.PreconditionFailed:
+            with contextlib.suppress(errors.PreconditionFailed):
+                self.store.delete(repo, loaded.ref, destination.pointer, if_match=written)
+            return False
+
+    def transaction(self, request: Json) -> None:
+        """All or nothing on one branch: every requirement is checked and every metadata file written first; then
+        the pointers move one by one, each with its conditional write, and when one loses a race those already
+        moved are moved back (conditionally: never over a later commit). Readers of the branch may see some of the
+        pointers moved before the rest (no isolation); the end state is all of the changes or none."""
+        changes = _list(request.get("table-changes"), "table-changes")
+        if not changes:
+            raise BadRequest("table-changes must name at least one table")
+        tables = [TableName.from_identifier(c.get("identifier")) for c in changes]
+        if len({str(t) for t in tables}) != len(tables):
+            raise BadRequest("a transaction changes each table once")
+        places = {(t.namespace.repo, t.namespace.ref) for t in tables}
+        if len(places) != 1:
+            raise BadRequest("a transaction's tables must all be on one branch of one repository")
+        for table in tables:
+            self._may("fs:WriteObject", table)
+        branch = self.store.check_branch(tables[0].namespace)
+        prepared: list[Prepared] = []
+        try:
+            for table, change in zip(tables, changes, strict=True):
+                self.namespaces.require(table.namespace)
+                requirements = _list(change.get("requirements"), "requirements")
+                prepared.append(
+                    self.commits.prepare(table, branch, requirements, _list(change.get("updates"), "updates"))
+                )
+        except errors.GravelerError:
+            for done in prepared:
+                self.commits.withdraw(done)
+            raise
+        self._move_all(prepared)
+
+    def _move_all(self, prepared: Sequence[Prepared]) -> None:
+        moved: list[tuple[Prepared, str]] = []
+        for index, item in enumerate(prepared):
+            try:
+                moved.append((item, self.commits.move(item)))
+            except errors.GravelerError:
+                for rest in prepared[index + 1 :]:
+                    self.commits.withdraw(rest)
+                self._move_back(moved)
+                raise
+        return None
+
+    def _move_back(self, moved: Sequence[tuple[Prepared, str]]) -> None:
+        for item, etag in reversed(moved):
+            repo = item.table.namespace.repo
+            try:
+                if item.expected is None:
+                    self.store.delete(repo, item.branch, item.table.pointer, if_match=etag)
+                else:
+                    self.store.write(repo, item.branch, item.table.pointer, item.expected.value, if_match=etag)
+            except errors.PreconditionFailed:
+                continue  # a later commit of this table came after ours: it stands on ours, leave it
+            self.commits.withdraw(item)
