@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from . import errors
 from .actions.operations import commit_event, merge_event
 from .commit import DONE_ELSEWHERE, CommitRequest, landed_commit
-from .merge import MergeRequest, conflicts_address, read_conflicts
+from .merge import MergeRequest, conflicts_address, landed_merge, read_conflicts
 from .ports import Execution, WorkflowRunner
 from .records import Branch, Commit
 from .staging import branch_tokens, staged_changes
@@ -163,9 +163,7 @@ def _start(
     found = _wait(runner, name, wait_seconds)
     if found is None:
         raise errors.StillRunning(name)
-    status = _status(g, repo_id, name, found, result)
-    if result is _commit_result:
-        status = _landed_anyway(g, name, status)
+    status = _landed_anyway(g, runner, name, _status(g, repo_id, name, found, result))
     if status.error is not None:
         raise status.error
     assert status.result is not None
@@ -179,26 +177,34 @@ def commit_status(g: Graveler, repo_id: str, branch_id: str, task_id: str) -> Ta
     """The commit task's status. Raises NotFound for an id that names no commit task of this branch. A failed
     execution whose commit is on the branch answers that commit: a step after the move failed, not the commit."""
     status = _task_status(g, repo_id, branch_id, "branch", task_id, g.workflows.commit, _commit_result)
-    return _landed_anyway(g, task_id, status)
+    return _landed_anyway(g, g.workflows.commit, task_id, status)
 
 
-def _landed_anyway(g: Graveler, task_id: str, status: TaskStatus) -> TaskStatus:
-    runner = g.workflows.commit
+def _landed_anyway(g: Graveler, runner: WorkflowRunner | None, task_id: str, status: TaskStatus) -> TaskStatus:
+    """A failed commit or merge execution whose commit is on its branch answers that commit (a step after the
+    move failed, or the execution was cut after it): the branch moved, so the error would be a lie."""
     if status.error is None or runner is None or not task_id.startswith(WORKFLOW):
         return status
+    if isinstance(status.error, errors.MergeConflicts):
+        return status  # a merge with conflicts never moved its branch
     execution = runner.describe(task_id)
     request = (execution.input or {}).get("request") if execution is not None else None
     if not request:
         return status
-    landed = landed_commit(g.refs, CommitRequest.from_json(request))
+    if "destination" in request:
+        landed = landed_merge(g.refs, MergeRequest.from_json(request))
+    else:
+        landed = landed_commit(g.refs, CommitRequest.from_json(request))
     if landed is None:
         return status
     return TaskStatus(task_id, True, status.update_time, g.get_commit(str(request["repository"]), landed))
 
 
 def merge_status(g: Graveler, repo_id: str, destination: str, task_id: str) -> TaskStatus:
-    """The merge task's status. Raises NotFound for an id that names no merge task into this branch."""
-    return _task_status(g, repo_id, destination, "destination", task_id, g.workflows.merge, _merge_result)
+    """The merge task's status. Raises NotFound for an id that names no merge task into this branch. A failed
+    execution whose merge commit is on the destination answers that commit, as a commit's status does."""
+    status = _task_status(g, repo_id, destination, "destination", task_id, g.workflows.merge, _merge_result)
+    return _landed_anyway(g, g.workflows.merge, task_id, status)
 
 
 def _task_status(

@@ -4,12 +4,22 @@ carries) and ``steps`` (seal, plan, build_slice, finish, drop: idempotent, run i
 
 from .plan import CommitBase, CommitPlan, SliceSpec
 from .request import CommitRequest, request_token
-from .steps import COMMITTED, DEFAULT_MAX_SLICES, DONE_ELSEWHERE, REPLAN, CommitSteps, landed_commit, swap_branch
+from .steps import (
+    COMMITTED,
+    DEFAULT_MAX_SLICES,
+    DONE_ELSEWHERE,
+    OWN_COMMIT_DEPTH,
+    REPLAN,
+    CommitSteps,
+    landed_commit,
+    swap_branch,
+)
 
 __all__ = [
     "COMMITTED",
     "DEFAULT_MAX_SLICES",
     "DONE_ELSEWHERE",
+    "OWN_COMMIT_DEPTH",
     "REPLAN",
     "CommitBase",
     "CommitPlan",

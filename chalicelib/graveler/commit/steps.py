@@ -335,6 +335,7 @@ __all__ = [
     "COMMITTED",
     "DEFAULT_MAX_SLICES",
     "DONE_ELSEWHERE",
+    "OWN_COMMIT_DEPTH",
     "REPLAN",
     "CommitSteps",
     "landed_commit",
