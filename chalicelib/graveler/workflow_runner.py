@@ -21,7 +21,7 @@ from itertools import islice
 from . import errors
 from .actions.operations import commit_event, merge_event
 from .commit import DONE_ELSEWHERE, CommitPlan, CommitRequest, CommitSteps, Finish, landed_commit
-from .merge import MergeRequest, MergeSteps, conflicts_address, read_conflicts
+from .merge import MergeRequest, MergeSteps, conflicts_address, landed_merge, read_conflicts
 from .parts import EngineParts, Workflows
 from .plan_json import Json
 from .ports import Execution, WorkflowRunner
@@ -145,9 +145,7 @@ class Runner:
         found = _wait(runner, name, wait_seconds)
         if found is None:
             raise errors.StillRunning(name)
-        status = self._status(repo_id, name, found, result)
-        if result == self._commit_result:
-            status = self._landed_anyway(name, status)
+        status = self._landed_anyway(runner, name, self._status(repo_id, name, found, result))
         if status.error is not None:
             raise status.error
         assert status.result is not None
@@ -179,25 +177,33 @@ class Runner:
         commit."""
         runner = self._parts.workflows.commit
         status = self._task_status(repo_id, branch_id, "branch", task_id, runner, self._commit_result)
-        return self._landed_anyway(task_id, status)
+        return self._landed_anyway(runner, task_id, status)
 
-    def _landed_anyway(self, task_id: str, status: TaskStatus) -> TaskStatus:
-        runner = self._parts.workflows.commit
+    def _landed_anyway(self, runner: WorkflowRunner | None, task_id: str, status: TaskStatus) -> TaskStatus:
+        """A failed commit or merge execution whose commit is on its branch answers that commit (a step after the
+        move failed, or the execution was cut after it): the branch moved, so the error would be a lie."""
         if status.error is None or runner is None or not task_id.startswith(WORKFLOW):
             return status
+        if isinstance(status.error, errors.MergeConflicts):
+            return status  # a merge with conflicts never moved its branch
         execution = runner.describe(task_id)
         request = (execution.input or {}).get("request") if execution is not None else None
         if not request:
             return status
-        landed = landed_commit(self._parts.refs, CommitRequest.from_json(request))
+        if "destination" in request:
+            landed = landed_merge(self._parts.refs, MergeRequest.from_json(request))
+        else:
+            landed = landed_commit(self._parts.refs, CommitRequest.from_json(request))
         if landed is None:
             return status
         return TaskStatus(task_id, True, status.update_time, self._reads.get_commit(str(request["repository"]), landed))
 
     def merge_status(self, repo_id: str, destination: str, task_id: str) -> TaskStatus:
-        """The merge task's status. Raises NotFound for an id that names no merge task into this branch."""
+        """The merge task's status. Raises NotFound for an id that names no merge task into this branch. A failed
+        execution whose merge commit is on the destination answers that commit, as a commit's status does."""
         runner = self._parts.workflows.merge
-        return self._task_status(repo_id, destination, "destination", task_id, runner, self._merge_result)
+        status = self._task_status(repo_id, destination, "destination", task_id, runner, self._merge_result)
+        return self._landed_anyway(runner, task_id, status)
 
     def _task_status(
         self,

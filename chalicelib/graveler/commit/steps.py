@@ -330,6 +330,7 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
 
 
 __all__ = [
+    "OWN_COMMIT_DEPTH",
     "CommitSteps",
     "landed_commit",
     "swap_branch",

@@ -12,7 +12,7 @@ from .base import find_merge_base, require_merge_base
 from .plan import MergedSlice, MergeFixed, MergePlan, MergeSliceSpec
 from .policy import ConflictPolicy, MergePreview, MergeSummary, conflict_policy
 from .request import MergeRequest
-from .steps import MergeSteps, conflicts_address, read_conflicts
+from .steps import MergeSteps, conflicts_address, landed_merge, read_conflicts
 
 __all__ = [
     "DEFAULT_MAX_SLICES",
@@ -32,6 +32,7 @@ __all__ = [
     "conflict_policy",
     "conflicts_address",
     "find_merge_base",
+    "landed_merge",
     "policy",
     "read_conflicts",
     "require_merge_base",

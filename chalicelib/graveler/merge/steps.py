@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from .. import errors
 from ..addressing import metadata_address
-from ..commit import COMMITTED, Finish, swap_branch
+from ..commit import COMMITTED, OWN_COMMIT_DEPTH, Finish, swap_branch
 from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
 from ..committed.merge import KeyConflict, merge_ranges
@@ -254,6 +254,31 @@ class MergeSteps:
         raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")
 
 
+def landed_merge(refs: RefStore, request: MergeRequest) -> str | None:
+    """The id of the merge commit this request made, if it is on its destination (among the last
+    OWN_COMMIT_DEPTH commits): what a status answers for an execution that failed after its branch moved. The
+    request fixed the committer, message, date and source, so its commit is told from any other by them."""
+    repo_id = RepositoryID(request.repository)
+    try:
+        current: CommitID | None = refs.get_branch(repo_id, BranchID(request.destination)).commit_id
+        for _ in range(OWN_COMMIT_DEPTH):
+            if current is None:
+                return None
+            commit = refs.get_commit(repo_id, current)
+            if (
+                commit.committer == request.committer
+                and commit.message == request.text
+                and int(commit.creation_date) == int(request.date)
+                and request.metadata.items() <= dict(commit.metadata).items()
+                and (request.squash_merge or commit.parents[1:] == (CommitID(request.source_commit),))
+            ):
+                return commit.id
+            current = commit.parents[0] if commit.parents else None
+    except errors.NotFound:
+        return None
+    return None
+
+
 def _slice_name(lo: str) -> str:
     """A file-name-safe name of a slice's lower bound (keys may hold any character and be long)."""
     return hashlib.sha256(lo.encode()).hexdigest()[:32]
@@ -263,5 +288,6 @@ __all__ = [
     "CONFLICTS_KEPT",
     "MergeSteps",
     "conflicts_address",
+    "landed_merge",
     "read_conflicts",
 ]

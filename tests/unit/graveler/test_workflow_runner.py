@@ -152,3 +152,53 @@ def test_a_merge_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: objec
     assert g.merge_status("repo", "main", name).result == merged
     with pytest.raises(errors.NotFound):
         g.merge_status("repo", "feature", name)
+
+
+@pytest.mark.parametrize("squash", [False, True])
+def test_a_merge_execution_that_fails_after_its_move_reports_the_merge_as_landed(
+    g: Graveler, repo: object, squash: bool
+) -> None:
+    """As for a commit: the destination moved to the merge commit, then the execution ended FAILED (its post-merge
+    step, or the execution cut after the swap). The waiting call and the status answer the merge commit, also once
+    another commit landed on top of it."""
+    g.create_branch("repo", "feature", "main")
+    _upload(g, "feature", 5)
+    g.commit("repo", "feature", "alice", "work")
+
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)
+        raise errors.StorageError("the post-merge step timed out")
+
+    runner = MemoryWorkflowRunner(execute)
+    g = _with(g, Workflows(merge=runner, merge_threshold=2))
+    merged = g.merge("repo", "feature", "main", "bob", "merge it", {"k": "v"}, squash_merge=squash)
+    assert g.get_branch("repo", "main").commit_id == merged.id
+    assert merged.parents[1:] == (() if squash else (g.get_branch("repo", "feature").commit_id,))
+    (name,) = runner._executions
+    assert runner.describe(name).status == "FAILED"  # type: ignore[union-attr]
+    status = g.merge_status("repo", "main", name)
+    assert status.completed and status.error is None and status.result == merged
+    g.upload_object("repo", "main", "later", b"x")
+    g.commit("repo", "main", "alice", "on top")
+    assert g.merge_status("repo", "main", name).result == merged
+
+
+def test_a_merge_execution_that_failed_before_its_move_reports_its_error(g: Graveler, repo: object) -> None:
+    """Not landed: the error stands, even when an earlier merge of the same source by the same committer is on the
+    destination (the request's message and date tell its own commit apart)."""
+    g.create_branch("repo", "feature", "main")
+    _upload(g, "feature", 5)
+    g.commit("repo", "feature", "alice", "work")
+    g.merge("repo", "feature", "main", "bob", "merge it")  # inline: below no threshold yet
+    _upload(g, "feature", 6)
+    g.commit("repo", "feature", "alice", "more work")
+
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        raise errors.StorageError("the plan failed")
+
+    runner = MemoryWorkflowRunner(execute)
+    g = _with(g, Workflows(merge=runner, merge_threshold=0))
+    with pytest.raises(errors.StorageError):
+        g.merge("repo", "feature", "main", "bob", "merge it again")
+    (name,) = runner._executions
+    assert isinstance(g.merge_status("repo", "main", name).error, errors.StorageError)
