@@ -70,6 +70,7 @@ Lakelet local stack is ready.
   Web UI              {stack.endpoint}/   (log in with the key pair below)
   lakeFS API          {stack.api_url}
   Healthcheck         {stack.api_url}/healthcheck
+  Iceberg catalog     {stack.endpoint}/iceberg/api   (REST catalog: <repository>.<ref>.<namespace>, docs/iceberg.md)
   Access key ID       {keys.access_key_id}
   Secret access key   {keys.secret_access_key}
   Namespace prefix    {stack.default_namespace_prefix}   (default_namespace_prefix in GET /config)

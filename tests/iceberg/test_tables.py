@@ -3,6 +3,7 @@ the catalog moves the pointer; commits, tags and merges of the repository versio
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import lakefs
@@ -11,6 +12,8 @@ import pytest
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.exceptions import NoSuchTableError
 from pyiceberg.types import StringType
+
+from tests.e2e.conftest import LocalProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -85,3 +88,15 @@ def test_purged_tables_leave_staged_deletes(repo: lakefs.Repository, make_catalo
     changes = {(c.path, c.type) for c in main.uncommitted()}
     assert ("_iceberg/tmp/scratch.table.json", "removed") in changes
     assert all(kind == "removed" for _, kind in changes)
+
+
+def test_the_banner_names_the_catalog_a_client_connects_to(stack: LocalProcess, repo: lakefs.Repository) -> None:
+    found = re.search(r"Iceberg catalog\s+(?P<uri>http://\S+)", stack.banner)
+    assert found, stack.banner
+    catalog = RestCatalog(
+        "from-the-banner",
+        uri=found.group("uri"),
+        credential=f"{stack.access_key_id}:{stack.secret_access_key}",
+        **{"oauth2-server-uri": found.group("uri") + "/v1/oauth/tokens"},
+    )
+    assert (repo.id,) in catalog.list_namespaces()  # the first level: the repositories
