@@ -6,7 +6,7 @@ Keys order by raw UTF-8 bytes, which for Python ``str`` is plain ``<`` ordering.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -145,6 +145,15 @@ class StagingStore(Protocol):
         there), atomically: of concurrent callers expecting the same row at most one gets True; the others get
         False and change nothing. The comparison covers the row's tombstone flag, physical address, ETag, size and
         mtime (not its metadata: an upload always names a fresh address, so any upload in between shows)."""
+        ...
+
+    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+        """Stages every (change, expected) pair only if each key's row in the token is still its ``expected`` (as
+        ``set_if`` compares it), all or none, atomically: no reader ever sees some of the changes without the
+        others, and of concurrent callers whose expectations overlap at most one gets True. False changes no row
+        (sketch items, written first as ``set_if`` writes them, may remain: harmless). Raises Invalid, before
+        writing anything, for what preconditions.check_atomic_changes refuses (no change, more than
+        MAX_ATOMIC_CHANGES, a key named twice, rows over MAX_ATOMIC_BYTES)."""
         ...
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
