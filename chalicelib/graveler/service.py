@@ -1,9 +1,9 @@
 """The Graveler facade: one object whose public methods are the engine's use cases, for the API, the S3
 gateway, GC and the local stack. The use cases live in their own modules, joined here as mixins over core.py
 (the ports and what they share): repositories.py, branches_and_tags.py, objects.py, diffs.py, history.py,
-rewrites.py, namespace_files.py and collection_inputs.py (the last two so that nothing outside graveler touches the
-stores). Commit and merge are here, each the one entry of its package (commit/, merge/), inline or as a workflow
-through workflow_runner.py.
+rewrites.py, conditional_delete.py, conditional_uploads.py, namespace_files.py and collection_inputs.py (the last
+two so that nothing outside graveler touches the stores). Commit and merge are here, each the one entry of its
+package (commit/, merge/), inline or as a workflow through workflow_runner.py.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from .commit import CommitRequest, CommitSteps
 from .commit_records import CommitRecords
 from .committed import CommittedManager, RangeParams
 from .conditional_delete import ConditionalDelete
+from .conditional_uploads import ConditionalUploads
 from .diffs import Diffs
 from .history import History
 from .merge import MergeRequest, MergeSteps
@@ -42,6 +43,7 @@ class Graveler(
     BranchesAndTags,
     StagedObjects,
     ConditionalDelete,
+    ConditionalUploads,
     Diffs,
     History,
     Rewrites,
