@@ -23,7 +23,7 @@ from .records import BranchID, Entry, Key, MetaRangeID, StagedEntry, StagingToke
 from .staging import stage_all_if
 from .validation import validate_path
 
-__all__ = ["ConditionalObject", "ConditionalUploads"]
+__all__ = ["MAX_ATOMIC_CHANGES", "ConditionalObject", "ConditionalUploads"]
 
 
 @dataclass(frozen=True, slots=True)

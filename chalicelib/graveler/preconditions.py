@@ -11,6 +11,14 @@ from .committed import CommittedManager
 from .ports import StagingStore
 from .records import Branch, Entry, Key, MetaRangeID, StagedEntry
 
+__all__ = [
+    "MAX_ATOMIC_BYTES",
+    "MAX_ATOMIC_CHANGES",
+    "check_atomic_changes",
+    "etag_matches",
+    "expected_row",
+]
+
 
 def etag_matches(if_match: str, etag: str) -> bool:
     """Whether an If-Match value (``*``, or a comma-separated list of ETags, quoted or not, weak or strong)
