@@ -153,3 +153,25 @@ def test_sketch_items_as_set_if_writes_them(staging_store: StagingStore) -> None
     assert staging_store.set_if_all(other, refused) is False
     assert list(staging_store.iterate(other)) == []
     assert set(staging_store.sample(other, 1000).keys) <= {Key(k) for k in keys[:100]}
+
+
+def test_dynamodb_transactions_carry_a_request_token(
+    staging_store: StagingStore, moto: Moto | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each set_if_all is one TransactWriteItems with its own ClientRequestToken: the SDK's retry of a call whose
+    reply was lost is then answered as the success it was, never as a failed condition on rows already written."""
+    if moto is None:
+        pytest.skip("DynamoDB only")
+    from pynamodb.connection import Connection
+
+    tokens: list[str | None] = []
+    original = Connection.transact_write_items
+
+    def recording(self: Connection, *args: object, **kwargs: object) -> object:
+        tokens.append(kwargs.get("client_request_token"))  # type: ignore[arg-type]
+        return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Connection, "transact_write_items", recording)
+    assert staging_store.set_if_all(TOKEN, [(staged("a", 1), None), (staged("b", 1), None)])
+    assert staging_store.set_if_all(TOKEN, [(staged("a", 2), staged("a", 1))])
+    assert len(tokens) == 2 and len(set(tokens)) == 2 and all(t and len(t) == 32 for t in tokens)

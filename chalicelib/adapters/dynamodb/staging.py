@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
@@ -106,7 +107,12 @@ class DynamoStagingStore:
                     batch.save(row)
         with storage_errors():
             try:
-                with TransactWrite(connection=self._model._get_connection().connection) as transaction:
+                # The request token makes the SDK's own retries of this call idempotent: a retry after a reply
+                # lost in transit answers success, not the ConditionalCheckFailed of rows already ours (which the
+                # caller would take for a lost race and answer by deleting the data the rows name).
+                with TransactWrite(
+                    connection=self._model._get_connection().connection, client_request_token=uuid.uuid4().hex
+                ) as transaction:
                     for staged, expected in changes:
                         transaction.save(self._row(token, staged), condition=self._condition(expected))
             except TransactWriteError as e:
