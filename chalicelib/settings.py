@@ -196,6 +196,10 @@ class Settings:
     restore_state_machine_arn: str | None = None
     dump_inline_threshold: int = 5_000
     restore_inline_threshold: int = 5_000
+    # The usage report (chalicelib/usage): how often, at most, a container adds the requests it counted to the stored
+    # monthly counter (one DynamoDB update each time). lakeFS's usage_report.flush_interval is 5 minutes; a Lambda
+    # container may be retired without notice, so a shorter interval loses less.
+    usage_flush_seconds: float = 60.0
     # Hooks (chalicelib/graveler/actions): the Lambda functions lambda hooks may invoke (names or ARNs; IAM grants
     # lambda:InvokeFunction on exactly these, infra/), and the time limits of one hook and of one event's run.
     # An inline commit or merge answers through API Gateway (29 s), so a run is capped below that; lakeFS's default
@@ -251,6 +255,7 @@ class Settings:
             restore_inline_threshold=int(
                 env.get("LAKELET_RESTORE_INLINE_THRESHOLD", defaults.restore_inline_threshold)
             ),
+            usage_flush_seconds=float(env.get("LAKELET_USAGE_FLUSH_SECONDS", defaults.usage_flush_seconds)),
             hook_functions=tuple(f.strip() for f in env.get(ENV_HOOK_FUNCTIONS, "").split(",") if f.strip()),
             hook_max_seconds=float(env.get("LAKELET_HOOK_MAX_SECONDS", defaults.hook_max_seconds)),
             hook_run_max_seconds=float(env.get("LAKELET_HOOK_RUN_MAX_SECONDS", defaults.hook_run_max_seconds)),

@@ -7,6 +7,7 @@ handlers each take what they need from these services; nothing here imports them
 from __future__ import annotations
 
 import gc as garbage_collector  # the standard library's, not chalicelib.gc
+import logging
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.dump_tasks import DumpTasks, DumpWorkflows
+from .graveler.errors import GravelerError
 from .graveler.imports import ImportRecords, SourceLister
 from .graveler.ports import (
     BlockStore,
@@ -32,9 +34,11 @@ from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
 from .graveler.workflow_runner import Workflows
 from .settings import GCSettings, Settings
+from .usage import UsageMeter, UsageStore
 
 if TYPE_CHECKING:
     from .auth.ports import Signer
+    from .auth.records import Credential
     from .repository_metadata import RepositoryMetadataStore
 
 
@@ -54,6 +58,8 @@ class Services:
     refs_dump: DumpTasks | None = None
     # The SigV4 arithmetic the S3 gateway verifies signatures with; None: botocore's, built on first use.
     signer: Signer | None = None
+    # The usage report's counter of API and S3 gateway requests (assemble builds it; None counts nothing).
+    usage: UsageMeter | None = None
 
     def pulls(self) -> PullRequests:
         if self.pull_requests is None:
@@ -68,6 +74,19 @@ class Services:
         if self.pull_requests is not None:
             self.pull_requests.drop_repository(deleted)
 
+    def setup(
+        self, username: str, access_key_id: str | None = None, secret: str | None = None
+    ) -> tuple[Credential, str]:
+        """First-time setup (AuthService.setup), then the installation's id, kept from now on as lakeFS writes its
+        own at setup. Should storing the id fail, the setup stands: the first usage report creates it."""
+        created = self.auth.setup(username, access_key_id, secret)
+        if self.usage is not None:
+            try:
+                self.usage.installation_id()
+            except GravelerError as e:
+                log.warning("installation id not stored at setup (the usage report will store it): %s", e)
+        return created
+
     def dumps(self) -> DumpTasks:
         if self.refs_dump is None:
             raise RuntimeError("these services were built without refs dumps")
@@ -81,6 +100,8 @@ class Services:
             self.signer = BotocoreSigner()
         return self.signer
 
+
+log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _services: Services | None = None
@@ -105,9 +126,11 @@ def assemble(
     branch_protection: BranchProtectionStore | None = None,
     any_namespace: bool = False,
     pull_request_store: PullRequestStore | None = None,
+    usage_store: UsageStore | None = None,
 ) -> Services:
     """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
-    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests)."""
+    deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests);
+    ``usage_store``: None keeps the usage counters in memory."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
     if branch_protection is not None:
@@ -133,7 +156,17 @@ def assemble(
         import_workflow=_runner(settings, settings.import_state_machine_arn),
         pull_requests=pull_requests(graveler, pull_request_store),
         refs_dump=dump_tasks(settings, graveler),
+        usage=usage_meter(settings, usage_store),
     )
+
+
+def usage_meter(settings: Settings, store: UsageStore | None) -> UsageMeter:
+    """The request counter of the usage report, over ``store`` (None: in memory)."""
+    if store is None:
+        from .adapters.memory_usage import MemoryUsageStore
+
+        store = MemoryUsageStore()
+    return UsageMeter(store, settings.usage_flush_seconds)
 
 
 def dump_tasks(settings: Settings, graveler: Graveler) -> DumpTasks:
@@ -252,6 +285,7 @@ def aws_services(settings: Settings) -> Services:
     from .adapters.dynamodb.pull_requests import DynamoPullRequestStore
     from .adapters.dynamodb.repository_metadata import DynamoRepositoryMetadataStore
     from .adapters.dynamodb.tables import TableNames
+    from .adapters.dynamodb.usage import DynamoUsageStore
     from .adapters.import_records import BlockImportRecords
     from .adapters.kms import KmsCipher
     from .adapters.s3 import S3BlockStore
@@ -275,6 +309,7 @@ def aws_services(settings: Settings) -> Services:
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
         DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
         pull_request_store=DynamoPullRequestStore(names, settings.region, settings.endpoint_url),
+        usage_store=DynamoUsageStore(names, settings.region, settings.endpoint_url),
     )
     services.source_lister = S3SourceLister(s3)
     services.import_records = BlockImportRecords(blocks)

@@ -57,6 +57,9 @@ _METADATA_WRITE = ["dynamodb:BatchWriteItem", "dynamodb:DeleteItem", "dynamodb:P
 _GC_FILES = ["_lakefs/retention/gc/*", "*/_lakefs/retention/gc/*"]
 # Every file of Lakelet's own (ranges, metaranges, workflow files): <namespace>/_lakefs/...
 _LAKELET_FILES = ["_lakefs/*", "*/_lakefs/*"]
+# A refs dump's files, and its scratch chunks among them.
+_DUMP_FILES = ["_lakefs/refs_dump/*", "*/_lakefs/refs_dump/*"]
+_DUMP_SCRATCH = ["_lakefs/refs_dump/scratch/*", "*/_lakefs/refs_dump/scratch/*"]
 
 
 class Metadata(Enum):
@@ -103,6 +106,9 @@ class FunctionAccess:
     # Runs hooks of actions (commits, merges, branch and tag operations): invokes the HookFunctions, and only
     # those (a separate policy that exists only when the parameter is not empty: hook_statements).
     runs_hooks: bool = False
+    # Removes a refs dump's scratch chunks and aborts its commits file's multipart upload (the dump workflow's last
+    # and failure steps; chalicelib/graveler/dump_files.py): only under <namespace>/_lakefs/refs_dump/.
+    dump_scratch: bool = False
 
 
 # Keyed by the Chalice function name (the REST API's handler is "api_handler").
@@ -154,7 +160,8 @@ FUNCTION_ACCESS: dict[str, FunctionAccess] = {
     # whose update_time each step moves); the restore's load steps and its roll-back write the target's commits,
     # branches and tags (and the roll-back drops a restored branch's staging area).
     "dump_run": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
-    "dump_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
+    "dump_finish": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, dump_scratch=True),
+    "dump_fail": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES, dump_scratch=True),
     "restore_check": FunctionAccess(Metadata.READ, Data.READ_WRITE_RANGES),
     "restore_commits": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
     "restore_refs": FunctionAccess(Metadata.READ_WRITE, Data.READ_WRITE_RANGES),
@@ -325,6 +332,17 @@ def statements(access: FunctionAccess, log_group: str, state_machines: list[Stat
                 ["iam:PassRole"],
                 [_arn(GC_JOB_ROLE)],
                 {"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}},
+            )
+        )
+    if access.dump_scratch:
+        out.append(
+            _statement(
+                "DeleteDumpScratch", ["s3:DeleteObject"], [_sub(f"${{DataBucket.Arn}}/{p}") for p in _DUMP_SCRATCH]
+            )
+        )
+        out.append(
+            _statement(
+                "AbortDumpUploads", ["s3:AbortMultipartUpload"], [_sub(f"${{DataBucket.Arn}}/{p}") for p in _DUMP_FILES]
             )
         )
     if access.reads_import_sources:

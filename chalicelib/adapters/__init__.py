@@ -23,6 +23,7 @@ __all__ = [
     "memory_refs",
     "memory_source",
     "memory_staging",
+    "memory_usage",
     "memory_workflows",
     "s3",
     "s3_source",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import (
@@ -126,6 +126,12 @@ class MemoryRefStore:
         with self._lock:
             self._commits.setdefault(repo_id, {}).setdefault(commit.id, commit)
 
+    def add_commits(self, repo_id: RepositoryID, commits: Sequence[Commit]) -> None:
+        with self._lock:
+            stored = self._commits.setdefault(repo_id, {})
+            for commit in commits:
+                stored[commit.id] = commit
+
     def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
         with self._lock:
             self._commits.get(repo_id, {}).pop(commit_id, None)
@@ -134,7 +140,8 @@ class MemoryRefStore:
         ids = sorted(k for k in self._commits.get(repo_id, {}) if k.startswith(prefix))
         return [CommitID(k) for k in ids[:limit]]
 
-    def iterate_commits(self, repo_id: RepositoryID) -> Iterator[Commit]:
+    def iterate_commits(self, repo_id: RepositoryID, after: str = "") -> Iterator[Commit]:
         commits = dict(self._commits.get(repo_id, {}))
         for commit_id in sorted(commits):
-            yield commits[commit_id]
+            if commit_id > after:
+                yield commits[commit_id]

@@ -18,6 +18,8 @@ from .params import load_json
 from .serializers import pagination
 
 _EFFECTS = {effect.value: effect for effect in Effect}
+# lakeFS decodes a Policy into Go's int64 (swagger: integer, int64): anything else is its 400 before the handler runs.
+_INT64 = range(-(2**63), 2**63)
 
 
 def listing[T](page: Page[T], amount: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
@@ -70,10 +72,21 @@ def parse_policy(raw: bytes | str | None) -> tuple[str, list[Statement]]:
     policy_id = data.get("id")
     if not isinstance(policy_id, str) or not policy_id:
         raise errors.Invalid("field id is required")
+    _check_creation_date(data.get("creation_date"))
     items = data.get("statement")
     if not isinstance(items, list) or not items:
         raise errors.Invalid("field statement must be a non-empty list")
     return policy_id, [_statement(item, n) for n, item in enumerate(items)]
+
+
+def _check_creation_date(value: Any) -> None:
+    """lakeFS ignores a policy's creation_date (it stamps its own), but only once it decoded as an int64: a string,
+    a fraction (1.5, and 1.0 too: Go's decoder refuses it into an integer), a boolean or an out-of-range number is
+    a 400 there. lakectl and the SDKs send none, or the integer they read back."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value not in _INT64:
+        raise errors.Invalid("field creation_date must be an integer (Unix epoch seconds)")
 
 
 def _statement(item: Any, n: int) -> Statement:

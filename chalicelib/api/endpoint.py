@@ -149,6 +149,7 @@ def route(
             # A HEAD answer carries headers only, errors included.
             with_body = request.method != "HEAD"
             token = None
+            usage = None
             try:
                 # API Gateway and Chalice hand path parameters over still percent-encoded ("main%7E1").
                 params = {name: unquote(value) for name, value in path_params.items()}
@@ -158,6 +159,10 @@ def route(
                         token = _current_user.set(user)
                         facts = RequestFacts([params[n] for n in names], request.query_params, request.raw_body)
                         services().auth.authorize(user, list(rules[request.method](facts)))
+                        # lakeFS's usage report counts the API actions of signed-in callers (LogAction).
+                        usage = services().usage
+                        if usage is not None:
+                            usage.count()
                     return view(**params)
             except errors.GravelerError as e:
                 if status_for(e) >= 500 and not isinstance(e, errors.Unsupported):
@@ -169,6 +174,8 @@ def route(
             finally:
                 if token is not None:
                     _current_user.reset(token)
+                if usage is not None:
+                    usage.flush_if_due()  # at most once an interval: no request pays a write of its own
                 wiring.freeze_long_lived()
 
         bp.route(path, methods=methods, content_types=content_types or ANY_CONTENT_TYPE)(handler)

@@ -4,8 +4,9 @@
 (GET /config/garbage-collection).
 
 Lakelet sends nothing anywhere: preferences and statistics are checked as lakeFS checks them and then dropped
-(nothing is stored or sent), and there is no usage reporter, so the usage report answers 404 "installation
-not found", as lakeFS does when its usage reporting is off. docs/api.md lists these differences.
+(nothing is stored or sent). The usage report is lakeFS's: the installation id and the API and S3 gateway requests
+of each month (chalicelib/usage), as JSON, or as lakeFS's text with ``Accept: text/plain``. docs/api.md lists the
+differences.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from chalice import Blueprint, Response
 from chalicelib.graveler import errors
 from chalicelib.settings import GCSettings
 
-from .endpoint import json_response, no_content, route
+from . import serializers
+from .endpoint import json_response, no_content, route, services
 from .params import JsonBody
 
 __all__ = ["bp"]
@@ -71,7 +73,17 @@ def get_auth_capabilities() -> Response:
 
 @route(bp, "/usage-report/summary", ["GET"])
 def get_usage_report_summary() -> Response:
-    raise errors.NotFound("installation not found")
+    usage = services().usage
+    if usage is None:
+        raise errors.NotFound("installation not found")  # lakeFS's answer without a reporter
+    report = usage.report()
+    if bp.current_request.headers.get("accept") == "text/plain":
+        return Response(
+            body=serializers.usage_report_text(report).encode(),
+            status_code=200,
+            headers={"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store, must-revalidate"},
+        )
+    return json_response(serializers.usage_report(report))
 
 
 @route(bp, "/config/garbage-collection", ["GET"])

@@ -10,6 +10,7 @@ import orjson
 from chalicelib.auth.records import Credential, User
 from chalicelib.graveler.listing import ListedRows
 from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
+from chalicelib.usage import InstallationReport
 
 # lakeFS's commit record version: 1 since parents are stored first-parent first (what Lakelet always does).
 COMMIT_VERSION = 1
@@ -169,3 +170,18 @@ def user(record: User) -> dict[str, Any]:
 
 def object_errors(failures: Sequence[tuple[str, int, str]]) -> dict[str, Any]:
     return {"errors": [{"path": path, "status_code": status, "message": message} for path, status, message in failures]}
+
+
+def usage_report(report: InstallationReport) -> dict[str, Any]:
+    """lakeFS's InstallationUsageReport."""
+    return {
+        "installation_id": report.installation_id,
+        "reports": [{"year": r.year, "month": r.month, "count": r.count} for r in report.reports],
+    }
+
+
+def usage_report_text(report: InstallationReport) -> str:
+    """lakeFS's text form of the report (``Accept: text/plain``), line for line."""
+    lines = [f"Usage for installation ID: {report.installation_id}"]
+    lines += [f"{r.year}-{r.month:02d}: {r.count:12d}" for r in report.reports]
+    return "\n".join(lines) + "\n"

@@ -48,7 +48,7 @@ def setup() -> Response:
     key = body.nested("key")
     access_key_id = key.required_string("access_key_id") if key else None
     secret = key.required_string("secret_access_key") if key else None
-    credential, secret = services().auth.setup(body.required_string("username"), access_key_id, secret)
+    credential, secret = services().setup(body.required_string("username"), access_key_id, secret)
     return json_response(serializers.credentials_with_secret(credential, secret))
 
 

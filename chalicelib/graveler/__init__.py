@@ -21,6 +21,7 @@ __all__ = [
     "commit",
     "commit_records",
     "conditional_uploads",
+    "dump_files",
     "dump_tasks",
     "errors",
     "imports",

@@ -11,7 +11,7 @@ default bound of 4,096 commits stays around a few MiB.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .caches import LRUCache, TTLCache
@@ -80,6 +80,10 @@ class CachedRefStore:
         self.inner.add_commit(repo_id, commit)
         self._commits.put((repo_id, commit.id), commit)
 
+    def add_commits(self, repo_id: RepositoryID, commits: Sequence[Commit]) -> None:
+        # Not remembered here: a restore writes them by the thousand, and a later read is the first use of any.
+        self.inner.add_commits(repo_id, commits)
+
     def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
         # Other containers may still remember it until their bound pushes it out: only a restore's roll-back
         # deletes commits, ones it added moments before and that no ref names.
@@ -89,8 +93,8 @@ class CachedRefStore:
     def list_commit_ids(self, repo_id: RepositoryID, prefix: str, limit: int) -> list[CommitID]:
         return self.inner.list_commit_ids(repo_id, prefix, limit)
 
-    def iterate_commits(self, repo_id: RepositoryID) -> Iterator[Commit]:
-        return self.inner.iterate_commits(repo_id)
+    def iterate_commits(self, repo_id: RepositoryID, after: str = "") -> Iterator[Commit]:
+        return self.inner.iterate_commits(repo_id, after)
 
     # ---- branches and tags: never cached -----------------------------------------------------------------------
 

@@ -18,19 +18,21 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
 from . import errors
 from .ports import WorkflowRunner
 from .records import Repository
-from .refs_dump import DUMP_DIR, RefsDump, RefsDumper, RefsDumpParts
+from .refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
 from .refs_restore import RefsRestorer
 
 __all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "DumpWorkflows", "execution_message"]
 
 DUMP_TASK, RESTORE_TASK = "dump", "restore"
 ROLLED_BACK = "restore failed, nothing of it kept"
+KEPT_WRITTEN = "restore failed and rolled back, but for the branches written to during it (kept with their history)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,12 +113,30 @@ class DumpTasks:
     def _more_commits_than(self, repo: Repository, count: int) -> bool:
         return len(list(islice(self._parts.refs.iterate_commits(repo.id), count + 1))) > count
 
-    def finish_dump(self, repo_id: str, task_id: str) -> DumpTask:
-        """The dump task's work: dumps and records it done (the workflow's one step)."""
-        dumped = self.dumper.dump(repo_id)
+    def finish_dump(self, repo_id: str, task_id: str, progress: DumpProgress | None = None) -> DumpTask:
+        """Records the dump done: with ``progress`` (the workflow's last step), once its commits file is joined;
+        without, after the whole dump (inline)."""
+        if progress is None:
+            dumped = self.dumper.dump(repo_id, scratch=task_id)
+        else:
+            dumped = self.dumper.finish(repo_id, progress)
         task = DumpTask(task_id, True, self._parts.clock(), dumped=dumped)
         self._record(self._parts.repository(repo_id), task)
         return task
+
+    def dump_step(self, repo_id: str, task_id: str, progress: DumpProgress | None) -> DumpProgress:
+        """One step of the dump workflow's loop: the branches and tags files and a first chunk of commits when
+        ``progress`` is None, the next chunk otherwise. Moves the task's ``update_time``."""
+        started = progress or self.dumper.begin(repo_id, task_id)
+        following = self.dumper.step(repo_id, started)
+        self.touch(repo_id, task_id)
+        return following
+
+    def dump_failed(self, repo_id: str, task_id: str, progress: DumpProgress | None, message: str) -> DumpTask:
+        """Removes a failed dump's scratch chunks and records the failure."""
+        if progress is not None:
+            self.dumper.discard(repo_id, progress)
+        return self.record_failure(repo_id, task_id, message)
 
     # ---- restore task -----------------------------------------------------------------------------------------
 
@@ -131,9 +151,14 @@ class DumpTasks:
         count = self.restorer.commits_count(repo.id, dump)
         if runner is None or count is None or count <= self.workflows.restore_threshold:
             try:
-                self.restorer.run(repo.id, dump, force)
+                plan = self.restorer.check(repo.id, dump, force)
             except errors.GravelerError as e:
                 return self.record_failure(repo.id, task_id, str(e) or type(e).__name__)
+            try:
+                self.restorer.load(plan)
+            except errors.GravelerError as e:
+                kept = self.restorer.roll_back(plan)
+                return self.record_failure(repo.id, task_id, str(e) or type(e).__name__, kept)
             return self.record_done(repo.id, task_id)
         running = DumpTask(task_id, False, self._parts.clock())
         self._record(repo, running)
@@ -150,10 +175,15 @@ class DumpTasks:
         self._record(self._parts.repository(repo_id), task)
         return task
 
-    def record_failure(self, repo_id: str, task_id: str, message: str) -> DumpTask:
-        """Records the task failed with ``message``; a restore's says that nothing of it was kept."""
+    def record_failure(self, repo_id: str, task_id: str, message: str, kept: Sequence[str] = ()) -> DumpTask:
+        """Records the task failed with ``message``; a restore's says that nothing of it was kept, or which branches
+        its roll-back kept (``kept``: written to during the restore)."""
         if task_id.startswith(RESTORE_TASK + "-"):
-            message = f"{ROLLED_BACK}: {message}"
+            if kept:
+                names = ", ".join(sorted(kept))
+                message = f"{KEPT_WRITTEN}: {names}: {message}"
+            else:
+                message = f"{ROLLED_BACK}: {message}"
         task = DumpTask(task_id, True, self._parts.clock(), error=message)
         # A repository deleted meanwhile: nobody can ask for its tasks any more.
         with contextlib.suppress(errors.RepositoryNotFound):

@@ -114,6 +114,12 @@ class RefStore(Protocol):
         """Stores the commit if absent. Re-adding the same id is a no-op (ids are content hashes)."""
         ...
 
+    def add_commits(self, repo_id: RepositoryID, commits: Sequence[Commit]) -> None:
+        """Stores many commits in few calls (a restore's load): as add_commit for each, except that a commit already
+        stored is written again with the record given (the same one: ids are content hashes). Not atomic: after a
+        failure some may be stored."""
+        ...
+
     def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
         """Removes the commit record if present (a no-op otherwise). Only a restore's roll-back calls it, for
         commits it added itself that nothing references: commits are otherwise never deleted."""
@@ -123,8 +129,9 @@ class RefStore(Protocol):
         """Up to ``limit`` commit ids starting with ``prefix``, sorted (for unique-prefix resolution)."""
         ...
 
-    def iterate_commits(self, repo_id: RepositoryID) -> Iterator[Commit]:
-        """Every commit of the repository, in id order (for GC and maintenance)."""
+    def iterate_commits(self, repo_id: RepositoryID, after: str = "") -> Iterator[Commit]:
+        """Every commit of the repository with id > ``after``, in id order (for GC, maintenance and the refs dump,
+        which resumes after the last id it wrote)."""
         ...
 
 

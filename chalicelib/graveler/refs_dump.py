@@ -15,19 +15,31 @@ their status records) are dump_tasks.py.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import errors
+from .dump_files import FORMAT, ChunkCursor, CommitsFile, header_line
 from .ports import BlockStore, RefStore, StagingStore
 from .records import Commit, CommitID, MetaRangeID, Repository
 
-__all__ = ["DUMP_DIR", "FORMAT", "KINDS", "RefsDump", "RefsDumpParts", "RefsDumper", "dump_address", "parse_commit"]
+__all__ = [
+    "DUMP_DIR",
+    "FORMAT",
+    "KINDS",
+    "DumpProgress",
+    "RefsDump",
+    "RefsDumpParts",
+    "RefsDumper",
+    "dump_address",
+    "parse_commit",
+]
 
-FORMAT = 1
 MANIFEST = "_lakefs/refs_manifest.json"
 DUMP_DIR = "_lakefs/refs_dump"
 KINDS = ("commits", "branches", "tags")
@@ -83,22 +95,25 @@ def dump_address(repo: Repository, dump_id: str) -> str:
 
 
 def _encode(kind: str, records: Sequence[dict[str, Any]]) -> bytes:
-    header = {"lakelet_refs_dump": FORMAT, "kind": kind, "count": len(records)}
-    lines = [json.dumps(header, sort_keys=True)] + [json.dumps(r, sort_keys=True) for r in records]
-    return ("\n".join(lines) + "\n").encode()
+    lines = [json.dumps(r, sort_keys=True) for r in records]
+    return header_line(kind, len(records)) + "".join(line + "\n" for line in lines).encode()
 
 
-def _commit_json(c: Commit) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "committer": c.committer,
-        "message": c.message,
-        "creation_date": c.creation_date,
-        "meta_range_id": c.meta_range_id,
-        "metadata": c.metadata,
-        "parents": list(c.parents),
-        "generation": c.generation,
-    }
+@dataclass(frozen=True, slots=True)
+class DumpProgress:
+    """A dump under way (the dump workflow's loop state): the branches and tags files, written first, and the
+    commits file's cursor (dump_files.py)."""
+
+    branches_id: str
+    tags_id: str
+    commits: ChunkCursor
+
+    def to_json(self) -> dict[str, Any]:
+        return {"branches_id": self.branches_id, "tags_id": self.tags_id, "commits": self.commits.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> DumpProgress:
+        return cls(str(data["branches_id"]), str(data["tags_id"]), ChunkCursor.from_json(data["commits"]))
 
 
 def _field(d: dict[str, Any], name: str, *kinds: type) -> Any:
@@ -144,18 +159,31 @@ def _all[T](fetch: Callable[[str, int], list[T]], key: Callable[[T], str]) -> It
 
 
 class RefsDumper:
-    """The dump of a repository's refs over their parts."""
+    """The dump of a repository's refs over their parts: begin (branches and tags), a chunk of commits at a time,
+    then finish (the commits file and the manifest). ``dump`` runs them all."""
 
     def __init__(self, parts: RefsDumpParts) -> None:
         self._parts = parts
 
-    # ---- dump -------------------------------------------------------------------------------------------------
-
-    def dump(self, repo_id: str) -> RefsDump:
+    def dump(self, repo_id: str, scratch: str = "") -> RefsDump:
         """Writes the three files and the manifest; returns their ids. Raises RepositoryNotFound."""
+        progress = self.begin(repo_id, scratch or f"sync-{uuid.uuid4().hex}")
+        try:
+            while not progress.commits.done:
+                progress = self.step(repo_id, progress)
+            dump = self.finish(repo_id, progress)
+            # Nothing retries a dump run in one go: the result kept for a retried finish is not needed.
+            self._file(repo_id).forget_result(progress.commits)
+            return dump
+        except errors.GravelerError:
+            self.discard(repo_id, progress)
+            raise
+
+    def begin(self, repo_id: str, scratch: str) -> DumpProgress:
+        """Writes the branches and tags files. First, so that every commit they name is in the commits listed
+        after: commits are immutable and stay (only a restore's roll-back deletes any, in a bare target)."""
         p = self._parts
         repo = p.repository(repo_id)
-        commits = [_commit_json(c) for c in p.refs.iterate_commits(repo.id)]
         branches = [
             {"id": b.id, "commit_id": b.commit_id, "hidden": b.hidden}
             for b in _all(lambda a, n: p.refs.list_branches(repo.id, a, n), lambda b: b.id)
@@ -164,13 +192,37 @@ class RefsDumper:
             {"id": t.id, "commit_id": t.commit_id}
             for t in _all(lambda a, n: p.refs.list_tags(repo.id, a, n), lambda t: t.id)
         ]
-        dump = RefsDump(
-            self._write(repo, "commits", commits),
-            self._write(repo, "branches", branches),
-            self._write(repo, "tags", tags),
+        return DumpProgress(
+            self._write(repo, "branches", branches), self._write(repo, "tags", tags), ChunkCursor(scratch)
         )
-        p.blocks.put(_address(repo, MANIFEST), json.dumps(dump.to_json(), indent=2).encode())
+
+    def step(self, repo_id: str, progress: DumpProgress) -> DumpProgress:
+        """Writes the next chunk of commits (dump_files.py)."""
+        cursor = self._file(repo_id).write_chunk(progress.commits)
+        return DumpProgress(progress.branches_id, progress.tags_id, cursor)
+
+    def finish(self, repo_id: str, progress: DumpProgress) -> RefsDump:
+        """Joins the commits file, writes the manifest and removes the chunks. Idempotent."""
+        repo = self._parts.repository(repo_id)
+        commits = self._file(repo_id, repo)
+        saved = commits.saved_result(progress.commits)
+        if saved is not None:
+            return RefsDump.from_json(saved)
+        commits_id = commits.join(progress.commits, lambda file_id: dump_address(repo, file_id))
+        dump = RefsDump(commits_id, progress.branches_id, progress.tags_id)
+        self._parts.blocks.put(_address(repo, MANIFEST), json.dumps(dump.to_json(), indent=2).encode())
+        commits.save_result(progress.commits, dump.to_json())
+        commits.discard(progress.commits)
         return dump
+
+    def discard(self, repo_id: str, progress: DumpProgress) -> None:
+        """Removes a failed dump's chunks (the branches and tags files stay: content-addressed, harmless)."""
+        with contextlib.suppress(errors.RepositoryNotFound):
+            self._file(repo_id).discard(progress.commits)
+
+    def _file(self, repo_id: str, repo: Repository | None = None) -> CommitsFile:
+        p = self._parts
+        return CommitsFile(p.refs, p.blocks, repo or p.repository(repo_id))
 
     def _write(self, repo: Repository, kind: str, records: list[dict[str, Any]]) -> str:
         records.sort(key=lambda r: str(r["id"]))

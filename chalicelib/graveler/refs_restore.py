@@ -7,7 +7,8 @@ Check writes nothing: the target must be writable and bare (no branch, no commit
 a dump of its kind whose SHA-256 is its id, and the branches must hold the repository's default branch. What only
 shows once writing has begun (a damaged commit record in a later chunk, a branch or tag naming a commit the dump
 lacks, a store error) rolls back: the tags and branches the dump names that point where it says, then the commits
-it names. The target had no commit and no branch before (check), so it is left bare, as it was.
+it names. The target had no commit and no branch before (check), so it is left bare, as it was, unless someone wrote
+to a restored branch meanwhile: that branch stays, with every commit it reaches (a roll-back never loses a write).
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from .staging import branch_tokens, drop_tokens
 
 __all__ = ["CHUNK_BYTES", "RefsRestorer", "RestorePlan"]
 
-# How much of the commits file one load step reads: about 3,000 commit records, one DynamoDB put each, well
-# within the task's timeout.
+# How much of the commits file one load step reads: about 3,000 commit records, some 120 DynamoDB batch writes,
+# well within the task's timeout.
 CHUNK_BYTES = 1024 * 1024
 _HASH_BYTES = 8 * 1024 * 1024
+# Refs a roll-back looks at once the dump's own are removed: those created or written to during the restore.
+_MAX_KEPT = 10_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,12 +184,16 @@ class RefsRestorer:
         damaged record (the chunks before it stay written: the caller rolls back)."""
         repo = self._target(plan)
         lines, following = self._lines(repo, plan, start)
+        commits = []
         for line in lines:
             try:
                 record = json.loads(line)
             except ValueError:
                 raise errors.Invalid(f"damaged commit record in the refs dump: {line[:100]!r}") from None
-            self._parts.refs.add_commit(RepositoryID(repo.id), parse_commit(record))
+            commits.append(parse_commit(record))
+        # One call for the chunk: the store batches it (DynamoDB: 25 commits a request), where one put per commit
+        # made a 1,000,000-commit restore a million round trips.
+        self._parts.refs.add_commits(RepositoryID(repo.id), commits)
         return following
 
     def load_refs(self, plan: RestorePlan) -> None:
@@ -196,7 +203,9 @@ class RefsRestorer:
         p = self._parts
         repo = self._target(plan)
         rid = RepositoryID(repo.id)
-        for kind, dump_id in (("branches", plan.dump.branches_id), ("tags", plan.dump.tags_id)):
+        # Tags first: branches are what can be written to, so they appear last, when nothing of the restore is left
+        # to fail but their own creation (lakeFS loads branches, then tags).
+        for kind, dump_id in (("tags", plan.dump.tags_id), ("branches", plan.dump.branches_id)):
             for record in self._records(repo, kind, dump_id):
                 ref_id, commit_id = _ref_record(kind, record)
                 try:
@@ -229,26 +238,34 @@ class RefsRestorer:
         """Every step here; a failure after check rolls back and is raised."""
         plan = self.check(repo_id, dump, force)
         try:
-            start: int | None = plan.first_record
-            while start is not None:
-                start = self.load_commits(plan, start)
-            self.load_refs(plan)
+            self.load(plan)
         except errors.GravelerError:
             self.roll_back(plan)
             raise
 
+    def load(self, plan: RestorePlan) -> None:
+        """Every load step after check: the commits, a chunk at a time, then the refs. Does not roll back."""
+        start: int | None = plan.first_record
+        while start is not None:
+            start = self.load_commits(plan, start)
+        self.load_refs(plan)
+
     # ---- roll back --------------------------------------------------------------------------------------------
 
-    def roll_back(self, plan: RestorePlan) -> None:
+    def roll_back(self, plan: RestorePlan) -> list[str]:
         """Removes what the restore wrote: the dump's tags and branches that point where it says, then its commits
-        (the target had none). Idempotent; a repository deleted meanwhile has nothing left to remove."""
+        (the target had none). Idempotent; a repository deleted meanwhile has nothing left to remove.
+
+        A branch written to since the restore created it (committed to, or holding staged changes), and any branch
+        or tag created meanwhile, is kept, with every commit it reaches: a roll-back never loses a write nor leaves
+        a branch whose history is gone. Returns the branches kept (empty: the target is bare again)."""
         p = self._parts
         try:
             repo = p.repository(plan.repository)
         except errors.RepositoryNotFound:
-            return
+            return []
         if repo.generation != plan.generation:
-            return
+            return []
         rid = RepositoryID(repo.id)
         for kind, dump_id in (("tags", plan.dump.tags_id), ("branches", plan.dump.branches_id)):
             for record in self._records(repo, kind, dump_id):
@@ -261,11 +278,41 @@ class RefsRestorer:
                     p.refs.delete_tag(rid, TagID(ref_id))
                     continue
                 branch = p.refs.get_branch(rid, BranchID(ref_id))
+                if self._has_staged(branch):
+                    continue
                 p.refs.delete_branch(rid, BranchID(ref_id))
                 if p.staging is not None:
                     drop_tokens(p.staging, branch_tokens(branch))
+        left = p.refs.list_branches(rid, "", _MAX_KEPT)
+        heads = [b.commit_id for b in left] + [t.commit_id for t in p.refs.list_tags(rid, "", _MAX_KEPT)]
+        needed = self._reachable(rid, heads)
         for commit_id in self._commit_ids(repo, plan):
-            p.refs.delete_commit(rid, CommitID(commit_id))
+            if commit_id not in needed:
+                p.refs.delete_commit(rid, CommitID(commit_id))
+        return [str(b.id) for b in left]
+
+    def _has_staged(self, branch: Branch) -> bool:
+        staging = self._parts.staging
+        if staging is None:
+            return False
+        return any(
+            next(iter(staging.iterate(token, first_page=1)), None) is not None for token in branch_tokens(branch)
+        )
+
+    def _reachable(self, rid: RepositoryID, heads: list[CommitID]) -> set[str]:
+        """Every commit the heads reach through their parents (one read each: only when writes raced the restore)."""
+        seen: set[str] = set()
+        todo = list(heads)
+        while todo:
+            commit_id = todo.pop()
+            if commit_id in seen:
+                continue
+            seen.add(commit_id)
+            try:
+                todo.extend(self._parts.refs.get_commit(rid, commit_id).parents)
+            except errors.CommitNotFound:
+                continue
+        return seen
 
     def _commit_ids(self, repo: Repository, plan: RestorePlan) -> Iterator[str]:
         start: int | None = plan.first_record

@@ -13,7 +13,7 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
 
 from .commits import Loaded, Prepared, TableCommits, version_of
-from .errors import BadRequest, CommitFailed, NoSuchTable, TableAlreadyExists
+from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, TableAlreadyExists
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
 from .metadata import Json, new_table_metadata
 from .namespaces import Authorize, Namespaces
@@ -72,10 +72,17 @@ class Tables:
 
     def load(self, table: TableName) -> Loaded:
         self._may("fs:ReadObject", table)
-        self.store.check_ref(table.namespace)
-        loaded = self.commits.load(table, table.namespace.ref_or_fail())
+        try:
+            self.store.check_ref(table.namespace)
+            loaded = self.commits.load(table, table.namespace.ref_or_fail())
+            if loaded is None:
+                self.namespaces.require(table.namespace)
+        except NoSuchNamespace as e:
+            # The spec's loadTable answers NoSuchTableException for a table whose namespace is missing too, and
+            # clients rely on it: Spark looks a metadata table up (``t.snapshots``) first as table ``snapshots`` of
+            # namespace ``...t``, and falls back to it only on NoSuchTableException.
+            raise NoSuchTable(f"table {table} does not exist: {e}") from e
         if loaded is None:
-            self.namespaces.require(table.namespace)
             raise NoSuchTable(f"table {table} does not exist")
         return loaded
 

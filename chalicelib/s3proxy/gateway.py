@@ -19,6 +19,7 @@ from chalicelib.auth.policies import Permission
 from chalicelib.auth.ports import Signer
 from chalicelib.graveler import errors
 from chalicelib.graveler.service import Graveler
+from chalicelib.usage import UsageMeter
 
 from .context import Authorizer, Context, allow_all
 from .errors import S3Error, error_response, from_graveler
@@ -51,6 +52,7 @@ class S3Gateway:
         authorize: Authorizer = allow_all,
         clock: Callable[[], float] = time.time,
         max_response_bytes: int | None = None,
+        usage: UsageMeter | None = None,
     ) -> None:
         self._graveler = graveler
         self._credentials = credentials
@@ -58,6 +60,7 @@ class S3Gateway:
         self._authorize = authorize
         self._clock = clock
         self._max_response_bytes = max_response_bytes
+        self._usage = usage
 
     @classmethod
     def from_services(cls, services: Services, max_response_bytes: int | None = None) -> S3Gateway:
@@ -79,6 +82,7 @@ class S3Gateway:
             services.signing(),
             authorize=authorize,
             max_response_bytes=max_response_bytes,
+            usage=services.usage,
         )
 
     def handle(self, request: Request) -> Response:
@@ -100,6 +104,8 @@ class S3Gateway:
         if request.method == "HEAD" and response.body:
             # A HEAD answer has no body; an error's status says it all (S3 sends none either).
             response = replace(response, body=b"")
+        if self._usage is not None:
+            self._usage.flush_if_due()  # at most once an interval: no request pays a write of its own
         return response
 
     def refuse_before_body(self, request: Request) -> Response | None:
@@ -118,6 +124,9 @@ class S3Gateway:
         identity = authenticate(request, self._credentials, self._signer, self._clock())
         body = request_body(request, identity, self._signer)
         operation = route(request)
+        if self._usage is not None:
+            # lakeFS's usage report counts the gateway's requests that reach an operation, once signed.
+            self._usage.count()
         bucket, key = split_path(request)
         context = Context(
             graveler=self._graveler,

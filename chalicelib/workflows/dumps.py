@@ -1,6 +1,7 @@
 """The repository dump and restore workflows' tasks (stepfunctions/dump.asl.json, stepfunctions/restore.asl.json).
 
-The dump's state is {"task_id", "repository"}; the restore's {"task_id", "repository", "dump", "force", "plan",
+The dump's state is {"task_id", "repository", "progress"} (the ids of the branches and tags files and the commits
+file's cursor: dump_files.py); the restore's {"task_id", "repository", "dump", "force", "plan",
 "commits": {"next": byte offset or null}}: ids and offsets only, never records (the 256 KB limit on a state). Each
 task is one idempotent step of chalicelib/graveler/refs_restore.py or dump_tasks.py; a failure goes to the failure
 task, which (restore) rolls back what was written and records the error in the task's status.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 from chalicelib.graveler.dump_tasks import DumpTasks, execution_message
 from chalicelib.graveler.plan_json import Json
-from chalicelib.graveler.refs_dump import RefsDump
+from chalicelib.graveler.refs_dump import DumpProgress, RefsDump
 from chalicelib.graveler.refs_restore import RestorePlan
 from chalicelib.wiring import get_services
 
@@ -27,14 +28,28 @@ def _failure(event: Json) -> str:
 # ---- dump ------------------------------------------------------------------------------------------------------
 
 
+def _progress(event: Json) -> DumpProgress | None:
+    found = event.get("progress")
+    return DumpProgress.from_json(found) if found else None
+
+
 def dump_run(event: Json) -> Json:
-    task = _tasks().finish_dump(str(event["repository"]), str(event["task_id"]))
+    """One chunk of commits (the first call writes the branches and tags files before it)."""
+    progress = _tasks().dump_step(str(event["repository"]), str(event["task_id"]), _progress(event))
+    return progress.to_json()
+
+
+def dump_finish(event: Json) -> Json:
+    """Joins the commits file, writes the manifest and records the task done."""
+    progress = _progress(event)
+    assert progress is not None, "the dump's loop hands its progress to its last step"
+    task = _tasks().finish_dump(str(event["repository"]), str(event["task_id"]), progress)
     assert task.dumped is not None
     return task.dumped.to_json()
 
 
 def dump_fail(event: Json) -> Json:
-    _tasks().record_failure(str(event["repository"]), str(event["task_id"]), _failure(event))
+    _tasks().dump_failed(str(event["repository"]), str(event["task_id"]), _progress(event), _failure(event))
     return {"recorded": True}
 
 
@@ -69,15 +84,17 @@ def restore_refs(event: Json) -> Json:
 def restore_rollback(event: Json) -> Json:
     """Rolls back what a restore that got past its check wrote, then records the failure."""
     tasks = _tasks()
+    kept: list[str] = []
     if event.get("plan"):
-        tasks.restorer.roll_back(RestorePlan.from_json(event["plan"]))
-    tasks.record_failure(str(event["repository"]), str(event["task_id"]), _failure(event))
-    return {"rolled_back": bool(event.get("plan"))}
+        kept = tasks.restorer.roll_back(RestorePlan.from_json(event["plan"]))
+    tasks.record_failure(str(event["repository"]), str(event["task_id"]), _failure(event), kept)
+    return {"rolled_back": bool(event.get("plan")), "kept": kept}
 
 
 # The Chalice function name of each task, as the ASL files name them ("${dump_run}", ...).
 HANDLERS = {
     "dump_run": dump_run,
+    "dump_finish": dump_finish,
     "dump_fail": dump_fail,
     "restore_check": restore_check,
     "restore_commits": restore_commits,

@@ -84,7 +84,7 @@ def usage_summary(json_out: JsonOpt = False) -> None:
         return
     out().line(f"Usage report for installation ID: {summary.get('installation_id', '')}")
     out().table(
-        ["Year", "Month", "Count"],
+        ["Year", "Month", "Usage"],  # lakectl's headers
         [(r.get("year"), r.get("month"), r.get("count")) for r in summary.get("reports") or []],
     )
 

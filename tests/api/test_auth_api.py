@@ -168,11 +168,32 @@ def test_policies_and_attachments(api: Api) -> None:
         {"id": "p", "statement": [{"effect": "allow", "action": "fs:*", "resource": "*"}]},
         {"id": "p", "statement": ["allow"]},
         {"statement": [{"effect": "allow", "action": ["fs:*"], "resource": "*"}]},
+        # lakeFS decodes creation_date as an int64 before ignoring it: anything else is its 400.
+        *(
+            {**POLICY, "id": "p", "creation_date": bad}
+            for bad in ("1700000000", 1.5, 1.0, 1e3, True, [1], {"s": 1}, 2**63, -(2**63) - 1)
+        ),
     ],
 )
 def test_bad_policies_are_400(api: Api, body: dict[str, Any]) -> None:
     assert_error(api.post("/auth/policies", json_body=body), 400)
     assert_error(api.get("/auth/policies/p"), 404)
+
+
+@pytest.mark.parametrize("stamp", [None, 0, -5, 1_700_000_000, 2**63 - 1])
+def test_an_integer_creation_date_is_accepted_and_ignored(api: Api, stamp: int | None) -> None:
+    # As lakeFS: the server stamps its own date, on create and on update alike.
+    created = conforms(
+        lakefs_sdk.Policy, body_of(api.post("/auth/policies", json_body={**POLICY, "creation_date": stamp}))
+    )
+    assert (
+        created.creation_date is not None and created.creation_date > 1_700_000_000 and created.creation_date != stamp
+    )
+    updated = api.request("PUT", "/auth/policies/sales-readers", json_body={**POLICY, "creation_date": stamp})
+    assert updated.status_code == 200
+    assert conforms(lakefs_sdk.Policy, body_of(updated)).creation_date != stamp
+    bad = api.request("PUT", "/auth/policies/sales-readers", json_body={**POLICY, "creation_date": "yesterday"})
+    assert "creation_date" in assert_error(bad, 400)
 
 
 def test_setup_makes_the_first_user_an_admin(anonymous: Api, client: Client, services: wiring.Services) -> None:

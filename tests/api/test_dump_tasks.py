@@ -200,3 +200,33 @@ def test_restore_submit_refusals(api: Api, repo: str, services: wiring.Services)
     failed = _wait(api, "copy2", "restore", body_of(gone)["id"])
     assert failed["error"]
     _is_bare(services, api, "copy2")
+
+
+def test_a_restore_writes_each_chunk_of_commits_in_one_batch(
+    api: Api, repo: str, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _history(api, repo, 3)  # 4 commits with the initial one
+    refs = body_of(api.request("PUT", f"/repositories/{repo}/refs/dump"))
+    namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
+    _bare(api, "copy", namespace)
+    store = services.graveler.refs
+    batches: list[int] = []
+    singles: list[str] = []
+    add_commits = store.add_commits
+    monkeypatch.setattr(
+        store, "add_commits", lambda rid, commits: (batches.append(len(commits)), add_commits(rid, commits))
+    )
+    monkeypatch.setattr(store, "add_commit", lambda rid, commit: singles.append(commit.id))
+    monkeypatch.setattr(refs_restore, "CHUNK_BYTES", 900)  # about two records a chunk
+    assert api.request("PUT", "/repositories/copy/refs/restore", json_body=refs).status_code == 200
+    # Every commit went through a batch, one call per chunk of the file; none was put alone.
+    assert singles == [] and sum(batches) == 4 and 1 < len(batches) < 4
+    assert _refs(api, "copy") == _refs(api, repo)
+
+
+def test_an_inline_dump_leaves_no_scratch_file(api: Api, repo: str, services: wiring.Services) -> None:
+    _history(api, repo, 2)
+    assert api.request("PUT", f"/repositories/{repo}/refs/dump").status_code == 201
+    assert api.post(f"/repositories/{repo}/dump").status_code == 202
+    namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
+    assert list(services.graveler.blocks.list_blobs(f"{namespace}/_lakefs/refs_dump/scratch/")) == []

@@ -3,12 +3,32 @@ small operations (api/installation.py): comm prefs, statistics, auth capabilitie
 
 from __future__ import annotations
 
+from collections import Counter
+from datetime import UTC, datetime
+
 import lakefs_sdk
 import pytest
 
+from chalicelib import wiring
+from chalicelib.adapters.memory_usage import MemoryUsageStore
+from chalicelib.s3proxy.gateway import S3Gateway
 from chalicelib.settings import DAY_SECONDS, ENV_MIN_AGE_SECONDS
+from chalicelib.usage import UsageMeter
+from tests.s3proxy.conftest import signed
 
-from .support import Api, assert_error, body_of, conforms
+from .support import BUCKET, Api, assert_error, body_of, conforms
+
+
+class CountingUsageStore(MemoryUsageStore):
+    """The memory store, counting the calls that would each be a DynamoDB request."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+
+    def add(self, installation_id: str, year: int, month: int, count: int) -> None:
+        self.calls["add"] += 1
+        super().add(installation_id, year, month, count)
 
 
 def test_list_repositories_search_keeps_ids_containing_it(api: Api) -> None:
@@ -90,9 +110,51 @@ def test_auth_capabilities_say_no_mail(anonymous: Api) -> None:
     assert body_of(anonymous.get("/auth/capabilities")) == {"invite_user": False, "forgot_password": False}
 
 
-def test_usage_report_is_404_without_a_reporter(api: Api, anonymous: Api) -> None:
-    assert assert_error(api.get("/usage-report/summary"), 404) == "installation not found"
-    assert_error(anonymous.get("/usage-report/summary"), 401)
+def test_usage_report_counts_requests_without_a_store_call_each(
+    api: Api, anonymous: Api, services: wiring.Services
+) -> None:
+    store = CountingUsageStore()
+    services.usage = UsageMeter(store, flush_seconds=3600)
+    api.create_repo("repo1")
+    for _ in range(8):
+        assert api.get("/repositories/repo1").status_code == 200
+    assert_error(anonymous.get("/usage-report/summary"), 401)  # not signed in: neither answered nor counted
+    assert anonymous.get("/healthcheck").status_code == 204  # public: not counted
+    # Nine requests counted, and not one call to the store yet: they wait in this container for the interval.
+    assert store.calls == Counter() and services.usage.pending() == 9
+
+    report = conforms(lakefs_sdk.InstallationUsageReport, body_of(api.get("/usage-report/summary")))
+    now = datetime.now(UTC)
+    # The report's own call counts too, as in lakeFS (its LogAction comes before the flush).
+    assert [(r.year, r.month, r.count) for r in report.reports] == [(now.year, now.month, 10)]
+    assert report.installation_id == store.get_installation_id() and len(report.installation_id) == 36
+    assert store.calls["add"] == 1
+
+    text = api.get("/usage-report/summary", headers={"accept": "text/plain"})
+    assert text.status_code == 200 and text.headers["Content-Type"].startswith("text/plain")
+    assert text.body.decode() == (
+        f"Usage for installation ID: {report.installation_id}\n{now.year}-{now.month:02d}: {11:12d}\n"
+    )
+
+
+def test_setup_keeps_the_installation_id(anonymous: Api, services: wiring.Services) -> None:
+    store = CountingUsageStore()
+    services.usage = UsageMeter(store)
+    assert store.get_installation_id() is None
+    assert anonymous.post("/setup_lakefs", json_body={"username": "founder"}).status_code == 200
+    assert store.get_installation_id() is not None
+
+
+def test_s3_gateway_requests_are_counted(services: wiring.Services, credentials: tuple[str, str]) -> None:
+    services.usage = UsageMeter(CountingUsageStore(), flush_seconds=3600)
+    services.graveler.create_repository("repo1", f"s3://{BUCKET}/repo1")
+    gateway = S3Gateway.from_services(services)
+    key, secret = credentials
+    assert gateway.handle(signed("PUT", "/repo1/main/a.txt", body=b"hello", key=key, secret=secret)).status == 200
+    assert gateway.handle(signed("GET", "/repo1/main/a.txt", key=key, secret=secret)).status == 200
+    refused = signed("GET", "/repo1/main/a.txt", key=key, secret="wrong-secret")
+    assert gateway.handle(refused).status == 403  # refused: not counted
+    assert services.usage.pending() == 2
 
 
 def test_gc_config_grace_period_is_the_gc_min_age(api: Api, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -99,10 +99,14 @@ def test_identity_completion_plugins_and_routes_the_server_lacks(
     assert cli("plugin", "list").stdout.splitlines() == ["Available plugins:", "  hello"]
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert cli("plugin", "list").stdout.strip() == "No lakectl plugins found in your PATH."
-    # Lakelet's server has no usage reports, ACLs or external principals: the server's answer, exit 1. The usage
-    # report is lakeFS's 404 with reporting off; the rest are the 501s of lakeFS OSS.
-    usage = cli("usage", "summary", code=1)
-    assert "404 installation not found" in usage.stderr and "no usage report" in usage.stderr
+    # The usage report, as lakectl prints it: the installation id, then this month's requests (these calls among
+    # them: the report flushes the server's pending counts first, and counts itself).
+    usage = cli("usage", "summary")
+    assert usage.stdout.startswith("Usage report for installation ID: ")
+    assert usage.stdout.splitlines()[1].split() == ["Year", "Month", "Usage"]
+    report = json.loads(cli("usage", "summary", "--json").stdout)
+    assert len(report["installation_id"]) == 36 and report["reports"][-1]["count"] > 0
+    # ACLs and external principals are the 501s of lakeFS OSS: the server's answer, exit 1.
     for args in (
         ("auth", "groups", "acl", "get", "--id", "Admins"),
         ("auth", "groups", "acl", "set", "--id", "Admins", "--permission", "Read"),

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections import Counter
+from typing import Any
 
 import pytest
+from moto.dynamodb.responses import DynamoHandler
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import RefStore
@@ -22,6 +25,8 @@ from chalicelib.graveler.records import (
     Tag,
     TagID,
 )
+
+from .conftest import Moto
 
 REPO = RepositoryID("repo1")
 
@@ -473,3 +478,40 @@ def test_delete_commit_removes_only_that_commit(ref_store: RefStore) -> None:
     assert ref_store.list_commit_ids(REPO, "", 10) == ["c2"]
     assert ref_store.get_commit(RepositoryID("other"), CommitID("c1")).id == "c1"
     ref_store.delete_commit(REPO, CommitID("c1"))  # gone already: a no-op
+
+
+def test_iterate_commits_after_an_id(ref_store: RefStore) -> None:
+    for commit_id in ("a", "b", "c", "d"):
+        ref_store.add_commit(REPO, make_commit(commit_id))
+    assert [c.id for c in ref_store.iterate_commits(REPO, after="b")] == ["c", "d"]
+    assert [c.id for c in ref_store.iterate_commits(REPO, after="bb")] == ["c", "d"]
+    assert [c.id for c in ref_store.iterate_commits(REPO, after="d")] == []
+    assert [c.id for c in ref_store.iterate_commits(REPO, after="")] == ["a", "b", "c", "d"]
+
+
+def _count_requests(monkeypatch: pytest.MonkeyPatch, calls: Counter[str]) -> None:
+    """Counts the DynamoDB requests moto answers (its backend sees a batch as one put per item)."""
+    for name in ("batch_write_item", "put_item"):
+        original = getattr(DynamoHandler, name)
+
+        def counted(self: DynamoHandler, _name: str = name, _original: Any = original) -> Any:
+            calls[_name] += 1
+            return _original(self)
+
+        monkeypatch.setattr(DynamoHandler, name, counted)
+
+
+def test_add_commits_in_batches(ref_store: RefStore, moto: Moto | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    commits = [make_commit(f"{n:04d}", metadata={"n": str(n)}, parents=(CommitID(f"{n - 1:04d}"),)) for n in range(60)]
+    ref_store.add_commit(REPO, commits[7])  # already there: written again, unchanged
+    requests: Counter[str] = Counter()
+    _count_requests(monkeypatch, requests)
+    ref_store.add_commits(REPO, [*commits, commits[3]])  # a repeat in one call is stored once
+    if moto is not None:
+        # 60 commits: three BatchWriteItem requests of at most 25 items, no single puts.
+        assert requests == {"batch_write_item": 3}
+    assert list(ref_store.iterate_commits(REPO)) == commits
+    assert ref_store.get_commit(REPO, CommitID("0042")) == commits[42]
+    ref_store.add_commits(REPO, [])
+    ref_store.add_commits(RepositoryID("other"), commits[:1])
+    assert [c.id for c in ref_store.iterate_commits(RepositoryID("other"))] == ["0000"]

@@ -37,6 +37,7 @@ EXERCISED = {
     "import_commit",
     "import_merge",
     "dump_run",
+    "dump_finish",
     "restore_check",
     "restore_commits",
     "restore_refs",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 
 import pytest
@@ -10,13 +11,22 @@ from lakefs.client import Client
 from tests.e2e.conftest import LocalProcess, launch_local
 
 
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @pytest.fixture(scope="session")
 def spark_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
     # A data directory of its own (not --ephemeral): its state file names the key pair the stack's moto trusts,
     # which the tests that stage straight into moto need.
     # Without --aws-limits: S3A's parts are 5 MiB at least, more than a deployed gateway's Lambda payload carries
     # (docs/spark.md, "Which path to use deployed"); this tier is Spark against the local stack.
-    local = launch_local(tmp_path_factory.mktemp("spark-stack"), "--no-aws-limits")
+    # The S3 gateway on a port chosen here, not by the stack: as with `lakelet up`'s fixed default and deployed, the
+    # Iceberg catalog then names the gateway in each table's config (s3.endpoint), which the engines must cope with
+    # (DuckDB's default access delegation builds a secret without keys from it: tests/spark/test_iceberg.py).
+    local = launch_local(tmp_path_factory.mktemp("spark-stack"), "--no-aws-limits", "--s3-port", str(_free_port()))
     try:
         yield local
     finally:

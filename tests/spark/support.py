@@ -19,6 +19,7 @@ EXPECTED_JARS = (
     "delta-spark_2.12-3.3.3.jar",
     "delta-storage-3.3.3.jar",
     "iceberg-spark-runtime-3.5_2.12-1.12.0.jar",
+    "iceberg-aws-bundle-1.12.0.jar",
 )
 # S3A's smallest part size: a file of more than one part is written as a multipart upload.
 PART_BYTES = 5 * 1024 * 1024
@@ -46,6 +47,31 @@ def s3a_settings(endpoint: str, key: str, secret: str) -> dict[str, str]:
         # A task's output moves to the destination when the task commits: one shallow copy per file.
         "spark.hadoop.mapreduce.fileoutputcommitter.algorithm.version": "2",
         "spark.hadoop.fs.s3a.multipart.size": str(PART_BYTES),
+    }
+
+
+def iceberg_rest_settings(catalog: str, api_endpoint: str, s3_endpoint: str, key: str, secret: str) -> dict[str, str]:
+    """docs/iceberg.md, "Spark": Lakelet's Iceberg REST catalog as the Spark catalog ``catalog``, signed in with the
+    lakeFS key pair through its OAuth2 token endpoint. Tables' data and manifest files go through the S3 gateway on
+    the branch, with S3FileIO (iceberg-aws-bundle) and the same key pair."""
+    prefix = f"spark.sql.catalog.{catalog}"
+    uri = f"{api_endpoint}/iceberg/api"
+    return {
+        prefix: "org.apache.iceberg.spark.SparkCatalog",
+        f"{prefix}.type": "rest",
+        f"{prefix}.uri": uri,
+        f"{prefix}.rest.auth.type": "oauth2",
+        f"{prefix}.credential": f"{key}:{secret}",
+        f"{prefix}.oauth2-server-uri": f"{uri}/v1/oauth/tokens",
+        # Tables change outside Spark's sight (other engines' commits, and merges, reverts and resets of the
+        # branch): without its cache, Spark loads a table's metadata at each query instead of up to 30 s stale.
+        f"{prefix}.cache-enabled": "false",
+        f"{prefix}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+        f"{prefix}.s3.endpoint": s3_endpoint,
+        f"{prefix}.s3.path-style-access": "true",
+        f"{prefix}.s3.access-key-id": key,
+        f"{prefix}.s3.secret-access-key": secret,
+        f"{prefix}.client.region": "us-east-1",
     }
 
 

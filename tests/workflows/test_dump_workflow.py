@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
 from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
-from chalicelib.graveler import refs_restore
+from chalicelib.graveler import dump_files, errors, refs_restore
 from chalicelib.graveler.dump_tasks import DumpTask, DumpTasks
+from chalicelib.graveler.records import Commit, CommitID, MetaRangeID, RepositoryID
 from chalicelib.graveler.refs_restore import RestorePlan
 from chalicelib.settings import Settings
 from chalicelib.wiring import Services, memory_services, set_services
@@ -28,6 +30,7 @@ REGION = "us-east-1"
 @pytest.fixture
 def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
     monkeypatch.setattr(refs_restore, "CHUNK_BYTES", 400)  # a record or two a chunk: LoadCommits loops
+    monkeypatch.setattr(dump_files, "DUMP_CHUNK_BYTES", 400)  # and Dump too
     with mock_aws(config=MOTO_CONFIG):
         arns = create_state_machines(boto3.client("stepfunctions", region_name=REGION), REGION)
         settings = Settings(
@@ -48,7 +51,24 @@ def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
         g.create_tag("repo", "v1", "main~1")
         set_services(built)
         yield built
+        _wind_down(boto3.client("stepfunctions", region_name=REGION))
         set_services(None)
+
+
+def _wind_down(sfn: object) -> None:
+    """Waits for this test's executions to end: a step retried after its task was already recorded done (a crash
+    injected after the side effect) would otherwise run on in moto's thread into the next test's handlers."""
+    client: Any = sfn
+    machines = [m["stateMachineArn"] for m in client.list_state_machines()["stateMachines"]]
+    for _ in range(400):
+        running = [
+            e
+            for arn in machines
+            for e in client.list_executions(stateMachineArn=arn, statusFilter="RUNNING")["executions"]
+        ]
+        if not running:
+            return
+        time.sleep(0.05)
 
 
 def _wait(tasks: DumpTasks, repo: str, kind: str, task_id: str) -> DumpTask:
@@ -87,7 +107,12 @@ def test_dump_and_restore_survive_a_crash_of_any_task(services: Services, task: 
     assert restored.error == ""
     assert _refs(services, "copy") == _refs(services, "repo")
     # A failure task only runs on a failure: a crash injected there never fired.
-    assert failed == ([task] if task in ("dump_run", "restore_check", "restore_commits", "restore_refs") else [])
+    assert failed == (
+        [task] if task in ("dump_run", "dump_finish", "restore_check", "restore_commits", "restore_refs") else []
+    )
+    # The dump's scratch chunks are gone once it is done; only the joined result's ids stay.
+    scratch = [a for a, _ in services.graveler.blocks.list_blobs("s3://bucket/repo/_lakefs/refs_dump/scratch/")]
+    assert scratch and all(a.endswith("/result.json") for a in scratch)
 
 
 def test_a_crash_past_the_retries_rolls_back(services: Services) -> None:
@@ -133,3 +158,119 @@ def test_each_step_moves_the_running_task_update_time(services: Services) -> Non
     assert all(not s.done for s in seen)
     times = [submitted.update_time, *(s.update_time for s in seen), done.update_time]
     assert times == sorted(set(times))  # strictly later at each step: lakectl's timeout counts from the last
+
+
+def test_a_dump_holds_one_chunk_of_commits_at_a_time(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """6 MB of commits, dumped in 256 KiB chunks and joined as a multipart upload of 5 MiB parts: no step takes
+    more than a chunk of commits from the store, and the joined file restores to the same commits."""
+    g = services.graveler
+    rid = RepositoryID("repo")
+    padding = "x" * 4000
+    extra = [
+        Commit(CommitID(f"{n:064x}"), "bot", f"bulk {n}", 1_700_000_000, MetaRangeID(""), {"pad": padding}, (), 1)
+        for n in range(1500)
+    ]
+    g.refs.add_commits(rid, extra)
+    monkeypatch.setattr(dump_files, "DUMP_CHUNK_BYTES", 256 * 1024)
+    monkeypatch.setattr(dump_files, "PART_BYTES", 5 * 1024 * 1024)
+
+    pulled: list[int] = []  # commits taken from the store by each listing call
+    listing = g.refs.iterate_commits
+
+    def counted(repo_id: RepositoryID, after: str = "") -> Iterator[Commit]:
+        pulled.append(0)
+        for commit in listing(repo_id, after):
+            pulled[-1] += 1
+            yield commit
+
+    monkeypatch.setattr(g.refs, "iterate_commits", counted)
+    chunk_sizes: list[int] = []
+    put = g.blocks.put
+
+    def watched_put(address: str, data: bytes) -> Any:
+        if "/scratch/" in address and address.endswith(".jsonl"):
+            chunk_sizes.append(len(data))
+        return put(address, data)
+
+    monkeypatch.setattr(g.blocks, "put", watched_put)
+    tasks = services.dumps()
+    dump = tasks.dump("repo")
+
+    total = len(list(listing(rid)))
+    record = max(chunk_sizes) - 256 * 1024
+    assert total == 1506 and sum(pulled) <= total + len(pulled)  # each commit listed once (plus one look ahead)
+    # Each step: one listing call, at most a chunk of records (the last record passes the bound, no more).
+    assert len(pulled) == len(chunk_sizes) and max(pulled) <= 256 * 1024 // 4000 + 1
+    assert all(size < 256 * 1024 + 4200 for size in chunk_sizes) and 0 <= record < 4200
+    assert len(chunk_sizes) >= 6_000_000 // (256 * 1024)
+    address = f"s3://bucket/repo/_lakefs/refs_dump/{dump.commits_id}.jsonl"
+    assert g.blocks.stat(address).etag.endswith("-2")  # joined as a multipart upload of two parts
+    assert [
+        a for a, _ in g.blocks.list_blobs("s3://bucket/repo/_lakefs/refs_dump/scratch/") if a.endswith(".jsonl")
+    ] == []
+
+    g.create_bare_repository("copy", "s3://bucket/repo")
+    tasks.restore("copy", dump)
+    assert [c.id for c in listing(RepositoryID("copy"))] == [c.id for c in listing(rid)]
+    assert g.refs.get_commit(RepositoryID("copy"), extra[7].id) == extra[7]
+
+
+def _reachable(services: Services, repo: str, head: str) -> set[str]:
+    refs, seen, todo = services.graveler.refs, set(), [head]
+    while todo:
+        commit = refs.get_commit(RepositoryID(repo), CommitID(todo.pop()))  # raises if history was cut
+        if commit.id not in seen:
+            seen.add(commit.id)
+            todo.extend(commit.parents)
+    return seen
+
+
+def test_a_roll_back_keeps_a_branch_committed_to_during_the_restore(services: Services) -> None:
+    g = services.graveler
+    tasks = services.dumps()
+    dump = tasks.dump("repo")
+    tries: list[str] = []
+
+    def refs_then_a_write_then_a_crash(event: dict) -> dict:
+        if not tries:
+            tasks.restorer.load_refs(RestorePlan.from_json(event["plan"]))
+            # Someone commits to the restored dev branch before the step could record the task done.
+            g.upload_object("copy", "dev", "during.txt", b"written during the restore")
+            g.commit("copy", "dev", "bob", "during the restore")
+        tries.append(event["task_id"])
+        # An error the state machine does not retry: straight to the roll-back.
+        raise errors.Invalid("restore_refs failed")
+
+    with route_lambda_invokes({**dump_tasks.HANDLERS, "restore_refs": refs_then_a_write_then_a_crash}):
+        g.create_bare_repository("copy", "s3://bucket/repo")
+        failed = _wait(tasks, "copy", "restore", tasks.submit_restore("copy", dump).id)
+    assert "restore_refs failed" in failed.error and "kept with their history): dev:" in failed.error, failed.error
+    branches, tags, commits = _refs(services, "copy")
+    # dev and everything it reaches stay; main and the tag (untouched) are gone, and so are the commits only they
+    # reached (main~1 and main: dev was made from main~2).
+    assert list(branches) == ["dev"] and tags == {}
+    assert set(commits) == _reachable(services, "copy", branches["dev"])
+    original = _refs(services, "repo")[0]
+    assert original["main"] not in commits and original["dev"] in commits
+    assert g.read_object("copy", g.stat_object("copy", "dev", "during.txt")) == b"written during the restore"
+
+
+def test_a_roll_back_keeps_a_branch_with_staged_changes(services: Services) -> None:
+    g = services.graveler
+    tasks = services.dumps()
+    dump = tasks.dump("repo")
+    g.create_bare_repository("copy", "s3://bucket/repo")
+    plan = tasks.restorer.check("copy", dump)
+    tasks.restorer.load(plan)
+    g.upload_object("copy", "main", "staged.txt", b"not committed yet")
+    assert tasks.restorer.roll_back(plan) == ["main"]
+    branches, tags, commits = _refs(services, "copy")
+    assert list(branches) == ["main"] and tags == {}
+    assert set(commits) == _reachable(services, "copy", branches["main"])
+    assert g.read_object("copy", g.stat_object("copy", "main", "staged.txt")) == b"not committed yet"
+    # Without writes, a roll-back leaves the target bare, as before.
+    g.create_bare_repository("copy2", "s3://bucket/repo")
+    plan2 = tasks.restorer.check("copy2", dump)
+    tasks.restorer.load(plan2)
+    assert tasks.restorer.roll_back(plan2) == []
+    assert _refs(services, "copy2") == ({}, {}, [])

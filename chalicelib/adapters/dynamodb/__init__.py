@@ -18,4 +18,5 @@ __all__ = [
     "pull_requests",
     "repository_metadata",
     "tables",
+    "usage",
 ]

@@ -12,6 +12,7 @@ Rows:
                pk "policy#<policy id>", sk "<kind>#<id>"
 - server key:  pk "serverkey#<name>",  sk "key"                 (sealed_key)
 - revoked token: pk "revoked#<token id>", sk "token"          (expires_at: DynamoDB's TTL attribute)
+- the usage report's installation id and monthly counters: usage.py
 
 An access key and its index row are two writes (no transactions). The index row is written first and removed
 last, and list_credentials keeps only index rows whose access key exists and belongs to the user, so a write

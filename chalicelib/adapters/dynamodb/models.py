@@ -127,6 +127,9 @@ class AuthRow(Model):
     # (the table's TimeToLiveSpecification in infra/ names this attribute); the token is refused for its
     # expiry by then anyway.
     expires_at = TTLAttribute(null=True)
+    # The usage report's rows (usage.py): the installation id, and a month's request count (added to, atomically).
+    installation_id = UnicodeAttribute(null=True)
+    usage_count = NumberAttribute(null=True)
 
 
 @dataclass(frozen=True, slots=True)

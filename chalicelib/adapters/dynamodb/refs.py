@@ -9,7 +9,7 @@ down badly on big tables, and every multi-item change here can be repeated safel
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 from pynamodb.expressions.condition import Condition
 from pynamodb.transactions import TransactWrite
@@ -226,7 +226,23 @@ class DynamoRefStore:
         return _commit(row)
 
     def add_commit(self, repo_id: RepositoryID, commit: Commit) -> None:
-        row = self._commits(
+        row = self._commit_row(repo_id, commit)
+        try:
+            with storage_errors(on_condition_failed=lambda: errors.CommitExists(commit.id)):
+                row.save(condition=self._commits.repository_id.does_not_exist())
+        except errors.CommitExists:
+            pass  # ids are content hashes: the stored commit is this very commit
+
+    def add_commits(self, repo_id: RepositoryID, commits: Sequence[Commit]) -> None:
+        # BatchWriteItem: 25 puts a request, no condition (batches take none); PynamoDB resends unprocessed items.
+        # Overwriting a commit with its own id writes the same record again: ids are content hashes.
+        latest = {commit.id: commit for commit in commits}  # a batch must not name one key twice
+        with storage_errors(), self._commits.batch_write() as batch:
+            for commit in latest.values():
+                batch.save(self._commit_row(repo_id, commit))
+
+    def _commit_row(self, repo_id: RepositoryID, commit: Commit) -> CommitRow:
+        return self._commits(
             repository_id=repo_id,
             commit_id=commit.id,
             committer=commit.committer,
@@ -237,11 +253,6 @@ class DynamoRefStore:
             parents=list(commit.parents),
             generation=commit.generation,
         )
-        try:
-            with storage_errors(on_condition_failed=lambda: errors.CommitExists(commit.id)):
-                row.save(condition=self._commits.repository_id.does_not_exist())
-        except errors.CommitExists:
-            pass  # ids are content hashes: the stored commit is this very commit
 
     def delete_commit(self, repo_id: RepositoryID, commit_id: CommitID) -> None:
         with storage_errors():
@@ -261,9 +272,12 @@ class DynamoRefStore:
             )
             return [CommitID(row.commit_id) for row in rows]
 
-    def iterate_commits(self, repo_id: RepositoryID) -> Iterator[Commit]:
+    def iterate_commits(self, repo_id: RepositoryID, after: str = "") -> Iterator[Commit]:
+        condition = self._commits.commit_id > after if after else None
         with storage_errors():
-            rows = self._commits.query(repo_id, consistent_read=True, page_size=_PAGE_SIZE)
+            rows = self._commits.query(
+                repo_id, range_key_condition=condition, consistent_read=True, page_size=_PAGE_SIZE
+            )
         for row in translated(rows):
             yield _commit(row)
 
