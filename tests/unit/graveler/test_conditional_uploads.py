@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import threading
 from typing import Any
 
 import pytest
@@ -204,3 +205,39 @@ def test_a_protected_branch_refuses(g: Any, repo: Any) -> None:
     with pytest.raises(errors.WriteToProtectedBranch):
         g.upload_objects_if("repo", "main", [ConditionalObject("a", b"1", if_absent=True)])
     assert read(g, "a") is None
+
+
+def test_two_atomic_uploads_that_read_the_same_objects_one_wins(g: Any, repo: Any) -> None:
+    """Both check their conditions before either writes (their puts wait for each other): the one atomic write
+    lets one through whole, the other is refused whole."""
+    put_files(g, "main", a=b"a1", b=b"b1")
+    inner = g.blocks
+    barrier = threading.Barrier(2, timeout=10)
+
+    class Barrier:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(inner, name)
+
+        def put(self, address: str, data: bytes) -> Any:
+            barrier.wait()
+            return inner.put(address, data)
+
+    e = with_parts(g, blocks=Barrier())
+    results: list[object] = [None, None]
+
+    def upload(n: int) -> None:
+        objects = [ConditionalObject(p, f"{p}{n}".encode(), if_match=md5(f"{p}1".encode())) for p in ("a", "b")]
+        try:
+            results[n] = e.upload_objects_if("repo", "main", objects)
+        except errors.GravelerError as error:
+            results[n] = error
+
+    threads = [threading.Thread(target=upload, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    lost = [r for r in results if isinstance(r, errors.GravelerError)]
+    assert len(lost) == 1 and isinstance(lost[0], errors.PreconditionFailed), results
+    winner = 1 - results.index(lost[0])
+    assert (read(g, "a"), read(g, "b")) == (f"a{winner}".encode(), f"b{winner}".encode())
