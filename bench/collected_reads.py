@@ -11,12 +11,14 @@ read answers 200 and the old objects cost their HEAD. Prints reads per second an
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
 
 import requests
 
+from chalicelib.graveler.service import Graveler
 from lakelet.stack.local import LocalStack
 
 ROUNDS = 5
@@ -34,11 +36,10 @@ def main(count: int) -> None:
         prefix = stack.default_namespace_prefix
         for repo in ("never", "swept"):
             graveler.create_repository(repo, f"{prefix}/{repo}")
-        real_clock = graveler._clock
-        graveler._clock = lambda: real_clock() - 10 * DAY
-        graveler.upload_object("never", "main", "old", b"x")
-        graveler.upload_object("swept", "main", "old", b"x")
-        graveler._clock = real_clock
+        # The same stores under an engine whose clock is ten days behind.
+        past = Graveler(dataclasses.replace(graveler.parts, clock=lambda: time.time() - 10 * DAY))
+        past.upload_object("never", "main", "old", b"x")
+        past.upload_object("swept", "main", "old", b"x")
         graveler.upload_object("swept", "main", "young", b"x")
         namespace = graveler.get_repository("swept").storage_namespace
         record = f"{sweeps_prefix(namespace)}partition={partition_of(time.time() - DAY + 3600)}/run_id=bench.json"

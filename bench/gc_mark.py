@@ -48,7 +48,7 @@ from chalicelib.graveler.addressing import partition_of
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.records import BranchID, Entry
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.settings import Settings
 from lakelet.stack.local_gc import JOB_PACKAGE, load_job, local_session
 
@@ -186,7 +186,12 @@ def measure(
         base = wiring.memory_services(settings)
         blocks = S3BlockStore(s3)
         graveler = Graveler(
-            base.graveler.refs, base.graveler.staging, blocks, CommittedManager(blocks, wiring.range_params(settings))
+            engine_parts(
+                base.graveler.refs,
+                base.graveler.staging,
+                blocks,
+                CommittedManager(blocks, wiring.range_params(settings)),
+            )
         )
         rules = RetentionRules(0, (BranchRetention(BranchID("main"), 10),))
         namespace = f"s3://{BUCKET}/bench"

@@ -25,12 +25,15 @@ def cell(text: str) -> str:
 def table(results: dict[str, Any]) -> str:
     sizes = results.get("sizes", {})
     machine = results.get("machine", {})
+    # Groups measured again since (bench/run.py --only GROUP merges its rows into the file).
+    again = results.get("updated", {})
+    updated = "".join(f"; the {group} rows re-measured on {when}" for group, when in sorted(again.items()))
     lines = [
         (
             f"Measured by `make bench` on {results['generated_at']} ({machine.get('cpus', '?')} CPUs, Python "
             f"{machine.get('python', '?')}; engine {sizes.get('objects', 0):,} objects and {sizes.get('changes', 0):,} "
             f"changes, app listing {sizes.get('listing_objects', 0):,} objects, GC mark {sizes.get('gc_objects', 0):,} "
-            f"objects). Ratio: the figure divided by its goal."
+            f"objects){updated}. Ratio: the figure divided by its goal."
         ),
         "",
         "| what | measured | goal | ratio | met |",

@@ -213,7 +213,10 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
 
         counted = bench_stack.aws_calls(stack, counter)
         calls = counted["counts"]
-        goals = {"stat": 2, "upload": 4, "list 100": 2, "create branch": 2, "commit of 1 change": 12}
+        # A staged key in the key sketch (one in 16, by its hash) costs one more PutItem: its goal counts it, as
+        # tests/perf/test_aws_calls.py does.
+        sketch = counted["sketch_writes"]
+        goals = {"stat": 2, "upload": 4 + sketch["upload"], "list 100": 2, "create branch": 2, "commit of 1 change": 12}
         measured = " / ".join(str(calls[k]) for k in goals)
         over = [k for k, g in goals.items() if calls[k] > g]
         worst = max(calls[k] / g for k, g in goals.items())
@@ -227,20 +230,22 @@ def stack_rows(args: argparse.Namespace) -> list[Row]:
                 1.0,
                 " / ".join(str(g) for g in goals.values()),
                 f"over the goal: {', '.join(over)}",
-                {"calls": calls, "goals": goals, "requests": counted["requests"]},
+                {"calls": calls, "goals": goals, "requests": counted["requests"], "sketch_writes": sketch},
             )
         )
         presigned = calls["presigned upload + link"]
+        presigned_goal = 6 + sketch["presigned upload + link"]
         rows.append(
             row(
                 "aws_calls_presigned",
                 "AWS calls: presigned upload + link (the lakeFS clients' path)",
-                str(presigned),
+                str(presigned) + (" (with the key's sketch write)" if sketch["presigned upload + link"] else ""),
                 presigned,
                 LE,
-                6,
-                "<= 6",
+                presigned_goal,
+                f"<= {presigned_goal}" + (" (6 + the key's sketch write)" if presigned_goal > 6 else ""),
                 "over the goal (the client's own PUT to the URL is not counted)",
+                {"sketch_write": sketch["presigned upload + link"]},
             )
         )
 
@@ -645,6 +650,30 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+# The sizes each group's rows were measured at (what a merged file records for them).
+GROUP_SIZES = {
+    "engine": ("objects", "changes"),
+    "stack": ("listing_objects", "gateway_objects", "transfer_files"),
+    "gc": ("gc_objects", "gc_commits"),
+    "aws-model": ("model_rows",),
+}
+
+
+def merged(previous: dict[str, Any], fresh: dict[str, Any], groups: list[str]) -> dict[str, Any]:
+    """A run of some groups (``--only``) into a results file that holds a run of the same mode: the rows measured
+    now replace those of the same id where they stood, new ones follow, the others stay as measured before; the
+    file keeps its first run's date and records when each group was measured again (``updated``). A run of
+    another mode (quick against full) replaces the file."""
+    if previous.get("quick") != fresh["quick"] or not isinstance(previous.get("rows"), list):
+        return fresh
+    new = {r["id"]: r for r in fresh["rows"]}
+    rows = [new.pop(r["id"], r) for r in previous["rows"]] + list(new.values())
+    updated = {**previous.get("updated", {}), **dict.fromkeys(groups, fresh["generated_at"])}
+    used = {size for group in groups for size in GROUP_SIZES.get(group, ())}
+    sizes = {**previous.get("sizes", {}), **{k: v for k, v in fresh["sizes"].items() if k in used}}
+    return {**previous, "sizes": sizes, "updated": updated, "rows": rows}
+
+
 def main(argv: list[str]) -> int:
     args = parse(argv)
     sys.path.insert(0, str(BENCH))
@@ -675,6 +704,8 @@ def main(argv: list[str]) -> int:
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
         "rows": [asdict(r) for r in rows],
     }
+    if set(args.groups) != set(GROUPS) and args.out.exists():
+        result = merged(json.loads(args.out.read_text()), result, args.groups)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     met = sum(r.met for r in rows)
     print(f"== {met} of {len(rows)} figures met; written to {args.out}")

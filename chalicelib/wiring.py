@@ -9,17 +9,21 @@ from __future__ import annotations
 import gc as garbage_collector  # the standard library's, not chalicelib.gc
 import logging
 import threading
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .gc.ports import JobStarter
+from .graveler.action_files import ActionFiles
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
 from .graveler.dump_tasks import DumpTasks, DumpWorkflows
 from .graveler.errors import GravelerError
-from .graveler.imports import ImportRecords, SourceLister
+from .graveler.imports import ImportParts, ImportRecords, SourceLister
+from .graveler.parts import EngineParts, Workflows, engine_parts
 from .graveler.ports import (
     BlockStore,
     BranchProtectionStore,
@@ -30,10 +34,10 @@ from .graveler.ports import (
 )
 from .graveler.protection import BranchProtection
 from .graveler.pull_requests import PullRequestParts, PullRequests
+from .graveler.reads import Reads
 from .graveler.refs_dump import RefsDumpParts
 from .graveler.service import CommittedManager, Graveler, RangeParams
-from .graveler.workflow_runner import Workflows
-from .settings import GCSettings, Settings
+from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore
 
 if TYPE_CHECKING:
@@ -48,11 +52,6 @@ class Services:
     graveler: Graveler
     auth: AuthService
     repository_metadata: RepositoryMetadataStore | None = None
-    # The import's ports (graveler/imports/ports.py): the source lister and the status records.
-    source_lister: SourceLister | None = None
-    import_records: ImportRecords | None = None
-    # The import state machine, when configured (LAKELET_IMPORT_STATE_MACHINE_ARN).
-    import_workflow: WorkflowRunner | None = None
     # The pull requests and the refs dump and restore, over the engine (assemble builds both).
     pull_requests: PullRequests | None = None
     refs_dump: DumpTasks | None = None
@@ -127,33 +126,48 @@ def assemble(
     any_namespace: bool = False,
     pull_request_store: PullRequestStore | None = None,
     usage_store: UsageStore | None = None,
+    *,
+    import_sources: SourceLister | None = None,
+    import_records: ImportRecords | None = None,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    invokers: dict[str, HookInvoker] | None = None,
 ) -> Services:
     """``any_namespace``: let repositories live in any bucket (unit tests of the engine), not only in the
     deployment's ``s3://<bucket>/``. ``pull_request_store``: None keeps pull requests in memory (tests);
-    ``usage_store``: None keeps the usage counters in memory."""
+    ``usage_store``: None keeps the usage counters in memory. ``import_sources`` and ``import_records``: the
+    import's ports (without both, imports answer Unsupported). ``clock`` and ``sleep``: the engine's (tests give
+    theirs); ``invokers``: the hooks' (hook_runner's)."""
     committed = CommittedManager(blocks, range_params(settings))
     protection = None
     if branch_protection is not None:
         protection = BranchProtection(branch_protection, ttl_seconds=settings.branch_protection_ttl_seconds)
     collected = CollectedCheck(blocks, ttl_seconds=settings.gc_record_ttl_seconds)
     prefix = None if any_namespace else f"s3://{settings.bucket}/"
-    graveler = Graveler(
+    parts = engine_parts(
         refs,
         staging,
         blocks,
         committed,
+        clock=clock,
+        sleep=sleep,
         protection=protection,
         collected=collected,
         namespace_prefix=prefix,
         workflows=workflows(settings),
     )
-    graveler.hooks = hook_runner(settings, graveler)
+    imports = None
+    if import_sources is not None and import_records is not None:
+        imports = ImportParts(
+            import_sources, import_records, settings.import_allowed_locations, ENV_IMPORT_ALLOWED_LOCATIONS
+        )
+    # The hooks read action files through the same parts (and cache); reading them needs no hooks.
+    graveler = Graveler(replace(parts, hooks=hook_runner(settings, parts, invokers)), imports)
     return Services(
         settings,
         graveler,
         auth,
         repository_metadata,
-        import_workflow=_runner(settings, settings.import_state_machine_arn),
         pull_requests=pull_requests(graveler, pull_request_store),
         refs_dump=dump_tasks(settings, graveler),
         usage=usage_meter(settings, usage_store),
@@ -212,18 +226,17 @@ def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
 
 
 def workflows(settings: Settings) -> Workflows:
-    """The state machines large commits and merges run as (Step Functions, or moto's locally), when configured."""
-    from .adapters.stepfunctions import StepFunctionsWorkflows
-
-    def runner(arn: str | None) -> StepFunctionsWorkflows | None:
-        return StepFunctionsWorkflows(arn, settings.region, settings.endpoint_url) if arn else None
-
+    """The state machines large commits, merges and imports run as (Step Functions, or moto's locally), when
+    configured."""
     return Workflows(
-        runner(settings.commit_state_machine_arn),
-        runner(settings.merge_state_machine_arn),
+        _runner(settings, settings.commit_state_machine_arn),
+        _runner(settings, settings.merge_state_machine_arn),
         settings.commit_workflow_threshold,
         settings.merge_workflow_threshold,
         settings.workflow_wait_seconds,
+        _runner(settings, settings.import_state_machine_arn),
+        settings.import_inline_threshold,
+        settings.import_max_slices,
     )
 
 
@@ -241,9 +254,9 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
     )
 
 
-def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
-    """The hooks of actions over this engine: webhooks always, Lambda hooks when functions are configured; runs
-    kept in each repository's namespace through the engine's block store."""
+def hook_runner(settings: Settings, parts: EngineParts, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
+    """The hooks of actions over an engine's parts: webhooks always, Lambda hooks when functions are configured;
+    runs kept in each repository's namespace through the engine's block store."""
     from .adapters.action_yaml import load_action_yaml
     from .adapters.hooks import Destinations, LambdaHooks, WebhookHooks
 
@@ -252,15 +265,16 @@ def hook_runner(settings: Settings, graveler: Graveler, invokers: dict[str, Hook
         invokers = {"webhook": WebhookHooks(destinations)}
         if settings.hook_functions:
             invokers["lambda"] = LambdaHooks(settings.hook_functions, settings.region, settings.endpoint_url)
+    reads = Reads(parts)
     return HookRunner(
         invokers,
-        RunStore(graveler.blocks),
-        graveler.action_files,
+        RunStore(parts.blocks),
+        ActionFiles(parts, reads).action_files,
         load_action_yaml,
-        lambda repo_id: graveler.get_repository(repo_id).storage_namespace,
+        lambda repo_id: reads.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,
         max_run_seconds=settings.hook_run_max_seconds,
-        cache=graveler.action_files_cache,
+        cache=parts.action_files_cache,
     )
 
 
@@ -297,7 +311,7 @@ def aws_services(settings: Settings) -> Services:
     s3 = s3_client(settings)
     kms = boto3.client("kms", region_name=settings.region, endpoint_url=settings.endpoint_url)
     blocks = S3BlockStore(s3)
-    services = assemble(
+    return assemble(
         settings,
         # Commits (immutable) and repositories (a short TTL) are remembered per container: fewer DynamoDB reads.
         CachedRefStore(DynamoRefStore(names, settings.region, settings.endpoint_url)),
@@ -309,16 +323,22 @@ def aws_services(settings: Settings) -> Services:
         DynamoRepositoryMetadataStore(names, settings.region, settings.endpoint_url),
         DynamoBranchProtectionStore(names, settings.region, settings.endpoint_url),
         pull_request_store=DynamoPullRequestStore(names, settings.region, settings.endpoint_url),
+        import_sources=S3SourceLister(s3),
+        import_records=BlockImportRecords(blocks),
         usage_store=DynamoUsageStore(names, settings.region, settings.endpoint_url),
     )
-    services.source_lister = S3SourceLister(s3)
-    services.import_records = BlockImportRecords(blocks)
-    return services
 
 
-def memory_services(settings: Settings | None = None) -> Services:
+def memory_services(
+    settings: Settings | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+    invokers: dict[str, HookInvoker] | None = None,
+) -> Services:
     """Every port on its in-memory twin: for unit and API tests. Without settings, repositories may live in any
-    bucket; with them, only in ``s3://<settings.bucket>/`` as deployed."""
+    bucket; with them, only in ``s3://<settings.bucket>/`` as deployed. ``clock``, ``sleep``, ``invokers``: as
+    assemble takes them."""
     from .adapters.import_records import MemoryImportRecords
     from .adapters.memory import (
         MemoryAuthStore,
@@ -333,7 +353,8 @@ def memory_services(settings: Settings | None = None) -> Services:
 
     refs = MemoryRefStore()
     blocks = MemoryBlockStore()
-    services = assemble(
+    # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
+    return assemble(
         settings or Settings(),
         refs,
         MemoryStagingStore(),
@@ -342,11 +363,12 @@ def memory_services(settings: Settings | None = None) -> Services:
         MemoryRepositoryMetadataStore(refs),
         MemoryBranchProtectionStore(refs),
         any_namespace=settings is None,
+        import_sources=MemorySourceLister(blocks),
+        import_records=MemoryImportRecords(),
+        clock=clock,
+        sleep=sleep,
+        invokers=invokers,
     )
-    # Import sources are objects put into the same memory store (s3://<bucket>/<key>), as S3 holds them.
-    services.source_lister = MemorySourceLister(blocks)
-    services.import_records = MemoryImportRecords()
-    return services
 
 
 def get_services() -> Services:

@@ -7,8 +7,7 @@ import bisect
 import threading
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.pull_requests import PullRequest
-from chalicelib.graveler.records import Repository
+from chalicelib.graveler.records import PullRequest, Repository
 
 __all__ = ["MemoryPullRequestStore"]
 

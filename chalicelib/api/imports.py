@@ -1,6 +1,7 @@
 """lakeFS's import API: POST (importStart), GET (importStatus) and DELETE (importCancel) on
-/repositories/{repository}/branches/{branch}/import. The work is chalicelib/graveler/imports; small imports run
-inline before the 202, larger ones as the import workflow (chalicelib/workflows/imports.py)."""
+/repositories/{repository}/branches/{branch}/import. The work is the engine's import use case
+(chalicelib/graveler/imports); small imports run inline before the 202, larger ones as the import workflow
+(chalicelib/workflows/imports.py), as graveler/workflow_runner.py decides."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from chalice import Blueprint, Response
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.imports import ImportLocation, ImportStatus
-from chalicelib.workflows import imports
 
 from . import names, serializers
 from .endpoint import current_user, json_response, route, services
@@ -64,8 +64,7 @@ def import_start(repository: str, branch: str) -> Response:
     """202 ImportCreationResponse {"id"}; a 403 naming the setting for a source outside the allowed locations."""
     body = JsonBody.parse(bp.current_request.raw_body)
     commit = body.nested("commit") or JsonBody({})
-    found = imports.importer(services())
-    request = found.start(
+    request = services().graveler.start_import(
         names.repository(repository),
         names.branch(branch),
         _locations(body),
@@ -75,14 +74,13 @@ def import_start(repository: str, branch: str) -> Response:
         commit.integer("date", minimum=0, maximum=MAX_DATE),
         body.boolean("force"),
     )
-    found.launch(request)
     return json_response({"id": request.import_id}, 202)
 
 
 @route(bp, IMPORT, ["GET"])
 def import_status(repository: str, branch: str) -> Response:
     import_id = Query(bp.current_request.query_params).required_string("id")
-    status = imports.importer(services()).status(names.repository(repository), names.branch(branch), import_id)
+    status = services().graveler.import_status(names.repository(repository), names.branch(branch), import_id)
     return json_response(status_body(status))
 
 
@@ -90,5 +88,5 @@ def import_status(repository: str, branch: str) -> Response:
 def import_cancel(repository: str, branch: str) -> Response:
     """204; 409 when the import already ended."""
     import_id = Query(bp.current_request.query_params).required_string("id")
-    imports.importer(services()).cancel(names.repository(repository), names.branch(branch), import_id)
+    services().graveler.cancel_import(names.repository(repository), names.branch(branch), import_id)
     return Response(body="", status_code=204)

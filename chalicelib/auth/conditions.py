@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 
+from .wildcards import matches
+
 __all__ = [
     "OPERATORS",
     "SOURCE_IP",
@@ -103,8 +105,6 @@ def _matches(condition: Condition, value: str) -> bool:
             raise ConditionError(f"invalid IP format in field {condition.field}: {value!r}") from None
         networks = [_network(v) for v in condition.values]
         return any(n is not None and address.version == n.version and address in n for n in networks)
-    from .policies import matches  # the one wildcard matcher; imported here: policies imports this module
-
     return any(matches(pattern, value) for pattern in condition.values)
 
 

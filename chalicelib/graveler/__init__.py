@@ -5,12 +5,15 @@ only through the ports in ``ports.py``. It never imports boto3, pynamodb or chal
 the third-party imports allowed are pyarrow, inside the range format package ``committed/``, and cachetools,
 inside ``caches.py``.
 
-Public surface (what code outside graveler imports): the facade ``service.Graveler``, the error tree ``errors``,
-the records and ports, the ``commit`` and ``merge`` use cases, and the helpers the API and gateway build on.
+Public surface (what code outside graveler imports): the facade ``service.Graveler`` and the record of the parts
+it is built from (``parts``, with the shared ``reads`` and the ``action_files`` the hooks read, for wiring), the
+error tree ``errors``, the records and ports, the ``commit`` and ``merge`` use cases, and the helpers the API and
+gateway build on.
 ``committed`` is meant to be internal (the API and GC still import a few of its names).
 """
 
 __all__ = [
+    "action_files",
     "actions",
     "addressing",
     "batch_upload",
@@ -29,11 +32,13 @@ __all__ = [
     "merge",
     "namespace_files",
     "object_fields",
+    "parts",
     "plan_json",
     "ports",
     "preconditions",
     "protection",
     "pull_requests",
+    "reads",
     "records",
     "refs_dump",
     "refs_restore",

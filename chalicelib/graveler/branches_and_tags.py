@@ -13,7 +13,8 @@ from .branch_moves import (
     new_staging_token,
     retired_tokens,
 )
-from .core import GravelerCore
+from .parts import EngineParts
+from .reads import Reads, page_by_id
 from .records import (
     Branch,
     BranchID,
@@ -34,8 +35,12 @@ from .validation import (
 __all__ = ["BranchesAndTags"]
 
 
-class BranchesAndTags(GravelerCore):
+class BranchesAndTags:
     """The branch and tag use cases."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def create_branch(
         self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False, force: bool = False
@@ -43,8 +48,8 @@ class BranchesAndTags(GravelerCore):
         """A new branch at ``source_ref``'s commit; in a read-only repository only with ``force`` (and then without
         hooks, as lakeFS runs none on read-only repositories)."""
         validate_branch_id(branch_id)
-        repo = self._writable_repository(repo_id, force)
-        source = self.resolve(repo.id, source_ref)
+        repo = self._reads.repository_for_write(repo_id, force)
+        source = self._reads.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
         pre = ref_event(
             EventType.PRE_CREATE_BRANCH,
@@ -56,30 +61,26 @@ class BranchesAndTags(GravelerCore):
         )
         self._pre_hooks(repo, pre)
         # Tied to this generation of the repository: a delete (and re-creation) meanwhile makes it a 404.
-        self.refs.create_branch(repo.id, branch, generation=repo.generation)
+        self._parts.refs.create_branch(repo.id, branch, generation=repo.generation)
         self._post_hooks(repo, replace(pre, event_type=EventType.POST_CREATE_BRANCH, actions_ref=branch.commit_id))
         return branch
 
     def _pre_hooks(self, repo: Repository, event: HookEvent) -> None:
         # lakeFS runs no hooks on a read-only repository (a write there needs force): neither does Lakelet.
         if not repo.read_only:
-            self.run_pre_hooks(event)
+            self._reads.run_pre_hooks(event)
 
     def _post_hooks(self, repo: Repository, event: HookEvent) -> None:
         if not repo.read_only:
-            self.run_post_hooks(event)
-
-    def get_branch(self, repo_id: str, branch_id: str) -> Branch:
-        repo = self.get_repository(repo_id)
-        return self.refs.get_branch(repo.id, BranchID(branch_id))
+            self._reads.run_post_hooks(event)
 
     def list_branches(
         self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100, show_hidden: bool = False
     ) -> Page[Branch]:
         """Branches by id; hidden ones only with ``show_hidden`` (as lakeFS)."""
-        repo = self.get_repository(repo_id)
-        return self._page_by_id(
-            lambda a, n: self.refs.list_branches(repo.id, a, n),
+        repo = self._reads.get_repository(repo_id)
+        return page_by_id(
+            lambda a, n: self._parts.refs.list_branches(repo.id, a, n),
             prefix,
             after,
             amount,
@@ -87,11 +88,11 @@ class BranchesAndTags(GravelerCore):
         )
 
     def delete_branch(self, repo_id: str, branch_id: str, force: bool = False) -> None:
-        repo = self._writable_repository(repo_id, force)
+        repo = self._reads.repository_for_write(repo_id, force)
         if branch_id == repo.default_branch_id:
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
-        self.guard.refuse_delete(repo, branch_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_delete(repo, branch_id)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         pre = ref_event(
             EventType.PRE_DELETE_BRANCH,
             repo.id,
@@ -101,9 +102,9 @@ class BranchesAndTags(GravelerCore):
             commit_id=branch.commit_id,
         )
         self._pre_hooks(repo, pre)
-        self.refs.delete_branch(repo.id, branch.id)
-        self.upload_branches.drop((repo.id, branch_id))
-        drop_tokens(self.staging, [*branch_tokens(branch), *retired_tokens(branch)])
+        self._parts.refs.delete_branch(repo.id, branch.id)
+        self._parts.upload_branches.drop((repo.id, branch_id))
+        drop_tokens(self._parts.staging, [*branch_tokens(branch), *retired_tokens(branch)])
         # The branch is gone: its post-delete actions are read at the commit it pointed at.
         self._post_hooks(repo, replace(pre, event_type=EventType.POST_DELETE_BRANCH, actions_ref=branch.commit_id))
 
@@ -111,31 +112,31 @@ class BranchesAndTags(GravelerCore):
         """A new tag; ``force`` writes into a read-only repository (lakeFS's only meaning of it here: an existing
         tag is still TagExists, 409)."""
         validate_tag_id(tag_id)
-        repo = self._writable_repository(repo_id, force)
-        tag = Tag(TagID(tag_id), self.resolve(repo.id, ref).commit_id)
+        repo = self._reads.repository_for_write(repo_id, force)
+        tag = Tag(TagID(tag_id), self._reads.resolve(repo.id, ref).commit_id)
         pre = ref_event(
             EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref, commit_id=tag.commit_id
         )
         self._pre_hooks(repo, pre)
-        self.refs.create_tag(repo.id, tag, generation=repo.generation)
+        self._parts.refs.create_tag(repo.id, tag, generation=repo.generation)
         self._post_hooks(repo, replace(pre, event_type=EventType.POST_CREATE_TAG))
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
-        repo = self.get_repository(repo_id)
-        return self.refs.get_tag(repo.id, TagID(tag_id))
+        repo = self._reads.get_repository(repo_id)
+        return self._parts.refs.get_tag(repo.id, TagID(tag_id))
 
     def list_tags(self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Tag]:
-        repo = self.get_repository(repo_id)
-        return self._page_by_id(lambda a, n: self.refs.list_tags(repo.id, a, n), prefix, after, amount)
+        repo = self._reads.get_repository(repo_id)
+        return page_by_id(lambda a, n: self._parts.refs.list_tags(repo.id, a, n), prefix, after, amount)
 
     def delete_tag(self, repo_id: str, tag_id: str, force: bool = False) -> None:
-        repo = self._writable_repository(repo_id, force)
-        if self.hooks is None or repo.read_only:
-            self.refs.delete_tag(repo.id, TagID(tag_id))
+        repo = self._reads.repository_for_write(repo_id, force)
+        if self._parts.hooks is None or repo.read_only:
+            self._parts.refs.delete_tag(repo.id, TagID(tag_id))
             return
         # The tag's commit is where its delete hooks' actions are read.
-        tag = self.refs.get_tag(repo.id, TagID(tag_id))
+        tag = self._parts.refs.get_tag(repo.id, TagID(tag_id))
         pre = ref_event(
             EventType.PRE_DELETE_TAG,
             repo.id,
@@ -144,6 +145,6 @@ class BranchesAndTags(GravelerCore):
             source_ref=tag_id,
             commit_id=tag.commit_id,
         )
-        self.run_pre_hooks(pre)
-        self.refs.delete_tag(repo.id, TagID(tag_id))
-        self.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_TAG))
+        self._reads.run_pre_hooks(pre)
+        self._parts.refs.delete_tag(repo.id, TagID(tag_id))
+        self._reads.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_TAG))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .branch_moves import release_expired
-from .core import GravelerCore
+from .parts import EngineParts
 from .records import Branch, BranchID, Commit, CommitID, Repository
 from .staging import branch_tokens
 
@@ -16,14 +16,17 @@ __all__ = ["CollectionInputs"]
 _PAGE = 1000
 
 
-class CollectionInputs(GravelerCore):
+class CollectionInputs:
     """The reads of garbage collection."""
+
+    def __init__(self, parts: EngineParts) -> None:
+        self._parts = parts
 
     def iterate_repositories(self) -> Iterator[Repository]:
         """Every repository, by id (also those being deleted: GC skips them when it reads them)."""
         after = ""
         while True:
-            page = self.refs.list_repositories(after, _PAGE)
+            page = self._parts.refs.list_repositories(after, _PAGE)
             yield from page
             if len(page) < _PAGE:
                 return
@@ -32,7 +35,7 @@ class CollectionInputs(GravelerCore):
     def _all_branches(self, repo: Repository) -> Iterator[Branch]:
         after = ""
         while True:
-            page = self.refs.list_branches(repo.id, after, _PAGE)
+            page = self._parts.refs.list_branches(repo.id, after, _PAGE)
             yield from page
             if len(page) < _PAGE:
                 return
@@ -46,7 +49,7 @@ class CollectionInputs(GravelerCore):
         found: set[str] = set()
         for branch in self._all_branches(repo):
             for token in branch_tokens(branch):
-                for staged in self.staging.iterate(token):
+                for staged in self._parts.staging.iterate(token):
                     if staged.value is not None:
                         found.add(staged.value.physical_address)
         return found
@@ -57,11 +60,13 @@ class CollectionInputs(GravelerCore):
         sweep. The entries still retired, over the branches it reached."""
         left = 0
         for branch in self._all_branches(repo):
-            if deadline is not None and self._clock() >= deadline:
+            if deadline is not None and self._parts.clock() >= deadline:
                 left += len(branch.retired_tokens)
                 continue
             left += len(
-                release_expired(self.refs, self.staging, repo.id, branch.id, branch, None, deadline, self._clock)
+                release_expired(
+                    self._parts.refs, self._parts.staging, repo.id, branch.id, branch, None, deadline, self._parts.clock
+                )
             )
         return left
 
@@ -71,4 +76,4 @@ class CollectionInputs(GravelerCore):
 
     def all_commits(self, repo: Repository) -> dict[CommitID, Commit]:
         """Every commit of the repository, reachable or not."""
-        return {commit.id: commit for commit in self.refs.iterate_commits(repo.id)}
+        return {commit.id: commit for commit in self._parts.refs.iterate_commits(repo.id)}

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from . import errors
 from .addressing import metadata_address
-from .core import GravelerCore
 from .identity import commit_id
+from .parts import EngineParts
+from .reads import Reads
 from .records import EMPTY_METARANGE, Commit, CommitID, MetaRangeID
 
 __all__ = ["CommitRecord", "CommitRecords"]
@@ -40,13 +41,17 @@ class CommitRecord:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
-class CommitRecords(GravelerCore):
+class CommitRecords:
     """The commit-record use case."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def create_commit_record(self, repo_id: str, record: CommitRecord, force: bool = False) -> Commit:
         """Stores the record. Raises ReadOnlyRepository (without force), Invalid (a version other than 1, an id
         that is not the record's hash, a generation below 1, a metarange that does not exist), CommitExists."""
-        repo = self._writable_repository(repo_id, force)
+        repo = self._reads.repository_for_write(repo_id, force)
         if record.version != HASHED_VERSION:
             raise errors.Invalid(f"commit record version {record.version} is not supported: only version 1")
         if record.generation < 1:
@@ -58,12 +63,12 @@ class CommitRecords(GravelerCore):
         )
         if record.commit_id != expected:
             raise errors.Invalid(f"commit_id {record.commit_id!r} is not the hash of the record ({expected})")
-        if meta_range != EMPTY_METARANGE and not self.blocks.exists(
+        if meta_range != EMPTY_METARANGE and not self._parts.blocks.exists(
             metadata_address(repo.storage_namespace, meta_range)
         ):
             raise errors.Invalid(f"metarange {meta_range} does not exist in the repository's storage namespace")
         try:
-            self.refs.get_commit(repo.id, expected)
+            self._parts.refs.get_commit(repo.id, expected)
         except errors.CommitNotFound:
             pass
         else:
@@ -78,5 +83,5 @@ class CommitRecords(GravelerCore):
             parents=parents,
             generation=record.generation,
         )
-        self.refs.add_commit(repo.id, commit)
+        self._parts.refs.add_commit(repo.id, commit)
         return commit

@@ -5,8 +5,9 @@ is never lost silently: one of them gets PreconditionFailed."""
 
 from __future__ import annotations
 
-from .objects import Objects
+from .parts import EngineParts
 from .preconditions import expected_row
+from .reads import Reads
 from .records import BranchID, Key, StagedEntry
 from .staging import stage_if
 from .validation import validate_path
@@ -14,18 +15,25 @@ from .validation import validate_path
 __all__ = ["ConditionalDelete"]
 
 
-class ConditionalDelete(Objects):
+class ConditionalDelete:
+    """The conditional-delete use case."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
+
     def delete_object_if(self, repo_id: str, branch_id: str, path: str, if_match: str) -> None:
         """Raises PreconditionFailed when the branch shows no object at ``path``, or one with another ETag, or when
         another write of the path came between the check and the delete; BranchNotFound, a protected branch's
         error, ReadOnlyRepository."""
         validate_path(path)
-        repo = self._writable_repository(repo_id)
-        self.guard.refuse_write(repo, branch_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        head = self.refs.get_commit(repo.id, branch.commit_id)
+        parts = self._parts
+        repo = self._reads.repository_for_write(repo_id)
+        parts.guard.refuse_write(repo, branch_id)
+        branch = parts.refs.get_branch(repo.id, BranchID(branch_id))
+        head = parts.refs.get_commit(repo.id, branch.commit_id)
         key = Key(path)
         expected = expected_row(
-            self.staging, self.committed, repo.storage_namespace, head.meta_range_id, branch, key, if_match
+            parts.staging, parts.committed, repo.storage_namespace, head.meta_range_id, branch, key, if_match
         )
-        stage_if(self.refs, self.staging, repo.id, branch, StagedEntry(key, None), expected)
+        stage_if(parts.refs, parts.staging, repo.id, branch, StagedEntry(key, None), expected)

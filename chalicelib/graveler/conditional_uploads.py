@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from . import errors
 from .addressing import new_data_address
 from .object_fields import validate_entry, validate_headers
-from .objects import Objects
+from .parts import EngineParts
 from .preconditions import MAX_ATOMIC_CHANGES, etag_matches
+from .reads import Reads
 from .records import BranchID, Entry, Key, MetaRangeID, StagedEntry, StagingToken
 from .staging import stage_all_if
 from .validation import validate_path
@@ -56,7 +57,13 @@ def check_objects(objects: Sequence[ConditionalObject]) -> None:
             raise errors.Invalid("If-Match and If-None-Match cannot be given together")
 
 
-class ConditionalUploads(Objects):
+class ConditionalUploads:
+    """The atomic conditional upload use case."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
+
     def upload_objects_if(self, repo_id: str, branch_id: str, objects: Sequence[ConditionalObject]) -> list[Entry]:
         """Writes each object's bytes to a new address and stages all of them in one atomic conditional write;
         their entries in the order given. Raises PreconditionFailed when a condition does not hold, now or at the
@@ -64,14 +71,15 @@ class ConditionalUploads(Objects):
         or rows over the atomic write's size), BranchNotFound, a protected branch's error, ReadOnlyRepository,
         TooManyTries when commits kept sealing the branch's token."""
         check_objects(objects)
-        repo = self._writable_repository(repo_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.guard.refuse_write(repo, branch_id)
-        head = self.refs.get_commit(repo.id, branch.commit_id)
+        parts = self._parts
+        repo = self._reads.repository_for_write(repo_id)
+        branch = parts.refs.get_branch(repo.id, BranchID(branch_id))
+        parts.guard.refuse_write(repo, branch_id)
+        head = parts.refs.get_commit(repo.id, branch.commit_id)
         keys = [Key(obj.path) for obj in objects]
         # The token's rows (what the write expects), then for the paths it has none for, the sealed tokens and
         # the committed tree (what the conditions are checked against).
-        in_token = self.staging.get_many(branch.staging_token, keys)
+        in_token = parts.staging.get_many(branch.staging_token, keys)
         for key, obj in zip(keys, objects, strict=True):
             if not obj.if_absent and obj.if_match is None:
                 continue
@@ -83,12 +91,12 @@ class ConditionalUploads(Objects):
                     raise errors.PreconditionFailed(f"object {key} does not exist (If-Match)")
                 if not etag_matches(obj.if_match, shown.etag):
                     raise errors.PreconditionFailed(f"object {key} has another ETag (If-Match)")
-        now = self._clock()
+        now = parts.clock()
         entries: list[Entry] = []
         try:
             for obj in objects:
                 address = new_data_address(repo.storage_namespace, now)
-                written = self.blocks.put(address, obj.data)
+                written = parts.blocks.put(address, obj.data)
                 entries.append(
                     Entry(
                         address,
@@ -101,13 +109,13 @@ class ConditionalUploads(Objects):
                 )
                 validate_entry(entries[-1])
             changes = [StagedEntry(key, entry) for key, entry in zip(keys, entries, strict=True)]
-            stage_all_if(self.refs, self.staging, repo.id, branch, changes, [in_token.get(key) for key in keys])
+            stage_all_if(parts.refs, parts.staging, repo.id, branch, changes, [in_token.get(key) for key in keys])
         except (errors.PreconditionFailed, errors.Invalid):
             # Nothing was staged. Best effort: bytes left behind are unreferenced objects under data/, which GC
             # collects.
             for entry in entries:
                 with contextlib.suppress(errors.GravelerError):
-                    self.blocks.delete(entry.physical_address)
+                    parts.blocks.delete(entry.physical_address)
             raise
         return entries
 
@@ -125,7 +133,7 @@ class ConditionalUploads(Objects):
         for token in sealed:
             if staged is not None:
                 break
-            staged = self.staging.get(token, key)
+            staged = self._parts.staging.get(token, key)
         if staged is not None:
             return staged.value
-        return self.committed.get(namespace, metarange, key)
+        return self._parts.committed.get(namespace, metarange, key)

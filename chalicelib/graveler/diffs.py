@@ -8,11 +8,12 @@ from collections.abc import Callable, Iterator, Sequence
 from . import errors
 from .committed import compare
 from .committed.compare import MergeChange
-from .core import GravelerCore
 from .identity import entry_identity
 from .listing import clamp_amount, paginate
 from .merge.base import require_merge_base
 from .merge.policy import MergePreview, MergeSummary, conflict_policy
+from .parts import EngineParts
+from .reads import Reads
 from .records import (
     BranchID,
     Commit,
@@ -34,8 +35,12 @@ TWO_DOT = "two_dot"
 THREE_DOT = "three_dot"
 
 
-class Diffs(GravelerCore):
+class Diffs:
     """The diff use cases."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def diff_uncommitted(
         self,
@@ -47,14 +52,14 @@ class Diffs(GravelerCore):
         amount: int | None = 100,
     ) -> Page[Diff]:
         """Staged changes against the branch head: same identity and tombstones of uncommitted keys are skipped."""
-        repo = self.get_repository(repo_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        head = self.refs.get_commit(repo.id, branch.commit_id)
+        repo = self._reads.get_repository(repo_id)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        head = self._parts.refs.get_commit(repo.id, branch.commit_id)
         tokens = branch_tokens(branch)
 
         def view(start: str) -> Iterator[Diff]:
-            for staged in staged_changes(self.staging, tokens, start, clamp_amount(amount) + 1):
-                base = self.committed.get(repo.storage_namespace, head.meta_range_id, staged.key)
+            for staged in staged_changes(self._parts.staging, tokens, start, clamp_amount(amount) + 1):
+                base = self._parts.committed.get(repo.storage_namespace, head.meta_range_id, staged.key)
                 if staged.value is None:
                     if base is not None:
                         yield Diff(staged.key, DiffType.REMOVED, None)
@@ -68,8 +73,8 @@ class Diffs(GravelerCore):
         )
 
     def is_dirty(self, repo_id: str, branch_id: str) -> bool:
-        repo = self.get_repository(repo_id)
-        return is_dirty(self.staging, self.refs.get_branch(repo.id, BranchID(branch_id)))
+        repo = self._reads.get_repository(repo_id)
+        return is_dirty(self._parts.staging, self._parts.refs.get_branch(repo.id, BranchID(branch_id)))
 
     def diff_refs(
         self,
@@ -85,23 +90,23 @@ class Diffs(GravelerCore):
         """Committed differences between two refs (staging is ignored). ``three_dot``: what ``right`` changed
         since the merge base that ``left`` lacks, and the conflicts (type conflict, the right side's entry);
         ``two_dot``: ``left`` against ``right`` directly. Ranges equal on both sides are never read."""
-        repo = self.get_repository(repo_id)
-        left = self._commit_of(repo.id, left_ref)
-        right = self._commit_of(repo.id, right_ref)
+        repo = self._reads.get_repository(repo_id)
+        left = self._reads.commit_of(repo.id, left_ref)
+        right = self._reads.commit_of(repo.id, right_ref)
         ns = repo.storage_namespace
         view: Callable[[str], Iterator[Diff]]
         if diff_type == TWO_DOT:
 
             def view(start: str) -> Iterator[Diff]:
-                for row in compare.diff(self.committed, ns, left.meta_range_id, right.meta_range_id, start):
+                for row in compare.diff(self._parts.committed, ns, left.meta_range_id, right.meta_range_id, start):
                     yield Diff(row.key, row.type, row.right_entry())
 
         elif diff_type == THREE_DOT:
-            base = require_merge_base(self.refs, repo.id, left.id, right.id)
+            base = require_merge_base(self._parts.refs, repo.id, left.id, right.id)
 
             def view(start: str) -> Iterator[Diff]:
                 for change in compare.merge_changes(
-                    self.committed, ns, base.meta_range_id, right.meta_range_id, left.meta_range_id, None, start
+                    self._parts.committed, ns, base.meta_range_id, right.meta_range_id, left.meta_range_id, None, start
                 ):
                     yield Diff(change.key, change.type, change.entry)
 
@@ -113,10 +118,10 @@ class Diffs(GravelerCore):
 
     def find_merge_base(self, repo_id: str, source_ref: str, destination_ref: str) -> tuple[Commit, Commit, Commit]:
         """(source, destination, merge base) commits. Raises NoMergeBase (400) when they share no ancestor."""
-        repo = self.get_repository(repo_id)
-        source = self._commit_of(repo.id, source_ref)
-        destination = self._commit_of(repo.id, destination_ref)
-        return source, destination, require_merge_base(self.refs, repo.id, source.id, destination.id)
+        repo = self._reads.get_repository(repo_id)
+        source = self._reads.commit_of(repo.id, source_ref)
+        destination = self._reads.commit_of(repo.id, destination_ref)
+        return source, destination, require_merge_base(self._parts.refs, repo.id, source.id, destination.id)
 
     def preview_merge(
         self,
@@ -134,15 +139,23 @@ class Diffs(GravelerCore):
         order, from ``after``) of the changes it makes in the destination and of the conflicts, each conflict
         with what each side did and how the strategies settle it (None: the merge would fail)."""
         policy = conflict_policy(strategy, path_strategies)
-        repo = self.get_repository(repo_id)
-        dest = self._commit_of(repo.id, self.refs.get_branch(repo.id, BranchID(destination_branch)).commit_id)
-        source = self._commit_of(repo.id, source_ref)
-        base = require_merge_base(self.refs, repo.id, source.id, dest.id)
+        repo = self._reads.get_repository(repo_id)
+        dest = self._reads.commit_of(
+            repo.id, self._parts.refs.get_branch(repo.id, BranchID(destination_branch)).commit_id
+        )
+        source = self._reads.commit_of(repo.id, source_ref)
+        base = require_merge_base(self._parts.refs, repo.id, source.id, dest.id)
         ns = repo.storage_namespace
 
         def changes(start: str) -> Iterator[MergeChange]:
             return compare.merge_changes(
-                self.committed, ns, base.meta_range_id, source.meta_range_id, dest.meta_range_id, policy.resolve, start
+                self._parts.committed,
+                ns,
+                base.meta_range_id,
+                source.meta_range_id,
+                dest.meta_range_id,
+                policy.resolve,
+                start,
             )
 
         def view(start: str) -> Iterator[MergeChange]:

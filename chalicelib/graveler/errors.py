@@ -67,7 +67,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .committed.merge import KeyConflict
+    from .committed.mergetable import KeyConflict
 
 __all__ = [
     "AlreadyExists",

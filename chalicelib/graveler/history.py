@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .committed import compare
-from .core import GravelerCore
 from .listing import clamp_amount
+from .parts import EngineParts
 from .ports import RefStore
+from .reads import Reads
 from .records import Commit, CommitID, Page, RepositoryID
 
 # (parent, commit, key to start at) -> the first key >= start whose identity differs between them, or None.
@@ -133,8 +134,12 @@ def _kept(
     return touches(parent, commit, options.objects, options.prefixes, first_difference)
 
 
-class History(GravelerCore):
+class History:
     """The log use case."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def log(
         self,
@@ -152,20 +157,20 @@ class History(GravelerCore):
     ) -> Page[Commit]:
         """History from ``ref``, newest first; ``after`` is the last commit id already seen. Filters: see
         history.LogFilter (``stop_at`` is any ref expression)."""
-        repo = self.get_repository(repo_id)
+        repo = self._reads.get_repository(repo_id)
         options = LogFilter(
             objects=tuple(objects),
             prefixes=tuple(prefixes),
             since=since,
-            stop_at=self.resolve(repo.id, stop_at).commit_id if stop_at else None,
+            stop_at=self._reads.resolve(repo.id, stop_at).commit_id if stop_at else None,
             limit=limit,
             first_parent=first_parent,
         )
         ns = repo.storage_namespace
 
         def first_difference(parent: Commit, commit: Commit, start: str) -> str | None:
-            row = next(compare.diff(self.committed, ns, parent.meta_range_id, commit.meta_range_id, start), None)
+            row = next(compare.diff(self._parts.committed, ns, parent.meta_range_id, commit.meta_range_id, start), None)
             return None if row is None else row.key
 
-        start = self.resolve(repo.id, ref).commit_id
-        return log_page(self.refs, repo.id, start, options, after, clamp_amount(amount), first_difference)
+        start = self._reads.resolve(repo.id, ref).commit_id
+        return log_page(self._parts.refs, repo.id, start, options, after, clamp_amount(amount), first_difference)

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 from . import errors
 from .addressing import metadata_address
-from .core import GravelerCore
+from .parts import EngineParts
 from .ports import BlockStore, PutResult
+from .reads import Reads
 
 __all__ = ["NamespaceFiles", "NamespaceStorage"]
 
@@ -83,30 +84,34 @@ class NamespaceFiles:
         self._blocks.abort_multipart_upload(self._inside(address), upload_id)
 
 
-class NamespaceStorage(GravelerCore):
+class NamespaceStorage:
     """The storage use cases of code outside graveler."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def namespace_files(self, storage_namespace: str) -> NamespaceFiles:
         """The files of a storage namespace (a repository's, as the caller read it: no store is read here)."""
-        return NamespaceFiles(self.blocks, storage_namespace)
+        return NamespaceFiles(self._parts.blocks, storage_namespace)
 
     def metadata_file(self, repo_id: str, object_id: str) -> str:
         """The address of one of the repository's range or metarange files (``<namespace>/_lakefs/<id>``, Parquet:
         docs/api.md). Raises Invalid for an id that is not a content hash, NotFound when no such file exists."""
         if not _CONTENT_ID.fullmatch(object_id):
             raise errors.Invalid(f"invalid range or metarange id {object_id!r}: expected 64 hex digits")
-        address = metadata_address(self.get_repository(repo_id).storage_namespace, object_id)
-        if not self.blocks.exists(address):
+        address = metadata_address(self._reads.get_repository(repo_id).storage_namespace, object_id)
+        if not self._parts.blocks.exists(address):
             raise errors.NotFound(f"no range or metarange {object_id} in repository {repo_id}")
         return address
 
     def presign_metadata_file(self, repo_id: str, object_id: str, expires_seconds: int) -> str:
         """A presigned GET of metadata_file's address."""
-        return self.blocks.presign_get(self.metadata_file(repo_id, object_id), expires_seconds)
+        return self._parts.blocks.presign_get(self.metadata_file(repo_id, object_id), expires_seconds)
 
     def read_metadata_file(self, repo_id: str, object_id: str) -> bytes:
         """The bytes of metadata_file's file (a Parquet file of a few MiB at most: committed/params.py)."""
-        return self.blocks.get(self.metadata_file(repo_id, object_id))
+        return self._parts.blocks.get(self.metadata_file(repo_id, object_id))
 
     def presign_upload(self, address: str, expires_seconds: int, write_once: bool = False) -> str:
         """A presigned PUT of an address from new_physical_address (lakeFS's staging/backing with presign). Only a
@@ -114,4 +119,4 @@ class NamespaceStorage(GravelerCore):
         ``write_once``: the URL only creates the object (``If-None-Match: *``)."""
         if "/data/" not in address or "/_lakefs/" in address:
             raise errors.Invalid("only a repository's data addresses can be presigned for upload")
-        return self.blocks.presign_put(address, expires_seconds, if_none_match=write_once)
+        return self._parts.blocks.presign_put(address, expires_seconds, if_none_match=write_once)

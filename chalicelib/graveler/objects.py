@@ -1,33 +1,30 @@
-"""Objects: stat, read, presign, list (staging overlaid on the committed tree), and every staged write: upload,
+"""Objects: stat, read, presign, list (staging overlaid on the committed tree; the action files on a ref are
+action_files.py's), and every staged write: upload,
 batch upload, link (data written elsewhere: presigned and multipart uploads), copy, user metadata, delete."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from collections.abc import Iterator, Sequence
 
 from . import errors
-from .actions.files_cache import check_action_file_sizes, direct_children, seeking_children
-from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
-from .core import GravelerCore
 from .linking import check_claim
-from .listing import StagedView, clamp_amount, overlay, paginate_objects, prefix_end
+from .listing import StagedView, clamp_amount, paginate_objects
 from .object_fields import validate_entry, validate_headers, validate_user_metadata
+from .parts import EngineParts
+from .ports import BlockStore
 from .preconditions import expected_row
+from .reads import Reads
 from .records import (
-    Branch,
     BranchID,
     Commit,
     CommitID,
     Entry,
-    EntryRecord,
     Key,
     ListedObject,
-    MetaRangeID,
     Page,
     RefKind,
     Repository,
@@ -45,53 +42,64 @@ from .validation import (
     validate_path,
 )
 
-__all__ = ["MAX_DELETE_PATHS", "Objects"]
+__all__ = ["MAX_DELETE_PATHS", "Objects", "read_data"]
 
 MAX_DELETE_PATHS = 1000
 
 
-class Objects(GravelerCore):
+def read_data(
+    blocks: BlockStore, repo_id: str, entry: Entry, start: int | None = None, end: int | None = None
+) -> bytes:
+    """The entry's bytes, or [start, end] inclusive; Gone (410) when garbage collection deleted them."""
+    try:
+        return blocks.get(entry.physical_address, start, end)
+    except errors.ObjectNotFound as e:
+        raise errors.Gone(f"the data of this object was garbage collected ({repo_id})") from e
+
+
+class Objects:
     """The object use cases."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def stat_object(self, repo_id: str, ref: str, path: str) -> Entry:
         validate_path(path)
-        return self._stat(self.get_repository(repo_id), ref, path)
+        return self._stat(self._reads.get_repository(repo_id), ref, path)
 
     def storage_class(self, repo_id: str, ref: str, path: str) -> str:
         """The storage class of the object's data in the store (lakeFS's getUnderlyingProperties). Raises
         ObjectNotFound, also for an object whose data garbage collection deleted."""
-        return self.blocks.storage_class(self.stat_object(repo_id, ref, path).physical_address)
+        return self._parts.blocks.storage_class(self.stat_object(repo_id, ref, path).physical_address)
 
     def stat_readable(self, repo_id: str, ref: str, path: str) -> tuple[Entry, bool]:
         """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
         addresses old enough to have been collected). For the reads that hand out a URL or headers only."""
         validate_path(path)
-        repo = self.get_repository(repo_id)
+        repo = self._reads.get_repository(repo_id)
         entry = self._stat(repo, ref, path)
-        return entry, self.collected.is_collected(repo.storage_namespace, entry.physical_address)
+        return entry, self._parts.collected.is_collected(repo.storage_namespace, entry.physical_address)
 
     def _stat(self, repo: Repository, ref: str, path: str) -> Entry:
-        resolved = self.resolve(repo.id, ref)
+        resolved = self._reads.resolve(repo.id, ref)
         if resolved.include_staging and resolved.branch is not None:
-            staged = read_staged(self.staging, resolved.branch, Key(path))
+            staged = read_staged(self._parts.staging, resolved.branch, Key(path))
             if staged is not None:
                 if staged.value is None:
                     raise errors.ObjectNotFound(f"object {path} not found")
                 return staged.value
-        head = self.refs.get_commit(repo.id, resolved.commit_id)
-        entry = self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path))
+        head = self._parts.refs.get_commit(repo.id, resolved.commit_id)
+        entry = self._parts.committed.get(repo.storage_namespace, head.meta_range_id, Key(path))
         if entry is None:
             raise errors.ObjectNotFound(f"object {path} not found")
         return entry
 
     def read_object(self, repo_id: str, entry: Entry, start: int | None = None, end: int | None = None) -> bytes:
-        try:
-            return self.blocks.get(entry.physical_address, start, end)
-        except errors.ObjectNotFound as e:
-            raise errors.Gone(f"the data of this object was garbage collected ({repo_id})") from e
+        return read_data(self._parts.blocks, repo_id, entry, start, end)
 
     def presign_object(self, repo_id: str, entry: Entry, expires_seconds: int) -> str:
-        return self.blocks.presign_get(entry.physical_address, expires_seconds)
+        return self._parts.blocks.presign_get(entry.physical_address, expires_seconds)
 
     def list_objects(
         self,
@@ -104,65 +112,20 @@ class Objects(GravelerCore):
     ) -> Page[ListedObject]:
         """The page's results are :class:`ListedRows`: columns copied out of the cached ranges, each row read as a
         ListedObject on access."""
-        repo = self.get_repository(repo_id)
-        resolved = self.resolve(repo.id, ref)
-        head = self.refs.get_commit(repo.id, resolved.commit_id)
+        repo = self._reads.get_repository(repo_id)
+        resolved = self._reads.resolve(repo.id, ref)
+        head = self._parts.refs.get_commit(repo.id, resolved.commit_id)
         ns, metarange = repo.storage_namespace, head.meta_range_id
         staged: StagedView | None = None
         if resolved.kind is RefKind.BRANCH and resolved.include_staging and resolved.branch is not None:
             tokens, first_page = branch_tokens(resolved.branch), clamp_amount(amount) + 1
 
             def staged(start: str) -> Iterator[StagedEntry]:
-                return staged_changes(self.staging, tokens, start, first_page)
+                return staged_changes(self._parts.staging, tokens, start, first_page)
 
         return paginate_objects(
-            lambda start: self.committed.blocks(ns, metarange, start), staged, prefix, delimiter, after, amount
+            lambda start: self._parts.committed.blocks(ns, metarange, start), staged, prefix, delimiter, after, amount
         )
-
-    def action_files(
-        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = MAX_ACTION_FILES
-    ) -> list[tuple[str, bytes]]:
-        """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS), staged
-        ones included when the ref is a branch. ``branch``: the ref's branch record as this request read it.
-
-        The committed side and the files' bytes come from the per-container cache, keyed by immutable ids
-        (actions/files_cache.py); a branch's staged side is read every time. Raises InvalidActionFile, before any
-        file is read, for more than ``limit`` files, a file over MAX_ACTION_FILE_BYTES or more than
-        MAX_ACTION_FILES_BYTES in all (the entries' sizes say so): an operation never silently skips a guard."""
-        repo = self.get_repository(repo_id)
-        if branch is None:
-            resolved = self.resolve(repo.id, ref)
-            commit_id, staged_on = resolved.commit_id, resolved.branch if resolved.include_staging else None
-        else:
-            commit_id, staged_on = branch.commit_id, branch
-        ns, metarange = repo.storage_namespace, self.refs.get_commit(repo.id, commit_id).meta_range_id
-        files: Iterable[tuple[str, Entry]] = self.action_files_cache.tree(
-            ns, metarange, lambda: self._committed_action_files(ns, metarange)
-        )
-        if staged_on is not None:
-            tokens = branch_tokens(staged_on)
-            staged = seeking_children(
-                lambda start: staged_changes(self.staging, tokens, start, limit + 1), lambda c: str(c.key)
-            )
-            files = direct_children(overlay(staged, (EntryRecord(Key(path), entry) for path, entry in files)))
-        found = list(islice(files, limit + 1))
-        check_action_file_sizes(found, limit)
-        return [(path, self._action_file_data(repo_id, entry)) for path, entry in found]
-
-    def _action_file_data(self, repo_id: str, entry: Entry) -> bytes:
-        return self.action_files_cache.data(entry.physical_address, lambda: self.read_object(repo_id, entry))
-
-    def _committed_action_files(self, namespace: str, metarange: MetaRangeID) -> tuple[tuple[str, Entry], ...]:
-        # Most metaranges have no key under the prefix: their range bounds say so without reading a range.
-        end = prefix_end(ACTIONS_PREFIX)
-        if not any(
-            r.min_key < end and r.max_key >= ACTIONS_PREFIX for r in self.committed.ranges(namespace, metarange)
-        ):
-            return ()
-        found = seeking_children(
-            lambda start: self.committed.iterate(namespace, metarange, start), lambda r: str(r.key)
-        )
-        return tuple((str(record.key), record.entry) for record in found)
 
     def upload_object(
         self,
@@ -186,23 +149,29 @@ class Objects(GravelerCore):
         validate_headers(content_type, user_metadata or {})
         if if_absent and if_match is not None:
             raise errors.Invalid("If-Match and If-None-Match cannot be given together")
-        repo = self._writable_repository(repo_id, force)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.guard.refuse_write(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id, force)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         expected: StagedEntry | None = None
         if if_absent:
             # Nothing shows at the path: the token's row is absent or a tombstone, and must still be.
-            expected = self.staging.get(branch.staging_token, Key(path))
+            expected = self._parts.staging.get(branch.staging_token, Key(path))
         if if_match is not None:
-            head = self.refs.get_commit(repo.id, branch.commit_id)
+            head = self._parts.refs.get_commit(repo.id, branch.commit_id)
             expected = expected_row(
-                self.staging, self.committed, repo.storage_namespace, head.meta_range_id, branch, Key(path), if_match
+                self._parts.staging,
+                self._parts.committed,
+                repo.storage_namespace,
+                head.meta_range_id,
+                branch,
+                Key(path),
+                if_match,
             )
-        now = self._clock()
+        now = self._parts.clock()
         address = new_data_address(repo.storage_namespace, now)
-        written = self.blocks.put(address, data)
+        written = self._parts.blocks.put(address, data)
         entry = Entry(
             physical_address=address,
             size=written.size,
@@ -213,14 +182,21 @@ class Objects(GravelerCore):
         )
         validate_entry(entry)
         if if_match is None and not if_absent:
-            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
+            stage(
+                self._parts.refs,
+                self._parts.staging,
+                repo.id,
+                BranchID(branch_id),
+                StagedEntry(Key(path), entry),
+                branch,
+            )
             return entry
         try:
-            stage_if(self.refs, self.staging, repo.id, branch, StagedEntry(Key(path), entry), expected)
+            stage_if(self._parts.refs, self._parts.staging, repo.id, branch, StagedEntry(Key(path), entry), expected)
         except errors.PreconditionFailed:
             # Best effort: bytes left behind are an unreferenced object under data/, which GC collects.
             with contextlib.suppress(errors.GravelerError):
-                self.blocks.delete(address)
+                self._parts.blocks.delete(address)
             raise
         return entry
 
@@ -228,12 +204,12 @@ class Objects(GravelerCore):
         """Writes and stages several new objects at once (Lakelet's batch upload, batch_upload.py); returns
         their entries in the order given. A bad object stages nothing."""
         check_batch(objects)
-        repo = self._writable_repository(repo_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.guard.refuse_write(repo, branch_id)
-        entries = write_objects(self.blocks, repo.storage_namespace, objects, self._clock())
+        repo = self._reads.repository_for_write(repo_id)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_write(repo, branch_id)
+        entries = write_objects(self._parts.blocks, repo.storage_namespace, objects, self._parts.clock())
         changes = [StagedEntry(Key(obj.path), entry) for obj, entry in zip(objects, entries, strict=True)]
-        stage_many(self.refs, self.staging, repo.id, BranchID(branch_id), changes, branch)
+        stage_many(self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), changes, branch)
         return entries
 
     def check_upload_branch(self, repo_id: str, branch_id: str) -> None:
@@ -243,30 +219,32 @@ class Objects(GravelerCore):
         for an address per file); a missing one is never remembered. This is a courtesy that spares uploading to
         a mistyped branch: the link reads the branch itself, so a branch deleted meanwhile (in another container:
         this one forgets it at once) still refuses the link with 404."""
-        repo = self.get_repository(repo_id)
-        self.upload_branches.lookup(
-            (repo.id, branch_id), lambda: bool(self.refs.get_branch(repo.id, BranchID(branch_id)))
+        repo = self._reads.get_repository(repo_id)
+        self._parts.upload_branches.lookup(
+            (repo.id, branch_id), lambda: bool(self._parts.refs.get_branch(repo.id, BranchID(branch_id)))
         )
 
     def new_physical_address(self, repo_id: str) -> str:
         """A fresh, never used address under the repository's data/ for data written outside upload_object
         (presigned uploads, multipart uploads)."""
-        repo = self._writable_repository(repo_id)
-        return new_data_address(repo.storage_namespace, self._clock())
+        repo = self._reads.repository_for_write(repo_id)
+        return new_data_address(repo.storage_namespace, self._parts.clock())
 
     def link_object(self, repo_id: str, branch_id: str, path: str, entry: Entry, if_absent: bool = False) -> Entry:
         """Stages an entry whose data is already stored. The caller vouches that the address is the repository's
         own (issued by new_physical_address, or copied from an entry of the same repository)."""
         validate_path(path)
         validate_entry(entry)
-        repo = self._writable_repository(repo_id)
+        repo = self._reads.repository_for_write(repo_id)
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.guard.refuse_write(repo, branch_id)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_write(repo, branch_id)
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
-        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
+        stage(
+            self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch
+        )
         return entry
 
     def link_upload(
@@ -287,37 +265,51 @@ class Objects(GravelerCore):
         physical address is ignored."""
         validate_path(path)
         validate_entry(claim)
-        repo = self._writable_repository(repo_id)
-        self.guard.refuse_write(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id)
+        self._parts.guard.refuse_write(repo, branch_id)
         if not upload_address.startswith(repo.storage_namespace + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         if if_absent and self._exists(repo, branch_id, path):
             raise errors.PreconditionFailed(f"object {path} already exists")
         if write_once:
             try:
-                check_claim(self.blocks.stat(upload_address), claim)
+                check_claim(self._parts.blocks.stat(upload_address), claim)
             except errors.ObjectNotFound:
                 raise errors.Invalid("nothing was uploaded to the physical address") from None
             entry = dataclasses.replace(claim, physical_address=upload_address)
-            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
+            stage(
+                self._parts.refs,
+                self._parts.staging,
+                repo.id,
+                BranchID(branch_id),
+                StagedEntry(Key(path), entry),
+                branch,
+            )
             return entry
-        address = new_data_address(repo.storage_namespace, self._clock())
+        address = new_data_address(repo.storage_namespace, self._parts.clock())
         try:
-            copied = self.blocks.copy(upload_address, address)
+            copied = self._parts.blocks.copy(upload_address, address)
         except errors.ObjectNotFound:
             raise errors.Invalid("nothing was uploaded to the physical address") from None
         try:
             # The copy's own size and ETag (BlockStore.copy): what a commit will read, whatever the URL writes next.
             check_claim(copied, claim)
             entry = dataclasses.replace(claim, physical_address=address)
-            stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch)
+            stage(
+                self._parts.refs,
+                self._parts.staging,
+                repo.id,
+                BranchID(branch_id),
+                StagedEntry(Key(path), entry),
+                branch,
+            )
         except BaseException:
-            self.blocks.delete(address)
+            self._parts.blocks.delete(address)
             raise
         # Best effort: an upload left behind is an unreferenced object under data/, which GC collects.
         with contextlib.suppress(errors.GravelerError):
-            self.blocks.delete(upload_address)
+            self._parts.blocks.delete(upload_address)
         return entry
 
     def copy_object(
@@ -329,7 +321,7 @@ class Objects(GravelerCore):
             physical_address=source.physical_address,
             size=source.size,
             etag=source.etag,
-            mtime=int(self._clock()),
+            mtime=int(self._parts.clock()),
             content_type=source.content_type,
             user_metadata=dict(source.user_metadata),
         )
@@ -341,28 +333,30 @@ class Objects(GravelerCore):
         ObjectNotFound."""
         validate_path(path)
         validate_user_metadata(metadata)
-        repo = self._writable_repository(repo_id)
-        self.guard.refuse_write(repo, branch_id)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
+        repo = self._reads.repository_for_write(repo_id)
+        self._parts.guard.refuse_write(repo, branch_id)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         entry = self.stat_object(repo.id, branch_id, path)
         updated = dataclasses.replace(entry, user_metadata=dict(metadata))
-        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated), branch)
+        stage(
+            self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), updated), branch
+        )
         return updated
 
     def delete_object(self, repo_id: str, branch_id: str, path: str, force: bool = False) -> None:
         """Hides the path on the branch. A path that exists nowhere is a no-op. ``force``: also in a read-only
         repository."""
         validate_path(path)
-        repo = self._writable_repository(repo_id, force)
-        self.guard.refuse_write(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id, force)
+        self._parts.guard.refuse_write(repo, branch_id)
         self._delete_path(repo, BranchID(branch_id), path, {})
 
     def delete_objects(self, repo_id: str, branch_id: str, paths: list[str]) -> list[tuple[str, errors.GravelerError]]:
         if len(paths) > MAX_DELETE_PATHS:
             raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
-        repo = self._writable_repository(repo_id)
+        repo = self._reads.repository_for_write(repo_id)
         try:
-            self.guard.refuse_write(repo, branch_id)
+            self._parts.guard.refuse_write(repo, branch_id)
         except errors.ProtectedBranch as e:
             # As lakeFS's bulk delete: every path is reported refused (403), none is deleted.
             return [(path, e) for path in paths]
@@ -379,18 +373,18 @@ class Objects(GravelerCore):
     def _delete_path(self, repo: Repository, branch_id: BranchID, path: str, heads: dict[CommitID, Commit]) -> None:
         # The branch is read per path (a commit may move it between paths); commits never change, so a bulk
         # delete reads each head once.
-        branch = self.refs.get_branch(repo.id, branch_id)
-        staged = read_staged(self.staging, branch, Key(path))
+        branch = self._parts.refs.get_branch(repo.id, branch_id)
+        staged = read_staged(self._parts.staging, branch, Key(path))
         if staged is None or staged.value is None:
             if staged is not None:
                 return
             head = heads.get(branch.commit_id)
             if head is None:
-                head = heads[branch.commit_id] = self.refs.get_commit(repo.id, branch.commit_id)
-            if self.committed.get(repo.storage_namespace, head.meta_range_id, Key(path)) is None:
+                head = heads[branch.commit_id] = self._parts.refs.get_commit(repo.id, branch.commit_id)
+            if self._parts.committed.get(repo.storage_namespace, head.meta_range_id, Key(path)) is None:
                 return
         # A tombstone, even for a key that is only staged: it also hides a copy in a token a commit just sealed.
-        stage(self.refs, self.staging, repo.id, branch.id, StagedEntry(Key(path), None), branch)
+        stage(self._parts.refs, self._parts.staging, repo.id, branch.id, StagedEntry(Key(path), None), branch)
 
     def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
         try:

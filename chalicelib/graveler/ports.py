@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from .records import (
     Branch,
@@ -17,6 +17,7 @@ from .records import (
     CommitID,
     Key,
     ProtectionRules,
+    PullRequest,
     Repository,
     RepositoryID,
     StagedEntry,
@@ -25,9 +26,6 @@ from .records import (
     Tag,
     TagID,
 )
-
-if TYPE_CHECKING:
-    from .pull_requests import PullRequest
 
 __all__ = [
     "BlockStore",

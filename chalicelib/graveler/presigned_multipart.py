@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from . import errors
 from .objects import Objects
+from .parts import EngineParts
+from .reads import Reads
 from .records import BranchID, Entry
 from .validation import validate_path
 
@@ -34,11 +36,16 @@ class PresignedParts:
     part_urls: tuple[str, ...]
 
 
-class PresignedMultipart(Objects):
+class PresignedMultipart:
     """The presigned multipart upload use cases (built on the object use cases: a completed upload is linked)."""
 
+    def __init__(self, parts: EngineParts, reads: Reads, objects: Objects) -> None:
+        self._parts = parts
+        self._reads = reads
+        self._objects = objects
+
     def _upload_address(self, repo_id: str, address: str) -> str:
-        repo = self._writable_repository(repo_id)
+        repo = self._reads.repository_for_write(repo_id)
         if not address.startswith(repo.storage_namespace.rstrip("/") + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         return address
@@ -51,11 +58,11 @@ class PresignedMultipart(Objects):
         validate_path(path)
         if not 0 <= parts <= MAX_PARTS:
             raise errors.Invalid(f"parts can be between 0 and {MAX_PARTS}")
-        self.check_upload_branch(repo_id, branch_id)
+        self._objects.check_upload_branch(repo_id, branch_id)
         target = self._upload_address(repo_id, address)
-        upload_id = self.blocks.create_multipart_upload(target)
+        upload_id = self._parts.blocks.create_multipart_upload(target)
         urls = tuple(
-            self.blocks.presign_upload_part(target, upload_id, number, expires_seconds)
+            self._parts.blocks.presign_upload_part(target, upload_id, number, expires_seconds)
             for number in range(1, parts + 1)
         )
         return PresignedParts(upload_id, urls)
@@ -66,7 +73,7 @@ class PresignedMultipart(Objects):
         if not 1 <= part_number <= MAX_PARTS:
             raise errors.Invalid(f"part number must be between 1 and {MAX_PARTS}")
         target = self._upload_address(repo_id, address)
-        return self.blocks.presign_upload_part(target, upload_id, part_number, expires_seconds)
+        return self._parts.blocks.presign_upload_part(target, upload_id, part_number, expires_seconds)
 
     def copy_part(
         self,
@@ -83,7 +90,7 @@ class PresignedMultipart(Objects):
         if not 1 <= part_number <= MAX_PARTS:
             raise errors.Invalid(f"part number must be between 1 and {MAX_PARTS}")
         target = self._upload_address(repo_id, address)
-        entry = self.stat_object(*source)
+        entry = self._objects.stat_object(*source)
         start, end = 0, entry.size - 1
         if byte_range is not None:
             match = _BYTE_RANGE.fullmatch(byte_range.strip())
@@ -92,7 +99,7 @@ class PresignedMultipart(Objects):
             start, end = int(match[1]), int(match[2])
             if start > end or end >= entry.size:
                 raise errors.Invalid(f"range {byte_range!r} is outside the source's {entry.size} bytes")
-        result = self.blocks.upload_part_copy(target, upload_id, part_number, entry.physical_address, start, end)
+        result = self._parts.blocks.upload_part_copy(target, upload_id, part_number, entry.physical_address, start, end)
         return result.etag
 
     def complete_presigned_multipart(
@@ -112,21 +119,21 @@ class PresignedMultipart(Objects):
         validate_path(path)
         if not parts:
             raise errors.Invalid("parts are required")
-        repo = self._writable_repository(repo_id)
-        self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.guard.refuse_write(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id)
+        self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_write(repo, branch_id)
         target = self._upload_address(repo_id, address)
-        written = self.blocks.complete_multipart_upload(target, upload_id, list(parts))
+        written = self._parts.blocks.complete_multipart_upload(target, upload_id, list(parts))
         entry = Entry(
             physical_address=target,
             size=written.size,
             etag=written.etag,
-            mtime=int(self._clock()),
+            mtime=int(self._parts.clock()),
             content_type=content_type or "application/octet-stream",
             user_metadata=dict(user_metadata),
         )
-        return self.link_object(repo_id, branch_id, path, entry)
+        return self._objects.link_object(repo_id, branch_id, path, entry)
 
     def abort_presigned_multipart(self, repo_id: str, address: str, upload_id: str) -> None:
         """Drops the upload and its parts (idempotent)."""
-        self.blocks.abort_multipart_upload(self._upload_address(repo_id, address), upload_id)
+        self._parts.blocks.abort_multipart_upload(self._upload_address(repo_id, address), upload_id)

@@ -14,17 +14,16 @@ one clears its closed_date.
 from __future__ import annotations
 
 import base64
-import enum
 import os
 import re
 import struct
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from . import errors
 from .listing import clamp_amount
-from .records import Commit, Page, Repository
+from .records import Commit, Page, PullRequest, PullRequestStatus, Repository
 from .validation import validate_branch_id
 
 if TYPE_CHECKING:  # ports.py names this module's records in its signatures
@@ -44,60 +43,6 @@ __all__ = [
 # How many times an edit is tried again when another edit of the same pull request won the compare-and-swap.
 UPDATE_TRIES = 5
 _ID = re.compile(r"[0-9a-v]{20}")
-
-
-class PullRequestStatus(enum.StrEnum):
-    OPEN = "open"
-    CLOSED = "closed"
-    MERGED = "merged"
-
-
-@dataclass(frozen=True, slots=True)
-class PullRequest:
-    id: str
-    title: str
-    description: str
-    author: str
-    source_branch: str
-    destination_branch: str
-    status: PullRequestStatus
-    creation_date: float
-    closed_date: float | None = None
-    merged_commit_id: str | None = None
-    # The merge workflow's task while a merge that outlived its wait goes on (not part of lakeFS's shape).
-    merge_task_id: str | None = None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "description": self.description,
-            "author": self.author,
-            "source_branch": self.source_branch,
-            "destination_branch": self.destination_branch,
-            "status": self.status.value,
-            "creation_date": self.creation_date,
-            "closed_date": self.closed_date,
-            "merged_commit_id": self.merged_commit_id,
-            "merge_task_id": self.merge_task_id,
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, object]) -> PullRequest:
-        closed, merged, task = data.get("closed_date"), data.get("merged_commit_id"), data.get("merge_task_id")
-        return cls(
-            str(data["id"]),
-            str(data["title"]),
-            str(data["description"]),
-            str(data["author"]),
-            str(data["source_branch"]),
-            str(data["destination_branch"]),
-            PullRequestStatus(str(data["status"])),
-            float(str(data["creation_date"])),
-            None if closed is None else float(str(closed)),
-            None if merged is None else str(merged),
-            None if task is None else str(task),
-        )
 
 
 @dataclass(frozen=True, slots=True)

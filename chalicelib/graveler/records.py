@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NewType
 
@@ -20,6 +20,8 @@ __all__ = [
     "MetaRangeID",
     "Page",
     "ProtectionRules",
+    "PullRequest",
+    "PullRequestStatus",
     "Repository",
     "RepositoryID",
     "RepositoryState",
@@ -205,3 +207,58 @@ class ProtectionRules:
 
     patterns: tuple[str, ...]
     etag: str
+
+
+# A pull request's record (pull_requests.py holds its use case): here, so that the store port can name it.
+class PullRequestStatus(enum.StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+    MERGED = "merged"
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequest:
+    id: str
+    title: str
+    description: str
+    author: str
+    source_branch: str
+    destination_branch: str
+    status: PullRequestStatus
+    creation_date: float
+    closed_date: float | None = None
+    merged_commit_id: str | None = None
+    # The merge workflow's task while a merge that outlived its wait goes on (not part of lakeFS's shape).
+    merge_task_id: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "author": self.author,
+            "source_branch": self.source_branch,
+            "destination_branch": self.destination_branch,
+            "status": self.status.value,
+            "creation_date": self.creation_date,
+            "closed_date": self.closed_date,
+            "merged_commit_id": self.merged_commit_id,
+            "merge_task_id": self.merge_task_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> PullRequest:
+        closed, merged, task = data.get("closed_date"), data.get("merged_commit_id"), data.get("merge_task_id")
+        return cls(
+            str(data["id"]),
+            str(data["title"]),
+            str(data["description"]),
+            str(data["author"]),
+            str(data["source_branch"]),
+            str(data["destination_branch"]),
+            PullRequestStatus(str(data["status"])),
+            float(str(data["creation_date"])),
+            None if closed is None else float(str(closed)),
+            None if merged is None else str(merged),
+            None if task is None else str(task),
+        )

@@ -10,7 +10,9 @@ from .branch_moves import (
     new_staging_token,
     retired_tokens,
 )
-from .core import GravelerCore
+from .identity import new_commit
+from .parts import EngineParts
+from .reads import Reads, page_by_id
 from .records import (
     EMPTY_METARANGE,
     Branch,
@@ -35,8 +37,12 @@ __all__ = ["INITIAL_COMMIT_MESSAGE", "Repositories"]
 INITIAL_COMMIT_MESSAGE = "Repository created"
 
 
-class Repositories(GravelerCore):
+class Repositories:
     """The repository use cases."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def create_repository(
         self, repo_id: str, storage_namespace: str, default_branch: str = "main", read_only: bool = False
@@ -44,15 +50,15 @@ class Repositories(GravelerCore):
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
         namespace = normalize_storage_namespace(storage_namespace)
-        namespaces.check_allowed(namespace + "/", self.namespace_prefix)
+        namespaces.check_allowed(namespace + "/", self._parts.namespace_prefix)
         rid = RepositoryID(repo_id)
         self.refuse_existing_repository(repo_id)
-        namespaces.claim(self.blocks, namespace)
+        namespaces.claim(self._parts.blocks, namespace)
         try:
             return self._create_repository_records(rid, namespace, default_branch, read_only)
         except errors.RepositoryExists:
             # Another creation of this id won: the namespace was claimed for nothing.
-            namespaces.release(self.blocks, namespace)
+            namespaces.release(self._parts.blocks, namespace)
             raise
 
     def create_bare_repository(
@@ -64,32 +70,32 @@ class Repositories(GravelerCore):
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
         namespace = normalize_storage_namespace(storage_namespace)
-        namespaces.check_allowed(namespace + "/", self.namespace_prefix)
+        namespaces.check_allowed(namespace + "/", self._parts.namespace_prefix)
         self.refuse_existing_repository(repo_id)
         repo = Repository(
             RepositoryID(repo_id),
             namespace,
             BranchID(default_branch),
-            int(self._clock()),
+            int(self._parts.clock()),
             RepositoryState.ACTIVE,
             read_only,
             uuid.uuid4().hex,
-            self.committed.current_format,
+            self._parts.committed.current_format,
         )
-        self.refs.create_repository(repo)
+        self._parts.refs.create_repository(repo)
         return repo
 
     def _create_repository_records(
         self, rid: RepositoryID, namespace: str, default_branch: str, read_only: bool
     ) -> Repository:
         repo_id = str(rid)
-        now = self._clock()
+        now = self._parts.clock()
         # As lakeFS does: the initial commit and the default branch first, the repository record last, so a
         # repository that exists is always complete.
-        initial = self._make_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, now, {}, (), 1)
-        self.refs.add_commit(rid, initial)
+        initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, now, {}, (), 1)
+        self._parts.refs.add_commit(rid, initial)
         try:
-            self.refs.create_branch(
+            self._parts.refs.create_branch(
                 rid, Branch(BranchID(default_branch), initial.id, new_staging_token(repo_id, default_branch))
             )
         except errors.BranchExists as e:
@@ -102,9 +108,9 @@ class Repositories(GravelerCore):
             RepositoryState.ACTIVE,
             read_only,
             uuid.uuid4().hex,
-            self.committed.current_format,
+            self._parts.committed.current_format,
         )
-        self.refs.create_repository(repo)
+        self._parts.refs.create_repository(repo)
         return repo
 
     def refuse_existing_repository(self, repo_id: str) -> None:
@@ -115,7 +121,7 @@ class Repositories(GravelerCore):
         except errors.Invalid:
             return
         try:
-            self.refs.get_repository(RepositoryID(repo_id))
+            self._parts.refs.get_repository(RepositoryID(repo_id))
         except errors.RepositoryNotFound:
             return
         raise errors.RepositoryExists(repo_id)
@@ -126,17 +132,17 @@ class Repositories(GravelerCore):
         """A page of repositories by id; ``search`` keeps those whose id contains it (lakeFS: a case-sensitive
         substring match, combined with ``prefix``)."""
         keep = (lambda repo: search in repo.id) if search else None
-        return self._page_by_id(self.refs.list_repositories, prefix, after, amount, keep)
+        return page_by_id(self._parts.refs.list_repositories, prefix, after, amount, keep)
 
     def delete_repository(self, repo_id: str, force: bool = False) -> Repository:
         """Deletes the repository's records and staging; a read-only one only with ``force`` (as lakeFS). Returns
         the record deleted: what else was kept under its generation (pull requests) goes next."""
         rid = RepositoryID(repo_id)
-        repo = self.refs.get_repository(rid)
+        repo = self._parts.refs.get_repository(rid)
         if repo.read_only and not force:
             raise errors.ReadOnlyRepository(repo_id)
-        branches = self.refs.list_branches(rid, "", 1_000_000)
-        self.refs.delete_repository(rid)
+        branches = self._parts.refs.list_branches(rid, "", 1_000_000)
+        self._parts.refs.delete_repository(rid)
         for branch in branches:
-            drop_tokens(self.staging, [*branch_tokens(branch), *retired_tokens(branch)])
+            drop_tokens(self._parts.staging, [*branch_tokens(branch), *retired_tokens(branch)])
         return repo

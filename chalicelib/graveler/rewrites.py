@@ -18,8 +18,10 @@ from .branch_moves import (
 from .committed import compare
 from .committed.merge import Resolver
 from .committed.mergetable import Action, Decision
-from .core import GravelerCore
 from .errors import MergeConflicts
+from .identity import new_commit
+from .parts import EngineParts
+from .reads import Reads
 from .records import (
     EMPTY_METARANGE,
     Branch,
@@ -51,8 +53,12 @@ _REVERT_EVENTS = (EventType.PRE_REVERT, EventType.POST_REVERT)
 _CHERRY_PICK_EVENTS = (EventType.PRE_CHERRY_PICK, EventType.POST_CHERRY_PICK)
 
 
-class Rewrites(GravelerCore):
+class Rewrites:
     """The use cases that rewrite a branch."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def revert(
         self,
@@ -69,9 +75,9 @@ class Rewrites(GravelerCore):
         """A new commit on the branch undoing ``ref``: its parent merged into the branch with ``ref`` as the
         merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
         Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
-        repo = self.repository_for_write(repo_id, force)
-        self.guard.refuse_commit(repo, branch_id)
-        target = self._commit_of(repo.id, ref)
+        repo = self._reads.repository_for_write(repo_id, force)
+        self._parts.guard.refuse_commit(repo, branch_id)
+        target = self._reads.commit_of(repo.id, ref)
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
         if len(target.parents) > 1 and parent_number == 0:
@@ -81,18 +87,18 @@ class Rewrites(GravelerCore):
         parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
 
         def build(branch: Branch) -> Commit:
-            self.refuse_dirty(repo, branch, branch.sealed_tokens)
-            head = self.refs.get_commit(repo.id, branch.commit_id)
+            self._reads.refuse_dirty(repo, branch, branch.sealed_tokens)
+            head = self._parts.refs.get_commit(repo.id, branch.commit_id)
             metarange = self._merged(
                 repo, target.meta_range_id, parent, head.meta_range_id, _no_resolution, f"revert of {ref}"
             )
             if metarange == head.meta_range_id and not allow_empty:
                 raise errors.NoChanges(f"reverting {ref} changes nothing on branch {branch_id}")
-            return self._make_commit(
+            return new_commit(
                 committer,
                 message or f"Revert {ref}",
                 metarange,
-                self._clock(),
+                self._parts.clock(),
                 dict(metadata or {}),
                 (head.id,),
                 head.generation + 1,
@@ -116,9 +122,9 @@ class Rewrites(GravelerCore):
         """A new commit on the branch with the changes ``ref`` made relative to its parent (``parent_number``,
         1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
         cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
-        repo = self.repository_for_write(repo_id, force)
-        self.guard.refuse_commit(repo, branch_id)
-        target = self._commit_of(repo.id, ref)
+        repo = self._reads.repository_for_write(repo_id, force)
+        self._parts.guard.refuse_commit(repo, branch_id)
+        target = self._reads.commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
             raise errors.Invalid(
                 f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)"
@@ -135,16 +141,16 @@ class Rewrites(GravelerCore):
         }
 
         def build(branch: Branch) -> Commit:
-            self.refuse_dirty(repo, branch, branch.sealed_tokens)
-            head = self.refs.get_commit(repo.id, branch.commit_id)
+            self._reads.refuse_dirty(repo, branch, branch.sealed_tokens)
+            head = self._parts.refs.get_commit(repo.id, branch.commit_id)
             metarange = self._merged(
                 repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
             )
-            return self._make_commit(
+            return new_commit(
                 committer,
                 message or target.message,
                 metarange,
-                self._clock(),
+                self._parts.clock(),
                 recorded,
                 (head.id,),
                 head.generation + 1,
@@ -168,14 +174,16 @@ class Rewrites(GravelerCore):
         """Moves the branch to the commit ``build`` makes, between the pre- and post-hooks of ``events``."""
         pre, post = events
         # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
-        self.run_pre_hooks(
+        self._reads.run_pre_hooks(
             ref_event(
                 pre, repo.id, branch_id, branch_id=branch_id, source_ref=ref, committer=committer, message=message
             )
         )
-        self.prepare_move(repo, BranchID(branch_id))
-        made = move_to_commit(self.refs, self.staging, repo.id, BranchID(branch_id), build, what, self._sleep)
-        self.run_post_hooks(
+        self._reads.prepare_move(repo, BranchID(branch_id))
+        made = move_to_commit(
+            self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), build, what, self._parts.sleep
+        )
+        self._reads.run_post_hooks(
             ref_event(
                 post,
                 repo.id,
@@ -194,51 +202,51 @@ class Rewrites(GravelerCore):
     ) -> None:
         """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
         prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
-        repo = self.repository_for_write(repo_id, force)
-        self.guard.refuse_write(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id, force)
+        self._parts.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
             # The discarded tokens are retired: the sweep drops them after their grace, never this request.
             update_branch(
-                self.refs,
+                self._parts.refs,
                 repo.id,
                 bid,
                 lambda b: Branch(b.id, b.commit_id, new_staging_token(repo.id, b.id), (), retire(b, branch_tokens(b))),
                 f"branch {bid} kept moving during the reset",
-                self._sleep,
+                self._parts.sleep,
             )
             return
         if path_type not in (RESET_OBJECT, RESET_PREFIX):
             raise errors.Invalid(f"reset type must be {RESET_ALL}, {RESET_OBJECT} or {RESET_PREFIX}")
         if path is None or (path_type == RESET_OBJECT and not path):
             raise errors.Invalid(f"reset of type {path_type} needs a path")
-        branch = self.refs.get_branch(repo.id, bid)
-        head = self.refs.get_commit(repo.id, branch.commit_id)
+        branch = self._parts.refs.get_branch(repo.id, bid)
+        head = self._parts.refs.get_commit(repo.id, branch.commit_id)
 
         def committed(key: Key) -> Entry | None:
-            return self.committed.get(repo.storage_namespace, head.meta_range_id, key)
+            return self._parts.committed.get(repo.storage_namespace, head.meta_range_id, key)
 
         if path_type == RESET_OBJECT:
             validate_path(path)
-            reset_key(self.staging, branch, Key(path), committed)
+            reset_key(self._parts.staging, branch, Key(path), committed)
         else:
-            reset_prefix(self.staging, branch, path, committed)
+            reset_prefix(self._parts.staging, branch, path, committed)
 
     def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
         """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
-        repo = self.repository_for_write(repo_id, force)
-        self.guard.refuse_commit(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id, force)
+        self._parts.guard.refuse_commit(repo, branch_id)
 
         def change(branch: Branch) -> Branch:
-            self.refuse_dirty(repo, branch, branch.sealed_tokens)
+            self._reads.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
-            target = self.resolve(repo.id, ref).commit_id
+            target = self._reads.resolve(repo.id, ref).commit_id
             return Branch(branch.id, target, branch.staging_token, (), retire(branch, branch.sealed_tokens))
 
         bid = BranchID(branch_id)
-        self.prepare_move(repo, bid)
+        self._reads.prepare_move(repo, bid)
         _, moved = update_branch(
-            self.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._sleep
+            self._parts.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._parts.sleep
         )
         return moved
 
@@ -248,7 +256,7 @@ class Rewrites(GravelerCore):
             return EMPTY_METARANGE
         if number > len(commit.parents):
             raise errors.Invalid(f"given commit does not have the given parent number: {ref} has no parent {number}")
-        return self.refs.get_commit(repo_id, commit.parents[number - 1]).meta_range_id
+        return self._parts.refs.get_commit(repo_id, commit.parents[number - 1]).meta_range_id
 
     def _merged(
         self,
@@ -260,7 +268,7 @@ class Rewrites(GravelerCore):
         what: str,
     ) -> MetaRangeID:
         """The merged metarange. Raises MergeConflicts when a conflict is left unresolved."""
-        outcome = compare.merge(self.committed_for(repo), repo.storage_namespace, base, source, dest, resolve)
+        outcome = compare.merge(self._reads.committed_for(repo), repo.storage_namespace, base, source, dest, resolve)
         if outcome.metarange_id is None:
             unresolved = sum(1 for c in outcome.conflicts if c.resolution is None)
             raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)

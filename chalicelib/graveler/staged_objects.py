@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import errors
+from .imports import OBJECT, ImportLocation, check_allowed
 from .linking import check_claim
 from .object_fields import validate_entry
-from .presigned_multipart import PresignedMultipart
+from .parts import EngineParts
+from .reads import Reads
 from .records import BranchID, Entry, Key, StagedEntry
 from .staging import stage
 from .validation import validate_path
@@ -24,8 +26,12 @@ from .validation import validate_path
 __all__ = ["StagedObjects"]
 
 
-class StagedObjects(PresignedMultipart):
+class StagedObjects:
     """The stage-by-address use case."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
 
     def stage_object(
         self,
@@ -41,20 +47,19 @@ class StagedObjects(PresignedMultipart):
         ImportNotAllowed (an address outside ``allowed``), Invalid (a malformed path or entry, no object at the
         address, a size or checksum it contradicts), BranchNotFound, ReadOnlyRepository (without ``force``), a
         protected branch's error."""
-        # Imported here: the imports package imports the facade this module is part of.
-        from .imports import OBJECT, ImportLocation, check_allowed
-
         validate_path(path)
         validate_entry(claim)
         if not claim.physical_address.startswith("s3://"):
             raise errors.Invalid("physical_address must be an s3:// address")
         check_allowed([ImportLocation(OBJECT, claim.physical_address, path)], allowed, setting)
-        repo = self._writable_repository(repo_id, force)
-        branch = self.refs.get_branch(repo.id, BranchID(branch_id))
-        self.guard.refuse_write(repo, branch_id)
+        repo = self._reads.repository_for_write(repo_id, force)
+        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_write(repo, branch_id)
         try:
-            check_claim(self.blocks.stat(claim.physical_address), claim)
+            check_claim(self._parts.blocks.stat(claim.physical_address), claim)
         except errors.ObjectNotFound:
             raise errors.Invalid(f"no object at {claim.physical_address}") from None
-        stage(self.refs, self.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), claim), branch)
+        stage(
+            self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), claim), branch
+        )
         return claim

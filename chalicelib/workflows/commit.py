@@ -10,9 +10,12 @@ from __future__ import annotations
 from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
     DEFAULT_MAX_SLICES,
+    BuiltSlice,
     CommitPlan,
     CommitRequest,
     CommitSteps,
+    Finish,
+    Sealed,
     SliceSpec,
 )
 from chalicelib.graveler.plan_json import Json
@@ -32,22 +35,23 @@ def seal(event: Json) -> Json:
     request = CommitRequest.from_json(event["request"])
     sealed = steps().seal(request)
     get_services().graveler.run_pre_hooks(commit_event(request))
-    return sealed
+    return sealed.to_json()
 
 
 def plan(event: Json) -> Json:
     max_slices = int(event.get("max_slices") or DEFAULT_MAX_SLICES)
     request = CommitRequest.from_json(event["request"])
-    return steps().plan(request, str(event["seal"]["sealed_token"]), max_slices).to_json()
+    return steps().plan(request, Sealed.from_json(event["seal"]).sealed_token, max_slices).to_json()
 
 
 def build_slice(event: Json) -> Json:
-    return steps().build_slice(SliceSpec.from_json(event))
+    return steps().build_slice(SliceSpec.from_json(event)).to_json()
 
 
 def finish(event: Json) -> Json:
     plan = CommitPlan.from_json(event["plan"])
-    return steps().finish(CommitRequest.from_json(event["request"]), plan, list(event["built"]))
+    built = [BuiltSlice.from_json(b) for b in event["built"]]
+    return steps().finish(CommitRequest.from_json(event["request"]), plan, built).to_json()
 
 
 def landed(event: Json) -> Json:
@@ -55,10 +59,10 @@ def landed(event: Json) -> Json:
     retried: the run is keyed by the request id). It drops nothing: the scheduled sweep drops the sealed tokens once
     their grace is over (chalicelib/graveler/deferred_drop.py). Its failure cannot fail the commit: the state
     machine catches it and ends as landed, and the status route reports a landed commit whatever happened after."""
-    commit_id = event["finish"].get("commit_id")
+    commit_id = Finish.from_json(event["finish"]).commit_id or None
     if commit_id:
         request = CommitRequest.from_json(event["request"])
-        get_services().graveler.run_post_hooks(commit_event(request, str(commit_id)))
+        get_services().graveler.run_post_hooks(commit_event(request, commit_id))
     return {"commit_id": commit_id}
 
 

@@ -1,4 +1,4 @@
-"""The import workflow's tasks (stepfunctions/import.asl.json), and the Importer over the container's services.
+"""The import workflow's tasks (stepfunctions/import.asl.json), over the steps of the container's engine.
 
 The state is {"request": ImportRequest JSON, "max_slices": int, "plan": ..., "built": [...], "commit": ...,
 "merge": ...}: bounds, ids and locations only, never listings (the 256 KB limit on a state). Every task is one
@@ -10,31 +10,21 @@ from __future__ import annotations
 
 import json
 
-from chalicelib.graveler.imports import Importer, ImportPlan, ImportRequest, ImportSlice, ImportSteps
+from chalicelib.graveler.imports import (
+    ImportCommitted,
+    ImportedSlice,
+    ImportPlan,
+    ImportRequest,
+    ImportSlice,
+    ImportSteps,
+)
 from chalicelib.graveler.plan_json import Json
-from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS
-from chalicelib.wiring import Services, get_services
-
-
-def importer(services: Services | None = None) -> Importer:
-    """The Importer over the container's services (its engine, lister, records and allowed locations)."""
-    found = services or get_services()
-    assert found.source_lister is not None and found.import_records is not None, "imports are not wired"
-    settings = found.settings
-    return Importer(
-        found.graveler,
-        found.source_lister,
-        found.import_records,
-        settings.import_allowed_locations,
-        ENV_IMPORT_ALLOWED_LOCATIONS,
-        runner=found.import_workflow,
-        inline_threshold=settings.import_inline_threshold,
-        max_slices=settings.import_max_slices,
-    )
+from chalicelib.wiring import get_services
 
 
 def _steps() -> ImportSteps:
-    return importer().steps
+    """The import's steps of the container's engine (wired in wiring.py, as commit's and merge's)."""
+    return get_services().graveler.importer.steps
 
 
 def _request(event: Json) -> ImportRequest:
@@ -49,15 +39,16 @@ def plan(event: Json) -> Json:
 
 
 def build_slice(event: Json) -> Json:
-    return _steps().build_slice(ImportSlice.from_task(event))
+    return _steps().build_slice(ImportSlice.from_task(event)).to_json()
 
 
 def commit(event: Json) -> Json:
-    return _steps().commit(_request(event), ImportPlan.from_json(event["plan"]), list(event["built"]))
+    built = [ImportedSlice.from_json(b) for b in event["built"]]
+    return _steps().commit(_request(event), ImportPlan.from_json(event["plan"]), built).to_json()
 
 
 def merge(event: Json) -> Json:
-    return _steps().merge(_request(event), event["commit"])
+    return _steps().merge(_request(event), ImportCommitted.from_json(event["commit"])).to_json()
 
 
 def fail(event: Json) -> Json:
@@ -70,7 +61,7 @@ def fail(event: Json) -> Json:
             message = str(cause["errorMessage"])
     except ValueError:
         pass
-    return _steps().fail(_request(event), message)
+    return _steps().fail(_request(event), message).to_json()
 
 
 # The Chalice function name of each task, as the ASL file names them ("${import_plan}", ...).

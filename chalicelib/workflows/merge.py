@@ -8,7 +8,15 @@ bounds, ids and tokens only, never data (the 256 KB limit on a state).
 from __future__ import annotations
 
 from chalicelib.graveler.actions.operations import merge_event
-from chalicelib.graveler.merge import DEFAULT_MAX_SLICES, MergePlan, MergeRequest, MergeSliceSpec, MergeSteps
+from chalicelib.graveler.commit import Finish
+from chalicelib.graveler.merge import (
+    DEFAULT_MAX_SLICES,
+    MergedSlice,
+    MergePlan,
+    MergeRequest,
+    MergeSliceSpec,
+    MergeSteps,
+)
 from chalicelib.graveler.plan_json import Json
 from chalicelib.wiring import get_services
 
@@ -25,12 +33,13 @@ def plan(event: Json) -> Json:
 
 
 def build_slice(event: Json) -> Json:
-    return steps().build_slice(MergeSliceSpec.from_json(event))
+    return steps().build_slice(MergeSliceSpec.from_json(event)).to_json()
 
 
 def finish(event: Json) -> Json:
     plan = MergePlan.from_json(event["plan"])
-    return steps().finish(MergeRequest.from_json(event["request"]), plan, list(event["built"]))
+    built = [MergedSlice.from_json(b) for b in event["built"]]
+    return steps().finish(MergeRequest.from_json(event["request"]), plan, built).to_json()
 
 
 def landed(event: Json) -> Json:
@@ -38,8 +47,9 @@ def landed(event: Json) -> Json:
     retried: the run is keyed by the request id). It drops nothing (the scheduled sweep does, after the grace);
     its failure ends the execution as landed all the same."""
     request = MergeRequest.from_json(event["request"])
-    get_services().graveler.run_post_hooks(merge_event(request, str(event["finish"]["commit_id"])))
-    return {"commit_id": event["finish"]["commit_id"]}
+    commit_id = Finish.from_json(event["finish"]).commit_id
+    get_services().graveler.run_post_hooks(merge_event(request, commit_id))
+    return {"commit_id": commit_id}
 
 
 # The Chalice function name of each task, as the ASL file names them ("${merge_plan}", ...).

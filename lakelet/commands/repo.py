@@ -1,4 +1,5 @@
-"""``lakelet repo create|list|delete``."""
+"""``lakelet repo create|list|delete|create-bare``; create-bare as lakectl's (cmd/lakectl/cmd/repo_create_bare.go):
+a repository with no initial branch or commit, the target of ``refs-restore``."""
 
 from typing import Annotated
 
@@ -106,5 +107,29 @@ def delete(repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")
     out().line(f"Repository '{uri.repository}' deleted")
 
 
-# ``repo create-bare`` lives in its own module and hangs itself on this group.
-from lakelet.commands import repo_bare  # noqa: E402, F401
+@app.command("create-bare")
+def create_bare(
+    repository: Annotated[str, typer.Argument(help="lakefs://REPOSITORY")],
+    storage_namespace: Annotated[str, typer.Argument(help="where its data lives, e.g. s3://bucket/prefix")],
+    default_branch: Annotated[
+        str,
+        typer.Option("--default-branch", "-d", help="the default branch name of this repository (will not be created)"),
+    ] = "main",
+) -> None:
+    """Create a new repository with no initial branch or commit."""
+    uri = parse(repository)
+    check_name(uri.repository)
+    check_namespace(storage_namespace)
+    out().line(f"Repository: {uri}")
+    _, created = api().raw(
+        f"create bare repository {uri.repository}",
+        "POST",
+        "/repositories",
+        {"bare": "true"},
+        {"name": uri.repository, "storage_namespace": storage_namespace, "default_branch": default_branch},
+        ok=(201,),
+    )
+    out().line(
+        f"Repository '{created['id']}' created:\nstorage namespace: {created['storage_namespace']}\n"
+        f"default branch: {created['default_branch']}\ntimestamp: {created['creation_date']}"
+    )

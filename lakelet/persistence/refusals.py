@@ -12,18 +12,25 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from xml.sax.saxutils import escape as xml_escape
 
 if TYPE_CHECKING:
     from chalice.app import Chalice
 
-    from lakelet.persistence.store import Persistence
+
+class _Refusing(Protocol):
+    """What this module reads of a store (store.Persistence): its reason for refusing writes. Named by its shape,
+    not imported: store.py calls this module when it closes."""
+
+    @property
+    def refusal(self) -> str | None: ...
+
 
 _MESSAGE = re.compile(rb"<Message>.*?</Message>", re.DOTALL)
 _MARK = "_lakelet_refusals_installed"
 # One stack runs per process (its app and services are process-wide): the Persistence whose refusal is shown.
-_current: Persistence | None = None
+_current: _Refusing | None = None
 
 
 def refusal() -> str | None:
@@ -31,7 +38,7 @@ def refusal() -> str | None:
     return _current.refusal if _current is not None else None
 
 
-def explain_in(app: Chalice, persistence: Persistence) -> None:
+def explain_in(app: Chalice, persistence: _Refusing) -> None:
     """Make ``app``'s 503s say the refusal of ``persistence`` while there is one (the middleware is added once
     per app: app.py's app is one object for every stack a process starts)."""
     global _current
@@ -41,7 +48,7 @@ def explain_in(app: Chalice, persistence: Persistence) -> None:
         setattr(app, _MARK, True)
 
 
-def forget(persistence: Persistence) -> None:
+def forget(persistence: _Refusing) -> None:
     """Called when ``persistence`` closes: a later stack of the process answers as usual."""
     global _current
     if _current is persistence:

@@ -16,7 +16,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from chalice.app import Chalice
 from chalice.config import Config
@@ -32,9 +32,6 @@ from chalice.local import (
 
 from chalicelib.http_headers import first_unsafe
 from lakelet.defaults import LISTEN_BACKLOG
-
-if TYPE_CHECKING:
-    from lakelet.stack.aws_limits import AwsLimits
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +226,8 @@ class ApiServer:
     """A Chalice app served by :class:`DechunkingRequestHandler` on ``host:port`` from a background thread.
 
     ``port=0`` picks a free port; :attr:`port` and :attr:`url` tell which. Requests are served on threads.
-    With ``limits``, API Gateway's and Lambda's limits stand in front of the app (lakelet/stack/limited_api.py).
+    With a limited ``handler``, API Gateway's and Lambda's limits stand in front of the app
+    (lakelet/stack/limited_api.py).
     """
 
     def __init__(
@@ -238,15 +236,13 @@ class ApiServer:
         host: str = "127.0.0.1",
         port: int = 0,
         config: Config | None = None,
-        limits: AwsLimits | None = None,
+        handler: type[DechunkingRequestHandler] | None = None,
     ) -> None:
+        """``handler``: the request handler (a subclass of DechunkingRequestHandler, which is the default), such as
+        limited_api.limited_handler's, which puts API Gateway's and Lambda's limits in front of the app."""
         self._app = app
         self._original_class = _serve_requests_on_threads(app)
-        handler: type[DechunkingRequestHandler] = DechunkingRequestHandler
-        if limits is not None:
-            from lakelet.stack.limited_api import LimitedRequestHandler
-
-            handler = type("AwsLimitedRequestHandler", (LimitedRequestHandler,), {"limits": limits})
+        handler = handler or DechunkingRequestHandler
         self._dev_server = LocalDevServer(
             app,
             config if config is not None else Config(chalice_stage="local"),

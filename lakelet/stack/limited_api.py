@@ -134,8 +134,14 @@ class LimitedGateway:
         return response
 
 
+def limited_handler(limits: AwsLimits) -> type[DechunkingRequestHandler]:
+    """The request handler of an ApiServer (devserver.py) that answers with these limits."""
+    return type("AwsLimitedRequestHandler", (LimitedRequestHandler,), {"limits": limits})
+
+
 class LimitedRequestHandler(DechunkingRequestHandler):
-    """The dev server's handler with API Gateway's and Lambda's limits; ApiServer sets ``limits`` on a subclass."""
+    """The dev server's handler with API Gateway's and Lambda's limits; limited_handler sets ``limits`` on a
+    subclass."""
 
     limits: AwsLimits = AwsLimits()
 

@@ -337,8 +337,13 @@ class LocalStack:
         app = app_environment.load_app(self._project_dir)
         if self.persistence is not None:
             refusals.explain_in(app, self.persistence)  # a 503 while the disk refuses writes says what to do
+        handler = None
+        if self.aws_limits is not None:
+            from lakelet.stack.limited_api import limited_handler
+
+            handler = limited_handler(self.aws_limits)
         self._api = ApiServer(
-            app, self.host, self._requested_api_port, app_environment.chalice_config(self._project_dir), self.aws_limits
+            app, self.host, self._requested_api_port, app_environment.chalice_config(self._project_dir), handler
         )
         self._api.start()
         probes.check_health(self.api_url)

@@ -19,15 +19,32 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from lakelet.stack.local import LocalStack
+from lakelet.stack.app_environment import Credentials
 
 QUICKSTART = "quickstart"
 MARKER_KEY = "_lakelet/samples-created.json"
 # Long enough that nothing a newcomer just wrote is collected, short enough to show GC at work on old versions.
 QUICKSTART_RETENTION_DAYS = 7
+
+
+class _Stack(Protocol):
+    """What the samples read of the running stack (local.LocalStack, which calls ensure_quickstart once it is up):
+    named by its shape, not imported, since the stack imports this module."""
+
+    credentials: Credentials
+    region: str
+    bucket: str
+
+    @property
+    def api_url(self) -> str: ...
+
+    @property
+    def moto_url(self) -> str: ...
+
+    @property
+    def default_namespace_prefix(self) -> str: ...
 
 
 class _ApiError(Exception):
@@ -36,7 +53,7 @@ class _ApiError(Exception):
         self.status = status
 
 
-def _call(stack: LocalStack, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+def _call(stack: _Stack, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
     keys = stack.credentials
     token = base64.b64encode(f"{keys.access_key_id}:{keys.secret_access_key}".encode()).decode()
     headers = {"Authorization": f"Basic {token}", "Accept": "application/json"}
@@ -68,7 +85,7 @@ def _marker_exists(s3: Any, bucket: str) -> bool:
     return True
 
 
-def ensure_quickstart(stack: LocalStack) -> str | None:
+def ensure_quickstart(stack: _Stack) -> str | None:
     """Creates ``quickstart`` unless this stack's state says it was created once; returns its name when it
     exists after the call and was created by this mechanism, else None."""
     import boto3

@@ -16,6 +16,7 @@ from chalice.test import Client, HTTPResponse
 
 from chalicelib import wiring
 from chalicelib.settings import LOCAL_WEBHOOK_DESTINATIONS, Settings
+from tests.clocks import SettableClock
 
 # app.py lives at the repository root, which pytest does not put on sys.path for tests under tests/.
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,10 +32,12 @@ _NO_BODY = object()
 
 
 @contextlib.contextmanager
-def memory_services(bucket: str = BUCKET) -> Iterator[wiring.Services]:
-    """Every port in memory, with this deployment bucket, installed as the app's services while in use."""
+def memory_services(bucket: str = BUCKET, settings: Settings | None = None) -> Iterator[wiring.Services]:
+    """Every port in memory, with this deployment bucket (or these settings), installed as the app's services while
+    in use. The engine's clock is settable (tests/clocks.py)."""
     # Hook tests use webhook servers on loopback, as the local stack allows (LOCAL_WEBHOOK_DESTINATIONS).
-    built = wiring.memory_services(Settings(bucket=bucket, webhook_allowed_destinations=LOCAL_WEBHOOK_DESTINATIONS))
+    settings = settings or Settings(bucket=bucket, webhook_allowed_destinations=LOCAL_WEBHOOK_DESTINATIONS)
+    built = wiring.memory_services(settings, clock=SettableClock())
     wiring.set_services(built)
     try:
         yield built

@@ -10,6 +10,7 @@ import pytest
 from chalicelib import wiring
 from chalicelib.graveler.addressing import partition_of
 from chalicelib.graveler.collected import sweeps_prefix
+from tests.clocks import engine_clock
 
 from .support import Api, assert_error, body_of, conforms
 
@@ -22,10 +23,11 @@ def collected(api: Api, services: wiring.Services) -> wiring.Services:
     """repo1/main: old.txt written ten days ago and collected by a sweep, new.txt written now."""
     api.create_repo("repo1")
     graveler = services.graveler
-    real_clock = graveler._clock
-    graveler._clock = lambda: real_clock() - 10 * DAY
+    clock = engine_clock(services)
+    real_clock = clock.source
+    clock.source = lambda: real_clock() - 10 * DAY
     api.upload("repo1", "main", "old.txt", b"old data")
-    graveler._clock = real_clock
+    clock.source = real_clock
     api.upload("repo1", "main", "new.txt", b"new data")
     api.commit("repo1", "main", "both")
     namespace = graveler.get_repository("repo1").storage_namespace

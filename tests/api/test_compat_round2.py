@@ -12,6 +12,7 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.samples import SAMPLE_COMMIT_MESSAGE, sample_objects
+from tests.clocks import engine_clock
 
 from .support import NAMESPACE, ROOT, Api, assert_error, body_of, conforms
 
@@ -186,9 +187,9 @@ def test_config_reports_the_lakefs_api_version_and_lakelets_own(api: Api) -> Non
 def test_the_log_orders_by_the_sub_second_time_and_shows_whole_seconds(
     api: Api, repo: str, services: wiring.Services
 ) -> None:
-    second = int(services.graveler._clock()) + 10  # after the repository's creation
+    second = int(services.graveler.now()) + 10  # after the repository's creation
     ticks = iter(range(1, 90))
-    services.graveler._clock = lambda: second + next(ticks) / 100  # 10 ms a reading, all in one second
+    engine_clock(services).source = lambda: second + next(ticks) / 100  # 10 ms a reading, all in one second
     api.post(R + "/branches", json_body={"name": "dev", "source": "main"})
     api.upload(repo, "dev", "f1", b"1")
     api.commit(repo, "dev", "f1")  # generation 2

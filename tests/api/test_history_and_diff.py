@@ -9,6 +9,7 @@ import lakefs_sdk
 import pytest
 
 from chalicelib import wiring
+from tests.clocks import engine_clock
 
 from .support import Api, assert_error, body_of, conforms, seg
 
@@ -42,7 +43,7 @@ def _messages(response) -> list[str]:
 @pytest.fixture
 def history(api: Api, repo: str, services: wiring.Services) -> Api:
     """main: c1 (a, d/x) - c2 (b) - c3 (a) - merge of dev (f1: d/z) - c5 (d/y), one second apart."""
-    services.graveler._clock = itertools.count(1_700_000_000).__next__
+    engine_clock(services).source = itertools.count(1_700_000_000).__next__
     _commit(api, "main", "c1", a="1", d__x="x")
     _commit(api, "main", "c2", b="1")
     _branch(api, "dev", "main")

@@ -8,7 +8,6 @@ import time
 
 import yaml
 
-from chalicelib import wiring
 from chalicelib.settings import Settings
 
 from .hook_server import Raw
@@ -58,9 +57,8 @@ def test_a_deployment_refuses_the_metadata_service() -> None:
 
     from .support import app
 
-    with memory_services("test-bucket") as services:
-        deployed = Settings(bucket="test-bucket")
-        services.graveler.hooks = wiring.hook_runner(deployed, services.graveler)
+    # Settings as deployed: no webhook destination allowed beyond the defaults.
+    with memory_services(settings=Settings(bucket="test-bucket")) as services:
         credential, secret = services.auth.setup("admin")
         with Client(app) as client:
             api = Api(client, (credential.access_key_id, secret))

@@ -188,3 +188,36 @@ def test_the_readme_table_is_generated_between_its_markers(tmp_path: Path) -> No
     # The real page carries the block.
     real = (ROOT / "docs" / "performance.md").read_text()
     assert real.index(readme_table.BEGIN) < real.index(readme_table.END)
+
+
+def test_a_run_of_some_groups_replaces_only_their_rows_in_the_results() -> None:
+    """``--only aws-model`` into a full run's file: the model's rows are replaced where they stood, the others kept,
+    and the file says when the group was measured again; a quick run never mixes into a full one."""
+    import run
+
+    def r(id: str, value: float) -> dict[str, Any]:
+        return {"id": id, "value": value}
+
+    previous = {
+        "generated_at": "2026-11-25T19:24:49Z",
+        "quick": False,
+        "sizes": {"objects": 1_000_000, "model_rows": 20_000},
+        "rows": [r("commit_spread", 1.4), r("aws_commit_500k", 22.0), r("gc_mark", 2.0)],
+    }
+    fresh = {
+        "generated_at": "2026-11-28T10:00:00Z",
+        "quick": False,
+        "sizes": {"objects": 20, "model_rows": 30_000},
+        "rows": [r("aws_commit_500k", 7.5), r("aws_staging_per_branch", 15_000.0)],
+    }
+    result = run.merged(previous, fresh, ["aws-model"])
+    assert [(x["id"], x["value"]) for x in result["rows"]] == [
+        ("commit_spread", 1.4),
+        ("aws_commit_500k", 7.5),
+        ("gc_mark", 2.0),
+        ("aws_staging_per_branch", 15_000.0),
+    ]
+    assert result["generated_at"] == previous["generated_at"]
+    assert result["updated"] == {"aws-model": fresh["generated_at"]}
+    assert result["sizes"] == {"objects": 1_000_000, "model_rows": 30_000}
+    assert run.merged(previous, {**fresh, "quick": True}, ["aws-model"])["rows"] == fresh["rows"]

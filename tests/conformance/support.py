@@ -193,10 +193,10 @@ class Seed:
             AuthService(store, cipher),
             metadata,
             MemoryBranchProtectionStore(refs),
+            # As wiring.memory_services wires imports: sources in the same memory store, records beside them.
+            import_sources=MemorySourceLister(blocks),
+            import_records=MemoryImportRecords(),
         )
-        # As wiring.memory_services wires imports: sources in the same memory store, records beside them.
-        services.source_lister = MemorySourceLister(blocks)
-        services.import_records = MemoryImportRecords()
         for store_object in _stores(services):
             for key, value in self._state.items():
                 owner, _, attribute = key.partition(".")
@@ -215,7 +215,7 @@ def _stores(services: wiring.Services) -> tuple[Any, ...]:
         services.auth.store,
         services.repository_metadata,
         protection,
-        services.import_records,
+        graveler.import_parts.records if graveler.import_parts is not None else None,
     )
     return tuple(store for store in stores if store is not None)
 

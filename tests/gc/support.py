@@ -21,7 +21,7 @@ from moto.server import ThreadedMotoServer
 from chalicelib import wiring
 from chalicelib.adapters.s3 import S3BlockStore
 from chalicelib.graveler.committed import CommittedManager
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.settings import Settings
 from lakelet.stack.local_gc import load_job, local_session
 
@@ -86,7 +86,9 @@ def moto_services(bucket: str) -> wiring.Services:
     base = wiring.memory_services(settings)
     blocks = S3BlockStore(s3_client())
     committed = CommittedManager(blocks, wiring.range_params(settings))
-    return dataclasses.replace(base, graveler=Graveler(base.graveler.refs, base.graveler.staging, blocks, committed))
+    return dataclasses.replace(
+        base, graveler=Graveler(engine_parts(base.graveler.refs, base.graveler.staging, blocks, committed))
+    )
 
 
 @dataclass(frozen=True)

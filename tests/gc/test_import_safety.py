@@ -11,9 +11,10 @@ from chalicelib.adapters.import_records import BlockImportRecords
 from chalicelib.adapters.s3_source import S3SourceLister
 from chalicelib.gc import prepare
 from chalicelib.gc.rules import RulesStore
-from chalicelib.graveler.imports import COMPLETED, Importer, ImportLocation
+from chalicelib.graveler.imports import COMPLETED, ImportLocation, ImportParts
 from chalicelib.graveler.records import BranchID
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
+from chalicelib.graveler.service import Graveler
 
 from .support import JobRun, addresses_under, installed, keys_under, moto_services, new_bucket, s3_client
 
@@ -33,13 +34,11 @@ def test_gc_after_import_deletes_nothing_of_the_source() -> None:
             s3_client().put_object(Bucket=source, Key=key, Body=data)
         # A source in the repository's own bucket, beside its namespace, as well as one in another bucket.
         s3_client().put_object(Bucket=bucket, Key=f"{name}-landing/x.csv", Body=b"x")
-        importer = Importer(
-            g,
-            S3SourceLister(s3_client()),
-            BlockImportRecords(g.blocks),
-            [f"s3://{source}/", f"s3://{bucket}/{name}-landing/"],
-            "LAKELET_IMPORT_ALLOWED_LOCATIONS",
+        allowed = (f"s3://{source}/", f"s3://{bucket}/{name}-landing/")
+        imports = ImportParts(
+            S3SourceLister(s3_client()), BlockImportRecords(g.blocks), allowed, "LAKELET_IMPORT_ALLOWED_LOCATIONS"
         )
+        importer = Graveler(g.parts, imports).importer
         request = importer.start(
             name,
             "main",

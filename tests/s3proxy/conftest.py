@@ -29,6 +29,7 @@ from chalicelib.auth import errors as auth_errors
 from chalicelib.graveler.records import Repository
 from chalicelib.s3proxy import Request, Response, S3Gateway
 from chalicelib.wiring import Services, memory_services
+from tests.clocks import SettableClock
 
 ACCESS_KEY = "AKIAGATEWAYTESTKEY01"
 SECRET = "gateway/test+secret/key0123456789abcdef"
@@ -140,7 +141,7 @@ def lookup(keys: dict[str, tuple[str, str]]) -> Callable[[str], tuple[str, str]]
 
 @pytest.fixture
 def harness() -> Harness:
-    services = memory_services()
+    services = memory_services(clock=SettableClock())
     clock = Clock()
     keys = {ACCESS_KEY: (USER, SECRET)}
     gateway = S3Gateway(services.graveler, lookup(keys), BotocoreSigner(), clock=clock)

@@ -10,6 +10,7 @@ from botocore.exceptions import ClientError
 from chalicelib.graveler.addressing import partition_of
 from chalicelib.graveler.collected import sweeps_prefix
 from chalicelib.graveler.records import Repository
+from tests.clocks import engine_clock
 
 from .conftest import Harness
 
@@ -18,10 +19,11 @@ DAY = 86_400
 
 def test_head_and_get_of_collected_data(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     graveler = harness.services.graveler
-    real_clock = graveler._clock
-    graveler._clock = lambda: real_clock() - 10 * DAY
+    clock = engine_clock(harness.services)
+    real_clock = clock.source
+    clock.source = lambda: real_clock() - 10 * DAY
     graveler.upload_object("repo", "main", "old.txt", b"old")
-    graveler._clock = real_clock
+    clock.source = real_clock
     graveler.upload_object("repo", "main", "new.txt", b"new")
     namespace = repo.storage_namespace
     graveler.blocks.put(

@@ -7,6 +7,7 @@ before they read its body, and never read a large body from a caller without val
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
@@ -15,6 +16,7 @@ import pytest
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import Execution
+from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.workflow_runner import Workflows
 
 from .servers import Stack, stack
@@ -73,8 +75,8 @@ class _Workflows:
 def test_a_workflow_task_answers_only_through_its_repository_and_branch(
     repos: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    g = repos.services.graveler
-    monkeypatch.setattr(g, "workflows", Workflows(_Workflows(), _Workflows()))  # type: ignore[arg-type]
+    workflows = Workflows(_Workflows(), _Workflows())  # type: ignore[arg-type]
+    g = Graveler(dataclasses.replace(repos.services.graveler.parts, workflows=workflows))
     assert g.commit_status("leaks-a", "main", "w-1").completed is False
     for repo, branch in (("leaks-b", "main"), ("leaks-a", "dev")):
         with pytest.raises(errors.NotFound):

@@ -23,6 +23,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
+from chalicelib.graveler import reads
 from tests.api.support import Api, app, assert_error, requests_per_thread
 from tests.e2e.conftest import LocalProcess
 
@@ -180,18 +181,19 @@ def recreate_repository_after_next_resolve(services: wiring.Services, monkeypatc
     """The next ref resolution (between a creation's read of the repository and its write of the branch or tag)
     is followed by deleting repo1 and creating it again on another namespace."""
     graveler = services.graveler
-    resolve = graveler.resolve
+    resolve = reads.resolve_ref
     done: list[bool] = []
 
-    def resolve_then_lose_the_race(repo_id: str, ref: str) -> Any:
-        resolved = resolve(repo_id, ref)
+    def resolve_then_lose_the_race(refs: Any, repo_id: str, ref: str) -> Any:
+        resolved = resolve(refs, repo_id, ref)
         if not done:
             done.append(True)
             graveler.delete_repository("repo1")
             graveler.create_repository("repo1", f"{NAMESPACE}/repo1-again")
         return resolved
 
-    monkeypatch.setattr(graveler, "resolve", resolve_then_lose_the_race)
+    # Every use case resolves refs through reads.py, which calls refs.resolve_ref.
+    monkeypatch.setattr(reads, "resolve_ref", resolve_then_lose_the_race)
 
 
 def test_a_branch_created_while_its_repository_is_deleted_and_recreated_is_not_inherited(

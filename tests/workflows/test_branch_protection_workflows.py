@@ -13,6 +13,7 @@ from chalicelib.api.errors import message_for, status_for
 from chalicelib.graveler import errors, workflow_runner
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.ports import Execution
+from chalicelib.graveler.reads import Reads
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
 from chalicelib.graveler.staging import stage
 from chalicelib.wiring import memory_services, set_services
@@ -32,8 +33,7 @@ NS = "s3://bucket/repo"
 
 @pytest.fixture
 def services():
-    services = memory_services()
-    services.graveler._sleep = lambda s: None
+    services = memory_services(sleep=lambda s: None)
     services.graveler.create_repository("repo", NS)
     set_services(services)
     yield services
@@ -98,8 +98,9 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     # Refused before sealing: the branch is as it was.
     assert after_refusal == head
     # What the task status endpoint makes of the failed execution: the inline commit's 403.
-    failure = workflow_runner.failure(
-        g, "repo", "w-c-1", Execution(refused["status"], 0.0, None, refused["error"], refused["cause"])
+    runner = workflow_runner.Runner(g.parts, Reads(g.parts), g.commit_steps, g.merge_steps)
+    failure = runner.failure(
+        "repo", "w-c-1", Execution(refused["status"], 0.0, None, refused["error"], refused["cause"])
     )
     assert isinstance(failure, errors.CommitToProtectedBranch)
     assert (status_for(failure), message_for(failure)) == (403, "cannot commit to protected branch")

@@ -42,8 +42,7 @@ SMALL_RANGES = Settings(bucket="bucket", range_max_bytes=4000, range_min_bytes=6
 
 @pytest.fixture
 def services():
-    services = memory_services(SMALL_RANGES)
-    services.graveler._sleep = lambda s: None
+    services = memory_services(SMALL_RANGES, sleep=lambda s: None)
     services.graveler.create_repository("repo", "s3://bucket/repo")
     set_services(services)
     yield services
@@ -241,8 +240,7 @@ def test_a_rerun_of_a_finished_commit_duplicates_nothing(sfn, services):
 
 def test_the_workflow_cuts_a_format_1_repository_with_format_1(sfn):
     """The slices and the finish run in other Lambdas: the plan carries the repository's range format to them."""
-    services = memory_services(SMALL_RANGES)
-    services.graveler._sleep = lambda s: None
+    services = memory_services(SMALL_RANGES, sleep=lambda s: None)
     g, rid = services.graveler, RepositoryID("repo")
     # As a release before range formats stored it: no format on the record.
     initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)

@@ -21,6 +21,7 @@ from chalicelib.settings import Settings
 from chalicelib.wiring import Services, memory_services, set_services
 from chalicelib.workflows import dumps as dump_tasks
 from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes
+from tests.clocks import SettableClock, engine_clock
 
 from .support import Injected, crashing_once
 
@@ -40,8 +41,7 @@ def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
             dump_inline_threshold=0,
             restore_inline_threshold=0,
         )
-        built = memory_services(settings)
-        built.graveler._sleep = lambda s: None
+        built = memory_services(settings, clock=SettableClock(), sleep=lambda s: None)
         g = built.graveler
         g.create_repository("repo", "s3://bucket/repo")
         for i in range(5):
@@ -139,7 +139,7 @@ def test_a_crash_past_the_retries_rolls_back(services: Services) -> None:
 
 def test_each_step_moves_the_running_task_update_time(services: Services) -> None:
     ticks = iter(range(1_000_000, 2_000_000))
-    services.graveler._clock = lambda: float(next(ticks))
+    engine_clock(services).source = lambda: float(next(ticks))
     tasks = services.dumps()
     dump = tasks.dump("repo")
     seen: list[DumpTask] = []

@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from chalicelib.graveler.imports import CANCELED_MESSAGE, COMPLETED, FAILED, ImportLocation
 from chalicelib.settings import Settings
-from chalicelib.wiring import memory_services, set_services
+from chalicelib.wiring import get_services, memory_services, set_services
 from chalicelib.workflows import imports as import_tasks
 from lakelet.stack.stepfunctions_local import (
     MOTO_CONFIG,
@@ -31,10 +31,9 @@ SETTINGS = Settings(
 
 @pytest.fixture
 def services():
-    services = memory_services(SETTINGS)
-    services.graveler._sleep = lambda s: None
+    services = memory_services(SETTINGS, sleep=lambda s: None)
     services.graveler.create_repository("repo", "s3://bucket/repo")
-    services.source_lister.page_size = 50
+    services.graveler.import_parts.lister.page_size = 50
     for i in range(400):
         services.graveler.blocks.put(f"{ALLOWED}data/p{i % 9}/part-{i:05d}", b"x" * (i % 13))
     set_services(services)
@@ -60,7 +59,7 @@ def expected(services) -> dict[str, str]:
 
 
 def start(services):
-    importer = import_tasks.importer(services)
+    importer = services.graveler.importer
     return importer, importer.start(
         "repo", "main", [ImportLocation("common_prefix", ALLOWED + "data/", "imported/")], "alice", "import"
     )
@@ -68,7 +67,7 @@ def start(services):
 
 def run(sfn, request, max_slices: int = 6) -> dict:
     arns = create_state_machines(sfn, REGION)
-    blocks = import_tasks.importer().graveler.blocks
+    blocks = get_services().graveler.blocks
     # The tasks write to the in-memory block store: the Distributed Map's ItemReader reads the manifest there.
     with route_item_reads(lambda bucket, key: blocks.get(f"s3://{bucket}/{key}")):
         return run_execution(
@@ -125,7 +124,7 @@ def test_a_cancel_in_the_middle_stops_the_workflow_and_leaves_the_branch(sfn, se
         if len(pages) == 4:
             importer.cancel("repo", "main", request.import_id)
 
-    services.source_lister.before_page = cancel_on_fourth_page
+    services.graveler.import_parts.lister.before_page = cancel_on_fourth_page
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request, max_slices=1)
     # The slice failed, so the Distributed Map (which tolerates no failed slice) failed, as in AWS.
@@ -137,7 +136,7 @@ def test_a_cancel_in_the_middle_stops_the_workflow_and_leaves_the_branch(sfn, se
 
 
 def test_a_failing_import_records_the_error(sfn, services):
-    importer = import_tasks.importer(services)
+    importer = services.graveler.importer
     request = importer.start("repo", "main", [ImportLocation("object", ALLOWED + "nothing-here", "x")], "a", "m")
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request)

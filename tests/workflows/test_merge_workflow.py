@@ -28,8 +28,7 @@ DATE = 1_700_000_000
 
 @pytest.fixture
 def services():
-    services = memory_services(SMALL_RANGES)
-    services.graveler._sleep = lambda s: None
+    services = memory_services(SMALL_RANGES, sleep=lambda s: None)
     services.graveler.create_repository("repo", NS)
     set_services(services)
     yield services
@@ -205,7 +204,8 @@ def test_writes_racing_a_merge_are_never_lost(arn, services):
     if described["status"] == "FAILED":
         assert described["error"] == "DirtyBranch"
         assert g.get_branch("repo", "main").commit_id == head
-    staged = {d.key for d in g.diff_uncommitted("repo", "main", amount=None).results}
+    # Up to 300 writes: one page of 1,000 holds them all (amount=None is the default page of 100).
+    staged = {d.key for d in g.diff_uncommitted("repo", "main", amount=1000).results}
     assert set(acknowledged) == staged
     assert not set(acknowledged) & set(listing(services))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
@@ -23,8 +23,7 @@ from pynamodb.attributes import (
 from pynamodb.connection import Connection
 from pynamodb.models import Model
 
-if TYPE_CHECKING:
-    from .tables import TableNames
+from .names import TableNames
 
 
 class RepositoryRow(Model):

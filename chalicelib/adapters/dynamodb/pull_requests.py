@@ -12,8 +12,7 @@ import json
 from pynamodb.expressions.condition import Condition
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.pull_requests import PullRequest
-from chalicelib.graveler.records import Repository
+from chalicelib.graveler.records import PullRequest, Repository
 
 from .models import model_set
 from .tables import TableNames

@@ -6,38 +6,13 @@ Deployed stacks get their tables from infra/ (CloudFormation); the local stack a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from .models import model_set
+
+# The names live in names.py (models.py builds its models from them); named here, where callers find them.
+from .names import TableNames
 from .translate import storage_errors
 
-__all__ = ["TableNames"]
-
-
-@dataclass(frozen=True, slots=True)
-class TableNames:
-    """The physical name of each table."""
-
-    repositories: str
-    branches: str
-    tags: str
-    commits: str
-    staging: str
-    auth: str
-    pulls: str
-
-    @classmethod
-    def from_prefix(cls, prefix: str) -> TableNames:
-        """Names that share one prefix: ``from_prefix("lakelet-").branches == "lakelet-branches"``."""
-        return cls(
-            repositories=f"{prefix}repositories",
-            branches=f"{prefix}branches",
-            tags=f"{prefix}tags",
-            commits=f"{prefix}commits",
-            staging=f"{prefix}staging",
-            auth=f"{prefix}auth",
-            pulls=f"{prefix}pulls",
-        )
+__all__ = ["TableNames", "create_tables"]
 
 
 def create_tables(names: TableNames, region: str, endpoint_url: str | None = None) -> None:

@@ -2,19 +2,24 @@
 carries) and ``steps`` (seal, plan, build_slice, finish, drop: idempotent, run inline or as the commit workflow).
 ``Graveler.commit`` is its one entry."""
 
-from .plan import CommitBase, CommitPlan, SliceSpec
+from ..slicing import DEFAULT_MAX_SLICES
+from .plan import COMMITTED, DONE_ELSEWHERE, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
-from .steps import COMMITTED, DEFAULT_MAX_SLICES, DONE_ELSEWHERE, REPLAN, CommitSteps, landed_commit, swap_branch
+from .steps import OWN_COMMIT_DEPTH, CommitSteps, landed_commit, swap_branch
 
 __all__ = [
     "COMMITTED",
     "DEFAULT_MAX_SLICES",
     "DONE_ELSEWHERE",
+    "OWN_COMMIT_DEPTH",
     "REPLAN",
+    "BuiltSlice",
     "CommitBase",
     "CommitPlan",
     "CommitRequest",
     "CommitSteps",
+    "Finish",
+    "Sealed",
     "SliceSpec",
     "landed_commit",
     "request_token",

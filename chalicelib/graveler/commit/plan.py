@@ -1,11 +1,25 @@
-"""The commit's plan: what ``plan`` decided and every later step reads, as frozen records with their JSON form
-(the workflow state carries them between Lambdas; the state machine reads ``done`` and ``slices``)."""
+"""What the commit's steps hand each other, as frozen records with their JSON form (plan_json.py, the one codec:
+the workflow state carries them between Lambdas): the seal's token, the plan (the state machine reads ``done``
+and ``slices``), each built slice, and the finish (the state machine reads ``status``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..plan_json import JsonRecord
+
+# A finish's status: the branch moved to the commit; the branch left the planned state (plan again); or a retried
+# plan found this request's own commit on the branch already (the state machine's CommittedElsewhere).
+COMMITTED = "committed"
+REPLAN = "replan"
+DONE_ELSEWHERE = "committed-elsewhere"
+
+
+@dataclass(frozen=True, slots=True)
+class Sealed(JsonRecord):
+    """What ``seal`` hands on: the token this request sealed ("" when a retry finds it committed already)."""
+
+    sealed_token: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,4 +60,39 @@ class CommitPlan(JsonRecord):
     head: str = ""
 
 
-__all__ = ["CommitBase", "CommitPlan", "SliceSpec"]
+@dataclass(frozen=True, slots=True)
+class BuiltSlice(JsonRecord):
+    """A built slice: its ranges as a metarange of their own (a few bytes in the workflow state however many
+    ranges the slice has) and the changes it applied."""
+
+    metarange: str
+    added: int
+    changed: int
+    removed: int
+
+    @property
+    def changes(self) -> int:
+        return self.added + self.changed + self.removed
+
+
+@dataclass(frozen=True, slots=True)
+class Finish(JsonRecord):
+    """What ``finish`` answers (a commit's or a merge's): COMMITTED with the commit and the sealed tokens it
+    released (also on a retry after the swap), or REPLAN with nothing else when the branch moved meanwhile."""
+
+    status: str
+    commit_id: str = ""
+    tokens: tuple[str, ...] = ()
+
+
+__all__ = [
+    "COMMITTED",
+    "DONE_ELSEWHERE",
+    "REPLAN",
+    "BuiltSlice",
+    "CommitBase",
+    "CommitPlan",
+    "Finish",
+    "Sealed",
+    "SliceSpec",
+]

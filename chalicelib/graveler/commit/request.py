@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..plan_json import Json
 from ..records import StagingToken
-
-Json = dict[str, Any]
 
 
 def request_token(repo_id: str, branch_id: str, request_id: str) -> StagingToken:

@@ -27,7 +27,7 @@ there the two agree. So the metarange is the same, with the same id, as ``Gravel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from .. import errors, slicing
@@ -49,18 +49,11 @@ from ..records import (
     StagedEntry,
     StagingToken,
 )
-from ..slicing import slice_bounds, spread_bounds
+from ..slicing import DEFAULT_MAX_SLICES, slice_bounds, spread_bounds
 from ..staging import staged_changes, token_is_empty
 from ..staging_shards import sample_union, unsharded
-from .plan import CommitBase, CommitPlan, SliceSpec
+from .plan import COMMITTED, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
-
-Json = dict[str, Any]
-
-DEFAULT_MAX_SLICES = 16
-REPLAN = "replan"
-COMMITTED = "committed"
-DONE_ELSEWHERE = "committed-elsewhere"
 
 
 class CommitSteps:
@@ -89,9 +82,9 @@ class CommitSteps:
 
     # ---- seal -----------------------------------------------------------------------------------------------
 
-    def seal(self, request: CommitRequest) -> Json:
-        """Seals the branch's staging token; returns {"sealed_token"}: the token this request sealed."""
-        return {"sealed_token": self._seal(request)[0]}
+    def seal(self, request: CommitRequest) -> Sealed:
+        """Seals the branch's staging token; returns the token this request sealed."""
+        return Sealed(self._seal(request)[0])
 
     def _seal(
         self, request: CommitRequest, read: Branch | None = None, staged_seen: bool = False
@@ -185,7 +178,7 @@ class CommitSteps:
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: SliceSpec) -> Json:
+    def build_slice(self, item: SliceSpec) -> BuiltSlice:
         """Applies the slice's staged changes to its base ranges; returns the slice's metarange id and counts."""
         namespace, lo, hi = item.namespace, item.lo, item.hi
         base = self.storage.metarange(namespace, MetaRangeID(item.base_metarange)).ranges
@@ -198,28 +191,32 @@ class CommitSteps:
         )
         # Stored as a metarange of its own: the output stays a few bytes in the workflow state however many
         # ranges the slice has, and writing it again (a retry) puts the same bytes under the same id.
-        metarange = self.storage.write_metarange(namespace, ranges)
-        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed}
+        return BuiltSlice(self.storage.write_metarange(namespace, ranges), added, changed, removed)
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
     def finish(
-        self, request: CommitRequest, plan: CommitPlan, built: list[Json], planned: Branch | None = None
-    ) -> Json:
+        self, request: CommitRequest, plan: CommitPlan, built: Sequence[BuiltSlice], planned: Branch | None = None
+    ) -> Finish:
         """Writes the metarange and the commit and swaps the branch from the planned sealed state.
 
-        Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
-        {"status": "replan"} when the branch moved meanwhile (another commit or seal): plan again.
-        ``planned``: the branch record the plan was made on, when this process holds it (finish_move).
+        Returns COMMITTED with the commit's id and the tokens it released (also on a retry after the swap), or
+        REPLAN when the branch moved meanwhile (another commit or seal): plan again. ``planned``: the branch
+        record the plan was made on, when this process holds it (finish_move).
         """
+        return self._finish(request, plan, built, planned)[0]
+
+    def _finish(
+        self, request: CommitRequest, plan: CommitPlan, built: Sequence[BuiltSlice], planned: Branch | None
+    ) -> tuple[Finish, Commit]:
+        """The finish, and the commit it wrote: the inline path answers with it as built, with no read."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         base = plan.base
         assert base is not None, "a done plan has nothing to finish"
         namespace = base.namespace
         params = params_for_format(base.range_format, self.params)
-        metarange = slicing.join_slices(self.storage, namespace, params, (str(b["metarange"]) for b in built))
-        changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        if changes == 0 and not request.allow_empty:
+        metarange = slicing.join_slices(self.storage, namespace, params, (b.metarange for b in built))
+        if sum(b.changes for b in built) == 0 and not request.allow_empty:
             raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
         commit = new_commit(
             request.committer,
@@ -231,7 +228,7 @@ class CommitSteps:
             base.generation + 1,
         )
         tokens = tuple(StagingToken(t) for t in base.tokens)
-        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep, planned)
+        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep, planned), commit
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
@@ -243,8 +240,9 @@ class CommitSteps:
         branch: Branch | None = None,
         staged_seen: bool = False,
         pre_hooks: Callable[[Branch], None] | None = None,
-    ) -> Json:
-        """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
+    ) -> Commit:
+        """Every step in order, as the state machine runs them (the inline path, and the reference for tests): the
+        commit it made, as built (or, when a retry finds its own commit landed already, as read).
 
         ``branch``: the branch as the caller read it in this request. In one process the record each step leaves
         is handed to the next instead of read again: every write is a compare-and-swap on that record, so one
@@ -259,11 +257,11 @@ class CommitSteps:
         for _ in range(max_rounds):
             planned = self.plan(request, sealed, max_slices, current)
             if planned.done:
-                return {"status": DONE_ELSEWHERE, "commit_id": planned.head}
+                return self.refs.get_commit(RepositoryID(request.repository), CommitID(planned.head))
             built = [self.build_slice(item) for item in planned.slices]
-            result = self.finish(request, planned, built, current)
-            if result["status"] == COMMITTED:
-                return {"status": COMMITTED, "commit_id": result["commit_id"]}
+            finished, commit = self._finish(request, planned, built, current)
+            if finished.status == COMMITTED:
+                return commit
             current = None  # the branch moved: the next round reads it
         raise errors.TooManyTries(f"branch {request.branch} kept moving during the commit")
 
@@ -276,13 +274,13 @@ def swap_branch(
     tokens: tuple[StagingToken, ...],
     sleep: Any = None,
     planned: Branch | None = None,
-) -> Json:
-    """The last step of ``finish`` (branch_moves.finish_move): {"status": "committed", "commit_id", "tokens"}, also
-    when the branch already points at the commit (a retry after the swap); {"status": "replan"} when the branch
-    left the planned state."""
+) -> Finish:
+    """The last step of ``finish`` (branch_moves.finish_move): COMMITTED with the commit's id and the tokens, also
+    when the branch already points at the commit (a retry after the swap); REPLAN when the branch left the planned
+    state."""
     if finish_move(refs, repo_id, branch_id, commit, tokens, sleep, planned) is None:
-        return {"status": REPLAN}
-    return {"status": COMMITTED, "commit_id": commit.id, "tokens": list(tokens)}
+        return Finish(REPLAN)
+    return Finish(COMMITTED, commit.id, tuple(tokens))
 
 
 # How far back from the head a commit that finds its sealed token committed looks for its own commit (a retry after
@@ -332,10 +330,7 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
 
 
 __all__ = [
-    "COMMITTED",
-    "DEFAULT_MAX_SLICES",
-    "DONE_ELSEWHERE",
-    "REPLAN",
+    "OWN_COMMIT_DEPTH",
     "CommitSteps",
     "landed_commit",
     "swap_branch",

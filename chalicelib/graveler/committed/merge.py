@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..records import Entry, Key, RangeInfo
+from ..records import Key, RangeInfo
 from .columns import RangeColumns
 from .cursor import BaseLookup, LoadRange, RangeCursor
-from .mergetable import Action, Decision, action, decide
+from .mergetable import Action, Decision, KeyConflict, action, decide
 from .params import RangeParams
 from .writer import RangeWriter, closes_range
 
@@ -30,18 +30,6 @@ __all__ = ["KeyConflict", "Resolver", "merge_ranges"]
 
 # (key, what the source did, what the destination did) -> the side that wins, or None to leave the conflict.
 Resolver = Callable[[str, Action, Action], Decision | None]
-
-
-@dataclass(frozen=True, slots=True)
-class KeyConflict:
-    """A key the merge could not resolve (or resolved by a strategy: then ``resolution`` names the side)."""
-
-    key: Key
-    source: Action
-    destination: Action
-    source_entry: Entry | None
-    dest_entry: Entry | None
-    resolution: Decision | None = None
 
 
 @dataclass(slots=True)

@@ -17,8 +17,11 @@ with the same identity are the same object (the same content re-uploaded elsewhe
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
-__all__ = ["Action", "Decision"]
+from ..records import Entry, Key
+
+__all__ = ["Action", "Decision", "KeyConflict"]
 
 
 class Decision(enum.Enum):
@@ -55,3 +58,16 @@ def action(base: bytes | None, side: bytes | None) -> Action:
     if side is None:
         return Action.DELETED
     return Action.CHANGED
+
+
+@dataclass(frozen=True, slots=True)
+class KeyConflict:
+    """A key the merge could not resolve (or resolved by a strategy: then ``resolution`` names the side). Here, with
+    the table, rather than beside the merge walk: the error tree (errors.MergeConflicts) carries these records."""
+
+    key: Key
+    source: Action
+    destination: Action
+    source_entry: Entry | None
+    dest_entry: Entry | None
+    resolution: Decision | None = None

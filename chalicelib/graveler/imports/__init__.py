@@ -8,7 +8,17 @@ allowed import locations (request.py).
 """
 
 from .errors import ImportCanceled, ImportFinished, ImportNotAllowed, ImportNotFound
-from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes, split_s3
+from .plan import (
+    ImportCommitted,
+    ImportedSlice,
+    ImportFailed,
+    ImportMerged,
+    ImportPlan,
+    ImportSlice,
+    manifest_address,
+    manifest_bytes,
+    split_s3,
+)
 from .ports import ImportRecords, SourceLister, SourceObject
 from .request import (
     COMMON_PREFIX,
@@ -19,7 +29,7 @@ from .request import (
     check_locations,
     import_branch_name,
 )
-from .service import EXECUTION_PREFIX, Importer, ImportStatus
+from .service import EXECUTION_PREFIX, Importer, ImportParts, ImportStatus
 from .status import CANCELED_MESSAGE, CANCELING, COMPLETED, FAILED, MERGING, RUNNING, ImportRecord
 from .steps import DEFAULT_MAX_SLICES, ImportSteps
 
@@ -35,10 +45,14 @@ __all__ = [
     "OBJECT",
     "RUNNING",
     "ImportCanceled",
+    "ImportCommitted",
+    "ImportFailed",
     "ImportFinished",
     "ImportLocation",
+    "ImportMerged",
     "ImportNotAllowed",
     "ImportNotFound",
+    "ImportParts",
     "ImportPlan",
     "ImportRecord",
     "ImportRecords",
@@ -46,6 +60,7 @@ __all__ = [
     "ImportSlice",
     "ImportStatus",
     "ImportSteps",
+    "ImportedSlice",
     "Importer",
     "SourceLister",
     "SourceObject",

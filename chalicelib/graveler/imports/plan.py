@@ -1,4 +1,5 @@
-"""The import's plan as frozen records with their JSON forms.
+"""The import's plan, and what its steps hand each other, as frozen records with their JSON forms (the step
+results through plan_json.py, the one codec).
 
 The workflow state carries only what every step needs (bounds of the whole import, ids, the manifest's location:
 the 256 KB limit on a state); the slices themselves go to a manifest file that Plan writes under the repository
@@ -14,7 +15,7 @@ import json
 from dataclasses import dataclass
 
 from ..addressing import metadata_address
-from ..plan_json import Json
+from ..plan_json import Json, JsonRecord
 from .request import ImportLocation
 
 
@@ -120,4 +121,54 @@ class ImportPlan:
         )
 
 
-__all__ = ["ImportPlan", "ImportSlice", "manifest_address", "manifest_bytes", "split_s3"]
+@dataclass(frozen=True, slots=True)
+class ImportedSlice(JsonRecord):
+    """A built slice: its ranges as a metarange of their own, the changes it applied onto the base, and the source
+    objects it listed."""
+
+    metarange: str
+    added: int
+    changed: int
+    removed: int
+    ingested: int
+
+    @property
+    def changes(self) -> int:
+        return self.added + self.changed + self.removed
+
+
+@dataclass(frozen=True, slots=True)
+class ImportCommitted(JsonRecord):
+    """The import's commit on its import branch: its id, its metarange, the objects ingested, the changes."""
+
+    commit_id: str
+    metarange_id: str
+    ingested: int
+    changes: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportMerged(JsonRecord):
+    """The merge commit that brought the import onto the branch."""
+
+    commit_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFailed(JsonRecord):
+    """What the failure step recorded (the message the status shows)."""
+
+    failed: str
+
+
+__all__ = [
+    "ImportCommitted",
+    "ImportFailed",
+    "ImportMerged",
+    "ImportPlan",
+    "ImportSlice",
+    "ImportedSlice",
+    "manifest_address",
+    "manifest_bytes",
+    "split_s3",
+]

@@ -1,18 +1,22 @@
-"""The import use case's facade: start (check, then record), run inline, status and cancel. The workflow runs the
-same ImportSteps one step per Lambda (chalicelib/workflows/imports.py)."""
+"""The import use case: start (check, then record), launch (inline, or as the import workflow: the engine's one
+inline-or-workflow decision, workflow_runner.py, through the same WorkflowRunner port as commit and merge), run
+inline, status and cancel. The workflow runs the same ImportSteps one step per Lambda (chalicelib/workflows/
+imports.py). Built by the facade (service.py) from the engine's parts and the import's own (``ImportParts``)."""
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .. import errors
-from ..ports import WorkflowRunner
+from ..commit_and_merge import CommitsAndMerges
+from ..parts import EngineParts
+from ..reads import Reads
 from ..records import BranchID, Commit, CommitID, Repository, RepositoryID
-from ..service import Graveler
 from ..validation import validate_branch_id
+from ..workflow_runner import Runner
 from .errors import ImportFinished, ImportNotFound
 from .internal import check_not_internal
 from .ports import ImportRecords, SourceLister
@@ -26,6 +30,17 @@ EXECUTION_PREFIX = "import-"
 
 
 @dataclass(frozen=True, slots=True)
+class ImportParts:
+    """What an import needs besides the engine's parts: the source lister, the status records, the s3:// prefixes
+    imports may read (``allowed``) and the name of the setting that lists them (named by the 403)."""
+
+    lister: SourceLister
+    records: ImportRecords
+    allowed: tuple[str, ...]
+    setting: str
+
+
+@dataclass(frozen=True, slots=True)
 class ImportStatus:
     """What importStatus answers: the record, the objects ingested so far, and the merge commit once completed."""
 
@@ -35,31 +50,52 @@ class ImportStatus:
 
 
 class Importer:
-    """``allowed``: the s3:// prefixes imports may read; ``setting``: the name of the setting that lists them
-    (named by the 403). ``runner``: the import workflow, which imports of more than ``inline_threshold`` objects
-    run as, in up to ``max_slices`` slices; without one, every import runs inline."""
+    """The import use case over the engine's parts and the import's own; merges go through the engine's one merge
+    entry (``merges``), and the inline-or-workflow decision is the engine's (``runner``: the import workflow of
+    ``parts.workflows``, above its threshold of objects)."""
 
     def __init__(
-        self,
-        graveler: Graveler,
-        lister: SourceLister,
-        records: ImportRecords,
-        allowed: Sequence[str],
-        setting: str,
-        clock: Callable[[], float] | None = None,
-        runner: WorkflowRunner | None = None,
-        inline_threshold: int = 5_000,
-        max_slices: int = 16,
+        self, parts: EngineParts, reads: Reads, imports: ImportParts | None, merges: CommitsAndMerges, runner: Runner
     ) -> None:
-        self.graveler = graveler
-        self.records = records
-        self.allowed = tuple(allowed)
-        self.setting = setting
-        self._clock = clock or graveler.now
-        self.runner = runner
-        self.inline_threshold = inline_threshold
-        self.max_slices = max_slices
-        self.steps = ImportSteps(graveler, lister, records, self._clock, graveler._sleep)
+        """``imports`` None: an engine built without the import's ports, whose every import answers Unsupported."""
+        self._parts = parts
+        self._reads = reads
+        self._runner = runner
+        self._imports = imports
+        self._clock = parts.clock
+        self._steps = None if imports is None else ImportSteps(parts, merges, imports.lister, imports.records)
+
+    def _wired(self) -> ImportParts:
+        if self._imports is None:
+            raise errors.Unsupported("imports are not configured on this engine")
+        return self._imports
+
+    @property
+    def steps(self) -> ImportSteps:
+        """The steps the import workflow's tasks run (and ``run`` runs here)."""
+        if self._steps is None:
+            raise errors.Unsupported("imports are not configured on this engine")
+        return self._steps
+
+    @property
+    def records(self) -> ImportRecords:
+        return self._wired().records
+
+    def submit(
+        self,
+        repo_id: str,
+        branch_id: str,
+        locations: Sequence[ImportLocation],
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        date: float | None = None,
+        force: bool = False,
+    ) -> ImportRequest:
+        """Starts the import and launches it (``start``, then ``launch``): what importStart does."""
+        request = self.start(repo_id, branch_id, locations, committer, message, metadata, date, force)
+        self.launch(request)
+        return request
 
     def start(
         self,
@@ -76,14 +112,15 @@ class Importer:
         (403: outside the allowed locations, before any lookup of the repository; or reading a repository's
         namespace or the deployment's own files, internal.py), RepositoryNotFound, BranchNotFound,
         ReadOnlyRepository."""
+        wired = self._wired()
         ordered = check_locations(locations)
-        check_allowed(ordered, self.allowed, self.setting)
-        prefix = self.graveler.namespace_prefix
+        check_allowed(ordered, wired.allowed, wired.setting)
+        prefix = self._parts.namespace_prefix
         own_bucket = prefix.removeprefix("s3://").partition("/")[0] if prefix else None
-        check_not_internal(ordered, self._repositories(), own_bucket, self.graveler.blocks.exists)
+        check_not_internal(ordered, self._repositories(), own_bucket, self._parts.blocks.exists)
         validate_branch_id(branch_id)
-        repo = self.graveler.repository_for_write(repo_id, force)
-        self.graveler.refs.get_branch(repo.id, BranchID(branch_id))
+        repo = self._reads.repository_for_write(repo_id, force)
+        self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         import_id = uuid.uuid4().hex
         request = ImportRequest(
             repo.id,
@@ -103,7 +140,7 @@ class Importer:
         """Every repository record, page by page (those being deleted included: their data is still there)."""
         after = ""
         while True:
-            page = self.graveler.refs.list_repositories(after, 1000)
+            page = self._parts.refs.list_repositories(after, 1000)
             yield from page
             if len(page) < 1000:
                 return
@@ -111,12 +148,12 @@ class Importer:
 
     def launch(self, request: ImportRequest) -> None:
         """Runs the import here when it is small (the sources are probed up to the threshold) or no workflow is
-        configured; otherwise starts the import workflow."""
-        if self.runner is None or not self._at_least(request, self.inline_threshold + 1):
-            self.run(request, max_slices=1)
-            return
-        self.runner.start(
-            EXECUTION_PREFIX + request.import_id, {"request": request.to_json(), "max_slices": self.max_slices}
+        configured; otherwise starts the import workflow, named after the import (workflow_runner.py decides)."""
+        self._runner.launch_import(
+            EXECUTION_PREFIX + request.import_id,
+            request.to_json(),
+            lambda count: self._at_least(request, count),
+            lambda: self.run(request, max_slices=1),
         )
 
     def _at_least(self, request: ImportRequest, count: int) -> bool:
@@ -134,7 +171,7 @@ class Importer:
 
     def run(self, request: ImportRequest, max_slices: int = 1) -> ImportRecord:
         """Runs every step here; a failure is recorded (the status reports it), not raised."""
-        namespace = self.graveler.get_repository(request.repository).storage_namespace
+        namespace = self._reads.get_repository(request.repository).storage_namespace
         try:
             self.steps.run(request, max_slices)
         except errors.GravelerError as e:
@@ -147,8 +184,8 @@ class Importer:
         missing = ImportNotFound(f"import {import_id} not found")
         if not _IMPORT_ID.fullmatch(import_id):
             raise missing
-        repo = self.graveler.get_repository(repo_id)
-        self.graveler.refs.get_branch(repo.id, BranchID(branch_id))
+        repo = self._reads.get_repository(repo_id)
+        self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         record = self.records.get(repo.storage_namespace, import_id)
         if record.repository != repo.id or record.branch != branch_id:
             raise missing
@@ -157,7 +194,7 @@ class Importer:
     def status(self, repo_id: str, branch_id: str, import_id: str) -> ImportStatus:
         namespace, record = self._record(repo_id, branch_id, import_id)
         if record.ended and record.commit_id:
-            commit = self.graveler.refs.get_commit(RepositoryID(repo_id), CommitID(record.commit_id))
+            commit = self._parts.refs.get_commit(RepositoryID(repo_id), CommitID(record.commit_id))
             return ImportStatus(record, record.ingested, commit)
         return ImportStatus(record, self.records.progress(namespace, import_id), None)
 
@@ -180,4 +217,4 @@ class Importer:
         self.records.save(namespace, record.failed(CANCELED_MESSAGE, self._clock()))
 
 
-__all__ = ["EXECUTION_PREFIX", "ImportStatus", "Importer"]
+__all__ = ["EXECUTION_PREFIX", "ImportParts", "ImportStatus", "Importer"]

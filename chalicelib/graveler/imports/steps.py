@@ -11,7 +11,7 @@ inline, through the same code:
   content-addressed objects.
 - ``commit``: concatenates the slices into one metarange and commits it on the import branch, whose head must
   still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there).
-- ``merge``: merges the import branch into the branch through ``Graveler.merge`` (the one entry for merges:
+- ``merge``: merges the import branch into the branch through the engine's one merge entry (``CommitsAndMerges``:
   inline, or as the merge workflow above its threshold), and completes the record. A retry after the merge
   finds the merge commit on the branch instead of merging again; when the merge went on as a workflow, the step
   records its task id and raises StillRunning, and its retries follow that task instead of merging again.
@@ -25,29 +25,34 @@ refused (409, as lakeFS refuses to cancel a completed import) and the import com
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Sequence
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
+from ..commit_and_merge import CommitsAndMerges
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
-from ..plan_json import Json
+from ..parts import EngineParts
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
 from .errors import ImportCanceled
 from .listing import slice_changes
-from .plan import ImportPlan, ImportSlice, manifest_address, manifest_bytes
+from .plan import (
+    ImportCommitted,
+    ImportedSlice,
+    ImportFailed,
+    ImportMerged,
+    ImportPlan,
+    ImportSlice,
+    manifest_address,
+    manifest_bytes,
+)
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportRequest
 from .status import CANCELED_MESSAGE, MERGING, ImportRecord
-
-if TYPE_CHECKING:
-    from ..service import Graveler
-
 
 # How many top "directories" of each source the plan reads to place slice bounds.
 PREFIX_CANDIDATES = 1000
@@ -56,28 +61,22 @@ MERGED_LOOKBACK = 50
 
 
 class ImportSteps:
-    """The steps over the engine's ports (its refs and its CommittedManager: caches and RangeParams), its one
-    merge entry, the source lister and the status records."""
+    """The steps over the engine's parts (its refs, blocks, clock, sleep and CommittedManager: caches and
+    RangeParams), its one merge entry, the source lister and the status records."""
 
     def __init__(
-        self,
-        graveler: Graveler,
-        lister: SourceLister,
-        records: ImportRecords,
-        clock: Callable[[], float],
-        sleep: Callable[[float], None] | None = None,
-        merge_wait_seconds: float | None = None,
+        self, parts: EngineParts, merges: CommitsAndMerges, lister: SourceLister, records: ImportRecords
     ) -> None:
-        self.graveler = graveler
-        self.refs = graveler.refs
-        self.committed: CommittedManager = graveler.committed
+        self.refs = parts.refs
+        self._blocks = parts.blocks
+        self._merges = merges
+        self.committed: CommittedManager = parts.committed
         self.storage = self.committed.storage
         self.params = self.committed.params  # the current format's; a repository's own come with its plan
         self.lister = lister
         self.records = records
-        self._clock = clock
-        self._sleep = sleep
-        self._merge_wait = merge_wait_seconds
+        self._clock = parts.clock
+        self._sleep = parts.sleep
 
     def _namespace(self, repository: str) -> str:
         return self.refs.get_repository(RepositoryID(repository)).storage_namespace
@@ -122,7 +121,7 @@ class ImportSteps:
         # The workflow's Distributed Map reads the slices from here; a retry writes the same bytes to the same file.
         content = manifest_bytes(slices)
         manifest = manifest_address(repo.storage_namespace, request.import_id, content)
-        self.graveler.blocks.put(manifest, content)
+        self._blocks.put(manifest, content)
         return ImportPlan(
             head.id,
             head.generation,
@@ -159,7 +158,7 @@ class ImportSteps:
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: ImportSlice) -> Json:
+    def build_slice(self, item: ImportSlice) -> ImportedSlice:
         """The slice's metarange (base ranges inside it with the sources applied) and its counts."""
         namespace, lo, hi = item.namespace, item.lo, item.hi
         self.refuse_canceled(namespace, item.import_id)
@@ -182,18 +181,17 @@ class ImportSteps:
         ranges, added, changed, removed = apply_changes(
             inside, changes, writer, lambda rid: self.storage.range(namespace, rid), params
         )
-        metarange = self.storage.write_metarange(namespace, ranges)
-        return {"metarange": metarange, "added": added, "changed": changed, "removed": removed, "ingested": listed[0]}
+        return ImportedSlice(self.storage.write_metarange(namespace, ranges), added, changed, removed, listed[0])
 
     # ---- commit ---------------------------------------------------------------------------------------------
 
-    def commit(self, request: ImportRequest, plan: ImportPlan, built: list[Json]) -> Json:
-        """Commits the import on the import branch: {"commit_id", "metarange_id", "ingested", "changes"}."""
+    def commit(self, request: ImportRequest, plan: ImportPlan, built: Sequence[ImportedSlice]) -> ImportCommitted:
+        """Commits the import on the import branch: its commit, metarange, objects ingested and changes."""
         repo_id = RepositoryID(request.repository)
         namespace = plan.namespace
         self.refuse_canceled(namespace, request.import_id)
         params = params_for_format(plan.range_format, self.params)
-        metarange = join_slices(self.storage, namespace, params, (str(b["metarange"]) for b in built))
+        metarange = join_slices(self.storage, namespace, params, (b.metarange for b in built))
         commit = new_commit(
             request.committer,
             request.message,
@@ -208,44 +206,38 @@ class ImportSteps:
                 f"branch {request.import_branch} moved during the import: another import into "
                 f"{request.branch} is running"
             )
-        changes = sum(int(b["added"]) + int(b["changed"]) + int(b["removed"]) for b in built)
-        return {
-            "commit_id": commit.id,
-            "metarange_id": metarange,
-            "ingested": sum(int(b["ingested"]) for b in built),
-            "changes": changes,
-        }
+        return ImportCommitted(commit.id, metarange, sum(b.ingested for b in built), sum(b.changes for b in built))
 
     # ---- merge ----------------------------------------------------------------------------------------------
 
-    def merge(self, request: ImportRequest, committed: Json) -> Json:
-        """Merges the import commit into the branch and completes the record: {"commit_id"} of the merge."""
+    def merge(self, request: ImportRequest, committed: ImportCommitted) -> ImportMerged:
+        """Merges the import commit into the branch and completes the record: the merge commit's id."""
         repo_id = RepositoryID(request.repository)
         namespace = self._namespace(request.repository)
         record = self.records.get(namespace, request.import_id)
         if record.ended and record.commit_id:
-            return {"commit_id": record.commit_id}  # a retry after the record was completed
+            return ImportMerged(record.commit_id)  # a retry after the record was completed
         self.refuse_canceled(namespace, request.import_id)
         # The linearization point with a cancel: from here the branch may move, and a cancel answers that the
         # import is finishing; a cancel recorded first stops the import with the branch untouched.
         if self.records.decide(namespace, request.import_id, MERGING) != MERGING:
             raise ImportCanceled(CANCELED_MESSAGE)
-        imported = CommitID(str(committed["commit_id"]))
+        imported = CommitID(committed.commit_id)
         merged = self._merged_already(repo_id, BranchID(request.branch), imported)
         if merged is None:
             merged = self._merge(request, namespace, record)
         self.records.save(
             namespace,
             self.records.get(namespace, request.import_id).completed(
-                merged, str(committed["metarange_id"]), int(committed["ingested"]), self._clock()
+                merged, committed.metarange_id, committed.ingested, self._clock()
             ),
         )
-        return {"commit_id": merged}
+        return ImportMerged(merged)
 
     def _merge(self, request: ImportRequest, namespace: str, record: ImportRecord) -> CommitID:
-        """The merge commit, through Graveler.merge; a merge that goes on as a workflow is followed by its task
+        """The merge commit, through the one merge entry; a merge that goes on as a workflow is followed by its task
         id (recorded), never started twice. Raises StillRunning while it runs, and what the merge raised."""
-        g = self.graveler
+        g = self._merges
         if record.merge_task:
             status = g.merge_status(request.repository, request.branch, record.merge_task)
             if not status.completed:
@@ -264,7 +256,6 @@ class ImportSteps:
                 dict(request.metadata),
                 allow_empty=True,
                 force=request.force,
-                wait_seconds=self._merge_wait,
             )
         except errors.StillRunning as running:
             self.records.save(namespace, dataclasses.replace(record, merge_task=running.task_id))
@@ -285,17 +276,17 @@ class ImportSteps:
 
     # ---- failure --------------------------------------------------------------------------------------------
 
-    def fail(self, request: ImportRequest, message: str) -> Json:
+    def fail(self, request: ImportRequest, message: str) -> ImportFailed:
         """Records the failure (unless the record already ended: a cancel recorded itself)."""
         namespace = self._namespace(request.repository)
         record = self.records.get(namespace, request.import_id)
         if not record.ended:
             self.records.save(namespace, record.failed(message, self._clock()))
-        return {"failed": message}
+        return ImportFailed(message)
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
-    def run(self, request: ImportRequest, max_slices: int = 1, merge_polls: int = 600) -> Json:
+    def run(self, request: ImportRequest, max_slices: int = 1, merge_polls: int = 600) -> ImportMerged:
         """Every step in order, as the state machine runs them (the inline path, and the reference for tests).
         A merge that goes on as a workflow is followed as the state machine's retries follow it."""
         planned = self.plan(request, max_slices)
@@ -305,8 +296,7 @@ class ImportSteps:
             try:
                 return self.merge(request, committed)
             except errors.StillRunning:
-                if self._sleep is not None:
-                    self._sleep(1.0)
+                self._sleep(1.0)
         raise errors.TooManyTries(f"the merge of import {request.import_id} did not end")
 
 

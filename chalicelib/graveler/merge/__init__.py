@@ -7,11 +7,12 @@ named here for the API. ``Graveler.merge`` is its one entry."""
 from ..committed.compare import MergeChange
 from ..committed.merge import KeyConflict
 from ..committed.mergetable import Decision
+from ..slicing import DEFAULT_MAX_SLICES
 from .base import find_merge_base, require_merge_base
-from .plan import MergeFixed, MergePlan, MergeSliceSpec
+from .plan import MergedSlice, MergeFixed, MergePlan, MergeSliceSpec
 from .policy import ConflictPolicy, MergePreview, MergeSummary, conflict_policy
 from .request import MergeRequest
-from .steps import DEFAULT_MAX_SLICES, MergeSteps, conflicts_address, read_conflicts
+from .steps import MergeSteps, conflicts_address, landed_merge, read_conflicts
 
 __all__ = [
     "DEFAULT_MAX_SLICES",
@@ -26,10 +27,12 @@ __all__ = [
     "MergeSliceSpec",
     "MergeSteps",
     "MergeSummary",
+    "MergedSlice",
     "base",
     "conflict_policy",
     "conflicts_address",
     "find_merge_base",
+    "landed_merge",
     "policy",
     "read_conflicts",
     "require_merge_base",

@@ -1,5 +1,6 @@
-"""The merge's plan: what ``plan`` fixed and every later step reads, as frozen records with their JSON form (the
-workflow state carries them between Lambdas; the state machine maps over ``slices``)."""
+"""What the merge's steps hand each other, as frozen records with their JSON form (plan_json.py, the one codec:
+the workflow state carries them between Lambdas): the plan (the state machine maps over ``slices``) and each
+merged slice. The finish answers commit/plan.py's ``Finish``, as a commit's does."""
 
 from __future__ import annotations
 
@@ -50,4 +51,14 @@ class MergePlan(JsonRecord):
     size: int
 
 
-__all__ = ["MergeFixed", "MergePlan", "MergeSliceSpec"]
+@dataclass(frozen=True, slots=True)
+class MergedSlice(JsonRecord):
+    """A merged slice: its ranges as a metarange of their own, or (``metarange`` None) the count of conflicts no
+    strategy settled and the file under ``_lakefs/`` that keeps the first of them."""
+
+    metarange: str | None
+    unresolved: int = 0
+    conflicts: str = ""
+
+
+__all__ = ["MergeFixed", "MergePlan", "MergeSliceSpec", "MergedSlice"]

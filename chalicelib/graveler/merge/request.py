@@ -4,11 +4,9 @@ every retry computes the same merge commit."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from ..plan_json import Json
 from .policy import conflict_policy
-
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,12 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from .. import errors
 from ..addressing import metadata_address
-from ..commit import COMMITTED, swap_branch
+from ..commit import COMMITTED, OWN_COMMIT_DEPTH, Finish, swap_branch
 from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
 from ..committed.merge import KeyConflict, merge_ranges
@@ -41,15 +40,12 @@ from ..identity import commit_id
 from ..move_checks import prepare_move, refuse_dirty, repository_for_write
 from ..ports import BlockStore, RefStore, StagingStore
 from ..records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
-from ..slicing import concatenate, spread_bounds
+from ..slicing import DEFAULT_MAX_SLICES, concatenate, spread_bounds
 from .base import require_merge_base
-from .plan import MergeFixed, MergePlan, MergeSliceSpec
+from .plan import MergedSlice, MergeFixed, MergePlan, MergeSliceSpec
 from .policy import conflict_policy, source_holds_changes
 from .request import MergeRequest
 
-Json = dict[str, Any]
-
-DEFAULT_MAX_SLICES = 16
 # The conflicts a failed merge keeps for its answer (a 409 shows at most one page of 1,000).
 CONFLICTS_KEPT = 1000
 
@@ -160,9 +156,8 @@ class MergeSteps:
 
     # ---- build ----------------------------------------------------------------------------------------------
 
-    def build_slice(self, item: MergeSliceSpec) -> Json:
-        """The merge of the slice: {"metarange": id, "unresolved": 0}, or {"metarange": None, "unresolved": n,
-        "conflicts": address} when conflicts stay unresolved."""
+    def build_slice(self, item: MergeSliceSpec) -> MergedSlice:
+        """The merge of the slice: its metarange, or (None) the count of unresolved conflicts and their file."""
         namespace = item.namespace
         ranges, conflicts = self._merge_slice(item)
         if ranges is None:
@@ -170,9 +165,8 @@ class MergeSteps:
                 namespace, f"workflows/merge/{item.request_id}/{item.dest}-{_slice_name(item.lo)}.json"
             )
             self.blocks.put(address, _conflicts_json(kept_conflicts(conflicts)))
-            unresolved = sum(1 for c in conflicts if c.resolution is None)
-            return {"metarange": None, "unresolved": unresolved, "conflicts": address}
-        return {"metarange": self.storage.write_metarange(namespace, ranges), "unresolved": 0}
+            return MergedSlice(None, sum(1 for c in conflicts if c.resolution is None), address)
+        return MergedSlice(self.storage.write_metarange(namespace, ranges))
 
     def _merge_slice(self, item: MergeSliceSpec) -> tuple[list[RangeInfo] | None, list[KeyConflict]]:
         """The slice's merged ranges (None when a conflict stays unresolved) and its conflicts."""
@@ -193,28 +187,32 @@ class MergeSteps:
 
     # ---- finish ---------------------------------------------------------------------------------------------
 
-    def finish(self, request: MergeRequest, plan: MergePlan, built: list[Json]) -> Json:
+    def finish(self, request: MergeRequest, plan: MergePlan, built: Sequence[MergedSlice]) -> Finish:
         """Writes the merged metarange and the merge commit and swaps the branch from the planned head.
 
-        Returns {"status": "committed", "commit_id", "tokens"} (also on a retry after the swap), or
-        {"status": "replan"} when the branch moved meanwhile. Raises MergeConflicts when a slice had conflicts.
+        Returns COMMITTED with the commit's id and the tokens it released (also on a retry after the swap), or
+        REPLAN when the branch moved meanwhile. Raises MergeConflicts when a slice had conflicts.
         """
+        return self._finish(request, plan, built)[0]
+
+    def _finish(self, request: MergeRequest, plan: MergePlan, built: Sequence[MergedSlice]) -> tuple[Finish, Commit]:
+        """The finish, and the merge commit it wrote: the inline path answers with it as built, with no read."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.destination)
         fixed = plan.fixed
         namespace = fixed.namespace
-        unresolved = sum(int(b["unresolved"]) for b in built)
+        unresolved = sum(b.unresolved for b in built)
         if unresolved:
             found: list[KeyConflict] = []
             for b in built:
-                if b["unresolved"]:
-                    found.extend(read_conflicts(self.blocks.get(str(b["conflicts"]))))
+                if b.unresolved:
+                    found.extend(read_conflicts(self.blocks.get(b.conflicts)))
             error = _conflicts_error(request, unresolved, found)
             self.blocks.put(conflicts_address(namespace, request.request_id), _conflicts_json(error.conflicts))
             raise error
         if fixed.metarange is not None:
             metarange = MetaRangeID(fixed.metarange)
         else:
-            parts = [self._ranges(namespace, str(b["metarange"])) for b in built]
+            parts = [self._ranges(namespace, str(b.metarange)) for b in built]
             ranges = concatenate(self.storage, namespace, params_for_format(fixed.range_format, self.params), parts)
             metarange = self.storage.write_metarange(namespace, ranges)
         dest, source = CommitID(fixed.dest_commit), CommitID(request.source_commit)
@@ -227,7 +225,7 @@ class MergeSteps:
             cid, request.committer, request.text, request.date, metarange, metadata, parents, max(generations) + 1
         )
         tokens = tuple(StagingToken(t) for t in fixed.tokens)
-        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep)
+        return swap_branch(self.refs, repo_id, branch_id, commit, tokens, self._sleep), commit
 
     # ---- all of it in one process ---------------------------------------------------------------------------
 
@@ -237,9 +235,10 @@ class MergeSteps:
         max_slices: int = DEFAULT_MAX_SLICES,
         max_rounds: int = 10,
         planned: MergePlan | None = None,
-    ) -> Json:
+    ) -> Commit:
         """Every step in order, as the state machine runs them (the inline path), from ``planned`` if the caller
-        planned already. Conflicts stay in memory: the files under _lakefs/ are for the workflow's answer only."""
+        planned already: the merge commit, as built. Conflicts stay in memory: the files under _lakefs/ are for the
+        workflow's answer only."""
         for _ in range(max_rounds):
             planned = planned or self.plan(request, max_slices)
             merged = [self._merge_slice(item) for item in planned.slices]
@@ -247,15 +246,37 @@ class MergeSteps:
                 conflicts = [c for _, found in merged for c in found]
                 raise _conflicts_error(request, sum(1 for c in conflicts if c.resolution is None), conflicts)
             namespace = planned.fixed.namespace
-            built = [
-                {"metarange": self.storage.write_metarange(namespace, ranges or []), "unresolved": 0}
-                for ranges, _ in merged
-            ]
-            result = self.finish(request, planned, built)
-            if result["status"] == COMMITTED:
-                return {"status": COMMITTED, "commit_id": result["commit_id"]}
+            built = [MergedSlice(self.storage.write_metarange(namespace, ranges or [])) for ranges, _ in merged]
+            finished, commit = self._finish(request, planned, built)
+            if finished.status == COMMITTED:
+                return commit
             planned = None
         raise errors.TooManyTries(f"branch {request.destination} kept moving during the merge")
+
+
+def landed_merge(refs: RefStore, request: MergeRequest) -> str | None:
+    """The id of the merge commit this request made, if it is on its destination (among the last
+    OWN_COMMIT_DEPTH commits): what a status answers for an execution that failed after its branch moved. The
+    request fixed the committer, message, date and source, so its commit is told from any other by them."""
+    repo_id = RepositoryID(request.repository)
+    try:
+        current: CommitID | None = refs.get_branch(repo_id, BranchID(request.destination)).commit_id
+        for _ in range(OWN_COMMIT_DEPTH):
+            if current is None:
+                return None
+            commit = refs.get_commit(repo_id, current)
+            if (
+                commit.committer == request.committer
+                and commit.message == request.text
+                and int(commit.creation_date) == int(request.date)
+                and request.metadata.items() <= dict(commit.metadata).items()
+                and (request.squash_merge or commit.parents[1:] == (CommitID(request.source_commit),))
+            ):
+                return commit.id
+            current = commit.parents[0] if commit.parents else None
+    except errors.NotFound:
+        return None
+    return None
 
 
 def _slice_name(lo: str) -> str:
@@ -265,8 +286,8 @@ def _slice_name(lo: str) -> str:
 
 __all__ = [
     "CONFLICTS_KEPT",
-    "DEFAULT_MAX_SLICES",
     "MergeSteps",
     "conflicts_address",
+    "landed_merge",
     "read_conflicts",
 ]

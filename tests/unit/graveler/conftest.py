@@ -21,10 +21,7 @@ def clock():
 
 @pytest.fixture
 def g(clock):
-    graveler = memory_services().graveler
-    graveler._clock = clock
-    graveler._sleep = lambda s: None
-    return graveler
+    return memory_services(clock=clock, sleep=lambda s: None).graveler
 
 
 @pytest.fixture

@@ -13,3 +13,13 @@ def put_files(g: Any, branch: str, **files: bytes | None) -> None:
             g.delete_object("repo", branch, path)
         else:
             g.upload_object("repo", branch, path, data)
+
+
+def rebuilt(g: Any, **parts: Any) -> Any:
+    """The engine over ``g``'s parts with some replaced (a store wrapped to race or count): an engine's parts are
+    fixed when it is built, so a test that wraps a store builds another engine over the wrapped one."""
+    import dataclasses
+
+    from chalicelib.graveler.service import Graveler
+
+    return Graveler(dataclasses.replace(g.parts, **parts))

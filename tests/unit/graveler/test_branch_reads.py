@@ -9,7 +9,7 @@ from typing import Any
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.records import Branch, BranchID, RepositoryID
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 
 
 class CountingRefs(MemoryRefStore):
@@ -25,7 +25,13 @@ class CountingRefs(MemoryRefStore):
 def _graveler() -> tuple[Any, CountingRefs]:
     refs, blocks = CountingRefs(), MemoryBlockStore()
     g = Graveler(
-        refs, MemoryStagingStore(), blocks, CommittedManager(blocks, RangeParams(4000, 600, 7)), sleep=lambda s: None
+        engine_parts(
+            refs,
+            MemoryStagingStore(),
+            blocks,
+            CommittedManager(blocks, RangeParams(4000, 600, 7)),
+            sleep=lambda s: None,
+        )
     )
     g.create_repository("repo", "s3://bucket/repo")
     return g, refs

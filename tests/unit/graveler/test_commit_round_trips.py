@@ -10,7 +10,7 @@ import pytest
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Key
 
-from .support import put_files
+from .support import put_files, rebuilt
 
 
 class BranchReads:
@@ -34,13 +34,53 @@ def test_a_commit_reads_its_branch_once(g: Any, repo: Any, monkeypatch: pytest.M
     assert reads.count == 1
 
 
+class CommitReads:
+    """Counts reads of each commit id (the memory ref store's get_commit, wrapped)."""
+
+    def __init__(self, g: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.ids: list[str] = []
+        get_commit = g.refs.get_commit
+
+        def counted(repo_id: str, commit_id: str) -> Any:
+            self.ids.append(commit_id)
+            return get_commit(repo_id, commit_id)
+
+        monkeypatch.setattr(g.refs, "get_commit", counted)
+
+
+def test_an_inline_commit_answers_the_commit_it_built_without_reading_it_back(
+    g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps hand on typed records (commit/plan.py): the inline path gets the Commit its finish wrote, not an
+    id to look up again. (Without hooks: post-commit hooks read the commit's action files, by design.)"""
+    g = rebuilt(g, hooks=None)
+    put_files(g, "main", a=b"1")
+    reads = CommitReads(g, monkeypatch)
+    made = g.commit("repo", "main", "u", "first")
+    assert made == g.get_commit("repo", "main") and made.message == "first"
+    assert reads.ids.count(made.id) == 1  # the get_commit just above: the commit itself never read it
+
+
+def test_an_inline_merge_answers_the_commit_it_built_without_reading_it_back(
+    g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    g = rebuilt(g, hooks=None)
+    g.create_branch("repo", "feature", "main")
+    put_files(g, "feature", a=b"1")
+    g.commit("repo", "feature", "u", "work")
+    reads = CommitReads(g, monkeypatch)
+    merged = g.merge("repo", "feature", "main", "u", "merge it")
+    assert merged == g.get_commit("repo", "main") and len(merged.parents) == 2
+    assert reads.ids.count(merged.id) == 1
+
+
 def test_a_commit_that_takes_ours_while_our_pre_hooks_run_answers_its_own_and_ours_none(
     g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     put_files(g, "main", a=b"1")
     first = g.commit("repo", "main", "u", "first")
     put_files(g, "main", b=b"2")
-    run_pre_hooks = g.run_pre_hooks
+    run_pre_hooks = g.hooks.run
     racing: list[Any] = []
 
     def pre_hooks_during_which_another_commit_lands(event: Any, branch: Any = None) -> None:
@@ -51,7 +91,7 @@ def test_a_commit_that_takes_ours_while_our_pre_hooks_run_answers_its_own_and_ou
             racing[0] = g.commit("repo", "main", "u", "racing")
             put_files(g, "main", e=b"5")
 
-    monkeypatch.setattr(g, "run_pre_hooks", pre_hooks_during_which_another_commit_lands)
+    monkeypatch.setattr(g.hooks, "run", pre_hooks_during_which_another_commit_lands)
     put_files(g, "main", d=b"4")
     # Our hooks ran on b and d, sealed; the racing commit sealed c after them and took all three. Ours answers "no
     # changes", never the racing commit as if it were ours; e, staged while our hooks ran, stays staged.

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler import errors, slicing
-from chalicelib.graveler.commit import COMMITTED, CommitRequest, CommitSteps
+from chalicelib.graveler.commit import COMMITTED, REPLAN, CommitRequest, CommitSteps, Finish
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.graveler.slicing import slice_bounds
 from chalicelib.graveler.staging import stage
 
@@ -31,7 +31,9 @@ class Env:
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
         self.g = Graveler(
-            self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS), sleep=lambda s: None
+            engine_parts(
+                self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS), sleep=lambda s: None
+            )
         )
         self.steps = CommitSteps(self.refs, self.staging, self.blocks, PARAMS)
         self.g.create_repository("repo", "s3://bucket/repo")
@@ -126,7 +128,7 @@ def test_plan_cuts_along_base_range_boundaries():
     ranges = env.g.committed.ranges("s3://bucket/repo", env.metarange())
     assert len(ranges) > 8
     env.put(key(3), 1)
-    sealed = env.steps.seal(request())["sealed_token"]
+    sealed = env.steps.seal(request()).sealed_token
     planned = env.steps.plan(request(), sealed, max_slices=4)
     bounds = [(s.lo, s.hi) for s in planned.slices]
     assert len(bounds) == 4
@@ -147,7 +149,7 @@ def test_a_first_commit_is_sliced_at_sampled_staged_keys():
     env = Env()
     for i in range(2000):
         env.put(key(i))
-    sealed = env.steps.seal(request())["sealed_token"]
+    sealed = env.steps.seal(request()).sealed_token
     planned = env.steps.plan(request(), sealed, max_slices=8)
     bounds = [(s.lo, s.hi) for s in planned.slices]
     assert len(bounds) == 8 and bounds[0][0] == "" and bounds[-1][1] is None
@@ -156,7 +158,7 @@ def test_a_first_commit_is_sliced_at_sampled_staged_keys():
     sizes = [sum(1 for i in range(2000) if lo <= key(i) and (hi is None or key(i) < hi)) for lo, hi in bounds]
     assert all(2000 // 16 <= size <= 2000 // 4 for size in sizes), sizes
     built = [env.steps.build_slice(item) for item in planned.slices]
-    assert env.steps.finish(request(), planned, built)["status"] == COMMITTED
+    assert env.steps.finish(request(), planned, built).status == COMMITTED
     assert len(env.listing()) == 2000
 
 
@@ -169,7 +171,7 @@ def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
     assert len(ranges) in range(2, 8)  # a few ranges: fewer than the slices asked for
     for i in range(2000):
         env.put(key(i), 1)
-    sealed = env.steps.seal(request())["sealed_token"]
+    sealed = env.steps.seal(request()).sealed_token
     planned = env.steps.plan(request(), sealed, max_slices=8)
     assert len(planned.slices) == 8
     for item in planned.slices:  # no base range straddles a bound
@@ -185,8 +187,8 @@ def test_every_step_converges_when_retried_after_its_side_effect():
         env.put(key(i), 2)
     env.delete(key(5))
     req = request()
-    sealed = env.steps.seal(req)["sealed_token"]
-    assert env.steps.seal(req)["sealed_token"] == sealed  # a retried seal recognises its own seal
+    sealed = env.steps.seal(req).sealed_token
+    assert env.steps.seal(req).sealed_token == sealed  # a retried seal recognises its own seal
     branch = env.refs.get_branch(RepositoryID("repo"), BranchID("main"))
     assert branch.sealed_tokens == (sealed,)
     planned = env.steps.plan(req, sealed, 4)
@@ -196,12 +198,12 @@ def test_every_step_converges_when_retried_after_its_side_effect():
     assert [env.steps.build_slice(item) for item in planned.slices] == built
     assert env.blocks.blobs == blobs  # a rebuilt slice writes the same objects, nothing more
     first = env.steps.finish(req, planned, built)
-    assert first["status"] == COMMITTED
+    assert first.status == COMMITTED
     head = env.refs.get_branch(RepositoryID("repo"), BranchID("main")).commit_id
     again = env.steps.finish(req, planned, built)  # crashed after the swap: the retry answers the same
     assert again == first and env.refs.get_branch(RepositoryID("repo"), BranchID("main")).commit_id == head
     assert env.steps.plan(req, sealed, 4).done is True  # a retried plan finds this request's own commit
-    assert env.steps.seal(req)["sealed_token"] == ""  # and a late seal retry does not seal again
+    assert env.steps.seal(req).sealed_token == ""  # and a late seal retry does not seal again
     listing = env.listing()
     assert key(5) not in listing and listing[key(7)].endswith("/2") and listing[key(8)].endswith("/0")
     assert len(env.g.log("repo", "main").results) == 3  # no duplicated commit
@@ -212,17 +214,17 @@ def test_finish_replans_when_the_branch_moved_and_never_points_at_a_partial_stat
     for i in range(100):
         env.put(key(i))
     req = request("a", "first")
-    sealed = env.steps.seal(req)["sealed_token"]
+    sealed = env.steps.seal(req).sealed_token
     planned = env.steps.plan(req, sealed, 3)
     built = [env.steps.build_slice(item) for item in planned.slices]
     env.put(key(500))  # a write racing the commit stays staged
     other = CommitSteps(env.refs, env.staging, env.blocks, PARAMS)
     other.seal(request("b", "second"))  # a second commit seals in between
-    assert env.steps.finish(req, planned, built) == {"status": "replan"}
+    assert env.steps.finish(req, planned, built) == Finish(REPLAN)
     assert env.g.get_branch("repo", "main").commit_id == env.g.get_commit("repo", "main~0").id
     assert env.listing() == {}  # the branch did not move to our now-stale commit
-    result = env.steps.run(req)  # the workflow replans: commits every sealed token, ours included
-    assert result["status"] == COMMITTED
+    made = env.steps.run(req)  # the workflow replans: commits every sealed token, ours included
+    assert made == env.g.get_commit("repo", "main")  # the commit it built, as stored
     assert set(env.listing()) == {key(i) for i in range(100)} | {key(500)}
     with pytest.raises(errors.NoChanges):  # its token went into our commit: it answers no changes, not ours
         other.run(request("b", "second"))
@@ -285,7 +287,7 @@ def test_a_seal_retried_after_a_racing_commit_took_its_token_never_seals_a_retir
     env.g.commit("repo", "main", "bob", "racing")  # seals and commits that token: it is retired now
     env.put(key(3))  # something staged again, so a seal would go ahead
     branch = env.refs.get_branch(RepositoryID("repo"), BranchID("main"))
-    retried = env.steps.seal(req)["sealed_token"]  # the retry: nothing of ours is left to seal
+    retried = env.steps.seal(req).sealed_token  # the retry: nothing of ours is left to seal
     assert retried == "" and env.refs.get_branch(RepositoryID("repo"), BranchID("main")) == branch
     with pytest.raises(errors.NoChanges):  # and the racing commit is not passed off as ours
         env.steps.plan(req, retried)

@@ -11,6 +11,8 @@ import pytest
 from chalicelib.graveler import errors
 from chalicelib.graveler.batch_upload import NewObject
 
+from .support import rebuilt
+
 WRITERS = 4
 WRITES_EACH = 120
 
@@ -40,8 +42,7 @@ class Jittery:
 @pytest.mark.parametrize("batched", [False, True], ids=["single uploads", "batch uploads"])
 def test_writes_racing_commits_are_never_lost(g, repo, batched):
     rng = random.Random(7)
-    g.refs = Jittery(g.refs, rng)
-    g.staging = Jittery(g.staging, rng)
+    g = rebuilt(g, refs=Jittery(g.refs, rng), staging=Jittery(g.staging, rng))
     acknowledged: dict[str, bytes] = {}
     lock = threading.Lock()
     done = threading.Event()

@@ -13,7 +13,7 @@ from chalicelib.graveler import branch_moves, errors
 from chalicelib.graveler.preconditions import etag_matches
 from chalicelib.graveler.records import BranchID, Key, RepositoryID
 
-from .support import put_files
+from .support import put_files, rebuilt
 
 
 def md5(data: bytes) -> str:
@@ -66,7 +66,8 @@ def test_two_uploads_with_the_same_if_match_one_wins(g: Any, repo: Any, where: s
         g.commit("repo", "main", "u", "v1")
     elif where == "sealed":
         branch_moves.seal(g.refs, g.staging, RepositoryID("repo"), BranchID("main"))
-    blocks = g.blocks = BarrierBlocks(g.blocks, 2)
+    blocks = BarrierBlocks(g.blocks, 2)
+    g = rebuilt(g, blocks=blocks)
     results = race(g, "k", f'"{md5(b"v1")}"')
     won = [r for r in results if not isinstance(r, errors.GravelerError)]
     lost = [r for r in results if isinstance(r, errors.GravelerError)]
@@ -115,9 +116,7 @@ def test_a_seal_between_the_write_and_its_recheck_keeps_the_upload(g: Any, repo:
                 branch_moves.seal(inner, g.staging, repo_id, branch_id)
             return inner.get_branch(repo_id, branch_id)
 
-    g.refs = SealOnce()
-    entry = g.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
-    g.refs = inner
+    entry = rebuilt(g, refs=SealOnce()).upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
     branch = inner.get_branch(RepositoryID("repo"), BranchID("main"))
     assert g.staging.get(branch.staging_token, Key("k")).value == entry
     assert g.stat_object("repo", "main", "k") == entry
@@ -139,7 +138,8 @@ def test_two_exclusive_creates_one_wins(g: Any, repo: Any, before: str) -> None:
         put_files(g, "main", k=b"old")
         g.commit("repo", "main", "u", "old")
         g.delete_object("repo", "main", "k")
-    blocks = g.blocks = BarrierBlocks(g.blocks, 2)
+    blocks = BarrierBlocks(g.blocks, 2)
+    g = rebuilt(g, blocks=blocks)
     results: list[object] = [None, None]
 
     def upload(n: int) -> None:
@@ -181,7 +181,7 @@ def test_delete_if_match_hides_only_the_object_it_names(g: Any, repo: Any, where
 
 def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: Any) -> None:
     put_files(g, "main", k=b"v1")
-    g.blocks = BarrierBlocks(g.blocks, 2)
+    g = rebuilt(g, blocks=BarrierBlocks(g.blocks, 2))
     results: list[object] = [None, None]
 
     def upload() -> None:

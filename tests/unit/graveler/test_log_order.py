@@ -25,9 +25,7 @@ class FastClock:
 
 @pytest.fixture
 def fast():
-    graveler = memory_services().graveler
-    graveler._clock = FastClock()
-    graveler._sleep = lambda s: None
+    graveler = memory_services(clock=FastClock(), sleep=lambda s: None).graveler
     graveler.create_repository("repo", "s3://bucket/repo")
     return graveler
 

@@ -108,8 +108,7 @@ def _tree(g, ref: str) -> dict[str, bytes]:
     final_strategy=None,
 )
 def test_random_histories_merge_like_the_model(ops, final_strategy):
-    g = memory_services().graveler
-    g._sleep = lambda seconds: None
+    g = memory_services(sleep=lambda seconds: None).graveler
     g.create_repository("repo", "s3://bucket/repo")
     model = Model()
     root = g.get_commit("repo", "main")

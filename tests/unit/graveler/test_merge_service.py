@@ -10,6 +10,7 @@ import pytest
 from chalicelib.graveler import errors
 from chalicelib.graveler.committed.mergetable import Action, Decision
 from chalicelib.graveler.errors import MergeConflicts
+from chalicelib.graveler.identity import new_commit
 from chalicelib.graveler.records import Branch, DiffType
 
 from .support import put_files
@@ -112,7 +113,7 @@ def test_unrelated_histories_cannot_merge(g, repo):
     put_files(g, "main", a=b"1")
     g.commit("repo", "main", "u", "one")
     # A commit of another lineage inside the same repository: an orphan branch made by hand.
-    orphan = g._make_commit("", "orphan", "", 1, {}, (), 1)
+    orphan = new_commit("", "orphan", "", 1, {}, (), 1)
     g.refs.add_commit(repo.id, orphan)
     g.refs.create_branch(repo.id, Branch("orphan", orphan.id, "token-orphan"))
     with pytest.raises(errors.Invalid, match="no common ancestor"):

@@ -12,7 +12,7 @@ from chalicelib.adapters.memory import (
     MemoryStagingStore,
 )
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit import COMMITTED, REPLAN
+from chalicelib.graveler.commit import COMMITTED, REPLAN, Finish
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.merge import (
@@ -30,7 +30,7 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.staging import stage
 
@@ -45,12 +45,14 @@ class Env:
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
         self.g = Graveler(
-            self.refs,
-            self.staging,
-            self.blocks,
-            CommittedManager(self.blocks, PARAMS),
-            clock=lambda: NOW,
-            sleep=lambda s: None,
+            engine_parts(
+                self.refs,
+                self.staging,
+                self.blocks,
+                CommittedManager(self.blocks, PARAMS),
+                clock=lambda: NOW,
+                sleep=lambda s: None,
+            )
         )
         self.steps = MergeSteps(self.refs, self.staging, self.blocks, self.g.committed, sleep=lambda s: None)
         self.g.create_repository("repo", NS)
@@ -124,8 +126,7 @@ def test_sliced_merge_is_the_merge_graveler_makes(seed: int, max_slices: int) ->
     expected = a.g.merge("repo", "feature", "main", "alice", strategy=strategy)
     planned = b.steps.plan(b.request(strategy=strategy), max_slices)
     assert len(planned.slices) <= max_slices
-    result = b.steps.run(b.request(strategy=strategy), max_slices)
-    assert result == {"status": COMMITTED, "commit_id": expected.id}
+    assert b.steps.run(b.request(strategy=strategy), max_slices) == expected
     assert b.g.get_commit("repo", "main") == expected
     assert b.listing("main") == a.listing("main")
 
@@ -178,7 +179,7 @@ def test_conflicts_fail_the_merge_with_the_same_conflicts_and_nothing_moves() ->
     # As workflow tasks, the slices keep their conflicts in files and finish gathers them for the answer.
     planned = b.steps.plan(b.request("m2"), 5)
     built = [b.steps.build_slice(item) for item in planned.slices]
-    assert sum(item["unresolved"] for item in built) == len(expected.value.unresolved)
+    assert sum(item.unresolved for item in built) == len(expected.value.unresolved)
     with pytest.raises(MergeConflicts) as failed:
         b.steps.finish(b.request("m2"), planned, built)
     assert [c.key for c in failed.value.unresolved] == [c.key for c in expected.value.unresolved]
@@ -193,8 +194,7 @@ def test_path_strategies_settle_conflicts_like_graveler() -> None:
     rules = (("data/part-000*", "dest-wins"),)
     a, b = build(base, feature, main), build(base, feature, main)
     expected = a.g.merge("repo", "feature", "main", "alice", strategy="source-wins", path_strategies=rules)
-    result = b.steps.run(b.request(strategy="source-wins", path_strategies=rules), 4)
-    assert result["commit_id"] == expected.id
+    assert b.steps.run(b.request(strategy="source-wins", path_strategies=rules), 4).id == expected.id
 
 
 def test_squash_metadata_and_message_match() -> None:
@@ -202,8 +202,7 @@ def test_squash_metadata_and_message_match() -> None:
     feature = without_conflicts(feature, main)
     a, b = build(base, feature, main), build(base, feature, main)
     expected = a.g.merge("repo", "feature", "main", "alice", "msg", {"x": "y"}, squash_merge=True)
-    result = b.steps.run(b.request(message="msg", metadata={"x": "y"}, squash_merge=True), 3)
-    assert result["commit_id"] == expected.id
+    assert b.steps.run(b.request(message="msg", metadata={"x": "y"}, squash_merge=True), 3).id == expected.id
     commit = b.g.get_commit("repo", "main")
     assert commit.parents == expected.parents and commit.metadata == expected.metadata
 
@@ -246,7 +245,7 @@ def test_every_step_can_run_twice_and_a_moved_branch_replans() -> None:
     built = [b.steps.build_slice(item) for item in planned.slices]
     assert [b.steps.build_slice(item) for item in planned.slices] == built
     first = b.steps.finish(request, planned, built)
-    assert first["status"] == COMMITTED and first["commit_id"] == expected.id
+    assert first.status == COMMITTED and first.commit_id == expected.id
     assert b.steps.finish(request, planned, built) == first  # a retry after the swap
     assert b.listing("main") == a.listing("main")
 
@@ -256,7 +255,7 @@ def test_every_step_can_run_twice_and_a_moved_branch_replans() -> None:
     planned = c.steps.plan(request, 4)
     built = [c.steps.build_slice(item) for item in planned.slices]
     c.commit("main", [("zzz/late", 1)], "late")
-    assert c.steps.finish(request, planned, built) == {"status": REPLAN}
+    assert c.steps.finish(request, planned, built) == Finish(REPLAN)
     c.steps.run(request, 4)
     assert c.listing("main") == {**a.listing("main"), "zzz/late": f"{NS}/data/zzz/late/1"}
 
@@ -268,8 +267,7 @@ def test_writes_during_the_merge_stay_staged() -> None:
     planned = env.steps.plan(request, 4)
     built = [env.steps.build_slice(item) for item in planned.slices]
     env.apply("main", [("late/write", 1)])  # acknowledged while the merge runs
-    result = env.steps.finish(request, planned, built)
-    assert result["status"] == COMMITTED
+    assert env.steps.finish(request, planned, built).status == COMMITTED
     assert "late/write" not in env.listing("main")
     assert env.g.stat_object("repo", "main", "late/write").physical_address == f"{NS}/data/late/write/1"
 
@@ -286,4 +284,4 @@ def test_seams_where_a_slice_ends_mid_range_are_recut(seed: int) -> None:
     a, b = build(base, feature, main), build(base, feature, main)
     expected = a.g.merge("repo", "feature", "main", "alice")
     assert len(b.steps.plan(b.request(), 16).slices) > 4
-    assert b.steps.run(b.request(), 16)["commit_id"] == expected.id
+    assert b.steps.run(b.request(), 16).id == expected.id

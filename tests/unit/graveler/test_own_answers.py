@@ -17,7 +17,7 @@ import pytest
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Commit
 
-from .support import put_files
+from .support import put_files, rebuilt
 from .test_concurrency import Jittery
 
 RACERS = 8
@@ -47,11 +47,7 @@ def _together(g: Any, n: int, call: Callable[[int], Commit]) -> tuple[dict[int, 
 @pytest.fixture
 def jittery(g: Any, repo: Any) -> Any:
     rng = random.Random(5)
-    g.refs = Jittery(g.refs, rng)
-    g.staging = Jittery(g.staging, rng)
-    for steps in (g.commit_steps, g.merge_steps):
-        steps.refs, steps.staging = g.refs, g.staging
-    return g
+    return rebuilt(g, refs=Jittery(g.refs, rng), staging=Jittery(g.staging, rng))
 
 
 def _history(g: Any) -> dict[str, Commit]:

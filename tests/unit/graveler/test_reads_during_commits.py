@@ -19,6 +19,7 @@ import pytest
 from chalicelib.graveler import branch_moves, errors
 from chalicelib.graveler.records import StagingToken
 
+from .support import rebuilt
 from .test_concurrency import Jittery
 
 WRITERS = 3
@@ -126,11 +127,7 @@ def _race(g: Any, move: Any, branch: str = "main") -> tuple[int, int, list[str]]
 @pytest.fixture
 def jittery(g: Any, repo: Any) -> Any:
     rng = random.Random(11)
-    g.refs = Jittery(g.refs, rng)
-    g.staging = Jittery(g.staging, rng)
-    for steps in (g.commit_steps, g.merge_steps):
-        steps.refs, steps.staging = g.refs, g.staging
-    return g
+    return rebuilt(g, refs=Jittery(g.refs, rng), staging=Jittery(g.staging, rng))
 
 
 def test_reads_racing_commits_see_every_acknowledged_write(jittery: Any) -> None:

@@ -15,7 +15,7 @@ from chalicelib.graveler import branch_moves, errors
 from chalicelib.graveler.batch_upload import NewObject
 from chalicelib.graveler.records import BranchID, RepositoryID
 
-from .support import put_files
+from .support import put_files, rebuilt
 
 
 class SealingOnRead:
@@ -38,9 +38,7 @@ class SealingOnRead:
 
 @pytest.fixture
 def moving(g: Any, repo: Any) -> SealingOnRead:
-    refs = SealingOnRead(g.refs, g.staging)
-    g.refs = refs
-    return refs
+    return SealingOnRead(g.refs, g.staging)
 
 
 def _invisible(g: Any, path: str) -> None:
@@ -51,6 +49,7 @@ def _invisible(g: Any, path: str) -> None:
 
 @pytest.mark.parametrize("batched", [False, True], ids=["upload", "batch upload"])
 def test_a_write_refused_after_the_retry_limit_is_not_applied(g: Any, moving: SealingOnRead, batched: bool) -> None:
+    g = rebuilt(g, refs=moving)
     put_files(g, "main", kept=b"1")
     moving.sealing = True
     with pytest.raises(errors.TooManyTries):
@@ -66,6 +65,7 @@ def test_a_write_refused_after_the_retry_limit_is_not_applied(g: Any, moving: Se
 
 
 def test_a_refused_delete_is_not_applied(g: Any, moving: SealingOnRead) -> None:
+    g = rebuilt(g, refs=moving)
     put_files(g, "main", gone=b"1")
     g.commit("repo", "main", "u", "first")
     moving.sealing = True
@@ -77,6 +77,7 @@ def test_a_refused_delete_is_not_applied(g: Any, moving: SealingOnRead) -> None:
 
 
 def test_a_refused_overwrite_leaves_the_earlier_value(g: Any, moving: SealingOnRead) -> None:
+    g = rebuilt(g, refs=moving)
     put_files(g, "main", k=b"old")
     moving.sealing = True
     with pytest.raises(errors.TooManyTries):

@@ -11,7 +11,7 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryStagingStore
 from chalicelib.graveler import branch_moves, staging_shards
-from chalicelib.graveler.commit import COMMITTED, CommitSteps
+from chalicelib.graveler.commit import CommitSteps
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry, StagingSample, StagingToken
 from chalicelib.graveler.staging_shards import (
     MAX_SHARDS,
@@ -24,6 +24,7 @@ from chalicelib.graveler.staging_shards import (
     with_shards,
 )
 
+from .support import rebuilt
 from .test_commit_steps import PARAMS, Env, request
 
 REPO, MAIN = RepositoryID("repo"), BranchID("main")
@@ -121,14 +122,14 @@ def test_a_seal_sizes_the_next_token_by_the_rows_of_the_one_it_seals(rows_per_sh
 def test_a_retried_seal_recognises_its_own_sharded_token(rows_per_shard: int) -> None:
     env = Env()
     _stage_rows(env, 2_500)
-    sealed = env.steps.seal(request("r1"))["sealed_token"]
+    sealed = env.steps.seal(request("r1")).sealed_token
     installed = env.refs.get_branch(REPO, MAIN).staging_token
     assert shard_count(installed) == 3 and unsharded(installed).endswith(":r1")
     # The retry (Step Functions re-runs a step) answers the same token and moves nothing.
-    assert env.steps.seal(request("r1"))["sealed_token"] == sealed
+    assert env.steps.seal(request("r1")).sealed_token == sealed
     assert env.refs.get_branch(REPO, MAIN).staging_token == installed
-    result = env.steps.run(request("r1"), max_slices=8)
-    assert result["status"] == COMMITTED and len(env.listing()) == 2_500
+    made = env.steps.run(request("r1"), max_slices=8)
+    assert made == env.g.get_commit("repo", "main") and len(env.listing()) == 2_500
 
 
 class CountingStaging(MemoryStagingStore):
@@ -159,13 +160,13 @@ def test_planning_reads_a_bounded_number_of_staged_items(shards: int) -> None:
     for rows in (3_000, 30_000):  # N, then 10N
         env = Env()
         env.staging = CountingStaging()
-        env.g = type(env.g)(env.refs, env.staging, env.blocks, env.g.committed, sleep=lambda s: None)
+        env.g = rebuilt(env.g, staging=env.staging)
         env.steps = CommitSteps(env.refs, env.staging, env.blocks, PARAMS)
         branch = env.refs.get_branch(REPO, MAIN)
         sharded = type(branch)(branch.id, branch.commit_id, with_shards(branch.staging_token, shards))
         env.refs.set_branch(REPO, sharded, expected=branch)
         _stage_rows(env, rows)
-        sealed = env.steps.seal(request())["sealed_token"]
+        sealed = env.steps.seal(request()).sealed_token
         env.staging.read.clear()
         planned = env.steps.plan(request(), sealed, max_slices=16)
         reads.append(dict(env.staging.read))

@@ -3,28 +3,36 @@ thresholds to the WorkflowRunner port (here its memory twin), wait for it, and r
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from chalicelib.adapters.memory import MemoryWorkflowRunner
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit import CommitRequest
+from chalicelib.graveler.commit import COMMITTED, CommitRequest, Finish
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.workflow_runner import Workflows
 
 
+def _with(g: Graveler, workflows: Workflows) -> Graveler:
+    """The engine over the same stores, with these workflows (an engine's parts are fixed when it is built)."""
+    return Graveler(dataclasses.replace(g.parts, workflows=workflows))
+
+
 def _commit_workflow(g: Graveler) -> MemoryWorkflowRunner:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        return {"finish": g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)}
+        made = g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)
+        return {"finish": Finish(COMMITTED, made.id).to_json()}
 
     return MemoryWorkflowRunner(execute)
 
 
 def _merge_workflow(g: Graveler) -> MemoryWorkflowRunner:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        return {"finish": g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)}
+        made = g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)
+        return {"finish": Finish(COMMITTED, made.id).to_json()}
 
     return MemoryWorkflowRunner(execute)
 
@@ -36,7 +44,7 @@ def _upload(g: Graveler, branch: str, count: int) -> None:
 
 def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: object) -> None:
     runner = _commit_workflow(g)
-    g.workflows = Workflows(commit=runner, commit_threshold=3)
+    g = _with(g, Workflows(commit=runner, commit_threshold=3))
     _upload(g, "main", 3)
     small = g.commit("repo", "main", "alice", "small")
     assert runner.describe("w-anything") is None and g.get_branch("repo", "main").commit_id == small.id
@@ -54,7 +62,7 @@ def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: obje
 
 def test_a_workflow_that_outlives_the_wait_is_still_running(g: Graveler, repo: object) -> None:
     runner = MemoryWorkflowRunner()  # executions run until the test ends them
-    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 1)
     with pytest.raises(errors.StillRunning) as running:
         g.commit("repo", "main", "alice", "later", wait_seconds=0)
@@ -78,7 +86,7 @@ def test_an_execution_whose_post_move_step_fails_reports_the_commit_as_landed(g:
         raise errors.StorageError("the post-commit step timed out")
 
     runner = MemoryWorkflowRunner(execute)
-    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 2)
     made = g.commit("repo", "main", "alice", "landed", {"k": "v"})
     assert g.get_branch("repo", "main").commit_id == made.id and made.message == "landed"
@@ -97,7 +105,7 @@ def test_a_failed_execution_whose_commit_never_landed_reports_its_error(g: Grave
         raise errors.StorageError("the plan failed")
 
     runner = MemoryWorkflowRunner(execute)
-    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 1)
     with pytest.raises(errors.StorageError):
         g.commit("repo", "main", "alice", "never")
@@ -107,7 +115,7 @@ def test_a_failed_execution_whose_commit_never_landed_reports_its_error(g: Grave
 
 def test_an_unknown_failure_is_workflow_failed(g: Graveler, repo: object) -> None:
     runner = MemoryWorkflowRunner()
-    g.workflows = Workflows(commit=runner, commit_threshold=0)
+    g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 1)
     with pytest.raises(errors.StillRunning) as running:
         g.commit("repo", "main", "alice", "later", wait_seconds=0)
@@ -116,13 +124,16 @@ def test_an_unknown_failure_is_workflow_failed(g: Graveler, repo: object) -> Non
 
 
 def test_a_failing_workflow_raises_the_steps_error(g: Graveler, repo: object) -> None:
-    g.workflows = Workflows(commit=_commit_workflow(g), commit_threshold=0)
+    g = _with(g, Workflows(commit=_commit_workflow(g), commit_threshold=0))
     _upload(g, "main", 1)
     g.commit("repo", "main", "alice", "first")
     with pytest.raises(errors.NoChanges):
         g.commit("repo", "main", "alice", "nothing staged")  # inline: no staged change is above no threshold
-    g.workflows = Workflows(
-        commit=MemoryWorkflowRunner(lambda p: (_ for _ in ()).throw(errors.NoChanges("none"))), commit_threshold=0
+    g = _with(
+        g,
+        Workflows(
+            commit=MemoryWorkflowRunner(lambda p: (_ for _ in ()).throw(errors.NoChanges("none"))), commit_threshold=0
+        ),
     )
     _upload(g, "main", 1)
     with pytest.raises(errors.NoChanges):
@@ -134,10 +145,60 @@ def test_a_merge_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: objec
     _upload(g, "feature", 5)
     g.commit("repo", "feature", "alice", "work")
     runner = _merge_workflow(g)
-    g.workflows = Workflows(merge=runner, merge_threshold=2)
+    g = _with(g, Workflows(merge=runner, merge_threshold=2))
     merged = g.merge("repo", "feature", "main", "bob", "merge it")
     assert merged.parents[1] == g.get_branch("repo", "feature").commit_id
     (name,) = runner._executions
     assert g.merge_status("repo", "main", name).result == merged
     with pytest.raises(errors.NotFound):
         g.merge_status("repo", "feature", name)
+
+
+@pytest.mark.parametrize("squash", [False, True])
+def test_a_merge_execution_that_fails_after_its_move_reports_the_merge_as_landed(
+    g: Graveler, repo: object, squash: bool
+) -> None:
+    """As for a commit: the destination moved to the merge commit, then the execution ended FAILED (its post-merge
+    step, or the execution cut after the swap). The waiting call and the status answer the merge commit, also once
+    another commit landed on top of it."""
+    g.create_branch("repo", "feature", "main")
+    _upload(g, "feature", 5)
+    g.commit("repo", "feature", "alice", "work")
+
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)
+        raise errors.StorageError("the post-merge step timed out")
+
+    runner = MemoryWorkflowRunner(execute)
+    g = _with(g, Workflows(merge=runner, merge_threshold=2))
+    merged = g.merge("repo", "feature", "main", "bob", "merge it", {"k": "v"}, squash_merge=squash)
+    assert g.get_branch("repo", "main").commit_id == merged.id
+    assert merged.parents[1:] == (() if squash else (g.get_branch("repo", "feature").commit_id,))
+    (name,) = runner._executions
+    assert runner.describe(name).status == "FAILED"  # type: ignore[union-attr]
+    status = g.merge_status("repo", "main", name)
+    assert status.completed and status.error is None and status.result == merged
+    g.upload_object("repo", "main", "later", b"x")
+    g.commit("repo", "main", "alice", "on top")
+    assert g.merge_status("repo", "main", name).result == merged
+
+
+def test_a_merge_execution_that_failed_before_its_move_reports_its_error(g: Graveler, repo: object) -> None:
+    """Not landed: the error stands, even when an earlier merge of the same source by the same committer is on the
+    destination (the request's message and date tell its own commit apart)."""
+    g.create_branch("repo", "feature", "main")
+    _upload(g, "feature", 5)
+    g.commit("repo", "feature", "alice", "work")
+    g.merge("repo", "feature", "main", "bob", "merge it")  # inline: below no threshold yet
+    _upload(g, "feature", 6)
+    g.commit("repo", "feature", "alice", "more work")
+
+    def execute(payload: dict[str, Any]) -> dict[str, Any]:
+        raise errors.StorageError("the plan failed")
+
+    runner = MemoryWorkflowRunner(execute)
+    g = _with(g, Workflows(merge=runner, merge_threshold=0))
+    with pytest.raises(errors.StorageError):
+        g.merge("repo", "feature", "main", "bob", "merge it again")
+    (name,) = runner._executions
+    assert isinstance(g.merge_status("repo", "main", name).error, errors.StorageError)

@@ -1,4 +1,4 @@
-"""An engine on in-memory twins with an Importer over them; sources are objects put into the same memory block
+"""An engine on in-memory twins with its import use case over them; sources are objects put into the same memory block
 store at s3://source/..., outside the repository's namespace (s3://bucket/repo)."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import pytest
 
 from chalicelib.adapters.import_records import MemoryImportRecords
 from chalicelib.adapters.memory_source import MemorySourceLister
-from chalicelib.graveler.imports import Importer
+from chalicelib.graveler.imports import ImportParts
+from chalicelib.graveler.service import Graveler
 
 SETTING = "LAKELET_IMPORT_ALLOWED_LOCATIONS"
 
@@ -23,8 +24,9 @@ def records():
 
 
 @pytest.fixture
-def importer(g, repo, lister, records, clock):
-    return Importer(g, lister, records, ["s3://source/allowed/"], SETTING, clock=clock)
+def importer(g, repo, lister, records):
+    """The import use case of an engine over g's parts (and clock) with this lister and these records."""
+    return Graveler(g.parts, ImportParts(lister, records, ("s3://source/allowed/",), SETTING)).importer
 
 
 def put_source(g, **files: bytes) -> None:

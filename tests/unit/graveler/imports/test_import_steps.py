@@ -19,6 +19,7 @@ from chalicelib.graveler.imports import (
     ImportCanceled,
     ImportFinished,
     ImportLocation,
+    ImportMerged,
     ImportNotAllowed,
     ImportNotFound,
 )
@@ -181,29 +182,29 @@ def _steps_to_the_merge(importer, request):
     return importer.steps.commit(request, planned, built)
 
 
-def test_a_cancel_while_the_merge_runs_is_refused_and_the_import_completes(g, repo, importer, sources):
-    """The race of issue 24: the cancel arrives after the merge step began, before the branch moves (a hook in
-    the one merge entry, no sleeps). lakeFS refuses to cancel a completed import (409): so does this, and the
-    status says completed, never "canceled" with the merge landed."""
+def test_a_cancel_while_the_merge_runs_is_refused_and_the_import_completes(g, repo, importer, sources, monkeypatch):
+    """The race of issue 24: the cancel arrives after the merge step began, before the branch moves (in the
+    pre-merge hooks of the one merge entry, no sleeps). lakeFS refuses to cancel a completed import (409): so does
+    this, and the status says completed, never "canceled" with the merge landed."""
     request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
     committed = _steps_to_the_merge(importer, request)
-    real_merge = g.merge
+    real_pre_hooks = g.hooks.run
     refused: list[Exception] = []
 
     def cancel_then_merge(*args, **kwargs):
-        with pytest.raises(ImportFinished, match="completing") as caught:
-            importer.cancel("repo", "main", request.import_id)
-        refused.append(caught.value)
-        return real_merge(*args, **kwargs)
+        if not refused:  # the pre-merge hooks (the post-merge ones run through here too)
+            with pytest.raises(ImportFinished, match="completing") as caught:
+                importer.cancel("repo", "main", request.import_id)
+            refused.append(caught.value)
+        return real_pre_hooks(*args, **kwargs)
 
-    g.merge = cancel_then_merge
+    # The importer's engine is built over g's parts: the same hook runner.
+    monkeypatch.setattr(g.hooks, "run", cancel_then_merge)
     merged = importer.steps.merge(request, committed)
     assert len(refused) == 1
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.record.error == ""
-    assert (
-        status.commit is not None and status.commit.id == merged["commit_id"] == g.get_branch("repo", "main").commit_id
-    )
+    assert status.commit is not None and status.commit.id == merged.commit_id == g.get_branch("repo", "main").commit_id
     assert "imported/a.csv" in listing(g)
     with pytest.raises(ImportFinished, match="completed"):
         importer.cancel("repo", "main", request.import_id)
@@ -251,7 +252,7 @@ def test_steps_crashing_before_and_after_their_side_effect_converge_without_dupl
     importer.records.save(repo.storage_namespace, dataclasses.replace(record, state=RUNNING, commit_id=""))
     assert steps.merge(request, committed) == merged
     log = g.log("repo", "main", amount=100).results
-    assert [c.id for c in log].count(merged["commit_id"]) == 1
+    assert [c.id for c in log].count(merged.commit_id) == 1
     assert sum(1 for c in log if len(c.parents) == 2) == 1
     assert importer.status("repo", "main", request.import_id).record.state == COMPLETED
 
@@ -271,13 +272,22 @@ def test_a_missing_object_source_fails_the_import_and_says_why(g, repo, importer
     assert record.state == FAILED and "missing" in record.error
 
 
-def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repeated(g, repo, importer, sources):
+def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repeated(g, repo, lister, records, sources):
+    import dataclasses
+
     from chalicelib.adapters.memory import MemoryWorkflowRunner
+    from chalicelib.graveler.imports import ImportParts
     from chalicelib.graveler.merge import MergeRequest
+    from chalicelib.graveler.service import Graveler
     from chalicelib.graveler.workflow_runner import Workflows
 
     runner = MemoryWorkflowRunner()  # executions stay RUNNING until ended
-    g.workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
+    workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
+    g = Graveler(
+        dataclasses.replace(g.parts, workflows=workflows),
+        ImportParts(lister, records, ("s3://source/allowed/",), SETTING),
+    )
+    importer = g.importer
     request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
     steps = importer.steps
     plan = steps.plan(request)
@@ -293,8 +303,8 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
     execution = runner.describe(first.value.task_id)
     merge = MergeRequest.from_json(execution.input["request"])
     result = g.merge_steps.run(merge, max_slices=1)
-    runner.end(first.value.task_id, "SUCCEEDED", output={"finish": {"commit_id": result["commit_id"]}})
-    assert steps.merge(request, committed) == {"commit_id": result["commit_id"]}
+    runner.end(first.value.task_id, "SUCCEEDED", output={"finish": {"status": "committed", "commit_id": result.id}})
+    assert steps.merge(request, committed) == ImportMerged(result.id)
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.commit.id == g.get_branch("repo", "main").commit_id
 
@@ -302,21 +312,18 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
 def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_threshold(
     g, repo, lister, records, clock, sources
 ):
+    import dataclasses
+
     from chalicelib.adapters.memory import MemoryWorkflowRunner
-    from chalicelib.graveler.imports import EXECUTION_PREFIX, Importer
+    from chalicelib.graveler.imports import EXECUTION_PREFIX, ImportParts
+    from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.workflow_runner import Workflows
 
     runner = MemoryWorkflowRunner()
-    importer = Importer(
-        g,
-        lister,
-        records,
-        ["s3://source/allowed/"],
-        SETTING,
-        clock=clock,
-        runner=runner,
-        inline_threshold=3,
-        max_slices=7,
-    )
+    # The engine's one runner decision, with the import workflow: above 3 objects, in up to 7 slices.
+    workflows = Workflows(imports=runner, import_threshold=3, import_max_slices=7)
+    parts = dataclasses.replace(g.parts, workflows=workflows)
+    importer = Graveler(parts, ImportParts(lister, records, ("s3://source/allowed/",), SETTING)).importer
     small = importer.start("repo", "main", [prefix("s3://source/allowed/data/2024/", "small/")], "a", "m")
     importer.launch(small)
     assert importer.status("repo", "main", small.import_id).record.state == COMPLETED

@@ -1,0 +1,74 @@
+"""The action files on a ref: what the hooks of actions read before and after every guarded operation (the
+files directly under ``_lakefs_actions/``, staged ones included on a branch), through the per-container cache of
+actions/files_cache.py. Needs no hooks itself, so the hook runner is built over it before the engine is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from itertools import islice
+
+from .actions.files_cache import check_action_file_sizes, direct_children, seeking_children
+from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
+from .listing import overlay, prefix_end
+from .objects import read_data
+from .parts import EngineParts
+from .reads import Reads
+from .records import Branch, Entry, EntryRecord, Key, MetaRangeID
+from .staging import branch_tokens, staged_changes
+
+__all__ = ["ActionFiles"]
+
+
+class ActionFiles:
+    """The action-files use case."""
+
+    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+        self._parts = parts
+        self._reads = reads
+
+    def action_files(
+        self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = MAX_ACTION_FILES
+    ) -> list[tuple[str, bytes]]:
+        """(path, bytes) of the files under _lakefs_actions/ on the ref (its direct children, as lakeFS), staged
+        ones included when the ref is a branch. ``branch``: the ref's branch record as this request read it.
+
+        The committed side and the files' bytes come from the per-container cache, keyed by immutable ids
+        (actions/files_cache.py); a branch's staged side is read every time. Raises InvalidActionFile, before any
+        file is read, for more than ``limit`` files, a file over MAX_ACTION_FILE_BYTES or more than
+        MAX_ACTION_FILES_BYTES in all (the entries' sizes say so): an operation never silently skips a guard."""
+        repo = self._reads.get_repository(repo_id)
+        if branch is None:
+            resolved = self._reads.resolve(repo.id, ref)
+            commit_id, staged_on = resolved.commit_id, resolved.branch if resolved.include_staging else None
+        else:
+            commit_id, staged_on = branch.commit_id, branch
+        ns, metarange = repo.storage_namespace, self._parts.refs.get_commit(repo.id, commit_id).meta_range_id
+        files: Iterable[tuple[str, Entry]] = self._parts.action_files_cache.tree(
+            ns, metarange, lambda: self._committed(ns, metarange)
+        )
+        if staged_on is not None:
+            tokens = branch_tokens(staged_on)
+            staged = seeking_children(
+                lambda start: staged_changes(self._parts.staging, tokens, start, limit + 1), lambda c: str(c.key)
+            )
+            files = direct_children(overlay(staged, (EntryRecord(Key(path), entry) for path, entry in files)))
+        found = list(islice(files, limit + 1))
+        check_action_file_sizes(found, limit)
+        return [(path, self._data(repo_id, entry)) for path, entry in found]
+
+    def _data(self, repo_id: str, entry: Entry) -> bytes:
+        return self._parts.action_files_cache.data(
+            entry.physical_address, lambda: read_data(self._parts.blocks, repo_id, entry)
+        )
+
+    def _committed(self, namespace: str, metarange: MetaRangeID) -> tuple[tuple[str, Entry], ...]:
+        # Most metaranges have no key under the prefix: their range bounds say so without reading a range.
+        end = prefix_end(ACTIONS_PREFIX)
+        if not any(
+            r.min_key < end and r.max_key >= ACTIONS_PREFIX for r in self._parts.committed.ranges(namespace, metarange)
+        ):
+            return ()
+        found = seeking_children(
+            lambda start: self._parts.committed.iterate(namespace, metarange, start), lambda r: str(r.key)
+        )
+        return tuple((str(record.key), record.entry) for record in found)

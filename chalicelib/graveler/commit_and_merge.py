@@ -1,0 +1,122 @@
+"""The commit and merge use cases: each builds its request (commit/request.py, merge/request.py) and hands it to
+the one inline-or-workflow decision (workflow_runner.py), which runs the steps of its package (commit/, merge/)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from . import errors
+from .commit import CommitRequest
+from .merge import MergeRequest
+from .parts import EngineParts
+from .reads import Reads
+from .records import BranchID, Commit
+from .workflow_runner import Runner, TaskStatus
+
+__all__ = ["CommitsAndMerges"]
+
+
+class CommitsAndMerges:
+    """The commit and merge use cases, and their tasks' status."""
+
+    def __init__(self, parts: EngineParts, reads: Reads, runner: Runner) -> None:
+        self._parts = parts
+        self._reads = reads
+        self._runner = runner
+
+    def commit(
+        self,
+        repo_id: str,
+        branch_id: str,
+        committer: str,
+        message: str,
+        metadata: dict[str, str] | None = None,
+        date: int | None = None,
+        allow_empty: bool = False,
+        *,
+        force: bool = False,
+        wait_seconds: float | None = None,
+    ) -> Commit:
+        """Seals the staging token, applies every sealed token onto the head and moves the branch: the steps of
+        commit/steps.py, inline or as the commit workflow above its threshold (workflow_runner.py), waited for up
+        to ``wait_seconds`` (None: the configured wait). Raises StillRunning with the task id when it goes on.
+
+        The branch move is a compare-and-swap; when it loses to another commit the work is redone from what is
+        still sealed. When the winner committed our changes already, this request answers NoChanges: the
+        winner's commit answers the winner's request only."""
+        if not message:
+            raise errors.Invalid("commit message is required")
+        request = CommitRequest(
+            repo_id,
+            branch_id,
+            uuid.uuid4().hex,
+            committer,
+            message,
+            self._reads.now() if date is None else float(date),
+            dict(metadata or {}),
+            allow_empty,
+            force,
+        )
+        return self._runner.commit(request, self._wait(wait_seconds))
+
+    def commit_status(self, repo_id: str, branch_id: str, task_id: str) -> TaskStatus:
+        """A commit task's status (lakeFS's commitAsyncStatus). Raises NotFound for an id that names no commit
+        task of this branch."""
+        return self._runner.commit_status(repo_id, branch_id, task_id)
+
+    def _wait(self, wait_seconds: float | None) -> float:
+        return self._parts.workflows.wait_seconds if wait_seconds is None else wait_seconds
+
+    def merge(
+        self,
+        repo_id: str,
+        source_ref: str,
+        destination_branch: str,
+        committer: str,
+        message: str = "",
+        metadata: dict[str, str] | None = None,
+        strategy: str | None = None,
+        path_strategies: Sequence[tuple[str, str]] = (),
+        squash_merge: bool = False,
+        allow_empty: bool = False,
+        force: bool = False,
+        *,
+        wait_seconds: float | None = None,
+    ) -> Commit:
+        """Merges ``source_ref`` into the branch with a new commit (never a fast-forward): parents [destination
+        head, source] (squash_merge: the head only), the strategies in its metadata. The steps of merge/steps.py,
+        inline or as the merge workflow above its threshold (workflow_runner.py), waited for up to
+        ``wait_seconds`` (None: the configured wait); StillRunning with the task id when it goes on.
+
+        Raises DirtyBranch when the destination has uncommitted changes, NoChanges when the source's tree is the
+        merge base's, as lakeFS decides (merging.source_holds_changes; unless allow_empty or force), Invalid for
+        an unknown strategy, NoMergeBase, and MergeConflicts (409, listing the conflicts) when a conflict is
+        left unresolved.
+        """
+        repo = self._reads.get_repository(repo_id)
+        # The source first: RefNotFound before BranchNotFound, as the API has always answered.
+        source = self._reads.commit_of(repo.id, source_ref)
+        self._parts.refs.get_branch(repo.id, BranchID(destination_branch))
+        request = MergeRequest(
+            repo_id,
+            source_ref,
+            source.id,
+            destination_branch,
+            uuid.uuid4().hex,
+            committer,
+            message,
+            self._reads.now(),
+            dict(metadata or {}),
+            strategy,
+            tuple(path_strategies),
+            squash_merge,
+            allow_empty,
+            force,
+        )
+        return self._runner.merge(request, self._wait(wait_seconds))
+
+    def merge_status(self, repo_id: str, destination_branch: str, task_id: str) -> TaskStatus:
+        """A merge task's status (lakeFS's mergeIntoBranchAsyncStatus). Raises NotFound for an id that names no
+        merge task into this branch."""
+        return self._runner.merge_status(repo_id, destination_branch, task_id)
