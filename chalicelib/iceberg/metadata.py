@@ -162,6 +162,19 @@ def format_version(properties: Mapping[str, str]) -> int:
     return version
 
 
+def _no_history() -> Json:
+    """The fields of a table that has no snapshot, statistics or earlier metadata yet."""
+    return {
+        "current-snapshot-id": None,
+        "refs": {},
+        "snapshots": [],
+        "snapshot-log": [],
+        "metadata-log": [],
+        "statistics": [],
+        "partition-statistics": [],
+    }
+
+
 def new_table_metadata(request: Json, location: str, table_uuid: str, now_ms: int) -> Json:
     """The first metadata of a table from a CreateTableRequest's schema, partition-spec, write-order and
     properties."""
@@ -187,13 +200,7 @@ def new_table_metadata(request: Json, location: str, table_uuid: str, now_ms: in
         "default-sort-order-id": order["order-id"],
         "sort-orders": [order],
         "properties": {k: v for k, v in properties.items() if k not in RESERVED_PROPERTIES},
-        "current-snapshot-id": None,
-        "refs": {},
-        "snapshots": [],
-        "snapshot-log": [],
-        "metadata-log": [],
-        "statistics": [],
-        "partition-statistics": [],
+        **_no_history(),
     }
     if version == 1:
         metadata["schema"] = copy.deepcopy(schema)
@@ -220,11 +227,5 @@ def empty_metadata(table_uuid: str, location: str, now_ms: int) -> Json:
         "default-sort-order-id": -1,
         "sort-orders": [],
         "properties": {},
-        "current-snapshot-id": None,
-        "refs": {},
-        "snapshots": [],
-        "snapshot-log": [],
-        "metadata-log": [],
-        "statistics": [],
-        "partition-statistics": [],
+        **_no_history(),
     }

@@ -5,7 +5,7 @@ carries) and ``steps`` (seal, plan, build_slice, finish, drop: idempotent, run i
 from ..slicing import DEFAULT_MAX_SLICES
 from .plan import COMMITTED, DONE_ELSEWHERE, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
-from .steps import OWN_COMMIT_DEPTH, CommitSteps, landed_commit, swap_branch
+from .steps import OWN_COMMIT_DEPTH, CommitSteps, find_recent_commit, landed_commit, swap_branch
 
 __all__ = [
     "COMMITTED",
@@ -21,6 +21,7 @@ __all__ = [
     "Finish",
     "Sealed",
     "SliceSpec",
+    "find_recent_commit",
     "landed_commit",
     "request_token",
     "swap_branch",

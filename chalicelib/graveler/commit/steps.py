@@ -288,23 +288,36 @@ def swap_branch(
 OWN_COMMIT_DEPTH = 32
 
 
-def _own_commit(refs: RefStore, repo_id: RepositoryID, head: CommitID, request: CommitRequest) -> str | None:
-    """The commit this request made, among the branch's last commits: the one with its committer, message,
-    metadata and date (the fields it fixed once). None when another request made the commit that took its token."""
+def find_recent_commit(
+    refs: RefStore, repo_id: RepositoryID, head: CommitID, matches: Callable[[Commit], bool]
+) -> str | None:
+    """The id of the first commit ``matches`` accepts, walking first parents from ``head`` over at most
+    OWN_COMMIT_DEPTH commits: how a retried commit or merge finds the commit it made itself."""
     current: CommitID | None = head
     for _ in range(OWN_COMMIT_DEPTH):
         if current is None:
             return None
         commit = refs.get_commit(repo_id, current)
-        if (
+        if matches(commit):
+            return commit.id
+        current = commit.parents[0] if commit.parents else None
+    return None
+
+
+def _own_commit(refs: RefStore, repo_id: RepositoryID, head: CommitID, request: CommitRequest) -> str | None:
+    """The commit this request made, among the branch's last commits: the one with its committer, message,
+    metadata and date (the fields it fixed once). None when another request made the commit that took its token."""
+    return find_recent_commit(
+        refs,
+        repo_id,
+        head,
+        lambda commit: (
             commit.committer == request.committer
             and commit.message == request.message
             and dict(commit.metadata) == request.metadata
             and int(commit.creation_date) == int(request.date)
-        ):
-            return commit.id
-        current = commit.parents[0] if commit.parents else None
-    return None
+        ),
+    )
 
 
 def landed_commit(refs: RefStore, request: CommitRequest) -> str | None:
@@ -332,6 +345,7 @@ def _is_empty(staging: StagingStore, branch: Branch) -> bool:
 __all__ = [
     "OWN_COMMIT_DEPTH",
     "CommitSteps",
+    "find_recent_commit",
     "landed_commit",
     "swap_branch",
 ]

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from .. import errors
 from ..addressing import metadata_address
-from ..commit import COMMITTED, OWN_COMMIT_DEPTH, Finish, swap_branch
+from ..commit import COMMITTED, Finish, find_recent_commit, swap_branch
 from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
 from ..committed.merge import KeyConflict, merge_ranges
@@ -260,23 +260,21 @@ def landed_merge(refs: RefStore, request: MergeRequest) -> str | None:
     request fixed the committer, message, date and source, so its commit is told from any other by them."""
     repo_id = RepositoryID(request.repository)
     try:
-        current: CommitID | None = refs.get_branch(repo_id, BranchID(request.destination)).commit_id
-        for _ in range(OWN_COMMIT_DEPTH):
-            if current is None:
-                return None
-            commit = refs.get_commit(repo_id, current)
-            if (
+        head = refs.get_branch(repo_id, BranchID(request.destination)).commit_id
+        return find_recent_commit(
+            refs,
+            repo_id,
+            head,
+            lambda commit: (
                 commit.committer == request.committer
                 and commit.message == request.text
                 and int(commit.creation_date) == int(request.date)
                 and request.metadata.items() <= dict(commit.metadata).items()
                 and (request.squash_merge or commit.parents[1:] == (CommitID(request.source_commit),))
-            ):
-                return commit.id
-            current = commit.parents[0] if commit.parents else None
+            ),
+        )
     except errors.NotFound:
         return None
-    return None
 
 
 def _slice_name(lo: str) -> str:
