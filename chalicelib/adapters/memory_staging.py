@@ -9,9 +9,10 @@ from __future__ import annotations
 import bisect
 import heapq
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.preconditions import check_atomic_changes
 from chalicelib.graveler.records import Key, StagedEntry, StagingSample, StagingToken
 from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
@@ -51,6 +52,21 @@ class MemoryStagingStore:
             if not _same_row(current, expected):
                 return False
             rows[staged.key] = staged
+            return True
+
+    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+        check_atomic_changes(changes)
+        with self._lock:
+            # Every key sketched first, even when refused, as the DynamoDB adapter writes sketch items before its
+            # transaction; then every expectation checked before any row changes.
+            shards = [self._shard(token, staged.key) for staged, _ in changes]
+            if not all(
+                _same_row(rows.get(staged.key), expected)
+                for rows, (staged, expected) in zip(shards, changes, strict=True)
+            ):
+                return False
+            for rows, (staged, _) in zip(shards, changes, strict=True):
+                rows[staged.key] = staged
             return True
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:

@@ -152,6 +152,15 @@ class StagingStore(Protocol):
         mtime (not its metadata: an upload always names a fresh address, so any upload in between shows)."""
         ...
 
+    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+        """Stages every (change, expected) pair only if each key's row in the token is still its ``expected`` (as
+        ``set_if`` compares it), all or none, atomically: no reader ever sees some of the changes without the
+        others, and of concurrent callers whose expectations overlap at most one gets True. False changes no row
+        (sketch items, written first as ``set_if`` writes them, may remain: harmless). Raises Invalid, before
+        writing anything, for what preconditions.check_atomic_changes refuses (no change, more than
+        MAX_ATOMIC_CHANGES, a key named twice, rows over MAX_ATOMIC_BYTES)."""
+        ...
+
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         """Strongly consistent reads of the staged changes of ``keys``, in batches where the store can; keys with
         nothing staged are left out."""

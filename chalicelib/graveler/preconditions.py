@@ -1,12 +1,23 @@
 """If-Match on an upload (a conditional overwrite): which object value the header names, and the staged row the
-conditional write must still find (staging.stage_if makes the check and the write one)."""
+conditional write must still find (staging.stage_if makes the check and the write one); the limits of a write of
+several such rows as one (StagingStore.set_if_all)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from . import errors
 from .committed import CommittedManager
 from .ports import StagingStore
 from .records import Branch, Entry, Key, MetaRangeID, StagedEntry
+
+__all__ = [
+    "MAX_ATOMIC_BYTES",
+    "MAX_ATOMIC_CHANGES",
+    "check_atomic_changes",
+    "etag_matches",
+    "expected_row",
+]
 
 
 def etag_matches(if_match: str, etag: str) -> bool:
@@ -45,3 +56,37 @@ def expected_row(
     if not etag_matches(if_match, current.etag):
         raise errors.PreconditionFailed(f"object {key} has another ETag (If-Match)")
     return in_token
+
+
+# DynamoDB's limits on one TransactWriteItems: 100 items and 4 MB in all. Both twins refuse more the same way, so
+# a caller learns the limit from the memory twin as from AWS.
+MAX_ATOMIC_CHANGES = 100
+MAX_ATOMIC_BYTES = 4_000_000
+# What a staged row carries besides its key and entry fields (attribute names, the token, the type bytes): a generous
+# allowance, so that the estimate errs on the side of refusing.
+_ROW_OVERHEAD_BYTES = 512
+
+
+def check_atomic_changes(changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> None:
+    """Raises Invalid for what one atomic conditional write cannot take (StagingStore.set_if_all): no change, more
+    than MAX_ATOMIC_CHANGES, a key named twice, or rows estimated over MAX_ATOMIC_BYTES."""
+    if not changes:
+        raise errors.Invalid("an atomic write needs at least one change")
+    if len(changes) > MAX_ATOMIC_CHANGES:
+        raise errors.Invalid(f"at most {MAX_ATOMIC_CHANGES} changes are written atomically, not {len(changes)}")
+    keys = [staged.key for staged, _ in changes]
+    if len(set(keys)) != len(keys):
+        raise errors.Invalid("an atomic write names each key once")
+    size = sum(_row_bytes(staged) for staged, _ in changes)
+    if size > MAX_ATOMIC_BYTES:
+        raise errors.Invalid(f"the changes take about {size} bytes; at most {MAX_ATOMIC_BYTES} are written atomically")
+
+
+def _row_bytes(staged: StagedEntry) -> int:
+    size = _ROW_OVERHEAD_BYTES + len(staged.key.encode("utf-8", "surrogatepass"))
+    entry = staged.value
+    if entry is not None:
+        texts = [entry.physical_address, entry.etag, entry.content_type]
+        texts += [text for pair in entry.user_metadata.items() for text in pair]
+        size += sum(len(text.encode("utf-8", "surrogatepass")) for text in texts)
+    return size

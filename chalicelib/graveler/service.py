@@ -1,11 +1,12 @@
 """The Graveler facade: one object whose public methods are the engine's use cases, for the API, the S3 gateway,
 GC and the local stack. It is a composition, not a class hierarchy: each use case is an object of its own module
 (repositories.py, branches_and_tags.py, objects.py, action_files.py, presigned_multipart.py, staged_objects.py,
-conditional_delete.py, diffs.py, history.py, rewrites.py, namespace_files.py, collection_inputs.py,
-commit_records.py, commit_and_merge.py and imports/service.py) built from the one frozen record of the engine's
-parts (parts.py), the shared reads (reads.py) and, for imports, their own ports (``ImportParts``). ``Graveler``
-builds them and routes each public method to the use case that owns it, with no logic of its own; no use case
-imports it back. Commit, merge and import go inline or as workflows through one decision, workflow_runner.py.
+conditional_delete.py, conditional_uploads.py, diffs.py, history.py, rewrites.py, namespace_files.py,
+collection_inputs.py, commit_records.py, commit_and_merge.py and imports/service.py) built from the one frozen
+record of the engine's parts (parts.py), the shared reads (reads.py) and, for imports, their own ports
+(``ImportParts``). ``Graveler`` builds them and routes each public method to the use case that owns it, with no
+logic of its own; no use case imports it back. Commit, merge and import go inline or as workflows through one
+decision, workflow_runner.py.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .commit_and_merge import CommitsAndMerges
 from .commit_records import CommitRecords
 from .committed import CommittedManager, RangeParams
 from .conditional_delete import ConditionalDelete
+from .conditional_uploads import ConditionalUploads
 from .diffs import Diffs
 from .history import History
 from .imports import Importer, ImportParts
@@ -129,6 +131,7 @@ class Graveler:
         "update_user_metadata",
         "upload_object",
         "upload_objects",
+        "upload_objects_if",
     )
 
     def __init__(self, parts: EngineParts, imports: ImportParts | None = None) -> None:
@@ -155,6 +158,7 @@ class Graveler:
         presigned_multipart = PresignedMultipart(parts, reads, objects)
         staged_objects = StagedObjects(parts, reads)
         conditional_delete = ConditionalDelete(parts, reads)
+        conditional_uploads = ConditionalUploads(parts, reads)
         diffs = Diffs(parts, reads)
         history = History(parts, reads)
         rewrites = Rewrites(parts, reads)
@@ -221,6 +225,8 @@ class Graveler:
         self.stage_object = staged_objects.stage_object
         # ConditionalDelete
         self.delete_object_if = conditional_delete.delete_object_if
+        # ConditionalUploads
+        self.upload_objects_if = conditional_uploads.upload_objects_if
         # Diffs
         self.diff_uncommitted = diffs.diff_uncommitted
         self.is_dirty = diffs.is_dirty

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from . import errors
 from .ports import RefStore, StagingStore
+from .preconditions import check_atomic_changes
 from .records import Branch, BranchID, Key, RepositoryID, StagedEntry, StagingToken
 
 WRITE_TRIES = 3
@@ -62,6 +63,28 @@ def stage_if(
     _stage_surviving_seals(refs, staging, repo_id, branch.id, [staged], repr(staged.key), branch, (expected,))
 
 
+def stage_all_if(
+    refs: RefStore,
+    staging: StagingStore,
+    repo_id: RepositoryID,
+    branch: Branch,
+    changes: Sequence[StagedEntry],
+    expected: Sequence[StagedEntry | None],
+) -> None:
+    """Stages every change only if each key's row in ``branch.staging_token`` is still its ``expected``, as one
+    atomic conditional write (StagingStore.set_if_all): a reader of the branch sees all of them or none. Raises
+    PreconditionFailed when one changed, with nothing written; Invalid beyond the limits of one atomic write
+    (preconditions.check_atomic_changes).
+
+    When a commit sealed the token meanwhile, the changes are written again to the new token, again as one write,
+    except where that token has a row for the key: that is a later write, made after ours was visible, and it
+    wins (the sealed token, still read until the commit is done, shows all of ours meanwhile)."""
+    check_atomic_changes(list(zip(changes, expected, strict=True)))
+    _stage_surviving_seals(
+        refs, staging, repo_id, branch.id, changes, f"{len(changes)} changes", branch, tuple(expected), atomic=True
+    )
+
+
 def stage_many(
     refs: RefStore,
     staging: StagingStore,
@@ -83,15 +106,26 @@ def _stage_surviving_seals(
     changes: Sequence[StagedEntry],
     what: str,
     branch: Branch | None,
-    condition: tuple[StagedEntry | None] | None = None,
+    condition: tuple[StagedEntry | None, ...] | None = None,
+    atomic: bool = False,
 ) -> None:
-    """``condition``: for one change, the row its first write expects in the token (``stage_if``)."""
+    """``condition``: for each change, the row its first write expects in the token (``stage_if``, and
+    ``stage_all_if`` with ``atomic``: several changes as one write)."""
     current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
     # What each write replaced, per token: a refused write puts it back (``_withdraw``).
     replaced: list[tuple[StagingToken, dict[Key, StagedEntry]]] = []
     for attempt in range(WRITE_TRIES):
         written_to = current.staging_token
-        if condition is not None:
+        if atomic and condition is not None:
+            try:
+                written = _set_all_if(staging, written_to, changes, condition if attempt == 0 else None)
+            except errors.TooManyTries:
+                _withdraw(staging, replaced, changes)
+                raise
+            if written is None:
+                raise errors.PreconditionFailed(f"one of {what} changed since it was read; none was written")
+            replaced.append((written_to, written))
+        elif condition is not None:
             expected = condition[0] if attempt == 0 else None
             if not staging.set_if(written_to, changes[0], expected):
                 if attempt == 0:
@@ -111,6 +145,27 @@ def _stage_surviving_seals(
             return
     _withdraw(staging, replaced, changes)
     raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}; nothing was written")
+
+
+def _set_all_if(
+    staging: StagingStore,
+    token: StagingToken,
+    changes: Sequence[StagedEntry],
+    expected: Sequence[StagedEntry | None] | None,
+) -> dict[Key, StagedEntry] | None:
+    """One atomic write of the changes to the token; what it replaced there (for ``_withdraw``), or None when
+    refused. ``expected`` None: a write again after a seal, to the keys the new token has no row for (another
+    writer may add one between the read and the write: read again, a few times)."""
+    if expected is not None:
+        if not staging.set_if_all(token, list(zip(changes, expected, strict=True))):
+            return None
+        return {change.key: row for change, row in zip(changes, expected, strict=True) if row is not None}
+    for _ in range(WRITE_TRIES):
+        present = staging.get_many(token, [change.key for change in changes])
+        missing = [(change, None) for change in changes if change.key not in present]
+        if not missing or staging.set_if_all(token, missing):
+            return {}
+    raise errors.TooManyTries(f"the staging token {token} kept changing while writing {len(changes)} changes again")
 
 
 def _withdraw(

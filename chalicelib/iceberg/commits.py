@@ -1,8 +1,9 @@
 """A table commit in two steps, so that one table and a transaction of several share them: ``prepare`` checks the
 requirements against the metadata the pointer names now, applies the updates and writes the next metadata file
 (a new object under the table's location, never overwriting one); ``move`` moves the pointer with a conditional
-write on the ETag it was read with. Of two commits that read the same pointer, one moves it and the other gets
-CommitFailed (409): the client reloads the table and retries."""
+write on the ETag it was read with (``move_all``: the pointers of several tables in one atomic write). Of two commits
+that read the same pointer, one moves it and the other gets CommitFailed (409): the client reloads the table and
+retries."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from chalicelib.graveler import errors
 from .errors import CommitFailed, NoSuchTable, TableAlreadyExists
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
-from .store import Stored, TableStore
+from .store import Stored, TableStore, Write
 from .updates import apply_updates, check_requirements
 
 __all__ = ["Loaded", "Prepared", "TableCommits"]
@@ -160,6 +161,31 @@ class TableCommits:
                 raise TableAlreadyExists(f"table {prepared.table} was created concurrently") from None
             raise CommitFailed(
                 f"table {prepared.table} was changed by another commit since it was read: reload it and retry"
+            ) from None
+
+    def move_all(self, prepared: Sequence[Prepared]) -> list[str]:
+        """Moves every pointer (of one branch) in one atomic write, each on the ETag it was read with (a create:
+        on nothing there): a reader of the branch sees all of the tables committed or none, and a crash before the
+        write leaves every pointer where it was (the metadata files written are clutter no pointer names).
+        CommitFailed when another commit moved (or created) one of them first, with no pointer moved and the
+        prepared metadata files withdrawn."""
+        writes = [
+            Write(p.table.pointer, p.pointer, if_absent=True)
+            if p.expected is None
+            else Write(p.table.pointer, p.pointer, if_match=p.expected.etag)
+            for p in prepared
+        ]
+        try:
+            return self.store.write_all(prepared[0].table.namespace.repo, prepared[0].branch, writes)
+        except (errors.PreconditionFailed, errors.Invalid) as e:
+            for item in prepared:
+                self.withdraw(item)
+            if isinstance(e, errors.Invalid):
+                raise
+            names = ", ".join(str(p.table) for p in prepared)
+            raise CommitFailed(
+                f"one of the tables {names} was changed by another commit since it was read: reload them and retry;"
+                " none was changed"
             ) from None
 
     def withdraw(self, prepared: Prepared) -> None:

@@ -5,11 +5,12 @@ NoSuchNamespace; writes at refs that are not branches, NotABranch."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.conditional_uploads import ConditionalObject
 
 from .errors import BadRequest, NoSuchNamespace, NotABranch
 from .layout import Namespace
@@ -18,7 +19,7 @@ from .metadata import Json
 if TYPE_CHECKING:
     from chalicelib.graveler.service import Graveler
 
-__all__ = ["Stored", "TableStore"]
+__all__ = ["Stored", "TableStore", "Write"]
 
 JSON_TYPE = "application/json"
 
@@ -29,6 +30,17 @@ class Stored:
 
     value: Json
     etag: str
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    """One JSON object of an atomic write and its condition: ``if_match`` the ETag it must still have, or
+    ``if_absent`` (nothing there)."""
+
+    path: str
+    value: Json
+    if_match: str | None = None
+    if_absent: bool = False
 
 
 class TableStore:
@@ -87,6 +99,22 @@ class TableStore:
             repo, branch, path, data, content_type=JSON_TYPE, if_absent=if_absent, if_match=if_match
         )
         return entry.etag
+
+    def write_all(self, repo: str, branch: str, writes: Sequence[Write]) -> list[str]:
+        """Every object or none, in one atomic write on the branch (Graveler.upload_objects_if): no reader sees some
+        written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
+        holds, with nothing written; Invalid beyond what one atomic write takes (MAX_ATOMIC_CHANGES objects)."""
+        objects = [
+            ConditionalObject(
+                w.path,
+                json.dumps(w.value, separators=(",", ":")).encode(),
+                content_type=JSON_TYPE,
+                if_match=w.if_match,
+                if_absent=w.if_absent,
+            )
+            for w in writes
+        ]
+        return [entry.etag for entry in self.graveler.upload_objects_if(repo, branch, objects)]
 
     def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
         """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""

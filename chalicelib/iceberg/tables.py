@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
+from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
 
 from .commits import Loaded, Prepared, TableCommits, version_of
 from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, TableAlreadyExists
@@ -211,13 +211,15 @@ class Tables:
             return False
 
     def transaction(self, request: Json) -> None:
-        """All or nothing on one branch: every requirement is checked and every metadata file written first; then
-        the pointers move one by one, each with its conditional write, and when one loses a race those already
-        moved are moved back (conditionally: never over a later commit). Readers of the branch may see some of the
-        pointers moved before the rest (no isolation); the end state is all of the changes or none."""
+        """All or nothing on one branch, and isolated: every requirement is checked and every metadata file written
+        first; then all of the pointers move in one atomic conditional write (TableCommits.move_all), so a reader
+        of the branch sees every table committed or none, a lost race moves none, and a crash before that write
+        leaves none moved. At most MAX_ATOMIC_CHANGES tables (one DynamoDB transaction)."""
         changes = _list(request.get("table-changes"), "table-changes")
         if not changes:
             raise BadRequest("table-changes must name at least one table")
+        if len(changes) > MAX_ATOMIC_CHANGES:
+            raise BadRequest(f"a transaction changes at most {MAX_ATOMIC_CHANGES} tables, not {len(changes)}")
         tables = [TableName.from_identifier(c.get("identifier")) for c in changes]
         if len({str(t) for t in tables}) != len(tables):
             raise BadRequest("a transaction changes each table once")
@@ -239,28 +241,4 @@ class Tables:
             for done in prepared:
                 self.commits.withdraw(done)
             raise
-        self._move_all(prepared)
-
-    def _move_all(self, prepared: Sequence[Prepared]) -> None:
-        moved: list[tuple[Prepared, str]] = []
-        for index, item in enumerate(prepared):
-            try:
-                moved.append((item, self.commits.move(item)))
-            except errors.GravelerError:
-                for rest in prepared[index + 1 :]:
-                    self.commits.withdraw(rest)
-                self._move_back(moved)
-                raise
-        return None
-
-    def _move_back(self, moved: Sequence[tuple[Prepared, str]]) -> None:
-        for item, etag in reversed(moved):
-            repo = item.table.namespace.repo
-            try:
-                if item.expected is None:
-                    self.store.delete(repo, item.branch, item.table.pointer, if_match=etag)
-                else:
-                    self.store.write(repo, item.branch, item.table.pointer, item.expected.value, if_match=etag)
-            except errors.PreconditionFailed:
-                continue  # a later commit of this table came after ours: it stands on ours, leave it
-            self.commits.withdraw(item)
+        self.commits.move_all(prepared)

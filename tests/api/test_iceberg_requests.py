@@ -287,13 +287,13 @@ def test_transactions_are_all_or_nothing(
     )
     iceberg_error(failed, 409, "CommitFailedException")
     assert props("a") == props("b") == {"v": "1"}
-    # The second pointer loses a race after the first moved: the first is moved back.
-    original = TableCommits.move
-    calls: list[str] = []
+    # Another commit of b lands after the transaction read both tables, before its one atomic write: neither moves.
+    original = TableCommits.move_all
+    calls: list[list[str]] = []
 
-    def racing(self: TableCommits, prepared: Any) -> str:
-        calls.append(prepared.table.name)
-        if prepared.table.name == "b" and calls.count("b") == 1:
+    def racing(self: TableCommits, prepared: Any) -> list[str]:
+        calls.append([p.table.name for p in prepared])
+        if len(calls) == 1:
             assert (
                 commit(
                     client, credentials, "b", [], [{"action": "set-properties", "updates": {"w": "rival"}}]
@@ -302,11 +302,12 @@ def test_transactions_are_all_or_nothing(
             )
         return original(self, prepared)
 
-    monkeypatch.setattr(TableCommits, "move", racing)
+    monkeypatch.setattr(TableCommits, "move_all", racing)
     raced = iceberg_request(
         client, "POST", "/transactions/commit", credentials, {"table-changes": [change("a", "3"), change("b", "3")]}
     )
     assert "changed by another commit" in iceberg_error(raced, 409, "CommitFailedException")
+    assert calls == [["a", "b"]]
     assert props("a") == {"v": "1"}
     assert props("b") == {"v": "1", "w": "rival"}
     # Tables of two branches never share a transaction.

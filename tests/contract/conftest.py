@@ -3,8 +3,9 @@
 The "aws" variant runs the real adapters against moto in-process, with table names unique to the test.
 Two adjustments make moto a faithful stand-in for the behaviour under test:
 - moto checks a write's condition and then stores the item without a lock, so two threads can both pass the
-  check. DynamoDB serializes writes to one item; a lock around moto's item writes restores that, which keeps
-  the compare-and-swap race test about the adapter (a read-then-write in Python would still lose the race).
+  check (a transaction's conditions too). DynamoDB serializes writes to one item; a lock around moto's item
+  writes restores that, which keeps the compare-and-swap race test about the adapter (a read-then-write in
+  Python would still lose the race).
   moto's S3 PutObject checks If-None-Match: * the same way; S3 makes it atomic, and so does a lock here.
 - the DynamoDB operations moto serves are counted, so a test can see how many query pages were fetched.
 """
@@ -102,7 +103,7 @@ def _instrument_dynamodb(monkeypatch: pytest.MonkeyPatch, calls: Counter[str]) -
 
         monkeypatch.setattr(DynamoDBBackend, name, wrapper)
 
-    for name in ("put_item", "update_item", "delete_item"):
+    for name in ("put_item", "update_item", "delete_item", "transact_write_items"):
         wrap(name, serialize=True)
     for name in ("get_item", "query", "scan"):
         wrap(name, serialize=False)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
 
-from pynamodb.exceptions import DoesNotExist
+from pynamodb.exceptions import DoesNotExist, TransactWriteError
 from pynamodb.expressions.condition import Condition
+from pynamodb.transactions import TransactWrite
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.preconditions import check_atomic_changes
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingSample, StagingToken
 from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
@@ -34,6 +37,8 @@ DEFAULT_FIRST_PAGE_SIZE = 100
 # Dropping a token: how many threads delete at once, each a chunk of keys at a time (batches of 25).
 DROP_WORKERS = 8
 DROP_CHUNK = 250
+TRANSACTION_CANCELED = "TransactionCanceledException"
+_LOST_RACE_REASONS = {"ConditionalCheckFailed", "TransactionConflict"}
 # DynamoDB's limit on a sort key (bytes): a key too long to carry its 16-digit sketch rank stays out of the sketch.
 _SORT_KEY_BYTES = 1024
 _RANK_DIGITS = 16
@@ -83,6 +88,41 @@ class DynamoStagingStore:
         self._sketch(token, staged.key)
         # One PutItem conditioned on the row as the caller read it: DynamoDB evaluates the condition and the write
         # as one, so of two writers expecting the same row only the first one's condition holds.
+        try:
+            with storage_errors(on_condition_failed=lambda: errors.PreconditionFailed("staged row changed")):
+                self._row(token, staged).save(condition=self._condition(expected))
+        except errors.PreconditionFailed:
+            return False
+        return True
+
+    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+        """One TransactWriteItems of a conditional put per row (the rows may sit in different shards' partitions:
+        a transaction spans partitions and tables). The sketch items go first in a batch, outside it: they count
+        against neither of the transaction's limits (100 items, 4 MB), and one without its row is harmless."""
+        check_atomic_changes(changes)
+        sketches = [row for row in (self._sketch_row(token, staged.key) for staged, _ in changes) if row is not None]
+        if sketches:
+            with storage_errors(), self._model.batch_write() as batch:
+                for row in sketches:
+                    batch.save(row)
+        with storage_errors():
+            try:
+                # The request token makes the SDK's own retries of this call idempotent: a retry after a reply
+                # lost in transit answers success, not the ConditionalCheckFailed of rows already ours (which the
+                # caller would take for a lost race and answer by deleting the data the rows name).
+                with TransactWrite(
+                    connection=self._model._get_connection().connection, client_request_token=uuid.uuid4().hex
+                ) as transaction:
+                    for staged, expected in changes:
+                        transaction.save(self._row(token, staged), condition=self._condition(expected))
+            except TransactWriteError as e:
+                if _lost_race(e):
+                    return False
+                raise
+        return True
+
+    def _condition(self, expected: StagedEntry | None) -> Condition:
+        """The row as the caller read it (None: no row), the fields StagingStore.set_if compares."""
         model = self._model
         condition: Condition
         if expected is None:
@@ -90,21 +130,8 @@ class DynamoStagingStore:
         elif expected.value is None:
             condition = model.key.exists() & (model.tombstone == True)  # noqa: E712 (a condition, not a test)
         else:
-            entry = expected.value
-            condition = (
-                model.key.exists()
-                & (model.tombstone == False)  # noqa: E712
-                & (model.physical_address == entry.physical_address)
-                & (model.etag == entry.etag)
-                & (model.size == entry.size)
-                & (model.mtime == entry.mtime)
-            )
-        try:
-            with storage_errors(on_condition_failed=lambda: errors.PreconditionFailed("staged row changed")):
-                self._row(token, staged).save(condition=condition)
-        except errors.PreconditionFailed:
-            return False
-        return True
+            condition = _same_entry(model, expected.value)
+        return condition
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         wanted = list(dict.fromkeys(keys))
@@ -293,6 +320,28 @@ def _round_robin[T](streams: Sequence[Iterator[T]]) -> Iterator[T]:
                 live.remove(stream)
             else:
                 yield item
+
+
+def _same_entry(model: type[StagedRow], entry: Entry) -> Condition:
+    condition: Condition = (
+        model.key.exists()
+        & (model.tombstone == False)  # noqa: E712 (a condition, not a test)
+        & (model.physical_address == entry.physical_address)
+        & (model.etag == entry.etag)
+        & (model.size == entry.size)
+        & (model.mtime == entry.mtime)
+    )
+    return condition
+
+
+def _lost_race(error: TransactWriteError) -> bool:
+    """Whether DynamoDB cancelled the transaction because a row was not as expected, or because another write of
+    one of its rows was under way (TransactionConflict): both are a caller that lost to another writer. Any other
+    reason (throttling, a validation error) is the store's to report."""
+    if error.cause_response_code != TRANSACTION_CANCELED:
+        return False
+    codes = {reason.code for reason in error.cancellation_reasons if reason is not None} - {"None"}
+    return bool(codes) and codes <= _LOST_RACE_REASONS
 
 
 def _staged_raw(model: type[StagedRow], raw: dict[str, object]) -> StagedEntry:
