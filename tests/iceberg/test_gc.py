@@ -18,6 +18,7 @@ from lakelet import cli
 from tests.e2e.conftest import LocalProcess
 from tests.e2e.test_gc_local import data_addresses, gc_run
 from tests.gc.support import shared_spark
+from tests.spark.support import stop_spark_jvm
 
 pytestmark = pytest.mark.e2e
 
@@ -42,6 +43,9 @@ def test_gc_reclaims_the_files_of_a_table_no_branch_reaches(
 ) -> None:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", stack.aws_access_key_id)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", stack.aws_secret_access_key)
+    # Spark's Python workers keep the environment of the JVM that started them: one an earlier test started (the e2e
+    # tier's GC, against another stack with its own moto key pair) would sign with that stack's keys.
+    stop_spark_jvm()
     shared_spark()
     catalog, r, now = make_catalog(), repo.id, time.time()
     main = repo.branch("main")

@@ -36,8 +36,10 @@ from chalicelib.settings import Settings
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 REGION = "us-east-1"
-IMPORT_BUDGET = 390
-FIRST_REQUESTS_BUDGET = 690
+# Raised from 390 and 690 in round 4: the Iceberg catalog's routes and package (12 modules, 5.5 ms of the import
+# under -X importtime), the usage meter (3) and the engine's use cases as modules of their own (7).
+IMPORT_BUDGET = 410
+FIRST_REQUESTS_BUDGET = 700
 # Loaded by the requests that need them, never by the import or by a health check and a listing.
 NEVER = ("pyarrow", "numpy", "aws_xray_sdk", "chalicelib.s3proxy", "chalicelib.samples", "moto")
 
