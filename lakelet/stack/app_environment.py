@@ -98,7 +98,13 @@ def forget_default_session() -> None:
     # changed would still sign with the old keys, which the stack's moto refuses (lakelet/stack/moto_guard.py).
     import boto3
 
+    from chalicelib.adapters.dynamodb.models import model_set
+
     boto3.DEFAULT_SESSION = None
+    # PynamoDB's models likewise: model_set keeps one set per table names, region and endpoint, and each set's
+    # connection keeps the credentials it first resolved. A later stack whose moto got a port an earlier stack of
+    # this process had (ports are reused) would find that set and sign with the earlier stack's keys.
+    model_set.cache_clear()
 
 
 def restore_environ(environ: MutableMapping[str, str], saved: dict[str, str | None]) -> None:

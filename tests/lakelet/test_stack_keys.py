@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -104,3 +105,17 @@ def test_an_ephemeral_stack_makes_a_key_per_run() -> None:
         assert stack.admin_notice is None
     with LocalStack(api_port=0, s3_port=0, credentials=SAMPLE) as stack:
         assert stack.aws_credentials != first
+
+
+def test_a_stack_whose_moto_gets_an_earlier_stack_s_port_signs_with_its_own_key() -> None:
+    # Ports are reused within a process (a whole test run starts hundreds of stacks): the second stack must not
+    # find the first one's DynamoDB models, whose connection resolved the first stack's key.
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    keys = []
+    for _ in range(2):
+        with LocalStack(api_port=0, s3_port=0, moto_port=port, credentials=SAMPLE) as stack:
+            keys.append(stack.aws_credentials)
+            assert _api(stack, "GET", "/repositories", SAMPLE)[0] == 200
+    assert keys[0] != keys[1]
