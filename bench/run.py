@@ -90,6 +90,9 @@ def row(
 def run_json(code: str, timeout: float) -> dict[str, Any]:
     """Runs ``code`` in a fresh interpreter with bench/ importable; its last stdout line is the JSON result."""
     env = os.environ | {"PYTHONPATH": f"{PROJECT}{os.pathsep}{BENCH}"}
+    # Once the result is printed the child leaves without the interpreter's teardown: native threads still running
+    # there (Arrow's) once aborted it after its result ("terminate called without an active exception").
+    code += "\nimport os as _os, sys as _sys\n_sys.stdout.flush()\n_sys.stderr.flush()\n_os._exit(0)\n"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=PROJECT, env=env, capture_output=True, timeout=timeout, check=False
     )
