@@ -15,6 +15,8 @@
 #   make smoke  ENDPOINT=... ACCESS_KEY_ID=... SECRET_ACCESS_KEY=... [S3_ENDPOINT=...] [SMOKE_ARGS="--workflow-objects N"]:
 #               a bounded, self-cleaning pass of the everyday flows against any endpoint (bench/smoke.py, docs/deploy.md)
 #   make webui    build the web UI (webui/, Node 20) into chalicelib/webui_dist/; test, run and package do it first
+#   make bench-lakefs  LAKEFS_BIN=... the local stack beside the real lakeFS, same client, p50 per operation and
+#               bulk rows (bench/side_by_side.py); skipped without LAKEFS_BIN
 #   make bench    every figure of the performance table with its goal (bench/run.py), into bench/results.json
 #               and the table of docs/performance.md; BENCH_ARGS="--quick" for a small run, --help for sizes and ports
 # Pass extra arguments with PYTEST_ARGS="-k e2e -x" or RUN_ARGS="--api-port 9000".
@@ -43,7 +45,7 @@ PYTHON312 ?= $(shell \
 		command -v python3.12; \
 	fi)
 
-.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench spark-jars smoke
+.PHONY: test test-compat test-fast check run venv clean-venv package deploy deploy-rehearsal webui bench bench-lakefs spark-jars smoke
 
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
@@ -243,3 +245,8 @@ BENCH_OUT ?= bench/results.json
 bench: $(DEV_STAMP)
 	$(VENV)/bin/python bench/run.py --out $(BENCH_OUT) $(BENCH_ARGS)
 	$(VENV)/bin/python bench/readme_table.py $(BENCH_OUT)
+
+# `lakelet up` beside the real lakeFS (issue 43): LAKEFS_BIN=/path/to/lakefs, a server built from lakeFS's source
+# beside the project; without it the bench says it was skipped. BENCH_ARGS="--quick" for a small run.
+bench-lakefs: $(TEST_STAMP)
+	$(VENV)/bin/python bench/side_by_side.py $(BENCH_ARGS)

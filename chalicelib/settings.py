@@ -37,6 +37,7 @@ ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
 # (docs/iceberg.md). Unset: clients configure s3.endpoint themselves.
 ENV_ICEBERG_S3_ENDPOINT = "LAKELET_ICEBERG_S3_ENDPOINT"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
+DEFAULT_STAGE = "local"
 # Where imports may read from, comma-separated: each location as bucket:prefix/ (bucket: for a whole bucket), the
 # form the stack parameter ImportLocations takes and passes here unchanged, or as s3://bucket/prefix/ (the local
 # stack's form). The Lambda roles may read and list exactly these (infra/access.py). Empty: every import is refused
@@ -164,7 +165,7 @@ class Settings:
     # How long a token from POST /auth/login stays valid.
     login_token_seconds: int = 24 * 3600
     iceberg_s3_endpoint: str = ""
-    stage: str = "local"
+    stage: str = DEFAULT_STAGE
     # Commits with more staged changes than this run as the commit state machine (when one is configured,
     # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda. 25,000: an inline
     # commit at the threshold takes about 7 s on bench/aws_model.py, a quarter of API Gateway's 29 s.
@@ -229,7 +230,7 @@ class Settings:
             kms_key_id=env.get(ENV_KMS_KEY_ID) or None,
             login_token_seconds=int(env.get(ENV_LOGIN_TOKEN_SECONDS, defaults.login_token_seconds)),
             iceberg_s3_endpoint=env.get(ENV_ICEBERG_S3_ENDPOINT, "").strip(),
-            stage=env.get(ENV_STAGE) or defaults.stage,
+            stage=stage_from_env(env),
             commit_workflow_threshold=int(
                 env.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD", defaults.commit_workflow_threshold)
             ),
@@ -262,6 +263,13 @@ class Settings:
             webhook_allowed_destinations=_networks(env.get(ENV_WEBHOOK_DESTINATIONS, "")),
             lambda_runtime_api=env.get(ENV_LAMBDA_RUNTIME_API, ""),
         )
+
+
+def stage_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """The stage alone, as Settings.from_env reads it: the metrics read it after every request, and the whole of
+    the settings (their checks included) costs more than the rest of a stat's bookkeeping."""
+    env = os.environ if environ is None else environ
+    return env.get(ENV_STAGE) or DEFAULT_STAGE
 
 
 # Scheduled garbage collection (chalicelib/gc): the EMR Serverless job the schedule starts.

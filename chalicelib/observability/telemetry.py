@@ -17,7 +17,7 @@ from aws_lambda_powertools.logging.filters import SuppressFilter
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 from aws_lambda_powertools.metrics import MetricUnit
 
-from chalicelib.settings import Settings
+from chalicelib.settings import stage_from_env
 
 from .redaction import redact
 
@@ -153,8 +153,8 @@ def count(metric: Metric, value: float = 1, unit: MetricUnit = MetricUnit.Count)
 def flush_metrics() -> None:
     """Prints this invocation's metrics as one EMF line, if there are any."""
     if metrics.metric_set:
-        # Read per flush (a few dictionary lookups): tests and chalice local change the environment.
-        stage = Settings.from_env().stage
+        # Read per flush (one lookup): tests and chalice local change the environment.
+        stage = stage_from_env()
         if metrics.default_dimensions.get("stage") != stage:
             with warnings.catch_warnings():
                 # Replacing the stage is the point; Powertools warns about any dimension set twice.

@@ -9,6 +9,9 @@ changes while the process runs (moto is pinned, requirements-dev.txt):
 2. ``moto.core.responses.method_names_from_class``, which ``BaseResponse.call_action`` calls on each request to
    find the handler's method for the action: ``inspect.getmembers`` over the whole response class. A class's
    functions are fixed once it is defined; they are read once per class.
+3. Flask's ``attach_enctype_error_multidict``, which Flask calls on every request that reads a body when the app
+   is in debug mode (moto's Flask apps are): it defines a new class each time, only to word the error of a form
+   sent without its files better. It does nothing here.
 
 :func:`install` and :func:`uninstall` are idempotent and give moto its functions back.
 """
@@ -19,6 +22,7 @@ import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import flask.debughelpers
 import moto.backends
 import moto.core.responses
 
@@ -42,6 +46,8 @@ def install() -> None:
         return frozenset(names(clazz))
 
     moto.backends.list_of_moto_modules = list_of_moto_modules
+    _saved["attach_enctype_error_multidict"] = flask.debughelpers.attach_enctype_error_multidict
+    flask.debughelpers.attach_enctype_error_multidict = _leave_as_is
     moto.core.responses.method_names_from_class = method_names  # type: ignore[attr-defined,assignment]
 
 
@@ -49,4 +55,9 @@ def uninstall() -> None:
     if not _saved:
         return
     moto.backends.list_of_moto_modules = _saved.pop("list_of_moto_modules")
+    flask.debughelpers.attach_enctype_error_multidict = _saved.pop("attach_enctype_error_multidict")
     moto.core.responses.method_names_from_class = _saved.pop("method_names_from_class")  # type: ignore[attr-defined]
+
+
+def _leave_as_is(request: Any) -> None:
+    """The request's files stay as Flask read them."""
