@@ -42,7 +42,46 @@ def _number(item: Item, name: str) -> int:
 
 
 def staged_item(item: Item) -> StagedEntry:
-    """The staged change of one row of the staging table."""
+    """The staged change of one row of the staging table: the row as the adapter writes it decoded directly, and any
+    other (an older row with NULLs or floats, a damaged one) the careful way."""
+    try:
+        return _as_written(item)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return _careful(item)
+
+
+def _as_written(item: Item) -> StagedEntry:
+    """Raises KeyError, TypeError, ValueError or AttributeError for any row not in the written layout."""
+    key = Key(item["key"]["S"])
+    tombstone = item.get("tombstone")
+    if tombstone is not None and tombstone["BOOL"]:
+        return StagedEntry(key, None)
+    get = item.get
+    address, size, etag, mtime, content_type, metadata = (
+        get("physical_address"),
+        get("size"),
+        get("etag"),
+        get("mtime"),
+        get("content_type"),
+        get("user_metadata"),
+    )
+    user_metadata: dict[str, str] = {}
+    if metadata is not None and metadata["S"] != "{}":
+        user_metadata = {str(k): str(v) for k, v in json.loads(metadata["S"]).items()}
+    return StagedEntry(
+        key,
+        Entry(
+            address["S"] if address is not None else "",
+            int(size["N"]) if size is not None else 0,
+            etag["S"] if etag is not None else "",
+            int(mtime["N"]) if mtime is not None else 0,
+            content_type["S"] if content_type is not None else DEFAULT_CONTENT_TYPE,
+            user_metadata,
+        ),
+    )
+
+
+def _careful(item: Item) -> StagedEntry:
     try:
         key = Key(item["key"]["S"])
     except (KeyError, TypeError) as e:
