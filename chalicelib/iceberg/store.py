@@ -19,6 +19,7 @@ from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.conditional_uploads import ConditionalObject
 
+from . import bounds
 from .errors import BadRequest, NoSuchNamespace, NotABranch
 from .layout import Namespace
 from .metadata import Json
@@ -96,11 +97,7 @@ class TableStore:
             entry = self.graveler.stat_object(repo, ref, path)
         except errors.ObjectNotFound:
             return None
-        data = self.graveler.read_object(repo, entry)
-        try:
-            value = json.loads(data)
-        except ValueError:
-            raise BadRequest(f"{path} is not JSON") from None
+        value = bounds.loads(self.graveler.read_object(repo, entry), path)
         if not isinstance(value, dict):
             raise BadRequest(f"{path} is not a JSON object")
         return Stored(value, entry.etag)
