@@ -13,6 +13,7 @@ from chalicelib.auth.policies import Permission, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
 
+from . import bounds
 from .commits import Loaded, Prepared, TableCommits, version_of
 from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, TableAlreadyExists
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
@@ -171,6 +172,7 @@ class Tables:
         metadata = self.store.read(repo, branch, path)
         if metadata is None:
             raise BadRequest(f"no metadata file at {path} on branch {branch}")
+        bounds.check_loadable(metadata.value, table)
         location_path = path_of_uri(repo, str(metadata.value.get("location", "")))
         self.store.may_write_location(repo, location_path)
         pointer = {
