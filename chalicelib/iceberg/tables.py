@@ -19,7 +19,6 @@ from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, Tabl
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
 from .metadata import Json, new_table_metadata
 from .namespaces import Authorize, Namespaces
-from .purge import table_files
 from .store import TableStore
 
 __all__ = ["TablePage", "Tables"]
@@ -145,6 +144,9 @@ class Tables:
     def _files(self, loaded: Loaded) -> Sequence[str]:
         """What a purge of the table deletes (purge.py: the files its metadata names, under its location), once
         the caller is known to may delete every one of them: a purge is refused whole, before the pointer goes."""
+        # Imported here: purges are rare, and a cold start imports neither the purge nor its Avro reader.
+        from .purge import table_files
+
         repo = loaded.table.namespace.repo
         files = table_files(self.store, repo, loaded.ref, loaded.metadata_path, loaded.metadata, loaded.location_path)
         self.store.may("fs:DeleteObject", repo, *files)
