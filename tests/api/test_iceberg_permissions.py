@@ -170,6 +170,18 @@ def test_read_only_and_pointer_only_callers_write_no_metadata(
         403,
         "ForbiddenException",
     )
+    metadata_location = _load(client, reader, "t")["metadata-location"]
+    table_t = {"namespace": SALES, "name": "t"}
+    change = {"identifier": table_t, "requirements": [], "updates": set_a}
+    for method, path, body in [
+        ("POST", f"/namespaces/{_ns(SALES)}/register", {"name": "r", "metadata-location": metadata_location}),
+        ("POST", "/tables/rename", {"source": table_t, "destination": {"namespace": SALES, "name": "t2"}}),
+        ("POST", "/transactions/commit", {"table-changes": [change]}),
+        ("POST", "/namespaces", {"namespace": [*SALES, "sub"]}),
+        ("POST", f"/namespaces/{_ns(SALES)}/properties", {"updates": {"a": "1"}}),
+        ("DELETE", f"/namespaces/{_ns(SALES)}", None),
+    ]:
+        iceberg_error(iceberg_request(client, method, path, reader, body), 403, "ForbiddenException")
     assert _objects(api) == before
     assert body_of(api.get("/repositories/repo1/branches/main/diff"))["results"] == []
     assert "a" not in _load(client, reader, "t")["metadata"]["properties"]
