@@ -68,6 +68,17 @@ def test_deeply_nested_schemas_are_a_400_and_real_depths_work(client: Client, cr
     )
     assert evolved.status_code == 200, evolved.body
     assert json.loads(evolved.body)["metadata"]["last-column-id"] == 61
+    # 64 levels, the documented bound, even inside a transaction (the deepest body that carries a schema).
+    change = {
+        "identifier": {"namespace": SALES, "name": "v"},
+        "requirements": [],
+        "updates": [{"action": "add-schema", "schema": nested_schema(64)}],
+    }
+    deepest = iceberg_request(client, "POST", "/transactions/commit", credentials, {"table-changes": [change]})
+    assert deepest.status_code == 204, deepest.body
+    change["updates"] = [{"action": "add-schema", "schema": nested_schema(66)}]
+    too_deep = iceberg_request(client, "POST", "/transactions/commit", credentials, {"table-changes": [change]})
+    iceberg_error(too_deep, 400, "BadRequestException")
 
 
 @pytest.mark.parametrize(
