@@ -5,7 +5,8 @@ of the API is one AWS Lambda result of at most 6 MB (6,291,556 bytes as measured
 in which API Gateway's binary media types (``*/*``, app.py) make the body travel base64-encoded: 4 bytes for every
 3 of the JSON, which chalice writes compact and ASCII-only. A table whose metadata outgrows that could no longer be
 loaded at all (API Gateway answers 502), so a commit, create or register that would give a table more than
-MAX_METADATA_BYTES of metadata JSON is refused (BadRequest naming the limit), on every stack: the local one without
+MAX_METADATA_BYTES of metadata JSON is refused (BadRequest naming the limit), as are namespace properties past the
+same size, on every stack: the local one without
 ``--aws-limits`` too, so that what works locally works deployed. RESPONSE_RESERVE_BYTES is kept for what the answer
 carries beside the metadata: its headers, the metadata location and table config, and a longer ref in the
 rendered location than the branch's (a commit ID).
@@ -31,6 +32,7 @@ __all__ = [
     "MAX_METADATA_BYTES",
     "check_depth",
     "check_loadable",
+    "check_namespace_loadable",
     "loads",
     "metadata_bytes",
 ]
@@ -54,6 +56,17 @@ def check_loadable(metadata: object, table: object) -> None:
             f"table {table}: its metadata would be {size:,} bytes of JSON, over the {MAX_METADATA_BYTES:,} a load can"
             f" answer (one AWS Lambda response of at most {LAMBDA_RESPONSE_BYTES:,} bytes, the body base64-encoded):"
             " remove properties, expire snapshots or lower write.metadata.previous-versions-max"
+        )
+
+
+def check_namespace_loadable(properties: object, namespace: str) -> None:
+    """The same for a namespace's properties, which a load of the namespace answers whole."""
+    size = metadata_bytes(properties)
+    if size > MAX_METADATA_BYTES:
+        raise BadRequest(
+            f"namespace {namespace}: its properties would be {size:,} bytes of JSON, over the {MAX_METADATA_BYTES:,}"
+            f" a load can answer (one AWS Lambda response of at most {LAMBDA_RESPONSE_BYTES:,} bytes, the body"
+            " base64-encoded)"
         )
 
 

@@ -173,3 +173,23 @@ def test_a_metadata_file_too_large_to_load_is_not_registered(
     body = {"name": "big", "metadata-location": "s3://repo1/main/iceberg/big/00000-x.metadata.json"}
     register = iceberg_request(client, "POST", f"/namespaces/{_ns(SALES)}/register", credentials, body)
     assert f"{MAX_METADATA_BYTES:,}" in iceberg_error(register, 400, "BadRequestException")
+
+
+def test_namespace_properties_that_a_load_could_not_answer_are_refused(
+    client: Client, credentials: Creds, sales: None
+) -> None:
+    path = f"/namespaces/{_ns(SALES)}"
+    four_mb = "x" * (4 * 1000 * 1000)
+    assert (
+        iceberg_request(client, "POST", path + "/properties", credentials, {"updates": {"a": four_mb}}).status_code
+        == 200
+    )
+    refused = iceberg_request(client, "POST", path + "/properties", credentials, {"updates": {"b": four_mb}})
+    assert f"{LAMBDA_RESPONSE_BYTES:,}" in iceberg_error(refused, 400, "BadRequestException")
+    loaded = iceberg_request(client, "GET", path, credentials)
+    assert loaded.status_code == 200 and _lambda_result_bytes(loaded) <= LAMBDA_RESPONSE_BYTES
+    assert set(json.loads(loaded.body)["properties"]) == {"a"}
+    created = iceberg_request(
+        client, "POST", "/namespaces", credentials, {"namespace": [*SALES, "big"], "properties": {"a": four_mb * 2}}
+    )
+    iceberg_error(created, 400, "BadRequestException")
