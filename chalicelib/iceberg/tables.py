@@ -224,9 +224,8 @@ class Tables:
             self.store.delete(repo, loaded.ref, source.pointer, if_match=loaded.pointer.etag)
             return True
         except errors.PreconditionFailed:
-            # Undoing its own write: a caller who may not delete there leaves the copy (both names show the table).
-            with contextlib.suppress(errors.PreconditionFailed, errors.Forbidden):
-                self.store.delete(repo, loaded.ref, destination.pointer, if_match=written)
+            with contextlib.suppress(errors.PreconditionFailed):
+                self.store.undo(repo, loaded.ref, destination.pointer, written)
             return False
 
     def transaction(self, request: Json) -> None:
