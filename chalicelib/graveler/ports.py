@@ -161,9 +161,8 @@ class StagingStore(Protocol):
         upload in between shows).
 
         ``current_of``: also only while that branch's record (RefStore's) names ``token`` as its staging token,
-        checked in the same atomic write: a write that returns True landed while the token was the branch's
-        current one, so the commit that seals it later reads it (a commit reads a token after sealing it); one
-        racing a seal gets False and writes nothing (graveler/staging.py's stage_checked evaluates again)."""
+        checked in the same atomic write: a write that returns True landed while the token was current, so the
+        commit that seals it later reads it; one racing a seal gets False and writes nothing (staging.stage_checked)."""
         ...
 
     def set_if_all(
