@@ -15,6 +15,7 @@ from chalice import Blueprint, Response
 from chalice.app import Request
 
 from chalicelib import http_headers
+from chalicelib.auth.addresses import upload_url_may_be_live
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.listing import ListedRows
@@ -234,7 +235,8 @@ def upload_object(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["PUT"])
 def stage_object(repository: str, branch: str) -> Response:
     """lakeFS's stageObject (ObjectStageCreation): an object already in the store, staged by its address
-    (graveler/staged_objects.py: only under the allowed import locations); 201 with its ObjectStats."""
+    (graveler/staged_objects.py: in the repository's own data, or under the allowed import locations); 201 with
+    its ObjectStats."""
     path = Query(bp.current_request.query_params).required_string("path")
     body = JsonBody.parse(bp.current_request.raw_body)
     size = body.integer("size_bytes")
@@ -249,6 +251,11 @@ def stage_object(repository: str, branch: str) -> Response:
         user_metadata=body.str_map("metadata"),
     )
     svc = services()
+    if upload_url_may_be_live(claim.physical_address, svc.settings.presign_expiry_seconds, time.time()):
+        raise errors.Invalid(
+            "physical_address was handed out for a presigned upload whose URL may still rewrite it: link it with "
+            "PUT .../staging/backing, or stage it once the URL has expired"
+        )
     entry = svc.graveler.stage_object(
         names.repository(repository),
         names.branch(branch),
