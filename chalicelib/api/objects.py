@@ -342,7 +342,8 @@ def copy_object(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/stat/user_metadata", ["PUT"])
 def update_object_user_metadata(repository: str, branch: str) -> Response:
     """lakeFS's updateObjectUserMetadata: UpdateObjectUserMetadata {set} replaces the object's user metadata,
-    staged on the branch like any change; 201 with no body."""
+    staged on the branch like any change; 204, as lakeFS's server answers (its swagger says 201, but lakectl's
+    fs update-metadata accepts only 204, and the SDKs any 2xx)."""
     path = Query(bp.current_request.query_params).required_string("path")
     body = JsonBody.parse(bp.current_request.raw_body)
     if body.nested("set") is None:
@@ -350,4 +351,4 @@ def update_object_user_metadata(repository: str, branch: str) -> Response:
     services().graveler.update_user_metadata(
         names.repository(repository), names.branch(branch), path, body.str_map("set")
     )
-    return Response(body="", status_code=201)
+    return no_content()
