@@ -191,7 +191,7 @@ def list_objects(repository: str, ref: str) -> Response:
     )
     if not q.boolean("presign") and isinstance(page.results, ListedRows):
         # The common case, built from the page's columns and encoded by orjson: per row, one dict and no Entry.
-        body = serializers.encoded_listing(page, page.results, amount, with_metadata)
+        body = serializers.encoded_listing(page, page.results, with_metadata)
         return Response(body=body, status_code=200, headers={"Content-Type": "application/json"})
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
@@ -210,7 +210,7 @@ def list_objects(repository: str, ref: str) -> Response:
         url = graveler.presign_object(repository, item.entry, seconds)
         return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)
 
-    return json_response(serializers.listing(page, amount, presigned))
+    return json_response(serializers.listing(page, presigned))
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["POST"])
