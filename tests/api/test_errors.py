@@ -127,7 +127,8 @@ BAD_REQUESTS = [
     # bad ints and booleans
     ("GET", "/repositories", {"query": {"amount": "ten"}}),
     ("GET", "/repositories", {"query": {"amount": "1e3"}}),
-    ("GET", "/repositories/repo1/branches", {"query": {"amount": "-1"}}),
+    ("GET", "/repositories/repo1/branches", {"query": {"amount": "-2"}}),
+    ("GET", "/repositories/repo1/branches", {"query": {"amount": "1001"}}),
     ("GET", "/repositories/repo1/tags", {"query": {"amount": "٣"}}),
     ("GET", "/repositories/repo1/refs/main/commits", {"query": {"amount": "0x10"}}),
     ("GET", "/repositories/repo1/refs/main/objects/ls", {"query": {"amount": "99999999999999999999"}}),
