@@ -50,7 +50,7 @@ class MergeConflict(CLIError):
 # The hint follows the error's cause, read from lakeFS's words in the message (the same words its clients match
 # on); the status only picks the hint when no cause is recognised. First match wins: the running command's own
 # hints (COMMAND_CAUSES, the only ones that name a flag: tests/cli/test_hints.py checks each against that
-# command's options), then the general ones.
+# command's options, or against the command quoted as 'lakelet CMD ...' around it), then the general ones.
 COMMAND_CAUSES: tuple[tuple[str, str, str], ...] = (  # (command path under `lakelet`, words, hint)
     ("commit", "no changes", "there is nothing to commit; pass --allow-empty-commit to commit anyway"),
     ("merge", "no changes", "there is nothing to merge; pass --allow-empty to merge anyway"),
@@ -58,6 +58,12 @@ COMMAND_CAUSES: tuple[tuple[str, str, str], ...] = (  # (command path under `lak
     ("revert", "no changes", "the revert changes nothing; pass --allow-empty to commit it anyway"),
     ("merge", "conflict found", "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins"),
     ("pr merge", "conflict found", "settle them with --strategy source-wins|dest-wins, or on the branches"),
+    (
+        "gc get-config",
+        "no garbage collection rules",
+        "the repository has no GC rules (GC never collects it): set them with 'lakelet gc set-config "
+        'lakefs://REPO --filename rules.json\', rules.json holding {"default_retention_days": 21, "branches": []}',
+    ),
 )
 _CAUSES: tuple[tuple[str, str], ...] = (
     (

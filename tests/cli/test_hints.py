@@ -4,6 +4,7 @@ cause, on the CLI's stack, and the table itself."""
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 import uuid
@@ -74,7 +75,13 @@ def _options(path: str) -> set[str]:
 def test_every_hint_names_a_flag_its_command_has() -> None:
     checked = 0
     for path, words, hint in COMMAND_CAUSES:
-        flags = set(FLAG.findall(hint))
+        # A flag inside a quoted command line ('lakelet gc set-config ... --filename F') is that command's.
+        for quoted in re.findall(r"'lakelet ([^']*)'", hint):
+            named = " ".join(itertools.takewhile(lambda w: re.fullmatch(r"[a-z][a-z-]*", w), quoted.split()))
+            flags = set(FLAG.findall(quoted))
+            assert flags and not flags - _options(named), (quoted, flags)
+            checked += len(flags)
+        flags = set(FLAG.findall(re.sub(r"'lakelet [^']*'", "", hint)))
         missing = flags - _options(path)
         assert not missing, (path, words, hint, missing)
         checked += len(flags)
@@ -182,3 +189,17 @@ def test_an_import_into_a_dirty_branch_says_dirty_branch(
     failed = cli("import", "--from", f"s3://{SOURCE}/{run}/", "--to", f"lakefs://{repo}/main/in/", code=1)
     assert "dirty branch" in failed.stderr and "commit them" in failed.stderr
     assert "fix the cause" not in failed.stderr
+
+
+def test_gc_get_config_without_rules_says_there_are_none_and_how_to_set_them(
+    cli: Cli, repo: str, tmp_path: Path
+) -> None:
+    missing = cli("gc", "get-config", f"lakefs://{repo}", code=1)
+    assert "no GC rules" in missing.stderr and "lakelet gc set-config" in missing.stderr, missing.stderr
+    assert "check the repository, ref and path" not in missing.stderr
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"default_retention_days": 21, "branches": []}')
+    cli("gc", "set-config", f"lakefs://{repo}", "--filename", str(rules))
+    assert "default retention days: 21" in cli("gc", "get-config", f"lakefs://{repo}").stdout
+    gone = cli("gc", "get-config", "lakefs://no-such-repository-here", code=1)
+    assert "check the repository" in gone.stderr and "no GC rules" not in gone.stderr
