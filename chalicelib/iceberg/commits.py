@@ -129,6 +129,7 @@ class TableCommits:
             base = empty_metadata(table_uuid, uri(repo, branch, table.default_location(table_uuid)), self.now_ms())
             metadata = apply_updates(base, updates, self.now_ms())
             location_path = path_of_uri(repo, str(metadata["location"]))
+            self.store.may_write_location(repo, location_path)
             metadata["location"] = uri(repo, branch, location_path)
             pointer = self.write_new(table, branch, metadata, location_path, 0)
             return Prepared(table, branch, None, pointer, metadata)
@@ -137,6 +138,7 @@ class TableCommits:
         location_path = current.location_path
         if metadata.get("location") != current.metadata.get("location"):
             location_path = path_of_uri(repo, str(metadata["location"]))
+            self.store.may_write_location(repo, location_path)
         metadata["location"] = uri(repo, branch, location_path)
         log = [
             *(current.metadata.get("metadata-log") or []),
