@@ -75,7 +75,7 @@ def test_names_are_percent_encoded_in_the_hash() -> None:
 )
 def test_the_api_keeps_its_json_404(client: Client, path: str) -> None:
     # The same paths under /api/v1 are API routes or none: never the UI's redirect. (The test client answers no
-    # route with API Gateway's 403; the local server's 404 is tests/ui/test_lakefs_links.py's.)
+    # route with API Gateway's 403; the local server's 404 is tests/ui/test_newcomer_slips.py's.)
     response = client.http.get(PREFIX + path, headers={"accept": "application/json"})
     assert response.status_code in (401, 403, 404), response.status_code
     assert response.headers.get("Location") is None
