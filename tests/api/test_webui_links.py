@@ -80,3 +80,19 @@ def test_the_api_keeps_its_json_404(client: Client, path: str) -> None:
     assert response.status_code in (401, 403, 404), response.status_code
     assert response.headers.get("Location") is None
     assert isinstance(json.loads(response.body), dict)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/repositories/%ff%fe/objects?path=%ed%a0%80",
+        "/repositories/%00/commits/%2e%2e",
+        "/auth/users/" + "x" * 5000,
+        "/repositories/r/object?path=%0d%0aSet-Cookie:%20x=1",
+        "/repositories/r/objects?ref=a&ref=b&path=",
+    ],
+)
+def test_hostile_addresses_redirect_inside_the_ui(client: Client, path: str) -> None:
+    location = _location(client, path)
+    assert "#/" in location and "\r" not in location and "\n" not in location
+    assert location.split("#/", 1)[0].strip("./") == ""  # never off the UI's own origin and root
