@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.graveler import errors
@@ -33,6 +33,7 @@ from chalicelib.graveler.records import (
 from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
 from .models import StagedRow, key_attribute_names, model_set
+from .rows import staged_item
 from .staging_conditions import lost_race, row_condition
 from .tables import TableNames
 from .translate import storage_errors, translated
@@ -73,12 +74,13 @@ class DynamoStagingStore:
         self._first_page_size = min(first_page_size, page_size)
 
     def get(self, token: StagingToken, key: Key) -> StagedEntry | None:
+        # One GetItem, the row decoded from DynamoDB's JSON (rows.py) without PynamoDB's model layer.
         with storage_errors():
-            try:
-                row = self._model.get(_partition(token, shard_of(token, key)), key, consistent_read=True)
-            except DoesNotExist:
-                return None
-        return _staged(row)
+            answer = self._model._get_connection().get_item(
+                _partition(token, shard_of(token, key)), key, consistent_read=True
+            )
+        item = answer.get("Item")
+        return staged_item(item) if item else None
 
     def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
         self._sketch(token, staged.key)
@@ -200,18 +202,26 @@ class DynamoStagingStore:
     def _query(self, partition: str, from_key: str, first_page: int | None) -> Iterator[StagedEntry]:
         # A key attribute is never "", so every key is >= "" and the condition can be left out.
         condition = self._model.key >= from_key if from_key else None
-        with storage_errors():
-            rows = self._model.query(
-                partition,
-                range_key_condition=condition,
-                consistent_read=True,
-                page_size=min(first_page or self._first_page_size, self._page_size),
-            )
-        for n, row in enumerate(translated(rows)):
-            if n == 0:
-                # The first page is in: the queries that follow (if the caller goes on) fetch full pages.
-                rows.page_iter.page_size = self._page_size
-            yield _staged(row)
+        connection = self._model._get_connection()
+        # Pages read lazily, rows decoded from DynamoDB's JSON (rows.py) without PynamoDB's model layer.
+        limit = min(first_page or self._first_page_size, self._page_size)
+        start: dict[str, object] | None = None
+        while True:
+            with storage_errors():
+                page = connection.query(
+                    partition,
+                    range_key_condition=condition,
+                    consistent_read=True,
+                    limit=limit,
+                    exclusive_start_key=start,
+                )
+            for item in page.get("Items", ()):
+                yield staged_item(item)
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return
+            # The first page is in: the queries that follow (if the caller goes on) fetch full pages.
+            limit = self._page_size
 
     def drop(self, token: StagingToken) -> None:
         """Deletes the token's items, every shard's and every sketch's (see ``drop_shard``), the shards' chunks
@@ -343,9 +353,7 @@ def _round_robin[T](streams: Sequence[Iterator[T]]) -> Iterator[T]:
 
 
 def _staged_raw(model: type[StagedRow], raw: dict[str, object]) -> StagedEntry:
-    with storage_errors():
-        row = model.from_raw_data(raw)
-    return _staged(row)
+    return staged_item(raw)  # type: ignore[arg-type]
 
 
 def _staged(row: StagedRow) -> StagedEntry:
