@@ -26,7 +26,7 @@ JAR = lakefs_fs_jar()
 pytestmark = pytest.mark.skipif(
     JAR is None, reason=f"{LAKEFS_FS_JAR_ENV} is not set (it names lakeFS's hadoop-lakefs-assembly jar: docs/spark.md)"
 )
-BIG_MIB, BIG_FILES = 200, 8  # 25 MiB a file
+BIG_MB, BIG_FILES = 200, 8  # 25 MB a file
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +56,10 @@ def test_presigned_delta_table(spark: Any, repo: lakefs.Repository) -> None:
     delta_table(spark, repo)
 
 
-def test_presigned_200_mib_in_files_over_the_lambda_payload(
+def test_presigned_200_mb_in_files_over_the_lambda_payload(
     spark: Any, repo: lakefs.Repository, record_property: Any
 ) -> None:
-    measured = large_dataset(spark, repo, BIG_MIB, BIG_FILES)
+    measured = large_dataset(spark, repo, BIG_MB, BIG_FILES)
     for key, value in measured.items():
         record_property(key, value)
     print(
