@@ -167,3 +167,15 @@ def test_only_the_canonical_spelling_of_a_token_verifies(clock: Clock) -> None:
     ):
         with pytest.raises(InvalidToken):
             signer.verify(variant)
+
+
+def test_an_upload_url_may_be_live_until_its_lifetime_and_the_skew_are_over() -> None:
+    from chalicelib.auth.addresses import upload_url_may_be_live
+
+    signer = AddressSigner(b"k" * 32, clock=lambda: 1_000_000.0)
+    plain = signer.sign("r", "main", "p", "s3://b/ns/data/x/abc")
+    once = signer.sign("r", "main", "p", "s3://b/ns/data/x/abd", write_once=True)
+    assert upload_url_may_be_live(plain, 900, 1_000_000.0 + 900 + 299)
+    assert not upload_url_may_be_live(plain, 900, 1_000_000.0 + 900 + 300)
+    assert not upload_url_may_be_live(once, 900, 1_000_000.0)
+    assert not upload_url_may_be_live("s3://b/ns/data/x/abc", 900, 1_000_000.0)
