@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 
+from . import bounds
 from .errors import CommitFailed, NoSuchTable, TableAlreadyExists
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
@@ -104,7 +105,9 @@ class TableCommits:
         return Loaded(table, ref, pointer, metadata.value)
 
     def write_new(self, table: TableName, branch: str, metadata: Json, location_path: str, version: int) -> Json:
-        """Writes the metadata file; the pointer that would name it."""
+        """Writes the metadata file; the pointer that would name it. BadRequest for metadata a load could not
+        answer (bounds.py)."""
+        bounds.check_loadable(metadata, table)
         path = metadata_file_path(location_path, version, str(uuid.uuid4()))
         self.store.write(table.namespace.repo, branch, path, metadata)
         return {
