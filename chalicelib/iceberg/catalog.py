@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .credentials import Vendor
 from .namespaces import Authorize, Namespaces
 from .store import TableStore
 from .tables import Tables
@@ -15,9 +16,11 @@ __all__ = ["Catalog"]
 
 
 class Catalog:
-    """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden."""
+    """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden. ``vendor``:
+    new tables keep their files in the store, and engines get credentials for them (files.py, credentials.py)."""
 
-    def __init__(self, graveler: Graveler, authorize: Authorize) -> None:
+    def __init__(self, graveler: Graveler, authorize: Authorize, vendor: Vendor | None = None) -> None:
         store = TableStore(graveler)
         self.namespaces = Namespaces(store, authorize)
-        self.tables = Tables(store, self.namespaces, authorize)
+        self.tables = Tables(store, self.namespaces, authorize, physical=vendor is not None)
+        self.vendor = vendor
