@@ -3,13 +3,12 @@ serialize. Namespaces arrive as path parameters with their levels joined by the 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import quote
 
 from chalice import Response
 
-from chalicelib.iceberg import Loaded, Namespace, TableName, page_size
+from chalicelib.iceberg import Loaded, Namespace, TableName, bounds, page_size
 from chalicelib.iceberg.credentials import storage_credentials
 from chalicelib.iceberg.errors import BadRequest
 
@@ -26,11 +25,7 @@ TABLE = TABLES + "/{table}"
 
 
 def _body() -> dict[str, Any]:
-    raw = raw_body(bp.current_request)
-    try:
-        body = json.loads(raw or b"{}")
-    except ValueError:
-        raise BadRequest("the request body is not JSON") from None
+    body = bounds.loads(raw_body(bp.current_request) or b"{}", "the request body")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     return body

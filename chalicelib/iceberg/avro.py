@@ -1,11 +1,8 @@
-"""A reader of Avro object container files, enough for Iceberg's manifest lists and manifests: the catalog reads
-them at a table commit to find the files a snapshot adds (files.py). Pure Python, no dependency: the Lambda
-package carries no Avro library.
-
-What it reads: the container (magic, header, blocks with their sync marker), the ``null`` and ``deflate`` codecs,
-and the binary encoding of every schema type (primitives, records, enums, arrays, maps, unions, fixed, named
-types referenced by name). Records become dicts by field name. Anything else is a ValueError.
-"""
+"""Just enough of Avro's object container files (the Avro 1.11 specification) to read Iceberg's manifest lists and
+manifests: a purge deletes the files a table's metadata names, and the manifests name the data files. Records
+are decoded by the writer's schema in the file's header; blocks compressed with ``null`` or ``deflate`` (what
+Iceberg writes by default, gzip being Avro's deflate) are read, any other codec is a BadRequest naming it.
+Nothing here reads storage: it decodes bytes."""
 
 from __future__ import annotations
 
@@ -15,10 +12,16 @@ import zlib
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["read_container"]
+from .errors import BadRequest
+
+__all__ = ["records"]
 
 _MAGIC = b"Obj\x01"
-_SYNC_BYTES = 16
+_SYNC_SIZE = 16
+# How deep a schema, and a value decoded by it, may nest: an Iceberg manifest nests 5 levels (entry, data file,
+# partition, a map's key-value record, its value); a schema or a recursive type nested deeper is refused.
+MAX_DEPTH = 64
+_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
 
 class _Reader:
@@ -26,95 +29,107 @@ class _Reader:
         self.data = data
         self.at = 0
 
-    def take(self, n: int) -> bytes:
-        if n < 0 or self.at + n > len(self.data):
-            raise ValueError("truncated Avro data")
-        chunk = self.data[self.at : self.at + n]
-        self.at += n
+    def take(self, size: int) -> bytes:
+        if size < 0 or self.at + size > len(self.data):
+            raise BadRequest("truncated Avro data")
+        chunk = self.data[self.at : self.at + size]
+        self.at += size
         return chunk
 
     def long(self) -> int:
-        shift, value = 0, 0
+        value, shift = 0, 0
         while True:
             byte = self.take(1)[0]
             value |= (byte & 0x7F) << shift
             if not byte & 0x80:
                 return (value >> 1) ^ -(value & 1)
             shift += 7
-            if shift > 70:
-                raise ValueError("malformed Avro varint")
+            if shift > 63:
+                raise BadRequest("malformed Avro varint")
 
-    def blob(self) -> bytes:
-        return self.take(self.long())
-
-    @property
     def done(self) -> bool:
         return self.at >= len(self.data)
 
 
-def _register(schema: Any, names: dict[str, Any], namespace: str = "") -> None:
-    """Records every named type of ``schema`` under its short and full names."""
-    if isinstance(schema, list):
-        for branch in schema:
-            _register(branch, names, namespace)
-        return
-    if not isinstance(schema, dict):
-        return
-    kind = schema.get("type")
-    if kind in ("record", "error", "enum", "fixed"):
-        name = str(schema["name"])
-        space = str(schema.get("namespace", namespace))
-        full = name if "." in name or not space else f"{space}.{name}"
-        names[name.rsplit(".", 1)[-1]] = names[full] = schema
-        namespace = full.rpartition(".")[0]
-        for field in schema.get("fields", []) if kind != "enum" else []:
-            _register(field["type"], names, namespace)
-    elif kind == "array":
-        _register(schema["items"], names, namespace)
-    elif kind == "map":
-        _register(schema["values"], names, namespace)
-    elif isinstance(kind, (dict, list)):
-        _register(kind, names, namespace)
+class _Decoder:
+    """Decodes values of one writer's schema; named types are resolved by their full names."""
+
+    def __init__(self) -> None:
+        self.named: dict[str, Any] = {}
+
+    def register(self, schema: Any, namespace: str = "", depth: int = 0) -> None:
+        """Records every named type of ``schema`` (records, enums, fixed) under its full name."""
+        _check_depth(depth)
+        if isinstance(schema, list):
+            for branch in schema:
+                self.register(branch, namespace, depth + 1)
+            return
+        if not isinstance(schema, dict):
+            return
+        kind = schema.get("type")
+        if kind in ("record", "error", "enum", "fixed"):
+            name = str(schema.get("name", ""))
+            space = str(schema.get("namespace", namespace))
+            full = name if "." in name or not space else f"{space}.{name}"
+            self.named[full] = schema
+            self.named.setdefault(name, schema)
+            namespace = full.rpartition(".")[0]
+        if kind in ("record", "error"):
+            for field in schema.get("fields") or []:
+                self.register(field.get("type") if isinstance(field, dict) else None, namespace, depth + 1)
+        elif kind == "array":
+            self.register(schema.get("items"), namespace, depth + 1)
+        elif kind == "map":
+            self.register(schema.get("values"), namespace, depth + 1)
+        elif isinstance(kind, (dict, list)):
+            self.register(kind, namespace, depth + 1)
+
+    def read(self, schema: Any, reader: _Reader, depth: int = 0) -> Any:
+        _check_depth(depth)
+        depth += 1
+        if isinstance(schema, list):
+            index = reader.long()
+            if not 0 <= index < len(schema):
+                raise BadRequest("Avro union index out of range")
+            return self.read(schema[index], reader, depth)
+        if isinstance(schema, str):
+            if schema in _PRIMITIVES:
+                return _primitive(schema, reader)
+            if schema not in self.named:
+                raise BadRequest(f"unknown Avro type {schema!r}")
+            return self.read(self.named[schema], reader, depth)
+        if not isinstance(schema, dict):
+            raise BadRequest("malformed Avro schema")
+        kind = schema.get("type")
+        if kind in ("record", "error"):
+            return {
+                str(f.get("name")): self.read(f.get("type"), reader, depth)
+                for f in schema.get("fields") or []
+                if isinstance(f, dict)
+            }
+        if kind == "enum":
+            symbols = schema.get("symbols") or []
+            index = reader.long()
+            return symbols[index] if 0 <= index < len(symbols) else None
+        if kind == "fixed":
+            return reader.take(int(schema.get("size", 0)))
+        if kind == "array":
+            return [self.read(schema.get("items"), reader, depth) for _ in _items(reader)]
+        if kind == "map":
+            return {
+                _primitive("string", reader): self.read(schema.get("values"), reader, depth) for _ in _items(reader)
+            }
+        return self.read(kind, reader, depth)
 
 
-def _decode(schema: Any, reader: _Reader, names: dict[str, Any]) -> Any:
-    if isinstance(schema, list):
-        return _decode(schema[reader.long()], reader, names)
-    kind = schema.get("type") if isinstance(schema, dict) else schema
-    if isinstance(kind, (dict, list)):
-        return _decode(kind, reader, names)
-    match kind:
-        case "null":
-            return None
-        case "boolean":
-            return reader.take(1) != b"\x00"
-        case "int" | "long":
-            return reader.long()
-        case "float":
-            return struct.unpack("<f", reader.take(4))[0]
-        case "double":
-            return struct.unpack("<d", reader.take(8))[0]
-        case "bytes":
-            return reader.blob()
-        case "string":
-            return reader.blob().decode()
-        case "record" | "error":
-            return {f["name"]: _decode(f["type"], reader, names) for f in schema["fields"]}
-        case "enum":
-            return schema["symbols"][reader.long()]
-        case "fixed":
-            return reader.take(int(schema["size"]))
-        case "array":
-            return [item for _ in _blocks(reader) for item in [_decode(schema["items"], reader, names)]]
-        case "map":
-            return {reader.blob().decode(): _decode(schema["values"], reader, names) for _ in _blocks(reader)}
-    if isinstance(kind, str) and kind in names:
-        return _decode(names[kind], reader, names)
-    raise ValueError(f"unsupported Avro type {kind!r}")
+def _check_depth(depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise BadRequest(f"an Avro schema or value nested more than {MAX_DEPTH} levels deep")
 
 
-def _blocks(reader: _Reader) -> Iterator[None]:
-    """Yields once per item of an array or map (blocks of items, a negative count followed by a byte size)."""
+def _items(reader: _Reader) -> Iterator[None]:
+    """One step per item of an array or a map, over its blocks: each block is a count (negative: followed by the
+    block's size in bytes) and that many items, and a count of zero ends them. The caller reads each item."""
     while True:
         count = reader.long()
         if count == 0:
@@ -122,31 +137,63 @@ def _blocks(reader: _Reader) -> Iterator[None]:
         if count < 0:
             count = -count
             reader.long()
+        if count > len(reader.data) - reader.at:
+            raise BadRequest("malformed Avro block count")  # every item takes at least one byte but null's
         for _ in range(count):
-            yield
+            yield None
 
 
-def read_container(data: bytes) -> tuple[dict[str, bytes], list[Any]]:
-    """(the header's metadata, the records) of an Avro object container file."""
+def _primitive(kind: str, reader: _Reader) -> Any:
+    if kind == "null":
+        return None
+    if kind == "boolean":
+        return reader.take(1) != b"\x00"
+    if kind in ("int", "long"):
+        return reader.long()
+    if kind == "float":
+        return struct.unpack("<f", reader.take(4))[0]
+    if kind == "double":
+        return struct.unpack("<d", reader.take(8))[0]
+    data = reader.take(reader.long())
+    return data.decode("utf-8", "replace") if kind == "string" else data
+
+
+def records(data: bytes, what: str) -> Iterator[dict[str, Any]]:
+    """The records of an Avro object container file (``what`` names it in errors): BadRequest for anything that
+    is not one, or one compressed with a codec other than null or deflate."""
+    try:
+        yield from _records(data, what)
+    except RecursionError:
+        raise BadRequest(f"{what}: its Avro schema or data nests too deeply") from None
+
+
+def _records(data: bytes, what: str) -> Iterator[dict[str, Any]]:
     reader = _Reader(data)
-    if reader.take(4) != _MAGIC:
-        raise ValueError("not an Avro object container file")
-    header = {reader.blob().decode(): reader.blob() for _ in _blocks(reader)}
-    sync = reader.take(_SYNC_BYTES)
-    schema = json.loads(header["avro.schema"])
-    codec = header.get("avro.codec", b"null").decode()
+    if reader.take(len(_MAGIC)) != _MAGIC:
+        raise BadRequest(f"{what} is not an Avro object container file")
+    header = _Decoder().read({"type": "map", "values": "bytes"}, reader)
+    sync = reader.take(_SYNC_SIZE)
+    codec = bytes(header.get("avro.codec", b"null")).decode("utf-8", "replace")
     if codec not in ("null", "deflate"):
-        raise ValueError(f"unsupported Avro codec {codec!r}")
-    names: dict[str, Any] = {}
-    _register(schema, names)
-    records: list[Any] = []
-    while not reader.done:
-        count = reader.long()
-        block = reader.blob()
+        raise BadRequest(f"{what} is compressed with Avro codec {codec!r}: only null and deflate are read")
+    try:
+        schema = json.loads(bytes(header.get("avro.schema", b"")))
+    except ValueError:
+        raise BadRequest(f"{what} has no readable Avro schema") from None
+    decoder = _Decoder()
+    decoder.register(schema)
+    while not reader.done():
+        count, size = reader.long(), reader.long()
+        block = reader.take(size)
         if codec == "deflate":
-            block = zlib.decompress(block, -15)
+            try:
+                block = zlib.decompress(block, -15)
+            except zlib.error:
+                raise BadRequest(f"{what}: a block does not inflate") from None
+        if reader.take(_SYNC_SIZE) != sync:
+            raise BadRequest(f"{what}: a block's sync marker does not match the header's")
         items = _Reader(block)
-        records.extend(_decode(schema, items, names) for _ in range(count))
-        if reader.take(_SYNC_BYTES) != sync:
-            raise ValueError("corrupt Avro container: sync marker mismatch")
-    return header, records
+        for _ in range(count):
+            value = decoder.read(schema, items)
+            if isinstance(value, dict):
+                yield value

@@ -20,7 +20,7 @@ class Catalog:
     new tables keep their files in the store, and engines get credentials for them (files.py, credentials.py)."""
 
     def __init__(self, graveler: Graveler, authorize: Authorize, vendor: Vendor | None = None) -> None:
-        store = TableStore(graveler)
+        store = TableStore(graveler, authorize)
         self.namespaces = Namespaces(store, authorize)
         self.tables = Tables(store, self.namespaces, authorize, physical=vendor is not None)
         self.vendor = vendor

@@ -11,7 +11,7 @@ import contextlib
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
@@ -106,18 +106,11 @@ def version_of(path: str) -> int:
 
 
 class TableCommits:
-    """``physical``: new tables get a root (files.py); ``authorize_writes`` checks the caller may write the
-    repository paths a commit links."""
+    """``physical``: new tables get a root (files.py)."""
 
-    def __init__(
-        self,
-        store: TableStore,
-        physical: bool = False,
-        authorize_writes: Callable[[str, Iterable[str]], None] | None = None,
-    ) -> None:
+    def __init__(self, store: TableStore, physical: bool = False) -> None:
         self.store = store
         self.physical = physical
-        self.authorize_writes = authorize_writes or (lambda repo, paths: None)
 
     def files(self, table: TableName) -> TableFiles:
         return TableFiles(self.store, table.namespace.repo)
@@ -167,7 +160,7 @@ class TableCommits:
             for found in files.snapshot_files(root, str(pointer["location-path"]), snapshot)
         ]
         if linked:
-            files.link(branch, linked, lambda paths: self.authorize_writes(table.namespace.repo, paths))
+            files.link(branch, linked)
 
     def prepare(
         self, table: TableName, branch: str, requirements: Sequence[Json], updates: Sequence[object]
@@ -194,6 +187,7 @@ class TableCommits:
             else:
                 root, location_path = None, path_of_uri(repo, location)
                 metadata["location"] = uri(repo, branch, location_path)
+            self.store.may_write_location(repo, location_path)
             pointer = self.write_new(table, branch, metadata, location_path, 0, root)
             self.link_added(table, branch, None, metadata, pointer)
             return Prepared(table, branch, None, pointer, metadata)
@@ -208,6 +202,7 @@ class TableCommits:
         else:
             if metadata.get("location") != current.metadata.get("location"):
                 location_path = path_of_uri(repo, str(metadata["location"]))
+                self.store.may_write_location(repo, location_path)
             metadata["location"] = uri(repo, branch, location_path)
         log = [
             *(current.metadata.get("metadata-log") or []),

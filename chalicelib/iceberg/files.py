@@ -20,17 +20,17 @@ no root: engines reach their files through the S3 gateway on the branch, as befo
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry
 
-from .avro import read_container
+from .avro import records
 from .errors import BadRequest
 from .metadata import Json
-from .store import TableStore
+from .store import READ, WRITE, TableStore
 
 __all__ = ["LinkedFile", "TableFiles", "added_snapshots"]
 
@@ -78,6 +78,7 @@ class TableFiles:
     def write_metadata(self, branch: str, root: str, location_path: str, path: str, metadata: bytes) -> None:
         """Writes a metadata JSON file under the root and links it at ``path`` (under ``location_path``)."""
         address = root + path[len(location_path) :]
+        self.store.may(WRITE, self.repo, path)
         stored = self.files.put(address, metadata)
         entry = Entry(address, stored.size, stored.etag, int(self.store.graveler.now()), "application/json")
         self.store.graveler.link_object(self.repo, branch, path, entry)
@@ -89,31 +90,38 @@ class TableFiles:
         if not isinstance(manifest_list, str):
             return []  # a v1 snapshot with inline manifests: nothing the catalog can read
         snapshot_id = snapshot.get("snapshot-id")
-        listing = self._read(manifest_list)
-        found = [LinkedFile(manifest_list, self.path_of(root, location_path, manifest_list), len(listing), listing)]
-        for manifest in _records(manifest_list, listing):
+        list_path = self.path_of(root, location_path, manifest_list)
+        listing = self._read(manifest_list, list_path)
+        found = [LinkedFile(manifest_list, list_path, len(listing), listing)]
+        for manifest in records(listing, list_path):
             if manifest.get("added_snapshot_id") not in (snapshot_id, None):
                 continue  # carried over from an earlier snapshot: linked then
-            address = str(manifest["manifest_path"])
-            data = self._read(address)
-            found.append(LinkedFile(address, self.path_of(root, location_path, address), len(data), data))
-            for entry in _records(address, data):
-                if entry.get("status") == _ADDED:
-                    data_file = entry["data_file"]
-                    path = str(data_file["file_path"])
-                    size = int(data_file["file_size_in_bytes"])
-                    found.append(LinkedFile(path, self.path_of(root, location_path, path), size))
+            address = str(manifest.get("manifest_path"))
+            path = self.path_of(root, location_path, address)
+            data = self._read(address, path)
+            found.append(LinkedFile(address, path, len(data), data))
+            for entry in records(data, path):
+                data_file = entry.get("data_file")
+                if entry.get("status") == _ADDED and isinstance(data_file, dict):
+                    file_path = str(data_file.get("file_path"))
+                    size = data_file.get("file_size_in_bytes")
+                    found.append(
+                        LinkedFile(file_path, self.path_of(root, location_path, file_path), int(size or 0) or None)
+                    )
         return found
 
-    def _read(self, address: str) -> bytes:
+    def _read(self, address: str, path: str) -> bytes:
+        """A manifest list or manifest in the store, read as the caller's read of its path would be."""
+        self.store.may(READ, self.repo, path)
         try:
             return self.files.get(address)
         except errors.ObjectNotFound:
             raise BadRequest(f"the snapshot names {address}, which does not exist") from None
 
-    def link(self, branch: str, linked: Sequence[LinkedFile], authorize: Callable[[Iterable[str]], None]) -> None:
-        """Stages every file at its path on the branch (authorized first as writes of those paths)."""
-        authorize([f.path for f in linked])
+    def link(self, branch: str, linked: Sequence[LinkedFile]) -> None:
+        """Stages every file at its path on the branch, each authorized first as the caller's write of that path
+        (TableStore.may, the catalog's one authorization point)."""
+        self.store.may(WRITE, self.repo, *(f.path for f in linked))
         now = int(self.store.graveler.now())
 
         def link_one(file: LinkedFile) -> None:
@@ -131,11 +139,3 @@ class TableFiles:
 
         with ThreadPoolExecutor(max_workers=_LINK_WORKERS) as pool:
             list(pool.map(link_one, linked))
-
-
-def _records(address: str, data: bytes) -> list[Json]:
-    try:
-        records = read_container(data)[1]
-    except (ValueError, KeyError, IndexError) as e:
-        raise BadRequest(f"{address} is not a readable Avro file: {e}") from None
-    return [r for r in records if isinstance(r, dict)]

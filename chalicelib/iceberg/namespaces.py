@@ -4,7 +4,6 @@ lakeFS API (repositories and branches), never here. Below the ref, a namespace i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chalicelib.auth.policies import ALL, Permission, object_arn, repository_arn
@@ -13,12 +12,10 @@ from chalicelib.graveler import errors
 from .errors import BadRequest, NamespaceAlreadyExists, NamespaceNotEmpty, NoSuchNamespace
 from .layout import NAMESPACE_MARKER, Namespace
 from .metadata import Json
-from .store import TableStore
+from .store import Authorize, TableStore
 
 __all__ = ["Authorize", "NamespacePage", "Namespaces", "PropertiesUpdate"]
 
-# Checks that the caller may do all of these (raises Forbidden): the lakeFS API's users, policies and ARNs.
-Authorize = Callable[[Sequence[Permission]], None]
 MAX_PAGE = 1000
 _MARKER_DIRECTORY = NAMESPACE_MARKER
 

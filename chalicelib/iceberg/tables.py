@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chalicelib.auth.policies import Permission, object_arn, repository_arn
+from chalicelib.auth.policies import Permission, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
 
@@ -18,6 +18,7 @@ from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, Tabl
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
 from .metadata import Json, new_table_metadata
 from .namespaces import Authorize, Namespaces
+from .purge import table_files
 from .store import TableStore
 
 __all__ = ["TablePage", "Tables"]
@@ -45,15 +46,12 @@ class Tables:
         self.store = store
         self.namespaces = namespaces
         self.authorize = authorize
-        self.commits = TableCommits(store, physical, self._may_write_paths)
-
-    def _may_write_paths(self, repo: str, paths: Iterable[str]) -> None:
-        """The caller's own permission to write each repository path a table commit links (files.py)."""
-        self.authorize([Permission("fs:WriteObject", object_arn(repo, p)) for p in paths])
+        self.commits = TableCommits(store, physical)
 
     def _may(self, action: str, table: TableName, *paths: str) -> None:
-        repo = table.namespace.repo
-        self.authorize([Permission(action, object_arn(repo, p)) for p in (table.pointer, *paths)])
+        """Checked before anything is done, so that a refusal changes nothing; the store checks every object it
+        touches again (store.py), including those a request names only indirectly."""
+        self.store.may(action, table.namespace.repo, table.pointer, *paths)
 
     def may_write(self, table: TableName) -> bool:
         """Whether the caller may commit to the table (its vended credentials may write, files.py)."""
@@ -110,7 +108,8 @@ class Tables:
         location = request.get("location")
         repo = namespace.repo
         location_path = path_of_uri(repo, location) if location else table.default_location(table_uuid)
-        self._may("fs:WriteObject", table, location_path + "/metadata/")
+        self._may("fs:WriteObject", table)
+        self.store.may_write_location(repo, location_path)
         branch = self.store.check_branch(namespace)
         self.namespaces.require(namespace)
         if self.store.exists(repo, branch, table.pointer):
@@ -142,6 +141,7 @@ class Tables:
         between is dropped with the table, as if it had come first, never left half-dropped."""
         for _ in range(RACE_TRIES):
             loaded = self._loaded_on_branch(table, "fs:DeleteObject")
+            files = self._files(loaded) if purge else []
             try:
                 self.store.delete(table.namespace.repo, loaded.ref, table.pointer, if_match=loaded.pointer.etag)
                 break
@@ -149,9 +149,19 @@ class Tables:
                 continue
         else:
             raise errors.TooManyTries(f"table {table} kept changing while it was dropped")
-        if purge:
+        if files:
             # Staged deletes: once committed, and once no kept commit names them, GC reclaims the files.
-            self.store.delete_prefix(table.namespace.repo, loaded.ref, loaded.location_path + "/")
+            self.store.delete_all(table.namespace.repo, loaded.ref, files)
+
+    def _files(self, loaded: Loaded) -> Sequence[str]:
+        """What a purge of the table deletes (purge.py: the files its metadata names, under its location), once
+        the caller is known to may delete every one of them: a purge is refused whole, before the pointer goes."""
+        repo = loaded.table.namespace.repo
+        files = table_files(
+            self.store, repo, loaded.ref, loaded.metadata_path, loaded.metadata, loaded.location_path, loaded.root
+        )
+        self.store.may("fs:DeleteObject", repo, *files)
+        return files
 
     def _loaded_on_branch(self, table: TableName, action: str) -> Loaded:
         self._may(action, table)
@@ -176,6 +186,7 @@ class Tables:
         if metadata is None:
             raise BadRequest(f"no metadata file at {path} on branch {branch}")
         location_path = path_of_uri(repo, str(metadata.value.get("location", "")))
+        self.store.may_write_location(repo, location_path)
         pointer = {
             "metadata-path": path,
             "location-path": location_path,
@@ -223,7 +234,8 @@ class Tables:
             self.store.delete(repo, loaded.ref, source.pointer, if_match=loaded.pointer.etag)
             return True
         except errors.PreconditionFailed:
-            with contextlib.suppress(errors.PreconditionFailed):
+            # Undoing its own write: a caller who may not delete there leaves the copy (both names show the table).
+            with contextlib.suppress(errors.PreconditionFailed, errors.Forbidden):
                 self.store.delete(repo, loaded.ref, destination.pointer, if_match=written)
             return False
 

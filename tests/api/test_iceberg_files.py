@@ -253,3 +253,18 @@ def test_a_reader_gets_read_only_credentials_and_a_bad_snapshot_is_refused(
         {"requirements": [], "updates": [{"action": "add-snapshot", "snapshot": bad}]},
     )
     iceberg_error(answer, 400, "BadRequestException")
+
+
+def test_a_purge_deletes_the_linked_files_on_the_branch(
+    client: Client, credentials: Creds, sales: None, vendor: FakeVendor, services: wiring.Services
+) -> None:
+    blocks = services.graveler.parts.blocks
+    path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables"
+    assert iceberg_request(client, "POST", path, credentials, {"name": "t", "schema": SCHEMA}).status_code == 200
+    assert _append(client, credentials, "main", "t", blocks, [("a.parquet", 10)]).status_code == 200
+    listed = services.graveler.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
+    assert len([o for o in listed if o.entry]) == 5  # two metadata files, the list, the manifest, the data file
+    dropped = iceberg_request(client, "DELETE", _table_path("main", "t") + "?purgeRequested=true", credentials)
+    assert dropped.status_code == 204, dropped.body
+    listed = services.graveler.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
+    assert [o for o in listed if o.entry] == []
