@@ -79,12 +79,12 @@ def test_purged_tables_leave_staged_deletes(repo: lakefs.Repository, make_catalo
     table.append(rows([1]))
     main = repo.branch("main")
     main.commit(message="scratch")
-    location = table.location().removeprefix(f"s3://{r}/main/")
-    assert list(main.objects(prefix=location + "/"))
+    location = "iceberg/tmp/scratch-"  # the table's path in the repository (its files may be in the store)
+    assert list(main.objects(prefix=location))
     catalog.purge_table((r, "main", "tmp", "scratch"))
     with pytest.raises(NoSuchTableError):
         catalog.load_table((r, "main", "tmp", "scratch"))
-    assert list(main.objects(prefix=location + "/")) == []
+    assert list(main.objects(prefix=location)) == []
     changes = {(c.path, c.type) for c in main.uncommitted()}
     assert ("_iceberg/tmp/scratch.table.json", "removed") in changes
     assert all(kind == "removed" for _, kind in changes)
