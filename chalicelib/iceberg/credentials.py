@@ -18,7 +18,7 @@ __all__ = ["ACCESS_DELEGATION", "Vended", "Vendor", "session_policy", "storage_c
 
 # The header through which a client says how it wants to reach the files (the REST spec's loadTable).
 ACCESS_DELEGATION = "X-Iceberg-Access-Delegation"
-_READ_ACTIONS = ("s3:GetObject", "s3:GetObjectVersion")
+_READ_ACTIONS = ("s3:GetObject",)
 _WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
 
 
