@@ -4,6 +4,7 @@ defaults and with the settings docs/s3-gateway.md gives, at sizes around the lim
 the table of docs/s3-gateway.md ("Limits per client").
 
     python -m bench.gateway_limits            # starts its own stack (tests/e2e's launcher)
+    python -m bench.gateway_limits s3a        # S3A in Spark (the jars of tests/spark)
 """
 
 from __future__ import annotations
@@ -198,6 +199,44 @@ def probes(t: Target, tmp: Path) -> dict[str, Callable[[int], None]]:
     }
 
 
+def s3a_probes(t: Target) -> dict[str, Callable[[int], None]]:
+    """S3A (hadoop-aws 3.3.4 in Spark, the jars of tests/spark) through the gateway, by Hadoop's FileSystem API."""
+    from tests.spark.support import s3a_settings, start_spark
+
+    spark = start_spark(s3a_settings(t.gateway, t.key, t.secret))
+    jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
+
+    def filesystem(**settings: str) -> Any:
+        copy = jvm.org.apache.hadoop.conf.Configuration(conf)
+        for name, value in settings.items():
+            copy.set(name, value)
+        return jvm.org.apache.hadoop.fs.FileSystem.newInstance(jvm.java.net.URI(f"s3a://{t.repo}/"), copy)
+
+    def path(size: int, kind: str) -> Any:
+        return jvm.org.apache.hadoop.fs.Path(f"s3a://{t.repo}/main/limits/{kind}-{size}-{uuid.uuid4().hex[:6]}")
+
+    def write(size: int) -> None:
+        out = filesystem().create(path(size, "s3a"), True)
+        out.write(bytearray(os.urandom(size)))
+        out.close()
+
+    def read(size: int, **settings: str) -> None:
+        key = f"main/limits/s3a-src-{size}-{uuid.uuid4().hex[:6]}"
+        t.put_in_parts(key, os.urandom(size))
+        stream = filesystem(**settings).open(jvm.org.apache.hadoop.fs.Path(f"s3a://{t.repo}/{key}"))
+        data = jvm.org.apache.commons.io.IOUtils.toByteArray(stream)
+        stream.close()
+        assert len(data) == size
+
+    return {
+        "write s3a (fs.s3a.multipart.size 5M, its least)": write,
+        "read s3a default (sequential)": read,
+        "read s3a fadvise=random, readahead.range=4M": lambda n: read(
+            n, **{"fs.s3a.experimental.input.fadvise": "random", "fs.s3a.readahead.range": "4M"}
+        ),
+    }
+
+
 def _pyarrow_write(t: Target, path: str, data: bytes) -> None:
     with t.pyarrow_fs().open_output_stream(path) as out:
         out.write(data)
@@ -240,7 +279,10 @@ def main() -> None:
             repo = lakefs.Repository("limits", client=client).create(storage_namespace=f"{prefix}/limits")
             target = Target(s3_endpoint(local), local.access_key_id, local.secret_access_key, repo.id)
             wanted = sys.argv[1:]
-            for name, probe in probes(target, tmp).items():
+            chosen = probes(target, tmp)
+            if "s3a" in wanted:
+                chosen = s3a_probes(target)
+            for name, probe in chosen.items():
                 if wanted and not any(w in name for w in wanted):
                     continue
                 largest = "none"

@@ -21,6 +21,8 @@ _SYNC_SIZE = 16
 # How deep a schema, and a value decoded by it, may nest: an Iceberg manifest nests 5 levels (entry, data file,
 # partition, a map's key-value record, its value); a schema or a recursive type nested deeper is refused.
 MAX_DEPTH = 64
+# The most one block may inflate to: writers cut blocks at tens of kilobytes (Avro's default sync interval is 64 KB).
+MAX_BLOCK_BYTES = 64 * 1024 * 1024
 _PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
 
@@ -158,6 +160,20 @@ def _primitive(kind: str, reader: _Reader) -> Any:
     return data.decode("utf-8", "replace") if kind == "string" else data
 
 
+def _inflate(block: bytes, what: str) -> bytes:
+    """A deflate block, at most MAX_BLOCK_BYTES once inflated (a small file must not inflate to gigabytes)."""
+    inflater = zlib.decompressobj(-15)
+    try:
+        data = inflater.decompress(block, MAX_BLOCK_BYTES)
+    except zlib.error:
+        raise BadRequest(f"{what}: a block does not inflate") from None
+    if not inflater.eof:
+        if len(data) >= MAX_BLOCK_BYTES:
+            raise BadRequest(f"{what}: a block inflates past {MAX_BLOCK_BYTES:,} bytes")
+        raise BadRequest(f"{what}: a block does not inflate (truncated)")
+    return data
+
+
 def records(data: bytes, what: str) -> Iterator[dict[str, Any]]:
     """The records of an Avro object container file (``what`` names it in errors): BadRequest for anything that
     is not one, or one compressed with a codec other than null or deflate."""
@@ -186,12 +202,11 @@ def _records(data: bytes, what: str) -> Iterator[dict[str, Any]]:
         count, size = reader.long(), reader.long()
         block = reader.take(size)
         if codec == "deflate":
-            try:
-                block = zlib.decompress(block, -15)
-            except zlib.error:
-                raise BadRequest(f"{what}: a block does not inflate") from None
+            block = _inflate(block, what)
         if reader.take(_SYNC_SIZE) != sync:
             raise BadRequest(f"{what}: a block's sync marker does not match the header's")
+        if not 0 <= count <= len(block):
+            raise BadRequest(f"{what}: a block claims {count} records in {len(block)} bytes")
         items = _Reader(block)
         for _ in range(count):
             value = decoder.read(schema, items)

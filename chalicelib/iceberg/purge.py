@@ -28,8 +28,13 @@ def _gateway_path(repo: str, address: object) -> str | None:
     return None
 
 
+def _list(value: object) -> list[object]:
+    """A list of the metadata as it should be one; anything else (a hostile file's) names nothing."""
+    return value if isinstance(value, list) else []
+
+
 def _named(items: object, field: str) -> Iterable[object]:
-    return [item.get(field) for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    return [item.get(field) for item in _list(items) if isinstance(item, dict)]
 
 
 def table_files(
@@ -66,10 +71,10 @@ def table_files(
         for address in _named(metadata.get(key), "statistics-path"):
             add(_path(repo, address))
     manifests: list[str] = []
-    for snapshot in metadata.get("snapshots") or []:
+    for snapshot in _list(metadata.get("snapshots")):
         if not isinstance(snapshot, dict):
             continue
-        manifests.extend(p for p in (_path(repo, a) for a in snapshot.get("manifests") or []) if p is not None)
+        manifests.extend(p for p in (_path(repo, a) for a in _list(snapshot.get("manifests"))) if p is not None)
         manifest_list = _path(repo, snapshot.get("manifest-list"))
         if manifest_list is not None and _readable(store, repo, ref, manifest_list, add):
             for entry in records(store.read_bytes(repo, ref, manifest_list), manifest_list):

@@ -156,6 +156,12 @@ class TableStore:
         else:
             self.graveler.delete_object_if(repo, branch, path, if_match)
 
+    def undo(self, repo: str, branch: str, path: str, etag: str) -> None:
+        """Withdraws an object this very request wrote (``etag``: what its write answered; nothing else is deleted,
+        PreconditionFailed if the object changed since): undoing a write needs what the write needed."""
+        self.may(WRITE, repo, path)
+        self.graveler.delete_object_if(repo, branch, path, etag)
+
     def delete_all(self, repo: str, branch: str, paths: Sequence[str]) -> None:
         """Deletes these objects on the branch (a path with nothing there is skipped), once the caller may delete
         every one of them: a path it may not delete fails the whole call before anything is deleted."""

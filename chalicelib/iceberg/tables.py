@@ -13,12 +13,12 @@ from chalicelib.auth.policies import Permission, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
 
+from . import bounds
 from .commits import Loaded, Prepared, TableCommits, version_of
 from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, TableAlreadyExists
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
 from .metadata import Json, new_table_metadata
 from .namespaces import Authorize, Namespaces
-from .purge import table_files
 from .store import TableStore
 
 __all__ = ["TablePage", "Tables"]
@@ -156,6 +156,9 @@ class Tables:
     def _files(self, loaded: Loaded) -> Sequence[str]:
         """What a purge of the table deletes (purge.py: the files its metadata names, under its location), once
         the caller is known to may delete every one of them: a purge is refused whole, before the pointer goes."""
+        # Imported here: purges are rare, and a cold start imports neither the purge nor its Avro reader.
+        from .purge import table_files
+
         repo = loaded.table.namespace.repo
         files = table_files(
             self.store, repo, loaded.ref, loaded.metadata_path, loaded.metadata, loaded.location_path, loaded.root
@@ -185,6 +188,7 @@ class Tables:
         metadata = self.store.read(repo, branch, path)
         if metadata is None:
             raise BadRequest(f"no metadata file at {path} on branch {branch}")
+        bounds.check_loadable(metadata.value, table)
         location_path = path_of_uri(repo, str(metadata.value.get("location", "")))
         self.store.may_write_location(repo, location_path)
         pointer = {
@@ -234,9 +238,8 @@ class Tables:
             self.store.delete(repo, loaded.ref, source.pointer, if_match=loaded.pointer.etag)
             return True
         except errors.PreconditionFailed:
-            # Undoing its own write: a caller who may not delete there leaves the copy (both names show the table).
-            with contextlib.suppress(errors.PreconditionFailed, errors.Forbidden):
-                self.store.delete(repo, loaded.ref, destination.pointer, if_match=written)
+            with contextlib.suppress(errors.PreconditionFailed):
+                self.store.undo(repo, loaded.ref, destination.pointer, written)
             return False
 
     def transaction(self, request: Json) -> None:

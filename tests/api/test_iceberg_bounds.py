@@ -8,9 +8,13 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from chalice import Response
 from chalice.test import Client
 
-from chalicelib.iceberg.bounds import MAX_JSON_DEPTH
+from chalicelib.api.endpoint import BINARY_TYPES
+from chalicelib.iceberg.bounds import LAMBDA_RESPONSE_BYTES, MAX_JSON_DEPTH, MAX_METADATA_BYTES, metadata_bytes
+from lakelet.stack import aws_limits
+from lakelet.stack.limited_api import result_bytes
 
 from .iceberg_support import iceberg_error, iceberg_request
 from .support import Api, basic
@@ -64,6 +68,17 @@ def test_deeply_nested_schemas_are_a_400_and_real_depths_work(client: Client, cr
     )
     assert evolved.status_code == 200, evolved.body
     assert json.loads(evolved.body)["metadata"]["last-column-id"] == 61
+    # 64 levels, the documented bound, even inside a transaction (the deepest body that carries a schema).
+    change = {
+        "identifier": {"namespace": SALES, "name": "v"},
+        "requirements": [],
+        "updates": [{"action": "add-schema", "schema": nested_schema(64)}],
+    }
+    deepest = iceberg_request(client, "POST", "/transactions/commit", credentials, {"table-changes": [change]})
+    assert deepest.status_code == 204, deepest.body
+    change["updates"] = [{"action": "add-schema", "schema": nested_schema(66)}]
+    too_deep = iceberg_request(client, "POST", "/transactions/commit", credentials, {"table-changes": [change]})
+    iceberg_error(too_deep, 400, "BadRequestException")
 
 
 @pytest.mark.parametrize(
@@ -98,3 +113,83 @@ def test_a_metadata_file_nested_too_deeply_is_not_registered(
     body = {"name": "deep", "metadata-location": "s3://repo1/main/iceberg/deep/00000-x.metadata.json"}
     register = iceberg_request(client, "POST", f"/namespaces/{_ns(SALES)}/register", credentials, body)
     iceberg_error(register, 400, "BadRequestException")
+
+
+def _lambda_result_bytes(response: Any) -> int:
+    """The size of the Lambda result the deployed API would return for this answer: chalice's response dict with
+    the app's binary types (the body base64-encoded), as lakelet up --aws-limits measures it."""
+    rebuilt = Response(body=response.body, status_code=response.status_code, headers=dict(response.headers))
+    return result_bytes(rebuilt.to_dict(BINARY_TYPES))
+
+
+def _load(client: Client, creds: Creds, name: str, ref: str = "main") -> Any:
+    return iceberg_request(client, "GET", f"/namespaces/{_ns(['repo1', ref, 'sales'])}/tables/{name}", creds)
+
+
+def test_the_limit_is_lambdas_response_limit() -> None:
+    assert LAMBDA_RESPONSE_BYTES == aws_limits.LAMBDA_RESPONSE_BYTES
+    assert BINARY_TYPES == ["*/*"]  # every answer travels base64-encoded deployed: the limit counts on it
+
+
+def test_two_4_mb_property_commits_are_refused_before_the_table_becomes_unloadable(
+    client: Client, credentials: Creds, sales: None
+) -> None:
+    assert _create(client, credentials, "t").status_code == 200
+    four_mb = "x" * (4 * 1000 * 1000)
+    first = _commit(client, credentials, "t", [{"action": "set-properties", "updates": {"a": four_mb}}])
+    assert first.status_code == 200
+    second = _commit(client, credentials, "t", [{"action": "set-properties", "updates": {"b": four_mb}}])
+    message = iceberg_error(second, 400, "BadRequestException")
+    assert f"{LAMBDA_RESPONSE_BYTES:,}" in message and f"{MAX_METADATA_BYTES:,}" in message
+    loaded = _load(client, credentials, "t")
+    assert loaded.status_code == 200 and _lambda_result_bytes(loaded) <= LAMBDA_RESPONSE_BYTES
+    assert set(json.loads(loaded.body)["metadata"]["properties"]) == {"a"}
+
+
+def test_metadata_up_to_the_limit_loads_within_lambdas_response_at_any_ref(
+    api: Api, client: Client, credentials: Creds, sales: None
+) -> None:
+    assert _create(client, credentials, "t").status_code == 200
+    size = metadata_bytes(json.loads(_load(client, credentials, "t").body)["metadata"])
+    # Non-ASCII text is written \\uXXXX: six bytes of JSON a character, as deployed answers carry it.
+    fill = "é" * ((MAX_METADATA_BYTES - size - 2_000) // 6)
+    assert _commit(client, credentials, "t", [{"action": "set-properties", "updates": {"a": fill}}]).status_code == 200
+    commit_id = api.commit("repo1", "main", "a full table")["id"]
+    for ref in ("main", commit_id):
+        loaded = _load(client, credentials, "t", ref)
+        assert loaded.status_code == 200
+        assert LAMBDA_RESPONSE_BYTES - 20_000 < _lambda_result_bytes(loaded) <= LAMBDA_RESPONSE_BYTES
+    over = _commit(client, credentials, "t", [{"action": "set-properties", "updates": {"b": "y" * 3_000}}])
+    iceberg_error(over, 400, "BadRequestException")
+
+
+def test_a_metadata_file_too_large_to_load_is_not_registered(
+    api: Api, client: Client, credentials: Creds, sales: None
+) -> None:
+    assert _create(client, credentials, "t").status_code == 200
+    metadata = json.loads(_load(client, credentials, "t").body)["metadata"]
+    metadata["properties"] = {"a": "x" * MAX_METADATA_BYTES}
+    api.upload("repo1", "main", "iceberg/big/00000-x.metadata.json", json.dumps(metadata).encode())
+    body = {"name": "big", "metadata-location": "s3://repo1/main/iceberg/big/00000-x.metadata.json"}
+    register = iceberg_request(client, "POST", f"/namespaces/{_ns(SALES)}/register", credentials, body)
+    assert f"{MAX_METADATA_BYTES:,}" in iceberg_error(register, 400, "BadRequestException")
+
+
+def test_namespace_properties_that_a_load_could_not_answer_are_refused(
+    client: Client, credentials: Creds, sales: None
+) -> None:
+    path = f"/namespaces/{_ns(SALES)}"
+    four_mb = "x" * (4 * 1000 * 1000)
+    assert (
+        iceberg_request(client, "POST", path + "/properties", credentials, {"updates": {"a": four_mb}}).status_code
+        == 200
+    )
+    refused = iceberg_request(client, "POST", path + "/properties", credentials, {"updates": {"b": four_mb}})
+    assert f"{LAMBDA_RESPONSE_BYTES:,}" in iceberg_error(refused, 400, "BadRequestException")
+    loaded = iceberg_request(client, "GET", path, credentials)
+    assert loaded.status_code == 200 and _lambda_result_bytes(loaded) <= LAMBDA_RESPONSE_BYTES
+    assert set(json.loads(loaded.body)["properties"]) == {"a"}
+    created = iceberg_request(
+        client, "POST", "/namespaces", credentials, {"namespace": [*SALES, "big"], "properties": {"a": four_mb * 2}}
+    )
+    iceberg_error(created, 400, "BadRequestException")

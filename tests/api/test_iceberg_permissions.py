@@ -170,6 +170,18 @@ def test_read_only_and_pointer_only_callers_write_no_metadata(
         403,
         "ForbiddenException",
     )
+    metadata_location = _load(client, reader, "t")["metadata-location"]
+    table_t = {"namespace": SALES, "name": "t"}
+    change = {"identifier": table_t, "requirements": [], "updates": set_a}
+    for method, path, body in [
+        ("POST", f"/namespaces/{_ns(SALES)}/register", {"name": "r", "metadata-location": metadata_location}),
+        ("POST", "/tables/rename", {"source": table_t, "destination": {"namespace": SALES, "name": "t2"}}),
+        ("POST", "/transactions/commit", {"table-changes": [change]}),
+        ("POST", "/namespaces", {"namespace": [*SALES, "sub"]}),
+        ("POST", f"/namespaces/{_ns(SALES)}/properties", {"updates": {"a": "1"}}),
+        ("DELETE", f"/namespaces/{_ns(SALES)}", None),
+    ]:
+        iceberg_error(iceberg_request(client, method, path, reader, body), 403, "ForbiddenException")
     assert _objects(api) == before
     assert body_of(api.get("/repositories/repo1/branches/main/diff"))["results"] == []
     assert "a" not in _load(client, reader, "t")["metadata"]["properties"]
@@ -207,3 +219,31 @@ def test_purge_deletes_the_files_the_metadata_names_and_nothing_beside_them(
     assert [path for path in files if path in left] == []
     assert sorted(p for p in left if p.startswith("iceberg/")) == sorted(unrelated)
     _secrets_intact(api)
+
+
+def test_a_purge_of_a_table_whose_metadata_is_malformed_deletes_only_what_it_can_name(
+    api: Api, client: Client, credentials: Creds, secrets: None
+) -> None:
+    """A registered metadata file whose lists are not lists, whose manifest list is not Avro: 400 for what cannot
+    be read (nothing deleted), and what names nothing is skipped; never a 500."""
+    assert _create(client, credentials, "t").status_code == 200
+    metadata = _load(client, credentials, "t")["metadata"]
+    location = metadata["location"]
+    base = location.removeprefix("s3://repo1/main/")
+    register = f"/namespaces/{_ns(SALES)}/register"
+    odd = {**metadata, "snapshots": 7, "metadata-log": {"a": 1}, "statistics": "x"}
+    api.upload("repo1", "main", f"{base}/metadata/00009-odd.metadata.json", json.dumps(odd).encode())
+    body = {"name": "odd", "metadata-location": f"{location}/metadata/00009-odd.metadata.json"}
+    assert iceberg_request(client, "POST", register, credentials, body).status_code == 200
+    assert _purge(client, credentials, "odd").status_code == 204
+    assert f"{base}/metadata/00009-odd.metadata.json" not in _objects(api, base)
+    snapshot = {"snapshot-id": 1, "timestamp-ms": 1, "manifest-list": f"{location}/metadata/snap-1.avro"}
+    broken = {**metadata, "snapshots": [snapshot], "current-snapshot-id": 1}
+    api.upload("repo1", "main", f"{base}/metadata/snap-1.avro", b"not avro at all")
+    api.upload("repo1", "main", f"{base}/metadata/00010-b.metadata.json", json.dumps(broken).encode())
+    body = {"name": "broken", "metadata-location": f"{location}/metadata/00010-b.metadata.json"}
+    assert iceberg_request(client, "POST", register, credentials, body).status_code == 200
+    before = _objects(api, base)
+    assert "Avro" in iceberg_error(_purge(client, credentials, "broken"), 400, "BadRequestException")
+    assert _objects(api, base) == before
+    assert _load(client, credentials, "broken")["metadata"]["current-snapshot-id"] == 1

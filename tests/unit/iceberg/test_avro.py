@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from chalicelib.iceberg.avro import records
+from chalicelib.iceberg.avro import MAX_BLOCK_BYTES, records
 from chalicelib.iceberg.errors import BadRequest
 
 SYNC = bytes(range(16))
@@ -129,3 +129,17 @@ def test_a_schema_nested_too_deeply_is_a_bad_request() -> None:
     data = container([[long(1) * 100 + long(7) + long(0) * 100]], schema=schema)
     with pytest.raises(BadRequest):
         list(records(data, "m.avro"))
+
+
+def test_a_block_that_inflates_past_the_bound_or_claims_too_many_records_is_refused() -> None:
+    compressor = zlib.compressobj(wbits=-15)
+    bomb = compressor.compress(b"\x00" * (MAX_BLOCK_BYTES + 1)) + compressor.flush()
+    data = container([], "deflate") + long(1) + long(len(bomb)) + bomb + SYNC
+    with pytest.raises(BadRequest, match="inflates past"):
+        list(records(data, "m.avro"))
+    truncated = container([], "deflate") + long(1) + long(len(bomb) // 2) + bomb[: len(bomb) // 2] + SYNC
+    with pytest.raises(BadRequest, match="does not inflate"):
+        list(records(truncated, "m.avro"))
+    many = container([[long(0)]], schema="null")
+    with pytest.raises(BadRequest, match="claims"):
+        list(records(many.replace(long(1) + long(1), long(2**40) + long(1), 1), "m.avro"))
