@@ -16,13 +16,9 @@ from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 
-<<<<<<< HEAD
+from . import bounds
 from .errors import BadRequest, CommitFailed, NoSuchTable, TableAlreadyExists
 from .files import TableFiles, added_snapshots
-=======
-from . import bounds
-from .errors import CommitFailed, NoSuchTable, TableAlreadyExists
->>>>>>> main
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
 from .store import Stored, TableStore, Write
@@ -134,18 +130,12 @@ class TableCommits:
             raise NoSuchTable(f"table {table}: its metadata file {path} is missing at {ref}")
         return Loaded(table, ref, pointer, metadata.value)
 
-<<<<<<< HEAD
     def write_new(
         self, table: TableName, branch: str, metadata: Json, location_path: str, version: int, root: str | None = None
     ) -> Json:
         """Writes the metadata file (under the root, linked, for a table with one); the pointer that would name
-        it."""
-=======
-    def write_new(self, table: TableName, branch: str, metadata: Json, location_path: str, version: int) -> Json:
-        """Writes the metadata file; the pointer that would name it. BadRequest for metadata a load could not
-        answer (bounds.py)."""
+        it. BadRequest for metadata a load could not answer (bounds.py)."""
         bounds.check_loadable(metadata, table)
->>>>>>> main
         path = metadata_file_path(location_path, version, str(uuid.uuid4()))
         if root is None:
             self.store.write(table.namespace.repo, branch, path, metadata)
