@@ -268,3 +268,21 @@ def test_a_purge_deletes_the_linked_files_on_the_branch(
     assert dropped.status_code == 204, dropped.body
     listed = services.graveler.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
     assert [o for o in listed if o.entry] == []
+
+
+def test_a_table_of_an_earlier_version_keeps_the_gateway(
+    client: Client, credentials: Creds, sales: None, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Created before the catalog could vend (no root in its pointer), a table keeps its location at the ref and
+    the gateway's config, and takes commits, once credentials are vended for new tables."""
+    path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables"
+    assert iceberg_request(client, "POST", path, credentials, {"name": "old", "schema": SCHEMA}).status_code == 200
+    fake = FakeVendor()
+    monkeypatch.setattr(iceberg_endpoint, "_vendor", (services, fake))
+    loaded = json.loads(iceberg_request(client, "GET", _table_path("main", "old"), credentials).body)
+    assert loaded["metadata"]["location"].startswith("s3://repo1/main/iceberg/sales/old-")
+    assert "s3.access-key-id" not in loaded["config"] and "storage-credentials" not in loaded
+    updates = [{"action": "set-properties", "updates": {"a": "1"}}]
+    body = {"requirements": [], "updates": updates}
+    assert iceberg_request(client, "POST", _table_path("main", "old"), credentials, body).status_code == 200
+    assert fake.policies == []
