@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from itertools import pairwise
 
@@ -207,6 +206,8 @@ class S3BlockStore:
             def copy_part(number: int, start: int, end: int) -> tuple[int, str]:
                 part = self.upload_part_copy(destination, upload_id, number, source, start, end, if_match=version)
                 return number, part.etag
+
+            from concurrent.futures import ThreadPoolExecutor  # copies over 5 GiB only: not at cold start
 
             with ThreadPoolExecutor(max_workers=min(COPY_WORKERS, len(ranges))) as pool:
                 # The boto3 client is thread-safe; each part is one request, no bytes pass through here.

@@ -12,18 +12,20 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote
 
 from chalice import Blueprint, Response
 
 from chalicelib import wiring
-from chalicelib.adapters.sts_credentials import sts_vendor
 from chalicelib.auth.conditions import with_request_fields
 from chalicelib.auth.policies import Permission
 from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 from chalicelib.iceberg import Catalog
-from chalicelib.iceberg.credentials import Vendor
+
+if TYPE_CHECKING:
+    from chalicelib.iceberg.credentials import Vendor
 
 from .endpoint import (
     ANY_CONTENT_TYPE,
@@ -92,6 +94,8 @@ def vendor() -> Vendor | None:
     global _vendor
     current = services()
     if _vendor is None or _vendor[0] is not current:
+        from chalicelib.adapters.sts_credentials import sts_vendor  # boto3's STS client: on a catalog's first use
+
         _vendor = (current, sts_vendor(current.settings))
     return _vendor[1]
 

@@ -9,7 +9,6 @@ from urllib.parse import quote
 from chalice import Response
 
 from chalicelib.iceberg import Loaded, Namespace, TableName, bounds, page_size
-from chalicelib.iceberg.credentials import storage_credentials
 from chalicelib.iceberg.errors import BadRequest
 
 from .endpoint import json_response, no_content, raw_body, services
@@ -55,6 +54,8 @@ def _access(name: TableName, root: str | None) -> tuple[dict[str, str], list[Any
     vendor = iceberg_vendor()
     if root is None or vendor is None:
         return _gateway_config(), []
+    from chalicelib.iceberg.credentials import storage_credentials  # tables in the store only: not at cold start
+
     encoded = quote("\x1f".join(name.namespace.parts), safe="")
     refresh = f"v1/namespaces/{encoded}/tables/{quote(name.name, safe='')}/credentials"
     return storage_credentials(vendor, root, catalog().tables.may_write(name), refresh)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .credentials import Vendor
 from .namespaces import Authorize, Namespaces
 from .store import TableStore
 from .tables import Tables
 
 if TYPE_CHECKING:
     from chalicelib.graveler.service import Graveler
+
+    from .credentials import Vendor
 
 __all__ = ["Catalog"]
 

@@ -13,16 +13,19 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chalicelib.graveler import errors
 
 from . import bounds
 from .errors import BadRequest, CommitFailed, NoSuchTable, TableAlreadyExists
-from .files import TableFiles, added_snapshots
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
 from .store import Stored, TableStore, Write
 from .updates import apply_updates, check_requirements
+
+if TYPE_CHECKING:
+    from .files import TableFiles
 
 __all__ = ["Loaded", "Prepared", "TableCommits"]
 
@@ -114,6 +117,8 @@ class TableCommits:
         self.physical = physical
 
     def files(self, table: TableName) -> TableFiles:
+        from .files import TableFiles  # tables in the store only: not at cold start
+
         return TableFiles(self.store, table.namespace.repo)
 
     def now_ms(self) -> int:
@@ -155,6 +160,8 @@ class TableCommits:
         root = root_of(pointer)
         if root is None:
             return
+        from .files import added_snapshots
+
         files = self.files(table)
         linked = [
             found

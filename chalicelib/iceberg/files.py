@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
@@ -136,6 +135,8 @@ class TableFiles:
             if file.size is not None and size != file.size:
                 raise BadRequest(f"{file.address} holds {size} bytes, its manifest says {file.size}")
             self.store.graveler.link_object(self.repo, branch, file.path, Entry(file.address, size, etag, now))
+
+        from concurrent.futures import ThreadPoolExecutor  # only when a commit links files: not at cold start
 
         with ThreadPoolExecutor(max_workers=_LINK_WORKERS) as pool:
             list(pool.map(link_one, linked))
