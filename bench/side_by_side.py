@@ -253,7 +253,7 @@ def per_operation(servers: list[Server], rounds: int) -> dict[str, dict[str, flo
     return table
 
 
-def bulk_api(server: Server, count: int, threads: int) -> float:
+def bulk_api(server: Server, count: int, threads: int, branch: str = "main", prefix: str = "bulk-api") -> float:
     """Objects a second staged by ``threads`` threads each uploading through the API."""
     local = threading.local()
 
@@ -261,7 +261,7 @@ def bulk_api(server: Server, count: int, threads: int) -> float:
         if not hasattr(local, "s"):
             local.s = requests.Session()
             local.s.auth = (ACCESS_KEY_ID, SECRET_ACCESS_KEY)
-        server.upload("main", f"bulk-api/{i:06d}", b"bulk object " + str(i).encode(), local.s)
+        server.upload(branch, f"{prefix}/{i:06d}", b"bulk object " + str(i).encode(), local.s)
 
     started = time.perf_counter()
     with ThreadPoolExecutor(threads) as pool:
@@ -304,9 +304,9 @@ def bulk_gateway(server: Server, count: int, threads: int, branch: str = "main",
 
 
 def bulk_commit(server: Server, count: int, threads: int) -> float:
-    """Seconds for one commit of ``count`` staged objects (staged through the gateway, not timed)."""
+    """Seconds for one commit of ``count`` staged objects (staged through the API, not timed)."""
     server.call("POST", f"/repositories/{REPO}/branches", 201, json={"name": "bulk-commit", "source": "main"})
-    bulk_gateway(server, count, threads, branch="bulk-commit", prefix="many")
+    bulk_api(server, count, threads, branch="bulk-commit", prefix="many")
     return timed(lambda: server.commit("bulk-commit", f"{count} objects"))
 
 
