@@ -80,11 +80,14 @@ def test_import_start_status_and_the_objects(api: Api, repo: str, sources: None)
     assert read.status_code == 206 and read.body == b"b"
     stat = body_of(api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": "one/single.bin"}))
     assert stat["size_bytes"] == 6 and stat["physical_address"] == ALLOWED + "single.bin"
-    # The import branch is hidden, and holds the import commit the merge took.
+    # The import branch is hidden; the branch moved to the very commit built there, whose one parent is the old
+    # head, as lakeFS's import commit (issue 40: Lakelet's used to be a merge with two parents).
     branches = [b["id"] for b in body_of(api.get(f"/repositories/{repo}/branches"))["results"]]
     assert "_main_imported" not in branches
     imported = body_of(api.get(f"/repositories/{repo}/branches/_main_imported"))["commit_id"]
-    assert imported in parsed.commit.parents
+    assert parsed.commit.id == imported == body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
+    assert len(parsed.commit.parents) == 1
+    assert parsed.commit.metadata[".lakefs.merge.strategy"] == "source-wins"
 
 
 def test_config_reports_import_support(api: Api) -> None:

@@ -73,14 +73,15 @@ def test_prefix_and_object_land_zero_copy_through_the_import_branch(g, repo, imp
     entry = g.stat_object("repo", "main", "imported/2024/01/c.csv")
     assert (entry.size, entry.mtime) == (3, 1_700_000_000)
     assert g.read_object("repo", entry) == b"ccc"
-    # The import commit is on _main_imported (hidden), its parent the old head; the branch merged it.
+    # As lakeFS's import: the branch's new commit has one parent, its old head, and the source-wins strategy in
+    # its metadata; it was built on _main_imported (hidden), and the branch moved to that very commit.
     imported = g.get_branch("repo", "_main_imported")
     assert imported.hidden
-    import_commit = g.get_commit("repo", imported.commit_id)
-    merge = g.get_commit("repo", "main")
-    assert merge.id == record.commit_id
-    assert merge.parents == (import_commit.parents[0], import_commit.id)
-    assert import_commit.message == "import" and record.metarange_id == import_commit.meta_range_id
+    landed = g.get_commit("repo", "main")
+    assert landed.id == record.commit_id == imported.commit_id
+    assert landed.parents == (g.get_commit("repo", "main~1").id,) and len(landed.parents) == 1
+    assert landed.metadata[".lakefs.merge.strategy"] == "source-wins"
+    assert landed.message == "import" and record.metarange_id == landed.meta_range_id
     assert record.ingested == 5
     # Nothing was copied into the repository's namespace.
     assert not [a for a in g.blocks.blobs if a.startswith("s3://bucket/repo/data/")]
@@ -247,13 +248,13 @@ def test_steps_crashing_before_and_after_their_side_effect_converge_without_dupl
     # The commit step crashed after moving the import branch: its retry finds its own commit there.
     assert steps.commit(request, plan, built) == committed
     merged = steps.merge(request, committed)
-    # The merge crashed after moving the branch, before the record: the retry finds the merge, merges nothing.
+    # The landing crashed after moving the branch, before the record: the retry finds the commit, lands nothing.
     record = importer.records.get(repo.storage_namespace, request.import_id)
     importer.records.save(repo.storage_namespace, dataclasses.replace(record, state=RUNNING, commit_id=""))
     assert steps.merge(request, committed) == merged
     log = g.log("repo", "main", amount=100).results
     assert [c.id for c in log].count(merged.commit_id) == 1
-    assert sum(1 for c in log if len(c.parents) == 2) == 1
+    assert [len(c.parents) for c in log] == [1, 0]
     assert importer.status("repo", "main", request.import_id).record.state == COMPLETED
 
 
@@ -292,6 +293,9 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
     steps = importer.steps
     plan = steps.plan(request)
     committed = steps.commit(request, plan, [steps.build_slice(item) for item in plan.slices])
+    # A commit lands on the branch meanwhile: the import commit no longer sits on its head, so it is merged.
+    g.upload_object("repo", "main", "meanwhile.txt", b"m")
+    g.commit("repo", "main", "admin", "meanwhile")
     with pytest.raises(errors.StillRunning) as first:
         steps.merge(request, committed)
     namespace = repo.storage_namespace
@@ -307,6 +311,27 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
     assert steps.merge(request, committed) == ImportMerged(result.id)
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.commit.id == g.get_branch("repo", "main").commit_id
+    assert len(status.commit.parents) == 1  # squashed, as lakeFS's import: one parent
+
+
+def test_an_import_lands_with_one_parent_even_when_the_branch_moved_meanwhile(g, repo, importer, sources):
+    """lakeFS's import commits onto the branch's current head with that head as its only parent, the imported
+    prefixes replacing what was there: so does Lakelet's, also when a commit landed while it was built."""
+    g.upload_object("repo", "main", "imported/stale.txt", b"old")
+    g.commit("repo", "main", "admin", "before")
+    request = importer.start("repo", "main", [prefix("s3://source/allowed/data/", "imported/")], "admin", "m")
+    steps = importer.steps
+    plan = steps.plan(request)
+    committed = steps.commit(request, plan, [steps.build_slice(item) for item in plan.slices])
+    g.upload_object("repo", "main", "meanwhile.txt", b"m")
+    moved = g.commit("repo", "main", "admin", "meanwhile")
+    merged = steps.merge(request, committed)
+    head = g.get_commit("repo", "main")
+    assert head.id == merged.commit_id != committed.commit_id
+    assert head.parents == (moved.id,)
+    assert head.metadata[".lakefs.merge.strategy"] == "source-wins"
+    found = listing(g)
+    assert "meanwhile.txt" in found and "imported/a.csv" in found and "imported/stale.txt" not in found
 
 
 def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_threshold(
