@@ -36,7 +36,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 
 from .. import errors
-from ..actions.events import EventType, HookEvent
+from ..actions import EventType, HookEvent
 from ..branch_moves import finish_move, new_staging_token, update_branch
 from ..commit_and_merge import CommitsAndMerges
 from ..committed import CommittedManager
