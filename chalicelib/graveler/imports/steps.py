@@ -45,7 +45,7 @@ from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
 from ..merge.policy import STRATEGY_METADATA_KEY, Strategy
-from ..move_checks import prepare_move
+from ..move_checks import prepare_move, refuse_dirty
 from ..parts import EngineParts
 from ..reads import Reads
 from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
@@ -293,10 +293,14 @@ class ImportSteps:
         repo = self.refs.get_repository(repo_id)
         if repo.read_only and not request.force:
             raise errors.ReadOnlyRepository(repo_id)
-        # Refuses uncommitted changes, then seals what is staged, so no entry staged before the move turns into a
-        # change against the imported tree; a write after the seal lands in the fresh token and survives.
-        prepare_move(self.refs, self._staging, self.committed, repo, branch_id, self._sleep)
+        # As lakeFS: uncommitted changes refuse the import before any hook runs; a refusing hook leaves the branch
+        # as it was, nothing sealed.
+        before = self.refs.get_branch(repo_id, branch_id)
+        refuse_dirty(self.refs, self._staging, self.committed, repo, before, [before.staging_token])
         pre_run_id = "" if repo.read_only else self._reads.run_pre_hooks(self._event(request, commit))
+        # Seals what is staged (refusing what became dirty meanwhile), so no entry staged before the move turns into
+        # a change against the imported tree; a write after the seal lands in the fresh token and survives.
+        prepare_move(self.refs, self._staging, self.committed, repo, branch_id, self._sleep)
         branch = self.refs.get_branch(repo_id, branch_id)
         landed = finish_move(self.refs, repo_id, branch_id, commit, tuple(branch.sealed_tokens), self._sleep, branch)
         if landed is None:

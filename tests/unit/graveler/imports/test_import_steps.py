@@ -358,3 +358,42 @@ def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_thre
     execution = runner.describe(EXECUTION_PREFIX + large.import_id)
     assert execution is not None and execution.input == {"request": large.to_json(), "max_slices": 7}
     assert importer.status("repo", "main", large.import_id).record.state == RUNNING
+
+
+def test_an_import_runs_the_pre_and_post_commit_hooks_as_lakefs_and_a_refusal_fails_it(g, repo, importer, sources):
+    """lakeFS's import runs pre-commit hooks before its commit lands and post-commit hooks after (the pre-commit
+    run then carries the commit's id); a refusing pre-commit hook fails the import and leaves the branch."""
+    import json
+
+    import yaml
+
+    from chalicelib.graveler.actions import HookOutcome
+
+    answers = {"ok": True}
+    seen: list[str] = []
+
+    class Invoker:
+        def invoke(self, hook, payload, timeout_seconds):
+            seen.append(json.loads(payload)["event_type"])
+            return HookOutcome(answers["ok"], "judged")
+
+    assert g.hooks is not None
+    g.hooks.invokers = {"webhook": Invoker()}
+    action = {
+        "name": "guard",
+        "on": {"pre-commit": None, "post-commit": None},
+        "hooks": [{"id": "judge", "type": "webhook", "properties": {"url": "http://127.0.0.1:9/"}}],
+    }
+    g.upload_object("repo", "main", "_lakefs_actions/guard.yaml", yaml.safe_dump(action).encode())
+    g.commit("repo", "main", "admin", "actions")
+    seen.clear()
+    _, record = run(importer, prefix("s3://source/allowed/data/", "imported/"))
+    assert record.state == COMPLETED and seen == ["pre-commit", "post-commit"]
+    runs = g.hooks.store.list(repo.storage_namespace, commit_id=record.commit_id).results
+    assert sorted(r.event_type for r in runs) == ["post-commit", "pre-commit"]
+    answers["ok"] = False
+    before = g.get_branch("repo", "main").commit_id
+    _, refused = run(importer, prefix("s3://source/allowed/data/", "again/"))
+    assert refused.state == FAILED and "pre-commit hook aborted" in refused.error
+    assert g.get_branch("repo", "main").commit_id == before
+    assert tuple(g.get_branch("repo", "main").sealed_tokens) == ()  # nothing sealed for a refused import
