@@ -36,6 +36,9 @@ ENV_LOGIN_TOKEN_SECONDS = "LAKELET_LOGIN_TOKEN_SECONDS"
 # The S3 gateway's URL as engines reach it: the Iceberg catalog gives it to them as the tables' s3.endpoint
 # (docs/iceberg.md). Unset: clients configure s3.endpoint themselves.
 ENV_ICEBERG_S3_ENDPOINT = "LAKELET_ICEBERG_S3_ENDPOINT"
+# The role the Iceberg catalog assumes to vend engines credentials for one table's files (docs/iceberg.md): set,
+# new tables keep their files in the store and engines reach them with those credentials; unset, through the gateway.
+ENV_ICEBERG_DATA_ROLE_ARN = "LAKELET_ICEBERG_DATA_ROLE_ARN"
 ENV_STAGE = "LAKELET_STAGE"  # the deployment stage (dev, prod): a dimension of every metric
 # Where imports may read from, comma-separated: each location as bucket:prefix/ (bucket: for a whole bucket), the
 # form the stack parameter ImportLocations takes and passes here unchanged, or as s3://bucket/prefix/ (the local
@@ -164,6 +167,7 @@ class Settings:
     # How long a token from POST /auth/login stays valid.
     login_token_seconds: int = 24 * 3600
     iceberg_s3_endpoint: str = ""
+    iceberg_data_role_arn: str = ""
     stage: str = "local"
     # Commits with more staged changes than this run as the commit state machine (when one is configured,
     # LAKELET_COMMIT_STATE_MACHINE_ARN, set by infra/); smaller ones run inline in the API Lambda. 25,000: an inline
@@ -229,6 +233,7 @@ class Settings:
             kms_key_id=env.get(ENV_KMS_KEY_ID) or None,
             login_token_seconds=int(env.get(ENV_LOGIN_TOKEN_SECONDS, defaults.login_token_seconds)),
             iceberg_s3_endpoint=env.get(ENV_ICEBERG_S3_ENDPOINT, "").strip(),
+            iceberg_data_role_arn=env.get(ENV_ICEBERG_DATA_ROLE_ARN, "").strip(),
             stage=env.get(ENV_STAGE) or defaults.stage,
             commit_workflow_threshold=int(
                 env.get("LAKELET_COMMIT_WORKFLOW_THRESHOLD", defaults.commit_workflow_threshold)

@@ -29,6 +29,7 @@ from chalice.utils import to_cfn_resource_name
 from chalicelib.graveler.plan_json import Json
 
 from . import access, state_machines
+from .iceberg_role import add_iceberg_data_role
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 BASE_TEMPLATE = Path(__file__).resolve().parent / "lakelet.yaml"
@@ -185,6 +186,9 @@ def build(app: App, stepfunctions_dir: Path) -> Json:
         # The Iceberg catalog gives engines the gateway's URL as the tables' s3.endpoint (docs/iceberg.md).
         variables = resources[api.logical_id]["Properties"]["Environment"]["Variables"]
         variables["LAKELET_ICEBERG_S3_ENDPOINT"] = {"Fn::GetAtt": [gateways[0].logical_id + "Url", "FunctionUrl"]}
+
+    if api is not None:
+        add_iceberg_data_role(resources, api.role_logical_id, api.policy_logical_id, api.logical_id)
 
     import_readers = [f.role_logical_id for f in app.functions if access.FUNCTION_ACCESS[f.name].reads_import_sources]
     if import_readers:

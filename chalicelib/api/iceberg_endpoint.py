@@ -12,6 +12,7 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, unquote
 
 from chalice import Blueprint, Response
@@ -22,6 +23,9 @@ from chalicelib.auth.policies import Permission
 from chalicelib.auth.records import User
 from chalicelib.graveler import errors
 from chalicelib.iceberg import Catalog
+
+if TYPE_CHECKING:
+    from chalicelib.iceberg.credentials import Vendor
 
 from .endpoint import (
     ANY_CONTENT_TYPE,
@@ -35,7 +39,7 @@ from .endpoint import (
 )
 from .errors import iceberg_error_response, iceberg_status_for, oauth_error_response
 
-__all__ = ["ICEBERG_PREFIX", "bp", "catalog", "catalog_route"]
+__all__ = ["ICEBERG_PREFIX", "bp", "catalog", "catalog_route", "vendor"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +62,7 @@ ENDPOINTS = [
     "DELETE /v1/{prefix}/namespaces/{namespace}/tables/{table}",
     "POST /v1/{prefix}/namespaces/{namespace}/register",
     "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
+    "GET /v1/{prefix}/namespaces/{namespace}/tables/{table}/credentials",
     "POST /v1/{prefix}/tables/rename",
     "POST /v1/{prefix}/transactions/commit",
 ]
@@ -76,7 +81,23 @@ def catalog() -> Catalog:
     def authorize(permissions: Sequence[Permission]) -> None:
         auth.authorize(user, list(permissions))
 
-    return Catalog(services().graveler, authorize)
+    return Catalog(services().graveler, authorize, vendor())
+
+
+# The credential vendor of the services it was built for (rebuilt when tests swap the services).
+_vendor: tuple[wiring.Services, Vendor | None] | None = None
+
+
+def vendor() -> Vendor | None:
+    """The catalog's credential vendor: STS with the deployment's role (LAKELET_ICEBERG_DATA_ROLE_ARN), None
+    where none is set (tables then go through the S3 gateway)."""
+    global _vendor
+    current = services()
+    if _vendor is None or _vendor[0] is not current:
+        from chalicelib.adapters.sts_credentials import sts_vendor  # boto3's STS client: on a catalog's first use
+
+        _vendor = (current, sts_vendor(current.settings))
+    return _vendor[1]
 
 
 def catalog_route(path: str, methods: list[str]) -> Callable[[View], View]:

@@ -4,6 +4,7 @@ serialize. Namespaces arrive as path parameters with their levels joined by the 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from chalice import Response
 
@@ -12,6 +13,7 @@ from chalicelib.iceberg.errors import BadRequest
 
 from .endpoint import json_response, no_content, raw_body, services
 from .iceberg_endpoint import bp, catalog, catalog_route
+from .iceberg_endpoint import vendor as iceberg_vendor
 
 __all__ = ["bp"]
 
@@ -37,17 +39,33 @@ def _page(key: str, items: list[Any], token: str | None) -> Response:
     return json_response({key: items, "next-page-token": token})
 
 
-def _table_config() -> dict[str, str]:
-    """What engines need to reach the tables' files: the S3 gateway, path-style (LAKELET_ICEBERG_S3_ENDPOINT);
-    nothing when the deployment does not say where it is (clients then configure s3.endpoint themselves)."""
+def _gateway_config() -> dict[str, str]:
+    """What engines need to reach the files of a table without a root: the S3 gateway, path-style
+    (LAKELET_ICEBERG_S3_ENDPOINT); nothing when the deployment does not say where it is (clients then configure
+    s3.endpoint themselves)."""
     endpoint = services().settings.iceberg_s3_endpoint
     return {"s3.endpoint": endpoint, "s3.path-style-access": "true"} if endpoint else {}
 
 
+def _access(name: TableName, root: str | None) -> tuple[dict[str, str], list[Any]]:
+    """(table config, storage-credentials): for a table whose files are in the store, credentials for its root
+    (read-only unless the caller may commit to it), vended whether or not the client's
+    X-Iceberg-Access-Delegation asked (it cannot reach the files otherwise); for another, the gateway."""
+    vendor = iceberg_vendor()
+    if root is None or vendor is None:
+        return _gateway_config(), []
+    from chalicelib.iceberg.credentials import storage_credentials  # tables in the store only: not at cold start
+
+    encoded = quote("\x1f".join(name.namespace.parts), safe="")
+    refresh = f"v1/namespaces/{encoded}/tables/{quote(name.name, safe='')}/credentials"
+    return storage_credentials(vendor, root, catalog().tables.may_write(name), refresh)
+
+
 def _table_result(loaded: Loaded, only_referenced: bool = False) -> Response:
     metadata = loaded.rendered(only_referenced)
-    body = {"metadata-location": loaded.metadata_location(), "metadata": metadata, "config": _table_config()}
-    return json_response(body)
+    config, credentials = _access(loaded.table, loaded.root)
+    body = {"metadata-location": loaded.metadata_location(), "metadata": metadata, "config": config}
+    return json_response(body | ({"storage-credentials": credentials} if credentials else {}))
 
 
 @catalog_route(NAMESPACES, ["GET"])
@@ -102,8 +120,12 @@ def list_tables(namespace: str) -> Response:
 
 @catalog_route(TABLES, ["POST"])
 def create_table(namespace: str) -> Response:
-    metadata, location = catalog().tables.create(Namespace.parse(namespace), _body())
-    result: dict[str, Any] = {"metadata": metadata, "config": _table_config()}
+    body = _body()
+    metadata, location, root = catalog().tables.create(Namespace.parse(namespace), body)
+    config, credentials = _access(TableName.of(Namespace.parse(namespace), body.get("name")), root)
+    result: dict[str, Any] = {"metadata": metadata, "config": config}
+    if credentials:
+        result["storage-credentials"] = credentials
     if location is not None:
         result["metadata-location"] = location
     return json_response(result)
@@ -121,6 +143,13 @@ def load_table(namespace: str, table: str) -> Response:
         raise BadRequest(f"snapshots must be all or refs, not {snapshots!r}")
     loaded = catalog().tables.load(TableName.of(Namespace.parse(namespace), table))
     return _table_result(loaded, only_referenced=snapshots == "refs")
+
+
+@catalog_route(TABLE + "/credentials", ["GET"])
+def load_credentials(namespace: str, table: str) -> Response:
+    """The spec's loadCredentials: fresh credentials for the table's files (engines ask before theirs expire)."""
+    loaded = catalog().tables.load(TableName.of(Namespace.parse(namespace), table))
+    return json_response({"storage-credentials": _access(loaded.table, loaded.root)[1]})
 
 
 @catalog_route(TABLE, ["HEAD"])

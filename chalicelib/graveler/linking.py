@@ -14,8 +14,11 @@ address a client uploads to is never the address an entry points at. Linking:
 
 A later PUT to the URL writes the upload address again, which no entry references: garbage collection deletes it
 like any unreferenced object under ``data/`` once it is older than the minimum age, so GC needs no change.
-The cost is one server-side copy per presigned upload (a single PUT is at most 5 GiB, which one CopyObject
-copies; S3 copies at tens to hundreds of MB/s inside a region).
+The cost is one server-side copy per presigned upload. A single PUT is at most 5 GiB, which one CopyObject
+copies; an upload the client completed as a multipart upload may be up to 5 TiB, and S3 refuses a CopyObject over
+5 GiB, so the store copies such an upload in parts (UploadPartCopy, 256 MiB each, 16 at a time: the S3 adapter's
+plan_copy), still inside S3 and within the API Lambda's 30 s for several GiB
+(tests/unit/graveler/test_copy_sizes.py links a 6 GB upload against a client that refuses a larger CopyObject).
 
 A client that can send a condition header (the lakelet CLI) asks for a write-once address instead
 (``write_once=true``): its URL is signed for ``If-None-Match: *``, so S3 takes a PUT through it only while the

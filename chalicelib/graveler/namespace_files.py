@@ -46,6 +46,10 @@ class NamespaceFiles:
         """The blob, or bytes [start, end] inclusive. Raises ObjectNotFound."""
         return self._blocks.get(address, start, end)
 
+    def stat(self, address: str) -> PutResult:
+        """The blob's size and the store's ETag (ObjectNotFound when missing): a read, so not confined."""
+        return self._blocks.stat(address)
+
     def put(self, address: str, data: bytes) -> PutResult:
         return self._blocks.put(self._inside(address), data)
 

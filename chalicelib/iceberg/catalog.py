@@ -11,13 +11,17 @@ from .tables import Tables
 if TYPE_CHECKING:
     from chalicelib.graveler.service import Graveler
 
+    from .credentials import Vendor
+
 __all__ = ["Catalog"]
 
 
 class Catalog:
-    """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden."""
+    """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden. ``vendor``:
+    new tables keep their files in the store, and engines get credentials for them (files.py, credentials.py)."""
 
-    def __init__(self, graveler: Graveler, authorize: Authorize) -> None:
+    def __init__(self, graveler: Graveler, authorize: Authorize, vendor: Vendor | None = None) -> None:
         store = TableStore(graveler, authorize)
         self.namespaces = Namespaces(store, authorize)
-        self.tables = Tables(store, self.namespaces, authorize)
+        self.tables = Tables(store, self.namespaces, authorize, physical=vendor is not None)
+        self.vendor = vendor

@@ -8,19 +8,24 @@ retries."""
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from chalicelib.graveler import errors
 
 from . import bounds
-from .errors import CommitFailed, NoSuchTable, TableAlreadyExists
+from .errors import BadRequest, CommitFailed, NoSuchTable, TableAlreadyExists
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
 from .store import Stored, TableStore, Write
 from .updates import apply_updates, check_requirements
+
+if TYPE_CHECKING:
+    from .files import TableFiles
 
 __all__ = ["Loaded", "Prepared", "TableCommits"]
 
@@ -50,12 +55,17 @@ class Loaded:
     def version(self) -> int:
         return int(self.pointer.value.get("version", 0))
 
+    @property
+    def root(self) -> str | None:
+        """The table's physical root (files.py), None for a table engines write through the S3 gateway."""
+        return root_of(self.pointer.value)
+
     def rendered(self, only_referenced: bool = False) -> Json:
-        """The metadata as this ref shows it: the location at this ref, where engines write next.
-        ``only_referenced``: the snapshots that a branch or tag of the table names, and no other (the spec's
-        ``snapshots=refs``)."""
+        """The metadata as this ref shows it: the location engines write next (the physical root, or for a table
+        without one the location at this ref). ``only_referenced``: the snapshots that a branch or tag of the
+        table names, and no other (the spec's ``snapshots=refs``)."""
         repo = self.table.namespace.repo
-        rendered = {**self.metadata, "location": uri(repo, self.ref, self.location_path)}
+        rendered = {**self.metadata, "location": self.root or uri(repo, self.ref, self.location_path)}
         if only_referenced:
             named = {ref.get("snapshot-id") for ref in (self.metadata.get("refs") or {}).values()}
             named.add(self.metadata.get("current-snapshot-id"))
@@ -63,7 +73,7 @@ class Loaded:
         return rendered
 
     def metadata_location(self) -> str:
-        return uri(self.table.namespace.repo, self.ref, self.metadata_path)
+        return metadata_location(self.table.namespace.repo, self.ref, self.pointer.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +88,20 @@ class Prepared:
 
     @property
     def metadata_location(self) -> str:
-        return uri(self.table.namespace.repo, self.branch, str(self.pointer["metadata-path"]))
+        return metadata_location(self.table.namespace.repo, self.branch, self.pointer)
+
+
+def root_of(pointer: Json) -> str | None:
+    root = pointer.get("physical-root")
+    return root if isinstance(root, str) and root else None
+
+
+def metadata_location(repo: str, ref: str, pointer: Json) -> str:
+    """Where engines read the metadata file: in the store under the root, or through the gateway at ``ref``."""
+    root, path = root_of(pointer), str(pointer["metadata-path"])
+    if root is not None:
+        return root + path[len(str(pointer["location-path"])) :]
+    return uri(repo, ref, path)
 
 
 def version_of(path: str) -> int:
@@ -87,8 +110,16 @@ def version_of(path: str) -> int:
 
 
 class TableCommits:
-    def __init__(self, store: TableStore) -> None:
+    """``physical``: new tables get a root (files.py)."""
+
+    def __init__(self, store: TableStore, physical: bool = False) -> None:
         self.store = store
+        self.physical = physical
+
+    def files(self, table: TableName) -> TableFiles:
+        from .files import TableFiles  # tables in the store only: not at cold start
+
+        return TableFiles(self.store, table.namespace.repo)
 
     def now_ms(self) -> int:
         return int(self.store.graveler.now() * 1000)
@@ -104,18 +135,41 @@ class TableCommits:
             raise NoSuchTable(f"table {table}: its metadata file {path} is missing at {ref}")
         return Loaded(table, ref, pointer, metadata.value)
 
-    def write_new(self, table: TableName, branch: str, metadata: Json, location_path: str, version: int) -> Json:
-        """Writes the metadata file; the pointer that would name it. BadRequest for metadata a load could not
-        answer (bounds.py)."""
+    def write_new(
+        self, table: TableName, branch: str, metadata: Json, location_path: str, version: int, root: str | None = None
+    ) -> Json:
+        """Writes the metadata file (under the root, linked, for a table with one); the pointer that would name
+        it. BadRequest for metadata a load could not answer (bounds.py)."""
         bounds.check_loadable(metadata, table)
         path = metadata_file_path(location_path, version, str(uuid.uuid4()))
-        self.store.write(table.namespace.repo, branch, path, metadata)
-        return {
+        if root is None:
+            self.store.write(table.namespace.repo, branch, path, metadata)
+        else:
+            data = json.dumps(metadata, separators=(",", ":")).encode()
+            self.files(table).write_metadata(branch, root, location_path, path, data)
+        pointer = {
             "metadata-path": path,
             "location-path": location_path,
             "version": version,
             "table-uuid": metadata.get("table-uuid"),
         }
+        return pointer if root is None else {**pointer, "physical-root": root}
+
+    def link_added(self, table: TableName, branch: str, before: Json | None, after: Json, pointer: Json) -> None:
+        """Links the files of the snapshots ``after`` adds (a table with a root only: files.py)."""
+        root = root_of(pointer)
+        if root is None:
+            return
+        from .files import added_snapshots
+
+        files = self.files(table)
+        linked = [
+            found
+            for snapshot in added_snapshots(before, after)
+            for found in files.snapshot_files(root, str(pointer["location-path"]), snapshot)
+        ]
+        if linked:
+            files.link(branch, linked)
 
     def prepare(
         self, table: TableName, branch: str, requirements: Sequence[Json], updates: Sequence[object]
@@ -129,27 +183,44 @@ class TableCommits:
                 raise NoSuchTable(f"table {table} does not exist")
             check_requirements(None, requirements)
             table_uuid = str(uuid.uuid4())
-            base = empty_metadata(table_uuid, uri(repo, branch, table.default_location(table_uuid)), self.now_ms())
+            root = self.files(table).new_root() if self.physical else None
+            base = empty_metadata(
+                table_uuid, root or uri(repo, branch, table.default_location(table_uuid)), self.now_ms()
+            )
             metadata = apply_updates(base, updates, self.now_ms())
-            location_path = path_of_uri(repo, str(metadata["location"]))
+            location = str(metadata["location"])
+            if self.physical and location.startswith(self.files(table).files.namespace + "/data/"):
+                # The root the staged create answered (the client sets it back as the location): engines may
+                # already have written the table's first files under it (CTAS).
+                root, location_path = location, table.default_location(str(metadata.get("table-uuid", table_uuid)))
+            else:
+                root, location_path = None, path_of_uri(repo, location)
+                metadata["location"] = uri(repo, branch, location_path)
             self.store.may_write_location(repo, location_path)
-            metadata["location"] = uri(repo, branch, location_path)
-            pointer = self.write_new(table, branch, metadata, location_path, 0)
+            pointer = self.write_new(table, branch, metadata, location_path, 0, root)
+            self.link_added(table, branch, None, metadata, pointer)
             return Prepared(table, branch, None, pointer, metadata)
         check_requirements(current.metadata, requirements)
         metadata = apply_updates(current.metadata, updates, self.now_ms())
         location_path = current.location_path
-        if metadata.get("location") != current.metadata.get("location"):
-            location_path = path_of_uri(repo, str(metadata["location"]))
-            self.store.may_write_location(repo, location_path)
-        metadata["location"] = uri(repo, branch, location_path)
+        root = current.root
+        if root is not None:
+            if metadata.get("location") not in (root, current.metadata.get("location")):
+                raise BadRequest("the location of a table whose files are in the store cannot change")
+            metadata["location"] = root
+        else:
+            if metadata.get("location") != current.metadata.get("location"):
+                location_path = path_of_uri(repo, str(metadata["location"]))
+                self.store.may_write_location(repo, location_path)
+            metadata["location"] = uri(repo, branch, location_path)
         log = [
             *(current.metadata.get("metadata-log") or []),
             {"timestamp-ms": current.metadata.get("last-updated-ms"), "metadata-file": current.metadata_location()},
         ]
         keep = _int_property(metadata, "write.metadata.previous-versions-max", PREVIOUS_VERSIONS_MAX)
         metadata["metadata-log"] = log[-keep:] if keep > 0 else []
-        pointer = self.write_new(table, branch, metadata, location_path, current.version + 1)
+        pointer = self.write_new(table, branch, metadata, location_path, current.version + 1, root)
+        self.link_added(table, branch, current.metadata, metadata, pointer)
         return Prepared(table, branch, current.pointer, pointer, metadata)
 
     def move(self, prepared: Prepared) -> str:

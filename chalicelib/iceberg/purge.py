@@ -18,7 +18,7 @@ from .store import TableStore
 __all__ = ["table_files"]
 
 
-def _path(repo: str, address: object) -> str | None:
+def _gateway_path(repo: str, address: object) -> str | None:
     """The repository path of an ``s3://<repo>/<ref>/<path>`` address; None for anything else (another
     repository's file is never this table's to delete)."""
     if not isinstance(address, str):
@@ -37,11 +37,26 @@ def _named(items: object, field: str) -> Iterable[object]:
     return [item.get(field) for item in _list(items) if isinstance(item, dict)]
 
 
-def table_files(store: TableStore, repo: str, ref: str, metadata_path: str, metadata: Json, location: str) -> list[str]:
+def table_files(
+    store: TableStore,
+    repo: str,
+    ref: str,
+    metadata_path: str,
+    metadata: Json,
+    location: str,
+    root: str | None = None,
+) -> list[str]:
     """The paths (at ``ref``) of the table's files under ``location`` (a path without its trailing "/"), in order
-    of discovery: BadRequest for a manifest that cannot be read (the purge then deletes nothing)."""
+    of discovery: BadRequest for a manifest that cannot be read (the purge then deletes nothing). ``root``: a
+    table whose files are in the store (files.py) names them by their addresses under it, each linked at the same
+    relative path under the location."""
     inside = location.rstrip("/") + "/"
     found: dict[str, None] = {}
+
+    def _path(repo: str, address: object) -> str | None:
+        if root is not None and isinstance(address, str) and address.startswith(root + "/"):
+            return inside + address[len(root) + 1 :]
+        return _gateway_path(repo, address)
 
     def add(path: str | None) -> bool:
         if path is None or not path.startswith(inside) or path in found:

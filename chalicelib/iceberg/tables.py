@@ -42,16 +42,24 @@ def _list(value: object, what: str) -> list[Json]:
 
 
 class Tables:
-    def __init__(self, store: TableStore, namespaces: Namespaces, authorize: Authorize) -> None:
+    def __init__(self, store: TableStore, namespaces: Namespaces, authorize: Authorize, physical: bool = False) -> None:
         self.store = store
         self.namespaces = namespaces
         self.authorize = authorize
-        self.commits = TableCommits(store)
+        self.commits = TableCommits(store, physical)
 
     def _may(self, action: str, table: TableName, *paths: str) -> None:
         """Checked before anything is done, so that a refusal changes nothing; the store checks every object it
         touches again (store.py), including those a request names only indirectly."""
         self.store.may(action, table.namespace.repo, table.pointer, *paths)
+
+    def may_write(self, table: TableName) -> bool:
+        """Whether the caller may commit to the table (its vended credentials may write, files.py)."""
+        try:
+            self._may("fs:WriteObject", table)
+        except errors.Forbidden:
+            return False
+        return True
 
     def list(self, namespace: Namespace, token: str | None, size: int) -> TablePage:
         self.authorize([Permission("fs:ListObjects", repository_arn(namespace.repo))])
@@ -92,12 +100,14 @@ class Tables:
     def exists(self, table: TableName) -> None:
         self.load(table)
 
-    def create(self, namespace: Namespace, request: Json) -> tuple[Json, str | None]:
-        """(metadata, metadata location); the location is None for a staged create, which writes nothing: the
-        table comes to exist with the commit that asserts its creation."""
+    def create(self, namespace: Namespace, request: Json) -> tuple[Json, str | None, str | None]:
+        """(metadata, metadata location, physical root); the location is None for a staged create, which writes
+        nothing: the table comes to exist with the commit that asserts its creation."""
         table = TableName.of(namespace, request.get("name"))
         table_uuid = str(uuid.uuid4())
         location = request.get("location")
+        if location is not None and not isinstance(location, str):
+            raise BadRequest("location must be a string")
         repo = namespace.repo
         location_path = path_of_uri(repo, location) if location else table.default_location(table_uuid)
         self._may("fs:WriteObject", table)
@@ -106,13 +116,17 @@ class Tables:
         self.namespaces.require(namespace)
         if self.store.exists(repo, branch, table.pointer):
             raise TableAlreadyExists(f"table {table} already exists")
-        metadata = new_table_metadata(request, uri(repo, branch, location_path), table_uuid, self.commits.now_ms())
+        # A table of the store (files.py) unless the client chose a location (a path of the repository).
+        root = self.commits.files(table).new_root() if self.commits.physical and not location else None
+        metadata = new_table_metadata(
+            request, root or uri(repo, branch, location_path), table_uuid, self.commits.now_ms()
+        )
         if request.get("stage-create"):
-            return metadata, None
-        pointer = self.commits.write_new(table, branch, metadata, location_path, 0)
+            return metadata, None, root
+        pointer = self.commits.write_new(table, branch, metadata, location_path, 0, root)
         prepared = Prepared(table, branch, None, pointer, metadata)
         self.commits.move(prepared)
-        return metadata, prepared.metadata_location
+        return metadata, prepared.metadata_location, root
 
     def commit(self, table: TableName, request: Json) -> Prepared:
         requirements = _list(request.get("requirements"), "requirements")
@@ -148,7 +162,9 @@ class Tables:
         from .purge import table_files
 
         repo = loaded.table.namespace.repo
-        files = table_files(self.store, repo, loaded.ref, loaded.metadata_path, loaded.metadata, loaded.location_path)
+        files = table_files(
+            self.store, repo, loaded.ref, loaded.metadata_path, loaded.metadata, loaded.location_path, loaded.root
+        )
         self.store.may("fs:DeleteObject", repo, *files)
         return files
 

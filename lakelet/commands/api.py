@@ -216,11 +216,14 @@ class Api:
 
         with Deadline(self.limits.total) as deadline:
             try:
-                return self._send(method, target, body, headers, deadline)
+                answer = self._send(method, target, body, headers, deadline)
             except CLIError:
                 if deadline.expired:
                     raise _overdue(self.settings, deadline.seconds) from None
                 raise
+        if deadline.expired:  # whatever was read, the sockets were shut down under it: it may be cut short
+            raise _overdue(self.settings, deadline.seconds)
+        return answer
 
     def _send(
         self, method: str, target: str, body: bytes | None, headers: Mapping[str, str], deadline: Deadline

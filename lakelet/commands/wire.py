@@ -212,6 +212,8 @@ class TLSConnection:
             data = response.read(self.limits.max_body + 1)
             if len(data) > self.limits.max_body:
                 raise TooLarge(f"the answer holds more than {self.limits.max_body} bytes")
+            if response.length:  # read(amt) returns what came before the close without a word: say it
+                raise BadAnswer(f"answer cut short: {response.length} bytes of its length never came")
         except http.client.RemoteDisconnected as e:
             raise ClosedBeforeAnswer(str(e)) from e
         except http.client.HTTPException as e:

@@ -149,3 +149,33 @@ def local_kms_key(kms: Any) -> str:
     key_id = create_local_key(kms)
     kms.create_alias(AliasName=LOCAL_KMS_ALIAS, TargetKeyId=key_id)
     return key_id
+
+
+LOCAL_ICEBERG_ROLE = "lakelet-local-iceberg-data"
+
+
+def local_iceberg_role(iam: Any) -> str:
+    """The ARN of the role the Iceberg catalog assumes to vend credentials (infra/ deploys its twin): the one an
+    earlier run of a persistent stack created, else a new one. moto enforces no IAM; the guard in front of it
+    enforces each session's policy (lakelet/stack/session_keys.py)."""
+    try:
+        return str(iam.get_role(RoleName=LOCAL_ICEBERG_ROLE)["Role"]["Arn"])
+    except iam.exceptions.NoSuchEntityException:
+        pass
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+    }
+    role = iam.create_role(RoleName=LOCAL_ICEBERG_ROLE, AssumeRolePolicyDocument=json.dumps(trust))
+    return str(role["Role"]["Arn"])
+
+
+def local_aws_ids(region: str, moto_url: str) -> dict[str, str]:
+    """The settings' AWS ids the stack provisions on its moto: the KMS key of secrets and the Iceberg role."""
+    import boto3
+
+    from chalicelib.settings import ENV_ICEBERG_DATA_ROLE_ARN, ENV_KMS_KEY_ID
+
+    kms = boto3.client("kms", region_name=region, endpoint_url=moto_url)
+    iam = boto3.client("iam", region_name=region, endpoint_url=moto_url)
+    return {ENV_KMS_KEY_ID: local_kms_key(kms), ENV_ICEBERG_DATA_ROLE_ARN: local_iceberg_role(iam)}

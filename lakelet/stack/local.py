@@ -307,15 +307,12 @@ class LocalStack:
         s3 = boto3.client("s3", region_name=self.region, endpoint_url=self.moto_url)
         probes.ensure_buckets(s3, (self.bucket, LOCAL_IMPORT_BUCKET), self.region)
         create_tables(TableNames.from_prefix(self.table_prefix), self.region, self.moto_url)
-        # Secrets are encrypted at rest with KMS (moto's here); the key id reaches the settings as on AWS.
-        from chalicelib.settings import ENV_KMS_KEY_ID
-
-        kms_key_id = app_environment.local_kms_key(
-            boto3.client("kms", region_name=self.region, endpoint_url=self.moto_url)
-        )
-        if self._saved_environ is not None:
-            self._saved_environ.setdefault(ENV_KMS_KEY_ID, self._environ.get(ENV_KMS_KEY_ID))
-        self._environ[ENV_KMS_KEY_ID] = kms_key_id
+        # Secrets are encrypted at rest with KMS (moto's here), and the Iceberg catalog vends credentials by assuming
+        # a role (moto's STS): the key id and the role reach the settings as on AWS.
+        for name, value in app_environment.local_aws_ids(self.region, self.moto_url).items():
+            if self._saved_environ is not None:
+                self._saved_environ.setdefault(name, self._environ.get(name))
+            self._environ[name] = value
         # The state machines, from the same ASL files that deploy.
         from lakelet.stack.stepfunctions_local import start_local_workflows
 

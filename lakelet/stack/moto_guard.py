@@ -11,6 +11,9 @@ What :class:`MotoGuard` lets through to moto:
   the S3 gateway's code (chalicelib/s3proxy/sigv4.py on botocore's signer) for any AWS service's scope. As on
   AWS, every header the signature names must be sent with the signed value: a write-once URL without
   ``If-None-Match: *`` is refused, and with it moto answers 412 for an existing key;
+- an S3 request signed with temporary keys the stack's moto STS minted (the Iceberg catalog's vended
+  credentials), with their session token, before they expire, and only as their session policy allows
+  (lakelet/stack/session_keys.py);
 - from a browser, only requests whose ``Origin`` is the stack's own web UI; the CORS answers (preflight and
   response headers) are the guard's, for that origin only. Any other Origin is refused before moto sees it.
 
@@ -42,6 +45,7 @@ from chalicelib.s3proxy.errors import S3Error, error_response
 from chalicelib.s3proxy.model import Request
 from chalicelib.s3proxy.sigv4 import authenticate
 from lakelet.persistence.middleware import WsgiApp, read_body
+from lakelet.stack import session_keys
 
 # What the stack's web UI does on moto's port: presigned GETs and PUTs (and the HEAD a client may send first).
 _CORS_METHODS = "GET, HEAD, PUT"
@@ -120,9 +124,33 @@ class MotoGuard:
         return self._origins
 
     def _lookup(self, access_key_id: str) -> tuple[str, str]:
-        if access_key_id != self._access_key_id:
+        if access_key_id == self._access_key_id:
+            return _GUARD_USER, self._secret
+        key = session_keys.minted(access_key_id)  # a vended credential of the Iceberg catalog
+        if key is None:
             raise CredentialNotFound(access_key_id)
-        return _GUARD_USER, self._secret
+        return _GUARD_USER, key.secret_access_key
+
+    def _check_minted(self, environ: Mapping[str, Any]) -> None:
+        """A request signed with a key moto's STS minted: its session token, its expiry, its session policy."""
+        claimed = _claimed_key(environ)
+        if claimed is None or claimed == self._access_key_id:
+            return
+        key = session_keys.minted(claimed)
+        if key is None:
+            raise S3Error("InvalidAccessKeyId", details={"AWSAccessKeyId": claimed})
+        query = str(environ.get("QUERY_STRING", ""))
+        token = (
+            str(environ.get("HTTP_X_AMZ_SECURITY_TOKEN", "")) or parse_qs(query).get("X-Amz-Security-Token", [""])[0]
+        )
+        if token != key.session_token:
+            raise S3Error("InvalidToken", "the security token does not belong to the access key")
+        if self._clock() >= key.expires_at:
+            raise S3Error("ExpiredToken", "the provided token has expired")
+        raw_uri = str(environ.get("REQUEST_URI") or environ.get("RAW_URI") or environ.get("PATH_INFO") or "/")
+        request = session_keys.s3_request(str(environ.get("REQUEST_METHOD", "GET")), urlsplit(raw_uri).path, query)
+        if key.policy is not None and (request is None or not session_keys.allowed(key.policy, *request)):
+            raise S3Error("AccessDenied", "the session policy of these temporary credentials does not allow this")
 
     def _check_before_reading(self, environ: Mapping[str, Any]) -> None:
         """Refuses, from the headers alone, a request whose body the guard should not read: one that names no
@@ -159,6 +187,7 @@ class MotoGuard:
                 self._check_before_reading(environ)
                 body = read_body(environ)
             authenticate(_request(environ, body), self._lookup, self._signer, self._clock(), services=None)
+            self._check_minted(environ)
         except S3Error as error:
             return self._refuse(environ, start_response, error, origin if allowed else None)
 

@@ -127,7 +127,7 @@ def test_every_route_but_the_token_endpoint_needs_credentials(client: Client, re
         if path.startswith(PREFIX + "/")
         for method in methods
     ]
-    assert len(routes) == 18
+    assert len(routes) == 19  # with loadCredentials
     for method, path in routes:
         if path == "/oauth/tokens":
             continue

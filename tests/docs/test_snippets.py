@@ -1,8 +1,10 @@
 """Every example of the README and of docs/ runs against one fresh ``lakelet up`` (docs/README.md, "The
 examples"): Python blocks must not raise, shell blocks must exit 0. A page's blocks run in order, in one
 Python namespace and one shell state (working directory and exported variables) per page, so a later block may
-use what an earlier one made. A failure names the page and the line of the block (and, for Python, of the
-statement: tracebacks carry the Markdown's own line numbers)."""
+use what an earlier one made. Then the page runs again, in order, in the same folder with a fresh namespace and
+shell, as a reader who follows it a second time would: a page whose first run leaves something in the way of its
+own steps (a branch that exists, a dirty main) fails there. A failure names the run, the page and the line of the
+block (and, for Python, of the statement: tracebacks carry the Markdown's own line numbers)."""
 
 from __future__ import annotations
 
@@ -84,7 +86,10 @@ def _shell_env(stack: DocStack, home: Path) -> dict[str, str]:
     return env
 
 
-def _run_shell(snippet: Snippet, code: str, stack: DocStack, workdir: Path, state: Path) -> None:
+RUNS = 2  # each page in order, then once more
+
+
+def _run_shell(snippet: Snippet, code: str, stack: DocStack, workdir: Path, state: Path, run: str) -> None:
     offset = snippet.line - 2  # the prelude is one line; a failure reports the Markdown's line
     prelude = (
         f"set -eo pipefail; [ -f {shlex.quote(str(state))} ] && source {shlex.quote(str(state))}; "
@@ -103,7 +108,7 @@ def _run_shell(snippet: Snippet, code: str, stack: DocStack, workdir: Path, stat
     )
     if result.returncode != 0:
         pytest.fail(
-            f"shell snippet at {snippet.where} exited with {result.returncode}:\n"
+            f"{run}shell snippet at {snippet.where} exited with {result.returncode}:\n"
             f"--- stdout\n{result.stdout[-4000:]}\n--- stderr\n{result.stderr[-4000:]}",
             pytrace=False,
         )
@@ -125,7 +130,7 @@ def _isolated_process_state(workdir: Path) -> Iterator[None]:
         os.environ.update(saved_env)
 
 
-def _run_python(snippet: Snippet, code: str, namespace: dict[str, object], workdir: Path) -> None:
+def _run_python(snippet: Snippet, code: str, namespace: dict[str, object], workdir: Path, run: str) -> None:
     # Padding puts every statement on its Markdown line, so a traceback names the page's own line.
     compiled = compile("\n" * (snippet.line - 1) + code, str(snippet.path), "exec")
     output = io.StringIO()
@@ -134,7 +139,7 @@ def _run_python(snippet: Snippet, code: str, namespace: dict[str, object], workd
             exec(compiled, namespace)
         except BaseException:
             pytest.fail(
-                f"Python snippet at {snippet.where} raised:\n{traceback.format_exc()}\n"
+                f"{run}Python snippet at {snippet.where} raised:\n{traceback.format_exc()}\n"
                 f"--- its output\n{output.getvalue()[-4000:]}",
                 pytrace=False,
             )
@@ -143,16 +148,18 @@ def _run_python(snippet: Snippet, code: str, namespace: dict[str, object], workd
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(PROJECT_DIR)) for p in PAGES])
 def test_page_snippets_run(page: Path, doc_stack: DocStack, tmp_path: Path) -> None:
     snippets = [s for s in extract(page, page.relative_to(PROJECT_DIR)) if s.runs]
-    namespace: dict[str, object] = {"__name__": "__docs__"}
-    state = tmp_path / "shell-state.sh"
-    for snippet in snippets:
-        code = rewrite(snippet.code, doc_stack.api_hostport, doc_stack.s3_hostport)
-        if snippet.language in PYTHON:
-            _run_python(snippet, code, namespace, tmp_path)
-        elif snippet.language in SHELL:
-            _run_shell(snippet, code, doc_stack, tmp_path, state)
-        else:
-            _run_shell(snippet, console_commands(code), doc_stack, tmp_path, state)
+    for number in range(1, RUNS + 1):
+        run = f"(run {number} of {RUNS}) "
+        namespace: dict[str, object] = {"__name__": "__docs__"}
+        state = tmp_path / f"shell-state-{number}.sh"
+        for snippet in snippets:
+            code = rewrite(snippet.code, doc_stack.api_hostport, doc_stack.s3_hostport)
+            if snippet.language in PYTHON:
+                _run_python(snippet, code, namespace, tmp_path, run)
+            elif snippet.language in SHELL:
+                _run_shell(snippet, code, doc_stack, tmp_path, state, run)
+            else:
+                _run_shell(snippet, console_commands(code), doc_stack, tmp_path, state, run)
 
 
 def test_the_quickstart_try_it_runs_after_every_page(doc_stack: DocStack, tmp_path: Path) -> None:

@@ -191,6 +191,38 @@ def test_the_s3_gateway_has_a_public_function_url_and_the_api_an_endpoint_for_cl
     assert api_env[settings.ENV_ICEBERG_S3_ENDPOINT] == {"Fn::GetAtt": ["S3GatewayUrl", "FunctionUrl"]}
 
 
+def test_the_iceberg_catalog_vends_credentials_by_a_role_only_the_api_assumes(package: Package) -> None:
+    """docs/iceberg.md, "Data files": the API assumes the role with a session policy per table; the role reaches
+    the objects under the repositories' data/ only."""
+    resources = package.template()["Resources"]
+    role = resources["IcebergDataRole"]["Properties"]
+    api_role = resources["APIHandler"]["Properties"]["Role"]
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert trust["Principal"] == {"AWS": api_role} and trust["Action"] == "sts:AssumeRole"
+    (policy,) = role["Policies"]
+    granted = {
+        tuple(sorted(s["Action"])) if isinstance(s["Action"], list) else s["Action"]
+        for s in policy["PolicyDocument"]["Statement"]
+    }
+    assert "s3:ListBucket" in granted and tuple(sorted(access_actions())) in granted
+    api_env = resources["APIHandler"]["Properties"]["Environment"]["Variables"]
+    assert api_env[settings.ENV_ICEBERG_DATA_ROLE_ARN] == {"Fn::GetAtt": ["IcebergDataRole", "Arn"]}
+    assumers = [
+        name
+        for name, resource in resources.items()
+        if resource["Type"] == "AWS::IAM::Policy"
+        for statement in resource["Properties"]["PolicyDocument"]["Statement"]
+        if "sts:AssumeRole" in statement["Action"]
+    ]
+    assert assumers == ["APIHandlerAccess"]
+
+
+def access_actions() -> list[str]:
+    from infra.iceberg_role import TABLE_FILE_ACTIONS
+
+    return TABLE_FILE_ACTIONS
+
+
 def test_the_template_is_for_its_stage_only(package: Package) -> None:
     stage = package.template()["Parameters"]["Stage"]
     assert stage["AllowedValues"] == [STAGE] and stage["Default"] == STAGE

@@ -43,12 +43,21 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def attach_catalog(connection: Any, alias: str, api_endpoint: str, s3_endpoint: str, key: str, secret: str) -> None:
+def attach_catalog(
+    connection: Any,
+    alias: str,
+    api_endpoint: str,
+    s3_endpoint: str,
+    key: str,
+    secret: str,
+    delegation: str = "vended_credentials",
+) -> None:
     """ATTACH Lakelet's catalog (``<api>/iceberg/api``) as ``alias``, signing in with the lakeFS key pair through its
-    OAuth2 token endpoint (DuckDB sends it as HTTP Basic), and reading data and manifest files through the S3
-    gateway with the same pair. The catalog vends no credentials: ``ACCESS_DELEGATION_MODE 'none'`` makes DuckDB use
-    the S3 secret without asking for them. ``SUPPORT_NESTED_NAMESPACES``: browsing (``SHOW ALL TABLES``) walks
-    repositories, refs and the namespaces below them; looking a table up by name needs no listing."""
+    OAuth2 token endpoint (DuckDB sends it as HTTP Basic). Tables whose files are in the store come with vended
+    credentials (DuckDB's default ``ACCESS_DELEGATION_MODE``); tables written through the S3 gateway by earlier
+    versions need ``delegation='none'``, which reads them with the S3 secret made here (the gateway, the same
+    pair). ``SUPPORT_NESTED_NAMESPACES``: browsing (``SHOW ALL TABLES``) walks repositories, refs and the namespaces
+    below them; looking a table up by name needs no listing."""
     uri = f"{api_endpoint}/iceberg/api"
     host = s3_endpoint.split("://", 1)[-1]
     connection.execute(
@@ -62,5 +71,5 @@ def attach_catalog(connection: Any, alias: str, api_endpoint: str, s3_endpoint: 
     )
     connection.execute(
         f"ATTACH '' AS {alias} (TYPE iceberg, ENDPOINT {_literal(uri)}, SECRET {alias}_auth, "
-        "ACCESS_DELEGATION_MODE 'none', SUPPORT_NESTED_NAMESPACES true)"
+        f"ACCESS_DELEGATION_MODE {_literal(delegation)}, SUPPORT_NESTED_NAMESPACES true)"
     )
