@@ -357,7 +357,7 @@ def memory_services(
     return assemble(
         settings or Settings(),
         refs,
-        MemoryStagingStore(),
+        MemoryStagingStore(refs),
         blocks,
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),

@@ -23,7 +23,7 @@ def list_repositories() -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     page = services().graveler.list_repositories(q.string("prefix"), q.string("after"), amount, q.string("search"))
-    return json_response(serializers.listing(page, amount, serializers.repository))
+    return json_response(serializers.listing(page, serializers.repository))
 
 
 @route(bp, "/repositories", ["POST"])

@@ -16,7 +16,7 @@ def list_tags(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     page = services().graveler.list_tags(names.repository(repository), q.string("prefix"), q.string("after"), amount)
-    return json_response(serializers.listing(page, amount, serializers.ref))
+    return json_response(serializers.listing(page, serializers.ref))
 
 
 @route(bp, "/repositories/{repository}/tags", ["POST"])

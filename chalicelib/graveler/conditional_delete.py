@@ -1,15 +1,15 @@
 """Delete with If-Match: hide the object the branch shows only while it is still the one with that ETag, the check
-and the tombstone one conditional staging write (preconditions.py, staging.stage_if), as an If-Match upload
+and the tombstone one conditional staging write (conditional_writes.py), as an If-Match upload
 replaces one. The Iceberg catalog drops and renames tables with it, so a table commit racing a drop or a rename
 is never lost silently: one of them gets PreconditionFailed."""
 
 from __future__ import annotations
 
+from .conditional_writes import stage_conditionally
 from .parts import EngineParts
-from .preconditions import expected_row
+from .preconditions import Precondition
 from .reads import Reads
 from .records import BranchID, Key, StagedEntry
-from .staging import stage_if
 from .validation import validate_path
 
 __all__ = ["ConditionalDelete"]
@@ -31,9 +31,4 @@ class ConditionalDelete:
         repo = self._reads.repository_for_write(repo_id)
         parts.guard.refuse_write(repo, branch_id)
         branch = parts.refs.get_branch(repo.id, BranchID(branch_id))
-        head = parts.refs.get_commit(repo.id, branch.commit_id)
-        key = Key(path)
-        expected = expected_row(
-            parts.staging, parts.committed, repo.storage_namespace, head.meta_range_id, branch, key, if_match
-        )
-        stage_if(parts.refs, parts.staging, repo.id, branch, StagedEntry(key, None), expected)
+        stage_conditionally(parts, repo, branch, [StagedEntry(Key(path), None)], [Precondition(if_match=if_match)])

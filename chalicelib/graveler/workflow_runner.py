@@ -94,15 +94,18 @@ class Runner:
             # Pre-hooks run right after the seal, as lakeFS's do: they judge exactly the sealed changes, the commit
             # takes exactly those, and what is staged while they run goes to the next commit. A failed hook leaves
             # the sealed changes staged (the next commit takes them) and answers 412.
+            pre_runs: list[str] = []
+
             def pre_hooks(sealed: Branch) -> None:
-                reads.run_pre_hooks(commit_event(request), sealed)
+                pre_runs.append(reads.run_pre_hooks(commit_event(request), sealed))
 
             # Changes seen staged on this very record spare the seal its own "anything staged?" query. The steps
             # answer with the commit they built: nothing is read back.
             made = self._commit_steps.run(
                 request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
             )
-            reads.run_post_hooks(commit_event(request, made.id))
+            # The pre-commit run gets the commit's id (lakeFS's PostCommitHook), so the commit's runs list it too.
+            reads.run_post_hooks(commit_event(request, made.id, pre_runs[-1] if pre_runs else ""))
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
         # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).

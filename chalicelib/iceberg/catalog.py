@@ -18,6 +18,6 @@ class Catalog:
     """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden."""
 
     def __init__(self, graveler: Graveler, authorize: Authorize) -> None:
-        store = TableStore(graveler)
+        store = TableStore(graveler, authorize)
         self.namespaces = Namespaces(store, authorize)
         self.tables = Tables(store, self.namespaces, authorize)
