@@ -76,7 +76,7 @@ def catalog() -> Catalog:
     def authorize(permissions: Sequence[Permission]) -> None:
         auth.authorize(user, list(permissions))
 
-    return Catalog(services().graveler, authorize)
+    return Catalog(services().engine, authorize)
 
 
 def catalog_route(path: str, methods: list[str]) -> Callable[[View], View]:

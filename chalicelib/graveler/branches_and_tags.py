@@ -42,6 +42,10 @@ class BranchesAndTags:
         self._parts = parts
         self._reads = reads
 
+    def get_branch(self, repo_id: str, branch_id: str) -> Branch:
+        """The branch of the live repository. Raises BranchNotFound."""
+        return self._reads.get_branch(repo_id, branch_id)
+
     def create_branch(
         self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False, force: bool = False
     ) -> Branch:

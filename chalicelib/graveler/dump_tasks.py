@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from itertools import islice
 
 from . import errors
-from .ports import WorkflowRunner
+from .parts import Workflows
 from .records import Repository
 from .refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
 from .refs_restore import RefsRestorer
 
-__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "DumpWorkflows", "execution_message"]
+__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "execution_message"]
 
 DUMP_TASK, RESTORE_TASK = "dump", "restore"
 ROLLED_BACK = "restore failed, nothing of it kept"
@@ -44,16 +44,6 @@ class DumpTask:
     update_time: float
     error: str = ""
     dumped: RefsDump | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DumpWorkflows:
-    """The state machines dumps and restores run as (None: always inline) and the sizes above which they do."""
-
-    dump: WorkflowRunner | None = None
-    restore: WorkflowRunner | None = None
-    dump_threshold: int = 5_000
-    restore_threshold: int = 5_000
 
 
 def execution_message(error: str, cause: str) -> str:
@@ -76,9 +66,9 @@ def _task_id(kind: str) -> str:
 class DumpTasks:
     """The dump and restore use cases: synchronous (refs dump and restore) and as tasks."""
 
-    def __init__(self, parts: RefsDumpParts, workflows: DumpWorkflows | None = None) -> None:
+    def __init__(self, parts: RefsDumpParts, workflows: Workflows | None = None) -> None:
         self._parts = parts
-        self.workflows = workflows or DumpWorkflows()
+        self.workflows = workflows or Workflows()
         self.dumper = RefsDumper(parts)
         self.restorer = RefsRestorer(parts)
 

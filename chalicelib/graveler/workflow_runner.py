@@ -1,5 +1,5 @@
-"""Commits, merges and imports, inline or as workflows: the one place that decides. ``Graveler.commit``,
-``Graveler.merge`` and the import's launch come here; small work runs its steps in the calling process, larger work
+"""Commits, merges and imports, inline or as workflows: the one place that decides. ``engine.commits.commit``,
+``engine.merges.merge`` and the import's launch come here; small work runs its steps in the calling process, larger work
 (above ``Workflows.commit_threshold`` staged changes, ``Workflows.merge_threshold`` entries in ranges that differ
 from the merge base, or ``Workflows.import_threshold`` source objects) starts an execution through the
 ``WorkflowRunner`` port when one is configured. Commits and merges are waited for; imports are not.

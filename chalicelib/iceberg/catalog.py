@@ -9,7 +9,7 @@ from .store import TableStore
 from .tables import Tables
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import Engine
 
 __all__ = ["Catalog"]
 
@@ -17,7 +17,7 @@ __all__ = ["Catalog"]
 class Catalog:
     """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden."""
 
-    def __init__(self, graveler: Graveler, authorize: Authorize) -> None:
-        store = TableStore(graveler)
+    def __init__(self, engine: Engine, authorize: Authorize) -> None:
+        store = TableStore(engine)
         self.namespaces = Namespaces(store, authorize)
         self.tables = Tables(store, self.namespaces, authorize)

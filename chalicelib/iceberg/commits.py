@@ -90,7 +90,7 @@ class TableCommits:
         self.store = store
 
     def now_ms(self) -> int:
-        return int(self.store.graveler.now() * 1000)
+        return int(self.store.engine.ports.clock() * 1000)
 
     def load(self, table: TableName, ref: str) -> Loaded | None:
         repo = table.namespace.repo

@@ -1,4 +1,4 @@
-"""The catalog's reads and writes of repository objects, through the Graveler's public use cases only: JSON objects
+"""The catalog's reads and writes of repository objects, through the engine's public use cases only: JSON objects
 at a ref, conditional writes on a branch, deletes and listings. Refs that do not resolve become the spec's
 NoSuchNamespace; writes at refs that are not branches, NotABranch."""
 
@@ -17,7 +17,7 @@ from .layout import Namespace
 from .metadata import Json
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import Engine
 
 __all__ = ["Stored", "TableStore", "Write"]
 
@@ -44,15 +44,15 @@ class Write:
 
 
 class TableStore:
-    def __init__(self, graveler: Graveler) -> None:
-        self.graveler = graveler
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
 
     def check_ref(self, namespace: Namespace) -> None:
         """NoSuchNamespace unless the repository exists and the ref resolves."""
         try:
-            self.graveler.get_repository(namespace.repo)
+            self.engine.repositories.get_repository(namespace.repo)
             if namespace.ref is not None:
-                self.graveler.resolve(namespace.repo, namespace.ref)
+                self.engine.commits.resolve(namespace.repo, namespace.ref)
         except (errors.NotFound, errors.InvalidRef, errors.InvalidName) as e:
             raise NoSuchNamespace(f"namespace {'.'.join(namespace.parts)} does not exist: {e}") from e
 
@@ -61,7 +61,7 @@ class TableStore:
         ref = namespace.ref_or_fail()
         self.check_ref(namespace)
         try:
-            self.graveler.get_branch(namespace.repo, ref)
+            self.engine.branches.get_branch(namespace.repo, ref)
         except (errors.NotFound, errors.Invalid):
             raise NotABranch(
                 f"{ref} is not a branch of {namespace.repo}: tables are read at any ref, written on branches only"
@@ -70,10 +70,10 @@ class TableStore:
 
     def read(self, repo: str, ref: str, path: str) -> Stored | None:
         try:
-            entry = self.graveler.stat_object(repo, ref, path)
+            entry = self.engine.objects.stat_object(repo, ref, path)
         except errors.ObjectNotFound:
             return None
-        data = self.graveler.read_object(repo, entry)
+        data = self.engine.objects.read_object(repo, entry)
         try:
             value = json.loads(data)
         except ValueError:
@@ -84,7 +84,7 @@ class TableStore:
 
     def exists(self, repo: str, ref: str, path: str) -> bool:
         try:
-            self.graveler.stat_object(repo, ref, path)
+            self.engine.objects.stat_object(repo, ref, path)
             return True
         except errors.ObjectNotFound:
             return False
@@ -95,14 +95,14 @@ class TableStore:
         """The ETag written. PreconditionFailed when ``if_match`` (an ETag) no longer names the object there, or
         ``if_absent`` and one is there."""
         data = json.dumps(value, separators=(",", ":")).encode()
-        entry = self.graveler.upload_object(
+        entry = self.engine.objects.upload_object(
             repo, branch, path, data, content_type=JSON_TYPE, if_absent=if_absent, if_match=if_match
         )
         return entry.etag
 
     def write_all(self, repo: str, branch: str, writes: Sequence[Write]) -> list[str]:
-        """Every object or none, in one atomic write on the branch (Graveler.upload_objects_if): no reader sees some
-        written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
+        """Every object or none, in one atomic write on the branch (engine.staged.upload_objects_if): no reader sees
+        some written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
         holds, with nothing written; Invalid beyond what one atomic write takes (MAX_ATOMIC_CHANGES objects)."""
         objects = [
             ConditionalObject(
@@ -114,24 +114,24 @@ class TableStore:
             )
             for w in writes
         ]
-        return [entry.etag for entry in self.graveler.upload_objects_if(repo, branch, objects)]
+        return [entry.etag for entry in self.engine.staged.upload_objects_if(repo, branch, objects)]
 
     def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
         """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
         if if_match is None:
-            self.graveler.delete_object(repo, branch, path)
+            self.engine.objects.delete_object(repo, branch, path)
         else:
-            self.graveler.delete_object_if(repo, branch, path, if_match)
+            self.engine.staged.delete_object_if(repo, branch, path, if_match)
 
     def delete_prefix(self, repo: str, branch: str, prefix: str) -> int:
         """Deletes every object under ``prefix`` on the branch, a page at a time; how many."""
         count = 0
         while True:
-            page = self.graveler.list_objects(repo, branch, prefix=prefix, amount=1000)
+            page = self.engine.objects.list_objects(repo, branch, prefix=prefix, amount=1000)
             paths = [str(o.key) for o in page.results if o.entry is not None]
             if not paths:
                 return count
-            failures = self.graveler.delete_objects(repo, branch, paths)
+            failures = self.engine.objects.delete_objects(repo, branch, paths)
             if failures:
                 raise failures[0][1]
             count += len(paths)
@@ -143,7 +143,9 @@ class TableStore:
         whose key is ``directory + after`` (a directory's key ends with "/": the listing seeks past all of it)."""
         start = directory + after if after else ""
         while True:
-            page = self.graveler.list_objects(repo, ref, prefix=directory, delimiter="/", after=start, amount=amount)
+            page = self.engine.objects.list_objects(
+                repo, ref, prefix=directory, delimiter="/", after=start, amount=amount
+            )
             for listed in page.results:
                 key = str(listed.key)
                 yield key[len(directory) :].rstrip("/"), listed.entry is None

@@ -23,9 +23,9 @@ from chalicelib.wiring import get_services
 
 
 def steps() -> CommitSteps:
-    """The steps of the container's Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+    """The steps of the container's engine: one per warm Lambda container, whose cache of decoded ranges serves
     the next task the container runs."""
-    return get_services().graveler.commit_steps
+    return get_services().engine.commits.steps
 
 
 def seal(event: Json) -> Json:
@@ -34,7 +34,7 @@ def seal(event: Json) -> Json:
     the sealed changes stay staged for the next commit."""
     request = CommitRequest.from_json(event["request"])
     sealed = steps().seal(request)
-    get_services().graveler.run_pre_hooks(commit_event(request))
+    get_services().engine.actions.run_pre_hooks(commit_event(request))
     return sealed.to_json()
 
 
@@ -62,7 +62,7 @@ def landed(event: Json) -> Json:
     commit_id = Finish.from_json(event["finish"]).commit_id or None
     if commit_id:
         request = CommitRequest.from_json(event["request"])
-        get_services().graveler.run_post_hooks(commit_event(request, commit_id))
+        get_services().engine.actions.run_post_hooks(commit_event(request, commit_id))
     return {"commit_id": commit_id}
 
 

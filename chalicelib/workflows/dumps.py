@@ -17,7 +17,7 @@ from chalicelib.wiring import get_services
 
 
 def _tasks() -> DumpTasks:
-    return get_services().dumps()
+    return get_services().engine.dumps
 
 
 def _failure(event: Json) -> str:

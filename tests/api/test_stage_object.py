@@ -26,7 +26,7 @@ def allowed(services: wiring.Services) -> Iterator[wiring.Services]:
     settings = dataclasses.replace(services.settings, import_allowed_locations=(LANDING,))
     changed = dataclasses.replace(services, settings=settings)
     wiring.set_services(changed)
-    changed.graveler.blocks.put(LANDING + "day1/a.csv", DATA)
+    changed.engine.ports.blocks.put(LANDING + "day1/a.csv", DATA)
     yield changed
     wiring.set_services(services)
 
@@ -72,7 +72,7 @@ def test_refusals_stage_nothing(
 
 
 def test_nothing_is_allowed_by_default(api: Api, repo: str, services: wiring.Services) -> None:
-    services.graveler.blocks.put(LANDING + "day1/a.csv", DATA)
+    services.engine.ports.blocks.put(LANDING + "day1/a.csv", DATA)
     message = assert_error(api.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation()), 403)
     assert "LAKELET_IMPORT_ALLOWED_LOCATIONS" in message
 

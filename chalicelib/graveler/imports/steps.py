@@ -11,7 +11,7 @@ inline, through the same code:
   content-addressed objects.
 - ``commit``: concatenates the slices into one metarange and commits it on the import branch, whose head must
   still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there).
-- ``merge``: merges the import branch into the branch through the engine's one merge entry (``CommitsAndMerges``:
+- ``merge``: merges the import branch into the branch through the engine's one merge entry (``Merges``:
   inline, or as the merge workflow above its threshold), and completes the record. A retry after the merge
   finds the merge commit on the branch instead of merging again; when the merge went on as a workflow, the step
   records its task id and raises StillRunning, and its retries follow that task instead of merging again.
@@ -29,12 +29,12 @@ from collections.abc import Iterator, Sequence
 
 from .. import errors
 from ..branch_moves import finish_move, new_staging_token, update_branch
-from ..commit_and_merge import CommitsAndMerges
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
+from ..merges import Merges
 from ..parts import EngineParts
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
@@ -64,9 +64,7 @@ class ImportSteps:
     """The steps over the engine's parts (its refs, blocks, clock, sleep and CommittedManager: caches and
     RangeParams), its one merge entry, the source lister and the status records."""
 
-    def __init__(
-        self, parts: EngineParts, merges: CommitsAndMerges, lister: SourceLister, records: ImportRecords
-    ) -> None:
+    def __init__(self, parts: EngineParts, merges: Merges, lister: SourceLister, records: ImportRecords) -> None:
         self.refs = parts.refs
         self._blocks = parts.blocks
         self._merges = merges

@@ -1,4 +1,13 @@
-"""lakeFS's stageObject (PUT .../branches/{b}/objects): stage an object whose data already sits somewhere in the
+"""Writes of staged rows beyond plain uploads (objects.py): conditional uploads and deletes, and staging an object
+by its address.
+
+Delete with If-Match: hide the object the branch shows only while it is still the one with that ETag, the check
+and the tombstone one conditional staging write (preconditions.py, staging.stage_if), as an If-Match upload
+replaces one. The Iceberg catalog drops and renames tables with it, so a table commit racing a drop or a rename
+is never lost silently: one of them gets PreconditionFailed. Conditional uploads of many objects at once are
+conditional_uploads.py's.
+
+lakeFS's stageObject (PUT .../branches/{b}/objects): stage an object whose data already sits somewhere in the
 store, by its address, with no bytes moving: a one-object zero-copy import.
 
 lakeFS links any address its block adapter accepts. Lakelet holds it to what an import may read: the address must
@@ -14,24 +23,47 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import errors
+from .conditional_uploads import ConditionalObject, ConditionalUploads
 from .imports import OBJECT, ImportLocation, check_allowed
 from .linking import check_claim
 from .object_fields import validate_entry
 from .parts import EngineParts
+from .preconditions import expected_row
 from .reads import Reads
 from .records import BranchID, Entry, Key, StagedEntry
-from .staging import stage
+from .staging import stage, stage_if
 from .validation import validate_path
 
-__all__ = ["StagedObjects"]
+__all__ = ["StagedWrites"]
 
 
-class StagedObjects:
-    """The stage-by-address use case."""
+class StagedWrites:
+    """The conditional upload and delete use cases, and stage-by-address."""
 
     def __init__(self, parts: EngineParts, reads: Reads) -> None:
         self._parts = parts
         self._reads = reads
+        self._uploads = ConditionalUploads(parts, reads)
+
+    def upload_objects_if(self, repo_id: str, branch_id: str, objects: Sequence[ConditionalObject]) -> list[Entry]:
+        """Each object written only if its precondition holds, all or none (conditional_uploads.py)."""
+        return self._uploads.upload_objects_if(repo_id, branch_id, objects)
+
+    def delete_object_if(self, repo_id: str, branch_id: str, path: str, if_match: str) -> None:
+        """Raises PreconditionFailed when the branch shows no object at ``path``, or one with another ETag, or when
+        another write of the path came between the check and the delete; BranchNotFound, a protected branch's
+        error, ReadOnlyRepository."""
+        validate_path(path)
+        parts = self._parts
+        repo = self._reads.repository_for_write(repo_id)
+        parts.guard.refuse_write(repo, branch_id)
+        branch = parts.refs.get_branch(repo.id, BranchID(branch_id))
+        head = parts.refs.get_commit(repo.id, branch.commit_id)
+        key = Key(path)
+        expected = expected_row(
+            parts.staging, parts.committed, repo.storage_namespace, head.meta_range_id, branch, key, if_match
+        )
+        stage_if(parts.refs, parts.staging, repo.id, branch, StagedEntry(key, None), expected)
 
     def stage_object(
         self,

@@ -1,72 +1,29 @@
-"""The commit and merge use cases: each builds its request (commit/request.py, merge/request.py) and hands it to
-the one inline-or-workflow decision (workflow_runner.py), which runs the steps of its package (commit/, merge/)."""
+"""The merge use case: it builds its request (merge/request.py) and hands it to the one inline-or-workflow decision
+(workflow_runner.py), which runs the steps of merge/ (what the merge workflow's tasks run too)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
 
-from . import errors
-from .commit import CommitRequest
-from .merge import MergeRequest
+from .merge import MergeRequest, MergeSteps
 from .parts import EngineParts
 from .reads import Reads
 from .records import BranchID, Commit
 from .workflow_runner import Runner, TaskStatus
 
-__all__ = ["CommitsAndMerges"]
+__all__ = ["Merges"]
 
 
-class CommitsAndMerges:
-    """The commit and merge use cases, and their tasks' status."""
+class Merges:
+    """The merge use case and its task's status. ``steps``: what a merge runs, inline or as the merge workflow's
+    tasks (and an import's merge step)."""
 
-    def __init__(self, parts: EngineParts, reads: Reads, runner: Runner) -> None:
+    def __init__(self, parts: EngineParts, reads: Reads, runner: Runner, steps: MergeSteps) -> None:
         self._parts = parts
         self._reads = reads
         self._runner = runner
-
-    def commit(
-        self,
-        repo_id: str,
-        branch_id: str,
-        committer: str,
-        message: str,
-        metadata: dict[str, str] | None = None,
-        date: int | None = None,
-        allow_empty: bool = False,
-        *,
-        force: bool = False,
-        wait_seconds: float | None = None,
-    ) -> Commit:
-        """Seals the staging token, applies every sealed token onto the head and moves the branch: the steps of
-        commit/steps.py, inline or as the commit workflow above its threshold (workflow_runner.py), waited for up
-        to ``wait_seconds`` (None: the configured wait). Raises StillRunning with the task id when it goes on.
-
-        The branch move is a compare-and-swap; when it loses to another commit the work is redone from what is
-        still sealed. When the winner committed our changes already, this request answers NoChanges: the
-        winner's commit answers the winner's request only."""
-        if not message:
-            raise errors.Invalid("commit message is required")
-        request = CommitRequest(
-            repo_id,
-            branch_id,
-            uuid.uuid4().hex,
-            committer,
-            message,
-            self._reads.now() if date is None else float(date),
-            dict(metadata or {}),
-            allow_empty,
-            force,
-        )
-        return self._runner.commit(request, self._wait(wait_seconds))
-
-    def commit_status(self, repo_id: str, branch_id: str, task_id: str) -> TaskStatus:
-        """A commit task's status (lakeFS's commitAsyncStatus). Raises NotFound for an id that names no commit
-        task of this branch."""
-        return self._runner.commit_status(repo_id, branch_id, task_id)
-
-    def _wait(self, wait_seconds: float | None) -> float:
-        return self._parts.workflows.wait_seconds if wait_seconds is None else wait_seconds
+        self.steps = steps
 
     def merge(
         self,
@@ -120,3 +77,6 @@ class CommitsAndMerges:
         """A merge task's status (lakeFS's mergeIntoBranchAsyncStatus). Raises NotFound for an id that names no
         merge task into this branch."""
         return self._runner.merge_status(repo_id, destination_branch, task_id)
+
+    def _wait(self, wait_seconds: float | None) -> float:
+        return self._parts.workflows.wait_seconds if wait_seconds is None else wait_seconds
