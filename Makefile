@@ -5,7 +5,8 @@
 #   make test   add Spark and the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but
 #               the compat tier)
 #   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet up` on port 8000
-#   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests
+#   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests; its
+#               first run installs the [test] extra only (no Spark: pip install -e '.[test]')
 #   make check  ruff format --check, ruff check and mypy (strict on chalicelib/, lakelet/ and emr/); part of .ci/run
 #   make package  build the CloudFormation template and the Lambda bundle for STAGE (offline) in build/STAGE/
 #   make deploy   deploy build/STAGE/ to the AWS account of your credentials with the AWS CLI (README: Deploy)
@@ -21,10 +22,12 @@
 SHELL := /bin/bash
 VENV ?= .venv
 PYTHON_VERSION ?= 3.12.1
-# Rewritten whenever an install runs, so a change to any file below triggers a re-install. Two levels in one
-# venv: what `make run` needs (the [local] extra), and Spark ([gc]) with the test and lint tools on top for
+# Rewritten whenever an install runs, so a change to any file below triggers a re-install. Three levels in one
+# venv: what `make run` needs (the [local] extra), the test and lint tools on top for `make test-fast` ([test]: no
+# Spark, whose pyspark sdist takes most of a fresh install's time), and Spark ([gc]) on top of both for
 # `make test` ([dev]).
 RUN_STAMP := $(VENV)/.lakelet-run-installed
+TEST_STAMP := $(VENV)/.lakelet-test-installed
 DEV_STAMP := $(VENV)/.lakelet-dev-installed
 RUN_REQUIREMENTS := requirements.txt requirements-cli.txt requirements-local.txt pyproject.toml
 PYTEST_ARGS ?=
@@ -57,7 +60,7 @@ test-compat: $(DEV_STAMP)
 # set, so that a second run neither compiles the code again nor rewrites the tests' asserts (half of collecting).
 SLOW_TIERS := aws or spark or package or browser or e2e or compat
 TEST_WORKERS ?= auto
-test-fast: $(DEV_STAMP)
+test-fast: $(TEST_STAMP)
 	PYTHONDONTWRITEBYTECODE= $(VENV)/bin/python -m pytest -n $(TEST_WORKERS) -m "not ($(SLOW_TIERS))" \
 		tests/unit tests/contract tests/api $(PYTEST_ARGS)
 
@@ -113,11 +116,17 @@ $(RUN_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-compile --no-build-isolation -e '.[local]'
 	touch $@
 
-# [dev] includes [local] and [gc]; installing it also brings the run level up to date.
+# [test] includes [local]; installing it also brings the run level up to date.
+$(TEST_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-dev.txt
+	$(check_venv)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation -e '.[test]'
+	touch $(RUN_STAMP) $@
+
+# [dev] includes [local], [test] and [gc]; installing it also brings the other two levels up to date.
 $(DEV_STAMP): $(VENV)/bin/python $(RUN_REQUIREMENTS) requirements-gc.txt requirements-dev.txt
 	$(check_venv)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation -e '.[dev]'
-	touch $(RUN_STAMP) $@
+	touch $(RUN_STAMP) $(TEST_STAMP) $@
 
 clean-venv:
 	rm -rf $(VENV)

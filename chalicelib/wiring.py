@@ -297,7 +297,7 @@ def memory_services(
     return assemble(
         settings or Settings(),
         refs,
-        MemoryStagingStore(),
+        MemoryStagingStore(refs),
         blocks,
         AuthService(MemoryAuthStore(), MemoryCipher()),
         MemoryRepositoryMetadataStore(refs),

@@ -3,6 +3,7 @@ them in its tables (tests/contract/test_refstore_contract.py holds the two to th
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import threading
 from collections.abc import Iterator, Sequence
@@ -61,6 +62,13 @@ class MemoryRefStore:
             return self._branches[repo_id][branch_id]
         except KeyError:
             raise errors.BranchNotFound(branch_id) from None
+
+    @contextlib.contextmanager
+    def branch_held(self, repo_id: RepositoryID, branch_id: BranchID) -> Iterator[Branch | None]:
+        """The branch (None when missing), the lock held until the block ends: no move changes it meanwhile (the
+        memory staging store's guarded writes, as DynamoDB's transaction checks the record)."""
+        with self._lock:
+            yield self._branches.get(repo_id, {}).get(branch_id)
 
     def create_branch(self, repo_id: RepositoryID, branch: Branch, generation: str | None = None) -> None:
         with self._lock:

@@ -7,22 +7,38 @@ sketch the commit plan samples.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.preconditions import check_atomic_changes
-from chalicelib.graveler.records import Key, StagedEntry, StagingSample, StagingToken
+from chalicelib.graveler.records import (
+    Absent,
+    BranchKey,
+    Key,
+    StagedEntry,
+    StagedExpectation,
+    StagingSample,
+    StagingToken,
+)
 from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
+
+from .memory_refs import MemoryRefStore
 
 __all__ = ["MemoryStagingStore"]
 
 
 class MemoryStagingStore:
-    """Rows by (token, shard) and each shard's sketch, as DynamoStagingStore keeps them by partition key."""
+    """Rows by (token, shard) and each shard's sketch, as DynamoStagingStore keeps them by partition key.
 
-    def __init__(self) -> None:
+    ``refs``: the ref store whose branch records a guarded conditional write (``current_of``) checks, holding its
+    lock across the check and the write as DynamoDB's transaction makes them one; without it such a write raises
+    StorageError (a store built for tests that never guard)."""
+
+    def __init__(self, refs: MemoryRefStore | None = None) -> None:
+        self._refs = refs
         self._lock = threading.Lock()
         self._rows: dict[tuple[str, int], dict[str, StagedEntry]] = {}
         self._sketch: dict[tuple[str, int], dict[str, int]] = {}
@@ -45,22 +61,32 @@ class MemoryStagingStore:
             rows[staged.key] = staged
             return replaced
 
-    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
-        with self._lock:
+    def set_if(
+        self,
+        token: StagingToken,
+        staged: StagedEntry,
+        expected: StagedExpectation,
+        current_of: BranchKey | None = None,
+    ) -> bool:
+        with self._current(token, current_of) as current, self._lock:
             rows = self._shard(token, staged.key)  # sketched even when refused, as DynamoDB writes it first
-            current = rows.get(staged.key)
-            if not _same_row(current, expected):
+            if not current or not _same_row(rows.get(staged.key), expected):
                 return False
             rows[staged.key] = staged
             return True
 
-    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+    def set_if_all(
+        self,
+        token: StagingToken,
+        changes: Sequence[tuple[StagedEntry, StagedExpectation]],
+        current_of: BranchKey | None = None,
+    ) -> bool:
         check_atomic_changes(changes)
-        with self._lock:
+        with self._current(token, current_of) as current, self._lock:
             # Every key sketched first, even when refused, as the DynamoDB adapter writes sketch items before its
             # transaction; then every expectation checked before any row changes.
             shards = [self._shard(token, staged.key) for staged, _ in changes]
-            if not all(
+            if not current or not all(
                 _same_row(rows.get(staged.key), expected)
                 for rows, (staged, expected) in zip(shards, changes, strict=True)
             ):
@@ -68,6 +94,19 @@ class MemoryStagingStore:
             for rows, (staged, _) in zip(shards, changes, strict=True):
                 rows[staged.key] = staged
             return True
+
+    @contextlib.contextmanager
+    def _current(self, token: StagingToken, current_of: BranchKey | None) -> Iterator[bool]:
+        """Whether the branch (if any) names the token as its staging token, the ref store's lock held meanwhile so
+        that no seal swaps the branch before the write is done (its lock is taken before ours, never the other
+        way round)."""
+        if current_of is None:
+            yield True
+            return
+        if self._refs is None:
+            raise errors.StorageError("this staging store has no ref store to check the branch's token against")
+        with self._refs.branch_held(current_of.repo_id, current_of.branch_id) as branch:
+            yield branch is not None and branch.staging_token == token
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         with self._lock:
@@ -128,8 +167,10 @@ def _check(token: StagingToken, shard: int) -> None:
         raise errors.Invalid(f"staging token {token} has no shard {shard}")
 
 
-def _same_row(current: StagedEntry | None, expected: StagedEntry | None) -> bool:
+def _same_row(current: StagedEntry | None, expected: StagedExpectation) -> bool:
     """What StagingStore.set_if compares (the entry's identity fields, as the DynamoDB adapter's condition does)."""
+    if isinstance(expected, Absent):
+        return current is None or current.value is None
     if current is None or expected is None:
         return current is None and expected is None
     a, b = current.value, expected.value

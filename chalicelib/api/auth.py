@@ -11,7 +11,7 @@ from chalicelib.auth.records import Principal, PrincipalKind
 from chalicelib.graveler import errors
 
 from . import auth_shapes as shapes
-from . import session
+from . import serializers, session
 from .endpoint import json_response, no_content, route, services
 from .params import JsonBody, Query
 from .serializers import credentials_with_secret
@@ -65,18 +65,18 @@ def login() -> Response:
 def list_users() -> Response:
     q = _query()
     page = services().auth.directory.list_users(q.string("prefix"), q.string("after"), q.amount())
-    return json_response(shapes.listing(page, q.amount(), shapes.user))
+    return json_response(shapes.listing(page, serializers.user))
 
 
 @route(bp, USERS, ["POST"])
 def create_user() -> Response:
     user = services().auth.directory.create_user(_body().required_string("id"))
-    return json_response(shapes.user(user), 201)
+    return json_response(shapes.created_user(user), 201)
 
 
 @route(bp, USER, ["GET"])
 def get_user(userId: str) -> Response:
-    return json_response(shapes.user(services().auth.directory.get_user(userId)))
+    return json_response(serializers.user(services().auth.directory.get_user(userId)))
 
 
 @route(bp, USER, ["DELETE"])
@@ -90,7 +90,7 @@ def list_credentials(userId: str) -> Response:
     q = _query()
     keys = services().auth.list_credentials(userId)
     page = shapes.page_of(keys, lambda c: c.access_key_id, q.string("prefix"), q.string("after"), q.amount())
-    return json_response(shapes.listing(page, q.amount(), shapes.credentials))
+    return json_response(shapes.listing(page, shapes.credentials))
 
 
 @route(bp, USER + "/credentials", ["POST"])
@@ -114,7 +114,7 @@ def delete_credentials(userId: str, accessKeyId: str) -> Response:
 def list_user_groups(userId: str) -> Response:
     q = _query()
     page = services().auth.directory.groups_of(userId, q.string("prefix"), q.string("after"), q.amount())
-    return json_response(shapes.listing(page, q.amount(), shapes.group))
+    return json_response(shapes.listing(page, shapes.group))
 
 
 @route(bp, USER + "/policies", ["GET"])
@@ -129,7 +129,7 @@ def list_user_policies(userId: str) -> Response:
         page = directory.attached(
             Principal(PrincipalKind.USER, userId), q.string("prefix"), q.string("after"), q.amount()
         )
-    return json_response(shapes.listing(page, q.amount(), shapes.policy))
+    return json_response(shapes.listing(page, shapes.policy))
 
 
 @route(bp, USER + "/policies/{policyId}", ["PUT"])
@@ -151,7 +151,7 @@ def detach_policy_from_user(userId: str, policyId: str) -> Response:
 def list_groups() -> Response:
     q = _query()
     page = services().auth.directory.list_groups(q.string("prefix"), q.string("after"), q.amount())
-    return json_response(shapes.listing(page, q.amount(), shapes.group))
+    return json_response(shapes.listing(page, shapes.group))
 
 
 @route(bp, GROUPS, ["POST"])
@@ -176,7 +176,7 @@ def delete_group(groupId: str) -> Response:
 def list_group_members(groupId: str) -> Response:
     q = _query()
     page = services().auth.directory.members(groupId, q.string("prefix"), q.string("after"), q.amount())
-    return json_response(shapes.listing(page, q.amount(), shapes.user))
+    return json_response(shapes.listing(page, serializers.user))
 
 
 @route(bp, GROUP + "/members/{userId}", ["PUT"])
@@ -197,7 +197,7 @@ def list_group_policies(groupId: str) -> Response:
     page = services().auth.directory.attached(
         Principal(PrincipalKind.GROUP, groupId), q.string("prefix"), q.string("after"), q.amount()
     )
-    return json_response(shapes.listing(page, q.amount(), shapes.policy))
+    return json_response(shapes.listing(page, shapes.policy))
 
 
 @route(bp, GROUP + "/policies/{policyId}", ["PUT"])
@@ -219,7 +219,7 @@ def detach_policy_from_group(groupId: str, policyId: str) -> Response:
 def list_policies() -> Response:
     q = _query()
     page = services().auth.directory.list_policies(q.string("prefix"), q.string("after"), q.amount())
-    return json_response(shapes.listing(page, q.amount(), shapes.policy))
+    return json_response(shapes.listing(page, shapes.policy))
 
 
 @route(bp, POLICIES, ["POST"])

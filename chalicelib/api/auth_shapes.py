@@ -22,11 +22,13 @@ _EFFECTS = {effect.value: effect for effect in Effect}
 _INT64 = range(-(2**63), 2**63)
 
 
-def listing[T](page: Page[T], amount: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
-    return {"pagination": pagination(page, amount), "results": [item(r) for r in page.results]}
+def listing[T](page: Page[T], item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    return {"pagination": pagination(page), "results": [item(r) for r in page.results]}
 
 
-def user(record: User) -> dict[str, Any]:
+def created_user(record: User) -> dict[str, Any]:
+    """createUser's answer: lakeFS answers the record it was given, with no friendly name and no email (a stored
+    user, read back, has both: serializers.user)."""
     return {"id": record.id, "creation_date": record.creation_date}
 
 

@@ -22,7 +22,7 @@ def list_branches(repository: str) -> Response:
     page = services().engine.branches.list_branches(
         names.repository(repository), q.string("prefix"), q.string("after"), amount, q.boolean("show_hidden")
     )
-    return json_response(serializers.listing(page, amount, serializers.ref))
+    return json_response(serializers.listing(page, serializers.ref))
 
 
 @route(bp, "/repositories/{repository}/branches", ["POST"])

@@ -103,7 +103,7 @@ def log_commits(repository: str, ref: str) -> Response:
         limit=q.boolean("limit"),
         first_parent=q.boolean("first_parent"),
     )
-    return json_response(serializers.listing(page, amount, serializers.commit))
+    return json_response(serializers.listing(page, serializers.commit))
 
 
 def _repeated(params: MultiDict | None, name: str) -> list[str]:

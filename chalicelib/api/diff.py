@@ -23,4 +23,4 @@ def diff_branch(repository: str, branch: str) -> Response:
         q.string("after"),
         amount,
     )
-    return json_response(serializers.listing(page, amount, serializers.diff))
+    return json_response(serializers.listing(page, serializers.diff))

@@ -84,7 +84,7 @@ def conflict_response(error: MergeConflicts, amount: int) -> Response:
     body = {
         "message": message,
         "conflicts": [conflict_item(c) for c in page.results],
-        "pagination": serializers.pagination(page, amount),
+        "pagination": serializers.pagination(page),
     }
     return json_response(body, status_for(error))
 
@@ -105,7 +105,7 @@ def _preview(preview: MergePreview, amount: int) -> dict[str, Any]:
             "conflict": summary.conflicts,
             "unresolved": summary.unresolved,
         },
-        **serializers.listing(preview.page, amount, change_item),
+        **serializers.listing(preview.page, change_item),
     }
 
 
@@ -154,7 +154,7 @@ def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
         amount,
     )
     right_stats = q.boolean("include_right_stats")
-    return json_response(serializers.listing(page, amount, lambda item: diff_item(item, right_stats)))
+    return json_response(serializers.listing(page, lambda item: diff_item(item, right_stats)))
 
 
 @route(bp, MERGE, ["GET"])

@@ -48,6 +48,7 @@ STATUS: Mapping[type, int] = {
     errors.TooManyTries: 429,
     errors.Unsupported: 501,
     errors.StorageError: 503,
+    errors.DataMissing: 500,  # permanent: no Retry-After (errors.DataMissing)
 }
 
 INTERNAL_ERROR_MESSAGE = "internal server error"

@@ -3,12 +3,11 @@ serialize. Namespaces arrive as path parameters with their levels joined by the 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from chalice import Response
 
-from chalicelib.iceberg import Loaded, Namespace, TableName, page_size
+from chalicelib.iceberg import Loaded, Namespace, TableName, bounds, page_size
 from chalicelib.iceberg.errors import BadRequest
 
 from .endpoint import json_response, no_content, raw_body, services
@@ -23,11 +22,7 @@ TABLE = TABLES + "/{table}"
 
 
 def _body() -> dict[str, Any]:
-    raw = raw_body(bp.current_request)
-    try:
-        body = json.loads(raw or b"{}")
-    except ValueError:
-        raise BadRequest("the request body is not JSON") from None
+    body = bounds.loads(raw_body(bp.current_request) or b"{}", "the request body")
     if not isinstance(body, dict):
         raise BadRequest("the request body must be a JSON object")
     return body

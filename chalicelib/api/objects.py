@@ -15,6 +15,7 @@ from chalice import Blueprint, Response
 from chalice.app import Request
 
 from chalicelib import http_headers
+from chalicelib.auth.addresses import upload_url_may_be_live
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.listing import ListedRows
@@ -190,7 +191,7 @@ def list_objects(repository: str, ref: str) -> Response:
     )
     if not q.boolean("presign") and isinstance(page.results, ListedRows):
         # The common case, built from the page's columns and encoded by orjson: per row, one dict and no Entry.
-        body = serializers.encoded_listing(page, page.results, amount, with_metadata)
+        body = serializers.encoded_listing(page, page.results, with_metadata)
         return Response(body=body, status_code=200, headers={"Content-Type": "application/json"})
     # As lakeFS's presign=true: each object's physical address is a presigned GET (GC is not asked, as lakeFS
     # does not; a collected object's URL answers S3's 404, and stat or GET through the API tells 410).
@@ -209,7 +210,7 @@ def list_objects(repository: str, ref: str) -> Response:
         url = engine.objects.presign_object(repository, item.entry, seconds)
         return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)
 
-    return json_response(serializers.listing(page, amount, presigned))
+    return json_response(serializers.listing(page, presigned))
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["POST"])
@@ -234,7 +235,8 @@ def upload_object(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["PUT"])
 def stage_object(repository: str, branch: str) -> Response:
     """lakeFS's stageObject (ObjectStageCreation): an object already in the store, staged by its address
-    (graveler/staged_objects.py: only under the allowed import locations); 201 with its ObjectStats."""
+    (graveler/staged_objects.py: in the repository's own data, or under the allowed import locations); 201 with
+    its ObjectStats."""
     path = Query(bp.current_request.query_params).required_string("path")
     body = JsonBody.parse(bp.current_request.raw_body)
     size = body.integer("size_bytes")
@@ -249,6 +251,11 @@ def stage_object(repository: str, branch: str) -> Response:
         user_metadata=body.str_map("metadata"),
     )
     svc = services()
+    if upload_url_may_be_live(claim.physical_address, svc.settings.presign_expiry_seconds, time.time()):
+        raise errors.Invalid(
+            "physical_address was handed out for a presigned upload whose URL may still rewrite it: link it with "
+            "PUT .../staging/backing, or stage it once the URL has expired"
+        )
     entry = svc.engine.staged.stage_object(
         names.repository(repository),
         names.branch(branch),
@@ -335,7 +342,8 @@ def copy_object(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects/stat/user_metadata", ["PUT"])
 def update_object_user_metadata(repository: str, branch: str) -> Response:
     """lakeFS's updateObjectUserMetadata: UpdateObjectUserMetadata {set} replaces the object's user metadata,
-    staged on the branch like any change; 201 with no body."""
+    staged on the branch like any change; 204, as lakeFS's server answers (its swagger says 201, but lakectl's
+    fs update-metadata accepts only 204, and the SDKs any 2xx)."""
     path = Query(bp.current_request.query_params).required_string("path")
     body = JsonBody.parse(bp.current_request.raw_body)
     if body.nested("set") is None:
@@ -343,4 +351,4 @@ def update_object_user_metadata(repository: str, branch: str) -> Response:
     services().engine.objects.update_user_metadata(
         names.repository(repository), names.branch(branch), path, body.str_map("set")
     )
-    return Response(body="", status_code=201)
+    return no_content()

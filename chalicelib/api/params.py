@@ -110,14 +110,15 @@ class Query:
         raise errors.Invalid(f"query parameter {name} must be true or false, got {value!r}")
 
     def amount(self) -> int:
-        """Page size as lakeFS takes it: default 100, above 1000 clamped, 0 means the default, negative is 400."""
+        """Page size as lakeFS takes it (swagger's PaginationAmount, minimum -1, maximum 1000, which its request
+        validator enforces with a 400 before the handler; the handler then serves the default, 100, for -1 and 0)."""
         amount = self.integer("amount", DEFAULT_AMOUNT)
         assert amount is not None
-        if amount < 0:
-            raise errors.Invalid("query parameter amount must not be negative")
-        if amount == 0:
-            return DEFAULT_AMOUNT
-        return min(amount, MAX_AMOUNT)
+        if amount < -1:
+            raise errors.Invalid('parameter "amount" in query has an error: number must be at least -1')
+        if amount > MAX_AMOUNT:
+            raise errors.Invalid(f'parameter "amount" in query has an error: number must be at most {MAX_AMOUNT}')
+        return amount if amount > 0 else DEFAULT_AMOUNT
 
 
 class JsonBody:

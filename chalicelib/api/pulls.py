@@ -60,7 +60,7 @@ def list_pull_requests(repository: str) -> Response:
     page = services().engine.pulls.list(
         names.repository(repository), q.string("prefix"), q.string("after"), amount, q.string("status", "all")
     )
-    return json_response(serializers.listing(page, amount, lambda pr: pr_body(pr, listed=True)))
+    return json_response(serializers.listing(page, lambda pr: pr_body(pr, listed=True)))
 
 
 @route(bp, PULLS, ["POST"])

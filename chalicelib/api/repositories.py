@@ -25,7 +25,7 @@ def list_repositories() -> Response:
     page = services().engine.repositories.list_repositories(
         q.string("prefix"), q.string("after"), amount, q.string("search")
     )
-    return json_response(serializers.listing(page, amount, serializers.repository))
+    return json_response(serializers.listing(page, serializers.repository))
 
 
 @route(bp, "/repositories", ["POST"])

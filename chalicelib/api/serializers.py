@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from chalicelib.auth.records import Credential, User
-from chalicelib.graveler.listing import ListedRows
+from chalicelib.graveler.listing import MAX_AMOUNT, ListedRows
 from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
 from chalicelib.usage import InstallationReport
 
@@ -19,17 +19,18 @@ COMMON_PREFIX = "common_prefix"
 SINGLE_STORAGE_ID = ""
 
 
-def pagination(page: Page[Any], max_per_page: int) -> dict[str, Any]:
+def pagination(page: Page[Any]) -> dict[str, Any]:
+    """lakeFS's Pagination; ``max_per_page`` is the server's maximum page size (1000), whatever was asked."""
     return {
         "has_more": page.has_more,
         "next_offset": page.next_offset,
         "results": len(page.results),
-        "max_per_page": max_per_page,
+        "max_per_page": MAX_AMOUNT,
     }
 
 
-def listing[T](page: Page[T], max_per_page: int, item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
-    return {"pagination": pagination(page, max_per_page), "results": [item(r) for r in page.results]}
+def listing[T](page: Page[T], item: Callable[[T], dict[str, Any]]) -> dict[str, Any]:
+    return {"pagination": pagination(page), "results": [item(r) for r in page.results]}
 
 
 def repository(repo: Repository) -> dict[str, Any]:
@@ -98,14 +99,14 @@ def listed_object(item: ListedObject, user_metadata: bool = True) -> dict[str, A
     return object_stats(item.key, item.entry, user_metadata)
 
 
-def encoded_listing(page: Page[Any], rows: ListedRows, max_per_page: int, user_metadata: bool = True) -> bytes:
+def encoded_listing(page: Page[Any], rows: ListedRows, user_metadata: bool = True) -> bytes:
     """The ObjectStatsList of a listing page as orjson's bytes, built from ``rows`` (the page's results).
 
     The row dicts never leave this function, so a row's stored user metadata (canonical JSON text) goes into the
     output as it is, a fragment orjson copies without parsing, and the rows without metadata share one: one dict
     per row instead of two, and no JSON parse of what is re-encoded at once.
     """
-    body = {"pagination": pagination(page, max_per_page), "results": _row_stats(rows, user_metadata)}
+    body = {"pagination": pagination(page), "results": _row_stats(rows, user_metadata)}
     return orjson.dumps(body)
 
 
@@ -165,7 +166,10 @@ def credentials_with_secret(credential: Credential, secret: str) -> dict[str, An
 
 
 def user(record: User) -> dict[str, Any]:
-    return {"id": record.id, "creation_date": record.creation_date}
+    """lakeFS's User as its store answers it (GET /user, a user, the lists of users and of a group's members):
+    lakeFS reads an unset friendly name and email back as empty strings, present, not absent. Lakelet keeps
+    neither, so both are always ""."""
+    return {"id": record.id, "creation_date": record.creation_date, "friendly_name": "", "email": ""}
 
 
 def object_errors(failures: Sequence[tuple[str, int, str]]) -> dict[str, Any]:

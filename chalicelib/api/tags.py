@@ -18,7 +18,7 @@ def list_tags(repository: str) -> Response:
     page = services().engine.branches.list_tags(
         names.repository(repository), q.string("prefix"), q.string("after"), amount
     )
-    return json_response(serializers.listing(page, amount, serializers.ref))
+    return json_response(serializers.listing(page, serializers.ref))
 
 
 @route(bp, "/repositories/{repository}/tags", ["POST"])

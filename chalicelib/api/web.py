@@ -68,7 +68,7 @@ def logout() -> Response:
     headers = bp.current_request.headers
     token = session.presented_token(headers, bp.current_request.method)
     if token is not None:
-        services().auth.logout(token)
+        services().auth.logout(token, services().settings.login_token_seconds)
     return Response(body=b"", status_code=204, headers={"Set-Cookie": session.clear_cookie(headers)})
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from chalicelib.graveler import errors
 
-__all__ = ["is_write_once"]
+__all__ = ["is_write_once", "upload_url_may_be_live"]
 
 MAX_AGE_SECONDS = 24 * 3600
 # An address is never issued in the future; a little skew between Lambda containers is tolerated.
@@ -82,3 +82,14 @@ def is_write_once(signed: str) -> bool:
     """Whether a verified address (AddressSigner.verify) was issued write-once."""
     match = _SIGNED.fullmatch(signed)
     return match is not None and match["once"] is not None
+
+
+def upload_url_may_be_live(address: str, url_seconds: int, now: float) -> bool:
+    """Whether a presigned PUT URL may still rewrite the object at ``address``: an issued address (the signed form
+    is the object's key) that is not write-once, issued less than ``url_seconds`` (the URLs' lifetime) ago, with
+    the containers' clock skew. Staging such an address by itself would skip the link's copy and let the URL change
+    bytes a commit reads; once every URL for it has expired, its bytes are as fixed as any other object's."""
+    match = _SIGNED.fullmatch(address)
+    if match is None or match["once"] is not None:
+        return False
+    return int(match["issued"]) + url_seconds + _CLOCK_SKEW_SECONDS > now

@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 CACHE_TTL_SECONDS = 60.0
 CACHE_MAX_ENTRIES = 1024
 AUTH_FAILED = "error authenticating request"
+# How much longer than its last token a revoked chain is remembered: a renewal that checked the chain a moment
+# before the logout wrote its revocation, and the clocks of two containers.
+CHAIN_LEEWAY_SECONDS = 120
 # What the server key is derived for (auth/keys.py): one key per purpose.
 TOKEN_PURPOSE = "login-token"
 ADDRESS_PURPOSE = "staging-address"
@@ -209,8 +212,8 @@ class AuthService:
         except InvalidToken as e:
             log.info("bearer token refused: %s", e)  # why, for the operator; the caller learns nothing
             raise errors.Unauthorized(AUTH_FAILED) from None
-        if self._store.is_token_revoked(claims.token_id):
-            log.info("bearer token refused: it was revoked by a logout")
+        if self._store.is_token_revoked(claims.chain_id):
+            log.info("bearer token refused: its chain was revoked by a logout")
             raise errors.Unauthorized(AUTH_FAILED)
         if self._key_owner(claims.access_key_id) != claims.user_id:
             log.info("bearer token refused: its access key is gone or changed hands")
@@ -223,21 +226,29 @@ class AuthService:
 
     def refresh(self, token: str, ttl_seconds: int) -> Token:
         """A new login token for the holder of a valid one (OAuth 2 token exchange, as Iceberg REST clients renew
-        theirs before it expires): the same user, key and generation, with a new expiry. Raises Unauthorized for
-        a token ``authenticate_token`` refuses (a logout, a deleted key or user end the chain)."""
+        theirs before it expires): the same user, key, generation and chain, with a new expiry. Raises
+        Unauthorized for a token ``authenticate_token`` refuses: a logout (with any token of the chain), a deleted
+        key or user end the chain, the tokens renewed from it included."""
         user = self.authenticate_token(token)
         claims = self.token_signer().verify(token)
-        return self.token_signer().issue(user.id, ttl_seconds, claims.access_key_id, user.generation)
+        return self.token_signer().issue(
+            user.id, ttl_seconds, claims.access_key_id, user.generation, chain_id=claims.chain_id
+        )
 
-    def logout(self, token: str) -> bool:
-        """Revokes a login token until it expires, for every container at once (the store holds the revocation).
-        Returns False, revoking nothing, for a token that does not verify (forged, malformed or already expired):
-        it opens nothing, and a logout must not fail for it."""
+    def logout(self, token: str, chain_ttl_seconds: int = 0) -> bool:
+        """Revokes the token's chain (the login it came from and every token renewed from it, before or after
+        this one) for every container at once (the store holds the revocation). No token of the chain is issued
+        once the revocation is written (a renewal checks it first), so every one of them expires within one token
+        lifetime of now (``chain_ttl_seconds``, the lifetime renewals get; this token's own at least), plus the
+        clocks' leeway: the revocation is kept until then. Returns False, revoking nothing, for a token that does
+        not verify (forged, malformed or already expired): it opens nothing, and a logout must not fail for it."""
         try:
             claims = self.token_signer().verify(token)
         except InvalidToken:
             return False
-        self._store.revoke_token(claims.token_id, claims.expires)
+        lifetime = max(chain_ttl_seconds, claims.expires - claims.issued)
+        until = max(claims.expires, int(self._clock()) + lifetime) + CHAIN_LEEWAY_SECONDS
+        self._store.revoke_token(claims.chain_id, until)
         return True
 
     def _key_owner(self, access_key_id: str) -> str | None:

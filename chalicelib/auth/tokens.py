@@ -1,10 +1,11 @@
 """Login tokens: JWTs (RFC 7519) signed with HMAC-SHA256, as POST /auth/login hands out and Bearer auth takes.
 
-Claims: sub (user id), iat and exp (Unix seconds), jti (random: the token's id, which logout revokes), iss and
+Claims: sub (user id), iat and exp (Unix seconds), jti (random: the token's id), sid (the id of the chain the
+token belongs to: a login starts one, its jti; a renewal by token exchange keeps it; logout revokes it), iss and
 aud naming Lakelet, and what the token is bound to: akid (the access key that logged in) and gen (the user's
 generation, auth/records.py). The signature only proves Lakelet issued the token; AuthService checks that the
-key and that generation of the user still exist, and that the token was not revoked, before it trusts one
-(deleting either, or logging out, ends the token). Only HS256 is
+key and that generation of the user still exist, and that the token's chain was not revoked, before it trusts one
+(deleting either, or logging out with any token of the chain, ends every token of it). Only HS256 is
 accepted, whatever the header says (no "none", no algorithm confusion); the signature is compared in
 constant time before any claim is trusted.
 """
@@ -64,13 +65,17 @@ class Token:
 @dataclass(frozen=True, slots=True)
 class Claims:
     """What a verified token says: whom it was issued to, with which key, for which generation of the user;
-    its id (jti) and when it expires (Unix seconds), which bound how long a revocation must be remembered."""
+    its id (jti), its chain's (sid: the jti of the login that started it; a token issued before chains has its
+    own jti), when it was issued and when it expires (Unix seconds), which bound how long a revocation must be
+    remembered."""
 
     user_id: str
     access_key_id: str
     generation: str
     token_id: str
     expires: int
+    chain_id: str = ""
+    issued: int = 0
 
 
 class TokenSigner:
@@ -80,16 +85,21 @@ class TokenSigner:
         self._key = key
         self._clock = clock
 
-    def issue(self, user_id: str, ttl_seconds: int, access_key_id: str, generation: str) -> Token:
+    def issue(
+        self, user_id: str, ttl_seconds: int, access_key_id: str, generation: str, chain_id: str | None = None
+    ) -> Token:
+        """``chain_id``: the chain a renewal continues; None starts one (a login), named by the token's own id."""
         now = int(self._clock())
         expires = now + ttl_seconds
+        token_id = secrets.token_hex(16)
         claims: dict[str, str | int] = {
             "sub": user_id,
             "akid": access_key_id,
             "gen": generation,
             "iat": now,
             "exp": expires,
-            "jti": secrets.token_hex(16),
+            "jti": token_id,
+            "sid": chain_id or token_id,
             "iss": ISSUER,
             "aud": AUDIENCE,
         }
@@ -117,12 +127,15 @@ class TokenSigner:
         token_id = claims.get("jti")
         if not isinstance(token_id, str) or not token_id:
             raise InvalidToken("token lacks its id")  # every issued token has one: logout revokes by it
+        chain_id = claims.get("sid", token_id)
+        if not isinstance(chain_id, str) or not chain_id:
+            raise InvalidToken("token lacks its chain")
         now = self._clock()
         if expires <= now:
             raise InvalidToken("token expired")
         if issued > now + _LEEWAY_SECONDS:
             raise InvalidToken("token issued in the future")
-        return Claims(subject, key, generation, token_id, expires)
+        return Claims(subject, key, generation, token_id, expires, chain_id, issued)
 
     def _sign(self, signing_input: str) -> bytes:
         return hmac.digest(self._key, signing_input.encode("ascii"), hashlib.sha256)

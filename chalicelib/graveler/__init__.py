@@ -5,10 +5,11 @@ only through the ports in ``ports.py``. It never imports boto3, pynamodb or chal
 the third-party imports allowed are pyarrow, inside the range format package ``committed/``, and cachetools,
 inside ``caches.py``.
 
-Public surface (what code outside graveler imports): the facade ``service.Graveler`` and the record of the parts
-it is built from (``parts``, with the shared ``reads`` and the ``action_files`` the hooks read, for wiring), the
-error tree ``errors``, the records and ports, the ``commit`` and ``merge`` use cases, and the helpers the API and
-gateway build on.
+Public surface (what code outside graveler imports): the engine record ``engine.Engine``, built by
+``engine.build_engine`` from the record of its ports (``parts``, with the shared ``reads`` and the
+``action_files`` the hooks read, for wiring), the error tree ``errors``, the records and ports, the use cases'
+modules (their records: ``commit_records.CommitRecord``, ``conditional_uploads.ConditionalObject``, ...), and the
+helpers the API and gateway build on.
 ``committed`` is meant to be internal (the API and GC still import a few of its names).
 """
 
@@ -26,6 +27,7 @@ __all__ = [
     "conditional_uploads",
     "dump_files",
     "dump_tasks",
+    "engine",
     "errors",
     "imports",
     "listing",
@@ -43,7 +45,6 @@ __all__ = [
     "refs_dump",
     "refs_restore",
     "retention",
-    "service",
     "staging_shards",
     "symlinks",
     "validation",

@@ -32,9 +32,10 @@ class Actions:
         self._parts = parts
         self._reads = reads
 
-    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> None:
-        """Raises HookAborted (412) when a hook fails (reads.py)."""
-        self._reads.run_pre_hooks(event, branch)
+    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> str:
+        """Raises HookAborted (412) when a hook fails; answers the run's id, the post-event's ``pre_run_id``
+        (reads.py)."""
+        return self._reads.run_pre_hooks(event, branch)
 
     def run_post_hooks(self, event: HookEvent) -> None:
         """Failures are recorded in the run, never raised."""

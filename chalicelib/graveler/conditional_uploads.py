@@ -1,12 +1,12 @@
 """Several conditional uploads to one branch as one write: each object with its own condition (If-Match: replace
 only the object with that ETag; If-None-Match: only where nothing is; neither: the path as it was read), all of
-them staged by one atomic conditional write (staging.stage_all_if over StagingStore.set_if_all). A reader of the
-branch sees every object replaced or none, a failed condition or a racing write of any path refuses all of them,
-and a crash before the write leaves none staged. The Iceberg catalog moves the pointers of a multi-table
-transaction with it.
+them staged by one atomic conditional write (conditional_writes.py: staging.stage_checked over
+StagingStore.set_if_all). A reader of the branch sees every object replaced or none, a failed condition or a
+racing write of any path refuses all of them, and a crash before the write leaves none staged. The Iceberg
+catalog moves the pointers of a multi-table transaction with it.
 
 The checks are the single upload's (objects.upload_object): the path and headers, a read-only repository, branch
-protection, the re-check after the write against a commit that sealed the token meanwhile (staging.py)."""
+protection, the write guarded by the branch's token (a seal in between makes it check again: staging.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 
 from . import errors
 from .addressing import new_data_address
+from .conditional_writes import expect_on, stage_conditionally
 from .object_fields import validate_entry, validate_headers
 from .parts import EngineParts
-from .preconditions import MAX_ATOMIC_CHANGES, etag_matches
+from .preconditions import MAX_ATOMIC_CHANGES, Precondition
 from .reads import Reads
-from .records import BranchID, Entry, Key, MetaRangeID, StagedEntry, StagingToken
-from .staging import stage_all_if
+from .records import BranchID, Entry, Key, StagedEntry
 from .validation import validate_path
 
 __all__ = ["MAX_ATOMIC_CHANGES", "ConditionalObject", "ConditionalUploads"]
@@ -75,22 +75,10 @@ class ConditionalUploads:
         repo = self._reads.repository_for_write(repo_id)
         branch = parts.refs.get_branch(repo.id, BranchID(branch_id))
         parts.guard.refuse_write(repo, branch_id)
-        head = parts.refs.get_commit(repo.id, branch.commit_id)
         keys = [Key(obj.path) for obj in objects]
-        # The token's rows (what the write expects), then for the paths it has none for, the sealed tokens and
-        # the committed tree (what the conditions are checked against).
-        in_token = parts.staging.get_many(branch.staging_token, keys)
-        for key, obj in zip(keys, objects, strict=True):
-            if not obj.if_absent and obj.if_match is None:
-                continue
-            shown = self._shown(repo.storage_namespace, head.meta_range_id, branch.sealed_tokens, key, in_token)
-            if obj.if_absent and shown is not None:
-                raise errors.PreconditionFailed(f"object {key} already exists")
-            if obj.if_match is not None:
-                if shown is None:
-                    raise errors.PreconditionFailed(f"object {key} does not exist (If-Match)")
-                if not etag_matches(obj.if_match, shown.etag):
-                    raise errors.PreconditionFailed(f"object {key} has another ETag (If-Match)")
+        preconditions = [Precondition(obj.if_match, obj.if_absent) for obj in objects]
+        # Checked before any byte is written (a refused upload writes nothing), and again in the write.
+        first = expect_on(parts, repo, list(zip(keys, preconditions, strict=True)))(branch)
         now = parts.clock()
         entries: list[Entry] = []
         try:
@@ -109,7 +97,7 @@ class ConditionalUploads:
                 )
                 validate_entry(entries[-1])
             changes = [StagedEntry(key, entry) for key, entry in zip(keys, entries, strict=True)]
-            stage_all_if(parts.refs, parts.staging, repo.id, branch, changes, [in_token.get(key) for key in keys])
+            stage_conditionally(parts, repo, branch, changes, preconditions, first)
         except (errors.PreconditionFailed, errors.Invalid):
             # Nothing was staged. Best effort: bytes left behind are unreferenced objects under data/, which GC
             # collects.
@@ -118,22 +106,3 @@ class ConditionalUploads:
                     parts.blocks.delete(entry.physical_address)
             raise
         return entries
-
-    def _shown(
-        self,
-        namespace: str,
-        metarange: MetaRangeID,
-        sealed: Sequence[StagingToken],
-        key: Key,
-        in_token: Mapping[Key, StagedEntry],
-    ) -> Entry | None:
-        """The object the branch shows at the key (None: nothing, or a tombstone), as preconditions.expected_row
-        reads it."""
-        staged = in_token.get(key)
-        for token in sealed:
-            if staged is not None:
-                break
-            staged = self._parts.staging.get(token, key)
-        if staged is not None:
-            return staged.value
-        return self._parts.committed.get(namespace, metarange, key)

@@ -103,6 +103,7 @@ def build_engine(
             ports.refs, ports.blocks, reads.get_repository, reads.repository_for_write, reads.now, ports.staging
         ),
         ports.workflows,
+        runner.launch_task,
     )
     objects = Objects(ports, reads)
     return Engine(

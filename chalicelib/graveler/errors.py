@@ -53,10 +53,9 @@ under the same families.
     ├── Unauthorized .................. 401
     ├── StorageError .................. 503
     ├── Gone .......................... 410
-    ├── Unsupported ................... 501 (an operation lakeFS OSS does not serve either: external principals,
-    │                                        STS and OIDC login, group ACLs)
-    └── WorkflowFailed ................ 500 (the one error that is not the user's: a workflow step failed
-                                             for a reason of its own; every other class has a 4xx/503 status)
+    ├── DataMissing ................... 500 (committed data a commit names is not in the store: permanent)
+    ├── Unsupported ................... 501 (an operation lakeFS OSS does not serve either: STS, OIDC, group ACLs)
+    └── WorkflowFailed ................ 500 (not the user's: a workflow step failed for a reason of its own)
 
     StillRunning (outside the tree: no error, a commit or merge that goes on as a workflow after the caller's
                   wait ended; it carries the task id to poll)
@@ -78,6 +77,7 @@ __all__ = [
     "CommitNotFound",
     "CommitToProtectedBranch",
     "Conflict",
+    "DataMissing",
     "DeleteProtectedBranch",
     "DirtyBranch",
     "EntityTooLarge",
@@ -358,6 +358,11 @@ class StorageError(GravelerError):
 
 class Gone(GravelerError):
     """The entry exists but its physical object was garbage collected (HTTP 410)."""
+
+
+class DataMissing(GravelerError):
+    """A range or metarange a commit names is not in the store: written before the commit, so never "not yet",
+    but lost (or restored without it). Permanent (500, no Retry-After), where StorageError says retry."""
 
 
 class Unsupported(GravelerError):

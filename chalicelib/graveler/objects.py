@@ -11,14 +11,16 @@ from collections.abc import Iterator, Sequence
 from . import errors
 from .addressing import new_data_address
 from .batch_upload import NewObject, check_batch, write_objects
+from .conditional_writes import expect_on, stage_conditionally
 from .linking import check_claim
 from .listing import StagedView, clamp_amount, paginate_objects
 from .object_fields import validate_entry, validate_headers, validate_user_metadata
 from .parts import EngineParts
 from .ports import BlockStore
-from .preconditions import expected_row
+from .preconditions import CREATE_ONLY, Precondition
 from .reads import Reads
 from .records import (
+    Branch,
     BranchID,
     Commit,
     CommitID,
@@ -29,12 +31,12 @@ from .records import (
     RefKind,
     Repository,
     StagedEntry,
+    StagedExpectation,
 )
 from .staging import (
     branch_tokens,
     read_staged,
     stage,
-    stage_if,
     stage_many,
     staged_changes,
 )
@@ -152,23 +154,11 @@ class Objects:
         repo = self._reads.repository_for_write(repo_id, force)
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         self._parts.guard.refuse_write(repo, branch_id)
-        if if_absent and self._exists(repo, branch_id, path):
-            raise errors.PreconditionFailed(f"object {path} already exists")
-        expected: StagedEntry | None = None
-        if if_absent:
-            # Nothing shows at the path: the token's row is absent or a tombstone, and must still be.
-            expected = self._parts.staging.get(branch.staging_token, Key(path))
-        if if_match is not None:
-            head = self._parts.refs.get_commit(repo.id, branch.commit_id)
-            expected = expected_row(
-                self._parts.staging,
-                self._parts.committed,
-                repo.storage_namespace,
-                head.meta_range_id,
-                branch,
-                Key(path),
-                if_match,
-            )
+        precondition = Precondition(if_match, if_absent) if if_absent or if_match is not None else None
+        first = None
+        if precondition is not None:
+            # Checked before any byte is written (a refused upload writes nothing), and again in the write.
+            first = expect_on(self._parts, repo, [(Key(path), precondition)])(branch)
         now = self._parts.clock()
         address = new_data_address(repo.storage_namespace, now)
         written = self._parts.blocks.put(address, data)
@@ -181,7 +171,7 @@ class Objects:
             user_metadata=dict(user_metadata or {}),
         )
         validate_entry(entry)
-        if if_match is None and not if_absent:
+        if precondition is None:
             stage(
                 self._parts.refs,
                 self._parts.staging,
@@ -192,7 +182,7 @@ class Objects:
             )
             return entry
         try:
-            stage_if(self._parts.refs, self._parts.staging, repo.id, branch, StagedEntry(Key(path), entry), expected)
+            stage_conditionally(self._parts, repo, branch, [StagedEntry(Key(path), entry)], [precondition], first)
         except errors.PreconditionFailed:
             # Best effort: bytes left behind are an unreferenced object under data/, which GC collects.
             with contextlib.suppress(errors.GravelerError):
@@ -240,11 +230,7 @@ class Objects:
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         self._parts.guard.refuse_write(repo, branch_id)
-        if if_absent and self._exists(repo, branch_id, path):
-            raise errors.PreconditionFailed(f"object {path} already exists")
-        stage(
-            self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), StagedEntry(Key(path), entry), branch
-        )
+        self._stage_one(repo, branch, StagedEntry(Key(path), entry), if_absent)
         return entry
 
     def link_upload(
@@ -270,22 +256,15 @@ class Objects:
         if not upload_address.startswith(repo.storage_namespace + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
-        if if_absent and self._exists(repo, branch_id, path):
-            raise errors.PreconditionFailed(f"object {path} already exists")
+        # Checked before anything is copied (a refused link copies nothing), and again in the write.
+        first = expect_on(self._parts, repo, [(Key(path), CREATE_ONLY)])(branch) if if_absent else None
         if write_once:
             try:
                 check_claim(self._parts.blocks.stat(upload_address), claim)
             except errors.ObjectNotFound:
                 raise errors.Invalid("nothing was uploaded to the physical address") from None
             entry = dataclasses.replace(claim, physical_address=upload_address)
-            stage(
-                self._parts.refs,
-                self._parts.staging,
-                repo.id,
-                BranchID(branch_id),
-                StagedEntry(Key(path), entry),
-                branch,
-            )
+            self._stage_one(repo, branch, StagedEntry(Key(path), entry), if_absent, first)
             return entry
         address = new_data_address(repo.storage_namespace, self._parts.clock())
         try:
@@ -296,14 +275,7 @@ class Objects:
             # The copy's own size and ETag (BlockStore.copy): what a commit will read, whatever the URL writes next.
             check_claim(copied, claim)
             entry = dataclasses.replace(claim, physical_address=address)
-            stage(
-                self._parts.refs,
-                self._parts.staging,
-                repo.id,
-                BranchID(branch_id),
-                StagedEntry(Key(path), entry),
-                branch,
-            )
+            self._stage_one(repo, branch, StagedEntry(Key(path), entry), if_absent, first)
         except BaseException:
             self._parts.blocks.delete(address)
             raise
@@ -386,9 +358,17 @@ class Objects:
         # A tombstone, even for a key that is only staged: it also hides a copy in a token a commit just sealed.
         stage(self._parts.refs, self._parts.staging, repo.id, branch.id, StagedEntry(Key(path), None), branch)
 
-    def _exists(self, repo: Repository, branch_id: str, path: str) -> bool:
-        try:
-            self.stat_object(repo.id, branch_id, path)
-            return True
-        except errors.ObjectNotFound:
-            return False
+    def _stage_one(
+        self,
+        repo: Repository,
+        branch: Branch,
+        staged: StagedEntry,
+        if_absent: bool,
+        first: Sequence[StagedExpectation] | None = None,
+    ) -> None:
+        """Stages one change; ``if_absent`` (If-None-Match: *): only where the branch shows no object, as one
+        conditional write (conditional_writes.py), else PreconditionFailed."""
+        if if_absent:
+            stage_conditionally(self._parts, repo, branch, [staged], [CREATE_ONLY], first)
+        else:
+            stage(self._parts.refs, self._parts.staging, repo.id, branch.id, staged, branch)

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from .records import (
     Branch,
     BranchID,
+    BranchKey,
     Commit,
     CommitID,
     Key,
@@ -21,6 +22,7 @@ from .records import (
     Repository,
     RepositoryID,
     StagedEntry,
+    StagedExpectation,
     StagingSample,
     StagingToken,
     Tag,
@@ -145,20 +147,36 @@ class StagingStore(Protocol):
         (None when there was none), read in the same write, so that a refused write can put it back."""
         ...
 
-    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
+    def set_if(
+        self,
+        token: StagingToken,
+        staged: StagedEntry,
+        expected: StagedExpectation,
+        current_of: BranchKey | None = None,
+    ) -> bool:
         """Stages ``staged`` only if the token's change of the same key is still ``expected`` (None: nothing staged
-        there), atomically: of concurrent callers expecting the same row at most one gets True; the others get
-        False and change nothing. The comparison covers the row's tombstone flag, physical address, ETag, size and
-        mtime (not its metadata: an upload always names a fresh address, so any upload in between shows)."""
+        there; ABSENT: nothing, or a tombstone), atomically: of concurrent callers expecting the same row at most
+        one gets True; the others get False and change nothing. The comparison covers the row's tombstone flag,
+        physical address, ETag, size and mtime (not its metadata: an upload always names a fresh address, so any
+        upload in between shows).
+
+        ``current_of``: also only while that branch's record (RefStore's) names ``token`` as its staging token,
+        checked in the same atomic write: a write that returns True landed while the token was current, so the
+        commit that seals it later reads it; one racing a seal gets False and writes nothing (staging.stage_checked)."""
         ...
 
-    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+    def set_if_all(
+        self,
+        token: StagingToken,
+        changes: Sequence[tuple[StagedEntry, StagedExpectation]],
+        current_of: BranchKey | None = None,
+    ) -> bool:
         """Stages every (change, expected) pair only if each key's row in the token is still its ``expected`` (as
-        ``set_if`` compares it), all or none, atomically: no reader ever sees some of the changes without the
-        others, and of concurrent callers whose expectations overlap at most one gets True. False changes no row
-        (sketch items, written first as ``set_if`` writes them, may remain: harmless). Raises Invalid, before
-        writing anything, for what preconditions.check_atomic_changes refuses (no change, more than
-        MAX_ATOMIC_CHANGES, a key named twice, rows over MAX_ATOMIC_BYTES)."""
+        ``set_if`` compares it, and ``current_of`` as there), all or none, atomically: no reader ever sees some of
+        the changes without the others, and of concurrent callers whose expectations overlap at most one gets
+        True. False changes no row (sketch items, written first as ``set_if`` writes them, may remain: harmless).
+        Raises Invalid, before writing anything, for what preconditions.check_atomic_changes refuses (no change,
+        more than MAX_ATOMIC_CHANGES, a key named twice, rows over MAX_ATOMIC_BYTES)."""
         ...
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:

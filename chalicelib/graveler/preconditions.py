@@ -1,22 +1,26 @@
-"""If-Match on an upload (a conditional overwrite): which object value the header names, and the staged row the
-conditional write must still find (staging.stage_if makes the check and the write one); the limits of a write of
+"""Preconditions of a staged write (If-Match: a conditional overwrite; If-None-Match: *, create-only): whether the
+branch's value satisfies them, and the staged row the conditional write must still find (staging.stage_checked
+makes the check and the write one); the limits of a write of
 several such rows as one (StagingStore.set_if_all)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from . import errors
 from .committed import CommittedManager
 from .ports import StagingStore
-from .records import Branch, Entry, Key, MetaRangeID, StagedEntry
+from .records import ABSENT, Branch, Entry, Key, MetaRangeID, StagedEntry, StagedExpectation
 
 __all__ = [
+    "CREATE_ONLY",
     "MAX_ATOMIC_BYTES",
     "MAX_ATOMIC_CHANGES",
+    "Precondition",
     "check_atomic_changes",
     "etag_matches",
-    "expected_row",
+    "expectations",
 ]
 
 
@@ -32,30 +36,77 @@ def etag_matches(if_match: str, etag: str) -> bool:
     return False
 
 
-def expected_row(
+@dataclass(frozen=True, slots=True)
+class Precondition:
+    """A write's precondition on its path: ``if_match`` an If-Match value (``*``: any object), ``if_absent``
+    If-None-Match: * (never both); with neither, the row the branch's token holds for the path as it was read
+    (an atomic upload's plain object: a write of the path in between refuses it)."""
+
+    if_match: str | None = None
+    if_absent: bool = False
+
+
+CREATE_ONLY = Precondition(if_absent=True)
+
+
+def expectations(
     staging: StagingStore,
     committed: CommittedManager,
     namespace: str,
-    metarange: MetaRangeID,
+    metarange: Callable[[Branch], MetaRangeID],
+    branch: Branch,
+    wanted: Sequence[tuple[Key, Precondition]],
+) -> list[StagedExpectation]:
+    """For each (key, precondition), after checking it against what the branch shows now (its current token, then
+    its sealed tokens newest first, then its head's tree: ``metarange(branch)``), the row the conditional write
+    to the current token must still find there (StagingStore.set_if). Raises PreconditionFailed when a
+    precondition does not hold.
+
+    If-None-Match: ABSENT (no row, or a tombstone) when nothing shows; an object in an older layer fails at once.
+    If-Match: the token's row when the value shown comes from it, else None (no row: a write of the key since
+    shows). Either way the write is also guarded by the branch's token (staging.stage_checked): a seal in between
+    makes it evaluate again, so the older layers checked here cannot have changed under it."""
+    keys = [key for key, _ in wanted]
+    if len(keys) == 1:
+        row = staging.get(branch.staging_token, keys[0])
+        in_token = {keys[0]: row} if row is not None else {}
+    else:
+        in_token = staging.get_many(branch.staging_token, keys)
+    found: list[StagedExpectation] = []
+    for key, precondition in wanted:
+        row = in_token.get(key)
+        if not precondition.if_absent and precondition.if_match is None:
+            found.append(row)
+            continue
+        shown = row.value if row is not None else _older(staging, committed, namespace, metarange, branch, key)
+        if precondition.if_absent:
+            if shown is not None:
+                raise errors.PreconditionFailed(f"object {key} already exists")
+            found.append(ABSENT)
+            continue
+        if shown is None:
+            raise errors.PreconditionFailed(f"object {key} does not exist (If-Match)")
+        if not etag_matches(precondition.if_match or "", shown.etag):
+            raise errors.PreconditionFailed(f"object {key} has another ETag (If-Match)")
+        found.append(row)
+    return found
+
+
+def _older(
+    staging: StagingStore,
+    committed: CommittedManager,
+    namespace: str,
+    metarange: Callable[[Branch], MetaRangeID],
     branch: Branch,
     key: Key,
-    if_match: str,
-) -> StagedEntry | None:
-    """The key's row in the branch's current token (None when the value the branch shows comes from a sealed
-    token or the committed tree), after checking that the branch shows an object whose ETag the header names.
-    Raises PreconditionFailed when it shows none (missing or deleted) or another one."""
-    in_token = staging.get(branch.staging_token, key)
-    staged = in_token
+) -> Entry | None:
+    """What the branch shows at a key its current token has no row for: the newest sealed token's row, else the
+    head's tree (None: nothing, or a tombstone)."""
     for token in branch.sealed_tokens:
-        if staged is not None:
-            break
         staged = staging.get(token, key)
-    current: Entry | None = staged.value if staged is not None else committed.get(namespace, metarange, key)
-    if current is None:
-        raise errors.PreconditionFailed(f"object {key} does not exist (If-Match)")
-    if not etag_matches(if_match, current.etag):
-        raise errors.PreconditionFailed(f"object {key} has another ETag (If-Match)")
-    return in_token
+        if staged is not None:
+            return staged.value
+    return committed.get(namespace, metarange(branch), key)
 
 
 # DynamoDB's limits on one TransactWriteItems: 100 items and 4 MB in all. Both twins refuse more the same way, so
@@ -67,7 +118,7 @@ MAX_ATOMIC_BYTES = 4_000_000
 _ROW_OVERHEAD_BYTES = 512
 
 
-def check_atomic_changes(changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> None:
+def check_atomic_changes(changes: Sequence[tuple[StagedEntry, StagedExpectation]]) -> None:
     """Raises Invalid for what one atomic conditional write cannot take (StagingStore.set_if_all): no change, more
     than MAX_ATOMIC_CHANGES, a key named twice, or rows estimated over MAX_ATOMIC_BYTES."""
     if not changes:

@@ -36,11 +36,14 @@ class Reads:
     def __init__(self, parts: EngineParts) -> None:
         self._parts = parts
 
-    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> None:
+    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> str:
         """Before the operation moves anything and holding no lock; raises HookAborted (412) when a hook fails.
-        ``branch``: the event's actions ref as this request read it (a branch), so it is not read again."""
-        if self._parts.hooks is not None:
-            self._parts.hooks.run(event, branch)
+        ``branch``: the event's actions ref as this request read it (a branch), so it is not read again. Answers the
+        run's id ("" when no action matched): the post-event's ``pre_run_id``."""
+        if self._parts.hooks is None:
+            return ""
+        run = self._parts.hooks.run(event, branch)
+        return "" if run is None else run.run_id
 
     def run_post_hooks(self, event: HookEvent) -> None:
         """After the operation; failures are recorded in the run, never raised (the operation stands)."""

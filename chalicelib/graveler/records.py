@@ -8,8 +8,11 @@ from dataclasses import dataclass, field
 from typing import NewType
 
 __all__ = [
+    "ABSENT",
+    "Absent",
     "Branch",
     "BranchID",
+    "BranchKey",
     "Commit",
     "CommitID",
     "Diff",
@@ -26,6 +29,7 @@ __all__ = [
     "RepositoryID",
     "RepositoryState",
     "StagedEntry",
+    "StagedExpectation",
     "StagingSample",
     "StagingToken",
     "Tag",
@@ -120,6 +124,28 @@ class StagedEntry:
 
     key: Key
     value: Entry | None
+
+
+class Absent(enum.Enum):
+    """What a create-only write (If-None-Match: *) expects of the key's row in the token it writes to: no row, or a
+    tombstone (StagingStore.set_if)."""
+
+    ABSENT = "absent"
+
+
+ABSENT = Absent.ABSENT
+# What a conditional staged write expects of the key's row in its token: that exact row (its identity fields, any
+# tombstone for a tombstone), None for no row, ABSENT for no row or a tombstone.
+type StagedExpectation = StagedEntry | Absent | None
+
+
+@dataclass(frozen=True, slots=True)
+class BranchKey:
+    """A branch by its repository and id: the one whose staging token a guarded staged write must still be written
+    to (StagingStore.set_if)."""
+
+    repo_id: RepositoryID
+    branch_id: BranchID
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,9 @@ commits file at a time, so a large dump never sits whole in memory nor in one La
 branches and tags, and roll back.
 
 Check writes nothing: the target must be writable and bare (no branch, no commit: lakeFS's test), each file must be
-a dump of its kind whose SHA-256 is its id, and the branches must hold the repository's default branch. What only
+a dump of its kind whose SHA-256 is its id, the history inside must hold together (restore_checks.py: parents
+present, no cycle, ref names valid, refs naming dumped commits, metaranges in the namespace), and the branches must
+hold the repository's default branch. What only
 shows once writing has begun (a damaged commit record in a later chunk, a branch or tag naming a commit the dump
 lacks, a store error) rolls back: the tags and branches the dump names that point where it says, then the commits
 it names. The target had no commit and no branch before (check), so it is left bare, as it was, unless someone wrote
@@ -21,8 +23,9 @@ from typing import Any
 
 from . import errors
 from .branch_moves import new_staging_token
-from .records import Branch, BranchID, CommitID, Repository, RepositoryID, Tag, TagID
+from .records import Branch, BranchID, Commit, CommitID, Repository, RepositoryID, Tag, TagID
 from .refs_dump import FORMAT, RefsDump, RefsDumpParts, dump_address, parse_commit
+from .restore_checks import History, check_ref_name
 from .staging import branch_tokens, drop_tokens
 
 __all__ = ["CHUNK_BYTES", "RefsRestorer", "RestorePlan"]
@@ -82,6 +85,14 @@ def _ref_record(kind: str, record: Any) -> tuple[str, str]:
     return str(record["id"]), str(record["commit_id"])
 
 
+def _parse(line: bytes) -> Commit:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        raise errors.Invalid(f"damaged commit record in the refs dump: {line[:100]!r}") from None
+    return parse_commit(record)
+
+
 class RefsRestorer:
     """The restore's steps over the dump's parts."""
 
@@ -113,16 +124,29 @@ class RefsRestorer:
         repo = self._parts.writable_repository(repo_id, force)
         self.refuse_not_bare(repo)
         found = {kind: self._verify(repo, kind, dump_id) for kind, dump_id in dump.ids().items()}
+        size, first = found["commits"]
+        plan = RestorePlan(repo.id, repo.generation, dump, force, size, first)
+        # The history inside (restore_checks.py), read a chunk at a time as load reads it.
+        history = History()
+        start: int | None = first
+        while start is not None:
+            lines, start = self._lines(repo, plan, start)
+            history.add(_parse(line) for line in lines)
+        history.check()
         branches = [_ref_record("branches", r) for r in self._records(repo, "branches", dump.branches_id)]
-        for record in self._records(repo, "tags", dump.tags_id):
-            _ref_record("tags", record)
+        tags = [_ref_record("tags", r) for r in self._records(repo, "tags", dump.tags_id)]
+        for kind, refs in (("branches", branches), ("tags", tags)):
+            for ref_id, commit_id in refs:
+                check_ref_name(kind, ref_id)
+                if commit_id not in history:
+                    raise errors.Invalid(f"refs dump names commit {commit_id} for {ref_id}, which its commits lack")
         if repo.default_branch_id not in {branch_id for branch_id, _ in branches}:
             raise errors.Invalid(
                 f"the dump has no branch {repo.default_branch_id!r}, the repository's default branch: create the "
                 "bare repository with the default branch of the dumped one"
             )
-        size, first = found["commits"]
-        return RestorePlan(repo.id, repo.generation, dump, force, size, first)
+        history.check_metaranges(self._parts.blocks, repo.storage_namespace)
+        return plan
 
     def _verify(self, repo: Repository, kind: str, dump_id: str) -> tuple[int, int]:
         """(the file's size, where its first record starts) once its header, record count and hash are right."""
@@ -184,13 +208,7 @@ class RefsRestorer:
         damaged record (the chunks before it stay written: the caller rolls back)."""
         repo = self._target(plan)
         lines, following = self._lines(repo, plan, start)
-        commits = []
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                raise errors.Invalid(f"damaged commit record in the refs dump: {line[:100]!r}") from None
-            commits.append(parse_commit(record))
+        commits = [_parse(line) for line in lines]
         # One call for the chunk: the store batches it (DynamoDB: 25 commits a request), where one put per commit
         # made a 1,000,000-commit restore a million round trips.
         self._parts.refs.add_commits(RepositoryID(repo.id), commits)

@@ -174,7 +174,7 @@ class Rewrites:
         """Moves the branch to the commit ``build`` makes, between the pre- and post-hooks of ``events``."""
         pre, post = events
         # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
-        self._reads.run_pre_hooks(
+        pre_run_id = self._reads.run_pre_hooks(
             ref_event(
                 pre, repo.id, branch_id, branch_id=branch_id, source_ref=ref, committer=committer, message=message
             )
@@ -193,6 +193,8 @@ class Rewrites:
                 commit_id=made.id,
                 committer=committer,
                 message=made.message,
+                # lakeFS writes a revert's commit onto its pre-revert run; a cherry-pick's pre-run keeps none.
+                pre_run_id=pre_run_id if pre == EventType.PRE_REVERT else "",
             )
         )
         return made

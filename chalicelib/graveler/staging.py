@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import heapq
 import logging
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from . import errors
 from .ports import RefStore, StagingStore
 from .preconditions import check_atomic_changes
-from .records import Branch, BranchID, Key, RepositoryID, StagedEntry, StagingToken
+from .records import Branch, BranchID, BranchKey, Key, RepositoryID, StagedEntry, StagedExpectation, StagingToken
 
 WRITE_TRIES = 3
+# A conditional write evaluates its precondition again after each seal that refused it (stage_checked).
+CONDITIONAL_TRIES = 5
 
 _log = logging.getLogger(__name__)
 
@@ -46,43 +48,46 @@ def stage(
     _stage_surviving_seals(refs, staging, repo_id, branch_id, [staged], repr(staged.key), branch)
 
 
-def stage_if(
-    refs: RefStore,
-    staging: StagingStore,
-    repo_id: RepositoryID,
-    branch: Branch,
-    staged: StagedEntry,
-    expected: StagedEntry | None,
-) -> None:
-    """Stages a change only if the key's row in ``branch.staging_token`` is still ``expected`` (None: no row
-    there, the value read came from a sealed token or the committed tree), as one conditional write: of two
-    writers that read the same value at most one succeeds (If-Match). Raises PreconditionFailed when it changed.
-
-    When a commit sealed the token meanwhile, the change is written again to the new token only where that token
-    has no row for the key: a row there is a later write, made after ours was visible, and it wins."""
-    _stage_surviving_seals(refs, staging, repo_id, branch.id, [staged], repr(staged.key), branch, (expected,))
-
-
-def stage_all_if(
+def stage_checked(
     refs: RefStore,
     staging: StagingStore,
     repo_id: RepositoryID,
     branch: Branch,
     changes: Sequence[StagedEntry],
-    expected: Sequence[StagedEntry | None],
+    expect: Callable[[Branch], Sequence[StagedExpectation]],
+    first: Sequence[StagedExpectation] | None = None,
 ) -> None:
-    """Stages every change only if each key's row in ``branch.staging_token`` is still its ``expected``, as one
-    atomic conditional write (StagingStore.set_if_all): a reader of the branch sees all of them or none. Raises
-    PreconditionFailed when one changed, with nothing written; Invalid beyond the limits of one atomic write
-    (preconditions.check_atomic_changes).
+    """Stages the changes (one, or several atomically) as ONE conditional write to the branch's current token:
+    each key's row there must still be what ``expect(branch)`` said (it raises PreconditionFailed when the
+    caller's precondition fails on the branch as it is: preconditions.expectations), and the branch's staging
+    token must still be the token written to (StagingStore.set_if's ``current_of``), both checked by the store
+    in the write itself. ``first``: the expectations the caller already evaluated on ``branch``.
 
-    When a commit sealed the token meanwhile, the changes are written again to the new token, again as one write,
-    except where that token has a row for the key: that is a later write, made after ours was visible, and it
-    wins (the sealed token, still read until the commit is done, shows all of ours meanwhile)."""
-    check_atomic_changes(list(zip(changes, expected, strict=True)))
-    _stage_surviving_seals(
-        refs, staging, repo_id, branch.id, changes, f"{len(changes)} changes", branch, tuple(expected), atomic=True
-    )
+    A write that lands did so while its token was current, so the commit that seals it reads it, and no writer
+    that reads the branch after it can miss it: of concurrent create-only writers of one path exactly one wins,
+    and of If-Match writers expecting one value at most one. A refused write changed nothing: when the row was
+    not as expected in a token still current, PreconditionFailed; when a seal moved the token meanwhile, the
+    precondition is evaluated again on the branch as it now is and written to its new token (never again to a
+    sealed one, where a writer that already checked it could have missed it). TooManyTries when seals kept
+    coming; Invalid beyond the limits of one atomic write (preconditions.check_atomic_changes)."""
+    expected = list(first) if first is not None else list(expect(branch))
+    if len(changes) > 1:
+        check_atomic_changes(list(zip(changes, expected, strict=True)))
+    for _ in range(CONDITIONAL_TRIES):
+        token = branch.staging_token
+        guard = BranchKey(repo_id, branch.id)
+        if len(changes) == 1:
+            written = staging.set_if(token, changes[0], expected[0], guard)
+        else:
+            written = staging.set_if_all(token, list(zip(changes, expected, strict=True)), guard)
+        if written:
+            return
+        branch = refs.get_branch(repo_id, branch.id)
+        if branch.staging_token == token:
+            what = f"object {changes[0].key}" if len(changes) == 1 else f"one of {len(changes)} objects"
+            raise errors.PreconditionFailed(f"{what} changed since it was read; nothing was written")
+        expected = list(expect(branch))
+    raise errors.TooManyTries(f"branch {branch.id} kept sealing its staging token during a conditional write")
 
 
 def stage_many(
@@ -106,33 +111,13 @@ def _stage_surviving_seals(
     changes: Sequence[StagedEntry],
     what: str,
     branch: Branch | None,
-    condition: tuple[StagedEntry | None, ...] | None = None,
-    atomic: bool = False,
 ) -> None:
-    """``condition``: for each change, the row its first write expects in the token (``stage_if``, and
-    ``stage_all_if`` with ``atomic``: several changes as one write)."""
     current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
     # What each write replaced, per token: a refused write puts it back (``_withdraw``).
     replaced: list[tuple[StagingToken, dict[Key, StagedEntry]]] = []
-    for attempt in range(WRITE_TRIES):
+    for _ in range(WRITE_TRIES):
         written_to = current.staging_token
-        if atomic and condition is not None:
-            try:
-                written = _set_all_if(staging, written_to, changes, condition if attempt == 0 else None)
-            except errors.TooManyTries:
-                _withdraw(staging, replaced, changes)
-                raise
-            if written is None:
-                raise errors.PreconditionFailed(f"one of {what} changed since it was read; none was written")
-            replaced.append((written_to, written))
-        elif condition is not None:
-            expected = condition[0] if attempt == 0 else None
-            if not staging.set_if(written_to, changes[0], expected):
-                if attempt == 0:
-                    raise errors.PreconditionFailed(f"object {changes[0].key} changed since it was read")
-                return  # a later write of the key in the new token supersedes ours, already answered
-            replaced.append((written_to, {changes[0].key: expected} if expected is not None else {}))
-        elif len(changes) == 1:
+        if len(changes) == 1:
             old = staging.set(written_to, changes[0])
             replaced.append((written_to, {changes[0].key: old} if old is not None else {}))
         else:
@@ -145,27 +130,6 @@ def _stage_surviving_seals(
             return
     _withdraw(staging, replaced, changes)
     raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}; nothing was written")
-
-
-def _set_all_if(
-    staging: StagingStore,
-    token: StagingToken,
-    changes: Sequence[StagedEntry],
-    expected: Sequence[StagedEntry | None] | None,
-) -> dict[Key, StagedEntry] | None:
-    """One atomic write of the changes to the token; what it replaced there (for ``_withdraw``), or None when
-    refused. ``expected`` None: a write again after a seal, to the keys the new token has no row for (another
-    writer may add one between the read and the write: read again, a few times)."""
-    if expected is not None:
-        if not staging.set_if_all(token, list(zip(changes, expected, strict=True))):
-            return None
-        return {change.key: row for change, row in zip(changes, expected, strict=True) if row is not None}
-    for _ in range(WRITE_TRIES):
-        present = staging.get_many(token, [change.key for change in changes])
-        missing = [(change, None) for change in changes if change.key not in present]
-        if not missing or staging.set_if_all(token, missing):
-            return {}
-    raise errors.TooManyTries(f"the staging token {token} kept changing while writing {len(changes)} changes again")
 
 
 def _withdraw(

@@ -1,8 +1,10 @@
-"""Commits, merges and imports, inline or as workflows: the one place that decides. ``engine.commits.commit``,
-``engine.merges.merge`` and the import's launch come here; small work runs its steps in the calling process, larger work
-(above ``Workflows.commit_threshold`` staged changes, ``Workflows.merge_threshold`` entries in ranges that differ
-from the merge base, or ``Workflows.import_threshold`` source objects) starts an execution through the
-``WorkflowRunner`` port when one is configured. Commits and merges are waited for; imports are not.
+"""Commits, merges, imports, dumps and restores, inline or as workflows: the one place that decides.
+``engine.commits.commit``, ``engine.merges.merge``, the import's launch and the dump and restore tasks come here;
+small work runs its steps in the calling process, larger work (above ``Workflows.commit_threshold`` staged
+changes, ``Workflows.merge_threshold`` entries in ranges that differ from the merge base,
+``Workflows.import_threshold`` source objects, ``dump_threshold`` commits or ``restore_threshold`` dumped commits)
+starts an execution through the ``WorkflowRunner`` port when one is configured. Commits and merges are waited for;
+imports, dumps and restores are not (``launch_task``: their status records tell how they go).
 
 The caller waits for the execution up to ``wait_seconds`` (the API: under API Gateway's 29 s); if the work goes on
 past that, StillRunning carries the task id to poll. Task ids are ``c-<commit id>.<branch>`` for work that
@@ -94,15 +96,18 @@ class Runner:
             # Pre-hooks run right after the seal, as lakeFS's do: they judge exactly the sealed changes, the commit
             # takes exactly those, and what is staged while they run goes to the next commit. A failed hook leaves
             # the sealed changes staged (the next commit takes them) and answers 412.
+            pre_runs: list[str] = []
+
             def pre_hooks(sealed: Branch) -> None:
-                reads.run_pre_hooks(commit_event(request), sealed)
+                pre_runs.append(reads.run_pre_hooks(commit_event(request), sealed))
 
             # Changes seen staged on this very record spare the seal its own "anything staged?" query. The steps
             # answer with the commit they built: nothing is read back.
             made = self._commit_steps.run(
                 request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
             )
-            reads.run_post_hooks(commit_event(request, made.id))
+            # The pre-commit run gets the commit's id (lakeFS's PostCommitHook), so the commit's runs list it too.
+            reads.run_post_hooks(commit_event(request, made.id, pre_runs[-1] if pre_runs else ""))
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
         # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).
@@ -163,11 +168,33 @@ class Runner:
         workflow as execution ``name`` (one per import: a second start is refused, never run twice). Nobody waits
         for it: the import's status records tell how it goes."""
         workflows = self._parts.workflows
-        runner = workflows.imports
-        if runner is None or not holds_at_least(workflows.import_threshold + 1):
-            inline()
-            return
-        runner.start(name, {"request": request, "max_slices": workflows.import_max_slices})
+        self.launch_task(
+            workflows.imports,
+            lambda: holds_at_least(workflows.import_threshold + 1),
+            name,
+            {"request": request, "max_slices": workflows.import_max_slices},
+            inline,
+            lambda: None,
+        )
+
+    def launch_task[T](
+        self,
+        runner: WorkflowRunner | None,
+        large: Callable[[], bool],
+        name: str,
+        payload: Json,
+        inline: Callable[[], T],
+        running: Callable[[], T],
+    ) -> T:
+        """The inline-or-workflow decision of the tasks nobody waits for (imports, dumps, restores): ``inline()``
+        when no workflow is configured or the work is not ``large()`` (asked only with a workflow); otherwise
+        ``running()`` first (what the task records before its execution can), then the execution ``name`` starts
+        with ``payload``, and the answer is ``running()``'s."""
+        if runner is None or not large():
+            return inline()
+        answer = running()
+        runner.start(name, payload)
+        return answer
 
     # ---- status -----------------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ conditional writes of their pointers. It uses only the engine's public use cases
 
 from __future__ import annotations
 
-from . import errors, layout
+from . import bounds, errors, layout
 from .catalog import Catalog
 from .commits import Loaded, Prepared
 from .layout import Namespace, TableName
@@ -22,6 +22,7 @@ __all__ = [
     "PropertiesUpdate",
     "TableName",
     "TablePage",
+    "bounds",
     "errors",
     "layout",
     "page_size",

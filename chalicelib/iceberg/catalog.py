@@ -18,6 +18,6 @@ class Catalog:
     """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden."""
 
     def __init__(self, engine: Engine, authorize: Authorize) -> None:
-        store = TableStore(engine)
+        store = TableStore(engine, authorize)
         self.namespaces = Namespaces(store, authorize)
         self.tables = Tables(store, self.namespaces, authorize)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from chalicelib.graveler import errors
 
+from . import bounds
 from .errors import CommitFailed, NoSuchTable, TableAlreadyExists
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
@@ -104,7 +105,9 @@ class TableCommits:
         return Loaded(table, ref, pointer, metadata.value)
 
     def write_new(self, table: TableName, branch: str, metadata: Json, location_path: str, version: int) -> Json:
-        """Writes the metadata file; the pointer that would name it."""
+        """Writes the metadata file; the pointer that would name it. BadRequest for metadata a load could not
+        answer (bounds.py)."""
+        bounds.check_loadable(metadata, table)
         path = metadata_file_path(location_path, version, str(uuid.uuid4()))
         self.store.write(table.namespace.repo, branch, path, metadata)
         return {
@@ -129,6 +132,7 @@ class TableCommits:
             base = empty_metadata(table_uuid, uri(repo, branch, table.default_location(table_uuid)), self.now_ms())
             metadata = apply_updates(base, updates, self.now_ms())
             location_path = path_of_uri(repo, str(metadata["location"]))
+            self.store.may_write_location(repo, location_path)
             metadata["location"] = uri(repo, branch, location_path)
             pointer = self.write_new(table, branch, metadata, location_path, 0)
             return Prepared(table, branch, None, pointer, metadata)
@@ -137,6 +141,7 @@ class TableCommits:
         location_path = current.location_path
         if metadata.get("location") != current.metadata.get("location"):
             location_path = path_of_uri(repo, str(metadata["location"]))
+            self.store.may_write_location(repo, location_path)
         metadata["location"] = uri(repo, branch, location_path)
         log = [
             *(current.metadata.get("metadata-log") or []),

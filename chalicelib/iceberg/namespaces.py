@@ -4,21 +4,19 @@ lakeFS API (repositories and branches), never here. Below the ref, a namespace i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chalicelib.auth.policies import ALL, Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
 
+from . import bounds
 from .errors import BadRequest, NamespaceAlreadyExists, NamespaceNotEmpty, NoSuchNamespace
 from .layout import NAMESPACE_MARKER, Namespace
 from .metadata import Json
-from .store import TableStore
+from .store import Authorize, TableStore
 
 __all__ = ["Authorize", "NamespacePage", "Namespaces", "PropertiesUpdate"]
 
-# Checks that the caller may do all of these (raises Forbidden): the lakeFS API's users, policies and ARNs.
-Authorize = Callable[[Sequence[Permission]], None]
 MAX_PAGE = 1000
 _MARKER_DIRECTORY = NAMESPACE_MARKER
 
@@ -111,6 +109,7 @@ class Namespaces:
             except NoSuchNamespace:
                 # The spec gives create no 404: the request names a parent that is not there.
                 raise BadRequest(f"parent namespace {'.'.join(parent.parts)} does not exist") from None
+        bounds.check_namespace_loadable(props, ".".join(namespace.parts))
         try:
             self.store.write(namespace.repo, branch, namespace.marker, {"properties": props}, if_absent=True)
         except errors.PreconditionFailed:
@@ -146,6 +145,7 @@ class Namespaces:
             missing = [r for r in removing if r not in props]
             removed = [r for r in removing if r in props]
             new = {k: v for k, v in props.items() if k not in removed} | setting
+            bounds.check_namespace_loadable(new, ".".join(namespace.parts))
             try:
                 self.store.write(namespace.repo, branch, namespace.marker, {"properties": new}, if_match=stored.etag)
             except errors.PreconditionFailed:

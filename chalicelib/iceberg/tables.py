@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chalicelib.auth.policies import Permission, object_arn, repository_arn
+from chalicelib.auth.policies import Permission, repository_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
 
+from . import bounds
 from .commits import Loaded, Prepared, TableCommits, version_of
 from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, TableAlreadyExists
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
@@ -47,8 +49,9 @@ class Tables:
         self.commits = TableCommits(store)
 
     def _may(self, action: str, table: TableName, *paths: str) -> None:
-        repo = table.namespace.repo
-        self.authorize([Permission(action, object_arn(repo, p)) for p in (table.pointer, *paths)])
+        """Checked before anything is done, so that a refusal changes nothing; the store checks every object it
+        touches again (store.py), including those a request names only indirectly."""
+        self.store.may(action, table.namespace.repo, table.pointer, *paths)
 
     def list(self, namespace: Namespace, token: str | None, size: int) -> TablePage:
         self.authorize([Permission("fs:ListObjects", repository_arn(namespace.repo))])
@@ -97,7 +100,8 @@ class Tables:
         location = request.get("location")
         repo = namespace.repo
         location_path = path_of_uri(repo, location) if location else table.default_location(table_uuid)
-        self._may("fs:WriteObject", table, location_path + "/metadata/")
+        self._may("fs:WriteObject", table)
+        self.store.may_write_location(repo, location_path)
         branch = self.store.check_branch(namespace)
         self.namespaces.require(namespace)
         if self.store.exists(repo, branch, table.pointer):
@@ -125,6 +129,7 @@ class Tables:
         between is dropped with the table, as if it had come first, never left half-dropped."""
         for _ in range(RACE_TRIES):
             loaded = self._loaded_on_branch(table, "fs:DeleteObject")
+            files = self._files(loaded) if purge else []
             try:
                 self.store.delete(table.namespace.repo, loaded.ref, table.pointer, if_match=loaded.pointer.etag)
                 break
@@ -132,9 +137,20 @@ class Tables:
                 continue
         else:
             raise errors.TooManyTries(f"table {table} kept changing while it was dropped")
-        if purge:
+        if files:
             # Staged deletes: once committed, and once no kept commit names them, GC reclaims the files.
-            self.store.delete_prefix(table.namespace.repo, loaded.ref, loaded.location_path + "/")
+            self.store.delete_all(table.namespace.repo, loaded.ref, files)
+
+    def _files(self, loaded: Loaded) -> Sequence[str]:
+        """What a purge of the table deletes (purge.py: the files its metadata names, under its location), once
+        the caller is known to may delete every one of them: a purge is refused whole, before the pointer goes."""
+        # Imported here: purges are rare, and a cold start imports neither the purge nor its Avro reader.
+        from .purge import table_files
+
+        repo = loaded.table.namespace.repo
+        files = table_files(self.store, repo, loaded.ref, loaded.metadata_path, loaded.metadata, loaded.location_path)
+        self.store.may("fs:DeleteObject", repo, *files)
+        return files
 
     def _loaded_on_branch(self, table: TableName, action: str) -> Loaded:
         self._may(action, table)
@@ -158,7 +174,9 @@ class Tables:
         metadata = self.store.read(repo, branch, path)
         if metadata is None:
             raise BadRequest(f"no metadata file at {path} on branch {branch}")
+        bounds.check_loadable(metadata.value, table)
         location_path = path_of_uri(repo, str(metadata.value.get("location", "")))
+        self.store.may_write_location(repo, location_path)
         pointer = {
             "metadata-path": path,
             "location-path": location_path,
@@ -207,7 +225,7 @@ class Tables:
             return True
         except errors.PreconditionFailed:
             with contextlib.suppress(errors.PreconditionFailed):
-                self.store.delete(repo, loaded.ref, destination.pointer, if_match=written)
+                self.store.undo(repo, loaded.ref, destination.pointer, written)
             return False
 
     def transaction(self, request: Json) -> None:

@@ -7,6 +7,8 @@ The state is {"request": CommitRequest JSON, "max_slices": int, "seal": ..., "pl
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
     DEFAULT_MAX_SLICES,
@@ -34,8 +36,8 @@ def seal(event: Json) -> Json:
     the sealed changes stay staged for the next commit."""
     request = CommitRequest.from_json(event["request"])
     sealed = steps().seal(request)
-    get_services().engine.actions.run_pre_hooks(commit_event(request))
-    return sealed.to_json()
+    pre_run_id = get_services().engine.actions.run_pre_hooks(commit_event(request))
+    return replace(sealed, pre_run_id=pre_run_id).to_json()
 
 
 def plan(event: Json) -> Json:
@@ -55,14 +57,16 @@ def finish(event: Json) -> Json:
 
 
 def landed(event: Json) -> Json:
-    """The step after the branch moved: runs the post-commit hooks (once per request however often the step is
-    retried: the run is keyed by the request id). It drops nothing: the scheduled sweep drops the sealed tokens once
-    their grace is over (chalicelib/graveler/deferred_drop.py). Its failure cannot fail the commit: the state
-    machine catches it and ends as landed, and the status route reports a landed commit whatever happened after."""
+    """The step after the branch moved: writes the commit's id onto the pre-commit run (the seal step's), then runs
+    the post-commit hooks (once per request however often the step is retried: the run is keyed by the request id).
+    It drops nothing: the scheduled sweep drops the sealed tokens once their grace is over
+    (chalicelib/graveler/deferred_drop.py). Its failure cannot fail the commit: the state machine catches it and
+    ends as landed, and the status route reports a landed commit whatever happened after."""
     commit_id = Finish.from_json(event["finish"]).commit_id or None
     if commit_id:
         request = CommitRequest.from_json(event["request"])
-        get_services().engine.actions.run_post_hooks(commit_event(request, commit_id))
+        pre_run_id = Sealed.from_json(event["seal"]).pre_run_id if "seal" in event else ""
+        get_services().engine.actions.run_post_hooks(commit_event(request, commit_id, pre_run_id))
     return {"commit_id": commit_id}
 
 

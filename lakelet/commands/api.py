@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakelet.commands.errors import CLIError, from_status
+from lakelet.commands.limits import ENV_DEADLINE, ENV_MAX_ANSWER, ENV_READ_TIMEOUT, limits_from
 from lakelet.commands.settings import Settings
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     import urllib3
 
     from lakelet.commands import wire
+    from lakelet.commands.limits import Deadline
 
 T = TypeVar("T")
 
@@ -39,35 +41,12 @@ RETRIES = 2
 # Methods a lost answer may be repeated for (urllib3's Retry.DEFAULT_ALLOWED_METHODS): a POST whose answer was
 # lost is not sent twice.
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"})
-# How long to wait for a connection and for each read of an answer (seconds), and the largest JSON answer
-# (bytes); transfers streamed to a file have the same timeouts and no size bound.
-ENV_CONNECT_TIMEOUT = "LAKELET_HTTP_CONNECT_TIMEOUT"
-ENV_READ_TIMEOUT = "LAKELET_HTTP_TIMEOUT"
-ENV_MAX_ANSWER = "LAKELET_HTTP_MAX_ANSWER_BYTES"
 
 
-def limits_from(environ: Mapping[str, str]) -> wire.Limits:
-    """The client's limits, wire.Limits' defaults unless the environment sets them."""
-    from lakelet.commands import wire
-
-    default = wire.Limits()
-
-    def number(name: str, fallback: float) -> float:
-        text = environ.get(name, "").strip()
-        if not text:
-            return fallback
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not value > 0:
-            raise CLIError(f"{name}={text!r} is not a positive number", f"unset {name} or give seconds, e.g. 30")
-        return value
-
-    return wire.Limits(
-        connect=number(ENV_CONNECT_TIMEOUT, default.connect),
-        read=number(ENV_READ_TIMEOUT, default.read),
-        max_body=int(number(ENV_MAX_ANSWER, default.max_body)),
+def _overdue(settings: Settings, seconds: float) -> CLIError:
+    return CLIError(
+        f"the lakeFS server at {settings.endpoint} did not finish answering within {seconds:g} s",
+        f"is it overloaded? allow longer with {ENV_DEADLINE}=SECONDS",
     )
 
 
@@ -124,23 +103,31 @@ class Api:
     def client(self) -> Any:
         import lakefs_sdk  # only the rare commands that use its models load it
 
+        from lakelet.commands.limits import pool_classes
+
         conf = lakefs_sdk.Configuration(
             host=self.settings.api_url, username=self.settings.access_key_id, password=self.settings.secret_access_key
         )
         conf.connection_pool_maxsize = self.pool_size
         conf.retries = 1  # type: ignore[assignment]  # the SDK declares it None-only
-        return lakefs_sdk.ApiClient(conf)
+        client = lakefs_sdk.ApiClient(conf)
+        client.rest_client.pool_manager.pool_classes_by_scheme = pool_classes()  # calls under their deadline
+        return client
 
     @cached_property
     def http(self) -> urllib3.PoolManager:
         """For transfers and S3 presigned URLs; retries only on connection errors, never on answers."""
         import urllib3
 
-        return urllib3.PoolManager(
+        from lakelet.commands.limits import pool_classes
+
+        manager = urllib3.PoolManager(
             maxsize=self.pool_size,
             retries=urllib3.Retry(total=2, redirect=0, status=0, raise_on_status=False),
             timeout=urllib3.Timeout(connect=self.limits.connect, read=self.limits.read),
         )
+        manager.pool_classes_by_scheme = pool_classes()  # API calls through it are under their deadline
+        return manager
 
     def use_pool(self) -> None:
         """From now on, API calls too go through the urllib3 pool: a transfer already loaded urllib3 for its
@@ -170,12 +157,19 @@ class Api:
         import urllib3
         from lakefs_sdk.exceptions import ApiException
 
-        try:
-            return fn(*args, **kwargs)
-        except ApiException as e:
-            raise from_status(what, e.status or 0, e.body, e.reason or "") from None
-        except urllib3.exceptions.HTTPError as e:
-            raise _unreachable(self.settings, e) from None
+        from lakelet.commands.limits import Deadline
+
+        with Deadline(self.limits.total) as deadline:
+            try:
+                return fn(*args, **kwargs)
+            except ApiException as e:
+                if deadline.expired:
+                    raise _overdue(self.settings, deadline.seconds) from None
+                raise from_status(what, e.status or 0, e.body, e.reason or "") from None
+            except urllib3.exceptions.HTTPError as e:
+                if deadline.expired:
+                    raise _overdue(self.settings, deadline.seconds) from None
+                raise _unreachable(self.settings, e) from None
 
     def url(self, path: str, query: Mapping[str, Any] | None = None) -> str:
         url = self.settings.api_url + path
@@ -218,23 +212,42 @@ class Api:
         """One request on this thread's keep-alive connection: (status, reason, body). Connection errors are
         retried (RETRIES); an answer lost after the request was sent only for idempotent methods, or when a
         kept-alive connection turned out closed by the server before it read anything."""
+        from lakelet.commands.limits import Deadline
+
+        with Deadline(self.limits.total) as deadline:
+            try:
+                return self._send(method, target, body, headers, deadline)
+            except CLIError:
+                if deadline.expired:
+                    raise _overdue(self.settings, deadline.seconds) from None
+                raise
+
+    def _send(
+        self, method: str, target: str, body: bytes | None, headers: Mapping[str, str], deadline: Deadline
+    ) -> tuple[int, str, bytes]:
         from lakelet.commands import wire
 
         last: Exception | None = None
         for _ in range(RETRIES + 1):
+            if deadline.expired:
+                break  # no try after the deadline: it would only be cut off at once
             conn = self._connection()
             reused = conn.sock is not None
+            deadline.watch(conn.sock)
             try:
                 conn.request(method, target, body, headers)
             except OSError as e:  # refused, reset, DNS, TLS: nothing reached the server
                 self._drop()
                 last = e
                 continue
+            deadline.watch(conn.sock)
             try:
                 answer = conn.answer(method)
             except (wire.BadAnswer, OSError) as e:
                 self._drop()
                 last = e
+                if deadline.expired:
+                    break  # the sockets were shut down: the request's time is up
                 if isinstance(e, (wire.TooLarge, TimeoutError)):
                     break  # asking again would wait as long, or read as much, once more
                 if method in IDEMPOTENT or (reused and isinstance(e, wire.ClosedBeforeAnswer)):
@@ -252,14 +265,21 @@ class Api:
         import urllib3
 
         from lakelet.commands import wire
+        from lakelet.commands.limits import Deadline
 
-        try:
-            response = self.http.request(
-                method, url, body=body, headers=dict(headers), redirect=False, preload_content=False
-            )
-            data = response.read(self.limits.max_body + 1)
-        except urllib3.exceptions.HTTPError as e:
-            raise _unreachable(self.settings, e) from None
+        with Deadline(self.limits.total) as deadline:
+            try:
+                response = self.http.request(
+                    method, url, body=body, headers=dict(headers), redirect=False, preload_content=False
+                )
+                data = response.read(self.limits.max_body + 1)
+            except urllib3.exceptions.HTTPError as e:
+                if deadline.expired:
+                    raise _overdue(self.settings, deadline.seconds) from None
+                raise _unreachable(self.settings, e) from None
+        if deadline.expired:  # shut down mid-body: what was read is cut short
+            response.close()
+            raise _overdue(self.settings, deadline.seconds)
         if len(data) > self.limits.max_body:
             response.close()  # the rest is never read: the connection cannot carry another request
             raise _unreachable(self.settings, wire.TooLarge(f"the answer holds more than {self.limits.max_body} bytes"))

@@ -39,16 +39,32 @@ class MergeConflict(CLIError):
         conflicts: list[dict[str, str]],
         more: bool,
         shown: bool = False,
-        hint: str = "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins",
+        hint: str | None = None,
     ) -> None:
-        super().__init__(message, hint)
+        super().__init__(message, hint_for(409, "conflict found") if hint is None else hint)
         self.conflicts = conflicts
         self.more = more
         self.shown = shown  # already printed (as JSON)
 
 
 # The hint follows the error's cause, read from lakeFS's words in the message (the same words its clients match
-# on); the status only picks the hint when no cause is recognised. First match wins.
+# on); the status only picks the hint when no cause is recognised. First match wins: the running command's own
+# hints (COMMAND_CAUSES, the only ones that name a flag: tests/cli/test_hints.py checks each against that
+# command's options, or against the command quoted as 'lakelet CMD ...' around it), then the general ones.
+COMMAND_CAUSES: tuple[tuple[str, str, str], ...] = (  # (command path under `lakelet`, words, hint)
+    ("commit", "no changes", "there is nothing to commit; pass --allow-empty-commit to commit anyway"),
+    ("merge", "no changes", "there is nothing to merge; pass --allow-empty to merge anyway"),
+    ("branch revert", "no changes", "the revert changes nothing; pass --allow-empty to commit it anyway"),
+    ("revert", "no changes", "the revert changes nothing; pass --allow-empty to commit it anyway"),
+    ("merge", "conflict found", "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins"),
+    ("pr merge", "conflict found", "settle them with --strategy source-wins|dest-wins, or on the branches"),
+    (
+        "gc get-config",
+        "no garbage collection rules",
+        "the repository has no GC rules (GC never collects it): set them with 'lakelet gc set-config "
+        'lakefs://REPO --filename rules.json\', rules.json holding {"default_retention_days": 21, "branches": []}',
+    ),
+)
 _CAUSES: tuple[tuple[str, str], ...] = (
     (
         "protected branch",
@@ -62,8 +78,8 @@ _CAUSES: tuple[tuple[str, str], ...] = (
         "is not allowed: the deployment's setting",
         "the server's operator lists the locations imports may read (the setting named above); import from one of them",
     ),
-    ("conflict found", "settle them with --strategy or --path-strategy GLOB=source-wins|dest-wins"),
-    ("no changes", "there is nothing to do; pass --allow-empty to do it anyway"),
+    ("conflict found", "the same paths changed on both sides: settle them on the branches and retry"),
+    ("no changes", "there is nothing to do"),
     ("read-only repository", "the repository is read-only"),
     ("not implemented", "this server does not offer it"),
     ("installation not found", "this server keeps no usage report (as lakeFS with usage reporting off)"),
@@ -93,9 +109,26 @@ def server_message(body: str | bytes | None) -> str:
     return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
-def hint_for(status: int, message: str) -> str:
-    """What to do about an error: from its cause when lakeFS's words name one, else from its status."""
+def running_command() -> str:
+    """The path under ``lakelet`` of the command being run (``"branch revert"``), or "" outside one."""
+    from typer._click.globals import get_current_context  # typer's own click (it vendors one privately)
+
+    ctx = get_current_context(silent=True)
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.append(ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(reversed(names))
+
+
+def hint_for(status: int, message: str, command: str | None = None) -> str:
+    """What to do about an error: from its cause when lakeFS's words name one, else from its status. The
+    command's own hints (``command``, by default the one running) come first."""
     lowered = message.lower()
+    command = running_command() if command is None else command
+    for path, words, hint in COMMAND_CAUSES:
+        if path == command and words in lowered:
+            return hint
     for words, hint in _CAUSES:
         if words in lowered:
             return hint

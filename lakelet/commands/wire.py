@@ -51,11 +51,13 @@ class TooLarge(BadAnswer):
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """How long to wait to connect, and for each read of an answer (seconds), and how large a body may be."""
+    """How long to wait to connect, for each read of an answer, and for a whole request from its sending to the
+    last byte of its answer, retries included (seconds); and how large a body may be."""
 
     connect: float = 10.0
     read: float = 120.0
     max_body: int = MAX_BODY
+    total: float = 600.0
 
 
 class Connection:

@@ -196,9 +196,9 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
         head = self.command == "HEAD"
         self.send_response(code)
         self.send_header("Content-Length", str(declared) if head and declared is not None else str(len(encoded)))
-        if code == 204:
-            # No body, so no type: lakectl's generated client parses any answer typed JSON as an error body, and
-            # fails on an empty one ("unexpected end of JSON input") after every delete.
+        if code == 204 or (not encoded and not head):
+            # No body, so no type (a 204, an empty 201): lakectl's generated client parses any answer typed JSON,
+            # and fails on an empty one ("unexpected end of JSON input") after the change it asked for.
             headers.pop("Content-Type", None)
         elif body is not None:
             self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))

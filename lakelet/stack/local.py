@@ -8,9 +8,9 @@ with the de-chunking dev server; check that ``/api/v1/healthcheck`` answers; and
 same services (lakelet/stack/s3server.py); with ``sample_data``, create the ``quickstart`` repository
 (lakelet/stack/samples.py); and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc
 run`` find the stack (lakelet/stack/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries
-read only the queried partition (lakelet/stack/moto_speedups.py), so their cost does not grow with the table.
-``stop`` undoes all of it, including the environment, so tests can start a stack in-process. ``lakelet up``
-(see cli.py) is a thin shell around it.
+read only the queried partition (lakelet/stack/moto_speedups.py), so their cost does not grow with the table, and
+the process's own AWS calls reach moto without a socket (lakelet/stack/inprocess_aws.py). ``stop`` undoes all of
+it, including the environment, so tests can start a stack in-process. ``lakelet up`` (cli.py) is a shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
 there while it runs, and a snapshot is written on stop (lakelet/persistence/); provisioning then finds what an
@@ -40,7 +40,7 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import app_environment, probes, stack_keys
+from lakelet.stack import app_environment, inprocess_aws, probes, stack_keys
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
@@ -232,7 +232,7 @@ class LocalStack:
         if self._saved_environ is not None:
             from chalicelib.wiring import set_services
 
-            set_services(None)  # they hold clients of a moto server that is about to go away
+            set_services(None)  # they hold clients of a moto server about to go away
         if self._moto is not None:
             from lakelet.stack.stepfunctions_local import stop_local_workflows
 
@@ -246,6 +246,7 @@ class LocalStack:
 
                 moto_speedups.uninstall()
                 self._installed_speedups = False
+            inprocess_aws.uninstall()  # before moto goes: its clients would send to a closed port
             self._moto.stop()
             # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
             server = getattr(self._moto, "_server", None)
@@ -286,8 +287,7 @@ class LocalStack:
     def _guarded(self, app: WsgiApp) -> WsgiApp:
         # Outermost: a refused request is neither journaled nor seen by moto.
         inner = self.persistence.wrap(app) if self.persistence is not None else app
-        keys = self.aws_credentials
-        self._guard = MotoGuard(inner, keys.access_key_id, keys.secret_access_key)
+        self._guard = MotoGuard(inner, self.aws_credentials.access_key_id, self.aws_credentials.secret_access_key)
         return self._guard
 
     def _start_moto(self) -> None:
@@ -295,6 +295,7 @@ class LocalStack:
         self._moto.start()
         _, port = self._moto.get_host_and_port()
         self._moto_url = f"http://{self.host}:{port}"
+        inprocess_aws.install(self._moto_url, self._moto._server)
 
     def _provision(self) -> None:
         # Imported here, after the environment points at moto: these modules build clients from Settings.

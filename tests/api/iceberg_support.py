@@ -17,7 +17,7 @@ import requests
 from chalice.test import Client
 from pyiceberg.catalog.rest import RestCatalog
 from pyiceberg.io import InputFile, OutputFile
-from pyiceberg.io.pyarrow import PyArrowFileIO
+from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 
@@ -62,11 +62,16 @@ class LocalFileIO(PyArrowFileIO):
         return str(Path(root) / location.split("://", 1)[-1])
 
     def new_input(self, location: str) -> InputFile:
-        return super().new_input(self._local(location))
+        return self._keeping_address(super().new_input(self._local(location)), location)
 
     def new_output(self, location: str) -> OutputFile:
         Path(self._local(location)).parent.mkdir(parents=True, exist_ok=True)
-        return super().new_output(self._local(location))
+        return self._keeping_address(super().new_output(self._local(location)), location)
+
+    @staticmethod
+    def _keeping_address(file: PyArrowFile, location: str) -> PyArrowFile:
+        """The local file under the address it was asked for: manifests name ``s3://`` paths, as deployed."""
+        return PyArrowFile(location, file._path, file._filesystem)
 
     def delete(self, location: str | InputFile | OutputFile) -> None:
         super().delete(self._local(location if isinstance(location, str) else location.location))

@@ -202,3 +202,38 @@ def test_runs_api_errors(api: Api, repo: str) -> None:
     assert_error(api.get(f"/repositories/{repo}/actions/runs/nope/hooks/0000_0000/output"), 404)
     assert_error(api.get("/repositories/missing/actions/runs"), 404)
     assert json.loads(api.get(f"/repositories/{repo}/actions/runs").body)["results"] == []
+
+
+def test_pre_commit_run_gets_the_commit_id_once_it_lands(api: Api, repo: str, hook_server: HookServer) -> None:
+    """lakeFS's PostCommitHook writes the new commit's id onto the pre-commit run: the runs of a commit list it."""
+    url = hook_server.on("/guard", 200, "fine")
+    api.upload(repo, "main", "_lakefs_actions/guard.yaml", action_file("guard", "pre-commit", url))
+    made = api.commit(repo, "main", "add the guard")
+    runs = json.loads(api.get(f"/repositories/{repo}/actions/runs", query={"commit": made["id"]}).body)["results"]
+    assert [(r["event_type"], r["status"], r["commit_id"]) for r in runs] == [("pre-commit", "completed", made["id"])]
+    [listed] = json.loads(api.get(f"/repositories/{repo}/actions/runs").body)["results"]
+    assert listed["commit_id"] == made["id"]
+    one = json.loads(api.get(f"/repositories/{repo}/actions/runs/{listed['run_id']}").body)
+    assert one["commit_id"] == made["id"]
+
+
+def test_pre_revert_run_gets_the_revert_commit_but_pre_merge_keeps_none(
+    api: Api, repo: str, hook_server: HookServer
+) -> None:
+    """As lakeFS: its PostRevertHook updates the pre-revert run; its PostMergeHook updates nothing."""
+    url = hook_server.on("/guard", 200, "fine")
+    api.upload(repo, "main", "_lakefs_actions/guard.yaml", action_file("guard", "pre-revert", url))
+    api.upload(repo, "main", "a.txt", b"a")
+    target = api.commit(repo, "main", "add a")
+    response = api.post(f"/repositories/{repo}/branches/main/revert", json_body={"ref": target["id"]})
+    assert response.status_code == 204, response.body
+    revert = head(api, repo, "main")
+    runs = json.loads(api.get(f"/repositories/{repo}/actions/runs", query={"commit": revert}).body)["results"]
+    assert [(r["event_type"], r["commit_id"]) for r in runs] == [("pre-revert", revert)]
+    feature_branch(api, repo, hook_server.on("/quality", 200, "ok"))
+    merged = json.loads(merge(api, repo).body)["reference"]
+    [pre_merge] = json.loads(api.get(f"/repositories/{repo}/actions/runs", query={"branch": "main"}).body)["results"][
+        :1
+    ]
+    assert (pre_merge["event_type"], pre_merge["commit_id"]) == ("pre-merge", "")
+    assert json.loads(api.get(f"/repositories/{repo}/actions/runs", query={"commit": merged}).body)["results"] == []

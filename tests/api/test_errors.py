@@ -58,11 +58,14 @@ def test_every_error_class_has_a_status() -> None:
     def subclasses(cls: type) -> list[type]:
         return [cls] + [s for sub in cls.__subclasses__() for s in subclasses(sub)]
 
-    # WorkflowFailed is the one error that is not the user's (a workflow step failed on its own): named here, so
-    # any other class of errors.py without a status still fails.
-    assert status_for(errors.WorkflowFailed("x")) == 500
+    # WorkflowFailed (a workflow step failed on its own) and DataMissing (committed data lost: permanent, so never
+    # 503) are the errors that are not the user's: named here, so any other class without a status still fails.
+    assert status_for(errors.WorkflowFailed("x")) == status_for(errors.DataMissing("x")) == 500
     for cls in subclasses(errors.GravelerError):
-        if cls not in (errors.GravelerError, errors.WorkflowFailed) and cls.__module__ == errors.__name__:
+        if (
+            cls not in (errors.GravelerError, errors.WorkflowFailed, errors.DataMissing)
+            and cls.__module__ == errors.__name__
+        ):
             assert status_for(cls("x")) != 500, cls
     assert set(STATUS) <= set(subclasses(errors.GravelerError))
 
@@ -124,7 +127,8 @@ BAD_REQUESTS = [
     # bad ints and booleans
     ("GET", "/repositories", {"query": {"amount": "ten"}}),
     ("GET", "/repositories", {"query": {"amount": "1e3"}}),
-    ("GET", "/repositories/repo1/branches", {"query": {"amount": "-1"}}),
+    ("GET", "/repositories/repo1/branches", {"query": {"amount": "-2"}}),
+    ("GET", "/repositories/repo1/branches", {"query": {"amount": "1001"}}),
     ("GET", "/repositories/repo1/tags", {"query": {"amount": "٣"}}),
     ("GET", "/repositories/repo1/refs/main/commits", {"query": {"amount": "0x10"}}),
     ("GET", "/repositories/repo1/refs/main/objects/ls", {"query": {"amount": "99999999999999999999"}}),

@@ -56,9 +56,7 @@ def test_the_page_is_what_the_per_row_serializer_gives(
         int(query.get("amount", "100")),
     )
     with_metadata = query.get("user_metadata") != "false"
-    expected = serializers.listing(
-        page, int(query.get("amount", "100")), lambda item: serializers.listed_object(item, with_metadata)
-    )
+    expected = serializers.listing(page, lambda item: serializers.listed_object(item, with_metadata))
     # Through json, as the per-row route encoded it: the same document.
     assert body_of(response) == json.loads(json.dumps(expected))
 

@@ -86,7 +86,7 @@ def test_merge_table_row(api: Api, repo: str, base, source, dest, expected) -> N
         assert lakefs_sdk.Error.from_dict(payload).message.startswith("conflict found")
         side = {"put": "changed" if base else "added", "delete": "deleted"}
         assert payload["conflicts"] == [{"path": "k", "source": side[source[0]], "destination": side[dest[0]]}]
-        assert payload["pagination"] == {"has_more": False, "next_offset": "", "results": 1, "max_per_page": 100}
+        assert payload["pagination"] == {"has_more": False, "next_offset": "", "results": 1, "max_per_page": 1000}
         assert body_of(api.get("/repositories/repo1/branches/main"))["commit_id"] == head
         return
     assert response.status_code == 200, response.body

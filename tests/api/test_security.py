@@ -10,7 +10,7 @@ import re
 import pytest
 from chalice.test import Client
 
-from chalicelib import wiring
+from chalicelib import webui, wiring
 from chalicelib.api.permissions import rule_for
 
 from .support import PREFIX, Api, app, assert_error, basic, body_of
@@ -31,8 +31,8 @@ PUBLIC = {
     ("GET", "/oidc/callback"),
     ("POST", "/auth/external/principal/login"),
 }
-# The web UI's files (chalicelib/webui.py): public, outside the API, never data.
-UI_ROUTES = {"/", "/assets/{name}"}
+# The web UI's files and lakeFS's UI addresses (chalicelib/webui.py): public, outside the API, never data.
+UI_ROUTES = webui.UI_ROUTES
 # The Iceberg REST catalog, the app's other face: its views check the caller's policies per operation (by the
 # objects each one touches) rather than through the permission table; tests/api/test_iceberg_requests.py checks
 # that every one of its routes but the token endpoint refuses a caller without credentials.
@@ -58,7 +58,8 @@ def concrete(path: str) -> str:
 
 def test_every_route_is_under_api_v1_and_public_or_in_the_permission_table() -> None:
     assert all(path.startswith((PREFIX + "/", ICEBERG_PREFIX + "/")) for path in app.routes if path not in UI_ROUTES)
-    assert set(app.routes["/"]) == {"GET"} and set(app.routes["/assets/{name}"]) == {"GET"}
+    assert all(set(app.routes[path]) == {"GET"} for path in UI_ROUTES)
+    assert {path for path in app.routes if not path.startswith((PREFIX + "/", ICEBERG_PREFIX + "/"))} == UI_ROUTES
     unmapped = [(m, p) for m, p in all_routes() if (m, p) not in PUBLIC and rule_for(m, p) is None]
     assert unmapped == []
     assert set(all_routes()) >= PUBLIC

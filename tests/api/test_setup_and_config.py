@@ -29,6 +29,9 @@ def test_setup_flow(anonymous: Api, client: Client) -> None:
     assert body_of(anonymous.get("/setup_lakefs"))["state"] == "initialized"
     me = Api(client, (created.access_key_id, created.secret_access_key)).get("/user")
     assert conforms(lakefs_sdk.CurrentUser, body_of(me)).user.id == "admin"
+    # As lakeFS's store reads a user back: a friendly name and an email, empty when never set.
+    assert set(body_of(me)["user"]) == {"id", "creation_date", "friendly_name", "email"}
+    assert (body_of(me)["user"]["friendly_name"], body_of(me)["user"]["email"]) == ("", "")
 
     again = anonymous.post("/setup_lakefs", json_body={"username": "someone-else"})
     assert_error(again, 409)

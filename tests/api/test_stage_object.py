@@ -97,3 +97,58 @@ def test_writing_the_path_is_not_enough(api: Api, client: Client, repo: str, all
         developer.post(URL, query={"path": "x"}, body=b"x", headers={"content-type": "text/plain"}).status_code == 201
     )
     assert_error(developer.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation()), 403)
+
+
+def own_object(api: Api, repo: str, path: str = "tables/a.csv", data: bytes = DATA) -> dict[str, Any]:
+    """An object uploaded and committed on main: its ObjectStats."""
+    api.upload(repo, "main", path, data)
+    api.commit(repo, "main", f"add {path}")
+    return body_of(api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": path}))
+
+
+def test_an_address_in_the_repositorys_own_data_is_staged_in_place(api: Api, repo: str) -> None:
+    """lakectl's fs stage of one of the repository's own objects (a zero-copy copy), with no allowed location
+    configured: lakeFS accepts it, and so does Lakelet, pointing at the same bytes."""
+    stats = own_object(api, repo)
+    body = creation(physical_address=stats["physical_address"], checksum=stats["checksum"], content_type="text/csv")
+    response = api.request("PUT", URL, query={"path": "copies/a.csv"}, json_body=body)
+    assert response.status_code == 201, response.body
+    assert body_of(response)["physical_address"] == stats["physical_address"]
+    assert api.get("/repositories/repo1/refs/main/objects", query={"path": "copies/a.csv"}).body == DATA
+    copied = body_of(api.get("/repositories/repo1/refs/main/objects/stat", query={"path": "copies/a.csv"}))
+    assert copied["physical_address"] == stats["physical_address"]
+
+
+def test_other_repositories_and_lakelets_own_files_stay_refused(api: Api, repo: str, services: wiring.Services) -> None:
+    api.create_repo("other")
+    theirs = own_object(api, "other")
+    body = creation(physical_address=theirs["physical_address"], checksum=theirs["checksum"])
+    assert_error(api.request("PUT", URL, query={"path": "stolen.csv"}, json_body=body), 403)
+    # Even where the allowed locations cover the other repository's namespace.
+    other_namespace = theirs["physical_address"].split("/data/")[0] + "/"
+    settings = dataclasses.replace(services.settings, import_allowed_locations=(other_namespace,))
+    wiring.set_services(dataclasses.replace(services, settings=settings))
+    try:
+        message = assert_error(api.request("PUT", URL, query={"path": "stolen.csv"}, json_body=body), 403)
+        assert "storage namespace of a repository" in message
+    finally:
+        wiring.set_services(services)
+    # The repository's own _lakefs/ (ranges, markers) is not object data.
+    ours = own_object(api, repo)
+    marker = ours["physical_address"].split("/data/")[0] + "/_lakefs/dummy"
+    size = len(services.engine.ports.blocks.get(marker))
+    refused = creation(physical_address=marker, size_bytes=size, checksum="0" * 32)
+    assert_error(api.request("PUT", URL, query={"path": "marker"}, json_body=refused), 403)
+    assert_error(api.get("/repositories/repo1/refs/main/objects/stat", query={"path": "stolen.csv"}), 404)
+
+
+def test_an_upload_address_whose_url_may_still_rewrite_it_is_refused(api: Api, repo: str) -> None:
+    """Staged by itself, a presigned upload's address would skip the link's copy, and the URL could then change the
+    bytes a commit reads: refused while a URL may be live; a write-once address (its URL only creates) is fine."""
+    backing = "/repositories/repo1/branches/main/staging/backing"
+    for write_once, status in ((False, 400), (True, 201)):
+        query = {"path": "up.csv", "presign": "true", "write_once": "true" if write_once else "false"}
+        address = body_of(api.get(backing, query=query))["physical_address"]
+        wiring.get_services().engine.ports.blocks.put(address, DATA)
+        response = api.request("PUT", URL, query={"path": "up.csv"}, json_body=creation(physical_address=address))
+        assert response.status_code == status, response.body

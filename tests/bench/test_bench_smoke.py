@@ -221,3 +221,19 @@ def test_a_run_of_some_groups_replaces_only_their_rows_in_the_results() -> None:
     assert result["updated"] == {"aws-model": fresh["generated_at"]}
     assert result["sizes"] == {"objects": 1_000_000, "model_rows": 30_000}
     assert run.merged(previous, {**fresh, "quick": True}, ["aws-model"])["rows"] == fresh["rows"]
+
+
+def test_the_lakefs_bench_says_it_is_skipped_without_the_jar() -> None:
+    """bench/spark_lakefs.py needs lakeFS's hadoop-lakefs-assembly jar; without it, a message and exit 0, no stack."""
+    env = {k: v for k, v in os.environ.items() if k != "LAKELET_LAKEFS_FS_JAR"}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "spark_lakefs.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "LAKELET_LAKEFS_FS_JAR" in json.loads(done.stdout)["skipped"]
+    assert "skipped" in done.stderr

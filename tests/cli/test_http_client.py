@@ -5,7 +5,9 @@ a POST), a refused port, and the error mapping of non-JSON answers."""
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -361,10 +363,113 @@ def test_a_json_answer_is_read_up_to_its_bound(monkeypatch: pytest.MonkeyPatch, 
 
 
 def test_limits_come_from_the_environment_and_bad_ones_are_refused() -> None:
-    from lakelet.commands.api import limits_from
+    from lakelet.commands.limits import limits_from
 
     limits = limits_from({"LAKELET_HTTP_TIMEOUT": "30", "LAKELET_HTTP_CONNECT_TIMEOUT": "2.5"})
     assert (limits.read, limits.connect) == (30.0, 2.5) and limits.max_body == 64 * 1024 * 1024
+    assert limits.total == 600.0 and limits_from({"LAKELET_HTTP_DEADLINE": "45"}).total == 45.0
     for bad in ("0", "-1", "soon"):
-        with pytest.raises(CLIError):
-            limits_from({"LAKELET_HTTP_TIMEOUT": bad})
+        for name in ("LAKELET_HTTP_TIMEOUT", "LAKELET_HTTP_DEADLINE"):
+            with pytest.raises(CLIError):
+                limits_from({name: bad})
+
+
+class TricklingServer(_Listener):
+    """Answers every request with headers promising a body, then sends one byte of it every ``every`` seconds:
+    each read gets its byte well within any read timeout, and the answer never ends."""
+
+    def __init__(self, every: float = 0.5, in_head: bool = False) -> None:
+        self.every, self.in_head, self.sent = every, in_head, 0
+        self.stop = threading.Event()
+        super().__init__()
+
+    def _accepted(self, conn: socket.socket) -> None:
+        threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):
+            conn.recv(65536)
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+            if not self.in_head:
+                conn.sendall(head)
+                head = b""
+            for byte in head or b" " * 100000:  # a header line trickled byte by byte, or the body
+                if self.stop.wait(self.every):
+                    return
+                conn.sendall(bytes([byte]))
+                self.sent += 1
+
+    def close(self) -> None:
+        self.stop.set()
+        super().close()
+
+
+@pytest.mark.parametrize("in_head", [False, True])
+@pytest.mark.parametrize("pooled", [False, True])
+def test_a_trickling_server_is_cut_off_at_the_total_deadline(
+    monkeypatch: pytest.MonkeyPatch, pooled: bool, in_head: bool
+) -> None:
+    # A byte every 0.5 s never lets the 5 s read timeout fire: only the total deadline (1.5 s) ends the request.
+    monkeypatch.setenv("LAKELET_HTTP_TIMEOUT", "5")
+    monkeypatch.setenv("LAKELET_HTTP_DEADLINE", "1.5")
+    server = TricklingServer(in_head=in_head)
+    try:
+        api = server.api()
+        if pooled:
+            api.use_pool()
+        started = time.monotonic()
+        with pytest.raises(CLIError) as failed:
+            api.get("list", "/repositories")
+        took = time.monotonic() - started
+        assert 1.4 < took < 4.0, took
+        assert "did not finish answering within 1.5 s" in failed.value.message
+        assert "LAKELET_HTTP_DEADLINE" in failed.value.hint
+        assert server.connections == 1 and server.sent >= 2  # bytes kept coming; the request was not sent again
+    finally:
+        server.close()
+
+
+def test_the_sdk_commands_have_the_deadline_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKELET_HTTP_TIMEOUT", "5")
+    monkeypatch.setenv("LAKELET_HTTP_DEADLINE", "1")
+    server = TricklingServer()
+    try:
+        api = server.api()
+        started = time.monotonic()
+        with pytest.raises(CLIError) as failed:
+            api.call("read GC rules of r", api.repositories.get_gc_rules, "r")
+        assert time.monotonic() - started < 4.0
+        assert "did not finish answering within 1 s" in failed.value.message
+    finally:
+        server.close()
+
+
+def test_an_answer_in_time_is_not_cut(servers: list[RawServer], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKELET_HTTP_DEADLINE", "0.5")
+    server = RawServer(lambda n: "answer")
+    servers.append(server)
+    api = server.api()
+    for _ in range(3):  # one kept-alive connection outlives every request's deadline
+        assert api.get("read", "/x") == {"ok": True}
+        time.sleep(0.3)
+    assert server.connections == 1
+
+
+@pytest.mark.parametrize("command", [["repo", "list"], ["gc", "get-config", "lakefs://r"]])
+def test_the_cli_gives_up_on_a_trickling_server_at_its_deadline(run: Callable[..., Any], command: list[str]) -> None:
+    server = TricklingServer()
+    env = {
+        "LAKECTL_SERVER_ENDPOINT_URL": f"http://127.0.0.1:{server.port}",
+        "LAKECTL_CREDENTIALS_ACCESS_KEY_ID": "key",
+        "LAKECTL_CREDENTIALS_SECRET_ACCESS_KEY": "secret",
+        "LAKELET_HTTP_TIMEOUT": "5",
+        "LAKELET_HTTP_DEADLINE": "1",
+    }
+    try:
+        started = time.monotonic()
+        result = run(*command, env=env)
+        assert time.monotonic() - started < 4.0
+        assert result.exit_code == 1
+        assert "did not finish answering within 1 s" in result.stderr and "LAKELET_HTTP_DEADLINE" in result.stderr
+    finally:
+        server.close()

@@ -20,6 +20,7 @@ from chalicelib.graveler.identity import commit_id
 from chalicelib.graveler.records import Commit
 
 from ..api.hook_server import start_hook_server
+from .over_http import served
 from .support import (
     PREFIX,
     app,
@@ -148,7 +149,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
             "PUT",
             r + "/branches/dev/objects/stat/user_metadata",
             {"query": {"path": "c.txt"}, "json": {"set": {"owner": "data-team"}}},
-            201,
+            204,
         ),
         ("DELETE", r + "/branches/dev/objects", {"query": {"path": "c.txt"}}, 204),
         ("POST", r + "/branches/dev/objects/delete", {"json": {"paths": ["new.txt"]}}, 200),
@@ -338,11 +339,17 @@ def call(client: Client, method: str, path: str, request: dict[str, Any]):  # ty
     return client.http.request(method, url, headers=headers, body=body)
 
 
-def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Services, hook_url: str) -> None:
+@pytest.mark.parametrize("transport", ["test-client", "http"])
+def test_every_served_operation_answers_in_lakefs_shapes(
+    services: wiring.Services, hook_url: str, transport: str
+) -> None:
+    """Through chalice's test client (the app's answers as built) and through the local stack's HTTP server (what
+    goes on the wire, where an empty answer must not gain a JSON type)."""
     covered: set[tuple[str, str]] = set()
+    empty: set[tuple[str, str, int]] = set()
     previous = None
     upload: dict[str, Any] = {}
-    with Client(app) as client:
+    with Client(app) if transport == "test-client" else served(app) as client:
         for method, step_path, step_request, expected in steps(services, hook_url):
             path, request = step_path, step_request
             if step_request.get("pmpu"):
@@ -375,5 +382,16 @@ def test_every_served_operation_answers_in_lakefs_shapes(services: wiring.Servic
             template = template_of(method, path)
             check_response(method, template, response.status_code, response.body)
             covered.add((method, template))
+            if not response.body and method != "HEAD":
+                # lakectl parses any answer typed JSON and fails on an empty one, though the change was made.
+                types = [v for k, v in response.headers.items() if k.lower() == "content-type"]
+                assert types == [], (method, path, response.status_code, types)
+                empty.add((method, template, response.status_code))
     everything = {(m.upper(), p) for p, ops in spec()["paths"].items() for m in ops}
     assert everything - covered == set()
+    # The walk met the empty answers lakectl tripped on (201s of membership and attachments) and the 204s.
+    assert {
+        ("PUT", "/auth/groups/{groupId}/members/{userId}", 201),
+        ("PUT", "/auth/users/{userId}/policies/{policyId}", 201),
+    } <= empty
+    assert len({e for e in empty if e[2] == 204}) > 20

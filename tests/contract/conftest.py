@@ -159,12 +159,12 @@ StagingFactory = Callable[..., StagingStore]
 
 
 @pytest.fixture
-def make_staging_store(table_names: TableNames | None) -> StagingFactory:
+def make_staging_store(table_names: TableNames | None, ref_store: RefStore) -> StagingFactory:
     """Builds stores over the test's staged data, with the page sizes of DynamoStagingStore.
 
     The in-memory twin has no pages: it ignores them, and every call returns the same store.
     """
-    memory = MemoryStagingStore()
+    memory = MemoryStagingStore(ref_store if isinstance(ref_store, MemoryRefStore) else None)
 
     def make(page_size: int = DEFAULT_PAGE_SIZE, first_page_size: int = DEFAULT_FIRST_PAGE_SIZE) -> StagingStore:
         if table_names is None:

@@ -80,14 +80,20 @@ def test_purged_tables_leave_staged_deletes(repo: lakefs.Repository, make_catalo
     main = repo.branch("main")
     main.commit(message="scratch")
     location = table.location().removeprefix(f"s3://{r}/main/")
-    assert list(main.objects(prefix=location + "/"))
+    files = [o.path for o in main.objects(prefix=location + "/")]
+    assert any(p.endswith(".parquet") for p in files) and any(p.endswith(".avro") for p in files)
+    # Objects that are not the table's, under its location and beside it: a purge leaves them.
+    kept = [f"{location}/notes.txt", f"{location}-copy/data/x.parquet"]
+    for path in kept:
+        main.object(path).upload(b"not the table's")
     catalog.purge_table((r, "main", "tmp", "scratch"))
     with pytest.raises(NoSuchTableError):
         catalog.load_table((r, "main", "tmp", "scratch"))
-    assert list(main.objects(prefix=location + "/")) == []
+    assert sorted(o.path for o in main.objects(prefix=location)) == sorted(kept)
     changes = {(c.path, c.type) for c in main.uncommitted()}
     assert ("_iceberg/tmp/scratch.table.json", "removed") in changes
-    assert all(kind == "removed" for _, kind in changes)
+    assert {(p, "removed") for p in files} <= changes
+    assert all(kind == "removed" for p, kind in changes if p not in kept)
 
 
 def test_the_banner_names_the_catalog_a_client_connects_to(stack: LocalProcess, repo: lakefs.Repository) -> None:

@@ -35,6 +35,19 @@ def spark_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProce
 
 
 @pytest.fixture(scope="session")
+def limited_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalProcess]:
+    """A stack under --aws-limits (launch_local's default): API Gateway's and Lambda's payload limits enforced, as
+    deployed. The lakefs:// tier runs against it; only the modules that use it start it."""
+    local = launch_local(tmp_path_factory.mktemp("limited-stack"))
+    assert "AWS limits on" in local.banner, local.banner
+    try:
+        yield local
+    finally:
+        code = local.stop()
+    assert code == 0, f"lakelet up exited with {code}:\n{local.stderr_tail()}"
+
+
+@pytest.fixture(scope="session")
 def lakefs_client(spark_stack: LocalProcess) -> Client:
     return Client(host=spark_stack.endpoint, username=spark_stack.access_key_id, password=spark_stack.secret_access_key)
 

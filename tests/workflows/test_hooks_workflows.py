@@ -77,3 +77,26 @@ def test_post_commit_hook_runs_in_the_commit_workflow(services):  # noqa: F811
     assert [(p["event_type"], p["commit_id"], p["commit_metadata"]) for p in recorder.payloads] == [
         ("post-commit", head, {"k": "v"})
     ]
+
+
+def test_pre_commit_run_gets_the_commit_id_in_the_commit_workflow(services):  # noqa: F811
+    """The seal step hands its pre-commit run on; the landed step writes the commit's id onto it (lakeFS's
+    PostCommitHook), so the commit's runs list the run that judged it."""
+    import boto3
+    from moto import mock_aws
+
+    from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines
+
+    install(services, ["pre-commit"])
+    put(services, "main", "data/x", 1)
+    req = CommitRequest("repo", "main", "commit-pre-run", "alice", "via workflow", DATE, {})
+    with mock_aws(config=MOTO_CONFIG):
+        sfn = boto3.client("stepfunctions", region_name="us-east-1")
+        machine = create_state_machines(sfn, "us-east-1")["commit"]
+        with route_lambda_invokes(commit_tasks.HANDLERS):
+            described = run_execution(sfn, machine, req.request_id, {"request": req.to_json(), "max_slices": 2})
+    assert described["status"] == "SUCCEEDED", described
+    head = services.engine.branches.get_branch("repo", "main").commit_id
+    namespace = services.engine.repositories.get_repository("repo").storage_namespace
+    runs = services.engine.ports.hooks.store.list(namespace, commit_id=head).results
+    assert [(r.event_type, r.commit_id) for r in runs] == [("pre-commit", head)]

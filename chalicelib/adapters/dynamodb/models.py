@@ -24,6 +24,7 @@ from pynamodb.connection import Connection
 from pynamodb.models import Model
 
 from .names import TableNames
+from .wire import FastItemsConnection
 
 
 class RepositoryRow(Model):
@@ -173,6 +174,8 @@ def _share_connection(models: ModelSet) -> None:
         table_connection = model._get_connection()
         if shared is None:
             shared = table_connection.connection
+            # Items of reads come from the wire past botocore's parser (wire.py); nothing else changes.
+            shared.__class__ = FastItemsConnection
             continue
         shared.add_meta_table(table_connection.get_meta_table())
         table_connection.connection = shared

@@ -16,16 +16,25 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
 
-from pynamodb.exceptions import DoesNotExist, TransactWriteError
-from pynamodb.expressions.condition import Condition
+from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.preconditions import check_atomic_changes
-from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingSample, StagingToken
+from chalicelib.graveler.records import (
+    BranchKey,
+    Entry,
+    Key,
+    StagedEntry,
+    StagedExpectation,
+    StagingSample,
+    StagingToken,
+)
 from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
 from .models import StagedRow, key_attribute_names, model_set
+from .rows import staged_item
+from .staging_conditions import lost_race, row_condition
 from .tables import TableNames
 from .translate import storage_errors, translated
 
@@ -37,8 +46,6 @@ DEFAULT_FIRST_PAGE_SIZE = 100
 # Dropping a token: how many threads delete at once, each a chunk of keys at a time (batches of 25).
 DROP_WORKERS = 8
 DROP_CHUNK = 250
-TRANSACTION_CANCELED = "TransactionCanceledException"
-_LOST_RACE_REASONS = {"ConditionalCheckFailed", "TransactionConflict"}
 # DynamoDB's limit on a sort key (bytes): a key too long to carry its 16-digit sketch rank stays out of the sketch.
 _SORT_KEY_BYTES = 1024
 _RANK_DIGITS = 16
@@ -60,17 +67,20 @@ class DynamoStagingStore:
         page_size: int = DEFAULT_PAGE_SIZE,
         first_page_size: int = DEFAULT_FIRST_PAGE_SIZE,
     ) -> None:
-        self._model = model_set(names, region, endpoint_url).staging
+        models = model_set(names, region, endpoint_url)
+        self._model = models.staging
+        self._branches = models.branches
         self._page_size = page_size
         self._first_page_size = min(first_page_size, page_size)
 
     def get(self, token: StagingToken, key: Key) -> StagedEntry | None:
+        # One GetItem, the row decoded from DynamoDB's JSON (rows.py) without PynamoDB's model layer.
         with storage_errors():
-            try:
-                row = self._model.get(_partition(token, shard_of(token, key)), key, consistent_read=True)
-            except DoesNotExist:
-                return None
-        return _staged(row)
+            answer = self._model._get_connection().get_item(
+                _partition(token, shard_of(token, key)), key, consistent_read=True
+            )
+        item = answer.get("Item")
+        return staged_item(item) if item else None
 
     def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
         self._sketch(token, staged.key)
@@ -84,21 +94,37 @@ class DynamoStagingStore:
         old = answer.get("Attributes")
         return _staged_raw(self._model, old) if old else None
 
-    def set_if(self, token: StagingToken, staged: StagedEntry, expected: StagedEntry | None) -> bool:
+    def set_if(
+        self,
+        token: StagingToken,
+        staged: StagedEntry,
+        expected: StagedExpectation,
+        current_of: BranchKey | None = None,
+    ) -> bool:
+        if current_of is not None:
+            return self.set_if_all(token, [(staged, expected)], current_of)
         self._sketch(token, staged.key)
         # One PutItem conditioned on the row as the caller read it: DynamoDB evaluates the condition and the write
         # as one, so of two writers expecting the same row only the first one's condition holds.
         try:
             with storage_errors(on_condition_failed=lambda: errors.PreconditionFailed("staged row changed")):
-                self._row(token, staged).save(condition=self._condition(expected))
+                self._row(token, staged).save(condition=row_condition(self._model, expected))
         except errors.PreconditionFailed:
             return False
         return True
 
-    def set_if_all(self, token: StagingToken, changes: Sequence[tuple[StagedEntry, StagedEntry | None]]) -> bool:
+    def set_if_all(
+        self,
+        token: StagingToken,
+        changes: Sequence[tuple[StagedEntry, StagedExpectation]],
+        current_of: BranchKey | None = None,
+    ) -> bool:
         """One TransactWriteItems of a conditional put per row (the rows may sit in different shards' partitions:
-        a transaction spans partitions and tables). The sketch items go first in a batch, outside it: they count
-        against neither of the transaction's limits (100 items, 4 MB), and one without its row is harmless."""
+        a transaction spans partitions and tables), and with ``current_of`` a ConditionCheck of the branch's item
+        in the branches table (its staging_token is ``token``): a seal's swap of that item and this write are
+        serialized by DynamoDB, one of them is cancelled. The sketch items go first in a batch, outside it: they
+        count against neither of the transaction's limits (100 items, 4 MB), and one without its row is
+        harmless."""
         check_atomic_changes(changes)
         sketches = [row for row in (self._sketch_row(token, staged.key) for staged, _ in changes) if row is not None]
         if sketches:
@@ -114,24 +140,20 @@ class DynamoStagingStore:
                     connection=self._model._get_connection().connection, client_request_token=uuid.uuid4().hex
                 ) as transaction:
                     for staged, expected in changes:
-                        transaction.save(self._row(token, staged), condition=self._condition(expected))
+                        transaction.save(self._row(token, staged), condition=row_condition(self._model, expected))
+                    if current_of is not None:
+                        branches = self._branches
+                        transaction.condition_check(
+                            branches,
+                            current_of.repo_id,
+                            current_of.branch_id,
+                            condition=branches.staging_token == token,
+                        )
             except TransactWriteError as e:
-                if _lost_race(e):
+                if lost_race(e):
                     return False
                 raise
         return True
-
-    def _condition(self, expected: StagedEntry | None) -> Condition:
-        """The row as the caller read it (None: no row), the fields StagingStore.set_if compares."""
-        model = self._model
-        condition: Condition
-        if expected is None:
-            condition = model.key.does_not_exist()
-        elif expected.value is None:
-            condition = model.key.exists() & (model.tombstone == True)  # noqa: E712 (a condition, not a test)
-        else:
-            condition = _same_entry(model, expected.value)
-        return condition
 
     def get_many(self, token: StagingToken, keys: Iterable[Key]) -> dict[Key, StagedEntry]:
         wanted = list(dict.fromkeys(keys))
@@ -180,18 +202,26 @@ class DynamoStagingStore:
     def _query(self, partition: str, from_key: str, first_page: int | None) -> Iterator[StagedEntry]:
         # A key attribute is never "", so every key is >= "" and the condition can be left out.
         condition = self._model.key >= from_key if from_key else None
-        with storage_errors():
-            rows = self._model.query(
-                partition,
-                range_key_condition=condition,
-                consistent_read=True,
-                page_size=min(first_page or self._first_page_size, self._page_size),
-            )
-        for n, row in enumerate(translated(rows)):
-            if n == 0:
-                # The first page is in: the queries that follow (if the caller goes on) fetch full pages.
-                rows.page_iter.page_size = self._page_size
-            yield _staged(row)
+        connection = self._model._get_connection()
+        # Pages read lazily, rows decoded from DynamoDB's JSON (rows.py) without PynamoDB's model layer.
+        limit = min(first_page or self._first_page_size, self._page_size)
+        start: dict[str, object] | None = None
+        while True:
+            with storage_errors():
+                page = connection.query(
+                    partition,
+                    range_key_condition=condition,
+                    consistent_read=True,
+                    limit=limit,
+                    exclusive_start_key=start,
+                )
+            for item in page.get("Items", ()):
+                yield staged_item(item)
+            start = page.get("LastEvaluatedKey")
+            if not start:
+                return
+            # The first page is in: the queries that follow (if the caller goes on) fetch full pages.
+            limit = self._page_size
 
     def drop(self, token: StagingToken) -> None:
         """Deletes the token's items, every shard's and every sketch's (see ``drop_shard``), the shards' chunks
@@ -322,32 +352,8 @@ def _round_robin[T](streams: Sequence[Iterator[T]]) -> Iterator[T]:
                 yield item
 
 
-def _same_entry(model: type[StagedRow], entry: Entry) -> Condition:
-    condition: Condition = (
-        model.key.exists()
-        & (model.tombstone == False)  # noqa: E712 (a condition, not a test)
-        & (model.physical_address == entry.physical_address)
-        & (model.etag == entry.etag)
-        & (model.size == entry.size)
-        & (model.mtime == entry.mtime)
-    )
-    return condition
-
-
-def _lost_race(error: TransactWriteError) -> bool:
-    """Whether DynamoDB cancelled the transaction because a row was not as expected, or because another write of
-    one of its rows was under way (TransactionConflict): both are a caller that lost to another writer. Any other
-    reason (throttling, a validation error) is the store's to report."""
-    if error.cause_response_code != TRANSACTION_CANCELED:
-        return False
-    codes = {reason.code for reason in error.cancellation_reasons if reason is not None} - {"None"}
-    return bool(codes) and codes <= _LOST_RACE_REASONS
-
-
 def _staged_raw(model: type[StagedRow], raw: dict[str, object]) -> StagedEntry:
-    with storage_errors():
-        row = model.from_raw_data(raw)
-    return _staged(row)
+    return staged_item(raw)  # type: ignore[arg-type]
 
 
 def _staged(row: StagedRow) -> StagedEntry:

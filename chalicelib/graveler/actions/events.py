@@ -52,3 +52,6 @@ class HookEvent:
     commit_metadata: dict[str, str] = field(default_factory=dict)
     # A key that makes the run's id stable under retries (a workflow step that runs twice records one run).
     idempotency_key: str = ""
+    # A post-commit's or post-revert's: the run of its pre-event, which then gets the new commit's id (as lakeFS's
+    # PostCommitHook writes it onto the pre-commit run), so the runs of a commit list its pre-commit run too.
+    pre_run_id: str = ""

@@ -14,8 +14,8 @@ from .events import EventType, HookEvent
 __all__ = ["commit_event", "merge_event", "ref_event"]
 
 
-def commit_event(request: CommitRequest, commit_id: str = "") -> HookEvent:
-    """pre-commit without ``commit_id``, post-commit with it."""
+def commit_event(request: CommitRequest, commit_id: str = "", pre_run_id: str = "") -> HookEvent:
+    """pre-commit without ``commit_id``, post-commit with it (and the pre-commit's run, which gets its id)."""
     kind = EventType.POST_COMMIT if commit_id else EventType.PRE_COMMIT
     return HookEvent(
         kind,
@@ -28,6 +28,7 @@ def commit_event(request: CommitRequest, commit_id: str = "") -> HookEvent:
         committer=request.committer,
         commit_metadata=dict(request.metadata),
         idempotency_key=f"{request.request_id}/{kind}" if commit_id else "",
+        pre_run_id=pre_run_id,
     )
 
 
@@ -58,8 +59,10 @@ def ref_event(
     commit_id: str = "",
     committer: str = "",
     message: str = "",
+    pre_run_id: str = "",
 ) -> HookEvent:
-    """Branch and tag creation and deletion, revert and cherry-pick."""
+    """Branch and tag creation and deletion, revert and cherry-pick. ``pre_run_id``: a post-revert's pre-revert
+    run, which gets the revert's commit id (lakeFS's PostRevertHook)."""
     return HookEvent(
         kind,
         repo_id,
@@ -70,4 +73,5 @@ def ref_event(
         tag_id=tag_id,
         committer=committer,
         commit_message=message,
+        pre_run_id=pre_run_id,
     )

@@ -164,7 +164,13 @@ class HookRunner:
 
     def run_post(self, event: HookEvent) -> ActionRun | None:
         """A post-event's run: its failures are recorded and never undo the operation, and neither does a bad
-        action file or a store that cannot be written (logged instead)."""
+        action file or a store that cannot be written (logged instead). The pre-event's run named by the event's
+        ``pre_run_id`` gets the operation's commit first, whether or not any action matches the post-event."""
+        if event.pre_run_id and event.commit_id:
+            try:
+                self.store.set_commit(self.namespace_of(event.repository_id), event.pre_run_id, event.commit_id)
+            except Exception:
+                log.exception("run %s of %s: commit id not written", event.pre_run_id, event.repository_id)
         try:
             return self.run(event)
         except InvalidActionFile as e:

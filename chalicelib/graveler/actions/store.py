@@ -44,6 +44,18 @@ class RunStore:
             self.blocks.put(f"{base}index/commit/{run.commit_id}/{run.run_id}", b"")
         self.blocks.put(f"{base}log/{run.run_id}/{MANIFEST}", json.dumps(run.to_json()).encode("utf-8"))
 
+    def set_commit(self, namespace: str, run_id: str, commit_id: str) -> None:
+        """Writes ``commit_id`` onto a run recorded without it (a pre-commit's, once its commit landed): the commit's
+        marker first, then the manifest again. Idempotent; a run that is not there is left alone, as lakeFS's
+        UpdateCommitID leaves a missing pre-run."""
+        try:
+            run = self.get(namespace, run_id)
+        except RunNotFound:
+            return
+        if run.commit_id == commit_id:
+            return
+        self.save(namespace, run.with_commit(commit_id), {})
+
     def get(self, namespace: str, run_id: str) -> ActionRun:
         """Raises RunNotFound."""
         if not run_id or "/" in run_id:

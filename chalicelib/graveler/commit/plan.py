@@ -17,9 +17,11 @@ DONE_ELSEWHERE = "committed-elsewhere"
 
 @dataclass(frozen=True, slots=True)
 class Sealed(JsonRecord):
-    """What ``seal`` hands on: the token this request sealed ("" when a retry finds it committed already)."""
+    """What ``seal`` hands on: the token this request sealed ("" when a retry finds it committed already), and the
+    run of the pre-commit hooks that judged it ("" when none ran), which gets the commit's id once it lands."""
 
     sealed_token: str
+    pre_run_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

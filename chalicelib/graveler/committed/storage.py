@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from ..addressing import metadata_address
 from ..caches import LRUCache
-from ..errors import ObjectNotFound, StorageError
+from ..errors import DataMissing, ObjectNotFound, StorageError
 from ..ports import BlockStore
 from ..records import EMPTY_METARANGE, MetaRangeID, RangeID, RangeInfo
 from . import format as parquet
@@ -46,8 +46,8 @@ class CommittedStorage:
         try:
             return self._blocks.get(address)
         except ObjectNotFound as e:
-            # A commit points at it, so a missing one means lost or foreign data, not a bad request.
-            raise StorageError(f"{what} missing at {address}") from e
+            # A commit points at it, and it was written before the commit: missing is lost, never "not yet".
+            raise DataMissing(f"{what} missing at {address}") from e
 
     def range(self, namespace: str, rid: RangeID) -> RangeColumns:
         address = object_address(namespace, rid)

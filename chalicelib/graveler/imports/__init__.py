@@ -8,6 +8,7 @@ allowed import locations (request.py).
 """
 
 from .errors import ImportCanceled, ImportFinished, ImportNotAllowed, ImportNotFound
+from .internal import check_not_internal
 from .plan import (
     ImportCommitted,
     ImportedSlice,
@@ -66,6 +67,7 @@ __all__ = [
     "SourceObject",
     "check_allowed",
     "check_locations",
+    "check_not_internal",
     "errors",
     "import_branch_name",
     "manifest_address",

@@ -26,7 +26,11 @@ def test_token_round_trip_and_expiry(clock: Clock) -> None:
     token = signer.issue("alice", 3600, "AKIAKEY", "gen1")
     assert token.expires == 1_700_003_600 and token.user_id == "alice"
     claims = signer.verify(token.value)
-    assert claims == Claims("alice", "AKIAKEY", "gen1", claims.token_id, 1_700_003_600) and len(claims.token_id) == 32
+    # A login starts a chain, named by the token's own id.
+    expected = Claims("alice", "AKIAKEY", "gen1", claims.token_id, 1_700_003_600, claims.token_id, 1_700_000_000)
+    assert claims == expected and len(claims.token_id) == 32
+    renewed = signer.verify(signer.issue("alice", 3600, "AKIAKEY", "gen1", chain_id=claims.chain_id).value)
+    assert renewed.chain_id == claims.token_id and renewed.token_id != claims.token_id
     header = json.loads(base64.urlsafe_b64decode(token.value.split(".")[0] + "=="))
     assert header == {"alg": "HS256", "typ": "JWT"}
     clock.now += 3599
@@ -74,7 +78,11 @@ def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
         "gen": "g",
         "jti": "t1",
     }
-    assert signer.verify(signed({"alg": "HS256"}, good)) == Claims("a", "AKIAKEY", "g", "t1", 1_700_000_100)
+    # A token without a chain (issued before chains) is a chain of its own.
+    assert signer.verify(signed({"alg": "HS256"}, good)) == Claims(
+        "a", "AKIAKEY", "g", "t1", 1_700_000_100, "t1", 1_700_000_000
+    )
+    assert signer.verify(signed({"alg": "HS256"}, {**good, "sid": "s1"})).chain_id == "s1"
     for header, claims in (
         ({"alg": "HS512"}, good),
         ({"alg": "HS256"}, {**good, "aud": "someone-else"}),
@@ -87,6 +95,8 @@ def test_a_correctly_signed_token_still_needs_its_claims(clock: Clock) -> None:
         ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "akid"}),  # unbound: issued before binding
         ({"alg": "HS256"}, {k: v for k, v in good.items() if k != "gen"}),
         ({"alg": "HS256"}, {**good, "akid": ""}),
+        ({"alg": "HS256"}, {**good, "sid": ""}),
+        ({"alg": "HS256"}, {**good, "sid": 3}),
     ):
         with pytest.raises(InvalidToken):
             signer.verify(signed(header, claims))
@@ -157,3 +167,15 @@ def test_only_the_canonical_spelling_of_a_token_verifies(clock: Clock) -> None:
     ):
         with pytest.raises(InvalidToken):
             signer.verify(variant)
+
+
+def test_an_upload_url_may_be_live_until_its_lifetime_and_the_skew_are_over() -> None:
+    from chalicelib.auth.addresses import upload_url_may_be_live
+
+    signer = AddressSigner(b"k" * 32, clock=lambda: 1_000_000.0)
+    plain = signer.sign("r", "main", "p", "s3://b/ns/data/x/abc")
+    once = signer.sign("r", "main", "p", "s3://b/ns/data/x/abd", write_once=True)
+    assert upload_url_may_be_live(plain, 900, 1_000_000.0 + 900 + 299)
+    assert not upload_url_may_be_live(plain, 900, 1_000_000.0 + 900 + 300)
+    assert not upload_url_may_be_live(once, 900, 1_000_000.0)
+    assert not upload_url_may_be_live("s3://b/ns/data/x/abc", 900, 1_000_000.0)

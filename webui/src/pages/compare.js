@@ -1,7 +1,7 @@
 // Compare and merge: the three-dot diff of two refs, a dry-run preview (what changes in the destination and
 // every conflict with what each side did), the merge with a strategy and per-path strategies, and after a
 // 409 the conflict list where each path gets its side before merging again.
-import { useState } from 'preact/hooks'
+import { useEffect, useState } from 'preact/hooks'
 import * as api from '../api.js'
 import { enc } from '../lib/paths.js'
 import { html, Link, ErrorBox, Pager, usePages, useLoad, useAction, Field, Notice, go } from '../ui.js'
@@ -25,7 +25,9 @@ function ConflictRow({ c, choice, onChoose }) {
       : c.resolution || html`<span class="bad">unresolved</span>`}</td></tr>`
 }
 
-function Merge({ ctx, source, dest, onMerged }) {
+// onPreview(shown): the page hides its own diff list while the preview's, which says what the merge would do,
+// is on screen, so that the changes are listed once.
+function Merge({ ctx, source, dest, onMerged, onPreview }) {
   const [strategy, setStrategy] = useState('')
   const [rules, setRules] = useState([])
   const [message, setMessage] = useState('')
@@ -60,6 +62,10 @@ function Merge({ ctx, source, dest, onMerged }) {
     ctx.reloadRefs()
     if (onMerged) onMerged() // the diff above was of the refs before the merge
   })
+  useEffect(() => {
+    onPreview(Boolean(preview))
+    return () => onPreview(false)
+  }, [preview])
   const conflictRows = preview ? preview.results.filter((r) => r.conflict) : []
   return html`<section class="merge" aria-label="Merge">
     <h2>Merge ${source} into ${dest}</h2>
@@ -113,6 +119,7 @@ export function Compare({ ctx, route }) {
     : Promise.resolve(null), [ctx.repo, base, compare, pages.after])
   const set = (q) => go(['repositories', ctx.repo, 'compare'], { base, compare, ...q })
   const destIsBranch = ctx.branches.some((b) => b.id === base)
+  const [previewing, setPreviewing] = useState(false)
   return html`<div>
     <div class="toolbar">
       <${RefSelector} ctx=${ctx} id="base" label="Base (destination)" value=${base} onChange=${(v) => set({ base: v })} />
@@ -126,8 +133,8 @@ export function Compare({ ctx, route }) {
     ${diff.data && html`<h2>Changes on ${compare} since it split from ${base}</h2>
       <p class="summary diff-summary">${diffSummary(diff.data.results, diff.data.pagination.has_more, pages.hasPrev)}</p>`}
     ${compare && destIsBranch && ctx.allowed['fs:CreateCommit'] && html`<${Merge} key=${base + '|' + compare} ctx=${ctx} source=${compare} dest=${base}
-      onMerged=${() => (pages.hasPrev ? pages.reset() : diff.reload())} />`}
-    ${diff.data && html`<section class="diff-list" aria-label="Changes">
+      onMerged=${() => (pages.hasPrev ? pages.reset() : diff.reload())} onPreview=${setPreviewing} />`}
+    ${diff.data && !previewing && html`<section class="diff-list" aria-label="Changes">
       <${DiffTable} results=${diff.data.results} />
       <${Pager} hasPrev=${pages.hasPrev} hasMore=${diff.data.pagination.has_more} onPrev=${pages.prev} onNext=${() => pages.next(diff.data.pagination.next_offset)} />
     </section>`}

@@ -114,7 +114,8 @@ export function Objects({ ctx, route }) {
   const list = useLoad(() => api.get(`/repositories/${enc(ctx.repo)}/refs/${enc(ctx.ref)}/objects/ls`,
     { prefix, delimiter: '/', after: pages.after, amount: PAGE }), [ctx.repo, ctx.ref, prefix, pages.after])
   const nav = (q) => go(['repositories', ctx.repo, 'objects'], { ref: ctx.ref, ...q })
-  // The folder's README.md on every page of its listing (not only the page that lists it), as lakeFS shows it.
+  // The folder's README.md on every page of its listing (not only the page that lists it), as lakeFS shows it;
+  // not while it is the selected object, whose panel already renders it.
   const readmeStat = useLoad(() => api.get(`/repositories/${enc(ctx.repo)}/refs/${enc(ctx.ref)}/objects/stat`,
     { path: prefix + 'README.md' }, { allow: [404] }), [ctx.repo, ctx.ref, prefix])
   const readme = readmeStat.data && readmeStat.data._status === 200 ? readmeStat.data : null
@@ -150,7 +151,7 @@ export function Objects({ ctx, route }) {
           ${list.data.results.length === 0 && html`<tr><td colspan="4" class="empty">Nothing here${prefix ? ' under ' + prefix : ''}.</td></tr>`}
         </tbody></table>
         <${Pager} hasPrev=${pages.hasPrev} hasMore=${list.data.pagination.has_more} onPrev=${pages.prev} onNext=${() => pages.next(list.data.pagination.next_offset)} />`}
-        ${readme && html`<${FolderReadme} key=${readme.path + readme.checksum} ctx=${ctx} path=${readme.path} size=${readme.size_bytes} />`}
+        ${readme && readme.path !== selected && html`<${FolderReadme} key=${readme.path + readme.checksum} ctx=${ctx} path=${readme.path} size=${readme.size_bytes} />`}
       </div>
       ${selected && html`<${StatPanel} key=${selected} ctx=${ctx} path=${selected} onClose=${() => nav({ prefix })} />`}
     </div>

@@ -209,3 +209,19 @@ def test_listing_newest_first_with_filters_and_pages():
     assert page.has_more and len(page.results) == 2
     rest = store.list(NS, after=page.next_offset)
     assert [x.run_id for x in rest.results] == [runs[0].run_id] and not rest.has_more
+
+
+def test_a_post_event_writes_its_commit_onto_the_pre_run_even_when_no_action_matches_it():
+    r, store = runner([("_lakefs_actions/a.yaml", action("guard", "pre-commit", ["check"]))], Recorder())
+    pre = r.run(commit_event())
+    assert pre is not None and pre.commit_id == ""
+    post = commit_event(EventType.POST_COMMIT, commit_id="c1", pre_run_id=pre.run_id)
+    assert r.run_post(post) is None  # nothing runs on post-commit
+    assert store.get(NS, pre.run_id).commit_id == "c1"
+    assert [x.run_id for x in store.list(NS, commit_id="c1").results] == [pre.run_id]
+    assert [x.run_id for x in store.list(NS, branch="main").results] == [pre.run_id]
+    r.run_post(post)  # a retried step writes nothing new
+    assert [x.run_id for x in store.list(NS, commit_id="c1").results] == [pre.run_id]
+    # A pre-run that is not there (or none) is left alone, and the post-event still runs.
+    assert r.run_post(commit_event(EventType.POST_COMMIT, commit_id="c2", pre_run_id="missing")) is None
+    assert store.list(NS, commit_id="c2").results == []

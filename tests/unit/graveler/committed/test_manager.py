@@ -9,7 +9,7 @@ import pytest
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.columns import RangeColumns
 from chalicelib.graveler.committed.storage import object_address
-from chalicelib.graveler.errors import StorageError
+from chalicelib.graveler.errors import DataMissing, StorageError
 
 PARAMS = RangeParams(max_range_bytes=1 << 30, min_range_bytes=0, raggedness=40)
 
@@ -121,10 +121,11 @@ def test_concurrent_readers_agree(written, kit):
 
 def test_missing_or_damaged_objects_raise_storage_error(written, blocks, kit):
     _, metarange, _, ranges = written
-    with pytest.raises(StorageError, match="metarange"):
+    # Missing is permanent (DataMissing, 500: never "retry later"); unreadable stays a StorageError.
+    with pytest.raises(DataMissing, match="metarange"):
         CommittedManager(blocks).ranges(kit.namespace, "f" * 64)  # type: ignore[arg-type]
     blocks.inner.delete(object_address(kit.namespace, ranges[0].id))
-    with pytest.raises(StorageError, match="range"):
+    with pytest.raises(DataMissing, match="range"):
         CommittedManager(blocks).range_records(kit.namespace, ranges[0].id)
     blocks.inner.put(object_address(kit.namespace, ranges[1].id), b"not parquet")
     with pytest.raises(StorageError, match="unreadable"):
