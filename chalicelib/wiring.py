@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .gc.ports import JobStarter
-from .graveler.action_files import Actions
+from .graveler.usecases.action_files import Actions
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck

@@ -10,8 +10,8 @@ from chalice import Blueprint, Response
 from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit_records import CommitRecord
 from chalicelib.graveler.records import Commit
+from chalicelib.graveler.usecases.commit_records import CommitRecord
 from chalicelib.graveler.workflow_runner import inline_task_id
 
 from . import names, serializers, tasks

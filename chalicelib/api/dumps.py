@@ -10,8 +10,8 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler.dump_tasks import DUMP_TASK, RESTORE_TASK, DumpTask
 from chalicelib.graveler.refs_dump import RefsDump
+from chalicelib.graveler.usecases.dump_tasks import DUMP_TASK, RESTORE_TASK, DumpTask
 
 from . import names
 from .endpoint import json_response, route, services

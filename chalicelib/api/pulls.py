@@ -16,7 +16,7 @@ from chalice import Blueprint, Response
 from chalicelib.auth.policies import Permission, branch_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.errors import MergeConflicts
-from chalicelib.graveler.pull_requests import PullRequest, PullRequestUpdate
+from chalicelib.graveler.usecases.pull_requests import PullRequest, PullRequestUpdate
 
 from . import names, serializers, tasks
 from .diff_merge import conflict_response

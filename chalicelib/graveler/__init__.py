@@ -14,7 +14,6 @@ helpers the API and gateway build on.
 """
 
 __all__ = [
-    "action_files",
     "actions",
     "addressing",
     "batch_upload",
@@ -23,10 +22,7 @@ __all__ = [
     "caches",
     "collected",
     "commit",
-    "commit_records",
-    "conditional_uploads",
     "dump_files",
-    "dump_tasks",
     "engine",
     "errors",
     "imports",
@@ -39,7 +35,6 @@ __all__ = [
     "ports",
     "preconditions",
     "protection",
-    "pull_requests",
     "reads",
     "records",
     "refs_dump",
@@ -47,6 +42,7 @@ __all__ = [
     "retention",
     "staging_shards",
     "symlinks",
+    "usecases",
     "validation",
     "workflow_runner",
 ]

@@ -17,27 +17,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .action_files import Actions
-from .branches_and_tags import BranchesAndTags
-from .collection_inputs import CollectionInputs
 from .commit import CommitSteps
-from .commits import Commits
 from .committed import CommittedManager, RangeParams
-from .diffs import History
-from .dump_tasks import DumpTasks
 from .imports import Importer, ImportParts
 from .merge import MergeSteps
-from .merges import Merges
-from .objects import Objects
 from .parts import EngineParts, engine_parts
 from .ports import PullRequestStore
-from .presigned_multipart import PresignedMultipart
-from .pull_requests import PullRequestParts, PullRequests
 from .reads import Reads
 from .refs_dump import RefsDumpParts
-from .repositories import Repositories
-from .rewrites import Rewrites
-from .staged_writes import StagedWrites
+from .usecases.action_files import Actions
+from .usecases.branches_and_tags import BranchesAndTags
+from .usecases.collection_inputs import CollectionInputs
+from .usecases.commits import Commits
+from .usecases.diffs import History
+from .usecases.dump_tasks import DumpTasks
+from .usecases.merges import Merges
+from .usecases.objects import Objects
+from .usecases.presigned_multipart import PresignedMultipart
+from .usecases.pull_requests import PullRequestParts, PullRequests
+from .usecases.repositories import Repositories
+from .usecases.rewrites import Rewrites
+from .usecases.staged_writes import StagedWrites
 from .workflow_runner import Runner
 
 # The committed-data manager and its range parameters, and the engine's ports, are named here for wiring, which

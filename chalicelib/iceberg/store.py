@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
-from chalicelib.graveler.conditional_uploads import ConditionalObject
+from chalicelib.graveler.usecases.conditional_uploads import ConditionalObject
 
 from . import bounds
 from .errors import BadRequest, NoSuchNamespace, NotABranch

@@ -9,10 +9,10 @@ task, which (restore) rolls back what was written and records the error in the t
 
 from __future__ import annotations
 
-from chalicelib.graveler.dump_tasks import DumpTasks, execution_message
 from chalicelib.graveler.plan_json import Json
 from chalicelib.graveler.refs_dump import DumpProgress, RefsDump
 from chalicelib.graveler.refs_restore import RestorePlan
+from chalicelib.graveler.usecases.dump_tasks import DumpTasks, execution_message
 from chalicelib.wiring import get_services
 
 

@@ -13,7 +13,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.graveler import errors
-from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
+from chalicelib.graveler.usecases.conditional_uploads import MAX_ATOMIC_CHANGES
 from chalicelib.iceberg.layout import POINTER_SUFFIX
 
 from .iceberg_support import iceberg_error, iceberg_request

@@ -56,7 +56,7 @@ def _under(name: str, package: str) -> bool:
 
 
 def test_relative_imports_are_resolved() -> None:
-    names = set(imports(GRAVELER / "commits.py"))
+    names = set(imports(GRAVELER / "usecases" / "commits.py"))
     assert "chalicelib.graveler.errors" in names and "chalicelib.graveler.commit" in names
     assert "chalicelib.graveler.committed.merge" in set(imports(GRAVELER / "merge" / "steps.py"))
 

@@ -11,7 +11,8 @@ import pytest
 
 from chalicelib.adapters.memory_pulls import MemoryPullRequestStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.pull_requests import (
+from chalicelib.graveler.records import BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID
+from chalicelib.graveler.usecases.pull_requests import (
     UPDATE_TRIES,
     PullRequest,
     PullRequestParts,
@@ -20,7 +21,6 @@ from chalicelib.graveler.pull_requests import (
     PullRequestUpdate,
     new_pull_request_id,
 )
-from chalicelib.graveler.records import BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID
 
 REPO = Repository(RepositoryID("repo1"), "s3://b/repo1", BranchID("main"), 1, generation="g")
 

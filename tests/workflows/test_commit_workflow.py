@@ -26,8 +26,8 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
 from chalicelib.graveler.staging import stage
+from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks

@@ -14,9 +14,9 @@ from moto import mock_aws
 
 from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
 from chalicelib.graveler import dump_files, errors, refs_restore
-from chalicelib.graveler.dump_tasks import DumpTask, DumpTasks
 from chalicelib.graveler.records import Commit, CommitID, MetaRangeID, RepositoryID
 from chalicelib.graveler.refs_restore import RestorePlan
+from chalicelib.graveler.usecases.dump_tasks import DumpTask, DumpTasks
 from chalicelib.settings import Settings
 from chalicelib.wiring import Services, memory_services, set_services
 from chalicelib.workflows import dumps as dump_tasks

@@ -11,10 +11,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .. import errors
-from ..merges import Merges
 from ..parts import EngineParts
 from ..reads import Reads
 from ..records import BranchID, Commit, CommitID, Repository, RepositoryID
+from ..usecases.merges import Merges
 from ..validation import validate_branch_id
 from ..workflow_runner import Runner
 from .errors import ImportFinished, ImportNotFound

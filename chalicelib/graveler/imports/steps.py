@@ -34,10 +34,10 @@ from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
-from ..merges import Merges
 from ..parts import EngineParts
 from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
+from ..usecases.merges import Merges
 from .errors import ImportCanceled
 from .listing import slice_changes
 from .plan import (

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from chalicelib.graveler import branch_moves, errors
-from chalicelib.graveler.conditional_uploads import ConditionalObject
 from chalicelib.graveler.preconditions import MAX_ATOMIC_CHANGES
 from chalicelib.graveler.records import BranchID, Key, RepositoryID
+from chalicelib.graveler.usecases.conditional_uploads import ConditionalObject
 
 from .support import put_files
 

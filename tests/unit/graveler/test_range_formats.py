@@ -23,7 +23,7 @@ from chalicelib.graveler.records import (
     Repository,
     RepositoryID,
 )
-from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
+from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
 
 NS = "s3://bucket/formats"
 # Long keys (about 2 KB a row with the address) make the formats cut differently on a few thousand rows: format 1

@@ -10,16 +10,16 @@ from chalicelib.adapters.memory_blocks import MemoryBlockStore
 from chalicelib.adapters.memory_refs import MemoryRefStore
 from chalicelib.adapters.memory_staging import MemoryStagingStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.branches_and_tags import BranchesAndTags
 from chalicelib.graveler.commit import CommitSteps
-from chalicelib.graveler.commits import Commits
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.merge import MergeSteps
-from chalicelib.graveler.merges import Merges
-from chalicelib.graveler.objects import Objects
 from chalicelib.graveler.parts import EngineParts, engine_parts
 from chalicelib.graveler.reads import Reads
-from chalicelib.graveler.repositories import Repositories
+from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags
+from chalicelib.graveler.usecases.commits import Commits
+from chalicelib.graveler.usecases.merges import Merges
+from chalicelib.graveler.usecases.objects import Objects
+from chalicelib.graveler.usecases.repositories import Repositories
 from chalicelib.graveler.workflow_runner import Runner, inline_task_id
 
 

@@ -129,7 +129,7 @@ def test_subdirectories_are_jumped_over_not_read(g: Any, repo: Any, monkeypatch:
 
         return wrapped
 
-    import chalicelib.graveler.objects as objects_module
+    import chalicelib.graveler.usecases.objects as objects_module
 
     monkeypatch.setattr(objects_module, "staged_changes", counting("staged", objects_module.staged_changes))
     assert [p for p, _ in g.actions.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]

@@ -12,7 +12,7 @@ from chalicelib.graveler.committed.params import RANGE_FORMAT_1, RANGE_FORMAT_2
 from chalicelib.graveler.identity import new_commit
 from chalicelib.graveler.imports import COMMON_PREFIX, COMPLETED, ImportLocation
 from chalicelib.graveler.records import EMPTY_METARANGE, Branch, BranchID, Repository, RepositoryID
-from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
+from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
 
 from .conftest import put_source
 

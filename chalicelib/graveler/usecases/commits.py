@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import uuid
 
-from . import errors
-from .commit import CommitRequest, CommitSteps
+from .. import errors
+from ..commit import CommitRequest, CommitSteps
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import Commit, ResolvedRef
+from ..workflow_runner import Runner, TaskStatus
 from .commit_records import CommitRecord, CommitRecords
-from .parts import EngineParts
-from .reads import Reads
-from .records import Commit, ResolvedRef
-from .workflow_runner import Runner, TaskStatus
 
 __all__ = ["Commits"]
 

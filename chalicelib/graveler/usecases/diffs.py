@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from . import errors
-from .committed import compare
-from .committed.compare import MergeChange
-from .history import LogFilter, log_page
-from .identity import entry_identity
-from .listing import clamp_amount, paginate
-from .merge.base import require_merge_base
-from .merge.policy import MergePreview, MergeSummary, conflict_policy
-from .parts import EngineParts
-from .reads import Reads
-from .records import (
+from .. import errors
+from ..committed import compare
+from ..committed.compare import MergeChange
+from ..history import LogFilter, log_page
+from ..identity import entry_identity
+from ..listing import clamp_amount, paginate
+from ..merge.base import require_merge_base
+from ..merge.policy import MergePreview, MergeSummary, conflict_policy
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import (
     BranchID,
     Commit,
     Diff,
@@ -23,7 +23,7 @@ from .records import (
     Key,
     Page,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     is_dirty,
     staged_changes,

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import errors
-from .actions import HookEvent
-from .actions.events import EventType
-from .actions.operations import ref_event
-from .branch_moves import (
+from .. import errors
+from ..actions import HookEvent
+from ..actions.events import EventType
+from ..actions.operations import ref_event
+from ..branch_moves import (
     new_staging_token,
     retired_tokens,
 )
-from .parts import EngineParts
-from .reads import Reads, page_by_id
-from .records import (
+from ..parts import EngineParts
+from ..reads import Reads, page_by_id
+from ..records import (
     Branch,
     BranchID,
     Page,
@@ -23,11 +23,11 @@ from .records import (
     Tag,
     TagID,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     drop_tokens,
 )
-from .validation import (
+from ..validation import (
     validate_branch_id,
     validate_tag_id,
 )

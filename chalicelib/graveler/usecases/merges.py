@@ -6,11 +6,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from .merge import MergeRequest, MergeSteps
-from .parts import EngineParts
-from .reads import Reads
-from .records import BranchID, Commit
-from .workflow_runner import Runner, TaskStatus
+from ..merge import MergeRequest, MergeSteps
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import BranchID, Commit
+from ..workflow_runner import Runner, TaskStatus
 
 __all__ = ["Merges"]
 

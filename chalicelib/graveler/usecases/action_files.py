@@ -9,17 +9,17 @@ from collections.abc import Iterable
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from .actions.files_cache import check_action_file_sizes, direct_children, seeking_children
-from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
-from .listing import overlay, prefix_end
+from ..actions.files_cache import check_action_file_sizes, direct_children, seeking_children
+from ..actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
+from ..listing import overlay, prefix_end
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import Branch, Entry, EntryRecord, Key, MetaRangeID
+from ..staging import branch_tokens, staged_changes
 from .objects import read_data
-from .parts import EngineParts
-from .reads import Reads
-from .records import Branch, Entry, EntryRecord, Key, MetaRangeID
-from .staging import branch_tokens, staged_changes
 
 if TYPE_CHECKING:
-    from .actions import HookEvent
+    from ..actions import HookEvent
 
 __all__ = ["Actions"]
 

@@ -22,15 +22,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Protocol
 
-from . import errors
-from .parts import Workflows
-from .plan_json import Json
-from .ports import WorkflowRunner
-from .records import Repository
-from .refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
-from .refs_restore import RefsRestorer
+from .. import errors
+from ..parts import Workflows
+from ..plan_json import Json
+from ..ports import WorkflowRunner
+from ..records import Repository
+from ..refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
+from ..refs_restore import RefsRestorer
 
 __all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "execution_message"]
 
@@ -63,18 +62,10 @@ def execution_message(error: str, cause: str) -> str:
     return message or "the workflow failed"
 
 
-class Launch(Protocol):
-    """Runner.launch_task, as dumps and restores call it."""
-
-    def __call__(
-        self,
-        runner: WorkflowRunner | None,
-        large: Callable[[], bool],
-        name: str,
-        payload: Json,
-        inline: Callable[[], DumpTask],
-        running: Callable[[], DumpTask],
-    ) -> DumpTask: ...
+# Runner.launch_task, as dumps and restores call it: (workflow, large?, name, payload, inline, running) -> task.
+Launch = Callable[
+    [WorkflowRunner | None, Callable[[], bool], str, Json, Callable[[], DumpTask], Callable[[], DumpTask]], DumpTask
+]
 
 
 def _task_id(kind: str) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .branch_moves import release_expired
-from .parts import EngineParts
-from .records import Branch, BranchID, Commit, CommitID, Repository
-from .staging import branch_tokens
+from ..branch_moves import release_expired
+from ..parts import EngineParts
+from ..records import Branch, BranchID, Commit, CommitID, Repository
+from ..staging import branch_tokens
 
 __all__ = ["CollectionInputs"]
 

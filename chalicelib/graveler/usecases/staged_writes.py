@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import Entry
 from .conditional_delete import ConditionalDelete
 from .conditional_uploads import ConditionalObject, ConditionalUploads
-from .parts import EngineParts
-from .reads import Reads
-from .records import Entry
 from .staged_objects import StagedObjects
 
 __all__ = ["StagedWrites"]

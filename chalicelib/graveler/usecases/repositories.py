@@ -7,17 +7,17 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 
-from . import errors, namespaces
-from .addressing import metadata_address
-from .branch_moves import (
+from .. import errors, namespaces
+from ..addressing import metadata_address
+from ..branch_moves import (
     new_staging_token,
     retired_tokens,
 )
-from .identity import new_commit
-from .namespace_files import CONTENT_ID, NamespaceFiles
-from .parts import EngineParts
-from .reads import Reads, page_by_id
-from .records import (
+from ..identity import new_commit
+from ..namespace_files import CONTENT_ID, NamespaceFiles
+from ..parts import EngineParts
+from ..reads import Reads, page_by_id
+from ..records import (
     EMPTY_METARANGE,
     Branch,
     BranchID,
@@ -26,11 +26,11 @@ from .records import (
     RepositoryID,
     RepositoryState,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     drop_tokens,
 )
-from .validation import (
+from ..validation import (
     normalize_storage_namespace,
     validate_branch_id,
     validate_repository_id,
