@@ -98,6 +98,8 @@ class Tables:
         table = TableName.of(namespace, request.get("name"))
         table_uuid = str(uuid.uuid4())
         location = request.get("location")
+        if location is not None and not isinstance(location, str):
+            raise BadRequest("location must be a string")
         repo = namespace.repo
         location_path = path_of_uri(repo, location) if location else table.default_location(table_uuid)
         self._may("fs:WriteObject", table)

@@ -45,6 +45,8 @@ def check_requirements(metadata: Json | None, requirements: Sequence[Json]) -> N
                 raise CommitFailed("requirement failed: table uuid does not match")
         elif kind == "assert-ref-snapshot-id":
             name = requirement.get("ref")
+            if not isinstance(name, str):
+                raise BadRequest("assert-ref-snapshot-id needs ref, a string")
             ref = (metadata.get("refs") or {}).get(name)
             expected = requirement.get("snapshot-id")
             if name == "main" and ref is None and metadata.get("current-snapshot-id") not in (None, -1):
@@ -119,7 +121,10 @@ class _Builder:
         spec = copy.deepcopy(_required(u, "spec", dict))
         spec.pop("spec-id", None)
         last = int(self.m.get("last-partition-id") or PARTITION_FIELD_ID_START - 1)
-        for field in spec.get("fields") or []:
+        fields = spec.get("fields") or []
+        if not isinstance(fields, list) or not all(isinstance(f, dict) for f in fields):
+            raise BadRequest("add-spec needs spec.fields, a list of objects")
+        for field in fields:
             if not isinstance(field.get("field-id"), int):
                 last += 1
                 field["field-id"] = last
@@ -187,7 +192,7 @@ class _Builder:
             self._list("snapshot-log").append({"timestamp-ms": self.now_ms, "snapshot-id": snapshot_id})
 
     def remove_snapshots(self, u: Json) -> None:
-        removed = set(_required(u, "snapshot-ids", list))
+        removed = set(_items(u, "snapshot-ids", int))
         self.m["snapshots"] = [s for s in self._list("snapshots") if s.get("snapshot-id") not in removed]
         refs = self.m.setdefault("refs", {})
         for name in [n for n, r in refs.items() if r.get("snapshot-id") in removed]:
@@ -214,7 +219,7 @@ class _Builder:
         self.m.setdefault("properties", {}).update(updates)
 
     def remove_properties(self, u: Json) -> None:
-        for name in _required(u, "removals", list):
+        for name in _items(u, "removals", str):
             self.m.setdefault("properties", {}).pop(name, None)
 
     def set_statistics(self, u: Json) -> None:
@@ -230,13 +235,13 @@ class _Builder:
         self._drop_by_snapshot("partition-statistics", _required(u, "snapshot-id", int))
 
     def remove_partition_specs(self, u: Json) -> None:
-        ids = set(_required(u, "spec-ids", list))
+        ids = set(_items(u, "spec-ids", int))
         if self.m.get("default-spec-id") in ids:
             raise BadRequest("cannot remove the default partition spec")
         self.m["partition-specs"] = [s for s in self._list("partition-specs") if s.get("spec-id") not in ids]
 
     def remove_schemas(self, u: Json) -> None:
-        ids = set(_required(u, "schema-ids", list))
+        ids = set(_items(u, "schema-ids", int))
         if self.m.get("current-schema-id") in ids:
             raise BadRequest("cannot remove the current schema")
         self.m["schemas"] = [s for s in self._list("schemas") if s.get("schema-id") not in ids]
@@ -272,6 +277,14 @@ def _required(update: Json, field: str, kind: type) -> Any:
     value = update.get(field)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise BadRequest(f"{update.get('action') or 'the update'} needs {field} ({kind.__name__})")
+    return value
+
+
+def _items(update: Json, field: str, kind: type) -> list[Any]:
+    """A list field whose every item is a ``kind`` (ids, property names)."""
+    value: list[Any] = _required(update, field, list)
+    if not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
+        raise BadRequest(f"{update.get('action')} needs {field}, a list of {kind.__name__}")
     return value
 
 
@@ -314,7 +327,11 @@ def apply_updates(metadata: Json, updates: Sequence[object], now_ms: int) -> Jso
         action = _ACTIONS.get(str(update.get("action")))
         if action is None:
             raise BadRequest(f"unknown update action {update.get('action')!r}")
-        action(builder, update)
+        try:
+            action(builder, update)
+        except (AttributeError, KeyError, TypeError, ValueError, AssertionError) as e:
+            # The update or the table's metadata (a registered file may hold anything) is not of the spec's shape.
+            raise BadRequest(f"{update.get('action')} does not apply to the table's metadata: {e!r}") from None
     builder.m["last-updated-ms"] = builder.now_ms
     if builder.m["format-version"] == 1 and builder.m.get("schemas"):
         current = [s for s in builder.m["schemas"] if s.get("schema-id") == builder.m.get("current-schema-id")]

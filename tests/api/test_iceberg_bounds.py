@@ -193,3 +193,45 @@ def test_namespace_properties_that_a_load_could_not_answer_are_refused(
         client, "POST", "/namespaces", credentials, {"namespace": [*SALES, "big"], "properties": {"a": four_mb * 2}}
     )
     iceberg_error(created, 400, "BadRequestException")
+
+
+HOSTILE_UPDATES: list[Any] = [
+    {"action": "add-spec", "spec": {"fields": "x"}},
+    {"action": "add-spec", "spec": {"fields": [1]}},
+    {"action": "remove-snapshots", "snapshot-ids": [{}]},
+    {"action": "remove-properties", "removals": [{}]},
+    {"action": "remove-partition-specs", "spec-ids": [[1]]},
+    {"action": "remove-schemas", "schema-ids": [{}]},
+]
+
+
+def test_updates_and_requirements_of_the_wrong_shape_are_a_400(
+    api: Api, client: Client, credentials: Creds, sales: None
+) -> None:
+    """Found by sending every update action every field with values of every JSON type: these answered 500."""
+    assert _create(client, credentials, "t").status_code == 200
+    for update in HOSTILE_UPDATES:
+        iceberg_error(_commit(client, credentials, "t", [update]), 400, "BadRequestException")
+    path = f"/namespaces/{_ns(SALES)}/tables/t"
+    for ref in ([], {}, 1):
+        body = {"requirements": [{"type": "assert-ref-snapshot-id", "ref": ref, "snapshot-id": None}], "updates": []}
+        iceberg_error(iceberg_request(client, "POST", path, credentials, body), 400, "BadRequestException")
+    for location in (1, ["x"], {"a": 1}, True):
+        body = {"name": "c", "schema": SCHEMA, "location": location}
+        iceberg_error(
+            iceberg_request(client, "POST", f"/namespaces/{_ns(SALES)}/tables", credentials, body),
+            400,
+            "BadRequestException",
+        )
+    # A registered metadata file of another shape than the spec's: commits to it are a 400 too.
+    metadata = json.loads(_load(client, credentials, "t").body)["metadata"]
+    odd = {**metadata, "schemas": {"a": 1}, "partition-specs": [{"no": "id"}]}
+    api.upload("repo1", "main", "iceberg/odd/00000-x.metadata.json", json.dumps(odd).encode())
+    body = {"name": "odd", "metadata-location": "s3://repo1/main/iceberg/odd/00000-x.metadata.json"}
+    assert iceberg_request(client, "POST", f"/namespaces/{_ns(SALES)}/register", credentials, body).status_code == 200
+    for update in (
+        {"action": "add-schema", "schema": SCHEMA},
+        {"action": "add-spec", "spec": {"fields": []}},
+        {"action": "set-default-spec", "spec-id": 0},
+    ):
+        iceberg_error(_commit(client, credentials, "odd", [update]), 400, "BadRequestException")
