@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .gc.ports import JobStarter
-from .graveler.usecases.action_files import Actions
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
@@ -34,6 +33,7 @@ from .graveler.ports import (
 )
 from .graveler.protection import BranchProtection
 from .graveler.reads import Reads
+from .graveler.usecases.action_files import Actions
 from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore
 
