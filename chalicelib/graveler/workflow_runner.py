@@ -99,15 +99,14 @@ class Runner:
             pre_runs: list[str] = []
 
             def pre_hooks(sealed: Branch) -> None:
-                pre_runs.append(reads.run_pre_hooks(commit_event(request), sealed))
+                pre_runs.append(self.commit_pre_hooks(request, sealed))
 
             # Changes seen staged on this very record spare the seal its own "anything staged?" query. The steps
             # answer with the commit they built: nothing is read back.
             made = self._commit_steps.run(
                 request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
             )
-            # The pre-commit run gets the commit's id (lakeFS's PostCommitHook), so the commit's runs list it too.
-            reads.run_post_hooks(commit_event(request, made.id, pre_runs[-1] if pre_runs else ""))
+            self.commit_post_hooks(request, made.id, pre_runs[-1] if pre_runs else "")
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
         # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).
@@ -120,20 +119,40 @@ class Runner:
         """Merges inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
         Raises what the merge raises when it failed within that time (MergeConflicts with the first conflicts),
         StillRunning when it goes on."""
-        reads, runner = self._reads, self._parts.workflows.merge
+        runner = self._parts.workflows.merge
         steps = self._merge_steps
         # The plan's checks and size come first; an inline merge goes on from this very plan.
         planned = steps.plan(request, INLINE_SLICES)
         # After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move.
-        reads.run_pre_hooks(merge_event(request))
+        self.merge_pre_hooks(request)
         if runner is None or planned.size <= self._parts.workflows.merge_threshold:
             made = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
-            reads.run_post_hooks(merge_event(request, made.id))
+            self.merge_post_hooks(request, made.id)
             return made
         # The workflow's last step runs the post-hooks (workflows/merge.py).
         return self._start(
             runner, request.repository, request.request_id, request.to_json(), wait_seconds, self._merge_result
         )
+
+    # ---- the hook rule: the inline paths above and the workflows' tasks (workflows/commit.py, merge.py) call these
+
+    def commit_pre_hooks(self, request: CommitRequest, sealed: Branch | None = None) -> str:
+        """Right after the seal, as lakeFS's pre-commit hooks run: they judge exactly the sealed changes. Raises
+        HookAborted; answers the run's id, the post-commit event's ``pre_run_id``."""
+        return self._reads.run_pre_hooks(commit_event(request), sealed)
+
+    def commit_post_hooks(self, request: CommitRequest, commit_id: str, pre_run_id: str) -> None:
+        """After the branch moved; the pre-commit run gets the commit's id (lakeFS's PostCommitHook), so the
+        commit's runs list it too. Failures are recorded, never raised."""
+        self._reads.run_post_hooks(commit_event(request, commit_id, pre_run_id))
+
+    def merge_pre_hooks(self, request: MergeRequest) -> str:
+        """After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move."""
+        return self._reads.run_pre_hooks(merge_event(request))
+
+    def merge_post_hooks(self, request: MergeRequest, commit_id: str) -> None:
+        """After the destination moved; failures are recorded, never raised."""
+        self._reads.run_post_hooks(merge_event(request, commit_id))
 
     def _start(
         self,

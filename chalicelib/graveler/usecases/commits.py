@@ -36,6 +36,14 @@ class Commits:
         """The commit a ref expression names in the live repository."""
         return self._reads.get_commit(repo_id, ref)
 
+    def run_pre_hooks(self, request: CommitRequest) -> str:
+        """The commit workflow's seal step: the pre-commit hooks, by the runner's one rule."""
+        return self._runner.commit_pre_hooks(request)
+
+    def run_post_hooks(self, request: CommitRequest, commit_id: str, pre_run_id: str) -> None:
+        """The commit workflow's last step: the post-commit hooks, by the runner's one rule."""
+        self._runner.commit_post_hooks(request, commit_id, pre_run_id)
+
     def create_commit_record(self, repo_id: str, record: CommitRecord, force: bool = False) -> Commit:
         """Stores a commit record as given (commit_records.py)."""
         return self._records.create_commit_record(repo_id, record, force)

@@ -25,6 +25,10 @@ class Merges:
         self._runner = runner
         self.steps = steps
 
+    def run_post_hooks(self, request: MergeRequest, commit_id: str) -> None:
+        """The merge workflow's last step: the post-merge hooks, by the runner's one rule."""
+        self._runner.merge_post_hooks(request, commit_id)
+
     def merge(
         self,
         repo_id: str,
