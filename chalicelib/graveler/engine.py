@@ -27,11 +27,12 @@ from .reads import Reads
 from .refs_dump import RefsDumpParts
 from .usecases.action_files import Actions
 from .usecases.branches_and_tags import BranchesAndTags
-from .usecases.collection_inputs import CollectionInputs
-from .usecases.commits import Commits
+from .usecases.collection_inputs import CollectionInputs, CollectionPorts
+from .usecases.commit_records import CommitRecords
+from .usecases.commits import CommitParts, Commits
 from .usecases.diffs import History
 from .usecases.dump_tasks import DumpTasks
-from .usecases.merges import Merges
+from .usecases.merges import MergeParts, Merges
 from .usecases.objects import Objects
 from .usecases.presigned_multipart import PresignedMultipart
 from .usecases.pull_requests import PullRequestParts, PullRequests
@@ -88,7 +89,7 @@ def build_engine(
     )
     merge_steps = MergeSteps(ports.refs, ports.staging, ports.blocks, ports.committed, sleep=ports.sleep)
     runner = Runner(ports, reads, commit_steps, merge_steps)
-    merges = Merges(ports, reads, runner, merge_steps)
+    merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, ports.workflows.wait_seconds))
 
     def check_branch(repo_id: str, branch_id: str) -> None:
         reads.get_branch(repo_id, branch_id)
@@ -113,7 +114,7 @@ def build_engine(
         objects,
         PresignedMultipart(ports, reads, objects),
         StagedWrites(ports, reads),
-        Commits(ports, reads, runner, commit_steps),
+        Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), ports.workflows.wait_seconds)),
         merges,
         History(ports, reads),
         Rewrites(ports, reads),
@@ -121,5 +122,5 @@ def build_engine(
         dumps,
         pulls,
         Actions(ports, reads),
-        CollectionInputs(ports),
+        CollectionInputs(CollectionPorts(ports.refs, ports.staging, ports.clock)),
     )

@@ -5,28 +5,40 @@ commit reads beside it: a ref resolved, a commit read, a commit record written a
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 
 from .. import errors
 from ..commit import CommitRequest, CommitSteps
-from ..parts import EngineParts
 from ..reads import Reads
 from ..records import Commit, ResolvedRef
 from ..workflow_runner import Runner, TaskStatus
 from .commit_records import CommitRecord, CommitRecords
 
-__all__ = ["Commits"]
+__all__ = ["CommitParts", "Commits"]
+
+
+@dataclass(frozen=True, slots=True)
+class CommitParts:
+    """What the commit use case uses: the shared reads, the one inline-or-workflow decision, the commit's steps, the
+    commit records written as given, and how long a caller waits for a workflow by default."""
+
+    reads: Reads
+    runner: Runner
+    steps: CommitSteps
+    records: CommitRecords
+    wait_seconds: float
 
 
 class Commits:
     """The commit use case, its task's status and the commit reads. ``steps``: what a commit runs, inline or as the
     commit workflow's tasks."""
 
-    def __init__(self, parts: EngineParts, reads: Reads, runner: Runner, steps: CommitSteps) -> None:
-        self._parts = parts
-        self._reads = reads
-        self._runner = runner
-        self._records = CommitRecords(parts, reads)
-        self.steps = steps
+    def __init__(self, parts: CommitParts) -> None:
+        self._reads = parts.reads
+        self._runner = parts.runner
+        self._records = parts.records
+        self._wait_seconds = parts.wait_seconds
+        self.steps = parts.steps
 
     def resolve(self, repo_id: str, ref: str) -> ResolvedRef:
         """The commit (and branch, for a branch) a ref expression names. Raises RefNotFound."""
@@ -89,4 +101,4 @@ class Commits:
         return self._runner.commit_status(repo_id, branch_id, task_id)
 
     def _wait(self, wait_seconds: float | None) -> float:
-        return self._parts.workflows.wait_seconds if wait_seconds is None else wait_seconds
+        return self._wait_seconds if wait_seconds is None else wait_seconds

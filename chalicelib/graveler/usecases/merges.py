@@ -5,25 +5,39 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..merge import MergeRequest, MergeSteps
-from ..parts import EngineParts
+from ..ports import RefStore
 from ..reads import Reads
 from ..records import BranchID, Commit
 from ..workflow_runner import Runner, TaskStatus
 
-__all__ = ["Merges"]
+__all__ = ["MergeParts", "Merges"]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeParts:
+    """What the merge use case uses: the ref store (the destination's check), the shared reads, the one
+    inline-or-workflow decision, the merge's steps and how long a caller waits for a workflow by default."""
+
+    refs: RefStore
+    reads: Reads
+    runner: Runner
+    steps: MergeSteps
+    wait_seconds: float
 
 
 class Merges:
     """The merge use case and its task's status. ``steps``: what a merge runs, inline or as the merge workflow's
     tasks (and an import's merge step)."""
 
-    def __init__(self, parts: EngineParts, reads: Reads, runner: Runner, steps: MergeSteps) -> None:
-        self._parts = parts
-        self._reads = reads
-        self._runner = runner
-        self.steps = steps
+    def __init__(self, parts: MergeParts) -> None:
+        self._refs = parts.refs
+        self._reads = parts.reads
+        self._runner = parts.runner
+        self._wait_seconds = parts.wait_seconds
+        self.steps = parts.steps
 
     def run_post_hooks(self, request: MergeRequest, commit_id: str) -> None:
         """The merge workflow's last step: the post-merge hooks, by the runner's one rule."""
@@ -58,7 +72,7 @@ class Merges:
         repo = self._reads.get_repository(repo_id)
         # The source first: RefNotFound before BranchNotFound, as the API has always answered.
         source = self._reads.commit_of(repo.id, source_ref)
-        self._parts.refs.get_branch(repo.id, BranchID(destination_branch))
+        self._refs.get_branch(repo.id, BranchID(destination_branch))
         request = MergeRequest(
             repo_id,
             source_ref,
@@ -83,4 +97,4 @@ class Merges:
         return self._runner.merge_status(repo_id, destination_branch, task_id)
 
     def _wait(self, wait_seconds: float | None) -> float:
-        return self._parts.workflows.wait_seconds if wait_seconds is None else wait_seconds
+        return self._wait_seconds if wait_seconds is None else wait_seconds

@@ -16,8 +16,9 @@ from chalicelib.graveler.merge import MergeSteps
 from chalicelib.graveler.parts import EngineParts, engine_parts
 from chalicelib.graveler.reads import Reads
 from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags
-from chalicelib.graveler.usecases.commits import Commits
-from chalicelib.graveler.usecases.merges import Merges
+from chalicelib.graveler.usecases.commit_records import CommitRecords
+from chalicelib.graveler.usecases.commits import CommitParts, Commits
+from chalicelib.graveler.usecases.merges import MergeParts, Merges
 from chalicelib.graveler.usecases.objects import Objects
 from chalicelib.graveler.usecases.repositories import Repositories
 from chalicelib.graveler.workflow_runner import Runner, inline_task_id
@@ -88,7 +89,7 @@ def test_branches_and_tags(ports: EngineParts, reads: Reads) -> None:
 
 def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, _ = _runner(ports, reads)
-    commits = Commits(ports, reads, runner, commit_steps)
+    commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
     Objects(ports, reads).upload_object("repo", "main", "k", b"v")
     made = commits.commit("repo", "main", "alice", "first")
     assert commits.resolve("repo", "main").commit_id == made.id
@@ -101,7 +102,8 @@ def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> No
 
 def test_merges_bring_a_branch_in(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, merge_steps = _runner(ports, reads)
-    commits, merges = Commits(ports, reads, runner, commit_steps), Merges(ports, reads, runner, merge_steps)
+    commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
+    merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, 25.0))
     objects = Objects(ports, reads)
     BranchesAndTags(ports, reads).create_branch("repo", "dev", "main")
     objects.upload_object("repo", "dev", "new.txt", b"from dev")
