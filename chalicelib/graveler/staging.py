@@ -65,11 +65,12 @@ def stage_checked(
 
     A write that lands did so while its token was current, so the commit that seals it reads it, and no writer
     that reads the branch after it can miss it: of concurrent create-only writers of one path exactly one wins,
-    and of If-Match writers expecting one value at most one. A refused write changed nothing: when the row was
-    not as expected in a token still current, PreconditionFailed; when a seal moved the token meanwhile, the
-    precondition is evaluated again on the branch as it now is and written to its new token (never again to a
-    sealed one, where a writer that already checked it could have missed it). TooManyTries when seals kept
-    coming; Invalid beyond the limits of one atomic write (preconditions.check_atomic_changes)."""
+    and of If-Match writers expecting one value at most one. A refused write changed nothing, and the
+    precondition is evaluated again on the branch as it now is: PreconditionFailed when it no longer holds, or
+    when a row the write expected changed in a token still current; else the write is made again, to the new
+    token when a seal moved it (never to a sealed one, where a writer that already checked it could have missed
+    it). TooManyTries after CONDITIONAL_TRIES; Invalid beyond the limits of one atomic write
+    (preconditions.check_atomic_changes)."""
     expected = list(first) if first is not None else list(expect(branch))
     if len(changes) > 1:
         check_atomic_changes(list(zip(changes, expected, strict=True)))
@@ -83,10 +84,13 @@ def stage_checked(
         if written:
             return
         branch = refs.get_branch(repo_id, branch.id)
-        if branch.staging_token == token:
+        again = list(expect(branch))  # raises PreconditionFailed when a precondition no longer holds
+        if branch.staging_token == token and again != expected:
             what = f"object {changes[0].key}" if len(changes) == 1 else f"one of {len(changes)} objects"
             raise errors.PreconditionFailed(f"{what} changed since it was read; nothing was written")
-        expected = list(expect(branch))
+        # A seal moved the token, or nothing the write expected changed (DynamoDB cancels a transaction that
+        # meets another write of one of its items, such as a commit's swap of the branch): write again.
+        expected = again
     raise errors.TooManyTries(f"branch {branch.id} kept sealing its staging token during a conditional write")
 
 

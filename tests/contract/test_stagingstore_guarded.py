@@ -87,3 +87,13 @@ def test_of_concurrent_create_only_writers_exactly_one_lands(staging_store: Stag
             t.join()
         assert len(won) == 1
         assert staging_store.get(TOKEN, Key(key)) == staged(key, won[0])
+
+
+def test_the_twin_without_a_ref_store_refuses_a_guarded_write() -> None:
+    from chalicelib.adapters.memory_staging import MemoryStagingStore
+    from chalicelib.graveler import errors
+
+    store = MemoryStagingStore()
+    with pytest.raises(errors.StorageError):
+        store.set_if(TOKEN, staged("a", 1), ABSENT, BranchKey(REPO, MAIN))
+    assert store.get(TOKEN, Key("a")) is None

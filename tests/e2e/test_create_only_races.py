@@ -24,7 +24,7 @@ from .s3support import moto_s3, s3_client
 pytestmark = pytest.mark.e2e
 
 WRITERS = 8
-ROUNDS = 4
+ROUNDS = 8
 
 # A write: (stack, repository, path, this writer's bytes) -> True for 2xx, False for 412.
 Write = Callable[[LocalProcess, str, str, bytes], bool]

@@ -156,3 +156,37 @@ def test_of_concurrent_if_match_uploads_of_one_value_at_most_one_wins(g: Any, re
         stop.set()
         committer.join()
     assert all(w <= 1 for w in winners), winners
+
+
+class RefusesOnce:
+    """A staging store whose first conditional write is cancelled though nothing changed (DynamoDB cancels a
+    transaction that meets another write of one of its items, such as a commit's swap of the branch record)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.refused = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def set_if(self, *args: Any) -> Any:
+        if not self.refused:
+            self.refused += 1
+            return False
+        return self._inner.set_if(*args)
+
+
+def test_a_write_cancelled_though_nothing_changed_is_made_again_not_refused(g: Any, repo: Any) -> None:
+    if hasattr(g, "parts"):
+        from chalicelib.graveler.service import Graveler
+
+        store = RefusesOnce(g.parts.staging)
+        e = Graveler(dataclasses.replace(g.parts, staging=store))
+    else:
+        store = RefusesOnce(g.staging)
+        g.staging, e = store, g
+    e.upload_object("repo", "main", "new", b"mine", if_absent=True)
+    assert store.refused == 1
+    assert bytes(e.read_object("repo", e.stat_object("repo", "main", "new"))) == b"mine"
+    with pytest.raises(errors.PreconditionFailed):
+        e.upload_object("repo", "main", "new", b"second", if_absent=True)

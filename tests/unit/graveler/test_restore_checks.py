@@ -38,3 +38,13 @@ def test_missing_parents_and_cycles_are_refused(commits: list[Commit], said: str
 def test_a_commit_twice_is_refused() -> None:
     with pytest.raises(errors.Invalid, match="twice"):
         History().add([commit(0), commit(0)])
+
+
+def test_missing_committed_data_is_permanent_in_every_surface() -> None:
+    from chalicelib.api.errors import headers_for, iceberg_status_for, status_for
+    from chalicelib.s3proxy.errors import code_for
+
+    missing = errors.DataMissing("metarange missing at s3://b/ns/_lakefs/x")
+    assert (status_for(missing), iceberg_status_for(missing), code_for(missing)) == (500, 500, "InternalError")
+    assert "Retry-After" not in headers_for(missing)
+    assert "Retry-After" in headers_for(errors.StorageError("throttled"))  # what stays retryable
