@@ -177,16 +177,12 @@ class RefusesOnce:
 
 
 def test_a_write_cancelled_though_nothing_changed_is_made_again_not_refused(g: Any, repo: Any) -> None:
-    if hasattr(g, "parts"):
-        from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import build_engine
 
-        store = RefusesOnce(g.parts.staging)
-        e = Graveler(dataclasses.replace(g.parts, staging=store))
-    else:
-        store = RefusesOnce(g.staging)
-        g.staging, e = store, g
-    e.upload_object("repo", "main", "new", b"mine", if_absent=True)
+    store = RefusesOnce(g.ports.staging)
+    e = build_engine(dataclasses.replace(g.ports, staging=store))
+    e.objects.upload_object("repo", "main", "new", b"mine", if_absent=True)
     assert store.refused == 1
-    assert bytes(e.read_object("repo", e.stat_object("repo", "main", "new"))) == b"mine"
+    assert bytes(e.objects.read_object("repo", e.objects.stat_object("repo", "main", "new"))) == b"mine"
     with pytest.raises(errors.PreconditionFailed):
-        e.upload_object("repo", "main", "new", b"second", if_absent=True)
+        e.objects.upload_object("repo", "main", "new", b"second", if_absent=True)
