@@ -288,7 +288,7 @@ def test_plan_keeps_large_parts_and_groups_small_ones() -> None:
 
 def test_plan_all_small_ends_with_any_size() -> None:
     result = plan([_small(n, MIB) for n in range(1, 13)])
-    assert [len(g.ports) for g in result if isinstance(g, Group)] == [5, 5, 2]
+    assert [len(g.parts) for g in result if isinstance(g, Group)] == [5, 5, 2]
     assert plan([_small(1, 3)]) == [Group(1, (_small(1, 3),))]
 
 
