@@ -81,7 +81,7 @@ def catalog() -> Catalog:
     def authorize(permissions: Sequence[Permission]) -> None:
         auth.authorize(user, list(permissions))
 
-    return Catalog(services().graveler, authorize, vendor())
+    return Catalog(services().engine, authorize, vendor())
 
 
 # The credential vendor of the services it was built for (rebuilt when tests swap the services).

@@ -38,7 +38,6 @@ from collections.abc import Iterator, Sequence
 from .. import errors
 from ..actions import EventType, HookEvent
 from ..branch_moves import finish_move, new_staging_token, update_branch
-from ..commit_and_merge import CommitsAndMerges
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
@@ -50,6 +49,7 @@ from ..parts import EngineParts
 from ..reads import Reads
 from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
+from ..usecases.merges import Merges
 from .errors import ImportCanceled
 from .listing import slice_changes
 from .plan import (
@@ -76,9 +76,7 @@ class ImportSteps:
     """The steps over the engine's parts (its refs, blocks, clock, sleep and CommittedManager: caches and
     RangeParams), its one merge entry, the source lister and the status records."""
 
-    def __init__(
-        self, parts: EngineParts, merges: CommitsAndMerges, lister: SourceLister, records: ImportRecords
-    ) -> None:
+    def __init__(self, parts: EngineParts, merges: Merges, lister: SourceLister, records: ImportRecords) -> None:
         self.refs = parts.refs
         self._blocks = parts.blocks
         self._merges = merges
