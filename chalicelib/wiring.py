@@ -40,6 +40,7 @@ from .usage import UsageMeter, UsageStore
 if TYPE_CHECKING:
     from .auth.ports import Signer
     from .auth.records import Credential
+    from .iceberg.ports import Vendor
     from .repository_metadata import RepositoryMetadataStore
 
 
@@ -53,6 +54,17 @@ class Services:
     signer: Signer | None = None
     # The usage report's counter of API and S3 gateway requests (assemble builds it; None counts nothing).
     usage: UsageMeter | None = None
+    # The Iceberg catalog's credential vendor (STS with LAKELET_ICEBERG_DATA_ROLE_ARN); built on first use.
+    vendor: Vendor | None = None
+
+    def vending(self) -> Vendor | None:
+        """The catalog's vendor of table credentials, built when first asked for; None where no role is named."""
+        role = self.settings.iceberg_data_role_arn
+        if self.vendor is None and role:
+            from .adapters.sts_credentials import sts_vendor  # boto3's STS client: on a catalog's first use
+
+            self.vendor = sts_vendor(role, self.settings.region, self.settings.endpoint_url)
+        return self.vendor
 
     def setup(
         self, username: str, access_key_id: str | None = None, secret: str | None = None

@@ -23,7 +23,9 @@ __all__ = [
     "TableName",
     "TablePage",
     "bounds",
+    "credentials",
     "errors",
     "layout",
     "page_size",
+    "ports",
 ]

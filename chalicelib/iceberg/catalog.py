@@ -11,7 +11,7 @@ from .tables import Tables
 if TYPE_CHECKING:
     from chalicelib.graveler.engine import Engine
 
-    from .credentials import Vendor
+    from .ports import Vendor
 
 __all__ = ["Catalog"]
 

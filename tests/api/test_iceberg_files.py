@@ -28,9 +28,8 @@ from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField
 
 from chalicelib import wiring
-from chalicelib.api import iceberg_endpoint
-from chalicelib.iceberg.credentials import Vended
 from chalicelib.iceberg.metadata import Json
+from chalicelib.iceberg.ports import Vended
 
 from .iceberg_support import iceberg_error, iceberg_request
 from .support import Api, body_of
@@ -86,7 +85,7 @@ class StoreOutput(OutputFile):
 @pytest.fixture
 def vendor(services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> FakeVendor:
     fake = FakeVendor()
-    monkeypatch.setattr(iceberg_endpoint, "_vendor", (services, fake))
+    monkeypatch.setattr(services, "vendor", fake)
     return fake
 
 
@@ -200,7 +199,9 @@ def test_commits_link_the_files_a_snapshot_adds_and_a_merged_table_outlives_its_
     assert _append(client, credentials, "dev", "t", blocks, [("b.parquet", 10), ("c.parquet", 20)]).status_code == 200
     root = json.loads(iceberg_request(client, "GET", _table_path("dev", "t"), credentials).body)["metadata"]["location"]
     location = "iceberg/sales/t-"
-    listed = [o for o in services.engine.objects.list_objects("repo1", "dev", prefix=location, amount=100).results if o.entry]
+    listed = [
+        o for o in services.engine.objects.list_objects("repo1", "dev", prefix=location, amount=100).results if o.entry
+    ]
     on_dev = {str(o.key).split("/", 3)[-1]: o.entry.physical_address for o in listed if o.entry}
     on_dev_paths = {str(o.key).split("/", 3)[-1]: str(o.key) for o in listed}
     assert on_dev["data/b.parquet"] == f"{root}/data/b.parquet" and on_dev["data/a.parquet"] == f"{root}/data/a.parquet"
@@ -278,7 +279,7 @@ def test_a_table_of_an_earlier_version_keeps_the_gateway(
     path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables"
     assert iceberg_request(client, "POST", path, credentials, {"name": "old", "schema": SCHEMA}).status_code == 200
     fake = FakeVendor()
-    monkeypatch.setattr(iceberg_endpoint, "_vendor", (services, fake))
+    monkeypatch.setattr(services, "vendor", fake)
     loaded = json.loads(iceberg_request(client, "GET", _table_path("main", "old"), credentials).body)
     assert loaded["metadata"]["location"].startswith("s3://repo1/main/iceberg/sales/old-")
     assert "s3.access-key-id" not in loaded["config"] and "storage-credentials" not in loaded

@@ -18,7 +18,7 @@ GRAVELER = CHALICELIB / "graveler"
 COMMITTED = GRAVELER / "committed"
 # Ports that sit above their adapters, named so that no other module can grow the same way: GC's JobStarter
 # (implemented by adapters/emr.py and its memory twin). The S3 gateway's Signer is auth's (auth/ports.py).
-PORTS_ABOVE_ADAPTERS = {"chalicelib.gc.ports", "chalicelib.usage.ports"}
+PORTS_ABOVE_ADAPTERS = {"chalicelib.gc.ports", "chalicelib.iceberg.ports", "chalicelib.usage.ports"}
 
 
 def _module(path: pathlib.Path) -> str:
