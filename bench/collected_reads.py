@@ -18,7 +18,7 @@ import time
 
 import requests
 
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.engine import build_engine
 from lakelet.stack.local import LocalStack
 
 ROUNDS = 5
@@ -32,18 +32,18 @@ def main(count: int) -> None:
         from chalicelib.graveler.collected import sweeps_prefix
         from chalicelib.wiring import get_services
 
-        graveler = get_services().graveler
+        engine = get_services().engine
         prefix = stack.default_namespace_prefix
         for repo in ("never", "swept"):
-            graveler.create_repository(repo, f"{prefix}/{repo}")
+            engine.repositories.create_repository(repo, f"{prefix}/{repo}")
         # The same stores under an engine whose clock is ten days behind.
-        past = Graveler(dataclasses.replace(graveler.parts, clock=lambda: time.time() - 10 * DAY))
-        past.upload_object("never", "main", "old", b"x")
-        past.upload_object("swept", "main", "old", b"x")
-        graveler.upload_object("swept", "main", "young", b"x")
-        namespace = graveler.get_repository("swept").storage_namespace
+        past = build_engine(dataclasses.replace(engine.ports, clock=lambda: time.time() - 10 * DAY))
+        past.objects.upload_object("never", "main", "old", b"x")
+        past.objects.upload_object("swept", "main", "old", b"x")
+        engine.objects.upload_object("swept", "main", "young", b"x")
+        namespace = engine.repositories.get_repository("swept").storage_namespace
         record = f"{sweeps_prefix(namespace)}partition={partition_of(time.time() - DAY + 3600)}/run_id=bench.json"
-        graveler.blocks.put(record, b"{}")
+        engine.ports.blocks.put(record, b"{}")
 
         session = requests.Session()
         session.auth = (stack.credentials.access_key_id, stack.credentials.secret_access_key)

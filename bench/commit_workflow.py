@@ -151,16 +151,18 @@ def run(sfn, arn: str, request_id: str, slices: int) -> dict:  # type: ignore[no
 def main(count: int, slices: int) -> None:
     blocks = CountingBlocks()
     base = memory_services()
-    services = assemble(Settings(bucket="bench-data"), base.graveler.refs, SortedStaging(), blocks, base.auth)
+    services = assemble(Settings(bucket="bench-data"), base.engine.ports.refs, SortedStaging(), blocks, base.auth)
     set_services(services)
-    g = services.graveler
-    g.create_repository("bench", "s3://bench-data/bench")
-    token = g.get_branch("bench", "main").staging_token
+    g = services.engine
+    g.repositories.create_repository("bench", "s3://bench-data/bench")
+    token = g.branches.get_branch("bench", "main").staging_token
 
     started = time.perf_counter()
     for i in range(count):
         key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
-        g.staging.set(token, StagedEntry(key, Entry(f"s3://bench-data/bench/data/{i:x}", 1000 + i, f"{i:032x}", 1)))
+        g.ports.staging.set(
+            token, StagedEntry(key, Entry(f"s3://bench-data/bench/data/{i:x}", 1000 + i, f"{i:032x}", 1))
+        )
     stage_seconds = time.perf_counter() - started
 
     with mock_aws(config=MOTO_CONFIG):
@@ -173,8 +175,8 @@ def main(count: int, slices: int) -> None:
             started = time.perf_counter()
             first = run(sfn, arn, "bulk", slices)
             bulk_seconds = time.perf_counter() - started
-            head = g.get_commit("bench", "main")
-            ranges = g.committed.ranges("s3://bench-data/bench", head.meta_range_id)
+            head = g.commits.get_commit("bench", "main")
+            ranges = g.ports.committed.ranges("s3://bench-data/bench", head.meta_range_id)
             print(
                 f"commit of {count:,} staged objects through the workflow: {bulk_seconds:.1f} s "
                 f"(staging them in memory: {stage_seconds:.1f} s); {len(ranges)} ranges, "
@@ -195,21 +197,21 @@ def main(count: int, slices: int) -> None:
 def merge(g, blocks, peaks, sfn, arn, slices, count) -> None:  # type: ignore[no-untyped-def]
     """A branch with 100 changes spread over the key space merged into main, which has 100 changes of its own
     on consecutive keys since, through the merge workflow with a cold cache."""
-    g.create_branch("bench", "feature", "main")
+    g.branches.create_branch("bench", "feature", "main")
     for i in range(3, count, max(1, count // 100)):
         key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
-        g.upload_object("bench", "feature", key, b"f")
-    g.commit("bench", "feature", "bench", "feature work")
+        g.objects.upload_object("bench", "feature", key, b"f")
+    g.commits.commit("bench", "feature", "bench", "feature work")
     for i in range(count // 3, count // 3 + 100):
         key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
-        g.upload_object("bench", "main", key, b"m")
-    g.commit("bench", "main", "bench", "main work")
-    source = g.get_commit("bench", "feature")
-    before = g.committed.ranges("s3://bench-data/bench", g.get_commit("bench", "main").meta_range_id)
+        g.objects.upload_object("bench", "main", key, b"m")
+    g.commits.commit("bench", "main", "bench", "main work")
+    source = g.commits.get_commit("bench", "feature")
+    before = g.ports.committed.ranges("s3://bench-data/bench", g.commits.get_commit("bench", "main").meta_range_id)
     peaks.clear()
     blocks.reads.clear()
     blocks.writes.clear()
-    g.committed.storage.clear_cache()
+    g.ports.committed.storage.clear_cache()
     request = MergeRequest("bench", "feature", source.id, "main", "merge-100", "bench", "", 1_700_000_000)
     started = time.perf_counter()
     execution = sfn.start_execution(
@@ -223,8 +225,8 @@ def merge(g, blocks, peaks, sfn, arn, slices, count) -> None:  # type: ignore[no
     if described["status"] != "SUCCEEDED":
         raise SystemExit(f"merge ended {described['status']}: {described}")
     output = json.loads(described["output"])
-    after = g.committed.ranges("s3://bench-data/bench", g.get_commit("bench", "main").meta_range_id)
-    sources = g.committed.ranges("s3://bench-data/bench", source.meta_range_id)
+    after = g.ports.committed.ranges("s3://bench-data/bench", g.commits.get_commit("bench", "main").meta_range_id)
+    sources = g.ports.committed.ranges("s3://bench-data/bench", source.meta_range_id)
     range_ids = {r.id for r in before} | {r.id for r in after} | {r.id for r in sources}
     read_ranges = [a for a in blocks.reads if a in range_ids]
     written_ranges = [a for a in blocks.writes if a in range_ids]
@@ -242,23 +244,23 @@ def merge(g, blocks, peaks, sfn, arn, slices, count) -> None:  # type: ignore[no
 
 def hundred(g, blocks, peaks, sfn, arn, slices, count, label, positions) -> None:  # type: ignore[no-untyped-def]
     """100 changes onto the committed branch, with a cold cache (as a new Lambda container)."""
-    before = g.committed.ranges("s3://bench-data/bench", g.get_commit("bench", "main").meta_range_id)
+    before = g.ports.committed.ranges("s3://bench-data/bench", g.commits.get_commit("bench", "main").meta_range_id)
     peaks.clear()
     blocks.reads.clear()
     blocks.writes.clear()
-    g.committed.storage.clear_cache()  # cold, as in a new Lambda container: every read is counted
+    g.ports.committed.storage.clear_cache()  # cold, as in a new Lambda container: every read is counted
     for i in positions:
         key = Key(f"data/year={i % 7}/part-{i:07d}.parquet")
-        g.staging.set(
-            g.get_branch("bench", "main").staging_token,
+        g.ports.staging.set(
+            g.branches.get_branch("bench", "main").staging_token,
             StagedEntry(key, Entry(f"s3://bench-data/bench/data/new{i:x}", 7, f"{i + 1:032x}", 2)),
         )
     started = time.perf_counter()
     run(sfn, arn, f"hundred-{positions[0]}", slices)
     small_seconds = time.perf_counter() - started
     ranges = before
-    head = g.get_commit("bench", "main")
-    new_ranges = g.committed.ranges("s3://bench-data/bench", head.meta_range_id)
+    head = g.commits.get_commit("bench", "main")
+    new_ranges = g.ports.committed.ranges("s3://bench-data/bench", head.meta_range_id)
     range_ids = {r.id for r in ranges} | {r.id for r in new_ranges}
     read_ranges = [a for a in blocks.reads if a in range_ids]
     written_ranges = [a for a in blocks.writes if a in range_ids]

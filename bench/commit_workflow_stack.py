@@ -21,7 +21,7 @@ What runs where:
   the Lambda app behind the lakeFS API, in this process. moto's DynamoDB queries go through
   lakelet/stack/moto_speedups.py, as always on the local stack.
 - Staging: the N objects are staged straight into the DynamoDB staging table with the stack's own
-  ``graveler.staging.set_many`` (DynamoStagingStore: batch writes of 25), in chunks of 10,000 written by the worker
+  ``engine.ports.staging.set_many`` (DynamoStagingStore: batch writes of 25), in chunks of 10,000 written by the worker
   processes at once (the encoding off the stack's process, which answers them). Uploading them through the
   API would only add N object PUTs that a commit never reads: their physical addresses are fake. The 100-change
   batches are real API calls (uploads with data, deletes).
@@ -163,7 +163,7 @@ def _measured_task(name: str, event: Json) -> Json:
     # Services built afresh: a cold range cache, as in a new container, so every read of a range is counted.
     wiring.set_services(None)
     services = wiring.get_services()
-    blocks = services.graveler.blocks
+    blocks = services.engine.ports.blocks
     reads: list[str] = []
     writes: list[str] = []
     get, put = blocks.get, blocks.put
@@ -211,7 +211,7 @@ def _drop_run(token: str, budget: float, timeout: float | None) -> Json:
     """One run of the drop_retired sweep's work on one token, within its budget, in a worker (as its Lambda),
     cut at ``timeout`` (its function's) if it runs that long."""
     wiring.set_services(None)
-    staging = wiring.get_services().graveler.staging
+    staging = wiring.get_services().engine.ports.staging
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")
     started = time.perf_counter()
@@ -309,7 +309,7 @@ class Api:
 
 def _stage_chunk(token: str, namespace: str, start: int, stop: int) -> int:
     """Stages objects start..stop-1 with the stack's own set_many (batch writes of 25), in a worker."""
-    staging = wiring.get_services().graveler.staging
+    staging = wiring.get_services().engine.ports.staging
     assert isinstance(staging, DynamoStagingStore)
     staging.set_many(
         StagingToken(token),
@@ -333,8 +333,8 @@ def _stage_chunk(token: str, namespace: str, start: int, stop: int) -> int:
 def stage_bulk(tasks: Tasks, namespace: str, count: int) -> float:
     """Stages ``count`` objects straight into the branch's token, chunks written by the worker processes at once
     (their batch writes' encoding off the stack's process, which answers them)."""
-    graveler = wiring.get_services().graveler
-    token = graveler.refs.get_branch(RepositoryID(REPO), BranchID(BRANCH)).staging_token
+    engine = wiring.get_services().engine
+    token = engine.ports.refs.get_branch(RepositoryID(REPO), BranchID(BRANCH)).staging_token
     started = time.perf_counter()
     chunks = [(start, min(count, start + STAGE_CHUNK)) for start in range(0, count, STAGE_CHUNK)]
     done = 0
@@ -348,14 +348,14 @@ def stage_bulk(tasks: Tasks, namespace: str, count: int) -> float:
 
 def check_commit(namespace: str, expected_objects: int, sealed: str) -> tuple[int, int]:
     """(objects in the head commit, by its ranges' counts; ranges). Fails if anything is left staged."""
-    graveler = wiring.get_services().graveler
-    head = graveler.get_commit(REPO, BRANCH)
-    ranges = graveler.committed.ranges(namespace, head.meta_range_id)
+    engine = wiring.get_services().engine
+    head = engine.commits.get_commit(REPO, BRANCH)
+    ranges = engine.ports.committed.ranges(namespace, head.meta_range_id)
     objects = sum(r.count for r in ranges)
     if objects != expected_objects:
         raise SystemExit(f"the head commit has {objects} objects, expected {expected_objects}")
-    branch = graveler.refs.get_branch(RepositoryID(REPO), BranchID(BRANCH))
-    left = next(iter(staged_changes(graveler.staging, branch_tokens(branch))), None)
+    branch = engine.ports.refs.get_branch(RepositoryID(REPO), BranchID(BRANCH))
+    left = next(iter(staged_changes(engine.ports.staging, branch_tokens(branch))), None)
     if branch.sealed_tokens or left is not None:
         raise SystemExit(f"still staged after the commit: sealed {branch.sealed_tokens}, first change {left}")
     # The commit retires its sealed token (readable for the grace period); the scheduled sweep drops it later.
@@ -365,9 +365,9 @@ def check_commit(namespace: str, expected_objects: int, sealed: str) -> tuple[in
 
 
 def range_ids(namespace: str) -> set[str]:
-    graveler = wiring.get_services().graveler
-    head = graveler.get_commit(REPO, BRANCH)
-    return {r.id for r in graveler.committed.ranges(namespace, head.meta_range_id)}
+    engine = wiring.get_services().engine
+    head = engine.commits.get_commit(REPO, BRANCH)
+    return {r.id for r in engine.ports.committed.ranges(namespace, head.meta_range_id)}
 
 
 def sealed_token(runs: list[Json]) -> str:
@@ -498,7 +498,7 @@ def hundred(
 def merge(api: Api, tasks: Tasks, namespace: str, count: int, objects: int, record: Json) -> tuple[list[str], int]:
     """A branch with 100 changes spread over the key space, merged through the merge workflow into main, which
     has 100 changes of its own on consecutive keys since; returns the lines and the new object count."""
-    graveler = wiring.get_services().graveler
+    engine = wiring.get_services().engine
     api.call("POST", f"/repositories/{REPO}/branches", 201, json={"name": "feature", "source": BRANCH})
     # Overwrites of objects that exist: never a key the 100-change commits deleted (that would add an object).
     gone = set(record.get("deleted", []))
@@ -518,12 +518,12 @@ def merge(api: Api, tasks: Tasks, namespace: str, count: int, objects: int, reco
             )
         api.commit(f"100 overwrites on {branch}", poll=0.2, branch=branch)
     before = range_ids(namespace)
-    source = graveler.get_commit(REPO, "feature")
-    sources = {r.id for r in graveler.committed.ranges(namespace, source.meta_range_id)}
+    source = engine.commits.get_commit(REPO, "feature")
+    sources = {r.id for r in engine.ports.committed.ranges(namespace, source.meta_range_id)}
     tasks.take()
     seconds, status = api.merge("feature", poll=0.2)
     runs = tasks.take()
-    head = graveler.get_commit(REPO, BRANCH)
+    head = engine.commits.get_commit(REPO, BRANCH)
     if status["result"]["reference"] != head.id or head.parents != (head.parents[0], source.id):
         raise SystemExit(f"the merge did not land as expected: {status}")
     total, ranges = check_commit(namespace, objects, "")
@@ -560,7 +560,7 @@ def drop(tasks: Tasks, token: str, record: Json) -> list[str]:
             break
     if not runs[-1]["done"]:
         raise SystemExit(f"the drop of {token} did not end in {len(runs)} runs")
-    if next(iter(wiring.get_services().graveler.staging.iterate(StagingToken(token))), None) is not None:
+    if next(iter(wiring.get_services().engine.ports.staging.iterate(StagingToken(token))), None) is not None:
         raise SystemExit(f"rows of {token} are left after the drop")
     record["drop"] = {
         "runs": len(runs),

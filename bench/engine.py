@@ -8,7 +8,7 @@ the range format of new repositories, 2; FORMAT 1 measures the cuts of repositor
 - commit, clustered: CHANGES changed entries on consecutive keys, at 10%, 30%, 50%, 70% and 90% of the key order
   (five commits, summed), and the same on a 10,000-object base;
 - merge, spread: a three-way merge where the source changed 90% of CHANGES keys and the destination 10%;
-- listing: every object, 1,000 per page, through the same paginator and blocks as Graveler.list_objects (each page's
+- listing: every object, 1,000 per page, through the paginator and blocks of engine.objects.list_objects (each page's
   rows decoded to Python values column by column, as the API's serializer reads them: the same decoding the raw
   iteration does); both sides cold, interleaved, the best of two runs each.
 The pyarrow limit of a commit or merge is pq.read_table of every range file it read plus pq.write_table of every

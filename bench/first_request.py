@@ -153,7 +153,7 @@ def measure(repeats: int = 3) -> dict[str, dict[str, Any]]:
     keys = Credentials("AKIAIOSFODNN7FIRSTRQ1", "first-request-secret")
     results: dict[str, dict[str, Any]] = {}
     with LocalStack(api_port=0, credentials=keys) as stack:
-        get_services().graveler.create_repository(REPO, f"{stack.default_namespace_prefix}/{REPO}")
+        get_services().engine.repositories.create_repository(REPO, f"{stack.default_namespace_prefix}/{REPO}")
         _upload(stack, "data/one.txt", b"one")
         events = {"api_handler": lambda run: _api_event(stack), "s3_gateway": lambda run: _gateway_event(stack)}
         events["commit_seal"] = _seal_event

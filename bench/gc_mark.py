@@ -8,7 +8,7 @@ by side)
 
 The repository lives in an in-process moto server: its N data objects are written straight into moto's S3
 backend (uploading them over HTTP would take minutes and measure moto, not GC), linked into the repository
-through Graveler and committed C times, back-dated one day apart, each commit overwriting part of the keys.
+through the engine and committed C times, back-dated one day apart, each commit overwriting part of the keys.
 Rules: 10 days on main, so the last commits are active and the older versions are garbage. The job then
 marks R times (2; the first run also starts Spark's Python workers) and sweeps nothing. Printed: the mark time and
 throughput (objects listed per second), the ratio to a plain sequential listing of the same objects, and the
@@ -46,9 +46,9 @@ from chalicelib.gc.prepare import prepare
 from chalicelib.gc.rules import RulesStore
 from chalicelib.graveler.addressing import partition_of
 from chalicelib.graveler.committed import CommittedManager
+from chalicelib.graveler.engine import Engine, build_engine, engine_parts
 from chalicelib.graveler.records import BranchID, Entry
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
-from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.settings import Settings
 from lakelet.stack.local_gc import JOB_PACKAGE, load_job, local_session
 
@@ -62,7 +62,7 @@ PROBE_COMMITS = 5
 OVERWRITE_SHARE = 0.7  # of each commit's objects after the first, the share that overwrites an existing key
 
 
-def build(graveler: Graveler, namespace: str, objects: int, commits: int, repository: str = "bench") -> None:
+def build(engine: Engine, namespace: str, objects: int, commits: int, repository: str = "bench") -> None:
     backend = s3_backends[DEFAULT_ACCOUNT_ID]["aws"]
     per_commit = objects // commits
     now = time.time()
@@ -79,8 +79,8 @@ def build(graveler: Graveler, namespace: str, objects: int, commits: int, reposi
             else:
                 path = f"tables/t{c:03d}/part-{i:06d}.parquet"
                 paths.append(path)
-            graveler.link_object(repository, "main", path, Entry(address, 100, "etag", int(written_at)))
-        graveler.commit(repository, "main", "bench", f"commit {c}", date=int(written_at))
+            engine.objects.link_object(repository, "main", path, Entry(address, 100, "etag", int(written_at)))
+        engine.commits.commit(repository, "main", "bench", f"commit {c}", date=int(written_at))
 
 
 def sequential_listing(s3: object, namespace: str) -> float:
@@ -185,28 +185,28 @@ def measure(
         settings = Settings(bucket=BUCKET, region=REGION, endpoint_url=endpoint)
         base = wiring.memory_services(settings)
         blocks = S3BlockStore(s3)
-        graveler = Graveler(
+        engine = build_engine(
             engine_parts(
-                base.graveler.refs,
-                base.graveler.staging,
+                base.engine.ports.refs,
+                base.engine.ports.staging,
                 blocks,
                 CommittedManager(blocks, wiring.range_params(settings)),
             )
         )
         rules = RetentionRules(0, (BranchRetention(BranchID("main"), 10),))
         namespace = f"s3://{BUCKET}/bench"
-        graveler.create_repository("bench", namespace)
+        engine.repositories.create_repository("bench", namespace)
         started = time.perf_counter()
-        build(graveler, namespace, objects, commits)
+        build(engine, namespace, objects, commits)
         built = time.perf_counter() - started
-        RulesStore(graveler.namespace_files(namespace)).set(rules)
+        RulesStore(engine.repositories.namespace_files(namespace)).set(rules)
         probe_namespace = f"s3://{BUCKET}/probe"
         if probe:
-            graveler.create_repository("probe", probe_namespace)
-            build(graveler, probe_namespace, PROBE_OBJECTS, PROBE_COMMITS, "probe")
-            RulesStore(graveler.namespace_files(probe_namespace)).set(rules)
-        prepared = prepare(graveler, "bench", clock=lambda: time.time() + 2)
-        probe_run = prepare(graveler, "probe", clock=lambda: time.time() + 2).run_id if probe else ""
+            engine.repositories.create_repository("probe", probe_namespace)
+            build(engine, probe_namespace, PROBE_OBJECTS, PROBE_COMMITS, "probe")
+            RulesStore(engine.repositories.namespace_files(probe_namespace)).set(rules)
+        prepared = prepare(engine, "bench", clock=lambda: time.time() + 2)
+        probe_run = prepare(engine, "probe", clock=lambda: time.time() + 2).run_id if probe else ""
 
         spark = local_session(address_partitions=8)
         measured: dict[str, list[dict[str, float]]] = {}

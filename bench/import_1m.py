@@ -164,9 +164,9 @@ def main(count: int, slices: int) -> None:
             runs = tasks.take()
         if status.get("error") or not status.get("completed"):
             raise SystemExit(f"the import failed: {status}")
-        graveler = wiring.get_services().graveler
-        head = graveler.get_commit(REPO, "main")
-        ranges = graveler.committed.ranges(namespace, head.meta_range_id)
+        engine = wiring.get_services().engine
+        head = engine.commits.get_commit(REPO, "main")
+        ranges = engine.ports.committed.ranges(namespace, head.meta_range_id)
         objects = sum(r.count for r in ranges)
         if objects != count or status["ingested_objects"] != count:
             raise SystemExit(

@@ -57,12 +57,12 @@ def build_base(repo_id: str, count: int, namespace: str) -> int:
     so one commit of 100,000 staged entries (100 query pages to read them, 100 more to drop them) would take
     hours there, while each chunk's token is dropped before the next one is staged. Returns the commits made.
     """
-    graveler = wiring.get_services().graveler
-    set_many = graveler.staging.set_many  # DynamoStagingStore's batch write
+    engine = wiring.get_services().engine
+    set_many = engine.ports.staging.set_many  # DynamoStagingStore's batch write
     keys = sorted(range(count), key=key_of)
     commits = 0
     for start in range(0, count, CHUNK):
-        token = graveler.refs.get_branch(RepositoryID(repo_id), BranchID("main")).staging_token
+        token = engine.ports.refs.get_branch(RepositoryID(repo_id), BranchID("main")).staging_token
         set_many(
             token,
             [
@@ -79,7 +79,7 @@ def build_base(repo_id: str, count: int, namespace: str) -> int:
                 for i in keys[start : start + CHUNK]
             ],
         )
-        graveler.commit(repo_id, "main", "bench", f"objects {start} to {min(count, start + CHUNK) - 1}")
+        engine.commits.commit(repo_id, "main", "bench", f"objects {start} to {min(count, start + CHUNK) - 1}")
         commits += 1
     return commits
 
@@ -154,9 +154,9 @@ def main(objects: int, differences: int) -> None:
         repo = lakefs.Repository("bench-merge", client=client).create(storage_namespace=namespace, exist_ok=False)
 
         t_base, base_commits = timed(lambda: build_base(repo.id, objects, namespace))
-        graveler = wiring.get_services().graveler
-        head = graveler.get_commit(repo.id, "main")
-        ranges = len(graveler.committed.ranges(namespace, head.meta_range_id))
+        engine = wiring.get_services().engine
+        head = engine.commits.get_commit(repo.id, "main")
+        ranges = len(engine.ports.committed.ranges(namespace, head.meta_range_id))
 
         every = list(range(objects))
         rng.shuffle(every)

@@ -91,7 +91,7 @@ def main(count: int, size: int) -> None:
     with LocalStack(api_port=0) as stack:
         from chalicelib.wiring import get_services
 
-        get_services().graveler.create_repository("bench", f"{stack.default_namespace_prefix}/bench")
+        get_services().engine.repositories.create_repository("bench", f"{stack.default_namespace_prefix}/bench")
         m = measure_on(stack, count, size)
     print(f"objects: {m['objects']} of {size} bytes, one client per side, {ROUNDS} interleaved rounds")
     for name in ("gateway_put", "moto_put", "gateway_get", "moto_get"):

@@ -73,7 +73,9 @@ def running_stack(api_port: int, s3_port: int, moto_port: int) -> Iterator[tuple
         server.app = counter
         from chalicelib.wiring import get_services
 
-        get_services().graveler.create_repository(REPOSITORY, f"{stack.default_namespace_prefix}/{REPOSITORY}")
+        get_services().engine.repositories.create_repository(
+            REPOSITORY, f"{stack.default_namespace_prefix}/{REPOSITORY}"
+        )
         yield stack, counter
 
 
@@ -168,20 +170,20 @@ def seed(stack: Any, objects: int) -> None:
     from chalicelib.graveler.records import Entry
     from chalicelib.wiring import get_services
 
-    graveler = get_services().graveler
+    engine = get_services().engine
     namespace = f"{stack.default_namespace_prefix}/{REPOSITORY}"
     for i in range(objects):
-        graveler.link_object(
+        engine.objects.link_object(
             REPOSITORY,
             "main",
             f"listing/part-{i:08d}.parquet",
             Entry(f"{namespace}/data/seed/{i:08d}", 100, f"{i:032x}", 1_700_000_000),
         )
-    graveler.commit(REPOSITORY, "main", "bench", "listing seed")
+    engine.commits.commit(REPOSITORY, "main", "bench", "listing seed")
 
 
 def app_listing(stack: Any, objects: int, rounds: int = 25) -> dict[str, Any]:
-    """Every seeded object 1,000 a page, through the app in process and through ``Graveler.list_objects``.
+    """Every seeded object 1,000 a page, through the app in process and through ``engine.objects.list_objects``.
 
     The app's side is what its Lambda does for a page: Chalice's handler called with API Gateway's event for
     ``objects/ls`` (routing, middleware, authentication, authorization, the view, ObjectStats, orjson and the
@@ -210,7 +212,7 @@ def app_listing(stack: Any, objects: int, rounds: int = 25) -> dict[str, Any]:
     seed(stack, objects)
     gc.collect()
     gc.freeze()
-    graveler = get_services().graveler
+    engine = get_services().engine
     app = load_app()
     token = base64.b64encode(f"{stack.credentials.access_key_id}:{stack.credentials.secret_access_key}".encode())
     headers = {"Authorization": f"Basic {token.decode()}"}
@@ -221,7 +223,7 @@ def app_listing(stack: Any, objects: int, rounds: int = 25) -> dict[str, Any]:
         return f"/api/v1/repositories/{REPOSITORY}/refs/main/objects/ls?prefix=listing/&amount=1000&after={after}"
 
     def engine_page(after: str) -> tuple[int, bool, str]:
-        page = graveler.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
+        page = engine.objects.list_objects(REPOSITORY, "main", prefix="listing/", after=after, amount=1000)
         return len(page.results), page.has_more, page.next_offset
 
     def parsed(body: dict[str, Any]) -> tuple[int, bool, str]:

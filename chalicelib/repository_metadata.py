@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.engine import Engine
 
 MAX_KEYS = 100
 MAX_KEY_CHARS = 256
@@ -37,12 +37,12 @@ class RepositoryMetadataStore(Protocol):
 class RepositoryMetadata:
     """The use cases: checks the repository exists (and is writable for changes) and the size limits."""
 
-    def __init__(self, graveler: Graveler, store: RepositoryMetadataStore) -> None:
-        self._graveler = graveler
+    def __init__(self, engine: Engine, store: RepositoryMetadataStore) -> None:
+        self._engine = engine
         self._store = store
 
     def get(self, repo_id: str) -> dict[str, str]:
-        repo = self._graveler.get_repository(repo_id)
+        repo = self._engine.repositories.get_repository(repo_id)
         return self._store.get(repo.id, repo.creation_date)
 
     def set(self, repo_id: str, values: Mapping[str, str]) -> None:
@@ -65,7 +65,7 @@ class RepositoryMetadata:
         self._store.delete(repo.id, repo.creation_date, keys)
 
     def _writable(self, repo_id: str):  # type: ignore[no-untyped-def]
-        repo = self._graveler.get_repository(repo_id)
+        repo = self._engine.repositories.get_repository(repo_id)
         if repo.read_only:
             raise errors.ReadOnlyRepository(repo_id)
         return repo

@@ -194,7 +194,7 @@ class Settings:
     import_state_machine_arn: str | None = None
     import_inline_threshold: int = 5_000
     import_max_slices: int = 16
-    # Repository dump and restore tasks (chalicelib/graveler/dump_tasks.py): the state machines (set by infra/), and
+    # Repository dump and restore tasks (graveler/usecases/dump_tasks.py): the state machines (set by infra/), and
     # the sizes in commits above which a dump or a restore runs as one rather than inline in the API Lambda.
     dump_state_machine_arn: str | None = None
     restore_state_machine_arn: str | None = None

@@ -16,11 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .gc.ports import JobStarter
-from .graveler.action_files import ActionFiles
 from .graveler.actions import HookInvoker, HookRunner, RunStore
 from .graveler.cached_refs import CachedRefStore
 from .graveler.collected import CollectedCheck
-from .graveler.dump_tasks import DumpTasks, DumpWorkflows
+from .graveler.engine import CommittedManager, Engine, RangeParams, build_engine
 from .graveler.errors import GravelerError
 from .graveler.imports import ImportParts, ImportRecords, SourceLister
 from .graveler.parts import EngineParts, Workflows, engine_parts
@@ -33,45 +32,39 @@ from .graveler.ports import (
     WorkflowRunner,
 )
 from .graveler.protection import BranchProtection
-from .graveler.pull_requests import PullRequestParts, PullRequests
 from .graveler.reads import Reads
-from .graveler.refs_dump import RefsDumpParts
-from .graveler.service import CommittedManager, Graveler, RangeParams
+from .graveler.usecases.action_files import Actions
 from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore
 
 if TYPE_CHECKING:
     from .auth.ports import Signer
     from .auth.records import Credential
+    from .iceberg.ports import Vendor
     from .repository_metadata import RepositoryMetadataStore
 
 
 @dataclass
 class Services:
     settings: Settings
-    graveler: Graveler
+    engine: Engine
     auth: AuthService
     repository_metadata: RepositoryMetadataStore | None = None
-    # The pull requests and the refs dump and restore, over the engine (assemble builds both).
-    pull_requests: PullRequests | None = None
-    refs_dump: DumpTasks | None = None
     # The SigV4 arithmetic the S3 gateway verifies signatures with; None: botocore's, built on first use.
     signer: Signer | None = None
     # The usage report's counter of API and S3 gateway requests (assemble builds it; None counts nothing).
     usage: UsageMeter | None = None
+    # The Iceberg catalog's credential vendor (STS with LAKELET_ICEBERG_DATA_ROLE_ARN); built on first use.
+    vendor: Vendor | None = None
 
-    def pulls(self) -> PullRequests:
-        if self.pull_requests is None:
-            raise RuntimeError("these services were built without pull requests")
-        return self.pull_requests
+    def vending(self) -> Vendor | None:
+        """The catalog's vendor of table credentials, built when first asked for; None where no role is named."""
+        role = self.settings.iceberg_data_role_arn
+        if self.vendor is None and role:
+            from .adapters.sts_credentials import sts_vendor  # boto3's STS client: on a catalog's first use
 
-    def delete_repository(self, repo_id: str, force: bool = False) -> None:
-        """Deletes the repository, then its pull requests. They are kept per repository generation, so should this
-        stop between the two, the rows left are unreachable: a repository created again under the name has another
-        generation and sees none of them."""
-        deleted = self.graveler.delete_repository(repo_id, force)
-        if self.pull_requests is not None:
-            self.pull_requests.drop_repository(deleted)
+            self.vendor = sts_vendor(role, self.settings.region, self.settings.endpoint_url)
+        return self.vendor
 
     def setup(
         self, username: str, access_key_id: str | None = None, secret: str | None = None
@@ -85,11 +78,6 @@ class Services:
             except GravelerError as e:
                 log.warning("installation id not stored at setup (the usage report will store it): %s", e)
         return created
-
-    def dumps(self) -> DumpTasks:
-        if self.refs_dump is None:
-            raise RuntimeError("these services were built without refs dumps")
-        return self.refs_dump
 
     def signing(self) -> Signer:
         """The signer, botocore's unless one was given: built when first asked for (the API never needs it)."""
@@ -161,17 +149,13 @@ def assemble(
         imports = ImportParts(
             import_sources, import_records, settings.import_allowed_locations, ENV_IMPORT_ALLOWED_LOCATIONS
         )
+    if pull_request_store is None:
+        from .adapters.memory_pulls import MemoryPullRequestStore
+
+        pull_request_store = MemoryPullRequestStore()
     # The hooks read action files through the same parts (and cache); reading them needs no hooks.
-    graveler = Graveler(replace(parts, hooks=hook_runner(settings, parts, invokers)), imports)
-    return Services(
-        settings,
-        graveler,
-        auth,
-        repository_metadata,
-        pull_requests=pull_requests(graveler, pull_request_store),
-        refs_dump=dump_tasks(settings, graveler),
-        usage=usage_meter(settings, usage_store),
-    )
+    engine = build_engine(replace(parts, hooks=hook_runner(settings, parts, invokers)), imports, pull_request_store)
+    return Services(settings, engine, auth, repository_metadata, usage=usage_meter(settings, usage_store))
 
 
 def usage_meter(settings: Settings, store: UsageStore | None) -> UsageMeter:
@@ -183,42 +167,6 @@ def usage_meter(settings: Settings, store: UsageStore | None) -> UsageMeter:
     return UsageMeter(store, settings.usage_flush_seconds)
 
 
-def dump_tasks(settings: Settings, graveler: Graveler) -> DumpTasks:
-    """The refs dump and restore over the engine, with the dump and restore state machines when configured."""
-    parts = RefsDumpParts(
-        graveler.refs,
-        graveler.blocks,
-        graveler.get_repository,
-        graveler.repository_for_write,
-        graveler.now,
-        graveler.staging,
-    )
-    runners = DumpWorkflows(
-        _runner(settings, settings.dump_state_machine_arn),
-        _runner(settings, settings.restore_state_machine_arn),
-        settings.dump_inline_threshold,
-        settings.restore_inline_threshold,
-    )
-    return DumpTasks(parts, runners)
-
-
-def pull_requests(graveler: Graveler, store: PullRequestStore | None) -> PullRequests:
-    """The pull requests over the engine's one merge entry."""
-    if store is None:
-        from .adapters.memory_pulls import MemoryPullRequestStore
-
-        store = MemoryPullRequestStore()
-
-    def check_branch(repo_id: str, branch_id: str) -> None:
-        graveler.get_branch(repo_id, branch_id)
-
-    return PullRequests(
-        PullRequestParts(
-            store, graveler.get_repository, check_branch, graveler.merge, graveler.now, graveler.merge_status
-        )
-    )
-
-
 def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
     from .adapters.stepfunctions import StepFunctionsWorkflows
 
@@ -226,8 +174,8 @@ def _runner(settings: Settings, arn: str | None) -> WorkflowRunner | None:
 
 
 def workflows(settings: Settings) -> Workflows:
-    """The state machines large commits, merges and imports run as (Step Functions, or moto's locally), when
-    configured."""
+    """The state machines large commits, merges, imports, dumps and restores run as (Step Functions, or moto's
+    locally), when configured."""
     return Workflows(
         _runner(settings, settings.commit_state_machine_arn),
         _runner(settings, settings.merge_state_machine_arn),
@@ -237,6 +185,10 @@ def workflows(settings: Settings) -> Workflows:
         _runner(settings, settings.import_state_machine_arn),
         settings.import_inline_threshold,
         settings.import_max_slices,
+        _runner(settings, settings.dump_state_machine_arn),
+        _runner(settings, settings.restore_state_machine_arn),
+        settings.dump_inline_threshold,
+        settings.restore_inline_threshold,
     )
 
 
@@ -269,7 +221,7 @@ def hook_runner(settings: Settings, parts: EngineParts, invokers: dict[str, Hook
     return HookRunner(
         invokers,
         RunStore(parts.blocks),
-        ActionFiles(parts, reads).action_files,
+        Actions(parts, reads).action_files,
         load_action_yaml,
         lambda repo_id: reads.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,

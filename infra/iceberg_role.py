@@ -9,8 +9,6 @@ from typing import Any
 
 from chalicelib.settings import ENV_ICEBERG_DATA_ROLE_ARN
 
-Json = dict[str, Any]
-
 __all__ = ["ICEBERG_DATA_ROLE", "add_iceberg_data_role"]
 
 ICEBERG_DATA_ROLE = "IcebergDataRole"
@@ -23,7 +21,7 @@ TABLE_FILE_ACTIONS = [
 ]
 
 
-def add_iceberg_data_role(resources: Json, api_role: str, api_policy: str, api_function: str) -> None:
+def add_iceberg_data_role(resources: dict[str, Any], api_role: str, api_policy: str, api_function: str) -> None:
     """Adds the role, lets the API's role assume it, and names it to the API (LAKELET_ICEBERG_DATA_ROLE_ARN)."""
     role_arn = {"Fn::GetAtt": [ICEBERG_DATA_ROLE, "Arn"]}
     resources[ICEBERG_DATA_ROLE] = {

@@ -26,23 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.graveler.plan_json import Json
+from infra import rehearsal_checks as checks
+from infra.rehearsal_checks import PLACEHOLDER, REGION, Check
 
-REGION = "us-east-1"
 ACCOUNT = "123456789012"  # moto's default account
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 # Where `make deploy` puts the bundle and the GC job (Makefile, "deploy"), in an artifact bucket of this name.
 ARTIFACT_BUCKET = "lakelet-artifacts-rehearsal"
-PLACEHOLDER = "not-created-by-moto"
-
-
-@dataclass(frozen=True)
-class Check:
-    """One name the code reads, and what it resolved to: ``ok``, ``failed`` or ``not created by moto``."""
-
-    subject: str  # e.g. "APIHandler env LAKELET_BUCKET" or "output DataBucketName"
-    value: str
-    status: str
-    detail: str = ""
 
 
 @dataclass
@@ -211,8 +201,6 @@ def rehearse(package_dir: Path, stage: str, extra_parameters: dict[str, str] | N
     """Deploys ``package_dir`` (sam.json and deployment.zip) into moto and checks what the code reads."""
     import boto3
     from moto import mock_aws
-
-    from infra import rehearsal_checks as checks
 
     report = Report()
     template = json.loads((package_dir / "sam.json").read_text())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -19,8 +20,21 @@ from botocore.exceptions import ClientError
 from chalicelib import settings
 from chalicelib.adapters.dynamodb.tables import TableNames
 from chalicelib.settings import GCSettings, Settings
-from infra.rehearsal import PLACEHOLDER, REGION, Check
 
+
+@dataclass(frozen=True)
+class Check:
+    """One name the code reads, and what it resolved to: ``ok``, ``failed`` or ``not created by moto``."""
+
+    subject: str  # e.g. "APIHandler env LAKELET_BUCKET" or "output DataBucketName"
+    value: str
+    status: str
+    detail: str = ""
+
+
+REGION = "us-east-1"
+# What the rehearsal writes where moto created no resource (a name, an ARN), so a check can tell it apart.
+PLACEHOLDER = "not-created-by-moto"
 OK, FAILED, NOT_CREATED = "ok", "failed", "not created by moto"
 Lookup = Callable[[str], str]  # returns a detail on success, raises on failure
 

@@ -20,6 +20,6 @@ class SettableClock:
 
 def engine_clock(services: Any) -> SettableClock:
     """The settable clock the services' engine was built with."""
-    clock = services.graveler.parts.clock
+    clock = services.engine.ports.clock
     assert isinstance(clock, SettableClock), "these services were built without a settable clock"
     return clock

@@ -29,4 +29,5 @@ __all__ = [
     "s3_source",
     "sigv4",
     "stepfunctions",
+    "sts_credentials",
 ]

@@ -9,21 +9,17 @@ import json
 from typing import Any
 
 from chalicelib.graveler import errors
-from chalicelib.iceberg.credentials import Vended
-from chalicelib.iceberg.metadata import Json
-from chalicelib.settings import Settings
+from chalicelib.iceberg.ports import Vended
 
 __all__ = ["StsVendor", "sts_vendor"]
 
 
-def sts_vendor(settings: Settings) -> StsVendor | None:
-    """The vendor of the deployment's role (LAKELET_ICEBERG_DATA_ROLE_ARN); None when it names none."""
-    if not settings.iceberg_data_role_arn:
-        return None
+def sts_vendor(role_arn: str, region: str, endpoint_url: str | None) -> StsVendor:
+    """The vendor of the deployment's role (LAKELET_ICEBERG_DATA_ROLE_ARN), on boto3's STS client."""
     import boto3
 
-    sts = boto3.client("sts", region_name=settings.region, endpoint_url=settings.endpoint_url)
-    return StsVendor(sts, settings.iceberg_data_role_arn, settings.region, settings.endpoint_url)
+    sts = boto3.client("sts", region_name=region, endpoint_url=endpoint_url)
+    return StsVendor(sts, role_arn, region, endpoint_url)
 
 
 class StsVendor:
@@ -36,7 +32,7 @@ class StsVendor:
         self._endpoint_url = endpoint_url
         self._duration = duration_seconds
 
-    def vend(self, policy: Json, session_name: str) -> Vended:
+    def vend(self, policy: dict[str, Any], session_name: str) -> Vended:
         try:
             answer = self._sts.assume_role(
                 RoleArn=self._role_arn,

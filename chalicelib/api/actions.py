@@ -46,12 +46,12 @@ def _hook(hook: HookRun) -> dict[str, Any]:
 
 
 def _store_and_namespace(repository: str) -> tuple[Any, str]:
-    g = services().graveler
-    if g.hooks is None:
+    g = services().engine
+    if g.ports.hooks is None:
         from chalicelib.graveler import errors
 
         raise errors.NotFound("actions are not enabled")
-    return g.hooks.store, g.get_repository(names.repository(repository)).storage_namespace
+    return g.ports.hooks.store, g.repositories.get_repository(names.repository(repository)).storage_namespace
 
 
 @route(bp, "/repositories/{repository}/actions/runs", ["GET"])

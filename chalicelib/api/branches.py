@@ -19,7 +19,7 @@ bp = Blueprint(__name__)
 def list_branches(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_branches(
+    page = services().engine.branches.list_branches(
         names.repository(repository), q.string("prefix"), q.string("after"), amount, q.boolean("show_hidden")
     )
     return json_response(serializers.listing(page, serializers.ref))
@@ -28,7 +28,7 @@ def list_branches(repository: str) -> Response:
 @route(bp, "/repositories/{repository}/branches", ["POST"])
 def create_branch(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    branch = services().graveler.create_branch(
+    branch = services().engine.branches.create_branch(
         names.repository(repository),
         body.required_string("name"),
         names.ref(body.required_string("source")),
@@ -41,14 +41,14 @@ def create_branch(repository: str) -> Response:
 
 @route(bp, "/repositories/{repository}/branches/{branch}", ["GET"])
 def get_branch(repository: str, branch: str) -> Response:
-    found = services().graveler.get_branch(names.repository(repository), names.branch(branch))
+    found = services().engine.branches.get_branch(names.repository(repository), names.branch(branch))
     return json_response(serializers.ref(found))
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}", ["DELETE"])
 def delete_branch(repository: str, branch: str) -> Response:
     force = Query(bp.current_request.query_params).boolean("force")
-    services().graveler.delete_branch(names.repository(repository), names.branch(branch), force)
+    services().engine.branches.delete_branch(names.repository(repository), names.branch(branch), force)
     return no_content()
 
 
@@ -59,7 +59,7 @@ def delete_branch(repository: str, branch: str) -> Response:
 def reset_branch(repository: str, branch: str) -> Response:
     """ResetCreation {type: reset | object | common_prefix, path, force}: drops uncommitted changes."""
     body = JsonBody.parse(bp.current_request.raw_body)
-    services().graveler.reset_branch(
+    services().engine.rewrites.reset_branch(
         names.repository(repository),
         names.branch(branch),
         body.required_string("type"),
@@ -72,7 +72,7 @@ def reset_branch(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/hard_reset", ["PUT"])
 def hard_reset_branch(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
-    services().graveler.hard_reset(
+    services().engine.rewrites.hard_reset(
         names.repository(repository), names.branch(branch), names.ref(q.required_string("ref")), q.boolean("force")
     )
     return no_content()
@@ -85,7 +85,7 @@ def revert_branch(repository: str, branch: str) -> Response:
     body = JsonBody.parse(request.raw_body)
     overrides = body.nested("commit_overrides") or JsonBody({})
     try:
-        services().graveler.revert(
+        services().engine.rewrites.revert(
             names.repository(repository),
             names.branch(branch),
             names.ref(body.required_string("ref")),
@@ -108,7 +108,7 @@ def cherry_pick(repository: str, branch: str) -> Response:
     body = JsonBody.parse(request.raw_body)
     overrides = body.nested("commit_overrides") or JsonBody({})
     try:
-        commit = services().graveler.cherry_pick(
+        commit = services().engine.rewrites.cherry_pick(
             names.repository(repository),
             names.branch(branch),
             names.ref(body.required_string("ref")),

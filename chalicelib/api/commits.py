@@ -10,8 +10,8 @@ from chalice import Blueprint, Response
 from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.commit_records import CommitRecord
 from chalicelib.graveler.records import Commit
+from chalicelib.graveler.usecases.commit_records import CommitRecord
 from chalicelib.graveler.workflow_runner import inline_task_id
 
 from . import names, serializers, tasks
@@ -30,9 +30,9 @@ COMMITS = "/repositories/{repository}/branches/{branch}/commits"
 
 
 def _commit(repository: str, branch: str, wait_seconds: float) -> Commit:
-    """Graveler.commit with the request's body. Raises StillRunning when the workflow outlives the wait."""
+    """engine.commits.commit with the request's body. Raises StillRunning when the workflow outlives the wait."""
     body = JsonBody.parse(bp.current_request.raw_body)
-    return services().graveler.commit(
+    return services().engine.commits.commit(
         names.repository(repository),
         names.branch(branch),
         current_user().id,
@@ -74,13 +74,13 @@ def commit_async(repository: str, branch: str) -> Response:
 def commit_async_status(repository: str, branch: str) -> Response:
     """lakeFS's commitAsyncStatus: CommitAsyncStatus."""
     task_id = Query(bp.current_request.query_params).required_string("id")
-    status = services().graveler.commit_status(names.repository(repository), names.branch(branch), task_id)
+    status = services().engine.commits.commit_status(names.repository(repository), names.branch(branch), task_id)
     return json_response(tasks.status_body(status, serializers.commit))
 
 
 @route(bp, "/repositories/{repository}/commits/{commitId}", ["GET"])
 def get_commit(repository: str, commitId: str) -> Response:
-    found = services().graveler.get_commit(names.repository(repository), names.ref(commitId))
+    found = services().engine.commits.get_commit(names.repository(repository), names.ref(commitId))
     return json_response(serializers.commit(found))
 
 
@@ -91,7 +91,7 @@ def log_commits(repository: str, ref: str) -> Response:
     params = bp.current_request.query_params
     q = Query(params)
     amount = q.amount()
-    page = services().graveler.log(
+    page = services().engine.history.log(
         names.repository(repository),
         names.ref(ref),
         q.string("after"),
@@ -143,7 +143,7 @@ def create_commit_record(repository: str) -> Response:
         generation=_required_integer(body, "generation"),
         metadata=body.str_map("metadata"),
     )
-    services().graveler.create_commit_record(names.repository(repository), record, body.boolean("force"))
+    services().engine.commits.create_commit_record(names.repository(repository), record, body.boolean("force"))
     return Response(body=b"", status_code=204, headers={})
 
 

@@ -15,7 +15,7 @@ bp = Blueprint(__name__)
 def diff_branch(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.diff_uncommitted(
+    page = services().engine.history.diff_uncommitted(
         names.repository(repository),
         names.branch(branch),
         q.string("prefix"),

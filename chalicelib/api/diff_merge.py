@@ -143,7 +143,7 @@ MERGE = "/repositories/{repository}/refs/{ref}/merge/{destinationBranch}"
 def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.diff_refs(
+    page = services().engine.history.diff_refs(
         names.repository(repository),
         names.ref(ref),
         names.ref(rightRef),
@@ -159,7 +159,7 @@ def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
 
 @route(bp, MERGE, ["GET"])
 def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Response:
-    source, destination, base = services().graveler.find_merge_base(
+    source, destination, base = services().engine.history.find_merge_base(
         names.repository(repository), names.ref(ref), names.ref(destinationBranch)
     )
     return json_response(
@@ -170,8 +170,8 @@ def find_merge_base(repository: str, ref: str, destinationBranch: str) -> Respon
 def _merge(
     repository: str, ref: str, destination: str, raw: bytes | str | None, body: JsonBody, wait_seconds: float
 ) -> Commit:
-    """Graveler.merge with the request's body. Raises StillRunning when the workflow outlives the wait."""
-    return services().graveler.merge(
+    """engine.merges.merge with the request's body. Raises StillRunning when the workflow outlives the wait."""
+    return services().engine.merges.merge(
         names.repository(repository),
         names.ref(ref),
         names.branch(destination),
@@ -204,7 +204,7 @@ def merge(repository: str, ref: str, destinationBranch: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
     if body.boolean("dry_run") or q.boolean("dry_run"):
-        preview = services().graveler.preview_merge(
+        preview = services().engine.history.preview_merge(
             names.repository(repository),
             names.ref(ref),
             names.branch(destinationBranch),
@@ -244,5 +244,7 @@ def merge_async(repository: str, ref: str, destinationBranch: str) -> Response:
 def merge_async_status(repository: str, ref: str, destinationBranch: str) -> Response:
     """lakeFS's mergeIntoBranchAsyncStatus: MergeAsyncStatus (its result is MergeResult)."""
     task_id = Query(bp.current_request.query_params).required_string("id")
-    status = services().graveler.merge_status(names.repository(repository), names.branch(destinationBranch), task_id)
+    status = services().engine.merges.merge_status(
+        names.repository(repository), names.branch(destinationBranch), task_id
+    )
     return json_response(tasks.status_body(status, lambda commit: {"reference": commit.id}))

@@ -10,8 +10,8 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler.dump_tasks import DUMP_TASK, RESTORE_TASK, DumpTask
 from chalicelib.graveler.refs_dump import RefsDump
+from chalicelib.graveler.usecases.dump_tasks import DUMP_TASK, RESTORE_TASK, DumpTask
 
 from . import names
 from .endpoint import json_response, route, services
@@ -45,35 +45,37 @@ def _status(task: DumpTask) -> dict[str, Any]:
 
 @route(bp, "/repositories/{repository}/refs/dump", ["PUT"])
 def dump_refs(repository: str) -> Response:
-    return json_response(services().dumps().dump(names.repository(repository)).to_json(), 201)
+    return json_response(services().engine.dumps.dump(names.repository(repository)).to_json(), 201)
 
 
 @route(bp, "/repositories/{repository}/refs/restore", ["PUT"])
 def restore_refs(repository: str) -> Response:
     dump, force = _restore_body()
-    services().dumps().restore(names.repository(repository), dump, force)
+    services().engine.dumps.restore(names.repository(repository), dump, force)
     # lakeFS answers 200 with no body.
     return Response(body=b"", status_code=200, headers={})
 
 
 @route(bp, "/repositories/{repository}/dump", ["POST"])
 def dump_submit(repository: str) -> Response:
-    return json_response({"id": services().dumps().submit_dump(names.repository(repository)).id}, 202)
+    return json_response({"id": services().engine.dumps.submit_dump(names.repository(repository)).id}, 202)
 
 
 @route(bp, "/repositories/{repository}/dump", ["GET"])
 def dump_status(repository: str) -> Response:
     task_id = Query(bp.current_request.query_params).required_string("task_id")
-    return json_response(_status(services().dumps().status(names.repository(repository), DUMP_TASK, task_id)))
+    return json_response(_status(services().engine.dumps.status(names.repository(repository), DUMP_TASK, task_id)))
 
 
 @route(bp, "/repositories/{repository}/restore", ["POST"])
 def restore_submit(repository: str) -> Response:
     dump, force = _restore_body()
-    return json_response({"id": services().dumps().submit_restore(names.repository(repository), dump, force).id}, 202)
+    return json_response(
+        {"id": services().engine.dumps.submit_restore(names.repository(repository), dump, force).id}, 202
+    )
 
 
 @route(bp, "/repositories/{repository}/restore", ["GET"])
 def restore_status(repository: str) -> Response:
     task_id = Query(bp.current_request.query_params).required_string("task_id")
-    return json_response(_status(services().dumps().status(names.repository(repository), RESTORE_TASK, task_id)))
+    return json_response(_status(services().engine.dumps.status(names.repository(repository), RESTORE_TASK, task_id)))

@@ -46,18 +46,18 @@ def prepare_response(prepared: PreparedRun, presigned_url: str | None) -> dict[s
 
 
 def _get_rules(repository: str) -> Response:
-    return json_response(rules_to_json(get_rules(services().graveler, names.repository(repository))))
+    return json_response(rules_to_json(get_rules(services().engine, names.repository(repository))))
 
 
 def _set_rules(repository: str) -> Response:
     raw = bp.current_request.raw_body
     body = JsonBody.parse(raw)  # the shared 400s for an empty, malformed, too deep or non-object body
-    set_rules(services().graveler, names.repository(repository), rules_from_json(body.data()))
+    set_rules(services().engine, names.repository(repository), rules_from_json(body.data()))
     return no_content()
 
 
 def _delete_rules(repository: str) -> Response:
-    delete_rules(services().graveler, names.repository(repository))
+    delete_rules(services().engine, names.repository(repository))
     return no_content()
 
 
@@ -102,13 +102,13 @@ def _presigned_commits(storage_namespace: str, commits_location: str) -> str | N
     built = services()
     if not built.settings.pre_sign_support:
         return None
-    files = built.graveler.namespace_files(storage_namespace)
+    files = built.engine.repositories.namespace_files(storage_namespace)
     return files.presign_get(commits_location, built.settings.presign_expiry_seconds)
 
 
 @route(bp, "/repositories/{repository}/gc/prepare_commits", ["POST"])
 def prepare_gc_commits(repository: str) -> Response:
-    prepared = prepare(services().graveler, names.repository(repository))
+    prepared = prepare(services().engine, names.repository(repository))
     presigned = _presigned_commits(prepared.storage_namespace, prepared.commits_location)
     return json_response(prepare_response(prepared, presigned), 201)
 
@@ -116,16 +116,16 @@ def prepare_gc_commits(repository: str) -> Response:
 @route(bp, "/repositories/{repository}/gc/prepare_commits/async", ["POST"])
 def prepare_gc_commits_async(repository: str) -> Response:
     # Lakelet's prepare runs within the request (gc/prepare_status.py): the task is its run, complete at once.
-    prepared = prepare(services().graveler, names.repository(repository))
+    prepared = prepare(services().engine, names.repository(repository))
     return json_response({"id": prepared.run_id}, 202)
 
 
 @route(bp, "/repositories/{repository}/gc/prepare_commits/status", ["GET"])
 def prepare_gc_commits_status(repository: str) -> Response:
-    graveler = services().graveler
+    engine = services().engine
     repo = names.repository(repository)
-    status = prepared_status(graveler, repo, Query(bp.current_request.query_params).required_string("id"))
-    namespace = graveler.get_repository(repo).storage_namespace
+    status = prepared_status(engine, repo, Query(bp.current_request.query_params).required_string("id"))
+    namespace = engine.repositories.get_repository(repo).storage_namespace
     result = {
         "run_id": status.run_id,
         "gc_commits_location": status.commits_location,
@@ -146,5 +146,5 @@ def prepare_gc_uncommitted(repository: str) -> Response:
     # is not one of its own (lakeFS answers 400 for a token it cannot decode).
     if token:
         raise errors.Invalid("invalid continuation token")
-    run = prepare_uncommitted(services().graveler, names.repository(repository))
+    run = prepare_uncommitted(services().engine, names.repository(repository))
     return json_response({"run_id": run.run_id, "gc_uncommitted_location": run.location}, 201)

@@ -25,7 +25,7 @@ from chalicelib.graveler import errors
 from chalicelib.iceberg import Catalog
 
 if TYPE_CHECKING:
-    from chalicelib.iceberg.credentials import Vendor
+    from chalicelib.iceberg.ports import Vendor
 
 from .endpoint import (
     ANY_CONTENT_TYPE,
@@ -81,23 +81,13 @@ def catalog() -> Catalog:
     def authorize(permissions: Sequence[Permission]) -> None:
         auth.authorize(user, list(permissions))
 
-    return Catalog(services().graveler, authorize, vendor())
-
-
-# The credential vendor of the services it was built for (rebuilt when tests swap the services).
-_vendor: tuple[wiring.Services, Vendor | None] | None = None
+    return Catalog(services().engine, authorize, vendor())
 
 
 def vendor() -> Vendor | None:
-    """The catalog's credential vendor: STS with the deployment's role (LAKELET_ICEBERG_DATA_ROLE_ARN), None
-    where none is set (tables then go through the S3 gateway)."""
-    global _vendor
-    current = services()
-    if _vendor is None or _vendor[0] is not current:
-        from chalicelib.adapters.sts_credentials import sts_vendor  # boto3's STS client: on a catalog's first use
-
-        _vendor = (current, sts_vendor(current.settings))
-    return _vendor[1]
+    """The catalog's credential vendor (wiring.Services.vending): None where the deployment names no role (tables
+    then go through the S3 gateway)."""
+    return services().vending()
 
 
 def catalog_route(path: str, methods: list[str]) -> Callable[[View], View]:

@@ -64,7 +64,7 @@ def import_start(repository: str, branch: str) -> Response:
     """202 ImportCreationResponse {"id"}; a 403 naming the setting for a source outside the allowed locations."""
     body = JsonBody.parse(bp.current_request.raw_body)
     commit = body.nested("commit") or JsonBody({})
-    request = services().graveler.start_import(
+    request = services().engine.imports.submit(
         names.repository(repository),
         names.branch(branch),
         _locations(body),
@@ -80,7 +80,7 @@ def import_start(repository: str, branch: str) -> Response:
 @route(bp, IMPORT, ["GET"])
 def import_status(repository: str, branch: str) -> Response:
     import_id = Query(bp.current_request.query_params).required_string("id")
-    status = services().graveler.import_status(names.repository(repository), names.branch(branch), import_id)
+    status = services().engine.imports.status(names.repository(repository), names.branch(branch), import_id)
     return json_response(status_body(status))
 
 
@@ -88,5 +88,5 @@ def import_status(repository: str, branch: str) -> Response:
 def import_cancel(repository: str, branch: str) -> Response:
     """204; 409 when the import already ended."""
     import_id = Query(bp.current_request.query_params).required_string("id")
-    services().graveler.cancel_import(names.repository(repository), names.branch(branch), import_id)
+    services().engine.imports.cancel(names.repository(repository), names.branch(branch), import_id)
     return Response(body="", status_code=204)

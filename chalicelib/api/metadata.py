@@ -20,7 +20,7 @@ def _metadata() -> RepositoryMetadata:
     svc = services()
     if svc.repository_metadata is None:
         raise errors.StorageError("no repository metadata store is configured")
-    return RepositoryMetadata(svc.graveler, svc.repository_metadata)
+    return RepositoryMetadata(svc.engine, svc.repository_metadata)
 
 
 @route(bp, METADATA, ["GET"])

@@ -23,7 +23,7 @@ _TYPES = ("meta_range", "range")
 
 
 def _location(repository: str, object_id: str) -> Response:
-    address = services().graveler.metadata_file(names.repository(repository), object_id)
+    address = services().engine.repositories.metadata_file(names.repository(repository), object_id)
     return json_response({"location": address}, headers={"Location": address})
 
 
@@ -44,7 +44,7 @@ def get_metadata_object(repository: str, object_type: str, object_id: str) -> Re
     svc = services()
     repo = names.repository(repository)
     if Query(bp.current_request.query_params).boolean("presign"):
-        url = svc.graveler.presign_metadata_file(repo, object_id, svc.settings.presign_expiry_seconds)
+        url = svc.engine.repositories.presign_metadata_file(repo, object_id, svc.settings.presign_expiry_seconds)
         return Response(body=b"", status_code=302, headers={"Location": url})
-    data = svc.graveler.read_metadata_file(repo, object_id)
+    data = svc.engine.repositories.read_metadata_file(repo, object_id)
     return Response(body=data, status_code=200, headers={"Content-Type": "application/octet-stream"})

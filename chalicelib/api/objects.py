@@ -118,21 +118,21 @@ GONE_MESSAGE = "the data of this object was garbage collected"
 def get_object(repository: str, ref: str) -> Response:
     request = bp.current_request
     q = Query(request.query_params)
-    graveler = services().graveler
+    engine = services().engine
     repo_id, ref_name, path = names.repository(repository), names.ref(ref), q.required_string("path")
     disposition = _disposition(q)
     if q.boolean("presign") or request.method == "HEAD":
         # Neither a presigned URL nor a HEAD touches the data: ask whether GC collected it (410, as lakeFS).
-        entry, collected = graveler.stat_readable(repo_id, ref_name, path)
+        entry, collected = engine.objects.stat_readable(repo_id, ref_name, path)
         if collected:
             raise errors.Gone(GONE_MESSAGE)
     else:
-        entry = graveler.stat_object(repo_id, ref_name, path)  # a read of collected data answers 410 itself
+        entry = engine.objects.stat_object(repo_id, ref_name, path)  # a read of collected data answers 410 itself
     if q.boolean("presign"):
-        location = graveler.presign_object(repository, entry, services().settings.presign_expiry_seconds)
+        location = engine.objects.presign_object(repository, entry, services().settings.presign_expiry_seconds)
         return Response(body=b"", status_code=302, headers={"Location": location})
     return object_response(
-        request, path, entry, disposition, lambda start, end: graveler.read_object(repository, entry, start, end)
+        request, path, entry, disposition, lambda start, end: engine.objects.read_object(repository, entry, start, end)
     )
 
 
@@ -149,12 +149,12 @@ def _disposition(q: Query) -> str | None:
 def stat_object(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
     path = q.required_string("path")
-    graveler = services().graveler
-    entry, collected = graveler.stat_readable(names.repository(repository), names.ref(ref), path)
+    engine = services().engine
+    entry, collected = engine.objects.stat_readable(names.repository(repository), names.ref(ref), path)
     presigned, expiry = None, None
     if q.boolean("presign") and not collected:
         seconds = services().settings.presign_expiry_seconds
-        presigned, expiry = graveler.presign_object(repository, entry, seconds), int(time.time()) + seconds
+        presigned, expiry = engine.objects.presign_object(repository, entry, seconds), int(time.time()) + seconds
     # As lakeFS: the stats of an object whose data GC collected, with status 410 Gone.
     return json_response(
         serializers.object_stats(path, entry, q.boolean("user_metadata", True), presigned, expiry),
@@ -165,7 +165,7 @@ def stat_object(repository: str, ref: str) -> Response:
 @route(bp, OBJECT + "/underlyingProperties", ["GET"])
 def get_underlying_properties(repository: str, ref: str) -> Response:
     path = Query(bp.current_request.query_params).required_string("path")
-    storage_class = services().graveler.storage_class(names.repository(repository), names.ref(ref), path)
+    storage_class = services().engine.objects.storage_class(names.repository(repository), names.ref(ref), path)
     return json_response({"storage_class": storage_class})
 
 
@@ -180,8 +180,8 @@ def upload_object_preflight(repository: str, branch: str) -> Response:
 def list_objects(repository: str, ref: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount, with_metadata = q.amount(), q.boolean("user_metadata", True)
-    graveler = services().graveler
-    page = graveler.list_objects(
+    engine = services().engine
+    page = engine.objects.list_objects(
         names.repository(repository),
         names.ref(ref),
         q.string("prefix"),
@@ -207,7 +207,7 @@ def list_objects(repository: str, ref: str) -> Response:
         )
         if item.entry is None or not readable:
             return serializers.listed_object(item, with_metadata)
-        url = graveler.presign_object(repository, item.entry, seconds)
+        url = engine.objects.presign_object(repository, item.entry, seconds)
         return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)
 
     return json_response(serializers.listing(page, presigned))
@@ -218,7 +218,7 @@ def upload_object(repository: str, branch: str) -> Response:
     request = bp.current_request
     path = Query(request.query_params).required_string("path")
     data, content_type = upload_body(request.headers, raw_body(request))
-    entry = services().graveler.upload_object(
+    entry = services().engine.objects.upload_object(
         names.repository(repository),
         names.branch(branch),
         path,
@@ -256,7 +256,7 @@ def stage_object(repository: str, branch: str) -> Response:
             "physical_address was handed out for a presigned upload whose URL may still rewrite it: link it with "
             "PUT .../staging/backing, or stage it once the URL has expired"
         )
-    entry = svc.graveler.stage_object(
+    entry = svc.engine.staged.stage_object(
         names.repository(repository),
         names.branch(branch),
         path,
@@ -277,7 +277,7 @@ def upload_objects(repository: str, branch: str) -> Response:
     if if_absent(request.headers):
         raise errors.Invalid("a batch upload cannot be conditional: upload objects one by one with If-None-Match")
     objects = batch_body.parse(request.raw_body)
-    entries = services().graveler.upload_objects(names.repository(repository), names.branch(branch), objects)
+    entries = services().engine.objects.upload_objects(names.repository(repository), names.branch(branch), objects)
     return json_response(
         {"results": [serializers.object_stats(o.path, e) for o, e in zip(objects, entries, strict=True)]}, 201
     )
@@ -286,7 +286,7 @@ def upload_objects(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["DELETE"])
 def delete_object(repository: str, branch: str) -> Response:
     q = Query(bp.current_request.query_params)
-    services().graveler.delete_object(
+    services().engine.objects.delete_object(
         names.repository(repository), names.branch(branch), q.required_string("path"), q.boolean("force")
     )
     return no_content()
@@ -313,7 +313,7 @@ def delete_objects(repository: str, branch: str) -> Response:
         # Nothing to do, and the caller may not know whether the repository exists: the same answer for one
         # that does and one that does not (looking it up would tell 404 from 200).
         return json_response(serializers.object_errors(report))
-    failures = svc.graveler.delete_objects(repo_id, branch_id, allowed)
+    failures = svc.engine.objects.delete_objects(repo_id, branch_id, allowed)
     report += [(p, status_for(e), message_for(e)) for p, e in failures]
     return json_response(serializers.object_errors(report))
 
@@ -328,7 +328,7 @@ def copy_object(repository: str, branch: str) -> Response:
     # not offered.
     body.boolean("shallow")
     body.boolean("force")
-    entry = services().graveler.copy_object(
+    entry = services().engine.objects.copy_object(
         names.repository(repository),
         names.ref(body.string("src_ref") or branch),
         body.required_string("src_path"),
@@ -348,7 +348,7 @@ def update_object_user_metadata(repository: str, branch: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     if body.nested("set") is None:
         raise errors.Invalid("field set is required")
-    services().graveler.update_user_metadata(
+    services().engine.objects.update_user_metadata(
         names.repository(repository), names.branch(branch), path, body.str_map("set")
     )
     return no_content()

@@ -44,16 +44,16 @@ def get_physical_address(repository: str, branch: str) -> Response:
         # Written with the client's own credentials, nothing makes the address write-once.
         raise errors.Invalid("write_once needs presign=true: only a presigned URL can be made write-once")
     svc = services()
-    graveler = svc.graveler
-    graveler.check_upload_branch(names.repository(repository), names.branch(branch))
+    engine = svc.engine
+    engine.objects.check_upload_branch(names.repository(repository), names.branch(branch))
     address = svc.auth.address_signer().sign(
-        repository, branch, path, graveler.new_physical_address(repository), write_once
+        repository, branch, path, engine.objects.new_physical_address(repository), write_once
     )
     # presigned_url is nullable in lakeFS's schema, and null when not asked for.
     location: dict[str, object] = {"physical_address": address, "presigned_url": None}
     if q.boolean("presign"):
         seconds = svc.settings.presign_expiry_seconds
-        location["presigned_url"] = graveler.presign_upload(address, seconds, write_once)
+        location["presigned_url"] = engine.repositories.presign_upload(address, seconds, write_once)
         location["presigned_url_expiry"] = int(time.time()) + seconds
     return json_response(location)
 
@@ -82,7 +82,7 @@ def link_physical_address(repository: str, branch: str) -> Response:
         content_type=body.string("content_type") or DEFAULT_CONTENT_TYPE,
         user_metadata=body.str_map("user_metadata"),
     )
-    linked = svc.graveler.link_upload(
+    linked = svc.engine.objects.link_upload(
         repository, branch, path, address, claim, if_absent(request.headers), is_write_once(address)
     )
     return json_response(serializers.object_stats(path, linked))

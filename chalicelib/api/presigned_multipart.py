@@ -45,8 +45,8 @@ def create_presign_multipart_upload(repository: str, branch: str) -> Response:
     parts = Query(bp.current_request.query_params).integer("parts", 0) or 0
     svc = services()
     repo, branch_id = names.repository(repository), names.branch(branch)
-    address = svc.auth.address_signer().sign(repo, branch_id, path, svc.graveler.new_physical_address(repo))
-    started = svc.graveler.start_presigned_multipart(
+    address = svc.auth.address_signer().sign(repo, branch_id, path, svc.engine.objects.new_physical_address(repo))
+    started = svc.engine.multipart.start_presigned_multipart(
         repo, branch_id, path, address, parts, svc.settings.presign_expiry_seconds
     )
     body: dict[str, object] = {"upload_id": started.upload_id, "physical_address": address}
@@ -63,7 +63,7 @@ def upload_part(repository: str, branch: str, upload_id: str, part_number: str) 
     body = JsonBody.parse(bp.current_request.raw_body)
     svc = services()
     address = _verified(repository, branch, path, body)
-    url = svc.graveler.presign_part(
+    url = svc.engine.multipart.presign_part(
         names.repository(repository), address, upload_id, int(part_number), svc.settings.presign_expiry_seconds
     )
     return json_response({"presigned_url": url})
@@ -81,7 +81,7 @@ def upload_part_copy(repository: str, branch: str, upload_id: str, part_number: 
     source = body.nested("copy_source")
     if source is None:
         raise errors.Invalid("field copy_source is required")
-    etag = services().graveler.copy_part(
+    etag = services().engine.multipart.copy_part(
         names.repository(repository),
         address,
         upload_id,
@@ -102,7 +102,7 @@ def complete_presign_multipart_upload(repository: str, branch: str, upload_id: s
     body = JsonBody.parse(bp.current_request.raw_body)
     address = _verified(repository, branch, path, body)
     parts = _parts(body.raw("parts"))
-    entry = services().graveler.complete_presigned_multipart(
+    entry = services().engine.multipart.complete_presigned_multipart(
         names.repository(repository),
         names.branch(branch),
         path,
@@ -119,7 +119,7 @@ def complete_presign_multipart_upload(repository: str, branch: str, upload_id: s
 def abort_presign_multipart_upload(repository: str, branch: str, upload_id: str) -> Response:
     path = _path()
     address = _verified(repository, branch, path, JsonBody.parse(bp.current_request.raw_body))
-    services().graveler.abort_presigned_multipart(names.repository(repository), address, upload_id)
+    services().engine.multipart.abort_presigned_multipart(names.repository(repository), address, upload_id)
     return no_content()
 
 

@@ -28,7 +28,7 @@ EDIT_TRIES = 5
 
 
 def _protection() -> BranchProtection:
-    protection = services().graveler.protection
+    protection = services().engine.ports.protection
     if protection is None:
         raise errors.StorageError("no branch protection store is configured")
     return protection
@@ -56,7 +56,7 @@ def _rules_body(patterns: tuple[str, ...]) -> list[dict[str, str]]:
 
 @route(bp, SETTINGS, ["GET"])
 def get_branch_protection_rules(repository: str) -> Response:
-    repo = services().graveler.get_repository(names.repository(repository))
+    repo = services().engine.repositories.get_repository(names.repository(repository))
     rules = _protection().get_rules(repo)
     return json_response(_rules_body(rules.patterns), headers={"ETag": f'"{rules.etag}"'})
 
@@ -65,14 +65,14 @@ def get_branch_protection_rules(repository: str) -> Response:
 def set_branch_protection_rules(repository: str) -> Response:
     request = bp.current_request
     patterns = _rule_list(request.raw_body)
-    repo = services().graveler.get_repository(names.repository(repository))
+    repo = services().engine.repositories.get_repository(names.repository(repository))
     _protection().set_rules(repo, patterns, request.headers.get("if-match"))
     return no_content()
 
 
 @route(bp, RULES, ["GET"])
 def internal_get_branch_protection_rules(repository: str) -> Response:
-    repo = services().graveler.get_repository(names.repository(repository))
+    repo = services().engine.repositories.get_repository(names.repository(repository))
     return json_response(_rules_body(_protection().get_rules(repo).patterns))
 
 
@@ -93,7 +93,7 @@ def internal_delete_branch_protection_rule(repository: str) -> Response:
 @route(bp, RULES + "/set_allowed", ["GET"])
 def create_branch_protection_rule_preflight(repository: str) -> Response:
     """Whether the caller may change the rules: the route's permission check is the answer (204 or 403)."""
-    services().graveler.get_repository(names.repository(repository))
+    services().engine.repositories.get_repository(names.repository(repository))
     return no_content()
 
 
@@ -111,7 +111,7 @@ def _removed(patterns: tuple[str, ...], pattern: str) -> tuple[str, ...]:
 
 def _edit(repository: str, change: Any) -> None:
     """Applies ``change`` to the rules with a compare-and-swap on their ETag, retried when they moved."""
-    repo = services().graveler.get_repository(names.repository(repository))
+    repo = services().engine.repositories.get_repository(names.repository(repository))
     protection = _protection()
     for _ in range(EDIT_TRIES):
         current = protection.get_rules(repo)

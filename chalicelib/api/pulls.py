@@ -16,7 +16,7 @@ from chalice import Blueprint, Response
 from chalicelib.auth.policies import Permission, branch_arn
 from chalicelib.graveler import errors
 from chalicelib.graveler.errors import MergeConflicts
-from chalicelib.graveler.pull_requests import PullRequest, PullRequestUpdate
+from chalicelib.graveler.usecases.pull_requests import PullRequest, PullRequestUpdate
 
 from . import names, serializers, tasks
 from .diff_merge import conflict_response
@@ -57,10 +57,8 @@ def pr_body(pr: PullRequest, *, listed: bool = False) -> dict[str, Any]:
 def list_pull_requests(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = (
-        services()
-        .pulls()
-        .list(names.repository(repository), q.string("prefix"), q.string("after"), amount, q.string("status", "all"))
+    page = services().engine.pulls.list(
+        names.repository(repository), q.string("prefix"), q.string("after"), amount, q.string("status", "all")
     )
     return json_response(serializers.listing(page, lambda pr: pr_body(pr, listed=True)))
 
@@ -68,24 +66,20 @@ def list_pull_requests(repository: str) -> Response:
 @route(bp, PULLS, ["POST"])
 def create_pull_request(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
-    pr = (
-        services()
-        .pulls()
-        .create(
-            names.repository(repository),
-            body.required_string("title"),
-            body.string("description") or "",
-            body.required_string("source_branch"),
-            body.required_string("destination_branch"),
-            current_user().id,
-        )
+    pr = services().engine.pulls.create(
+        names.repository(repository),
+        body.required_string("title"),
+        body.string("description") or "",
+        body.required_string("source_branch"),
+        body.required_string("destination_branch"),
+        current_user().id,
     )
     return json_response({"id": pr.id}, 201)
 
 
 @route(bp, PULL, ["GET"])
 def get_pull_request(repository: str, pull_request: str) -> Response:
-    pr = services().pulls().get(names.repository(repository), pull_request)
+    pr = services().engine.pulls.get(names.repository(repository), pull_request)
     return json_response(pr_body(pr))
 
 
@@ -93,7 +87,7 @@ def get_pull_request(repository: str, pull_request: str) -> Response:
 def update_pull_request(repository: str, pull_request: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     change = PullRequestUpdate(body.string("title"), body.string("description"), body.string("status"))
-    services().pulls().update(names.repository(repository), pull_request, change)
+    services().engine.pulls.update(names.repository(repository), pull_request, change)
     # lakeFS's controller answers 204 (its spec says 200; the clients take either).
     return no_content()
 
@@ -109,24 +103,20 @@ def merge_pull_request(repository: str, pull_request: str) -> Response:
         services().auth.authorize(user, [Permission("fs:CreateCommit", branch_arn(repo_id, destination))])
 
     try:
-        merged = (
-            services()
-            .pulls()
-            .merge(
-                repo_id,
-                pull_request,
-                user.id,
-                may_merge_into,
-                body.string("message") or "",
-                body.str_map("metadata"),
-                body.string("strategy"),
-            )
+        merged = services().engine.pulls.merge(
+            repo_id,
+            pull_request,
+            user.id,
+            may_merge_into,
+            body.string("message") or "",
+            body.str_map("metadata"),
+            body.string("strategy"),
         )
     except MergeConflicts as e:
         return conflict_response(e, Query(bp.current_request.query_params).amount())
     except errors.StillRunning as running:
         # The merge goes on as a workflow: the pull request stays open; the merge's status says how it ended.
-        pr = services().pulls().get(repo_id, pull_request)
+        pr = services().engine.pulls.get(repo_id, pull_request)
         url = (
             f"{URL_PREFIX}/repositories/{repository}/refs/{pr.source_branch}/merge/{pr.destination_branch}"
             f"/status?id={running.task_id}"

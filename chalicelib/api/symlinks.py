@@ -19,5 +19,8 @@ bp = Blueprint(__name__)
 @route(bp, "/repositories/{repository}/refs/{branch}/symlink", ["POST"])
 def create_symlink_file(repository: str, branch: str) -> Response:
     location = Query(bp.current_request.query_params).string("location")
-    root, _ = write_symlinks(services().graveler, names.repository(repository), names.branch(branch), location)
+    engine = services().engine
+    root, _ = write_symlinks(
+        engine.objects, engine.repositories, names.repository(repository), names.branch(branch), location
+    )
     return json_response({"location": root}, 201)

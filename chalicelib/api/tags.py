@@ -15,7 +15,9 @@ bp = Blueprint(__name__)
 def list_tags(repository: str) -> Response:
     q = Query(bp.current_request.query_params)
     amount = q.amount()
-    page = services().graveler.list_tags(names.repository(repository), q.string("prefix"), q.string("after"), amount)
+    page = services().engine.branches.list_tags(
+        names.repository(repository), q.string("prefix"), q.string("after"), amount
+    )
     return json_response(serializers.listing(page, serializers.ref))
 
 
@@ -23,7 +25,7 @@ def list_tags(repository: str) -> Response:
 def create_tag(repository: str) -> Response:
     body = JsonBody.parse(bp.current_request.raw_body)
     # force writes into a read-only repository, as lakeFS's; an existing tag stays a 409 (tags are immutable).
-    tag = services().graveler.create_tag(
+    tag = services().engine.branches.create_tag(
         names.repository(repository),
         body.required_string("id"),
         names.ref(body.required_string("ref")),
@@ -34,11 +36,13 @@ def create_tag(repository: str) -> Response:
 
 @route(bp, "/repositories/{repository}/tags/{tag}", ["GET"])
 def get_tag(repository: str, tag: str) -> Response:
-    return json_response(serializers.ref(services().graveler.get_tag(names.repository(repository), names.tag(tag))))
+    return json_response(
+        serializers.ref(services().engine.branches.get_tag(names.repository(repository), names.tag(tag)))
+    )
 
 
 @route(bp, "/repositories/{repository}/tags/{tag}", ["DELETE"])
 def delete_tag(repository: str, tag: str) -> Response:
     force = Query(bp.current_request.query_params).boolean("force")
-    services().graveler.delete_tag(names.repository(repository), names.tag(tag), force)
+    services().engine.branches.delete_tag(names.repository(repository), names.tag(tag), force)
     return no_content()

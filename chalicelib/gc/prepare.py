@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from chalicelib.graveler import errors, namespaces
+from chalicelib.graveler.engine import Engine
 from chalicelib.graveler.namespace_files import NamespaceFiles
 from chalicelib.graveler.retention import RetentionRules, active_commits
-from chalicelib.graveler.service import Graveler
 
 from . import job_files, layout
 from .rules import RulesStore, rules_to_json
@@ -55,7 +55,7 @@ def new_run_id(now: float) -> str:
 
 
 def prepare(
-    graveler: Graveler,
+    engine: Engine,
     repo_id: str,
     *,
     run_id: str | None = None,
@@ -65,16 +65,16 @@ def prepare(
     ``<namespace>/_lakefs/retention/gc/``. Raises RepositoryNotFound, GCRulesNotFound, CommitNotFound (an
     incomplete commit graph), StorageError."""
     prepared_at = clock()
-    repo = graveler.get_repository(repo_id)
-    refuse_shared_namespace(graveler, repo.id, repo.storage_namespace)
-    files = graveler.namespace_files(repo.storage_namespace)
+    repo = engine.repositories.get_repository(repo_id)
+    refuse_shared_namespace(engine, repo.id, repo.storage_namespace)
+    files = engine.repositories.namespace_files(repo.storage_namespace)
     rules = RulesStore(files).get()
     run = layout.validate_run_id(run_id) if run_id else new_run_id(prepared_at)
     ns = repo.storage_namespace
 
-    staged = sorted(graveler.staged_addresses(repo))
-    heads = graveler.branch_heads(repo)
-    commits = graveler.all_commits(repo)
+    staged = sorted(engine.collection.staged_addresses(repo))
+    heads = engine.collection.branch_heads(repo)
+    commits = engine.collection.all_commits(repo)
     active = active_commits(commits, heads, rules, prepared_at)
     kept = sorted((commits[cid] for cid in active), key=lambda c: c.id)
 
@@ -107,11 +107,11 @@ class UncommittedRun:
     staged_addresses: int
 
 
-def refuse_shared_namespace(graveler: Graveler, repo_id: str, namespace: str) -> None:
+def refuse_shared_namespace(engine: Engine, repo_id: str, namespace: str) -> None:
     """Raises NamespaceInUse (400) when another repository's namespace is this one, lies inside it or holds it:
     the sweep deletes what this repository's commits do not reference, which includes the other's data (a bare
     restore target on a live repository's namespace, as lakeFS allows, or a repository made before the checks)."""
-    others = ((str(r.id), r.storage_namespace) for r in graveler.iterate_repositories())
+    others = ((str(r.id), r.storage_namespace) for r in engine.collection.iterate_repositories())
     try:
         namespaces.refuse_live_overlap(namespace, others, skip=repo_id)
     except errors.NamespaceInUse as e:
@@ -120,15 +120,15 @@ def refuse_shared_namespace(graveler: Graveler, repo_id: str, namespace: str) ->
         ) from None
 
 
-def prepare_uncommitted(graveler: Graveler, repo_id: str, *, clock: Callable[[], float] = time.time) -> UncommittedRun:
+def prepare_uncommitted(engine: Engine, repo_id: str, *, clock: Callable[[], float] = time.time) -> UncommittedRun:
     """lakeFS's prepareGarbageCollectionUncommitted over Lakelet's staging: every address staged on any branch,
     written in one go as the same ``staged/run_id=<id>/`` parts a full prepare writes (the job's own input),
     at least one part even when nothing is staged, so the location always reads as a table. Needs no rules.
     Raises RepositoryNotFound, StorageError."""
-    repo = graveler.get_repository(repo_id)
-    files = graveler.namespace_files(repo.storage_namespace)
+    repo = engine.repositories.get_repository(repo_id)
+    files = engine.repositories.namespace_files(repo.storage_namespace)
     run = new_run_id(clock())
-    staged = sorted(graveler.staged_addresses(repo))
+    staged = sorted(engine.collection.staged_addresses(repo))
     _write_staged(files, repo.storage_namespace, run, staged, at_least_one=True)
     return UncommittedRun(run, layout.staged_location(repo.storage_namespace, run), len(staged))
 

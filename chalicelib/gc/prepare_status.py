@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.engine import Engine
 
 from . import layout
 
@@ -34,13 +34,13 @@ class PreparedStatus:
         return datetime.fromtimestamp(self.prepared_at, UTC).isoformat().replace("+00:00", "Z")
 
 
-def prepared_status(graveler: Graveler, repo_id: str, task_id: str) -> PreparedStatus:
+def prepared_status(engine: Engine, repo_id: str, task_id: str) -> PreparedStatus:
     """The prepare run ``task_id`` of the repository. Raises NotFound for a task it never ran (Invalid for an id
     that cannot be a run id)."""
-    namespace = graveler.get_repository(repo_id).storage_namespace
+    namespace = engine.repositories.get_repository(repo_id).storage_namespace
     address = layout.prepare_manifest_address(namespace, layout.validate_run_id(task_id))
     try:
-        manifest = json.loads(graveler.namespace_files(namespace).get(address))
+        manifest = json.loads(engine.repositories.namespace_files(namespace).get(address))
     except errors.ObjectNotFound:
         raise errors.NotFound(f"no garbage collection prepare task {task_id}") from None
     return PreparedStatus(

@@ -10,10 +10,10 @@ import json
 from typing import Any
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.engine import Engine
 from chalicelib.graveler.namespace_files import NamespaceFiles
 from chalicelib.graveler.records import BranchID
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
-from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.validation import validate_branch_id
 
 from .layout import rules_address
@@ -101,18 +101,20 @@ class RulesStore:
         self._files.delete(rules_address(self._files.namespace))
 
 
-def _store(graveler: Graveler, repo_id: str) -> RulesStore:
-    return RulesStore(graveler.namespace_files(graveler.get_repository(repo_id).storage_namespace))
+def _store(engine: Engine, repo_id: str) -> RulesStore:
+    return RulesStore(
+        engine.repositories.namespace_files(engine.repositories.get_repository(repo_id).storage_namespace)
+    )
 
 
-def get_rules(graveler: Graveler, repo_id: str) -> RetentionRules:
-    return _store(graveler, repo_id).get()
+def get_rules(engine: Engine, repo_id: str) -> RetentionRules:
+    return _store(engine, repo_id).get()
 
 
-def set_rules(graveler: Graveler, repo_id: str, rules: RetentionRules) -> None:
-    _store(graveler, repo_id).set(rules)
+def set_rules(engine: Engine, repo_id: str, rules: RetentionRules) -> None:
+    _store(engine, repo_id).set(rules)
 
 
-def delete_rules(graveler: Graveler, repo_id: str) -> None:
+def delete_rules(engine: Engine, repo_id: str) -> None:
     """Removes the rules; removing unset rules is a no-op, as in lakeFS."""
-    _store(graveler, repo_id).delete()
+    _store(engine, repo_id).delete()

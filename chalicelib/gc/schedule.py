@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.engine import Engine
 from chalicelib.settings import GCSettings
 
 from .ports import JobRunRequest, JobStarter
@@ -95,13 +95,13 @@ def job_request(prepared: PreparedRun, settings: GCSettings) -> JobRunRequest:
 
 
 def run_scheduled(
-    graveler: Graveler, starter: JobStarter, settings: GCSettings, clock: Callable[[], float] = time.time
+    engine: Engine, starter: JobStarter, settings: GCSettings, clock: Callable[[], float] = time.time
 ) -> list[ScheduledRun]:
     """Prepares each repository with rules and starts its job. Repositories without rules are left out."""
     runs: list[ScheduledRun] = []
-    for repo in graveler.iterate_repositories():
+    for repo in engine.collection.iterate_repositories():
         try:
-            prepared = prepare(graveler, repo.id, clock=clock)
+            prepared = prepare(engine, repo.id, clock=clock)
         except (GCRulesNotFound, errors.RepositoryNotFound):
             continue  # no rules, or being deleted: nothing to collect
         except errors.GravelerError as e:
@@ -124,14 +124,14 @@ def run_scheduled(
 DROP_BUDGET_SECONDS = 120.0
 
 
-def release_retired(graveler: Graveler, budget_seconds: float | None = None) -> int:
+def release_retired(engine: Engine, budget_seconds: float | None = None) -> int:
     """Drops the expired retired staging tokens of every branch of every repository, for at most
     ``budget_seconds`` (None: all of them); the entries still retired."""
-    deadline = None if budget_seconds is None else graveler.now() + budget_seconds
+    deadline = None if budget_seconds is None else engine.ports.clock() + budget_seconds
     left = 0
-    for repo in graveler.iterate_repositories():
+    for repo in engine.collection.iterate_repositories():
         try:
-            left += graveler.release_retired(repo, deadline)
+            left += engine.collection.release_retired(repo, deadline)
         except errors.GravelerError:
             log.exception("releasing the retired staging tokens of repository %s failed", repo.id)
     return left
@@ -142,7 +142,7 @@ def on_drop_schedule() -> dict[str, Any]:
     dropped, in the background and within DROP_BUDGET_SECONDS; a token not dropped whole stays for the next run."""
     from chalicelib.wiring import get_services
 
-    return {"retired": release_retired(get_services().graveler, DROP_BUDGET_SECONDS)}
+    return {"retired": release_retired(get_services().engine, DROP_BUDGET_SECONDS)}
 
 
 def on_schedule() -> dict[str, Any]:
@@ -155,5 +155,5 @@ def on_schedule() -> dict[str, Any]:
     if not settings.configured:
         log.warning("scheduled GC skipped: the EMR Serverless application, role, job entry point or package is not set")
         return {"runs": [], "skipped": "not configured"}
-    runs = run_scheduled(services.graveler, job_starter(services.settings, settings), settings)
+    runs = run_scheduled(services.engine, job_starter(services.settings, settings), settings)
     return {"runs": [run.to_json() for run in runs]}

@@ -5,15 +5,15 @@ only through the ports in ``ports.py``. It never imports boto3, pynamodb or chal
 the third-party imports allowed are pyarrow, inside the range format package ``committed/``, and cachetools,
 inside ``caches.py``.
 
-Public surface (what code outside graveler imports): the facade ``service.Graveler`` and the record of the parts
-it is built from (``parts``, with the shared ``reads`` and the ``action_files`` the hooks read, for wiring), the
-error tree ``errors``, the records and ports, the ``commit`` and ``merge`` use cases, and the helpers the API and
-gateway build on.
+Public surface (what code outside graveler imports): the engine record ``engine.Engine``, built by
+``engine.build_engine`` from the record of its ports (``parts``, with the shared ``reads`` and the
+``action_files`` the hooks read, for wiring), the error tree ``errors``, the records and ports, the use cases'
+modules (their records: ``commit_records.CommitRecord``, ``conditional_uploads.ConditionalObject``, ...), and the
+helpers the API and gateway build on.
 ``committed`` is meant to be internal (the API and GC still import a few of its names).
 """
 
 __all__ = [
-    "action_files",
     "actions",
     "addressing",
     "batch_upload",
@@ -22,10 +22,8 @@ __all__ = [
     "caches",
     "collected",
     "commit",
-    "commit_records",
-    "conditional_uploads",
     "dump_files",
-    "dump_tasks",
+    "engine",
     "errors",
     "imports",
     "listing",
@@ -37,15 +35,14 @@ __all__ = [
     "ports",
     "preconditions",
     "protection",
-    "pull_requests",
     "reads",
     "records",
     "refs_dump",
     "refs_restore",
     "retention",
-    "service",
     "staging_shards",
     "symlinks",
+    "usecases",
     "validation",
     "workflow_runner",
 ]

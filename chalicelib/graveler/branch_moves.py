@@ -22,7 +22,7 @@ listing that takes longer would never settle).
 Expired tokens are dropped by ``release_expired``, never by a move: not inside a seal's compare-and-swap loop,
 and not after a commit's swap either, where a large drop (a million rows is minutes of one DynamoDB partition's
 writes) would make that commit, or the next one on the branch after a drop that failed, pay for it. The scheduled
-sweep (``Graveler.release_retired``, run every few minutes by the ``drop_retired`` function) calls it with a
+sweep (``engine.collection.release_retired``, run every few minutes by the ``drop_retired`` function) calls it with a
 deadline: it drops in pieces (deferred_drop.py) and strikes a token from the record by a swap of its own once
 none of its rows is left; a drop that fails or runs out of time leaves the token listed for the next run.
 """

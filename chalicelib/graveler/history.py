@@ -13,11 +13,7 @@ import heapq
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .committed import compare
-from .listing import clamp_amount
-from .parts import EngineParts
 from .ports import RefStore
-from .reads import Reads
 from .records import Commit, CommitID, Page, RepositoryID
 
 # (parent, commit, key to start at) -> the first key >= start whose identity differs between them, or None.
@@ -132,45 +128,3 @@ def _kept(
         return False
     parent = refs.get_commit(repo_id, commit.parents[0])
     return touches(parent, commit, options.objects, options.prefixes, first_difference)
-
-
-class History:
-    """The log use case."""
-
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
-        self._parts = parts
-        self._reads = reads
-
-    def log(
-        self,
-        repo_id: str,
-        ref: str,
-        after: str = "",
-        amount: int | None = 100,
-        *,
-        objects: Sequence[str] = (),
-        prefixes: Sequence[str] = (),
-        since: int | None = None,
-        stop_at: str | None = None,
-        limit: bool = False,
-        first_parent: bool = False,
-    ) -> Page[Commit]:
-        """History from ``ref``, newest first; ``after`` is the last commit id already seen. Filters: see
-        history.LogFilter (``stop_at`` is any ref expression)."""
-        repo = self._reads.get_repository(repo_id)
-        options = LogFilter(
-            objects=tuple(objects),
-            prefixes=tuple(prefixes),
-            since=since,
-            stop_at=self._reads.resolve(repo.id, stop_at).commit_id if stop_at else None,
-            limit=limit,
-            first_parent=first_parent,
-        )
-        ns = repo.storage_namespace
-
-        def first_difference(parent: Commit, commit: Commit, start: str) -> str | None:
-            row = next(compare.diff(self._parts.committed, ns, parent.meta_range_id, commit.meta_range_id, start), None)
-            return None if row is None else row.key
-
-        start = self._reads.resolve(repo.id, ref).commit_id
-        return log_page(self._parts.refs, repo.id, start, options, after, clamp_amount(amount), first_difference)

@@ -1,5 +1,5 @@
 """What is checked before a head moves (a merge, revert, cherry-pick or hard reset), as functions over the ports,
-so the merge steps and the facade share them without one importing the other."""
+so the merge steps and the use cases share them without one importing the other."""
 
 from __future__ import annotations
 

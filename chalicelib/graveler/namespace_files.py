@@ -2,7 +2,7 @@
 gateway's multipart records and parts, presigned reads of those files, copies into the namespace, and presigned
 uploads of the addresses new_physical_address hands out.
 
-The facade's block store stays inside graveler; what leaves it is this view of one namespace, where every write,
+The engine's block store stays inside graveler; what leaves it is this view of one namespace, where every write,
 copy destination, multipart upload and presigned URL must lie inside that namespace. Code holding one
 repository's files can therefore never write into another repository's data. Reads are not confined: a copy or a
 part copy across repositories reads the source repository's data at an address graveler itself handed out
@@ -15,15 +15,12 @@ import re
 from collections.abc import Iterator
 
 from . import errors
-from .addressing import metadata_address
-from .parts import EngineParts
 from .ports import BlockStore, PutResult
-from .reads import Reads
 
-__all__ = ["NamespaceFiles", "NamespaceStorage"]
+__all__ = ["CONTENT_ID", "NamespaceFiles"]
 
 # Range and metarange ids are SHA-256 hex digests of their content (committed/ids.py).
-_CONTENT_ID = re.compile(r"[0-9a-f]{64}")
+CONTENT_ID = re.compile(r"[0-9a-f]{64}")
 
 
 class NamespaceFiles:
@@ -86,41 +83,3 @@ class NamespaceFiles:
 
     def abort_multipart_upload(self, address: str, upload_id: str) -> None:
         self._blocks.abort_multipart_upload(self._inside(address), upload_id)
-
-
-class NamespaceStorage:
-    """The storage use cases of code outside graveler."""
-
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
-        self._parts = parts
-        self._reads = reads
-
-    def namespace_files(self, storage_namespace: str) -> NamespaceFiles:
-        """The files of a storage namespace (a repository's, as the caller read it: no store is read here)."""
-        return NamespaceFiles(self._parts.blocks, storage_namespace)
-
-    def metadata_file(self, repo_id: str, object_id: str) -> str:
-        """The address of one of the repository's range or metarange files (``<namespace>/_lakefs/<id>``, Parquet:
-        docs/api.md). Raises Invalid for an id that is not a content hash, NotFound when no such file exists."""
-        if not _CONTENT_ID.fullmatch(object_id):
-            raise errors.Invalid(f"invalid range or metarange id {object_id!r}: expected 64 hex digits")
-        address = metadata_address(self._reads.get_repository(repo_id).storage_namespace, object_id)
-        if not self._parts.blocks.exists(address):
-            raise errors.NotFound(f"no range or metarange {object_id} in repository {repo_id}")
-        return address
-
-    def presign_metadata_file(self, repo_id: str, object_id: str, expires_seconds: int) -> str:
-        """A presigned GET of metadata_file's address."""
-        return self._parts.blocks.presign_get(self.metadata_file(repo_id, object_id), expires_seconds)
-
-    def read_metadata_file(self, repo_id: str, object_id: str) -> bytes:
-        """The bytes of metadata_file's file (a Parquet file of a few MiB at most: committed/params.py)."""
-        return self._parts.blocks.get(self.metadata_file(repo_id, object_id))
-
-    def presign_upload(self, address: str, expires_seconds: int, write_once: bool = False) -> str:
-        """A presigned PUT of an address from new_physical_address (lakeFS's staging/backing with presign). Only a
-        data address can be handed out: never one of the ranges, markers or records under ``_lakefs/``.
-        ``write_once``: the URL only creates the object (``If-None-Match: *``)."""
-        if "/data/" not in address or "/_lakefs/" in address:
-            raise errors.Invalid("only a repository's data addresses can be presigned for upload")
-        return self._parts.blocks.presign_put(address, expires_seconds, if_none_match=write_once)

@@ -1,7 +1,7 @@
 """The bounds of an object's stored fields, checked once at the engine's edge by every write path.
 
 Why here: every write (API upload, link of a presigned upload, S3 gateway PUT, copy, multipart) ends in
-``Graveler.upload_object`` or ``Graveler.link_object``, so a rule stated once holds for all of them. What is
+``engine.objects.upload_object`` or ``engine.objects.link_object``, so a rule stated once holds for all of them. What is
 stored is later sent back as response headers (Content-Type, ETag, Last-Modified, x-*-meta-*), hashed into entry
 identities, and written to Parquet ranges; a value that breaks any of those must never be stored, or it wedges
 every later commit of the branch (a size beyond int64, a lone surrogate) or every read of the object (a date

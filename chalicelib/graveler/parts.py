@@ -1,6 +1,6 @@
 """What the engine's use cases are built from: one frozen record of the ports, the guard, the hooks, the clock and
 sleep, and the per-container caches, made once (``engine_parts``) and never changed after. Every use case object
-takes this record (and the shared reads of reads.py); ``Graveler`` (service.py) holds the use cases built from it.
+takes this record (and the shared reads of reads.py); ``build_engine`` (engine.py) builds them all from it.
 
 Nothing here is set after construction: the hooks of actions are in the record the engine is built from (wiring.py
 builds them first from the same ports, since reading action files needs no hooks).
@@ -28,10 +28,11 @@ UPLOAD_BRANCH_TTL_SECONDS = 2.0
 
 @dataclass(frozen=True, slots=True)
 class Workflows:
-    """Where large commits, merges and imports go: a runner per workflow (None: always inline), the sizes above
-    which they go there, and how long a caller waits for a commit's or merge's execution by default (nobody waits
-    for an import's: its status records tell how it goes). ``import_threshold`` counts the sources' objects;
-    ``import_max_slices`` bounds the import workflow's parallel slices."""
+    """Where large commits, merges, imports, dumps and restores go: a runner per workflow (None: always inline), the
+    sizes above which they go there, and how long a caller waits for a commit's or merge's execution by default
+    (nobody waits for an import's, a dump's or a restore's: their status records tell how they go).
+    ``import_threshold`` counts the sources' objects; ``import_max_slices`` bounds the import workflow's parallel
+    slices. ``dump_threshold`` counts a repository's commits, ``restore_threshold`` a dump's commit records."""
 
     commit: WorkflowRunner | None = None
     merge: WorkflowRunner | None = None
@@ -41,6 +42,10 @@ class Workflows:
     imports: WorkflowRunner | None = None
     import_threshold: int = 5_000
     import_max_slices: int = 16
+    dump: WorkflowRunner | None = None
+    restore: WorkflowRunner | None = None
+    dump_threshold: int = 5_000
+    restore_threshold: int = 5_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ for, so they stay allowed. As in lakeFS, a pattern is an fnmatch glob over the b
 
 The rules are read through a port (the repository's own DynamoDB item when deployed) and kept in a per-container
 cache for ``ttl_seconds``: a change made in one Lambda container applies there at once and in every other one
-within that time. The API, the S3 gateway and the workflow tasks all reach the check through the same Graveler,
+within that time. The API, the S3 gateway and the workflow tasks all reach the check through the same engine,
 so none of them can skip it.
 
 Setting the rules is a compare-and-swap on their ETag (lakeFS's If-Match): the ETag is a hash of the stored

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from .listing import MAX_AMOUNT
 
 if TYPE_CHECKING:
-    from .service import Graveler
+    from .usecases.objects import Objects
+    from .usecases.repositories import Repositories
 
 __all__ = ["SYMLINKS_DIRECTORY", "manifest_address", "symlinks_root", "write_symlinks"]
 
@@ -44,11 +45,11 @@ def _directory(path: str) -> str:
     return path[:index] if index != -1 else ""
 
 
-def _objects(graveler: Graveler, repo_id: str, branch_id: str, location: str) -> Iterator[tuple[str, str]]:
+def _objects(objects: Objects, repo_id: str, branch_id: str, location: str) -> Iterator[tuple[str, str]]:
     """(path, physical address) of every object under ``location`` on the branch, staged ones included."""
     after = ""
     while True:
-        page = graveler.list_objects(repo_id, branch_id, prefix=location, after=after, amount=MAX_AMOUNT)
+        page = objects.list_objects(repo_id, branch_id, prefix=location, after=after, amount=MAX_AMOUNT)
         for row in page.results:
             if row.entry is not None:
                 yield str(row.key), row.entry.physical_address
@@ -57,12 +58,14 @@ def _objects(graveler: Graveler, repo_id: str, branch_id: str, location: str) ->
         after = str(page.results[-1].key)
 
 
-def write_symlinks(graveler: Graveler, repo_id: str, branch_id: str, location: str = "") -> tuple[str, int]:
+def write_symlinks(
+    objects: Objects, repositories: Repositories, repo_id: str, branch_id: str, location: str = ""
+) -> tuple[str, int]:
     """Writes the manifests of the objects under ``location`` (a path prefix) on the branch; returns the
     manifests' root (``<namespace>/symlinks``) and how many manifests were written. Raises RepositoryNotFound,
     NotFound (no such branch), StorageError."""
-    repo = graveler.get_repository(repo_id)
-    files = graveler.namespace_files(repo.storage_namespace)
+    repo = repositories.get_repository(repo_id)
+    files = repositories.namespace_files(repo.storage_namespace)
     # The directories still open, outermost first, each with its addresses so far. A directory's objects need
     # not come together in path order ("a/b/c" sorts between "a/a" and "a/d"), but every path under "a/" does:
     # a directory is complete once a path outside it is listed. lakeFS writes a directory whenever the listing
@@ -77,7 +80,7 @@ def write_symlinks(graveler: Graveler, repo_id: str, branch_id: str, location: s
             files.put(manifest_address(repo.storage_namespace, repo.id, branch_id, name), "\n".join(addresses).encode())
             written += 1
 
-    for path, physical_address in _objects(graveler, repo.id, branch_id, location):
+    for path, physical_address in _objects(objects, repo.id, branch_id, location):
         directory = _directory(path)
         close_until(directory)
         if not open_dirs or open_dirs[-1][0] != directory:

@@ -1,8 +1,10 @@
-"""Commits, merges and imports, inline or as workflows: the one place that decides. ``Graveler.commit``,
-``Graveler.merge`` and the import's launch come here; small work runs its steps in the calling process, larger work
-(above ``Workflows.commit_threshold`` staged changes, ``Workflows.merge_threshold`` entries in ranges that differ
-from the merge base, or ``Workflows.import_threshold`` source objects) starts an execution through the
-``WorkflowRunner`` port when one is configured. Commits and merges are waited for; imports are not.
+"""Commits, merges, imports, dumps and restores, inline or as workflows: the one place that decides.
+``engine.commits.commit``, ``engine.merges.merge``, the import's launch and the dump and restore tasks come here;
+small work runs its steps in the calling process, larger work (above ``Workflows.commit_threshold`` staged
+changes, ``Workflows.merge_threshold`` entries in ranges that differ from the merge base,
+``Workflows.import_threshold`` source objects, ``dump_threshold`` commits or ``restore_threshold`` dumped commits)
+starts an execution through the ``WorkflowRunner`` port when one is configured. Commits and merges are waited for;
+imports, dumps and restores are not (``launch_task``: their status records tell how they go).
 
 The caller waits for the execution up to ``wait_seconds`` (the API: under API Gateway's 29 s); if the work goes on
 past that, StillRunning carries the task id to poll. Task ids are ``c-<commit id>.<branch>`` for work that
@@ -97,15 +99,14 @@ class Runner:
             pre_runs: list[str] = []
 
             def pre_hooks(sealed: Branch) -> None:
-                pre_runs.append(reads.run_pre_hooks(commit_event(request), sealed))
+                pre_runs.append(self.commit_pre_hooks(request, sealed))
 
             # Changes seen staged on this very record spare the seal its own "anything staged?" query. The steps
             # answer with the commit they built: nothing is read back.
             made = self._commit_steps.run(
                 request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
             )
-            # The pre-commit run gets the commit's id (lakeFS's PostCommitHook), so the commit's runs list it too.
-            reads.run_post_hooks(commit_event(request, made.id, pre_runs[-1] if pre_runs else ""))
+            self.commit_post_hooks(request, made.id, pre_runs[-1] if pre_runs else "")
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
         # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).
@@ -118,20 +119,40 @@ class Runner:
         """Merges inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
         Raises what the merge raises when it failed within that time (MergeConflicts with the first conflicts),
         StillRunning when it goes on."""
-        reads, runner = self._reads, self._parts.workflows.merge
+        runner = self._parts.workflows.merge
         steps = self._merge_steps
         # The plan's checks and size come first; an inline merge goes on from this very plan.
         planned = steps.plan(request, INLINE_SLICES)
         # After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move.
-        reads.run_pre_hooks(merge_event(request))
+        self.merge_pre_hooks(request)
         if runner is None or planned.size <= self._parts.workflows.merge_threshold:
             made = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
-            reads.run_post_hooks(merge_event(request, made.id))
+            self.merge_post_hooks(request, made.id)
             return made
         # The workflow's last step runs the post-hooks (workflows/merge.py).
         return self._start(
             runner, request.repository, request.request_id, request.to_json(), wait_seconds, self._merge_result
         )
+
+    # ---- the hook rule: the inline paths above and the workflows' tasks (workflows/commit.py, merge.py) call these
+
+    def commit_pre_hooks(self, request: CommitRequest, sealed: Branch | None = None) -> str:
+        """Right after the seal, as lakeFS's pre-commit hooks run: they judge exactly the sealed changes. Raises
+        HookAborted; answers the run's id, the post-commit event's ``pre_run_id``."""
+        return self._reads.run_pre_hooks(commit_event(request), sealed)
+
+    def commit_post_hooks(self, request: CommitRequest, commit_id: str, pre_run_id: str) -> None:
+        """After the branch moved; the pre-commit run gets the commit's id (lakeFS's PostCommitHook), so the
+        commit's runs list it too. Failures are recorded, never raised."""
+        self._reads.run_post_hooks(commit_event(request, commit_id, pre_run_id))
+
+    def merge_pre_hooks(self, request: MergeRequest) -> str:
+        """After the plan's checks (a merge that cannot happen runs no hooks, as in lakeFS), before any move."""
+        return self._reads.run_pre_hooks(merge_event(request))
+
+    def merge_post_hooks(self, request: MergeRequest, commit_id: str) -> None:
+        """After the destination moved; failures are recorded, never raised."""
+        self._reads.run_post_hooks(merge_event(request, commit_id))
 
     def _start(
         self,
@@ -166,11 +187,33 @@ class Runner:
         workflow as execution ``name`` (one per import: a second start is refused, never run twice). Nobody waits
         for it: the import's status records tell how it goes."""
         workflows = self._parts.workflows
-        runner = workflows.imports
-        if runner is None or not holds_at_least(workflows.import_threshold + 1):
-            inline()
-            return
-        runner.start(name, {"request": request, "max_slices": workflows.import_max_slices})
+        self.launch_task(
+            workflows.imports,
+            lambda: holds_at_least(workflows.import_threshold + 1),
+            name,
+            {"request": request, "max_slices": workflows.import_max_slices},
+            inline,
+            lambda: None,
+        )
+
+    def launch_task[T](
+        self,
+        runner: WorkflowRunner | None,
+        large: Callable[[], bool],
+        name: str,
+        payload: Json,
+        inline: Callable[[], T],
+        running: Callable[[], T],
+    ) -> T:
+        """The inline-or-workflow decision of the tasks nobody waits for (imports, dumps, restores): ``inline()``
+        when no workflow is configured or the work is not ``large()`` (asked only with a workflow); otherwise
+        ``running()`` first (what the task records before its execution can), then the execution ``name`` starts
+        with ``payload``, and the answer is ``running()``'s."""
+        if runner is None or not large():
+            return inline()
+        answer = running()
+        runner.start(name, payload)
+        return answer
 
     # ---- status -----------------------------------------------------------------------------------------------
 

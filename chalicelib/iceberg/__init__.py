@@ -1,6 +1,6 @@
 """An Apache Iceberg REST catalog over the repository's branches (docs/iceberg.md): namespaces are
 ``<repository>.<ref>.<namespace>...``, tables are objects of the repository (layout.py), table commits are
-conditional writes of their pointers. It uses only the Graveler's public use cases; api/iceberg*.py serves it at
+conditional writes of their pointers. It uses only the engine's public use cases; api/iceberg*.py serves it at
 /iceberg/api/v1."""
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ __all__ = [
     "TableName",
     "TablePage",
     "bounds",
+    "credentials",
     "errors",
     "layout",
     "page_size",
+    "ports",
 ]

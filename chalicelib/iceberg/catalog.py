@@ -9,9 +9,9 @@ from .store import TableStore
 from .tables import Tables
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import Engine
 
-    from .credentials import Vendor
+    from .ports import Vendor
 
 __all__ = ["Catalog"]
 
@@ -20,8 +20,8 @@ class Catalog:
     """``authorize`` checks the caller's permissions (the lakeFS API's policies), raising Forbidden. ``vendor``:
     new tables keep their files in the store, and engines get credentials for them (files.py, credentials.py)."""
 
-    def __init__(self, graveler: Graveler, authorize: Authorize, vendor: Vendor | None = None) -> None:
-        store = TableStore(graveler, authorize)
+    def __init__(self, engine: Engine, authorize: Authorize, vendor: Vendor | None = None) -> None:
+        store = TableStore(engine, authorize)
         self.namespaces = Namespaces(store, authorize)
         self.tables = Tables(store, self.namespaces, authorize, physical=vendor is not None)
         self.vendor = vendor

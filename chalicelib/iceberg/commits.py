@@ -122,7 +122,7 @@ class TableCommits:
         return TableFiles(self.store, table.namespace.repo)
 
     def now_ms(self) -> int:
-        return int(self.store.graveler.now() * 1000)
+        return int(self.store.engine.ports.clock() * 1000)
 
     def load(self, table: TableName, ref: str) -> Loaded | None:
         repo = table.namespace.repo

@@ -9,10 +9,8 @@ can do no more than both the role's policy and that session policy allow, whatev
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
-
 from .metadata import Json
+from .ports import Vended, Vendor
 
 __all__ = ["ACCESS_DELEGATION", "Vended", "Vendor", "session_policy", "storage_credentials"]
 
@@ -20,24 +18,6 @@ __all__ = ["ACCESS_DELEGATION", "Vended", "Vendor", "session_policy", "storage_c
 ACCESS_DELEGATION = "X-Iceberg-Access-Delegation"
 _READ_ACTIONS = ("s3:GetObject",)
 _WRITE_ACTIONS = ("s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload", "s3:ListMultipartUploadParts")
-
-
-@dataclass(frozen=True, slots=True)
-class Vended:
-    access_key_id: str
-    secret_access_key: str
-    session_token: str
-    expires_at_ms: int
-
-
-class Vendor(Protocol):
-    """Mints temporary credentials limited to ``policy`` (an IAM policy document)."""
-
-    def vend(self, policy: Json, session_name: str) -> Vended: ...
-
-    def client_config(self) -> dict[str, str]:
-        """What every engine needs besides the keys: the region, and the S3 endpoint where it is not AWS's."""
-        ...
 
 
 def _split(root: str) -> tuple[str, str]:

@@ -61,11 +61,11 @@ class TableFiles:
     def __init__(self, store: TableStore, repo: str) -> None:
         self.store = store
         self.repo = repo
-        namespace = store.graveler.get_repository(repo).storage_namespace
-        self.files = store.graveler.namespace_files(namespace)
+        namespace = store.engine.repositories.get_repository(repo).storage_namespace
+        self.files = store.engine.repositories.namespace_files(namespace)
 
     def new_root(self) -> str:
-        return self.store.graveler.new_physical_address(self.repo)
+        return self.store.engine.objects.new_physical_address(self.repo)
 
     def path_of(self, root: str, location_path: str, address: str) -> str:
         """The repository path of ``address``: the same relative path under the table's location as under its
@@ -79,8 +79,8 @@ class TableFiles:
         address = root + path[len(location_path) :]
         self.store.may(WRITE, self.repo, path)
         stored = self.files.put(address, metadata)
-        entry = Entry(address, stored.size, stored.etag, int(self.store.graveler.now()), "application/json")
-        self.store.graveler.link_object(self.repo, branch, path, entry)
+        entry = Entry(address, stored.size, stored.etag, int(self.store.engine.ports.clock()), "application/json")
+        self.store.engine.objects.link_object(self.repo, branch, path, entry)
 
     def snapshot_files(self, root: str, location_path: str, snapshot: Json) -> list[LinkedFile]:
         """What ``snapshot`` adds: its manifest list, the manifests it added, and their added data and delete
@@ -121,7 +121,7 @@ class TableFiles:
         """Stages every file at its path on the branch, each authorized first as the caller's write of that path
         (TableStore.may, the catalog's one authorization point)."""
         self.store.may(WRITE, self.repo, *(f.path for f in linked))
-        now = int(self.store.graveler.now())
+        now = int(self.store.engine.ports.clock())
 
         def link_one(file: LinkedFile) -> None:
             if file.data is not None:
@@ -134,7 +134,7 @@ class TableFiles:
                 size, etag = stat.size, stat.etag
             if file.size is not None and size != file.size:
                 raise BadRequest(f"{file.address} holds {size} bytes, its manifest says {file.size}")
-            self.store.graveler.link_object(self.repo, branch, file.path, Entry(file.address, size, etag, now))
+            self.store.engine.objects.link_object(self.repo, branch, file.path, Entry(file.address, size, etag, now))
 
         from concurrent.futures import ThreadPoolExecutor  # only when a commit links files: not at cold start
 

@@ -61,16 +61,16 @@ class Namespaces:
 
     def list(self, parent: Namespace | None, token: str | None, size: int) -> NamespacePage:
         after = token or ""
-        graveler = self.store.graveler
+        engine = self.store.engine
         if parent is None:
             self.authorize([Permission("fs:ListRepositories", ALL)])
-            repos = graveler.list_repositories(after=after, amount=size)
+            repos = engine.repositories.list_repositories(after=after, amount=size)
             names = [[str(r.id)] for r in repos.results]
             return NamespacePage(names, names[-1][0] if repos.has_more else None)
         self.store.check_ref(parent)
         if parent.ref is None:
             self.authorize([Permission("fs:ListBranches", repository_arn(parent.repo))])
-            branches = graveler.list_branches(parent.repo, after=after, amount=size)
+            branches = engine.branches.list_branches(parent.repo, after=after, amount=size)
             names = [[parent.repo, str(b.id)] for b in branches.results]
             return NamespacePage(names, names[-1][1] if branches.has_more else None)
         self.authorize([Permission("fs:ListObjects", repository_arn(parent.repo))])

@@ -1,4 +1,4 @@
-"""The catalog's reads and writes of repository objects, through the Graveler's public use cases only: JSON objects
+"""The catalog's reads and writes of repository objects, through the engine's public use cases only: JSON objects
 at a ref, conditional writes on a branch, deletes and listings. Refs that do not resolve become the spec's
 NoSuchNamespace; writes at refs that are not branches, NotABranch.
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
-from chalicelib.graveler.conditional_uploads import ConditionalObject
+from chalicelib.graveler.usecases.conditional_uploads import ConditionalObject
 
 from . import bounds
 from .errors import BadRequest, NoSuchNamespace, NotABranch
@@ -25,7 +25,7 @@ from .layout import Namespace
 from .metadata import Json
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import Engine
 
 __all__ = ["Authorize", "Stored", "TableStore", "Write"]
 
@@ -33,7 +33,7 @@ JSON_TYPE = "application/json"
 READ, WRITE, DELETE = "fs:ReadObject", "fs:WriteObject", "fs:DeleteObject"
 # Checks that the caller may do all of these (raises Forbidden): the lakeFS API's users, policies and ARNs.
 Authorize = Callable[[Sequence[Permission]], None]
-# Paths a bulk delete sends at once (the Graveler's MAX_DELETE_PATHS).
+# Paths a bulk delete sends at once (the engine's MAX_DELETE_PATHS).
 _DELETE_BATCH = 1000
 
 
@@ -57,8 +57,8 @@ class Write:
 
 
 class TableStore:
-    def __init__(self, graveler: Graveler, authorize: Authorize) -> None:
-        self.graveler = graveler
+    def __init__(self, engine: Engine, authorize: Authorize) -> None:
+        self.engine = engine
         self.authorize = authorize
 
     def may(self, action: str, repo: str, *paths: str) -> None:
@@ -73,9 +73,9 @@ class TableStore:
     def check_ref(self, namespace: Namespace) -> None:
         """NoSuchNamespace unless the repository exists and the ref resolves."""
         try:
-            self.graveler.get_repository(namespace.repo)
+            self.engine.repositories.get_repository(namespace.repo)
             if namespace.ref is not None:
-                self.graveler.resolve(namespace.repo, namespace.ref)
+                self.engine.commits.resolve(namespace.repo, namespace.ref)
         except (errors.NotFound, errors.InvalidRef, errors.InvalidName) as e:
             raise NoSuchNamespace(f"namespace {'.'.join(namespace.parts)} does not exist: {e}") from e
 
@@ -84,7 +84,7 @@ class TableStore:
         ref = namespace.ref_or_fail()
         self.check_ref(namespace)
         try:
-            self.graveler.get_branch(namespace.repo, ref)
+            self.engine.branches.get_branch(namespace.repo, ref)
         except (errors.NotFound, errors.Invalid):
             raise NotABranch(
                 f"{ref} is not a branch of {namespace.repo}: tables are read at any ref, written on branches only"
@@ -94,10 +94,10 @@ class TableStore:
     def read(self, repo: str, ref: str, path: str) -> Stored | None:
         self.may(READ, repo, path)
         try:
-            entry = self.graveler.stat_object(repo, ref, path)
+            entry = self.engine.objects.stat_object(repo, ref, path)
         except errors.ObjectNotFound:
             return None
-        value = bounds.loads(self.graveler.read_object(repo, entry), path)
+        value = bounds.loads(self.engine.objects.read_object(repo, entry), path)
         if not isinstance(value, dict):
             raise BadRequest(f"{path} is not a JSON object")
         return Stored(value, entry.etag)
@@ -106,15 +106,15 @@ class TableStore:
         """An object's content; BadRequest when it is not there."""
         self.may(READ, repo, path)
         try:
-            entry = self.graveler.stat_object(repo, ref, path)
+            entry = self.engine.objects.stat_object(repo, ref, path)
         except errors.ObjectNotFound:
             raise BadRequest(f"{path} does not exist at {ref}") from None
-        return self.graveler.read_object(repo, entry)
+        return self.engine.objects.read_object(repo, entry)
 
     def exists(self, repo: str, ref: str, path: str) -> bool:
         self.may(READ, repo, path)
         try:
-            self.graveler.stat_object(repo, ref, path)
+            self.engine.objects.stat_object(repo, ref, path)
             return True
         except errors.ObjectNotFound:
             return False
@@ -126,14 +126,14 @@ class TableStore:
         ``if_absent`` and one is there."""
         self.may(WRITE, repo, path)
         data = json.dumps(value, separators=(",", ":")).encode()
-        entry = self.graveler.upload_object(
+        entry = self.engine.objects.upload_object(
             repo, branch, path, data, content_type=JSON_TYPE, if_absent=if_absent, if_match=if_match
         )
         return entry.etag
 
     def write_all(self, repo: str, branch: str, writes: Sequence[Write]) -> list[str]:
-        """Every object or none, in one atomic write on the branch (Graveler.upload_objects_if): no reader sees some
-        written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
+        """Every object or none, in one atomic write on the branch (engine.staged.upload_objects_if): no reader sees
+        some written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
         holds, with nothing written; Invalid beyond what one atomic write takes (MAX_ATOMIC_CHANGES objects)."""
         self.may(WRITE, repo, *(w.path for w in writes))
         objects = [
@@ -146,28 +146,28 @@ class TableStore:
             )
             for w in writes
         ]
-        return [entry.etag for entry in self.graveler.upload_objects_if(repo, branch, objects)]
+        return [entry.etag for entry in self.engine.staged.upload_objects_if(repo, branch, objects)]
 
     def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
         """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
         self.may(DELETE, repo, path)
         if if_match is None:
-            self.graveler.delete_object(repo, branch, path)
+            self.engine.objects.delete_object(repo, branch, path)
         else:
-            self.graveler.delete_object_if(repo, branch, path, if_match)
+            self.engine.staged.delete_object_if(repo, branch, path, if_match)
 
     def undo(self, repo: str, branch: str, path: str, etag: str) -> None:
         """Withdraws an object this very request wrote (``etag``: what its write answered; nothing else is deleted,
         PreconditionFailed if the object changed since): undoing a write needs what the write needed."""
         self.may(WRITE, repo, path)
-        self.graveler.delete_object_if(repo, branch, path, etag)
+        self.engine.staged.delete_object_if(repo, branch, path, etag)
 
     def delete_all(self, repo: str, branch: str, paths: Sequence[str]) -> None:
         """Deletes these objects on the branch (a path with nothing there is skipped), once the caller may delete
         every one of them: a path it may not delete fails the whole call before anything is deleted."""
         self.may(DELETE, repo, *paths)
         for start in range(0, len(paths), _DELETE_BATCH):
-            failures = self.graveler.delete_objects(repo, branch, list(paths[start : start + _DELETE_BATCH]))
+            failures = self.engine.objects.delete_objects(repo, branch, list(paths[start : start + _DELETE_BATCH]))
             if failures:
                 raise failures[0][1]
 
@@ -179,7 +179,9 @@ class TableStore:
         self.authorize([Permission("fs:ListObjects", repository_arn(repo))])
         start = directory + after if after else ""
         while True:
-            page = self.graveler.list_objects(repo, ref, prefix=directory, delimiter="/", after=start, amount=amount)
+            page = self.engine.objects.list_objects(
+                repo, ref, prefix=directory, delimiter="/", after=start, amount=amount
+            )
             for listed in page.results:
                 key = str(listed.key)
                 yield key[len(directory) :].rstrip("/"), listed.entry is None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from chalicelib.auth.policies import Permission, repository_arn
 from chalicelib.graveler import errors
-from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
+from chalicelib.graveler.usecases.conditional_uploads import MAX_ATOMIC_CHANGES
 
 from . import bounds
 from .commits import Loaded, Prepared, TableCommits, version_of

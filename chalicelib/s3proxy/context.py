@@ -14,8 +14,8 @@ from urllib.parse import unquote
 
 from chalicelib import http_headers
 from chalicelib.graveler import errors
+from chalicelib.graveler.engine import Engine
 from chalicelib.graveler.records import Entry
-from chalicelib.graveler.service import Graveler
 
 from .errors import S3Error
 from .model import Request
@@ -86,7 +86,7 @@ def parse_copy_source(value: str) -> tuple[str, str, str]:
 class Context:
     """One verified request on its way through an operation."""
 
-    graveler: Graveler
+    engine: Engine
     request: Request
     identity: Identity
     body: bytes

@@ -18,7 +18,7 @@ from chalicelib.auth.conditions import with_request_fields
 from chalicelib.auth.policies import Permission
 from chalicelib.auth.ports import Signer
 from chalicelib.graveler import errors
-from chalicelib.graveler.service import Graveler
+from chalicelib.graveler.engine import Engine
 from chalicelib.usage import UsageMeter
 
 from .context import Authorizer, Context, allow_all
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 
 
 class S3Gateway:
-    """Serves S3 requests over a Graveler service.
+    """Serves S3 requests over the engine.
 
     ``credentials`` maps an access key id to (user id, secret) and raises CredentialNotFound for unknown keys;
     ``signer`` does the SigV4 arithmetic (botocore's, see chalicelib/adapters/sigv4.py); ``authorize`` may
@@ -45,7 +45,7 @@ class S3Gateway:
 
     def __init__(
         self,
-        graveler: Graveler,
+        engine: Engine,
         credentials: CredentialsLookup,
         signer: Signer,
         *,
@@ -54,7 +54,7 @@ class S3Gateway:
         max_response_bytes: int | None = None,
         usage: UsageMeter | None = None,
     ) -> None:
-        self._graveler = graveler
+        self._engine = engine
         self._credentials = credentials
         self._signer = signer
         self._authorize = authorize
@@ -77,7 +77,7 @@ class S3Gateway:
             auth.authorizer.check(user_id, [Permission(action, resource)])
 
         return cls(
-            services.graveler,
+            services.engine,
             credentials,
             services.signing(),
             authorize=authorize,
@@ -129,7 +129,7 @@ class S3Gateway:
             self._usage.count()
         bucket, key = split_path(request)
         context = Context(
-            graveler=self._graveler,
+            engine=self._engine,
             request=request,
             identity=identity,
             body=body,

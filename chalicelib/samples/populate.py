@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.engine import Engine
 from chalicelib.graveler.records import Repository
-from chalicelib.graveler.service import Graveler
 
 from .dataset import SAMPLE_COMMIT_MESSAGE, sample_objects
 
@@ -16,12 +16,12 @@ from .dataset import SAMPLE_COMMIT_MESSAGE, sample_objects
 SAMPLE_COMMIT_WAIT_SECONDS = 20.0
 
 
-def populate(graveler: Graveler, repo: Repository, committer: str) -> None:
+def populate(engine: Engine, repo: Repository, committer: str) -> None:
     """Stages every sample object on the repository's default branch and commits them as lakeFS does, with the
     message "Add sample data" by the user who created the repository."""
     for sample in sample_objects(repo.id):
-        graveler.upload_object(repo.id, repo.default_branch_id, sample.path, sample.data, sample.content_type)
+        engine.objects.upload_object(repo.id, repo.default_branch_id, sample.path, sample.data, sample.content_type)
     with contextlib.suppress(errors.StillRunning):
-        graveler.commit(
+        engine.commits.commit(
             repo.id, repo.default_branch_id, committer, SAMPLE_COMMIT_MESSAGE, wait_seconds=SAMPLE_COMMIT_WAIT_SECONDS
         )

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chalicelib.graveler.actions.operations import commit_event
 from chalicelib.graveler.commit import (
     DEFAULT_MAX_SLICES,
     BuiltSlice,
@@ -25,9 +24,9 @@ from chalicelib.wiring import get_services
 
 
 def steps() -> CommitSteps:
-    """The steps of the container's Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+    """The steps of the container's engine: one per warm Lambda container, whose cache of decoded ranges serves
     the next task the container runs."""
-    return get_services().graveler.commit_steps
+    return get_services().engine.commits.steps
 
 
 def seal(event: Json) -> Json:
@@ -36,7 +35,7 @@ def seal(event: Json) -> Json:
     the sealed changes stay staged for the next commit."""
     request = CommitRequest.from_json(event["request"])
     sealed = steps().seal(request)
-    pre_run_id = get_services().graveler.run_pre_hooks(commit_event(request))
+    pre_run_id = get_services().engine.commits.run_pre_hooks(request)
     return replace(sealed, pre_run_id=pre_run_id).to_json()
 
 
@@ -66,7 +65,7 @@ def landed(event: Json) -> Json:
     if commit_id:
         request = CommitRequest.from_json(event["request"])
         pre_run_id = Sealed.from_json(event["seal"]).pre_run_id if "seal" in event else ""
-        get_services().graveler.run_post_hooks(commit_event(request, commit_id, pre_run_id))
+        get_services().engine.commits.run_post_hooks(request, commit_id, pre_run_id)
     return {"commit_id": commit_id}
 
 

@@ -9,15 +9,15 @@ task, which (restore) rolls back what was written and records the error in the t
 
 from __future__ import annotations
 
-from chalicelib.graveler.dump_tasks import DumpTasks, execution_message
 from chalicelib.graveler.plan_json import Json
 from chalicelib.graveler.refs_dump import DumpProgress, RefsDump
 from chalicelib.graveler.refs_restore import RestorePlan
+from chalicelib.graveler.usecases.dump_tasks import DumpTasks, execution_message
 from chalicelib.wiring import get_services
 
 
 def _tasks() -> DumpTasks:
-    return get_services().dumps()
+    return get_services().engine.dumps
 
 
 def _failure(event: Json) -> str:

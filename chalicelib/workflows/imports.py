@@ -24,7 +24,7 @@ from chalicelib.wiring import get_services
 
 def _steps() -> ImportSteps:
     """The import's steps of the container's engine (wired in wiring.py, as commit's and merge's)."""
-    return get_services().graveler.importer.steps
+    return get_services().engine.imports.steps
 
 
 def _request(event: Json) -> ImportRequest:

@@ -7,7 +7,6 @@ bounds, ids and tokens only, never data (the 256 KB limit on a state).
 
 from __future__ import annotations
 
-from chalicelib.graveler.actions.operations import merge_event
 from chalicelib.graveler.commit import Finish
 from chalicelib.graveler.merge import (
     DEFAULT_MAX_SLICES,
@@ -22,9 +21,9 @@ from chalicelib.wiring import get_services
 
 
 def steps() -> MergeSteps:
-    """The steps of the container's Graveler: one per warm Lambda container, whose cache of decoded ranges serves
+    """The steps of the container's engine: one per warm Lambda container, whose cache of decoded ranges serves
     the next task the container runs."""
-    return get_services().graveler.merge_steps
+    return get_services().engine.merges.steps
 
 
 def plan(event: Json) -> Json:
@@ -48,7 +47,7 @@ def landed(event: Json) -> Json:
     its failure ends the execution as landed all the same."""
     request = MergeRequest.from_json(event["request"])
     commit_id = Finish.from_json(event["finish"]).commit_id
-    get_services().graveler.run_post_hooks(merge_event(request, commit_id))
+    get_services().engine.merges.run_post_hooks(request, commit_id)
     return {"commit_id": commit_id}
 
 

@@ -120,17 +120,13 @@ def stage(
     meta: Annotated[list[str] | None, typer.Option("--meta", help="KEY=VALUE metadata (repeatable)")] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Link an object outside the repository's storage namespace with a path (an uncommitted change)."""
+    """Link an object already stored with a path (an uncommitted change): one of the repository's own objects (a
+    zero-copy copy) or one under the deployment's allowed import locations. lakectl refuses an address inside the
+    namespace before asking; lakeFS's server takes one, and so does Lakelet's, which decides (and says why not)."""
     from lakelet.commands.common import key_values
 
     uri = parse(uri_text, ref=True, path=True)
     a = api()
-    repo = a.get(f"read repository {uri.repository}", f"/repositories/{q(uri.repository)}")
-    namespace = str(repo["storage_namespace"]).rstrip("/") + "/"
-    if location.startswith(namespace):
-        raise CLIError(
-            "The staged object must be outside the repository's storage namespace", f"it is under {namespace}"
-        )
     body: dict[str, Any] = {
         "physical_address": location,
         "checksum": checksum,

@@ -103,7 +103,7 @@ def protected(api: Api, services: wiring.Services) -> dict[str, Any]:
     api.upload("repo1", "feature", "c", b"3")
     feature = api.commit("repo1", "feature", "feature work")
     staging = body_of(api.get(BRANCH.format(branch="main") + "/staging/backing", query={"path": "linked"}))
-    services.graveler.blocks.put(staging["physical_address"], b"linked")
+    services.engine.ports.blocks.put(staging["physical_address"], b"linked")
     assert protect(api, "main", "release-*") == 204
     return {"first": first["id"], "feature": feature["id"], "staging": staging}
 

@@ -22,7 +22,7 @@ DAY = 86_400
 def collected(api: Api, services: wiring.Services) -> wiring.Services:
     """repo1/main: old.txt written ten days ago and collected by a sweep, new.txt written now."""
     api.create_repo("repo1")
-    graveler = services.graveler
+    engine = services.engine
     clock = engine_clock(services)
     real_clock = clock.source
     clock.source = lambda: real_clock() - 10 * DAY
@@ -30,11 +30,11 @@ def collected(api: Api, services: wiring.Services) -> wiring.Services:
     clock.source = real_clock
     api.upload("repo1", "main", "new.txt", b"new data")
     api.commit("repo1", "main", "both")
-    namespace = graveler.get_repository("repo1").storage_namespace
+    namespace = engine.repositories.get_repository("repo1").storage_namespace
     cutoff = real_clock() - DAY
     # What emr/gc_job.py does: record the sweep, then delete the data.
-    graveler.blocks.put(f"{sweeps_prefix(namespace)}partition={partition_of(cutoff + 3600)}/run_id=r1.json", b"{}")
-    graveler.blocks.delete(graveler.stat_object("repo1", "main", "old.txt").physical_address)
+    engine.ports.blocks.put(f"{sweeps_prefix(namespace)}partition={partition_of(cutoff + 3600)}/run_id=r1.json", b"{}")
+    engine.ports.blocks.delete(engine.objects.stat_object("repo1", "main", "old.txt").physical_address)
     return services
 
 

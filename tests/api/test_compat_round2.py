@@ -187,7 +187,7 @@ def test_config_reports_the_lakefs_api_version_and_lakelets_own(api: Api) -> Non
 def test_the_log_orders_by_the_sub_second_time_and_shows_whole_seconds(
     api: Api, repo: str, services: wiring.Services
 ) -> None:
-    second = int(services.graveler.now()) + 10  # after the repository's creation
+    second = int(services.engine.ports.clock()) + 10  # after the repository's creation
     ticks = iter(range(1, 90))
     engine_clock(services).source = lambda: second + next(ticks) / 100  # 10 ms a reading, all in one second
     api.post(R + "/branches", json_body={"name": "dev", "source": "main"})

@@ -47,7 +47,7 @@ def services() -> Iterator[wiring.Services]:
 
 @pytest.fixture
 def repo(services: wiring.Services, credentials: tuple[str, str]) -> str:
-    services.graveler.create_repository("repo1", f"s3://{BUCKET}/repo1")
+    services.engine.repositories.create_repository("repo1", f"s3://{BUCKET}/repo1")
     return "repo1"
 
 
@@ -83,7 +83,7 @@ def _bare(api: Api, name: str, namespace: str) -> None:
 
 def _is_bare(services: wiring.Services, api: Api, repo: str) -> None:
     assert _refs(api, repo) == {"branches": {}, "tags": {}}
-    assert list(services.graveler.refs.iterate_commits(repo)) == []  # type: ignore[arg-type]
+    assert list(services.engine.ports.refs.iterate_commits(repo)) == []  # type: ignore[arg-type]
 
 
 def _executions(kind: str) -> list[str]:
@@ -126,7 +126,7 @@ def test_dump_and_restore_inline_and_as_workflows(api: Api, repo: str, services:
 def _damaged(services: wiring.Services, namespace: str, refs: dict[str, str], position: int) -> dict[str, str]:
     """The dump with its commits file rebuilt so that the record at ``position`` is damaged (its parents are not a
     list) while the file itself is whole: header, count and hash all right. Only loading it can tell."""
-    blocks = services.graveler.blocks
+    blocks = services.engine.ports.blocks
     lines = blocks.get(f"{namespace}/_lakefs/refs_dump/{refs['commits_meta_range_id']}.jsonl").decode().splitlines()
     record = json.loads(lines[1 + position])
     record["parents"] = "not-a-list"
@@ -139,7 +139,7 @@ def _damaged(services: wiring.Services, namespace: str, refs: dict[str, str], po
 
 def _missing_commit(services: wiring.Services, namespace: str, refs: dict[str, str]) -> dict[str, str]:
     """The dump with a tag naming a commit its commits file lacks (the file whole)."""
-    blocks = services.graveler.blocks
+    blocks = services.engine.ports.blocks
     lines = blocks.get(f"{namespace}/_lakefs/refs_dump/{refs['tags_meta_range_id']}.jsonl").decode().splitlines()
     lines[1] = json.dumps({"id": "v1", "commit_id": "f" * 64}, sort_keys=True)
     data = ("\n".join(lines) + "\n").encode()
@@ -157,7 +157,7 @@ def test_a_restore_failing_part_way_rolls_back(
     _history(api, repo, commits)
     refs = body_of(api.request("PUT", f"/repositories/{repo}/refs/dump"))
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
-    count = len(list(services.graveler.refs.iterate_commits(repo)))  # type: ignore[arg-type]
+    count = len(list(services.engine.ports.refs.iterate_commits(repo)))  # type: ignore[arg-type]
 
     for name, broken, says in (
         ("late", _damaged(services, namespace, refs, count - 1), "damaged commit record"),
@@ -209,7 +209,7 @@ def test_a_restore_writes_each_chunk_of_commits_in_one_batch(
     refs = body_of(api.request("PUT", f"/repositories/{repo}/refs/dump"))
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
     _bare(api, "copy", namespace)
-    store = services.graveler.refs
+    store = services.engine.ports.refs
     batches: list[int] = []
     singles: list[str] = []
     add_commits = store.add_commits
@@ -229,4 +229,4 @@ def test_an_inline_dump_leaves_no_scratch_file(api: Api, repo: str, services: wi
     assert api.request("PUT", f"/repositories/{repo}/refs/dump").status_code == 201
     assert api.post(f"/repositories/{repo}/dump").status_code == 202
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
-    assert list(services.graveler.blocks.list_blobs(f"{namespace}/_lakefs/refs_dump/scratch/")) == []
+    assert list(services.engine.ports.blocks.list_blobs(f"{namespace}/_lakefs/refs_dump/scratch/")) == []

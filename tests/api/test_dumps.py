@@ -53,7 +53,7 @@ def test_refs_dump_and_restore_round_trip(api: Api, repo: str, services: wiring.
     refs = conforms(lakefs_sdk.RefsDump, body_of(dumped))
     # The manifest is where lakeFS puts it, in lakeFS's JSON.
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
-    manifest = json.loads(services.graveler.blocks.get(f"{namespace}/_lakefs/refs_manifest.json"))
+    manifest = json.loads(services.engine.ports.blocks.get(f"{namespace}/_lakefs/refs_manifest.json"))
     assert manifest == body_of(dumped)
     # Dumping unchanged refs again names the same files.
     assert body_of(api.request("PUT", f"/repositories/{repo}/refs/dump")) == body_of(dumped)

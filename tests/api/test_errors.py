@@ -87,7 +87,7 @@ def test_unexpected_exceptions_are_a_generic_500_and_logged(
     def explode(*_: object, **__: object) -> None:
         raise KeyError("internal detail 42")
 
-    monkeypatch.setattr(services.graveler, "get_repository", explode)
+    monkeypatch.setattr(services.engine.repositories, "get_repository", explode)
     with caplog.at_level(logging.ERROR):
         response = api.get("/repositories/repo1")
     assert assert_error(response, 500) == "internal server error"
@@ -101,7 +101,7 @@ def test_storage_errors_are_503_without_details_and_logged(
     def throttled(*_: object, **__: object) -> None:
         raise errors.StorageError("table lakelet-refs throttled")
 
-    monkeypatch.setattr(services.graveler, "list_branches", throttled)
+    monkeypatch.setattr(services.engine.branches, "list_branches", throttled)
     with caplog.at_level(logging.ERROR):
         response = api.get("/repositories/repo1/branches")
     assert "lakelet-refs" not in assert_error(response, 503)

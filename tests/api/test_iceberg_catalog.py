@@ -345,16 +345,16 @@ def test_a_table_commit_costs_two_writes_and_a_few_reads(
     """What one commit asks of the engine (counted, not timed): the pointer and the metadata file it names are
     read (a stat and a read each), the next metadata file and the pointer written; nothing is listed."""
     table = catalog.create_table(ORDERS, SCHEMA)
-    graveler = services.graveler
+    engine = services.engine
     calls: dict[str, int] = {}
     for name in ("stat_object", "read_object", "upload_object", "list_objects", "delete_object"):
-        method = getattr(graveler, name)
+        method = getattr(engine.objects, name)
 
         def counted(*args: Any, _name: str = name, _method: Any = method, **kwargs: Any) -> Any:
             calls[_name] = calls.get(_name, 0) + 1
             return _method(*args, **kwargs)
 
-        monkeypatch.setattr(graveler, name, counted)
+        monkeypatch.setattr(engine.objects, name, counted)
     with table.update_schema() as update:
         update.add_column("note", StringType())
     # The namespace's marker is checked (a stat); the pointer and its metadata file are each stat'ed and read.

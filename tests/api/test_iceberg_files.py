@@ -28,9 +28,8 @@ from pyiceberg.typedef import Record
 from pyiceberg.types import LongType, NestedField
 
 from chalicelib import wiring
-from chalicelib.api import iceberg_endpoint
-from chalicelib.iceberg.credentials import Vended
 from chalicelib.iceberg.metadata import Json
+from chalicelib.iceberg.ports import Vended
 
 from .iceberg_support import iceberg_error, iceberg_request
 from .support import Api, body_of
@@ -86,7 +85,7 @@ class StoreOutput(OutputFile):
 @pytest.fixture
 def vendor(services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> FakeVendor:
     fake = FakeVendor()
-    monkeypatch.setattr(iceberg_endpoint, "_vendor", (services, fake))
+    monkeypatch.setattr(services, "vendor", fake)
     return fake
 
 
@@ -169,7 +168,7 @@ def test_a_new_table_lives_in_the_store_and_comes_with_credentials(
     )
     assert created.status_code == 200, created.body
     body = json.loads(created.body)
-    namespace = services.graveler.get_repository("repo1").storage_namespace
+    namespace = services.engine.repositories.get_repository("repo1").storage_namespace
     root = body["metadata"]["location"]
     assert root.startswith(namespace + "/data/") and "/main/" not in root
     assert body["metadata-location"].startswith(root + "/metadata/00000-")
@@ -181,8 +180,8 @@ def test_a_new_table_lives_in_the_store_and_comes_with_credentials(
     bucket_key = root.removeprefix("s3://")
     assert statement["Resource"] == f"arn:aws:s3:::{bucket_key}/*" and "s3:PutObject" in statement["Action"]
     # The metadata file is in the store, and an object of the branch under the table's path.
-    assert services.graveler.namespace_files(namespace).get(body["metadata-location"])
-    listed = services.graveler.list_objects("repo1", "main", prefix="iceberg/sales/", amount=100).results
+    assert services.engine.repositories.namespace_files(namespace).get(body["metadata-location"])
+    listed = services.engine.objects.list_objects("repo1", "main", prefix="iceberg/sales/", amount=100).results
     assert [o.entry.physical_address for o in listed if o.entry] == [body["metadata-location"]]
     refreshed = iceberg_request(client, "GET", _table_path("main", "t") + "/credentials", credentials)
     assert json.loads(refreshed.body)["storage-credentials"][0]["config"]["s3.access-key-id"] == "ASIA0002"
@@ -191,7 +190,7 @@ def test_a_new_table_lives_in_the_store_and_comes_with_credentials(
 def test_commits_link_the_files_a_snapshot_adds_and_a_merged_table_outlives_its_branch(
     api: Api, client: Client, credentials: Creds, sales: None, vendor: FakeVendor, services: wiring.Services
 ) -> None:
-    blocks = services.graveler.parts.blocks
+    blocks = services.engine.ports.blocks
     path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables"
     assert iceberg_request(client, "POST", path, credentials, {"name": "t", "schema": SCHEMA}).status_code == 200
     assert _append(client, credentials, "main", "t", blocks, [("a.parquet", 9_000_000)]).status_code == 200
@@ -200,12 +199,14 @@ def test_commits_link_the_files_a_snapshot_adds_and_a_merged_table_outlives_its_
     assert _append(client, credentials, "dev", "t", blocks, [("b.parquet", 10), ("c.parquet", 20)]).status_code == 200
     root = json.loads(iceberg_request(client, "GET", _table_path("dev", "t"), credentials).body)["metadata"]["location"]
     location = "iceberg/sales/t-"
-    listed = [o for o in services.graveler.list_objects("repo1", "dev", prefix=location, amount=100).results if o.entry]
+    listed = [
+        o for o in services.engine.objects.list_objects("repo1", "dev", prefix=location, amount=100).results if o.entry
+    ]
     on_dev = {str(o.key).split("/", 3)[-1]: o.entry.physical_address for o in listed if o.entry}
     on_dev_paths = {str(o.key).split("/", 3)[-1]: str(o.key) for o in listed}
     assert on_dev["data/b.parquet"] == f"{root}/data/b.parquet" and on_dev["data/a.parquet"] == f"{root}/data/a.parquet"
     assert {"metadata/snap-1000.avro", "metadata/snap-1001.avro", "metadata/m-1001.avro"} <= set(on_dev)
-    assert services.graveler.stat_object("repo1", "dev", on_dev_paths["data/a.parquet"]).size == 9_000_000
+    assert services.engine.objects.stat_object("repo1", "dev", on_dev_paths["data/a.parquet"]).size == 9_000_000
     # Merge dev into main, delete dev: main's table names the same physical files, all objects of main.
     assert api.post("/repositories/repo1/branches/dev/commits", json_body={"message": "dev"}).status_code == 201
     assert api.post("/repositories/repo1/refs/dev/merge/main", json_body={}).status_code == 200
@@ -215,7 +216,7 @@ def test_commits_link_the_files_a_snapshot_adds_and_a_merged_table_outlives_its_
     assert loaded["metadata"]["location"] == root
     on_main = {
         str(o.key).split("/", 3)[-1]
-        for o in services.graveler.list_objects("repo1", "main", prefix=location, amount=100).results
+        for o in services.engine.objects.list_objects("repo1", "main", prefix=location, amount=100).results
         if o.entry
     }
     assert {"data/a.parquet", "data/b.parquet", "data/c.parquet"} <= on_main
@@ -258,15 +259,15 @@ def test_a_reader_gets_read_only_credentials_and_a_bad_snapshot_is_refused(
 def test_a_purge_deletes_the_linked_files_on_the_branch(
     client: Client, credentials: Creds, sales: None, vendor: FakeVendor, services: wiring.Services
 ) -> None:
-    blocks = services.graveler.parts.blocks
+    blocks = services.engine.ports.blocks
     path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables"
     assert iceberg_request(client, "POST", path, credentials, {"name": "t", "schema": SCHEMA}).status_code == 200
     assert _append(client, credentials, "main", "t", blocks, [("a.parquet", 10)]).status_code == 200
-    listed = services.graveler.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
+    listed = services.engine.objects.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
     assert len([o for o in listed if o.entry]) == 5  # two metadata files, the list, the manifest, the data file
     dropped = iceberg_request(client, "DELETE", _table_path("main", "t") + "?purgeRequested=true", credentials)
     assert dropped.status_code == 204, dropped.body
-    listed = services.graveler.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
+    listed = services.engine.objects.list_objects("repo1", "main", prefix="iceberg/sales/t-", amount=100).results
     assert [o for o in listed if o.entry] == []
 
 
@@ -278,7 +279,7 @@ def test_a_table_of_an_earlier_version_keeps_the_gateway(
     path = f"/namespaces/{ns('repo1', 'main', 'sales')}/tables"
     assert iceberg_request(client, "POST", path, credentials, {"name": "old", "schema": SCHEMA}).status_code == 200
     fake = FakeVendor()
-    monkeypatch.setattr(iceberg_endpoint, "_vendor", (services, fake))
+    monkeypatch.setattr(services, "vendor", fake)
     loaded = json.loads(iceberg_request(client, "GET", _table_path("main", "old"), credentials).body)
     assert loaded["metadata"]["location"].startswith("s3://repo1/main/iceberg/sales/old-")
     assert "s3.access-key-id" not in loaded["config"] and "storage-credentials" not in loaded

@@ -1,5 +1,5 @@
 """A multi-table transaction is isolated as well as all or nothing: its pointers move in one atomic staging write
-(TableCommits.move_all over Graveler.upload_objects_if over StagingStore.set_if_all), so no reader of the branch
+(TableCommits.move_all over engine.staged.upload_objects_if over StagingStore.set_if_all), so no reader of the branch
 sees it half applied, and a crash after its metadata files were written leaves every pointer where it was."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.graveler import errors
-from chalicelib.graveler.conditional_uploads import MAX_ATOMIC_CHANGES
+from chalicelib.graveler.usecases.conditional_uploads import MAX_ATOMIC_CHANGES
 from chalicelib.iceberg.layout import POINTER_SUFFIX
 
 from .iceberg_support import iceberg_error, iceberg_request
@@ -56,8 +56,8 @@ class StagingWrites:
     ``before_atomic`` just before the atomic write."""
 
     def __init__(self, services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
-        engine = services.graveler
-        self.store = getattr(engine, "parts", engine).staging
+        engine = services.engine
+        self.store = engine.ports.staging
         self.writes: list[tuple[str, list[str]]] = []
         self.before_atomic: Callable[[], None] | None = None
         for name, keys_of in (

@@ -35,7 +35,7 @@ def sources(services: wiring.Services) -> None:
         "data/2024/01/c.csv": b"ccc",
         "single.bin": b"single",
     }.items():
-        services.graveler.blocks.put(ALLOWED + key, data)
+        services.engine.ports.blocks.put(ALLOWED + key, data)
 
 
 def start(api: Api, repo: str, paths: list[dict[str, str]], branch: str = "main", **extra: object):
@@ -80,11 +80,14 @@ def test_import_start_status_and_the_objects(api: Api, repo: str, sources: None)
     assert read.status_code == 206 and read.body == b"b"
     stat = body_of(api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": "one/single.bin"}))
     assert stat["size_bytes"] == 6 and stat["physical_address"] == ALLOWED + "single.bin"
-    # The import branch is hidden, and holds the import commit the merge took.
+    # The import branch is hidden; the branch moved to the very commit built there, whose one parent is the old
+    # head, as lakeFS's import commit (issue 40: Lakelet's used to be a merge with two parents).
     branches = [b["id"] for b in body_of(api.get(f"/repositories/{repo}/branches"))["results"]]
     assert "_main_imported" not in branches
     imported = body_of(api.get(f"/repositories/{repo}/branches/_main_imported"))["commit_id"]
-    assert imported in parsed.commit.parents
+    assert parsed.commit.id == imported == body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
+    assert len(parsed.commit.parents) == 1
+    assert parsed.commit.metadata[".lakefs.merge.strategy"] == "source-wins"
 
 
 def test_config_reports_import_support(api: Api) -> None:
@@ -95,11 +98,11 @@ def test_config_reports_import_support(api: Api) -> None:
 def test_a_source_outside_the_allowed_locations_is_403_naming_the_setting(
     api: Api, repo: str, sources: None, services: wiring.Services
 ) -> None:
-    before = set(services.graveler.blocks.blobs)
+    before = set(services.engine.ports.blocks.blobs)
     head = body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"]
     answer = start(api, repo, [{"type": "common_prefix", "path": "s3://source/secret/", "destination": "x/"}])
     assert ENV_IMPORT_ALLOWED_LOCATIONS in assert_error(answer, 403)
-    assert set(services.graveler.blocks.blobs) == before
+    assert set(services.engine.ports.blocks.blobs) == before
     assert body_of(api.get(f"/repositories/{repo}/branches/main"))["commit_id"] == head
     assert api.get(f"/repositories/{repo}/branches/_main_imported").status_code == 404
 
@@ -148,10 +151,10 @@ def test_a_location_that_is_not_a_plain_key_is_400(
     """The allowed-locations check compares text: a path whose text lies under the allowed prefix but that a
     reader could resolve elsewhere (dot segments, doubled slashes, escapes, control characters) is refused
     before anything is recorded."""
-    before = set(services.graveler.blocks.blobs)
+    before = set(services.engine.ports.blocks.blobs)
     message = assert_error(start(api, repo, [{"type": "common_prefix", "path": path, "destination": destination}]), 400)
     assert "paths:" in message
-    assert set(services.graveler.blocks.blobs) == before
+    assert set(services.engine.ports.blocks.blobs) == before
     assert api.get(f"/repositories/{repo}/branches/_main_imported").status_code == 404
 
 
@@ -178,7 +181,7 @@ def test_plain_keys_as_the_lakefs_client_sends_them_still_import(
     """What ImportManager.prefix/.object send: s3://bucket/prefix/ with a trailing slash, a destination with one
     (or the branch's root), keys with '=' and '%' not followed by hex, dots inside names."""
     for key, data in {"t/y=2024/part.0.csv": b"a", "t/100% done.txt": b"b", "t/.hidden": b"c"}.items():
-        services.graveler.blocks.put(ALLOWED + key, data)
+        services.engine.ports.blocks.put(ALLOWED + key, data)
     started = start(api, repo, [{"type": "common_prefix", "path": ALLOWED + "t/", "destination": ""}])
     assert started.status_code == 202, started.body
     listed = body_of(api.get(f"/repositories/{repo}/refs/main/objects/ls"))["results"]
@@ -212,7 +215,7 @@ def test_reimport_drops_what_the_source_no_longer_holds(
     api: Api, repo: str, sources: None, services: wiring.Services
 ) -> None:
     start(api, repo, PATHS[:1])
-    services.graveler.blocks.delete(ALLOWED + "data/a.csv")
+    services.engine.ports.blocks.delete(ALLOWED + "data/a.csv")
     import_id = body_of(start(api, repo, PATHS[:1]))["id"]
     assert json.loads(status(api, repo, import_id).body)["completed"]
     listed = body_of(api.get(f"/repositories/{repo}/refs/main/objects/ls"))["results"]

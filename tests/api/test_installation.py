@@ -147,7 +147,7 @@ def test_setup_keeps_the_installation_id(anonymous: Api, services: wiring.Servic
 
 def test_s3_gateway_requests_are_counted(services: wiring.Services, credentials: tuple[str, str]) -> None:
     services.usage = UsageMeter(CountingUsageStore(), flush_seconds=3600)
-    services.graveler.create_repository("repo1", f"s3://{BUCKET}/repo1")
+    services.engine.repositories.create_repository("repo1", f"s3://{BUCKET}/repo1")
     gateway = S3Gateway.from_services(services)
     key, secret = credentials
     assert gateway.handle(signed("PUT", "/repo1/main/a.txt", body=b"hello", key=key, secret=secret)).status == 200

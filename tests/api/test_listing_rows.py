@@ -47,7 +47,7 @@ def test_the_page_is_what_the_per_row_serializer_gives(
     assert response.status_code == 200 and response.headers["Content-Type"] == "application/json"
     body = conforms(lakefs_sdk.ObjectStatsList, body_of(response))
     assert body is not None
-    page = services.graveler.list_objects(
+    page = services.engine.objects.list_objects(
         "repo1",
         ref,
         query.get("prefix", ""),

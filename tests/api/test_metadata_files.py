@@ -66,7 +66,7 @@ def test_underlying_properties_report_the_storage_class(
     props = conforms(lakefs_sdk.UnderlyingObjectProperties, body_of(api.get(url, query={"path": "a.txt"})))
     assert props.storage_class == "STANDARD"
     address = body_of(api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": "dir/b.txt"}))
-    services.graveler.blocks.storage_classes[address["physical_address"]] = "GLACIER"  # type: ignore[attr-defined]
+    services.engine.ports.blocks.storage_classes[address["physical_address"]] = "GLACIER"  # type: ignore[attr-defined]
     assert body_of(api.get(url, query={"path": "dir/b.txt"}))["storage_class"] == "GLACIER"
     assert_error(api.get(url, query={"path": "none.txt"}), 404)
     assert_error(api.get(url), 400)

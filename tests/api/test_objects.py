@@ -218,7 +218,7 @@ def test_reads_through_refs(api: Api, repo: str) -> None:
 
 def test_garbage_collected_data_is_410(api: Api, repo: str, services: wiring.Services) -> None:
     stats = api.upload("repo1", "main", "a.txt", b"hello")
-    services.graveler.blocks.delete(stats["physical_address"])
+    services.engine.ports.blocks.delete(stats["physical_address"])
     assert_error(get(api, "a.txt"), 410)
 
 

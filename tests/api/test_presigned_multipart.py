@@ -23,7 +23,7 @@ def start(api: Api, path: str = "big.bin", parts: int = 2) -> dict[str, Any]:
 
 
 def put_parts(services: wiring.Services, started: dict[str, Any], chunks: list[bytes]) -> list[dict[str, Any]]:
-    blocks = services.graveler.blocks
+    blocks = services.engine.ports.blocks
     return [
         {
             "part_number": n,

@@ -233,10 +233,10 @@ def test_deleting_a_repository_removes_its_pull_requests(api: Api, repo: str, se
     _branch(api, repo, "feature")
     first, second = _open(api, repo), _open(api, repo, title="another")
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
-    deleted = services.graveler.get_repository(repo)
+    deleted = services.engine.repositories.get_repository(repo)
     assert api.delete(f"/repositories/{repo}").status_code == 204
     # The rows are gone from the store, not only out of sight (they are kept per repository generation).
-    store = services.pulls()._parts.store
+    store = services.engine.pulls._parts.store
     assert store.list(deleted) == []
     # A repository created again under the name shows none of the old ones.
     created = api.post("/repositories", json_body={"name": repo, "storage_namespace": namespace + "-again"})

@@ -19,16 +19,16 @@ def wait_seconds() -> float:
 
 
 def test_a_merge_that_goes_on_as_a_workflow_settles_the_pull_request(api: Api, repo: str) -> None:  # noqa: F811
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     # Arranged with commits that wait for their own workflows; only the pull request's merge gives up at once.
-    g.upload_object(repo, "main", "base.txt", b"base")
-    g.commit(repo, "main", "admin", "base", wait_seconds=30)
-    g.create_branch(repo, "feature", "main")
+    g.objects.upload_object(repo, "main", "base.txt", b"base")
+    g.commits.commit(repo, "main", "admin", "base", wait_seconds=30)
+    g.branches.create_branch(repo, "feature", "main")
     for i in range(THRESHOLD + 7):
-        g.upload_object(repo, "feature", f"f{i:03d}.txt", b"x%d" % i)
-    g.commit(repo, "feature", "admin", "feature work", wait_seconds=30)
-    g.upload_object(repo, "main", "main-only.txt", b"m")
-    g.commit(repo, "main", "admin", "main work", wait_seconds=30)
+        g.objects.upload_object(repo, "feature", f"f{i:03d}.txt", b"x%d" % i)
+    g.commits.commit(repo, "feature", "admin", "feature work", wait_seconds=30)
+    g.objects.upload_object(repo, "main", "main-only.txt", b"m")
+    g.commits.commit(repo, "main", "admin", "main work", wait_seconds=30)
     created = api.post(
         f"/repositories/{repo}/pulls",
         json_body={"title": "big", "source_branch": "feature", "destination_branch": "main"},
@@ -45,6 +45,6 @@ def test_a_merge_that_goes_on_as_a_workflow_settles_the_pull_request(api: Api, r
         if pr["status"] != "open":
             break
         time.sleep(0.05)
-    assert pr["status"] == "merged" and pr["merged_commit_id"] == g.get_commit(repo, "main").id
+    assert pr["status"] == "merged" and pr["merged_commit_id"] == g.commits.get_commit(repo, "main").id
     assert "merge_task_id" not in pr
     assert len(executions("merge")) == 1  # reading it settled it; nothing merged twice

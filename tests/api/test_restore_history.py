@@ -33,7 +33,9 @@ def _dumped(api: Api, repo: str, services: wiring.Services) -> tuple[str, Record
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
     records: Records = {}
     for kind in ("commits", "branches", "tags"):
-        data = services.graveler.blocks.get(f"{namespace}/_lakefs/refs_dump/{manifest[f'{kind}_meta_range_id']}.jsonl")
+        data = services.engine.ports.blocks.get(
+            f"{namespace}/_lakefs/refs_dump/{manifest[f'{kind}_meta_range_id']}.jsonl"
+        )
         records[kind] = [json.loads(line) for line in data.decode().splitlines()[1:]]
     return namespace, records
 
@@ -45,7 +47,7 @@ def _restore(api: Api, services: wiring.Services, namespace: str, records: Recor
     for kind, rows in records.items():
         data = header_line(kind, len(rows)) + "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows).encode()
         dump_id = hashlib.sha256(data).hexdigest()
-        services.graveler.blocks.put(f"{namespace}/_lakefs/refs_dump/{dump_id}.jsonl", data)
+        services.engine.ports.blocks.put(f"{namespace}/_lakefs/refs_dump/{dump_id}.jsonl", data)
         manifest[f"{kind}_meta_range_id"] = dump_id
     body = {"name": target, "storage_namespace": namespace, "default_branch": "main"}
     assert api.post("/repositories", json_body=body, query={"bare": "true"}).status_code == 201
@@ -114,7 +116,9 @@ def _dumped_again(api: Api, repo: str, services: wiring.Services) -> tuple[str, 
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
     records: Records = {}
     for kind in ("commits", "branches", "tags"):
-        data = services.graveler.blocks.get(f"{namespace}/_lakefs/refs_dump/{manifest[f'{kind}_meta_range_id']}.jsonl")
+        data = services.engine.ports.blocks.get(
+            f"{namespace}/_lakefs/refs_dump/{manifest[f'{kind}_meta_range_id']}.jsonl"
+        )
         records[kind] = [json.loads(line) for line in data.decode().splitlines()[1:]]
     return namespace, records
 
@@ -125,8 +129,8 @@ def test_a_missing_metarange_is_a_permanent_fault_not_retry_later(
     api.upload(repo, "main", "a.csv", b"1")
     commit = api.commit(repo, "main", "first")
     namespace = body_of(api.get(f"/repositories/{repo}"))["storage_namespace"]
-    services.graveler.blocks.delete(f"{namespace}/_lakefs/{commit['meta_range_id']}")
-    services.graveler.committed.storage.clear_cache()  # as a new container starts
+    services.engine.ports.blocks.delete(f"{namespace}/_lakefs/{commit['meta_range_id']}")
+    services.engine.ports.committed.storage.clear_cache()  # as a new container starts
     answer = api.get(f"/repositories/{repo}/refs/main/objects/stat", query={"path": "a.csv"})
     assert answer.status_code == 500, answer.body
     assert "Retry-After" not in answer.headers

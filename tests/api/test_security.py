@@ -147,7 +147,7 @@ def test_secrets_are_never_logged(
     def explode(*_: object) -> None:
         raise RuntimeError("boom")
 
-    services.graveler.list_repositories = explode  # type: ignore[method-assign]
+    services.engine.repositories.list_repositories = explode  # type: ignore[method-assign]
     Api(client, (key, secret)).get("/repositories")
     Api(client, (key, secret + "x")).get("/repositories")
     key = {"access_key_id": "AKIAX", "secret_access_key": "setup-secret-value"}

@@ -26,7 +26,7 @@ def allowed(services: wiring.Services) -> Iterator[wiring.Services]:
     settings = dataclasses.replace(services.settings, import_allowed_locations=(LANDING,))
     changed = dataclasses.replace(services, settings=settings)
     wiring.set_services(changed)
-    changed.graveler.blocks.put(LANDING + "day1/a.csv", DATA)
+    changed.engine.ports.blocks.put(LANDING + "day1/a.csv", DATA)
     yield changed
     wiring.set_services(services)
 
@@ -72,7 +72,7 @@ def test_refusals_stage_nothing(
 
 
 def test_nothing_is_allowed_by_default(api: Api, repo: str, services: wiring.Services) -> None:
-    services.graveler.blocks.put(LANDING + "day1/a.csv", DATA)
+    services.engine.ports.blocks.put(LANDING + "day1/a.csv", DATA)
     message = assert_error(api.request("PUT", URL, query={"path": "in/a.csv"}, json_body=creation()), 403)
     assert "LAKELET_IMPORT_ALLOWED_LOCATIONS" in message
 
@@ -136,7 +136,7 @@ def test_other_repositories_and_lakelets_own_files_stay_refused(api: Api, repo: 
     # The repository's own _lakefs/ (ranges, markers) is not object data.
     ours = own_object(api, repo)
     marker = ours["physical_address"].split("/data/")[0] + "/_lakefs/dummy"
-    size = len(services.graveler.blocks.get(marker))
+    size = len(services.engine.ports.blocks.get(marker))
     refused = creation(physical_address=marker, size_bytes=size, checksum="0" * 32)
     assert_error(api.request("PUT", URL, query={"path": "marker"}, json_body=refused), 403)
     assert_error(api.get("/repositories/repo1/refs/main/objects/stat", query={"path": "stolen.csv"}), 404)
@@ -149,6 +149,6 @@ def test_an_upload_address_whose_url_may_still_rewrite_it_is_refused(api: Api, r
     for write_once, status in ((False, 400), (True, 201)):
         query = {"path": "up.csv", "presign": "true", "write_once": "true" if write_once else "false"}
         address = body_of(api.get(backing, query=query))["physical_address"]
-        wiring.get_services().graveler.blocks.put(address, DATA)
+        wiring.get_services().engine.ports.blocks.put(address, DATA)
         response = api.request("PUT", URL, query={"path": "up.csv"}, json_body=creation(physical_address=address))
         assert response.status_code == status, response.body

@@ -26,7 +26,7 @@ def location(api: Api, path: str, repo: str = "repo1", branch: str = "main", pre
 
 def link(api: Api, path: str, staging: dict[str, Any], size: int, repo: str = "repo1", branch: str = "main", **kw: Any):  # type: ignore[no-untyped-def]
     # The checksum of what was uploaded there (link checks it against the upload), or any when nothing was.
-    blocks = wiring.get_services().graveler.blocks
+    blocks = wiring.get_services().engine.ports.blocks
     address = str(staging.get("physical_address", ""))
     checksum = hashlib.md5(blocks.get(address)).hexdigest() if blocks.exists(address) else "abc123"
     body = {"staging": staging, "checksum": checksum, "size_bytes": size, **kw.pop("body", {})}
@@ -35,7 +35,7 @@ def link(api: Api, path: str, staging: dict[str, Any], size: int, repo: str = "r
 
 def upload_to(services: wiring.Services, staging: dict[str, Any], data: bytes) -> None:
     """What the client does with the presigned URL: put the bytes at the physical address."""
-    services.graveler.blocks.put(staging["physical_address"], data)
+    services.engine.ports.blocks.put(staging["physical_address"], data)
 
 
 def test_presigned_upload_round_trip(api: Api, repo: str, services: wiring.Services) -> None:
@@ -51,7 +51,7 @@ def test_presigned_upload_round_trip(api: Api, repo: str, services: wiring.Servi
     # Linked from a copy no presigned URL writes (graveler/linking.py); the upload itself is gone.
     assert stats.physical_address.startswith(f"{NAMESPACE}/repo1/data/")
     assert stats.physical_address != staging["physical_address"]
-    assert not services.graveler.blocks.exists(staging["physical_address"])
+    assert not services.engine.ports.blocks.exists(staging["physical_address"])
     assert (stats.size_bytes, stats.checksum) == (7, hashlib.md5(b"payload").hexdigest())
     assert stats.content_type == "text/plain" and stats.metadata == {"k": "v"}
     read = api.get("/repositories/repo1/refs/main/objects", query={"path": "data/x.bin"})
@@ -74,13 +74,13 @@ def test_a_write_once_upload_is_linked_where_it_is(api: Api, repo: str, services
     )
     assert "if-none-match" in staging["presigned_url"]  # the URL is signed for the condition
     upload_to(services, staging, b"payload")
-    blobs = len(services.graveler.blocks.blobs)  # type: ignore[attr-defined]
+    blobs = len(services.engine.ports.blocks.blobs)  # type: ignore[attr-defined]
     response = link(api, "big.bin", staging, 7)
     assert response.status_code == 200, response.body
     stats = conforms(lakefs_sdk.ObjectStats, body_of(response))
     # No copy and no delete: the entry points at the upload, which no URL can rewrite.
     assert stats.physical_address == staging["physical_address"]
-    assert len(services.graveler.blocks.blobs) == blobs  # type: ignore[attr-defined]
+    assert len(services.engine.ports.blocks.blobs) == blobs  # type: ignore[attr-defined]
     assert api.get("/repositories/repo1/refs/main/objects", query={"path": "big.bin"}).body == b"payload"
     # The claim is checked as for a copied upload, and a missing upload is refused.
     mismatch = write_once_location(api, "c.bin")
@@ -109,12 +109,12 @@ def test_write_once_needs_presign_and_cannot_be_claimed_for_another_address(
     address, issued, mac = plain["physical_address"].rsplit(".", 2)
     upload_to(services, plain, b"x")
     forged = {"physical_address": f"{address}.{issued}.once.{mac}"}
-    services.graveler.blocks.put(forged["physical_address"], b"x")
+    services.engine.ports.blocks.put(forged["physical_address"], b"x")
     assert "issued" in assert_error(link(api, "a", forged, 1), 400)
     once = write_once_location(api, "b")
     upload_to(services, once, b"y")
     stripped = {"physical_address": once["physical_address"].replace(".once.", ".")}
-    services.graveler.blocks.put(stripped["physical_address"], b"y")
+    services.engine.ports.blocks.put(stripped["physical_address"], b"y")
     assert "issued" in assert_error(link(api, "b", stripped, 1), 400)
     assert link(api, "a", plain, 1).status_code == 200 and link(api, "b", once, 1).status_code == 200
 
@@ -136,8 +136,8 @@ def test_forged_foreign_and_stale_addresses_are_400(api: Api, repo: str, service
     api.post("/repositories/repo1/branches", json_body={"name": "dev", "source": "main"})
     staging = location(api, "a.txt")
     upload_to(services, staging, b"x")
-    unsigned = services.graveler.new_physical_address("repo1")
-    services.graveler.blocks.put(unsigned, b"x")
+    unsigned = services.engine.objects.new_physical_address("repo1")
+    services.engine.ports.blocks.put(unsigned, b"x")
     cases = {
         "made up": {"physical_address": unsigned},
         # One character changed (to another one: a last "0" stays "0" otherwise, one run in sixteen).
@@ -244,7 +244,7 @@ def test_an_address_per_file_reads_the_branch_once_and_a_deleted_branch_is_refus
     """A client uploading many files asks for an address per file: the branch is read for the first only. A
     branch deleted here is refused at once; one deleted elsewhere (within the short memory) at the link."""
     assert api.post("/repositories/repo1/branches", json_body={"name": "dev", "source": "main"}).status_code == 201
-    refs = services.graveler.refs
+    refs = services.engine.ports.refs
     reads: list[str] = []
     get_branch = refs.get_branch
 

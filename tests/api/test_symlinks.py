@@ -18,9 +18,9 @@ def _address(api: Api, repo: str, path: str) -> str:
 
 
 def _manifests(services: wiring.Services, root: str) -> dict[str, list[str]]:
-    blobs = services.graveler.blocks.blobs  # type: ignore[attr-defined]
+    blobs = services.engine.ports.blocks.blobs  # type: ignore[attr-defined]
     return {
-        address.removeprefix(root + "/"): services.graveler.blocks.get(address).decode().split("\n")
+        address.removeprefix(root + "/"): services.engine.ports.blocks.get(address).decode().split("\n")
         for address in sorted(blobs)
         if address.startswith(root + "/")
     }

@@ -51,7 +51,7 @@ def services(wait_seconds: float) -> Iterator[wiring.Services]:
 
 @pytest.fixture
 def repo(services: wiring.Services, credentials: tuple[str, str]) -> str:
-    services.graveler.create_repository("repo1", f"s3://{BUCKET}/repo1")
+    services.engine.repositories.create_repository("repo1", f"s3://{BUCKET}/repo1")
     return "repo1"
 
 
@@ -66,9 +66,9 @@ def wait(api: Api, repo: str, task_id: str) -> dict:
 
 @pytest.mark.parametrize("objects", [THRESHOLD - 2, THRESHOLD + 7])
 def test_async_commit_inline_and_as_a_workflow(api: Api, repo: str, objects: int) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     for i in range(objects):
-        g.upload_object(repo, "main", f"f{i:03d}.txt", b"x%d" % i)
+        g.objects.upload_object(repo, "main", f"f{i:03d}.txt", b"x%d" % i)
     response = api.post(
         f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "async", "metadata": {"k": "v"}}
     )
@@ -79,9 +79,9 @@ def test_async_commit_inline_and_as_a_workflow(api: Api, repo: str, objects: int
     assert status["task_id"] == task_id and "error" not in status and status["update_time"].endswith("Z")
     commit = conforms(lakefs_sdk.Commit, status["result"])
     assert commit.message == "async" and commit.metadata == {"k": "v"} and commit.committer == "admin"
-    assert g.get_branch(repo, "main").commit_id == commit.id
-    assert len(g.list_objects(repo, "main", amount=1000).results) == objects
-    assert not g.is_dirty(repo, "main")
+    assert g.branches.get_branch(repo, "main").commit_id == commit.id
+    assert len(g.objects.list_objects(repo, "main", amount=1000).results) == objects
+    assert not g.history.is_dirty(repo, "main")
 
 
 def test_async_commit_errors(api: Api, repo: str) -> None:
@@ -99,17 +99,17 @@ def user_in(api: Api, group: str) -> Api:
 
 
 def test_async_commit_needs_create_commit_and_its_status_read_access(api: Api, repo: str) -> None:
-    g = wiring.get_services().graveler
-    g.upload_object(repo, "main", "a.txt", b"a")
+    g = wiring.get_services().engine
+    g.objects.upload_object(repo, "main", "a.txt", b"a")
     viewer, developer = user_in(api, "Viewers"), user_in(api, "Developers")
     assert_error(viewer.post(f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "no"}), 403)
-    assert g.is_dirty(repo, "main")  # the refused request committed nothing
+    assert g.history.is_dirty(repo, "main")  # the refused request committed nothing
     response = developer.post(f"/repositories/{repo}/branches/main/commits/async", json_body={"message": "yes"})
     assert response.status_code == 202
     task_id = body_of(response)["id"]
     status = wait(viewer, repo, task_id)  # reading the status needs read access only
     assert status["result"]["committer"] == "developers"
-    assert g.get_branch(repo, "main").commit_id == status["result"]["id"]
+    assert g.branches.get_branch(repo, "main").commit_id == status["result"]["id"]
 
 
 def executions(machine: str) -> list[str]:
@@ -120,22 +120,22 @@ def executions(machine: str) -> list[str]:
 
 @pytest.mark.parametrize("objects", [THRESHOLD - 2, THRESHOLD + 7])
 def test_the_synchronous_commit_waits_for_the_workflow(api: Api, repo: str, objects: int) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     for i in range(objects):
-        g.upload_object(repo, "main", f"f{i:03d}.txt", b"x%d" % i)
+        g.objects.upload_object(repo, "main", f"f{i:03d}.txt", b"x%d" % i)
     response = api.post(f"/repositories/{repo}/branches/main/commits", json_body={"message": "sync"})
     assert response.status_code == 201, response.body
     commit = conforms(lakefs_sdk.Commit, body_of(response))
-    assert g.get_branch(repo, "main").commit_id == commit.id
+    assert g.branches.get_branch(repo, "main").commit_id == commit.id
     assert len(executions("commit")) == (1 if objects > THRESHOLD else 0)
-    assert len(g.list_objects(repo, "main", amount=1000).results) == objects
+    assert len(g.objects.list_objects(repo, "main", amount=1000).results) == objects
 
 
 @pytest.mark.parametrize("wait_seconds", [0.0])
 def test_a_synchronous_commit_still_running_answers_202_with_the_task(api: Api, repo: str) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     for i in range(THRESHOLD + 3):
-        g.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
+        g.objects.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
     response = api.post(f"/repositories/{repo}/branches/main/commits", json_body={"message": "slow"})
     assert response.status_code == 202
     body = body_of(response)
@@ -145,43 +145,43 @@ def test_a_synchronous_commit_still_running_answers_202_with_the_task(api: Api, 
     assert response.headers["Location"] == status_url
     status = wait(api, repo, task_id)
     assert status["result"]["message"] == "slow"
-    assert g.get_branch(repo, "main").commit_id == status["result"]["id"]
+    assert g.branches.get_branch(repo, "main").commit_id == status["result"]["id"]
 
 
 def test_a_failed_workflow_commit_reports_its_own_error(api: Api, repo: str) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     for i in range(THRESHOLD + 3):
-        g.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
-        g.delete_object(repo, "main", f"f{i:03d}.txt")  # staged tombstones of keys never committed
-    head = g.get_branch(repo, "main").commit_id
+        g.objects.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
+        g.objects.delete_object(repo, "main", f"f{i:03d}.txt")  # staged tombstones of keys never committed
+    head = g.branches.get_branch(repo, "main").commit_id
     message = assert_error(api.post(f"/repositories/{repo}/branches/main/commits", json_body={"message": "x"}), 400)
     assert message == "no changes to commit on branch main"
     task_id = executions("commit")[0]
     status = body_of(api.get(f"/repositories/{repo}/branches/main/commits/status", query={"id": task_id}))
     assert status["completed"] and status["status_code"] == 400 and status["error"]["message"] == message
     assert "result" not in status
-    assert g.get_branch(repo, "main").commit_id == head
+    assert g.branches.get_branch(repo, "main").commit_id == head
 
 
 def diverged(g, repo: str, changes: int, conflict: bool = False) -> None:
     """main and feature diverge from a common base: ``changes`` new objects on feature, one on main."""
-    g.upload_object(repo, "main", "base.txt", b"base")
-    g.commit(repo, "main", "admin", "base")
-    g.create_branch(repo, "feature", "main")
+    g.objects.upload_object(repo, "main", "base.txt", b"base")
+    g.commits.commit(repo, "main", "admin", "base")
+    g.branches.create_branch(repo, "feature", "main")
     for i in range(changes):
-        g.upload_object(repo, "feature", f"f{i:03d}.txt", b"x%d" % i)
+        g.objects.upload_object(repo, "feature", f"f{i:03d}.txt", b"x%d" % i)
     if conflict:
-        g.upload_object(repo, "feature", "base.txt", b"feature's")
-    g.commit(repo, "feature", "admin", "feature work")
-    g.upload_object(repo, "main", "main-only.txt", b"m")
+        g.objects.upload_object(repo, "feature", "base.txt", b"feature's")
+    g.commits.commit(repo, "feature", "admin", "feature work")
+    g.objects.upload_object(repo, "main", "main-only.txt", b"m")
     if conflict:
-        g.upload_object(repo, "main", "base.txt", b"main's")
-    g.commit(repo, "main", "admin", "main work")
+        g.objects.upload_object(repo, "main", "base.txt", b"main's")
+    g.commits.commit(repo, "main", "admin", "main work")
 
 
 @pytest.mark.parametrize("changes", [THRESHOLD - 4, THRESHOLD + 7])
 def test_merge_sync_and_async_inline_and_as_a_workflow(api: Api, repo: str, changes: int) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     diverged(g, repo, changes)
     response = api.post(f"/repositories/{repo}/refs/feature/merge/main/async", json_body={"message": "async"})
     assert response.status_code == 202
@@ -194,35 +194,35 @@ def test_merge_sync_and_async_inline_and_as_a_workflow(api: Api, repo: str, chan
         time.sleep(0.05)
     assert status["task_id"] == task_id and "error" not in status
     result = conforms(lakefs_sdk.MergeResult, status["result"])
-    head = g.get_commit(repo, "main")
+    head = g.commits.get_commit(repo, "main")
     assert result.reference == head.id and head.message == "async"
-    assert head.parents[1] == g.get_commit(repo, "feature").id
-    assert len(g.list_objects(repo, "main", amount=1000).results) == changes + 2
+    assert head.parents[1] == g.commits.get_commit(repo, "feature").id
+    assert len(g.objects.list_objects(repo, "main", amount=1000).results) == changes + 2
     assert len(executions("merge")) == (1 if changes > THRESHOLD else 0)
 
     # The synchronous merge of the next round (more work on feature) takes the same path and waits.
     for i in range(changes):
-        g.upload_object(repo, "feature", f"g{i:03d}.txt", b"y")
-    g.commit(repo, "feature", "admin", "more")
+        g.objects.upload_object(repo, "feature", f"g{i:03d}.txt", b"y")
+    g.commits.commit(repo, "feature", "admin", "more")
     response = api.post(f"/repositories/{repo}/refs/feature/merge/main", json_body={})
     assert response.status_code == 200, response.body
-    assert conforms(lakefs_sdk.MergeResult, body_of(response)).reference == g.get_commit(repo, "main").id
+    assert conforms(lakefs_sdk.MergeResult, body_of(response)).reference == g.commits.get_commit(repo, "main").id
     if changes > THRESHOLD:
         assert len(executions("merge")) == 2
-    assert len(g.list_objects(repo, "main", amount=1000).results) == 2 * changes + 2
+    assert len(g.objects.list_objects(repo, "main", amount=1000).results) == 2 * changes + 2
 
 
 @pytest.mark.parametrize("changes", [THRESHOLD - 3, THRESHOLD + 7])
 def test_merge_conflicts_through_the_workflow_answer_409_with_the_conflicts(api: Api, repo: str, changes: int) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     diverged(g, repo, changes, conflict=True)
-    head = g.get_branch(repo, "main").commit_id
+    head = g.branches.get_branch(repo, "main").commit_id
     response = api.post(f"/repositories/{repo}/refs/feature/merge/main", json_body={})
     assert response.status_code == 409
     body = body_of(response)
     assert body["message"] == "conflict found: 1 conflicting path(s) in the merge of feature into main"
     assert body["conflicts"] == [{"path": "base.txt", "source": "changed", "destination": "changed"}]
-    assert g.get_branch(repo, "main").commit_id == head
+    assert g.branches.get_branch(repo, "main").commit_id == head
     if changes > THRESHOLD:
         status = body_of(
             api.get(f"/repositories/{repo}/refs/feature/merge/main/status", query={"id": executions("merge")[0]})
@@ -232,7 +232,7 @@ def test_merge_conflicts_through_the_workflow_answer_409_with_the_conflicts(api:
 
 
 def test_merge_task_errors(api: Api, repo: str) -> None:
-    g = wiring.get_services().graveler
+    g = wiring.get_services().engine
     diverged(g, repo, 1)
     base = f"/repositories/{repo}/refs"
     assert_error(api.post(f"{base}/nope/merge/main/async", json_body={}), 404)
@@ -240,24 +240,24 @@ def test_merge_task_errors(api: Api, repo: str) -> None:
     assert_error(api.post(f"{base}/feature/merge/main/async", json_body={"strategy": "bogus"}), 400)
     assert_error(api.get(f"{base}/feature/merge/main/status", query={"id": "w-unknown"}), 404)
     assert_error(api.get(f"{base}/feature/merge/main/status"), 400)
-    g.upload_object(repo, "main", "dirty.txt", b"d")
+    g.objects.upload_object(repo, "main", "dirty.txt", b"d")
     assert_error(api.post(f"{base}/feature/merge/main/async", json_body={}), 400)
-    g.reset_branch(repo, "main")
+    g.rewrites.reset_branch(repo, "main")
     assert api.post(f"{base}/feature/merge/main/async", json_body={}).status_code == 202
     assert_error(api.post(f"{base}/feature/merge/main/async", json_body={}), 400)  # nothing left to merge
 
 
 def test_a_commit_above_the_threshold_on_a_protected_branch_starts_no_workflow(api: Api, repo: str) -> None:
     services = wiring.get_services()
-    g = services.graveler
+    g = services.engine
     for i in range(THRESHOLD + 3):
-        g.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
-    assert g.protection is not None
-    g.protection.set_rules(g.get_repository(repo), ["main"])
-    head = g.get_branch(repo, "main")
+        g.objects.upload_object(repo, "main", f"f{i:03d}.txt", b"x")
+    assert g.ports.protection is not None
+    g.ports.protection.set_rules(g.repositories.get_repository(repo), ["main"])
+    head = g.branches.get_branch(repo, "main")
     for route in ("commits", "commits/async"):
         response = api.post(f"/repositories/{repo}/branches/main/{route}", json_body={"message": "direct"})
         assert assert_error(response, 403) == "cannot commit to protected branch"
     sfn = boto3.client("stepfunctions", region_name="us-east-1")
     assert sfn.list_executions(stateMachineArn=services.settings.commit_state_machine_arn)["executions"] == []
-    assert g.get_branch(repo, "main") == head
+    assert g.branches.get_branch(repo, "main") == head

@@ -133,10 +133,10 @@ BAD_BODIES: dict[str, bytes] = {
 
 @pytest.mark.parametrize("name", sorted(BAD_BODIES))
 def test_a_bad_batch_is_400_and_stages_nothing(api: Api, repo: str, services: wiring.Services, name: str) -> None:
-    blobs_before = len(services.graveler.blocks.blobs)  # type: ignore[attr-defined]
+    blobs_before = len(services.engine.ports.blocks.blobs)  # type: ignore[attr-defined]
     assert_error(send(api, BAD_BODIES[name]), 400)
     assert staged_paths(api) == []
-    assert len(services.graveler.blocks.blobs) == blobs_before  # type: ignore[attr-defined]
+    assert len(services.engine.ports.blocks.blobs) == blobs_before  # type: ignore[attr-defined]
 
 
 def test_conditional_batches_are_refused(api: Api, repo: str) -> None:

@@ -141,20 +141,22 @@ def seeded_services() -> wiring.Services:
     """An in-memory deployment with data for every route to find: an admin, a user, repositories (one
     read-only), branches, a tag, committed and staged objects, metadata, a policy."""
     services = wiring.memory_services(Settings(bucket=BUCKET))
-    auth, graveler = services.auth, services.graveler
+    auth, engine = services.auth, services.engine
     auth.setup("admin", ADMIN_KEY, ADMIN_SECRET)
     auth.directory.create_user("jane")
     auth.directory.add_member("Developers", "jane")
-    graveler.create_repository("repo1", f"s3://{BUCKET}/repo1")
-    graveler.create_repository("frozen", f"s3://{BUCKET}/frozen", read_only=True)
-    graveler.upload_object("repo1", "main", "a.txt", b"hello", "text/plain", {"k": "v"})
-    graveler.upload_object("repo1", "main", "dir/b.csv", b"x,y\n1,2\n", "text/csv")
-    graveler.commit("repo1", "main", "admin", "first")
-    graveler.create_branch("repo1", "dev", "main")
-    graveler.upload_object("repo1", "dev", "a.txt", b"changed")
-    graveler.create_tag("repo1", "v1", "main")
+    engine.repositories.create_repository("repo1", f"s3://{BUCKET}/repo1")
+    engine.repositories.create_repository("frozen", f"s3://{BUCKET}/frozen", read_only=True)
+    engine.objects.upload_object("repo1", "main", "a.txt", b"hello", "text/plain", {"k": "v"})
+    engine.objects.upload_object("repo1", "main", "dir/b.csv", b"x,y\n1,2\n", "text/csv")
+    engine.commits.commit("repo1", "main", "admin", "first")
+    engine.branches.create_branch("repo1", "dev", "main")
+    engine.objects.upload_object("repo1", "dev", "a.txt", b"changed")
+    engine.branches.create_tag("repo1", "v1", "main")
     assert services.repository_metadata is not None
-    services.repository_metadata.set("repo1", graveler.get_repository("repo1").creation_date, {"owner": "me"})
+    services.repository_metadata.set(
+        "repo1", engine.repositories.get_repository("repo1").creation_date, {"owner": "me"}
+    )
     # The server key is made on first use; made here, so no request is seen "changing" the stores by it.
     auth.token_signer()
     auth.address_signer()
@@ -206,16 +208,16 @@ class Seed:
 
 
 def _stores(services: wiring.Services) -> tuple[Any, ...]:
-    graveler = services.graveler
-    protection = graveler.protection.store if graveler.protection is not None else None
+    engine = services.engine
+    protection = engine.ports.protection.store if engine.ports.protection is not None else None
     stores = (
-        graveler.refs,
-        graveler.staging,
-        graveler.blocks,
+        engine.ports.refs,
+        engine.ports.staging,
+        engine.ports.blocks,
         services.auth.store,
         services.repository_metadata,
         protection,
-        graveler.import_parts.records if graveler.import_parts is not None else None,
+        engine.imports.ports.records if engine.imports.ports is not None else None,
     )
     return tuple(store for store in stores if store is not None)
 

@@ -51,9 +51,9 @@ def commit_record(parent: Commit) -> dict[str, Any]:
 def steps(services: wiring.Services, hook_url: str) -> list[Step]:
     """(method, path, request, expected status), in an order where each finds what it needs. ``hook_url``: a
     webhook the post-commit action on repo2 calls, so the runs API has a run to answer about."""
-    commit = services.graveler.get_commit("repo1", "main")
+    commit = services.engine.commits.get_commit("repo1", "main")
     commit_id, meta_range = commit.id, str(commit.meta_range_id)
-    metarange_file = pq.read_table(io.BytesIO(services.graveler.read_metadata_file("repo1", meta_range)))
+    metarange_file = pq.read_table(io.BytesIO(services.engine.repositories.read_metadata_file("repo1", meta_range)))
     range_id = metarange_file.column("range_id")[0].as_py()
     action = yaml.safe_dump(
         {
@@ -65,7 +65,7 @@ def steps(services: wiring.Services, hook_url: str) -> list[Step]:
     r2 = "/repositories/repo2"
     policy = {"id": "p1", "statement": [{"effect": "allow", "action": ["fs:Read*"], "resource": "*"}]}
     r = "/repositories/repo1"
-    ns = services.graveler.get_repository("repo1").storage_namespace
+    ns = services.engine.repositories.get_repository("repo1").storage_namespace
     return [
         ("GET", "/healthcheck", {}, 204),
         ("GET", "/setup_lakefs", {}, 200),
@@ -298,7 +298,7 @@ def multipart_step(
     if request["pmpu"] == "copy":
         body["copy_source"] = {"repository": "repo1", "ref": "main", "path": "a.txt"}
     if request["pmpu"] == "complete":
-        blocks = services.graveler.blocks
+        blocks = services.engine.ports.blocks
         etag = blocks.upload_part(upload["physical_address"], upload["upload_id"], 1, b"one part").etag
         body["parts"] = [{"part_number": 1, "etag": etag}]
     return path.format(upload_id=upload["upload_id"]), {"query": request["query"], "json": body}
@@ -313,9 +313,9 @@ def hook_url() -> Iterator[str]:
 
 
 def only_run_id(services: wiring.Services, repository: str) -> str:
-    hooks = services.graveler.hooks
+    hooks = services.engine.ports.hooks
     assert hooks is not None
-    [run] = hooks.store.list(services.graveler.get_repository(repository).storage_namespace).results
+    [run] = hooks.store.list(services.engine.repositories.get_repository(repository).storage_namespace).results
     return run.run_id
 
 
@@ -359,19 +359,19 @@ def test_every_served_operation_answers_in_lakefs_shapes(
             if "{run_id}" in step_path:  # the run the commit's post-commit hook made
                 path = step_path.format(run_id=only_run_id(services, "repo2"))
             if "{pr_id}" in step_path:  # the pull request an earlier step opened
-                [pr] = services.pulls().list("repo1").results
+                [pr] = services.engine.pulls.list("repo1").results
                 path = step_path.format(pr_id=pr.id)
             if step_request.get("query", {}).get("task_id") == "{task_id}":  # the task the previous step made
                 assert previous is not None
                 request = {**step_request, "query": {"task_id": json.loads(previous.body)["id"]}}
             if step_request.get("restore"):  # the manifest the dump wrote
-                ns = services.graveler.get_repository("repo1").storage_namespace
-                manifest = json.loads(services.graveler.blocks.get(f"{ns}/_lakefs/refs_manifest.json"))
+                ns = services.engine.repositories.get_repository("repo1").storage_namespace
+                manifest = json.loads(services.engine.ports.blocks.get(f"{ns}/_lakefs/refs_manifest.json"))
                 request = {"json": manifest}
             if step_request.get("link"):  # the client uploads to the location the previous step handed out
                 assert previous is not None
                 staging = json.loads(previous.body)
-                services.graveler.blocks.put(staging["physical_address"], b"staged")
+                services.engine.ports.blocks.put(staging["physical_address"], b"staged")
                 checksum = hashlib.md5(b"staged").hexdigest()  # link checks the claim against the upload
                 request = {**step_request, "json": {"staging": staging, "checksum": checksum, "size_bytes": 6}}
             response = call(client, method, path, request)

@@ -11,8 +11,8 @@ from chalicelib.adapters.dynamodb.pull_requests import DynamoPullRequestStore
 from chalicelib.adapters.memory_pulls import MemoryPullRequestStore
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import PullRequestStore
-from chalicelib.graveler.pull_requests import PullRequest, PullRequestStatus, new_pull_request_id
 from chalicelib.graveler.records import BranchID, Repository, RepositoryID
+from chalicelib.graveler.usecases.pull_requests import PullRequest, PullRequestStatus, new_pull_request_id
 
 from .conftest import REGION
 

@@ -16,7 +16,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import boto3
 import lakefs
@@ -29,9 +29,17 @@ from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, Stag
 from lakelet.stack.app_environment import restore_environ
 from lakelet.stack.local import LOCAL_BUCKET, LOCAL_REGION, LOCAL_TABLE_PREFIX
 
-if TYPE_CHECKING:
-    # Only for annotations: conftest.py imports this module to offer its fixtures to every e2e test.
-    from .conftest import LocalProcess
+
+class LocalProcess(Protocol):
+    """What these fixtures read of conftest.py's running ``lakelet up`` (conftest.py imports this module to offer
+    its fixtures to every e2e test, so this module does not import it back)."""
+
+    banner: str
+    access_key_id: str
+    secret_access_key: str
+    aws_access_key_id: str
+    aws_secret_access_key: str
+
 
 _S3_LINE = re.compile(r"^\s*S3 gateway\s+(?P<url>http://\S+)", re.MULTILINE)
 _MOTO_LINE = re.compile(r"^\s*AWS stand-in\s+moto at (?P<url>http://\S+)", re.MULTILINE)

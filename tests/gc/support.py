@@ -21,7 +21,7 @@ from moto.server import ThreadedMotoServer
 from chalicelib import wiring
 from chalicelib.adapters.s3 import S3BlockStore
 from chalicelib.graveler.committed import CommittedManager
-from chalicelib.graveler.service import Graveler, engine_parts
+from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.settings import Settings
 from lakelet.stack.local_gc import load_job, local_session
 
@@ -87,7 +87,7 @@ def moto_services(bucket: str) -> wiring.Services:
     blocks = S3BlockStore(s3_client())
     committed = CommittedManager(blocks, wiring.range_params(settings))
     return dataclasses.replace(
-        base, graveler=Graveler(engine_parts(base.graveler.refs, base.graveler.staging, blocks, committed))
+        base, engine=build_engine(engine_parts(base.engine.ports.refs, base.engine.ports.staging, blocks, committed))
     )
 
 

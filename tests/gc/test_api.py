@@ -40,7 +40,7 @@ def test_rules_round_trip_in_the_lakefs_shape(api: Api, memory: wiring.Services)
     conforms(GarbageCollectionRules, json.loads(got.body))
     assert json.loads(got.body) == RULES
     # Stored with the data, as JSON, in the repository's namespace.
-    stored = memory.graveler.blocks.get("s3://test-bucket/repos/repo1/_lakefs/retention/gc/rules.json")
+    stored = memory.engine.ports.blocks.get("s3://test-bucket/repos/repo1/_lakefs/retention/gc/rules.json")
     assert json.loads(stored) == RULES
 
     replaced = {"default_retention_days": 0, "branches": []}
@@ -108,7 +108,7 @@ def test_prepare_commits_answers_where_the_run_is(api: Api, memory: wiring.Servi
     assert body["gc_commits_location"] == f"{root}/commits/run_id={run_id}/commits.csv"
     assert body["gc_addresses_location"] == f"{root}/addresses/run_id={run_id}/"
     assert "gc_commits_presigned_url" not in body
-    blocks = memory.graveler.blocks
+    blocks = memory.engine.ports.blocks
     lines = blocks.get(body["gc_commits_location"]).decode().splitlines()
     assert len(lines) == 3  # header, the commit and the initial commit (both inside 30 days)
     manifest = json.loads(blocks.get(f"{root}/runs/run_id={run_id}/prepare.json"))
@@ -173,7 +173,7 @@ def test_prepare_async_names_the_run_and_its_status_reads_it_back(api: Api, memo
     status = PrepareGarbageCollectionCommitsStatus.from_dict(raw)
     assert status.task_id == task_id and status.completed and status.error is None
     assert status.result is not None and status.result.run_id == task_id
-    lines = memory.graveler.blocks.get(status.result.gc_commits_location).decode().splitlines()
+    lines = memory.engine.ports.blocks.get(status.result.gc_commits_location).decode().splitlines()
     assert len(lines) == 3
     assert_error(api.get(status_url, query={"id": "no-such-run"}), 404)
     assert_error(api.get(status_url, query={"id": "../rules.json"}), 400)
@@ -195,14 +195,15 @@ def test_prepare_uncommitted_writes_every_staged_address(api: Api, memory: wirin
         assert "continuation_token" not in body  # everything in one call
         root = "s3://test-bucket/repos/repo1/_lakefs/retention/gc"
         assert body["gc_uncommitted_location"] == f"{root}/staged/run_id={body['run_id']}/"
-        part = memory.graveler.blocks.get(body["gc_uncommitted_location"] + "part-00000.parquet")
+        part = memory.engine.ports.blocks.get(body["gc_uncommitted_location"] + "part-00000.parquet")
         assert read_addresses_parquet(part) == sorted(staged)
 
 
 def test_prepare_uncommitted_with_nothing_staged_still_writes_a_part(api: Api, memory: wiring.Services) -> None:
     body = json.loads(api.post("/repositories/repo1/gc/prepare_uncommited").body)
     assert (
-        read_addresses_parquet(memory.graveler.blocks.get(body["gc_uncommitted_location"] + "part-00000.parquet")) == []
+        read_addresses_parquet(memory.engine.ports.blocks.get(body["gc_uncommitted_location"] + "part-00000.parquet"))
+        == []
     )
 
 

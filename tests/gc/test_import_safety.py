@@ -11,10 +11,10 @@ from chalicelib.adapters.import_records import BlockImportRecords
 from chalicelib.adapters.s3_source import S3SourceLister
 from chalicelib.gc import prepare
 from chalicelib.gc.rules import RulesStore
+from chalicelib.graveler.engine import build_engine
 from chalicelib.graveler.imports import COMPLETED, ImportLocation, ImportParts
 from chalicelib.graveler.records import BranchID
 from chalicelib.graveler.retention import BranchRetention, RetentionRules
-from chalicelib.graveler.service import Graveler
 
 from .support import JobRun, addresses_under, installed, keys_under, moto_services, new_bucket, s3_client
 
@@ -25,10 +25,10 @@ def test_gc_after_import_deletes_nothing_of_the_source() -> None:
     bucket = new_bucket()
     source = new_bucket()
     with installed(moto_services(bucket)) as services:
-        g = services.graveler
+        g = services.engine
         name = f"imp-{uuid.uuid4().hex[:8]}"
         namespace = f"s3://{bucket}/{name}"
-        g.create_repository(name, namespace)
+        g.repositories.create_repository(name, namespace)
         files = {f"tables/t/part-{i}.csv": f"row {i}".encode() for i in range(5)}
         for key, data in files.items():
             s3_client().put_object(Bucket=source, Key=key, Body=data)
@@ -36,9 +36,9 @@ def test_gc_after_import_deletes_nothing_of_the_source() -> None:
         s3_client().put_object(Bucket=bucket, Key=f"{name}-landing/x.csv", Body=b"x")
         allowed = (f"s3://{source}/", f"s3://{bucket}/{name}-landing/")
         imports = ImportParts(
-            S3SourceLister(s3_client()), BlockImportRecords(g.blocks), allowed, "LAKELET_IMPORT_ALLOWED_LOCATIONS"
+            S3SourceLister(s3_client()), BlockImportRecords(g.ports.blocks), allowed, "LAKELET_IMPORT_ALLOWED_LOCATIONS"
         )
-        importer = Graveler(g.parts, imports).importer
+        importer = build_engine(g.ports, imports).imports
         request = importer.start(
             name,
             "main",
@@ -53,12 +53,14 @@ def test_gc_after_import_deletes_nothing_of_the_source() -> None:
         assert importer.run(request).state == COMPLETED
         # Every imported entry is then dropped from the head, so only old commits reference the sources.
         for path in [*(f"t/part-{i}.csv" for i in range(5)), "x.csv"]:
-            g.delete_object(name, "main", path)
-        g.upload_object(name, "main", "own.txt", b"own data")
-        g.commit(name, "main", "tester", "drop the imports", date=int(time.time() - 20 * DAY))
-        g.upload_object(name, "main", "own.txt", b"newer own data")
-        g.commit(name, "main", "tester", "newer", date=int(time.time() - 10 * DAY))
-        RulesStore(g.namespace_files(namespace)).set(RetentionRules(0, (BranchRetention(BranchID("main"), 0),)))
+            g.objects.delete_object(name, "main", path)
+        g.objects.upload_object(name, "main", "own.txt", b"own data")
+        g.commits.commit(name, "main", "tester", "drop the imports", date=int(time.time() - 20 * DAY))
+        g.objects.upload_object(name, "main", "own.txt", b"newer own data")
+        g.commits.commit(name, "main", "tester", "newer", date=int(time.time() - 10 * DAY))
+        RulesStore(g.repositories.namespace_files(namespace)).set(
+            RetentionRules(0, (BranchRetention(BranchID("main"), 0),))
+        )
         before_data = addresses_under(namespace)
 
         run_id = prepare.prepare(g, name, clock=lambda: time.time() + 1.1).run_id

@@ -44,24 +44,26 @@ class Repo:
     objects: dict[str, str] = field(default_factory=dict)
 
     @property
-    def graveler(self):  # type: ignore[no-untyped-def]
-        return self.services.graveler
+    def engine(self):  # type: ignore[no-untyped-def]
+        return self.services.engine
 
     def upload(self, branch: str, path: str, label: str) -> None:
-        self.objects[label] = self.graveler.upload_object(self.name, branch, path, label.encode()).physical_address
+        self.objects[label] = self.engine.objects.upload_object(
+            self.name, branch, path, label.encode()
+        ).physical_address
 
     def commit(self, branch: str, days_ago: float) -> str:
         date = int(time.time() - days_ago * DAY)
-        return str(self.graveler.commit(self.name, branch, "tester", f"{days_ago} days ago", date=date).id)
+        return str(self.engine.commits.commit(self.name, branch, "tester", f"{days_ago} days ago", date=date).id)
 
     def rules(self, default: int, **branches: int) -> None:
         rules = RetentionRules(default, tuple(BranchRetention(BranchID(b), d) for b, d in branches.items()))
-        RulesStore(self.graveler.namespace_files(self.namespace)).set(rules)
+        RulesStore(self.engine.repositories.namespace_files(self.namespace)).set(rules)
 
     def prepare(self) -> str:
         # The prepare's clock runs 1.1 s ahead: S3 keeps whole seconds, and every object written so far must
         # read as strictly older than the prepare (the real clock would need a sleep per run instead).
-        return prepare.prepare(self.graveler, self.name, clock=lambda: time.time() + PREPARE_LEAD).run_id
+        return prepare.prepare(self.engine, self.name, clock=lambda: time.time() + PREPARE_LEAD).run_id
 
     def labels(self) -> set[str]:
         by_address = {address: label for label, address in self.objects.items()}
@@ -78,7 +80,7 @@ def repo() -> Iterator[Repo]:
     with installed(moto_services(bucket)) as services:
         name = f"safety-{uuid.uuid4().hex[:8]}"
         namespace = f"s3://{bucket}/{name}"
-        services.graveler.create_repository(name, namespace)
+        services.engine.repositories.create_repository(name, namespace)
         yield Repo(services, name, namespace)
 
 
@@ -97,7 +99,7 @@ def test_zero_days_keeps_every_head_everything_staged_and_all_that_is_not_the_na
     c2 = repo.commit("main", 5)
     repo.upload("main", "b.txt", "B1")
     repo.commit("main", 3)
-    repo.graveler.create_branch(repo.name, "dev", c2)
+    repo.engine.branches.create_branch(repo.name, "dev", c2)
     repo.upload("dev", "s.txt", "S1")  # staged on dev
     repo.upload("main", "b.txt", "B2")  # staged over a committed key
     repo.upload("main", "t.txt", "T1")
@@ -200,8 +202,8 @@ def test_the_job_refuses_inputs_it_cannot_trust(repo: Repo, gc_job: ModuleType) 
         other.run(run_id)  # a run prepared for another namespace
 
     # A range of an active commit is missing: the job fails before deleting anything.
-    head = repo.graveler.get_commit(repo.name, "main")
-    ranges = repo.graveler.committed.ranges(repo.namespace, head.meta_range_id)
+    head = repo.engine.commits.get_commit(repo.name, "main")
+    ranges = repo.engine.ports.committed.ranges(repo.namespace, head.meta_range_id)
     bucket, key = split_address(f"{repo.namespace}/_lakefs/{ranges[0].id}")
     s3_client().delete_object(Bucket=bucket, Key=key)
     before = repo.labels()

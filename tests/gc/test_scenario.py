@@ -118,7 +118,7 @@ class Scenario:
 
     def hard_reset(self, name: str, commit_label: str) -> None:
         # The branch-reset API belongs to another issue; this is the ref move it makes (staging left as is).
-        refs = self.services.graveler.refs
+        refs = self.services.engine.ports.refs
         current = refs.get_branch(RepositoryID(self.repo), BranchID(name))
         target = Branch(current.id, CommitID(self.commits[commit_label]), current.staging_token, ())
         refs.set_branch(RepositoryID(self.repo), target, expected=current)

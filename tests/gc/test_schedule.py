@@ -47,12 +47,12 @@ def emr(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str]]:
 @pytest.fixture
 def repos(memory: wiring.Services) -> wiring.Services:
     """Three repositories: two with rules, one without."""
-    g = memory.graveler
+    g = memory.engine
     for name in ("alpha", "beta", "gamma"):
-        g.create_repository(name, f"s3://test-bucket/repos/{name}")
-        g.upload_object(name, "main", "a.txt", b"a")
+        g.repositories.create_repository(name, f"s3://test-bucket/repos/{name}")
+        g.objects.upload_object(name, "main", "a.txt", b"a")
     for name in ("alpha", "gamma"):
-        RulesStore(g.namespace_files(f"s3://test-bucket/repos/{name}")).set(RetentionRules(7))
+        RulesStore(g.repositories.namespace_files(f"s3://test-bucket/repos/{name}")).set(RetentionRules(7))
     return memory
 
 
@@ -99,7 +99,7 @@ def test_the_schedule_prepares_each_repository_with_rules_and_starts_its_job(
         namespace = f"s3://test-bucket/repos/{name}"
         assert options.storage_namespace == namespace and options.run_id == run["run_id"]
         assert (options.mode, options.min_age_seconds, options.address_partitions) == ("mark-and-sweep", 172_800, 128)
-        manifest = json.loads(repos.graveler.blocks.get(layout.prepare_manifest_address(namespace, run["run_id"])))
+        manifest = json.loads(repos.engine.ports.blocks.get(layout.prepare_manifest_address(namespace, run["run_id"])))
         assert manifest["repository"] == name and manifest["active_commits"] == 1
         assert f"spark.archives={ARCHIVE}#environment" in submit["sparkSubmitParameters"]
         # The entry point imports the job's package from this zip.
@@ -119,23 +119,23 @@ def test_an_unconfigured_schedule_does_nothing(
     assert (answer["runs"], answer["skipped"]) == ([], "not configured")
     assert "retired" not in answer  # retired staging tokens are the drop_retired schedule's, not GC's
     # Nothing was prepared either.
-    assert not any("/retention/gc/runs/" in address for address in repos.graveler.blocks.blobs)  # type: ignore[attr-defined]
+    assert not any("/retention/gc/runs/" in address for address in repos.engine.ports.blocks.blobs)  # type: ignore[attr-defined]
 
 
 def test_one_failing_repository_does_not_stop_the_others(emr: tuple[Any, str], repos: wiring.Services) -> None:
     client, application_id = emr
-    repos.graveler.blocks.put(layout.rules_address("s3://test-bucket/repos/alpha"), b"{broken")
+    repos.engine.ports.blocks.put(layout.rules_address("s3://test-bucket/repos/alpha"), b"{broken")
     starter = EmrServerlessStarter(client, application_id, ROLE)
     settings = GCSettings(application_id, ROLE, ENTRY_POINT)
 
-    runs = run_scheduled(repos.graveler, starter, settings)
+    runs = run_scheduled(repos.engine, starter, settings)
 
     assert [(r.repository, bool(r.job_run_id), r.error.split(":")[0]) for r in runs] == [
         ("alpha", False, "prepare failed"),
         ("gamma", True, ""),
     ]
     refused = EmrServerlessStarter(client, "00nosuchapp", ROLE)
-    alpha, gamma = run_scheduled(repos.graveler, refused, settings)
+    alpha, gamma = run_scheduled(repos.engine, refused, settings)
     assert alpha.repository == "alpha" and alpha.error.startswith("prepare failed")
     assert gamma.repository == "gamma" and gamma.error.startswith("job start failed") and gamma.run_id
     assert not gamma.job_run_id
@@ -174,7 +174,7 @@ def test_settings_come_from_the_environment() -> None:
 def test_without_an_archive_no_spark_parameters_are_sent(repos: wiring.Services) -> None:
     from chalicelib.gc.prepare import prepare
 
-    prepared = prepare(repos.graveler, "alpha")
+    prepared = prepare(repos.engine, "alpha")
     request = job_request(prepared, GCSettings("app", ROLE, ENTRY_POINT))
     assert request.spark_submit_parameters == "" and request.idempotency_token == prepared.run_id
     packaged = job_request(prepared, GCSettings("app", ROLE, ENTRY_POINT, job_py_files=PY_FILES))

@@ -55,7 +55,7 @@ def test_gc_refuses_both_repositories_that_share_a_namespace(api: Api) -> None:
 def test_a_bare_repository_claims_its_namespace(api: Api, memory: wiring.Services) -> None:
     fresh = f"{NAMESPACE}/restored"
     assert _bare(api, "restored", fresh).status_code == 201
-    assert memory.graveler.blocks.exists(marker_address(fresh))
+    assert memory.engine.ports.blocks.exists(marker_address(fresh))
     body = {"name": "other", "storage_namespace": fresh, "default_branch": "main"}
     assert "already in use" in assert_error(api.post("/repositories", json_body=body), 400)
     inner = {"name": "inner", "storage_namespace": f"{fresh}/in", "default_branch": "main"}

@@ -14,7 +14,7 @@ from infra.policy_check import check
 from tests.infra.conftest import Package
 
 # The Chalice functions that run hooks, by their logical ids in the template.
-# The import's merge step merges through Graveler.merge, which runs the pre- and post-merge hooks; the commit
+# The import's merge step merges through engine.merges.merge, which runs the pre- and post-merge hooks; the commit
 # workflow's Seal runs the pre-commit hooks on the sealed changes.
 RUNS_HOOKS = {"APIHandler", "CommitSeal", "CommitLanded", "MergeLanded", "ImportMerge"}
 

@@ -147,12 +147,12 @@ def test_the_code_runs_against_the_stack_with_the_api_functions_environment(stac
     services = wiring.aws_services(deployed)
     credential, secret = services.auth.setup("admin")  # KMS-encrypted into the auth table
     assert services.auth.authenticate_basic(credential.access_key_id, secret).id == "admin"
-    graveler = services.graveler
-    graveler.create_repository("smoke", f"s3://{deployed.bucket}/smoke", "main")
-    graveler.upload_object("smoke", "main", "a.txt", b"hello")
-    commit = graveler.commit("smoke", "main", "admin", "first")
+    engine = services.engine
+    engine.repositories.create_repository("smoke", f"s3://{deployed.bucket}/smoke", "main")
+    engine.objects.upload_object("smoke", "main", "a.txt", b"hello")
+    commit = engine.commits.commit("smoke", "main", "admin", "first")
     assert commit.message == "first"
-    assert graveler.read_object("smoke", graveler.stat_object("smoke", "main~0", "a.txt")) == b"hello"
+    assert engine.objects.read_object("smoke", engine.objects.stat_object("smoke", "main~0", "a.txt")) == b"hello"
     keys = [
         o["Key"]
         for o in boto3.client("s3", region_name=REGION).list_objects_v2(Bucket=deployed.bucket, Prefix="smoke/")[

@@ -200,13 +200,19 @@ def test_a_workflow_task_over_its_timeout_fails_as_aws_would_with_nothing_applie
     """Plan made artificially slow: each try is cut at Plan's (scaled) deployed timeout and fails with Lambda's
     Sandbox.Timedout; the state machine retries it as it says, then catches it into Failed. The branch has not
     moved, the staged changes are all still there, and the next commit takes every one of them."""
-    g = get_services().graveler
+    g = get_services().engine
     ns = f"{stack.default_namespace_prefix}/slowplan"
-    g.create_repository("slowplan", ns)
+    g.repositories.create_repository("slowplan", ns)
     for i in range(20):
         entry = Entry(f"{ns}/data/{i}", i, f"etag{i}", 1)
-        stage(g.refs, g.staging, RepositoryID("slowplan"), BranchID("main"), StagedEntry(Key(f"k/{i:03d}"), entry))
-    head = g.get_branch("slowplan", "main").commit_id
+        stage(
+            g.ports.refs,
+            g.ports.staging,
+            RepositoryID("slowplan"),
+            BranchID("main"),
+            StagedEntry(Key(f"k/{i:03d}"), entry),
+        )
+    head = g.branches.get_branch("slowplan", "main").commit_id
     tries = 0
     real_plan = tasks.HANDLERS["commit_plan"]
 
@@ -238,7 +244,7 @@ def test_a_workflow_task_over_its_timeout_fails_as_aws_would_with_nothing_applie
     assert described["status"] == "FAILED"
     assert described.get("error") == LAMBDA_TIMEOUT_ERROR, described
     assert tries == _plan_retry(json.loads(ASL.read_text()))
-    assert g.get_branch("slowplan", "main").commit_id == head
+    assert g.branches.get_branch("slowplan", "main").commit_id == head
     client = Client(host=stack.endpoint, username=KEYS.access_key_id, password=KEYS.secret_access_key)
     main = lakefs.Repository("slowplan", client=client).branch("main")
     assert len(list(main.uncommitted())) == 20

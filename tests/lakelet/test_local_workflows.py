@@ -32,11 +32,17 @@ def test_the_local_stack_runs_the_commit_workflow() -> None:
     config_before = copy.deepcopy(dict(default_user_config))
     with LocalStack(api_port=0, credentials=KEYS) as stack:
         arn = os.environ["LAKELET_COMMIT_STATE_MACHINE_ARN"]
-        g = get_services().graveler
-        g.create_repository("wflow", f"{stack.default_namespace_prefix}/wflow")
+        g = get_services().engine
+        g.repositories.create_repository("wflow", f"{stack.default_namespace_prefix}/wflow")
         for i in range(30):
             entry = Entry(f"{stack.default_namespace_prefix}/wflow/data/{i}", i, f"etag{i}", 1)
-            stage(g.refs, g.staging, RepositoryID("wflow"), BranchID("main"), StagedEntry(Key(f"k/{i:03d}"), entry))
+            stage(
+                g.ports.refs,
+                g.ports.staging,
+                RepositoryID("wflow"),
+                BranchID("main"),
+                StagedEntry(Key(f"k/{i:03d}"), entry),
+            )
         sfn = boto3.client("stepfunctions", region_name=stack.region, endpoint_url=stack.moto_url)
         request = {
             "repository": "wflow",
@@ -61,9 +67,9 @@ def test_the_local_stack_runs_the_commit_workflow() -> None:
             if "Failed" in e["type"] or "Map" in e["type"]
         ]
         assert described["status"] == "SUCCEEDED", json.dumps(history, default=str)[:3000]
-        head = g.get_commit("wflow", "main")
+        head = g.commits.get_commit("wflow", "main")
         assert head.message == "through the local workflow"
-        assert len(list(g.committed.iterate(f"{stack.default_namespace_prefix}/wflow", head.meta_range_id))) == 30
+        assert len(list(g.ports.committed.iterate(f"{stack.default_namespace_prefix}/wflow", head.meta_range_id))) == 30
     assert "LAKELET_COMMIT_STATE_MACHINE_ARN" not in os.environ
     assert dict(default_user_config) == config_before  # moto's process-wide config is given back
 
@@ -87,12 +93,14 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
     # Above this many staged changes POST .../commits/async hands the commit to the state machine.
     monkeypatch.setenv("LAKELET_COMMIT_WORKFLOW_THRESHOLD", "5")
     with LocalStack(api_port=0, credentials=KEYS) as stack:
-        g = get_services().graveler
-        g.create_repository("asyncrepo", f"{stack.default_namespace_prefix}/asyncrepo")
+        g = get_services().engine
+        g.repositories.create_repository("asyncrepo", f"{stack.default_namespace_prefix}/asyncrepo")
         keys = [f"k/{i:03d}" for i in range(30)]
         for i, key in enumerate(keys):
             entry = Entry(f"{stack.default_namespace_prefix}/asyncrepo/data/{i}", i, f"etag{i}", 1)
-            stage(g.refs, g.staging, RepositoryID("asyncrepo"), BranchID("main"), StagedEntry(Key(key), entry))
+            stage(
+                g.ports.refs, g.ports.staging, RepositoryID("asyncrepo"), BranchID("main"), StagedEntry(Key(key), entry)
+            )
         branch_url = stack.api_url + "/repositories/asyncrepo/branches/main"
 
         status, created = _call(
@@ -113,17 +121,18 @@ def test_an_async_commit_over_http_runs_the_workflow(monkeypatch: pytest.MonkeyP
         assert commit["message"] == "async over http" and commit["metadata"] == {"via": "http"}
         assert commit["committer"] == "admin"
 
-        assert g.get_branch("asyncrepo", "main").commit_id == commit["id"]
+        assert g.branches.get_branch("asyncrepo", "main").commit_id == commit["id"]
         status, branch = _call("GET", branch_url)
         assert status == 200 and branch["commit_id"] == commit["id"]
         committed = [
             record.key
-            for record in g.committed.iterate(
-                f"{stack.default_namespace_prefix}/asyncrepo", g.get_commit("asyncrepo", commit["id"]).meta_range_id
+            for record in g.ports.committed.iterate(
+                f"{stack.default_namespace_prefix}/asyncrepo",
+                g.commits.get_commit("asyncrepo", commit["id"]).meta_range_id,
             )
         ]
         assert committed == keys
-        assert not g.is_dirty("asyncrepo", "main")
+        assert not g.history.is_dirty("asyncrepo", "main")
         status, missing = _call("GET", branch_url + "/commits/status?id=w-no-such-task")
         assert status == 404, missing
 

@@ -67,8 +67,8 @@ def app_on_moto(bucket: str, repository: str, table_prefix: str) -> Iterator[tup
         settings = Settings(region=REGION, table_prefix=prefix, bucket=bucket, kms_key_id=key_id)
         create_tables(TableNames.from_prefix(settings.table_prefix), REGION)
         services = wiring.aws_services(settings)
-        services.graveler.refs._repositories.ttl_seconds = 600.0
-        services.graveler.upload_branches.ttl_seconds = 600.0
+        services.engine.ports.refs._repositories.ttl_seconds = 600.0
+        services.engine.ports.upload_branches.ttl_seconds = 600.0
         wiring.set_services(services)
         try:
             credential, secret = services.auth.setup("admin")

@@ -32,12 +32,12 @@ BEARER_CALLS_PER_PAGE = 3
 @pytest.fixture
 def api(counter: CallCounter) -> Iterator[Api]:
     with app_on_moto(BUCKET, REPO, "lscost") as (api, services):
-        graveler = services.graveler
+        engine = services.engine
         for i in range(OBJECTS):
-            graveler.link_object(
+            engine.objects.link_object(
                 REPO, "main", f"rows/{i:03}", Entry(f"s3://{BUCKET}/{REPO}/data/{i:03}", 1, f"{i:032x}", 1)
             )
-        graveler.commit(REPO, "main", "admin", "seed")
+        engine.commits.commit(REPO, "main", "admin", "seed")
         yield api
 
 

@@ -106,7 +106,7 @@ class Harness:
         return AWSResponse(request.url, response.status, dict(response.headers), _RawBody(body))
 
     def repo(self, name: str, default_branch: str = "main") -> Repository:
-        return self.services.graveler.create_repository(name, f"s3://{BUCKET}/{name}", default_branch)
+        return self.services.engine.repositories.create_repository(name, f"s3://{BUCKET}/{name}", default_branch)
 
     def handle(self, request: Request) -> Response:
         return self.gateway.handle(request)
@@ -144,7 +144,7 @@ def harness() -> Harness:
     services = memory_services(clock=SettableClock())
     clock = Clock()
     keys = {ACCESS_KEY: (USER, SECRET)}
-    gateway = S3Gateway(services.graveler, lookup(keys), BotocoreSigner(), clock=clock)
+    gateway = S3Gateway(services.engine, lookup(keys), BotocoreSigner(), clock=clock)
     return Harness(services, gateway, clock, keys)
 
 

@@ -23,14 +23,14 @@ def refused(call: object) -> None:
 
 
 def test_every_gateway_write_refuses_a_protected_branch(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    graveler = harness.services.graveler
-    graveler.upload_object("repo", "main", "a", b"committed")
-    graveler.commit("repo", "main", "tester", "first")
-    graveler.create_branch("repo", "dev", "main")
+    engine = harness.services.engine
+    engine.objects.upload_object("repo", "main", "a", b"committed")
+    engine.commits.commit("repo", "main", "tester", "first")
+    engine.branches.create_branch("repo", "dev", "main")
     upload = s3.create_multipart_upload(Bucket="repo", Key="main/big")["UploadId"]
     part = s3.upload_part(Bucket="repo", Key="main/big", UploadId=upload, PartNumber=1, Body=b"x" * 10)
-    assert graveler.protection is not None
-    graveler.protection.set_rules(graveler.get_repository("repo"), ["ma*"])
+    assert engine.ports.protection is not None
+    engine.ports.protection.set_rules(engine.repositories.get_repository("repo"), ["ma*"])
 
     refused(lambda: s3.put_object(Bucket="repo", Key="main/b", Body=b"new"))
     refused(lambda: s3.copy_object(Bucket="repo", Key="main/a2", CopySource={"Bucket": "repo", "Key": "main/a"}))
@@ -49,9 +49,9 @@ def test_every_gateway_write_refuses_a_protected_branch(s3: BaseClient, harness:
     assert [d["Key"] for d in result["Deleted"]] == ["dev/a"]
 
     # Nothing changed on main; reads and the unprotected branch work as before.
-    assert [o.key for o in graveler.list_objects("repo", "main").results] == ["a"]
-    assert graveler.is_dirty("repo", "main") is False
+    assert [o.key for o in engine.objects.list_objects("repo", "main").results] == ["a"]
+    assert engine.history.is_dirty("repo", "main") is False
     assert s3.get_object(Bucket="repo", Key="main/a")["Body"].read() == b"committed"
     s3.put_object(Bucket="repo", Key="dev/b", Body=b"ok")
     s3.copy_object(Bucket="repo", Key="dev/a2", CopySource={"Bucket": "repo", "Key": "main/a"})
-    assert [o.key for o in graveler.list_objects("repo", "dev").results] == ["a2", "b"]
+    assert [o.key for o in engine.objects.list_objects("repo", "dev").results] == ["a2", "b"]

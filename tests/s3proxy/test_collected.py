@@ -18,18 +18,18 @@ DAY = 86_400
 
 
 def test_head_and_get_of_collected_data(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    graveler = harness.services.graveler
+    engine = harness.services.engine
     clock = engine_clock(harness.services)
     real_clock = clock.source
     clock.source = lambda: real_clock() - 10 * DAY
-    graveler.upload_object("repo", "main", "old.txt", b"old")
+    engine.objects.upload_object("repo", "main", "old.txt", b"old")
     clock.source = real_clock
-    graveler.upload_object("repo", "main", "new.txt", b"new")
+    engine.objects.upload_object("repo", "main", "new.txt", b"new")
     namespace = repo.storage_namespace
-    graveler.blocks.put(
+    engine.ports.blocks.put(
         f"{sweeps_prefix(namespace)}partition={partition_of(real_clock() - DAY + 3600)}/run_id=r.json", b"{}"
     )
-    graveler.blocks.delete(graveler.stat_object("repo", "main", "old.txt").physical_address)
+    engine.ports.blocks.delete(engine.objects.stat_object("repo", "main", "old.txt").physical_address)
 
     with pytest.raises(ClientError) as head:
         s3.head_object(Bucket="repo", Key="main/old.txt")

@@ -30,14 +30,14 @@ def source(s3: BaseClient, repo: Repository) -> str:
 
 
 def test_copy_within_a_branch_shares_the_physical_object(s3: BaseClient, harness: Harness, source: str) -> None:
-    blocks = harness.services.graveler.blocks
+    blocks = harness.services.engine.ports.blocks
     assert isinstance(blocks, MemoryBlockStore)
     before = len(blocks.blobs)
     result = s3.copy_object(Bucket="repo", Key="main/dst/copy.bin", CopySource=source)
     assert result["CopyObjectResult"]["ETag"] == s3.head_object(Bucket="repo", Key="main/src/data.bin")["ETag"]
-    graveler = harness.services.graveler
-    src = graveler.stat_object("repo", "main", "src/data.bin")
-    dst = graveler.stat_object("repo", "main", "dst/copy.bin")
+    engine = harness.services.engine
+    src = engine.objects.stat_object("repo", "main", "src/data.bin")
+    dst = engine.objects.stat_object("repo", "main", "dst/copy.bin")
     assert dst.physical_address == src.physical_address
     assert (dst.content_type, dst.user_metadata) == ("application/x-src", {"origin": "test"})
     assert len(blocks.blobs) == before  # no byte was written
@@ -45,17 +45,17 @@ def test_copy_within_a_branch_shares_the_physical_object(s3: BaseClient, harness
 
 
 def test_copy_across_branches_and_from_a_commit(s3: BaseClient, harness: Harness, source: str) -> None:
-    graveler = harness.services.graveler
-    commit = graveler.commit("repo", "main", "alice", "c")
-    graveler.create_branch("repo", "dev", "main")
+    engine = harness.services.engine
+    commit = engine.commits.commit("repo", "main", "alice", "c")
+    engine.branches.create_branch("repo", "dev", "main")
     s3.copy_object(Bucket="repo", Key="dev/from-main.bin", CopySource=source)
     s3.copy_object(
         Bucket="repo", Key="dev/from-commit.bin", CopySource={"Bucket": "repo", "Key": f"{commit.id}/src/data.bin"}
     )
-    address = graveler.stat_object("repo", "main", "src/data.bin").physical_address
-    assert graveler.stat_object("repo", "dev", "from-main.bin").physical_address == address
-    assert graveler.stat_object("repo", "dev", "from-commit.bin").physical_address == address
-    assert "from-main.bin" not in [o.key for o in graveler.list_objects("repo", "main").results]
+    address = engine.objects.stat_object("repo", "main", "src/data.bin").physical_address
+    assert engine.objects.stat_object("repo", "dev", "from-main.bin").physical_address == address
+    assert engine.objects.stat_object("repo", "dev", "from-commit.bin").physical_address == address
+    assert "from-main.bin" not in [o.key for o in engine.objects.list_objects("repo", "main").results]
 
 
 def test_copy_across_repositories_copies_into_the_destination_namespace(
@@ -63,14 +63,14 @@ def test_copy_across_repositories_copies_into_the_destination_namespace(
 ) -> None:
     other = harness.repo("other")
     s3.copy_object(Bucket="other", Key="main/imported.bin", CopySource=source)
-    graveler = harness.services.graveler
-    src = graveler.stat_object("repo", "main", "src/data.bin")
-    dst = graveler.stat_object("other", "main", "imported.bin")
+    engine = harness.services.engine
+    src = engine.objects.stat_object("repo", "main", "src/data.bin")
+    dst = engine.objects.stat_object("other", "main", "imported.bin")
     assert dst.physical_address != src.physical_address
     assert dst.physical_address.startswith(other.storage_namespace + "/data/")
     assert (dst.etag, dst.size, dst.user_metadata) == (src.etag, src.size, src.user_metadata)
     # The destination does not depend on the source's data: losing it (GC of "repo") leaves the copy readable.
-    graveler.blocks.delete(src.physical_address)
+    engine.ports.blocks.delete(src.physical_address)
     assert s3.get_object(Bucket="other", Key="main/imported.bin")["Body"].read() == b"payload" * 100
 
 
@@ -106,7 +106,7 @@ def test_copy_errors(s3: BaseClient, harness: Harness, source: str) -> None:
         with pytest.raises(ClientError) as error:
             s3.copy_object(Bucket="repo", Key="main/x", CopySource=copy_source)
         assert code(error) == expected
-    harness.services.graveler.create_tag("repo", "v1", "main")
+    harness.services.engine.branches.create_tag("repo", "v1", "main")
     with pytest.raises(ClientError) as error:
         s3.copy_object(Bucket="repo", Key="v1/x", CopySource=source)
     assert code(error) == "NoSuchBranch"
@@ -117,8 +117,8 @@ def test_copy_errors(s3: BaseClient, harness: Harness, source: str) -> None:
 
 def test_copy_of_collected_data_across_repositories(s3: BaseClient, harness: Harness, source: str) -> None:
     harness.repo("other")
-    graveler = harness.services.graveler
-    graveler.blocks.delete(graveler.stat_object("repo", "main", "src/data.bin").physical_address)
+    engine = harness.services.engine
+    engine.ports.blocks.delete(engine.objects.stat_object("repo", "main", "src/data.bin").physical_address)
     with pytest.raises(ClientError) as error:
         s3.copy_object(Bucket="other", Key="main/x", CopySource=source)
     assert code(error) == "NoSuchVersion"

@@ -74,7 +74,7 @@ def test_unexpected_failures_answer_internal_error(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(harness.services.graveler, "stat_object", explode)
+    monkeypatch.setattr(harness.services.engine.objects, "stat_object", explode)
     response = harness.handle(signed("GET", "/repo/main/a"))
     assert response.status == 500
     assert b"InternalError" in response.body and b"secret internals" not in response.body
@@ -88,5 +88,5 @@ def test_s3_clients_see_codes_and_request_ids(s3: BaseClient, repo: Repository) 
 
 
 def test_gateway_without_an_authorizer_allows_authenticated_users(harness: Harness, repo: Repository) -> None:
-    gateway = S3Gateway(harness.services.graveler, lookup(harness.keys), BotocoreSigner())
+    gateway = S3Gateway(harness.services.engine, lookup(harness.keys), BotocoreSigner())
     assert gateway.handle(signed("PUT", "/repo/main/a", body=b"x")).status == 200

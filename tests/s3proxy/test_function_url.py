@@ -21,7 +21,7 @@ from .conftest import ACCESS_KEY, SECRET, signed
 def services() -> Iterator[Services]:
     services = memory_services()
     services.auth.ensure_admin(ACCESS_KEY, SECRET, "alice")
-    services.graveler.create_repository("repo", "s3://lakelet-test/repo")
+    services.engine.repositories.create_repository("repo", "s3://lakelet-test/repo")
     wiring.set_services(services)
     yield services
     wiring.set_services(None)
@@ -44,7 +44,7 @@ def test_put_and_get_through_lambda_events(services: Services) -> None:
     body = bytes(range(256)) * 4
     put = function_url.handle_event(event_of(signed("PUT", "/repo/main/dir/a%20b.bin", body=body)))
     assert put["statusCode"] == 200
-    assert services.graveler.stat_object("repo", "main", "dir/a b.bin").size == len(body)
+    assert services.engine.objects.stat_object("repo", "main", "dir/a b.bin").size == len(body)
     got = function_url.handle_event(event_of(signed("GET", "/repo/main/dir/a%20b.bin")))
     assert got["statusCode"] == 200 and got["isBase64Encoded"] is True
     assert base64.b64decode(str(got["body"])) == body
@@ -62,11 +62,11 @@ def test_text_bodies_arrive_unencoded(services: Services) -> None:
     event = event_of(signed("PUT", "/repo/main/t.txt", body=b"plain text", headers={"Content-Type": "text/plain"}))
     event["body"], event["isBase64Encoded"] = "plain text", False
     assert function_url.handle_event(event)["statusCode"] == 200
-    assert services.graveler.stat_object("repo", "main", "t.txt").content_type == "text/plain"
+    assert services.engine.objects.stat_object("repo", "main", "t.txt").content_type == "text/plain"
 
 
 def test_reads_beyond_the_payload_limit_are_refused_with_advice(services: Services) -> None:
-    services.graveler.upload_object("repo", "main", "big", b"x" * (function_url.MAX_RESPONSE_BYTES + 1))
+    services.engine.objects.upload_object("repo", "main", "big", b"x" * (function_url.MAX_RESPONSE_BYTES + 1))
     response = function_url.handle_event(event_of(signed("GET", "/repo/main/big")))
     assert response["statusCode"] == 400
     assert b"presigned URL" in base64.b64decode(str(response["body"]))

@@ -15,13 +15,13 @@ from .conftest import Harness
 @pytest.fixture
 def tree(harness: Harness, repo: Repository) -> list[str]:
     """main holds 250 keys in 10 directories plus 3 top-level files; committed, then a little staged on top."""
-    graveler = harness.services.graveler
+    engine = harness.services.engine
     keys = [f"dir{d}/file{f:03d}.txt" for d in range(10) for f in range(25)] + ["a.txt", "m.txt", "z.txt"]
     for key in keys[:200]:
-        graveler.upload_object("repo", "main", key, key.encode())
-    graveler.commit("repo", "main", "alice", "base")
+        engine.objects.upload_object("repo", "main", key, key.encode())
+    engine.commits.commit("repo", "main", "alice", "base")
     for key in keys[200:]:
-        graveler.upload_object("repo", "main", key, key.encode())
+        engine.objects.upload_object("repo", "main", key, key.encode())
     return sorted(keys)
 
 
@@ -106,9 +106,9 @@ def test_v1_markers(s3: BaseClient, tree: list[str]) -> None:
 
 
 def test_listing_without_a_ref_lists_branches(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    graveler = harness.services.graveler
+    engine = harness.services.engine
     for branch in ("main-2", "feature", "main_x"):
-        graveler.create_branch("repo", branch, "main")
+        engine.branches.create_branch("repo", branch, "main")
     page = s3.list_objects_v2(Bucket="repo", Delimiter="/")
     # Key order: "main-2/" sorts before "main/" ('-' < '/'), and "main/" before "main_x/".
     assert [p["Prefix"] for p in page["CommonPrefixes"]] == ["feature/", "main-2/", "main/", "main_x/"]
@@ -123,8 +123,8 @@ def test_listing_without_a_ref_lists_branches(s3: BaseClient, harness: Harness, 
 
 
 def test_listing_another_ref_and_missing_ones(s3: BaseClient, harness: Harness, tree: list[str]) -> None:
-    graveler = harness.services.graveler
-    graveler.create_branch("repo", "dev", "main@")  # the committed 200 keys only
+    engine = harness.services.engine
+    engine.branches.create_branch("repo", "dev", "main@")  # the committed 200 keys only
     assert s3.list_objects_v2(Bucket="repo", Prefix="dev/")["KeyCount"] == 200
     assert s3.list_objects_v2(Bucket="repo", Prefix="main@/dir0/")["KeyCount"] == 25
     # A ref that does not exist is an error naming it (lakeFS answers an empty listing, which says nothing).
@@ -159,7 +159,7 @@ def test_listing_another_ref_and_missing_ones(s3: BaseClient, harness: Harness, 
 def test_url_encoding_of_keys(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     odd = ["sp ace/x", "plus+sign", "amp&er=sand", "uni✓/é", "ctl\x01char"]
     for key in odd:
-        harness.services.graveler.upload_object("repo", "main", key, b"x")
+        harness.services.engine.objects.upload_object("repo", "main", key, b"x")
     # boto3 asks for encoding-type=url and decodes; the keys come back exactly.
     listed = [o["Key"] for o in s3.list_objects_v2(Bucket="repo", Prefix="main/")["Contents"]]
     assert listed == sorted(f"main/{k}" for k in odd)

@@ -35,7 +35,7 @@ def code(error: pytest.ExceptionInfo[ClientError]) -> str:
 
 
 def blobs(harness: Harness) -> dict[str, bytes]:
-    store = harness.services.graveler.blocks
+    store = harness.services.engine.ports.blocks
     assert isinstance(store, MemoryBlockStore)
     return store.blobs
 
@@ -69,7 +69,7 @@ def test_managed_upload_with_s3_sized_parts(s3: BaseClient, harness: Harness, re
     out = io.BytesIO()
     s3.download_fileobj("repo", "main/big.bin", out, Config=config)
     assert out.getvalue() == data
-    entry = harness.services.graveler.stat_object("repo", "main", "big.bin")
+    entry = harness.services.engine.objects.stat_object("repo", "main", "big.bin")
     assert entry.physical_address.startswith(repo.storage_namespace + "/data/")
     assert (entry.size, entry.content_type, entry.user_metadata) == (len(data), "application/x-big", {"k": "v"})
     md5s = [hashlib.md5(data[i : i + 5 * MIB]).hexdigest() for i in range(0, len(data), 5 * MIB)]
@@ -173,7 +173,7 @@ def test_list_parts_pagination(s3: BaseClient, repo: Repository) -> None:
 
 
 def test_list_multipart_uploads(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    harness.services.graveler.create_branch("repo", "dev", "main")
+    harness.services.engine.branches.create_branch("repo", "dev", "main")
     ids = {
         key: s3.create_multipart_upload(Bucket="repo", Key=key)["UploadId"]
         for key in ("main/b/1", "main/a/2", "dev/x", "main/a/1")
@@ -255,7 +255,7 @@ def test_complete_with_if_none_match(s3: BaseClient, repo: Repository) -> None:
 
 
 def test_writes_need_a_branch(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    harness.services.graveler.create_tag("repo", "v1", "main")
+    harness.services.engine.branches.create_tag("repo", "v1", "main")
     with pytest.raises(ClientError) as error:
         s3.create_multipart_upload(Bucket="repo", Key="v1/x")
     assert code(error) == "NoSuchBranch"
@@ -300,19 +300,21 @@ def test_plan_refuses_a_short_run_before_a_large_part() -> None:
 
 def test_store_upload_gone_is_no_such_upload(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     upload_id, _ = upload_parts(s3, "main/expired.bin", [b"x"])
-    record = next(u for u in Uploads(harness.services.graveler.namespace_files(repo.storage_namespace)).all())
+    record = next(
+        u for u in Uploads(harness.services.engine.repositories.namespace_files(repo.storage_namespace)).all()
+    )
     # An S3 lifecycle rule (AbortIncompleteMultipartUpload) removed the store's upload.
-    harness.services.graveler.blocks.abort_multipart_upload(record.address, record.store_upload_id)
+    harness.services.engine.ports.blocks.abort_multipart_upload(record.address, record.store_upload_id)
     with pytest.raises(ClientError) as error:
         s3.list_parts(Bucket="repo", Key="main/expired.bin", UploadId=upload_id)
     assert code(error) == "NoSuchUpload"
 
 
 def test_branch_deleted_during_the_upload(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    graveler = harness.services.graveler
-    graveler.create_branch("repo", "short-lived", "main")
+    engine = harness.services.engine
+    engine.branches.create_branch("repo", "short-lived", "main")
     upload_id, done = upload_parts(s3, "short-lived/x.bin", [b"x"])
-    graveler.delete_branch("repo", "short-lived")
+    engine.branches.delete_branch("repo", "short-lived")
     with pytest.raises(ClientError) as error:
         complete(s3, "short-lived/x.bin", upload_id, done)
     assert code(error) == "NoSuchBranch"

@@ -43,7 +43,7 @@ def test_put_then_get_round_trip(s3: BaseClient, harness: Harness, repo: Reposit
     assert got["Metadata"] == {"owner": "data-team", "source": "s3"}
     assert got["ETag"] == put["ETag"]
     # The same object the API reads: graveler staged it on main.
-    entry = harness.services.graveler.stat_object("repo", "main", "data/blob.bin")
+    entry = harness.services.engine.objects.stat_object("repo", "main", "data/blob.bin")
     assert (entry.size, entry.etag, entry.user_metadata) == (
         len(BLOB),
         hashlib.md5(BLOB).hexdigest(),
@@ -52,7 +52,7 @@ def test_put_then_get_round_trip(s3: BaseClient, harness: Harness, repo: Reposit
 
 
 def test_objects_written_by_graveler_are_read(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    harness.services.graveler.upload_object("repo", "main", "from/api.txt", b"hello", "text/plain", {"a": "1"})
+    harness.services.engine.objects.upload_object("repo", "main", "from/api.txt", b"hello", "text/plain", {"a": "1"})
     got = s3.get_object(Bucket="repo", Key="main/from/api.txt")
     assert (got["Body"].read(), got["ContentType"], got["Metadata"]) == (b"hello", "text/plain", {"a": "1"})
 
@@ -101,12 +101,12 @@ def test_malformed_range_reads_everything(s3: BaseClient, repo: Repository) -> N
 
 
 def test_reads_accept_any_ref_expression(s3: BaseClient, harness: Harness, repo: Repository) -> None:
-    graveler = harness.services.graveler
+    engine = harness.services.engine
     s3.put_object(Bucket="repo", Key="main/v.txt", Body=b"version 1")
-    first = graveler.commit("repo", "main", "alice", "first")
-    graveler.create_tag("repo", "v1", "main")
+    first = engine.commits.commit("repo", "main", "alice", "first")
+    engine.branches.create_tag("repo", "v1", "main")
     s3.put_object(Bucket="repo", Key="main/v.txt", Body=b"version 2")
-    graveler.commit("repo", "main", "alice", "second")
+    engine.commits.commit("repo", "main", "alice", "second")
     s3.put_object(Bucket="repo", Key="main/v.txt", Body=b"version 3 (staged)")
     for ref, body in [
         ("main", b"version 3 (staged)"),
@@ -121,8 +121,8 @@ def test_reads_accept_any_ref_expression(s3: BaseClient, harness: Harness, repo:
 
 def test_writes_need_a_branch(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     s3.put_object(Bucket="repo", Key="main/a.txt", Body=b"a")
-    commit = harness.services.graveler.commit("repo", "main", "alice", "c")
-    harness.services.graveler.create_tag("repo", "v1", "main")
+    commit = harness.services.engine.commits.commit("repo", "main", "alice", "c")
+    harness.services.engine.branches.create_tag("repo", "v1", "main")
     for ref in ("v1", commit.id, "main~1", "nobranch"):
         with pytest.raises(ClientError) as error:
             s3.put_object(Bucket="repo", Key=f"{ref}/b.txt", Body=b"b")
@@ -192,7 +192,7 @@ def test_response_header_overrides(s3: BaseClient, repo: Repository) -> None:
 
 def test_delete_object(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     s3.put_object(Bucket="repo", Key="main/d.txt", Body=b"d")
-    harness.services.graveler.commit("repo", "main", "alice", "c")
+    harness.services.engine.commits.commit("repo", "main", "alice", "c")
     assert s3.delete_object(Bucket="repo", Key="main/d.txt")["ResponseMetadata"]["HTTPStatusCode"] == 204
     with pytest.raises(ClientError):
         s3.head_object(Bucket="repo", Key="main/d.txt")
@@ -206,7 +206,7 @@ def test_keys_with_special_characters(s3: BaseClient, harness: Harness, repo: Re
         s3.put_object(Bucket="repo", Key=f"main/{key}", Body=key.encode())
     for key in keys:
         assert s3.get_object(Bucket="repo", Key=f"main/{key}")["Body"].read() == key.encode()
-        harness.services.graveler.stat_object("repo", "main", key)  # stored under exactly that path
+        harness.services.engine.objects.stat_object("repo", "main", key)  # stored under exactly that path
     listed = [o["Key"] for o in s3.list_objects_v2(Bucket="repo", Prefix="main/")["Contents"]]
     assert listed == sorted(f"main/{k}" for k in keys)
 
@@ -219,15 +219,15 @@ def test_empty_object(s3: BaseClient, repo: Repository) -> None:
 
 def test_garbage_collected_data_is_no_such_version(s3: BaseClient, harness: Harness, repo: Repository) -> None:
     s3.put_object(Bucket="repo", Key="main/gone.bin", Body=b"soon gone")
-    entry = harness.services.graveler.stat_object("repo", "main", "gone.bin")
-    harness.services.graveler.blocks.delete(entry.physical_address)  # what GC's sweep does
+    entry = harness.services.engine.objects.stat_object("repo", "main", "gone.bin")
+    harness.services.engine.ports.blocks.delete(entry.physical_address)  # what GC's sweep does
     with pytest.raises(ClientError) as error:
         s3.get_object(Bucket="repo", Key="main/gone.bin")
     assert (status(error), code(error)) == (404, "NoSuchVersion")
 
 
 def test_read_only_repository_refuses_writes(s3: BaseClient, harness: Harness) -> None:
-    harness.services.graveler.create_repository("frozen", "s3://lakelet-test/frozen", read_only=True)
+    harness.services.engine.repositories.create_repository("frozen", "s3://lakelet-test/frozen", read_only=True)
     with pytest.raises(ClientError) as error:
         s3.put_object(Bucket="frozen", Key="main/a", Body=b"a")
     assert (status(error), code(error)) == (403, "AccessDenied")

@@ -168,7 +168,7 @@ def test_malformed_authorization_is_refused() -> None:
 
 
 def _nothing_written(harness: Harness) -> None:
-    assert harness.services.graveler.list_objects("repo", "main").results == []
+    assert harness.services.engine.objects.list_objects("repo", "main").results == []
 
 
 def _refused(call: object, expected: str) -> ClientError:
@@ -266,7 +266,7 @@ def test_expired_presigned_url(harness: Harness, s3_http: BaseClient, repo: Repo
 
 
 def test_presigned_urls_last_at_most_seven_days(harness: Harness, s3_http: BaseClient, repo: Repository) -> None:
-    harness.services.graveler.upload_object("repo", "main", "k", b"v")
+    harness.services.engine.objects.upload_object("repo", "main", "k", b"v")
     week = s3_http.generate_presigned_url(
         "get_object", Params={"Bucket": "repo", "Key": "main/k"}, ExpiresIn=MAX_PRESIGN_SECONDS
     )
@@ -301,7 +301,7 @@ def test_authorizer_refusal_has_no_side_effect(harness: Harness, repo: Repositor
             raise errors.Forbidden(f"{user_id} may not {action} on {resource}")
 
     harness.gateway = S3Gateway(
-        harness.services.graveler, lookup(harness.keys), BotocoreSigner(), authorize=read_only, clock=harness.clock
+        harness.services.engine, lookup(harness.keys), BotocoreSigner(), authorize=read_only, clock=harness.clock
     )
     s3 = harness.client()
     _refused(lambda: s3.put_object(Bucket="repo", Key="main/x", Body=b"x"), "AccessDenied")
@@ -321,14 +321,14 @@ def test_head_errors_carry_no_body(harness: Harness, repo: Repository) -> None:
 def test_presigned_url_cannot_carry_unsigned_amz_headers(
     harness: Harness, s3_http: BaseClient, repo: Repository
 ) -> None:
-    harness.services.graveler.upload_object("repo", "main", "secret-source", b"not for you")
+    harness.services.engine.objects.upload_object("repo", "main", "secret-source", b"not for you")
     url = s3_http.generate_presigned_url("put_object", Params={"Bucket": "repo", "Key": "main/up"}, ExpiresIn=60)
     smuggled = _presigned_request(url, "PUT", b"")
     smuggled = replace(smuggled, headers={**smuggled.headers, "x-amz-copy-source": "repo/main/secret-source"})
     response = harness.handle(smuggled)
     assert response.status == 403 and b"not signed" in response.body
     with pytest.raises(errors.ObjectNotFound):
-        harness.services.graveler.stat_object("repo", "main", "up")
+        harness.services.engine.objects.stat_object("repo", "main", "up")
     # Integrity checks may be added: they only make the request stricter.
     for crc, status in [("AAAAAA==", 400), ("rfPzYw==", 200)]:  # the second is CRC32 of b"data"
         checked = _presigned_request(url, "PUT", b"data")

@@ -51,12 +51,12 @@ from .conftest import Harness, signed
     ],
 )
 def test_not_implemented(s3: BaseClient, harness: Harness, repo: Repository, call: object) -> None:
-    harness.services.graveler.upload_object("repo", "main", "a", b"a")
+    harness.services.engine.objects.upload_object("repo", "main", "a", b"a")
     with pytest.raises(ClientError) as error:
         call(s3)  # type: ignore[operator]
     assert error.value.response["Error"]["Code"] == "NotImplemented"
     assert error.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
-    assert harness.services.graveler.stat_object("repo", "main", "a").size == 1  # nothing changed
+    assert harness.services.engine.objects.stat_object("repo", "main", "a").size == 1  # nothing changed
 
 
 def test_method_not_allowed_and_form_uploads(harness: Harness, repo: Repository) -> None:

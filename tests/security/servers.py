@@ -93,12 +93,12 @@ class Stack:
 
     def stage(self, repo: str, branch: str, path: str, **changes: Any) -> None:
         """Rewrites a staged entry in the store as a writer without validation (older code) could have left it."""
-        graveler = self.services.graveler
-        token = graveler.get_branch(repo, branch).staging_token
-        staged = graveler.staging.get(token, path)
+        engine = self.services.engine
+        token = engine.branches.get_branch(repo, branch).staging_token
+        staged = engine.ports.staging.get(token, path)
         assert staged is not None and staged.value is not None
         entry: Entry = dataclasses.replace(staged.value, **changes)
-        graveler.staging.set(token, StagedEntry(staged.key, entry))
+        engine.ports.staging.set(token, StagedEntry(staged.key, entry))
 
 
 @pytest.fixture(scope="module")

@@ -74,7 +74,7 @@ def test_link_refuses_out_of_bounds_fields_and_the_branch_still_commits(
 ) -> None:
     data = b"seventeen bytes!!"
     address = staging_location(api, "bad.bin")["physical_address"]
-    services.graveler.blocks.put(address, data)
+    services.engine.ports.blocks.put(address, data)
     assert_error(link(api, "bad.bin", address, data, **fields), 400)
     assert_error(api.get(f"/repositories/{REPO}/refs/main/objects/stat", query={"path": "bad.bin"}), 404)
     still_commits(api, services)
@@ -83,7 +83,7 @@ def test_link_refuses_out_of_bounds_fields_and_the_branch_still_commits(
 def test_a_lone_surrogate_sent_as_a_json_escape_is_refused(api: Api, repo: str, services: wiring.Services) -> None:
     data = b"x"
     address = staging_location(api, "s.bin")["physical_address"]
-    services.graveler.blocks.put(address, data)
+    services.engine.ports.blocks.put(address, data)
     # json.dumps writes the lone surrogate as the escape \ud800 (ensure_ascii), as a client's encoder would.
     raw = json.dumps(
         {
@@ -153,5 +153,5 @@ def test_lakectls_reserved_metadata_is_kept_and_never_a_header(api: Api, repo: s
     data = b"x"
     for bad in ("::lakefs::", "::lakefs::a b", "::other::x"):
         address = staging_location(api, "bad.bin")["physical_address"]
-        services.graveler.blocks.put(address, data)
+        services.engine.ports.blocks.put(address, data)
         assert_error(link(api, "bad.bin", address, data, user_metadata={bad: "v"}), 400)

@@ -32,7 +32,7 @@ class FlakyDrop:
     a whole token, and the deletion by key a small commit drops its token with."""
 
     def __init__(self, services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.staging = services.graveler.staging
+        self.staging = services.engine.ports.staging
         self.real: Callable[[StagingToken], None] = self.staging.drop
         self.real_many: Callable[[StagingToken, Iterable[Key]], None] = self.staging.delete_many
         self.failing = True
@@ -62,7 +62,7 @@ def paths(api: Api, ref: str = "main") -> list[str]:
 
 
 def retired(services: wiring.Services) -> list[StagingToken]:
-    return retired_tokens(services.graveler.get_branch(REPO, "main"))
+    return retired_tokens(services.engine.branches.get_branch(REPO, "main"))
 
 
 def past_the_grace(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,7 +78,7 @@ class CountingStaging:
 
     def __init__(self, services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
         self.calls: list[str] = []
-        staging = services.graveler.staging
+        staging = services.engine.ports.staging
         for name in self.METHODS:
             monkeypatch.setattr(staging, name, self._counted(name, getattr(staging, name)))
 
@@ -109,7 +109,7 @@ def test_a_failed_drop_leaves_the_next_commit_its_cost_and_the_sweep_drops_the_t
 
     past_the_grace(monkeypatch)  # both retired tokens are due now
     flaky = FlakyDrop(services, monkeypatch)
-    assert release_retired(services.graveler, 60.0) == 2  # the sweep's drops fail: both stay listed
+    assert release_retired(services.engine, 60.0) == 2  # the sweep's drops fail: both stay listed
     assert flaky.failed and flaky.holds(first) and first in retired(services)
 
     api.upload(REPO, "main", "c.txt", b"three")
@@ -122,7 +122,7 @@ def test_a_failed_drop_leaves_the_next_commit_its_cost_and_the_sweep_drops_the_t
     assert paths(api) == ["a.txt", "b.txt", "c.txt"]
 
     flaky.failing = False
-    assert release_retired(services.graveler, 60.0) == 1  # the third commit's token is within its grace
+    assert release_retired(services.engine, 60.0) == 1  # the third commit's token is within its grace
     assert not flaky.holds(first) and first not in retired(services)
     assert paths(api) == ["a.txt", "b.txt", "c.txt"]
 
@@ -137,13 +137,13 @@ def test_a_sweep_out_of_time_leaves_the_rest_of_a_token_for_the_next_run(
     api.commit(REPO, "main", "five")
     [token] = retired(services)
     past_the_grace(monkeypatch)
-    graveler = services.graveler
+    engine = services.engine
     ticks = iter(range(1000))  # a clock that passes the deadline after the first chunk
-    staging = graveler.staging
+    staging = engine.ports.staging
     assert not deferred_drop.drop_within(staging, token, 0, lambda: next(ticks), chunk=2, threads=1)
     assert sum(1 for _ in staging.iterate(token)) == 3  # one chunk of two gone, the token still listed
     assert token in retired(services)
-    assert release_retired(graveler, 60.0) == 0  # the next run finishes it and strikes it
+    assert release_retired(engine, 60.0) == 0  # the next run finishes it and strikes it
     assert sum(1 for _ in staging.iterate(token)) == 0 and retired(services) == []
     assert paths(api) == [f"f{n}.txt" for n in range(5)]
 
@@ -167,5 +167,5 @@ def test_a_merge_drops_nothing_and_answers_200_while_drops_fail(
     assert json.loads(api.get(f"/repositories/{REPO}/branches/main/diff").body)["results"] == []
     flaky.failing = False
     [base, merged_token] = retired(services)  # the base commit's (due) and the merge's (within its grace)
-    assert release_retired(services.graveler, 60.0) == 1
+    assert release_retired(services.engine, 60.0) == 1
     assert retired(services) == [merged_token] and not flaky.holds(base)

@@ -46,28 +46,28 @@ def test_rewriting_the_upload_after_link_and_commit_changes_nothing_a_commit_rea
     api: Api, repo: str, services: wiring.Services
 ) -> None:
     upload = staging_location(api, "a.csv")["physical_address"]
-    services.graveler.blocks.put(upload, DATA)
+    services.engine.ports.blocks.put(upload, DATA)
     linked = link(api, "a.csv", upload, DATA)
     assert linked.status_code == 200, linked.body
     assert json.loads(linked.body)["physical_address"] != upload
     commit_id = api.commit(REPO, "main")["id"]
     assert api.post(f"/repositories/{REPO}/tags", json_body={"id": "v1", "ref": commit_id}).status_code == 201
 
-    services.graveler.blocks.put(upload, b"tampered after the commit")  # the presigned URL used again
+    services.engine.ports.blocks.put(upload, b"tampered after the commit")  # the presigned URL used again
 
     for ref in (commit_id, "v1", "main"):
         assert read(api, ref, "a.csv") == DATA
         stats = json.loads(api.get(OBJECTS.format(ref=ref) + "/stat", query={"path": "a.csv"}).body)
         assert (stats["size_bytes"], stats["checksum"]) == (len(DATA), hashlib.md5(DATA).hexdigest())
     # The upload itself is gone after the link (only the tampering wrote it again): nothing reads it.
-    assert services.graveler.blocks.get(upload) == b"tampered after the commit"
+    assert services.engine.ports.blocks.get(upload) == b"tampered after the commit"
 
 
 def test_the_upload_is_deleted_once_linked(api: Api, repo: str, services: wiring.Services) -> None:
     upload = staging_location(api, "b.csv")["physical_address"]
-    services.graveler.blocks.put(upload, DATA)
+    services.engine.ports.blocks.put(upload, DATA)
     assert link(api, "b.csv", upload, DATA).status_code == 200
-    assert not services.graveler.blocks.exists(upload)
+    assert not services.engine.ports.blocks.exists(upload)
     # Linking the same upload again finds nothing to link.
     assert_error(link(api, "b.csv", upload, DATA), 400)
 
@@ -87,17 +87,17 @@ def test_a_link_that_contradicts_the_upload_is_400_and_stores_nothing(
     api: Api, repo: str, services: wiring.Services, claim: dict[str, object]
 ) -> None:
     upload = staging_location(api, "c.csv")["physical_address"]
-    services.graveler.blocks.put(upload, DATA)
-    before = set(services.graveler.blocks.blobs)
+    services.engine.ports.blocks.put(upload, DATA)
+    before = set(services.engine.ports.blocks.blobs)
     assert_error(link(api, "c.csv", upload, DATA, **claim), 400)
-    assert set(services.graveler.blocks.blobs) == before  # no copy left behind
+    assert set(services.engine.ports.blocks.blobs) == before  # no copy left behind
     assert_error(api.get(OBJECTS.format(ref="main") + "/stat", query={"path": "c.csv"}), 404)
     assert link(api, "c.csv", upload, DATA).status_code == 200  # the true claim still links
 
 
 def test_a_quoted_etag_claim_links(api: Api, repo: str, services: wiring.Services) -> None:
     upload = staging_location(api, "q.csv")["physical_address"]
-    services.graveler.blocks.put(upload, DATA)
+    services.engine.ports.blocks.put(upload, DATA)
     response = link(api, "q.csv", upload, DATA, checksum=f'"{hashlib.md5(DATA).hexdigest()}"')
     assert response.status_code == 200, response.body
 

@@ -115,7 +115,7 @@ def test_a_prefix_holding_a_deleted_namespace_fails_on_its_marker(api: Api) -> N
 def test_data_beside_the_namespaces_still_imports(api: Api) -> None:
     secrets(api)
     services = wiring.get_services()
-    services.graveler.blocks.put(f"s3://{BUCKET}/repos/incoming/a.csv", b"a")
+    services.engine.ports.blocks.put(f"s3://{BUCKET}/repos/incoming/a.csv", b"a")
     response = start(api, f"s3://{BUCKET}/repos/incoming/", destination="in/")
     assert response.status_code == 202, response.body
     assert wait(api, json.loads(response.body)["id"])["completed"]

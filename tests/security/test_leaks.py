@@ -15,8 +15,8 @@ import time
 import pytest
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.engine import build_engine
 from chalicelib.graveler.ports import Execution
-from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.workflow_runner import Workflows
 
 from .servers import Stack, stack
@@ -76,13 +76,13 @@ def test_a_workflow_task_answers_only_through_its_repository_and_branch(
     repos: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workflows = Workflows(_Workflows(), _Workflows())  # type: ignore[arg-type]
-    g = Graveler(dataclasses.replace(repos.services.graveler.parts, workflows=workflows))
-    assert g.commit_status("leaks-a", "main", "w-1").completed is False
+    g = build_engine(dataclasses.replace(repos.services.engine.ports, workflows=workflows))
+    assert g.commits.commit_status("leaks-a", "main", "w-1").completed is False
     for repo, branch in (("leaks-b", "main"), ("leaks-a", "dev")):
         with pytest.raises(errors.NotFound):
-            g.commit_status(repo, branch, "w-1")
+            g.commits.commit_status(repo, branch, "w-1")
         with pytest.raises(errors.NotFound):
-            g.merge_status(repo, branch, "w-1")
+            g.merges.merge_status(repo, branch, "w-1")
 
 
 def test_bulk_delete_does_not_reveal_whether_a_repository_exists(repos: Stack) -> None:

@@ -38,7 +38,7 @@ def create(api: Api, name: str, namespace: str) -> Any:
 
 def with_latency(services: wiring.Services, monkeypatch: pytest.MonkeyPatch, seconds: float = 0.02) -> None:
     """Every block store call takes a network round trip, as S3's do: check-then-write races show."""
-    blocks = services.graveler.blocks
+    blocks = services.engine.ports.blocks
     for name in ("exists", "put", "put_if_absent", "list_blobs"):
         original: Callable[..., Any] | None = getattr(blocks, name, None)
         if original is None:
@@ -180,7 +180,7 @@ def test_six_parallel_creates_on_the_local_stack(security_stack: LocalProcess) -
 def recreate_repository_after_next_resolve(services: wiring.Services, monkeypatch: pytest.MonkeyPatch) -> None:
     """The next ref resolution (between a creation's read of the repository and its write of the branch or tag)
     is followed by deleting repo1 and creating it again on another namespace."""
-    graveler = services.graveler
+    engine = services.engine
     resolve = reads.resolve_ref
     done: list[bool] = []
 
@@ -188,8 +188,8 @@ def recreate_repository_after_next_resolve(services: wiring.Services, monkeypatc
         resolved = resolve(refs, repo_id, ref)
         if not done:
             done.append(True)
-            graveler.delete_repository("repo1")
-            graveler.create_repository("repo1", f"{NAMESPACE}/repo1-again")
+            engine.repositories.delete_repository("repo1")
+            engine.repositories.create_repository("repo1", f"{NAMESPACE}/repo1-again")
         return resolved
 
     # Every use case resolves refs through reads.py, which calls refs.resolve_ref.

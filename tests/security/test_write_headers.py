@@ -55,7 +55,7 @@ def test_link_refuses_header_breaking_values(
 ) -> None:
     data = b"hello"
     address = staging_location(api, "x.txt")["physical_address"]
-    services.graveler.blocks.put(address, data)
+    services.engine.ports.blocks.put(address, data)
     assert_error(link(api, "x.txt", address, data, **fields), 400)
     assert_absent(api, "x.txt")
     assert s3.raw("GET", f"/{REPO}/main/x.txt").status == 404
@@ -95,7 +95,7 @@ def test_gateway_writes_refuse_control_characters(api: Api, repo: str, s3: Gatew
 def test_good_values_still_round_trip(api: Api, repo: str, services: wiring.Services, s3: Gateway) -> None:
     data = b"hello"
     address = staging_location(api, "ok.txt")["physical_address"]
-    services.graveler.blocks.put(address, data)
+    services.engine.ports.blocks.put(address, data)
     response = link(
         api,
         "ok.txt",

@@ -122,5 +122,5 @@ def link(
 def presigned_upload(api: Api, services: wiring.Services, path: str, data: bytes, **fields: Any) -> HTTPResponse:
     """A presigned upload as the lakeFS client makes it: an address, the bytes PUT there, then the link."""
     address = staging_location(api, path)["physical_address"]
-    services.graveler.blocks.put(address, data)
+    services.engine.ports.blocks.put(address, data)
     return link(api, path, address, data, **fields)

@@ -55,6 +55,7 @@ def s3a_settings(endpoint: str, key: str, secret: str) -> dict[str, str]:
 # Central reachable from this project's machines does not serve it, so the lakefs:// tier runs when this variable
 # names the jar (built from lakeFS's source, docs/spark.md "lakefs://") and is skipped otherwise.
 LAKEFS_FS_JAR_ENV = "LAKELET_LAKEFS_FS_JAR"
+READ_RANGE_BYTES = 8 * 1024 * 1024
 
 
 def lakefs_fs_jar() -> str | None:
@@ -79,6 +80,9 @@ def lakefs_fs_settings(api_url: str, key: str, secret: str, mode: str = "presign
         "spark.hadoop.fs.lakefs.access.mode": mode,
         # Delta's log on lakefs:// (one writer per table at a time, as on S3).
         "spark.delta.logStore.lakefs.impl": "io.delta.storage.S3SingleDriverLogStore",
+        # A presigned read fetches ranges of the buffer size Hadoop opens a file with: Parquet opens with
+        # io.file.buffer.size, 4 KiB by default, one GET per 4 KiB. 8 MiB ranges (straight to S3, no Lambda between).
+        "spark.hadoop.io.file.buffer.size": str(READ_RANGE_BYTES),
     }
 
 

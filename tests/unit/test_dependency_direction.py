@@ -18,7 +18,7 @@ GRAVELER = CHALICELIB / "graveler"
 COMMITTED = GRAVELER / "committed"
 # Ports that sit above their adapters, named so that no other module can grow the same way: GC's JobStarter
 # (implemented by adapters/emr.py and its memory twin). The S3 gateway's Signer is auth's (auth/ports.py).
-PORTS_ABOVE_ADAPTERS = {"chalicelib.gc.ports", "chalicelib.usage.ports"}
+PORTS_ABOVE_ADAPTERS = {"chalicelib.gc.ports", "chalicelib.iceberg.ports", "chalicelib.usage.ports"}
 
 
 def _module(path: pathlib.Path) -> str:
@@ -56,7 +56,7 @@ def _under(name: str, package: str) -> bool:
 
 
 def test_relative_imports_are_resolved() -> None:
-    names = set(imports(GRAVELER / "commit_and_merge.py"))
+    names = set(imports(GRAVELER / "usecases" / "commits.py"))
     assert "chalicelib.graveler.errors" in names and "chalicelib.graveler.commit" in names
     assert "chalicelib.graveler.committed.merge" in set(imports(GRAVELER / "merge" / "steps.py"))
 
@@ -145,16 +145,16 @@ def test_a_face_in_wiring_is_found(tmp_path: pathlib.Path) -> None:
     assert any(_under(name, "chalicelib.s3proxy") for name in names)
 
 
-# The facade's stores: only graveler (and wiring and the adapters, which build them) may touch them. Code above
-# graveler uses the facade's use cases (namespace_files.py, collection_inputs.py and the rest).
+# The engine's stores (engine.ports.<store>): only graveler (and wiring and the adapters, which build them) may touch
+# them. Code above graveler uses the engine's use cases (engine.repositories.namespace_files, engine.collection, ...).
 STORE_ATTRIBUTES = {"blocks", "refs", "staging", "committed"}
 ABOVE_GRAVELER = ("api", "s3proxy", "gc", "workflows")
-# Attributes of these names that are no store of the facade, each with its reason (file, attribute): none today.
+# Attributes of these names that are no store of the engine, each with its reason (file, attribute): none today.
 STORE_ATTRIBUTE_EXCEPTIONS: set[tuple[str, str]] = set()
 
 
 def store_accesses(path: pathlib.Path) -> Iterator[str]:
-    """``<line>: .<attribute>`` for every attribute access named like one of the facade's stores."""
+    """``<line>: .<attribute>`` for every attribute access named like one of the engine's stores."""
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Attribute) and node.attr in STORE_ATTRIBUTES:
             yield f"{node.lineno}: .{node.attr}"
@@ -162,7 +162,7 @@ def store_accesses(path: pathlib.Path) -> Iterator[str]:
 
 def test_store_accesses_are_found(tmp_path: pathlib.Path) -> None:
     sample = tmp_path / "sample.py"
-    sample.write_text("x = services().graveler.blocks.presign_get(a, 1)\ny = ctx.graveler.refs\nz = blocks\n")
+    sample.write_text("x = services().engine.ports.blocks.presign_get(a, 1)\ny = ctx.engine.ports.refs\nz = blocks\n")
     assert sorted(store_accesses(sample)) == ["1: .blocks", "2: .refs"]
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from chalicelib.adapters.memory_pulls import MemoryPullRequestStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.pull_requests import (
+from chalicelib.graveler.records import BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID
+from chalicelib.graveler.usecases.pull_requests import (
     UPDATE_TRIES,
     PullRequest,
     PullRequestParts,
@@ -20,13 +21,12 @@ from chalicelib.graveler.pull_requests import (
     PullRequestUpdate,
     new_pull_request_id,
 )
-from chalicelib.graveler.records import BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID
 
 REPO = Repository(RepositoryID("repo1"), "s3://b/repo1", BranchID("main"), 1, generation="g")
 
 
 @dataclass
-class Engine:
+class FakeEngine:
     now: float = 1_800_000_000.0
     branches: set[str] = field(default_factory=lambda: {"main", "dev", "f1", "f2"})
     merges: list[tuple[Any, ...]] = field(default_factory=list)
@@ -56,8 +56,8 @@ class Engine:
         return self.now
 
 
-def use_case(store: Any | None = None) -> tuple[PullRequests, Engine, Any]:
-    engine = Engine()
+def use_case(store: Any | None = None) -> tuple[PullRequests, FakeEngine, Any]:
+    engine = FakeEngine()
     store = store or MemoryPullRequestStore()
     parts = PullRequestParts(
         store, engine.repository, engine.check_branch, engine.merge, engine.clock, engine.merge_status

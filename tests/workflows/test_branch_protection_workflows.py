@@ -34,29 +34,29 @@ NS = "s3://bucket/repo"
 @pytest.fixture
 def services():
     services = memory_services(sleep=lambda s: None)
-    services.graveler.create_repository("repo", NS)
+    services.engine.repositories.create_repository("repo", NS)
     set_services(services)
     yield services
     set_services(None)
 
 
 def put(services, branch: str, key: str) -> None:
-    g = services.graveler
+    g = services.engine
     entry = Entry(f"{NS}/data/{branch}/{key}", 10, "etag", 1)
-    stage(g.refs, g.staging, RepositoryID("repo"), BranchID(branch), StagedEntry(Key(key), entry))
+    stage(g.ports.refs, g.ports.staging, RepositoryID("repo"), BranchID(branch), StagedEntry(Key(key), entry))
 
 
 def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(services):
-    g = services.graveler
+    g = services.engine
     put(services, "main", "base")
-    g.commit("repo", "main", "alice", "base")
-    g.create_branch("repo", "feature", "main")
+    g.commits.commit("repo", "main", "alice", "base")
+    g.branches.create_branch("repo", "feature", "main")
     put(services, "feature", "f")
-    g.commit("repo", "feature", "alice", "feature work")
+    g.commits.commit("repo", "feature", "alice", "feature work")
     put(services, "main", "staged-on-main")
-    assert g.protection is not None
-    g.protection.set_rules(g.get_repository("repo"), ["mai?"])
-    head = g.get_branch("repo", "main")
+    assert g.ports.protection is not None
+    g.ports.protection.set_rules(g.repositories.get_repository("repo"), ["mai?"])
+    head = g.branches.get_branch("repo", "main")
 
     commit_request = {
         "repository": "repo",
@@ -70,7 +70,7 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     merge_request = MergeRequest(
         "repo",
         "feature",
-        g.get_commit("repo", "feature").id,
+        g.commits.get_commit("repo", "feature").id,
         "main",
         "m-1",
         "alice",
@@ -88,9 +88,9 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
         arns = create_state_machines(sfn, REGION)
         with route_lambda_invokes({**commit_tasks.HANDLERS, **merge_tasks.HANDLERS}):
             refused = run_execution(sfn, arns["commit"], "c-1", {"request": commit_request, "max_slices": 2})
-            after_refusal = g.get_branch("repo", "main")
+            after_refusal = g.branches.get_branch("repo", "main")
             # The staged change on main keeps the merge from moving it: reset it away first, as a user must.
-            g.staging.drop(head.staging_token)
+            g.ports.staging.drop(head.staging_token)
             merged = run_execution(sfn, arns["merge"], "m-1", {"request": merge_request.to_json(), "max_slices": 2})
 
     assert refused["status"] == "FAILED" and refused["error"] == "CommitToProtectedBranch"
@@ -98,7 +98,7 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     # Refused before sealing: the branch is as it was.
     assert after_refusal == head
     # What the task status endpoint makes of the failed execution: the inline commit's 403.
-    runner = workflow_runner.Runner(g.parts, Reads(g.parts), g.commit_steps, g.merge_steps)
+    runner = workflow_runner.Runner(g.ports, Reads(g.ports), g.commits.steps, g.merges.steps)
     failure = runner.failure(
         "repo", "w-c-1", Execution(refused["status"], 0.0, None, refused["error"], refused["cause"])
     )
@@ -106,8 +106,8 @@ def test_the_commit_workflow_refuses_a_protected_branch_and_merges_go_through(se
     assert (status_for(failure), message_for(failure)) == (403, "cannot commit to protected branch")
 
     assert merged["status"] == "SUCCEEDED", merged
-    main = g.get_commit("repo", "main")
+    main = g.commits.get_commit("repo", "main")
     assert main.id == json.loads(merged["output"])["finish"]["commit_id"]
-    assert [o.key for o in g.list_objects("repo", "main").results] == ["base", "f"]
+    assert [o.key for o in g.objects.list_objects("repo", "main").results] == ["base", "f"]
     with pytest.raises(errors.CommitToProtectedBranch):
         commit_tasks.seal({"request": commit_request})

@@ -26,8 +26,8 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
 from chalicelib.graveler.staging import stage
+from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
@@ -43,7 +43,7 @@ SMALL_RANGES = Settings(bucket="bucket", range_max_bytes=4000, range_min_bytes=6
 @pytest.fixture
 def services():
     services = memory_services(SMALL_RANGES, sleep=lambda s: None)
-    services.graveler.create_repository("repo", "s3://bucket/repo")
+    services.engine.repositories.create_repository("repo", "s3://bucket/repo")
     set_services(services)
     yield services
     set_services(None)
@@ -57,14 +57,14 @@ def sfn():
 
 def put(services, key: str, version: int = 0) -> None:
     entry = Entry(f"s3://bucket/repo/data/{key}/{version}", 10 + version, f"etag{version}", 1)
-    g = services.graveler
-    stage(g.refs, g.staging, RepositoryID("repo"), BranchID("main"), StagedEntry(Key(key), entry))
+    g = services.engine
+    stage(g.ports.refs, g.ports.staging, RepositoryID("repo"), BranchID("main"), StagedEntry(Key(key), entry))
 
 
 def listing(services) -> dict[str, str]:
-    g = services.graveler
-    head = g.get_commit("repo", "main")
-    return {r.key: r.entry.physical_address for r in g.committed.iterate("s3://bucket/repo", head.meta_range_id)}
+    g = services.engine
+    head = g.commits.get_commit("repo", "main")
+    return {r.key: r.entry.physical_address for r in g.ports.committed.iterate("s3://bucket/repo", head.meta_range_id)}
 
 
 def run(sfn, arn: str, request_id: str, message: str = "workflow", max_slices: int = 4) -> dict:
@@ -119,11 +119,11 @@ def test_state_machine_files_are_created_in_moto(sfn):
 
 
 def test_commit_runs_end_to_end_with_several_slices(sfn, services):
-    g = services.graveler
+    g = services.engine
     for i in range(0, 600, 2):
         put(services, key(i))
-    g.commit("repo", "main", "alice", "base")
-    base_ranges = len(g.committed.ranges("s3://bucket/repo", g.get_commit("repo", "main").meta_range_id))
+    g.commits.commit("repo", "main", "alice", "base")
+    base_ranges = len(g.ports.committed.ranges("s3://bucket/repo", g.commits.get_commit("repo", "main").meta_range_id))
     assert base_ranges >= 8
     for i in range(0, 620, 5):
         put(services, key(i), 1)
@@ -135,10 +135,10 @@ def test_commit_runs_end_to_end_with_several_slices(sfn, services):
     output = json.loads(described["output"])
     assert len(output["plan"]["slices"]) == 4 and len(output["built"]) == 4
     assert output["finish"]["status"] == "committed"
-    assert g.get_branch("repo", "main").commit_id == output["finish"]["commit_id"]
+    assert g.branches.get_branch("repo", "main").commit_id == output["finish"]["commit_id"]
     assert listing(services) == expected
-    assert g.get_branch("repo", "main").sealed_tokens == ()
-    assert not g.is_dirty("repo", "main")
+    assert g.branches.get_branch("repo", "main").sealed_tokens == ()
+    assert not g.history.is_dirty("repo", "main")
 
 
 def test_a_commit_with_nothing_staged_fails_without_sealing(sfn, services):
@@ -149,16 +149,16 @@ def test_a_commit_with_nothing_staged_fails_without_sealing(sfn, services):
     # The Fail state passes the step's own error on: the status endpoint maps it to the same 400 as inline.
     assert described["error"] == "NoChanges"
     assert json.loads(described["cause"])["errorMessage"] == "no changes to commit on branch main"
-    assert services.graveler.get_branch("repo", "main").sealed_tokens == ()
+    assert services.engine.branches.get_branch("repo", "main").sealed_tokens == ()
 
 
 @pytest.mark.parametrize("task", sorted(commit_tasks.HANDLERS))
 @pytest.mark.parametrize("when", ["before", "after"])
 def test_each_task_failing_once_converges_without_loss_or_duplicates(sfn, services, task, when):
-    g = services.graveler
+    g = services.engine
     for i in range(0, 300, 3):
         put(services, key(i))
-    g.commit("repo", "main", "alice", "base")
+    g.commits.commit("repo", "main", "alice", "base")
     for i in range(0, 320, 4):
         put(services, key(i), 1)
     expected = {**listing(services), **{key(i): f"s3://bucket/repo/data/{key(i)}/1" for i in range(0, 320, 4)}}
@@ -171,14 +171,14 @@ def test_each_task_failing_once_converges_without_loss_or_duplicates(sfn, servic
     assert failed == [task]
     assert described["status"] == "SUCCEEDED", described
     assert listing(services) == expected
-    log = g.log("repo", "main").results
+    log = g.history.log("repo", "main").results
     assert [c.message for c in log] == ["workflow", "base", "Repository created"]  # exactly one new commit
-    assert g.get_branch("repo", "main").sealed_tokens == ()
-    assert not g.is_dirty("repo", "main")
+    assert g.branches.get_branch("repo", "main").sealed_tokens == ()
+    assert not g.history.is_dirty("repo", "main")
 
 
 def test_two_workflows_racing_and_writes_racing_them(sfn, services):
-    g = services.graveler
+    g = services.engine
     for i in range(200):
         put(services, key(i))
     arns = create_state_machines(sfn, REGION)
@@ -209,24 +209,24 @@ def test_two_workflows_racing_and_writes_racing_them(sfn, services):
     # Each answers its own request: a commit of its own, or "no changes" when the other took its sealed token.
     assert "SUCCEEDED" in [r["status"] for r in results], results
     assert all(r["status"] == "SUCCEEDED" or r.get("error") == "NoChanges" for r in results), results
-    messages = [c.message for c in g.log("repo", "main").results]
+    messages = [c.message for c in g.history.log("repo", "main").results]
     assert sum(1 for r in results if r["status"] == "SUCCEEDED") == sum(1 for m in messages if m.startswith("race"))
     committed = set(listing(services))
-    staged = {d.key for d in g.diff_uncommitted("repo", "main", amount=None).results}
+    staged = {d.key for d in g.history.diff_uncommitted("repo", "main", amount=None).results}
     assert set(acknowledged) <= committed | staged
     assert committed >= {key(i) for i in range(200)}
-    g.commit("repo", "main", "alice", "rest", allow_empty=True)
+    g.commits.commit("repo", "main", "alice", "rest", allow_empty=True)
     assert set(listing(services)) == set(acknowledged)
 
 
 def test_a_rerun_of_a_finished_commit_duplicates_nothing(sfn, services):
-    g = services.graveler
+    g = services.engine
     for i in range(50):
         put(services, key(i))
     arns = create_state_machines(sfn, REGION)
     with route_lambda_invokes(commit_tasks.HANDLERS):
         first = run(sfn, arns["commit"], "once")
-        head = g.get_branch("repo", "main").commit_id
+        head = g.branches.get_branch("repo", "main").commit_id
         # The same execution name again: Step Functions refuses it once the execution has ended.
         with pytest.raises(sfn.exceptions.ExecutionAlreadyExists):
             run(sfn, arns["commit"], "once")
@@ -234,19 +234,19 @@ def test_a_rerun_of_a_finished_commit_duplicates_nothing(sfn, services):
         again = run(sfn, arns["commit"], "once-again")
     assert first["status"] == "SUCCEEDED"
     assert again["status"] == "FAILED" and again["error"] == "NoChanges"
-    assert g.get_branch("repo", "main").commit_id == head
-    assert [c.message for c in g.log("repo", "main").results] == ["workflow", "Repository created"]
+    assert g.branches.get_branch("repo", "main").commit_id == head
+    assert [c.message for c in g.history.log("repo", "main").results] == ["workflow", "Repository created"]
 
 
 def test_the_workflow_cuts_a_format_1_repository_with_format_1(sfn):
     """The slices and the finish run in other Lambdas: the plan carries the repository's range format to them."""
     services = memory_services(SMALL_RANGES, sleep=lambda s: None)
-    g, rid = services.graveler, RepositoryID("repo")
+    g, rid = services.engine, RepositoryID("repo")
     # As a release before range formats stored it: no format on the record.
     initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)
-    g.refs.add_commit(rid, initial)
-    g.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("repo", "main")))
-    g.refs.create_repository(Repository(rid, "s3://bucket/repo", BranchID("main"), 1_700_000_000, generation="g"))
+    g.ports.refs.add_commit(rid, initial)
+    g.ports.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("repo", "main")))
+    g.ports.refs.create_repository(Repository(rid, "s3://bucket/repo", BranchID("main"), 1_700_000_000, generation="g"))
     set_services(services)
     try:
         for i in range(600):
@@ -260,10 +260,10 @@ def test_the_workflow_cuts_a_format_1_repository_with_format_1(sfn):
     output = json.loads(described["output"])
     assert len(output["plan"]["slices"]) > 1
     assert {s["range_format"] for s in output["plan"]["slices"]} == {1}
-    head = g.get_commit("repo", "main")
-    records = list(g.committed.iterate("s3://bucket/repo", head.meta_range_id))
+    head = g.commits.get_commit("repo", "main")
+    records = list(g.ports.committed.iterate("s3://bucket/repo", head.meta_range_id))
     scratch = CommittedManager(MemoryBlockStore(), RANGE_FORMAT_1)
     expected = scratch.ranges("s3://bucket/repo", scratch.write_metarange("s3://bucket/repo", records))
     # One range under format 1, where the deployment's (small) format-2 params would cut dozens.
-    assert [r.id for r in g.committed.ranges("s3://bucket/repo", head.meta_range_id)] == [r.id for r in expected]
+    assert [r.id for r in g.ports.committed.ranges("s3://bucket/repo", head.meta_range_id)] == [r.id for r in expected]
     assert len(expected) == 1

@@ -14,9 +14,9 @@ from moto import mock_aws
 
 from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
 from chalicelib.graveler import dump_files, errors, refs_restore
-from chalicelib.graveler.dump_tasks import DumpTask, DumpTasks
 from chalicelib.graveler.records import Commit, CommitID, MetaRangeID, RepositoryID
 from chalicelib.graveler.refs_restore import RestorePlan
+from chalicelib.graveler.usecases.dump_tasks import DumpTask, DumpTasks
 from chalicelib.settings import Settings
 from chalicelib.wiring import Services, memory_services, set_services
 from chalicelib.workflows import dumps as dump_tasks
@@ -42,13 +42,13 @@ def services(monkeypatch: pytest.MonkeyPatch) -> Iterator[Services]:
             restore_inline_threshold=0,
         )
         built = memory_services(settings, clock=SettableClock(), sleep=lambda s: None)
-        g = built.graveler
-        g.create_repository("repo", "s3://bucket/repo")
+        g = built.engine
+        g.repositories.create_repository("repo", "s3://bucket/repo")
         for i in range(5):
-            g.upload_object("repo", "main", f"f{i}", b"%d" % i)
-            g.commit("repo", "main", "alice", f"commit {i}")
-        g.create_branch("repo", "dev", "main~2")
-        g.create_tag("repo", "v1", "main~1")
+            g.objects.upload_object("repo", "main", f"f{i}", b"%d" % i)
+            g.commits.commit("repo", "main", "alice", f"commit {i}")
+        g.branches.create_branch("repo", "dev", "main~2")
+        g.branches.create_tag("repo", "v1", "main~1")
         set_services(built)
         yield built
         _wind_down(boto3.client("stepfunctions", region_name=REGION))
@@ -81,14 +81,14 @@ def _wait(tasks: DumpTasks, repo: str, kind: str, task_id: str) -> DumpTask:
 
 
 def _refs(services: Services, repo: str) -> tuple[dict[str, str], dict[str, str], list[str]]:
-    refs = services.graveler.refs
+    refs = services.engine.ports.refs
     branches = {b.id: b.commit_id for b in refs.list_branches(repo)}  # type: ignore[arg-type]
     tags = {t.id: t.commit_id for t in refs.list_tags(repo)}  # type: ignore[arg-type]
     return branches, tags, [c.id for c in refs.iterate_commits(repo)]  # type: ignore[arg-type]
 
 
 def test_runners_are_the_state_machines(services: Services) -> None:
-    workflows = services.dumps().workflows
+    workflows = services.engine.dumps.workflows
     assert isinstance(workflows.dump, StepFunctionsWorkflows) and isinstance(workflows.restore, StepFunctionsWorkflows)
 
 
@@ -98,11 +98,11 @@ def test_dump_and_restore_survive_a_crash_of_any_task(services: Services, task: 
     handlers = dict(dump_tasks.HANDLERS)
     if task is not None:
         handlers[task] = crashing_once(task, handlers[task], "after", failed)
-    tasks = services.dumps()
+    tasks = services.engine.dumps
     with route_lambda_invokes(handlers):
         dumped = _wait(tasks, "repo", "dump", tasks.submit_dump("repo").id)
         assert dumped.error == "" and dumped.dumped is not None
-        services.graveler.create_bare_repository("copy", "s3://bucket/repo")
+        services.engine.repositories.create_bare_repository("copy", "s3://bucket/repo")
         restored = _wait(tasks, "copy", "restore", tasks.submit_restore("copy", dumped.dumped).id)
     assert restored.error == ""
     assert _refs(services, "copy") == _refs(services, "repo")
@@ -111,12 +111,12 @@ def test_dump_and_restore_survive_a_crash_of_any_task(services: Services, task: 
         [task] if task in ("dump_run", "dump_finish", "restore_check", "restore_commits", "restore_refs") else []
     )
     # The dump's scratch chunks are gone once it is done; only the joined result's ids stay.
-    scratch = [a for a, _ in services.graveler.blocks.list_blobs("s3://bucket/repo/_lakefs/refs_dump/scratch/")]
+    scratch = [a for a, _ in services.engine.ports.blocks.list_blobs("s3://bucket/repo/_lakefs/refs_dump/scratch/")]
     assert scratch and all(a.endswith("/result.json") for a in scratch)
 
 
 def test_a_crash_past_the_retries_rolls_back(services: Services) -> None:
-    tasks = services.dumps()
+    tasks = services.engine.dumps
     dump = tasks.dump("repo")
     calls: list[str] = []
 
@@ -127,7 +127,7 @@ def test_a_crash_past_the_retries_rolls_back(services: Services) -> None:
         raise Injected("restore_refs crashed")
 
     with route_lambda_invokes({**dump_tasks.HANDLERS, "restore_refs": always_crashing}):
-        services.graveler.create_bare_repository("copy", "s3://bucket/repo")
+        services.engine.repositories.create_bare_repository("copy", "s3://bucket/repo")
         task_id = tasks.submit_restore("copy", dump).id
         failed = _wait(tasks, "copy", "restore", task_id)
     # The first try and the state machine's 4 retries (of this task: an earlier test's execution may still be
@@ -140,7 +140,7 @@ def test_a_crash_past_the_retries_rolls_back(services: Services) -> None:
 def test_each_step_moves_the_running_task_update_time(services: Services) -> None:
     ticks = iter(range(1_000_000, 2_000_000))
     engine_clock(services).source = lambda: float(next(ticks))
-    tasks = services.dumps()
+    tasks = services.engine.dumps
     dump = tasks.dump("repo")
     seen: list[DumpTask] = []
     load = dump_tasks.HANDLERS["restore_commits"]
@@ -151,7 +151,7 @@ def test_each_step_moves_the_running_task_update_time(services: Services) -> Non
         return answer
 
     with route_lambda_invokes({**dump_tasks.HANDLERS, "restore_commits": watched}):
-        services.graveler.create_bare_repository("copy", "s3://bucket/repo")
+        services.engine.repositories.create_bare_repository("copy", "s3://bucket/repo")
         submitted = tasks.submit_restore("copy", dump)
         done = _wait(tasks, "copy", "restore", submitted.id)
     assert done.error == "" and len(seen) > 2  # the commits took several chunks
@@ -163,19 +163,19 @@ def test_each_step_moves_the_running_task_update_time(services: Services) -> Non
 def test_a_dump_holds_one_chunk_of_commits_at_a_time(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
     """6 MB of commits, dumped in 256 KiB chunks and joined as a multipart upload of 5 MiB parts: no step takes
     more than a chunk of commits from the store, and the joined file restores to the same commits."""
-    g = services.graveler
+    g = services.engine
     rid = RepositoryID("repo")
     padding = "x" * 4000
     extra = [
         Commit(CommitID(f"{n:064x}"), "bot", f"bulk {n}", 1_700_000_000, MetaRangeID(""), {"pad": padding}, (), 1)
         for n in range(1500)
     ]
-    g.refs.add_commits(rid, extra)
+    g.ports.refs.add_commits(rid, extra)
     monkeypatch.setattr(dump_files, "DUMP_CHUNK_BYTES", 256 * 1024)
     monkeypatch.setattr(dump_files, "PART_BYTES", 5 * 1024 * 1024)
 
     pulled: list[int] = []  # commits taken from the store by each listing call
-    listing = g.refs.iterate_commits
+    listing = g.ports.refs.iterate_commits
 
     def counted(repo_id: RepositoryID, after: str = "") -> Iterator[Commit]:
         pulled.append(0)
@@ -183,17 +183,17 @@ def test_a_dump_holds_one_chunk_of_commits_at_a_time(services: Services, monkeyp
             pulled[-1] += 1
             yield commit
 
-    monkeypatch.setattr(g.refs, "iterate_commits", counted)
+    monkeypatch.setattr(g.ports.refs, "iterate_commits", counted)
     chunk_sizes: list[int] = []
-    put = g.blocks.put
+    put = g.ports.blocks.put
 
     def watched_put(address: str, data: bytes) -> Any:
         if "/scratch/" in address and address.endswith(".jsonl"):
             chunk_sizes.append(len(data))
         return put(address, data)
 
-    monkeypatch.setattr(g.blocks, "put", watched_put)
-    tasks = services.dumps()
+    monkeypatch.setattr(g.ports.blocks, "put", watched_put)
+    tasks = services.engine.dumps
     dump = tasks.dump("repo")
 
     total = len(list(listing(rid)))
@@ -204,19 +204,19 @@ def test_a_dump_holds_one_chunk_of_commits_at_a_time(services: Services, monkeyp
     assert all(size < 256 * 1024 + 4200 for size in chunk_sizes) and 0 <= record < 4200
     assert len(chunk_sizes) >= 6_000_000 // (256 * 1024)
     address = f"s3://bucket/repo/_lakefs/refs_dump/{dump.commits_id}.jsonl"
-    assert g.blocks.stat(address).etag.endswith("-2")  # joined as a multipart upload of two parts
+    assert g.ports.blocks.stat(address).etag.endswith("-2")  # joined as a multipart upload of two parts
     assert [
-        a for a, _ in g.blocks.list_blobs("s3://bucket/repo/_lakefs/refs_dump/scratch/") if a.endswith(".jsonl")
+        a for a, _ in g.ports.blocks.list_blobs("s3://bucket/repo/_lakefs/refs_dump/scratch/") if a.endswith(".jsonl")
     ] == []
 
-    g.create_bare_repository("copy", "s3://bucket/repo")
+    g.repositories.create_bare_repository("copy", "s3://bucket/repo")
     tasks.restore("copy", dump)
     assert [c.id for c in listing(RepositoryID("copy"))] == [c.id for c in listing(rid)]
-    assert g.refs.get_commit(RepositoryID("copy"), extra[7].id) == extra[7]
+    assert g.ports.refs.get_commit(RepositoryID("copy"), extra[7].id) == extra[7]
 
 
 def _reachable(services: Services, repo: str, head: str) -> set[str]:
-    refs, seen, todo = services.graveler.refs, set(), [head]
+    refs, seen, todo = services.engine.ports.refs, set(), [head]
     while todo:
         commit = refs.get_commit(RepositoryID(repo), CommitID(todo.pop()))  # raises if history was cut
         if commit.id not in seen:
@@ -226,8 +226,8 @@ def _reachable(services: Services, repo: str, head: str) -> set[str]:
 
 
 def test_a_roll_back_keeps_a_branch_committed_to_during_the_restore(services: Services) -> None:
-    g = services.graveler
-    tasks = services.dumps()
+    g = services.engine
+    tasks = services.engine.dumps
     dump = tasks.dump("repo")
     tries: list[str] = []
 
@@ -235,14 +235,14 @@ def test_a_roll_back_keeps_a_branch_committed_to_during_the_restore(services: Se
         if not tries:
             tasks.restorer.load_refs(RestorePlan.from_json(event["plan"]))
             # Someone commits to the restored dev branch before the step could record the task done.
-            g.upload_object("copy", "dev", "during.txt", b"written during the restore")
-            g.commit("copy", "dev", "bob", "during the restore")
+            g.objects.upload_object("copy", "dev", "during.txt", b"written during the restore")
+            g.commits.commit("copy", "dev", "bob", "during the restore")
         tries.append(event["task_id"])
         # An error the state machine does not retry: straight to the roll-back.
         raise errors.Invalid("restore_refs failed")
 
     with route_lambda_invokes({**dump_tasks.HANDLERS, "restore_refs": refs_then_a_write_then_a_crash}):
-        g.create_bare_repository("copy", "s3://bucket/repo")
+        g.repositories.create_bare_repository("copy", "s3://bucket/repo")
         failed = _wait(tasks, "copy", "restore", tasks.submit_restore("copy", dump).id)
     assert "restore_refs failed" in failed.error and "kept with their history): dev:" in failed.error, failed.error
     branches, tags, commits = _refs(services, "copy")
@@ -252,24 +252,27 @@ def test_a_roll_back_keeps_a_branch_committed_to_during_the_restore(services: Se
     assert set(commits) == _reachable(services, "copy", branches["dev"])
     original = _refs(services, "repo")[0]
     assert original["main"] not in commits and original["dev"] in commits
-    assert g.read_object("copy", g.stat_object("copy", "dev", "during.txt")) == b"written during the restore"
+    assert (
+        g.objects.read_object("copy", g.objects.stat_object("copy", "dev", "during.txt"))
+        == b"written during the restore"
+    )
 
 
 def test_a_roll_back_keeps_a_branch_with_staged_changes(services: Services) -> None:
-    g = services.graveler
-    tasks = services.dumps()
+    g = services.engine
+    tasks = services.engine.dumps
     dump = tasks.dump("repo")
-    g.create_bare_repository("copy", "s3://bucket/repo")
+    g.repositories.create_bare_repository("copy", "s3://bucket/repo")
     plan = tasks.restorer.check("copy", dump)
     tasks.restorer.load(plan)
-    g.upload_object("copy", "main", "staged.txt", b"not committed yet")
+    g.objects.upload_object("copy", "main", "staged.txt", b"not committed yet")
     assert tasks.restorer.roll_back(plan) == ["main"]
     branches, tags, commits = _refs(services, "copy")
     assert list(branches) == ["main"] and tags == {}
     assert set(commits) == _reachable(services, "copy", branches["main"])
-    assert g.read_object("copy", g.stat_object("copy", "main", "staged.txt")) == b"not committed yet"
+    assert g.objects.read_object("copy", g.objects.stat_object("copy", "main", "staged.txt")) == b"not committed yet"
     # Without writes, a roll-back leaves the target bare, as before.
-    g.create_bare_repository("copy2", "s3://bucket/repo")
+    g.repositories.create_bare_repository("copy2", "s3://bucket/repo")
     plan2 = tasks.restorer.check("copy2", dump)
     tasks.restorer.load(plan2)
     assert tasks.restorer.roll_back(plan2) == []

@@ -28,7 +28,7 @@ class Recorder:
 
 def install(deployed, events: list[str]) -> Recorder:
     recorder = Recorder()
-    deployed.graveler.hooks.invokers = {"webhook": recorder}
+    deployed.engine.ports.hooks.invokers = {"webhook": recorder}
     doc = yaml.safe_dump(
         {
             "name": "wf",
@@ -36,8 +36,8 @@ def install(deployed, events: list[str]) -> Recorder:
             "hooks": [{"id": "seen", "type": "webhook", "properties": {"url": "http://127.0.0.1:9/"}}],
         }
     )
-    deployed.graveler.upload_object("repo", "main", "_lakefs_actions/wf.yaml", doc.encode())
-    deployed.graveler.commit("repo", "main", "alice", "actions")
+    deployed.engine.objects.upload_object("repo", "main", "_lakefs_actions/wf.yaml", doc.encode())
+    deployed.engine.commits.commit("repo", "main", "alice", "actions")
     recorder.payloads.clear()  # the commit of the action file runs its own post-commit hook
     return recorder
 
@@ -53,8 +53,8 @@ def test_post_merge_hook_runs_once_in_the_workflow_despite_a_retried_landed_step
     assert described["status"] == "SUCCEEDED", described
     commit_id = json.loads(described["output"])["finish"]["commit_id"]
     assert [(p["event_type"], p["commit_id"]) for p in recorder.payloads] == [("post-merge", commit_id)]
-    namespace = services.graveler.get_repository("repo").storage_namespace
-    runs = services.graveler.hooks.store.list(namespace).results
+    namespace = services.engine.repositories.get_repository("repo").storage_namespace
+    runs = services.engine.ports.hooks.store.list(namespace).results
     assert (runs[0].event_type, runs[0].commit_id) == ("post-merge", commit_id)
 
 
@@ -73,7 +73,7 @@ def test_post_commit_hook_runs_in_the_commit_workflow(services):  # noqa: F811
         with route_lambda_invokes(commit_tasks.HANDLERS):
             described = run_execution(sfn, machine, req.request_id, {"request": req.to_json(), "max_slices": 2})
     assert described["status"] == "SUCCEEDED", described
-    head = services.graveler.get_branch("repo", "main").commit_id
+    head = services.engine.branches.get_branch("repo", "main").commit_id
     assert [(p["event_type"], p["commit_id"], p["commit_metadata"]) for p in recorder.payloads] == [
         ("post-commit", head, {"k": "v"})
     ]
@@ -96,7 +96,7 @@ def test_pre_commit_run_gets_the_commit_id_in_the_commit_workflow(services):  # 
         with route_lambda_invokes(commit_tasks.HANDLERS):
             described = run_execution(sfn, machine, req.request_id, {"request": req.to_json(), "max_slices": 2})
     assert described["status"] == "SUCCEEDED", described
-    head = services.graveler.get_branch("repo", "main").commit_id
-    namespace = services.graveler.get_repository("repo").storage_namespace
-    runs = services.graveler.hooks.store.list(namespace, commit_id=head).results
+    head = services.engine.branches.get_branch("repo", "main").commit_id
+    namespace = services.engine.repositories.get_repository("repo").storage_namespace
+    runs = services.engine.ports.hooks.store.list(namespace, commit_id=head).results
     assert [(r.event_type, r.commit_id) for r in runs] == [("pre-commit", head)]

@@ -32,10 +32,10 @@ SETTINGS = Settings(
 @pytest.fixture
 def services():
     services = memory_services(SETTINGS, sleep=lambda s: None)
-    services.graveler.create_repository("repo", "s3://bucket/repo")
-    services.graveler.import_parts.lister.page_size = 50
+    services.engine.repositories.create_repository("repo", "s3://bucket/repo")
+    services.engine.imports.ports.lister.page_size = 50
     for i in range(400):
-        services.graveler.blocks.put(f"{ALLOWED}data/p{i % 9}/part-{i:05d}", b"x" * (i % 13))
+        services.engine.ports.blocks.put(f"{ALLOWED}data/p{i % 9}/part-{i:05d}", b"x" * (i % 13))
     set_services(services)
     yield services
     set_services(None)
@@ -48,18 +48,18 @@ def sfn():
 
 
 def listing(services) -> dict[str, str]:
-    g = services.graveler
-    head = g.get_commit("repo", "main")
-    return {r.key: r.entry.physical_address for r in g.committed.iterate("s3://bucket/repo", head.meta_range_id)}
+    g = services.engine
+    head = g.commits.get_commit("repo", "main")
+    return {r.key: r.entry.physical_address for r in g.ports.committed.iterate("s3://bucket/repo", head.meta_range_id)}
 
 
 def expected(services) -> dict[str, str]:
     root = ALLOWED + "data/"
-    return {"imported/" + a[len(root) :]: a for a in services.graveler.blocks.blobs if a.startswith(root)}
+    return {"imported/" + a[len(root) :]: a for a in services.engine.ports.blocks.blobs if a.startswith(root)}
 
 
 def start(services):
-    importer = services.graveler.importer
+    importer = services.engine.imports
     return importer, importer.start(
         "repo", "main", [ImportLocation("common_prefix", ALLOWED + "data/", "imported/")], "alice", "import"
     )
@@ -67,7 +67,7 @@ def start(services):
 
 def run(sfn, request, max_slices: int = 6) -> dict:
     arns = create_state_machines(sfn, REGION)
-    blocks = get_services().graveler.blocks
+    blocks = get_services().engine.ports.blocks
     # The tasks write to the in-memory block store: the Distributed Map's ItemReader reads the manifest there.
     with route_item_reads(lambda bucket, key: blocks.get(f"s3://{bucket}/{key}")):
         return run_execution(
@@ -76,9 +76,9 @@ def run(sfn, request, max_slices: int = 6) -> dict:
 
 
 def test_import_runs_end_to_end_with_several_slices(sfn, services):
-    services.graveler.upload_object("repo", "main", "imported/stale", b"gone after the import")
-    services.graveler.upload_object("repo", "main", "kept", b"kept")
-    services.graveler.commit("repo", "main", "alice", "before")
+    services.engine.objects.upload_object("repo", "main", "imported/stale", b"gone after the import")
+    services.engine.objects.upload_object("repo", "main", "kept", b"kept")
+    services.engine.commits.commit("repo", "main", "alice", "before")
     importer, request = start(services)
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request)
@@ -94,7 +94,9 @@ def test_import_runs_end_to_end_with_several_slices(sfn, services):
     assert listing(services) == {**expected(services), "kept": listing(services)["kept"]}
     status = importer.status("repo", "main", request.import_id)
     assert status.record.state == COMPLETED and status.ingested == 400
-    assert status.commit is not None and status.commit.id == services.graveler.get_branch("repo", "main").commit_id
+    assert (
+        status.commit is not None and status.commit.id == services.engine.branches.get_branch("repo", "main").commit_id
+    )
 
 
 @pytest.mark.parametrize("task", sorted(set(import_tasks.HANDLERS) - {"import_fail"}))
@@ -108,14 +110,14 @@ def test_each_task_failing_once_converges_without_duplicates(sfn, services, task
     assert failed == [task]
     assert described["status"] == "SUCCEEDED", described
     assert listing(services) == expected(services)
-    log = services.graveler.log("repo", "main", amount=100).results
-    # The merge, the import commit, the first commit: nothing was committed or merged twice.
-    assert [len(c.parents) for c in log] == [2, 1, 0]
+    log = services.engine.history.log("repo", "main", amount=100).results
+    # The import commit (one parent, as lakeFS's), the first commit: nothing was committed twice.
+    assert [len(c.parents) for c in log] == [1, 0]
     assert importer.status("repo", "main", request.import_id).record.state == COMPLETED
 
 
 def test_a_cancel_in_the_middle_stops_the_workflow_and_leaves_the_branch(sfn, services):
-    head = services.graveler.get_branch("repo", "main").commit_id
+    head = services.engine.branches.get_branch("repo", "main").commit_id
     importer, request = start(services)
     pages: list[int] = []
 
@@ -124,7 +126,7 @@ def test_a_cancel_in_the_middle_stops_the_workflow_and_leaves_the_branch(sfn, se
         if len(pages) == 4:
             importer.cancel("repo", "main", request.import_id)
 
-    services.graveler.import_parts.lister.before_page = cancel_on_fourth_page
+    services.engine.imports.ports.lister.before_page = cancel_on_fourth_page
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request, max_slices=1)
     # The slice failed, so the Distributed Map (which tolerates no failed slice) failed, as in AWS.
@@ -132,11 +134,11 @@ def test_a_cancel_in_the_middle_stops_the_workflow_and_leaves_the_branch(sfn, se
     assert described["error"] == "ImportSliceFailed"
     record = importer.status("repo", "main", request.import_id).record
     assert record.state == FAILED and record.error == CANCELED_MESSAGE
-    assert services.graveler.get_branch("repo", "main").commit_id == head
+    assert services.engine.branches.get_branch("repo", "main").commit_id == head
 
 
 def test_a_failing_import_records_the_error(sfn, services):
-    importer = services.graveler.importer
+    importer = services.engine.imports
     request = importer.start("repo", "main", [ImportLocation("object", ALLOWED + "nothing-here", "x")], "a", "m")
     with route_lambda_invokes(import_tasks.HANDLERS):
         described = run(sfn, request)

@@ -26,7 +26,7 @@ def test_a_change_staged_while_the_pre_commit_hook_runs_stays_staged(services): 
     def stage_while_judging(hook, payload, timeout_seconds):
         outcome = invoke(hook, payload, timeout_seconds)
         if json.loads(payload)["event_type"] == "pre-commit" and not staged_during:
-            services.graveler.upload_object("repo", "main", "forbidden/z", b"z")
+            services.engine.objects.upload_object("repo", "main", "forbidden/z", b"z")
             staged_during.append("forbidden/z")
         return outcome
 
@@ -41,18 +41,18 @@ def test_a_change_staged_while_the_pre_commit_hook_runs_stays_staged(services): 
     assert described["status"] == "SUCCEEDED", described
     assert staged_during == ["forbidden/z"]
     assert [p["event_type"] for p in recorder.payloads] == ["pre-commit"]
-    g = services.graveler
-    head = g.get_branch("repo", "main").commit_id
-    committed = [str(o.key) for o in g.list_objects("repo", head, amount=100).results]
+    g = services.engine
+    head = g.branches.get_branch("repo", "main").commit_id
+    committed = [str(o.key) for o in g.objects.list_objects("repo", head, amount=100).results]
     assert "data/x" in committed and "forbidden/z" not in committed
-    assert [str(d.key) for d in g.diff_uncommitted("repo", "main").results] == ["forbidden/z"]
+    assert [str(d.key) for d in g.history.diff_uncommitted("repo", "main").results] == ["forbidden/z"]
 
 
 def test_a_refusing_pre_commit_hook_fails_the_workflow_and_leaves_the_changes_staged(services):  # noqa: F811
     recorder = install(services, ["pre-commit"])
     recorder.invoke = lambda hook, payload, timeout_seconds: HookOutcome(False, "refused")  # type: ignore[method-assign]
     put(services, "main", "data/x", 1)
-    before = services.graveler.get_branch("repo", "main").commit_id
+    before = services.engine.branches.get_branch("repo", "main").commit_id
     req = CommitRequest("repo", "main", "commit-pre-hook-refused", "alice", "via workflow", DATE, {})
     with mock_aws(config=MOTO_CONFIG):
         sfn = boto3.client("stepfunctions", region_name="us-east-1")
@@ -61,6 +61,6 @@ def test_a_refusing_pre_commit_hook_fails_the_workflow_and_leaves_the_changes_st
             described = run_execution(sfn, machine, req.request_id, {"request": req.to_json(), "max_slices": 2})
     assert described["status"] == "FAILED", described
     assert described.get("error") == "HookAborted", described
-    g = services.graveler
-    assert g.get_branch("repo", "main").commit_id == before
-    assert [str(d.key) for d in g.diff_uncommitted("repo", "main").results] == ["data/x"]
+    g = services.engine
+    assert g.branches.get_branch("repo", "main").commit_id == before
+    assert [str(d.key) for d in g.history.diff_uncommitted("repo", "main").results] == ["data/x"]

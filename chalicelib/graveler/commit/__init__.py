@@ -1,6 +1,6 @@
 """The commit use case: ``request`` (what was asked, fixed once), ``plan`` (the frozen plan the workflow state
 carries) and ``steps`` (seal, plan, build_slice, finish, drop: idempotent, run inline or as the commit workflow).
-``Graveler.commit`` is its one entry."""
+``engine.commits.commit`` is its one entry."""
 
 from ..slicing import DEFAULT_MAX_SLICES
 from .plan import COMMITTED, DONE_ELSEWHERE, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec

@@ -22,7 +22,7 @@ Content-defined cuts: a slice starts at a base range boundary, so its ranges are
 would write from there, as long as the single pass is between ranges at that point. When it is not (the slice
 before ended with a range that its writer closed only because the slice ended), ``finish`` streams that range
 and the next slice's ranges through a writer until a cut falls on one of the next slice's own boundaries; from
-there the two agree. So the metarange is the same, with the same id, as ``Graveler.commit`` would write.
+there the two agree. So the metarange is the same, with the same id, as ``engine.commits.commit`` would write.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Committed data, internal to graveler: ranges and metaranges stored as Parquet, content-addressed, with
 content-defined boundaries. Nothing outside graveler imports this package (the layering test enforces it); the
-API, the gateway and GC reach committed data through the Graveler facade.
+API, the gateway and GC reach committed data through the engine's use cases.
 
 Layout: ``arrow`` (pyarrow, imported on first use), ``format`` (the Parquet schemas), ``columns`` (decoded ranges
 kept as Arrow arrays, rewritten by slices), ``ids`` (content hashes), ``storage`` and ``cache`` (addresses under

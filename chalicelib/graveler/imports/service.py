@@ -1,7 +1,7 @@
 """The import use case: start (check, then record), launch (inline, or as the import workflow: the engine's one
 inline-or-workflow decision, workflow_runner.py, through the same WorkflowRunner port as commit and merge), run
 inline, status and cancel. The workflow runs the same ImportSteps one step per Lambda (chalicelib/workflows/
-imports.py). Built by the facade (service.py) from the engine's parts and the import's own (``ImportParts``)."""
+imports.py). Built by build_engine (engine.py) from the engine's parts and the import's own (``ImportParts``)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .. import errors
-from ..commit_and_merge import CommitsAndMerges
 from ..parts import EngineParts
 from ..reads import Reads
 from ..records import BranchID, Commit, CommitID, Repository, RepositoryID
+from ..usecases.merges import Merges
 from ..validation import validate_branch_id
 from ..workflow_runner import Runner
 from .errors import ImportFinished, ImportNotFound
@@ -55,7 +55,7 @@ class Importer:
     ``parts.workflows``, above its threshold of objects)."""
 
     def __init__(
-        self, parts: EngineParts, reads: Reads, imports: ImportParts | None, merges: CommitsAndMerges, runner: Runner
+        self, parts: EngineParts, reads: Reads, imports: ImportParts | None, merges: Merges, runner: Runner
     ) -> None:
         """``imports`` None: an engine built without the import's ports, whose every import answers Unsupported."""
         self._parts = parts
@@ -76,6 +76,11 @@ class Importer:
         if self._steps is None:
             raise errors.Unsupported("imports are not configured on this engine")
         return self._steps
+
+    @property
+    def ports(self) -> ImportParts | None:
+        """The import's own ports (None: an engine built without them)."""
+        return self._imports
 
     @property
     def records(self) -> ImportRecords:

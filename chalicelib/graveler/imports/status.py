@@ -25,7 +25,7 @@ MERGING = "merging"
 class ImportRecord:
     """``commit_id`` (the merge into the branch) and ``metarange_id`` (the import commit's) once completed;
     ``error`` once failed; ``ingested`` the final count (the status sums per-slice progress while running);
-    ``merge_task`` the merge workflow's task id while Graveler.merge runs the merge as a workflow."""
+    ``merge_task`` the merge workflow's task id while engine.merges.merge runs the merge as a workflow."""
 
     import_id: str
     repository: str

@@ -10,11 +10,19 @@ inline, through the same code:
   removed), with graveler's range writer; stores the slice as a metarange of its own. Re-running writes the same
   content-addressed objects.
 - ``commit``: concatenates the slices into one metarange and commits it on the import branch, whose head must
-  still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there).
-- ``merge``: merges the import branch into the branch through the engine's one merge entry (``CommitsAndMerges``:
-  inline, or as the merge workflow above its threshold), and completes the record. A retry after the merge
-  finds the merge commit on the branch instead of merging again; when the merge went on as a workflow, the step
-  records its task id and raises StillRunning, and its retries follow that task instead of merging again.
+  still be the planned base (a compare-and-swap; a retry after the swap finds its own commit there). The commit
+  has one parent, the branch's head, and lakeFS's import metadata (``.lakefs.merge.strategy: source-wins``).
+- ``merge`` (the landing): moves the branch to that very commit, as lakeFS's import commits onto the branch with
+  its head as the only parent (graveler.Import), between pre-commit and post-commit hooks as lakeFS runs them.
+  A retry finds the commit on the branch. When the branch moved since the plan (a commit landed meanwhile), the
+  import commit no longer sits on its head: it is merged instead, squashed (one parent, the new head) with the
+  source-wins strategy lakeFS's import applies, through the engine's one merge entry (inline, or as the merge
+  workflow above its threshold: the step records its task id and raises StillRunning, and its retries follow
+  that task instead of merging again).
+
+Why the import branch at all, when lakeFS commits straight onto the branch: the slices are built, in parallel and
+possibly for minutes, on the head the plan saw; the commit is stored on the hidden ``_<branch>_imported`` first,
+so a retried step finds it by its branch, and the branch itself moves in one compare-and-swap at the end.
 
 Each step checks the cancel mark first, and ``build_slice`` after every listing page, so a cancel stops the import
 before its next side effect; the branch moves only in ``merge``, which first records that the import is merging
@@ -28,16 +36,20 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 
 from .. import errors
+from ..actions import EventType, HookEvent
 from ..branch_moves import finish_move, new_staging_token, update_branch
-from ..commit_and_merge import CommitsAndMerges
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
+from ..merge.policy import STRATEGY_METADATA_KEY, Strategy
+from ..move_checks import prepare_move, refuse_dirty
 from ..parts import EngineParts
-from ..records import Branch, BranchID, CommitID, MetaRangeID, RepositoryID
+from ..reads import Reads
+from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
 from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
+from ..usecases.merges import Merges
 from .errors import ImportCanceled
 from .listing import slice_changes
 from .plan import (
@@ -64,9 +76,7 @@ class ImportSteps:
     """The steps over the engine's parts (its refs, blocks, clock, sleep and CommittedManager: caches and
     RangeParams), its one merge entry, the source lister and the status records."""
 
-    def __init__(
-        self, parts: EngineParts, merges: CommitsAndMerges, lister: SourceLister, records: ImportRecords
-    ) -> None:
+    def __init__(self, parts: EngineParts, merges: Merges, lister: SourceLister, records: ImportRecords) -> None:
         self.refs = parts.refs
         self._blocks = parts.blocks
         self._merges = merges
@@ -77,6 +87,8 @@ class ImportSteps:
         self.records = records
         self._clock = parts.clock
         self._sleep = parts.sleep
+        self._staging = parts.staging
+        self._reads = Reads(parts)  # the hook calls around the landing
 
     def _namespace(self, repository: str) -> str:
         return self.refs.get_repository(RepositoryID(repository)).storage_namespace
@@ -197,7 +209,8 @@ class ImportSteps:
             request.message,
             metarange,
             request.date,
-            request.metadata,
+            # lakeFS's import records its strategy: the imported prefixes replace what the branch held there.
+            {**request.metadata, STRATEGY_METADATA_KEY: Strategy.SOURCE_WINS.value},
             (CommitID(plan.base_commit),),
             plan.base_generation + 1,
         )
@@ -211,7 +224,8 @@ class ImportSteps:
     # ---- merge ----------------------------------------------------------------------------------------------
 
     def merge(self, request: ImportRequest, committed: ImportCommitted) -> ImportMerged:
-        """Merges the import commit into the branch and completes the record: the merge commit's id."""
+        """Lands the import commit on the branch (or, when the branch moved since the plan, a squashed source-wins
+        merge of it) and completes the record: the id of the commit that landed."""
         repo_id = RepositoryID(request.repository)
         namespace = self._namespace(request.repository)
         record = self.records.get(namespace, request.import_id)
@@ -223,7 +237,9 @@ class ImportSteps:
         if self.records.decide(namespace, request.import_id, MERGING) != MERGING:
             raise ImportCanceled(CANCELED_MESSAGE)
         imported = CommitID(committed.commit_id)
-        merged = self._merged_already(repo_id, BranchID(request.branch), imported)
+        merged = self._landed_already(repo_id, BranchID(request.branch), imported)
+        if merged is None and not record.merge_task:
+            merged = self._land(request, imported)
         if merged is None:
             merged = self._merge(request, namespace, record)
         self.records.save(
@@ -254,6 +270,8 @@ class ImportSteps:
                 request.committer,
                 request.message,
                 dict(request.metadata),
+                strategy=Strategy.SOURCE_WINS.value,
+                squash_merge=True,
                 allow_empty=True,
                 force=request.force,
             )
@@ -262,12 +280,66 @@ class ImportSteps:
             raise
         return found.id
 
-    def _merged_already(self, repo_id: RepositoryID, branch_id: BranchID, imported: CommitID) -> CommitID | None:
-        """The commit on the branch's recent first-parent line that merged ``imported``, if any."""
+    def _land(self, request: ImportRequest, imported: CommitID) -> CommitID | None:
+        """Moves the branch to the import commit when its head is still the commit's parent, between the
+        pre-commit and post-commit hooks (lakeFS's import runs those); None when the branch moved meanwhile.
+        Raises DirtyBranch for uncommitted changes (as lakeFS's import), HookAborted."""
+        repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
+        commit = self.refs.get_commit(repo_id, imported)
+        if self.refs.get_branch(repo_id, branch_id).commit_id != commit.parents[0]:
+            return None
+        repo = self.refs.get_repository(repo_id)
+        if repo.read_only and not request.force:
+            raise errors.ReadOnlyRepository(repo_id)
+        # As lakeFS: uncommitted changes refuse the import before any hook runs; a refusing hook leaves the branch
+        # as it was, nothing sealed.
+        before = self.refs.get_branch(repo_id, branch_id)
+        refuse_dirty(self.refs, self._staging, self.committed, repo, before, [before.staging_token])
+        pre_run_id = "" if repo.read_only else self._reads.run_pre_hooks(self._event(request, commit))
+        # Seals what is staged (refusing what became dirty meanwhile), so no entry staged before the move turns into
+        # a change against the imported tree; a write after the seal lands in the fresh token and survives.
+        prepare_move(self.refs, self._staging, self.committed, repo, branch_id, self._sleep)
+        branch = self.refs.get_branch(repo_id, branch_id)
+        landed = finish_move(self.refs, repo_id, branch_id, commit, tuple(branch.sealed_tokens), self._sleep, branch)
+        if landed is None:
+            return None
+        if not repo.read_only:
+            self._reads.run_post_hooks(
+                dataclasses.replace(
+                    self._event(request, commit),
+                    event_type=EventType.POST_COMMIT,
+                    actions_ref=commit.id,
+                    source_ref=commit.id,
+                    commit_id=commit.id,
+                    pre_run_id=pre_run_id,
+                )
+            )
+        return commit.id
+
+    @staticmethod
+    def _event(request: ImportRequest, commit: Commit) -> HookEvent:
+        """lakeFS's pre-commit record of an import: the branch, the commit's message, committer and metadata."""
+        return HookEvent(
+            EventType.PRE_COMMIT,
+            request.repository,
+            request.branch,
+            branch_id=request.branch,
+            source_ref=request.branch,
+            commit_message=commit.message,
+            committer=commit.committer,
+            commit_metadata=dict(commit.metadata),
+            idempotency_key="",
+        )
+
+    def _landed_already(self, repo_id: RepositoryID, branch_id: BranchID, imported: CommitID) -> CommitID | None:
+        """The import commit itself when it is on the branch's recent first-parent line (a retry after the
+        landing), or the merge that took it there under an earlier release (its second parent)."""
         current: CommitID | None = self.refs.get_branch(repo_id, branch_id).commit_id
         for _ in range(MERGED_LOOKBACK):
             if current is None:
                 return None
+            if current == imported:
+                return current
             commit = self.refs.get_commit(repo_id, current)
             if imported in commit.parents[1:]:
                 return commit.id

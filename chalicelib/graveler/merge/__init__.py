@@ -2,7 +2,7 @@
 records), ``base`` (the merge base), ``plan`` (the frozen plan the workflow state carries) and ``steps`` (plan,
 build_slice, finish, drop: idempotent, run inline or as the merge workflow). The range-level walk is
 committed/merge.py; the records of a merge's changes and conflicts (MergeChange, KeyConflict, Decision) are
-named here for the API. ``Graveler.merge`` is its one entry."""
+named here for the API. ``engine.merges.merge`` is its one entry."""
 
 from ..committed.compare import MergeChange
 from ..committed.merge import KeyConflict

@@ -22,7 +22,7 @@ from ..committed.compare import MergeChange
 from ..committed.mergetable import Action, Decision
 from ..records import EMPTY_METARANGE, Commit, Page
 
-__all__ = ["MergePreview", "MergeSummary", "conflict_policy"]
+__all__ = ["STRATEGY_METADATA_KEY", "MergePreview", "MergeSummary", "Strategy", "conflict_policy"]
 
 STRATEGY_METADATA_KEY = ".lakefs.merge.strategy"
 PATH_STRATEGIES_METADATA_KEY = ".lakelet.merge.path_strategies"

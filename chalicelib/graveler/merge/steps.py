@@ -1,12 +1,12 @@
 """A merge as idempotent steps, for running it as a workflow (one Lambda per step, slices in parallel).
 
-- ``plan``: what ``Graveler.merge`` checks first (a writable repository, a clean destination, a merge base, a
+- ``plan``: what ``engine.merges.merge`` checks first (a writable repository, a clean destination, a merge base, a
   source with changes), the seal of the destination's staging token (lakeFS seals before it moves a head, so
   entries that change nothing cannot turn into changes against the new head), then the slices. A slice bound
   is a key where no range of the base, the source or the destination straddles: each slice then holds whole
   ranges of all three, and its merge is exactly that part of a single pass's merge. Merges that need no range
   read (one side is the base) get no slice and carry the resulting metarange in the plan.
-- ``build_slice``: the three-way merge of the slice's ranges through the same walk as ``Graveler.merge``,
+- ``build_slice``: the three-way merge of the slice's ranges through the same walk as ``engine.merges.merge``,
   stored as a (content-addressed) metarange of its own; re-running writes the same objects under the same ids.
   A slice with conflicts no strategy settles writes them to a JSON file under ``_lakefs/`` and returns their
   count instead of a metarange.
@@ -122,7 +122,7 @@ class MergeSteps:
     def plan(self, request: MergeRequest, max_slices: int = DEFAULT_MAX_SLICES) -> MergePlan:
         """The merge's fixed points (destination head, base, sealed tokens), its slices and its size (the entries
         of the source's and the destination's ranges that the merge base does not share); raises what
-        Graveler.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
+        engine.merges.merge raises before it writes (DirtyBranch, NoChanges, NoMergeBase, ReadOnlyRepository...)."""
         refs = self.refs
         repo = repository_for_write(refs, request.repository, request.force)
         params_for_format(repo.range_format, self.params)  # a format this release cannot cut fails before the seal

@@ -11,7 +11,7 @@ __all__ = ["bucket_location"]
 
 def bucket_location(ctx: Context) -> Response:
     ctx.authorize("fs:ReadRepository", repository_arn(ctx.bucket))
-    ctx.graveler.get_repository(ctx.bucket)
+    ctx.engine.repositories.get_repository(ctx.bucket)
     region = "" if ctx.identity.region == "us-east-1" else ctx.identity.region
     root = element("LocationConstraint", region)
     root.set("xmlns", S3_NAMESPACE)

@@ -48,10 +48,10 @@ def complete_multipart_upload(ctx: Context) -> Response:
     exclusive = if_absent(ctx.request)
     uploads, upload = uploads_and_upload(ctx)
     with ctx.writing():
-        ctx.graveler.get_branch(ctx.bucket, upload.branch)
+        ctx.engine.branches.get_branch(ctx.bucket, upload.branch)
     if exclusive:
         try:
-            ctx.graveler.stat_object(ctx.bucket, upload.branch, upload.path)
+            ctx.engine.objects.stat_object(ctx.bucket, upload.branch, upload.path)
             raise S3Error("PreconditionFailed", f"{ctx.key} already exists")
         except errors.ObjectNotFound:
             pass
@@ -73,7 +73,7 @@ def complete_multipart_upload(ctx: Context) -> Response:
     )
     try:
         with ctx.writing():
-            ctx.graveler.link_object(ctx.bucket, upload.branch, upload.path, entry, exclusive)
+            ctx.engine.objects.link_object(ctx.bucket, upload.branch, upload.path, entry, exclusive)
     finally:
         # Once assembled the store's upload is spent, linked or not: an object left unlinked (the branch went
         # away meanwhile, or the path appeared under If-None-Match) is garbage that GC collects.

@@ -37,7 +37,7 @@ def copy_object(ctx: Context) -> Response:
     exclusive = if_absent(request)
     ctx.authorize("fs:ReadObject", object_arn(src_repo, src_path))
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
-    source = ctx.graveler.stat_object(src_repo, src_ref, src_path)
+    source = ctx.engine.objects.stat_object(src_repo, src_ref, src_path)
     if not check_read_conditions(request, source, "x-amz-copy-source-if-"):
         raise S3Error(
             "PreconditionFailed",
@@ -53,25 +53,27 @@ def copy_object(ctx: Context) -> Response:
     replace = directive == "REPLACE"
     content_type = (request.header("content-type") or "application/octet-stream") if replace else source.content_type
     metadata = user_metadata(request) if replace else dict(source.user_metadata)
-    repository = ctx.graveler.get_repository(ctx.bucket)
+    repository = ctx.engine.repositories.get_repository(ctx.bucket)
     with ctx.writing():
         if src_repo == ctx.bucket and source.physical_address.startswith(repository.storage_namespace + "/"):
             if replace:
                 entry = Entry(
                     source.physical_address, source.size, source.etag, int(ctx.clock()), content_type, metadata
                 )
-                entry = ctx.graveler.link_object(ctx.bucket, branch, path, entry, exclusive)
+                entry = ctx.engine.objects.link_object(ctx.bucket, branch, path, entry, exclusive)
             else:
-                entry = ctx.graveler.copy_object(ctx.bucket, src_ref, src_path, branch, path, exclusive)
+                entry = ctx.engine.objects.copy_object(ctx.bucket, src_ref, src_path, branch, path, exclusive)
         else:
-            ctx.graveler.get_branch(ctx.bucket, branch)  # before copying any byte
-            address = ctx.graveler.new_physical_address(ctx.bucket)
+            ctx.engine.branches.get_branch(ctx.bucket, branch)  # before copying any byte
+            address = ctx.engine.objects.new_physical_address(ctx.bucket)
             try:
-                ctx.graveler.namespace_files(repository.storage_namespace).copy(source.physical_address, address)
+                ctx.engine.repositories.namespace_files(repository.storage_namespace).copy(
+                    source.physical_address, address
+                )
             except errors.ObjectNotFound as e:
                 raise errors.Gone(f"the data of {src_repo}/{src_ref}/{src_path} was garbage collected") from e
             entry = Entry(address, source.size, source.etag, int(ctx.clock()), content_type, metadata)
-            entry = ctx.graveler.link_object(ctx.bucket, branch, path, entry, exclusive)
+            entry = ctx.engine.objects.link_object(ctx.bucket, branch, path, entry, exclusive)
     return xml_response(
         "CopyObjectResult", [element("LastModified", iso8601(entry.mtime)), element("ETag", f'"{entry.etag}"')]
     )

@@ -25,10 +25,10 @@ def create_multipart_upload(ctx: Context) -> Response:
     # of parts for an object whose metadata can never be stored.
     validate_headers(content_type, metadata)
     with ctx.writing():
-        ctx.graveler.get_branch(ctx.bucket, branch)
-    repository = ctx.graveler.get_repository(ctx.bucket)
-    files = ctx.graveler.namespace_files(repository.storage_namespace)
-    address = ctx.graveler.new_physical_address(ctx.bucket)
+        ctx.engine.branches.get_branch(ctx.bucket, branch)
+    repository = ctx.engine.repositories.get_repository(ctx.bucket)
+    files = ctx.engine.repositories.namespace_files(repository.storage_namespace)
+    address = ctx.engine.objects.new_physical_address(ctx.bucket)
     upload = Upload(
         upload_id=uuid.uuid4().hex,
         repository=ctx.bucket,

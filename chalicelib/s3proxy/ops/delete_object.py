@@ -15,5 +15,5 @@ def delete_object(ctx: Context) -> Response:
         raise S3Error("NotImplemented", "object versions are not supported")
     ctx.authorize("fs:DeleteObject", object_arn(ctx.bucket, path))
     with ctx.writing():
-        ctx.graveler.delete_object(ctx.bucket, branch, path)
+        ctx.engine.objects.delete_object(ctx.bucket, branch, path)
     return Response(204)

@@ -33,7 +33,7 @@ def delete_objects(ctx: Context) -> Response:
     objects = children(root, "Object")
     if not objects or len(objects) > MAX_KEYS:
         raise S3Error("MalformedXML", f"a delete request names 1 to {MAX_KEYS} objects")
-    ctx.graveler.get_repository(ctx.bucket)
+    ctx.engine.repositories.get_repository(ctx.bucket)
     failed: dict[str, S3Error] = {}
     keys: list[str] = []
     by_branch: dict[str, list[tuple[str, str]]] = defaultdict(list)  # branch -> [(key, path)]
@@ -60,7 +60,7 @@ def delete_objects(ctx: Context) -> Response:
         by_branch[branch].append((key, path))
     for branch, items in by_branch.items():
         try:
-            failures = ctx.graveler.delete_objects(ctx.bucket, branch, [path for _, path in items])
+            failures = ctx.engine.objects.delete_objects(ctx.bucket, branch, [path for _, path in items])
         except errors.RepositoryNotFound:
             raise
         except errors.BranchNotFound:

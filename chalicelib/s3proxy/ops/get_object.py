@@ -79,11 +79,11 @@ def get_object(ctx: Context) -> Response:
     ctx.authorize("fs:ReadObject", object_arn(ctx.bucket, path))
     if request.method == "HEAD":
         # A HEAD reads no data: ask whether GC collected it, so it cannot answer 200 for data that is gone.
-        entry, collected = ctx.graveler.stat_readable(ctx.bucket, ref, path)
+        entry, collected = ctx.engine.objects.stat_readable(ctx.bucket, ref, path)
         if collected:
             raise errors.Gone("the data of this object was garbage collected")
     else:
-        entry = ctx.graveler.stat_object(ctx.bucket, ref, path)  # reading collected data answers NoSuchVersion
+        entry = ctx.engine.objects.stat_object(ctx.bucket, ref, path)  # reading collected data answers NoSuchVersion
     headers = entry_headers(entry)
     for param, header in _OVERRIDES.items():
         if request.has_param(param):
@@ -118,8 +118,8 @@ def get_object(ctx: Context) -> Response:
         )
     # A whole read asks for no range at all: an S3 range of an empty object does not exist.
     data = (
-        ctx.graveler.read_object(ctx.bucket, entry, start, end)
+        ctx.engine.objects.read_object(ctx.bucket, entry, start, end)
         if byte_range
-        else ctx.graveler.read_object(ctx.bucket, entry)
+        else ctx.engine.objects.read_object(ctx.bucket, entry)
     )
     return Response(status, headers, data)

@@ -10,6 +10,6 @@ __all__ = ["head_bucket"]
 
 def head_bucket(ctx: Context) -> Response:
     ctx.authorize("fs:ReadRepository", repository_arn(ctx.bucket))
-    ctx.graveler.get_repository(ctx.bucket)
+    ctx.engine.repositories.get_repository(ctx.bucket)
     # The region the client signed for: telling it so keeps SDKs from "redirecting" to another region.
     return Response(200, {"x-amz-bucket-region": ctx.identity.region})

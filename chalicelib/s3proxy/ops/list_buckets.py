@@ -17,7 +17,7 @@ def list_buckets(ctx: Context) -> Response:
     repositories: list[Repository] = []
     after = ""
     while True:
-        page = ctx.graveler.list_repositories(after=after, amount=1000)
+        page = ctx.engine.repositories.list_repositories(after=after, amount=1000)
         repositories.extend(r for r in page.results if r.state is RepositoryState.ACTIVE)
         if not page.has_more:
             break

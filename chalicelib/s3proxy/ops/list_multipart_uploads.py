@@ -17,14 +17,14 @@ MAX_UPLOADS = 1000
 def list_multipart_uploads(ctx: Context) -> Response:
     request = ctx.request
     ctx.authorize("fs:ListObjects", repository_arn(ctx.bucket))
-    repository = ctx.graveler.get_repository(ctx.bucket)
+    repository = ctx.engine.repositories.get_repository(ctx.bucket)
     prefix, delimiter = request.param("prefix"), request.param("delimiter")
     key_marker, id_marker = request.param("key-marker"), request.param("upload-id-marker")
     text = request.param("max-uploads")
     if text and not text.isdigit():
         raise S3Error("InvalidArgument", "max-uploads must be a non-negative integer")
     max_uploads = min(int(text), MAX_UPLOADS) if text else MAX_UPLOADS
-    in_progress = Uploads(ctx.graveler.namespace_files(repository.storage_namespace))
+    in_progress = Uploads(ctx.engine.repositories.namespace_files(repository.storage_namespace))
     ordered = sorted(
         (u for u in in_progress.all() if u.key.startswith(prefix)),
         key=lambda u: (u.key, u.initiated, u.upload_id),

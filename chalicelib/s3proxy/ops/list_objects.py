@@ -52,7 +52,7 @@ def _all_branches(ctx: Context, prefix: str) -> list[Branch]:
     branches: list[Branch] = []
     after = ""
     while True:
-        page = ctx.graveler.list_branches(ctx.bucket, prefix=prefix, after=after, amount=1000)
+        page = ctx.engine.branches.list_branches(ctx.bucket, prefix=prefix, after=after, amount=1000)
         branches.extend(page.results)
         if not page.has_more:
             return branches
@@ -82,7 +82,7 @@ def _list_ref(
     if max_keys == 0:
         return ref, [], False
     try:
-        page = ctx.graveler.list_objects(ctx.bucket, ref, path_prefix, delimiter, after, max_keys)
+        page = ctx.engine.objects.list_objects(ctx.bucket, ref, path_prefix, delimiter, after, max_keys)
     except errors.RepositoryNotFound:
         raise
     except errors.NotFound as error:
@@ -108,7 +108,7 @@ def list_objects(ctx: Context) -> Response:
     max_keys = _max_keys(request.param("max-keys"))
     token = request.param("continuation-token") if v2 else ""
     marker = decode_token(token) if token else request.param("start-after" if v2 else "marker")
-    ctx.graveler.get_repository(ctx.bucket)
+    ctx.engine.repositories.get_repository(ctx.bucket)
 
     contents: list[ET.Element] = []
     common: list[str] = []

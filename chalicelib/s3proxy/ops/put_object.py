@@ -28,7 +28,7 @@ def put_object(ctx: Context) -> Response:
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
     try:
         with ctx.writing():
-            entry = ctx.graveler.upload_object(
+            entry = ctx.engine.objects.upload_object(
                 ctx.bucket,
                 branch,
                 path,
@@ -49,7 +49,7 @@ def put_object(ctx: Context) -> Response:
 
 def _exists(ctx: Context, branch: str, path: str) -> bool:
     try:
-        ctx.graveler.stat_object(ctx.bucket, branch, path)
+        ctx.engine.objects.stat_object(ctx.bucket, branch, path)
     except errors.ObjectNotFound:
         return False
     return True

@@ -20,8 +20,8 @@ def part_number(ctx: Context) -> int:
 def uploads_and_upload(ctx: Context) -> tuple[Uploads, Upload]:
     branch, path = ctx.ref_and_path()
     ctx.authorize("fs:WriteObject", object_arn(ctx.bucket, path))
-    repository = ctx.graveler.get_repository(ctx.bucket)
-    uploads = Uploads(ctx.graveler.namespace_files(repository.storage_namespace))
+    repository = ctx.engine.repositories.get_repository(ctx.bucket)
+    uploads = Uploads(ctx.engine.repositories.namespace_files(repository.storage_namespace))
     return uploads, uploads.get(ctx.request.param("uploadId"), branch, path)
 
 

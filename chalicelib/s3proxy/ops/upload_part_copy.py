@@ -26,7 +26,7 @@ def upload_part_copy(ctx: Context) -> Response:
     uploads, upload = uploads_and_upload(ctx)
     src_repo, src_ref, src_path = parse_copy_source(ctx.request.header("x-amz-copy-source"))
     ctx.authorize("fs:ReadObject", object_arn(src_repo, src_path))
-    source = ctx.graveler.stat_object(src_repo, src_ref, src_path)
+    source = ctx.engine.objects.stat_object(src_repo, src_ref, src_path)
     if not check_read_conditions(ctx.request, source, "x-amz-copy-source-if-"):
         raise S3Error("PreconditionFailed", "the copy source did not meet the x-amz-copy-source-if-* conditions")
     range_header = ctx.request.header("x-amz-copy-source-range")

@@ -21,9 +21,9 @@ def clock():
 
 @pytest.fixture
 def g(clock):
-    return memory_services(clock=clock, sleep=lambda s: None).graveler
+    return memory_services(clock=clock, sleep=lambda s: None).engine
 
 
 @pytest.fixture
 def repo(g):
-    return g.create_repository("repo", "s3://bucket/repo")
+    return g.repositories.create_repository("repo", "s3://bucket/repo")

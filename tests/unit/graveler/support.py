@@ -10,9 +10,9 @@ def put_files(g: Any, branch: str, **files: bytes | None) -> None:
     for name, data in files.items():
         path = name.replace("__", "/")
         if data is None:
-            g.delete_object("repo", branch, path)
+            g.objects.delete_object("repo", branch, path)
         else:
-            g.upload_object("repo", branch, path, data)
+            g.objects.upload_object("repo", branch, path, data)
 
 
 def rebuilt(g: Any, **parts: Any) -> Any:
@@ -20,6 +20,6 @@ def rebuilt(g: Any, **parts: Any) -> Any:
     fixed when it is built, so a test that wraps a store builds another engine over the wrapped one."""
     import dataclasses
 
-    from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import build_engine
 
-    return Graveler(dataclasses.replace(g.parts, **parts))
+    return build_engine(dataclasses.replace(g.ports, **parts))

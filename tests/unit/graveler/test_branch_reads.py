@@ -8,8 +8,8 @@ from typing import Any
 
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler.committed import CommittedManager, RangeParams
+from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.records import Branch, BranchID, RepositoryID
-from chalicelib.graveler.service import Graveler, engine_parts
 
 
 class CountingRefs(MemoryRefStore):
@@ -22,9 +22,9 @@ class CountingRefs(MemoryRefStore):
         return super().get_branch(repo_id, branch_id)
 
 
-def _graveler() -> tuple[Any, CountingRefs]:
+def _engine() -> tuple[Any, CountingRefs]:
     refs, blocks = CountingRefs(), MemoryBlockStore()
-    g = Graveler(
+    g = build_engine(
         engine_parts(
             refs,
             MemoryStagingStore(),
@@ -33,22 +33,22 @@ def _graveler() -> tuple[Any, CountingRefs]:
             sleep=lambda s: None,
         )
     )
-    g.create_repository("repo", "s3://bucket/repo")
+    g.repositories.create_repository("repo", "s3://bucket/repo")
     return g, refs
 
 
 def test_a_read_costs_one_branch_read_and_an_upload_two() -> None:
-    g, refs = _graveler()
-    g.upload_object("repo", "main", "committed", b"1")
-    g.commit("repo", "main", "alice", "c")
-    g.upload_object("repo", "main", "staged", b"2")
+    g, refs = _engine()
+    g.objects.upload_object("repo", "main", "committed", b"1")
+    g.commits.commit("repo", "main", "alice", "c")
+    g.objects.upload_object("repo", "main", "staged", b"2")
 
     refs.branch_reads.clear()
-    g.stat_object("repo", "main", "committed")
-    g.stat_object("repo", "main", "staged")
+    g.objects.stat_object("repo", "main", "committed")
+    g.objects.stat_object("repo", "main", "staged")
     assert refs.branch_reads["main"] == 2  # one per read: the record names the tokens and the commit
 
     refs.branch_reads.clear()
-    g.upload_object("repo", "main", "new", b"3")
+    g.objects.upload_object("repo", "main", "new", b"3")
     # The record to write into, then the re-check that no seal took the token meanwhile (staging.py).
     assert refs.branch_reads["main"] == 2

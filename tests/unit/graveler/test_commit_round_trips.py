@@ -16,21 +16,21 @@ from .support import put_files, rebuilt
 class BranchReads:
     def __init__(self, g: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         self.count = 0
-        get_branch = g.refs.get_branch
+        get_branch = g.ports.refs.get_branch
 
         def counted(repo_id: str, branch_id: str) -> Any:
             self.count += 1
             return get_branch(repo_id, branch_id)
 
-        monkeypatch.setattr(g.refs, "get_branch", counted)
+        monkeypatch.setattr(g.ports.refs, "get_branch", counted)
 
 
 def test_a_commit_reads_its_branch_once(g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     put_files(g, "main", a=b"1")
-    g.commit("repo", "main", "u", "first")
+    g.commits.commit("repo", "main", "u", "first")
     put_files(g, "main", b=b"2")
     reads = BranchReads(g, monkeypatch)
-    g.commit("repo", "main", "u", "second")
+    g.commits.commit("repo", "main", "u", "second")
     assert reads.count == 1
 
 
@@ -39,13 +39,13 @@ class CommitReads:
 
     def __init__(self, g: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         self.ids: list[str] = []
-        get_commit = g.refs.get_commit
+        get_commit = g.ports.refs.get_commit
 
         def counted(repo_id: str, commit_id: str) -> Any:
             self.ids.append(commit_id)
             return get_commit(repo_id, commit_id)
 
-        monkeypatch.setattr(g.refs, "get_commit", counted)
+        monkeypatch.setattr(g.ports.refs, "get_commit", counted)
 
 
 def test_an_inline_commit_answers_the_commit_it_built_without_reading_it_back(
@@ -56,8 +56,8 @@ def test_an_inline_commit_answers_the_commit_it_built_without_reading_it_back(
     g = rebuilt(g, hooks=None)
     put_files(g, "main", a=b"1")
     reads = CommitReads(g, monkeypatch)
-    made = g.commit("repo", "main", "u", "first")
-    assert made == g.get_commit("repo", "main") and made.message == "first"
+    made = g.commits.commit("repo", "main", "u", "first")
+    assert made == g.commits.get_commit("repo", "main") and made.message == "first"
     assert reads.ids.count(made.id) == 1  # the get_commit just above: the commit itself never read it
 
 
@@ -65,12 +65,12 @@ def test_an_inline_merge_answers_the_commit_it_built_without_reading_it_back(
     g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     g = rebuilt(g, hooks=None)
-    g.create_branch("repo", "feature", "main")
+    g.branches.create_branch("repo", "feature", "main")
     put_files(g, "feature", a=b"1")
-    g.commit("repo", "feature", "u", "work")
+    g.commits.commit("repo", "feature", "u", "work")
     reads = CommitReads(g, monkeypatch)
-    merged = g.merge("repo", "feature", "main", "u", "merge it")
-    assert merged == g.get_commit("repo", "main") and len(merged.parents) == 2
+    merged = g.merges.merge("repo", "feature", "main", "u", "merge it")
+    assert merged == g.commits.get_commit("repo", "main") and len(merged.parents) == 2
     assert reads.ids.count(merged.id) == 1
 
 
@@ -78,9 +78,9 @@ def test_a_commit_that_takes_ours_while_our_pre_hooks_run_answers_its_own_and_ou
     g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     put_files(g, "main", a=b"1")
-    first = g.commit("repo", "main", "u", "first")
+    first = g.commits.commit("repo", "main", "u", "first")
     put_files(g, "main", b=b"2")
-    run_pre_hooks = g.hooks.run
+    run_pre_hooks = g.ports.hooks.run
     racing: list[Any] = []
 
     def pre_hooks_during_which_another_commit_lands(event: Any, branch: Any = None) -> None:
@@ -88,24 +88,24 @@ def test_a_commit_that_takes_ours_while_our_pre_hooks_run_answers_its_own_and_ou
         if not racing:
             racing.append(None)
             put_files(g, "main", c=b"3")
-            racing[0] = g.commit("repo", "main", "u", "racing")
+            racing[0] = g.commits.commit("repo", "main", "u", "racing")
             put_files(g, "main", e=b"5")
 
-    monkeypatch.setattr(g.hooks, "run", pre_hooks_during_which_another_commit_lands)
+    monkeypatch.setattr(g.ports.hooks, "run", pre_hooks_during_which_another_commit_lands)
     put_files(g, "main", d=b"4")
     # Our hooks ran on b and d, sealed; the racing commit sealed c after them and took all three. Ours answers "no
     # changes", never the racing commit as if it were ours; e, staged while our hooks ran, stays staged.
     with pytest.raises(errors.NoChanges):
-        g.commit("repo", "main", "u", "mine")
+        g.commits.commit("repo", "main", "u", "mine")
     assert racing[0].parents == (first.id,) and racing[0].message == "racing"
-    assert [str(o.key) for o in g.list_objects("repo", racing[0].id).results] == ["a", "b", "c", "d"]
-    assert g.get_branch("repo", "main").commit_id == racing[0].id
-    assert [str(d.key) for d in g.diff_uncommitted("repo", "main").results] == ["e"]
+    assert [str(o.key) for o in g.objects.list_objects("repo", racing[0].id).results] == ["a", "b", "c", "d"]
+    assert g.branches.get_branch("repo", "main").commit_id == racing[0].id
+    assert [str(d.key) for d in g.history.diff_uncommitted("repo", "main").results] == ["e"]
 
 
 def test_a_small_commit_keeps_its_token_readable_for_readers_of_the_old_record(g: Any, repo: Any) -> None:
     put_files(g, "main", a=b"1", b=b"2", c=None)
-    token = g.get_branch("repo", "main").staging_token
-    g.commit("repo", "main", "u", "c")
-    assert [str(s.key) for s in g.staging.iterate(token)] == ["a", "b"]
-    assert g.staging.get(token, Key("a")) is not None
+    token = g.branches.get_branch("repo", "main").staging_token
+    g.commits.commit("repo", "main", "u", "c")
+    assert [str(s.key) for s in g.ports.staging.iterate(token)] == ["a", "b"]
+    assert g.ports.staging.get(token, Key("a")) is not None

@@ -1,4 +1,4 @@
-"""The commit as steps: same metarange as Graveler.commit for any slicing, idempotent steps, races."""
+"""The commit as steps: same metarange as engine.commits.commit for any slicing, idempotent steps, races."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from chalicelib.graveler import errors, slicing
 from chalicelib.graveler.commit import COMMITTED, REPLAN, CommitRequest, CommitSteps, Finish
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
+from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.graveler.slicing import slice_bounds
 from chalicelib.graveler.staging import stage
 
@@ -30,13 +30,13 @@ class Env:
 
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
-        self.g = Graveler(
+        self.g = build_engine(
             engine_parts(
                 self.refs, self.staging, self.blocks, CommittedManager(self.blocks, PARAMS), sleep=lambda s: None
             )
         )
         self.steps = CommitSteps(self.refs, self.staging, self.blocks, PARAMS)
-        self.g.create_repository("repo", "s3://bucket/repo")
+        self.g.repositories.create_repository("repo", "s3://bucket/repo")
 
     def put(self, key: str, version: int = 0) -> None:
         entry = Entry(f"s3://bucket/repo/data/{key}/{version}", len(key) + version, f"etag{version}", 1)
@@ -46,13 +46,14 @@ class Env:
         stage(self.refs, self.staging, RepositoryID("repo"), BranchID("main"), StagedEntry(Key(key), None))
 
     def listing(self, ref: str = "main") -> dict[str, str]:
-        head = self.g.get_commit("repo", ref)
+        head = self.g.commits.get_commit("repo", ref)
         return {
-            r.key: r.entry.physical_address for r in self.g.committed.iterate("s3://bucket/repo", head.meta_range_id)
+            r.key: r.entry.physical_address
+            for r in self.g.ports.committed.iterate("s3://bucket/repo", head.meta_range_id)
         }
 
     def metarange(self) -> str:
-        return self.g.get_commit("repo", "main").meta_range_id
+        return self.g.commits.get_commit("repo", "main").meta_range_id
 
 
 def request(request_id: str = "r1", message: str = "m") -> CommitRequest:
@@ -64,7 +65,7 @@ def key(i: int) -> str:
 
 
 def twin_commit(ops_by_round: list[list[tuple[str, int | None]]], max_slices: int) -> tuple[list[str], list[str]]:
-    """Applies the same rounds of writes on two repositories, committing with Graveler.commit on one and with
+    """Applies the same rounds of writes on two repositories, committing with engine.commits.commit on one and with
     the steps on the other; the metarange ids of every round, (graveler, steps)."""
     a, b = Env(), Env()
     ids_a: list[str] = []
@@ -73,7 +74,7 @@ def twin_commit(ops_by_round: list[list[tuple[str, int | None]]], max_slices: in
         for env in (a, b):
             for k, version in ops:
                 env.delete(k) if version is None else env.put(k, version)
-        a.g.commit("repo", "main", "alice", f"round {number}", allow_empty=True)
+        a.g.commits.commit("repo", "main", "alice", f"round {number}", allow_empty=True)
         b.steps.run(
             CommitRequest("repo", "main", f"req{number}", "alice", f"round {number}", number, {}, allow_empty=True),
             max_slices,
@@ -124,8 +125,8 @@ def test_plan_cuts_along_base_range_boundaries():
     env = Env()
     for i in range(600):
         env.put(key(i))
-    env.g.commit("repo", "main", "alice", "base")
-    ranges = env.g.committed.ranges("s3://bucket/repo", env.metarange())
+    env.g.commits.commit("repo", "main", "alice", "base")
+    ranges = env.g.ports.committed.ranges("s3://bucket/repo", env.metarange())
     assert len(ranges) > 8
     env.put(key(3), 1)
     sealed = env.steps.seal(request()).sealed_token
@@ -166,8 +167,8 @@ def test_a_small_base_with_many_staged_keys_is_sliced_between_its_ranges():
     env = Env()
     for i in range(40):
         env.put(key(i * 50))
-    env.g.commit("repo", "main", "alice", "base")
-    ranges = env.g.committed.ranges("s3://bucket/repo", env.metarange())
+    env.g.commits.commit("repo", "main", "alice", "base")
+    ranges = env.g.ports.committed.ranges("s3://bucket/repo", env.metarange())
     assert len(ranges) in range(2, 8)  # a few ranges: fewer than the slices asked for
     for i in range(2000):
         env.put(key(i), 1)
@@ -182,7 +183,7 @@ def test_every_step_converges_when_retried_after_its_side_effect():
     env = Env()
     for i in range(300):
         env.put(key(i))
-    env.g.commit("repo", "main", "alice", "base")
+    env.g.commits.commit("repo", "main", "alice", "base")
     for i in range(0, 300, 7):
         env.put(key(i), 2)
     env.delete(key(5))
@@ -206,7 +207,7 @@ def test_every_step_converges_when_retried_after_its_side_effect():
     assert env.steps.seal(req).sealed_token == ""  # and a late seal retry does not seal again
     listing = env.listing()
     assert key(5) not in listing and listing[key(7)].endswith("/2") and listing[key(8)].endswith("/0")
-    assert len(env.g.log("repo", "main").results) == 3  # no duplicated commit
+    assert len(env.g.history.log("repo", "main").results) == 3  # no duplicated commit
 
 
 def test_finish_replans_when_the_branch_moved_and_never_points_at_a_partial_state():
@@ -221,10 +222,10 @@ def test_finish_replans_when_the_branch_moved_and_never_points_at_a_partial_stat
     other = CommitSteps(env.refs, env.staging, env.blocks, PARAMS)
     other.seal(request("b", "second"))  # a second commit seals in between
     assert env.steps.finish(req, planned, built) == Finish(REPLAN)
-    assert env.g.get_branch("repo", "main").commit_id == env.g.get_commit("repo", "main~0").id
+    assert env.g.branches.get_branch("repo", "main").commit_id == env.g.commits.get_commit("repo", "main~0").id
     assert env.listing() == {}  # the branch did not move to our now-stale commit
     made = env.steps.run(req)  # the workflow replans: commits every sealed token, ours included
-    assert made == env.g.get_commit("repo", "main")  # the commit it built, as stored
+    assert made == env.g.commits.get_commit("repo", "main")  # the commit it built, as stored
     assert set(env.listing()) == {key(i) for i in range(100)} | {key(500)}
     with pytest.raises(errors.NoChanges):  # its token went into our commit: it answers no changes, not ours
         other.run(request("b", "second"))
@@ -234,7 +235,7 @@ def test_nothing_to_commit_is_refused_before_sealing():
     env = Env()
     with pytest.raises(errors.NoChanges):
         env.steps.seal(request())
-    assert env.g.get_branch("repo", "main").sealed_tokens == ()
+    assert env.g.branches.get_branch("repo", "main").sealed_tokens == ()
 
 
 def test_racing_commits_and_writes_lose_and_duplicate_nothing():
@@ -269,12 +270,12 @@ def test_racing_commits_and_writes_lose_and_duplicate_nothing():
     for t in threads[:3]:
         t.join()
     committed = set(env.listing())
-    staged = {s.key for s in env.g.diff_uncommitted("repo", "main", amount=None).results}
+    staged = {s.key for s in env.g.history.diff_uncommitted("repo", "main", amount=None).results}
     assert set(acknowledged) <= committed | staged
     env.steps.run(CommitRequest("repo", "main", "final", "bob", "final", 99, {}, allow_empty=True))
     assert set(env.listing()) == set(acknowledged)
     # Every commit's metarange is exactly the one a single apply writes from its parent (no partial state).
-    log = env.g.log("repo", "main", amount=1000).results
+    log = env.g.history.log("repo", "main", amount=1000).results
     assert len({c.id for c in log}) == len(log)
 
 
@@ -284,7 +285,7 @@ def test_a_seal_retried_after_a_racing_commit_took_its_token_never_seals_a_retir
     req = request("late", "late seal")
     env.steps.seal(req)  # our seal swapped; the task crashed before answering
     env.put(key(2))  # staged in the token our seal installed
-    env.g.commit("repo", "main", "bob", "racing")  # seals and commits that token: it is retired now
+    env.g.commits.commit("repo", "main", "bob", "racing")  # seals and commits that token: it is retired now
     env.put(key(3))  # something staged again, so a seal would go ahead
     branch = env.refs.get_branch(RepositoryID("repo"), BranchID("main"))
     retried = env.steps.seal(req).sealed_token  # the retry: nothing of ours is left to seal

@@ -42,7 +42,7 @@ class Jittery:
 @pytest.mark.parametrize("batched", [False, True], ids=["single uploads", "batch uploads"])
 def test_writes_racing_commits_are_never_lost(g, repo, batched):
     rng = random.Random(7)
-    g = rebuilt(g, refs=Jittery(g.refs, rng), staging=Jittery(g.staging, rng))
+    g = rebuilt(g, refs=Jittery(g.ports.refs, rng), staging=Jittery(g.ports.staging, rng))
     acknowledged: dict[str, bytes] = {}
     lock = threading.Lock()
     done = threading.Event()
@@ -56,10 +56,10 @@ def test_writes_racing_commits_are_never_lost(g, repo, batched):
         while True:
             try:
                 if batched:
-                    g.upload_objects("repo", "main", [NewObject(key, data) for key, data in writes])
+                    g.objects.upload_objects("repo", "main", [NewObject(key, data) for key, data in writes])
                 else:
                     for key, data in writes:
-                        g.upload_object("repo", "main", key, data)
+                        g.objects.upload_object("repo", "main", key, data)
                 break
             except errors.TooManyTries:
                 retries.append(writes)
@@ -79,7 +79,7 @@ def test_writes_racing_commits_are_never_lost(g, repo, batched):
     def committer():
         while not done.is_set():
             try:
-                commits.append(g.commit("repo", "main", "c", f"commit {len(commits)}").id)
+                commits.append(g.commits.commit("repo", "main", "c", f"commit {len(commits)}").id)
             except errors.NoChanges:
                 pass
             except BaseException as e:
@@ -102,9 +102,9 @@ def test_writes_racing_commits_are_never_lost(g, repo, batched):
     listed = {}
     after = ""
     while True:
-        page = g.list_objects("repo", "main", after=after, amount=1000)
+        page = g.objects.list_objects("repo", "main", after=after, amount=1000)
         for obj in page.results:
-            listed[obj.key] = g.read_object("repo", obj.entry)
+            listed[obj.key] = g.objects.read_object("repo", obj.entry)
         if not page.has_more:
             break
         after = page.next_offset
@@ -112,11 +112,11 @@ def test_writes_racing_commits_are_never_lost(g, repo, batched):
 
     # After a final commit nothing is left uncommitted and the committed tree holds every write exactly once.
     with contextlib.suppress(errors.NoChanges):
-        g.commit("repo", "main", "c", "final")
-    assert g.diff_uncommitted("repo", "main").results == []
-    committed = g.list_objects("repo", "main@", amount=1000).results
+        g.commits.commit("repo", "main", "c", "final")
+    assert g.history.diff_uncommitted("repo", "main").results == []
+    committed = g.objects.list_objects("repo", "main@", amount=1000).results
     assert sorted(o.key for o in committed) == sorted(acknowledged)
     # History is linear: each commit's first parent is the previous head.
-    log = g.log("repo", "main", amount=1000).results
+    log = g.history.log("repo", "main", amount=1000).results
     assert len({c.id for c in log}) == len(log)
     assert all(c.generation == log[-1].generation + len(log) - 1 - i for i, c in enumerate(log))

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from chalicelib.graveler import branch_moves, errors
-from chalicelib.graveler.conditional_uploads import ConditionalObject
 from chalicelib.graveler.preconditions import MAX_ATOMIC_CHANGES
 from chalicelib.graveler.records import BranchID, Key, RepositoryID
+from chalicelib.graveler.usecases.conditional_uploads import ConditionalObject
 
 from .support import put_files
 
@@ -24,20 +24,16 @@ def md5(data: bytes) -> str:
 
 def read(g: Any, path: str, ref: str = "main") -> bytes | None:
     try:
-        return bytes(g.read_object("repo", g.stat_object("repo", ref, path)))
+        return bytes(g.objects.read_object("repo", g.objects.stat_object("repo", ref, path)))
     except errors.ObjectNotFound:
         return None
 
 
 def with_parts(g: Any, **parts: Any) -> Any:
     """The engine over ``g``'s stores with some replaced (wrapped to race or count)."""
-    if hasattr(g, "parts"):  # an engine built from a record of its parts
-        from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import build_engine
 
-        return Graveler(dataclasses.replace(g.parts, **parts))
-    for name, value in parts.items():
-        setattr(g, name, value)
-    return g
+    return build_engine(dataclasses.replace(g.ports, **parts))
 
 
 class Recording:
@@ -74,11 +70,11 @@ class Recording:
 
 def test_all_conditions_hold_one_write_stages_every_object(g: Any, repo: Any) -> None:
     put_files(g, "main", a=b"a1", b=b"b1")
-    g.commit("repo", "main", "u", "v1")
+    g.commits.commit("repo", "main", "u", "v1")
     put_files(g, "main", c=b"c1")
-    staging = Recording(g.staging)
+    staging = Recording(g.ports.staging)
     e = with_parts(g, staging=staging)
-    entries = e.upload_objects_if(
+    entries = e.staged.upload_objects_if(
         "repo",
         "main",
         [
@@ -90,7 +86,7 @@ def test_all_conditions_hold_one_write_stages_every_object(g: Any, repo: Any) ->
     )
     assert staging.writes == [("set_if_all", ["a", "c", "d", "b"])]
     assert [read(g, p) for p in "acdb"] == [b"a2", b"c2", b"d1", b"b2"]
-    assert [g.stat_object("repo", "main", p) for p in "acdb"] == entries
+    assert [g.objects.stat_object("repo", "main", p) for p in "acdb"] == entries
     assert entries[3].content_type == "application/json" and entries[3].user_metadata == {"k": "v"}
 
 
@@ -104,22 +100,22 @@ def test_all_conditions_hold_one_write_stages_every_object(g: Any, repo: Any) ->
 )
 def test_one_failed_condition_stages_nothing(g: Any, repo: Any, failing: ConditionalObject) -> None:
     put_files(g, "main", a=b"a1", b=b"b1")
-    staging = Recording(g.staging)
+    staging = Recording(g.ports.staging)
     e = with_parts(g, staging=staging)
     with pytest.raises(errors.PreconditionFailed):
-        e.upload_objects_if("repo", "main", [ConditionalObject("a", b"a2", if_match=md5(b"a1")), failing])
+        e.staged.upload_objects_if("repo", "main", [ConditionalObject("a", b"a2", if_match=md5(b"a1")), failing])
     assert staging.writes == []
     assert (read(g, "a"), read(g, "b"), read(g, "missing")) == (b"a1", b"b1", None)
 
 
 def test_a_write_between_the_check_and_the_atomic_write_refuses_all(g: Any, repo: Any) -> None:
     put_files(g, "main", a=b"a1", b=b"b1")
-    staging = Recording(g.staging)
+    staging = Recording(g.ports.staging)
     e = with_parts(g, staging=staging)
     # Another writer replaces b after the checks passed, before the one write: the write's condition on b fails.
     staging.before_set_if_all = lambda: put_files(g, "main", b=b"rival")
     deleted: list[str] = []
-    blocks = g.blocks
+    blocks = g.ports.blocks
 
     class Blocks:
         def __getattr__(self, name: str) -> Any:
@@ -131,7 +127,7 @@ def test_a_write_between_the_check_and_the_atomic_write_refuses_all(g: Any, repo
 
     e = with_parts(e, blocks=Blocks())
     with pytest.raises(errors.PreconditionFailed):
-        e.upload_objects_if(
+        e.staged.upload_objects_if(
             "repo",
             "main",
             [
@@ -146,11 +142,13 @@ def test_a_write_between_the_check_and_the_atomic_write_refuses_all(g: Any, repo
 
 def test_a_seal_between_the_check_and_the_write_checks_again_and_writes_to_the_new_token(g: Any, repo: Any) -> None:
     put_files(g, "main", a=b"a1", b=b"b1")
-    staging = Recording(g.staging)
-    old = g.refs.get_branch(RepositoryID("repo"), BranchID("main")).staging_token
-    staging.before_set_if_all = lambda: branch_moves.seal(g.refs, g.staging, RepositoryID("repo"), BranchID("main"))
+    staging = Recording(g.ports.staging)
+    old = g.ports.refs.get_branch(RepositoryID("repo"), BranchID("main")).staging_token
+    staging.before_set_if_all = lambda: branch_moves.seal(
+        g.ports.refs, g.ports.staging, RepositoryID("repo"), BranchID("main")
+    )
     e = with_parts(g, staging=staging)
-    entries = e.upload_objects_if(
+    entries = e.staged.upload_objects_if(
         "repo",
         "main",
         [ConditionalObject("a", b"a2", if_match=md5(b"a1")), ConditionalObject("c", b"c", if_absent=True)],
@@ -158,20 +156,20 @@ def test_a_seal_between_the_check_and_the_write_checks_again_and_writes_to_the_n
     # The write against the sealed token is refused by the store (it names the branch's token) and changes
     # nothing there; the preconditions are checked again and the objects written to the new token, as one write.
     assert [w[0] for w in staging.writes] == ["set_if_all", "set_if_all"]
-    assert [g.staging.get(old, Key(p)) for p in "c"] == [None]
-    branch = g.refs.get_branch(RepositoryID("repo"), BranchID("main"))
-    assert [g.staging.get(branch.staging_token, Key(p)).value for p in "ac"] == entries
-    made = g.commit("repo", "main", "u", "both")
+    assert [g.ports.staging.get(old, Key(p)) for p in "c"] == [None]
+    branch = g.ports.refs.get_branch(RepositoryID("repo"), BranchID("main"))
+    assert [g.ports.staging.get(branch.staging_token, Key(p)).value for p in "ac"] == entries
+    made = g.commits.commit("repo", "main", "u", "both")
     assert (read(g, "a", made.id), read(g, "b", made.id), read(g, "c", made.id)) == (b"a2", b"b1", b"c")
 
 
 def test_the_single_uploads_refusals(g: Any, repo: Any) -> None:
     one = [ConditionalObject("a", b"1", if_absent=True)]
     with pytest.raises(errors.BranchNotFound):
-        g.upload_objects_if("repo", "nope", one)
-    g.create_repository("rorepo", "s3://bucket/ro", read_only=True)
+        g.staged.upload_objects_if("repo", "nope", one)
+    g.repositories.create_repository("rorepo", "s3://bucket/ro", read_only=True)
     with pytest.raises(errors.ReadOnlyRepository):
-        g.upload_objects_if("rorepo", "main", one)
+        g.staged.upload_objects_if("rorepo", "main", one)
     for bad in (
         [],
         [ConditionalObject("a", b"1"), ConditionalObject("a", b"2")],
@@ -180,20 +178,24 @@ def test_the_single_uploads_refusals(g: Any, repo: Any) -> None:
         [ConditionalObject(f"k{n}", b"1", if_absent=True) for n in range(MAX_ATOMIC_CHANGES + 1)],
     ):
         with pytest.raises(errors.Invalid):
-            g.upload_objects_if("repo", "main", bad)
-    assert list(g.list_objects("repo", "main").results) == []
+            g.staged.upload_objects_if("repo", "main", bad)
+    assert list(g.objects.list_objects("repo", "main").results) == []
     assert (
-        len(g.upload_objects_if("repo", "main", [ConditionalObject(f"k{n}", b"1") for n in range(MAX_ATOMIC_CHANGES)]))
+        len(
+            g.staged.upload_objects_if(
+                "repo", "main", [ConditionalObject(f"k{n}", b"1") for n in range(MAX_ATOMIC_CHANGES)]
+            )
+        )
         == 100
     )
 
 
 def test_a_protected_branch_refuses(g: Any, repo: Any) -> None:
-    if g.protection is None:
+    if g.ports.protection is None:
         pytest.skip("this engine has no branch protection store")
-    g.protection.set_rules(g.get_repository("repo"), ["main"])
+    g.ports.protection.set_rules(g.repositories.get_repository("repo"), ["main"])
     with pytest.raises(errors.WriteToProtectedBranch):
-        g.upload_objects_if("repo", "main", [ConditionalObject("a", b"1", if_absent=True)])
+        g.staged.upload_objects_if("repo", "main", [ConditionalObject("a", b"1", if_absent=True)])
     assert read(g, "a") is None
 
 
@@ -201,7 +203,7 @@ def test_two_atomic_uploads_that_read_the_same_objects_one_wins(g: Any, repo: An
     """Both check their conditions before either writes (their puts wait for each other): the one atomic write
     lets one through whole, the other is refused whole."""
     put_files(g, "main", a=b"a1", b=b"b1")
-    inner = g.blocks
+    inner = g.ports.blocks
     barrier = threading.Barrier(2, timeout=10)
 
     class Barrier:
@@ -218,7 +220,7 @@ def test_two_atomic_uploads_that_read_the_same_objects_one_wins(g: Any, repo: An
     def upload(n: int) -> None:
         objects = [ConditionalObject(p, f"{p}{n}".encode(), if_match=md5(f"{p}1".encode())) for p in ("a", "b")]
         try:
-            results[n] = e.upload_objects_if("repo", "main", objects)
+            results[n] = e.staged.upload_objects_if("repo", "main", objects)
         except errors.GravelerError as error:
             results[n] = error
 

@@ -128,13 +128,13 @@ def test_linking_a_6_gb_presigned_multipart_upload_copies_it_in_parts(g: Any, re
     linkPhysicalAddress): the link copies the upload to an address no URL writes, in parts."""
     s3 = SizeOnlyS3()
     engine = rebuilt(g, blocks=S3BlockStore(s3))  # type: ignore[arg-type]
-    upload = engine.new_physical_address("repo")
+    upload = engine.objects.new_physical_address("repo")
     bucket_key = upload.removeprefix("s3://")
     s3.objects[bucket_key] = (SIX_GB, "0123456789abcdef0123456789abcdef-573")
     claim = Entry(physical_address=upload, size=SIX_GB, etag="0123456789abcdef0123456789abcdef-573", mtime=1)
-    entry = engine.link_upload("repo", "main", "big/file.bin", upload, claim)
+    entry = engine.objects.link_upload("repo", "main", "big/file.bin", upload, claim)
     assert entry.size == SIX_GB and entry.physical_address != upload
-    assert engine.stat_object("repo", "main", "big/file.bin").size == SIX_GB
+    assert engine.objects.stat_object("repo", "main", "big/file.bin").size == SIX_GB
     assert [name for name, _ in s3.calls].count("CopyObject") == 0
     assert sum(size for _, size in s3.calls) == SIX_GB
     assert entry.physical_address.removeprefix("s3://") in s3.objects and bucket_key not in s3.objects

@@ -46,12 +46,9 @@ class SlowStaging:
 
 
 def slowed(g: Any) -> Any:
-    if hasattr(g, "parts"):
-        from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import build_engine
 
-        return Graveler(dataclasses.replace(g.parts, staging=SlowStaging(g.parts.staging)))
-    g.staging = SlowStaging(g.staging)
-    return g
+    return build_engine(dataclasses.replace(g.ports, staging=SlowStaging(g.ports.staging)))
 
 
 def race(g: Any, path: str, write: Any) -> list[tuple[bytes, Entry]]:
@@ -84,7 +81,7 @@ def committing(g: Any, stop: threading.Event) -> threading.Thread:
     def run() -> None:
         while not stop.is_set():
             with contextlib.suppress(errors.NoChanges, errors.TooManyTries, errors.Conflict):
-                g.commit("repo", "main", "u", "tick")
+                g.commits.commit("repo", "main", "u", "tick")
             time.sleep(0.003)
 
     thread = threading.Thread(target=run)
@@ -101,10 +98,10 @@ def test_of_concurrent_create_only_uploads_exactly_one_wins(g: Any, repo: Any, c
     try:
         for n in range(ROUNDS):
             path = f"round{n}/_delta_log/00000.json"
-            won = race(g, path, lambda p, d: g.upload_object("repo", "main", p, d, if_absent=True))
+            won = race(g, path, lambda p, d: g.objects.upload_object("repo", "main", p, d, if_absent=True))
             winners.append(len(won))
             if len(won) == 1:
-                assert bytes(g.read_object("repo", g.stat_object("repo", "main", path))) == won[0][0]
+                assert bytes(g.objects.read_object("repo", g.objects.stat_object("repo", "main", path))) == won[0][0]
     finally:
         stop.set()
         if committer is not None:
@@ -121,25 +118,25 @@ def test_of_concurrent_create_only_copies_and_links_exactly_one_wins(g: Any, rep
 
         def copy(p: str, data: bytes) -> Entry:
             src = f"src{int(data.split()[1])}"
-            return g.copy_object("repo", "main", src, "main", p, if_absent=True)
+            return g.objects.copy_object("repo", "main", src, "main", p, if_absent=True)
 
         won = race(g, path, copy)
         winners.append(len(won))
         if len(won) == 1:
-            assert g.stat_object("repo", "main", path).physical_address == won[0][1].physical_address
+            assert g.objects.stat_object("repo", "main", path).physical_address == won[0][1].physical_address
     assert winners == [1] * (ROUNDS // 2)
 
 
 def test_create_only_over_a_tombstone_succeeds_and_over_an_older_object_fails(g: Any, repo: Any) -> None:
     put_files(g, "main", a=b"committed")
-    g.commit("repo", "main", "u", "a")
+    g.commits.commit("repo", "main", "u", "a")
     with pytest.raises(errors.PreconditionFailed):
-        g.upload_object("repo", "main", "a", b"new", if_absent=True)
-    g.delete_object("repo", "main", "a")  # a tombstone in the token: the branch shows nothing
-    g.upload_object("repo", "main", "a", b"new", if_absent=True)
-    assert bytes(g.read_object("repo", g.stat_object("repo", "main", "a"))) == b"new"
+        g.objects.upload_object("repo", "main", "a", b"new", if_absent=True)
+    g.objects.delete_object("repo", "main", "a")  # a tombstone in the token: the branch shows nothing
+    g.objects.upload_object("repo", "main", "a", b"new", if_absent=True)
+    assert bytes(g.objects.read_object("repo", g.objects.stat_object("repo", "main", "a"))) == b"new"
     with pytest.raises(errors.PreconditionFailed):
-        g.upload_object("repo", "main", "a", b"newer", if_absent=True)
+        g.objects.upload_object("repo", "main", "a", b"newer", if_absent=True)
 
 
 def test_of_concurrent_if_match_uploads_of_one_value_at_most_one_wins(g: Any, repo: Any) -> None:
@@ -150,11 +147,11 @@ def test_of_concurrent_if_match_uploads_of_one_value_at_most_one_wins(g: Any, re
     try:
         for n in range(ROUNDS // 2):
             path = f"pointer{n}"
-            first = g.upload_object("repo", "main", path, b"v0")
-            won = race(g, path, lambda p, d, e=first.etag: g.upload_object("repo", "main", p, d, if_match=e))
+            first = g.objects.upload_object("repo", "main", path, b"v0")
+            won = race(g, path, lambda p, d, e=first.etag: g.objects.upload_object("repo", "main", p, d, if_match=e))
             winners.append(len(won))
             if len(won) == 1:
-                assert bytes(g.read_object("repo", g.stat_object("repo", "main", path))) == won[0][0]
+                assert bytes(g.objects.read_object("repo", g.objects.stat_object("repo", "main", path))) == won[0][0]
     finally:
         stop.set()
         committer.join()
@@ -180,16 +177,12 @@ class RefusesOnce:
 
 
 def test_a_write_cancelled_though_nothing_changed_is_made_again_not_refused(g: Any, repo: Any) -> None:
-    if hasattr(g, "parts"):
-        from chalicelib.graveler.service import Graveler
+    from chalicelib.graveler.engine import build_engine
 
-        store = RefusesOnce(g.parts.staging)
-        e = Graveler(dataclasses.replace(g.parts, staging=store))
-    else:
-        store = RefusesOnce(g.staging)
-        g.staging, e = store, g
-    e.upload_object("repo", "main", "new", b"mine", if_absent=True)
+    store = RefusesOnce(g.ports.staging)
+    e = build_engine(dataclasses.replace(g.ports, staging=store))
+    e.objects.upload_object("repo", "main", "new", b"mine", if_absent=True)
     assert store.refused == 1
-    assert bytes(e.read_object("repo", e.stat_object("repo", "main", "new"))) == b"mine"
+    assert bytes(e.objects.read_object("repo", e.objects.stat_object("repo", "main", "new"))) == b"mine"
     with pytest.raises(errors.PreconditionFailed):
-        e.upload_object("repo", "main", "new", b"second", if_absent=True)
+        e.objects.upload_object("repo", "main", "new", b"second", if_absent=True)

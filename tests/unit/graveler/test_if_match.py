@@ -47,7 +47,7 @@ def race(g: Any, path: str, if_match: str) -> list[object]:
 
     def upload(n: int) -> None:
         try:
-            results[n] = g.upload_object("repo", "main", path, f"writer {n}".encode(), if_match=if_match)
+            results[n] = g.objects.upload_object("repo", "main", path, f"writer {n}".encode(), if_match=if_match)
         except errors.GravelerError as e:
             results[n] = e
 
@@ -63,19 +63,19 @@ def race(g: Any, path: str, if_match: str) -> list[object]:
 def test_two_uploads_with_the_same_if_match_one_wins(g: Any, repo: Any, where: str) -> None:
     put_files(g, "main", k=b"v1")
     if where == "committed":
-        g.commit("repo", "main", "u", "v1")
+        g.commits.commit("repo", "main", "u", "v1")
     elif where == "sealed":
-        branch_moves.seal(g.refs, g.staging, RepositoryID("repo"), BranchID("main"))
-    blocks = BarrierBlocks(g.blocks, 2)
+        branch_moves.seal(g.ports.refs, g.ports.staging, RepositoryID("repo"), BranchID("main"))
+    blocks = BarrierBlocks(g.ports.blocks, 2)
     g = rebuilt(g, blocks=blocks)
     results = race(g, "k", f'"{md5(b"v1")}"')
     won = [r for r in results if not isinstance(r, errors.GravelerError)]
     lost = [r for r in results if isinstance(r, errors.GravelerError)]
     assert len(won) == 1 and len(lost) == 1, results
     assert isinstance(lost[0], errors.PreconditionFailed)
-    entry = g.stat_object("repo", "main", "k")
+    entry = g.objects.stat_object("repo", "main", "k")
     assert entry == won[0]
-    assert g.read_object("repo", entry) in (b"writer 0", b"writer 1")
+    assert g.objects.read_object("repo", entry) in (b"writer 0", b"writer 1")
     # The loser's bytes were written before its write was refused: they are deleted again.
     assert len(blocks.deleted) == 1 and blocks.deleted[0] != entry.physical_address
 
@@ -83,27 +83,27 @@ def test_two_uploads_with_the_same_if_match_one_wins(g: Any, repo: Any, where: s
 def test_if_match_replaces_only_the_named_version(g: Any, repo: Any) -> None:
     put_files(g, "main", k=b"v1")
     with pytest.raises(errors.PreconditionFailed):
-        g.upload_object("repo", "main", "k", b"v2", if_match=f'"{md5(b"other")}"')
+        g.objects.upload_object("repo", "main", "k", b"v2", if_match=f'"{md5(b"other")}"')
     with pytest.raises(errors.PreconditionFailed):
-        g.upload_object("repo", "main", "missing", b"v2", if_match="*")
-    assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v1"
-    g.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))  # unquoted, as the SDK's checksum
-    g.upload_object("repo", "main", "k", b"v3", if_match=f'W/"x", "{md5(b"v2")}"')
-    g.upload_object("repo", "main", "k", b"v4", if_match="*")
-    assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v4"
+        g.objects.upload_object("repo", "main", "missing", b"v2", if_match="*")
+    assert g.objects.read_object("repo", g.objects.stat_object("repo", "main", "k")) == b"v1"
+    g.objects.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))  # unquoted, as the SDK's checksum
+    g.objects.upload_object("repo", "main", "k", b"v3", if_match=f'W/"x", "{md5(b"v2")}"')
+    g.objects.upload_object("repo", "main", "k", b"v4", if_match="*")
+    assert g.objects.read_object("repo", g.objects.stat_object("repo", "main", "k")) == b"v4"
     # A deleted object (a tombstone over the committed one) is missing: If-Match fails.
-    g.commit("repo", "main", "u", "v4")
-    g.delete_object("repo", "main", "k")
+    g.commits.commit("repo", "main", "u", "v4")
+    g.objects.delete_object("repo", "main", "k")
     with pytest.raises(errors.PreconditionFailed):
-        g.upload_object("repo", "main", "k", b"v5", if_match="*")
+        g.objects.upload_object("repo", "main", "k", b"v5", if_match="*")
     with pytest.raises(errors.Invalid):
-        g.upload_object("repo", "main", "k", b"v5", if_match="*", if_absent=True)
+        g.objects.upload_object("repo", "main", "k", b"v5", if_match="*", if_absent=True)
 
 
 def test_a_seal_between_the_write_and_its_recheck_keeps_the_upload(g: Any, repo: Any) -> None:
     """The branch's re-check finds the token sealed: the change is written again to the new token."""
     put_files(g, "main", k=b"v1")
-    inner = g.refs
+    inner = g.ports.refs
     reads = {"n": 0}
 
     class SealOnce:
@@ -113,15 +113,15 @@ def test_a_seal_between_the_write_and_its_recheck_keeps_the_upload(g: Any, repo:
         def get_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> Any:
             reads["n"] += 1
             if reads["n"] == 2:  # the first read is the upload's own; the second its re-check after the write
-                branch_moves.seal(inner, g.staging, repo_id, branch_id)
+                branch_moves.seal(inner, g.ports.staging, repo_id, branch_id)
             return inner.get_branch(repo_id, branch_id)
 
-    entry = rebuilt(g, refs=SealOnce()).upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
+    entry = rebuilt(g, refs=SealOnce()).objects.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
     branch = inner.get_branch(RepositoryID("repo"), BranchID("main"))
-    assert g.staging.get(branch.staging_token, Key("k")).value == entry
-    assert g.stat_object("repo", "main", "k") == entry
-    made = g.commit("repo", "main", "u", "v2")
-    assert g.stat_object("repo", made.id, "k") == entry
+    assert g.ports.staging.get(branch.staging_token, Key("k")).value == entry
+    assert g.objects.stat_object("repo", "main", "k") == entry
+    made = g.commits.commit("repo", "main", "u", "v2")
+    assert g.objects.stat_object("repo", made.id, "k") == entry
 
 
 def test_etag_matches() -> None:
@@ -136,15 +136,15 @@ def test_two_exclusive_creates_one_wins(g: Any, repo: Any, before: str) -> None:
     staging write lets one through (also over a tombstone: a deleted object's row in the token)."""
     if before == "deleted":
         put_files(g, "main", k=b"old")
-        g.commit("repo", "main", "u", "old")
-        g.delete_object("repo", "main", "k")
-    blocks = BarrierBlocks(g.blocks, 2)
+        g.commits.commit("repo", "main", "u", "old")
+        g.objects.delete_object("repo", "main", "k")
+    blocks = BarrierBlocks(g.ports.blocks, 2)
     g = rebuilt(g, blocks=blocks)
     results: list[object] = [None, None]
 
     def upload(n: int) -> None:
         try:
-            results[n] = g.upload_object("repo", "main", "k", f"writer {n}".encode(), if_absent=True)
+            results[n] = g.objects.upload_object("repo", "main", "k", f"writer {n}".encode(), if_absent=True)
         except errors.GravelerError as e:
             results[n] = e
 
@@ -156,44 +156,44 @@ def test_two_exclusive_creates_one_wins(g: Any, repo: Any, before: str) -> None:
     won = [r for r in results if not isinstance(r, errors.GravelerError)]
     lost = [r for r in results if isinstance(r, errors.GravelerError)]
     assert len(won) == 1 and len(lost) == 1 and isinstance(lost[0], errors.PreconditionFailed), results
-    assert g.stat_object("repo", "main", "k") == won[0]
+    assert g.objects.stat_object("repo", "main", "k") == won[0]
     assert len(blocks.deleted) == 1
     with pytest.raises(errors.PreconditionFailed):
-        g.upload_object("repo", "main", "k", b"third", if_absent=True)
+        g.objects.upload_object("repo", "main", "k", b"third", if_absent=True)
 
 
 @pytest.mark.parametrize("where", ["staged", "committed"])
 def test_delete_if_match_hides_only_the_object_it_names(g: Any, repo: Any, where: str) -> None:
     put_files(g, "main", k=b"v1")
     if where == "committed":
-        g.commit("repo", "main", "u", "v1")
+        g.commits.commit("repo", "main", "u", "v1")
     with pytest.raises(errors.PreconditionFailed):
-        g.delete_object_if("repo", "main", "k", md5(b"other"))
+        g.staged.delete_object_if("repo", "main", "k", md5(b"other"))
     with pytest.raises(errors.PreconditionFailed):
-        g.delete_object_if("repo", "main", "missing", "*")
-    assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v1"
-    g.delete_object_if("repo", "main", "k", md5(b"v1"))
+        g.staged.delete_object_if("repo", "main", "missing", "*")
+    assert g.objects.read_object("repo", g.objects.stat_object("repo", "main", "k")) == b"v1"
+    g.staged.delete_object_if("repo", "main", "k", md5(b"v1"))
     with pytest.raises(errors.ObjectNotFound):
-        g.stat_object("repo", "main", "k")
+        g.objects.stat_object("repo", "main", "k")
     with pytest.raises(errors.PreconditionFailed):
-        g.delete_object_if("repo", "main", "k", md5(b"v1"))
+        g.staged.delete_object_if("repo", "main", "k", md5(b"v1"))
 
 
 def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: Any) -> None:
     put_files(g, "main", k=b"v1")
-    g = rebuilt(g, blocks=BarrierBlocks(g.blocks, 2))
+    g = rebuilt(g, blocks=BarrierBlocks(g.ports.blocks, 2))
     results: list[object] = [None, None]
 
     def upload() -> None:
         try:
-            results[0] = g.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
+            results[0] = g.objects.upload_object("repo", "main", "k", b"v2", if_match=md5(b"v1"))
         except errors.GravelerError as e:
             results[0] = e
 
     def delete() -> None:
-        g.blocks.barrier.wait()  # after the upload read the object, before it stages
+        g.ports.blocks.barrier.wait()  # after the upload read the object, before it stages
         try:
-            results[1] = g.delete_object_if("repo", "main", "k", md5(b"v1"))
+            results[1] = g.staged.delete_object_if("repo", "main", "k", md5(b"v1"))
         except errors.GravelerError as e:
             results[1] = e
 
@@ -206,6 +206,6 @@ def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: An
     assert len(lost) == 1, results
     if isinstance(results[0], errors.PreconditionFailed):
         with pytest.raises(errors.ObjectNotFound):
-            g.stat_object("repo", "main", "k")
+            g.objects.stat_object("repo", "main", "k")
     else:
-        assert g.read_object("repo", g.stat_object("repo", "main", "k")) == b"v2"
+        assert g.objects.read_object("repo", g.objects.stat_object("repo", "main", "k")) == b"v2"

@@ -40,7 +40,7 @@ def _staged_view(changes: list[StagedEntry]):
 
 
 def _old_page(manager, metarange, changes, prefix, delimiter, after, amount):
-    """The row-by-row paginator over the overlay, as Graveler.list_objects listed before."""
+    """The row-by-row paginator over the overlay, as engine.objects.list_objects listed before."""
     staged = _staged_view(changes)
     return paginate(
         lambda start: (
@@ -122,15 +122,15 @@ def test_listed_rows_read_as_a_sequence_of_listed_objects():
 
 def test_a_page_of_committed_rows_holds_no_object_per_row(g, repo):
     for i in range(1000):
-        g.link_object("repo", "main", f"p/{i:04d}", Entry(f"s3://bucket/repo/data/{i}", 1, f"{i:032x}", 0))
-    g.commit("repo", "main", "me", "seed")
+        g.objects.link_object("repo", "main", f"p/{i:04d}", Entry(f"s3://bucket/repo/data/{i}", 1, f"{i:032x}", 0))
+    g.commits.commit("repo", "main", "me", "seed")
     gc.collect()
 
     def alive() -> int:
         return sum(1 for o in gc.get_objects() if isinstance(o, Entry | ListedObject))
 
     before = alive()
-    page = g.list_objects("repo", "main", amount=1000)
+    page = g.objects.list_objects("repo", "main", amount=1000)
     assert len(page.results) == 1000
     # Row by row, the page held 1,000 ListedObjects and 1,000 Entries; as columns it holds a few lists.
     assert alive() - before < 10

@@ -25,13 +25,13 @@ class FastClock:
 
 @pytest.fixture
 def fast():
-    graveler = memory_services(clock=FastClock(), sleep=lambda s: None).graveler
-    graveler.create_repository("repo", "s3://bucket/repo")
-    return graveler
+    engine = memory_services(clock=FastClock(), sleep=lambda s: None).engine
+    engine.repositories.create_repository("repo", "s3://bucket/repo")
+    return engine
 
 
 def _messages(g, ref: str) -> list[str]:
-    return [c.message for c in g.log("repo", ref, amount=100).results]
+    return [c.message for c in g.history.log("repo", ref, amount=100).results]
 
 
 def test_a_fast_history_lists_newest_first(fast) -> None:
@@ -39,18 +39,18 @@ def test_a_fast_history_lists_newest_first(fast) -> None:
     not the generation order (the branch's commits have higher generations than main's c2)."""
     g = fast
     put_files(g, "main", a=b"1")
-    g.commit("repo", "main", "u", "c1")
-    g.create_branch("repo", "dev", "main")
+    g.commits.commit("repo", "main", "u", "c1")
+    g.branches.create_branch("repo", "dev", "main")
     for n in (1, 2, 3):
         put_files(g, "dev", **{f"f{n}": b"x"})
-        g.commit("repo", "dev", "u", f"f{n}")
+        g.commits.commit("repo", "dev", "u", f"f{n}")
     put_files(g, "main", b=b"1")
-    g.commit("repo", "main", "u", "c2")
-    g.merge("repo", "dev", "main", "u", message="m")
+    g.commits.commit("repo", "main", "u", "c2")
+    g.merges.merge("repo", "dev", "main", "u", message="m")
     put_files(g, "main", c=b"1")
-    g.commit("repo", "main", "u", "c3")
+    g.commits.commit("repo", "main", "u", "c3")
 
-    history = g.log("repo", "main", amount=100).results
+    history = g.history.log("repo", "main", amount=100).results
     assert len({int(c.creation_date) for c in history}) == 1  # one second
     assert [c.message for c in history] == ["c3", "m", "c2", "f3", "f2", "f1", "c1", "Repository created"]
     dates = [c.creation_date for c in history]
@@ -59,16 +59,16 @@ def test_a_fast_history_lists_newest_first(fast) -> None:
 
 def test_equal_times_list_the_greater_commit_id_first(fast) -> None:
     g = fast
-    g.create_branch("repo", "left", "main")
-    g.create_branch("repo", "right", "main")
+    g.branches.create_branch("repo", "left", "main")
+    g.branches.create_branch("repo", "right", "main")
     put_files(g, "left", l=b"1")
     put_files(g, "right", r=b"1")
-    left = g.commit("repo", "left", "u", "on left", date=1_700_000_500)
-    right = g.commit("repo", "right", "u", "on right", date=1_700_000_500)
-    merge = g.merge("repo", "right", "left", "u", message="both")
+    left = g.commits.commit("repo", "left", "u", "on left", date=1_700_000_500)
+    right = g.commits.commit("repo", "right", "u", "on right", date=1_700_000_500)
+    merge = g.merges.merge("repo", "right", "left", "u", message="both")
     assert left.creation_date == right.creation_date
     first, second = sorted([left, right], key=lambda c: c.id, reverse=True)
-    assert [c.id for c in g.log("repo", merge.id, amount=3).results] == [merge.id, first.id, second.id]
+    assert [c.id for c in g.history.log("repo", merge.id, amount=3).results] == [merge.id, first.id, second.id]
 
 
 def test_commit_ids_hash_whole_seconds() -> None:
@@ -82,7 +82,7 @@ def test_commit_ids_hash_whole_seconds() -> None:
 
 def test_the_stored_date_keeps_the_sub_second_part(fast) -> None:
     put_files(fast, "main", a=b"1")
-    made = fast.commit("repo", "main", "u", "c1")
+    made = fast.commits.commit("repo", "main", "u", "c1")
     assert made.creation_date != int(made.creation_date)
-    assert fast.get_commit("repo", made.id).creation_date == made.creation_date
+    assert fast.commits.get_commit("repo", made.id).creation_date == made.creation_date
     assert made.id == commit_id("u", "c1", made.meta_range_id, int(made.creation_date), {}, made.parents)

@@ -95,7 +95,9 @@ def merge_model(base, source, dest, strategy=None):
 
 
 def _tree(g, ref: str) -> dict[str, bytes]:
-    return {i.key: g.read_object("repo", i.entry) for i in g.list_objects("repo", ref, amount=1000).results}
+    return {
+        i.key: g.objects.read_object("repo", i.entry) for i in g.objects.list_objects("repo", ref, amount=1000).results
+    }
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -108,17 +110,17 @@ def _tree(g, ref: str) -> dict[str, bytes]:
     final_strategy=None,
 )
 def test_random_histories_merge_like_the_model(ops, final_strategy):
-    g = memory_services(sleep=lambda seconds: None).graveler
-    g.create_repository("repo", "s3://bucket/repo")
+    g = memory_services(sleep=lambda seconds: None).engine
+    g.repositories.create_repository("repo", "s3://bucket/repo")
     model = Model()
-    root = g.get_commit("repo", "main")
+    root = g.commits.get_commit("repo", "main")
     model.record(root.id, (), {})
     model.heads = {"main": root.id, "dev": root.id}
-    g.create_branch("repo", "dev", "main")
+    g.branches.create_branch("repo", "dev", "main")
 
     def commit(branch: str) -> None:
         try:
-            made = g.commit("repo", branch, "u", f"on {branch}")
+            made = g.commits.commit("repo", branch, "u", f"on {branch}")
         except errors.NoChanges:
             return
         tree = dict(model.trees[made.parents[0]])
@@ -132,10 +134,10 @@ def test_random_histories_merge_like_the_model(ops, final_strategy):
 
     for kind, branch, key, data, strategy in ops:
         if kind == "put":
-            g.upload_object("repo", branch, key, data)
+            g.objects.upload_object("repo", branch, key, data)
             model.staged[branch][key] = data
         elif kind == "delete":
-            g.delete_object("repo", branch, key)
+            g.objects.delete_object("repo", branch, key)
             model.delete(branch, key)
         elif kind == "commit":
             commit(branch)
@@ -143,7 +145,7 @@ def test_random_histories_merge_like_the_model(ops, final_strategy):
             commit("dev")
             commit("main")
             try:
-                made = g.merge("repo", "main", "dev", "u", strategy=strategy)
+                made = g.merges.merge("repo", "main", "dev", "u", strategy=strategy)
             except errors.NoChanges:
                 continue
             base = model.best_common_ancestor(made.parents[0], made.parents[1])
@@ -158,34 +160,34 @@ def test_random_histories_merge_like_the_model(ops, final_strategy):
     commit("main")
     commit("dev")
 
-    main, dev = g.get_commit("repo", "main"), g.get_commit("repo", "dev")
+    main, dev = g.commits.get_commit("repo", "main"), g.commits.get_commit("repo", "dev")
     base_id = model.best_common_ancestor(dev.id, main.id)
-    assert g.find_merge_base("repo", "dev", "main")[2].id == base_id
+    assert g.history.find_merge_base("repo", "dev", "main")[2].id == base_id
     expected, conflicts = merge_model(model.trees[base_id], model.trees[dev.id], model.trees[main.id], final_strategy)
 
-    preview = g.preview_merge("repo", "dev", "main", strategy=final_strategy, amount=1000)
+    preview = g.history.preview_merge("repo", "dev", "main", strategy=final_strategy, amount=1000)
     listed_conflicts = [c.key for c in preview.page.results if c.type is DiffType.CONFLICT]
     unresolved = [c.key for c in preview.page.results if c.conflict is not None and c.conflict.resolution is None]
     assert unresolved == conflicts
     if final_strategy is None:
         assert listed_conflicts == conflicts
 
-    if tree_id(dev) == tree_id(g.get_commit("repo", base_id)):
+    if tree_id(dev) == tree_id(g.commits.get_commit("repo", base_id)):
         # lakeFS's rule: the same tree by id. The same content under other ids (rewritten bytes) still merges.
         event("dev holds nothing new")
         with pytest.raises(errors.NoChanges):
-            g.merge("repo", "dev", "main", "u", strategy=final_strategy)
+            g.merges.merge("repo", "dev", "main", "u", strategy=final_strategy)
         return
     if conflicts:
         event("conflicts")
         with pytest.raises(MergeConflicts) as caught:
-            g.merge("repo", "dev", "main", "u", strategy=final_strategy)
+            g.merges.merge("repo", "dev", "main", "u", strategy=final_strategy)
         assert [c.key for c in caught.value.unresolved] == conflicts
-        assert g.get_commit("repo", "main").id == main.id
+        assert g.commits.get_commit("repo", "main").id == main.id
         return
     event(f"merged, {'with' if preview.summary.conflicts else 'no'} conflicts settled")
     before = model.trees[main.id]
-    merged = g.merge("repo", "dev", "main", "u", strategy=final_strategy)
+    merged = g.merges.merge("repo", "dev", "main", "u", strategy=final_strategy)
     assert merged.parents == (main.id, dev.id)
     assert _tree(g, "main") == expected
     changed = sorted(k for k in set(before) | set(expected) if before.get(k) != expected.get(k))

@@ -41,50 +41,50 @@ def test_the_first_commit_has_no_tree_id_and_an_empty_tree_a_commit_wrote_has_on
 def test_an_emptied_branch_from_the_first_commit_merges_into_a_branch_from_the_first_commit(g, repo) -> None:
     """The issue's case, on the engine: b made from main right after creation, an object added and committed,
     deleted and committed (the tree is empty again), merged into a new branch made from main."""
-    g.create_branch("repo", "b", "main")
+    g.branches.create_branch("repo", "b", "main")
     put_files(g, "b", x=b"1")
-    g.commit("repo", "b", "u", "add")
-    g.delete_object("repo", "b", "x")
-    emptied = g.commit("repo", "b", "u", "delete")
+    g.commits.commit("repo", "b", "u", "add")
+    g.objects.delete_object("repo", "b", "x")
+    emptied = g.commits.commit("repo", "b", "u", "delete")
     assert emptied.meta_range_id == EMPTY_METARANGE
-    g.create_branch("repo", "target", "main")
-    merged = g.merge("repo", emptied.id, "target", "u")
-    assert merged.parents == (g.get_commit("repo", "main").id, emptied.id)
-    assert g.list_objects("repo", "target", amount=10).results == []
+    g.branches.create_branch("repo", "target", "main")
+    merged = g.merges.merge("repo", emptied.id, "target", "u")
+    assert merged.parents == (g.commits.get_commit("repo", "main").id, emptied.id)
+    assert g.objects.list_objects("repo", "target", amount=10).results == []
     # Merged once, it is already up to date: the base is now the source itself.
     with pytest.raises(errors.NoChanges):
-        g.merge("repo", emptied.id, "target", "u")
+        g.merges.merge("repo", emptied.id, "target", "u")
 
 
 def test_git_like_already_up_to_date_answers_stay(g, repo) -> None:
     put_files(g, "main", a=b"1")
-    g.commit("repo", "main", "u", "one")
-    g.create_branch("repo", "dev", "main")
+    g.commits.commit("repo", "main", "u", "one")
+    g.branches.create_branch("repo", "dev", "main")
     put_files(g, "main", b=b"2")
-    g.commit("repo", "main", "u", "two")
+    g.commits.commit("repo", "main", "u", "two")
     # dev is an ancestor of main; main~1 is too; a branch is not merged into itself with anything new.
     for source in ("dev", "main~1", "main"):
         with pytest.raises(errors.NoChanges):
-            g.merge("repo", source, "main", "u")
+            g.merges.merge("repo", source, "main", "u")
     # A branch fresh from the first commit: its tree is the first commit's.
-    g.create_branch("repo", "fresh", "main~2")
+    g.branches.create_branch("repo", "fresh", "main~2")
     with pytest.raises(errors.NoChanges):
-        g.merge("repo", "fresh", "main", "u")
+        g.merges.merge("repo", "fresh", "main", "u")
     # allow_empty makes the merge commit anyway, as lakeFS.
-    made = g.merge("repo", "dev", "main", "u", allow_empty=True)
-    assert made.meta_range_id == g.get_commit("repo", "main~1").meta_range_id
+    made = g.merges.merge("repo", "dev", "main", "u", allow_empty=True)
+    assert made.meta_range_id == g.commits.get_commit("repo", "main~1").meta_range_id
 
 
 def test_two_branches_emptied_since_a_non_empty_base_hold_no_changes_for_each_other(g, repo) -> None:
     put_files(g, "main", a=b"1")
-    g.commit("repo", "main", "u", "one")
-    g.create_branch("repo", "dev", "main")
-    g.delete_object("repo", "dev", "a")
-    g.commit("repo", "dev", "u", "empty dev")
-    g.delete_object("repo", "main", "a")
-    g.commit("repo", "main", "u", "empty main")
+    g.commits.commit("repo", "main", "u", "one")
+    g.branches.create_branch("repo", "dev", "main")
+    g.objects.delete_object("repo", "dev", "a")
+    g.commits.commit("repo", "dev", "u", "empty dev")
+    g.objects.delete_object("repo", "main", "a")
+    g.commits.commit("repo", "main", "u", "empty main")
     # The base holds "a": dev's empty tree differs from it, so the merge runs and changes nothing.
-    merged = g.merge("repo", "dev", "main", "u")
+    merged = g.merges.merge("repo", "dev", "main", "u")
     assert merged.meta_range_id == EMPTY_METARANGE
     with pytest.raises(errors.NoChanges):
-        g.merge("repo", "dev", "main", "u")
+        g.merges.merge("repo", "dev", "main", "u")

@@ -1,4 +1,4 @@
-"""The merge as steps: the same commit as Graveler.merge for any slicing, conflicts, idempotent steps, races."""
+"""The merge as steps: the same commit as engine.merges.merge for any slicing, conflicts, idempotent steps, races."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from chalicelib.adapters.memory import (
 from chalicelib.graveler import errors
 from chalicelib.graveler.commit import COMMITTED, REPLAN, Finish
 from chalicelib.graveler.committed import CommittedManager, RangeParams
+from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.merge import (
     MergeRequest,
@@ -30,7 +31,6 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.graveler.slicing import spread_bounds
 from chalicelib.graveler.staging import stage
 
@@ -44,7 +44,7 @@ Ops = list[tuple[str, int | None]]
 class Env:
     def __init__(self) -> None:
         self.refs, self.staging, self.blocks = MemoryRefStore(), MemoryStagingStore(), MemoryBlockStore()
-        self.g = Graveler(
+        self.g = build_engine(
             engine_parts(
                 self.refs,
                 self.staging,
@@ -54,8 +54,8 @@ class Env:
                 sleep=lambda s: None,
             )
         )
-        self.steps = MergeSteps(self.refs, self.staging, self.blocks, self.g.committed, sleep=lambda s: None)
-        self.g.create_repository("repo", NS)
+        self.steps = MergeSteps(self.refs, self.staging, self.blocks, self.g.ports.committed, sleep=lambda s: None)
+        self.g.repositories.create_repository("repo", NS)
 
     def apply(self, branch: str, ops: Ops) -> None:
         for k, version in ops:
@@ -64,14 +64,14 @@ class Env:
 
     def commit(self, branch: str, ops: Ops, message: str) -> None:
         self.apply(branch, ops)
-        self.g.commit("repo", branch, "alice", message, allow_empty=True)
+        self.g.commits.commit("repo", branch, "alice", message, allow_empty=True)
 
     def listing(self, ref: str) -> dict[str, str]:
-        head = self.g.get_commit("repo", ref)
-        return {r.key: r.entry.physical_address for r in self.g.committed.iterate(NS, head.meta_range_id)}
+        head = self.g.commits.get_commit("repo", ref)
+        return {r.key: r.entry.physical_address for r in self.g.ports.committed.iterate(NS, head.meta_range_id)}
 
     def request(self, request_id: str = "m1", **kw: object) -> MergeRequest:
-        source = self.g.get_commit("repo", "feature").id
+        source = self.g.commits.get_commit("repo", "feature").id
         fields: dict[str, object] = {"message": "", "metadata": {}, "strategy": None, "path_strategies": ()}
         fields.update(kw)
         return MergeRequest("repo", "feature", source, "main", request_id, "alice", date=NOW, **fields)  # type: ignore[arg-type]
@@ -103,7 +103,7 @@ def history(rng: random.Random, size: int) -> tuple[Ops, Ops, Ops]:
 def build(base: Ops, feature: Ops, main: Ops) -> Env:
     env = Env()
     env.commit("main", base, "base")
-    env.g.create_branch("repo", "feature", "main")
+    env.g.branches.create_branch("repo", "feature", "main")
     env.commit("feature", feature, "feature work")
     env.commit("main", main, "main work")
     return env
@@ -123,11 +123,11 @@ def test_sliced_merge_is_the_merge_graveler_makes(seed: int, max_slices: int) ->
     strategy = None if seed % 2 else "source-wins"
     feature = feature if strategy else without_conflicts(feature, main)
     a, b = build(base, feature, main), build(base, feature, main)
-    expected = a.g.merge("repo", "feature", "main", "alice", strategy=strategy)
+    expected = a.g.merges.merge("repo", "feature", "main", "alice", strategy=strategy)
     planned = b.steps.plan(b.request(strategy=strategy), max_slices)
     assert len(planned.slices) <= max_slices
     assert b.steps.run(b.request(strategy=strategy), max_slices) == expected
-    assert b.g.get_commit("repo", "main") == expected
+    assert b.g.commits.get_commit("repo", "main") == expected
     assert b.listing("main") == a.listing("main")
 
 
@@ -165,15 +165,15 @@ def test_conflicts_fail_the_merge_with_the_same_conflicts_and_nothing_moves() ->
     main += [(key(10), 2), (key(500), 3)]
     a, b = build(base, feature, main), build(base, feature, main)
     with pytest.raises(MergeConflicts) as expected:
-        a.g.merge("repo", "feature", "main", "alice")
-    head = b.g.get_branch("repo", "main")
+        a.g.merges.merge("repo", "feature", "main", "alice")
+    head = b.g.branches.get_branch("repo", "main")
     with pytest.raises(MergeConflicts) as got:
         b.steps.run(b.request(), 5)
     assert [c.key for c in got.value.unresolved] == [c.key for c in expected.value.unresolved]
     assert [(c.source, c.destination) for c in got.value.conflicts] == [
         (c.source, c.destination) for c in expected.value.unresolved
     ]
-    assert b.g.get_branch("repo", "main").commit_id == head.commit_id
+    assert b.g.branches.get_branch("repo", "main").commit_id == head.commit_id
     assert not any("/workflows/" in address for address in b.blocks.blobs)  # inline: conflicts stay in memory
 
     # As workflow tasks, the slices keep their conflicts in files and finish gathers them for the answer.
@@ -184,7 +184,7 @@ def test_conflicts_fail_the_merge_with_the_same_conflicts_and_nothing_moves() ->
         b.steps.finish(b.request("m2"), planned, built)
     assert [c.key for c in failed.value.unresolved] == [c.key for c in expected.value.unresolved]
     assert read_conflicts(b.blocks.get(conflicts_address(NS, "m2"))) == failed.value.conflicts
-    assert b.g.get_branch("repo", "main").commit_id == head.commit_id
+    assert b.g.branches.get_branch("repo", "main").commit_id == head.commit_id
 
 
 def test_path_strategies_settle_conflicts_like_graveler() -> None:
@@ -193,7 +193,7 @@ def test_path_strategies_settle_conflicts_like_graveler() -> None:
     main: Ops = [(key(i), 2) for i in range(0, 300, 5)]
     rules = (("data/part-000*", "dest-wins"),)
     a, b = build(base, feature, main), build(base, feature, main)
-    expected = a.g.merge("repo", "feature", "main", "alice", strategy="source-wins", path_strategies=rules)
+    expected = a.g.merges.merge("repo", "feature", "main", "alice", strategy="source-wins", path_strategies=rules)
     assert b.steps.run(b.request(strategy="source-wins", path_strategies=rules), 4).id == expected.id
 
 
@@ -201,9 +201,9 @@ def test_squash_metadata_and_message_match() -> None:
     base, feature, main = history(random.Random(9), 200)
     feature = without_conflicts(feature, main)
     a, b = build(base, feature, main), build(base, feature, main)
-    expected = a.g.merge("repo", "feature", "main", "alice", "msg", {"x": "y"}, squash_merge=True)
+    expected = a.g.merges.merge("repo", "feature", "main", "alice", "msg", {"x": "y"}, squash_merge=True)
     assert b.steps.run(b.request(message="msg", metadata={"x": "y"}, squash_merge=True), 3).id == expected.id
-    commit = b.g.get_commit("repo", "main")
+    commit = b.g.commits.get_commit("repo", "main")
     assert commit.parents == expected.parents and commit.metadata == expected.metadata
 
 
@@ -213,8 +213,8 @@ def test_refusals_before_anything_is_written() -> None:
     env.apply("main", [(key(1), 9)])
     with pytest.raises(errors.DirtyBranch):
         env.steps.plan(env.request())
-    env.g.reset_branch("repo", "main")
-    env.g.merge("repo", "feature", "main", "alice")
+    env.g.rewrites.reset_branch("repo", "main")
+    env.g.merges.merge("repo", "feature", "main", "alice")
     with pytest.raises(errors.NoChanges):
         env.steps.plan(env.request("m2"))
     with pytest.raises(errors.Invalid):
@@ -224,21 +224,21 @@ def test_refusals_before_anything_is_written() -> None:
 def test_a_fast_forwardable_merge_needs_no_slice() -> None:
     env = Env()
     env.commit("main", [(key(i), 0) for i in range(50)], "base")
-    env.g.create_branch("repo", "feature", "main")
+    env.g.branches.create_branch("repo", "feature", "main")
     env.commit("feature", [(key(3), 1)], "one change")
     planned = env.steps.plan(env.request())
     assert planned.slices == ()
-    assert planned.fixed.metarange == env.g.get_commit("repo", "feature").meta_range_id
+    assert planned.fixed.metarange == env.g.commits.get_commit("repo", "feature").meta_range_id
     env.steps.run(env.request())
     assert env.listing("main") == env.listing("feature")
-    assert env.g.get_commit("repo", "main").parents[1] == env.g.get_commit("repo", "feature").id
+    assert env.g.commits.get_commit("repo", "main").parents[1] == env.g.commits.get_commit("repo", "feature").id
 
 
 def test_every_step_can_run_twice_and_a_moved_branch_replans() -> None:
     base, feature, main = history(random.Random(4), 400)
     feature = without_conflicts(feature, main)
     a, b = build(base, feature, main), build(base, feature, main)
-    expected = a.g.merge("repo", "feature", "main", "alice")
+    expected = a.g.merges.merge("repo", "feature", "main", "alice")
     request = b.request()
     planned = b.steps.plan(request, 4)
     assert b.steps.plan(request, 4) == planned
@@ -269,7 +269,7 @@ def test_writes_during_the_merge_stay_staged() -> None:
     env.apply("main", [("late/write", 1)])  # acknowledged while the merge runs
     assert env.steps.finish(request, planned, built).status == COMMITTED
     assert "late/write" not in env.listing("main")
-    assert env.g.stat_object("repo", "main", "late/write").physical_address == f"{NS}/data/late/write/1"
+    assert env.g.objects.stat_object("repo", "main", "late/write").physical_address == f"{NS}/data/late/write/1"
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -282,6 +282,6 @@ def test_seams_where_a_slice_ends_mid_range_are_recut(seed: int) -> None:
     feature: Ops = [(key(i), None) for i in range(600) if rng.random() < 0.5 and (i // 7) % 2 == 0]
     main: Ops = [(key(i), None) for i in range(600) if rng.random() < 0.5 and (i // 7) % 2 == 1]
     a, b = build(base, feature, main), build(base, feature, main)
-    expected = a.g.merge("repo", "feature", "main", "alice")
+    expected = a.g.merges.merge("repo", "feature", "main", "alice")
     assert len(b.steps.plan(b.request(), 16).slices) > 4
     assert b.steps.run(b.request(), 16).id == expected.id

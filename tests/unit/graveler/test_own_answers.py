@@ -47,11 +47,11 @@ def _together(g: Any, n: int, call: Callable[[int], Commit]) -> tuple[dict[int, 
 @pytest.fixture
 def jittery(g: Any, repo: Any) -> Any:
     rng = random.Random(5)
-    return rebuilt(g, refs=Jittery(g.refs, rng), staging=Jittery(g.staging, rng))
+    return rebuilt(g, refs=Jittery(g.ports.refs, rng), staging=Jittery(g.ports.staging, rng))
 
 
 def _history(g: Any) -> dict[str, Commit]:
-    return {c.id: c for c in g.log("repo", "main", amount=1000).results}
+    return {c.id: c for c in g.history.log("repo", "main", amount=1000).results}
 
 
 def _own(answers: dict[int, Commit], message: Callable[[int], str], metadata: Callable[[int], dict[str, str]]) -> None:
@@ -65,7 +65,7 @@ def test_concurrent_commits_of_the_same_changes(jittery: Any, round_: int) -> No
     g = jittery
     put_files(g, "main", **{f"k{round_}-{i}": b"x" for i in range(5)})
     answers, refused = _together(
-        g, RACERS, lambda i: g.commit("repo", "main", "u", f"commit {i}", metadata={"request": str(i)})
+        g, RACERS, lambda i: g.commits.commit("repo", "main", "u", f"commit {i}", metadata={"request": str(i)})
     )
     assert answers, refused
     assert all(isinstance(e, errors.NoChanges) for e in refused.values()), refused
@@ -73,29 +73,31 @@ def test_concurrent_commits_of_the_same_changes(jittery: Any, round_: int) -> No
     history = _history(g)
     assert all(made.id in history for made in answers.values())
     assert len({made.id for made in answers.values()}) == len(answers)
-    assert g.diff_uncommitted("repo", "main").results == []
+    assert g.history.diff_uncommitted("repo", "main").results == []
 
 
 def test_concurrent_merges_of_one_source(jittery: Any) -> None:
     g = jittery
-    g.create_branch("repo", "side", "main")
+    g.branches.create_branch("repo", "side", "main")
     put_files(g, "side", a=b"1")
-    g.commit("repo", "side", "u", "on side")
+    g.commits.commit("repo", "side", "u", "on side")
     answers, refused = _together(
-        g, RACERS, lambda i: g.merge("repo", "side", "main", "u", f"merge {i}", metadata={"request": str(i)})
+        g, RACERS, lambda i: g.merges.merge("repo", "side", "main", "u", f"merge {i}", metadata={"request": str(i)})
     )
     assert len(answers) == 1, (answers, refused)
     assert all(isinstance(e, errors.NoChanges) for e in refused.values()), refused
     _own(answers, lambda i: f"merge {i}", lambda i: {"request": str(i)})
-    assert g.get_branch("repo", "main").commit_id == next(iter(answers.values())).id
+    assert g.branches.get_branch("repo", "main").commit_id == next(iter(answers.values())).id
 
 
 def test_concurrent_reverts_of_one_commit(jittery: Any) -> None:
     g = jittery
     put_files(g, "main", a=b"1")
-    target = g.commit("repo", "main", "u", "to revert")
+    target = g.commits.commit("repo", "main", "u", "to revert")
     answers, refused = _together(
-        g, RACERS, lambda i: g.revert("repo", "main", target.id, "u", message=f"revert {i}", metadata={"r": str(i)})
+        g,
+        RACERS,
+        lambda i: g.rewrites.revert("repo", "main", target.id, "u", message=f"revert {i}", metadata={"r": str(i)}),
     )
     assert len(answers) == 1, (answers, refused)
     assert all(isinstance(e, errors.NoChanges) for e in refused.values()), refused
@@ -104,13 +106,13 @@ def test_concurrent_reverts_of_one_commit(jittery: Any) -> None:
 
 def test_concurrent_cherry_picks_each_answer_their_own_commit(jittery: Any) -> None:
     g = jittery
-    g.create_branch("repo", "side", "main")
+    g.branches.create_branch("repo", "side", "main")
     put_files(g, "side", a=b"1")
-    picked = g.commit("repo", "side", "u", "to pick")
+    picked = g.commits.commit("repo", "side", "u", "to pick")
     answers, refused = _together(
         g,
         RACERS,
-        lambda i: g.cherry_pick("repo", "main", picked.id, "u", message=f"pick {i}", metadata={"p": str(i)}),
+        lambda i: g.rewrites.cherry_pick("repo", "main", picked.id, "u", message=f"pick {i}", metadata={"p": str(i)}),
     )
     assert answers and not refused, refused
     _own(answers, lambda i: f"pick {i}", lambda i: {"p": str(i)})

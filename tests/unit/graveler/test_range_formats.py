@@ -23,7 +23,7 @@ from chalicelib.graveler.records import (
     Repository,
     RepositoryID,
 )
-from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
+from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
 
 NS = "s3://bucket/formats"
 # Long keys (about 2 KB a row with the address) make the formats cut differently on a few thousand rows: format 1
@@ -51,34 +51,34 @@ def created_before_formats(g, repo_id: str = "old") -> Repository:
     repository record without a format."""
     rid = RepositoryID(repo_id)
     initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)
-    g.refs.add_commit(rid, initial)
-    g.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token(repo_id, "main")))
-    g.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, generation="gen"))
-    return g.get_repository(repo_id)
+    g.ports.refs.add_commit(rid, initial)
+    g.ports.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token(repo_id, "main")))
+    g.ports.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, generation="gen"))
+    return g.repositories.get_repository(repo_id)
 
 
 def link(g, repo: str, branch: str, numbers, version: int = 0) -> None:
     for n in numbers:
-        g.link_object(repo, branch, key(n), entry(n, version))
+        g.objects.link_object(repo, branch, key(n), entry(n, version))
 
 
 def range_ids(g, ref_commit) -> list[str]:
-    return [info.id for info in g.committed.ranges(NS, ref_commit.meta_range_id)]
+    return [info.id for info in g.ports.committed.ranges(NS, ref_commit.meta_range_id)]
 
 
 def from_scratch(g, ref_commit, params) -> list[str]:
     """The range ids of the same records written from scratch with ``params``."""
-    records = list(g.committed.iterate(NS, ref_commit.meta_range_id))
+    records = list(g.ports.committed.iterate(NS, ref_commit.meta_range_id))
     manager = CommittedManager(MemoryBlockStore(), params)
     metarange = manager.write_metarange(NS, records)
     return [info.id for info in manager.ranges(NS, metarange)]
 
 
 def test_a_new_repository_records_the_current_format(g):
-    created = g.create_repository("new", "s3://bucket/new")
+    created = g.repositories.create_repository("new", "s3://bucket/new")
     assert created.range_format == 2
-    assert g.get_repository("new").range_format == 2
-    assert g.refs.get_repository(RepositoryID("new")).range_format == 2
+    assert g.repositories.get_repository("new").range_format == 2
+    assert g.ports.refs.get_repository(RepositoryID("new")).range_format == 2
 
 
 def test_a_record_without_a_format_reads_as_format_1(g):
@@ -89,22 +89,22 @@ def test_a_repository_of_an_unknown_format_is_a_clear_503_not_a_500(g):
     """A record from a newer release (after a rollback): writing it with other cuts would change its ids."""
     rid = RepositoryID("newer")
     initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)
-    g.refs.add_commit(rid, initial)
-    g.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("newer", "main")))
-    g.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, range_format=3))
+    g.ports.refs.add_commit(rid, initial)
+    g.ports.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("newer", "main")))
+    g.ports.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, range_format=3))
     link(g, "newer", "main", range(3))
     with pytest.raises(errors.StorageError, match="unknown range format 3"):
-        g.commit("newer", "main", "me", "m")
-    assert g.get_branch("newer", "main").sealed_tokens == ()  # refused before the seal
+        g.commits.commit("newer", "main", "me", "m")
+    assert g.branches.get_branch("newer", "main").sealed_tokens == ()  # refused before the seal
     with pytest.raises(errors.StorageError, match="unknown range format 3"):
         CommittedManager(MemoryBlockStore()).for_format(3)
 
 
 @pytest.mark.parametrize("old", [True, False], ids=["format 1", "format 2"])
 def test_commit_cuts_with_the_repository_format(g, old):
-    repo = created_before_formats(g) if old else g.create_repository("old", NS)
+    repo = created_before_formats(g) if old else g.repositories.create_repository("old", NS)
     link(g, "old", "main", range(3000))
-    head = g.commit("old", "main", "me", "all", date=1_700_000_100)
+    head = g.commits.commit("old", "main", "me", "all", date=1_700_000_100)
     own, other = (RANGE_FORMAT_1, RANGE_FORMAT_2) if old else (RANGE_FORMAT_2, RANGE_FORMAT_1)
     assert repo.range_format == (1 if old else 2)
     assert range_ids(g, head) == from_scratch(g, head, own)
@@ -112,26 +112,26 @@ def test_commit_cuts_with_the_repository_format(g, old):
     assert len(range_ids(g, head)) == (1 if old else 3)
     # A second commit rewrites what it touches with the same format, never re-cutting the rest.
     link(g, "old", "main", range(0, 3000, 500), version=1)
-    second = g.commit("old", "main", "me", "some", date=1_700_000_200)
+    second = g.commits.commit("old", "main", "me", "some", date=1_700_000_200)
     assert range_ids(g, second) == from_scratch(g, second, own)
 
 
 def test_commit_ids_of_a_format_1_repository_are_the_ones_before_formats(g):
     created_before_formats(g)
     link(g, "old", "main", range(3000))
-    head = g.commit("old", "main", "me", "all", date=1_700_000_100)
+    head = g.commits.commit("old", "main", "me", "all", date=1_700_000_100)
     link(g, "old", "main", range(0, 3000, 37), version=1)
-    second = g.commit("old", "main", "me", "some", date=1_700_000_200)
+    second = g.commits.commit("old", "main", "me", "some", date=1_700_000_200)
     # Computed with the release before range formats, on the same records.
     assert (head.id, second.id) == (GOLDEN_FORMAT_1_FIRST, GOLDEN_FORMAT_1_SECOND)
 
 
 def test_commit_ids_of_a_format_2_repository_never_change(g):
-    g.create_repository("new", NS)
+    g.repositories.create_repository("new", NS)
     link(g, "new", "main", range(3000))
-    head = g.commit("new", "main", "me", "all", date=1_700_000_100)
+    head = g.commits.commit("new", "main", "me", "all", date=1_700_000_100)
     link(g, "new", "main", range(0, 3000, 37), version=1)
-    second = g.commit("new", "main", "me", "some", date=1_700_000_200)
+    second = g.commits.commit("new", "main", "me", "some", date=1_700_000_200)
     assert [head.meta_range_id, second.meta_range_id] == GOLDEN_FORMAT_2_METARANGES
 
 
@@ -140,23 +140,23 @@ def test_merge_and_cherry_pick_cut_with_the_repository_format(g, old):
     if old:
         created_before_formats(g)
     else:
-        g.create_repository("old", NS)
+        g.repositories.create_repository("old", NS)
     own = RANGE_FORMAT_1 if old else RANGE_FORMAT_2
     link(g, "old", "main", range(0, 3000, 2))
-    g.commit("old", "main", "me", "evens", date=1_700_000_100)
-    g.create_branch("old", "side", "main")
+    g.commits.commit("old", "main", "me", "evens", date=1_700_000_100)
+    g.branches.create_branch("old", "side", "main")
     link(g, "old", "side", range(1, 3000, 2))
-    g.commit("old", "side", "me", "odds", date=1_700_000_200)
+    g.commits.commit("old", "side", "me", "odds", date=1_700_000_200)
     link(g, "old", "main", range(0, 3000, 10), version=1)
-    g.commit("old", "main", "me", "tens", date=1_700_000_300)
-    merged = g.merge("old", "side", "main", "me", "merge")
+    g.commits.commit("old", "main", "me", "tens", date=1_700_000_300)
+    merged = g.merges.merge("old", "side", "main", "me", "merge")
     assert range_ids(g, merged) == from_scratch(g, merged, own)
     assert len(range_ids(g, merged)) == (1 if old else 3)
 
-    g.create_branch("old", "pick", "side")
+    g.branches.create_branch("old", "pick", "side")
     link(g, "old", "side", range(1, 3000, 3), version=2)
-    change = g.commit("old", "side", "me", "threes", date=1_700_000_400)
-    picked = g.cherry_pick("old", "pick", change.id, "me")
+    change = g.commits.commit("old", "side", "me", "threes", date=1_700_000_400)
+    picked = g.rewrites.cherry_pick("old", "pick", change.id, "me")
     assert range_ids(g, picked) == from_scratch(g, picked, own)
 
 

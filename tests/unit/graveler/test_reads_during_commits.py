@@ -30,7 +30,7 @@ def _listed(g: Any, ref: str) -> set[str]:
     keys: set[str] = set()
     after = ""
     while True:
-        page = g.list_objects("repo", ref, after=after, amount=1000)
+        page = g.objects.list_objects("repo", ref, after=after, amount=1000)
         keys.update(o.key for o in page.results)
         if not page.has_more:
             return keys
@@ -65,7 +65,7 @@ def _race(g: Any, move: Any, branch: str = "main") -> tuple[int, int, list[str]]
         while not stop.is_set():
             key = f"w{n}/{i:05d}"
             try:
-                g.upload_object("repo", branch, key, b"x")
+                g.objects.upload_object("repo", branch, key, b"x")
             except errors.TooManyTries:
                 continue  # not acknowledged: written again, as a client does on 429
             with lock:
@@ -98,7 +98,7 @@ def _race(g: Any, move: Any, branch: str = "main") -> tuple[int, int, list[str]]
                 continue
             key = rng.choice(known)
             try:
-                g.stat_object("repo", "main", key)
+                g.objects.stat_object("repo", "main", key)
             except errors.ObjectNotFound:
                 misses.append(f"stat {key}")
             counts["reads"] += 1
@@ -127,12 +127,12 @@ def _race(g: Any, move: Any, branch: str = "main") -> tuple[int, int, list[str]]
 @pytest.fixture
 def jittery(g: Any, repo: Any) -> Any:
     rng = random.Random(11)
-    return rebuilt(g, refs=Jittery(g.refs, rng), staging=Jittery(g.staging, rng))
+    return rebuilt(g, refs=Jittery(g.ports.refs, rng), staging=Jittery(g.ports.staging, rng))
 
 
 def test_reads_racing_commits_see_every_acknowledged_write(jittery: Any) -> None:
     g = jittery
-    moves, reads, misses = _race(g, lambda staged, publish: g.commit("repo", "main", "c", "during reads"))
+    moves, reads, misses = _race(g, lambda staged, publish: g.commits.commit("repo", "main", "c", "during reads"))
     assert moves >= 5 and reads >= 20
     assert misses == []
 
@@ -141,15 +141,15 @@ def test_reads_racing_merges_into_the_branch_see_every_acknowledged_write(jitter
     """Writers stage on another branch; its commits are merged into main while readers read main (a merge
     seals main's staging token and releases the sealed one as a commit does)."""
     g = jittery
-    g.create_branch("repo", "side", "main")
+    g.branches.create_branch("repo", "side", "main")
     n = [0]
 
     def merge(staged: list[str], publish: Any) -> None:
         n[0] += 1
         with contextlib.suppress(errors.NoChanges):
-            g.commit("repo", "side", "c", f"side {n[0]}")
+            g.commits.commit("repo", "side", "c", f"side {n[0]}")
         # Everything staged on side before its commit is on main once the merge answered.
-        g.merge("repo", "side", "main", "m", f"merge {n[0]}")
+        g.merges.merge("repo", "side", "main", "m", f"merge {n[0]}")
         publish(staged)
 
     moves, reads, misses = _race(g, merge, branch="side")
@@ -158,7 +158,7 @@ def test_reads_racing_merges_into_the_branch_see_every_acknowledged_write(jitter
 
 
 def _rows(g: Any, token: StagingToken) -> int:
-    return sum(1 for _ in g.staging.iterate(token))
+    return sum(1 for _ in g.ports.staging.iterate(token))
 
 
 def test_released_tokens_stay_readable_then_the_sweep_drops_them_not_a_later_commit(
@@ -166,10 +166,10 @@ def test_released_tokens_stay_readable_then_the_sweep_drops_them_not_a_later_com
 ) -> None:
     from chalicelib.gc.schedule import release_retired
 
-    g.upload_object("repo", "main", "a", b"1")
-    first = g.get_branch("repo", "main").staging_token
-    g.commit("repo", "main", "c", "first")
-    entries = g.get_branch("repo", "main").retired_tokens
+    g.objects.upload_object("repo", "main", "a", b"1")
+    first = g.branches.get_branch("repo", "main").staging_token
+    g.commits.commit("repo", "main", "c", "first")
+    entries = g.branches.get_branch("repo", "main").retired_tokens
     assert [branch_moves.retired_token(e)[0] for e in entries] == [first]
     assert _rows(g, first) == 1  # still readable by a reader holding the record from before the swap
 
@@ -177,43 +177,43 @@ def test_released_tokens_stay_readable_then_the_sweep_drops_them_not_a_later_com
     # strikes it from the record.
     real = time.time
     monkeypatch.setattr(branch_moves.time, "time", lambda: real() + branch_moves.RETIRED_GRACE_SECONDS + 1)
-    g.upload_object("repo", "main", "b", b"2")
-    second = g.get_branch("repo", "main").staging_token
-    g.commit("repo", "main", "c", "second")
+    g.objects.upload_object("repo", "main", "b", b"2")
+    second = g.branches.get_branch("repo", "main").staging_token
+    g.commits.commit("repo", "main", "c", "second")
     assert _rows(g, first) == 1
     assert release_retired(g) == 1  # the second commit's token is within its grace
     assert _rows(g, first) == 0
-    left = [branch_moves.retired_token(e)[0] for e in g.get_branch("repo", "main").retired_tokens]
+    left = [branch_moves.retired_token(e)[0] for e in g.branches.get_branch("repo", "main").retired_tokens]
     assert left == [second]
 
 
 def test_a_branch_no_move_touches_again_is_swept(g: Any, repo: Any, monkeypatch: Any) -> None:
     from chalicelib.gc.schedule import release_retired
 
-    g.upload_object("repo", "main", "a", b"1")
-    token = g.get_branch("repo", "main").staging_token
-    g.commit("repo", "main", "c", "only")
+    g.objects.upload_object("repo", "main", "a", b"1")
+    token = g.branches.get_branch("repo", "main").staging_token
+    g.commits.commit("repo", "main", "c", "only")
     assert release_retired(g) == 1 and _rows(g, token) == 1  # not yet expired: kept
     real = time.time
     monkeypatch.setattr(branch_moves.time, "time", lambda: real() + branch_moves.RETIRED_GRACE_SECONDS + 1)
     assert release_retired(g) == 0
-    assert _rows(g, token) == 0 and g.get_branch("repo", "main").retired_tokens == ()
+    assert _rows(g, token) == 0 and g.branches.get_branch("repo", "main").retired_tokens == ()
 
 
 def test_a_seal_never_drops_retired_tokens(g: Any, repo: Any, monkeypatch: Any) -> None:
     """The drop runs after a move's swap, never inside a later seal's compare-and-swap loop."""
-    g.upload_object("repo", "main", "a", b"1")
-    g.commit("repo", "main", "c", "first")
+    g.objects.upload_object("repo", "main", "a", b"1")
+    g.commits.commit("repo", "main", "c", "first")
     real = time.time
     monkeypatch.setattr(branch_moves.time, "time", lambda: real() + branch_moves.RETIRED_GRACE_SECONDS + 1)
     drops: list[str] = []
-    real_drop = g.staging.drop
-    branch = g.get_branch("repo", "main")
+    real_drop = g.ports.staging.drop
+    branch = g.branches.get_branch("repo", "main")
 
     def counting_drop(token: StagingToken) -> None:
         drops.append(token)
         real_drop(token)
 
-    monkeypatch.setattr(g.staging, "drop", counting_drop)
-    branch_moves.seal(g.refs, g.staging, repo.id, branch.id)
+    monkeypatch.setattr(g.ports.staging, "drop", counting_drop)
+    branch_moves.seal(g.ports.refs, g.ports.staging, repo.id, branch.id)
     assert drops == []

@@ -38,13 +38,13 @@ class SealingOnRead:
 
 @pytest.fixture
 def moving(g: Any, repo: Any) -> SealingOnRead:
-    return SealingOnRead(g.refs, g.staging)
+    return SealingOnRead(g.ports.refs, g.ports.staging)
 
 
 def _invisible(g: Any, path: str) -> None:
     with pytest.raises(errors.ObjectNotFound):
-        g.stat_object("repo", "main", path)
-    assert path not in {str(d.key) for d in g.diff_uncommitted("repo", "main").results}
+        g.objects.stat_object("repo", "main", path)
+    assert path not in {str(d.key) for d in g.history.diff_uncommitted("repo", "main").results}
 
 
 @pytest.mark.parametrize("batched", [False, True], ids=["upload", "batch upload"])
@@ -54,26 +54,26 @@ def test_a_write_refused_after_the_retry_limit_is_not_applied(g: Any, moving: Se
     moving.sealing = True
     with pytest.raises(errors.TooManyTries):
         if batched:
-            g.upload_objects("repo", "main", [NewObject("refused", b"x"), NewObject("refused2", b"y")])
+            g.objects.upload_objects("repo", "main", [NewObject("refused", b"x"), NewObject("refused2", b"y")])
         else:
-            g.upload_object("repo", "main", "refused", b"x")
+            g.objects.upload_object("repo", "main", "refused", b"x")
     moving.sealing = False
     _invisible(g, "refused")
     _invisible(g, "refused2")
-    made = g.commit("repo", "main", "u", "after the refusal")
-    assert [str(o.key) for o in g.list_objects("repo", made.id).results] == ["kept"]
+    made = g.commits.commit("repo", "main", "u", "after the refusal")
+    assert [str(o.key) for o in g.objects.list_objects("repo", made.id).results] == ["kept"]
 
 
 def test_a_refused_delete_is_not_applied(g: Any, moving: SealingOnRead) -> None:
     g = rebuilt(g, refs=moving)
     put_files(g, "main", gone=b"1")
-    g.commit("repo", "main", "u", "first")
+    g.commits.commit("repo", "main", "u", "first")
     moving.sealing = True
     with pytest.raises(errors.TooManyTries):
-        g.delete_object("repo", "main", "gone")
+        g.objects.delete_object("repo", "main", "gone")
     moving.sealing = False
-    assert g.stat_object("repo", "main", "gone").size == 1
-    assert g.diff_uncommitted("repo", "main").results == []
+    assert g.objects.stat_object("repo", "main", "gone").size == 1
+    assert g.history.diff_uncommitted("repo", "main").results == []
 
 
 def test_a_refused_overwrite_leaves_the_earlier_value(g: Any, moving: SealingOnRead) -> None:
@@ -81,6 +81,6 @@ def test_a_refused_overwrite_leaves_the_earlier_value(g: Any, moving: SealingOnR
     put_files(g, "main", k=b"old")
     moving.sealing = True
     with pytest.raises(errors.TooManyTries):
-        g.upload_object("repo", "main", "k", b"new!")
+        g.objects.upload_object("repo", "main", "k", b"new!")
     moving.sealing = False
-    assert g.stat_object("repo", "main", "k").size == 3
+    assert g.objects.stat_object("repo", "main", "k").size == 3

@@ -73,10 +73,12 @@ def test_a_seal_sizes_by_rate_from_the_last_move(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(branch_moves, "time", SimpleNamespace(time=lambda: clock[0]))
     env = Env()
     env.put("first")
-    env.g.commit("repo", "main", "alice", "first")  # releases the first token: the stamp the next seal measures from
+    env.g.commits.commit(
+        "repo", "main", "alice", "first"
+    )  # releases the first token: the stamp the next seal measures from
     _stage_rows(env, 5_000)
     clock[0] += 2.0  # 5,000 rows in 2 s: 2,500 rows/s, five shards at 500 writes/s each
-    env.g.commit("repo", "main", "alice", "fast")
+    env.g.commits.commit("repo", "main", "alice", "fast")
     assert shard_count(env.refs.get_branch(REPO, MAIN).staging_token) == 5
 
 
@@ -101,17 +103,17 @@ def rows_per_shard(monkeypatch: pytest.MonkeyPatch) -> int:
 def test_a_seal_sizes_the_next_token_by_the_rows_of_the_one_it_seals(rows_per_shard: int) -> None:
     env = Env()
     env.put("small")
-    env.g.commit("repo", "main", "alice", "small")
+    env.g.commits.commit("repo", "main", "alice", "small")
     assert shard_count(env.refs.get_branch(REPO, MAIN).staging_token) == 1  # a small branch keeps one partition
     _stage_rows(env, 3_500)
-    env.g.commit("repo", "main", "alice", "big")
+    env.g.commits.commit("repo", "main", "alice", "big")
     now = env.refs.get_branch(REPO, MAIN).staging_token
     assert shard_count(now) == 4  # ~3,500 rows: four shards of ~1,000
     # Staging into the sharded token, then committing it, keeps every change.
     for n in range(0, 3_500, 100):
         env.put(f"data/part-{n:06d}.parquet", 1)
     env.delete("small")
-    env.g.commit("repo", "main", "alice", "on shards")
+    env.g.commits.commit("repo", "main", "alice", "on shards")
     listing = env.listing()
     assert len(listing) == 3_500 and "small" not in listing
     assert listing["data/part-000100.parquet"].endswith("/1") and listing["data/part-000101.parquet"].endswith("/0")
@@ -129,7 +131,7 @@ def test_a_retried_seal_recognises_its_own_sharded_token(rows_per_shard: int) ->
     assert env.steps.seal(request("r1")).sealed_token == sealed
     assert env.refs.get_branch(REPO, MAIN).staging_token == installed
     made = env.steps.run(request("r1"), max_slices=8)
-    assert made == env.g.get_commit("repo", "main") and len(env.listing()) == 2_500
+    assert made == env.g.commits.get_commit("repo", "main") and len(env.listing()) == 2_500
 
 
 class CountingStaging(MemoryStagingStore):

@@ -1,4 +1,4 @@
-"""Graveler.commit and Graveler.merge are the one entry: they run small work inline and hand work above the
+"""engine.commits.commit and engine.merges.merge are the one entry: they run small work inline and hand work above the
 thresholds to the WorkflowRunner port (here its memory twin), wait for it, and report how it ended."""
 
 from __future__ import annotations
@@ -11,96 +11,96 @@ import pytest
 from chalicelib.adapters.memory import MemoryWorkflowRunner
 from chalicelib.graveler import errors
 from chalicelib.graveler.commit import COMMITTED, CommitRequest, Finish
+from chalicelib.graveler.engine import Engine, build_engine
 from chalicelib.graveler.merge import MergeRequest
-from chalicelib.graveler.service import Graveler
 from chalicelib.graveler.workflow_runner import Workflows
 
 
-def _with(g: Graveler, workflows: Workflows) -> Graveler:
+def _with(g: Engine, workflows: Workflows) -> Engine:
     """The engine over the same stores, with these workflows (an engine's parts are fixed when it is built)."""
-    return Graveler(dataclasses.replace(g.parts, workflows=workflows))
+    return build_engine(dataclasses.replace(g.ports, workflows=workflows))
 
 
-def _commit_workflow(g: Graveler) -> MemoryWorkflowRunner:
+def _commit_workflow(g: Engine) -> MemoryWorkflowRunner:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        made = g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)
+        made = g.commits.steps.run(CommitRequest.from_json(payload["request"]), 2)
         return {"finish": Finish(COMMITTED, made.id).to_json()}
 
     return MemoryWorkflowRunner(execute)
 
 
-def _merge_workflow(g: Graveler) -> MemoryWorkflowRunner:
+def _merge_workflow(g: Engine) -> MemoryWorkflowRunner:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        made = g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)
+        made = g.merges.steps.run(MergeRequest.from_json(payload["request"]), 2)
         return {"finish": Finish(COMMITTED, made.id).to_json()}
 
     return MemoryWorkflowRunner(execute)
 
 
-def _upload(g: Graveler, branch: str, count: int) -> None:
+def _upload(g: Engine, branch: str, count: int) -> None:
     for i in range(count):
-        g.upload_object("repo", branch, f"{branch}/f{i}", b"%d" % i)
+        g.objects.upload_object("repo", branch, f"{branch}/f{i}", b"%d" % i)
 
 
-def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: object) -> None:
+def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Engine, repo: object) -> None:
     runner = _commit_workflow(g)
     g = _with(g, Workflows(commit=runner, commit_threshold=3))
     _upload(g, "main", 3)
-    small = g.commit("repo", "main", "alice", "small")
-    assert runner.describe("w-anything") is None and g.get_branch("repo", "main").commit_id == small.id
+    small = g.commits.commit("repo", "main", "alice", "small")
+    assert runner.describe("w-anything") is None and g.branches.get_branch("repo", "main").commit_id == small.id
     _upload(g, "main", 4)
-    large = g.commit("repo", "main", "alice", "large", {"k": "v"})
+    large = g.commits.commit("repo", "main", "alice", "large", {"k": "v"})
     assert (large.message, large.metadata, large.parents) == ("large", {"k": "v"}, (small.id,))
-    assert g.get_branch("repo", "main").commit_id == large.id
-    assert len(g.list_objects("repo", "main", amount=100).results) == 4  # f0..f3 rewritten, the same keys
+    assert g.branches.get_branch("repo", "main").commit_id == large.id
+    assert len(g.objects.list_objects("repo", "main", amount=100).results) == 4  # f0..f3 rewritten, the same keys
     # The execution is named by the request and started with it.
     (name,) = runner._executions
     assert name.startswith("w-") and runner.describe(name).input["request"]["message"] == "large"  # type: ignore[union-attr]
-    status = g.commit_status("repo", "main", name)
+    status = g.commits.commit_status("repo", "main", name)
     assert status.completed and status.result == large
 
 
-def test_a_workflow_that_outlives_the_wait_is_still_running(g: Graveler, repo: object) -> None:
+def test_a_workflow_that_outlives_the_wait_is_still_running(g: Engine, repo: object) -> None:
     runner = MemoryWorkflowRunner()  # executions run until the test ends them
     g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 1)
     with pytest.raises(errors.StillRunning) as running:
-        g.commit("repo", "main", "alice", "later", wait_seconds=0)
+        g.commits.commit("repo", "main", "alice", "later", wait_seconds=0)
     task = running.value.task_id
-    assert task.startswith("w-") and not g.commit_status("repo", "main", task).completed
+    assert task.startswith("w-") and not g.commits.commit_status("repo", "main", task).completed
     with pytest.raises(errors.NotFound):
-        g.commit_status("repo", "dev", task)  # only through its own branch
+        g.commits.commit_status("repo", "dev", task)  # only through its own branch
     runner.end(task, "FAILED", error="CommitToProtectedBranch", cause='{"errorMessage": "no commits here"}')
-    failed = g.commit_status("repo", "main", task)
+    failed = g.commits.commit_status("repo", "main", task)
     assert failed.completed and isinstance(failed.error, errors.CommitToProtectedBranch)
     assert str(failed.error) == "no commits here"
 
 
-def test_an_execution_whose_post_move_step_fails_reports_the_commit_as_landed(g: Graveler, repo: object) -> None:
+def test_an_execution_whose_post_move_step_fails_reports_the_commit_as_landed(g: Engine, repo: object) -> None:
     """The branch moved, then the step after it (the post-commit hooks) failed for good and the execution ended
     FAILED (a state machine deployed before its Catch, or a timeout of the execution): the commit landed, and both
     the waiting call and the status route say so, with its id."""
 
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        g.commit_steps.run(CommitRequest.from_json(payload["request"]), 2)
+        g.commits.steps.run(CommitRequest.from_json(payload["request"]), 2)
         raise errors.StorageError("the post-commit step timed out")
 
     runner = MemoryWorkflowRunner(execute)
     g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 2)
-    made = g.commit("repo", "main", "alice", "landed", {"k": "v"})
-    assert g.get_branch("repo", "main").commit_id == made.id and made.message == "landed"
+    made = g.commits.commit("repo", "main", "alice", "landed", {"k": "v"})
+    assert g.branches.get_branch("repo", "main").commit_id == made.id and made.message == "landed"
     (name,) = runner._executions
     assert runner.describe(name).status == "FAILED"  # type: ignore[union-attr]
-    status = g.commit_status("repo", "main", name)
+    status = g.commits.commit_status("repo", "main", name)
     assert status.completed and status.error is None and status.result == made
     # A commit on top does not hide it: the status looks back along the branch.
-    g.upload_object("repo", "main", "later", b"x")
-    g.commit_steps.run(CommitRequest("repo", "main", "other", "alice", "on top", 1.0, {}), 1)
-    assert g.commit_status("repo", "main", name).result == made
+    g.objects.upload_object("repo", "main", "later", b"x")
+    g.commits.steps.run(CommitRequest("repo", "main", "other", "alice", "on top", 1.0, {}), 1)
+    assert g.commits.commit_status("repo", "main", name).result == made
 
 
-def test_a_failed_execution_whose_commit_never_landed_reports_its_error(g: Graveler, repo: object) -> None:
+def test_a_failed_execution_whose_commit_never_landed_reports_its_error(g: Engine, repo: object) -> None:
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
         raise errors.StorageError("the plan failed")
 
@@ -108,27 +108,27 @@ def test_a_failed_execution_whose_commit_never_landed_reports_its_error(g: Grave
     g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 1)
     with pytest.raises(errors.StorageError):
-        g.commit("repo", "main", "alice", "never")
+        g.commits.commit("repo", "main", "alice", "never")
     (name,) = runner._executions
-    assert isinstance(g.commit_status("repo", "main", name).error, errors.StorageError)
+    assert isinstance(g.commits.commit_status("repo", "main", name).error, errors.StorageError)
 
 
-def test_an_unknown_failure_is_workflow_failed(g: Graveler, repo: object) -> None:
+def test_an_unknown_failure_is_workflow_failed(g: Engine, repo: object) -> None:
     runner = MemoryWorkflowRunner()
     g = _with(g, Workflows(commit=runner, commit_threshold=0))
     _upload(g, "main", 1)
     with pytest.raises(errors.StillRunning) as running:
-        g.commit("repo", "main", "alice", "later", wait_seconds=0)
+        g.commits.commit("repo", "main", "alice", "later", wait_seconds=0)
     runner.end(running.value.task_id, "TIMED_OUT")
-    assert isinstance(g.commit_status("repo", "main", running.value.task_id).error, errors.WorkflowFailed)
+    assert isinstance(g.commits.commit_status("repo", "main", running.value.task_id).error, errors.WorkflowFailed)
 
 
-def test_a_failing_workflow_raises_the_steps_error(g: Graveler, repo: object) -> None:
+def test_a_failing_workflow_raises_the_steps_error(g: Engine, repo: object) -> None:
     g = _with(g, Workflows(commit=_commit_workflow(g), commit_threshold=0))
     _upload(g, "main", 1)
-    g.commit("repo", "main", "alice", "first")
+    g.commits.commit("repo", "main", "alice", "first")
     with pytest.raises(errors.NoChanges):
-        g.commit("repo", "main", "alice", "nothing staged")  # inline: no staged change is above no threshold
+        g.commits.commit("repo", "main", "alice", "nothing staged")  # inline: no staged change is above no threshold
     g = _with(
         g,
         Workflows(
@@ -137,61 +137,61 @@ def test_a_failing_workflow_raises_the_steps_error(g: Graveler, repo: object) ->
     )
     _upload(g, "main", 1)
     with pytest.raises(errors.NoChanges):
-        g.commit("repo", "main", "alice", "refused by the workflow")
+        g.commits.commit("repo", "main", "alice", "refused by the workflow")
 
 
-def test_a_merge_above_the_threshold_runs_as_a_workflow(g: Graveler, repo: object) -> None:
-    g.create_branch("repo", "feature", "main")
+def test_a_merge_above_the_threshold_runs_as_a_workflow(g: Engine, repo: object) -> None:
+    g.branches.create_branch("repo", "feature", "main")
     _upload(g, "feature", 5)
-    g.commit("repo", "feature", "alice", "work")
+    g.commits.commit("repo", "feature", "alice", "work")
     runner = _merge_workflow(g)
     g = _with(g, Workflows(merge=runner, merge_threshold=2))
-    merged = g.merge("repo", "feature", "main", "bob", "merge it")
-    assert merged.parents[1] == g.get_branch("repo", "feature").commit_id
+    merged = g.merges.merge("repo", "feature", "main", "bob", "merge it")
+    assert merged.parents[1] == g.branches.get_branch("repo", "feature").commit_id
     (name,) = runner._executions
-    assert g.merge_status("repo", "main", name).result == merged
+    assert g.merges.merge_status("repo", "main", name).result == merged
     with pytest.raises(errors.NotFound):
-        g.merge_status("repo", "feature", name)
+        g.merges.merge_status("repo", "feature", name)
 
 
 @pytest.mark.parametrize("squash", [False, True])
 def test_a_merge_execution_that_fails_after_its_move_reports_the_merge_as_landed(
-    g: Graveler, repo: object, squash: bool
+    g: Engine, repo: object, squash: bool
 ) -> None:
     """As for a commit: the destination moved to the merge commit, then the execution ended FAILED (its post-merge
     step, or the execution cut after the swap). The waiting call and the status answer the merge commit, also once
     another commit landed on top of it."""
-    g.create_branch("repo", "feature", "main")
+    g.branches.create_branch("repo", "feature", "main")
     _upload(g, "feature", 5)
-    g.commit("repo", "feature", "alice", "work")
+    g.commits.commit("repo", "feature", "alice", "work")
 
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
-        g.merge_steps.run(MergeRequest.from_json(payload["request"]), 2)
+        g.merges.steps.run(MergeRequest.from_json(payload["request"]), 2)
         raise errors.StorageError("the post-merge step timed out")
 
     runner = MemoryWorkflowRunner(execute)
     g = _with(g, Workflows(merge=runner, merge_threshold=2))
-    merged = g.merge("repo", "feature", "main", "bob", "merge it", {"k": "v"}, squash_merge=squash)
-    assert g.get_branch("repo", "main").commit_id == merged.id
-    assert merged.parents[1:] == (() if squash else (g.get_branch("repo", "feature").commit_id,))
+    merged = g.merges.merge("repo", "feature", "main", "bob", "merge it", {"k": "v"}, squash_merge=squash)
+    assert g.branches.get_branch("repo", "main").commit_id == merged.id
+    assert merged.parents[1:] == (() if squash else (g.branches.get_branch("repo", "feature").commit_id,))
     (name,) = runner._executions
     assert runner.describe(name).status == "FAILED"  # type: ignore[union-attr]
-    status = g.merge_status("repo", "main", name)
+    status = g.merges.merge_status("repo", "main", name)
     assert status.completed and status.error is None and status.result == merged
-    g.upload_object("repo", "main", "later", b"x")
-    g.commit("repo", "main", "alice", "on top")
-    assert g.merge_status("repo", "main", name).result == merged
+    g.objects.upload_object("repo", "main", "later", b"x")
+    g.commits.commit("repo", "main", "alice", "on top")
+    assert g.merges.merge_status("repo", "main", name).result == merged
 
 
-def test_a_merge_execution_that_failed_before_its_move_reports_its_error(g: Graveler, repo: object) -> None:
+def test_a_merge_execution_that_failed_before_its_move_reports_its_error(g: Engine, repo: object) -> None:
     """Not landed: the error stands, even when an earlier merge of the same source by the same committer is on the
     destination (the request's message and date tell its own commit apart)."""
-    g.create_branch("repo", "feature", "main")
+    g.branches.create_branch("repo", "feature", "main")
     _upload(g, "feature", 5)
-    g.commit("repo", "feature", "alice", "work")
-    g.merge("repo", "feature", "main", "bob", "merge it")  # inline: below no threshold yet
+    g.commits.commit("repo", "feature", "alice", "work")
+    g.merges.merge("repo", "feature", "main", "bob", "merge it")  # inline: below no threshold yet
     _upload(g, "feature", 6)
-    g.commit("repo", "feature", "alice", "more work")
+    g.commits.commit("repo", "feature", "alice", "more work")
 
     def execute(payload: dict[str, Any]) -> dict[str, Any]:
         raise errors.StorageError("the plan failed")
@@ -199,6 +199,6 @@ def test_a_merge_execution_that_failed_before_its_move_reports_its_error(g: Grav
     runner = MemoryWorkflowRunner(execute)
     g = _with(g, Workflows(merge=runner, merge_threshold=0))
     with pytest.raises(errors.StorageError):
-        g.merge("repo", "feature", "main", "bob", "merge it again")
+        g.merges.merge("repo", "feature", "main", "bob", "merge it again")
     (name,) = runner._executions
-    assert isinstance(g.merge_status("repo", "main", name).error, errors.StorageError)
+    assert isinstance(g.merges.merge_status("repo", "main", name).error, errors.StorageError)

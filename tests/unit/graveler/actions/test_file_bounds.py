@@ -33,13 +33,13 @@ def test_more_files_than_the_bound_refuse_the_operation(g: Any, repo: Any) -> No
     """Before: the 1,001st file and beyond were silently skipped and every one below was read; now a ref with
     more than MAX_ACTION_FILES refuses, naming the bound, before reading one."""
     for i in range(MAX_ACTION_FILES + 1):
-        g.upload_object("repo", "main", f"_lakefs_actions/{i:03d}.yaml", action(f"a{i}"))
+        g.objects.upload_object("repo", "main", f"_lakefs_actions/{i:03d}.yaml", action(f"a{i}"))
     with pytest.raises(InvalidActionFile, match=f"more than {MAX_ACTION_FILES} action files"):
-        g.action_files("repo", "main")
+        g.actions.action_files("repo", "main")
     with pytest.raises(GravelerError, match="action files"):
-        g.commit("repo", "main", "u", "many actions")
-    g.delete_object("repo", "main", "_lakefs_actions/000.yaml")
-    assert len(g.action_files("repo", "main")) == MAX_ACTION_FILES
+        g.commits.commit("repo", "main", "u", "many actions")
+    g.objects.delete_object("repo", "main", "_lakefs_actions/000.yaml")
+    assert len(g.actions.action_files("repo", "main")) == MAX_ACTION_FILES
 
 
 def test_too_many_bytes_in_all_refuse_before_any_file_is_read(
@@ -47,21 +47,21 @@ def test_too_many_bytes_in_all_refuse_before_any_file_is_read(
 ) -> None:
     """Ten 43 KB files made every commit and branch creation take 13 s; now the entries' sizes refuse them."""
     for i in range(10):
-        g.upload_object("repo", "main", f"_lakefs_actions/{i}.yaml", padded(f"a{i}", 43_000))
+        g.objects.upload_object("repo", "main", f"_lakefs_actions/{i}.yaml", padded(f"a{i}", 43_000))
     assert MAX_ACTION_FILES_BYTES < 10 * 43_000
     reads = Reads(g, monkeypatch)
     with pytest.raises(InvalidActionFile, match=f"more than the {MAX_ACTION_FILES_BYTES} bytes"):
-        g.action_files("repo", "main")
+        g.actions.action_files("repo", "main")
     assert reads.data == []  # no file's bytes were read
     with pytest.raises(InvalidActionFile):
-        g.commit("repo", "main", "u", "big actions")
+        g.commits.commit("repo", "main", "u", "big actions")
 
 
 def test_one_file_over_the_bound_is_refused_by_its_size(g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    g.upload_object("repo", "main", "_lakefs_actions/big.yaml", padded("big", MAX_ACTION_FILE_BYTES + 10))
+    g.objects.upload_object("repo", "main", "_lakefs_actions/big.yaml", padded("big", MAX_ACTION_FILE_BYTES + 10))
     reads = Reads(g, monkeypatch)
     with pytest.raises(InvalidActionFile, match=r"big\.yaml: larger than"):
-        g.action_files("repo", "main")
+        g.actions.action_files("repo", "main")
     assert reads.data == []
 
 
@@ -117,8 +117,8 @@ def test_subdirectories_are_jumped_over_not_read(g: Any, repo: Any, monkeypatch:
     ``_lakefs_actions/data/`` cost every operation a million records. Here 2,000 of them cost a few."""
     for batch in range(2):
         objects = [NewObject(f"_lakefs_actions/data/{batch}{i:04d}", b"x") for i in range(1000)]
-        g.upload_objects("repo", "main", objects)
-    g.upload_object("repo", "main", "_lakefs_actions/z.yaml", action("z"))
+        g.objects.upload_objects("repo", "main", objects)
+    g.objects.upload_object("repo", "main", "_lakefs_actions/z.yaml", action("z"))
     yielded = {"committed": 0, "staged": 0}
 
     def counting(kind: str, inner: Any) -> Any:
@@ -129,20 +129,20 @@ def test_subdirectories_are_jumped_over_not_read(g: Any, repo: Any, monkeypatch:
 
         return wrapped
 
-    import chalicelib.graveler.objects as objects_module
+    import chalicelib.graveler.usecases.objects as objects_module
 
     monkeypatch.setattr(objects_module, "staged_changes", counting("staged", objects_module.staged_changes))
-    assert [p for p, _ in g.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]
+    assert [p for p, _ in g.actions.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]
     assert yielded["staged"] < 10
     monkeypatch.undo()
-    g.commit("repo", "main", "u", "many under data/")
+    g.commits.commit("repo", "main", "u", "many under data/")
     new_container(g)
-    monkeypatch.setattr(g.committed, "iterate", counting("committed", g.committed.iterate))
-    assert [p for p, _ in g.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]
+    monkeypatch.setattr(g.ports.committed, "iterate", counting("committed", g.ports.committed.iterate))
+    assert [p for p, _ in g.actions.action_files("repo", "main")] == ["_lakefs_actions/z.yaml"]
     assert yielded["committed"] < 10
 
 
 def test_more_subdirectories_than_the_bound_refuse(g: Any, repo: Any) -> None:
-    g.upload_objects("repo", "main", [NewObject(f"_lakefs_actions/d{i:03d}/x", b"x") for i in range(101)])
+    g.objects.upload_objects("repo", "main", [NewObject(f"_lakefs_actions/d{i:03d}/x", b"x") for i in range(101)])
     with pytest.raises(InvalidActionFile, match="more than 100 directories"):
-        g.action_files("repo", "main")
+        g.actions.action_files("repo", "main")

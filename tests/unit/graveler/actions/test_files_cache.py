@@ -27,13 +27,13 @@ class Reads:
     def __init__(self, g: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         self.metadata: list[str] = []
         self.data: list[str] = []
-        get = g.blocks.get
+        get = g.ports.blocks.get
 
         def counted(address: str, start: int | None = None, end: int | None = None) -> bytes:
             (self.metadata if "/_lakefs/" in address else self.data).append(address)
             return get(address, start, end)
 
-        monkeypatch.setattr(g.blocks, "get", counted)
+        monkeypatch.setattr(g.ports.blocks, "get", counted)
 
     def clear(self) -> None:
         self.metadata.clear()
@@ -42,48 +42,51 @@ class Reads:
 
 def new_container(g: Any) -> None:
     """Forgets what the commit's own post-commit lookup and range writes left in memory."""
-    g.committed.storage.clear_cache()
-    g.action_files_cache.clear()
+    g.ports.committed.storage.clear_cache()
+    g.ports.action_files_cache.clear()
 
 
 def test_an_action_file_staged_on_a_branch_counts_at_once(g: Any, repo: Any) -> None:
-    g.upload_object("repo", "main", "data/x", b"x")
-    g.commit("repo", "main", "u", "data")
-    assert g.action_files("repo", "main") == []  # "none" is now remembered for main's commit
-    g.upload_object("repo", "main", "_lakefs_actions/a.yaml", ACTION)
-    assert g.action_files("repo", "main") == [("_lakefs_actions/a.yaml", ACTION)]
-    with_action = g.commit("repo", "main", "u", "add an action")
-    g.delete_object("repo", "main", "_lakefs_actions/a.yaml")
+    g.objects.upload_object("repo", "main", "data/x", b"x")
+    g.commits.commit("repo", "main", "u", "data")
+    assert g.actions.action_files("repo", "main") == []  # "none" is now remembered for main's commit
+    g.objects.upload_object("repo", "main", "_lakefs_actions/a.yaml", ACTION)
+    assert g.actions.action_files("repo", "main") == [("_lakefs_actions/a.yaml", ACTION)]
+    with_action = g.commits.commit("repo", "main", "u", "add an action")
+    g.objects.delete_object("repo", "main", "_lakefs_actions/a.yaml")
     # Staged deletion: gone from the branch at once, still in the commit (another metarange, another entry).
-    assert g.action_files("repo", "main") == []
-    assert g.action_files("repo", with_action.id) == [("_lakefs_actions/a.yaml", ACTION)]
-    branch = g.get_branch("repo", "main")
-    assert g.action_files("repo", "main", branch) == []
+    assert g.actions.action_files("repo", "main") == []
+    assert g.actions.action_files("repo", with_action.id) == [("_lakefs_actions/a.yaml", ACTION)]
+    branch = g.branches.get_branch("repo", "main")
+    assert g.actions.action_files("repo", "main", branch) == []
 
 
 def test_only_direct_children_count_and_a_staged_file_replaces_the_committed_one(g: Any, repo: Any) -> None:
-    g.upload_object("repo", "main", "_lakefs_actions/a.yaml", ONE)
-    g.upload_object("repo", "main", "_lakefs_actions/sub/b.yaml", b"nested: not an action, never read")
-    g.upload_object("repo", "main", "_lakefs_actionsX", b"not under the prefix")
-    g.commit("repo", "main", "u", "c")
-    g.upload_object("repo", "main", "_lakefs_actions/a.yaml", TWO)
-    g.upload_object("repo", "main", "_lakefs_actions/c.yaml", THREE)
-    assert g.action_files("repo", "main") == [("_lakefs_actions/a.yaml", TWO), ("_lakefs_actions/c.yaml", THREE)]
-    assert g.action_files("repo", "main~0") == [("_lakefs_actions/a.yaml", ONE)]
+    g.objects.upload_object("repo", "main", "_lakefs_actions/a.yaml", ONE)
+    g.objects.upload_object("repo", "main", "_lakefs_actions/sub/b.yaml", b"nested: not an action, never read")
+    g.objects.upload_object("repo", "main", "_lakefs_actionsX", b"not under the prefix")
+    g.commits.commit("repo", "main", "u", "c")
+    g.objects.upload_object("repo", "main", "_lakefs_actions/a.yaml", TWO)
+    g.objects.upload_object("repo", "main", "_lakefs_actions/c.yaml", THREE)
+    assert g.actions.action_files("repo", "main") == [
+        ("_lakefs_actions/a.yaml", TWO),
+        ("_lakefs_actions/c.yaml", THREE),
+    ]
+    assert g.actions.action_files("repo", "main~0") == [("_lakefs_actions/a.yaml", ONE)]
 
 
 def test_a_commit_s_action_files_are_read_once_per_container(
     g: Any, repo: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    g.upload_object("repo", "main", "_lakefs_actions/a.yaml", ACTION)
-    commit = g.commit("repo", "main", "u", "c")
+    g.objects.upload_object("repo", "main", "_lakefs_actions/a.yaml", ACTION)
+    commit = g.commits.commit("repo", "main", "u", "c")
     new_container(g)
     reads = Reads(g, monkeypatch)
-    assert g.action_files("repo", commit.id) == [("_lakefs_actions/a.yaml", ACTION)]
+    assert g.actions.action_files("repo", commit.id) == [("_lakefs_actions/a.yaml", ACTION)]
     assert reads.metadata and reads.data
     reads.clear()
     for _ in range(3):
-        assert g.action_files("repo", commit.id) == [("_lakefs_actions/a.yaml", ACTION)]
+        assert g.actions.action_files("repo", commit.id) == [("_lakefs_actions/a.yaml", ACTION)]
     assert (reads.metadata, reads.data) == ([], [])
 
 
@@ -91,13 +94,13 @@ def test_a_commit_without_action_files_reads_no_range(g: Any, repo: Any, monkeyp
     """Lower-case keys sort after the prefix ('_' is below 'a'): the metarange's bounds say that no range can hold
     an action file, so none is read."""
     for path in ("data/b", "zeta/c"):
-        g.upload_object("repo", "main", path, b"x")
-    commit = g.commit("repo", "main", "u", "c")
+        g.objects.upload_object("repo", "main", path, b"x")
+    commit = g.commits.commit("repo", "main", "u", "c")
     new_container(g)
     reads = Reads(g, monkeypatch)
-    assert g.action_files("repo", commit.id) == []
+    assert g.actions.action_files("repo", commit.id) == []
     assert len(reads.metadata) == 1  # the metarange alone
-    assert g.action_files("repo", commit.id) == []
+    assert g.actions.action_files("repo", commit.id) == []
     assert len(reads.metadata) == 1
 
 

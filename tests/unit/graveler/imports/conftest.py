@@ -7,15 +7,15 @@ import pytest
 
 from chalicelib.adapters.import_records import MemoryImportRecords
 from chalicelib.adapters.memory_source import MemorySourceLister
+from chalicelib.graveler.engine import build_engine
 from chalicelib.graveler.imports import ImportParts
-from chalicelib.graveler.service import Graveler
 
 SETTING = "LAKELET_IMPORT_ALLOWED_LOCATIONS"
 
 
 @pytest.fixture
 def lister(g):
-    return MemorySourceLister(g.blocks, page_size=3)
+    return MemorySourceLister(g.ports.blocks, page_size=3)
 
 
 @pytest.fixture
@@ -26,10 +26,10 @@ def records():
 @pytest.fixture
 def importer(g, repo, lister, records):
     """The import use case of an engine over g's parts (and clock) with this lister and these records."""
-    return Graveler(g.parts, ImportParts(lister, records, ("s3://source/allowed/",), SETTING)).importer
+    return build_engine(g.ports, ImportParts(lister, records, ("s3://source/allowed/",), SETTING)).imports
 
 
 def put_source(g, **files: bytes) -> None:
     """Source objects under s3://source/allowed/; "__" in a name is "/"."""
     for name, data in files.items():
-        g.blocks.put("s3://source/allowed/" + name.replace("__", "/"), data)
+        g.ports.blocks.put("s3://source/allowed/" + name.replace("__", "/"), data)

@@ -12,7 +12,7 @@ from chalicelib.graveler.committed.params import RANGE_FORMAT_1, RANGE_FORMAT_2
 from chalicelib.graveler.identity import new_commit
 from chalicelib.graveler.imports import COMMON_PREFIX, COMPLETED, ImportLocation
 from chalicelib.graveler.records import EMPTY_METARANGE, Branch, BranchID, Repository, RepositoryID
-from chalicelib.graveler.repositories import INITIAL_COMMIT_MESSAGE
+from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
 
 from .conftest import put_source
 
@@ -23,13 +23,13 @@ PAD = "p" * 900  # rows of about 2 KB (key and source address): 2,000 of them fi
 @pytest.fixture(params=[1, 2], ids=["format 1", "format 2"])
 def repo(request, g):
     if request.param == 2:
-        return g.create_repository("repo", NS)
+        return g.repositories.create_repository("repo", NS)
     rid = RepositoryID("repo")
     initial = new_commit("", INITIAL_COMMIT_MESSAGE, EMPTY_METARANGE, 1_700_000_000.0, {}, (), 1)
-    g.refs.add_commit(rid, initial)
-    g.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("repo", "main")))
-    g.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, generation="gen"))
-    return g.get_repository("repo")
+    g.ports.refs.add_commit(rid, initial)
+    g.ports.refs.create_branch(rid, Branch(BranchID("main"), initial.id, new_staging_token("repo", "main")))
+    g.ports.refs.create_repository(Repository(rid, NS, BranchID("main"), 1_700_000_000, generation="gen"))
+    return g.repositories.get_repository("repo")
 
 
 def test_import_cuts_with_the_repository_format(g, repo, importer, lister):
@@ -40,10 +40,10 @@ def test_import_cuts_with_the_repository_format(g, repo, importer, lister):
     )
     record = importer.run(request, max_slices=4)
     assert record.state == COMPLETED and record.ingested == 2000
-    metarange = g.get_commit("repo", "main").meta_range_id
-    written = [r.id for r in g.committed.ranges(NS, metarange)]
+    metarange = g.commits.get_commit("repo", "main").meta_range_id
+    written = [r.id for r in g.ports.committed.ranges(NS, metarange)]
     own, other = (RANGE_FORMAT_1, RANGE_FORMAT_2) if repo.range_format == 1 else (RANGE_FORMAT_2, RANGE_FORMAT_1)
-    records = list(g.committed.iterate(NS, metarange))
+    records = list(g.ports.committed.iterate(NS, metarange))
 
     def from_scratch(params):
         manager = CommittedManager(MemoryBlockStore(), params)

@@ -12,8 +12,8 @@ import pytest
 from chalicelib import wiring
 from chalicelib.api.errors import status_for
 from chalicelib.graveler import errors
+from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.imports import COMMON_PREFIX, COMPLETED, EXECUTION_PREFIX, ImportLocation
-from chalicelib.graveler.service import Graveler, engine_parts
 from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS, Settings
 
 ALLOWED = "s3://source/allowed/"
@@ -36,7 +36,7 @@ def test_wiring_puts_the_import_workflow_beside_the_commit_and_merge_ones() -> N
 
 def test_the_engine_of_the_services_carries_the_import_ports_and_allowed_locations() -> None:
     services = wiring.memory_services(Settings(bucket="bucket", import_allowed_locations=(ALLOWED,)))
-    imports = services.graveler.import_parts
+    imports = services.engine.imports.ports
     assert imports is not None
     assert (imports.allowed, imports.setting) == ((ALLOWED,), ENV_IMPORT_ALLOWED_LOCATIONS)
 
@@ -50,37 +50,37 @@ def test_an_import_above_the_threshold_starts_through_the_engines_workflow_port(
     services = wiring.memory_services(
         Settings(bucket="bucket", import_allowed_locations=(ALLOWED,)), sleep=lambda s: None
     )
-    base = services.graveler
+    base = services.engine
     runner = MemoryWorkflowRunner()
-    g = Graveler(
-        dataclasses.replace(base.parts, workflows=Workflows(imports=runner, import_threshold=2)), base.import_parts
+    g = build_engine(
+        dataclasses.replace(base.ports, workflows=Workflows(imports=runner, import_threshold=2)), base.imports.ports
     )
-    g.create_repository("repo", "s3://bucket/repo")
+    g.repositories.create_repository("repo", "s3://bucket/repo")
     for i in range(3):
-        g.blocks.put(f"{ALLOWED}data/f{i}", b"x")
+        g.ports.blocks.put(f"{ALLOWED}data/f{i}", b"x")
     where = [ImportLocation(COMMON_PREFIX, ALLOWED + "data/", "imported/")]
-    large = g.start_import("repo", "main", where, "alice", "import")
+    large = g.imports.submit("repo", "main", where, "alice", "import")
     execution = runner.describe(EXECUTION_PREFIX + large.import_id)
     assert execution is not None and execution.input == {"request": large.to_json(), "max_slices": 16}
     # At the threshold it runs inline, before the call returns; the workflow is not started for it.
-    small = g.start_import("repo", "main", [ImportLocation(COMMON_PREFIX, ALLOWED + "data/f1", "one/")], "a", "m")
+    small = g.imports.submit("repo", "main", [ImportLocation(COMMON_PREFIX, ALLOWED + "data/f1", "one/")], "a", "m")
     assert runner.describe(EXECUTION_PREFIX + small.import_id) is None
-    done = g.import_status("repo", "main", small.import_id)
+    done = g.imports.status("repo", "main", small.import_id)
     assert done.record.state == COMPLETED and done.commit is not None
-    assert done.commit.id == g.get_branch("repo", "main").commit_id
+    assert done.commit.id == g.branches.get_branch("repo", "main").commit_id
 
 
 def test_an_engine_without_import_ports_answers_unsupported() -> None:
     services = wiring.memory_services()
-    base = services.graveler
-    g = Graveler(engine_parts(base.refs, base.staging, base.blocks, base.committed))
-    g.create_repository("repo", "s3://bucket/repo")
+    base = services.engine
+    g = build_engine(engine_parts(base.ports.refs, base.ports.staging, base.ports.blocks, base.ports.committed))
+    g.repositories.create_repository("repo", "s3://bucket/repo")
     where = [ImportLocation(COMMON_PREFIX, ALLOWED, "x/")]
     for call in (
-        lambda: g.start_import("repo", "main", where, "a", "m"),
-        lambda: g.import_status("repo", "main", "0" * 32),
-        lambda: g.cancel_import("repo", "main", "0" * 32),
-        lambda: g.importer.steps,
+        lambda: g.imports.submit("repo", "main", where, "a", "m"),
+        lambda: g.imports.status("repo", "main", "0" * 32),
+        lambda: g.imports.cancel("repo", "main", "0" * 32),
+        lambda: g.imports.steps,
     ):
         with pytest.raises(errors.Unsupported) as refused:
             call()

@@ -14,15 +14,15 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from . import errors
-from .addressing import new_data_address
-from .conditional_writes import expect_on, stage_conditionally
-from .object_fields import validate_entry, validate_headers
-from .parts import EngineParts
-from .preconditions import MAX_ATOMIC_CHANGES, Precondition
-from .reads import Reads
-from .records import BranchID, Entry, Key, StagedEntry
-from .validation import validate_path
+from .. import errors
+from ..addressing import new_data_address
+from ..conditional_writes import expect_on, stage_conditionally
+from ..object_fields import validate_entry, validate_headers
+from ..parts import EngineParts
+from ..preconditions import MAX_ATOMIC_CHANGES, Precondition
+from ..reads import Reads
+from ..records import BranchID, Entry, Key, StagedEntry
+from ..validation import validate_path
 
 __all__ = ["MAX_ATOMIC_CHANGES", "ConditionalObject", "ConditionalUploads"]
 

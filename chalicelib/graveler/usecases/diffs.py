@@ -1,20 +1,21 @@
-"""Differences: a branch's uncommitted changes, two refs compared (two-dot or three-dot), their merge base, and
-the merge preview (what a merge would do, without writing)."""
+"""History: the log (history.py walks it), a branch's uncommitted changes, two refs compared (two-dot or
+three-dot), their merge base, and the merge preview (what a merge would do, without writing)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from . import errors
-from .committed import compare
-from .committed.compare import MergeChange
-from .identity import entry_identity
-from .listing import clamp_amount, paginate
-from .merge.base import require_merge_base
-from .merge.policy import MergePreview, MergeSummary, conflict_policy
-from .parts import EngineParts
-from .reads import Reads
-from .records import (
+from .. import errors
+from ..committed import compare
+from ..committed.compare import MergeChange
+from ..history import LogFilter, log_page
+from ..identity import entry_identity
+from ..listing import clamp_amount, paginate
+from ..merge.base import require_merge_base
+from ..merge.policy import MergePreview, MergeSummary, conflict_policy
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import (
     BranchID,
     Commit,
     Diff,
@@ -22,21 +23,21 @@ from .records import (
     Key,
     Page,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     is_dirty,
     staged_changes,
 )
 
-__all__ = ["THREE_DOT", "TWO_DOT", "Diffs"]
+__all__ = ["THREE_DOT", "TWO_DOT", "History"]
 
 # Diff types between refs (lakeFS's names).
 TWO_DOT = "two_dot"
 THREE_DOT = "three_dot"
 
 
-class Diffs:
-    """The diff use cases."""
+class History:
+    """The log and diff use cases."""
 
     def __init__(self, parts: EngineParts, reads: Reads) -> None:
         self._parts = parts
@@ -177,3 +178,37 @@ class Diffs:
             view, lambda common: MergeChange(Key(common), DiffType.PREFIX_CHANGED, None), prefix, "", after, amount
         )
         return MergePreview(source, dest, base, summary, page)
+
+    def log(
+        self,
+        repo_id: str,
+        ref: str,
+        after: str = "",
+        amount: int | None = 100,
+        *,
+        objects: Sequence[str] = (),
+        prefixes: Sequence[str] = (),
+        since: int | None = None,
+        stop_at: str | None = None,
+        limit: bool = False,
+        first_parent: bool = False,
+    ) -> Page[Commit]:
+        """History from ``ref``, newest first; ``after`` is the last commit id already seen. Filters: see
+        history.LogFilter (``stop_at`` is any ref expression)."""
+        repo = self._reads.get_repository(repo_id)
+        options = LogFilter(
+            objects=tuple(objects),
+            prefixes=tuple(prefixes),
+            since=since,
+            stop_at=self._reads.resolve(repo.id, stop_at).commit_id if stop_at else None,
+            limit=limit,
+            first_parent=first_parent,
+        )
+        ns = repo.storage_namespace
+
+        def first_difference(parent: Commit, commit: Commit, start: str) -> str | None:
+            row = next(compare.diff(self._parts.committed, ns, parent.meta_range_id, commit.meta_range_id, start), None)
+            return None if row is None else row.key
+
+        start = self._reads.resolve(repo.id, ref).commit_id
+        return log_page(self._parts.refs, repo.id, start, options, after, clamp_amount(amount), first_difference)

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from . import errors
-from .actions import HookEvent
-from .actions.events import EventType
-from .actions.operations import ref_event
-from .branch_moves import (
+from .. import errors
+from ..actions import HookEvent
+from ..actions.events import EventType
+from ..actions.operations import ref_event
+from ..branch_moves import (
     new_staging_token,
     retired_tokens,
 )
-from .parts import EngineParts
-from .reads import Reads, page_by_id
-from .records import (
+from ..parts import EngineParts
+from ..reads import Reads, page_by_id
+from ..records import (
     Branch,
     BranchID,
     Page,
@@ -23,11 +23,11 @@ from .records import (
     Tag,
     TagID,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     drop_tokens,
 )
-from .validation import (
+from ..validation import (
     validate_branch_id,
     validate_tag_id,
 )
@@ -41,6 +41,10 @@ class BranchesAndTags:
     def __init__(self, parts: EngineParts, reads: Reads) -> None:
         self._parts = parts
         self._reads = reads
+
+    def get_branch(self, repo_id: str, branch_id: str) -> Branch:
+        """The branch of the live repository. Raises BranchNotFound."""
+        return self._reads.get_branch(repo_id, branch_id)
 
     def create_branch(
         self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False, force: bool = False

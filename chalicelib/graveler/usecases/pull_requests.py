@@ -1,5 +1,5 @@
 """Pull requests (lakeFS's pulls API, pkg/graveler and pkg/catalog): a proposal to merge one branch into another,
-open until it is merged (through the one merge entry, Graveler.merge: hooks, branch protection, strategies and
+open until it is merged (through the one merge entry, engine.merges.merge: hooks, branch protection, strategies and
 conflicts as any merge) or closed.
 
 What Lakelet does as lakeFS does: ids are xid-shaped (20 characters of base32hex, time first, so the id order is
@@ -21,14 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
-from . import errors
-from .listing import clamp_amount
-from .records import Commit, Page, PullRequest, PullRequestStatus, Repository
-from .validation import validate_branch_id
+from .. import errors
+from ..listing import clamp_amount
+from ..records import Commit, Page, PullRequest, PullRequestStatus, Repository
+from ..validation import validate_branch_id
 
 if TYPE_CHECKING:  # ports.py names this module's records in its signatures
-    from .ports import PullRequestStore
-    from .workflow_runner import TaskStatus
+    from ..ports import PullRequestStore
+    from ..workflow_runner import TaskStatus
 
 __all__ = [
     "MergeEntry",
@@ -55,7 +55,7 @@ class PullRequestUpdate:
 
 
 class MergeEntry(Protocol):
-    """Graveler.merge, as a pull request calls it."""
+    """engine.merges.merge, as a pull request calls it."""
 
     def __call__(
         self,
@@ -73,12 +73,12 @@ class MergeEntry(Protocol):
 class PullRequestParts:
     """What the pull request use cases need: their store, the engine's reads and its one merge entry."""
 
-    store: PullRequestStore
+    store: PullRequestStore | None  # None: an engine built without them, whose every call answers Unsupported
     repository: Callable[[str], Repository]  # the live repository; raises RepositoryNotFound
     check_branch: Callable[[str, str], None]  # raises BranchNotFound
     merge: MergeEntry
     clock: Callable[[], float]
-    # Graveler.merge_status: how a merge that went on as a workflow ended (repo, destination, task id).
+    # engine.merges.merge_status: how a merge that went on as a workflow ended (repo, destination, task id).
     merge_status: Callable[[str, str, str], TaskStatus]
 
 
@@ -120,6 +120,11 @@ class PullRequests:
     def __init__(self, parts: PullRequestParts) -> None:
         self._parts = parts
 
+    def _store(self) -> PullRequestStore:
+        if self._parts.store is None:
+            raise errors.Unsupported("pull requests are not configured on this engine")
+        return self._parts.store
+
     def create(
         self, repo_id: str, title: str, description: str, source_branch: str, destination_branch: str, author: str
     ) -> PullRequest:
@@ -142,13 +147,13 @@ class PullRequests:
             PullRequestStatus.OPEN,
             now,
         )
-        self._parts.store.create(repo, pr)
+        self._store().create(repo, pr)
         return pr
 
     def get(self, repo_id: str, pr_id: str) -> PullRequest:
         """Raises Invalid (a malformed id), RepositoryNotFound, PullRequestNotFound."""
         validate_pull_request_id(pr_id)
-        return self._settle(repo_id, self._parts.store.get(self._parts.repository(repo_id), pr_id))
+        return self._settle(repo_id, self._store().get(self._parts.repository(repo_id), pr_id))
 
     def list(
         self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = None, status: str = "all"
@@ -160,7 +165,7 @@ class PullRequests:
         start = max(after, prefix[:-1]) if prefix else after
         found: list[PullRequest] = []
         while len(found) <= limit:
-            batch = self._parts.store.list(repo, start, limit + 1)
+            batch = self._store().list(repo, start, limit + 1)
             for pr in batch:
                 if pr.id > after and pr.id.startswith(prefix) and keep(pr):
                     found.append(pr)
@@ -229,7 +234,7 @@ class PullRequests:
     def drop_repository(self, repo: Repository) -> int:
         """Removes the pull requests of a repository just deleted (its record, passed in, names the generation they
         are kept under); how many."""
-        return self._parts.store.delete_all(repo)
+        return self._store().delete_all(repo)
 
     def _record_merge(self, repo_id: str, pr_id: str, commit_id: str, when: float) -> PullRequest:
         # The merge happened: it is recorded even if the pull request was edited or closed meanwhile.
@@ -261,12 +266,12 @@ class PullRequests:
         validate_pull_request_id(pr_id)
         repo = self._parts.repository(repo_id)
         for _ in range(UPDATE_TRIES):
-            current = self._parts.store.get(repo, pr_id)
+            current = self._store().get(repo, pr_id)
             edited = edit(current)
             if edited == current:
                 return current
             try:
-                self._parts.store.update(repo, edited, current)
+                self._store().update(repo, edited, current)
             except errors.PreconditionFailed:
                 continue
             return edited

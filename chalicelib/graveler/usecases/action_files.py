@@ -1,30 +1,45 @@
 """The action files on a ref: what the hooks of actions read before and after every guarded operation (the
 files directly under ``_lakefs_actions/``, staged ones included on a branch), through the per-container cache of
-actions/files_cache.py. Needs no hooks itself, so the hook runner is built over it before the engine is."""
+actions/files_cache.py; reading them needs no hooks, so the hook runner is built over them before the engine is.
+And the hooks run around an operation by code that runs its steps itself (the workflows' tasks)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import islice
+from typing import TYPE_CHECKING
 
-from .actions.files_cache import check_action_file_sizes, direct_children, seeking_children
-from .actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
-from .listing import overlay, prefix_end
+from ..actions.files_cache import check_action_file_sizes, direct_children, seeking_children
+from ..actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
+from ..listing import overlay, prefix_end
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import Branch, Entry, EntryRecord, Key, MetaRangeID
+from ..staging import branch_tokens, staged_changes
 from .objects import read_data
-from .parts import EngineParts
-from .reads import Reads
-from .records import Branch, Entry, EntryRecord, Key, MetaRangeID
-from .staging import branch_tokens, staged_changes
 
-__all__ = ["ActionFiles"]
+if TYPE_CHECKING:
+    from ..actions import HookEvent
+
+__all__ = ["Actions"]
 
 
-class ActionFiles:
-    """The action-files use case."""
+class Actions:
+    """The actions use cases: the action files on a ref, and the hooks run around an operation that runs them
+    itself (the workflows' steps)."""
 
     def __init__(self, parts: EngineParts, reads: Reads) -> None:
         self._parts = parts
         self._reads = reads
+
+    def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> str:
+        """Raises HookAborted (412) when a hook fails; answers the run's id, the post-event's ``pre_run_id``
+        (reads.py)."""
+        return self._reads.run_pre_hooks(event, branch)
+
+    def run_post_hooks(self, event: HookEvent) -> None:
+        """Failures are recorded in the run, never raised."""
+        self._reads.run_post_hooks(event)
 
     def action_files(
         self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = MAX_ACTION_FILES

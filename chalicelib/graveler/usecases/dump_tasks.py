@@ -1,10 +1,11 @@
 """The repository dump and restore tasks (lakeFS's dumpSubmit / dumpStatus, restoreSubmit / restoreStatus), inline
 or as workflows, and the synchronous refs dump and restore beside them.
 
-Where a task runs is decided as for imports: with the dump (or restore) state machine configured, a dump of a
-repository with more than ``dump_threshold`` commits (probed up to that many) and a restore whose commits file holds
-more than ``restore_threshold`` records (its header says) start an execution named after the task; smaller ones, or
-every one without a state machine, run in the calling process before the submit answers.
+Where a task runs is the engine's one inline-or-workflow decision (workflow_runner.Runner.launch_task), as for
+imports: with the dump (or restore) state machine configured, a dump of a repository with more than
+``dump_threshold`` commits (probed up to that many) and a restore whose commits file holds more than
+``restore_threshold`` records (its header says) start an execution named after the task; smaller ones, or every one
+without a state machine, run in the calling process before the submit answers.
 
 A task's status is a record ``_lakefs/refs_dump/tasks/<task id>.json`` in the repository's namespace: written
 running at submit (workflow) and again by each step (its ``update_time`` is the task's heartbeat), done by the
@@ -18,17 +19,19 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
-from . import errors
-from .ports import WorkflowRunner
-from .records import Repository
-from .refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
-from .refs_restore import RefsRestorer
+from .. import errors
+from ..parts import Workflows
+from ..plan_json import Json
+from ..ports import WorkflowRunner
+from ..records import Repository
+from ..refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
+from ..refs_restore import RefsRestorer
 
-__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "DumpWorkflows", "execution_message"]
+__all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "execution_message"]
 
 DUMP_TASK, RESTORE_TASK = "dump", "restore"
 ROLLED_BACK = "restore failed, nothing of it kept"
@@ -46,16 +49,6 @@ class DumpTask:
     dumped: RefsDump | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DumpWorkflows:
-    """The state machines dumps and restores run as (None: always inline) and the sizes above which they do."""
-
-    dump: WorkflowRunner | None = None
-    restore: WorkflowRunner | None = None
-    dump_threshold: int = 5_000
-    restore_threshold: int = 5_000
-
-
 def execution_message(error: str, cause: str) -> str:
     """A failed step's message from the error and cause Step Functions passes on (a Lambda's cause is JSON with
     errorMessage)."""
@@ -69,6 +62,12 @@ def execution_message(error: str, cause: str) -> str:
     return message or "the workflow failed"
 
 
+# Runner.launch_task, as dumps and restores call it: (workflow, large?, name, payload, inline, running) -> task.
+Launch = Callable[
+    [WorkflowRunner | None, Callable[[], bool], str, Json, Callable[[], DumpTask], Callable[[], DumpTask]], DumpTask
+]
+
+
 def _task_id(kind: str) -> str:
     return f"{kind}-{uuid.uuid4().hex}"
 
@@ -76,9 +75,12 @@ def _task_id(kind: str) -> str:
 class DumpTasks:
     """The dump and restore use cases: synchronous (refs dump and restore) and as tasks."""
 
-    def __init__(self, parts: RefsDumpParts, workflows: DumpWorkflows | None = None) -> None:
+    def __init__(self, parts: RefsDumpParts, workflows: Workflows, launch: Launch) -> None:
+        """``workflows``: the dump and restore state machines and their thresholds; ``launch``: the engine's one
+        inline-or-workflow decision (``Runner.launch_task``)."""
         self._parts = parts
-        self.workflows = workflows or DumpWorkflows()
+        self.workflows = workflows
+        self._launch = launch
         self.dumper = RefsDumper(parts)
         self.restorer = RefsRestorer(parts)
 
@@ -99,16 +101,21 @@ class DumpTasks:
         of the dump itself is recorded, as a task's is."""
         repo = self._parts.repository(repo_id)
         task_id = _task_id(DUMP_TASK)
-        runner = self.workflows.dump
-        if runner is None or not self._more_commits_than(repo, self.workflows.dump_threshold):
+
+        def inline() -> DumpTask:
             try:
                 return self.finish_dump(repo.id, task_id)
             except errors.GravelerError as e:
                 return self.record_failure(repo.id, task_id, str(e) or type(e).__name__)
-        running = DumpTask(task_id, False, self._parts.clock())
-        self._record(repo, running)
-        runner.start(task_id, {"task_id": task_id, "repository": repo.id})
-        return running
+
+        return self._launch(
+            self.workflows.dump,
+            lambda: self._more_commits_than(repo, self.workflows.dump_threshold),
+            task_id,
+            {"task_id": task_id, "repository": repo.id},
+            inline,
+            lambda: self._running(repo, task_id),
+        )
 
     def _more_commits_than(self, repo: Repository, count: int) -> bool:
         return len(list(islice(self._parts.refs.iterate_commits(repo.id), count + 1))) > count
@@ -147,9 +154,9 @@ class DumpTasks:
         repo = self._parts.writable_repository(repo_id, force)
         self.restorer.refuse_not_bare(repo)
         task_id = _task_id(RESTORE_TASK)
-        runner = self.workflows.restore
         count = self.restorer.commits_count(repo.id, dump)
-        if runner is None or count is None or count <= self.workflows.restore_threshold:
+
+        def inline() -> DumpTask:
             try:
                 plan = self.restorer.check(repo.id, dump, force)
             except errors.GravelerError as e:
@@ -160,9 +167,19 @@ class DumpTasks:
                 kept = self.restorer.roll_back(plan)
                 return self.record_failure(repo.id, task_id, str(e) or type(e).__name__, kept)
             return self.record_done(repo.id, task_id)
+
+        return self._launch(
+            self.workflows.restore,
+            lambda: count is not None and count > self.workflows.restore_threshold,
+            task_id,
+            {"task_id": task_id, "repository": repo.id, "dump": dump.to_json(), "force": force},
+            inline,
+            lambda: self._running(repo, task_id),
+        )
+
+    def _running(self, repo: Repository, task_id: str) -> DumpTask:
         running = DumpTask(task_id, False, self._parts.clock())
         self._record(repo, running)
-        runner.start(task_id, {"task_id": task_id, "repository": repo.id, "dump": dump.to_json(), "force": force})
         return running
 
     def touch(self, repo_id: str, task_id: str) -> None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import errors
-from .addressing import metadata_address
-from .identity import commit_id
-from .parts import EngineParts
-from .reads import Reads
-from .records import EMPTY_METARANGE, Commit, CommitID, MetaRangeID
+from .. import errors
+from ..addressing import metadata_address
+from ..identity import commit_id
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import EMPTY_METARANGE, Commit, CommitID, MetaRangeID
 
 __all__ = ["CommitRecord", "CommitRecords"]
 

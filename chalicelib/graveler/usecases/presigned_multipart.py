@@ -14,12 +14,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import errors
+from .. import errors
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import BranchID, Entry
+from ..validation import validate_path
 from .objects import Objects
-from .parts import EngineParts
-from .reads import Reads
-from .records import BranchID, Entry
-from .validation import validate_path
 
 __all__ = ["MAX_PARTS", "PresignedMultipart", "PresignedParts"]
 

@@ -4,29 +4,39 @@ argument needs (staging, then heads, then commits); each reads the stores afresh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
-from .branch_moves import release_expired
-from .parts import EngineParts
-from .records import Branch, BranchID, Commit, CommitID, Repository
-from .staging import branch_tokens
+from ..branch_moves import release_expired
+from ..ports import RefStore, StagingStore
+from ..records import Branch, BranchID, Commit, CommitID, Repository
+from ..staging import branch_tokens
 
-__all__ = ["CollectionInputs"]
+__all__ = ["CollectionInputs", "CollectionPorts"]
 
 _PAGE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionPorts:
+    """What garbage collection's reads use: the ref and staging stores, and the clock its budget is counted on."""
+
+    refs: RefStore
+    staging: StagingStore
+    clock: Callable[[], float]
 
 
 class CollectionInputs:
     """The reads of garbage collection."""
 
-    def __init__(self, parts: EngineParts) -> None:
-        self._parts = parts
+    def __init__(self, ports: CollectionPorts) -> None:
+        self._ports = ports
 
     def iterate_repositories(self) -> Iterator[Repository]:
         """Every repository, by id (also those being deleted: GC skips them when it reads them)."""
         after = ""
         while True:
-            page = self._parts.refs.list_repositories(after, _PAGE)
+            page = self._ports.refs.list_repositories(after, _PAGE)
             yield from page
             if len(page) < _PAGE:
                 return
@@ -35,7 +45,7 @@ class CollectionInputs:
     def _all_branches(self, repo: Repository) -> Iterator[Branch]:
         after = ""
         while True:
-            page = self._parts.refs.list_branches(repo.id, after, _PAGE)
+            page = self._ports.refs.list_branches(repo.id, after, _PAGE)
             yield from page
             if len(page) < _PAGE:
                 return
@@ -49,7 +59,7 @@ class CollectionInputs:
         found: set[str] = set()
         for branch in self._all_branches(repo):
             for token in branch_tokens(branch):
-                for staged in self._parts.staging.iterate(token):
+                for staged in self._ports.staging.iterate(token):
                     if staged.value is not None:
                         found.add(staged.value.physical_address)
         return found
@@ -60,12 +70,12 @@ class CollectionInputs:
         sweep. The entries still retired, over the branches it reached."""
         left = 0
         for branch in self._all_branches(repo):
-            if deadline is not None and self._parts.clock() >= deadline:
+            if deadline is not None and self._ports.clock() >= deadline:
                 left += len(branch.retired_tokens)
                 continue
             left += len(
                 release_expired(
-                    self._parts.refs, self._parts.staging, repo.id, branch.id, branch, None, deadline, self._parts.clock
+                    self._ports.refs, self._ports.staging, repo.id, branch.id, branch, None, deadline, self._ports.clock
                 )
             )
         return left
@@ -76,4 +86,4 @@ class CollectionInputs:
 
     def all_commits(self, repo: Repository) -> dict[CommitID, Commit]:
         """Every commit of the repository, reachable or not."""
-        return {commit.id: commit for commit in self._parts.refs.iterate_commits(repo.id)}
+        return {commit.id: commit for commit in self._ports.refs.iterate_commits(repo.id)}

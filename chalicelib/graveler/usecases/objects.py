@@ -8,18 +8,18 @@ import contextlib
 import dataclasses
 from collections.abc import Iterator, Sequence
 
-from . import errors
-from .addressing import new_data_address
-from .batch_upload import NewObject, check_batch, write_objects
-from .conditional_writes import expect_on, stage_conditionally
-from .linking import check_claim
-from .listing import StagedView, clamp_amount, paginate_objects
-from .object_fields import validate_entry, validate_headers, validate_user_metadata
-from .parts import EngineParts
-from .ports import BlockStore
-from .preconditions import CREATE_ONLY, Precondition
-from .reads import Reads
-from .records import (
+from .. import errors
+from ..addressing import new_data_address
+from ..batch_upload import NewObject, check_batch, write_objects
+from ..conditional_writes import expect_on, stage_conditionally
+from ..linking import check_claim
+from ..listing import StagedView, clamp_amount, paginate_objects
+from ..object_fields import validate_entry, validate_headers, validate_user_metadata
+from ..parts import EngineParts
+from ..ports import BlockStore
+from ..preconditions import CREATE_ONLY, Precondition
+from ..reads import Reads
+from ..records import (
     Branch,
     BranchID,
     Commit,
@@ -33,14 +33,14 @@ from .records import (
     StagedEntry,
     StagedExpectation,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     read_staged,
     stage,
     stage_many,
     staged_changes,
 )
-from .validation import (
+from ..validation import (
     validate_path,
 )
 

@@ -6,23 +6,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import errors
-from .actions.events import EventType
-from .actions.operations import ref_event
-from .branch_moves import (
+from .. import errors
+from ..actions.events import EventType
+from ..actions.operations import ref_event
+from ..branch_moves import (
     move_to_commit,
     new_staging_token,
     retire,
     update_branch,
 )
-from .committed import compare
-from .committed.merge import Resolver
-from .committed.mergetable import Action, Decision
-from .errors import MergeConflicts
-from .identity import new_commit
-from .parts import EngineParts
-from .reads import Reads
-from .records import (
+from ..committed import compare
+from ..committed.merge import Resolver
+from ..committed.mergetable import Action, Decision
+from ..errors import MergeConflicts
+from ..identity import new_commit
+from ..parts import EngineParts
+from ..reads import Reads
+from ..records import (
     EMPTY_METARANGE,
     Branch,
     BranchID,
@@ -33,11 +33,11 @@ from .records import (
     Repository,
     RepositoryID,
 )
-from .reset import reset_key, reset_prefix
-from .staging import (
+from ..reset import reset_key, reset_prefix
+from ..staging import (
     branch_tokens,
 )
-from .validation import (
+from ..validation import (
     validate_path,
 )
 

@@ -1,20 +1,23 @@
 """Repositories: creation (the namespace claimed, then the first commit and the default branch, the record
-last), listing and deletion (their staging areas dropped)."""
+last), listing and deletion (their staging areas dropped, then their pull requests), and the repository's storage
+namespace as code outside graveler uses it (namespace_files.py)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
-from . import errors, namespaces
-from .branch_moves import (
+from .. import errors, namespaces
+from ..addressing import metadata_address
+from ..branch_moves import (
     new_staging_token,
     retired_tokens,
 )
-from .identity import new_commit
-from .parts import EngineParts
-from .reads import Reads, page_by_id
-from .records import (
+from ..identity import new_commit
+from ..namespace_files import CONTENT_ID, NamespaceFiles
+from ..parts import EngineParts
+from ..reads import Reads, page_by_id
+from ..records import (
     EMPTY_METARANGE,
     Branch,
     BranchID,
@@ -23,11 +26,11 @@ from .records import (
     RepositoryID,
     RepositoryState,
 )
-from .staging import (
+from ..staging import (
     branch_tokens,
     drop_tokens,
 )
-from .validation import (
+from ..validation import (
     normalize_storage_namespace,
     validate_branch_id,
     validate_repository_id,
@@ -42,9 +45,21 @@ _PAGE = 1000
 class Repositories:
     """The repository use cases."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(
+        self, parts: EngineParts, reads: Reads, forget: Callable[[Repository], object] = lambda repo: None
+    ) -> None:
+        """``forget``: what else is kept under a deleted repository's generation goes (its pull requests)."""
         self._parts = parts
         self._reads = reads
+        self._forget = forget
+
+    def get_repository(self, repo_id: str) -> Repository:
+        """The live repository. Raises RepositoryNotFound."""
+        return self._reads.get_repository(repo_id)
+
+    def repository_for_write(self, repo_id: str, force: bool = False) -> Repository:
+        """The repository; a read-only one only with ``force``, else ReadOnlyRepository (403)."""
+        return self._reads.repository_for_write(repo_id, force)
 
     def create_repository(
         self, repo_id: str, storage_namespace: str, default_branch: str = "main", read_only: bool = False
@@ -154,8 +169,10 @@ class Repositories:
         return page_by_id(self._parts.refs.list_repositories, prefix, after, amount, keep)
 
     def delete_repository(self, repo_id: str, force: bool = False) -> Repository:
-        """Deletes the repository's records and staging; a read-only one only with ``force`` (as lakeFS). Returns
-        the record deleted: what else was kept under its generation (pull requests) goes next."""
+        """Deletes the repository's records and staging; a read-only one only with ``force`` (as lakeFS), then
+        what else was kept under its generation (pull requests). They are kept per repository generation, so should
+        this stop between the two, the rows left are unreachable: a repository created again under the name has
+        another generation and sees none of them. Returns the record deleted."""
         rid = RepositoryID(repo_id)
         repo = self._parts.refs.get_repository(rid)
         if repo.read_only and not force:
@@ -164,4 +181,37 @@ class Repositories:
         self._parts.refs.delete_repository(rid)
         for branch in branches:
             drop_tokens(self._parts.staging, [*branch_tokens(branch), *retired_tokens(branch)])
+        self._forget(repo)
         return repo
+
+    # ---- the repository's storage namespace, as code outside graveler may use it (namespace_files.py) ----------
+
+    def namespace_files(self, storage_namespace: str) -> NamespaceFiles:
+        """The files of a storage namespace (a repository's, as the caller read it: no store is read here)."""
+        return NamespaceFiles(self._parts.blocks, storage_namespace)
+
+    def metadata_file(self, repo_id: str, object_id: str) -> str:
+        """The address of one of the repository's range or metarange files (``<namespace>/_lakefs/<id>``, Parquet:
+        docs/api.md). Raises Invalid for an id that is not a content hash, NotFound when no such file exists."""
+        if not CONTENT_ID.fullmatch(object_id):
+            raise errors.Invalid(f"invalid range or metarange id {object_id!r}: expected 64 hex digits")
+        address = metadata_address(self._reads.get_repository(repo_id).storage_namespace, object_id)
+        if not self._parts.blocks.exists(address):
+            raise errors.NotFound(f"no range or metarange {object_id} in repository {repo_id}")
+        return address
+
+    def presign_metadata_file(self, repo_id: str, object_id: str, expires_seconds: int) -> str:
+        """A presigned GET of metadata_file's address."""
+        return self._parts.blocks.presign_get(self.metadata_file(repo_id, object_id), expires_seconds)
+
+    def read_metadata_file(self, repo_id: str, object_id: str) -> bytes:
+        """The bytes of metadata_file's file (a Parquet file of a few MiB at most: committed/params.py)."""
+        return self._parts.blocks.get(self.metadata_file(repo_id, object_id))
+
+    def presign_upload(self, address: str, expires_seconds: int, write_once: bool = False) -> str:
+        """A presigned PUT of an address from new_physical_address (lakeFS's staging/backing with presign). Only a
+        data address can be handed out: never one of the ranges, markers or records under ``_lakefs/``.
+        ``write_once``: the URL only creates the object (``If-None-Match: *``)."""
+        if "/data/" not in address or "/_lakefs/" in address:
+            raise errors.Invalid("only a repository's data addresses can be presigned for upload")
+        return self._parts.blocks.presign_put(address, expires_seconds, if_none_match=write_once)

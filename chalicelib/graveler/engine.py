@@ -1,0 +1,126 @@
+"""The engine: one frozen record whose fields are the use cases, built by ``build_engine`` alone.
+
+Faces (the API, the S3 gateway, the Iceberg catalog, the workflows' tasks, GC, the local stack) call a use case
+directly, ``engine.objects.upload_object(...)``: nothing routes or binds names here. Each use case is an object of
+its own module, built from the one frozen record of the engine's ports (parts.py) and the shared reads
+(reads.py); commit, merge, import, dump and restore go inline or as workflows through one decision
+(workflow_runner.py).
+
+    build_engine(ports, imports, pull_requests)
+        reads  = Reads(ports)
+        runner = Runner(ports, reads, CommitSteps(...), MergeSteps(...))
+        Engine(ports, repositories, branches, objects, multipart, staged, commits, merges, history, rewrites,
+               imports, dumps, pulls, actions, collection)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .commit import CommitSteps
+from .committed import CommittedManager, RangeParams
+from .imports import Importer, ImportParts
+from .merge import MergeSteps
+from .parts import EngineParts, engine_parts
+from .ports import PullRequestStore
+from .reads import Reads
+from .refs_dump import RefsDumpParts
+from .usecases.action_files import Actions
+from .usecases.branches_and_tags import BranchesAndTags
+from .usecases.collection_inputs import CollectionInputs, CollectionPorts
+from .usecases.commit_records import CommitRecords
+from .usecases.commits import CommitParts, Commits
+from .usecases.diffs import History
+from .usecases.dump_tasks import DumpTasks
+from .usecases.merges import MergeParts, Merges
+from .usecases.objects import Objects
+from .usecases.presigned_multipart import PresignedMultipart
+from .usecases.pull_requests import PullRequestParts, PullRequests
+from .usecases.repositories import Repositories
+from .usecases.rewrites import Rewrites
+from .usecases.staged_writes import StagedWrites
+from .workflow_runner import Runner
+
+# The committed-data manager and its range parameters, and the engine's ports, are named here for wiring, which
+# builds the engine: committed/ itself is internal to graveler.
+__all__ = ["CommittedManager", "Engine", "EngineParts", "RangeParams", "build_engine", "engine_parts"]
+
+
+@dataclass(frozen=True, slots=True)
+class Engine:
+    """The versioning engine's use cases, built from its ports (``ports``: read by tests, GC's status and the
+    workflows). Nothing is set after construction: an engine with other ports (a clock, hooks, workflows) is
+    another ``build_engine(dataclasses.replace(engine.ports, ...))``."""
+
+    ports: EngineParts
+    repositories: Repositories  # create, list, delete (pull requests with it), the storage namespace
+    branches: BranchesAndTags
+    objects: Objects
+    multipart: PresignedMultipart
+    staged: StagedWrites  # conditional uploads and deletes, stage by address
+    commits: Commits  # commit (inline or workflow), its status, refs resolved, commit records
+    merges: Merges
+    history: History  # log, diffs, merge base and preview
+    rewrites: Rewrites  # revert, cherry-pick, reset
+    imports: Importer
+    dumps: DumpTasks  # refs dump and restore, inline or as workflows
+    pulls: PullRequests
+    actions: Actions  # action files and the hooks around a workflow's steps
+    collection: CollectionInputs  # what garbage collection reads and releases
+
+
+def build_engine(
+    ports: EngineParts, imports: ImportParts | None = None, pull_requests: PullRequestStore | None = None
+) -> Engine:
+    """The one place the engine is built. ``imports``: the import's own ports and allowed locations (None: every
+    import answers Unsupported); ``pull_requests``: their store (None: every pull request call answers
+    Unsupported)."""
+    reads = Reads(ports)
+    # The commit and merge as steps over these ports: what ``commits`` and ``merges`` run inline, and the
+    # workflows' tasks.
+    commit_steps = CommitSteps(
+        ports.refs,
+        ports.staging,
+        ports.blocks,
+        ports.committed.params,
+        storage=ports.committed.storage,
+        sleep=ports.sleep,
+        guard=ports.guard,
+    )
+    merge_steps = MergeSteps(ports.refs, ports.staging, ports.blocks, ports.committed, sleep=ports.sleep)
+    runner = Runner(ports, reads, commit_steps, merge_steps)
+    merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, ports.workflows.wait_seconds))
+
+    def check_branch(repo_id: str, branch_id: str) -> None:
+        reads.get_branch(repo_id, branch_id)
+
+    pulls = PullRequests(
+        PullRequestParts(
+            pull_requests, reads.get_repository, check_branch, merges.merge, reads.now, merges.merge_status
+        )
+    )
+    dumps = DumpTasks(
+        RefsDumpParts(
+            ports.refs, ports.blocks, reads.get_repository, reads.repository_for_write, reads.now, ports.staging
+        ),
+        ports.workflows,
+        runner.launch_task,
+    )
+    objects = Objects(ports, reads)
+    return Engine(
+        ports,
+        Repositories(ports, reads, pulls.drop_repository),
+        BranchesAndTags(ports, reads),
+        objects,
+        PresignedMultipart(ports, reads, objects),
+        StagedWrites(ports, reads),
+        Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), ports.workflows.wait_seconds)),
+        merges,
+        History(ports, reads),
+        Rewrites(ports, reads),
+        Importer(ports, reads, imports, merges, runner),
+        dumps,
+        pulls,
+        Actions(ports, reads),
+        CollectionInputs(CollectionPorts(ports.refs, ports.staging, ports.clock)),
+    )

@@ -1,0 +1,115 @@
+"""The main use cases, each built from its ports alone (the in-memory twins of the stores, a clock, a sleep): no
+wiring, no engine record, no other use case but the one that makes the repository they work in. What they do is
+what the engine's callers see through ``engine.<use case>``."""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.adapters.memory_blocks import MemoryBlockStore
+from chalicelib.adapters.memory_refs import MemoryRefStore
+from chalicelib.adapters.memory_staging import MemoryStagingStore
+from chalicelib.graveler import errors
+from chalicelib.graveler.commit import CommitSteps
+from chalicelib.graveler.committed import CommittedManager
+from chalicelib.graveler.merge import MergeSteps
+from chalicelib.graveler.parts import EngineParts, engine_parts
+from chalicelib.graveler.reads import Reads
+from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags
+from chalicelib.graveler.usecases.commit_records import CommitRecords
+from chalicelib.graveler.usecases.commits import CommitParts, Commits
+from chalicelib.graveler.usecases.merges import MergeParts, Merges
+from chalicelib.graveler.usecases.objects import Objects
+from chalicelib.graveler.usecases.repositories import Repositories
+from chalicelib.graveler.workflow_runner import Runner, inline_task_id
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        self.now += 1
+        return self.now
+
+
+@pytest.fixture
+def ports() -> EngineParts:
+    refs, blocks = MemoryRefStore(), MemoryBlockStore()
+    return engine_parts(
+        refs,
+        MemoryStagingStore(refs),
+        blocks,
+        CommittedManager(blocks),
+        clock=Clock(),
+        sleep=lambda seconds: None,
+    )
+
+
+@pytest.fixture
+def reads(ports: EngineParts) -> Reads:
+    Repositories(ports, Reads(ports)).create_repository("repo", "s3://bucket/repo")
+    return Reads(ports)
+
+
+def _runner(ports: EngineParts, reads: Reads) -> tuple[Runner, CommitSteps, MergeSteps]:
+    commit_steps = CommitSteps(ports.refs, ports.staging, ports.blocks, ports.committed.params, sleep=ports.sleep)
+    merge_steps = MergeSteps(ports.refs, ports.staging, ports.blocks, ports.committed, sleep=ports.sleep)
+    return Runner(ports, reads, commit_steps, merge_steps), commit_steps, merge_steps
+
+
+def test_objects_upload_stat_read_list_and_delete(ports: EngineParts, reads: Reads) -> None:
+    objects = Objects(ports, reads)
+    written = objects.upload_object("repo", "main", "a/b.txt", b"hello")
+    found = objects.stat_object("repo", "main", "a/b.txt")
+    assert found.etag == written.etag and found.size == 5
+    assert objects.read_object("repo", found) == b"hello"
+    assert [item.key for item in objects.list_objects("repo", "main", prefix="a/").results] == ["a/b.txt"]
+    objects.delete_object("repo", "main", "a/b.txt")
+    with pytest.raises(errors.ObjectNotFound):
+        objects.stat_object("repo", "main", "a/b.txt")
+
+
+def test_objects_refuse_a_missing_branch(ports: EngineParts, reads: Reads) -> None:
+    with pytest.raises(errors.BranchNotFound):
+        Objects(ports, reads).upload_object("repo", "nope", "k", b"v")
+
+
+def test_branches_and_tags(ports: EngineParts, reads: Reads) -> None:
+    branches = BranchesAndTags(ports, reads)
+    made = branches.create_branch("repo", "dev", "main")
+    assert branches.get_branch("repo", "dev").commit_id == made.commit_id
+    assert [b.id for b in branches.list_branches("repo").results] == ["dev", "main"]
+    tag = branches.create_tag("repo", "v1", "dev")
+    assert branches.get_tag("repo", "v1").commit_id == tag.commit_id == made.commit_id
+    branches.delete_branch("repo", "dev")
+    with pytest.raises(errors.BranchNotFound):
+        branches.get_branch("repo", "dev")
+
+
+def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> None:
+    runner, commit_steps, _ = _runner(ports, reads)
+    commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
+    Objects(ports, reads).upload_object("repo", "main", "k", b"v")
+    made = commits.commit("repo", "main", "alice", "first")
+    assert commits.resolve("repo", "main").commit_id == made.id
+    assert commits.get_commit("repo", "main").message == "first"
+    status = commits.commit_status("repo", "main", inline_task_id(made.id, "main"))
+    assert status.completed and status.result is not None and status.result.id == made.id
+    with pytest.raises(errors.NoChanges):
+        commits.commit("repo", "main", "alice", "nothing staged")
+
+
+def test_merges_bring_a_branch_in(ports: EngineParts, reads: Reads) -> None:
+    runner, commit_steps, merge_steps = _runner(ports, reads)
+    commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
+    merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, 25.0))
+    objects = Objects(ports, reads)
+    BranchesAndTags(ports, reads).create_branch("repo", "dev", "main")
+    objects.upload_object("repo", "dev", "new.txt", b"from dev")
+    commits.commit("repo", "dev", "alice", "on dev")
+    merged = merges.merge("repo", "dev", "main", "alice")
+    assert len(merged.parents) == 2
+    assert objects.read_object("repo", objects.stat_object("repo", "main", "new.txt")) == b"from dev"
+    with pytest.raises(errors.NoChanges):
+        merges.merge("repo", "dev", "main", "alice")
