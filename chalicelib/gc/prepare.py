@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from chalicelib.graveler import errors, namespaces
 from chalicelib.graveler.engine import Engine
 from chalicelib.graveler.namespace_files import NamespaceFiles
 from chalicelib.graveler.retention import RetentionRules, active_commits
@@ -65,6 +66,7 @@ def prepare(
     incomplete commit graph), StorageError."""
     prepared_at = clock()
     repo = engine.repositories.get_repository(repo_id)
+    refuse_shared_namespace(engine, repo.id, repo.storage_namespace)
     files = engine.repositories.namespace_files(repo.storage_namespace)
     rules = RulesStore(files).get()
     run = layout.validate_run_id(run_id) if run_id else new_run_id(prepared_at)
@@ -103,6 +105,19 @@ class UncommittedRun:
     run_id: str
     location: str
     staged_addresses: int
+
+
+def refuse_shared_namespace(engine: Engine, repo_id: str, namespace: str) -> None:
+    """Raises NamespaceInUse (400) when another repository's namespace is this one, lies inside it or holds it:
+    the sweep deletes what this repository's commits do not reference, which includes the other's data (a bare
+    restore target on a live repository's namespace, as lakeFS allows, or a repository made before the checks)."""
+    others = ((str(r.id), r.storage_namespace) for r in engine.collection.iterate_repositories())
+    try:
+        namespaces.refuse_live_overlap(namespace, others, skip=repo_id)
+    except errors.NamespaceInUse as e:
+        raise errors.NamespaceInUse(
+            f"garbage collection of {repo_id} refused: {e}; it would delete the other repository's data"
+        ) from None
 
 
 def prepare_uncommitted(engine: Engine, repo_id: str, *, clock: Callable[[], float] = time.time) -> UncommittedRun:

@@ -20,6 +20,8 @@ holds none, and a prefix holding more data than that is not one a repository sho
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from . import errors
 from .addressing import metadata_address
 from .errors import NamespaceInUse
@@ -76,6 +78,41 @@ def claim(blocks: BlockStore, namespace: str) -> None:
     except BaseException:
         release(blocks, namespace)
         raise
+
+
+def overlap(namespace: str, other: str) -> str | None:
+    """How ``other`` meets ``namespace`` (both normalized, as repository records hold them): "is", "contains"
+    (``other`` lies inside ``namespace``), "lies inside", or None when they are apart."""
+    if namespace == other:
+        return "is"
+    if other.startswith(namespace + "/"):
+        return "contains"
+    if namespace.startswith(other + "/"):
+        return "lies inside"
+    return None
+
+
+def refuse_live_overlap(
+    namespace: str, repositories: Iterable[tuple[str, str]], *, allow_same: bool = False, skip: str = ""
+) -> None:
+    """Raises NamespaceInUse when ``namespace`` is (unless ``allow_same``), contains or lies inside the namespace
+    of one of ``repositories`` ((id, namespace) of the repositories that exist; ``skip``: an id left out). The
+    records' check, beside the markers': a bare repository made before bare ones put a marker has none."""
+    for repo_id, other in repositories:
+        if repo_id == skip:
+            continue
+        how = overlap(namespace, other.rstrip("/"))
+        if how is None or (how == "is" and allow_same):
+            continue
+        if how == "is":
+            raise NamespaceInUse(f"storage namespace {namespace} already in use by repository {repo_id}")
+        raise NamespaceInUse(f"storage namespace {namespace} {how} the namespace of repository {repo_id} ({other})")
+
+
+def mark(blocks: BlockStore, namespace: str) -> None:
+    """Puts the marker unless one is there (a bare repository's namespace: often a deleted repository's, whose
+    marker stayed), so that no repository can be created on it, inside it or around it from now on."""
+    blocks.put_if_absent(marker_address(namespace), MARKER_CONTENT)
 
 
 def release(blocks: BlockStore, namespace: str) -> None:

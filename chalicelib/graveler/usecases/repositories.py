@@ -5,7 +5,7 @@ namespace as code outside graveler uses it (namespace_files.py)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from .. import errors, namespaces
 from ..addressing import metadata_address
@@ -39,6 +39,7 @@ from ..validation import (
 __all__ = ["INITIAL_COMMIT_MESSAGE", "Repositories"]
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
+_PAGE = 1000
 
 
 class Repositories:
@@ -69,6 +70,7 @@ class Repositories:
         namespaces.check_allowed(namespace + "/", self._parts.namespace_prefix)
         rid = RepositoryID(repo_id)
         self.refuse_existing_repository(repo_id)
+        namespaces.refuse_live_overlap(namespace, self.live_namespaces())
         namespaces.claim(self._parts.blocks, namespace)
         try:
             return self._create_repository_records(rid, namespace, default_branch, read_only)
@@ -81,13 +83,19 @@ class Repositories:
         self, repo_id: str, storage_namespace: str, default_branch: str = "main", read_only: bool = False
     ) -> Repository:
         """lakeFS's bare repository, the target of a refs restore: the repository record alone (no initial commit,
-        no default branch). The namespace is not claimed: it is usually one whose ``_lakefs/`` was copied from
-        the repository being restored, or that repository's own after it was deleted."""
+        no default branch). Its namespace is usually one whose ``_lakefs/`` was copied from the repository being
+        restored, or that repository's own after it was deleted, so an existing marker is no refusal (as in
+        lakeFS, the namespace of a repository that exists is allowed too: a restore's copy; GC then refuses both
+        while they share it, chalicelib/gc/prepare.py). A namespace inside another repository's, or holding one,
+        is refused: GC of the outer one would delete the inner one's data. The marker is put if missing, so no
+        repository is created on this namespace afterwards."""
         validate_repository_id(repo_id)
         validate_branch_id(default_branch)
         namespace = normalize_storage_namespace(storage_namespace)
         namespaces.check_allowed(namespace + "/", self._parts.namespace_prefix)
         self.refuse_existing_repository(repo_id)
+        namespaces.refuse_live_overlap(namespace, self.live_namespaces(), allow_same=True)
+        namespaces.mark(self._parts.blocks, namespace)
         repo = Repository(
             RepositoryID(repo_id),
             namespace,
@@ -128,6 +136,16 @@ class Repositories:
         )
         self._parts.refs.create_repository(repo)
         return repo
+
+    def live_namespaces(self) -> Iterator[tuple[str, str]]:
+        """(id, storage namespace) of every repository, those being deleted included."""
+        after = ""
+        while True:
+            page = self._parts.refs.list_repositories(after, _PAGE)
+            yield from ((str(repo.id), repo.storage_namespace) for repo in page)
+            if len(page) < _PAGE:
+                return
+            after = page[-1].id
 
     def refuse_existing_repository(self, repo_id: str) -> None:
         """Raises RepositoryExists when the id is taken (also by a repository being deleted). An id that is not
