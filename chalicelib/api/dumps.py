@@ -1,5 +1,5 @@
 """Refs dump and restore (lakeFS's dumpRefs, restoreRefs) and the repository dump and restore tasks (dumpSubmit,
-dumpStatus, restoreSubmit, restoreStatus). The use cases are graveler/dump_tasks.py: small tasks run inline, large
+dumpStatus, restoreSubmit, restoreStatus). The use cases are graveler/usecases/dump_tasks.py: small tasks run inline, large
 ones as the dump and restore workflows; their status is recorded in the repository's namespace.
 """
 

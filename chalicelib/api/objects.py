@@ -235,7 +235,7 @@ def upload_object(repository: str, branch: str) -> Response:
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["PUT"])
 def stage_object(repository: str, branch: str) -> Response:
     """lakeFS's stageObject (ObjectStageCreation): an object already in the store, staged by its address
-    (graveler/staged_objects.py: in the repository's own data, or under the allowed import locations); 201 with
+    (graveler/usecases/staged_objects.py: in the repository's own data, or under the allowed import locations); 201 with
     its ObjectStats."""
     path = Query(bp.current_request.query_params).required_string("path")
     body = JsonBody.parse(bp.current_request.raw_body)

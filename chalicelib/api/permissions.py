@@ -143,7 +143,7 @@ def _upload_batch(f: RequestFacts) -> Sequence[Permission]:
 
 def _stage_object(f: RequestFacts) -> Sequence[Permission]:
     """lakeFS's stageObject writes the path; Lakelet also asks what an import of that address asks
-    (fs:ImportFromStorage on it), since it is a one-object import (graveler/staged_objects.py)."""
+    (fs:ImportFromStorage on it), since it is a one-object import (graveler/usecases/staged_objects.py)."""
     address = f.body.raw("physical_address")
     needed = [Permission("fs:WriteObject", object_arn(f.repo(), f.query.required_string("path")))]
     if isinstance(address, str):

@@ -4,7 +4,7 @@
 
 The physical address handed out is signed for (repository, branch, path) like staging/backing's, and every later
 call must present it for the same three (400 otherwise), so an upload cannot be completed onto another path or
-branch than it was started for. graveler/presigned_multipart.py has the rest."""
+branch than it was started for. graveler/usecases/presigned_multipart.py has the rest."""
 
 from __future__ import annotations
 

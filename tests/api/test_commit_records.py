@@ -1,5 +1,5 @@
 """CreateCommitRecord (POST /repositories/{r}/commits): a commit record stored as given, checked to be the hash
-of its content and to name a metarange that exists (graveler/commit_records.py)."""
+of its content and to name a metarange that exists (graveler/usecases/commit_records.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""stageObject (PUT .../branches/{b}/objects, graveler/staged_objects.py): an object already in the store staged by
+"""stageObject (PUT .../branches/{b}/objects, graveler/usecases/staged_objects.py): an object already in the store staged by
 its address, only from the deployment's allowed import locations, checked against what is stored there."""
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def test_every_path_named_in_code_and_docs_exists() -> None:
 @pytest.mark.parametrize(
     ("text", "named"),
     [
-        ("see chalicelib/graveler/service.py for", ["chalicelib/graveler/service.py"]),
+        ("see chalicelib/graveler/engine.py for", ["chalicelib/graveler/engine.py"]),
         ("(graveler/errors.py)", ["graveler/errors.py"]),
         ("docs/gc.md#packaging", ["docs/gc.md"]),
         ("https://github.com/x/y/blob/main/docs/a.md", []),
@@ -118,4 +118,4 @@ def test_the_pattern_finds_paths_and_leaves_urls_and_globs(text: str, named: lis
 
 def test_a_stale_path_is_reported() -> None:
     assert not resolves("chalicelib/graveler/no_such_module.py", ROOT / "chalicelib" / "wiring.py")
-    assert resolves("committed/format.py", ROOT / "chalicelib" / "graveler" / "service.py")
+    assert resolves("committed/format.py", ROOT / "chalicelib" / "graveler" / "engine.py")

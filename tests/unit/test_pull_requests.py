@@ -1,4 +1,4 @@
-"""graveler/pull_requests.py on the memory twin and fakes of the engine's reads and merge entry: ids, status
+"""graveler/usecases/pull_requests.py on the memory twin and fakes of the engine's reads and merge entry: ids, status
 rules, the status filter and paging, the edit loop's compare-and-swap, and the merge's bookkeeping."""
 
 from __future__ import annotations
