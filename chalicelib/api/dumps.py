@@ -1,6 +1,6 @@
 """Refs dump and restore (lakeFS's dumpRefs, restoreRefs) and the repository dump and restore tasks (dumpSubmit,
-dumpStatus, restoreSubmit, restoreStatus). The use cases are graveler/usecases/dump_tasks.py: small tasks run inline, large
-ones as the dump and restore workflows; their status is recorded in the repository's namespace.
+dumpStatus, restoreSubmit, restoreStatus). The use cases are graveler/usecases/dump_tasks.py: small tasks run
+inline, large ones as the dump and restore workflows; their status is recorded in the repository's namespace.
 """
 
 from __future__ import annotations

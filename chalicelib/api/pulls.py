@@ -1,6 +1,6 @@
 """Pull requests (lakeFS's pulls API): GET|POST /repositories/{repository}/pulls, GET|PATCH .../pulls/{id},
-PUT .../pulls/{id}/merge. The use cases are graveler/usecases/pull_requests.py; a merge goes through the one merge entry, so
-its 409 carries the conflicts as the merge route's does (diff_merge.conflict_response).
+PUT .../pulls/{id}/merge. The use cases are graveler/usecases/pull_requests.py; a merge goes through the one merge
+entry, so its 409 carries the conflicts as the merge route's does (diff_merge.conflict_response).
 
 Extension: the merge's body may carry ``message``, ``metadata`` and ``strategy`` (lakeFS's takes no body and
 merges with the defaults); an empty body merges as lakeFS does.

@@ -1,5 +1,5 @@
-"""stageObject (PUT .../branches/{b}/objects, graveler/usecases/staged_objects.py): an object already in the store staged by
-its address, only from the deployment's allowed import locations, checked against what is stored there."""
+"""stageObject (PUT .../branches/{b}/objects, graveler/usecases/staged_objects.py): an object already in the store
+staged by its address, only from the deployment's allowed import locations, checked against what is stored there."""
 
 from __future__ import annotations
 
