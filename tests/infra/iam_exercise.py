@@ -75,6 +75,7 @@ def deployment(world: dict[str, str]) -> Deployment:
             "DataBucket": f"arn:aws:s3:::{BUCKET}",
             "SecretsKey": world["key_arn"],
             "GCJobRole": GC_JOB_ROLE,
+            "IcebergDataRole": f"arn:aws:iam::{ACCOUNT}:role/lakelet-dev-iceberg-data",
         }
     )
     refs = {logical: f"{PREFIX}{name}" for logical, name in tables.items()}
