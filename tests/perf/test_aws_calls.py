@@ -124,3 +124,14 @@ def test_a_commit_reads_no_range_the_previous_commit_wrote(api: Api, counter: Ca
     calls = _commit_one(api, counter, 2)
     assert calls["s3.GetObject"] == 0, dict(calls)
     assert sum(calls.values()) == 11, dict(calls)
+
+
+def test_a_diff_of_a_branch_and_its_parent_reads_the_branch_once(api: Api, counter: CallCounter) -> None:
+    """``main~1..main`` names one branch twice: one read of it serves both sides (one state of it, as one read of
+    both would give). Before: 2 calls, the branch's GetItem twice."""
+    api.upload(REPO, "main", "diffed", b"one change")
+    api.commit(REPO, "main", "the change")
+    diff = f"/repositories/{REPO}/refs/main~1/diff/main"
+    _ok(api.get(diff, query={"amount": 100}))  # warm
+    calls = counter.during(lambda: _ok(api.get(diff, query={"amount": 100})))
+    assert calls == {"dynamodb.GetItem": 1}, dict(calls)
