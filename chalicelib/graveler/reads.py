@@ -79,9 +79,11 @@ class Reads:
         ReadOnlyRepository (403)."""
         return move_checks.repository_for_write(self._parts.refs, repo_id, force)
 
-    def commit_of(self, repo_id: RepositoryID, ref: str) -> Commit:
-        """The commit ``ref`` resolves to in a repository already read."""
-        return self._parts.refs.get_commit(repo_id, self.resolve(repo_id, ref).commit_id)
+    def commit_of(self, repo_id: RepositoryID, ref: str, branches: dict[BranchID, Branch] | None = None) -> Commit:
+        """The commit ``ref`` resolves to in a repository already read. ``branches``: see refs.resolve_ref (the
+        branches this request read already)."""
+        resolved = resolve_ref(self._parts.refs, repo_id, ref, branches)
+        return self._parts.refs.get_commit(repo_id, resolved.commit_id)
 
     def refuse_dirty(self, repo: Repository, branch: Branch, tokens: Sequence[StagingToken]) -> None:
         parts = self._parts

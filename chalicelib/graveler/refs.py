@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from . import errors
 from .ports import RefStore
-from .records import BranchID, Commit, CommitID, RefKind, RepositoryID, ResolvedRef, TagID
+from .records import Branch, BranchID, Commit, CommitID, RefKind, RepositoryID, ResolvedRef, TagID
 from .validation import validate_ref
 
 _FULL_COMMIT_ID = re.compile(r"[0-9a-f]{64}")
@@ -66,10 +66,16 @@ def _commit_by_prefix(refs: RefStore, repo_id: RepositoryID, prefix: str) -> Com
     return found[0] if found else None
 
 
-def resolve_ref(refs: RefStore, repo_id: RepositoryID, expr: str) -> ResolvedRef:
-    """Resolves an expression to a commit (and, for a branch, its staging view). Raises InvalidRef, RefNotFound."""
+def resolve_ref(
+    refs: RefStore, repo_id: RepositoryID, expr: str, branches: dict[BranchID, Branch] | None = None
+) -> ResolvedRef:
+    """Resolves an expression to a commit (and, for a branch, its staging view). Raises InvalidRef, RefNotFound.
+
+    ``branches``: the branches this request read already, by id, reused instead of read again (and the ones read
+    here are added): refs resolved in one request over one read of a branch (``main~1..main``) name one state of
+    it, as one read of them all would."""
     parsed = parse_ref(expr)
-    resolved = _resolve_base(refs, repo_id, parsed.base)
+    resolved = _resolve_base(refs, repo_id, parsed.base, branches)
     if parsed.view:
         if resolved.kind is not RefKind.BRANCH:
             raise errors.InvalidRef(f"ref {expr!r}: {parsed.view} applies only to a branch")
@@ -82,14 +88,19 @@ def resolve_ref(refs: RefStore, repo_id: RepositoryID, expr: str) -> ResolvedRef
     return ResolvedRef(RefKind.COMMIT, commit_id)
 
 
-def _resolve_base(refs: RefStore, repo_id: RepositoryID, base: str) -> ResolvedRef:
+def _resolve_base(
+    refs: RefStore, repo_id: RepositoryID, base: str, branches: dict[BranchID, Branch] | None
+) -> ResolvedRef:
     if _FULL_COMMIT_ID.fullmatch(base):
         try:
             return ResolvedRef(RefKind.COMMIT, refs.get_commit(repo_id, CommitID(base)).id)
         except errors.CommitNotFound:
             pass
     try:
-        branch = refs.get_branch(repo_id, BranchID(base))
+        known = branches.get(BranchID(base)) if branches is not None else None
+        branch = known if known is not None else refs.get_branch(repo_id, BranchID(base))
+        if branches is not None:
+            branches[branch.id] = branch
         return ResolvedRef(RefKind.BRANCH, branch.commit_id, branch, include_staging=True)
     except errors.BranchNotFound:
         pass

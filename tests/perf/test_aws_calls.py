@@ -115,3 +115,23 @@ def _sketch_writes(operation: str) -> int:
     so whether the measured key is one of them is known here."""
     key = _STAGED_KEY.get(operation)
     return int(key is not None and staging_shards.sketch_rank(key) is not None)
+
+
+def test_a_commit_reads_no_range_the_previous_commit_wrote(api: Api, counter: CallCounter) -> None:
+    """The range a commit rewrites was written by the previous commit in this container: kept from that write (as a
+    read would keep it), it is not fetched again. Before: 12 calls, one of them s3.GetObject of that range."""
+    _commit_one(api, counter, 1)
+    calls = _commit_one(api, counter, 2)
+    assert calls["s3.GetObject"] == 0, dict(calls)
+    assert sum(calls.values()) == 11, dict(calls)
+
+
+def test_a_diff_of_a_branch_and_its_parent_reads_the_branch_once(api: Api, counter: CallCounter) -> None:
+    """``main~1..main`` names one branch twice: one read of it serves both sides (one state of it, as one read of
+    both would give). Before: 2 calls, the branch's GetItem twice."""
+    api.upload(REPO, "main", "diffed", b"one change")
+    api.commit(REPO, "main", "the change")
+    diff = f"/repositories/{REPO}/refs/main~1/diff/main"
+    _ok(api.get(diff, query={"amount": 100}))  # warm
+    calls = counter.during(lambda: _ok(api.get(diff, query={"amount": 100})))
+    assert calls == {"dynamodb.GetItem": 1}, dict(calls)

@@ -84,7 +84,13 @@ class CommittedStorage:
         their upload is skipped."""
         rid = range_id(columns)
         if rid not in known:
-            self._blocks.put(object_address(namespace, rid), parquet.encode_range(columns))
+            address = object_address(namespace, rid)
+            self._blocks.put(address, parquet.encode_range(columns))
+            if _compact(columns):
+                # Just written, and the next commit that changes a key in it reads it back: kept, as a read would
+                # keep it (content-addressed, never rewritten). Only a range that owns its buffers: a slice of a
+                # larger one would hold all of that one's memory under its own small estimate.
+                self._ranges.put(address, columns)
         return rid
 
     def write_metarange(self, namespace: str, ranges: list[RangeInfo]) -> MetaRangeID:
@@ -99,3 +105,10 @@ class CommittedStorage:
         # Just written, and typically read right back (listing the new commit): worth keeping, it is small.
         self._metaranges.put(address, MetaRange.of(list(ranges)))
         return mid
+
+
+def _compact(columns: RangeColumns) -> bool:
+    """The range's buffers are (about) its own bytes: not a slice holding a larger range's buffers."""
+    held: int = columns.table.get_total_buffer_size()
+    own: int = columns.table.nbytes + 64 * columns.table.num_columns
+    return held <= own

@@ -16,6 +16,7 @@ from ..merge.policy import MergePreview, MergeSummary, conflict_policy
 from ..parts import EngineParts
 from ..reads import Reads
 from ..records import (
+    Branch,
     BranchID,
     Commit,
     Diff,
@@ -92,8 +93,10 @@ class History:
         since the merge base that ``left`` lacks, and the conflicts (type conflict, the right side's entry);
         ``two_dot``: ``left`` against ``right`` directly. Ranges equal on both sides are never read."""
         repo = self._reads.get_repository(repo_id)
-        left = self._reads.commit_of(repo.id, left_ref)
-        right = self._reads.commit_of(repo.id, right_ref)
+        # One read of a branch both refs name (main~1..main): both sides of one state of it.
+        branches: dict[BranchID, Branch] = {}
+        left = self._reads.commit_of(repo.id, left_ref, branches)
+        right = self._reads.commit_of(repo.id, right_ref, branches)
         ns = repo.storage_namespace
         view: Callable[[str], Iterator[Diff]]
         if diff_type == TWO_DOT:
