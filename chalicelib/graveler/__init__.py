@@ -29,6 +29,7 @@ __all__ = [
     "listing",
     "merge",
     "namespace_files",
+    "namespaces",
     "object_fields",
     "parts",
     "plan_json",

@@ -27,6 +27,19 @@ from .addressing import metadata_address
 from .errors import NamespaceInUse
 from .ports import BlockStore
 
+__all__ = [
+    "CONTAINING_SCAN_LIMIT",
+    "MARKER_CONTENT",
+    "NAMESPACE_MARKER",
+    "check_allowed",
+    "claim",
+    "mark",
+    "marker_address",
+    "overlap",
+    "refuse_live_overlap",
+    "release",
+]
+
 # lakeFS's name for the marker; its content says what it is to anyone browsing the bucket.
 NAMESPACE_MARKER = "dummy"
 MARKER_CONTENT = b"this namespace belongs to a Lakelet repository: do not create another one on it or inside it\n"
