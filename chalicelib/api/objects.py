@@ -256,7 +256,7 @@ def stage_object(repository: str, branch: str) -> Response:
             "physical_address was handed out for a presigned upload whose URL may still rewrite it: link it with "
             "PUT .../staging/backing, or stage it once the URL has expired"
         )
-    entry = svc.engine.staged.stage_object(
+    entry = svc.engine.staged.by_address.stage_object(
         names.repository(repository),
         names.branch(branch),
         path,

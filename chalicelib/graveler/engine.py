@@ -38,7 +38,7 @@ from .usecases.presigned_multipart import PresignedMultipart
 from .usecases.pull_requests import PullRequestParts, PullRequests
 from .usecases.repositories import Repositories
 from .usecases.rewrites import Rewrites
-from .usecases.staged_writes import StagedWrites
+from .usecases.staged_writes import StagedWrites, staged_writes
 from .workflow_runner import Runner
 
 # The committed-data manager and its range parameters, and the engine's ports, are named here for wiring, which
@@ -113,7 +113,7 @@ def build_engine(
         BranchesAndTags(ports, reads),
         objects,
         PresignedMultipart(ports, reads, objects),
-        StagedWrites(ports, reads),
+        staged_writes(ports, reads),
         Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), ports.workflows.wait_seconds)),
         merges,
         History(ports, reads),

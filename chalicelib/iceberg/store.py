@@ -132,7 +132,7 @@ class TableStore:
         return entry.etag
 
     def write_all(self, repo: str, branch: str, writes: Sequence[Write]) -> list[str]:
-        """Every object or none, in one atomic write on the branch (engine.staged.upload_objects_if): no reader sees
+        """Every object or none, in one atomic write on the branch (staged.uploads.upload_objects_if): no reader sees
         some written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
         holds, with nothing written; Invalid beyond what one atomic write takes (MAX_ATOMIC_CHANGES objects)."""
         self.may(WRITE, repo, *(w.path for w in writes))
@@ -146,7 +146,7 @@ class TableStore:
             )
             for w in writes
         ]
-        return [entry.etag for entry in self.engine.staged.upload_objects_if(repo, branch, objects)]
+        return [entry.etag for entry in self.engine.staged.uploads.upload_objects_if(repo, branch, objects)]
 
     def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
         """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
@@ -154,13 +154,13 @@ class TableStore:
         if if_match is None:
             self.engine.objects.delete_object(repo, branch, path)
         else:
-            self.engine.staged.delete_object_if(repo, branch, path, if_match)
+            self.engine.staged.deletes.delete_object_if(repo, branch, path, if_match)
 
     def undo(self, repo: str, branch: str, path: str, etag: str) -> None:
         """Withdraws an object this very request wrote (``etag``: what its write answered; nothing else is deleted,
         PreconditionFailed if the object changed since): undoing a write needs what the write needed."""
         self.may(WRITE, repo, path)
-        self.engine.staged.delete_object_if(repo, branch, path, etag)
+        self.engine.staged.deletes.delete_object_if(repo, branch, path, etag)
 
     def delete_all(self, repo: str, branch: str, paths: Sequence[str]) -> None:
         """Deletes these objects on the branch (a path with nothing there is skipped), once the caller may delete

@@ -1,5 +1,5 @@
 """A multi-table transaction is isolated as well as all or nothing: its pointers move in one atomic staging write
-(TableCommits.move_all over engine.staged.upload_objects_if over StagingStore.set_if_all), so no reader of the branch
+(TableCommits.move_all over staged.uploads.upload_objects_if over StagingStore.set_if_all), so no reader of the branch
 sees it half applied, and a crash after its metadata files were written leaves every pointer where it was."""
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def test_all_conditions_hold_one_write_stages_every_object(g: Any, repo: Any) ->
     put_files(g, "main", c=b"c1")
     staging = Recording(g.ports.staging)
     e = with_parts(g, staging=staging)
-    entries = e.staged.upload_objects_if(
+    entries = e.staged.uploads.upload_objects_if(
         "repo",
         "main",
         [
@@ -103,7 +103,9 @@ def test_one_failed_condition_stages_nothing(g: Any, repo: Any, failing: Conditi
     staging = Recording(g.ports.staging)
     e = with_parts(g, staging=staging)
     with pytest.raises(errors.PreconditionFailed):
-        e.staged.upload_objects_if("repo", "main", [ConditionalObject("a", b"a2", if_match=md5(b"a1")), failing])
+        e.staged.uploads.upload_objects_if(
+            "repo", "main", [ConditionalObject("a", b"a2", if_match=md5(b"a1")), failing]
+        )
     assert staging.writes == []
     assert (read(g, "a"), read(g, "b"), read(g, "missing")) == (b"a1", b"b1", None)
 
@@ -127,7 +129,7 @@ def test_a_write_between_the_check_and_the_atomic_write_refuses_all(g: Any, repo
 
     e = with_parts(e, blocks=Blocks())
     with pytest.raises(errors.PreconditionFailed):
-        e.staged.upload_objects_if(
+        e.staged.uploads.upload_objects_if(
             "repo",
             "main",
             [
@@ -148,7 +150,7 @@ def test_a_seal_between_the_check_and_the_write_checks_again_and_writes_to_the_n
         g.ports.refs, g.ports.staging, RepositoryID("repo"), BranchID("main")
     )
     e = with_parts(g, staging=staging)
-    entries = e.staged.upload_objects_if(
+    entries = e.staged.uploads.upload_objects_if(
         "repo",
         "main",
         [ConditionalObject("a", b"a2", if_match=md5(b"a1")), ConditionalObject("c", b"c", if_absent=True)],
@@ -166,10 +168,10 @@ def test_a_seal_between_the_check_and_the_write_checks_again_and_writes_to_the_n
 def test_the_single_uploads_refusals(g: Any, repo: Any) -> None:
     one = [ConditionalObject("a", b"1", if_absent=True)]
     with pytest.raises(errors.BranchNotFound):
-        g.staged.upload_objects_if("repo", "nope", one)
+        g.staged.uploads.upload_objects_if("repo", "nope", one)
     g.repositories.create_repository("rorepo", "s3://bucket/ro", read_only=True)
     with pytest.raises(errors.ReadOnlyRepository):
-        g.staged.upload_objects_if("rorepo", "main", one)
+        g.staged.uploads.upload_objects_if("rorepo", "main", one)
     for bad in (
         [],
         [ConditionalObject("a", b"1"), ConditionalObject("a", b"2")],
@@ -178,11 +180,11 @@ def test_the_single_uploads_refusals(g: Any, repo: Any) -> None:
         [ConditionalObject(f"k{n}", b"1", if_absent=True) for n in range(MAX_ATOMIC_CHANGES + 1)],
     ):
         with pytest.raises(errors.Invalid):
-            g.staged.upload_objects_if("repo", "main", bad)
+            g.staged.uploads.upload_objects_if("repo", "main", bad)
     assert list(g.objects.list_objects("repo", "main").results) == []
     assert (
         len(
-            g.staged.upload_objects_if(
+            g.staged.uploads.upload_objects_if(
                 "repo", "main", [ConditionalObject(f"k{n}", b"1") for n in range(MAX_ATOMIC_CHANGES)]
             )
         )
@@ -195,7 +197,7 @@ def test_a_protected_branch_refuses(g: Any, repo: Any) -> None:
         pytest.skip("this engine has no branch protection store")
     g.ports.protection.set_rules(g.repositories.get_repository("repo"), ["main"])
     with pytest.raises(errors.WriteToProtectedBranch):
-        g.staged.upload_objects_if("repo", "main", [ConditionalObject("a", b"1", if_absent=True)])
+        g.staged.uploads.upload_objects_if("repo", "main", [ConditionalObject("a", b"1", if_absent=True)])
     assert read(g, "a") is None
 
 
@@ -220,7 +222,7 @@ def test_two_atomic_uploads_that_read_the_same_objects_one_wins(g: Any, repo: An
     def upload(n: int) -> None:
         objects = [ConditionalObject(p, f"{p}{n}".encode(), if_match=md5(f"{p}1".encode())) for p in ("a", "b")]
         try:
-            results[n] = e.staged.upload_objects_if("repo", "main", objects)
+            results[n] = e.staged.uploads.upload_objects_if("repo", "main", objects)
         except errors.GravelerError as error:
             results[n] = error
 

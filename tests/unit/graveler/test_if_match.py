@@ -168,15 +168,15 @@ def test_delete_if_match_hides_only_the_object_it_names(g: Any, repo: Any, where
     if where == "committed":
         g.commits.commit("repo", "main", "u", "v1")
     with pytest.raises(errors.PreconditionFailed):
-        g.staged.delete_object_if("repo", "main", "k", md5(b"other"))
+        g.staged.deletes.delete_object_if("repo", "main", "k", md5(b"other"))
     with pytest.raises(errors.PreconditionFailed):
-        g.staged.delete_object_if("repo", "main", "missing", "*")
+        g.staged.deletes.delete_object_if("repo", "main", "missing", "*")
     assert g.objects.read_object("repo", g.objects.stat_object("repo", "main", "k")) == b"v1"
-    g.staged.delete_object_if("repo", "main", "k", md5(b"v1"))
+    g.staged.deletes.delete_object_if("repo", "main", "k", md5(b"v1"))
     with pytest.raises(errors.ObjectNotFound):
         g.objects.stat_object("repo", "main", "k")
     with pytest.raises(errors.PreconditionFailed):
-        g.staged.delete_object_if("repo", "main", "k", md5(b"v1"))
+        g.staged.deletes.delete_object_if("repo", "main", "k", md5(b"v1"))
 
 
 def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: Any) -> None:
@@ -193,7 +193,7 @@ def test_a_delete_and_an_upload_with_the_same_if_match_one_wins(g: Any, repo: An
     def delete() -> None:
         g.ports.blocks.barrier.wait()  # after the upload read the object, before it stages
         try:
-            results[1] = g.staged.delete_object_if("repo", "main", "k", md5(b"v1"))
+            results[1] = g.staged.deletes.delete_object_if("repo", "main", "k", md5(b"v1"))
         except errors.GravelerError as e:
             results[1] = e
 
