@@ -47,7 +47,7 @@ def collect_garbage(event: CloudWatchEvent) -> dict[str, object]:
 @app.schedule(Rate(5, unit=Rate.MINUTES), name="drop_retired")
 def drop_retired(event: CloudWatchEvent) -> dict[str, object]:
     """EventBridge, every 5 minutes: drop the staging rows of tokens retired longer ago than their grace, within
-    a budget (chalicelib/graveler/deferred_drop.py); no commit ever drops them itself."""
+    a budget (chalicelib/graveler/writes/deferred_drop.py); no commit ever drops them itself."""
     return drop_retired_everywhere()
 
 

@@ -15,7 +15,7 @@ Nothing here has run on AWS. The inputs are:
   scaled to a Lambda by its CPU share (memory / 1,769 MB) and LAMBDA_VS_HERE;
 - the code's own constants (slices per commit and import, the inline threshold, the wait of a synchronous call,
   the grace of retired tokens, the sweep's budget, chunk and threads, the query page size), imported, not copied;
-- two parameters of the sharded staging (issue 36 items 2 and 3, chalicelib/graveler/staging_shards.py):
+- two parameters of the sharded staging (issue 36 items 2 and 3, chalicelib/graveler/writes/staging_shards.py):
   ``--shards``, the partition keys one staging token spreads over (default MAX_SHARDS, what a seal chooses for a
   branch that staged this much before; its first token has one: ``--shards 1``), each 1,000 writes/s and 3,000
   reads/s, read in parallel, one write in SKETCH_ODDS also written to the key sketch; and ``--sketch`` (default)
@@ -27,7 +27,7 @@ The commit (stepfunctions/commit.asl.json, chalicelib/workflows/commit.py, chali
 API counts staged rows up to the threshold and starts the execution; Seal; Plan; BuildSlices (a Map: each slice
 queries its share of the staging rows and writes its ranges to S3); Finish (the branch moves here); Landed (the
 post-commit hooks; no drop: its failure ends the execution as landed). The commit's staged rows are dropped later by
-the drop_retired schedule (every 5 minutes, DROP_BUDGET_SECONDS a run, chalicelib/graveler/deferred_drop.py),
+the drop_retired schedule (every 5 minutes, DROP_BUDGET_SECONDS a run, chalicelib/graveler/writes/deferred_drop.py),
 after RETIRED_GRACE_SECONDS, by as many runs as it takes: no commit pays for it. The merge and the import of as
 many objects are modelled the same way (stepfunctions/merge.asl.json, import.asl.json). A step over its timeout is
 retried 4 times, then the execution fails.
@@ -51,11 +51,11 @@ sys.path[:0] = [str(PROJECT), str(BENCH)]
 
 from chalicelib.adapters.dynamodb.staging import DEFAULT_PAGE_SIZE  # noqa: E402
 from chalicelib.gc.schedule import DROP_BUDGET_SECONDS  # noqa: E402
-from chalicelib.graveler.branch_moves import RETIRED_GRACE_SECONDS  # noqa: E402
+from chalicelib.graveler.branches.branch_moves import RETIRED_GRACE_SECONDS  # noqa: E402
 from chalicelib.graveler.commit import DEFAULT_MAX_SLICES  # noqa: E402
-from chalicelib.graveler.deferred_drop import DROP_CHUNK, DROP_THREADS  # noqa: E402
-from chalicelib.graveler.staging_shards import MAX_SHARDS, SKETCH_ODDS  # noqa: E402
-from chalicelib.graveler.workflow_runner import Workflows  # noqa: E402
+from chalicelib.graveler.runs.workflow_runner import Workflows  # noqa: E402
+from chalicelib.graveler.writes.deferred_drop import DROP_CHUNK, DROP_THREADS  # noqa: E402
+from chalicelib.graveler.writes.staging_shards import MAX_SHARDS, SKETCH_ODDS  # noqa: E402
 from chalicelib.settings import Settings  # noqa: E402
 
 SIZES = (100_000, 500_000, 1_000_000)
@@ -421,7 +421,7 @@ class Model:
         return result
 
     def inline(self, rows: int) -> float:
-        """The inline commit in the API's Lambda (chalicelib/graveler/workflow_runner.py): the count of staged rows
+        """The inline commit in the API's Lambda (chalicelib/graveler/runs/workflow_runner.py): the count of staged rows
         up to the threshold, the seal (no emptiness query: the count saw changes), a plan of one slice (no pass),
         that slice's query and writes, the finish. No drop: the sweep drops its token later."""
         mem = self.memory("api_handler")

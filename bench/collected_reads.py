@@ -28,8 +28,8 @@ DAY = 86_400
 def main(count: int) -> None:
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     with LocalStack(api_port=0) as stack:
-        from chalicelib.graveler.addressing import partition_of
-        from chalicelib.graveler.collected import sweeps_prefix
+        from chalicelib.graveler.reads.collected import sweeps_prefix
+        from chalicelib.graveler.writes.addressing import partition_of
         from chalicelib.wiring import get_services
 
         engine = get_services().engine

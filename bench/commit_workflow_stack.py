@@ -71,9 +71,7 @@ import requests
 from chalicelib import wiring
 from chalicelib.adapters.dynamodb.staging import DynamoStagingStore
 from chalicelib.gc.schedule import DROP_BUDGET_SECONDS
-from chalicelib.graveler.branch_moves import retired_tokens
-from chalicelib.graveler.deferred_drop import drop_within
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.branches.branch_moves import retired_tokens
 from chalicelib.graveler.records import (
     BranchID,
     Entry,
@@ -82,7 +80,9 @@ from chalicelib.graveler.records import (
     StagedEntry,
     StagingToken,
 )
-from chalicelib.graveler.staging import branch_tokens, staged_changes
+from chalicelib.graveler.runs.plan_json import Json
+from chalicelib.graveler.writes.deferred_drop import drop_within
+from chalicelib.graveler.writes.staging import branch_tokens, staged_changes
 from chalicelib.workflows import tasks as workflow_tasks
 from lakelet.stack import moto_speedups
 from lakelet.stack.aws_limits import LAMBDA_TIMEOUT_ERROR, AwsLimits

@@ -48,7 +48,7 @@ from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.merge import merge_ranges
 from chalicelib.graveler.committed.params import CURRENT_RANGE_FORMAT
 from chalicelib.graveler.committed.writer import RangeWriter
-from chalicelib.graveler.listing import paginate_objects
+from chalicelib.graveler.reads.listing import paginate_objects
 from chalicelib.graveler.records import MetaRangeID, StagedEntry
 
 ROUNDS = 3

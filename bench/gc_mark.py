@@ -44,11 +44,11 @@ from chalicelib import wiring
 from chalicelib.adapters.s3 import S3BlockStore
 from chalicelib.gc.prepare import prepare
 from chalicelib.gc.rules import RulesStore
-from chalicelib.graveler.addressing import partition_of
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.engine import Engine, build_engine, engine_parts
+from chalicelib.graveler.reads.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.records import BranchID, Entry
-from chalicelib.graveler.retention import BranchRetention, RetentionRules
+from chalicelib.graveler.writes.addressing import partition_of
 from chalicelib.settings import Settings
 from lakelet.stack.local_gc import JOB_PACKAGE, load_job, local_session
 

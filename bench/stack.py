@@ -147,7 +147,7 @@ def sketch_writes(staged: dict[str, str]) -> dict[str, int]:
     """Per operation that stages a key (the key its counted run staged): 1 when that key is one of the one in
     SKETCH_ODDS also written to its shard's key sketch (one more PutItem), by a hash of the key, as
     tests/perf/test_aws_calls.py counts it. A goal of N calls for a write is N + this."""
-    from chalicelib.graveler import staging_shards
+    from chalicelib.graveler.writes import staging_shards
 
     return {name: int(staging_shards.sketch_rank(key) is not None) for name, key in staged.items()}
 

@@ -182,10 +182,10 @@ class Settings:
     # How long a synchronous commit or merge waits for its workflow before it answers 202 with the task id:
     # under API Gateway's 29 s integration timeout.
     workflow_wait_seconds: float = 25.0
-    # How long a container trusts the branch protection rules it read (chalicelib/graveler/protection.py): a rule
+    # How long a container trusts the branch protection rules it read (graveler/branches/protection.py): a rule
     # change reaches every container within this time.
     branch_protection_ttl_seconds: float = 5.0
-    # How long a container trusts what it read of GC's sweep records (chalicelib/graveler/collected.py). The GC job
+    # How long a container trusts what it read of GC's sweep records (graveler/reads/collected.py). The GC job
     # waits longer than this between recording a sweep and deleting anything (emr/gc_job.py, --record-lead-seconds).
     gc_record_ttl_seconds: float = 5.0
     # Imports (chalicelib/graveler/imports): where they may read from (ENV_IMPORT_ALLOWED_LOCATIONS), the import

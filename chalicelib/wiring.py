@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .auth.service import AuthService
 from .gc.ports import JobStarter
 from .graveler.actions import HookInvoker, HookRunner, RunStore
-from .graveler.cached_refs import CachedRefStore
-from .graveler.collected import CollectedCheck
+from .graveler.branches.protection import BranchProtection
 from .graveler.engine import CommittedManager, Engine, RangeParams, build_engine
 from .graveler.errors import GravelerError
 from .graveler.imports import ImportParts, ImportRecords, SourceLister
@@ -31,8 +30,9 @@ from .graveler.ports import (
     StagingStore,
     WorkflowRunner,
 )
-from .graveler.protection import BranchProtection
-from .graveler.reads import Reads
+from .graveler.reads.collected import CollectedCheck
+from .graveler.reads.shared import Reads
+from .graveler.storage.cached_refs import CachedRefStore
 from .graveler.usecases.action_files import Actions
 from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore

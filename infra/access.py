@@ -16,7 +16,7 @@ from typing import Any
 
 from chalicelib import settings
 from chalicelib import settings as gc_settings  # the GC settings live in chalicelib/settings.py now
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 
 from .state_machines import StateMachine
 
@@ -107,7 +107,7 @@ class FunctionAccess:
     # those (a separate policy that exists only when the parameter is not empty: hook_statements).
     runs_hooks: bool = False
     # Removes a refs dump's scratch chunks and aborts its commits file's multipart upload (the dump workflow's last
-    # and failure steps; chalicelib/graveler/dump_files.py): only under <namespace>/_lakefs/refs_dump/.
+    # and failure steps; chalicelib/graveler/dumps/dump_files.py): only under <namespace>/_lakefs/refs_dump/.
     dump_scratch: bool = False
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 from chalice.utils import to_cfn_resource_name
 
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 
 from . import access, state_machines
 from .iceberg_role import add_iceberg_data_role

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 from infra import rehearsal_checks as checks
 from infra.rehearsal_checks import PLACEHOLDER, REGION, Check
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from chalice.utils import to_cfn_resource_name
 
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 
 SUFFIX = ".asl.json"
 _PLACEHOLDER = re.compile(r"\$\{([^}!][^}]*)\}")

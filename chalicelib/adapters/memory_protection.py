@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.protection import ProtectionRules
+from chalicelib.graveler.branches.protection import ProtectionRules
 from chalicelib.graveler.records import RepositoryID
 
 from .memory_refs import MemoryRefStore

@@ -1,6 +1,6 @@
 """The StagingStore twin: the reference behaviour the contract suite (tests/contract) holds DynamoStagingStore to.
 
-Besides the rows it carries staging's own rules: the shards of a token (graveler/staging_shards.py) and the key
+Besides the rows it carries staging's own rules: the shards of a token (graveler/writes/staging_shards.py) and the key
 sketch the commit plan samples.
 """
 
@@ -13,7 +13,6 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.preconditions import check_atomic_changes
 from chalicelib.graveler.records import (
     Absent,
     BranchKey,
@@ -23,7 +22,8 @@ from chalicelib.graveler.records import (
     StagingSample,
     StagingToken,
 )
-from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
+from chalicelib.graveler.writes.preconditions import check_atomic_changes
+from chalicelib.graveler.writes.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
 from .memory_refs import MemoryRefStore
 

@@ -15,7 +15,7 @@ Invalid (HTTP 400) naming the field, raised before anything is written.
 from __future__ import annotations
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.batch_upload import MAX_BATCH_OBJECTS, NewObject
+from chalicelib.graveler.writes.batch_upload import MAX_BATCH_OBJECTS, NewObject
 
 from .multipart import DEFAULT_CONTENT_TYPE
 from .params import JsonBody

@@ -11,8 +11,8 @@ from chalice.app import MultiDict
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.records import Commit
+from chalicelib.graveler.runs.workflow_runner import inline_task_id
 from chalicelib.graveler.usecases.commit_records import CommitRecord
-from chalicelib.graveler.workflow_runner import inline_task_id
 
 from . import names, serializers, tasks
 from .endpoint import URL_PREFIX, current_user, json_response, route, services

@@ -18,7 +18,7 @@ from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.merge import Decision, KeyConflict, MergeChange
 from chalicelib.graveler.merge.policy import MergePreview
 from chalicelib.graveler.records import Commit, Diff, Page
-from chalicelib.graveler.workflow_runner import inline_task_id
+from chalicelib.graveler.runs.workflow_runner import inline_task_id
 from chalicelib.iceberg.layout import table_of_pointer
 
 from . import names, serializers, tasks

@@ -10,7 +10,7 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler.refs_dump import RefsDump
+from chalicelib.graveler.dumps.refs_dump import RefsDump
 from chalicelib.graveler.usecases.dump_tasks import DUMP_TASK, RESTORE_TASK, DumpTask
 
 from . import names

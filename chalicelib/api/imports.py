@@ -1,7 +1,7 @@
 """lakeFS's import API: POST (importStart), GET (importStatus) and DELETE (importCancel) on
 /repositories/{repository}/branches/{branch}/import. The work is the engine's import use case
 (chalicelib/graveler/imports); small imports run inline before the 202, larger ones as the import workflow
-(chalicelib/workflows/imports.py), as graveler/workflow_runner.py decides."""
+(chalicelib/workflows/imports.py), as graveler/runs/workflow_runner.py decides."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from chalicelib import http_headers
 from chalicelib.auth.addresses import upload_url_may_be_live
 from chalicelib.auth.policies import Permission, object_arn, repository_arn
 from chalicelib.graveler import errors
-from chalicelib.graveler.listing import ListedRows
+from chalicelib.graveler.reads.listing import ListedRows
 from chalicelib.graveler.records import Entry, ListedObject
 from chalicelib.graveler.validation import validate_path
 from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS

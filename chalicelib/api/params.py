@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.listing import DEFAULT_AMOUNT, MAX_AMOUNT
+from chalicelib.graveler.reads.listing import DEFAULT_AMOUNT, MAX_AMOUNT
 
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}

@@ -7,7 +7,7 @@ branch: a client asks for an address per file; the link reads it again).
 
 PUT links what was uploaded there to the path: the address must verify (else 400), the object must exist and
 match the claimed size and checksum; it is copied to an address no URL can write, so the bytes a commit reads
-never change (graveler/linking.py). If-None-Match: * makes the link fail with 412 when the path already exists.
+never change (graveler/writes/linking.py). If-None-Match: * makes the link fail with 412 when the path already exists.
 
 Lakelet's ``write_once=true`` (with ``presign=true``) hands out a write-once address: its URL must be sent with
 ``If-None-Match: *`` and can only create the object, so the link stages the upload itself without copying it.

@@ -2,7 +2,7 @@
 whole list, with an ETag and If-Match) and the older per-rule routes the sdk still has under InternalApi
 (GET|POST|DELETE /repositories/{repository}/branch_protection, GET .../branch_protection/set_allowed).
 
-The check itself lives in the engine (chalicelib/graveler/protection.py), so the API, the S3 gateway and the
+The check itself lives in the engine (chalicelib/graveler/branches/protection.py), so the API, the S3 gateway and the
 workflows all enforce it; these routes only read and write the rules.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.protection import BranchProtection
+from chalicelib.graveler.branches.protection import BranchProtection
 
 from . import names
 from .endpoint import json_response, no_content, route, services

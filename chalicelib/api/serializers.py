@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 
 from chalicelib.auth.records import Credential, User
-from chalicelib.graveler.listing import MAX_AMOUNT, ListedRows
+from chalicelib.graveler.reads.listing import MAX_AMOUNT, ListedRows
 from chalicelib.graveler.records import Branch, Commit, Diff, DiffType, Entry, ListedObject, Page, Repository, Tag
 from chalicelib.usage import InstallationReport
 

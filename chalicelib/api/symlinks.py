@@ -1,11 +1,11 @@
 """POST /repositories/{repository}/refs/{branch}/symlink: lakeFS's createSymlinkFile, Hive/Athena symlink
-manifests of a branch's objects under its storage namespace (graveler/symlinks.py), answered 201 StorageURI."""
+manifests of a branch's objects under its storage namespace (graveler/reads/symlinks.py), answered 201 StorageURI."""
 
 from __future__ import annotations
 
 from chalice import Blueprint, Response
 
-from chalicelib.graveler.symlinks import write_symlinks
+from chalicelib.graveler.reads.symlinks import write_symlinks
 
 from . import names
 from .endpoint import json_response, route, services

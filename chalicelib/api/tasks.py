@@ -1,5 +1,5 @@
-"""The shapes of commits and merges that run as tasks (chalicelib/graveler/workflow_runner.py): lakeFS's TaskCreation
-({"id"}) for work that goes on in the background, and CommitAsyncStatus / MergeAsyncStatus ({"task_id",
+"""The shapes of commits and merges that run as tasks (chalicelib/graveler/runs/workflow_runner.py): lakeFS's
+TaskCreation ({"id"}) for work that goes on in the background, and CommitAsyncStatus / MergeAsyncStatus ({"task_id",
 "completed", "update_time", "result", "error": {"message"}, "status_code"}) for its status.
 
 A synchronous commit or merge that is still running when its wait ends answers 202 Accepted with TaskCreation,
@@ -16,7 +16,7 @@ from typing import Any
 from chalice import Response
 
 from chalicelib.graveler.records import Commit
-from chalicelib.graveler.workflow_runner import TaskStatus
+from chalicelib.graveler.runs.workflow_runner import TaskStatus
 
 from .endpoint import json_response
 from .errors import message_for, status_for

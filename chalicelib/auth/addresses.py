@@ -10,7 +10,7 @@ the minimum age before GC may sweep an unreferenced object) is refused. Nothing 
 
 A write-once address is one whose presigned PUT URL was signed with ``If-None-Match: *`` (api/physical_addresses.py): S3
 then takes a PUT through that URL only while nothing is stored there, so once uploaded its bytes never change
-and linking needs no copy (graveler/linking.py). The mark is covered by the MAC, so an address issued without
+and linking needs no copy (graveler/writes/linking.py). The mark is covered by the MAC, so an address issued without
 it cannot be passed off as write-once.
 """
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.caches import TTLCache
+from chalicelib.graveler.storage.caches import TTLCache
 
 from . import builtin
 from . import errors as auth_errors

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from chalicelib.graveler.addressing import metadata_address
 from chalicelib.graveler.errors import Invalid
+from chalicelib.graveler.writes.addressing import metadata_address
 
 GC_DIRECTORY = "_lakefs/retention/gc"
 RULES_FILE = "rules.json"

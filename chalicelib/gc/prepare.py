@@ -19,10 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from chalicelib.graveler import errors, namespaces
+from chalicelib.graveler import errors
 from chalicelib.graveler.engine import Engine
-from chalicelib.graveler.namespace_files import NamespaceFiles
-from chalicelib.graveler.retention import RetentionRules, active_commits
+from chalicelib.graveler.reads.retention import RetentionRules, active_commits
+from chalicelib.graveler.storage import namespaces
+from chalicelib.graveler.storage.namespace_files import NamespaceFiles
 
 from . import job_files, layout
 from .rules import RulesStore, rules_to_json

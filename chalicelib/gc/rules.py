@@ -11,9 +11,9 @@ from typing import Any
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.engine import Engine
-from chalicelib.graveler.namespace_files import NamespaceFiles
+from chalicelib.graveler.reads.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.records import BranchID
-from chalicelib.graveler.retention import BranchRetention, RetentionRules
+from chalicelib.graveler.storage.namespace_files import NamespaceFiles
 from chalicelib.graveler.validation import validate_branch_id
 
 from .layout import rules_address

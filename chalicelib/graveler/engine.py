@@ -19,12 +19,13 @@ from dataclasses import dataclass
 
 from .commit import CommitSteps
 from .committed import CommittedManager, RangeParams
+from .dumps.refs_dump import RefsDumpParts
 from .imports import Importer, ImportParts
 from .merge import MergeSteps
 from .parts import EngineParts, engine_parts
 from .ports import PullRequestStore
-from .reads import Reads
-from .refs_dump import RefsDumpParts
+from .reads.shared import Reads
+from .runs.workflow_runner import Runner
 from .usecases.action_files import Actions
 from .usecases.branches_and_tags import BranchesAndTags
 from .usecases.collection_inputs import CollectionInputs, CollectionPorts
@@ -39,7 +40,6 @@ from .usecases.pull_requests import PullRequestParts, PullRequests
 from .usecases.repositories import Repositories
 from .usecases.rewrites import Rewrites
 from .usecases.staged_writes import StagedWrites, staged_writes
-from .workflow_runner import Runner
 
 # The committed-data manager and its range parameters, and the engine's ports, are named here for wiring, which
 # builds the engine: committed/ itself is internal to graveler.

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from .actions import HookRunner
 from .actions.files_cache import ActionFilesCache
-from .caches import TTLCache
-from .collected import CollectedCheck
+from .branches.protection import BranchProtection, NoProtection
 from .committed import CommittedManager
 from .ports import BlockStore, RefStore, StagingStore, WorkflowRunner
-from .protection import BranchProtection, NoProtection
+from .reads.collected import CollectedCheck
+from .storage.caches import TTLCache
 
 __all__ = ["UPLOAD_BRANCH_TTL_SECONDS", "EngineParts", "Workflows", "engine_parts"]
 

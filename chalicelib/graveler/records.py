@@ -151,7 +151,7 @@ class BranchKey:
 @dataclass(frozen=True, slots=True)
 class StagingSample:
     """A bounded sample of a staging token's keys (sorted) and the number of rows it suggests the token holds
-    (graveler/staging_shards.py): what a commit plans slices from and a seal sizes the next token by."""
+    (graveler/writes/staging_shards.py): what a commit plans slices from and a seal sizes the next token by."""
 
     keys: tuple[Key, ...]
     estimated_rows: int

@@ -26,8 +26,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.addressing import metadata_address
-from chalicelib.graveler.namespace_files import NamespaceFiles
+from chalicelib.graveler.storage.namespace_files import NamespaceFiles
+from chalicelib.graveler.writes.addressing import metadata_address
 
 from .errors import S3Error
 

@@ -19,7 +19,7 @@ from chalicelib.graveler.commit import (
     Sealed,
     SliceSpec,
 )
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 from chalicelib.wiring import get_services
 
 
@@ -59,7 +59,7 @@ def landed(event: Json) -> Json:
     """The step after the branch moved: writes the commit's id onto the pre-commit run (the seal step's), then runs
     the post-commit hooks (once per request however often the step is retried: the run is keyed by the request id).
     It drops nothing: the scheduled sweep drops the sealed tokens once their grace is over
-    (chalicelib/graveler/deferred_drop.py). Its failure cannot fail the commit: the state machine catches it and
+    (chalicelib/graveler/writes/deferred_drop.py). Its failure cannot fail the commit: the state machine catches it and
     ends as landed, and the status route reports a landed commit whatever happened after."""
     commit_id = Finish.from_json(event["finish"]).commit_id or None
     if commit_id:

@@ -3,15 +3,15 @@
 The dump's state is {"task_id", "repository", "progress"} (the ids of the branches and tags files and the commits
 file's cursor: dump_files.py); the restore's {"task_id", "repository", "dump", "force", "plan",
 "commits": {"next": byte offset or null}}: ids and offsets only, never records (the 256 KB limit on a state). Each
-task is one idempotent step of chalicelib/graveler/refs_restore.py or dump_tasks.py; a failure goes to the failure
+task is one idempotent step of chalicelib/graveler/dumps/refs_restore.py or dump_tasks.py; a failure goes to the failure
 task, which (restore) rolls back what was written and records the error in the task's status.
 """
 
 from __future__ import annotations
 
-from chalicelib.graveler.plan_json import Json
-from chalicelib.graveler.refs_dump import DumpProgress, RefsDump
-from chalicelib.graveler.refs_restore import RestorePlan
+from chalicelib.graveler.dumps.refs_dump import DumpProgress, RefsDump
+from chalicelib.graveler.dumps.refs_restore import RestorePlan
+from chalicelib.graveler.runs.plan_json import Json
 from chalicelib.graveler.usecases.dump_tasks import DumpTasks, execution_message
 from chalicelib.wiring import get_services
 

@@ -18,7 +18,7 @@ from chalicelib.graveler.imports import (
     ImportSlice,
     ImportSteps,
 )
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 from chalicelib.wiring import get_services
 
 

@@ -16,7 +16,7 @@ from chalicelib.graveler.merge import (
     MergeSliceSpec,
     MergeSteps,
 )
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 from chalicelib.wiring import get_services
 
 

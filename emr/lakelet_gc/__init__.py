@@ -41,9 +41,9 @@ What it writes, under the same directory:
 - always: ``summary/run_id=RUN/summary.json``: counts and bytes; a mark-only run is a dry run whose
   ``mark.bytes_marked`` is what a sweep would reclaim.
 - mark, before anything else: ``sweeps/partition=P/run_id=RUN.json``, the record that tells readers which objects
-  a sweep may delete from now on: P is the hourly data partition (countdown, as chalicelib/graveler/addressing.py
+  a sweep may delete from now on: P is the hourly data partition (countdown, as chalicelib/graveler/writes/addressing.py
   names them) of the cutoff plus an hour, and no object of a partition sorting before P is ever deleted. The API
-  caches what it read of these records for a few seconds (chalicelib/graveler/collected.py), so the sweep first
+  caches what it read of these records for a few seconds (chalicelib/graveler/reads/collected.py), so the sweep first
   waits until ``--record-lead-seconds`` (7) have passed since the record was written: by then every container
   answers 410 Gone for what the sweep deletes, instead of handing out URLs to missing data.
 

@@ -32,7 +32,7 @@ TIMESTAMP_RESOLUTION_SECONDS = 1
 SLICE_ALPHABET = "0123456789abcdef"
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 EXIT_PARTIAL_FAILURE = 3
-# The data partitions of chalicelib/graveler/addressing.py: an hourly countdown, 11 hex digits.
+# The data partitions of chalicelib/graveler/writes/addressing.py: an hourly countdown, 11 hex digits.
 PARTITION_HOURS_CEILING = 1 << 40
 # Address times come from the writer's clock, last-modified times from S3's: the record allows an hour between.
 CLOCK_MARGIN_SECONDS = 3600

@@ -1,7 +1,7 @@
 """The local stand-in for the app's frequent EventBridge schedule: moto never fires schedules, so the stack runs
 ``drop_retired``'s work (chalicelib/gc/schedule.py, on_drop_schedule) itself, on a daemon thread, every
 ``period`` seconds. Without it the staging rows of every commit would stay in the local tables for good: no commit
-drops them (chalicelib/graveler/deferred_drop.py). The daily GC is ``lakelet gc run``'s, not this thread's."""
+drops them (chalicelib/graveler/writes/deferred_drop.py). The daily GC is ``lakelet gc run``'s, not this thread's."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ import lakefs_sdk
 import pytest
 
 from chalicelib import wiring
-from chalicelib.graveler.addressing import partition_of
-from chalicelib.graveler.collected import sweeps_prefix
+from chalicelib.graveler.reads.collected import sweeps_prefix
+from chalicelib.graveler.writes.addressing import partition_of
 from tests.clocks import engine_clock
 
 from .support import Api, assert_error, body_of, conforms

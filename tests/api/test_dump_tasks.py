@@ -16,7 +16,7 @@ import pytest
 from moto import mock_aws
 
 from chalicelib import wiring
-from chalicelib.graveler import refs_restore
+from chalicelib.graveler.dumps import refs_restore
 from chalicelib.settings import Settings
 from chalicelib.workflows import tasks
 from lakelet.stack.stepfunctions_local import MOTO_CONFIG, create_state_machines, route_lambda_invokes

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from chalicelib import wiring
-from chalicelib.graveler.dump_files import header_line
+from chalicelib.graveler.dumps.dump_files import header_line
 
 from .support import Api, assert_error, body_of
 

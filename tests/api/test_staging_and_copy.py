@@ -48,7 +48,7 @@ def test_presigned_upload_round_trip(api: Api, repo: str, services: wiring.Servi
     response = link(api, "data/x.bin", staging, 7, body={"content_type": "text/plain", "user_metadata": {"k": "v"}})
     assert response.status_code == 200, response.body
     stats = conforms(lakefs_sdk.ObjectStats, body_of(response))
-    # Linked from a copy no presigned URL writes (graveler/linking.py); the upload itself is gone.
+    # Linked from a copy no presigned URL writes (graveler/writes/linking.py); the upload itself is gone.
     assert stats.physical_address.startswith(f"{NAMESPACE}/repo1/data/")
     assert stats.physical_address != staging["physical_address"]
     assert not services.engine.ports.blocks.exists(staging["physical_address"])

@@ -1,4 +1,4 @@
-"""createSymlinkFile (api/symlinks.py, graveler/symlinks.py): Hive/Athena symlink manifests of a branch under
+"""createSymlinkFile (api/symlinks.py, graveler/reads/symlinks.py): Hive/Athena symlink manifests of a branch under
 ``<namespace>/symlinks/<repository>/<branch>/<directory>/symlink.txt``, answered 201 StorageURI."""
 
 from __future__ import annotations

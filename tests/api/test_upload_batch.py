@@ -15,7 +15,7 @@ from chalice.test import Client
 
 from chalicelib import wiring
 from chalicelib.api.batch_body import MAX_BATCH_BYTES, MAX_MANIFEST_BYTES
-from chalicelib.graveler.batch_upload import MAX_BATCH_OBJECTS
+from chalicelib.graveler.writes.batch_upload import MAX_BATCH_OBJECTS
 
 from .support import Api, assert_error, body_of, conforms
 

@@ -9,12 +9,12 @@ from chalicelib.adapters.dynamodb import TableNames
 from chalicelib.adapters.dynamodb.branch_protection import DynamoBranchProtectionStore
 from chalicelib.adapters.memory import MemoryBranchProtectionStore, MemoryRefStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.ports import RefStore
-from chalicelib.graveler.protection import (
+from chalicelib.graveler.branches.protection import (
     BranchProtectionStore,
     ProtectionRules,
     etag_of,
 )
+from chalicelib.graveler.ports import RefStore
 from chalicelib.graveler.records import (
     BranchID,
     Repository,

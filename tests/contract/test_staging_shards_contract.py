@@ -1,4 +1,4 @@
-"""StagingStore contract for tokens of several shards (graveler/staging_shards.py), on the twin and on DynamoDB.
+"""StagingStore contract for tokens of several shards (graveler/writes/staging_shards.py), on the twin and on DynamoDB.
 
 Calls are counted on the aws variant (moto's DynamoDB operations): a point read stays one call, a listing of a
 one-shard token one query, and a sample reads the same bounded number of items whatever the token holds.
@@ -18,7 +18,7 @@ from moto.dynamodb.models import DynamoDBBackend
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import StagingStore
 from chalicelib.graveler.records import Key, StagingToken
-from chalicelib.graveler.staging_shards import (
+from chalicelib.graveler.writes.staging_shards import (
     SKETCH_ODDS,
     per_shard_sample,
     shard_count,

@@ -11,9 +11,9 @@ import pytest
 
 from chalicelib.graveler import errors
 from chalicelib.graveler.ports import StagingStore
-from chalicelib.graveler.preconditions import MAX_ATOMIC_BYTES, MAX_ATOMIC_CHANGES
 from chalicelib.graveler.records import Key, StagedEntry, StagingToken
-from chalicelib.graveler.staging_shards import shard_of, sketch_rank
+from chalicelib.graveler.writes.preconditions import MAX_ATOMIC_BYTES, MAX_ATOMIC_CHANGES
+from chalicelib.graveler.writes.staging_shards import shard_of, sketch_rank
 
 from .conftest import Moto
 from .test_stagingstore_contract import TOKEN, make_entry, staged, tombstone

@@ -258,7 +258,7 @@ def test_delete_many_forgets_exactly_the_keys_given(staging_store: StagingStore)
 
 
 def test_set_answers_the_change_it_replaced(staging_store: StagingStore) -> None:
-    """What a refused write puts back (graveler/staging.py), read in the same write."""
+    """What a refused write puts back (graveler/writes/staging.py), read in the same write."""
     assert staging_store.set(TOKEN, staged("k", 1)) is None
     assert staging_store.set(TOKEN, tombstone("k")) == staged("k", 1)
     assert staging_store.set(TOKEN, staged("k", 2)) == tombstone("k")

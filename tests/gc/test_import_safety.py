@@ -13,8 +13,8 @@ from chalicelib.gc import prepare
 from chalicelib.gc.rules import RulesStore
 from chalicelib.graveler.engine import build_engine
 from chalicelib.graveler.imports import COMPLETED, ImportLocation, ImportParts
+from chalicelib.graveler.reads.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.records import BranchID
-from chalicelib.graveler.retention import BranchRetention, RetentionRules
 
 from .support import JobRun, addresses_under, installed, keys_under, moto_services, new_bucket, s3_client
 

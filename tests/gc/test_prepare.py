@@ -10,8 +10,8 @@ from chalicelib import wiring
 from chalicelib.gc import job_files, layout, prepare
 from chalicelib.gc.rules import GCRulesNotFound, RulesStore
 from chalicelib.graveler import errors
+from chalicelib.graveler.reads.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.records import Branch, BranchID, RepositoryID, StagingToken
-from chalicelib.graveler.retention import BranchRetention, RetentionRules
 
 DAY = 86_400
 NOW = 1_800_000_000.0

@@ -1,4 +1,4 @@
-"""Active-commit selection (graveler/retention.py): examples of each rule, and a property test against a
+"""Active-commit selection (graveler/reads/retention.py): examples of each rule, and a property test against a
 brute-force model over random histories."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chalicelib.graveler.errors import CommitNotFound
-from chalicelib.graveler.records import BranchID, Commit, CommitID, MetaRangeID
-from chalicelib.graveler.retention import (
+from chalicelib.graveler.reads.retention import (
     BranchRetention,
     RetentionRules,
     active_commits,
     dangling_leaves,
 )
+from chalicelib.graveler.records import BranchID, Commit, CommitID, MetaRangeID
 
 DAY = 86_400
 NOW = 1_800_000_000.0

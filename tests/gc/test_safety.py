@@ -19,8 +19,8 @@ from chalicelib import wiring
 from chalicelib.adapters.s3 import split_address
 from chalicelib.gc import prepare
 from chalicelib.gc.rules import RulesStore
+from chalicelib.graveler.reads.retention import BranchRetention, RetentionRules
 from chalicelib.graveler.records import BranchID
-from chalicelib.graveler.retention import BranchRetention, RetentionRules
 
 from .support import (
     JobRun,

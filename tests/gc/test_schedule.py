@@ -22,7 +22,7 @@ from chalicelib.gc.ports import JobRunRequest
 from chalicelib.gc.rules import RulesStore
 from chalicelib.gc.schedule import job_request, run_scheduled
 from chalicelib.graveler import errors
-from chalicelib.graveler.retention import RetentionRules
+from chalicelib.graveler.reads.retention import RetentionRules
 from chalicelib.settings import GCSettings
 from tests.api.support import app
 

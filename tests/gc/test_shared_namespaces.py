@@ -12,7 +12,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
-from chalicelib.graveler.namespaces import marker_address
+from chalicelib.graveler.storage.namespaces import marker_address
 from tests.api.support import NAMESPACE, Api, app, assert_error
 
 RULES = {"default_retention_days": 7, "branches": []}

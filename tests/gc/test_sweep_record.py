@@ -1,4 +1,4 @@
-"""The record a sweep leaves for readers (emr/gc_job.py) is the one chalicelib/graveler/collected.py reads: same
+"""The record a sweep leaves for readers (emr/gc_job.py) is the one chalicelib/graveler/reads/collected.py reads: same
 key, same partitions, written before anything is deleted."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from chalicelib.adapters.memory import MemoryBlockStore
-from chalicelib.graveler.addressing import new_data_address, partition_of
-from chalicelib.graveler.collected import CollectedCheck, sweeps_prefix
+from chalicelib.graveler.reads.collected import CollectedCheck, sweeps_prefix
+from chalicelib.graveler.writes.addressing import new_data_address, partition_of
 
 
 class PutOnly:

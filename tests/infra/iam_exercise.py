@@ -34,7 +34,7 @@ from chalicelib import settings as gc_settings
 from chalicelib import wiring
 from chalicelib.adapters.dynamodb.tables import TableNames, create_tables
 from chalicelib.adapters.kms import create_local_key
-from chalicelib.graveler import branch_moves
+from chalicelib.graveler.branches import branch_moves
 from chalicelib.settings import Settings
 from chalicelib.workflows.tasks import HANDLERS
 from infra.iam_calls import ACCOUNT, Call, Recorder

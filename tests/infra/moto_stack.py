@@ -13,7 +13,7 @@ import copy
 
 from moto.cloudformation.parsing import resource_class_from_type
 
-from chalicelib.graveler.plan_json import Json
+from chalicelib.graveler.runs.plan_json import Json
 from infra.rehearsal import _as_json_text, _replace_references
 
 

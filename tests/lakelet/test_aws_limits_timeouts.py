@@ -24,7 +24,7 @@ from lakefs.client import Client
 from lakefs.exceptions import ServerException
 
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.writes.staging import stage
 from chalicelib.wiring import get_services
 from chalicelib.workflows import tasks
 from lakelet.stack import lambda_clock

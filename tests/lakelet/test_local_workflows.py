@@ -19,7 +19,7 @@ from lakefs.client import Client
 from moto.core.config import default_user_config
 
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.writes.staging import stage
 from chalicelib.wiring import get_services
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LocalStack

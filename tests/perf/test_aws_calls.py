@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from chalicelib.graveler import staging_shards
+from chalicelib.graveler.writes import staging_shards
 from tests.api.support import Api, body_of
 from tests.perf.support import CallCounter, app_on_moto
 

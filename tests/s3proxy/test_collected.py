@@ -7,9 +7,9 @@ import pytest
 from botocore.client import BaseClient
 from botocore.exceptions import ClientError
 
-from chalicelib.graveler.addressing import partition_of
-from chalicelib.graveler.collected import sweeps_prefix
+from chalicelib.graveler.reads.collected import sweeps_prefix
 from chalicelib.graveler.records import Repository
+from chalicelib.graveler.writes.addressing import partition_of
 from tests.clocks import engine_clock
 
 from .conftest import Harness

@@ -1,6 +1,6 @@
 """Guarantee 4: nothing stored can wedge a branch or break reads.
 
-Every field a write stores is bounded at the edge (chalicelib/graveler/object_fields.py): size 0..5 TiB, mtime a
+Every field a write stores is bounded at the edge (chalicelib/graveler/writes/object_fields.py): size 0..5 TiB, mtime a
 calendar date in 1970..9999, user metadata at most 2 KiB and valid UTF-8. Seen before: a linked size of 2^63, an
 mtime of 10^20 or a lone-surrogate metadata name made every later commit of the branch 500; an mtime of 10^12
 committed fine and then every GET and HEAD of the object answered 500.

@@ -17,8 +17,9 @@ import pytest
 
 from chalicelib import wiring
 from chalicelib.gc.schedule import release_retired
-from chalicelib.graveler import branch_moves, errors
-from chalicelib.graveler.branch_moves import retired_tokens
+from chalicelib.graveler import errors
+from chalicelib.graveler.branches import branch_moves
+from chalicelib.graveler.branches.branch_moves import retired_tokens
 from chalicelib.graveler.records import Key, StagingToken
 from tests.api.support import Api
 
@@ -130,7 +131,7 @@ def test_a_failed_drop_leaves_the_next_commit_its_cost_and_the_sweep_drops_the_t
 def test_a_sweep_out_of_time_leaves_the_rest_of_a_token_for_the_next_run(
     api: Api, repo: str, services: wiring.Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from chalicelib.graveler import deferred_drop
+    from chalicelib.graveler.writes import deferred_drop
 
     for n in range(5):
         api.upload(REPO, "main", f"f{n}.txt", b"x")

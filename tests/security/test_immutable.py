@@ -1,7 +1,7 @@
 """Guarantee 3: the bytes of a commit never change.
 
 Link checks the uploaded object against the claim (it exists, the size is equal, the checksum matches where the
-ETag is an MD5) and copies it to an address no presigned URL writes (chalicelib/graveler/linking.py). Seen
+ETag is an MD5) and copies it to an address no presigned URL writes (chalicelib/graveler/writes/linking.py). Seen
 before: a second PUT to the presigned URL, still valid after link and commit, changed the bytes read at the
 commit ID and at a tag; link accepted size_bytes 1 for a 17-byte object.
 """

@@ -17,7 +17,7 @@ import pytest
 from chalicelib.graveler import errors
 from chalicelib.graveler.engine import build_engine
 from chalicelib.graveler.ports import Execution
-from chalicelib.graveler.workflow_runner import Workflows
+from chalicelib.graveler.runs.workflow_runner import Workflows
 
 from .servers import Stack, stack
 

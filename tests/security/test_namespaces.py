@@ -2,7 +2,7 @@
 
 The claim is a conditional create of ``<namespace>/_lakefs/dummy`` (S3 If-None-Match: *); a namespace inside or
 around another repository's, a malformed one, or one outside the deployment's bucket is a 400
-(chalicelib/graveler/namespaces.py). A branch creation is tied to the repository's generation, so one racing a
+(chalicelib/graveler/storage/namespaces.py). A branch creation is tied to the repository's generation, so one racing a
 delete never lands in a repository created again under the same name. Seen before: six parallel creates on one
 namespace all answered 201; a namespace in another bucket answered 503.
 """
@@ -23,7 +23,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib import wiring
-from chalicelib.graveler import reads
+from chalicelib.graveler.reads import shared as reads
 from tests.api.support import Api, app, assert_error, requests_per_thread
 from tests.e2e.conftest import LocalProcess
 

@@ -16,7 +16,7 @@ NOT_IN_A_PORTS_MODULE = {
     # The type of engine.merges.merge as a pull request calls it: a function's signature, not storage.
     ("chalicelib/graveler/usecases/pull_requests.py", "MergeEntry"),
     # What listing reads a cached range through (a view of rows already in memory), not a store.
-    ("chalicelib/graveler/listing.py", "RowBlock"),
+    ("chalicelib/graveler/reads/listing.py", "RowBlock"),
     # Beside its one use case at the chalicelib root, which has no package (and so no ports module) yet.
     ("chalicelib/repository_metadata.py", "RepositoryMetadataStore"),
 }

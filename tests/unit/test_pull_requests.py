@@ -162,7 +162,7 @@ def test_create_refuses_bad_branches() -> None:
 
 
 def test_a_merge_that_goes_on_as_a_workflow_is_settled_when_read() -> None:
-    from chalicelib.graveler.workflow_runner import TaskStatus
+    from chalicelib.graveler.runs.workflow_runner import TaskStatus
 
     pulls, engine, store = use_case()
     pr = pulls.create("repo1", "t", "d", "dev", "main", "u")

@@ -10,12 +10,13 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.api.errors import message_for, status_for
-from chalicelib.graveler import errors, workflow_runner
+from chalicelib.graveler import errors
 from chalicelib.graveler.merge import MergeRequest
 from chalicelib.graveler.ports import Execution
-from chalicelib.graveler.reads import Reads
+from chalicelib.graveler.reads.shared import Reads
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.runs import workflow_runner
+from chalicelib.graveler.writes.staging import stage
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks
 from chalicelib.workflows import merge as merge_tasks

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 import app as chalice_app
 from chalicelib.adapters.memory import MemoryBlockStore
-from chalicelib.graveler.branch_moves import new_staging_token
+from chalicelib.graveler.branches.branch_moves import new_staging_token
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.params import RANGE_FORMAT_1
 from chalicelib.graveler.identity import new_commit
@@ -26,8 +26,8 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.staging import stage
 from chalicelib.graveler.usecases.repositories import INITIAL_COMMIT_MESSAGE
+from chalicelib.graveler.writes.staging import stage
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import commit as commit_tasks

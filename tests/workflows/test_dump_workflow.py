@@ -13,9 +13,10 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.adapters.stepfunctions import StepFunctionsWorkflows
-from chalicelib.graveler import dump_files, errors, refs_restore
+from chalicelib.graveler import errors
+from chalicelib.graveler.dumps import dump_files, refs_restore
+from chalicelib.graveler.dumps.refs_restore import RestorePlan
 from chalicelib.graveler.records import Commit, CommitID, MetaRangeID, RepositoryID
-from chalicelib.graveler.refs_restore import RestorePlan
 from chalicelib.graveler.usecases.dump_tasks import DumpTask, DumpTasks
 from chalicelib.settings import Settings
 from chalicelib.wiring import Services, memory_services, set_services

@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from chalicelib.graveler.merge import MergeRequest, conflicts_address
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.writes.staging import stage
 from chalicelib.settings import Settings
 from chalicelib.wiring import memory_services, set_services
 from chalicelib.workflows import merge as merge_tasks

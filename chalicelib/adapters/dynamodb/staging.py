@@ -1,7 +1,7 @@
 """StagingStore on DynamoDB: one item per (staging token, key) in the staging table.
 
 A token of one shard is one partition (its name), so a query returns its changes in key order and pages lazily; a
-token of n shards (graveler/staging_shards.py) is n partitions "<token>#<shard>", each a key-ordered query, and a
+token of n shards (graveler/writes/staging_shards.py) is n partitions "<token>#<shard>", each a key-ordered query, and a
 listing merges them. One key in 16 also has a sketch item in "<token>#k<shard>" (sort key: its sketch rank in hex,
 then the key), which a commit plan samples in one bounded query per shard. Reads of changes are strongly
 consistent: a commit seals a token and then reads it, and must see every write acknowledged before.
@@ -20,7 +20,6 @@ from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.preconditions import check_atomic_changes
 from chalicelib.graveler.records import (
     BranchKey,
     Entry,
@@ -30,7 +29,8 @@ from chalicelib.graveler.records import (
     StagingSample,
     StagingToken,
 )
-from chalicelib.graveler.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
+from chalicelib.graveler.writes.preconditions import check_atomic_changes
+from chalicelib.graveler.writes.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
 from .models import StagedRow, key_attribute_names, model_set
 from .rows import staged_item
@@ -85,7 +85,7 @@ class DynamoStagingStore:
     def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
         self._sketch(token, staged.key)
         # PutItem's ReturnValues=ALL_OLD hands back the row it replaced in the same call (Model.save cannot ask
-        # for it): a refused write puts it back (graveler/staging.py).
+        # for it): a refused write puts it back (graveler/writes/staging.py).
         row = self._row(token, staged)
         args, kwargs = row._get_save_args()
         kwargs["return_values"] = "ALL_OLD"

@@ -17,8 +17,8 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..caches import LRUCache
 from ..records import Entry, EntryRecord, StagedEntry
+from ..storage.caches import LRUCache
 from .errors import InvalidActionFile
 from .spec import ACTIONS_PREFIX, MAX_ACTION_FILE_BYTES, MAX_ACTION_FILES_BYTES, Action
 

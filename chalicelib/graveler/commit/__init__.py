@@ -2,7 +2,7 @@
 carries) and ``steps`` (seal, plan, build_slice, finish, drop: idempotent, run inline or as the commit workflow).
 ``engine.commits.commit`` is its one entry."""
 
-from ..slicing import DEFAULT_MAX_SLICES
+from ..runs.slicing import DEFAULT_MAX_SLICES
 from .plan import COMMITTED, DONE_ELSEWHERE, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
 from .steps import OWN_COMMIT_DEPTH, CommitSteps, find_recent_commit, landed_commit, swap_branch

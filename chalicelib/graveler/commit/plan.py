@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..plan_json import JsonRecord
+from ..runs.plan_json import JsonRecord
 
 # A finish's status: the branch moved to the commit; the branch left the planned state (plan again); or a retried
 # plan found this request's own commit on the branch already (the state machine's CommittedElsewhere).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..plan_json import Json
 from ..records import StagingToken
+from ..runs.plan_json import Json
 
 
 def request_token(repo_id: str, branch_id: str, request_id: str) -> StagingToken:

@@ -6,7 +6,7 @@ The steps, each safe to re-run after a crash before or after its side effect:
   the request id, so a retry recognises its own seal instead of sealing again.
 - ``plan``: reads the branch and cuts the key space into slices along the base metarange's range boundaries;
   when the base has too few ranges (a first commit has none), at staged keys sampled between them from the sealed
-  tokens' sketches (graveler/staging_shards.py: a bounded read, whatever the number of staged rows). Each slice
+  tokens' sketches (graveler/writes/staging_shards.py: a bounded read, whatever the number of staged rows). Each slice
   is a small JSON record (bounds, base metarange, sealed tokens).
 - ``build_slice``: applies the slice's staged changes to the base ranges inside it and stores the result as a
   (content-addressed) metarange of its own: re-running writes the same objects under the same ids.
@@ -30,15 +30,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from .. import errors, slicing
-from ..branch_moves import finish_move, retired_tokens, seal_failure, sealed, update_branch
+from .. import errors
+from ..branches.branch_moves import finish_move, retired_tokens, seal_failure, sealed, update_branch
+from ..branches.protection import BranchProtection, NoProtection
 from ..committed.apply import apply_changes
 from ..committed.params import RangeParams, params_for_format
 from ..committed.storage import CommittedStorage
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
 from ..ports import BlockStore, RefStore, StagingStore
-from ..protection import BranchProtection, NoProtection
 from ..records import (
     Branch,
     BranchID,
@@ -49,9 +49,10 @@ from ..records import (
     StagedEntry,
     StagingToken,
 )
-from ..slicing import DEFAULT_MAX_SLICES, slice_bounds, spread_bounds
-from ..staging import staged_changes, token_is_empty
-from ..staging_shards import sample_union, unsharded
+from ..runs import slicing
+from ..runs.slicing import DEFAULT_MAX_SLICES, slice_bounds, spread_bounds
+from ..writes.staging import staged_changes, token_is_empty
+from ..writes.staging_shards import sample_union, unsharded
 from .plan import COMMITTED, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
 

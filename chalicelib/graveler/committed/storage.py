@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..addressing import metadata_address
-from ..caches import LRUCache
 from ..errors import DataMissing, ObjectNotFound, StorageError
 from ..ports import BlockStore
 from ..records import EMPTY_METARANGE, MetaRangeID, RangeID, RangeInfo
+from ..storage.caches import LRUCache
+from ..writes.addressing import metadata_address
 from . import format as parquet
 from .columns import MetaRange, RangeColumns
 from .ids import metarange_id, range_id

@@ -14,8 +14,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from ..addressing import metadata_address
-from ..plan_json import Json, JsonRecord
+from ..runs.plan_json import Json, JsonRecord
+from ..writes.addressing import metadata_address
 from .request import ImportLocation
 
 

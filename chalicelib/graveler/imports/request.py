@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .. import errors
-from ..plan_json import Json
+from ..runs.plan_json import Json
 from ..validation import validate_path
 from .errors import ImportNotAllowed
 

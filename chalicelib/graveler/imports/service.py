@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 from .. import errors
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import BranchID, Commit, CommitID, Repository, RepositoryID
+from ..runs.workflow_runner import Runner
 from ..usecases.merges import Merges
 from ..validation import validate_branch_id
-from ..workflow_runner import Runner
 from .errors import ImportFinished, ImportNotFound
 from .internal import check_not_internal
 from .ports import ImportRecords, SourceLister

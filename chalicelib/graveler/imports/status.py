@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..plan_json import Json
+from ..runs.plan_json import Json
 
 RUNNING = "running"
 COMPLETED = "completed"

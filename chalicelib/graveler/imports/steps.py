@@ -37,18 +37,18 @@ from collections.abc import Iterator, Sequence
 
 from .. import errors
 from ..actions import EventType, HookEvent
-from ..branch_moves import finish_move, new_staging_token, update_branch
+from ..branches.branch_moves import finish_move, new_staging_token, update_branch
+from ..branches.move_checks import prepare_move, refuse_dirty
 from ..committed import CommittedManager
 from ..committed.apply import apply_changes
 from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
 from ..merge.policy import STRATEGY_METADATA_KEY, Strategy
-from ..move_checks import prepare_move, refuse_dirty
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
-from ..slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
+from ..runs.slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
 from ..usecases.merges import Merges
 from .errors import ImportCanceled
 from .listing import slice_changes

@@ -7,7 +7,7 @@ named here for the API. ``engine.merges.merge`` is its one entry."""
 from ..committed.compare import MergeChange
 from ..committed.merge import KeyConflict
 from ..committed.mergetable import Decision
-from ..slicing import DEFAULT_MAX_SLICES
+from ..runs.slicing import DEFAULT_MAX_SLICES
 from .base import find_merge_base, require_merge_base
 from .plan import MergedSlice, MergeFixed, MergePlan, MergeSliceSpec
 from .policy import ConflictPolicy, MergePreview, MergeSummary, conflict_policy

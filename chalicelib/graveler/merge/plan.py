@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..plan_json import JsonRecord
+from ..runs.plan_json import JsonRecord
 
 
 @dataclass(frozen=True, slots=True)

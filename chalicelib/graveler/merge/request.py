@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..plan_json import Json
+from ..runs.plan_json import Json
 from .policy import conflict_policy
 
 

@@ -27,7 +27,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from .. import errors
-from ..addressing import metadata_address
+from ..branches.move_checks import prepare_move, refuse_dirty, repository_for_write
 from ..commit import COMMITTED, Finish, find_recent_commit, swap_branch
 from ..committed import CommittedManager
 from ..committed.compare import trivial_merge
@@ -37,10 +37,10 @@ from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..errors import MergeConflicts
 from ..identity import commit_id
-from ..move_checks import prepare_move, refuse_dirty, repository_for_write
 from ..ports import BlockStore, RefStore, StagingStore
 from ..records import BranchID, Commit, CommitID, MetaRangeID, RangeInfo, RepositoryID, StagingToken
-from ..slicing import DEFAULT_MAX_SLICES, concatenate, spread_bounds
+from ..runs.slicing import DEFAULT_MAX_SLICES, concatenate, spread_bounds
+from ..writes.addressing import metadata_address
 from .base import require_merge_base
 from .plan import MergedSlice, MergeFixed, MergePlan, MergeSliceSpec
 from .policy import conflict_policy, source_holds_changes

@@ -10,7 +10,7 @@
 - ``dump_tasks``: refs dump and restore as tasks; ``pull_requests``; ``action_files``: action files and hooks;
 - ``collection_inputs``: what garbage collection reads and releases.
 
-Each is built from the engine's ports (``graveler/parts.py``) and the shared reads (``graveler/reads.py``) by
+Each is built from the engine's ports (``graveler/parts.py``) and the shared reads (``graveler/reads/shared.py``) by
 ``build_engine``; the domain they work on (records, errors, ports, refs, staging, committed ranges) stays at
 graveler's root. The import use case is ``graveler/imports/``, with its steps.
 """

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from ..actions.files_cache import check_action_file_sizes, direct_children, seeking_children
 from ..actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
-from ..listing import overlay, prefix_end
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.listing import overlay, prefix_end
+from ..reads.shared import Reads
 from ..records import Branch, Entry, EntryRecord, Key, MetaRangeID
-from ..staging import branch_tokens, staged_changes
+from ..writes.staging import branch_tokens, staged_changes
 from .objects import read_data
 
 if TYPE_CHECKING:

@@ -9,12 +9,9 @@ from .. import errors
 from ..actions import HookEvent
 from ..actions.events import EventType
 from ..actions.operations import ref_event
-from ..branch_moves import (
-    new_staging_token,
-    retired_tokens,
-)
+from ..branches.branch_moves import new_staging_token, retired_tokens
 from ..parts import EngineParts
-from ..reads import Reads, page_by_id
+from ..reads.shared import Reads, page_by_id
 from ..records import (
     Branch,
     BranchID,
@@ -23,14 +20,11 @@ from ..records import (
     Tag,
     TagID,
 )
-from ..staging import (
-    branch_tokens,
-    drop_tokens,
-)
 from ..validation import (
     validate_branch_id,
     validate_tag_id,
 )
+from ..writes.staging import branch_tokens, drop_tokens
 
 __all__ = ["BranchesAndTags"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from ..branch_moves import release_expired
+from ..branches.branch_moves import release_expired
 from ..ports import RefStore, StagingStore
 from ..records import Branch, BranchID, Commit, CommitID, Repository
-from ..staging import branch_tokens
+from ..writes.staging import branch_tokens
 
 __all__ = ["CollectionInputs", "CollectionPorts"]
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import errors
-from ..addressing import metadata_address
 from ..identity import commit_id
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import EMPTY_METARANGE, Commit, CommitID, MetaRangeID
+from ..writes.addressing import metadata_address
 
 __all__ = ["CommitRecord", "CommitRecords"]
 

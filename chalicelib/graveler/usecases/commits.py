@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from .. import errors
 from ..commit import CommitRequest, CommitSteps
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import Commit, ResolvedRef
-from ..workflow_runner import Runner, TaskStatus
+from ..runs.workflow_runner import Runner, TaskStatus
 from .commit_records import CommitRecord, CommitRecords
 
 __all__ = ["CommitParts", "Commits"]

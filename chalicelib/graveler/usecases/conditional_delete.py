@@ -5,12 +5,12 @@ is never lost silently: one of them gets PreconditionFailed."""
 
 from __future__ import annotations
 
-from ..conditional_writes import stage_conditionally
 from ..parts import EngineParts
-from ..preconditions import Precondition
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import BranchID, Key, StagedEntry
 from ..validation import validate_path
+from ..writes.conditional_writes import stage_conditionally
+from ..writes.preconditions import Precondition
 
 __all__ = ["ConditionalDelete"]
 

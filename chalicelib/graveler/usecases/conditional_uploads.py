@@ -15,14 +15,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import errors
-from ..addressing import new_data_address
-from ..conditional_writes import expect_on, stage_conditionally
-from ..object_fields import validate_entry, validate_headers
 from ..parts import EngineParts
-from ..preconditions import MAX_ATOMIC_CHANGES, Precondition
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import BranchID, Entry, Key, StagedEntry
 from ..validation import validate_path
+from ..writes.addressing import new_data_address
+from ..writes.conditional_writes import expect_on, stage_conditionally
+from ..writes.object_fields import validate_entry, validate_headers
+from ..writes.preconditions import MAX_ATOMIC_CHANGES, Precondition
 
 __all__ = ["MAX_ATOMIC_CHANGES", "ConditionalObject", "ConditionalUploads"]
 

@@ -8,13 +8,13 @@ from collections.abc import Callable, Iterator, Sequence
 from .. import errors
 from ..committed import compare
 from ..committed.compare import MergeChange
-from ..history import LogFilter, log_page
 from ..identity import entry_identity
-from ..listing import clamp_amount, paginate
 from ..merge.base import require_merge_base
 from ..merge.policy import MergePreview, MergeSummary, conflict_policy
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.history import LogFilter, log_page
+from ..reads.listing import clamp_amount, paginate
+from ..reads.shared import Reads
 from ..records import (
     Branch,
     BranchID,
@@ -24,11 +24,7 @@ from ..records import (
     Key,
     Page,
 )
-from ..staging import (
-    branch_tokens,
-    is_dirty,
-    staged_changes,
-)
+from ..writes.staging import branch_tokens, is_dirty, staged_changes
 
 __all__ = ["THREE_DOT", "TWO_DOT", "History"]
 

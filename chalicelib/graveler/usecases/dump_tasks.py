@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from itertools import islice
 
 from .. import errors
+from ..dumps.refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
+from ..dumps.refs_restore import RefsRestorer
 from ..parts import Workflows
-from ..plan_json import Json
 from ..ports import WorkflowRunner
 from ..records import Repository
-from ..refs_dump import DUMP_DIR, DumpProgress, RefsDump, RefsDumper, RefsDumpParts
-from ..refs_restore import RefsRestorer
+from ..runs.plan_json import Json
 
 __all__ = ["DUMP_TASK", "RESTORE_TASK", "DumpTask", "DumpTasks", "execution_message"]
 

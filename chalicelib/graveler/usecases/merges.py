@@ -9,9 +9,9 @@ from dataclasses import dataclass
 
 from ..merge import MergeRequest, MergeSteps
 from ..ports import RefStore
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import BranchID, Commit
-from ..workflow_runner import Runner, TaskStatus
+from ..runs.workflow_runner import Runner, TaskStatus
 
 __all__ = ["MergeParts", "Merges"]
 

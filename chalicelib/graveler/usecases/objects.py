@@ -9,16 +9,10 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 
 from .. import errors
-from ..addressing import new_data_address
-from ..batch_upload import NewObject, check_batch, write_objects
-from ..conditional_writes import expect_on, stage_conditionally
-from ..linking import check_claim
-from ..listing import StagedView, clamp_amount, paginate_objects
-from ..object_fields import validate_entry, validate_headers, validate_user_metadata
 from ..parts import EngineParts
 from ..ports import BlockStore
-from ..preconditions import CREATE_ONLY, Precondition
-from ..reads import Reads
+from ..reads.listing import StagedView, clamp_amount, paginate_objects
+from ..reads.shared import Reads
 from ..records import (
     Branch,
     BranchID,
@@ -33,16 +27,16 @@ from ..records import (
     StagedEntry,
     StagedExpectation,
 )
-from ..staging import (
-    branch_tokens,
-    read_staged,
-    stage,
-    stage_many,
-    staged_changes,
-)
 from ..validation import (
     validate_path,
 )
+from ..writes.addressing import new_data_address
+from ..writes.batch_upload import NewObject, check_batch, write_objects
+from ..writes.conditional_writes import expect_on, stage_conditionally
+from ..writes.linking import check_claim
+from ..writes.object_fields import validate_entry, validate_headers, validate_user_metadata
+from ..writes.preconditions import CREATE_ONLY, Precondition
+from ..writes.staging import branch_tokens, read_staged, stage, stage_many, staged_changes
 
 __all__ = ["MAX_DELETE_PATHS", "Objects", "read_data"]
 

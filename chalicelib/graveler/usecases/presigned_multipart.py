@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .. import errors
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import BranchID, Entry
 from ..validation import validate_path
 from .objects import Objects

@@ -22,13 +22,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from .. import errors
-from ..listing import clamp_amount
+from ..reads.listing import clamp_amount
 from ..records import Commit, Page, PullRequest, PullRequestStatus, Repository
 from ..validation import validate_branch_id
 
 if TYPE_CHECKING:  # ports.py names this module's records in its signatures
     from ..ports import PullRequestStore
-    from ..workflow_runner import TaskStatus
+    from ..runs.workflow_runner import TaskStatus
 
 __all__ = [
     "MergeEntry",

@@ -7,16 +7,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 
-from .. import errors, namespaces
-from ..addressing import metadata_address
-from ..branch_moves import (
-    new_staging_token,
-    retired_tokens,
-)
+from .. import errors
+from ..branches.branch_moves import new_staging_token, retired_tokens
 from ..identity import new_commit
-from ..namespace_files import CONTENT_ID, NamespaceFiles
 from ..parts import EngineParts
-from ..reads import Reads, page_by_id
+from ..reads.shared import Reads, page_by_id
 from ..records import (
     EMPTY_METARANGE,
     Branch,
@@ -26,15 +21,15 @@ from ..records import (
     RepositoryID,
     RepositoryState,
 )
-from ..staging import (
-    branch_tokens,
-    drop_tokens,
-)
+from ..storage import namespaces
+from ..storage.namespace_files import CONTENT_ID, NamespaceFiles
 from ..validation import (
     normalize_storage_namespace,
     validate_branch_id,
     validate_repository_id,
 )
+from ..writes.addressing import metadata_address
+from ..writes.staging import branch_tokens, drop_tokens
 
 __all__ = ["INITIAL_COMMIT_MESSAGE", "Repositories"]
 

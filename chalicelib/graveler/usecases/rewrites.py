@@ -9,19 +9,14 @@ from collections.abc import Callable
 from .. import errors
 from ..actions.events import EventType
 from ..actions.operations import ref_event
-from ..branch_moves import (
-    move_to_commit,
-    new_staging_token,
-    retire,
-    update_branch,
-)
+from ..branches.branch_moves import move_to_commit, new_staging_token, retire, update_branch
 from ..committed import compare
 from ..committed.merge import Resolver
 from ..committed.mergetable import Action, Decision
 from ..errors import MergeConflicts
 from ..identity import new_commit
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import (
     EMPTY_METARANGE,
     Branch,
@@ -33,13 +28,11 @@ from ..records import (
     Repository,
     RepositoryID,
 )
-from ..reset import reset_key, reset_prefix
-from ..staging import (
-    branch_tokens,
-)
 from ..validation import (
     validate_path,
 )
+from ..writes.reset import reset_key, reset_prefix
+from ..writes.staging import branch_tokens
 
 __all__ = ["RESET_ALL", "RESET_OBJECT", "RESET_PREFIX", "Rewrites"]
 

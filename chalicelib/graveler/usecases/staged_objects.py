@@ -24,13 +24,13 @@ from collections.abc import Iterator, Sequence
 
 from .. import errors
 from ..imports import OBJECT, ImportLocation, check_allowed, check_not_internal
-from ..linking import check_claim
-from ..object_fields import validate_entry
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from ..records import BranchID, Entry, Key, Repository, StagedEntry
-from ..staging import stage
 from ..validation import METADATA_DIRECTORY, validate_path
+from ..writes.linking import check_claim
+from ..writes.object_fields import validate_entry
+from ..writes.staging import stage
 
 __all__ = ["StagedObjects"]
 

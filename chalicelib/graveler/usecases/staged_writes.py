@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..parts import EngineParts
-from ..reads import Reads
+from ..reads.shared import Reads
 from .conditional_delete import ConditionalDelete
 from .conditional_uploads import ConditionalUploads
 from .staged_objects import StagedObjects

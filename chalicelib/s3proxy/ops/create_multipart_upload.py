@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from chalicelib.graveler.object_fields import validate_headers
+from chalicelib.graveler.writes.object_fields import validate_headers
 
 from ..context import Context, object_arn, user_metadata
 from ..model import Response

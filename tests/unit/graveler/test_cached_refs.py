@@ -10,7 +10,6 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.cached_refs import CachedRefStore
 from chalicelib.graveler.records import (
     Branch,
     BranchID,
@@ -23,7 +22,8 @@ from chalicelib.graveler.records import (
     StagedEntry,
     StagingToken,
 )
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.storage.cached_refs import CachedRefStore
+from chalicelib.graveler.writes.staging import stage
 
 REPO = RepositoryID("r")
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from chalicelib.adapters.memory import MemoryBlockStore
-from chalicelib.graveler.addressing import new_data_address, partition_of
-from chalicelib.graveler.collected import CollectedCheck, sweeps_prefix
+from chalicelib.graveler.reads.collected import CollectedCheck, sweeps_prefix
+from chalicelib.graveler.writes.addressing import new_data_address, partition_of
 
 NS = "s3://bucket/repo"
 HOUR = 3600

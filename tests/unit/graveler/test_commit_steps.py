@@ -12,14 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
-from chalicelib.graveler import errors, slicing
+from chalicelib.graveler import errors
 from chalicelib.graveler.commit import COMMITTED, REPLAN, CommitRequest, CommitSteps, Finish
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.committed.writer import closes_range
 from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry
-from chalicelib.graveler.slicing import slice_bounds
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.runs import slicing
+from chalicelib.graveler.runs.slicing import slice_bounds
+from chalicelib.graveler.writes.staging import stage
 
 # Small ranges, so a few hundred keys make dozens of ranges and many seams.
 PARAMS = RangeParams(max_range_bytes=4000, min_range_bytes=600, raggedness=7)

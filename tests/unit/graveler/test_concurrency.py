@@ -9,7 +9,7 @@ import time
 import pytest
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.batch_upload import NewObject
+from chalicelib.graveler.writes.batch_upload import NewObject
 
 from .support import rebuilt
 

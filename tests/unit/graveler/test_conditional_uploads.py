@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from chalicelib.graveler import branch_moves, errors
-from chalicelib.graveler.preconditions import MAX_ATOMIC_CHANGES
+from chalicelib.graveler import errors
+from chalicelib.graveler.branches import branch_moves
 from chalicelib.graveler.records import BranchID, Key, RepositoryID
 from chalicelib.graveler.usecases.conditional_uploads import ConditionalObject
+from chalicelib.graveler.writes.preconditions import MAX_ATOMIC_CHANGES
 
 from .support import put_files
 

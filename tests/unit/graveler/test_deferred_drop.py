@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from chalicelib.adapters.memory import MemoryStagingStore
-from chalicelib.graveler.deferred_drop import drop_within
 from chalicelib.graveler.records import Key, StagedEntry, StagingToken
+from chalicelib.graveler.writes.deferred_drop import drop_within
 
 
 def _staged(staging: MemoryStagingStore, token: StagingToken, rows: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.graveler import errors
-from chalicelib.graveler.branch_moves import seal
+from chalicelib.graveler.branches.branch_moves import seal
 from chalicelib.graveler.errors import MergeConflicts
 from chalicelib.graveler.records import BranchID, StagedEntry
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from chalicelib.graveler import branch_moves, errors
-from chalicelib.graveler.preconditions import etag_matches
+from chalicelib.graveler import errors
+from chalicelib.graveler.branches import branch_moves
 from chalicelib.graveler.records import BranchID, Key, RepositoryID
+from chalicelib.graveler.writes.preconditions import etag_matches
 
 from .support import put_files, rebuilt
 

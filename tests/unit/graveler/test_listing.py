@@ -3,7 +3,7 @@ import bisect
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chalicelib.graveler.listing import overlay, paginate, prefix_end
+from chalicelib.graveler.reads.listing import overlay, paginate, prefix_end
 from chalicelib.graveler.records import Entry, EntryRecord, ListedObject, StagedEntry
 
 

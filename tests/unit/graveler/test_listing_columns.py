@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.committed import CommittedManager, RangeParams
-from chalicelib.graveler.listing import ListedRows, overlay, paginate, paginate_objects
+from chalicelib.graveler.reads.listing import ListedRows, overlay, paginate, paginate_objects
 from chalicelib.graveler.records import Entry, EntryRecord, Key, ListedObject, StagedEntry
 
 NS = "s3://bucket/repo"

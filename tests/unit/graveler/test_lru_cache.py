@@ -1,10 +1,11 @@
-"""LRUCache (graveler/caches.py), behind ranges, commits and action files: recency, count and weight bounds, locking."""
+"""LRUCache (graveler/storage/caches.py), behind ranges, commits and action files: recency, count and weight
+bounds, locking."""
 
 from __future__ import annotations
 
 import threading
 
-from chalicelib.graveler.caches import LRUCache
+from chalicelib.graveler.storage.caches import LRUCache
 
 
 def test_evicts_least_recently_used():

@@ -31,8 +31,8 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
 )
-from chalicelib.graveler.slicing import spread_bounds
-from chalicelib.graveler.staging import stage
+from chalicelib.graveler.runs.slicing import spread_bounds
+from chalicelib.graveler.writes.staging import stage
 
 PARAMS = RangeParams(max_range_bytes=4000, min_range_bytes=600, raggedness=7)
 NOW = 1_700_000_000

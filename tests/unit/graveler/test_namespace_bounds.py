@@ -8,20 +8,21 @@ import hashlib
 import pytest
 
 from chalicelib.gc import layout
-from chalicelib.graveler import errors, namespaces
-from chalicelib.graveler.addressing import metadata_address, new_data_address
-from chalicelib.graveler.collected import sweeps_prefix
+from chalicelib.graveler import errors
 from chalicelib.graveler.merge.steps import _slice_name, conflicts_address
+from chalicelib.graveler.reads.collected import sweeps_prefix
+from chalicelib.graveler.storage import namespaces
 from chalicelib.graveler.validation import (
     INTERNAL_PREFIX,
     MAX_NAMESPACE_KEY_BYTES,
     S3_MAX_KEY_BYTES,
     normalize_storage_namespace,
 )
+from chalicelib.graveler.writes.addressing import metadata_address, new_data_address
 from lakelet.stack import samples
 
 BUCKET = "b" * 63  # the longest bucket name: it is not part of the key, but of the address
-# Step Functions execution names hold 80 characters, "w-" + the request id (chalicelib/graveler/workflow_runner.py).
+# Step Functions execution names hold 80 characters, "w-" + the request id (graveler/runs/workflow_runner.py).
 LONGEST_REQUEST_ID = "r" * 78
 LONGEST_RUN_ID = "R" * 128
 METARANGE_ID = hashlib.sha256(b"x").hexdigest()

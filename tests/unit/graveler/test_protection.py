@@ -7,7 +7,7 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryBranchProtectionStore, MemoryRefStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.protection import (
+from chalicelib.graveler.branches.protection import (
     BranchProtection,
     ProtectionRules,
     clean_etag,

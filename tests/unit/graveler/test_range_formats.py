@@ -8,7 +8,7 @@ import pytest
 
 from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler import errors
-from chalicelib.graveler.branch_moves import new_staging_token
+from chalicelib.graveler.branches.branch_moves import new_staging_token
 from chalicelib.graveler.commit.plan import SliceSpec
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.params import RANGE_FORMAT_1, RANGE_FORMAT_2

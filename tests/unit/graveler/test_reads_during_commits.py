@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.graveler import branch_moves, errors
+from chalicelib.graveler import errors
+from chalicelib.graveler.branches import branch_moves
 from chalicelib.graveler.records import StagingToken
 
 from .support import rebuilt

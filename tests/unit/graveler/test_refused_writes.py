@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from chalicelib.graveler import branch_moves, errors
-from chalicelib.graveler.batch_upload import NewObject
+from chalicelib.graveler import errors
+from chalicelib.graveler.branches import branch_moves
 from chalicelib.graveler.records import BranchID, RepositoryID
+from chalicelib.graveler.writes.batch_upload import NewObject
 
 from .support import put_files, rebuilt
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.graveler import errors
+from chalicelib.graveler.dumps.restore_checks import History
 from chalicelib.graveler.records import Commit, CommitID, MetaRangeID
-from chalicelib.graveler.restore_checks import History
 
 
 def commit(n: int, *parents: int) -> Commit:

@@ -10,10 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from chalicelib.adapters.memory import MemoryStagingStore
-from chalicelib.graveler import branch_moves, staging_shards
+from chalicelib.graveler.branches import branch_moves
 from chalicelib.graveler.commit import CommitSteps
 from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry, StagingSample, StagingToken
-from chalicelib.graveler.staging_shards import (
+from chalicelib.graveler.writes import staging_shards
+from chalicelib.graveler.writes.staging_shards import (
     MAX_SHARDS,
     ROWS_PER_SHARD,
     shard_count,

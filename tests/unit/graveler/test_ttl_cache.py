@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.graveler.caches import TTLCache
+from chalicelib.graveler.storage.caches import TTLCache
 
 
 class Clock:

@@ -14,14 +14,14 @@ from chalicelib.graveler.commit import CommitSteps
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.merge import MergeSteps
 from chalicelib.graveler.parts import EngineParts, engine_parts
-from chalicelib.graveler.reads import Reads
+from chalicelib.graveler.reads.shared import Reads
+from chalicelib.graveler.runs.workflow_runner import Runner, inline_task_id
 from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags
 from chalicelib.graveler.usecases.commit_records import CommitRecords
 from chalicelib.graveler.usecases.commits import CommitParts, Commits
 from chalicelib.graveler.usecases.merges import MergeParts, Merges
 from chalicelib.graveler.usecases.objects import Objects
 from chalicelib.graveler.usecases.repositories import Repositories
-from chalicelib.graveler.workflow_runner import Runner, inline_task_id
 
 
 class Clock:

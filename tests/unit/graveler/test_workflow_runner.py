@@ -13,7 +13,7 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.commit import COMMITTED, CommitRequest, Finish
 from chalicelib.graveler.engine import Engine, build_engine
 from chalicelib.graveler.merge import MergeRequest
-from chalicelib.graveler.workflow_runner import Workflows
+from chalicelib.graveler.runs.workflow_runner import Workflows
 
 
 def _with(g: Engine, workflows: Workflows) -> Engine:

@@ -17,8 +17,8 @@ from chalicelib.graveler.actions.spec import (
     MAX_ACTION_FILES_BYTES,
     parse_action,
 )
-from chalicelib.graveler.batch_upload import NewObject
 from chalicelib.graveler.errors import GravelerError
+from chalicelib.graveler.writes.batch_upload import NewObject
 
 from .test_files_cache import Reads, action, new_container
 

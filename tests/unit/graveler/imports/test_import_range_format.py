@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.adapters.memory import MemoryBlockStore
-from chalicelib.graveler.branch_moves import new_staging_token
+from chalicelib.graveler.branches.branch_moves import new_staging_token
 from chalicelib.graveler.committed import CommittedManager
 from chalicelib.graveler.committed.params import RANGE_FORMAT_1, RANGE_FORMAT_2
 from chalicelib.graveler.identity import new_commit

@@ -283,7 +283,7 @@ def test_a_large_merge_goes_through_the_merge_workflow_and_is_followed_not_repea
     from chalicelib.graveler.engine import build_engine
     from chalicelib.graveler.imports import ImportParts
     from chalicelib.graveler.merge import MergeRequest
-    from chalicelib.graveler.workflow_runner import Workflows
+    from chalicelib.graveler.runs.workflow_runner import Workflows
 
     runner = MemoryWorkflowRunner()  # executions stay RUNNING until ended
     workflows = Workflows(merge=runner, merge_threshold=0, wait_seconds=0)
@@ -345,7 +345,7 @@ def test_launch_runs_small_imports_inline_and_starts_the_workflow_above_the_thre
     from chalicelib.adapters.memory import MemoryWorkflowRunner
     from chalicelib.graveler.engine import build_engine
     from chalicelib.graveler.imports import EXECUTION_PREFIX, ImportParts
-    from chalicelib.graveler.workflow_runner import Workflows
+    from chalicelib.graveler.runs.workflow_runner import Workflows
 
     runner = MemoryWorkflowRunner()
     # The engine's one runner decision, with the import workflow: above 3 objects, in up to 7 slices.
