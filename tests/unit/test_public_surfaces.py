@@ -1,7 +1,9 @@
 """Every package of chalicelib/, lakelet/ and the GC job says what it offers: ``__all__`` in its ``__init__``,
-naming its public modules and names, and in every module another package imports from. Nothing in chalicelib
-imports, from outside a package, a name its package or module leaves out of ``__all__``: what is not listed is
-private, whatever its spelling.
+naming the names it offers (graveler's: the names it binds; others still list their public modules too), and in
+every module another package imports from. Nothing in chalicelib imports, from outside a package, a name its
+package or module leaves out of ``__all__``: what is not listed is private, whatever its spelling. A package's
+sub-modules are offered unless their name starts with an underscore (PEP 8's mark of an internal module): a
+module's own ``__all__`` says which of its names are.
 
 A name counts as used both when it is imported (``from chalicelib.graveler.errors import BranchNotFound``) and when
 it is read off a module bound by an import (``errors.BranchNotFound`` after ``from chalicelib.graveler import
@@ -146,6 +148,8 @@ def offences(path: pathlib.Path) -> Iterator[str]:
             scope = container if _is_package(container) else container.rpartition(".")[0]
             if _inside(importer, scope):
                 continue
+            if _is_package(container) and _is_module(f"{container}.{member}") and not member.startswith("_"):
+                continue
             listed = declared_all(container)
             if listed is None or member not in listed:
                 yield f"{path.relative_to(ROOT)}:{line}: {container} does not offer {member}"
@@ -196,15 +200,32 @@ def test_nothing_imports_a_name_left_out_of_all() -> None:
 def test_an_unlisted_name_is_an_offence() -> None:
     # The rule on real modules: graveler.identity is graveler's own module, and commit_id its own function.
     sample = CHALICELIB / "api" / "_surface_probe.py"
-    sample.write_text("from chalicelib.graveler.identity import commit_id\nfrom chalicelib.graveler import errors\n")
+    sample.write_text(
+        "from chalicelib.graveler.identity import commit_id\nfrom chalicelib.graveler import errors, Entry\n"
+        "from chalicelib.graveler import records_by_hand\n"
+    )
     try:
         found = list(offences(sample))
     finally:
         sample.unlink()
     assert [o.split(": ", 1)[1] for o in found] == [
-        "chalicelib.graveler does not offer identity",
         "chalicelib.graveler.identity does not offer commit_id",
+        "chalicelib.graveler does not offer records_by_hand",
     ]
+
+
+def test_a_private_module_is_not_offered() -> None:
+    """A sub-module is offered unless its name starts with an underscore: the probe writes one into graveler."""
+    private = CHALICELIB / "graveler" / "_probe_private.py"
+    sample = CHALICELIB / "api" / "_surface_probe.py"
+    private.write_text("__all__ = ['X']\nX = 1\n")
+    sample.write_text("from chalicelib.graveler._probe_private import X\nfrom chalicelib.graveler import writes\n")
+    try:
+        found = list(offences(sample))
+    finally:
+        sample.unlink()
+        private.unlink()
+    assert [o.split(": ", 1)[1] for o in found] == ["chalicelib.graveler does not offer _probe_private"]
 
 
 def test_attribute_access_is_checked_too() -> None:
@@ -219,7 +240,6 @@ def test_attribute_access_is_checked_too() -> None:
     finally:
         sample.unlink()
     assert {o.split(": ", 1)[1] for o in found} == {
-        "chalicelib.graveler does not offer identity",
         "chalicelib.graveler.errors does not offer NoSuchError",
         "chalicelib.graveler.identity does not offer commit_id",
     }
