@@ -27,17 +27,17 @@ from .ports import PullRequestStore
 from .reads.shared import Reads
 from .runs.workflow_runner import Runner
 from .usecases.action_files import Actions
-from .usecases.branches_and_tags import BranchesAndTags
+from .usecases.branches_and_tags import BranchesAndTags, BranchParts
 from .usecases.collection_inputs import CollectionInputs, CollectionPorts
 from .usecases.commit_records import CommitRecords
 from .usecases.commits import CommitParts, Commits
-from .usecases.diffs import History
+from .usecases.diffs import History, HistoryParts
 from .usecases.dump_tasks import DumpTasks
 from .usecases.merges import MergeParts, Merges
-from .usecases.objects import Objects
+from .usecases.objects import ObjectParts, Objects
 from .usecases.presigned_multipart import PresignedMultipart
 from .usecases.pull_requests import PullRequestParts, PullRequests
-from .usecases.repositories import Repositories
+from .usecases.repositories import Repositories, RepositoryParts
 from .usecases.rewrites import Rewrites
 from .usecases.staged_writes import StagedWrites, staged_writes
 
@@ -106,17 +106,58 @@ def build_engine(
         ports.workflows,
         runner.launch_task,
     )
-    objects = Objects(ports, reads)
+    objects = Objects(
+        ObjectParts(
+            ports.refs,
+            ports.staging,
+            ports.blocks,
+            ports.committed,
+            ports.clock,
+            ports.guard,
+            ports.collected,
+            ports.upload_branches,
+            reads.get_repository,
+            reads.resolve,
+            reads.repository_for_write,
+        )
+    )
+    repositories = RepositoryParts(
+        ports.refs,
+        ports.staging,
+        ports.blocks,
+        ports.committed,
+        ports.clock,
+        ports.namespace_prefix,
+        reads.get_repository,
+        reads.repository_for_write,
+        pulls.drop_repository,
+    )
+    branches = BranchParts(
+        ports.refs,
+        ports.staging,
+        ports.guard,
+        ports.upload_branches,
+        ports.hooks,
+        reads.get_repository,
+        reads.get_branch,
+        reads.resolve,
+        reads.repository_for_write,
+        reads.run_pre_hooks,
+        reads.run_post_hooks,
+    )
+    history = HistoryParts(
+        ports.refs, ports.staging, ports.committed, reads.get_repository, reads.resolve, reads.commit_of
+    )
     return Engine(
         ports,
-        Repositories(ports, reads, pulls.drop_repository),
-        BranchesAndTags(ports, reads),
+        Repositories(repositories),
+        BranchesAndTags(branches),
         objects,
         PresignedMultipart(ports, reads, objects),
         staged_writes(ports, reads),
         Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), ports.workflows.wait_seconds)),
         merges,
-        History(ports, reads),
+        History(history),
         Rewrites(ports, reads),
         Importer(ports, reads, imports, merges, runner),
         dumps,

@@ -6,7 +6,7 @@ not a base class they extend."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..branches import move_checks
 from ..committed import CommittedManager
@@ -18,7 +18,27 @@ from .listing import clamp_amount
 if TYPE_CHECKING:
     from ..actions import HookEvent
 
-__all__ = ["Reads", "page_by_id"]
+__all__ = ["CommitOf", "Reads", "RepositoryForWrite", "RunPreHooks", "page_by_id"]
+
+
+# The shared reads a use case's own record names, as callables (each a bound method of one ``Reads``; a test may
+# give any function of the same shape). Those with a default argument are Protocols; the others plain Callables.
+class RepositoryForWrite(Protocol):
+    """``Reads.repository_for_write``."""
+
+    def __call__(self, repo_id: str, force: bool = False) -> Repository: ...
+
+
+class RunPreHooks(Protocol):
+    """``Reads.run_pre_hooks``."""
+
+    def __call__(self, event: HookEvent, branch: Branch | None = None) -> str: ...
+
+
+class CommitOf(Protocol):
+    """``Reads.commit_of``."""
+
+    def __call__(self, repo_id: RepositoryID, ref: str, branches: dict[BranchID, Branch] | None = None) -> Commit: ...
 
 
 class Reads:

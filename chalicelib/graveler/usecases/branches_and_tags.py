@@ -3,42 +3,63 @@ staging tokens dropped with it; the default branch and protected branches refuse
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from .. import errors
-from ..actions import HookEvent
+from ..actions import HookEvent, HookRunner
 from ..actions.events import EventType
 from ..actions.operations import ref_event
 from ..branches.branch_moves import new_staging_token, retired_tokens
-from ..parts import EngineParts
-from ..reads.shared import Reads, page_by_id
+from ..branches.protection import BranchProtection, NoProtection
+from ..ports import RefStore, StagingStore
+from ..reads.shared import RepositoryForWrite, RunPreHooks, page_by_id
 from ..records import (
     Branch,
     BranchID,
     Page,
     Repository,
+    ResolvedRef,
     Tag,
     TagID,
 )
+from ..storage.caches import TTLCache
 from ..validation import (
     validate_branch_id,
     validate_tag_id,
 )
 from ..writes.staging import branch_tokens, drop_tokens
 
-__all__ = ["BranchesAndTags"]
+__all__ = ["BranchParts", "BranchesAndTags"]
+
+
+@dataclass(frozen=True, slots=True)
+class BranchParts:
+    """What the branch and tag use cases use: the ref and staging stores, the guard, the hooks (None: none
+    run), the branches uploads went to lately, and the shared reads and hook calls."""
+
+    refs: RefStore
+    staging: StagingStore
+    guard: BranchProtection | NoProtection
+    upload_branches: TTLCache[tuple[str, str], bool]
+    hooks: HookRunner | None
+    get_repository: Callable[[str], Repository]
+    get_branch: Callable[[str, str], Branch]
+    resolve: Callable[[str, str], ResolvedRef]
+    repository_for_write: RepositoryForWrite
+    run_pre_hooks: RunPreHooks
+    run_post_hooks: Callable[[HookEvent], None]
 
 
 class BranchesAndTags:
     """The branch and tag use cases."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: BranchParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
         """The branch of the live repository. Raises BranchNotFound."""
-        return self._reads.get_branch(repo_id, branch_id)
+        return self._parts.get_branch(repo_id, branch_id)
 
     def create_branch(
         self, repo_id: str, branch_id: str, source_ref: str, hidden: bool = False, force: bool = False
@@ -46,8 +67,8 @@ class BranchesAndTags:
         """A new branch at ``source_ref``'s commit; in a read-only repository only with ``force`` (and then without
         hooks, as lakeFS runs none on read-only repositories)."""
         validate_branch_id(branch_id)
-        repo = self._reads.repository_for_write(repo_id, force)
-        source = self._reads.resolve(repo.id, source_ref)
+        repo = self._parts.repository_for_write(repo_id, force)
+        source = self._parts.resolve(repo.id, source_ref)
         branch = Branch(BranchID(branch_id), source.commit_id, new_staging_token(repo_id, branch_id), hidden=hidden)
         pre = ref_event(
             EventType.PRE_CREATE_BRANCH,
@@ -66,17 +87,17 @@ class BranchesAndTags:
     def _pre_hooks(self, repo: Repository, event: HookEvent) -> None:
         # lakeFS runs no hooks on a read-only repository (a write there needs force): neither does Lakelet.
         if not repo.read_only:
-            self._reads.run_pre_hooks(event)
+            self._parts.run_pre_hooks(event)
 
     def _post_hooks(self, repo: Repository, event: HookEvent) -> None:
         if not repo.read_only:
-            self._reads.run_post_hooks(event)
+            self._parts.run_post_hooks(event)
 
     def list_branches(
         self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100, show_hidden: bool = False
     ) -> Page[Branch]:
         """Branches by id; hidden ones only with ``show_hidden`` (as lakeFS)."""
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         return page_by_id(
             lambda a, n: self._parts.refs.list_branches(repo.id, a, n),
             prefix,
@@ -86,7 +107,7 @@ class BranchesAndTags:
         )
 
     def delete_branch(self, repo_id: str, branch_id: str, force: bool = False) -> None:
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         if branch_id == repo.default_branch_id:
             raise errors.Forbidden(f"cannot delete repository default branch: {branch_id}")
         self._parts.guard.refuse_delete(repo, branch_id)
@@ -110,8 +131,8 @@ class BranchesAndTags:
         """A new tag; ``force`` writes into a read-only repository (lakeFS's only meaning of it here: an existing
         tag is still TagExists, 409)."""
         validate_tag_id(tag_id)
-        repo = self._reads.repository_for_write(repo_id, force)
-        tag = Tag(TagID(tag_id), self._reads.resolve(repo.id, ref).commit_id)
+        repo = self._parts.repository_for_write(repo_id, force)
+        tag = Tag(TagID(tag_id), self._parts.resolve(repo.id, ref).commit_id)
         pre = ref_event(
             EventType.PRE_CREATE_TAG, repo.id, tag.commit_id, tag_id=tag_id, source_ref=ref, commit_id=tag.commit_id
         )
@@ -121,15 +142,15 @@ class BranchesAndTags:
         return tag
 
     def get_tag(self, repo_id: str, tag_id: str) -> Tag:
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         return self._parts.refs.get_tag(repo.id, TagID(tag_id))
 
     def list_tags(self, repo_id: str, prefix: str = "", after: str = "", amount: int | None = 100) -> Page[Tag]:
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         return page_by_id(lambda a, n: self._parts.refs.list_tags(repo.id, a, n), prefix, after, amount)
 
     def delete_tag(self, repo_id: str, tag_id: str, force: bool = False) -> None:
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         if self._parts.hooks is None or repo.read_only:
             self._parts.refs.delete_tag(repo.id, TagID(tag_id))
             return
@@ -143,6 +164,6 @@ class BranchesAndTags:
             source_ref=tag_id,
             commit_id=tag.commit_id,
         )
-        self._reads.run_pre_hooks(pre)
+        self._parts.run_pre_hooks(pre)
         self._parts.refs.delete_tag(repo.id, TagID(tag_id))
-        self._reads.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_TAG))
+        self._parts.run_post_hooks(replace(pre, event_type=EventType.POST_DELETE_TAG))

@@ -4,17 +4,18 @@ three-dot), their merge base, and the merge preview (what a merge would do, with
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from .. import errors
-from ..committed import compare
+from ..committed import CommittedManager, compare
 from ..committed.compare import MergeChange
 from ..identity import entry_identity
 from ..merge.base import require_merge_base
 from ..merge.policy import MergePreview, MergeSummary, conflict_policy
-from ..parts import EngineParts
+from ..ports import RefStore, StagingStore
 from ..reads.history import LogFilter, log_page
 from ..reads.listing import clamp_amount, paginate
-from ..reads.shared import Reads
+from ..reads.shared import CommitOf
 from ..records import (
     Branch,
     BranchID,
@@ -23,22 +24,36 @@ from ..records import (
     DiffType,
     Key,
     Page,
+    Repository,
+    ResolvedRef,
 )
 from ..writes.staging import branch_tokens, is_dirty, staged_changes
 
-__all__ = ["THREE_DOT", "TWO_DOT", "History"]
+__all__ = ["THREE_DOT", "TWO_DOT", "History", "HistoryParts"]
 
 # Diff types between refs (lakeFS's names).
 TWO_DOT = "two_dot"
 THREE_DOT = "three_dot"
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryParts:
+    """What the log and diff use cases use: the ref and staging stores, the committed ranges, and three
+    of the shared reads."""
+
+    refs: RefStore
+    staging: StagingStore
+    committed: CommittedManager
+    get_repository: Callable[[str], Repository]
+    resolve: Callable[[str, str], ResolvedRef]
+    commit_of: CommitOf
+
+
 class History:
     """The log and diff use cases."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: HistoryParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def diff_uncommitted(
         self,
@@ -50,7 +65,7 @@ class History:
         amount: int | None = 100,
     ) -> Page[Diff]:
         """Staged changes against the branch head: same identity and tombstones of uncommitted keys are skipped."""
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         head = self._parts.refs.get_commit(repo.id, branch.commit_id)
         tokens = branch_tokens(branch)
@@ -71,7 +86,7 @@ class History:
         )
 
     def is_dirty(self, repo_id: str, branch_id: str) -> bool:
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         return is_dirty(self._parts.staging, self._parts.refs.get_branch(repo.id, BranchID(branch_id)))
 
     def diff_refs(
@@ -88,11 +103,11 @@ class History:
         """Committed differences between two refs (staging is ignored). ``three_dot``: what ``right`` changed
         since the merge base that ``left`` lacks, and the conflicts (type conflict, the right side's entry);
         ``two_dot``: ``left`` against ``right`` directly. Ranges equal on both sides are never read."""
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         # One read of a branch both refs name (main~1..main): both sides of one state of it.
         branches: dict[BranchID, Branch] = {}
-        left = self._reads.commit_of(repo.id, left_ref, branches)
-        right = self._reads.commit_of(repo.id, right_ref, branches)
+        left = self._parts.commit_of(repo.id, left_ref, branches)
+        right = self._parts.commit_of(repo.id, right_ref, branches)
         ns = repo.storage_namespace
         view: Callable[[str], Iterator[Diff]]
         if diff_type == TWO_DOT:
@@ -118,9 +133,9 @@ class History:
 
     def find_merge_base(self, repo_id: str, source_ref: str, destination_ref: str) -> tuple[Commit, Commit, Commit]:
         """(source, destination, merge base) commits. Raises NoMergeBase (400) when they share no ancestor."""
-        repo = self._reads.get_repository(repo_id)
-        source = self._reads.commit_of(repo.id, source_ref)
-        destination = self._reads.commit_of(repo.id, destination_ref)
+        repo = self._parts.get_repository(repo_id)
+        source = self._parts.commit_of(repo.id, source_ref)
+        destination = self._parts.commit_of(repo.id, destination_ref)
         return source, destination, require_merge_base(self._parts.refs, repo.id, source.id, destination.id)
 
     def preview_merge(
@@ -139,11 +154,11 @@ class History:
         order, from ``after``) of the changes it makes in the destination and of the conflicts, each conflict
         with what each side did and how the strategies settle it (None: the merge would fail)."""
         policy = conflict_policy(strategy, path_strategies)
-        repo = self._reads.get_repository(repo_id)
-        dest = self._reads.commit_of(
+        repo = self._parts.get_repository(repo_id)
+        dest = self._parts.commit_of(
             repo.id, self._parts.refs.get_branch(repo.id, BranchID(destination_branch)).commit_id
         )
-        source = self._reads.commit_of(repo.id, source_ref)
+        source = self._parts.commit_of(repo.id, source_ref)
         base = require_merge_base(self._parts.refs, repo.id, source.id, dest.id)
         ns = repo.storage_namespace
 
@@ -194,12 +209,12 @@ class History:
     ) -> Page[Commit]:
         """History from ``ref``, newest first; ``after`` is the last commit id already seen. Filters: see
         history.LogFilter (``stop_at`` is any ref expression)."""
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         options = LogFilter(
             objects=tuple(objects),
             prefixes=tuple(prefixes),
             since=since,
-            stop_at=self._reads.resolve(repo.id, stop_at).commit_id if stop_at else None,
+            stop_at=self._parts.resolve(repo.id, stop_at).commit_id if stop_at else None,
             limit=limit,
             first_parent=first_parent,
         )
@@ -209,5 +224,5 @@ class History:
             row = next(compare.diff(self._parts.committed, ns, parent.meta_range_id, commit.meta_range_id, start), None)
             return None if row is None else row.key
 
-        start = self._reads.resolve(repo.id, ref).commit_id
+        start = self._parts.resolve(repo.id, ref).commit_id
         return log_page(self._parts.refs, repo.id, start, options, after, clamp_amount(amount), first_difference)

@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from .. import errors
-from ..parts import EngineParts
-from ..ports import BlockStore
+from ..branches.protection import BranchProtection, NoProtection
+from ..committed import CommittedManager
+from ..ports import BlockStore, RefStore, StagingStore
+from ..reads.collected import CollectedCheck
 from ..reads.listing import StagedView, clamp_amount, paginate_objects
-from ..reads.shared import Reads
+from ..reads.shared import RepositoryForWrite
 from ..records import (
     Branch,
     BranchID,
@@ -24,9 +27,11 @@ from ..records import (
     Page,
     RefKind,
     Repository,
+    ResolvedRef,
     StagedEntry,
     StagedExpectation,
 )
+from ..storage.caches import TTLCache
 from ..validation import (
     validate_path,
 )
@@ -38,7 +43,7 @@ from ..writes.object_fields import validate_entry, validate_headers, validate_us
 from ..writes.preconditions import CREATE_ONLY, Precondition
 from ..writes.staging import branch_tokens, read_staged, stage, stage_many, staged_changes
 
-__all__ = ["MAX_DELETE_PATHS", "Objects", "read_data"]
+__all__ = ["MAX_DELETE_PATHS", "ObjectParts", "Objects", "read_data"]
 
 MAX_DELETE_PATHS = 1000
 
@@ -53,16 +58,33 @@ def read_data(
         raise errors.Gone(f"the data of this object was garbage collected ({repo_id})") from e
 
 
+@dataclass(frozen=True, slots=True)
+class ObjectParts:
+    """What the object use cases use: the stores, the clock, the branch guard, GC's collected check, the
+    branches uploads went to lately, and three of the shared reads."""
+
+    refs: RefStore
+    staging: StagingStore
+    blocks: BlockStore
+    committed: CommittedManager
+    clock: Callable[[], float]
+    guard: BranchProtection | NoProtection
+    collected: CollectedCheck
+    upload_branches: TTLCache[tuple[str, str], bool]
+    get_repository: Callable[[str], Repository]
+    resolve: Callable[[str, str], ResolvedRef]
+    repository_for_write: RepositoryForWrite
+
+
 class Objects:
     """The object use cases."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: ObjectParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def stat_object(self, repo_id: str, ref: str, path: str) -> Entry:
         validate_path(path)
-        return self._stat(self._reads.get_repository(repo_id), ref, path)
+        return self._stat(self._parts.get_repository(repo_id), ref, path)
 
     def storage_class(self, repo_id: str, ref: str, path: str) -> str:
         """The storage class of the object's data in the store (lakeFS's getUnderlyingProperties). Raises
@@ -73,12 +95,12 @@ class Objects:
         """The entry, and whether garbage collection deleted its data (collected.py: an S3 HEAD only for the
         addresses old enough to have been collected). For the reads that hand out a URL or headers only."""
         validate_path(path)
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         entry = self._stat(repo, ref, path)
         return entry, self._parts.collected.is_collected(repo.storage_namespace, entry.physical_address)
 
     def _stat(self, repo: Repository, ref: str, path: str) -> Entry:
-        resolved = self._reads.resolve(repo.id, ref)
+        resolved = self._parts.resolve(repo.id, ref)
         if resolved.include_staging and resolved.branch is not None:
             staged = read_staged(self._parts.staging, resolved.branch, Key(path))
             if staged is not None:
@@ -108,8 +130,8 @@ class Objects:
     ) -> Page[ListedObject]:
         """The page's results are :class:`ListedRows`: columns copied out of the cached ranges, each row read as a
         ListedObject on access."""
-        repo = self._reads.get_repository(repo_id)
-        resolved = self._reads.resolve(repo.id, ref)
+        repo = self._parts.get_repository(repo_id)
+        resolved = self._parts.resolve(repo.id, ref)
         head = self._parts.refs.get_commit(repo.id, resolved.commit_id)
         ns, metarange = repo.storage_namespace, head.meta_range_id
         staged: StagedView | None = None
@@ -145,7 +167,7 @@ class Objects:
         validate_headers(content_type, user_metadata or {})
         if if_absent and if_match is not None:
             raise errors.Invalid("If-Match and If-None-Match cannot be given together")
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         self._parts.guard.refuse_write(repo, branch_id)
         precondition = Precondition(if_match, if_absent) if if_absent or if_match is not None else None
@@ -188,7 +210,7 @@ class Objects:
         """Writes and stages several new objects at once (Lakelet's batch upload, batch_upload.py); returns
         their entries in the order given. A bad object stages nothing."""
         check_batch(objects)
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         self._parts.guard.refuse_write(repo, branch_id)
         entries = write_objects(self._parts.blocks, repo.storage_namespace, objects, self._parts.clock())
@@ -203,7 +225,7 @@ class Objects:
         for an address per file); a missing one is never remembered. This is a courtesy that spares uploading to
         a mistyped branch: the link reads the branch itself, so a branch deleted meanwhile (in another container:
         this one forgets it at once) still refuses the link with 404."""
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         self._parts.upload_branches.lookup(
             (repo.id, branch_id), lambda: bool(self._parts.refs.get_branch(repo.id, BranchID(branch_id)))
         )
@@ -211,7 +233,7 @@ class Objects:
     def new_physical_address(self, repo_id: str) -> str:
         """A fresh, never used address under the repository's data/ for data written outside upload_object
         (presigned uploads, multipart uploads)."""
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         return new_data_address(repo.storage_namespace, self._parts.clock())
 
     def link_object(self, repo_id: str, branch_id: str, path: str, entry: Entry, if_absent: bool = False) -> Entry:
@@ -219,7 +241,7 @@ class Objects:
         own (issued by new_physical_address, or copied from an entry of the same repository)."""
         validate_path(path)
         validate_entry(entry)
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         if not entry.physical_address.startswith(repo.storage_namespace + "/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
@@ -245,7 +267,7 @@ class Objects:
         physical address is ignored."""
         validate_path(path)
         validate_entry(claim)
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         self._parts.guard.refuse_write(repo, branch_id)
         if not upload_address.startswith(repo.storage_namespace + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
@@ -299,7 +321,7 @@ class Objects:
         ObjectNotFound."""
         validate_path(path)
         validate_user_metadata(metadata)
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         self._parts.guard.refuse_write(repo, branch_id)
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         entry = self.stat_object(repo.id, branch_id, path)
@@ -313,14 +335,14 @@ class Objects:
         """Hides the path on the branch. A path that exists nowhere is a no-op. ``force``: also in a read-only
         repository."""
         validate_path(path)
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         self._parts.guard.refuse_write(repo, branch_id)
         self._delete_path(repo, BranchID(branch_id), path, {})
 
     def delete_objects(self, repo_id: str, branch_id: str, paths: list[str]) -> list[tuple[str, errors.GravelerError]]:
         if len(paths) > MAX_DELETE_PATHS:
             raise errors.Invalid(f"at most {MAX_DELETE_PATHS} paths per request")
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         try:
             self._parts.guard.refuse_write(repo, branch_id)
         except errors.ProtectedBranch as e:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from .. import errors
 from ..branches.branch_moves import new_staging_token, retired_tokens
+from ..committed import CommittedManager
 from ..identity import new_commit
-from ..parts import EngineParts
-from ..reads.shared import Reads, page_by_id
+from ..ports import BlockStore, RefStore, StagingStore
+from ..reads.shared import RepositoryForWrite, page_by_id
 from ..records import (
     EMPTY_METARANGE,
     Branch,
@@ -31,30 +33,41 @@ from ..validation import (
 from ..writes.addressing import metadata_address
 from ..writes.staging import branch_tokens, drop_tokens
 
-__all__ = ["INITIAL_COMMIT_MESSAGE", "Repositories"]
+__all__ = ["INITIAL_COMMIT_MESSAGE", "Repositories", "RepositoryParts"]
 
 INITIAL_COMMIT_MESSAGE = "Repository created"
 _PAGE = 1000
 
 
+@dataclass(frozen=True, slots=True)
+class RepositoryParts:
+    """What the repository use cases use: the stores, the clock, where repositories may live, two shared
+    reads, and ``forget``: what else is kept under a deleted repository's generation goes (its pull requests)."""
+
+    refs: RefStore
+    staging: StagingStore
+    blocks: BlockStore
+    committed: CommittedManager
+    clock: Callable[[], float]
+    namespace_prefix: str | None
+    get_repository: Callable[[str], Repository]
+    repository_for_write: RepositoryForWrite
+    forget: Callable[[Repository], object]
+
+
 class Repositories:
     """The repository use cases."""
 
-    def __init__(
-        self, parts: EngineParts, reads: Reads, forget: Callable[[Repository], object] = lambda repo: None
-    ) -> None:
-        """``forget``: what else is kept under a deleted repository's generation goes (its pull requests)."""
+    def __init__(self, parts: RepositoryParts) -> None:
         self._parts = parts
-        self._reads = reads
-        self._forget = forget
 
     def get_repository(self, repo_id: str) -> Repository:
         """The live repository. Raises RepositoryNotFound."""
-        return self._reads.get_repository(repo_id)
+        return self._parts.get_repository(repo_id)
 
     def repository_for_write(self, repo_id: str, force: bool = False) -> Repository:
         """The repository; a read-only one only with ``force``, else ReadOnlyRepository (403)."""
-        return self._reads.repository_for_write(repo_id, force)
+        return self._parts.repository_for_write(repo_id, force)
 
     def create_repository(
         self, repo_id: str, storage_namespace: str, default_branch: str = "main", read_only: bool = False
@@ -176,7 +189,7 @@ class Repositories:
         self._parts.refs.delete_repository(rid)
         for branch in branches:
             drop_tokens(self._parts.staging, [*branch_tokens(branch), *retired_tokens(branch)])
-        self._forget(repo)
+        self._parts.forget(repo)
         return repo
 
     # ---- the repository's storage namespace, as code outside graveler may use it (namespace_files.py) ----------
@@ -190,7 +203,7 @@ class Repositories:
         docs/api.md). Raises Invalid for an id that is not a content hash, NotFound when no such file exists."""
         if not CONTENT_ID.fullmatch(object_id):
             raise errors.Invalid(f"invalid range or metarange id {object_id!r}: expected 64 hex digits")
-        address = metadata_address(self._reads.get_repository(repo_id).storage_namespace, object_id)
+        address = metadata_address(self._parts.get_repository(repo_id).storage_namespace, object_id)
         if not self._parts.blocks.exists(address):
             raise errors.NotFound(f"no range or metarange {object_id} in repository {repo_id}")
         return address

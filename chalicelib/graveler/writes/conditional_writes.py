@@ -7,17 +7,30 @@ conditional staging write whose condition is the state it named, guarded by the 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
-from ..parts import EngineParts
+from ..committed import CommittedManager
+from ..ports import RefStore, StagingStore
 from ..records import Branch, Key, MetaRangeID, Repository, StagedEntry, StagedExpectation
 from .preconditions import Precondition, expectations
 from .staging import stage_checked
 
-__all__ = ["expect_on", "stage_conditionally"]
+__all__ = ["StagingPorts", "expect_on", "stage_conditionally"]
+
+
+class StagingPorts(Protocol):
+    """What a conditional write reads and writes: any record with these three stores (a use case's own)."""
+
+    @property
+    def refs(self) -> RefStore: ...
+    @property
+    def staging(self) -> StagingStore: ...
+    @property
+    def committed(self) -> CommittedManager: ...
 
 
 def expect_on(
-    parts: EngineParts, repo: Repository, wanted: Sequence[tuple[Key, Precondition]]
+    parts: StagingPorts, repo: Repository, wanted: Sequence[tuple[Key, Precondition]]
 ) -> Callable[[Branch], list[StagedExpectation]]:
     """What the conditional write expects on a branch as it is (raises PreconditionFailed when a precondition
     fails there)."""
@@ -32,7 +45,7 @@ def expect_on(
 
 
 def stage_conditionally(
-    parts: EngineParts,
+    parts: StagingPorts,
     repo: Repository,
     branch: Branch,
     changes: Sequence[StagedEntry],

@@ -16,12 +16,12 @@ from chalicelib.graveler.merge import MergeSteps
 from chalicelib.graveler.parts import EngineParts, engine_parts
 from chalicelib.graveler.reads.shared import Reads
 from chalicelib.graveler.runs.workflow_runner import Runner, inline_task_id
-from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags
+from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags, BranchParts
 from chalicelib.graveler.usecases.commit_records import CommitRecords
 from chalicelib.graveler.usecases.commits import CommitParts, Commits
 from chalicelib.graveler.usecases.merges import MergeParts, Merges
-from chalicelib.graveler.usecases.objects import Objects
-from chalicelib.graveler.usecases.repositories import Repositories
+from chalicelib.graveler.usecases.objects import ObjectParts, Objects
+from chalicelib.graveler.usecases.repositories import Repositories, RepositoryParts
 
 
 class Clock:
@@ -46,9 +46,51 @@ def ports() -> EngineParts:
     )
 
 
+def _repositories(p: EngineParts, r: Reads) -> Repositories:
+    forget = lambda repo: None  # noqa: E731  # no pull requests here
+    reads = (r.get_repository, r.repository_for_write)
+    return Repositories(RepositoryParts(p.refs, p.staging, p.blocks, p.committed, p.clock, None, *reads, forget))
+
+
+def _objects(p: EngineParts, r: Reads) -> Objects:
+    return Objects(
+        ObjectParts(
+            p.refs,
+            p.staging,
+            p.blocks,
+            p.committed,
+            p.clock,
+            p.guard,
+            p.collected,
+            p.upload_branches,
+            r.get_repository,
+            r.resolve,
+            r.repository_for_write,
+        )
+    )
+
+
+def _branches(p: EngineParts, r: Reads) -> BranchesAndTags:
+    return BranchesAndTags(
+        BranchParts(
+            p.refs,
+            p.staging,
+            p.guard,
+            p.upload_branches,
+            p.hooks,
+            r.get_repository,
+            r.get_branch,
+            r.resolve,
+            r.repository_for_write,
+            r.run_pre_hooks,
+            r.run_post_hooks,
+        )
+    )
+
+
 @pytest.fixture
 def reads(ports: EngineParts) -> Reads:
-    Repositories(ports, Reads(ports)).create_repository("repo", "s3://bucket/repo")
+    _repositories(ports, Reads(ports)).create_repository("repo", "s3://bucket/repo")
     return Reads(ports)
 
 
@@ -59,7 +101,7 @@ def _runner(ports: EngineParts, reads: Reads) -> tuple[Runner, CommitSteps, Merg
 
 
 def test_objects_upload_stat_read_list_and_delete(ports: EngineParts, reads: Reads) -> None:
-    objects = Objects(ports, reads)
+    objects = _objects(ports, reads)
     written = objects.upload_object("repo", "main", "a/b.txt", b"hello")
     found = objects.stat_object("repo", "main", "a/b.txt")
     assert found.etag == written.etag and found.size == 5
@@ -72,11 +114,11 @@ def test_objects_upload_stat_read_list_and_delete(ports: EngineParts, reads: Rea
 
 def test_objects_refuse_a_missing_branch(ports: EngineParts, reads: Reads) -> None:
     with pytest.raises(errors.BranchNotFound):
-        Objects(ports, reads).upload_object("repo", "nope", "k", b"v")
+        _objects(ports, reads).upload_object("repo", "nope", "k", b"v")
 
 
 def test_branches_and_tags(ports: EngineParts, reads: Reads) -> None:
-    branches = BranchesAndTags(ports, reads)
+    branches = _branches(ports, reads)
     made = branches.create_branch("repo", "dev", "main")
     assert branches.get_branch("repo", "dev").commit_id == made.commit_id
     assert [b.id for b in branches.list_branches("repo").results] == ["dev", "main"]
@@ -90,7 +132,7 @@ def test_branches_and_tags(ports: EngineParts, reads: Reads) -> None:
 def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, _ = _runner(ports, reads)
     commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
-    Objects(ports, reads).upload_object("repo", "main", "k", b"v")
+    _objects(ports, reads).upload_object("repo", "main", "k", b"v")
     made = commits.commit("repo", "main", "alice", "first")
     assert commits.resolve("repo", "main").commit_id == made.id
     assert commits.get_commit("repo", "main").message == "first"
@@ -104,8 +146,8 @@ def test_merges_bring_a_branch_in(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, merge_steps = _runner(ports, reads)
     commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
     merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, 25.0))
-    objects = Objects(ports, reads)
-    BranchesAndTags(ports, reads).create_branch("repo", "dev", "main")
+    objects = _objects(ports, reads)
+    _branches(ports, reads).create_branch("repo", "dev", "main")
     objects.upload_object("repo", "dev", "new.txt", b"from dev")
     commits.commit("repo", "dev", "alice", "on dev")
     merged = merges.merge("repo", "dev", "main", "alice")
