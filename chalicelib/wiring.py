@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
 from .gc.ports import JobStarter
-from .graveler.actions import HookInvoker, HookRunner, RunStore
+from .graveler.actions import HookInvoker, HookRunner
 from .graveler.branches.protection import BranchProtection
-from .graveler.engine import CommittedManager, Engine, RangeParams, build_engine
+from .graveler.engine import CommittedManager, Engine, RangeParams, build_engine, build_hook_runner
 from .graveler.errors import GravelerError
 from .graveler.imports import ImportParts, ImportRecords, SourceLister
 from .graveler.parts import EngineParts, Workflows, engine_parts
@@ -31,9 +31,7 @@ from .graveler.ports import (
     WorkflowRunner,
 )
 from .graveler.reads.collected import CollectedCheck
-from .graveler.reads.shared import Reads
 from .graveler.storage.cached_refs import CachedRefStore
-from .graveler.usecases.action_files import Actions
 from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore
 
@@ -207,8 +205,8 @@ def job_starter(settings: Settings, gc: GCSettings) -> JobStarter:
 
 
 def hook_runner(settings: Settings, parts: EngineParts, invokers: dict[str, HookInvoker] | None = None) -> HookRunner:
-    """The hooks of actions over an engine's parts: webhooks always, Lambda hooks when functions are configured;
-    runs kept in each repository's namespace through the engine's block store."""
+    """The hooks of actions over an engine's parts (graveler builds them: build_hook_runner) with the adapters
+    chosen here: webhooks always, Lambda hooks when functions are configured, the YAML decoder."""
     from .adapters.action_yaml import load_action_yaml
     from .adapters.hooks import Destinations, LambdaHooks, WebhookHooks
 
@@ -217,16 +215,12 @@ def hook_runner(settings: Settings, parts: EngineParts, invokers: dict[str, Hook
         invokers = {"webhook": WebhookHooks(destinations)}
         if settings.hook_functions:
             invokers["lambda"] = LambdaHooks(settings.hook_functions, settings.region, settings.endpoint_url)
-    reads = Reads(parts)
-    return HookRunner(
+    return build_hook_runner(
+        parts,
         invokers,
-        RunStore(parts.blocks),
-        Actions(parts, reads).action_files,
         load_action_yaml,
-        lambda repo_id: reads.get_repository(repo_id).storage_namespace,
         max_hook_seconds=settings.hook_max_seconds,
         max_run_seconds=settings.hook_run_max_seconds,
-        cache=parts.action_files_cache,
     )
 
 

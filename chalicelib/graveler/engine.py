@@ -15,8 +15,11 @@ its own module, built from the one frozen record of the engine's ports (parts.py
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .actions import HookInvoker, HookRunner, RunStore
+from .actions.spec import Decoder
 from .commit import CommitSteps
 from .committed import CommittedManager, RangeParams
 from .dumps.refs_dump import RefsDumpParts
@@ -26,24 +29,35 @@ from .parts import EngineParts, engine_parts
 from .ports import PullRequestStore
 from .reads.shared import Reads
 from .runs.workflow_runner import Runner
-from .usecases.action_files import Actions
+from .usecases.action_files import ActionParts, Actions
 from .usecases.branches_and_tags import BranchesAndTags, BranchParts
 from .usecases.collection_inputs import CollectionInputs, CollectionPorts
-from .usecases.commit_records import CommitRecords
+from .usecases.commit_records import CommitRecordParts, CommitRecords
 from .usecases.commits import CommitParts, Commits
+from .usecases.conditional_delete import ConditionalDelete, ConditionalDeleteParts
+from .usecases.conditional_uploads import ConditionalUploadParts, ConditionalUploads
 from .usecases.diffs import History, HistoryParts
 from .usecases.dump_tasks import DumpTasks
 from .usecases.merges import MergeParts, Merges
 from .usecases.objects import ObjectParts, Objects
-from .usecases.presigned_multipart import PresignedMultipart
+from .usecases.presigned_multipart import MultipartParts, PresignedMultipart
 from .usecases.pull_requests import PullRequestParts, PullRequests
 from .usecases.repositories import Repositories, RepositoryParts
-from .usecases.rewrites import Rewrites
-from .usecases.staged_writes import StagedWrites, staged_writes
+from .usecases.rewrites import RewriteParts, Rewrites
+from .usecases.staged_objects import StagedObjectParts, StagedObjects
+from .usecases.staged_writes import StagedWrites
 
 # The committed-data manager and its range parameters, and the engine's ports, are named here for wiring, which
 # builds the engine: committed/ itself is internal to graveler.
-__all__ = ["CommittedManager", "Engine", "EngineParts", "RangeParams", "build_engine", "engine_parts"]
+__all__ = [
+    "CommittedManager",
+    "Engine",
+    "EngineParts",
+    "RangeParams",
+    "build_engine",
+    "build_hook_runner",
+    "engine_parts",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,62 +120,137 @@ def build_engine(
         ports.workflows,
         runner.launch_task,
     )
+    p, r = ports, reads
     objects = Objects(
         ObjectParts(
-            ports.refs,
-            ports.staging,
-            ports.blocks,
-            ports.committed,
-            ports.clock,
-            ports.guard,
-            ports.collected,
-            ports.upload_branches,
-            reads.get_repository,
-            reads.resolve,
-            reads.repository_for_write,
+            p.refs,
+            p.staging,
+            p.blocks,
+            p.committed,
+            p.clock,
+            p.guard,
+            p.collected,
+            p.upload_branches,
+            get_repository=r.get_repository,
+            resolve=r.resolve,
+            repository_for_write=r.repository_for_write,
         )
     )
     repositories = RepositoryParts(
-        ports.refs,
-        ports.staging,
-        ports.blocks,
-        ports.committed,
-        ports.clock,
-        ports.namespace_prefix,
-        reads.get_repository,
-        reads.repository_for_write,
-        pulls.drop_repository,
+        p.refs,
+        p.staging,
+        p.blocks,
+        p.committed,
+        p.clock,
+        p.namespace_prefix,
+        get_repository=r.get_repository,
+        repository_for_write=r.repository_for_write,
+        forget=pulls.drop_repository,
     )
     branches = BranchParts(
-        ports.refs,
-        ports.staging,
-        ports.guard,
-        ports.upload_branches,
-        ports.hooks,
-        reads.get_repository,
-        reads.get_branch,
-        reads.resolve,
-        reads.repository_for_write,
-        reads.run_pre_hooks,
-        reads.run_post_hooks,
+        p.refs,
+        p.staging,
+        p.guard,
+        p.upload_branches,
+        p.hooks,
+        get_repository=r.get_repository,
+        get_branch=r.get_branch,
+        resolve=r.resolve,
+        repository_for_write=r.repository_for_write,
+        run_pre_hooks=r.run_pre_hooks,
+        run_post_hooks=r.run_post_hooks,
     )
     history = HistoryParts(
-        ports.refs, ports.staging, ports.committed, reads.get_repository, reads.resolve, reads.commit_of
+        p.refs, p.staging, p.committed, get_repository=r.get_repository, resolve=r.resolve, commit_of=r.commit_of
+    )
+    multipart = MultipartParts(
+        p.refs, p.blocks, p.clock, p.guard, objects=objects, repository_for_write=r.repository_for_write
+    )
+    staged = StagedWrites(
+        ConditionalUploads(
+            ConditionalUploadParts(
+                p.refs, p.staging, p.blocks, p.committed, p.clock, p.guard, repository_for_write=r.repository_for_write
+            )
+        ),
+        ConditionalDelete(
+            ConditionalDeleteParts(p.refs, p.staging, p.committed, p.guard, repository_for_write=r.repository_for_write)
+        ),
+        StagedObjects(
+            StagedObjectParts(
+                p.refs, p.staging, p.blocks, p.guard, p.namespace_prefix, repository_for_write=r.repository_for_write
+            )
+        ),
+    )
+    records = CommitRecords(CommitRecordParts(p.refs, p.blocks, repository_for_write=r.repository_for_write))
+    rewrites = RewriteParts(
+        p.refs,
+        p.staging,
+        p.committed,
+        p.clock,
+        p.sleep,
+        p.guard,
+        resolve=r.resolve,
+        repository_for_write=r.repository_for_write,
+        run_pre_hooks=r.run_pre_hooks,
+        run_post_hooks=r.run_post_hooks,
+        commit_of=r.commit_of,
+        committed_for=r.committed_for,
+        refuse_dirty=r.refuse_dirty,
+        prepare_move=r.prepare_move,
     )
     return Engine(
         ports,
         Repositories(repositories),
         BranchesAndTags(branches),
         objects,
-        PresignedMultipart(ports, reads, objects),
-        staged_writes(ports, reads),
-        Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), ports.workflows.wait_seconds)),
+        PresignedMultipart(multipart),
+        staged,
+        Commits(CommitParts(reads, runner, commit_steps, records, ports.workflows.wait_seconds)),
         merges,
         History(history),
-        Rewrites(ports, reads),
+        Rewrites(rewrites),
         Importer(ports, reads, imports, merges, runner),
         dumps,
         pulls,
-        Actions(ports, reads),
+        Actions(_action_parts(ports, reads)),
         CollectionInputs(CollectionPorts(ports.refs, ports.staging, ports.clock)),
+    )
+
+
+def _action_parts(p: EngineParts, r: Reads) -> ActionParts:
+    return ActionParts(
+        p.refs,
+        p.staging,
+        p.blocks,
+        p.committed,
+        p.action_files_cache,
+        get_repository=r.get_repository,
+        resolve=r.resolve,
+        run_pre_hooks=r.run_pre_hooks,
+        run_post_hooks=r.run_post_hooks,
+    )
+
+
+def build_hook_runner(
+    ports: EngineParts,
+    invokers: Mapping[str, HookInvoker],
+    decode: Decoder,
+    *,
+    max_hook_seconds: float = 25.0,
+    max_run_seconds: float = 25.0,
+) -> HookRunner:
+    """The hooks of actions over an engine's ports, built before the engine (its ports then carry them): runs kept
+    in each repository's namespace through the block store, action files read by the action-file use case over
+    reads of their own (reading action files runs no hooks). The caller chooses the adapters: the invokers and the
+    YAML decoder."""
+    reads = Reads(ports)
+    return HookRunner(
+        invokers,
+        RunStore(ports.blocks),
+        Actions(_action_parts(ports, reads)).action_files,
+        decode,
+        lambda repo_id: reads.get_repository(repo_id).storage_namespace,
+        max_hook_seconds=max_hook_seconds,
+        max_run_seconds=max_run_seconds,
+        cache=ports.action_files_cache,
     )

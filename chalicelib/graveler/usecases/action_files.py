@@ -5,41 +5,58 @@ And the hooks run around an operation by code that runs its steps itself (the wo
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from ..actions.files_cache import check_action_file_sizes, direct_children, seeking_children
+from ..actions.files_cache import ActionFilesCache, check_action_file_sizes, direct_children, seeking_children
 from ..actions.spec import ACTIONS_PREFIX, MAX_ACTION_FILES
-from ..parts import EngineParts
+from ..committed import CommittedManager
+from ..ports import BlockStore, RefStore, StagingStore
 from ..reads.listing import overlay, prefix_end
-from ..reads.shared import Reads
-from ..records import Branch, Entry, EntryRecord, Key, MetaRangeID
+from ..reads.shared import RunPreHooks
+from ..records import Branch, Entry, EntryRecord, Key, MetaRangeID, Repository, ResolvedRef
 from ..writes.staging import branch_tokens, staged_changes
 from .objects import read_data
 
 if TYPE_CHECKING:
     from ..actions import HookEvent
 
-__all__ = ["Actions"]
+__all__ = ["ActionParts", "Actions"]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionParts:
+    """What the action-file use cases use: the stores, the action files cache, and the shared reads and
+    hook calls."""
+
+    refs: RefStore
+    staging: StagingStore
+    blocks: BlockStore
+    committed: CommittedManager
+    action_files_cache: ActionFilesCache
+    get_repository: Callable[[str], Repository]
+    resolve: Callable[[str, str], ResolvedRef]
+    run_pre_hooks: RunPreHooks
+    run_post_hooks: Callable[[HookEvent], None]
 
 
 class Actions:
     """The actions use cases: the action files on a ref, and the hooks run around an operation that runs them
     itself (the workflows' steps)."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: ActionParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def run_pre_hooks(self, event: HookEvent, branch: Branch | None = None) -> str:
         """Raises HookAborted (412) when a hook fails; answers the run's id, the post-event's ``pre_run_id``
         (reads.py)."""
-        return self._reads.run_pre_hooks(event, branch)
+        return self._parts.run_pre_hooks(event, branch)
 
     def run_post_hooks(self, event: HookEvent) -> None:
         """Failures are recorded in the run, never raised."""
-        self._reads.run_post_hooks(event)
+        self._parts.run_post_hooks(event)
 
     def action_files(
         self, repo_id: str, ref: str, branch: Branch | None = None, limit: int = MAX_ACTION_FILES
@@ -51,9 +68,9 @@ class Actions:
         (actions/files_cache.py); a branch's staged side is read every time. Raises InvalidActionFile, before any
         file is read, for more than ``limit`` files, a file over MAX_ACTION_FILE_BYTES or more than
         MAX_ACTION_FILES_BYTES in all (the entries' sizes say so): an operation never silently skips a guard."""
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         if branch is None:
-            resolved = self._reads.resolve(repo.id, ref)
+            resolved = self._parts.resolve(repo.id, ref)
             commit_id, staged_on = resolved.commit_id, resolved.branch if resolved.include_staging else None
         else:
             commit_id, staged_on = branch.commit_id, branch

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 
 from .. import errors
 from ..identity import commit_id
-from ..parts import EngineParts
-from ..reads.shared import Reads
+from ..ports import BlockStore, RefStore
+from ..reads.shared import RepositoryForWrite
 from ..records import EMPTY_METARANGE, Commit, CommitID, MetaRangeID
 from ..writes.addressing import metadata_address
 
-__all__ = ["CommitRecord", "CommitRecords"]
+__all__ = ["CommitRecord", "CommitRecordParts", "CommitRecords"]
 
 # lakeFS's CommitVersion: 0 is the first layout (before parents were ordered), 1 the current one. Lakelet
 # hashes version 1 only.
@@ -41,17 +41,25 @@ class CommitRecord:
     metadata: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class CommitRecordParts:
+    """What writing commit records uses: the ref and block stores and a repository open for writes."""
+
+    refs: RefStore
+    blocks: BlockStore
+    repository_for_write: RepositoryForWrite
+
+
 class CommitRecords:
     """The commit-record use case."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: CommitRecordParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def create_commit_record(self, repo_id: str, record: CommitRecord, force: bool = False) -> Commit:
         """Stores the record. Raises ReadOnlyRepository (without force), Invalid (a version other than 1, an id
         that is not the record's hash, a generation below 1, a metarange that does not exist), CommitExists."""
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         if record.version != HASHED_VERSION:
             raise errors.Invalid(f"commit record version {record.version} is not supported: only version 1")
         if record.generation < 1:

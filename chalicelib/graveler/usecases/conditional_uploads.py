@@ -11,12 +11,14 @@ protection, the write guarded by the branch's token (a seal in between makes it 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .. import errors
-from ..parts import EngineParts
-from ..reads.shared import Reads
+from ..branches.protection import BranchProtection, NoProtection
+from ..committed import CommittedManager
+from ..ports import BlockStore, RefStore, StagingStore
+from ..reads.shared import RepositoryForWrite
 from ..records import BranchID, Entry, Key, StagedEntry
 from ..validation import validate_path
 from ..writes.addressing import new_data_address
@@ -24,7 +26,7 @@ from ..writes.conditional_writes import expect_on, stage_conditionally
 from ..writes.object_fields import validate_entry, validate_headers
 from ..writes.preconditions import MAX_ATOMIC_CHANGES, Precondition
 
-__all__ = ["MAX_ATOMIC_CHANGES", "ConditionalObject", "ConditionalUploads"]
+__all__ = ["MAX_ATOMIC_CHANGES", "ConditionalObject", "ConditionalUploadParts", "ConditionalUploads"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +59,25 @@ def check_objects(objects: Sequence[ConditionalObject]) -> None:
             raise errors.Invalid("If-Match and If-None-Match cannot be given together")
 
 
+@dataclass(frozen=True, slots=True)
+class ConditionalUploadParts:
+    """What a conditional upload uses: the stores (staging and committed for the preconditions), the clock,
+    the guard and a repository open for writes."""
+
+    refs: RefStore
+    staging: StagingStore
+    blocks: BlockStore
+    committed: CommittedManager
+    clock: Callable[[], float]
+    guard: BranchProtection | NoProtection
+    repository_for_write: RepositoryForWrite
+
+
 class ConditionalUploads:
     """The atomic conditional upload use case."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: ConditionalUploadParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def upload_objects_if(self, repo_id: str, branch_id: str, objects: Sequence[ConditionalObject]) -> list[Entry]:
         """Writes each object's bytes to a new address and stages all of them in one atomic conditional write;
@@ -72,7 +87,7 @@ class ConditionalUploads:
         TooManyTries when commits kept sealing the branch's token."""
         check_objects(objects)
         parts = self._parts
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         branch = parts.refs.get_branch(repo.id, BranchID(branch_id))
         parts.guard.refuse_write(repo, branch_id)
         keys = [Key(obj.path) for obj in objects]

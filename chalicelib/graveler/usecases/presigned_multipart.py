@@ -11,17 +11,18 @@ without a copy. The part sizes follow S3's rule (every part but the last at leas
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .. import errors
-from ..parts import EngineParts
-from ..reads.shared import Reads
+from ..branches.protection import BranchProtection, NoProtection
+from ..ports import BlockStore, RefStore
+from ..reads.shared import RepositoryForWrite
 from ..records import BranchID, Entry
 from ..validation import validate_path
 from .objects import Objects
 
-__all__ = ["MAX_PARTS", "PresignedMultipart", "PresignedParts"]
+__all__ = ["MAX_PARTS", "MultipartParts", "PresignedMultipart", "PresignedParts"]
 
 MAX_PARTS = 10_000
 # lakeFS reads a copy range as "bytes=%d-%d": one closed range.
@@ -36,16 +37,27 @@ class PresignedParts:
     part_urls: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class MultipartParts:
+    """What presigned multipart uploads use: the block and ref stores, the clock, the guard, a repository
+    open for writes, and the object use cases (a completed upload is linked as an object)."""
+
+    refs: RefStore
+    blocks: BlockStore
+    clock: Callable[[], float]
+    guard: BranchProtection | NoProtection
+    objects: Objects
+    repository_for_write: RepositoryForWrite
+
+
 class PresignedMultipart:
     """The presigned multipart upload use cases (built on the object use cases: a completed upload is linked)."""
 
-    def __init__(self, parts: EngineParts, reads: Reads, objects: Objects) -> None:
+    def __init__(self, parts: MultipartParts) -> None:
         self._parts = parts
-        self._reads = reads
-        self._objects = objects
 
     def _upload_address(self, repo_id: str, address: str) -> str:
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         if not address.startswith(repo.storage_namespace.rstrip("/") + "/data/"):
             raise errors.Invalid("the physical address is outside the repository's storage namespace")
         return address
@@ -58,7 +70,7 @@ class PresignedMultipart:
         validate_path(path)
         if not 0 <= parts <= MAX_PARTS:
             raise errors.Invalid(f"parts can be between 0 and {MAX_PARTS}")
-        self._objects.check_upload_branch(repo_id, branch_id)
+        self._parts.objects.check_upload_branch(repo_id, branch_id)
         target = self._upload_address(repo_id, address)
         upload_id = self._parts.blocks.create_multipart_upload(target)
         urls = tuple(
@@ -90,7 +102,7 @@ class PresignedMultipart:
         if not 1 <= part_number <= MAX_PARTS:
             raise errors.Invalid(f"part number must be between 1 and {MAX_PARTS}")
         target = self._upload_address(repo_id, address)
-        entry = self._objects.stat_object(*source)
+        entry = self._parts.objects.stat_object(*source)
         start, end = 0, entry.size - 1
         if byte_range is not None:
             match = _BYTE_RANGE.fullmatch(byte_range.strip())
@@ -119,7 +131,7 @@ class PresignedMultipart:
         validate_path(path)
         if not parts:
             raise errors.Invalid("parts are required")
-        repo = self._reads.repository_for_write(repo_id)
+        repo = self._parts.repository_for_write(repo_id)
         self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         self._parts.guard.refuse_write(repo, branch_id)
         target = self._upload_address(repo_id, address)
@@ -132,7 +144,7 @@ class PresignedMultipart:
             content_type=content_type or "application/octet-stream",
             user_metadata=dict(user_metadata),
         )
-        return self._objects.link_object(repo_id, branch_id, path, entry)
+        return self._parts.objects.link_object(repo_id, branch_id, path, entry)
 
     def abort_presigned_multipart(self, repo_id: str, address: str, upload_id: str) -> None:
         """Drops the upload and its parts (idempotent)."""

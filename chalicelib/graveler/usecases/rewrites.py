@@ -4,19 +4,22 @@ Every branch move goes through branch_moves.py, the one compare-and-swap loop.""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .. import errors
+from ..actions import HookEvent
 from ..actions.events import EventType
 from ..actions.operations import ref_event
 from ..branches.branch_moves import move_to_commit, new_staging_token, retire, update_branch
-from ..committed import compare
+from ..branches.protection import BranchProtection, NoProtection
+from ..committed import CommittedManager, compare
 from ..committed.merge import Resolver
 from ..committed.mergetable import Action, Decision
 from ..errors import MergeConflicts
 from ..identity import new_commit
-from ..parts import EngineParts
-from ..reads.shared import Reads
+from ..ports import RefStore, StagingStore
+from ..reads.shared import CommitOf, RepositoryForWrite, RunPreHooks
 from ..records import (
     EMPTY_METARANGE,
     Branch,
@@ -27,6 +30,8 @@ from ..records import (
     MetaRangeID,
     Repository,
     RepositoryID,
+    ResolvedRef,
+    StagingToken,
 )
 from ..validation import (
     validate_path,
@@ -34,7 +39,7 @@ from ..validation import (
 from ..writes.reset import reset_key, reset_prefix
 from ..writes.staging import branch_tokens
 
-__all__ = ["RESET_ALL", "RESET_OBJECT", "RESET_PREFIX", "Rewrites"]
+__all__ = ["RESET_ALL", "RESET_OBJECT", "RESET_PREFIX", "RewriteParts", "Rewrites"]
 
 # What a branch reset drops (lakeFS's names).
 RESET_ALL = "reset"
@@ -46,12 +51,32 @@ _REVERT_EVENTS = (EventType.PRE_REVERT, EventType.POST_REVERT)
 _CHERRY_PICK_EVENTS = (EventType.PRE_CHERRY_PICK, EventType.POST_CHERRY_PICK)
 
 
+@dataclass(frozen=True, slots=True)
+class RewriteParts:
+    """What revert, cherry-pick and reset use: the stores, the clock and sleep, the guard, and the shared
+    reads, checks before a move and hook calls."""
+
+    refs: RefStore
+    staging: StagingStore
+    committed: CommittedManager
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    guard: BranchProtection | NoProtection
+    resolve: Callable[[str, str], ResolvedRef]
+    repository_for_write: RepositoryForWrite
+    run_pre_hooks: RunPreHooks
+    run_post_hooks: Callable[[HookEvent], None]
+    commit_of: CommitOf
+    committed_for: Callable[[Repository], CommittedManager]
+    refuse_dirty: Callable[[Repository, Branch, Sequence[StagingToken]], None]
+    prepare_move: Callable[[Repository, BranchID], None]
+
+
 class Rewrites:
     """The use cases that rewrite a branch."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: RewriteParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def revert(
         self,
@@ -68,9 +93,9 @@ class Rewrites:
         """A new commit on the branch undoing ``ref``: its parent merged into the branch with ``ref`` as the
         merge base. A merge commit needs ``parent_number`` (1-based) to say which parent to go back to.
         Raises DirtyBranch, NoChanges (nothing to undo, unless allow_empty) and MergeConflicts."""
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         self._parts.guard.refuse_commit(repo, branch_id)
-        target = self._reads.commit_of(repo.id, ref)
+        target = self._parts.commit_of(repo.id, ref)
         if parent_number < 0:
             raise errors.Invalid("parent_number must not be negative")
         if len(target.parents) > 1 and parent_number == 0:
@@ -80,7 +105,7 @@ class Rewrites:
         parent = self._parent_metarange(repo.id, target, max(parent_number, 1), ref)
 
         def build(branch: Branch) -> Commit:
-            self._reads.refuse_dirty(repo, branch, branch.sealed_tokens)
+            self._parts.refuse_dirty(repo, branch, branch.sealed_tokens)
             head = self._parts.refs.get_commit(repo.id, branch.commit_id)
             metarange = self._merged(
                 repo, target.meta_range_id, parent, head.meta_range_id, _no_resolution, f"revert of {ref}"
@@ -115,9 +140,9 @@ class Rewrites:
         """A new commit on the branch with the changes ``ref`` made relative to its parent (``parent_number``,
         1-based, required for a merge commit). It keeps the picked commit's message and metadata, plus
         cherry-pick-origin and cherry-pick-committer. Raises DirtyBranch and MergeConflicts."""
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         self._parts.guard.refuse_commit(repo, branch_id)
-        target = self._reads.commit_of(repo.id, ref)
+        target = self._parts.commit_of(repo.id, ref)
         if parent_number is None and len(target.parents) > 1:
             raise errors.Invalid(
                 f"must specify 1-based parent number for cherry-picking merge commit: {ref} (parent_number)"
@@ -134,7 +159,7 @@ class Rewrites:
         }
 
         def build(branch: Branch) -> Commit:
-            self._reads.refuse_dirty(repo, branch, branch.sealed_tokens)
+            self._parts.refuse_dirty(repo, branch, branch.sealed_tokens)
             head = self._parts.refs.get_commit(repo.id, branch.commit_id)
             metarange = self._merged(
                 repo, parent, target.meta_range_id, head.meta_range_id, _no_resolution, f"cherry-pick of {ref}"
@@ -167,16 +192,16 @@ class Rewrites:
         """Moves the branch to the commit ``build`` makes, between the pre- and post-hooks of ``events``."""
         pre, post = events
         # Before the move's compare-and-swap and holding no lock: a refusing hook leaves the branch as it was.
-        pre_run_id = self._reads.run_pre_hooks(
+        pre_run_id = self._parts.run_pre_hooks(
             ref_event(
                 pre, repo.id, branch_id, branch_id=branch_id, source_ref=ref, committer=committer, message=message
             )
         )
-        self._reads.prepare_move(repo, BranchID(branch_id))
+        self._parts.prepare_move(repo, BranchID(branch_id))
         made = move_to_commit(
             self._parts.refs, self._parts.staging, repo.id, BranchID(branch_id), build, what, self._parts.sleep
         )
-        self._reads.run_post_hooks(
+        self._parts.run_post_hooks(
             ref_event(
                 post,
                 repo.id,
@@ -197,7 +222,7 @@ class Rewrites:
     ) -> None:
         """Drops uncommitted changes: all of them (``reset``), one object (``object``) or every key under a
         prefix (``common_prefix``). Dropping a change that does not exist is a no-op."""
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         self._parts.guard.refuse_write(repo, branch_id)
         bid = BranchID(branch_id)
         if path_type == RESET_ALL:
@@ -229,17 +254,17 @@ class Rewrites:
 
     def hard_reset(self, repo_id: str, branch_id: str, ref: str, force: bool = False) -> Branch:
         """Points the branch at ``ref``'s commit. Raises DirtyBranch when it has uncommitted changes."""
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         self._parts.guard.refuse_commit(repo, branch_id)
 
         def change(branch: Branch) -> Branch:
-            self._reads.refuse_dirty(repo, branch, branch.sealed_tokens)
+            self._parts.refuse_dirty(repo, branch, branch.sealed_tokens)
             # Resolved on every try: "main~1" must mean the parent of the head that is actually replaced.
-            target = self._reads.resolve(repo.id, ref).commit_id
+            target = self._parts.resolve(repo.id, ref).commit_id
             return Branch(branch.id, target, branch.staging_token, (), retire(branch, branch.sealed_tokens))
 
         bid = BranchID(branch_id)
-        self._reads.prepare_move(repo, bid)
+        self._parts.prepare_move(repo, bid)
         _, moved = update_branch(
             self._parts.refs, repo.id, bid, change, f"branch {bid} kept moving during the hard reset", self._parts.sleep
         )
@@ -263,7 +288,7 @@ class Rewrites:
         what: str,
     ) -> MetaRangeID:
         """The merged metarange. Raises MergeConflicts when a conflict is left unresolved."""
-        outcome = compare.merge(self._reads.committed_for(repo), repo.storage_namespace, base, source, dest, resolve)
+        outcome = compare.merge(self._parts.committed_for(repo), repo.storage_namespace, base, source, dest, resolve)
         if outcome.metarange_id is None:
             unresolved = sum(1 for c in outcome.conflicts if c.resolution is None)
             raise MergeConflicts(f"conflict found: {unresolved} conflicting path(s) in the {what}", outcome.conflicts)

@@ -21,26 +21,40 @@ is checked, so an entry never names data that is not there.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from .. import errors
+from ..branches.protection import BranchProtection, NoProtection
 from ..imports import OBJECT, ImportLocation, check_allowed, check_not_internal
-from ..parts import EngineParts
-from ..reads.shared import Reads
+from ..ports import BlockStore, RefStore, StagingStore
+from ..reads.shared import RepositoryForWrite
 from ..records import BranchID, Entry, Key, Repository, StagedEntry
 from ..validation import METADATA_DIRECTORY, validate_path
 from ..writes.linking import check_claim
 from ..writes.object_fields import validate_entry
 from ..writes.staging import stage
 
-__all__ = ["StagedObjects"]
+__all__ = ["StagedObjectParts", "StagedObjects"]
+
+
+@dataclass(frozen=True, slots=True)
+class StagedObjectParts:
+    """What staging by address uses: the stores, the guard, where repositories may live, and a repository
+    open for writes."""
+
+    refs: RefStore
+    staging: StagingStore
+    blocks: BlockStore
+    guard: BranchProtection | NoProtection
+    namespace_prefix: str | None
+    repository_for_write: RepositoryForWrite
 
 
 class StagedObjects:
     """The stage-by-address use case."""
 
-    def __init__(self, parts: EngineParts, reads: Reads) -> None:
+    def __init__(self, parts: StagedObjectParts) -> None:
         self._parts = parts
-        self._reads = reads
 
     def stage_object(
         self,
@@ -61,7 +75,7 @@ class StagedObjects:
         address = claim.physical_address
         if not address.startswith("s3://"):
             raise errors.Invalid("physical_address must be an s3:// address")
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         if not _in_own_data(repo, address):
             self._check_foreign(address, path, allowed, setting)
         branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))

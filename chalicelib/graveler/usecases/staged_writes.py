@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..parts import EngineParts
-from ..reads.shared import Reads
 from .conditional_delete import ConditionalDelete
 from .conditional_uploads import ConditionalUploads
 from .staged_objects import StagedObjects
 
-__all__ = ["StagedWrites", "staged_writes"]
+__all__ = ["StagedWrites"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +21,3 @@ class StagedWrites:
     uploads: ConditionalUploads
     deletes: ConditionalDelete
     by_address: StagedObjects
-
-
-def staged_writes(parts: EngineParts, reads: Reads) -> StagedWrites:
-    return StagedWrites(ConditionalUploads(parts, reads), ConditionalDelete(parts, reads), StagedObjects(parts, reads))

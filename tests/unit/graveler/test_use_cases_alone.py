@@ -4,6 +4,8 @@ what the engine's callers see through ``engine.<use case>``."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from chalicelib.adapters.memory_blocks import MemoryBlockStore
@@ -12,12 +14,13 @@ from chalicelib.adapters.memory_staging import MemoryStagingStore
 from chalicelib.graveler import errors
 from chalicelib.graveler.commit import CommitSteps
 from chalicelib.graveler.committed import CommittedManager
+from chalicelib.graveler.engine import build_hook_runner
 from chalicelib.graveler.merge import MergeSteps
 from chalicelib.graveler.parts import EngineParts, engine_parts
 from chalicelib.graveler.reads.shared import Reads
 from chalicelib.graveler.runs.workflow_runner import Runner, inline_task_id
 from chalicelib.graveler.usecases.branches_and_tags import BranchesAndTags, BranchParts
-from chalicelib.graveler.usecases.commit_records import CommitRecords
+from chalicelib.graveler.usecases.commit_records import CommitRecordParts, CommitRecords
 from chalicelib.graveler.usecases.commits import CommitParts, Commits
 from chalicelib.graveler.usecases.merges import MergeParts, Merges
 from chalicelib.graveler.usecases.objects import ObjectParts, Objects
@@ -131,7 +134,15 @@ def test_branches_and_tags(ports: EngineParts, reads: Reads) -> None:
 
 def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, _ = _runner(ports, reads)
-    commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
+    commits = Commits(
+        CommitParts(
+            reads,
+            runner,
+            commit_steps,
+            CommitRecords(CommitRecordParts(ports.refs, ports.blocks, reads.repository_for_write)),
+            25.0,
+        )
+    )
     _objects(ports, reads).upload_object("repo", "main", "k", b"v")
     made = commits.commit("repo", "main", "alice", "first")
     assert commits.resolve("repo", "main").commit_id == made.id
@@ -144,7 +155,15 @@ def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> No
 
 def test_merges_bring_a_branch_in(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, merge_steps = _runner(ports, reads)
-    commits = Commits(CommitParts(reads, runner, commit_steps, CommitRecords(ports, reads), 25.0))
+    commits = Commits(
+        CommitParts(
+            reads,
+            runner,
+            commit_steps,
+            CommitRecords(CommitRecordParts(ports.refs, ports.blocks, reads.repository_for_write)),
+            25.0,
+        )
+    )
     merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, 25.0))
     objects = _objects(ports, reads)
     _branches(ports, reads).create_branch("repo", "dev", "main")
@@ -155,3 +174,15 @@ def test_merges_bring_a_branch_in(ports: EngineParts, reads: Reads) -> None:
     assert objects.read_object("repo", objects.stat_object("repo", "main", "new.txt")) == b"from dev"
     with pytest.raises(errors.NoChanges):
         merges.merge("repo", "dev", "main", "alice")
+
+
+def test_the_hooks_are_built_in_graveler_from_the_ports_alone(ports: EngineParts, reads: Reads) -> None:
+    """build_hook_runner: the hooks' own reads (no hooks of their own), the action files on a ref as the
+    action-file use case reads them, and the runs kept in the repository's namespace; wiring only picks adapters."""
+    _objects(ports, reads).upload_object("repo", "main", "_lakefs_actions/a.yaml", b"name: a\n")
+    _objects(ports, reads).upload_object("repo", "main", "elsewhere.yaml", b"x")
+    runner = build_hook_runner(ports, {}, json.loads, max_hook_seconds=3.0, max_run_seconds=4.0)
+    assert runner.namespace_of("repo") == "s3://bucket/repo"
+    assert runner.files("repo", "main") == [("_lakefs_actions/a.yaml", b"name: a\n")]
+    assert runner.cache is ports.action_files_cache
+    assert (runner.max_hook_seconds, runner.max_run_seconds, runner.invokers) == (3.0, 4.0, {})
