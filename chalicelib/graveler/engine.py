@@ -2,15 +2,17 @@
 
 Faces (the API, the S3 gateway, the Iceberg catalog, the workflows' tasks, GC, the local stack) call a use case
 directly, ``engine.objects.upload_object(...)``: nothing routes or binds names here. Each use case is an object of
-its own module, built from the one frozen record of the engine's ports (parts.py) and the shared reads
-(reads.py); commit, merge, import, dump and restore go inline or as workflows through one decision
-(workflow_runner.py).
+its own module, built from a frozen record of only what it uses (``ObjectParts``, ``BranchParts``, ...), which
+``build_engine`` fills from the one record of the engine's ports (parts.py) and the shared reads
+(reads/shared.py); commit, merge, import, dump and restore go inline or as workflows through one decision
+(runs/workflow_runner.py). ``build_hook_runner`` builds the hooks over the same ports (before the engine: its
+ports carry them); wiring.py only chooses adapters.
 
     build_engine(ports, imports, pull_requests)
         reads  = Reads(ports)
         runner = Runner(ports, reads, CommitSteps(...), MergeSteps(...))
-        Engine(ports, repositories, branches, objects, multipart, staged, commits, merges, history, rewrites,
-               imports, dumps, pulls, actions, collection)
+        Engine(ports, Repositories(RepositoryParts(...)), BranchesAndTags(BranchParts(...)),
+               Objects(ObjectParts(...)), ..., CollectionInputs(CollectionPorts(...)))
 """
 
 from __future__ import annotations
@@ -103,7 +105,17 @@ def build_engine(
     )
     merge_steps = MergeSteps(ports.refs, ports.staging, ports.blocks, ports.committed, sleep=ports.sleep)
     runner = Runner(ports, reads, commit_steps, merge_steps)
-    merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, ports.workflows.wait_seconds))
+    merges = Merges(
+        MergeParts(
+            ports.refs,
+            runner,
+            merge_steps,
+            ports.workflows.wait_seconds,
+            get_repository=reads.get_repository,
+            commit_of=reads.commit_of,
+            now=reads.now,
+        )
+    )
 
     def check_branch(repo_id: str, branch_id: str) -> None:
         reads.get_branch(repo_id, branch_id)
@@ -205,7 +217,17 @@ def build_engine(
         objects,
         PresignedMultipart(multipart),
         staged,
-        Commits(CommitParts(reads, runner, commit_steps, records, ports.workflows.wait_seconds)),
+        Commits(
+            CommitParts(
+                runner,
+                commit_steps,
+                records,
+                ports.workflows.wait_seconds,
+                resolve=r.resolve,
+                get_commit=r.get_commit,
+                now=r.now,
+            )
+        ),
         merges,
         History(history),
         Rewrites(rewrites),

@@ -5,11 +5,11 @@ commit reads beside it: a ref resolved, a commit read, a commit record written a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .. import errors
 from ..commit import CommitRequest, CommitSteps
-from ..reads.shared import Reads
 from ..records import Commit, ResolvedRef
 from ..runs.workflow_runner import Runner, TaskStatus
 from .commit_records import CommitRecord, CommitRecords
@@ -19,14 +19,16 @@ __all__ = ["CommitParts", "Commits"]
 
 @dataclass(frozen=True, slots=True)
 class CommitParts:
-    """What the commit use case uses: the shared reads, the one inline-or-workflow decision, the commit's steps, the
-    commit records written as given, and how long a caller waits for a workflow by default."""
+    """What the commit use case uses: the one inline-or-workflow decision, the commit's steps, the commit records
+    written as given, how long a caller waits for a workflow by default, and three of the shared reads."""
 
-    reads: Reads
     runner: Runner
     steps: CommitSteps
     records: CommitRecords
     wait_seconds: float
+    resolve: Callable[[str, str], ResolvedRef]
+    get_commit: Callable[[str, str], Commit]
+    now: Callable[[], float]
 
 
 class Commits:
@@ -34,7 +36,7 @@ class Commits:
     commit workflow's tasks."""
 
     def __init__(self, parts: CommitParts) -> None:
-        self._reads = parts.reads
+        self._parts = parts
         self._runner = parts.runner
         self._records = parts.records
         self._wait_seconds = parts.wait_seconds
@@ -42,11 +44,11 @@ class Commits:
 
     def resolve(self, repo_id: str, ref: str) -> ResolvedRef:
         """The commit (and branch, for a branch) a ref expression names. Raises RefNotFound."""
-        return self._reads.resolve(repo_id, ref)
+        return self._parts.resolve(repo_id, ref)
 
     def get_commit(self, repo_id: str, ref: str) -> Commit:
         """The commit a ref expression names in the live repository."""
-        return self._reads.get_commit(repo_id, ref)
+        return self._parts.get_commit(repo_id, ref)
 
     def run_pre_hooks(self, request: CommitRequest) -> str:
         """The commit workflow's seal step: the pre-commit hooks, by the runner's one rule."""
@@ -88,7 +90,7 @@ class Commits:
             uuid.uuid4().hex,
             committer,
             message,
-            self._reads.now() if date is None else float(date),
+            self._parts.now() if date is None else float(date),
             dict(metadata or {}),
             allow_empty,
             force,

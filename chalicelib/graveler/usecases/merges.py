@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..merge import MergeRequest, MergeSteps
 from ..ports import RefStore
-from ..reads.shared import Reads
-from ..records import BranchID, Commit
+from ..reads.shared import CommitOf
+from ..records import BranchID, Commit, Repository
 from ..runs.workflow_runner import Runner, TaskStatus
 
 __all__ = ["MergeParts", "Merges"]
@@ -18,14 +18,16 @@ __all__ = ["MergeParts", "Merges"]
 
 @dataclass(frozen=True, slots=True)
 class MergeParts:
-    """What the merge use case uses: the ref store (the destination's check), the shared reads, the one
-    inline-or-workflow decision, the merge's steps and how long a caller waits for a workflow by default."""
+    """What the merge use case uses: the ref store (the destination's check), the one inline-or-workflow decision,
+    the merge's steps, how long a caller waits for a workflow by default, and three of the shared reads."""
 
     refs: RefStore
-    reads: Reads
     runner: Runner
     steps: MergeSteps
     wait_seconds: float
+    get_repository: Callable[[str], Repository]
+    commit_of: CommitOf
+    now: Callable[[], float]
 
 
 class Merges:
@@ -34,7 +36,7 @@ class Merges:
 
     def __init__(self, parts: MergeParts) -> None:
         self._refs = parts.refs
-        self._reads = parts.reads
+        self._parts = parts
         self._runner = parts.runner
         self._wait_seconds = parts.wait_seconds
         self.steps = parts.steps
@@ -69,9 +71,9 @@ class Merges:
         an unknown strategy, NoMergeBase, and MergeConflicts (409, listing the conflicts) when a conflict is
         left unresolved.
         """
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         # The source first: RefNotFound before BranchNotFound, as the API has always answered.
-        source = self._reads.commit_of(repo.id, source_ref)
+        source = self._parts.commit_of(repo.id, source_ref)
         self._refs.get_branch(repo.id, BranchID(destination_branch))
         request = MergeRequest(
             repo_id,
@@ -81,7 +83,7 @@ class Merges:
             uuid.uuid4().hex,
             committer,
             message,
-            self._reads.now(),
+            self._parts.now(),
             dict(metadata or {}),
             strategy,
             tuple(path_strategies),

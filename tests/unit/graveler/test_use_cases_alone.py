@@ -136,11 +136,13 @@ def test_commits_inline_and_their_status(ports: EngineParts, reads: Reads) -> No
     runner, commit_steps, _ = _runner(ports, reads)
     commits = Commits(
         CommitParts(
-            reads,
             runner,
             commit_steps,
             CommitRecords(CommitRecordParts(ports.refs, ports.blocks, reads.repository_for_write)),
             25.0,
+            reads.resolve,
+            reads.get_commit,
+            reads.now,
         )
     )
     _objects(ports, reads).upload_object("repo", "main", "k", b"v")
@@ -157,14 +159,16 @@ def test_merges_bring_a_branch_in(ports: EngineParts, reads: Reads) -> None:
     runner, commit_steps, merge_steps = _runner(ports, reads)
     commits = Commits(
         CommitParts(
-            reads,
             runner,
             commit_steps,
             CommitRecords(CommitRecordParts(ports.refs, ports.blocks, reads.repository_for_write)),
             25.0,
+            reads.resolve,
+            reads.get_commit,
+            reads.now,
         )
     )
-    merges = Merges(MergeParts(ports.refs, reads, runner, merge_steps, 25.0))
+    merges = Merges(MergeParts(ports.refs, runner, merge_steps, 25.0, reads.get_repository, reads.commit_of, reads.now))
     objects = _objects(ports, reads)
     _branches(ports, reads).create_branch("repo", "dev", "main")
     objects.upload_object("repo", "dev", "new.txt", b"from dev")
