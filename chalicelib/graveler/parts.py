@@ -1,9 +1,10 @@
 """What the engine's use cases are built from: one frozen record of the ports, the guard, the hooks, the clock and
-sleep, and the per-container caches, made once (``engine_parts``) and never changed after. Every use case object
-takes this record (and the shared reads of reads.py); ``build_engine`` (engine.py) builds them all from it.
+sleep, and the per-container caches, made once (``engine_parts``) and never changed after. ``build_engine``
+(engine.py) builds every use case from it: each takes a record of its own with only the fields (and shared reads)
+it uses, never this one whole (the import use case and the runner still do).
 
-Nothing here is set after construction: the hooks of actions are in the record the engine is built from (wiring.py
-builds them first from the same ports, since reading action files needs no hooks).
+Nothing here is set after construction: the hooks of actions are in the record the engine is built from
+(engine.build_hook_runner builds them first from the same ports, since reading action files needs no hooks).
 """
 
 from __future__ import annotations

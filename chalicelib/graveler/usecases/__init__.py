@@ -10,9 +10,12 @@
 - ``dump_tasks``: refs dump and restore as tasks; ``pull_requests``; ``action_files``: action files and hooks;
 - ``collection_inputs``: what garbage collection reads and releases.
 
-Each is built from the engine's ports (``graveler/parts.py``) and the shared reads (``graveler/reads/shared.py``) by
-``build_engine``; the domain they work on (records, errors, ports, refs, staging, committed ranges) stays at
-graveler's root. The import use case is ``graveler/imports/``, with its steps.
+Each takes a frozen record of its own (``ObjectParts``, ``BranchParts``, ``RepositoryParts``, ``HistoryParts``,
+``RewriteParts``, ``ActionParts``, ...): the stores and callables it uses, the shared reads
+(``graveler/reads/shared.py``) among them as bound methods. ``build_engine`` builds every record from the engine's
+ports (``graveler/parts.py``); a test builds one from fakes. The domain they work on stays at graveler's root
+(records, errors, ports, refs) and in its rooms (``writes/``, ``reads/``, ``branches/``, ``committed/``, ...).
+The import use case is ``graveler/imports/``, with its steps.
 """
 
 __all__ = [
