@@ -17,6 +17,14 @@ NOT_IN_A_PORTS_MODULE = {
     ("chalicelib/graveler/usecases/pull_requests.py", "MergeEntry"),
     # What listing reads a cached range through (a view of rows already in memory), not a store.
     ("chalicelib/graveler/reads/listing.py", "RowBlock"),
+    # The signatures of three shared reads with a default argument, as a use case's own record names them
+    # (bound methods of one Reads in the engine, plain functions in a test): functions, not storage.
+    ("chalicelib/graveler/reads/shared.py", "RepositoryForWrite"),
+    ("chalicelib/graveler/reads/shared.py", "RunPreHooks"),
+    ("chalicelib/graveler/reads/shared.py", "CommitOf"),
+    # The three stores a conditional write reads, as fields of whichever record a use case holds: a view of
+    # ports already declared in graveler/ports.py, not a port of its own.
+    ("chalicelib/graveler/writes/conditional_writes.py", "StagingPorts"),
     # Beside its one use case at the chalicelib root, which has no package (and so no ports module) yet.
     ("chalicelib/repository_metadata.py", "RepositoryMetadataStore"),
 }

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_ACTION_FILES_BYTES",
     "MAX_ACTION_FILE_BYTES",
     "MAX_ACTION_VALUES",
+    "Decoder",
 ]
 
 ACTIONS_PREFIX = "_lakefs_actions/"
