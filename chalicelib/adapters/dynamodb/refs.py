@@ -329,10 +329,11 @@ def _retired_unchanged(model: type[BranchRow], expected: Sequence[StagingToken])
     before it, as the ``retired_tokens`` list (an empty list or none at all when nothing is expected)."""
     if not expected:
         old: Condition = model.retired_tokens.does_not_exist() | (model.retired_tokens == [])
-        return model.retired.does_not_exist() & old
-    return (model.retired == _joined(expected)) | (
-        model.retired.does_not_exist() & (model.retired_tokens == list(expected))
-    )
+        none: Condition = model.retired.does_not_exist() & old
+        return none
+    listed: Condition = model.retired.does_not_exist() & (model.retired_tokens == list(expected))
+    same: Condition = (model.retired == _joined(expected)) | listed
+    return same
 
 
 def _commit(row: CommitRow) -> Commit:
