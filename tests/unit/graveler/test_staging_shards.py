@@ -13,6 +13,7 @@ from chalicelib.adapters.memory import MemoryStagingStore
 from chalicelib.graveler import branch_moves, staging_shards
 from chalicelib.graveler.commit import CommitSteps
 from chalicelib.graveler.records import (
+    Branch,
     BranchID,
     CommitID,
     Entry,
