@@ -21,8 +21,9 @@ from . import bounds
 from .errors import BadRequest, CommitFailed, NoSuchTable, TableAlreadyExists
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
+from .requirements import AssertCreate, TableRequirement, check_requirements
 from .store import Stored, TableStore, Write
-from .updates import apply_updates, check_requirements
+from .updates import TableUpdate, apply_updates
 
 if TYPE_CHECKING:
     from .files import TableFiles
@@ -172,14 +173,14 @@ class TableCommits:
             files.link(branch, linked)
 
     def prepare(
-        self, table: TableName, branch: str, requirements: Sequence[Json], updates: Sequence[object]
+        self, table: TableName, branch: str, requirements: Sequence[TableRequirement], updates: Sequence[TableUpdate]
     ) -> Prepared:
         """Raises CommitFailed for a requirement that does not hold, NoSuchTable for a table that does not exist
         (unless the commit asserts its creation: a staged create), BadRequest for a malformed update."""
         current = self.load(table, branch)
         repo = table.namespace.repo
         if current is None:
-            if not any(r.get("type") == "assert-create" for r in requirements):
+            if not any(isinstance(r, AssertCreate) for r in requirements):
                 raise NoSuchTable(f"table {table} does not exist")
             check_requirements(None, requirements)
             table_uuid = str(uuid.uuid4())

@@ -19,7 +19,9 @@ from .errors import BadRequest, CommitFailed, NoSuchNamespace, NoSuchTable, Tabl
 from .layout import POINTER_SUFFIX, Namespace, TableName, path_of_uri, uri
 from .metadata import Json, new_table_metadata
 from .namespaces import Authorize, Namespaces
+from .requirements import parse_requirements
 from .store import TableStore
+from .updates import parse_updates
 
 __all__ = ["TablePage", "Tables"]
 
@@ -129,12 +131,12 @@ class Tables:
         return metadata, prepared.metadata_location, root
 
     def commit(self, table: TableName, request: Json) -> Prepared:
-        requirements = _list(request.get("requirements"), "requirements")
-        updates = _list(request.get("updates"), "updates")
+        requirements = parse_requirements(request.get("requirements"))
+        updates = parse_updates(request.get("updates"))
         self._may("fs:WriteObject", table)
         branch = self.store.check_branch(table.namespace)
         self.namespaces.require(table.namespace)
-        prepared = self.commits.prepare(table, branch, requirements, list(updates))
+        prepared = self.commits.prepare(table, branch, requirements, updates)
         self.commits.move(prepared)
         return prepared
 
@@ -255,6 +257,7 @@ class Tables:
         if len(changes) > MAX_ATOMIC_CHANGES:
             raise BadRequest(f"a transaction changes at most {MAX_ATOMIC_CHANGES} tables, not {len(changes)}")
         tables = [TableName.from_identifier(c.get("identifier")) for c in changes]
+        parsed = [(parse_requirements(c.get("requirements")), parse_updates(c.get("updates"))) for c in changes]
         if len({str(t) for t in tables}) != len(tables):
             raise BadRequest("a transaction changes each table once")
         places = {(t.namespace.repo, t.namespace.ref) for t in tables}
@@ -265,12 +268,9 @@ class Tables:
         branch = self.store.check_branch(tables[0].namespace)
         prepared: list[Prepared] = []
         try:
-            for table, change in zip(tables, changes, strict=True):
+            for table, (requirements, updates) in zip(tables, parsed, strict=True):
                 self.namespaces.require(table.namespace)
-                requirements = _list(change.get("requirements"), "requirements")
-                prepared.append(
-                    self.commits.prepare(table, branch, requirements, _list(change.get("updates"), "updates"))
-                )
+                prepared.append(self.commits.prepare(table, branch, requirements, updates))
         except errors.GravelerError:
             for done in prepared:
                 self.commits.withdraw(done)
