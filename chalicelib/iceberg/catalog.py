@@ -11,9 +11,7 @@ from .store import TableStore
 from .tables import Tables
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.engine import Engine
-
-    from .ports import Vendor
+    from .ports import Vendor, VersionedObjects
 
 __all__ = ["Catalog"]
 
@@ -24,7 +22,7 @@ class Catalog:
     credentials, asked at each create: with one, new tables keep their files in the store, and engines get
     credentials for them (files.py, credentials.py)."""
 
-    def __init__(self, engine: Engine, vending: Callable[[], Vendor | None] = lambda: None) -> None:
+    def __init__(self, engine: VersionedObjects, vending: Callable[[], Vendor | None] = lambda: None) -> None:
         self.store = TableStore(engine)
         self.namespaces = Namespaces(self.store)
         self.tables = Tables(self.store, self.namespaces, physical=lambda: vending() is not None)

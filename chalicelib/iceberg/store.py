@@ -25,7 +25,7 @@ from .layout import Namespace
 from .metadata import Json
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.engine import Engine
+    from .ports import VersionedObjects
 
 __all__ = ["Authorize", "Stored", "TableStore", "Write"]
 
@@ -60,7 +60,7 @@ class TableStore:
     """One per container, shared by every request: the caller is each call's ``authorize`` (its permissions),
     never kept here."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: VersionedObjects) -> None:
         self.engine = engine
 
     def may(self, authorize: Authorize, action: str, repo: str, *paths: str) -> None:
