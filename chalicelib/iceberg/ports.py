@@ -49,6 +49,8 @@ class StoreFiles(Protocol):
 
 
 class RepositoryUses(Protocol):
+    """Repositories: one by id (and its storage namespace), a page of them, the files of a namespace."""
+
     def get_repository(self, repo_id: str) -> Repository:
         """RepositoryNotFound (a NotFound), InvalidName."""
         ...
@@ -59,6 +61,8 @@ class RepositoryUses(Protocol):
 
 
 class BranchReads(Protocol):
+    """Branches: whether a ref is one (writes go to branches only), and a page of a repository's."""
+
     def get_branch(self, repo_id: str, branch_id: str) -> Branch:
         """NotFound (a tag or commit is not a branch), Invalid for a malformed name."""
         ...
@@ -67,12 +71,16 @@ class BranchReads(Protocol):
 
 
 class RefResolver(Protocol):
+    """Whether a ref (branch, tag, commit, expression) resolves: a namespace's ref level exists when it does."""
+
     def resolve(self, repo_id: str, ref: str) -> object:
         """NotFound or InvalidRef when ``ref`` names no branch, tag or commit."""
         ...
 
 
 class ObjectUses(Protocol):
+    """Objects of a ref: stat, read, list; on a branch: upload (conditional), delete, link a file of the store."""
+
     def stat_object(self, repo_id: str, ref: str, path: str) -> Entry:
         """ObjectNotFound when the ref shows nothing at ``path``."""
         ...
@@ -110,18 +118,24 @@ class ObjectUses(Protocol):
 
 
 class ConditionalUploads(Protocol):
+    """Several objects in one atomic write, each on its own condition (a transaction's pointers)."""
+
     def upload_objects_if(self, repo_id: str, branch_id: str, objects: Sequence[ConditionalObject]) -> list[Entry]:
         """All or none, in one atomic write; PreconditionFailed when a condition does not hold (nothing staged)."""
         ...
 
 
 class ConditionalDeletes(Protocol):
+    """A delete while the object is still the one read (a drop's or rename's pointer)."""
+
     def delete_object_if(self, repo_id: str, branch_id: str, path: str, if_match: str) -> None:
         """PreconditionFailed when the object there no longer has the ETag ``if_match``."""
         ...
 
 
 class ConditionalWrites(Protocol):
+    """The engine's staged writes the catalog uses: conditional uploads and deletes."""
+
     @property
     def uploads(self) -> ConditionalUploads: ...
 
@@ -130,6 +144,8 @@ class ConditionalWrites(Protocol):
 
 
 class Clock(Protocol):
+    """The engine's ports, of which the catalog reads the clock (metadata timestamps, linked entries)."""
+
     @property
     def clock(self) -> Callable[[], float]:
         """Seconds since the epoch, the engine's own (tests give theirs)."""
