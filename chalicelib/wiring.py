@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
@@ -57,8 +57,9 @@ class Services:
     usage: UsageMeter | None = None
     # The Iceberg catalog's credential vendor (STS with LAKELET_ICEBERG_DATA_ROLE_ARN); built on first use.
     vendor: Vendor | None = None
-    # The Iceberg catalog over the engine; built on first use, then shared by every request (iceberg_catalog).
-    iceberg: Catalog | None = None
+    # The Iceberg catalog over the engine; built on first use, then shared by every request (iceberg_catalog). Not
+    # an argument: a copy of these services (dataclasses.replace) builds its own, over its own engine and vendor.
+    iceberg: Catalog | None = field(default=None, init=False, repr=False, compare=False)
 
     def vending(self) -> Vendor | None:
         """The catalog's vendor of table credentials, built when first asked for; None where no role is named."""

@@ -4,6 +4,7 @@ different rights in turn each get their own answers (the round-4 fault was a cat
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 from urllib.parse import quote
@@ -72,3 +73,10 @@ def test_requests_share_one_catalog_and_each_is_checked_as_its_own_caller(
     assert len(built) == 1 and services.iceberg is built[0] and services.iceberg_catalog() is built[0]
     held = [vars(o) for o in (built[0], built[0].tables, built[0].namespaces, built[0].store)]
     assert not any("authorize" in attributes or "user" in attributes for attributes in held)
+
+
+def test_a_copy_of_the_services_builds_its_own_catalog(services: wiring.Services) -> None:
+    shared = services.iceberg_catalog()
+    assert services.iceberg_catalog() is shared
+    copy = dataclasses.replace(services, settings=services.settings)
+    assert copy.iceberg is None and copy.iceberg_catalog() is not shared
