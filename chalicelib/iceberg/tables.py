@@ -44,6 +44,9 @@ def _list(value: object, what: str) -> list[Json]:
 
 
 class Tables:
+    """Shared by every request: each call's ``authorize`` checks its own caller (store.py). ``physical``: whether
+    new tables keep their files in the store (files.py)."""
+
     def __init__(self, store: TableStore, namespaces: Namespaces, physical: Callable[[], bool] = lambda: False) -> None:
         self.store = store
         self.namespaces = namespaces
