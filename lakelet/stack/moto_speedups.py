@@ -45,7 +45,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 from moto.s3.responses import S3Response
 
-from lakelet.stack import moto_dispatch
+from lakelet.stack import moto_dispatch, moto_items
 from lakelet.stack.moto_query_plan import fast_plan, segment
 
 _CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
@@ -362,6 +362,7 @@ def install() -> None:
         _state["s3_put_object"] = S3Response.put_object
         S3Response.put_object = _s3_put_object  # type: ignore[method-assign]
         moto_dispatch.install()
+        moto_items.install()
 
 
 def uninstall() -> None:
@@ -375,6 +376,7 @@ def uninstall() -> None:
         BaseJSONSerializer._serialize_type_structure = _state.pop("serialize_structure")  # type: ignore[method-assign]
         S3Response.put_object = _state.pop("s3_put_object")  # type: ignore[method-assign]
         moto_dispatch.uninstall()
+        moto_items.uninstall()
 
 
 def installed() -> bool:
