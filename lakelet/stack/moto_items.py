@@ -13,8 +13,7 @@ staged objects put about a third of the CPU of its Query pages in those imports.
 booleans and None returned as they are, an item's attribute map (moto's LimitedSizeDict, a dict with nothing more
 to it) walked as a dict, and a DynamoType of any kind but binary expanded to ``{type: value}``; everything else
 (binary values, datetimes, objects with ``to_json``, other subclasses of dict or list) goes to moto's own function,
-whose recursive calls come back here. :func:`install` and
-:func:`uninstall` are idempotent.
+whose recursive calls come back here. :func:`install` and :func:`uninstall` are idempotent.
 """
 
 from __future__ import annotations
@@ -59,8 +58,8 @@ def uninstall() -> None:
     if not _saved:
         return
     original = _saved.pop()
-    moto_utilities.dynamo_to_dict = original
-    moto_responses.dynamo_to_dict = original  # type: ignore[attr-defined]
+    moto_utilities.dynamo_to_dict = original  # type: ignore[assignment]
+    moto_responses.dynamo_to_dict = original  # type: ignore[attr-defined,assignment]
 
 
 def installed() -> bool:
