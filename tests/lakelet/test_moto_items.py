@@ -130,3 +130,50 @@ def test_a_query_answers_the_same_items_through_moto_and_without(installed: None
             assert query() == fast
         finally:
             moto_items.install()
+
+
+def test_a_query_page_serializes_its_items_without_moto_walking_each_value(
+    installed: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto's own serializer sees no AttributeValue of items of the usual kinds, and the body is moto's byte for
+    byte (a binary value sends its item back to moto's serializer)."""
+    from moto.core.serialize import BaseJSONSerializer
+
+    walked: list[str] = []
+    for name in ("serialize_structure", "serialize_map"):
+        original = moto_items._saved[name]
+
+        def counted(self: Any, serialized: Any, value: Any, shape: Any, key: str, original: Any = original) -> None:
+            walked.append(shape.name)
+            original(self, serialized, value, shape, key)
+
+        monkeypatch.setitem(moto_items._saved, name, counted)
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        bodies: list[bytes] = []
+        ddb.meta.events.register("after-call.dynamodb", lambda http_response, **_: bodies.append(http_response.content))
+        ddb.create_table(
+            TableName="page",
+            KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
+            AttributeDefinitions=[
+                {"AttributeName": "h", "AttributeType": "S"},
+                {"AttributeName": "r", "AttributeType": "S"},
+            ],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        for i in range(30):
+            item: dict[str, Any] = {"h": {"S": "p"}, "r": {"S": f"{i:03d}"}, "m": {"M": {"n": {"N": str(i)}}}}
+            if i == 7:
+                item["b"] = {"B": b"\x07"}
+            ddb.put_item(TableName="page", Item=item)
+        walked.clear()
+        bodies.clear()
+        ddb.query(TableName="page", KeyConditionExpression="h = :h", ExpressionAttributeValues={":h": {"S": "p"}})
+        assert walked.count("AttributeMap") == 1  # item 7 only
+        assert walked.count("AttributeValue") == 1  # and, of its values, the binary one only
+        fast = list(bodies)
+        monkeypatch.setattr(BaseJSONSerializer, "_serialize_type_structure", moto_items._saved["serialize_structure"])
+        monkeypatch.setattr(BaseJSONSerializer, "_serialize_type_map", moto_items._saved["serialize_map"])
+        bodies.clear()
+        ddb.query(TableName="page", KeyConditionExpression="h = :h", ExpressionAttributeValues={":h": {"S": "p"}})
+        assert bodies == fast and len(fast) == 1
