@@ -9,7 +9,9 @@ profile of ``lakelet up`` put the HTTP layers at about a third of the CPU of a s
 What changes is only the transport under botocore: every client of the process (PynamoDB's, boto3's, the
 workflows') still serialises, signs and parses exactly as on AWS, and the request reaches the same WSGI chain a
 socket would give it (the key-pair guard, the journal, moto), with an environ built by the server's own request
-handler class from the same request line, headers and body. Clients in other processes (the CLI, Spark, a browser
+handler class from the same request line, headers and body, marked as the process's own (:data:`IN_PROCESS`): the
+guard takes its claim of the stack's key without checking its signature again, which only this process's own
+clients could have made. Clients in other processes (the CLI, Spark, a browser
 following a presigned URL) keep using moto's port, which still serves.
 
 :func:`install` patches botocore's URLLib3Session.send for requests to the stack's moto URL; :func:`uninstall`
@@ -36,6 +38,8 @@ _lock = threading.Lock()
 _original_send: list[Callable[[URLLib3Session, AWSPreparedRequest], AWSResponse]] = []
 # The moto server this process's calls go to in process: (URL prefix "http://host:port", the werkzeug server).
 _target: list[tuple[str, Any]] = []
+#: The environ key that marks a request as this process's own (set here only; a socket's request cannot have it).
+IN_PROCESS = "lakelet.in_process"
 #: Calls answered in process since the process started (tests read it).
 counters = {"in_process": 0}
 _INTERNAL_ERROR = b"<html><title>500 Internal Server Error</title></html>"
@@ -138,6 +142,7 @@ def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
     handler.request_version = "HTTP/1.1"
     handler.headers = headers
     environ = handler.make_environ()
+    environ[IN_PROCESS] = True  # no socket can set a key outside HTTP_*: the guard may trust it (moto_guard.py)
     status_and_headers: list[Any] = []
     chunks: list[bytes] = []
 
