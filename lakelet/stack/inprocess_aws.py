@@ -104,22 +104,24 @@ def _body(request: AWSPreparedRequest) -> bytes:
     return b"".join(part.encode("utf-8") if isinstance(part, str) else bytes(part) for part in body)
 
 
-def _header_block(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: bool) -> bytes:
-    """The header lines http.client would send for the request (it adds Host, Accept-Encoding and, for a body,
-    Content-Length)."""
-    lines: list[str] = []
+def _headers(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: bool) -> http.client.HTTPMessage:
+    """The headers http.client would send for the request (it adds Host, Accept-Encoding and, for a body,
+    Content-Length), as the server's parser reads them (it strips the blanks before a value), without
+    formatting and parsing them again."""
+    headers = http.client.HTTPMessage()
     present = set()
+    if not any(name.lower() == "host" for name in request.headers):
+        headers["Host"] = netloc
+        present.add("host")
     for name, value in request.headers.items():
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        lines.append(f"{name}: {text}")
+        headers[name] = text.lstrip(" \t")
         present.add(name.lower())
-    if "host" not in present:
-        lines.insert(0, f"Host: {netloc}")
     if "accept-encoding" not in present:
-        lines.append("Accept-Encoding: identity")
+        headers["Accept-Encoding"] = "identity"
     if not chunked and "content-length" not in present and (body or request.method in {"POST", "PUT", "PATCH"}):
-        lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        headers["Content-Length"] = str(len(body))
+    return headers
 
 
 def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
@@ -131,7 +133,7 @@ def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
     chunked = "chunked" in str(request.headers.get("Transfer-Encoding", "")).lower()
     if chunked:  # the handler's environ de-chunks the input, as it would a socket's
         body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
-    headers = http.client.parse_headers(io.BytesIO(_header_block(request, split.netloc, body, chunked)))
+    headers = _headers(request, split.netloc, body, chunked)
     handler = server.RequestHandlerClass.__new__(server.RequestHandlerClass)
     handler.server = server
     handler.client_address = ("127.0.0.1", 0)
