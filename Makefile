@@ -50,7 +50,7 @@ PYTHON312 ?= $(shell \
 # The compat tier needs the network and port 8000, so it is a target of its own (.ci/run calls both). A -m in
 # PYTEST_ARGS replaces this one: add "and not compat" to it.
 test: $(DEV_STAMP)
-	$(VENV)/bin/python -m pytest -m "not compat" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not compat" $(PYTEST_ARGS)
 
 # lakefs-spec's tests, unchanged, against a fresh stack (tests/compat/).
 test-compat: $(DEV_STAMP)

@@ -164,3 +164,54 @@ def test_rows_written_before_generations_and_retired_tokens(in_process: None) ->
     store.create_branch(old, Branch(BranchID("dev"), CommitID("c2"), StagingToken("t2")), generation="")
     with pytest.raises(errors.RepositoryNotFound):
         store.create_branch(old, Branch(BranchID("x"), CommitID("c2"), StagingToken("t3")), generation="g")
+
+
+def test_retired_tokens_are_one_attribute_and_rows_holding_a_list_still_swap(in_process: None) -> None:
+    """The retired entries are stored as one string attribute (one value to send, compare and decode however many
+    there are); a row written with the older list attribute reads the same, swaps on it, and is rewritten as one
+    attribute by that swap."""
+    names = fresh_names()
+    create_tables(names, REGION)
+    client = boto3.client("dynamodb", region_name=REGION)
+    old_entries = [{"S": "old-main:a|1700000000.000"}, {"S": "old-main:b|1700000001.000"}]
+    client.put_item(
+        TableName=names.branches,
+        Item={
+            "repository_id": {"S": "old"},
+            "branch_id": {"S": "main"},
+            "commit_id": {"S": "c1"},
+            "staging_token": {"S": "t1"},
+            "sealed_tokens": {"L": []},
+            "hidden": {"BOOL": False},
+            "retired_tokens": {"L": old_entries},
+        },
+    )
+    store = DynamoRefStore(names, REGION)
+    repo, main = RepositoryID("old"), BranchID("main")
+    branch = store.get_branch(repo, main)
+    assert branch.retired_tokens == ("old-main:a|1700000000.000", "old-main:b|1700000001.000")
+    with pytest.raises(errors.Conflict):  # the list compared whole: one entry short loses
+        store.set_branch(
+            repo,
+            Branch(main, CommitID("c9"), StagingToken("t1")),
+            expected=Branch(main, CommitID("c1"), StagingToken("t1"), (), branch.retired_tokens[:1]),
+        )
+    moved = Branch(main, CommitID("c2"), StagingToken("t2"), (), (*branch.retired_tokens, StagingToken("t1|2.5")))
+    store.set_branch(repo, moved, expected=branch)
+    assert store.get_branch(repo, main) == moved
+    item = client.get_item(TableName=names.branches, Key={"repository_id": {"S": "old"}, "branch_id": {"S": "main"}})
+    assert "retired_tokens" not in item["Item"]
+    assert item["Item"]["retired"] == {"S": "old-main:a|1700000000.000 old-main:b|1700000001.000 t1|2.5"}
+    cleared = Branch(main, CommitID("c2"), StagingToken("t2"))
+    store.set_branch(repo, cleared, expected=moved)
+    item = client.get_item(TableName=names.branches, Key={"repository_id": {"S": "old"}, "branch_id": {"S": "main"}})
+    assert "retired" not in item["Item"] and "retired_tokens" not in item["Item"]
+    with pytest.raises(errors.Conflict):  # an expectation of entries the row no longer holds loses
+        store.set_branch(repo, cleared, expected=moved)
+    store.set_branch(repo, Branch(main, CommitID("c3"), StagingToken("t2")), expected=cleared)
+    with pytest.raises(ValueError):
+        store.set_branch(
+            repo,
+            Branch(main, CommitID("c4"), StagingToken("t2"), (), (StagingToken("a b"),)),
+            expected=store.get_branch(repo, main),
+        )

@@ -289,6 +289,23 @@ def test_retired_tokens_are_stored_and_compared(ref_store: RefStore) -> None:
     assert ref_store.get_branch(REPO, BranchID("main")).retired_tokens == ()
 
 
+def test_many_retired_tokens_round_trip_and_are_compared_whole(ref_store: RefStore) -> None:
+    """A busy branch retires a token per commit: a hundred entries come back in order, and an expectation that
+    misses only the newest loses the swap."""
+    current = make_branch("main", commit="c1")
+    ref_store.create_branch(REPO, current)
+    entries = tuple(StagingToken(f"repo-main:{i:04d}#s4|1700000{i:03d}.125") for i in range(120))
+    moved = Branch(BranchID("main"), CommitID("c2"), StagingToken("t0"), (), entries)
+    ref_store.set_branch(REPO, moved, expected=current)
+    assert ref_store.get_branch(REPO, BranchID("main")).retired_tokens == entries
+    stale = Branch(BranchID("main"), CommitID("c2"), StagingToken("t0"), (), entries[:-1])
+    with pytest.raises(errors.Conflict):
+        ref_store.set_branch(REPO, make_branch("main", commit="c3"), expected=stale)
+    struck = Branch(BranchID("main"), CommitID("c2"), StagingToken("t0"), (), entries[60:])
+    ref_store.set_branch(REPO, struck, expected=moved)
+    assert ref_store.get_branch(REPO, BranchID("main")) == struck
+
+
 def test_set_missing_branch_conflicts(ref_store: RefStore) -> None:
     branch = make_branch("ghost")
     with pytest.raises(errors.Conflict):

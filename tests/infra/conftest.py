@@ -1,8 +1,9 @@
-"""Infra fixtures: ``make package`` once per session (about 30 s) in a copy of the checkout, and the template and
+"""Infra fixtures: ``make package`` once per run (about 30 s) in a copy of the checkout, and the template and
 bundle it wrote."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -89,6 +90,21 @@ def checkout_before_packaging() -> dict[str, int]:
 
 @pytest.fixture(scope="session")
 def package(tmp_path_factory: pytest.TempPathFactory, checkout_before_packaging: dict[str, int]) -> Package:
+    """``make package`` once per run, in a copy of the checkout. Under pytest-xdist the first worker to ask builds
+    it under a lock in the run's shared temporary folder, and the others take what it wrote (one build, one cache)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    out = shared / "package" / STAGE
+    with (shared / "package.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = out / "package" / "sam.json"
+        if not built.exists():
+            _make_package(tmp_path_factory, out)
+    return Package(out, built, out / "package" / "deployment.zip", out / "merge.json")
+
+
+def _make_package(tmp_path_factory: pytest.TempPathFactory, out: Path) -> None:
     """``make package`` in a copy of the checkout: chalice package writes its caches into the project it
     packages (.chalice/deployments/, 74 MB a run), which here is the copy, and the copy's cache is a link to
     one outside the checkout."""
@@ -111,7 +127,7 @@ def package(tmp_path_factory: pytest.TempPathFactory, checkout_before_packaging:
     shutil.copytree(PROJECT_DIR, project, symlinks=True, ignore=_not_copied)
     cache = _deployments_cache()
     (project / ".chalice" / "deployments").symlink_to(cache, target_is_directory=True)
-    out = tmp_path_factory.mktemp("package") / STAGE
+    out.parent.mkdir(parents=True, exist_ok=True)
     # --old-file: never reinstall the venv from the copy (that would point the editable install at a temp dir),
     # never rebuild the web UI there (no node_modules).
     result = subprocess.run(
@@ -125,4 +141,3 @@ def package(tmp_path_factory: pytest.TempPathFactory, checkout_before_packaging:
     )
     _prune(cache)
     assert result.returncode == 0, f"make package failed:\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}"
-    return Package(out, out / "package" / "sam.json", out / "package" / "deployment.zip", out / "merge.json")

@@ -29,7 +29,15 @@ from chalicelib.graveler.records import (
     TagID,
 )
 
-from .models import BranchRow, CommitRow, RepositoryRow, TagRow, key_attribute_names, model_set
+from .models import (
+    RETIRED_SEPARATOR,
+    BranchRow,
+    CommitRow,
+    RepositoryRow,
+    TagRow,
+    key_attribute_names,
+    model_set,
+)
 from .tables import TableNames
 from .translate import storage_errors, translated
 
@@ -156,14 +164,11 @@ class DynamoRefStore:
         model = self._branches
         # Every field in the condition: a writer that read an older state of the branch must lose.
         # Comparing a missing attribute is false, so a deleted branch fails the condition too.
-        retired: Condition = model.retired_tokens == list(expected.retired_tokens)
-        if not expected.retired_tokens:
-            retired = retired | model.retired_tokens.does_not_exist()  # a row from before retired tokens
         unchanged: Condition = (
             (model.commit_id == expected.commit_id)
             & (model.staging_token == expected.staging_token)
             & (model.sealed_tokens == list(expected.sealed_tokens))
-            & retired
+            & _retired_unchanged(model, expected.retired_tokens)
         )
         with storage_errors(on_condition_failed=lambda: errors.Conflict(f"branch {branch.id} changed concurrently")):
             self._branch_row(repo_id, branch, expected.hidden).save(condition=unchanged)
@@ -190,7 +195,7 @@ class DynamoRefStore:
             staging_token=branch.staging_token,
             sealed_tokens=list(branch.sealed_tokens),
             hidden=hidden,
-            retired_tokens=list(branch.retired_tokens),
+            retired=_joined(branch.retired_tokens),
         )
 
     # tags
@@ -302,8 +307,33 @@ def _branch(row: BranchRow) -> Branch:
         staging_token=StagingToken(row.staging_token),
         sealed_tokens=tuple(StagingToken(str(token)) for token in row.sealed_tokens or ()),
         hidden=bool(row.hidden),
-        retired_tokens=tuple(StagingToken(str(token)) for token in row.retired_tokens or ()),
+        retired_tokens=_retired(row),
     )
+
+
+def _joined(retired: Sequence[StagingToken]) -> str | None:
+    """The ``retired`` attribute of a branch row: its entries in one string (None, absent, when there is none)."""
+    if any(RETIRED_SEPARATOR in entry or not entry for entry in retired):
+        raise ValueError(f"a retired staging token is empty or holds {RETIRED_SEPARATOR!r}: {retired}")
+    return RETIRED_SEPARATOR.join(retired) or None
+
+
+def _retired(row: BranchRow) -> tuple[StagingToken, ...]:
+    if row.retired is not None:
+        return tuple(StagingToken(entry) for entry in row.retired.split(RETIRED_SEPARATOR))
+    return tuple(StagingToken(str(entry)) for entry in row.retired_tokens or ())  # a row from before ``retired``
+
+
+def _retired_unchanged(model: type[BranchRow], expected: Sequence[StagingToken]) -> Condition:
+    """The swap's condition on the retired entries: the row holds ``expected``, as ``retired`` or, on a row from
+    before it, as the ``retired_tokens`` list (an empty list or none at all when nothing is expected)."""
+    if not expected:
+        old: Condition = model.retired_tokens.does_not_exist() | (model.retired_tokens == [])
+        none: Condition = model.retired.does_not_exist() & old
+        return none
+    listed: Condition = model.retired.does_not_exist() & (model.retired_tokens == list(expected))
+    same: Condition = (model.retired == _joined(expected)) | listed
+    return same
 
 
 def _commit(row: CommitRow) -> Commit:

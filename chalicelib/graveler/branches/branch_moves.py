@@ -40,7 +40,7 @@ from ..ports import RefStore, StagingStore
 from ..records import Branch, BranchID, Commit, RepositoryID, StagingToken
 from ..writes.deferred_drop import Clock, drop_within
 from ..writes.staging import drop_tokens
-from ..writes.staging_shards import ESTIMATE_SAMPLE, choose_shards, shard_count, with_shards
+from ..writes.staging_shards import ESTIMATE_SAMPLE, choose_shards, one_shard_for, shard_count, with_shards
 
 _log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def release_expired(
         return ()
 
 
-def sealed(staging: StagingStore, branch: Branch, token: StagingToken) -> Branch:
+def sealed(staging: StagingStore, branch: Branch, token: StagingToken, rows_at_most: int | None = None) -> Branch:
     """The branch with its staging token sealed and ``token`` staging from now on (retired tokens untouched: their
     drop runs after a move, never inside this swap's loop).
 
@@ -196,11 +196,17 @@ def sealed(staging: StagingStore, branch: Branch, token: StagingToken) -> Branch
     holds, as its sketch estimates them in one bounded read, and its rate over its age. Its age: the newest retired
     entry's stamp is the last move that released tokens, which came right after the seal that installed it (no
     such entry: older than the grace, or never moved, and the size alone decides). A branch that staged little
-    keeps one shard."""
-    estimate = staging.sample(branch.staging_token, ESTIMATE_SAMPLE).estimated_rows
-    stamps = [at for _, at in map(retired_token, branch.retired_tokens) if at > 0]
-    age = time.time() - max(stamps) if stamps else None
-    shards = choose_shards(estimate, shard_count(branch.staging_token), age)
+    keeps one shard.
+
+    ``rows_at_most``: what the caller counted staged on this very record (all its tokens), when it counted them
+    all: few enough (staging_shards.one_shard_for) and the next token takes one shard without the sample's read."""
+    if one_shard_for(rows_at_most):
+        shards = 1
+    else:
+        estimate = staging.sample(branch.staging_token, ESTIMATE_SAMPLE).estimated_rows
+        stamps = [at for _, at in map(retired_token, branch.retired_tokens) if at > 0]
+        age = time.time() - max(stamps) if stamps else None
+        shards = choose_shards(estimate, shard_count(branch.staging_token), age)
     return Branch(
         branch.id,
         branch.commit_id,

@@ -88,12 +88,18 @@ class CommitSteps:
         return Sealed(self._seal(request)[0])
 
     def _seal(
-        self, request: CommitRequest, read: Branch | None = None, staged_seen: bool = False
+        self,
+        request: CommitRequest,
+        read: Branch | None = None,
+        staged_seen: bool = False,
+        staged_rows: int | None = None,
     ) -> tuple[str, Branch]:
         """The token this request sealed, and the branch record after the seal. ``read``: the branch as this
         request already read it (the swap is conditional on it, so it saves a read and risks nothing);
         ``staged_seen``: the caller saw changes staged on ``read``, so sealing it needs no emptiness check (a
-        reset emptying it meanwhile makes the commit "no changes" at its finish instead)."""
+        reset emptying it meanwhile makes the commit "no changes" at its finish instead); ``staged_rows``: how many
+        changes it counted on ``read`` when it counted them all (None otherwise), so a small token's seal needs no
+        sample to size the next one (branch_moves.sealed)."""
         repo_id, branch_id = RepositoryID(request.repository), BranchID(request.branch)
         repo = self.refs.get_repository(repo_id)
         if repo.read_only and not request.force:
@@ -127,7 +133,7 @@ class CommitSteps:
             if not (staged_seen and branch is read) and not request.allow_empty and _is_empty(self.staging, branch):
                 raise errors.NoChanges(f"no changes to commit on branch {branch_id}")
             found.append(branch.staging_token)
-            return sealed(self.staging, branch, mine)
+            return sealed(self.staging, branch, mine, staged_rows if branch is read else None)
 
         _, now = update_branch(self.refs, repo_id, branch_id, move, seal_failure(branch_id), self._sleep, first=read)
         return found[0], now
@@ -241,6 +247,7 @@ class CommitSteps:
         branch: Branch | None = None,
         staged_seen: bool = False,
         pre_hooks: Callable[[Branch], None] | None = None,
+        staged_rows: int | None = None,
     ) -> Commit:
         """Every step in order, as the state machine runs them (the inline path, and the reference for tests): the
         commit it made, as built (or, when a retry finds its own commit landed already, as read).
@@ -249,7 +256,7 @@ class CommitSteps:
         is handed to the next instead of read again: every write is a compare-and-swap on that record, so one
         that moved meanwhile costs a lost swap (then a read), never a wrong result. ``pre_hooks``: run on the
         sealed record before the plan (raises HookAborted to refuse the commit)."""
-        sealed, known = self._seal(request, branch, staged_seen)
+        sealed, known = self._seal(request, branch, staged_seen, staged_rows)
         if pre_hooks is not None:
             # After the seal and before the plan: the hooks see the sealed changes, and the plan commits exactly
             # the tokens sealed by then (writes while they run go to the new token, for the next commit).

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import islice
 
 from .. import errors
@@ -46,6 +46,9 @@ POLL_SECONDS = 0.5
 # Inline work runs in one slice: in one process, slices only multiply the staging queries.
 INLINE_SLICES = 1
 INLINE_ROUNDS = 10
+# Without a commit workflow, a commit counts at most this many staged changes before it seals (one page of a
+# staging query): fewer are an exact count that sizes the next token without a sample (branch_moves.sealed).
+INLINE_COUNT = 100
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +94,10 @@ class Runner:
         reads, workflows = self._reads, self._parts.workflows
         branch = reads.get_branch(request.repository, request.branch)  # BranchNotFound now
         runner = workflows.commit
-        staged = 0 if runner is None else self._staged_up_to(branch, workflows.commit_threshold + 1)
+        # Counted on this very record: with a workflow, up to its threshold (inline or not); without one, one page
+        # (what the seal's "anything staged?" read would cost). A count that stopped short of its bound is exact.
+        bound = INLINE_COUNT if runner is None else workflows.commit_threshold + 1
+        staged = self._staged_up_to(branch, bound)
         if runner is None or staged <= workflows.commit_threshold:
             # Pre-hooks run right after the seal, as lakeFS's do: they judge exactly the sealed changes, the commit
             # takes exactly those, and what is staged while they run goes to the next commit. A failed hook leaves
@@ -101,10 +107,17 @@ class Runner:
             def pre_hooks(sealed: Branch) -> None:
                 pre_runs.append(self.commit_pre_hooks(request, sealed))
 
-            # Changes seen staged on this very record spare the seal its own "anything staged?" query. The steps
-            # answer with the commit they built: nothing is read back.
+            # Changes seen staged on this very record spare the seal its own "anything staged?" query, and their
+            # exact count (a small one) the sample that sizes the next token. The steps answer with the commit they
+            # built: nothing is read back.
             made = self._commit_steps.run(
-                request, INLINE_SLICES, INLINE_ROUNDS, branch, staged_seen=staged > 0, pre_hooks=pre_hooks
+                request,
+                INLINE_SLICES,
+                INLINE_ROUNDS,
+                branch,
+                staged_seen=staged > 0,
+                pre_hooks=pre_hooks,
+                staged_rows=staged if staged < bound else None,
             )
             self.commit_post_hooks(request, made.id, pre_runs[-1] if pre_runs else "")
             return made
@@ -138,7 +151,14 @@ class Runner:
 
     def commit_pre_hooks(self, request: CommitRequest, sealed: Branch | None = None) -> str:
         """Right after the seal, as lakeFS's pre-commit hooks run: they judge exactly the sealed changes. Raises
-        HookAborted; answers the run's id, the post-commit event's ``pre_run_id``."""
+        HookAborted; answers the run's id, the post-commit event's ``pre_run_id``.
+
+        ``sealed``: the branch record the seal left. The hooks' action files are read from the changes it sealed,
+        not from its new staging token: that token holds only what was staged after the seal, which this commit
+        does not take (and, a moment after the seal, nothing: one staging query less)."""
+        if sealed is not None and sealed.sealed_tokens:
+            first, *rest = sealed.sealed_tokens
+            sealed = replace(sealed, staging_token=first, sealed_tokens=tuple(rest))
         return self._reads.run_pre_hooks(commit_event(request), sealed)
 
     def commit_post_hooks(self, request: CommitRequest, commit_id: str, pre_run_id: str) -> None:

@@ -133,6 +133,14 @@ def choose_shards(estimated_rows: int, current: int, age_seconds: float | None) 
     return max(1, min(MAX_SHARDS, wanted))
 
 
+def one_shard_for(rows_at_most: int | None) -> bool:
+    """Whether a token known to hold at most ``rows_at_most`` rows (None: unknown) is followed by a one-shard token
+    whatever ``choose_shards`` is told of its shards and age (one shard by size, no rate, nothing kept): a seal
+    that knows such a count needs no sample."""
+    bound = min(RATE_MIN_ROWS, KEEP_ROWS_PER_SHARD, ROWS_PER_SHARD + 1)
+    return rows_at_most is not None and rows_at_most < bound
+
+
 def sample_union(samples: Iterable[StagingSample]) -> list[str]:
     """The sorted keys of several tokens' samples (the plan samples each sealed token)."""
     return sorted({key for sample in samples for key in sample.keys})
@@ -145,6 +153,7 @@ __all__ = [
     "SKETCH_ODDS",
     "choose_shards",
     "combine",
+    "one_shard_for",
     "per_shard_sample",
     "sample_union",
     "shard_count",

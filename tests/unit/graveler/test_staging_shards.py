@@ -12,7 +12,17 @@ import pytest
 from chalicelib.adapters.memory import MemoryStagingStore
 from chalicelib.graveler.branches import branch_moves
 from chalicelib.graveler.commit import CommitSteps
-from chalicelib.graveler.records import BranchID, Entry, Key, RepositoryID, StagedEntry, StagingSample, StagingToken
+from chalicelib.graveler.records import (
+    Branch,
+    BranchID,
+    CommitID,
+    Entry,
+    Key,
+    RepositoryID,
+    StagedEntry,
+    StagingSample,
+    StagingToken,
+)
 from chalicelib.graveler.writes import staging_shards
 from chalicelib.graveler.writes.staging_shards import (
     MAX_SHARDS,
@@ -67,6 +77,42 @@ def test_choose_shards_by_size_rate_and_business() -> None:
     assert choose(3_000, 1, 0.2) == 6  # an age under a second counts as one second
     assert choose(12_000, 10, 60.0) == 10  # still busy (1,200 rows a shard): keeps its ten
     assert choose(500, 10, 60.0) == 1  # gone quiet: back to one
+
+
+def test_one_shard_for_a_count_agrees_with_choose_shards() -> None:
+    """A count under the bound gets one shard whatever the estimate, shard count and age would say; above it, or
+    unknown, the seal samples."""
+    assert not staging_shards.one_shard_for(None)
+    small = [n for n in range(0, 5_000, 7) if staging_shards.one_shard_for(n)]
+    assert small and max(small) < 1_000
+    for rows in small:
+        for current in (1, 2, 10, MAX_SHARDS):
+            for age in (None, 0.01, 1.0, 600.0):
+                assert staging_shards.choose_shards(rows, current, age) == 1
+    assert not staging_shards.one_shard_for(1_000)  # a busy shard (1,000 rows) may keep its shards
+
+
+class _CountingSamples(MemoryStagingStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.samples = 0
+
+    def sample(self, token: StagingToken, limit: int) -> StagingSample:
+        self.samples += 1
+        return super().sample(token, limit)
+
+
+def test_a_seal_that_knows_a_small_count_does_not_sample() -> None:
+    staging = _CountingSamples()
+    token = with_shards(StagingToken("repo-main:a"), 10)
+    staging.set_many(token, [StagedEntry(Key(f"k{n}"), None) for n in range(50)])
+    branch = Branch(MAIN, CommitID("c"), token)
+    known = branch_moves.sealed(staging, branch, StagingToken("repo-main:b"), rows_at_most=50)
+    assert staging.samples == 0 and shard_count(known.staging_token) == 1 and known.sealed_tokens == (token,)
+    unknown = branch_moves.sealed(staging, branch, StagingToken("repo-main:b"))
+    assert staging.samples == 1 and unknown.staging_token == known.staging_token
+    branch_moves.sealed(staging, branch, StagingToken("repo-main:b"), rows_at_most=20_000)
+    assert staging.samples == 2
 
 
 def test_a_seal_sizes_by_rate_from_the_last_move(monkeypatch: pytest.MonkeyPatch) -> None:
