@@ -52,6 +52,7 @@ from ..records import (
 from ..slicing import DEFAULT_MAX_SLICES, slice_bounds, spread_bounds
 from ..staging import staged_changes, token_is_empty
 from ..staging_shards import sample_union, unsharded
+from ..staging_snapshot import SnapshotStaging, shared_read
 from .plan import COMMITTED, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
 
@@ -256,6 +257,22 @@ class CommitSteps:
         that moved meanwhile costs a lost swap (then a read), never a wrong result. ``pre_hooks``: run on the
         sealed record before the plan (raises HookAborted to refuse the commit)."""
         sealed, known = self._seal(request, branch, staged_seen, staged_rows)
+        if pre_hooks is None or staged_rows is None or not isinstance(self.staging, SnapshotStaging):
+            return self._run_sealed(request, sealed, known, max_slices, max_rounds, pre_hooks)
+        # A small token (its rows counted exactly before the seal) is read once, right after the seal: the hooks
+        # judge exactly those rows and the commit takes exactly them (staging_snapshot.py).
+        with shared_read(self.staging, StagingToken(sealed)):
+            return self._run_sealed(request, sealed, known, max_slices, max_rounds, pre_hooks)
+
+    def _run_sealed(
+        self,
+        request: CommitRequest,
+        sealed: str,
+        known: Branch,
+        max_slices: int,
+        max_rounds: int,
+        pre_hooks: Callable[[Branch], None] | None,
+    ) -> Commit:
         if pre_hooks is not None:
             # After the seal and before the plan: the hooks see the sealed changes, and the plan commits exactly
             # the tokens sealed by then (writes while they run go to the new token, for the next commit).
