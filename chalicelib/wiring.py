@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from .auth.service import AuthService
@@ -40,6 +40,7 @@ from .usage import UsageMeter, UsageStore
 if TYPE_CHECKING:
     from .auth.ports import Signer
     from .auth.records import Credential
+    from .iceberg import Catalog
     from .iceberg.ports import Vendor
     from .repository_metadata import RepositoryMetadataStore
 
@@ -56,6 +57,9 @@ class Services:
     usage: UsageMeter | None = None
     # The Iceberg catalog's credential vendor (STS with LAKELET_ICEBERG_DATA_ROLE_ARN); built on first use.
     vendor: Vendor | None = None
+    # The Iceberg catalog over the engine; built on first use, then shared by every request (iceberg_catalog). Not
+    # an argument: a copy of these services (dataclasses.replace) builds its own, over its own engine and vendor.
+    iceberg: Catalog | None = field(default=None, init=False, repr=False, compare=False)
 
     def vending(self) -> Vendor | None:
         """The catalog's vendor of table credentials, built when first asked for; None where no role is named."""
@@ -65,6 +69,15 @@ class Services:
 
             self.vendor = sts_vendor(role, self.settings.region, self.settings.endpoint_url)
         return self.vendor
+
+    def iceberg_catalog(self) -> Catalog:
+        """The Iceberg catalog over this engine, built when first asked for and kept: it holds nothing of a
+        request (each call takes its caller's permissions), so every request shares it."""
+        if self.iceberg is None:
+            from .iceberg import Catalog  # the API's catalog routes only: not at the gateway's or a task's cold start
+
+            self.iceberg = Catalog(self.engine, self.vending)
+        return self.iceberg
 
     def setup(
         self, username: str, access_key_id: str | None = None, secret: str | None = None

@@ -22,7 +22,7 @@ from chalicelib.auth.conditions import with_request_fields
 from chalicelib.auth.policies import Permission
 from chalicelib.auth.records import User
 from chalicelib.graveler import errors
-from chalicelib.iceberg import Catalog
+from chalicelib.iceberg import Authorize, Catalog
 
 if TYPE_CHECKING:
     from chalicelib.iceberg.ports import Vendor
@@ -39,7 +39,7 @@ from .endpoint import (
 )
 from .errors import iceberg_error_response, iceberg_status_for, oauth_error_response
 
-__all__ = ["ICEBERG_PREFIX", "bp", "catalog", "catalog_route", "vendor"]
+__all__ = ["ICEBERG_PREFIX", "bp", "caller", "catalog", "catalog_route", "vendor"]
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +72,13 @@ _caller: ContextVar[User | None] = ContextVar("lakelet_iceberg_caller", default=
 
 
 def catalog() -> Catalog:
-    """The catalog for the authenticated caller of this request."""
+    """The container's catalog (wiring.Services.iceberg_catalog), built once and shared by every request: each
+    call takes this request's ``caller()``."""
+    return services().iceberg_catalog()
+
+
+def caller() -> Authorize:
+    """The authenticated caller of this request, as the catalog's calls take it: the check of its permissions."""
     user = _caller.get()
     if user is None:
         raise errors.Unauthorized("error authenticating request")
@@ -81,7 +87,7 @@ def catalog() -> Catalog:
     def authorize(permissions: Sequence[Permission]) -> None:
         auth.authorize(user, list(permissions))
 
-    return Catalog(services().engine, authorize, vendor())
+    return authorize
 
 
 def vendor() -> Vendor | None:

@@ -12,7 +12,7 @@ from chalicelib.iceberg import Loaded, Namespace, TableName, bounds, page_size
 from chalicelib.iceberg.errors import BadRequest
 
 from .endpoint import json_response, no_content, raw_body, services
-from .iceberg_endpoint import bp, catalog, catalog_route
+from .iceberg_endpoint import bp, caller, catalog, catalog_route
 from .iceberg_endpoint import vendor as iceberg_vendor
 
 __all__ = ["bp"]
@@ -58,7 +58,7 @@ def _access(name: TableName, root: str | None) -> tuple[dict[str, str], list[Any
 
     encoded = quote("\x1f".join(name.namespace.parts), safe="")
     refresh = f"v1/namespaces/{encoded}/tables/{quote(name.name, safe='')}/credentials"
-    return storage_credentials(vendor, root, catalog().tables.may_write(name), refresh)
+    return storage_credentials(vendor, root, catalog().tables.may_write(caller(), name), refresh)
 
 
 def _table_result(loaded: Loaded, only_referenced: bool = False) -> Response:
@@ -72,7 +72,7 @@ def _table_result(loaded: Loaded, only_referenced: bool = False) -> Response:
 def list_namespaces() -> Response:
     parent = _query("parent")
     page = catalog().namespaces.list(
-        Namespace.parse(parent) if parent else None, _query("pageToken"), page_size(_query("pageSize"))
+        caller(), Namespace.parse(parent) if parent else None, _query("pageToken"), page_size(_query("pageSize"))
     )
     return _page("namespaces", page.namespaces, page.next_token)
 
@@ -81,25 +81,25 @@ def list_namespaces() -> Response:
 def create_namespace() -> Response:
     body = _body()
     namespace = Namespace.of(body.get("namespace"))
-    properties = catalog().namespaces.create(namespace, body.get("properties"))
+    properties = catalog().namespaces.create(caller(), namespace, body.get("properties"))
     return json_response({"namespace": namespace.parts, "properties": properties})
 
 
 @catalog_route(NAMESPACE, ["GET"])
 def load_namespace(namespace: str) -> Response:
     parsed = Namespace.parse(namespace)
-    return json_response({"namespace": parsed.parts, "properties": catalog().namespaces.load(parsed)})
+    return json_response({"namespace": parsed.parts, "properties": catalog().namespaces.load(caller(), parsed)})
 
 
 @catalog_route(NAMESPACE, ["HEAD"])
 def namespace_exists(namespace: str) -> Response:
-    catalog().namespaces.load(Namespace.parse(namespace))
+    catalog().namespaces.load(caller(), Namespace.parse(namespace))
     return no_content()
 
 
 @catalog_route(NAMESPACE, ["DELETE"])
 def drop_namespace(namespace: str) -> Response:
-    catalog().namespaces.drop(Namespace.parse(namespace))
+    catalog().namespaces.drop(caller(), Namespace.parse(namespace))
     return no_content()
 
 
@@ -107,21 +107,23 @@ def drop_namespace(namespace: str) -> Response:
 def update_namespace_properties(namespace: str) -> Response:
     body = _body()
     result = catalog().namespaces.update_properties(
-        Namespace.parse(namespace), body.get("removals"), body.get("updates")
+        caller(), Namespace.parse(namespace), body.get("removals"), body.get("updates")
     )
     return json_response({"updated": result.updated, "removed": result.removed, "missing": result.missing})
 
 
 @catalog_route(TABLES, ["GET"])
 def list_tables(namespace: str) -> Response:
-    page = catalog().tables.list(Namespace.parse(namespace), _query("pageToken"), page_size(_query("pageSize")))
+    page = catalog().tables.list(
+        caller(), Namespace.parse(namespace), _query("pageToken"), page_size(_query("pageSize"))
+    )
     return _page("identifiers", page.identifiers, page.next_token)
 
 
 @catalog_route(TABLES, ["POST"])
 def create_table(namespace: str) -> Response:
     body = _body()
-    metadata, location, root = catalog().tables.create(Namespace.parse(namespace), body)
+    metadata, location, root = catalog().tables.create(caller(), Namespace.parse(namespace), body)
     config, credentials = _access(TableName.of(Namespace.parse(namespace), body.get("name")), root)
     result: dict[str, Any] = {"metadata": metadata, "config": config}
     if credentials:
@@ -133,7 +135,7 @@ def create_table(namespace: str) -> Response:
 
 @catalog_route(NAMESPACE + "/register", ["POST"])
 def register_table(namespace: str) -> Response:
-    return _table_result(catalog().tables.register(Namespace.parse(namespace), _body()))
+    return _table_result(catalog().tables.register(caller(), Namespace.parse(namespace), _body()))
 
 
 @catalog_route(TABLE, ["GET"])
@@ -141,51 +143,51 @@ def load_table(namespace: str, table: str) -> Response:
     snapshots = _query("snapshots") or "all"
     if snapshots not in ("all", "refs"):
         raise BadRequest(f"snapshots must be all or refs, not {snapshots!r}")
-    loaded = catalog().tables.load(TableName.of(Namespace.parse(namespace), table))
+    loaded = catalog().tables.load(caller(), TableName.of(Namespace.parse(namespace), table))
     return _table_result(loaded, only_referenced=snapshots == "refs")
 
 
 @catalog_route(TABLE + "/credentials", ["GET"])
 def load_credentials(namespace: str, table: str) -> Response:
     """The spec's loadCredentials: fresh credentials for the table's files (engines ask before theirs expire)."""
-    loaded = catalog().tables.load(TableName.of(Namespace.parse(namespace), table))
+    loaded = catalog().tables.load(caller(), TableName.of(Namespace.parse(namespace), table))
     return json_response({"storage-credentials": _access(loaded.table, loaded.root)[1]})
 
 
 @catalog_route(TABLE, ["HEAD"])
 def table_exists(namespace: str, table: str) -> Response:
-    catalog().tables.exists(TableName.of(Namespace.parse(namespace), table))
+    catalog().tables.exists(caller(), TableName.of(Namespace.parse(namespace), table))
     return no_content()
 
 
 @catalog_route(TABLE, ["POST"])
 def commit_table(namespace: str, table: str) -> Response:
     name = TableName.of(Namespace.parse(namespace), table)
-    prepared = catalog().tables.commit(name, _body())
+    prepared = catalog().tables.commit(caller(), name, _body())
     return json_response({"metadata-location": prepared.metadata_location, "metadata": prepared.metadata})
 
 
 @catalog_route(TABLE, ["DELETE"])
 def drop_table(namespace: str, table: str) -> Response:
     purge = (_query("purgeRequested") or "false").lower() == "true"
-    catalog().tables.drop(TableName.of(Namespace.parse(namespace), table), purge)
+    catalog().tables.drop(caller(), TableName.of(Namespace.parse(namespace), table), purge)
     return no_content()
 
 
 @catalog_route(TABLE + "/metrics", ["POST"])
 def report_metrics(namespace: str, table: str) -> Response:
     """Accepted and not kept (the spec lets a catalog ignore reports); the table must be one the caller reads."""
-    catalog().tables.exists(TableName.of(Namespace.parse(namespace), table))
+    catalog().tables.exists(caller(), TableName.of(Namespace.parse(namespace), table))
     return no_content()
 
 
 @catalog_route("/tables/rename", ["POST"])
 def rename_table() -> Response:
-    catalog().tables.rename(_body())
+    catalog().tables.rename(caller(), _body())
     return no_content()
 
 
 @catalog_route("/transactions/commit", ["POST"])
 def commit_transaction() -> Response:
-    catalog().tables.transaction(_body())
+    catalog().tables.transaction(caller(), _body())
     return no_content()

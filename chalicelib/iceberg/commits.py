@@ -11,7 +11,7 @@ import contextlib
 import json
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,8 +21,9 @@ from . import bounds
 from .errors import BadRequest, CommitFailed, NoSuchTable, TableAlreadyExists
 from .layout import TableName, metadata_file_path, path_of_uri, uri
 from .metadata import Json, empty_metadata
-from .store import Stored, TableStore, Write
-from .updates import apply_updates, check_requirements
+from .requirements import AssertCreate, TableRequirement, check_requirements
+from .store import Authorize, Stored, TableStore, Write
+from .updates import TableUpdate, apply_updates
 
 if TYPE_CHECKING:
     from .files import TableFiles
@@ -110,9 +111,10 @@ def version_of(path: str) -> int:
 
 
 class TableCommits:
-    """``physical``: new tables get a root (files.py)."""
+    """``physical``: whether new tables get a root (files.py), asked at each create (the deployment's vendor of
+    credentials may come later). Shared by every request: each call's ``authorize`` is its caller's."""
 
-    def __init__(self, store: TableStore, physical: bool = False) -> None:
+    def __init__(self, store: TableStore, physical: Callable[[], bool] = lambda: False) -> None:
         self.store = store
         self.physical = physical
 
@@ -124,29 +126,36 @@ class TableCommits:
     def now_ms(self) -> int:
         return int(self.store.engine.ports.clock() * 1000)
 
-    def load(self, table: TableName, ref: str) -> Loaded | None:
+    def load(self, authorize: Authorize, table: TableName, ref: str) -> Loaded | None:
         repo = table.namespace.repo
-        pointer = self.store.read(repo, ref, table.pointer)
+        pointer = self.store.read(authorize, repo, ref, table.pointer)
         if pointer is None:
             return None
         path = pointer.value.get("metadata-path")
-        metadata = self.store.read(repo, ref, str(path)) if isinstance(path, str) else None
+        metadata = self.store.read(authorize, repo, ref, str(path)) if isinstance(path, str) else None
         if metadata is None:
             raise NoSuchTable(f"table {table}: its metadata file {path} is missing at {ref}")
         return Loaded(table, ref, pointer, metadata.value)
 
     def write_new(
-        self, table: TableName, branch: str, metadata: Json, location_path: str, version: int, root: str | None = None
+        self,
+        authorize: Authorize,
+        table: TableName,
+        branch: str,
+        metadata: Json,
+        location_path: str,
+        version: int,
+        root: str | None = None,
     ) -> Json:
         """Writes the metadata file (under the root, linked, for a table with one); the pointer that would name
         it. BadRequest for metadata a load could not answer (bounds.py)."""
         bounds.check_loadable(metadata, table)
         path = metadata_file_path(location_path, version, str(uuid.uuid4()))
         if root is None:
-            self.store.write(table.namespace.repo, branch, path, metadata)
+            self.store.write(authorize, table.namespace.repo, branch, path, metadata)
         else:
             data = json.dumps(metadata, separators=(",", ":")).encode()
-            self.files(table).write_metadata(branch, root, location_path, path, data)
+            self.files(table).write_metadata(authorize, branch, root, location_path, path, data)
         pointer = {
             "metadata-path": path,
             "location-path": location_path,
@@ -155,7 +164,9 @@ class TableCommits:
         }
         return pointer if root is None else {**pointer, "physical-root": root}
 
-    def link_added(self, table: TableName, branch: str, before: Json | None, after: Json, pointer: Json) -> None:
+    def link_added(
+        self, authorize: Authorize, table: TableName, branch: str, before: Json | None, after: Json, pointer: Json
+    ) -> None:
         """Links the files of the snapshots ``after`` adds (a table with a root only: files.py)."""
         root = root_of(pointer)
         if root is None:
@@ -166,39 +177,45 @@ class TableCommits:
         linked = [
             found
             for snapshot in added_snapshots(before, after)
-            for found in files.snapshot_files(root, str(pointer["location-path"]), snapshot)
+            for found in files.snapshot_files(authorize, root, str(pointer["location-path"]), snapshot)
         ]
         if linked:
-            files.link(branch, linked)
+            files.link(authorize, branch, linked)
 
     def prepare(
-        self, table: TableName, branch: str, requirements: Sequence[Json], updates: Sequence[object]
+        self,
+        authorize: Authorize,
+        table: TableName,
+        branch: str,
+        requirements: Sequence[TableRequirement],
+        updates: Sequence[TableUpdate],
     ) -> Prepared:
         """Raises CommitFailed for a requirement that does not hold, NoSuchTable for a table that does not exist
         (unless the commit asserts its creation: a staged create), BadRequest for a malformed update."""
-        current = self.load(table, branch)
+        current = self.load(authorize, table, branch)
         repo = table.namespace.repo
         if current is None:
-            if not any(r.get("type") == "assert-create" for r in requirements):
+            if not any(isinstance(r, AssertCreate) for r in requirements):
                 raise NoSuchTable(f"table {table} does not exist")
             check_requirements(None, requirements)
             table_uuid = str(uuid.uuid4())
-            root = self.files(table).new_root() if self.physical else None
+            physical = self.physical()
+            root = self.files(table).new_root() if physical else None
             base = empty_metadata(
                 table_uuid, root or uri(repo, branch, table.default_location(table_uuid)), self.now_ms()
             )
             metadata = apply_updates(base, updates, self.now_ms())
             location = str(metadata["location"])
-            if self.physical and location.startswith(self.files(table).files.namespace + "/data/"):
+            if physical and location.startswith(self.files(table).files.namespace + "/data/"):
                 # The root the staged create answered (the client sets it back as the location): engines may
                 # already have written the table's first files under it (CTAS).
                 root, location_path = location, table.default_location(str(metadata.get("table-uuid", table_uuid)))
             else:
                 root, location_path = None, path_of_uri(repo, location)
                 metadata["location"] = uri(repo, branch, location_path)
-            self.store.may_write_location(repo, location_path)
-            pointer = self.write_new(table, branch, metadata, location_path, 0, root)
-            self.link_added(table, branch, None, metadata, pointer)
+            self.store.may_write_location(authorize, repo, location_path)
+            pointer = self.write_new(authorize, table, branch, metadata, location_path, 0, root)
+            self.link_added(authorize, table, branch, None, metadata, pointer)
             return Prepared(table, branch, None, pointer, metadata)
         check_requirements(current.metadata, requirements)
         metadata = apply_updates(current.metadata, updates, self.now_ms())
@@ -211,7 +228,7 @@ class TableCommits:
         else:
             if metadata.get("location") != current.metadata.get("location"):
                 location_path = path_of_uri(repo, str(metadata["location"]))
-                self.store.may_write_location(repo, location_path)
+                self.store.may_write_location(authorize, repo, location_path)
             metadata["location"] = uri(repo, branch, location_path)
         log = [
             *(current.metadata.get("metadata-log") or []),
@@ -219,27 +236,28 @@ class TableCommits:
         ]
         keep = _int_property(metadata, "write.metadata.previous-versions-max", PREVIOUS_VERSIONS_MAX)
         metadata["metadata-log"] = log[-keep:] if keep > 0 else []
-        pointer = self.write_new(table, branch, metadata, location_path, current.version + 1, root)
-        self.link_added(table, branch, current.metadata, metadata, pointer)
+        pointer = self.write_new(authorize, table, branch, metadata, location_path, current.version + 1, root)
+        self.link_added(authorize, table, branch, current.metadata, metadata, pointer)
         return Prepared(table, branch, current.pointer, pointer, metadata)
 
-    def move(self, prepared: Prepared) -> str:
+    def move(self, authorize: Authorize, prepared: Prepared) -> str:
         """Moves the pointer (the ETag now there); CommitFailed when another commit moved it first (or created the
         table, for a create), with the prepared metadata file withdrawn."""
         repo, path = prepared.table.namespace.repo, prepared.table.pointer
         try:
             if prepared.expected is None:
-                return self.store.write(repo, prepared.branch, path, prepared.pointer, if_absent=True)
-            return self.store.write(repo, prepared.branch, path, prepared.pointer, if_match=prepared.expected.etag)
+                return self.store.write(authorize, repo, prepared.branch, path, prepared.pointer, if_absent=True)
+            etag = prepared.expected.etag
+            return self.store.write(authorize, repo, prepared.branch, path, prepared.pointer, if_match=etag)
         except errors.PreconditionFailed:
-            self.withdraw(prepared)
+            self.withdraw(authorize, prepared)
             if prepared.expected is None:
                 raise TableAlreadyExists(f"table {prepared.table} was created concurrently") from None
             raise CommitFailed(
                 f"table {prepared.table} was changed by another commit since it was read: reload it and retry"
             ) from None
 
-    def move_all(self, prepared: Sequence[Prepared]) -> list[str]:
+    def move_all(self, authorize: Authorize, prepared: Sequence[Prepared]) -> list[str]:
         """Moves every pointer (of one branch) in one atomic write, each on the ETag it was read with (a create:
         on nothing there): a reader of the branch sees all of the tables committed or none, and a crash before the
         write leaves every pointer where it was (the metadata files written are clutter no pointer names).
@@ -252,10 +270,10 @@ class TableCommits:
             for p in prepared
         ]
         try:
-            return self.store.write_all(prepared[0].table.namespace.repo, prepared[0].branch, writes)
+            return self.store.write_all(authorize, prepared[0].table.namespace.repo, prepared[0].branch, writes)
         except (errors.PreconditionFailed, errors.Invalid) as e:
             for item in prepared:
-                self.withdraw(item)
+                self.withdraw(authorize, item)
             if isinstance(e, errors.Invalid):
                 raise
             names = ", ".join(str(p.table) for p in prepared)
@@ -264,10 +282,11 @@ class TableCommits:
                 " none was changed"
             ) from None
 
-    def withdraw(self, prepared: Prepared) -> None:
+    def withdraw(self, authorize: Authorize, prepared: Prepared) -> None:
         """Best effort: a metadata file no pointer names is only clutter on the branch."""
         with contextlib.suppress(errors.GravelerError):
-            self.store.delete(prepared.table.namespace.repo, prepared.branch, str(prepared.pointer["metadata-path"]))
+            metadata_path = str(prepared.pointer["metadata-path"])
+            self.store.delete(authorize, prepared.table.namespace.repo, prepared.branch, metadata_path)
 
 
 def _int_property(metadata: Json, name: str, default: int) -> int:

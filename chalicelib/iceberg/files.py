@@ -29,7 +29,7 @@ from chalicelib.graveler.records import Entry
 from .avro import records
 from .errors import BadRequest
 from .metadata import Json
-from .store import READ, WRITE, TableStore
+from .store import READ, WRITE, Authorize, TableStore
 
 __all__ = ["LinkedFile", "TableFiles", "added_snapshots"]
 
@@ -74,15 +74,17 @@ class TableFiles:
             raise BadRequest(f"{address} is outside the table's location {root}")
         return location_path + "/" + address[len(root) + 1 :]
 
-    def write_metadata(self, branch: str, root: str, location_path: str, path: str, metadata: bytes) -> None:
+    def write_metadata(
+        self, authorize: Authorize, branch: str, root: str, location_path: str, path: str, metadata: bytes
+    ) -> None:
         """Writes a metadata JSON file under the root and links it at ``path`` (under ``location_path``)."""
         address = root + path[len(location_path) :]
-        self.store.may(WRITE, self.repo, path)
+        self.store.may(authorize, WRITE, self.repo, path)
         stored = self.files.put(address, metadata)
         entry = Entry(address, stored.size, stored.etag, int(self.store.engine.ports.clock()), "application/json")
         self.store.engine.objects.link_object(self.repo, branch, path, entry)
 
-    def snapshot_files(self, root: str, location_path: str, snapshot: Json) -> list[LinkedFile]:
+    def snapshot_files(self, authorize: Authorize, root: str, location_path: str, snapshot: Json) -> list[LinkedFile]:
         """What ``snapshot`` adds: its manifest list, the manifests it added, and their added data and delete
         files (statistics files too, when under the root)."""
         manifest_list = snapshot.get("manifest-list")
@@ -90,14 +92,14 @@ class TableFiles:
             return []  # a v1 snapshot with inline manifests: nothing the catalog can read
         snapshot_id = snapshot.get("snapshot-id")
         list_path = self.path_of(root, location_path, manifest_list)
-        listing = self._read(manifest_list, list_path)
+        listing = self._read(authorize, manifest_list, list_path)
         found = [LinkedFile(manifest_list, list_path, len(listing), listing)]
         for manifest in records(listing, list_path):
             if manifest.get("added_snapshot_id") not in (snapshot_id, None):
                 continue  # carried over from an earlier snapshot: linked then
             address = str(manifest.get("manifest_path"))
             path = self.path_of(root, location_path, address)
-            data = self._read(address, path)
+            data = self._read(authorize, address, path)
             found.append(LinkedFile(address, path, len(data), data))
             for entry in records(data, path):
                 data_file = entry.get("data_file")
@@ -109,18 +111,18 @@ class TableFiles:
                     )
         return found
 
-    def _read(self, address: str, path: str) -> bytes:
+    def _read(self, authorize: Authorize, address: str, path: str) -> bytes:
         """A manifest list or manifest in the store, read as the caller's read of its path would be."""
-        self.store.may(READ, self.repo, path)
+        self.store.may(authorize, READ, self.repo, path)
         try:
             return self.files.get(address)
         except errors.ObjectNotFound:
             raise BadRequest(f"the snapshot names {address}, which does not exist") from None
 
-    def link(self, branch: str, linked: Sequence[LinkedFile]) -> None:
+    def link(self, authorize: Authorize, branch: str, linked: Sequence[LinkedFile]) -> None:
         """Stages every file at its path on the branch, each authorized first as the caller's write of that path
         (TableStore.may, the catalog's one authorization point)."""
-        self.store.may(WRITE, self.repo, *(f.path for f in linked))
+        self.store.may(authorize, WRITE, self.repo, *(f.path for f in linked))
         now = int(self.store.engine.ports.clock())
 
         def link_one(file: LinkedFile) -> None:

@@ -55,30 +55,31 @@ def _properties(value: object) -> dict[str, str]:
 
 
 class Namespaces:
-    def __init__(self, store: TableStore, authorize: Authorize) -> None:
-        self.store = store
-        self.authorize = authorize
+    """Shared by every request; each call's ``authorize`` checks that request's caller (store.py)."""
 
-    def list(self, parent: Namespace | None, token: str | None, size: int) -> NamespacePage:
+    def __init__(self, store: TableStore) -> None:
+        self.store = store
+
+    def list(self, authorize: Authorize, parent: Namespace | None, token: str | None, size: int) -> NamespacePage:
         after = token or ""
         engine = self.store.engine
         if parent is None:
-            self.authorize([Permission("fs:ListRepositories", ALL)])
+            authorize([Permission("fs:ListRepositories", ALL)])
             repos = engine.repositories.list_repositories(after=after, amount=size)
             names = [[str(r.id)] for r in repos.results]
             return NamespacePage(names, names[-1][0] if repos.has_more else None)
         self.store.check_ref(parent)
         if parent.ref is None:
-            self.authorize([Permission("fs:ListBranches", repository_arn(parent.repo))])
+            authorize([Permission("fs:ListBranches", repository_arn(parent.repo))])
             branches = engine.branches.list_branches(parent.repo, after=after, amount=size)
             names = [[parent.repo, str(b.id)] for b in branches.results]
             return NamespacePage(names, names[-1][1] if branches.has_more else None)
-        self.authorize([Permission("fs:ListObjects", repository_arn(parent.repo))])
+        authorize([Permission("fs:ListObjects", repository_arn(parent.repo))])
         if parent.names:
-            self._require(parent)
+            self._require(authorize, parent)
         found: list[list[str]] = []
         start = after + "/" if after else ""
-        for name, is_directory in self.store.children(parent.repo, parent.ref, parent.directory, start):
+        for name, is_directory in self.store.children(authorize, parent.repo, parent.ref, parent.directory, start):
             if not is_directory:
                 continue
             if len(found) == size:
@@ -86,59 +87,63 @@ class Namespaces:
             found.append(parent.child(name).parts)
         return NamespacePage(found, None)
 
-    def _require(self, namespace: Namespace) -> None:
+    def _require(self, authorize: Authorize, namespace: Namespace) -> None:
         """NoSuchNamespace unless it exists (the ref level exists when the ref resolves)."""
         self.store.check_ref(namespace)
-        if namespace.names and not self.store.exists(namespace.repo, namespace.ref_or_fail(), namespace.marker):
+        if namespace.names and not self.store.exists(
+            authorize, namespace.repo, namespace.ref_or_fail(), namespace.marker
+        ):
             raise NoSuchNamespace(f"namespace {'.'.join(namespace.parts)} does not exist")
 
-    def require(self, namespace: Namespace) -> None:
+    def require(self, authorize: Authorize, namespace: Namespace) -> None:
         """For the table use cases: the namespace exists, and is one that can hold tables."""
         namespace.need_names()
-        self._require(namespace)
+        self._require(authorize, namespace)
 
-    def create(self, namespace: Namespace, properties: object) -> dict[str, str]:
+    def create(self, authorize: Authorize, namespace: Namespace, properties: object) -> dict[str, str]:
         namespace.need_names()
         props = _properties(properties)
-        self.authorize([Permission("fs:WriteObject", object_arn(namespace.repo, namespace.marker))])
+        authorize([Permission("fs:WriteObject", object_arn(namespace.repo, namespace.marker))])
         branch = self.store.check_branch(namespace)
         if len(namespace.names) > 1:
             parent = Namespace(namespace.repo, namespace.ref, namespace.names[:-1])
             try:
-                self._require(parent)
+                self._require(authorize, parent)
             except NoSuchNamespace:
                 # The spec gives create no 404: the request names a parent that is not there.
                 raise BadRequest(f"parent namespace {'.'.join(parent.parts)} does not exist") from None
         bounds.check_namespace_loadable(props, ".".join(namespace.parts))
         try:
-            self.store.write(namespace.repo, branch, namespace.marker, {"properties": props}, if_absent=True)
+            self.store.write(authorize, namespace.repo, branch, namespace.marker, {"properties": props}, if_absent=True)
         except errors.PreconditionFailed:
             raise NamespaceAlreadyExists(f"namespace {'.'.join(namespace.parts)} already exists") from None
         return props
 
-    def load(self, namespace: Namespace) -> dict[str, str]:
+    def load(self, authorize: Authorize, namespace: Namespace) -> dict[str, str]:
         if not namespace.in_ref:
-            self.authorize([Permission("fs:ReadRepository", repository_arn(namespace.repo))])
+            authorize([Permission("fs:ReadRepository", repository_arn(namespace.repo))])
             self.store.check_ref(namespace)
             return {}
-        self.authorize([Permission("fs:ReadObject", object_arn(namespace.repo, namespace.marker))])
+        authorize([Permission("fs:ReadObject", object_arn(namespace.repo, namespace.marker))])
         self.store.check_ref(namespace)
-        stored = self.store.read(namespace.repo, namespace.ref_or_fail(), namespace.marker)
+        stored = self.store.read(authorize, namespace.repo, namespace.ref_or_fail(), namespace.marker)
         if stored is None:
             raise NoSuchNamespace(f"namespace {'.'.join(namespace.parts)} does not exist")
         return _properties(stored.value.get("properties"))
 
-    def update_properties(self, namespace: Namespace, removals: object, updates: object) -> PropertiesUpdate:
+    def update_properties(
+        self, authorize: Authorize, namespace: Namespace, removals: object, updates: object
+    ) -> PropertiesUpdate:
         namespace.need_names()
         if removals is not None and (not isinstance(removals, list) or not all(isinstance(r, str) for r in removals)):
             raise BadRequest("removals must be a list of property names")
         removing, setting = list(removals or []), _properties(updates)
         if set(removing) & set(setting):
             raise BadRequest(f"properties both updated and removed: {sorted(set(removing) & set(setting))}")
-        self.authorize([Permission("fs:WriteObject", object_arn(namespace.repo, namespace.marker))])
+        authorize([Permission("fs:WriteObject", object_arn(namespace.repo, namespace.marker))])
         branch = self.store.check_branch(namespace)
         for _ in range(3):
-            stored = self.store.read(namespace.repo, branch, namespace.marker)
+            stored = self.store.read(authorize, namespace.repo, branch, namespace.marker)
             if stored is None:
                 raise NoSuchNamespace(f"namespace {'.'.join(namespace.parts)} does not exist")
             props = _properties(stored.value.get("properties"))
@@ -147,21 +152,22 @@ class Namespaces:
             new = {k: v for k, v in props.items() if k not in removed} | setting
             bounds.check_namespace_loadable(new, ".".join(namespace.parts))
             try:
-                self.store.write(namespace.repo, branch, namespace.marker, {"properties": new}, if_match=stored.etag)
+                new_marker = {"properties": new}
+                self.store.write(authorize, namespace.repo, branch, namespace.marker, new_marker, if_match=stored.etag)
             except errors.PreconditionFailed:
                 continue  # another update came first: apply ours to what it left
             return PropertiesUpdate(sorted(setting), removed, missing)
         raise errors.TooManyTries(f"namespace {'.'.join(namespace.parts)} kept changing")
 
-    def drop(self, namespace: Namespace) -> None:
+    def drop(self, authorize: Authorize, namespace: Namespace) -> None:
         namespace.need_names()
-        self.authorize([Permission("fs:DeleteObject", object_arn(namespace.repo, namespace.marker))])
+        authorize([Permission("fs:DeleteObject", object_arn(namespace.repo, namespace.marker))])
         branch = self.store.check_branch(namespace)
-        self._require(namespace)
-        for name, _ in self.store.children(namespace.repo, branch, namespace.directory, amount=2):
+        self._require(authorize, namespace)
+        for name, _ in self.store.children(authorize, namespace.repo, branch, namespace.directory, amount=2):
             if name != _MARKER_DIRECTORY:
                 raise NamespaceNotEmpty(f"namespace {'.'.join(namespace.parts)} is not empty: it holds {name}")
-        self.store.delete(namespace.repo, branch, namespace.marker)
+        self.store.delete(authorize, namespace.repo, branch, namespace.marker)
 
     def to_json(self, namespace: Namespace, properties: dict[str, str]) -> Json:
         return {"namespace": namespace.parts, "properties": properties}

@@ -13,7 +13,7 @@ from .avro import records
 from .errors import BadRequest
 from .layout import path_of_uri
 from .metadata import Json
-from .store import TableStore
+from .store import Authorize, TableStore
 
 __all__ = ["table_files"]
 
@@ -39,6 +39,7 @@ def _named(items: object, field: str) -> Iterable[object]:
 
 def table_files(
     store: TableStore,
+    authorize: Authorize,
     repo: str,
     ref: str,
     metadata_path: str,
@@ -76,22 +77,24 @@ def table_files(
             continue
         manifests.extend(p for p in (_path(repo, a) for a in _list(snapshot.get("manifests"))) if p is not None)
         manifest_list = _path(repo, snapshot.get("manifest-list"))
-        if manifest_list is not None and _readable(store, repo, ref, manifest_list, add):
-            for entry in records(store.read_bytes(repo, ref, manifest_list), manifest_list):
+        if manifest_list is not None and _readable(store, authorize, repo, ref, manifest_list, add):
+            for entry in records(store.read_bytes(authorize, repo, ref, manifest_list), manifest_list):
                 path = _path(repo, entry.get("manifest_path"))
                 if path is not None:
                     manifests.append(path)
     for manifest in manifests:
-        if not _readable(store, repo, ref, manifest, add):
+        if not _readable(store, authorize, repo, ref, manifest, add):
             continue
-        for entry in records(store.read_bytes(repo, ref, manifest), manifest):
+        for entry in records(store.read_bytes(authorize, repo, ref, manifest), manifest):
             data_file = entry.get("data_file")
             if isinstance(data_file, dict):
                 add(_path(repo, data_file.get("file_path")))
     return list(found)
 
 
-def _readable(store: TableStore, repo: str, ref: str, path: str, add: Callable[[str | None], bool]) -> bool:
+def _readable(
+    store: TableStore, authorize: Authorize, repo: str, ref: str, path: str, add: Callable[[str | None], bool]
+) -> bool:
     """Whether a manifest list or manifest is to be read: under the location, seen for the first time, and
     there (a file already gone names nothing more to delete)."""
-    return add(path) and store.exists(repo, ref, path)
+    return add(path) and store.exists(authorize, repo, ref, path)

@@ -25,7 +25,7 @@ from .layout import Namespace
 from .metadata import Json
 
 if TYPE_CHECKING:
-    from chalicelib.graveler.engine import Engine
+    from .ports import VersionedObjects
 
 __all__ = ["Authorize", "Stored", "TableStore", "Write"]
 
@@ -57,18 +57,20 @@ class Write:
 
 
 class TableStore:
-    def __init__(self, engine: Engine, authorize: Authorize) -> None:
+    """One per container, shared by every request: the caller is each call's ``authorize`` (its permissions),
+    never kept here."""
+
+    def __init__(self, engine: VersionedObjects) -> None:
         self.engine = engine
-        self.authorize = authorize
 
-    def may(self, action: str, repo: str, *paths: str) -> None:
+    def may(self, authorize: Authorize, action: str, repo: str, *paths: str) -> None:
         """Forbidden unless the caller may do ``action`` on every one of these objects."""
-        self.authorize([Permission(action, object_arn(repo, p)) for p in paths])
+        authorize([Permission(action, object_arn(repo, p)) for p in paths])
 
-    def may_write_location(self, repo: str, location: str) -> None:
+    def may_write_location(self, authorize: Authorize, repo: str, location: str) -> None:
         """Forbidden unless the caller may write a table's files at ``location`` (a path): a table's location is
         where the catalog writes its metadata files and engines its data, and what a purge deletes from."""
-        self.may(WRITE, repo, location.rstrip("/") + "/metadata/", location.rstrip("/") + "/data/")
+        self.may(authorize, WRITE, repo, location.rstrip("/") + "/metadata/", location.rstrip("/") + "/data/")
 
     def check_ref(self, namespace: Namespace) -> None:
         """NoSuchNamespace unless the repository exists and the ref resolves."""
@@ -91,8 +93,8 @@ class TableStore:
             ) from None
         return ref
 
-    def read(self, repo: str, ref: str, path: str) -> Stored | None:
-        self.may(READ, repo, path)
+    def read(self, authorize: Authorize, repo: str, ref: str, path: str) -> Stored | None:
+        self.may(authorize, READ, repo, path)
         try:
             entry = self.engine.objects.stat_object(repo, ref, path)
         except errors.ObjectNotFound:
@@ -102,17 +104,17 @@ class TableStore:
             raise BadRequest(f"{path} is not a JSON object")
         return Stored(value, entry.etag)
 
-    def read_bytes(self, repo: str, ref: str, path: str) -> bytes:
+    def read_bytes(self, authorize: Authorize, repo: str, ref: str, path: str) -> bytes:
         """An object's content; BadRequest when it is not there."""
-        self.may(READ, repo, path)
+        self.may(authorize, READ, repo, path)
         try:
             entry = self.engine.objects.stat_object(repo, ref, path)
         except errors.ObjectNotFound:
             raise BadRequest(f"{path} does not exist at {ref}") from None
         return self.engine.objects.read_object(repo, entry)
 
-    def exists(self, repo: str, ref: str, path: str) -> bool:
-        self.may(READ, repo, path)
+    def exists(self, authorize: Authorize, repo: str, ref: str, path: str) -> bool:
+        self.may(authorize, READ, repo, path)
         try:
             self.engine.objects.stat_object(repo, ref, path)
             return True
@@ -120,22 +122,29 @@ class TableStore:
             return False
 
     def write(
-        self, repo: str, branch: str, path: str, value: Json, if_match: str | None = None, if_absent: bool = False
+        self,
+        authorize: Authorize,
+        repo: str,
+        branch: str,
+        path: str,
+        value: Json,
+        if_match: str | None = None,
+        if_absent: bool = False,
     ) -> str:
         """The ETag written. PreconditionFailed when ``if_match`` (an ETag) no longer names the object there, or
         ``if_absent`` and one is there."""
-        self.may(WRITE, repo, path)
+        self.may(authorize, WRITE, repo, path)
         data = json.dumps(value, separators=(",", ":")).encode()
         entry = self.engine.objects.upload_object(
             repo, branch, path, data, content_type=JSON_TYPE, if_absent=if_absent, if_match=if_match
         )
         return entry.etag
 
-    def write_all(self, repo: str, branch: str, writes: Sequence[Write]) -> list[str]:
+    def write_all(self, authorize: Authorize, repo: str, branch: str, writes: Sequence[Write]) -> list[str]:
         """Every object or none, in one atomic write on the branch (staged.uploads.upload_objects_if): no reader sees
         some written without the others. The ETags written, in order. PreconditionFailed when one condition no longer
         holds, with nothing written; Invalid beyond what one atomic write takes (MAX_ATOMIC_CHANGES objects)."""
-        self.may(WRITE, repo, *(w.path for w in writes))
+        self.may(authorize, WRITE, repo, *(w.path for w in writes))
         objects = [
             ConditionalObject(
                 w.path,
@@ -148,35 +157,35 @@ class TableStore:
         ]
         return [entry.etag for entry in self.engine.staged.uploads.upload_objects_if(repo, branch, objects)]
 
-    def delete(self, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
+    def delete(self, authorize: Authorize, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
         """``if_match``: only while the object there has that ETag (PreconditionFailed otherwise)."""
-        self.may(DELETE, repo, path)
+        self.may(authorize, DELETE, repo, path)
         if if_match is None:
             self.engine.objects.delete_object(repo, branch, path)
         else:
             self.engine.staged.deletes.delete_object_if(repo, branch, path, if_match)
 
-    def undo(self, repo: str, branch: str, path: str, etag: str) -> None:
+    def undo(self, authorize: Authorize, repo: str, branch: str, path: str, etag: str) -> None:
         """Withdraws an object this very request wrote (``etag``: what its write answered; nothing else is deleted,
         PreconditionFailed if the object changed since): undoing a write needs what the write needed."""
-        self.may(WRITE, repo, path)
+        self.may(authorize, WRITE, repo, path)
         self.engine.staged.deletes.delete_object_if(repo, branch, path, etag)
 
-    def delete_all(self, repo: str, branch: str, paths: Sequence[str]) -> None:
+    def delete_all(self, authorize: Authorize, repo: str, branch: str, paths: Sequence[str]) -> None:
         """Deletes these objects on the branch (a path with nothing there is skipped), once the caller may delete
         every one of them: a path it may not delete fails the whole call before anything is deleted."""
-        self.may(DELETE, repo, *paths)
+        self.may(authorize, DELETE, repo, *paths)
         for start in range(0, len(paths), _DELETE_BATCH):
             failures = self.engine.objects.delete_objects(repo, branch, list(paths[start : start + _DELETE_BATCH]))
             if failures:
                 raise failures[0][1]
 
     def children(
-        self, repo: str, ref: str, directory: str, after: str = "", amount: int = 1000
+        self, authorize: Authorize, repo: str, ref: str, directory: str, after: str = "", amount: int = 1000
     ) -> Iterator[tuple[str, bool]]:
         """(name, is a directory) of the direct children of ``directory`` at the ref, in key order, after the child
         whose key is ``directory + after`` (a directory's key ends with "/": the listing seeks past all of it)."""
-        self.authorize([Permission("fs:ListObjects", repository_arn(repo))])
+        authorize([Permission("fs:ListObjects", repository_arn(repo))])
         start = directory + after if after else ""
         while True:
             page = self.engine.objects.list_objects(

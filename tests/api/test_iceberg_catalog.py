@@ -184,19 +184,19 @@ def test_a_lost_race_answers_409_and_the_clients_retry_succeeds(
     original_move = TableCommits.move
     raced: list[int] = []
 
-    def move_after_a_rival(self: TableCommits, prepared: object) -> str:
+    def move_after_a_rival(self: TableCommits, authorize: Any, prepared: object) -> str:
         if not raced:
             raced.append(1)
             other.load_table(ORDERS).append(rows([100]))  # the rival moves the pointer first
-        return original_move(self, prepared)  # type: ignore[arg-type]
+        return original_move(self, authorize, prepared)  # type: ignore[arg-type]
 
     monkeypatch.setattr(TableCommits, "move", move_after_a_rival)
     moves: list[object] = []
     counting = TableCommits.move
 
-    def count(self: TableCommits, prepared: object) -> str:
+    def count(self: TableCommits, authorize: Any, prepared: object) -> str:
         moves.append(prepared)
-        return counting(self, prepared)
+        return counting(self, authorize, prepared)
 
     monkeypatch.setattr(TableCommits, "move", count)
     catalog.load_table(ORDERS).append(rows([2]))
@@ -213,10 +213,10 @@ def test_a_lost_race_without_retries_is_a_commit_failed(
     other = rest_catalog(credentials)
     original_move = TableCommits.move
 
-    def move_after_a_rival(self: TableCommits, prepared: object) -> str:
+    def move_after_a_rival(self: TableCommits, authorize: Any, prepared: object) -> str:
         monkeypatch.setattr(TableCommits, "move", original_move)
         other.load_table(ORDERS).append(rows([100]))
-        return original_move(self, prepared)  # type: ignore[arg-type]
+        return original_move(self, authorize, prepared)  # type: ignore[arg-type]
 
     monkeypatch.setattr(TableCommits, "move", move_after_a_rival)
     with pytest.raises(CommitFailedException, match="changed by another commit"):
@@ -314,8 +314,10 @@ def test_a_commit_racing_a_rename_or_a_drop_is_never_lost(
     other = rest_catalog(credentials)
     original = TableStore.write
 
-    def write_then_rival(self: TableStore, repo: str, branch: str, path: str, value: Any, **kw: Any) -> str:
-        etag = original(self, repo, branch, path, value, **kw)
+    def write_then_rival(
+        self: TableStore, authorize: Any, repo: str, branch: str, path: str, value: Any, **kw: Any
+    ) -> str:
+        etag = original(self, authorize, repo, branch, path, value, **kw)
         if path.endswith("/renamed.table.json"):
             monkeypatch.setattr(TableStore, "write", original)
             other.load_table(ORDERS).append(rows([2]))
@@ -329,10 +331,12 @@ def test_a_commit_racing_a_rename_or_a_drop_is_never_lost(
 
     original_delete = TableStore.delete
 
-    def rival_then_delete(self: TableStore, repo: str, branch: str, path: str, if_match: str | None = None) -> None:
+    def rival_then_delete(
+        self: TableStore, authorize: Any, repo: str, branch: str, path: str, if_match: str | None = None
+    ) -> None:
         monkeypatch.setattr(TableStore, "delete", original_delete)
         other.load_table(ORDERS).append(rows([3]))
-        original_delete(self, repo, branch, path, if_match)
+        original_delete(self, authorize, repo, branch, path, if_match)
 
     monkeypatch.setattr(TableStore, "delete", rival_then_delete)
     catalog.drop_table(ORDERS)

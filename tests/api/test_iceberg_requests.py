@@ -291,7 +291,7 @@ def test_transactions_are_all_or_nothing(
     original = TableCommits.move_all
     calls: list[list[str]] = []
 
-    def racing(self: TableCommits, prepared: Any) -> list[str]:
+    def racing(self: TableCommits, authorize: Any, prepared: Any) -> list[str]:
         calls.append([p.table.name for p in prepared])
         if len(calls) == 1:
             assert (
@@ -300,7 +300,7 @@ def test_transactions_are_all_or_nothing(
                 ).status_code
                 == 200
             )
-        return original(self, prepared)
+        return original(self, authorize, prepared)
 
     monkeypatch.setattr(TableCommits, "move_all", racing)
     raced = iceberg_request(

@@ -6,9 +6,19 @@ from typing import Any
 
 import pytest
 
+from chalicelib.iceberg import requirements, updates
 from chalicelib.iceberg.errors import BadRequest, CommitFailed
 from chalicelib.iceberg.metadata import empty_metadata, fresh_schema, new_table_metadata
-from chalicelib.iceberg.updates import apply_updates, check_requirements
+
+
+def apply_updates(metadata: dict[str, Any], raw: list[Any], now_ms: int) -> dict[str, Any]:
+    """The updates as a request sends them, parsed and applied (a malformed one fails either way: BadRequest)."""
+    return updates.apply_updates(metadata, updates.parse_updates(raw), now_ms)
+
+
+def check_requirements(metadata: dict[str, Any] | None, raw: list[Any]) -> None:
+    requirements.check_requirements(metadata, requirements.parse_requirements(raw))
+
 
 NESTED = {
     "type": "struct",
