@@ -52,7 +52,7 @@ from ..records import (
 from ..slicing import DEFAULT_MAX_SLICES, slice_bounds, spread_bounds
 from ..staging import staged_changes, token_is_empty
 from ..staging_shards import sample_union, unsharded
-from ..staging_snapshot import SnapshotStaging, shared_read
+from ..staging_snapshot import SHARED_ROWS, SnapshotStaging, shared_read
 from .plan import COMMITTED, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
 
@@ -257,10 +257,12 @@ class CommitSteps:
         that moved meanwhile costs a lost swap (then a read), never a wrong result. ``pre_hooks``: run on the
         sealed record before the plan (raises HookAborted to refuse the commit)."""
         sealed, known = self._seal(request, branch, staged_seen, staged_rows)
-        if pre_hooks is None or staged_rows is None or not isinstance(self.staging, SnapshotStaging):
+        shareable = staged_rows is not None and staged_rows <= SHARED_ROWS and isinstance(self.staging, SnapshotStaging)
+        if pre_hooks is None or not shareable:
             return self._run_sealed(request, sealed, known, max_slices, max_rounds, pre_hooks)
-        # A small token (its rows counted exactly before the seal) is read once, right after the seal: the hooks
-        # judge exactly those rows and the commit takes exactly them (staging_snapshot.py).
+        # A small token (its rows counted exactly before the seal, few enough to hold) is read once, right after the
+        # seal: the hooks judge exactly those rows and the commit takes exactly them (staging_snapshot.py). A larger
+        # one is read by the hooks (their prefix) and the build as before: a read that could not be kept costs more.
         with shared_read(self.staging, StagingToken(sealed)):
             return self._run_sealed(request, sealed, known, max_slices, max_rounds, pre_hooks)
 

@@ -11,7 +11,7 @@ from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.records import Branch, BranchID, Entry, Key, RepositoryID, StagedEntry, StagingToken
 from chalicelib.graveler.staging import stage, staged_changes
-from chalicelib.graveler.staging_snapshot import SnapshotStaging, shared_read
+from chalicelib.graveler.staging_snapshot import SHARED_ROWS, SnapshotStaging, shared_read
 
 PARAMS = RangeParams(max_range_bytes=4000, min_range_bytes=600, raggedness=7)
 TOKEN = StagingToken("t1")
@@ -118,3 +118,19 @@ def test_without_an_exact_count_the_build_reads_the_token_itself() -> None:
     env.steps.run(_request(), 1, 10, branch, staged_seen=True, pre_hooks=lambda sealed: None, staged_rows=None)
     assert env.committed() == ["data/one"]
     assert env.inner.reads[token] == 1
+
+
+def test_a_count_too_large_to_hold_shares_nothing() -> None:
+    """A token counted past SHARED_ROWS (an inline commit below a workflow's threshold) is not read ahead of the
+    hooks: that read would be thrown away, and the hooks (their prefix) and the build read as before."""
+    env = Env()
+    env.put("data/one")
+    branch = env.branch()
+    token = branch.staging_token
+
+    def pre_hooks(sealed: Branch) -> None:
+        list(staged_changes(env.staging, [token], "_lakefs_actions/", 101))
+
+    env.steps.run(_request(), 1, 10, branch, staged_seen=True, pre_hooks=pre_hooks, staged_rows=SHARED_ROWS + 1)
+    assert env.committed() == ["data/one"]
+    assert env.inner.reads[token] == 2
