@@ -19,6 +19,7 @@ numbers, or the replay would draw different ones for everything after it.
 
 from __future__ import annotations
 
+import builtins
 import datetime
 import os
 import random
@@ -31,6 +32,7 @@ _local = threading.local()
 _lock = threading.Lock()
 _saved: dict[str, Any] = {}
 _CLOCK_NAME = "_lakelet_pinned_utcnow"
+_pinned_threads = [0]
 
 
 def _pinned_rng() -> random.Random | None:
@@ -90,7 +92,6 @@ def _run_unpinned(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _lazy_creators() -> list[tuple[Any, str]]:
-    import builtins
     import importlib
 
     from moto.core.base_backend import AccountSpecificBackend, BackendDict
@@ -129,9 +130,16 @@ def install() -> None:
         creators = []
         for owner, name in _lazy_creators():
             original = vars(owner)[name]
+            if owner is builtins and name == "__import__":
+                # Every import statement of the process calls a replaced __import__ through the import machinery's
+                # slow path: the wrapper is in place only while a thread is pinned (_import_while_pinned).
+                _saved["import"] = (original, _run_unpinned(original))
+                continue
             creators.append((owner, name, original))
             setattr(owner, name, _run_unpinned(original))
         _saved["creators"] = creators
+        if _pinned_threads[0] > 0:
+            builtins.__import__ = _saved["import"][1]
 
 
 def uninstall() -> None:
@@ -148,6 +156,7 @@ def uninstall() -> None:
         delattr(moto_utils, _CLOCK_NAME)
         for owner, name, original in _saved["creators"]:
             setattr(owner, name, original)
+        builtins.__import__ = _saved["import"][0]
         _saved.clear()
 
 
@@ -159,6 +168,7 @@ def installed() -> bool:
 def pinned(seed: int, when: float) -> Iterator[None]:
     """In this thread, until the block ends: random numbers from ``seed``, and the time frozen at ``when``
     (Unix seconds)."""
+    _import_while_pinned(+1)
     _local.rng = random.Random(seed)
     _local.now = datetime.datetime.fromtimestamp(when, datetime.UTC).replace(tzinfo=None)
     try:
@@ -166,6 +176,17 @@ def pinned(seed: int, when: float) -> Iterator[None]:
     finally:
         _local.rng = None
         _local.now = None
+        _import_while_pinned(-1)
+
+
+def _import_while_pinned(step: int) -> None:
+    """Counts the pinned threads; the first to pin puts the import wrapper in place, the last to leave takes it
+    away (threads that are not pinned meanwhile import through it unchanged)."""
+    with _lock:
+        _pinned_threads[0] += step
+        swap = _saved.get("import")
+        if swap is not None:
+            builtins.__import__ = swap[1] if _pinned_threads[0] > 0 else swap[0]
 
 
 def pinned_now() -> datetime.datetime | None:

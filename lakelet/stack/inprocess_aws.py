@@ -9,7 +9,9 @@ profile of ``lakelet up`` put the HTTP layers at about a third of the CPU of a s
 What changes is only the transport under botocore: every client of the process (PynamoDB's, boto3's, the
 workflows') still serialises, signs and parses exactly as on AWS, and the request reaches the same WSGI chain a
 socket would give it (the key-pair guard, the journal, moto), with an environ built by the server's own request
-handler class from the same request line, headers and body. Clients in other processes (the CLI, Spark, a browser
+handler class from the same request line, headers and body, marked as the process's own (:data:`IN_PROCESS`): the
+guard takes its claim of the stack's key without checking its signature again, which only this process's own
+clients could have made. Clients in other processes (the CLI, Spark, a browser
 following a presigned URL) keep using moto's port, which still serves.
 
 :func:`install` patches botocore's URLLib3Session.send for requests to the stack's moto URL; :func:`uninstall`
@@ -36,6 +38,8 @@ _lock = threading.Lock()
 _original_send: list[Callable[[URLLib3Session, AWSPreparedRequest], AWSResponse]] = []
 # The moto server this process's calls go to in process: (URL prefix "http://host:port", the werkzeug server).
 _target: list[tuple[str, Any]] = []
+#: The environ key that marks a request as this process's own (set here only; a socket's request cannot have it).
+IN_PROCESS = "lakelet.in_process"
 #: Calls answered in process since the process started (tests read it).
 counters = {"in_process": 0}
 _INTERNAL_ERROR = b"<html><title>500 Internal Server Error</title></html>"
@@ -100,22 +104,24 @@ def _body(request: AWSPreparedRequest) -> bytes:
     return b"".join(part.encode("utf-8") if isinstance(part, str) else bytes(part) for part in body)
 
 
-def _header_block(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: bool) -> bytes:
-    """The header lines http.client would send for the request (it adds Host, Accept-Encoding and, for a body,
-    Content-Length)."""
-    lines: list[str] = []
+def _headers(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: bool) -> http.client.HTTPMessage:
+    """The headers http.client would send for the request (it adds Host, Accept-Encoding and, for a body,
+    Content-Length), as the server's parser reads them (it strips the blanks before a value), without
+    formatting and parsing them again."""
+    headers = http.client.HTTPMessage()
     present = set()
+    if not any(name.lower() == "host" for name in request.headers):
+        headers["Host"] = netloc
+        present.add("host")
     for name, value in request.headers.items():
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        lines.append(f"{name}: {text}")
+        headers[name] = text.lstrip(" \t")
         present.add(name.lower())
-    if "host" not in present:
-        lines.insert(0, f"Host: {netloc}")
     if "accept-encoding" not in present:
-        lines.append("Accept-Encoding: identity")
+        headers["Accept-Encoding"] = "identity"
     if not chunked and "content-length" not in present and (body or request.method in {"POST", "PUT", "PATCH"}):
-        lines.append(f"Content-Length: {len(body)}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        headers["Content-Length"] = str(len(body))
+    return headers
 
 
 def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
@@ -127,7 +133,7 @@ def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
     chunked = "chunked" in str(request.headers.get("Transfer-Encoding", "")).lower()
     if chunked:  # the handler's environ de-chunks the input, as it would a socket's
         body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
-    headers = http.client.parse_headers(io.BytesIO(_header_block(request, split.netloc, body, chunked)))
+    headers = _headers(request, split.netloc, body, chunked)
     handler = server.RequestHandlerClass.__new__(server.RequestHandlerClass)
     handler.server = server
     handler.client_address = ("127.0.0.1", 0)
@@ -138,6 +144,7 @@ def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
     handler.request_version = "HTTP/1.1"
     handler.headers = headers
     environ = handler.make_environ()
+    environ[IN_PROCESS] = True  # no socket can set a key outside HTTP_*: the guard may trust it (moto_guard.py)
     status_and_headers: list[Any] = []
     chunks: list[bytes] = []
 

@@ -1,4 +1,5 @@
-"""Two of moto's per-request costs, cached for the embedded stack (installed with lakelet/stack/moto_speedups.py).
+"""Four of moto's per-request costs, cached or left out for the embedded stack (installed with
+lakelet/stack/moto_speedups.py).
 
 A profile of ``lakelet up`` answering stats showed moto spending part of every request on work whose answer never
 changes while the process runs (moto is pinned, requirements-dev.txt):
@@ -12,6 +13,11 @@ changes while the process runs (moto is pinned, requirements-dev.txt):
 3. Flask's ``attach_enctype_error_multidict``, which Flask calls on every request that reads a body when the app
    is in debug mode (moto's Flask apps are): it defines a new class each time, only to word the error of a form
    sent without its files better. It does nothing here.
+4. flask-cors on each of moto's service apps, which answers every request with an ``after_request`` hook that
+   reflects the caller's Origin: the guard in front of moto (lakelet/stack/moto_guard.py) drops those headers and
+   writes its own, for the stack's UI only, so moto's service apps are built without it (moto's own
+   ``MOTO_DISABLE_GLOBAL_CORS`` switch, read where the apps are built). An app built before :func:`install` keeps
+   it, which changes nothing the guard lets out.
 
 :func:`install` and :func:`uninstall` are idempotent and give moto its functions back.
 """
@@ -19,14 +25,17 @@ changes while the process runs (moto is pinned, requirements-dev.txt):
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import flask.debughelpers
 import moto.backends
 import moto.core.responses
+import moto.moto_server.werkzeug_app as moto_apps
 
-_saved: dict[str, Callable[..., Any]] = {}
+_saved: dict[str, Any] = {}
+# The name under which moto's app builder reads its switch (from moto.settings, at import).
+_CORS_SWITCH = "DISABLE_GLOBAL_CORS"
 
 
 def install() -> None:
@@ -49,6 +58,8 @@ def install() -> None:
     _saved["attach_enctype_error_multidict"] = flask.debughelpers.attach_enctype_error_multidict
     flask.debughelpers.attach_enctype_error_multidict = _leave_as_is
     moto.core.responses.method_names_from_class = method_names  # type: ignore[attr-defined,assignment]
+    _saved["cors"] = vars(moto_apps)[_CORS_SWITCH]
+    setattr(moto_apps, _CORS_SWITCH, True)
 
 
 def uninstall() -> None:
@@ -57,6 +68,7 @@ def uninstall() -> None:
     moto.backends.list_of_moto_modules = _saved.pop("list_of_moto_modules")
     flask.debughelpers.attach_enctype_error_multidict = _saved.pop("attach_enctype_error_multidict")
     moto.core.responses.method_names_from_class = _saved.pop("method_names_from_class")  # type: ignore[attr-defined]
+    setattr(moto_apps, _CORS_SWITCH, _saved.pop("cors"))
 
 
 def _leave_as_is(request: Any) -> None:

@@ -22,9 +22,8 @@ What :func:`install` patches (and :func:`uninstall` gives back; both are idempot
    that the walk skips (swept out when it grows). A query also checks that the list, the additions and the
    dead keys add up to the partition's size, and sorts again if not. A table that moto deep-copies (a
    transaction's rollback copy) starts with an empty cache.
-3. The JSON serializer's structure method, for DynamoDB AttributeValues only: a value of the usual kinds
-   (S, N, BOOL, NULL, SS, NS, M, L) is copied as moto's serializer would emit it; any other (binary) goes to
-   moto's serializer as before.
+3. How moto turns DynamoDB answers into JSON (lakelet/stack/moto_items.py): the conversion of its items to plain
+   values and the serialization of attribute values, which walk every value of every item of a page.
 4. Not a speedup but a fidelity fix the stack needs: S3's ``PutObject``, serialized by a lock. moto checks a
    conditional put (``If-None-Match: *``, how a repository claims its storage namespace) and then stores the
    object, without a lock, so two concurrent requests could both pass the check; S3 makes it atomic.
@@ -40,12 +39,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from moto.core.serialize import BaseJSONSerializer
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 from moto.s3.responses import S3Response
 
-from lakelet.stack import moto_dispatch
+from lakelet.stack import moto_dispatch, moto_items
 from lakelet.stack.moto_query_plan import fast_plan, segment
 
 _CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
@@ -259,7 +257,7 @@ def _query(
                 item = partition.get(DynamoType({"S": keys[position]}))
                 if item is None:
                     continue  # a dead key
-                size = item.size()
+                size = _item_size(item)
                 if len(results) == limit or result_size + size > RESULT_SIZE_LIMIT:
                     last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
                     ended = True
@@ -271,7 +269,7 @@ def _query(
                     item = partition.get(DynamoType({"S": keys[position]}))
                     if item is None:
                         continue
-                    if len(results) == limit or result_size + item.size() > RESULT_SIZE_LIMIT:
+                    if len(results) == limit or result_size + _item_size(item) > RESULT_SIZE_LIMIT:
                         last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
                         break
     scanned_count = len(results)
@@ -284,53 +282,26 @@ def _query(
     return results, scanned_count, last_evaluated_key
 
 
-# ---- the response: AttributeValue maps --------------------------------------------------------------------
+def _item_size(item: Item) -> int:
+    """``item.size()``, moto's size of an item (the 1 MB check of a page), without moto's copy of every map
+    member (its DynamoType.size wraps each in a new DynamoType) for the usual kinds of values."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.attrs.items())
 
 
-def _attribute_value(value: Any) -> Any:
-    """What moto's JSON serializer makes of a DynamoDB AttributeValue ({"S": ...}, {"M": {...}}, ...): a copy;
-    None for what this does not cover (binary values, anything unusual), which moto then serializes itself."""
-    if type(value) is not dict or len(value) != 1:
-        return None
-    ((kind, inner),) = value.items()
-    if kind == "S" or kind == "N":
-        return {kind: inner} if type(inner) is str else None
-    if kind == "BOOL" or kind == "NULL":
-        return {kind: inner} if type(inner) is bool else None
-    if kind == "SS" or kind == "NS":
-        if type(inner) is not list or any(type(v) is not str for v in inner):
-            return None
-        return {kind: list(inner)}
-    if kind == "M":
-        if type(inner) is not dict:
-            return None
-        members = {}
-        for name, member in inner.items():
-            members[name] = done = _attribute_value(member)
-            if done is None:
-                return None
-        return {kind: members}
-    if kind == "L":
-        if type(inner) is not list:
-            return None
-        elements = []
-        for element in inner:
-            done = _attribute_value(element)
-            if done is None:
-                return None
-            elements.append(done)
-        return {kind: elements}
-    return None
+def _value_size(value: DynamoType) -> int:
+    kind, inner = value.type, value.value
+    if kind == "S" and type(inner) is str:
+        return len(inner.encode())
+    if kind == "N":
+        return len(str(inner))
+    if kind == "M" and all(type(member) is DynamoType for member in inner.values()):
+        return sum(len(name.encode()) + _value_size(member) for name, member in inner.items())
+    if kind == "L" and all(type(element) is DynamoType for element in inner):
+        return sum(_value_size(element) for element in inner)
+    return int(value.size())
 
 
-def _serialize_type_structure(self: BaseJSONSerializer, serialized: Any, value: Any, shape: Any, key: str) -> None:
-    if key and shape.name == "AttributeValue" and self.operation_model.service_model.service_name == "dynamodb":
-        done = _attribute_value(value)
-        if done is not None:
-            serialized[self.get_serialized_name(shape, key)] = done
-            return
-    original: Callable[..., None] = _state["serialize_structure"]
-    original(self, serialized, value, shape, key)
+# ---- S3's PutObject ----------------------------------------------------------------------------------------
 
 
 _s3_put_lock = threading.Lock()
@@ -354,14 +325,13 @@ def install() -> None:
         _state["query"] = Table.query
         _state["put_item"] = Table.put_item
         _state["delete_item"] = Table.delete_item
-        _state["serialize_structure"] = BaseJSONSerializer._serialize_type_structure
-        BaseJSONSerializer._serialize_type_structure = _serialize_type_structure  # type: ignore[method-assign]
         Table.query = _query  # type: ignore[method-assign]
         Table.put_item = _put_item  # type: ignore[method-assign]
         Table.delete_item = _delete_item  # type: ignore[method-assign]
         _state["s3_put_object"] = S3Response.put_object
         S3Response.put_object = _s3_put_object  # type: ignore[method-assign]
         moto_dispatch.install()
+        moto_items.install()
 
 
 def uninstall() -> None:
@@ -372,9 +342,9 @@ def uninstall() -> None:
         Table.query = _state.pop("query")  # type: ignore[method-assign]
         Table.put_item = _state.pop("put_item")  # type: ignore[method-assign]
         Table.delete_item = _state.pop("delete_item")  # type: ignore[method-assign]
-        BaseJSONSerializer._serialize_type_structure = _state.pop("serialize_structure")  # type: ignore[method-assign]
         S3Response.put_object = _state.pop("s3_put_object")  # type: ignore[method-assign]
         moto_dispatch.uninstall()
+        moto_items.uninstall()
 
 
 def installed() -> bool:

@@ -183,3 +183,23 @@ def test_no_body_is_read_before_the_key_is_known_and_its_size_bound() -> None:
     environ["HTTP_TRANSFER_ENCODING"] = "chunked"
     status, _ = _call(environ)
     assert status.startswith("411") and chunked.read_bytes == 0
+
+
+def test_the_process_s_own_requests_with_the_stack_s_key_are_not_checked_again() -> None:
+    """lakelet/stack/inprocess_aws.py marks its environ: with the stack's key named, the signature (which only the
+    process's own clients could have made) is not verified again; any other key still is, and the mark cannot come
+    from a socket (werkzeug's environ holds a request's headers under HTTP_* only)."""
+    from lakelet.stack.inprocess_aws import IN_PROCESS
+
+    client = guarded()
+    body = b'{"TableName": "lakelet-local-auth"}'
+    forged = dynamodb_request(body, secret="not the stack's")
+    assert client.post("/", data=body, headers=forged).status_code == 403
+    mine = client.post("/", data=body, headers=forged, environ_overrides={IN_PROCESS: True})
+    assert mine.status_code == 200 and mine.json == {"seen": len(body)}
+    other = signed_headers("GET", "http://localhost/moto-api/config", b"", "AKIAOTHER", SECRET, "us-east-1")
+    refused = client.get("/moto-api/config", headers=other, environ_overrides={IN_PROCESS: True})
+    assert refused.status_code == 403 and b"InvalidAccessKeyId" in refused.data
+    assert client.get("/moto-api/config", environ_overrides={IN_PROCESS: True}).status_code == 403  # unsigned
+    header = client.post("/", data=body, headers={**forged, "Lakelet.In-Process": "True"})
+    assert header.status_code == 403

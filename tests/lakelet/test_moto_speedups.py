@@ -36,7 +36,7 @@ from chalicelib.graveler.records import (
     Tag,
     TagID,
 )
-from lakelet.stack import moto_speedups
+from lakelet.stack import moto_items, moto_speedups
 
 REGION = "us-east-1"
 TABLE = "speedup"
@@ -511,13 +511,13 @@ def test_attribute_values_serialize_to_the_same_bytes(client: Any, monkeypatch: 
     for row in rows:
         client.put_item(TableName=TABLE, Item=row)
     calls = [0]
-    patched = moto_speedups._attribute_value
+    patched = moto_items._attribute_value
 
     def counted(value: Any) -> Any:
         calls[0] += 1
         return patched(value)
 
-    monkeypatch.setattr(moto_speedups, "_attribute_value", counted)
+    monkeypatch.setattr(moto_items, "_attribute_value", counted)
 
     def requests() -> None:
         client.query(TableName=TABLE, KeyConditionExpression="h = :h", ExpressionAttributeValues={":h": {"S": "k"}})
@@ -529,7 +529,8 @@ def test_attribute_values_serialize_to_the_same_bytes(client: Any, monkeypatch: 
     requests()
     fast = list(bodies)
     assert calls[0] > 0
-    monkeypatch.setattr(BaseJSONSerializer, "_serialize_type_structure", moto_speedups._state["serialize_structure"])
+    monkeypatch.setattr(BaseJSONSerializer, "_serialize_type_structure", moto_items._saved["serialize_structure"])
+    monkeypatch.setattr(BaseJSONSerializer, "_serialize_type_map", moto_items._saved["serialize_map"])
     bodies.clear()
     requests()
     assert fast == bodies

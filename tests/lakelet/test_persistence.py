@@ -293,3 +293,36 @@ def test_journal_padding_before_fsync_is_skipped(tmp_path: Path) -> None:
     with open(path, "ab") as out:
         out.write(bytes(5))  # zeros at the end, as a crash in the middle of padding leaves
     assert len(list(journal.read_records(path))) == 20
+
+
+def test_imports_pass_through_the_unpinning_wrapper_only_while_a_thread_is_pinned() -> None:
+    """A replaced ``__import__`` slows every import statement of the process: it is in place only while pinned,
+    and an import made inside a pinned request still draws nothing from the request's numbers."""
+    import builtins
+
+    original = builtins.__import__
+    determinism.install()
+    try:
+        assert builtins.__import__ is original
+        with determinism.pinned(7, 0.0):
+            before = os.urandom(8)
+            assert builtins.__import__ is not original
+            # Another thread pins and leaves meanwhile: the wrapper stays until the last pinned thread leaves.
+            worker = threading.Thread(target=_pin_and_leave)
+            worker.start()
+            worker.join()
+            assert builtins.__import__ is not original
+        assert builtins.__import__ is original
+        with determinism.pinned(7, 0.0):
+            import json.tool  # noqa: F401 - an import inside the pinned block: not drawn from its numbers
+
+            assert os.urandom(8) == before
+        assert builtins.__import__ is original
+    finally:
+        determinism.uninstall()
+    assert builtins.__import__ is original
+
+
+def _pin_and_leave() -> None:
+    with determinism.pinned(8, 0.0):
+        pass
