@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 from collections import Counter
 from collections.abc import Iterator
+
+import pytest
 
 from chalicelib.adapters.memory import MemoryBlockStore, MemoryRefStore, MemoryStagingStore
 from chalicelib.graveler.commit import CommitRequest, CommitSteps
@@ -134,3 +137,33 @@ def test_a_count_too_large_to_hold_shares_nothing() -> None:
     env.steps.run(_request(), 1, 10, branch, staged_seen=True, pre_hooks=pre_hooks, staged_rows=SHARED_ROWS + 1)
     assert env.committed() == ["data/one"]
     assert env.inner.reads[token] == 2
+
+
+def _protocol_methods() -> list[str]:
+    from chalicelib.graveler.ports import StagingStore
+
+    return sorted(
+        name for name in vars(StagingStore) if not name.startswith("_") and callable(vars(StagingStore)[name])
+    )
+
+
+@pytest.mark.parametrize("name", _protocol_methods())
+def test_outside_a_shared_read_every_call_goes_to_the_store_unchanged(name: str) -> None:
+    """The wrapper is the store, outside a shared read: each method of the port hands its arguments through."""
+    seen: list[tuple[str, tuple[object, ...]]] = []
+
+    class Recorder:
+        def __getattr__(self, method: str) -> object:
+            def record(*args: object) -> object:
+                seen.append((method, args))
+                return iter(()) if method.startswith("iterate") else f"{method} answer"
+
+            return record
+
+    staging = SnapshotStaging(Recorder())  # type: ignore[arg-type]
+    arity = len(inspect.signature(getattr(SnapshotStaging, name)).parameters) - 1
+    args = tuple(f"arg{i}" for i in range(arity))
+    answer = getattr(staging, name)(*args)
+    assert seen == [(name, args)]
+    if not name.startswith("iterate") and answer is not None:
+        assert answer == f"{name} answer"
