@@ -20,6 +20,7 @@ from .committed import CommittedManager
 from .ports import BlockStore, RefStore, StagingStore, WorkflowRunner
 from .reads.collected import CollectedCheck
 from .storage.caches import TTLCache
+from .writes.staging_snapshot import SnapshotStaging
 
 __all__ = ["UPLOAD_BRANCH_TTL_SECONDS", "EngineParts", "Workflows", "engine_parts"]
 
@@ -94,7 +95,8 @@ def engine_parts(
     no hooks, repositories anywhere, fresh caches."""
     return EngineParts(
         refs,
-        staging,
+        # A commit shares its one read of the token it sealed with its pre-commit hooks (staging_snapshot.py).
+        staging if isinstance(staging, SnapshotStaging) else SnapshotStaging(staging),
         blocks,
         committed,
         clock,

@@ -43,6 +43,8 @@ _CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 # gigabytes.
 UNAUTHENTICATED_BODY_LIMIT = 1024 * 1024
 NOT_FOUND_MESSAGE = "not found: no such API route"
+# A body up to this size leaves in the same write as the headers.
+COALESCED_BODY_BYTES = 64 * 1024
 _INTERNAL = json.dumps({"message": "internal server error"}).encode()
 
 
@@ -202,9 +204,21 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
             headers.pop("Content-Type", None)
         elif body is not None:
             self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
-        self._send_headers(headers)
-        if not head:
-            self.wfile.write(encoded)
+        for name, value in headers.items():
+            for item in value if isinstance(value, list) else [value]:
+                self.send_header(name, item)
+        payload = b"" if head else encoded
+        if self.request_version == "HTTP/0.9":  # a response without a head at all, as http.server sends one
+            self.wfile.write(payload)
+            return
+        self._headers_buffer.append(b"\r\n")
+        if len(payload) <= COALESCED_BODY_BYTES:
+            # Head and body in one write: one system call (and one wait for the GIL after it) a response.
+            self._headers_buffer.append(payload)
+            self.flush_headers()
+        else:
+            self.flush_headers()  # a large body is not copied to sit behind the headers
+            self.wfile.write(payload)
 
 
 def _serve_requests_on_threads(app: Chalice) -> type:

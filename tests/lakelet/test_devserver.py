@@ -9,11 +9,18 @@ import json
 import os
 import socket
 from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
 from chalice import Chalice, Response
 
-from lakelet.stack.devserver import ApiServer, ChunkedBodyError, read_chunked
+from lakelet.stack.devserver import (
+    COALESCED_BODY_BYTES,
+    ApiServer,
+    ChunkedBodyError,
+    DechunkingRequestHandler,
+    read_chunked,
+)
 
 OCTETS = "application/octet-stream"
 
@@ -256,3 +263,49 @@ def test_the_api_and_gateway_queue_a_burst_of_connections() -> None:
     finally:
         api.stop()
         gateway.stop()
+
+
+class _CountingWriter(io.RawIOBase):
+    """The handler's wfile, counting the writes (system calls) each response takes."""
+
+    writes: ClassVar[list[int]] = []
+
+    def __init__(self, inner: io.BufferedIOBase) -> None:
+        self._inner = inner
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        _CountingWriter.writes.append(len(data))
+        return self._inner.write(data)
+
+
+class _CountingHandler(DechunkingRequestHandler):
+    def setup(self) -> None:
+        super().setup()
+        self.wfile = _CountingWriter(self.wfile)  # type: ignore[has-type,arg-type]
+
+
+@pytest.mark.parametrize(("path", "writes"), [("/thing", 1), ("/sized", 1), ("/big", 2)])
+def test_a_small_answer_leaves_in_one_write(path: str, writes: int) -> None:
+    app = _echo_app()
+
+    @app.route("/big")
+    def big() -> Response:
+        return Response(body=b"x" * (COALESCED_BODY_BYTES + 1), headers={"Content-Type": OCTETS})
+
+    api = ApiServer(app, port=0, handler=_CountingHandler)
+    api.start()
+    try:
+        _CountingWriter.writes = []
+        connection = http.client.HTTPConnection(api.host, api.port, timeout=10)
+        connection.request("GET", path, headers={"Accept": OCTETS})
+        response = connection.getresponse()
+        body = response.read()
+        connection.close()
+    finally:
+        api.stop()
+    assert response.status == 200
+    assert len(_CountingWriter.writes) == writes
+    assert sum(_CountingWriter.writes) > len(body) > 0

@@ -53,6 +53,7 @@ from ..runs import slicing
 from ..runs.slicing import DEFAULT_MAX_SLICES, slice_bounds, spread_bounds
 from ..writes.staging import staged_changes, token_is_empty
 from ..writes.staging_shards import sample_union, unsharded
+from ..writes.staging_snapshot import SHARED_ROWS, SnapshotStaging, shared_read
 from .plan import COMMITTED, REPLAN, BuiltSlice, CommitBase, CommitPlan, Finish, Sealed, SliceSpec
 from .request import CommitRequest, request_token
 
@@ -257,6 +258,24 @@ class CommitSteps:
         that moved meanwhile costs a lost swap (then a read), never a wrong result. ``pre_hooks``: run on the
         sealed record before the plan (raises HookAborted to refuse the commit)."""
         sealed, known = self._seal(request, branch, staged_seen, staged_rows)
+        shareable = staged_rows is not None and staged_rows <= SHARED_ROWS and isinstance(self.staging, SnapshotStaging)
+        if pre_hooks is None or not shareable:
+            return self._run_sealed(request, sealed, known, max_slices, max_rounds, pre_hooks)
+        # A small token (its rows counted exactly before the seal, few enough to hold) is read once, right after the
+        # seal: the hooks judge exactly those rows and the commit takes exactly them (staging_snapshot.py). A larger
+        # one is read by the hooks (their prefix) and the build as before: a read that could not be kept costs more.
+        with shared_read(self.staging, StagingToken(sealed)):
+            return self._run_sealed(request, sealed, known, max_slices, max_rounds, pre_hooks)
+
+    def _run_sealed(
+        self,
+        request: CommitRequest,
+        sealed: str,
+        known: Branch,
+        max_slices: int,
+        max_rounds: int,
+        pre_hooks: Callable[[Branch], None] | None,
+    ) -> Commit:
         if pre_hooks is not None:
             # After the seal and before the plan: the hooks see the sealed changes, and the plan commits exactly
             # the tokens sealed by then (writes while they run go to the new token, for the next commit).

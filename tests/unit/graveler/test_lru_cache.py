@@ -86,3 +86,25 @@ def test_threads_sharing_one_cache_keep_its_bounds_and_weight():
     assert len(values) == len(cache) <= 50
     assert cache.weight == sum(len(value) for value in values) <= 1_000
     assert all(value == bytes(key % 40) for key, value in kept if value is not None)
+
+
+def test_a_hit_makes_no_python_call_of_its_own() -> None:
+    """A log of 100 commits makes 100 hits on the commit cache: a hit is the cache's own method and C (a dict
+    lookup and a move to the end), no further Python call (cachetools' LRUCache made four)."""
+    import sys
+
+    cache: LRUCache[str, int] = LRUCache(4)
+    cache.put("a", 1)
+    calls: list[str] = []
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            calls.append(frame.f_code.co_qualname)  # type: ignore[attr-defined]
+
+    sys.setprofile(profile)
+    try:
+        found = cache.get("a")
+    finally:
+        sys.setprofile(None)
+    assert found == 1
+    assert calls == ["LRUCache.get"]
