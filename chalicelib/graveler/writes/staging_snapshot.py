@@ -24,6 +24,8 @@ from itertools import islice
 from ..ports import StagingStore
 from ..records import BranchKey, Key, StagedEntry, StagedExpectation, StagingSample, StagingToken
 
+__all__ = ["SHARED_ROWS", "SnapshotStaging", "shared_read"]
+
 # The most rows one shared read keeps in memory: beyond that the commit reads the token as before.
 SHARED_ROWS = 1000
 

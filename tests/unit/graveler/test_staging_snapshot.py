@@ -13,7 +13,7 @@ from chalicelib.graveler.commit import CommitRequest, CommitSteps
 from chalicelib.graveler.committed import CommittedManager, RangeParams
 from chalicelib.graveler.engine import build_engine, engine_parts
 from chalicelib.graveler.records import Branch, BranchID, Entry, Key, RepositoryID, StagedEntry, StagingToken
-from chalicelib.graveler.staging import stage, staged_changes
+from chalicelib.graveler.writes.staging import stage, staged_changes
 from chalicelib.graveler.writes.staging_snapshot import SHARED_ROWS, SnapshotStaging, shared_read
 
 PARAMS = RangeParams(max_range_bytes=4000, min_range_bytes=600, raggedness=7)
