@@ -60,11 +60,7 @@ def _uses_moto(module: object) -> bool:
 def tiers_of(item: pytest.Item) -> set[str]:
     """The tiers a collected test belongs to, from its folder, its fixtures and its parameters."""
     tiers: set[str] = set()
-    try:
-        folder = Path(str(item.path)).resolve().relative_to(_TESTS_DIR).parts[0]
-    except ValueError:
-        folder = ""
-    tiers.update(_FOLDER_TIERS.get(folder, ()))
+    tiers.update(_FOLDER_TIERS.get(_folder(item), ()))
     tiers.update(tier for name, tier in _FIXTURE_TIERS.items() if name in getattr(item, "fixturenames", ()))
     # The contract suites run each test against the in-memory twin and, as variant "aws", the moto-backed adapter:
     # only the latter is tier "aws", even where the module imports moto for it.
@@ -76,7 +72,23 @@ def tiers_of(item: pytest.Item) -> set[str]:
     return tiers
 
 
+# The folders whose files take longest, slowest first. Under pytest-xdist (make test: --dist loadfile) every file
+# goes whole to one worker, in collection order as workers free up: the long files start first, so that no worker
+# is left with one of them at the end while the other has nothing to do. A file's own tests keep their order.
+_SLOW_FOLDERS_FIRST = ("spark", "ui", "e2e", "iceberg", "gc", "cli", "infra", "security", "lakelet")
+
+
+def _folder(item: pytest.Item) -> str:
+    try:
+        return Path(str(item.path)).resolve().relative_to(_TESTS_DIR).parts[0]
+    except ValueError:
+        return ""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for tier in sorted(tiers_of(item) - {mark.name for mark in item.iter_markers()}):
             item.add_marker(tier)
+    if hasattr(config, "workerinput"):  # an xdist worker: every worker collects, and all sort alike
+        rank = {folder: at for at, folder in enumerate(_SLOW_FOLDERS_FIRST)}
+        items.sort(key=lambda item: rank.get(_folder(item), len(rank)))
