@@ -146,6 +146,9 @@ def test_one_table_across_spark_pyiceberg_and_duckdb(
     assert duck_summary(duck, in_duckdb("main")) == merged
 
 
+PYICEBERG_APPENDS = 40
+
+
 def test_spark_and_pyiceberg_commit_at_once_and_lose_nothing(
     spark: Any, repo: lakefs.Repository, spark_stack: LocalProcess
 ) -> None:
@@ -164,11 +167,14 @@ def test_spark_and_pyiceberg_commit_at_once_and_lose_nothing(
     failures: list[BaseException] = []
 
     def append_with_pyiceberg() -> None:
+        # At most PYICEBERG_APPENDS, a short pause apart: enough to race every Spark commit, never so many that a
+        # fast store starves Spark's retries for good (each append also makes the next metadata larger).
         try:
-            while not stop.is_set():
+            while not stop.is_set() and len(appended) < PYICEBERG_APPENDS:
                 row = 10_000 + len(appended)
                 table.append(pa.table({"id": pa.array([row], pa.int64()), "v": pa.array([1], pa.int64())}))
                 appended.append(row)
+                stop.wait(0.05)
         except BaseException as e:  # surfaced by the assertion below
             failures.append(e)
 
