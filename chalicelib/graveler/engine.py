@@ -25,7 +25,7 @@ from .actions.spec import Decoder
 from .commit import CommitSteps
 from .committed import CommittedManager, RangeParams
 from .dumps.refs_dump import RefsDumpParts
-from .imports import Importer, ImportParts
+from .imports import Importer, ImporterParts, ImportParts
 from .merge import MergeSteps
 from .parts import EngineParts, engine_parts
 from .ports import PullRequestStore
@@ -231,7 +231,24 @@ def build_engine(
         merges,
         History(history),
         Rewrites(rewrites),
-        Importer(ports, reads, imports, merges, runner),
+        Importer(
+            ImporterParts(
+                p.refs,
+                p.staging,
+                p.blocks,
+                p.committed,
+                p.clock,
+                p.sleep,
+                p.namespace_prefix,
+                get_repository=r.get_repository,
+                repository_for_write=r.repository_for_write,
+                run_pre_hooks=r.run_pre_hooks,
+                run_post_hooks=r.run_post_hooks,
+            ),
+            imports,
+            merges,
+            runner,
+        ),
         dumps,
         pulls,
         Actions(_action_parts(ports, reads)),

@@ -32,7 +32,7 @@ from .request import (
 )
 from .service import EXECUTION_PREFIX, Importer, ImportParts, ImportStatus
 from .status import CANCELED_MESSAGE, CANCELING, COMPLETED, FAILED, MERGING, RUNNING, ImportRecord
-from .steps import DEFAULT_MAX_SLICES, ImportSteps
+from .steps import DEFAULT_MAX_SLICES, ImporterParts, ImportSteps
 
 __all__ = [
     "CANCELED_MESSAGE",
@@ -63,6 +63,7 @@ __all__ = [
     "ImportSteps",
     "ImportedSlice",
     "Importer",
+    "ImporterParts",
     "SourceLister",
     "SourceObject",
     "check_allowed",

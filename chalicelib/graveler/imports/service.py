@@ -11,8 +11,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from .. import errors
-from ..parts import EngineParts
-from ..reads.shared import Reads
 from ..records import BranchID, Commit, CommitID, Repository, RepositoryID
 from ..runs.workflow_runner import Runner
 from ..usecases.merges import Merges
@@ -22,7 +20,7 @@ from .internal import check_not_internal
 from .ports import ImportRecords, SourceLister
 from .request import COMMON_PREFIX, ImportLocation, ImportRequest, check_allowed, check_locations
 from .status import CANCELED_MESSAGE, CANCELING, RUNNING, ImportRecord
-from .steps import ImportSteps
+from .steps import ImporterParts, ImportSteps
 
 _IMPORT_ID = re.compile(r"[0-9a-f]{32}")
 # The import workflow's execution of an import is named after it: a second start is refused, never run twice.
@@ -50,16 +48,13 @@ class ImportStatus:
 
 
 class Importer:
-    """The import use case over the engine's parts and the import's own; merges go through the engine's one merge
-    entry (``merges``), and the inline-or-workflow decision is the engine's (``runner``: the import workflow of
-    ``parts.workflows``, above its threshold of objects)."""
+    """The import use case over what it uses of the engine (``ImporterParts``) and the import's own ports; merges
+    go through the engine's one merge entry (``merges``), and the inline-or-workflow decision is the engine's
+    (``runner``: the import workflow, above its threshold of objects)."""
 
-    def __init__(
-        self, parts: EngineParts, reads: Reads, imports: ImportParts | None, merges: Merges, runner: Runner
-    ) -> None:
+    def __init__(self, parts: ImporterParts, imports: ImportParts | None, merges: Merges, runner: Runner) -> None:
         """``imports`` None: an engine built without the import's ports, whose every import answers Unsupported."""
         self._parts = parts
-        self._reads = reads
         self._runner = runner
         self._imports = imports
         self._clock = parts.clock
@@ -124,7 +119,7 @@ class Importer:
         own_bucket = prefix.removeprefix("s3://").partition("/")[0] if prefix else None
         check_not_internal(ordered, self._repositories(), own_bucket, self._parts.blocks.exists)
         validate_branch_id(branch_id)
-        repo = self._reads.repository_for_write(repo_id, force)
+        repo = self._parts.repository_for_write(repo_id, force)
         self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         import_id = uuid.uuid4().hex
         request = ImportRequest(
@@ -176,7 +171,7 @@ class Importer:
 
     def run(self, request: ImportRequest, max_slices: int = 1) -> ImportRecord:
         """Runs every step here; a failure is recorded (the status reports it), not raised."""
-        namespace = self._reads.get_repository(request.repository).storage_namespace
+        namespace = self._parts.get_repository(request.repository).storage_namespace
         try:
             self.steps.run(request, max_slices)
         except errors.GravelerError as e:
@@ -189,7 +184,7 @@ class Importer:
         missing = ImportNotFound(f"import {import_id} not found")
         if not _IMPORT_ID.fullmatch(import_id):
             raise missing
-        repo = self._reads.get_repository(repo_id)
+        repo = self._parts.get_repository(repo_id)
         self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         record = self.records.get(repo.storage_namespace, import_id)
         if record.repository != repo.id or record.branch != branch_id:

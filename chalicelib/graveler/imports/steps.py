@@ -33,7 +33,8 @@ refused (409, as lakeFS refuses to cancel a completed import) and the import com
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from .. import errors
 from ..actions import EventType, HookEvent
@@ -45,9 +46,9 @@ from ..committed.params import params_for_format
 from ..committed.writer import RangeWriter
 from ..identity import new_commit
 from ..merge.policy import STRATEGY_METADATA_KEY, Strategy
-from ..parts import EngineParts
-from ..reads.shared import Reads
-from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, RepositoryID
+from ..ports import BlockStore, RefStore, StagingStore
+from ..reads.shared import RepositoryForWrite, RunPreHooks
+from ..records import Branch, BranchID, Commit, CommitID, MetaRangeID, Repository, RepositoryID
 from ..runs.slicing import DEFAULT_MAX_SLICES, join_slices, spread_bounds
 from ..usecases.merges import Merges
 from .errors import ImportCanceled
@@ -72,11 +73,30 @@ PREFIX_CANDIDATES = 1000
 MERGED_LOOKBACK = 50
 
 
-class ImportSteps:
-    """The steps over the engine's parts (its refs, blocks, clock, sleep and CommittedManager: caches and
-    RangeParams), its one merge entry, the source lister and the status records."""
+@dataclass(frozen=True, slots=True)
+class ImporterParts:
+    """What the import uses of the engine: the stores, the committed-data manager, the clock and sleep, where
+    repositories may live, and the shared reads and hook calls (built by build_engine)."""
 
-    def __init__(self, parts: EngineParts, merges: Merges, lister: SourceLister, records: ImportRecords) -> None:
+    refs: RefStore
+    staging: StagingStore
+    blocks: BlockStore
+    committed: CommittedManager
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
+    namespace_prefix: str | None
+    get_repository: Callable[[str], Repository]
+    repository_for_write: RepositoryForWrite
+    run_pre_hooks: RunPreHooks
+    run_post_hooks: Callable[[HookEvent], None]
+
+
+class ImportSteps:
+    """The steps over what the import uses of the engine (``ImporterParts``: its refs, blocks, clock, sleep,
+    CommittedManager with its caches and RangeParams, and the hook calls), its one merge entry, the source lister
+    and the status records."""
+
+    def __init__(self, parts: ImporterParts, merges: Merges, lister: SourceLister, records: ImportRecords) -> None:
         self.refs = parts.refs
         self._blocks = parts.blocks
         self._merges = merges
@@ -88,7 +108,7 @@ class ImportSteps:
         self._clock = parts.clock
         self._sleep = parts.sleep
         self._staging = parts.staging
-        self._reads = Reads(parts)  # the hook calls around the landing
+        self._hooks = parts  # the hook calls around the landing
 
     def _namespace(self, repository: str) -> str:
         return self.refs.get_repository(RepositoryID(repository)).storage_namespace
@@ -295,7 +315,7 @@ class ImportSteps:
         # as it was, nothing sealed.
         before = self.refs.get_branch(repo_id, branch_id)
         refuse_dirty(self.refs, self._staging, self.committed, repo, before, [before.staging_token])
-        pre_run_id = "" if repo.read_only else self._reads.run_pre_hooks(self._event(request, commit))
+        pre_run_id = "" if repo.read_only else self._hooks.run_pre_hooks(self._event(request, commit))
         # Seals what is staged (refusing what became dirty meanwhile), so no entry staged before the move turns into
         # a change against the imported tree; a write after the seal lands in the fresh token and survives.
         prepare_move(self.refs, self._staging, self.committed, repo, branch_id, self._sleep)
@@ -304,7 +324,7 @@ class ImportSteps:
         if landed is None:
             return None
         if not repo.read_only:
-            self._reads.run_post_hooks(
+            self._hooks.run_post_hooks(
                 dataclasses.replace(
                     self._event(request, commit),
                     event_type=EventType.POST_COMMIT,
@@ -372,4 +392,4 @@ class ImportSteps:
         raise errors.TooManyTries(f"the merge of import {request.import_id} did not end")
 
 
-__all__ = ["DEFAULT_MAX_SLICES", "ImportSteps"]
+__all__ = ["DEFAULT_MAX_SLICES", "ImportSteps", "ImporterParts"]
