@@ -72,10 +72,51 @@ def tiers_of(item: pytest.Item) -> set[str]:
     return tiers
 
 
-# The folders whose files take longest, slowest first. Under pytest-xdist (make test: --dist loadfile) every file
-# goes whole to one worker, in collection order as workers free up: the long files start first, so that no worker
-# is left with one of them at the end while the other has nothing to do. A file's own tests keep their order.
-_SLOW_FOLDERS_FIRST = ("spark", "ui", "e2e", "iceberg", "gc", "cli", "infra", "security", "lakelet")
+# make test runs on pytest-xdist workers (--dist loadfile): a unit of work goes whole to one worker, in collection
+# order as workers free up. A unit is a test file, except where files share something one process holds:
+# - the in-process Spark session (tests/gc/support.shared_spark, the Spark tier's sessions, the e2e GC run): its
+#   Python workers keep the environment the session started with, and a session one file stops is gone for the
+#   next, so these files run on one worker in the order a serial run gives them;
+# - tests/infra: one `make package` (its fixture also builds once per run under a lock, whatever the scheduling).
+_SHARED_UNITS: tuple[tuple[str, str], ...] = (
+    ("tests/e2e/test_gc_local.py", "spark-session"),
+    ("tests/gc/", "spark-session"),
+    ("tests/iceberg/test_gc.py", "spark-session"),
+    ("tests/spark/", "spark-session"),
+    ("tests/infra/", "infra"),
+)
+# The longest units first, so that no worker is left alone with one at the end; a unit keeps its tests' order.
+# tests/lakelet last: its tests install the local stack's moto patches inside the test process, and the serial
+# order only ever ran the later folders after them (tests/infra's moto stack, run after them, once lost its state
+# machines).
+_SLOW_UNITS_FIRST = ("spark-session", "infra", "tests/e2e/", "tests/bench/", "tests/cli/")
+_LAST_UNITS = ("tests/lakelet/",)
+
+
+def xdist_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to under make test's scheduling (above)."""
+    path = nodeid.split("::", 1)[0]
+    return next((unit for prefix, unit in _SHARED_UNITS if path.startswith(prefix)), path)
+
+
+def _unit_rank(nodeid: str) -> int:
+    unit = xdist_unit(nodeid)
+    if unit.startswith(_LAST_UNITS):
+        return len(_SLOW_UNITS_FIRST) + 1
+    return next((at for at, slow in enumerate(_SLOW_UNITS_FIRST) if unit.startswith(slow)), len(_SLOW_UNITS_FIRST))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid)
+
+    return SharedUnits(config, log)  # type: ignore[arg-type]
 
 
 def _folder(item: pytest.Item) -> str:
@@ -90,5 +131,4 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for tier in sorted(tiers_of(item) - {mark.name for mark in item.iter_markers()}):
             item.add_marker(tier)
     if hasattr(config, "workerinput"):  # an xdist worker: every worker collects, and all sort alike
-        rank = {folder: at for at, folder in enumerate(_SLOW_FOLDERS_FIRST)}
-        items.sort(key=lambda item: rank.get(_folder(item), len(rank)))
+        items.sort(key=lambda item: _unit_rank(item.nodeid))

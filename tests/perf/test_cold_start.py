@@ -40,9 +40,12 @@ REGION = "us-east-1"
 # under -X importtime), the usage meter (3) and the engine's use cases as modules of their own (7). Raised to 420
 # and 712 in round 5: the use cases' package and the engine record (graveler/usecases, engine.py, staged_writes.py),
 # the one conditional staged write (conditional_writes.py), restore's history checks, the Iceberg bounds and the
-# lakeFS UI addresses (webui_links.py): 415 and 704 when raised.
-IMPORT_BUDGET = 420
-FIRST_REQUESTS_BUDGET = 712
+# lakeFS UI addresses (webui_links.py): 415 and 704 when raised. Raised to 430 and 720 in round 5's second
+# session: graveler's rooms as packages (writes/, reads/, branches/, dumps/, runs/, storage/: 6 __init__ modules),
+# the commit's shared staging read (writes/staging_snapshot.py) and the Iceberg catalog's typed updates and
+# requirements (5 modules, loaded by the API's catalog routes): 427 and 716 when raised.
+IMPORT_BUDGET = 430
+FIRST_REQUESTS_BUDGET = 720
 # Loaded by the requests that need them, never by the import or by a health check and a listing.
 NEVER = ("pyarrow", "numpy", "aws_xray_sdk", "chalicelib.s3proxy", "chalicelib.samples", "moto")
 

@@ -92,7 +92,9 @@ def ui_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         local.stop()
 
 
-@pytest.fixture(scope="session")
+# One Chromium a module, not a session: while Playwright's sync API is started, its event loop counts as running
+# in the thread, and any later test of the process that calls asyncio.run (the lakefs client's import manager) fails.
+@pytest.fixture(scope="module")
 def browser(ui_stack: Stack) -> Iterator[object]:
     from playwright.sync_api import sync_playwright
 
