@@ -3,7 +3,7 @@
 #               run the embedded local stack (`lakelet up --sample-data`) on 127.0.0.1:8000. No Spark: the first
 #               `lakelet gc run` installs it (the [gc] extra, requirements-gc.txt)
 #   make test   add Spark and the test and lint tools to .venv (pip install -e '.[dev]'), then run pytest (all but
-#               the compat tier)
+#               the compat tier) on one pytest-xdist worker per core (TEST_WORKERS=0: one process)
 #   make test-compat  run lakefs-spec's own suite, downloaded at test time, against `lakelet up` on port 8000
 #   make test-fast  the edit loop: unit tests, the in-memory side of the contract suites and the API tests; its
 #               first run installs the [test] extra only (no Spark: pip install -e '.[test]')
