@@ -27,7 +27,7 @@ def required(obj: Json, field: str, kind: type) -> Any:
 def items(obj: Json, field: str, kind: type) -> list[Any]:
     """A list field whose every item is a ``kind`` (ids, property names)."""
     value: list[Any] = required(obj, field, list)
-    if not all(isinstance(v, kind) and not isinstance(v, bool) for v in value):
+    if not all(_is(v, kind) for v in value):
         raise BadRequest(f"{obj.get('action')} needs {field}, a list of {kind.__name__}")
     return value
 

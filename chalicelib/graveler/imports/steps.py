@@ -108,7 +108,8 @@ class ImportSteps:
         self._clock = parts.clock
         self._sleep = parts.sleep
         self._staging = parts.staging
-        self._hooks = parts  # the hook calls around the landing
+        self._run_pre_hooks = parts.run_pre_hooks  # the hook calls around the landing
+        self._run_post_hooks = parts.run_post_hooks
 
     def _namespace(self, repository: str) -> str:
         return self.refs.get_repository(RepositoryID(repository)).storage_namespace
@@ -315,7 +316,7 @@ class ImportSteps:
         # as it was, nothing sealed.
         before = self.refs.get_branch(repo_id, branch_id)
         refuse_dirty(self.refs, self._staging, self.committed, repo, before, [before.staging_token])
-        pre_run_id = "" if repo.read_only else self._hooks.run_pre_hooks(self._event(request, commit))
+        pre_run_id = "" if repo.read_only else self._run_pre_hooks(self._event(request, commit))
         # Seals what is staged (refusing what became dirty meanwhile), so no entry staged before the move turns into
         # a change against the imported tree; a write after the seal lands in the fresh token and survives.
         prepare_move(self.refs, self._staging, self.committed, repo, branch_id, self._sleep)
@@ -324,7 +325,7 @@ class ImportSteps:
         if landed is None:
             return None
         if not repo.read_only:
-            self._hooks.run_post_hooks(
+            self._run_post_hooks(
                 dataclasses.replace(
                     self._event(request, commit),
                     event_type=EventType.POST_COMMIT,
