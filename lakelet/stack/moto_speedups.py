@@ -43,7 +43,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 from moto.s3.responses import S3Response
 
-from lakelet.stack import moto_dispatch, moto_items
+from lakelet.stack import moto_answers, moto_dispatch, moto_items
 from lakelet.stack.moto_query_plan import fast_plan, segment
 
 _CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
@@ -284,8 +284,22 @@ def _query(
 
 def _item_size(item: Item) -> int:
     """``item.size()``, moto's size of an item (the 1 MB check of a page), without moto's copy of every map
-    member (its DynamoType.size wraps each in a new DynamoType) for the usual kinds of values."""
-    return sum(len(name.encode()) + _value_size(value) for name, value in item.attrs.items())
+    member (its DynamoType.size wraps each in a new DynamoType) for the usual kinds of values. A string's size is
+    its UTF-8 length: its length when it is ASCII (``str.isascii`` reads a flag), without encoding it."""
+    total = 0
+    for name, value in item.attrs.items():
+        total += len(name) if name.isascii() else len(name.encode())
+        kind = value.type
+        inner = value.value
+        if kind == "S" and type(inner) is str:
+            total += len(inner) if inner.isascii() else len(inner.encode())
+        elif kind == "N" and type(inner) is str:
+            total += len(inner)
+        elif (kind == "BOOL" or kind == "NULL") and type(inner) is bool:
+            total += 1
+        else:
+            total += _value_size(value)
+    return total
 
 
 def _value_size(value: DynamoType) -> int:
@@ -332,6 +346,7 @@ def install() -> None:
         S3Response.put_object = _s3_put_object  # type: ignore[method-assign]
         moto_dispatch.install()
         moto_items.install()
+        moto_answers.install()
 
 
 def uninstall() -> None:
@@ -345,6 +360,7 @@ def uninstall() -> None:
         S3Response.put_object = _state.pop("s3_put_object")  # type: ignore[method-assign]
         moto_dispatch.uninstall()
         moto_items.uninstall()
+        moto_answers.uninstall()
 
 
 def installed() -> bool:

@@ -1,0 +1,240 @@
+"""moto's DynamoDB answers that carry items, written to JSON in one pass (installed with
+lakelet/stack/moto_speedups.py; moto is pinned, requirements-dev.txt).
+
+Why: a profile of ``lakelet up`` committing 10,000 staged objects put ~89% of the commit in the staging table's
+Query pages, and half of moto's CPU per page in two walks over every value of every item: ``DynamoResult``
+converts the answer's DynamoTypes to plain dicts (lakelet/stack/moto_items.py, ``fast_dynamo_to_dict``), then the
+model-driven JSON serializer walks the result again, member by member, through the output shape.
+
+What :func:`install` changes:
+
+1. moto's handler builds every DynamoDB answer as ``DynamoResult(result)`` (a name looked up in
+   ``moto.dynamodb.responses`` at each call): it becomes :class:`FastDynamoResult`, which keeps a dict result as
+   it is until the answer is written (``include_consumed_capacity`` adds ConsumedCapacity to that dict in the
+   meantime, as it does to moto's). Then, for the operations whose answers carry items (:data:`ITEM_MEMBERS`),
+   the items' members are turned into the JSON shape of an AttributeValue map straight from moto's Items and
+   DynamoTypes, the rest of the answer (Count, ScannedCount, ConsumedCapacity, ...) is serialized by moto's own
+   serializer, and both are put together in the output shape's member order, the order moto's serializer writes.
+   Anything this is not sure of (a binary value, an empty attribute name, a value of an unexpected Python type,
+   an unknown member, a response transformer) leaves the whole answer to moto's path, as before.
+2. ``BaseResponse._enrich_response`` puts the request id into an XML body's ``<RequestId>`` with a regular
+   expression whose look-behind runs at every position of the body; a body without ``<RequestId>`` (every JSON
+   answer) cannot match, so the expression is not run on it. The request id is still drawn and set as before.
+
+:func:`install` and :func:`uninstall` are idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import moto.dynamodb.responses as moto_responses
+from moto import settings
+from moto.core.responses import ActionResult, BaseResponse
+from moto.core.serialize import BaseJSONSerializer, XFormedAttributePicker
+from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+
+_saved: dict[str, Any] = {}
+#: Answers written here ("fast") and left to moto's path ("moto"), since the process started (tests read it).
+counters = {"fast": 0, "moto": 0}
+
+# Per operation, the answer's members that hold items: "items" a list of AttributeMaps, "item" one AttributeMap,
+# "tables" a map of table name -> list of AttributeMaps.
+ITEM_MEMBERS: dict[str, dict[str, str]] = {
+    "Query": {"Items": "items", "LastEvaluatedKey": "item"},
+    "Scan": {"Items": "items", "LastEvaluatedKey": "item"},
+    "GetItem": {"Item": "item"},
+    "PutItem": {"Attributes": "item"},
+    "UpdateItem": {"Attributes": "item"},
+    "DeleteItem": {"Attributes": "item"},
+    "BatchGetItem": {"Responses": "tables"},
+}
+_MAPS = (dict, LimitedSizeDict)
+
+
+def attribute_value(value: Any) -> dict[str, Any] | None:
+    """The JSON of one AttributeValue as moto writes it, from a DynamoType or its ``{type: value}`` dict (members
+    of either kind); None when this does not cover it."""
+    kind_of = type(value)
+    if kind_of is DynamoType:
+        kind, inner = value.type, value.value
+    elif kind_of is dict and len(value) == 1:
+        ((kind, inner),) = value.items()
+    else:
+        return None
+    if kind == "S" or kind == "N":
+        return {kind: inner} if type(inner) is str else None
+    if kind == "BOOL" or kind == "NULL":
+        return {kind: inner} if type(inner) is bool else None
+    if kind == "M":
+        return {kind: attribute_map(inner)} if type(inner) in _MAPS else None
+    if kind == "L":
+        if type(inner) is not list:
+            return None
+        elements = []
+        for element in inner:
+            done = attribute_value(element)
+            if done is None:
+                return None
+            elements.append(done)
+        return {kind: elements}
+    if kind == "SS" or kind == "NS":
+        if type(inner) is not list or any(type(v) is not str for v in inner):
+            return None
+        return {kind: list(inner)}
+    return None  # binary values, unknown kinds
+
+
+class _Unsure(Exception):
+    """Raised inside a walk to leave the answer to moto."""
+
+
+def attribute_map(attributes: Any) -> dict[str, Any]:
+    """The JSON of an item (an AttributeMap); raises _Unsure for what this does not cover."""
+    if type(attributes) not in _MAPS:
+        raise _Unsure
+    members = {}
+    for name, value in attributes.items():
+        # The usual kinds inline: this runs for every attribute of every item of a page.
+        if type(value) is DynamoType:
+            kind = value.type
+            inner = value.value
+            if (kind == "S" or kind == "N") and type(inner) is str:
+                done: dict[str, Any] | None = {kind: inner}
+            else:
+                done = attribute_value(value)
+        else:
+            done = attribute_value(value)
+        if done is None or type(name) is not str or not name:
+            raise _Unsure  # moto's serializer merges an empty name's value into the map: its path decides
+        members[name] = done
+    return members
+
+
+def _item_part(operation: str, result: dict[str, Any]) -> dict[str, Any]:
+    """The answer's item members as JSON values; raises _Unsure."""
+    part: dict[str, Any] = {}
+    for member, kind in ITEM_MEMBERS[operation].items():
+        value = result.get(member)
+        if value is None:
+            continue
+        if kind == "item":
+            part[member] = attribute_map(value)
+        elif kind == "items":
+            if type(value) is not list:
+                raise _Unsure
+            part[member] = [attribute_map(item) for item in value]
+        else:
+            if type(value) is not dict:
+                raise _Unsure
+            tables = {}
+            for table, items in value.items():
+                if type(table) is not str or not table or type(items) is not list:
+                    raise _Unsure
+                tables[table] = [attribute_map(item) for item in items]
+            part[member] = tables
+    return part
+
+
+def answer(context: Any, result: dict[str, Any]) -> tuple[int, dict[str, Any], str] | None:
+    """moto's (status, headers, body) for an answer with items, or None to leave it to moto."""
+    operation_model = context.operation_model
+    operation = str(operation_model.name)
+    if operation not in ITEM_MEMBERS or not issubclass(context.serializer_class, BaseJSONSerializer):
+        return None
+    transformers = getattr(context.response, "RESPONSE_KEY_PATH_TO_TRANSFORMER", None)
+    shape = operation_model.output_shape
+    if transformers or shape is None:
+        return None
+    members = shape.members
+    if any(name not in members or members[name].serialization.get("name", name) != name for name in result):
+        return None  # a member the shape does not know, or one written under another name: moto's path
+    try:
+        part = _item_part(operation, result)
+    except _Unsure:
+        return None
+    convert: Callable[[Any], Any] = moto_responses.dynamo_to_dict  # type: ignore[attr-defined]
+    rest = convert({name: value for name, value in result.items() if name not in part})
+    serializer = context.serializer_class(
+        operation_model=operation_model,
+        pretty_print=settings.PRETTIFY_RESPONSES,
+        value_picker=XFormedAttributePicker(response_transformers=transformers),
+    )
+    response = serializer._create_default_response()
+    written: dict[str, Any] = {}
+    serializer._serialize(written, rest, shape, "")
+    merged = {}
+    for name in members:
+        if name in part:
+            merged[name] = part[name]
+        elif name in written:
+            merged[name] = written.pop(name)
+    if written:
+        return None  # the serializer wrote a member this did not expect
+    kind = type(serializer)
+    if (
+        kind._serialized_result_to_response is BaseJSONSerializer._serialized_result_to_response
+        and kind._serialize_body is BaseJSONSerializer._serialize_body
+        and not serializer.pretty_print
+    ):
+        # BaseJSONSerializer's body and Content-Type; json.dumps without its check for cycles (a page holds ~10
+        # small dicts per item, each of which the check records), which changes nothing in what it writes.
+        response["body"] = json.dumps(merged, check_circular=False)
+        response["headers"]["Content-Type"] = serializer._get_protocol_specific_content_type()
+    else:
+        response = serializer._serialized_result_to_response(response, rest, shape, merged)
+    return response["status_code"], response["headers"], response["body"]
+
+
+class FastDynamoResult(moto_responses.DynamoResult):
+    """moto's DynamoResult, its conversion left until the answer is written (see the module's docstring)."""
+
+    def __init__(self, result: object) -> None:
+        if type(result) is dict:
+            ActionResult.__init__(self, result)  # ``.result`` is this dict, for include_consumed_capacity
+            self._raw: dict[str, Any] | None = result
+        else:
+            self._raw = None
+            super().__init__(result)
+
+    def execute_result(self, context: Any) -> Any:
+        raw = self._raw
+        if raw is not None:
+            self._raw = None
+            done = answer(context, raw)
+            if done is not None:
+                counters["fast"] += 1
+                return done
+            super().__init__(raw)  # moto's conversion, then moto's serializer
+        counters["moto"] += 1
+        return super().execute_result(context)
+
+
+def _enrich_response(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
+    original: Callable[[dict[str, str], Any], tuple[dict[str, str], Any]] = _saved["enrich"].__func__
+    if type(body) is str and "<RequestId>" not in body:
+        headers, _ = original(headers, "")  # the status and the request id, as moto sets them
+        return headers, body
+    return original(headers, body)
+
+
+def install() -> None:
+    if _saved:
+        return
+    _saved["result"] = moto_responses.DynamoResult
+    _saved["enrich"] = BaseResponse.__dict__["_enrich_response"]
+    moto_responses.DynamoResult = FastDynamoResult  # type: ignore[misc]
+    BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
+
+
+def uninstall() -> None:
+    if not _saved:
+        return
+    moto_responses.DynamoResult = _saved.pop("result")  # type: ignore[misc]
+    BaseResponse._enrich_response = _saved.pop("enrich")  # type: ignore[method-assign]
+
+
+def installed() -> bool:
+    return bool(_saved)
