@@ -66,12 +66,16 @@ _generation = [0]
 
 class _Partition:
     """The range keys of one partition: ``keys`` sorted (live and dead ones), ``added`` not yet in ``keys``,
-    ``dead`` in ``keys`` but deleted. Live keys = (keys - dead) | added."""
+    ``dead`` in ``keys`` but deleted. Live keys = (keys - dead) | added. ``probes``: for live keys, the DynamoType
+    moto keys the partition's dict with, found there by identity before DynamoType's ``__eq__`` (two calls of
+    its ``cast_value``) is asked. A probe is only ever used to look up, by equality: one that is not (or no
+    longer) moto's own object still finds the item, a little slower."""
 
-    __slots__ = ("added", "dead", "keys")
+    __slots__ = ("added", "dead", "keys", "probes")
 
-    def __init__(self, keys: list[str]) -> None:
+    def __init__(self, keys: list[str], probes: dict[str, DynamoType]) -> None:
         self.keys = keys
+        self.probes = probes
         self.added: set[str] = set()
         self.dead: set[str] = set()
 
@@ -107,7 +111,8 @@ def _sorted_keys(cache: _Cache, hash_value: str, partition: dict[DynamoType, Ite
         counters["resorted"] += 1
     if entry is None:
         counters["sorted"] += 1
-        entry = _Partition(sorted(key.value for key in partition))
+        probes = {key.value: key for key in partition}
+        entry = _Partition(sorted(probes), probes)
         cache.partitions[hash_value] = entry
         return entry
     if entry.added:
@@ -150,6 +155,7 @@ def _put_item(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any
         item = original(self, item_attrs, *args, **kwargs)
         if not existed:
             key = range_value.value
+            entry.probes[key] = item.range_key if isinstance(item.range_key, DynamoType) else range_value
             if key in entry.dead:
                 entry.dead.discard(key)
             else:
@@ -170,6 +176,7 @@ def _delete_item(self: Table, hash_key: DynamoType, range_key: DynamoType | None
         entry = cache.partitions.get(hash_key.value)
         if entry is not None:
             key = range_key.value
+            entry.probes.pop(key, None)
             if key in entry.added:
                 entry.added.discard(key)
             else:
@@ -236,7 +243,8 @@ def _query(
     with cache.lock:
         partition = self.items.get(hash_key)  # .get: the defaultdict must not grow a partition
         if partition:
-            keys = _sorted_keys(cache, hash_key.value, partition).keys
+            entry = _sorted_keys(cache, hash_key.value, partition)
+            keys, probes = entry.keys, entry.probes
             a, b = segment(keys, comparison, values)
             # Positions in walking order: the matching ones after the start key, then the rest (the "tail"),
             # which moto walks too: they match nothing but can still end the page (Limit reached, or 1 MB).
@@ -254,7 +262,7 @@ def _query(
             result_size = 0
             ended = False
             for position in matching:
-                item = partition.get(DynamoType({"S": keys[position]}))
+                item = partition.get(probes.get(keys[position]) or DynamoType({"S": keys[position]}))
                 if item is None:
                     continue  # a dead key
                 size = _item_size(item)
@@ -266,7 +274,7 @@ def _query(
                 result_size += size
             if not ended and results and (limit == len(results) or result_size + _MAX_ITEM_SIZE > RESULT_SIZE_LIMIT):
                 for position in tail:
-                    item = partition.get(DynamoType({"S": keys[position]}))
+                    item = partition.get(probes.get(keys[position]) or DynamoType({"S": keys[position]}))
                     if item is None:
                         continue
                     if len(results) == limit or result_size + _item_size(item) > RESULT_SIZE_LIMIT:
