@@ -12,11 +12,12 @@ What :func:`install` changes:
    ``moto.dynamodb.responses`` at each call): it becomes :class:`FastDynamoResult`, which keeps a dict result as
    it is until the answer is written (``include_consumed_capacity`` adds ConsumedCapacity to that dict in the
    meantime, as it does to moto's). Then, for the operations whose answers carry items (:data:`ITEM_MEMBERS`),
-   the items' members are turned into the JSON shape of an AttributeValue map straight from moto's Items and
-   DynamoTypes, the rest of the answer (Count, ScannedCount, ConsumedCapacity, ...) is serialized by moto's own
-   serializer, and both are put together in the output shape's member order, the order moto's serializer writes.
+   the items' members are written as JSON text straight from moto's Items and DynamoTypes, with the function
+   json.dumps writes strings with, the rest of the answer (Count, ScannedCount, ConsumedCapacity, ...) is
+   serialized by moto's own serializer and json.dumps, and both are put together in the output shape's member
+   order, the order moto's serializer writes: the same bytes as moto's body (json.dumps with its defaults).
    Anything this is not sure of (a binary value, an empty attribute name, a value of an unexpected Python type,
-   an unknown member, a response transformer) leaves the whole answer to moto's path, as before.
+   an unknown member, a response transformer, pretty-printed responses) leaves the whole answer to moto's path.
 2. ``BaseResponse._enrich_response`` puts the request id into an XML body's ``<RequestId>`` with a regular
    expression whose look-behind runs at every position of the body; a body without ``<RequestId>`` (every JSON
    answer) cannot match, so the expression is not run on it. The request id is still drawn and set as before.
@@ -27,6 +28,7 @@ What :func:`install` changes:
 from __future__ import annotations
 
 import json
+import json.encoder
 from collections.abc import Callable
 from typing import Any
 
@@ -52,89 +54,103 @@ ITEM_MEMBERS: dict[str, dict[str, str]] = {
     "BatchGetItem": {"Responses": "tables"},
 }
 _MAPS = (dict, LimitedSizeDict)
-
-
-def attribute_value(value: Any) -> dict[str, Any] | None:
-    """The JSON of one AttributeValue as moto writes it, from a DynamoType or its ``{type: value}`` dict (members
-    of either kind); None when this does not cover it."""
-    kind_of = type(value)
-    if kind_of is DynamoType:
-        kind, inner = value.type, value.value
-    elif kind_of is dict and len(value) == 1:
-        ((kind, inner),) = value.items()
-    else:
-        return None
-    if kind == "S" or kind == "N":
-        return {kind: inner} if type(inner) is str else None
-    if kind == "BOOL" or kind == "NULL":
-        return {kind: inner} if type(inner) is bool else None
-    if kind == "M":
-        return {kind: attribute_map(inner)} if type(inner) in _MAPS else None
-    if kind == "L":
-        if type(inner) is not list:
-            return None
-        elements = []
-        for element in inner:
-            done = attribute_value(element)
-            if done is None:
-                return None
-            elements.append(done)
-        return {kind: elements}
-    if kind == "SS" or kind == "NS":
-        if type(inner) is not list or any(type(v) is not str for v in inner):
-            return None
-        return {kind: list(inner)}
-    return None  # binary values, unknown kinds
+# How json.dumps writes a str with its defaults (ensure_ascii): moto's serializer writes its body with them.
+_text = json.encoder.encode_basestring_ascii
+# Per kind of value, per attribute name: the text before the value, ``"name": {"S": `` (names repeat from item
+# to item). Bounded: emptied when it holds more names than this.
+_PREFIXES: dict[str, dict[str, str]] = {"S": {}, "N": {}, "BOOL": {}, "NULL": {}}
+_PREFIXES_MAX = 4096
 
 
 class _Unsure(Exception):
     """Raised inside a walk to leave the answer to moto."""
 
 
-def attribute_map(attributes: Any) -> dict[str, Any]:
-    """The JSON of an item (an AttributeMap); raises _Unsure for what this does not cover."""
-    if type(attributes) not in _MAPS:
+def value_text(value: Any) -> str:
+    """The JSON of one AttributeValue as moto writes it, from a DynamoType or its ``{type: value}`` dict (members
+    of either kind); raises _Unsure for what this does not cover."""
+    kind_of = type(value)
+    if kind_of is DynamoType:
+        kind, inner = value.type, value.value
+    elif kind_of is dict and len(value) == 1:
+        ((kind, inner),) = value.items()
+    else:
         raise _Unsure
-    members = {}
+    inner_type = type(inner)
+    if (kind == "S" or kind == "N") and inner_type is str:
+        return '{"' + kind + '": ' + _text(inner) + "}"
+    if (kind == "BOOL" or kind == "NULL") and inner_type is bool:
+        return '{"' + kind + '": ' + ("true}" if inner else "false}")
+    if kind == "M" and inner_type in _MAPS:
+        return '{"M": ' + map_text(inner) + "}"
+    if kind == "L" and inner_type is list:
+        return '{"L": [' + ", ".join([value_text(element) for element in inner]) + "]}"
+    if (kind == "SS" or kind == "NS") and inner_type is list:
+        if any(type(v) is not str for v in inner):
+            raise _Unsure
+        return '{"' + kind + '": [' + ", ".join([_text(v) for v in inner]) + "]}"
+    raise _Unsure  # binary values, unknown kinds, values of unexpected Python types
+
+
+def map_text(attributes: Any) -> str:
+    """The JSON of an item, or of a map value's members (an AttributeMap, a MapAttributeValue); raises _Unsure.
+    moto's serializer puts an empty name's members into the enclosing map itself: its path decides those."""
+    if type(attributes) not in _MAPS or "" in attributes:
+        raise _Unsure
+    parts = []
     for name, value in attributes.items():
         # The usual kinds inline: this runs for every attribute of every item of a page.
-        if type(value) is DynamoType:
+        if type(value) is DynamoType and type(name) is str:
             kind = value.type
-            inner = value.value
-            if (kind == "S" or kind == "N") and type(inner) is str:
-                done: dict[str, Any] | None = {kind: inner}
-            else:
-                done = attribute_value(value)
-        else:
-            done = attribute_value(value)
-        if done is None or type(name) is not str or not name:
-            raise _Unsure  # moto's serializer merges an empty name's value into the map: its path decides
-        members[name] = done
-    return members
+            names = _PREFIXES.get(kind)
+            if names is not None:
+                inner = value.value
+                inner_type = type(inner)
+                if inner_type is str and (kind == "S" or kind == "N"):
+                    rest = _text(inner) + "}"
+                elif inner_type is bool and (kind == "BOOL" or kind == "NULL"):
+                    rest = "true}" if inner else "false}"
+                else:
+                    raise _Unsure
+                prefix = names.get(name)
+                if prefix is None:
+                    if len(names) >= _PREFIXES_MAX:
+                        names.clear()
+                    prefix = names[name] = _text(name) + ': {"' + kind + '": '
+                parts.append(prefix + rest)
+                continue
+        if type(name) is not str:
+            raise _Unsure
+        parts.append(_text(name) + ": " + value_text(value))
+    return "{" + ", ".join(parts) + "}"
 
 
-def _item_part(operation: str, result: dict[str, Any]) -> dict[str, Any]:
-    """The answer's item members as JSON values; raises _Unsure."""
-    part: dict[str, Any] = {}
+def _items_text(items: Any) -> str:
+    if type(items) is not list:
+        raise _Unsure
+    return "[" + ", ".join([map_text(item) for item in items]) + "]"
+
+
+def _item_part(operation: str, result: dict[str, Any]) -> dict[str, str]:
+    """The answer's item members as JSON text; raises _Unsure."""
+    part: dict[str, str] = {}
     for member, kind in ITEM_MEMBERS[operation].items():
         value = result.get(member)
         if value is None:
             continue
         if kind == "item":
-            part[member] = attribute_map(value)
+            part[member] = map_text(value)
         elif kind == "items":
-            if type(value) is not list:
-                raise _Unsure
-            part[member] = [attribute_map(item) for item in value]
+            part[member] = _items_text(value)
         else:
             if type(value) is not dict:
                 raise _Unsure
-            tables = {}
+            tables = []
             for table, items in value.items():
-                if type(table) is not str or not table or type(items) is not list:
+                if type(table) is not str or not table:
                     raise _Unsure
-                tables[table] = [attribute_map(item) for item in items]
-            part[member] = tables
+                tables.append(_text(table) + ": " + _items_text(items))
+            part[member] = "{" + ", ".join(tables) + "}"
     return part
 
 
@@ -142,8 +158,15 @@ def answer(context: Any, result: dict[str, Any]) -> tuple[int, dict[str, Any], s
     """moto's (status, headers, body) for an answer with items, or None to leave it to moto."""
     operation_model = context.operation_model
     operation = str(operation_model.name)
-    if operation not in ITEM_MEMBERS or not issubclass(context.serializer_class, BaseJSONSerializer):
-        return None
+    serializer_class = context.serializer_class
+    if (
+        operation not in ITEM_MEMBERS
+        or settings.PRETTIFY_RESPONSES
+        or not issubclass(serializer_class, BaseJSONSerializer)
+        or serializer_class._serialized_result_to_response is not BaseJSONSerializer._serialized_result_to_response
+        or serializer_class._serialize_body is not BaseJSONSerializer._serialize_body
+    ):
+        return None  # the body is not json.dumps of the serialized result with its defaults
     transformers = getattr(context.response, "RESPONSE_KEY_PATH_TO_TRANSFORMER", None)
     shape = operation_model.output_shape
     if transformers or shape is None:
@@ -157,34 +180,26 @@ def answer(context: Any, result: dict[str, Any]) -> tuple[int, dict[str, Any], s
         return None
     convert: Callable[[Any], Any] = moto_responses.dynamo_to_dict  # type: ignore[attr-defined]
     rest = convert({name: value for name, value in result.items() if name not in part})
-    serializer = context.serializer_class(
+    serializer = serializer_class(
         operation_model=operation_model,
-        pretty_print=settings.PRETTIFY_RESPONSES,
+        pretty_print=False,
         value_picker=XFormedAttributePicker(response_transformers=transformers),
     )
     response = serializer._create_default_response()
     written: dict[str, Any] = {}
     serializer._serialize(written, rest, shape, "")
-    merged = {}
+    # json.dumps of the serialized result, its members in the shape's order (the order moto's serializer writes
+    # them in), the item members' text written above in place of theirs.
+    body = []
     for name in members:
         if name in part:
-            merged[name] = part[name]
+            body.append(_text(name) + ": " + part[name])
         elif name in written:
-            merged[name] = written.pop(name)
+            body.append(_text(name) + ": " + json.dumps(written.pop(name)))
     if written:
         return None  # the serializer wrote a member this did not expect
-    kind = type(serializer)
-    if (
-        kind._serialized_result_to_response is BaseJSONSerializer._serialized_result_to_response
-        and kind._serialize_body is BaseJSONSerializer._serialize_body
-        and not serializer.pretty_print
-    ):
-        # BaseJSONSerializer's body and Content-Type; json.dumps without its check for cycles (a page holds ~10
-        # small dicts per item, each of which the check records), which changes nothing in what it writes.
-        response["body"] = json.dumps(merged, check_circular=False)
-        response["headers"]["Content-Type"] = serializer._get_protocol_specific_content_type()
-    else:
-        response = serializer._serialized_result_to_response(response, rest, shape, merged)
+    response["body"] = "{" + ", ".join(body) + "}"
+    response["headers"]["Content-Type"] = serializer._get_protocol_specific_content_type()
     return response["status_code"], response["headers"], response["body"]
 
 

@@ -23,7 +23,9 @@ What :func:`install` patches (and :func:`uninstall` gives back; both are idempot
    dead keys add up to the partition's size, and sorts again if not. A table that moto deep-copies (a
    transaction's rollback copy) starts with an empty cache.
 3. How moto turns DynamoDB answers into JSON (lakelet/stack/moto_items.py): the conversion of its items to plain
-   values and the serialization of attribute values, which walk every value of every item of a page.
+   values and the serialization of attribute values, which walk every value of every item of a page; and, for
+   the answers that carry items (Query pages, GetItem, ...), one pass from moto's Items to the JSON text
+   (lakelet/stack/moto_answers.py).
 4. Not a speedup but a fidelity fix the stack needs: S3's ``PutObject``, serialized by a lock. moto checks a
    conditional put (``If-None-Match: *``, how a repository claims its storage namespace) and then stores the
    object, without a lock, so two concurrent requests could both pass the check; S3 makes it atomic.

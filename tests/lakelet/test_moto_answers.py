@@ -9,6 +9,7 @@ ConsumedCapacity, the write operations' ReturnValues, BatchGetItem, Scan and err
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -323,3 +324,57 @@ def test_install_and_uninstall_are_idempotent_and_give_moto_back() -> None:
     assert not moto_answers.installed()
     assert moto_responses.DynamoResult is original_result
     assert BaseResponse.__dict__["_enrich_response"] is original_enrich
+
+
+_CHARACTERS = ["a", "Z", "0", " ", "é", "\u2603", "\U0001f600", '"', "\\", "\n", "\t", "\x00", "\x7f", "/", "<"]
+
+
+def _string(rng: random.Random, empty: bool = True) -> str:
+    return "".join(rng.choice(_CHARACTERS) for _ in range(rng.randint(0 if empty else 1, 6)))
+
+
+def _number(rng: random.Random) -> str:
+    return rng.choice(["0", "1", "-7", "3.25", "1e3", "-0.5", "12345678901234567890", str(rng.randint(-99, 99))])
+
+
+def _value(rng: random.Random, depth: int = 0) -> dict[str, Any]:
+    kind = rng.choice(["S", "S", "N", "BOOL", "NULL", "SS", "NS", "L", "M", "B"] if depth < 3 else ["S", "N", "BOOL"])
+    if kind == "S":
+        return {"S": _string(rng)}
+    if kind == "N":
+        return {"N": _number(rng)}
+    if kind == "BOOL":
+        return {"BOOL": rng.random() < 0.5}
+    if kind == "NULL":
+        return {"NULL": True}
+    if kind == "SS":
+        return {"SS": sorted({_string(rng) for _ in range(rng.randint(1, 4))})}
+    if kind == "NS":
+        return {"NS": sorted({str(rng.randint(-50, 50)) for _ in range(rng.randint(1, 4))})}
+    if kind == "L":
+        return {"L": [_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]}
+    if kind == "M":
+        return {"M": {_string(rng, empty=False): _value(rng, depth + 1) for _ in range(rng.randint(0, 4))}}
+    return {"B": bytes(rng.randrange(256) for _ in range(rng.randint(0, 4)))}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_items_in_every_item_answer(seed: int) -> None:
+    def scenario(ddb: Any) -> None:
+        rng = random.Random(seed)
+        keys = []
+        for i in range(25):
+            item = {"h": {"S": "p"}, "r": {"S": f"{i:02d}{_string(rng)}"}}
+            for _ in range(rng.randint(0, 8)):
+                item[_string(rng, empty=False)] = _value(rng)
+            ddb.put_item(TableName=TABLE, Item=item)
+            keys.append(item["r"])
+        for limit in (1, 4, 30):
+            _query(ddb, "p", Limit=limit, ScanIndexForward=rng.random() < 0.5, ReturnConsumedCapacity="TOTAL")
+        for r in rng.sample(keys, 5):
+            ddb.get_item(TableName=TABLE, Key={"h": {"S": "p"}, "r": r})
+            ddb.delete_item(TableName=TABLE, Key={"h": {"S": "p"}, "r": r}, ReturnValues="ALL_OLD")
+        ddb.batch_get_item(RequestItems={TABLE: {"Keys": [{"h": {"S": "p"}, "r": r} for r in keys[:10]]}})
+        ddb.scan(TableName=TABLE)
+
+    same_as_moto(scenario)
