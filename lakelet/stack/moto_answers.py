@@ -55,7 +55,7 @@ ITEM_MEMBERS: dict[str, dict[str, str]] = {
 }
 _MAPS = (dict, LimitedSizeDict)
 # How json.dumps writes a str with its defaults (ensure_ascii): moto's serializer writes its body with them.
-_text = json.encoder.encode_basestring_ascii
+_text: Callable[[str], str] = json.encoder.encode_basestring_ascii
 # Per kind of value, per attribute name: the text before the value, ``"name": {"S": `` (names repeat from item
 # to item). Bounded: emptied when it holds more names than this.
 _PREFIXES: dict[str, dict[str, str]] = {"S": {}, "N": {}, "BOOL": {}, "NULL": {}}
@@ -69,6 +69,7 @@ class _Unsure(Exception):
 def value_text(value: Any) -> str:
     """The JSON of one AttributeValue as moto writes it, from a DynamoType or its ``{type: value}`` dict (members
     of either kind); raises _Unsure for what this does not cover."""
+    kind: str
     kind_of = type(value)
     if kind_of is DynamoType:
         kind, inner = value.type, value.value
