@@ -535,3 +535,29 @@ def test_attribute_values_serialize_to_the_same_bytes(client: Any, monkeypatch: 
     requests()
     assert fast == bodies
     assert len(fast) == 4
+
+
+def test_pages_look_items_up_with_moto_s_own_key_objects(client: Any) -> None:
+    """The probes a page looks its items up with are the key objects moto keys its partition with (found by
+    identity), through puts and deletes; the answers stay moto's."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    rng = random.Random(3)
+    for r in ("a", "b", "c"):
+        client.put_item(TableName=TABLE, Item=item(rng, "p", r))
+    request = {"TableName": TABLE, "KeyConditionExpression": "h = :h", "ExpressionAttributeValues": {":h": {"S": "p"}}}
+    both(client, request)
+    table = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].tables[TABLE]
+    partition = table.items[next(key for key in table.items if key.value == "p")]
+    entry = table.__dict__["_lakelet_sorted_ranges"].partitions["p"]
+
+    def moto_keys() -> dict[str, int]:
+        return {key.value: id(key) for key in partition}
+
+    assert {key: id(probe) for key, probe in entry.probes.items()} == moto_keys()
+    client.put_item(TableName=TABLE, Item=item(rng, "p", "d"))  # a new key
+    client.put_item(TableName=TABLE, Item=item(rng, "p", "a"))  # an overwrite: moto keeps its key object
+    client.delete_item(TableName=TABLE, Key={"h": {"S": "p"}, "r": {"S": "b"}})
+    assert [row["r"]["S"] for row in both(client, request)["Items"]] == ["a", "c", "d"]
+    assert {key: id(probe) for key, probe in entry.probes.items()} == moto_keys()
