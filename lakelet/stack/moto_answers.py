@@ -16,6 +16,8 @@ What :func:`install` changes:
    json.dumps writes strings with, the rest of the answer (Count, ScannedCount, ConsumedCapacity, ...) is
    serialized by moto's own serializer and json.dumps, and both are put together in the output shape's member
    order, the order moto's serializer writes: the same bytes as moto's body (json.dumps with its defaults).
+   What moto's serializer makes of those other members is remembered per distinct value (plain JSON values
+   only): a GetItem's or PutItem's cost was mostly that walk.
    Anything this is not sure of (a binary value, an empty attribute name, a value of an unexpected Python type,
    an unknown member, a response transformer, pretty-printed responses) leaves the whole answer to moto's path.
 2. ``BaseResponse._enrich_response`` puts the request id into an XML body's ``<RequestId>`` with a regular
@@ -181,14 +183,7 @@ def answer(context: Any, result: dict[str, Any]) -> tuple[int, dict[str, Any], s
         return None
     convert: Callable[[Any], Any] = moto_responses.dynamo_to_dict  # type: ignore[attr-defined]
     rest = convert({name: value for name, value in result.items() if name not in part})
-    serializer = serializer_class(
-        operation_model=operation_model,
-        pretty_print=False,
-        value_picker=XFormedAttributePicker(response_transformers=transformers),
-    )
-    response = serializer._create_default_response()
-    written: dict[str, Any] = {}
-    serializer._serialize(written, rest, shape, "")
+    status, content_type, written = _written(context, operation, rest)
     # json.dumps of the serialized result, its members in the shape's order (the order moto's serializer writes
     # them in), the item members' text written above in place of theirs.
     body = []
@@ -196,12 +191,57 @@ def answer(context: Any, result: dict[str, Any]) -> tuple[int, dict[str, Any], s
         if name in part:
             body.append(_text(name) + ": " + part[name])
         elif name in written:
-            body.append(_text(name) + ": " + json.dumps(written.pop(name)))
-    if written:
+            body.append(_text(name) + ": " + written[name])
+    if len(body) != len(part) + len(written):
         return None  # the serializer wrote a member this did not expect
-    response["body"] = "{" + ", ".join(body) + "}"
-    response["headers"]["Content-Type"] = serializer._get_protocol_specific_content_type()
-    return response["status_code"], response["headers"], response["body"]
+    return status, {"Content-Type": content_type}, "{" + ", ".join(body) + "}"
+
+
+# (operation, the JSON of the answer's members other than the items) -> what moto's serializer makes of them:
+# the status, the Content-Type and each member's JSON. A small answer's cost was mostly that walk (the
+# serializer looks every member of ConsumedCapacity up through its alias providers), for a few distinct values.
+_memo: dict[tuple[str, str], tuple[int, str, dict[str, str]]] = {}
+_MEMO_MAX = 4096
+_MEMO_KEY_MAX = 1024
+_PLAIN = (str, int, float, bool, type(None))
+
+
+def _plain(value: Any) -> bool:
+    """Whether the value is made of plain JSON values only, so that its JSON text says all moto's serializer
+    reads of it (a str subclass, an Enum, a tuple or a Decimal could be written differently)."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if kind is list:
+        return all(_plain(v) for v in value)
+    return kind in _PLAIN
+
+
+def _written(context: Any, operation: str, rest: dict[str, Any]) -> tuple[int, str, dict[str, str]]:
+    key = (operation, json.dumps(rest)) if _plain(rest) else None
+    if key is not None:
+        found = _memo.get(key)
+        if found is not None:
+            return found
+    operation_model = context.operation_model
+    serializer = context.serializer_class(
+        operation_model=operation_model,
+        pretty_print=False,
+        value_picker=XFormedAttributePicker(response_transformers={}),
+    )
+    response = serializer._create_default_response()
+    written: dict[str, Any] = {}
+    serializer._serialize(written, rest, operation_model.output_shape, "")
+    done = (
+        response["status_code"],
+        serializer._get_protocol_specific_content_type(),
+        {name: json.dumps(value) for name, value in written.items()},
+    )
+    if key is not None and len(key[1]) <= _MEMO_KEY_MAX:
+        if len(_memo) >= _MEMO_MAX:
+            _memo.clear()
+        _memo[key] = done
+    return done
 
 
 class FastDynamoResult(moto_responses.DynamoResult):

@@ -378,3 +378,19 @@ def test_random_items_in_every_item_answer(seed: int) -> None:
         ddb.scan(TableName=TABLE)
 
     same_as_moto(scenario)
+
+
+def test_the_members_beside_the_items_are_serialized_once_per_distinct_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """moto's serializer writes Count, ScannedCount and ConsumedCapacity once per distinct value; a value that is
+    not plain JSON (a tuple here) is never remembered."""
+    monkeypatch.setattr(moto_answers, "_memo", {})
+    moto_speedups.install()
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        _tables(ddb)
+        _put_all(ddb, [staged("t", i) for i in range(3)])
+        for _ in range(3):
+            _query(ddb, "t", ReturnConsumedCapacity="TOTAL")
+            ddb.get_item(TableName=TABLE, Key={"h": {"S": "t"}, "r": {"S": "data/obj-0001"}})
+        assert sorted(operation for operation, _ in moto_answers._memo) == ["GetItem", "PutItem", "Query"]
+        assert not moto_answers._plain({"Count": (1,)}) and moto_answers._plain({"a": [1, 2.5, None, True, "x"]})
