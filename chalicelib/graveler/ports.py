@@ -200,6 +200,11 @@ class StagingStore(Protocol):
         """
         ...
 
+    def count(self, token: StagingToken, up_to: int) -> int:
+        """How many changes the token holds (tombstones included), counting at most ``up_to``: exact when below
+        it. Strongly consistent, as ``iterate``, but no change is read out: a store counts where it can."""
+        ...
+
     def drop(self, token: StagingToken) -> None:
         """Deletes every staged change of the token, and its sketch (every shard, in parallel where the store
         can). Idempotent."""

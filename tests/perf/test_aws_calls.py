@@ -146,3 +146,14 @@ def test_a_diff_of_a_branch_and_its_parent_reads_the_branch_once(api: Api, count
     _ok(api.get(diff, query={"amount": 100}))  # warm
     calls = counter.during(lambda: _ok(api.get(diff, query={"amount": 100})))
     assert calls == {"dynamodb.GetItem": 1}, dict(calls)
+
+
+def test_a_commit_reads_each_staged_row_out_once(api: Api, counter: CallCounter) -> None:
+    """Before its seal a commit counts what is staged (to choose between committing inline and its workflow): the
+    store counts the token's rows (a Query with Select=COUNT), so only the build reads them out. Before: the count
+    read every row out too, and a commit of n rows decoded 2n."""
+    for i in range(60):
+        api.upload(REPO, "main", f"many/{i:03}", b"x")
+    before = Counter(counter.queried)
+    api.commit(REPO, "main", "many")
+    assert counter.queried - before == {"rows": 60, "counted": 60}, dict(counter.queried - before)

@@ -85,8 +85,13 @@ class Runner:
     # ---- running ----------------------------------------------------------------------------------------------
 
     def _staged_up_to(self, branch: Branch, count: int) -> int:
-        """How many changes the branch has staged, counting at most ``count``."""
-        return len(list(islice(staged_changes(self._parts.staging, branch_tokens(branch)), count)))
+        """How many changes the branch has staged, counting at most ``count``. A branch with one token (no sealed
+        one) has exactly its token's rows, which the store counts without reading them out; sealed tokens (left by
+        a commit that failed) may stage a key twice, so their changes are merged and counted one by one."""
+        tokens = branch_tokens(branch)
+        if len(tokens) == 1:
+            return self._parts.staging.count(tokens[0], count)
+        return len(list(islice(staged_changes(self._parts.staging, tokens), count)))
 
     def commit(self, request: CommitRequest, wait_seconds: float) -> Commit:
         """Commits inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
