@@ -60,7 +60,7 @@ def _parsed(operation: str, document: dict[str, Any], lift: bool) -> dict[str, A
         ("PutItem", {"Attributes": ROWS[0]}),
         # Unicode escapes, floats in the consumed capacity, and a count past 64 bits (orjson refuses that one:
         # botocore's parser reads the whole answer, as before).
-        ("Query", {"Items": [{"k": {"S": "\u00fc\ud83d\ude00 \"q\""}}], "Count": 1, "ScannedCount": 1}),
+        ("Query", {"Items": [{"k": {"S": '\u00fc\ud83d\ude00 "q"'}}], "Count": 1, "ScannedCount": 1}),
         ("Query", {"Items": ROWS[:1], "Count": 1, "ConsumedCapacity": {"TableName": "t", "CapacityUnits": 0.5}}),
         ("Query", {"Items": ROWS[:1], "Count": 2**70}),
     ],
