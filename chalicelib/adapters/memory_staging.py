@@ -137,6 +137,11 @@ class MemoryStagingStore:
         for key in keys[bisect.bisect_left(keys, from_key) :]:
             yield entries[key]
 
+    def count(self, token: StagingToken, up_to: int) -> int:
+        with self._lock:
+            rows = sum(len(self._rows.get((token, shard), {})) for shard in range(shard_count(token)))
+        return min(rows, up_to)
+
     def drop(self, token: StagingToken) -> None:
         for shard in range(shard_count(token)):
             self.drop_shard(token, shard)

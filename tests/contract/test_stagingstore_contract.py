@@ -11,6 +11,7 @@ import pytest
 from chalicelib.adapters.dynamodb import staging as dynamo_staging
 from chalicelib.graveler.ports import StagingStore
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
+from chalicelib.graveler.writes.staging_shards import with_shards
 
 TOKEN = StagingToken("repo1-main:token-1")
 OTHER = StagingToken("repo1-dev:token-2")
@@ -317,3 +318,34 @@ def test_set_if_of_two_writers_expecting_the_same_row_one_wins(staging_store: St
     second = StagedEntry(Key("k"), make_entry("k", 2, physical_address="s3://bucket/ns/data/g1/second"))
     assert [staging_store.set_if(TOKEN, first, read), staging_store.set_if(TOKEN, second, read)] == [True, False]
     assert staging_store.get(TOKEN, Key("k")) == first
+
+
+def test_count_is_exact_below_its_bound(
+    make_staging_store: StagingFactory, stage_all: StageAll, dynamo_queries: Queries
+) -> None:
+    store = make_staging_store(page_size=7)
+    assert store.count(TOKEN, 10) == 0
+    store.set(OTHER, staged("elsewhere"))
+    stage_all(store, TOKEN, (tombstone(f"k{n:02d}") if n % 4 == 0 else staged(f"k{n:02d}", n) for n in range(30)))
+    before = dynamo_queries()
+    assert store.count(TOKEN, 1000) == 30  # tombstones count: each is a change
+    # One COUNT query per up to 1 MB of items, not one per page of rows read out.
+    assert pages_fetched(dynamo_queries, before) in (None, 1)
+    assert store.count(TOKEN, 31) == 30
+    assert store.count(TOKEN, 30) == 30
+    assert store.count(TOKEN, 12) == 12
+    assert store.count(TOKEN, 1) == 1
+    store.delete(TOKEN, Key("k01"))
+    assert store.count(TOKEN, 1000) == 29
+    store.drop(TOKEN)
+    assert store.count(TOKEN, 1000) == 0
+    assert store.count(OTHER, 1000) == 1
+
+
+def test_count_adds_up_every_shard(staging_store: StagingStore, stage_all: StageAll) -> None:
+    sharded = with_shards(StagingToken("repo1-main:counted"), 4)
+    keys = [f"part={n % 5}/{n:04d}" for n in range(120)]
+    stage_all(staging_store, sharded, (staged(k, n) for n, k in enumerate(keys)))
+    assert staging_store.count(sharded, 10_000) == 120
+    assert staging_store.count(sharded, 50) == 50
+    assert staging_store.count(sharded, 120) == 120

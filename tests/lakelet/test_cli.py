@@ -3,6 +3,8 @@ defaults, bad values, and the lakectl subcommands living next to the stack's fla
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -197,3 +199,20 @@ def test_the_stack_process_takes_arrow_buffers_from_the_system_allocator(monkeyp
     monkeypatch.setattr(pyarrow, "set_memory_pool", chosen.append)
     use_system_allocator()
     assert [pool.backend_name for pool in chosen] == ["system"]
+
+
+def test_the_stack_process_warms_what_its_first_commit_would_import() -> None:
+    """pyarrow imports pandas (installed with the dev dependencies) on its first conversion of a list: the stack
+    pays it in the background once it answers, not in its first commit. A fresh interpreter, so that nothing the
+    tests imported already counts."""
+    probe = """
+import sys
+from lakelet.stack.cli import warm_range_writes
+warm_range_writes().join()
+before = set(sys.modules)
+from chalicelib.graveler.committed.columns import RangeColumns
+RangeColumns.from_lists(["k"], ["s3://b/a"], [1], ["e"], [1], ["t"], ["{}"], [b"i"])
+print(sorted(m for m in set(sys.modules) - before if m.split(".")[0] in ("pandas", "pyarrow", "numpy")))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -30,9 +30,17 @@ class CallCounter:
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
+        # DynamoDB Query answers: "rows" read out (Items), "counted" only (Select=COUNT's Count).
+        self.queried: Counter[str] = Counter()
 
     def _count(self, model: Any, **_: Any) -> None:
         self.calls[f"{model.service_model.service_name}.{model.name}"] += 1
+
+    def _rows(self, parsed: dict[str, Any], **_: Any) -> None:
+        if "Items" in parsed:
+            self.queried["rows"] += len(parsed["Items"])
+        else:
+            self.queried["counted"] += int(parsed.get("Count", 0))
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         create_client = botocore.session.Session.create_client
@@ -41,6 +49,7 @@ class CallCounter:
         def counting_create_client(session: Any, *args: Any, **kwargs: Any) -> Any:
             client = create_client(session, *args, **kwargs)
             client.meta.events.register("before-call", counter._count)
+            client.meta.events.register("after-call.dynamodb.Query", counter._rows)
             return client
 
         monkeypatch.setattr(botocore.session.Session, "create_client", counting_create_client)

@@ -146,3 +146,24 @@ def test_a_diff_of_a_branch_and_its_parent_reads_the_branch_once(api: Api, count
     _ok(api.get(diff, query={"amount": 100}))  # warm
     calls = counter.during(lambda: _ok(api.get(diff, query={"amount": 100})))
     assert calls == {"dynamodb.GetItem": 1}, dict(calls)
+
+
+def test_a_commit_reads_each_staged_row_out_once(api: Api, counter: CallCounter) -> None:
+    """Before its seal a commit counts what is staged (to choose between committing inline and its workflow): the
+    store counts the token's rows (a Query with Select=COUNT), so only the build reads them out. Before: the count
+    read every row out too, and a commit of n rows decoded 2n."""
+    for i in range(60):
+        api.upload(REPO, "main", f"many/{i:03}", b"x")
+    before = Counter(counter.queried)
+    api.commit(REPO, "main", "many")
+    assert counter.queried - before == {"rows": 60, "counted": 60}, dict(counter.queried - before)
+
+
+def test_an_upload_after_another_reads_the_branch_once(api: Api, counter: CallCounter) -> None:
+    """A plain upload stages into the token of the branch record the previous upload's re-check read (within
+    UPLOAD_BRANCH_TTL_SECONDS; the counting fixture keeps it for the whole test): its one branch read is the
+    re-check after the write. Before: 4 calls, the branch's GetItem before the write and after it."""
+    api.upload(REPO, "main", "first", b"x")
+    calls = counter.during(lambda: api.upload(REPO, "main", "up/2", b"data"))
+    sketch = _sketch_writes("upload")
+    assert calls == {"dynamodb.GetItem": 1, "dynamodb.PutItem": 1 + sketch, "s3.PutObject": 1}, dict(calls)

@@ -223,6 +223,28 @@ class DynamoStagingStore:
             # The first page is in: the queries that follow (if the caller goes on) fetch full pages.
             limit = self._page_size
 
+    def count(self, token: StagingToken, up_to: int) -> int:
+        """Query pages with Select=COUNT, shard by shard, until ``up_to`` rows are counted: DynamoDB reads (and
+        bills) the items as a Query does, but answers only their number, so nothing is sent or decoded per row."""
+        connection = self._model._get_connection()
+        counted = 0
+        for shard in range(shard_count(token)):
+            start: dict[str, object] | None = None
+            while counted < up_to:
+                with storage_errors():
+                    page = connection.query(
+                        _partition(token, shard),
+                        consistent_read=True,
+                        limit=up_to - counted,
+                        exclusive_start_key=start,
+                        select="COUNT",
+                    )
+                counted += int(page.get("Count", 0))
+                start = page.get("LastEvaluatedKey")
+                if not start:
+                    break
+        return min(counted, up_to)
+
     def drop(self, token: StagingToken) -> None:
         """Deletes the token's items, every shard's and every sketch's (see ``drop_shard``), the shards' chunks
         interleaved so that the deletes spread over all of the token's partitions at once."""

@@ -85,8 +85,13 @@ class Runner:
     # ---- running ----------------------------------------------------------------------------------------------
 
     def _staged_up_to(self, branch: Branch, count: int) -> int:
-        """How many changes the branch has staged, counting at most ``count``."""
-        return len(list(islice(staged_changes(self._parts.staging, branch_tokens(branch)), count)))
+        """How many changes the branch has staged, counting at most ``count``. A branch with one token (no sealed
+        one) has exactly its token's rows, which the store counts without reading them out; sealed tokens (left by
+        a commit that failed) may stage a key twice, so their changes are merged and counted one by one."""
+        tokens = branch_tokens(branch)
+        if len(tokens) == 1:
+            return self._parts.staging.count(tokens[0], count)
+        return len(list(islice(staged_changes(self._parts.staging, tokens), count)))
 
     def commit(self, request: CommitRequest, wait_seconds: float) -> Commit:
         """Commits inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
@@ -120,6 +125,8 @@ class Runner:
                 staged_rows=staged if staged < bound else None,
             )
             self.commit_post_hooks(request, made.id, pre_runs[-1] if pre_runs else "")
+            # The token an upload of this container would stage into moved: the next one reads the branch.
+            self._parts.upload_branches.drop((request.repository, request.branch))
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
         # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).
@@ -141,6 +148,7 @@ class Runner:
         if runner is None or planned.size <= self._parts.workflows.merge_threshold:
             made = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
             self.merge_post_hooks(request, made.id)
+            self._parts.upload_branches.drop((request.repository, request.destination))
             return made
         # The workflow's last step runs the post-hooks (workflows/merge.py).
         return self._start(

@@ -92,6 +92,9 @@ class SnapshotStaging:
     def delete(self, token: StagingToken, key: Key) -> None:
         self.inner.delete(token, key)
 
+    def count(self, token: StagingToken, up_to: int) -> int:
+        return self.inner.count(token, up_to)
+
     def drop(self, token: StagingToken) -> None:
         self.inner.drop(token)
 
