@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import json.encoder
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ import moto.dynamodb.responses as moto_responses
 from moto import settings
 from moto.core.responses import ActionResult, BaseResponse
 from moto.core.serialize import BaseJSONSerializer, XFormedAttributePicker
-from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 
 _saved: dict[str, Any] = {}
 #: Answers written here ("fast") and left to moto's path ("moto"), since the process started (tests read it).
@@ -128,10 +129,43 @@ def map_text(attributes: Any) -> str:
     return "{" + ", ".join(parts) + "}"
 
 
+# Per thread, the items' JSON text written by the request's Query walk (lakelet/stack/moto_speedups.py) for its
+# answer: id of the item's attributes -> (those attributes, their text).
+_written_by_query = threading.local()
+
+
+def text_size(item: Item) -> int | None:
+    """The length of the item's JSON text, kept for this thread's answer; None when this does not cover it. It
+    is at least moto's size of the item (``Item.size``): a string's UTF-8 bytes are at most its JSON text's
+    characters (quotes and escapes only add), a number is written as its text, a boolean as 4 or 5 characters."""
+    attributes = item.attrs
+    try:
+        text = map_text(attributes)
+    except _Unsure:
+        return None
+    texts: dict[int, tuple[Any, str]] | None = getattr(_written_by_query, "texts", None)
+    if texts is None:
+        texts = _written_by_query.texts = {}
+    texts[id(attributes)] = (attributes, text)
+    return len(text)
+
+
+def forget() -> None:
+    """Drops the texts the thread's last Query walk kept."""
+    _written_by_query.texts = None
+
+
 def _items_text(items: Any) -> str:
     if type(items) is not list:
         raise _Unsure
-    return "[" + ", ".join([map_text(item) for item in items]) + "]"
+    texts: dict[int, tuple[Any, str]] | None = getattr(_written_by_query, "texts", None)
+    if not texts:
+        return "[" + ", ".join([map_text(item) for item in items]) + "]"
+    written = []
+    for item in items:
+        found = texts.get(id(item))
+        written.append(found[1] if found is not None and found[0] is item else map_text(item))
+    return "[" + ", ".join(written) + "]"
 
 
 def _item_part(operation: str, result: dict[str, Any]) -> dict[str, str]:
@@ -259,7 +293,10 @@ class FastDynamoResult(moto_responses.DynamoResult):
         raw = self._raw
         if raw is not None:
             self._raw = None
-            done = answer(context, raw)
+            try:
+                done = answer(context, raw)
+            finally:
+                forget()
             if done is not None:
                 counters["fast"] += 1
                 return done

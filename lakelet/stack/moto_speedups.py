@@ -261,27 +261,44 @@ def _query(
                 matching = range(a, b)
                 tail = range(max(a, b), len(keys))
             # Items before the matching ones add nothing and cannot end an empty page (an item is < 1 MB).
+            # result_size: moto's size of the page so far, or, until ``exact``, an upper bound of it: the length
+            # of the items' JSON text, written here for the answer (moto_answers.text_size). While the bound
+            # stays under 1 MB so does the size, and the decisions are moto's; past it, the exact sizes decide.
+            moto_answers.forget()
             result_size = 0
+            exact = False
             ended = False
             for position in matching:
                 item = partition.get(probes.get(keys[position]) or DynamoType({"S": keys[position]}))
                 if item is None:
                     continue  # a dead key
-                size = _item_size(item)
-                if len(results) == limit or result_size + size > RESULT_SIZE_LIMIT:
-                    last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
+                if len(results) == limit:
                     ended = True
                     break
+                size = None if exact else moto_answers.text_size(item)
+                if size is None or result_size + size > RESULT_SIZE_LIMIT:
+                    if not exact:
+                        exact, result_size = True, sum(_item_size(result) for result in results)
+                    size = _item_size(item)
+                    if result_size + size > RESULT_SIZE_LIMIT:
+                        ended = True
+                        break
                 results.append(item)
                 result_size += size
-            if not ended and results and (limit == len(results) or result_size + _MAX_ITEM_SIZE > RESULT_SIZE_LIMIT):
+            if ended:
+                last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
+            elif results and (limit == len(results) or result_size + _MAX_ITEM_SIZE > RESULT_SIZE_LIMIT):
                 for position in tail:
                     item = partition.get(probes.get(keys[position]) or DynamoType({"S": keys[position]}))
                     if item is None:
                         continue
-                    if len(results) == limit or result_size + _item_size(item) > RESULT_SIZE_LIMIT:
-                        last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
-                        break
+                    if len(results) != limit:
+                        if not exact:
+                            exact, result_size = True, sum(_item_size(result) for result in results)
+                        if result_size + _item_size(item) <= RESULT_SIZE_LIMIT:
+                            continue
+                    last_evaluated_key = self._get_last_evaluated_key(results[-1], None)
+                    break
     scanned_count = len(results)
     # moto deep-copies the page here. Nothing writes to the copy (a projection builds new items, the filter and
     # the response only read), so the answer is the same without it, and the copy was a fifth of a page's cost.

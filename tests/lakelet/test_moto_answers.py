@@ -394,3 +394,30 @@ def test_the_members_beside_the_items_are_serialized_once_per_distinct_value(mon
             ddb.get_item(TableName=TABLE, Key={"h": {"S": "t"}, "r": {"S": "data/obj-0001"}})
         assert sorted(operation for operation, _ in moto_answers._memo) == ["GetItem", "PutItem", "Query"]
         assert not moto_answers._plain({"Count": (1,)}) and moto_answers._plain({"a": [1, 2.5, None, True, "x"]})
+
+
+def test_a_query_page_walks_each_item_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page of staged rows: each item's text is written once, by the query's walk, and its length stands in for
+    moto's size; items whose text outgrows 1 MB before their size does are sized exactly, and cut as moto does."""
+    moto_speedups.install()
+    calls = {"map_text": 0, "_item_size": 0}
+    for module, name in ((moto_answers, "map_text"), (moto_speedups, "_item_size")):
+        original = getattr(module, name)
+
+        def counted(value: Any, original: Any = original, name: str = name) -> Any:
+            calls[name] += 1
+            return original(value)
+
+        monkeypatch.setattr(module, name, counted)
+    with mock_aws():
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        _tables(ddb)
+        _put_all(ddb, [staged("t", i) for i in range(40)])
+        _query(ddb, "t", Limit=30)
+        assert calls == {"map_text": 30 + 1, "_item_size": 0}  # the items, and LastEvaluatedKey
+        _put_all(ddb, [{"h": {"S": "big"}, "r": {"S": f"{i:03d}"}, "pad": {"S": "é" * 45_000}} for i in range(30)])
+        page = ddb.query(
+            TableName=TABLE, KeyConditionExpression="h = :h", ExpressionAttributeValues={":h": {"S": "big"}}
+        )
+        assert calls["_item_size"] > 0
+        assert page["Count"] == 11 and page["LastEvaluatedKey"]["r"] == {"S": "010"}
