@@ -291,15 +291,15 @@ class FastDynamoResult(moto_responses.DynamoResult):
 
     def execute_result(self, context: Any) -> Any:
         raw = self._raw
+        self._raw = None
+        try:
+            done = answer(context, raw) if raw is not None else None
+        finally:
+            forget()  # the texts of this thread's Query walk serve this answer only
+        if done is not None:
+            counters["fast"] += 1
+            return done
         if raw is not None:
-            self._raw = None
-            try:
-                done = answer(context, raw)
-            finally:
-                forget()
-            if done is not None:
-                counters["fast"] += 1
-                return done
             super().__init__(raw)  # moto's conversion, then moto's serializer
         counters["moto"] += 1
         return super().execute_result(context)
