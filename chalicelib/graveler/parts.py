@@ -19,12 +19,14 @@ from .branches.protection import BranchProtection, NoProtection
 from .committed import CommittedManager
 from .ports import BlockStore, RefStore, StagingStore, WorkflowRunner
 from .reads.collected import CollectedCheck
+from .records import Branch
 from .storage.caches import TTLCache
 from .writes.staging_snapshot import SnapshotStaging
 
 __all__ = ["UPLOAD_BRANCH_TTL_SECONDS", "EngineParts", "Workflows", "engine_parts"]
 
-# How long a branch an upload address was issued for is taken to still exist without reading it again.
+# How long a branch record an upload read (or one an upload address was issued for) is used without reading it
+# again: an upload stages into its token (a seal since is caught by the write's re-check; usecases/objects.py).
 UPLOAD_BRANCH_TTL_SECONDS = 2.0
 
 
@@ -58,7 +60,7 @@ class EngineParts:
     paths ask (NoProtection then). ``collected``: which entries' data garbage collection deleted. ``hooks``: the
     actions' hook runner (None: an engine that runs none). ``namespace_prefix``: where repositories may live
     (``s3://<bucket>/``; None: anywhere). ``action_files_cache``: the action files every guarded operation looks
-    up twice; ``upload_branches``: branches an upload address was handed out for lately."""
+    up twice; ``upload_branches``: the records of branches uploads went to lately, as last read (objects.py)."""
 
     refs: RefStore
     staging: StagingStore
@@ -73,7 +75,7 @@ class EngineParts:
     workflows: Workflows
     hooks: HookRunner | None
     action_files_cache: ActionFilesCache
-    upload_branches: TTLCache[tuple[str, str], bool]
+    upload_branches: TTLCache[tuple[str, str], Branch]
 
 
 def engine_parts(

@@ -75,10 +75,8 @@ class RefStore(Protocol):
 
     def set_branch(self, repo_id: RepositoryID, branch: Branch, expected: Branch) -> None:
         """Replaces the branch only if the stored record equals ``expected`` (all fields). ``hidden`` is the
-        stored one's: it is fixed when the branch is created.
-
-        Raises Conflict when it does not, or when the branch no longer exists.
-        """
+        stored one's: it is fixed when the branch is created. Raises Conflict when it does not, or when the branch
+        no longer exists."""
         ...
 
     def delete_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> None:
@@ -195,14 +193,11 @@ class StagingStore(Protocol):
 
     def iterate(self, token: StagingToken, from_key: str = "", first_page: int | None = None) -> Iterator[StagedEntry]:
         """The token's staged changes with key >= ``from_key``, in key order, strongly consistent, lazily paged.
-
-        ``first_page`` is a hint: how many entries the caller expects to read before it may stop.
-        """
+        ``first_page`` is a hint: how many entries the caller expects to read before it may stop."""
         ...
 
     def count(self, token: StagingToken, up_to: int) -> int:
-        """How many changes the token holds (tombstones included), counting at most ``up_to``: exact when below
-        it. Strongly consistent, as ``iterate``, but no change is read out: a store counts where it can."""
+        """The token's changes (tombstones too), counted up to ``up_to`` (exact below it), strongly consistent."""
         ...
 
     def drop(self, token: StagingToken) -> None:

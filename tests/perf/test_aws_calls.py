@@ -157,3 +157,13 @@ def test_a_commit_reads_each_staged_row_out_once(api: Api, counter: CallCounter)
     before = Counter(counter.queried)
     api.commit(REPO, "main", "many")
     assert counter.queried - before == {"rows": 60, "counted": 60}, dict(counter.queried - before)
+
+
+def test_an_upload_after_another_reads_the_branch_once(api: Api, counter: CallCounter) -> None:
+    """A plain upload stages into the token of the branch record the previous upload's re-check read (within
+    UPLOAD_BRANCH_TTL_SECONDS; the counting fixture keeps it for the whole test): its one branch read is the
+    re-check after the write. Before: 4 calls, the branch's GetItem before the write and after it."""
+    api.upload(REPO, "main", "first", b"x")
+    calls = counter.during(lambda: api.upload(REPO, "main", "up/2", b"data"))
+    sketch = _sketch_writes("upload")
+    assert calls == {"dynamodb.GetItem": 1, "dynamodb.PutItem": 1 + sketch, "s3.PutObject": 1}, dict(calls)

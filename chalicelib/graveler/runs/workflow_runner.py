@@ -125,6 +125,8 @@ class Runner:
                 staged_rows=staged if staged < bound else None,
             )
             self.commit_post_hooks(request, made.id, pre_runs[-1] if pre_runs else "")
+            # The token an upload of this container would stage into moved: the next one reads the branch.
+            self._parts.upload_branches.drop((request.repository, request.branch))
             return made
         # The workflow's first step refuses a protected branch too; refusing here starts no execution for nothing.
         # Its pre-hooks run in its seal step, after the seal; its post-hooks in its last step (workflows/commit.py).
@@ -146,6 +148,7 @@ class Runner:
         if runner is None or planned.size <= self._parts.workflows.merge_threshold:
             made = steps.run(request, INLINE_SLICES, INLINE_ROUNDS, planned=planned)
             self.merge_post_hooks(request, made.id)
+            self._parts.upload_branches.drop((request.repository, request.destination))
             return made
         # The workflow's last step runs the post-hooks (workflows/merge.py).
         return self._start(

@@ -41,7 +41,7 @@ class BranchParts:
     refs: RefStore
     staging: StagingStore
     guard: BranchProtection | NoProtection
-    upload_branches: TTLCache[tuple[str, str], bool]
+    upload_branches: TTLCache[tuple[str, str], Branch]
     hooks: HookRunner | None
     get_repository: Callable[[str], Repository]
     get_branch: Callable[[str, str], Branch]

@@ -70,7 +70,7 @@ class ObjectParts:
     clock: Callable[[], float]
     guard: BranchProtection | NoProtection
     collected: CollectedCheck
-    upload_branches: TTLCache[tuple[str, str], bool]
+    upload_branches: TTLCache[tuple[str, str], Branch]
     get_repository: Callable[[str], Repository]
     resolve: Callable[[str, str], ResolvedRef]
     repository_for_write: RepositoryForWrite
@@ -168,9 +168,12 @@ class Objects:
         if if_absent and if_match is not None:
             raise errors.Invalid("If-Match and If-None-Match cannot be given together")
         repo = self._parts.repository_for_write(repo_id, force)
-        branch = self._parts.refs.get_branch(repo.id, BranchID(branch_id))
-        self._parts.guard.refuse_write(repo, branch_id)
         precondition = Precondition(if_match, if_absent) if if_absent or if_match is not None else None
+        # A plain upload writes to the token of the branch's record as an upload of the last UPLOAD_BRANCH_TTL_SECONDS
+        # read it (staging.stage's re-check catches a seal since); a conditional one judges the record as it is.
+        recent = self._parts.upload_branches.fresh((repo.id, branch_id)) if precondition is None else None
+        branch = recent if recent is not None else self._parts.refs.get_branch(repo.id, BranchID(branch_id))
+        self._parts.guard.refuse_write(repo, branch_id)
         first = None
         if precondition is not None:
             # Checked before any byte is written (a refused upload writes nothing), and again in the write.
@@ -188,14 +191,19 @@ class Objects:
         )
         validate_entry(entry)
         if precondition is None:
-            stage(
-                self._parts.refs,
-                self._parts.staging,
-                repo.id,
-                BranchID(branch_id),
-                StagedEntry(Key(path), entry),
-                branch,
-            )
+            try:
+                staged_on = stage(
+                    self._parts.refs,
+                    self._parts.staging,
+                    repo.id,
+                    BranchID(branch_id),
+                    StagedEntry(Key(path), entry),
+                    branch,
+                )
+            except errors.BranchNotFound:
+                self._parts.upload_branches.drop((repo.id, branch_id))
+                raise
+            self._parts.upload_branches.put((repo.id, branch_id), staged_on)
             return entry
         try:
             stage_conditionally(self._parts, repo, branch, [StagedEntry(Key(path), entry)], [precondition], first)
@@ -227,7 +235,7 @@ class Objects:
         this one forgets it at once) still refuses the link with 404."""
         repo = self._parts.get_repository(repo_id)
         self._parts.upload_branches.lookup(
-            (repo.id, branch_id), lambda: bool(self._parts.refs.get_branch(repo.id, BranchID(branch_id)))
+            (repo.id, branch_id), lambda: self._parts.refs.get_branch(repo.id, BranchID(branch_id))
         )
 
     def new_physical_address(self, repo_id: str) -> str:

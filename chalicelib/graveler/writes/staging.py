@@ -45,8 +45,9 @@ def stage(
     branch_id: BranchID,
     staged: StagedEntry,
     branch: Branch | None = None,
-) -> None:
-    """Stages a change so that it is never lost to a concurrent commit.
+) -> Branch:
+    """Stages a change so that it is never lost to a concurrent commit; answers the branch as the re-check after
+    the write read it (the change is staged in its token).
 
     After writing, the branch is read again: if a commit sealed the token in between, the seal may have been
     read by the commit before or after our write, so the change is written again to the new token. A change that
@@ -55,8 +56,12 @@ def stage(
     ``branch``: the branch as the caller read it in this request, saving the read before the write: any seal
     since that read is caught by the re-check after the write, exactly as one since a fresh read would be.
     Raises TooManyTries when the branch kept moving, with the change withdrawn (see ``_withdraw``).
+
+    The caller's ``branch`` may be older than this request, as long as it is recent: a write to a token sealed
+    since is caught by the re-check and written again, and one to a token a move retired since is dropped with it
+    by the sweep (branch_moves.RETIRED_GRACE_SECONDS).
     """
-    _stage_surviving_seals(refs, staging, repo_id, branch_id, [staged], repr(staged.key), branch)
+    return _stage_surviving_seals(refs, staging, repo_id, branch_id, [staged], repr(staged.key), branch)
 
 
 def stage_checked(
@@ -112,10 +117,10 @@ def stage_many(
     branch_id: BranchID,
     changes: Sequence[StagedEntry],
     branch: Branch | None = None,
-) -> None:
+) -> Branch:
     """Stages several changes as :func:`stage` does one, with the store's batch writes: all of them are written
     again to the new token when a commit sealed the old one meanwhile."""
-    _stage_surviving_seals(refs, staging, repo_id, branch_id, changes, f"{len(changes)} changes", branch)
+    return _stage_surviving_seals(refs, staging, repo_id, branch_id, changes, f"{len(changes)} changes", branch)
 
 
 def _stage_surviving_seals(
@@ -126,7 +131,7 @@ def _stage_surviving_seals(
     changes: Sequence[StagedEntry],
     what: str,
     branch: Branch | None,
-) -> None:
+) -> Branch:
     current = branch if branch is not None else refs.get_branch(repo_id, branch_id)
     # What each write replaced, per token: a refused write puts it back (``_withdraw``).
     replaced: list[tuple[StagingToken, dict[Key, StagedEntry]]] = []
@@ -140,9 +145,13 @@ def _stage_surviving_seals(
             staging.set_many(written_to, changes)
         # The re-check, always a fresh read: it is what guarantees the change survives a concurrent seal. When
         # the token moved, this same read gives the token to write again to (no second read).
-        current = refs.get_branch(repo_id, branch_id)
+        try:
+            current = refs.get_branch(repo_id, branch_id)
+        except errors.BranchNotFound:
+            _withdraw(staging, replaced, changes)  # deleted meanwhile: leave nothing in the tokens it had
+            raise
         if current.staging_token == written_to:
-            return
+            return current
     _withdraw(staging, replaced, changes)
     raise errors.TooManyTries(f"branch {branch_id} kept changing while writing {what}; nothing was written")
 

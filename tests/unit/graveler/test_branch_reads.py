@@ -50,5 +50,10 @@ def test_a_read_costs_one_branch_read_and_an_upload_two() -> None:
 
     refs.branch_reads.clear()
     g.objects.upload_object("repo", "main", "new", b"3")
-    # The record to write into, then the re-check that no seal took the token meanwhile (staging.py).
+    # The record the previous upload's re-check read names the token to write into; then the re-check that no
+    # seal took the token meanwhile (staging.py). An upload with nothing recent reads the record first.
+    assert refs.branch_reads["main"] == 1
+    g.ports.upload_branches.drop(("repo", "main"))
+    refs.branch_reads.clear()
+    g.objects.upload_object("repo", "main", "newer", b"4")
     assert refs.branch_reads["main"] == 2
