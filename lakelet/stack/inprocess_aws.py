@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse, HeadersDict
 from botocore.httpsession import URLLib3Session
 from urllib3._collections import HTTPHeaderDict
 from werkzeug.http import parse_set_header
@@ -124,20 +124,29 @@ def _headers(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: boo
     """The headers http.client would send for the request (it adds Host, Accept-Encoding and, for a body,
     Content-Length), as the server's parser reads them (it strips the blanks before a value), without
     formatting and parsing them again."""
+    sent = _header_pairs(request.headers)
     headers: list[tuple[str, str]] = []
-    present = set()
-    if not any(name.lower() == "host" for name in request.headers):
+    present = {name.lower() for name, _ in sent}
+    if "host" not in present:
         headers.append(("Host", netloc))
         present.add("host")
-    for name, value in request.headers.items():
+    for name, value in sent:
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
         headers.append((name, text.lstrip(" \t")))
-        present.add(name.lower())
     if "accept-encoding" not in present:
         headers.append(("Accept-Encoding", "identity"))
     if not chunked and "content-length" not in present and (body or request.method in {"POST", "PUT", "PATCH"}):
         headers.append(("Content-Length", str(len(body))))
     return headers
+
+
+def _header_pairs(headers: Any) -> list[tuple[str, Any]]:
+    """The request's headers as sent. botocore's HeadersDict keeps them in a dict by a key object that holds the
+    name as set; its ``items()`` (MutableMapping's) looks each one up again through a new key object."""
+    stored = getattr(headers, "_dict", None)
+    if isinstance(headers, HeadersDict) and isinstance(stored, dict):
+        return [(str(key), value) for key, value in stored.items()]
+    return list(headers.items())
 
 
 def _environ(request: AWSPreparedRequest, server: Any) -> dict[str, Any]:
@@ -189,7 +198,7 @@ def _environ(request: AWSPreparedRequest, server: Any) -> dict[str, Any]:
             if key in environ:
                 value = f"{environ[key]},{value}"
         environ[key] = value
-    if "chunked" in parse_set_header(environ.get("HTTP_TRANSFER_ENCODING")):
+    if "HTTP_TRANSFER_ENCODING" in environ and "chunked" in parse_set_header(environ["HTTP_TRANSFER_ENCODING"]):
         environ["wsgi.input_terminated"] = True
         # What werkzeug's DechunkedInput reads out of the framed body: the body itself.
         environ["wsgi.input"] = io.BytesIO(raw) if framed else DechunkedInput(environ["wsgi.input"])
