@@ -5,6 +5,7 @@ botocore receives is compared, errors included (a ConditionalCheckFailed, a NoSu
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -101,6 +102,11 @@ def _scenario(url: str) -> None:
             call()
     dynamodb.query(TableName="t", KeyConditionExpression="p = :p", ExpressionAttributeValues={":p": {"S": "1"}})
     dynamodb.get_item(TableName="t", Key={"p": {"S": "1"}, "s": {"S": "007"}})
+    # A managed upload from a file object (s3transfer: a body botocore streams, with its checksum), read back.
+    s3.upload_fileobj(io.BytesIO(b"z" * 70_000), "bkt", "streamed")
+    assert s3.get_object(Bucket="bkt", Key="streamed")["Body"].read() == b"z" * 70_000
+    s3.put_object(Bucket="bkt", Key="dir//double", Body=b"d")
+    s3.get_object(Bucket="bkt", Key="dir//double")["Body"].read()
     s3.list_objects_v2(Bucket="bkt")
     s3.delete_object(Bucket="bkt", Key="a b+c/é")
     key = kms.create_key()["KeyMetadata"]["KeyId"]
