@@ -12,7 +12,7 @@ from chalicelib.graveler.actions import ActionRun, HookRun
 from chalicelib.graveler.records import Page
 
 from . import names, serializers
-from .endpoint import json_response, route, services
+from .endpoint import json_response, page_response, route, services
 from .params import Query
 
 bp = Blueprint(__name__)
@@ -62,7 +62,7 @@ def list_runs(repository: str) -> Response:
     page = store.list(
         ns, branch=q.string("branch"), commit_id=q.string("commit"), after=q.string("after"), amount=amount
     )
-    return json_response(serializers.listing(page, _run))
+    return page_response(serializers.listing(page, _run))
 
 
 @route(bp, "/repositories/{repository}/actions/runs/{run_id}", ["GET"])
@@ -79,7 +79,7 @@ def list_run_hooks(repository: str, run_id: str) -> Response:
     after = q.string("after")
     hooks = [h for h in store.get(ns, run_id).hooks if h.hook_run_id > after]
     page = Page(hooks[:amount], len(hooks) > amount, hooks[amount - 1].hook_run_id if len(hooks) > amount else "")
-    return json_response(serializers.listing(page, _hook))
+    return page_response(serializers.listing(page, _hook))
 
 
 @route(bp, "/repositories/{repository}/actions/runs/{run_id}/hooks/{hook_run_id}/output", ["GET"])

@@ -9,7 +9,7 @@ from chalicelib.graveler.errors import MergeConflicts
 
 from . import names, serializers
 from .diff_merge import conflict_response
-from .endpoint import current_user, json_response, no_content, route, services
+from .endpoint import current_user, json_response, no_content, page_response, route, services
 from .params import JsonBody, Query
 
 bp = Blueprint(__name__)
@@ -22,7 +22,7 @@ def list_branches(repository: str) -> Response:
     page = services().engine.branches.list_branches(
         names.repository(repository), q.string("prefix"), q.string("after"), amount, q.boolean("show_hidden")
     )
-    return json_response(serializers.listing(page, serializers.ref))
+    return page_response(serializers.listing(page, serializers.ref))
 
 
 @route(bp, "/repositories/{repository}/branches", ["POST"])

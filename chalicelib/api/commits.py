@@ -15,7 +15,7 @@ from chalicelib.graveler.runs.workflow_runner import inline_task_id
 from chalicelib.graveler.usecases.commit_records import CommitRecord
 
 from . import names, serializers, tasks
-from .endpoint import URL_PREFIX, current_user, json_response, route, services
+from .endpoint import URL_PREFIX, current_user, json_response, page_response, route, services
 from .params import JsonBody, Query
 
 bp = Blueprint(__name__)
@@ -103,7 +103,7 @@ def log_commits(repository: str, ref: str) -> Response:
         limit=q.boolean("limit"),
         first_parent=q.boolean("first_parent"),
     )
-    return json_response(serializers.listing(page, serializers.commit))
+    return page_response(serializers.listing(page, serializers.commit))
 
 
 def _repeated(params: MultiDict | None, name: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from chalice import Blueprint, Response
 
 from . import names, serializers
-from .endpoint import json_response, route, services
+from .endpoint import page_response, route, services
 from .params import Query
 
 bp = Blueprint(__name__)
@@ -23,4 +23,4 @@ def diff_branch(repository: str, branch: str) -> Response:
         q.string("after"),
         amount,
     )
-    return json_response(serializers.listing(page, serializers.diff))
+    return page_response(serializers.listing(page, serializers.diff))

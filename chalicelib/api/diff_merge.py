@@ -22,7 +22,7 @@ from chalicelib.graveler.runs.workflow_runner import inline_task_id
 from chalicelib.iceberg.layout import table_of_pointer
 
 from . import names, serializers, tasks
-from .endpoint import URL_PREFIX, current_user, json_response, route, services
+from .endpoint import URL_PREFIX, current_user, json_response, page_response, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 
@@ -154,7 +154,7 @@ def diff_refs(repository: str, ref: str, rightRef: str) -> Response:
         amount,
     )
     right_stats = q.boolean("include_right_stats")
-    return json_response(serializers.listing(page, lambda item: diff_item(item, right_stats)))
+    return page_response(serializers.listing(page, lambda item: diff_item(item, right_stats)))
 
 
 @route(bp, MERGE, ["GET"])

@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from typing import Any
 from urllib.parse import unquote
 
+import orjson
 from chalice import Blueprint, Response
 from chalice.app import CaseInsensitiveMapping, Request
 
@@ -220,6 +221,17 @@ def lakefs_error_shape(request: Request, get_response: Callable[[Request], Respo
 
 def json_response(body: Any, status: int = 200, headers: Mapping[str, str] | None = None) -> Response:
     return Response(body=body, status_code=status, headers={"Content-Type": "application/json", **(headers or {})})
+
+
+def page_response(page: Mapping[str, Any]) -> Response:
+    """A listing page (``serializers.listing``'s) encoded by orjson, several times faster than the json module
+    Chalice would use on its dict (a log of 100 commits spent a tenth of its request there). What orjson cannot
+    encode (an integer past 64 bits) goes to Chalice's encoder as before. No metric reads a listing's body."""
+    try:
+        encoded: Any = orjson.dumps(page)
+    except orjson.JSONEncodeError:
+        encoded = page
+    return json_response(encoded)
 
 
 def raw_body(request: Request) -> bytes:

@@ -24,7 +24,7 @@ from chalicelib.graveler.validation import validate_path
 from chalicelib.settings import ENV_IMPORT_ALLOWED_LOCATIONS
 
 from . import batch_body, multipart, names, serializers
-from .endpoint import current_user, json_response, no_content, raw_body, route, services
+from .endpoint import current_user, json_response, no_content, page_response, raw_body, route, services
 from .errors import message_for, status_for
 from .params import JsonBody, Query
 from .ranges import parse_range
@@ -210,7 +210,7 @@ def list_objects(repository: str, ref: str) -> Response:
         url = engine.objects.presign_object(repository, item.entry, seconds)
         return serializers.object_stats(item.key, item.entry, with_metadata, url, expiry)
 
-    return json_response(serializers.listing(page, presigned))
+    return page_response(serializers.listing(page, presigned))
 
 
 @route(bp, "/repositories/{repository}/branches/{branch}/objects", ["POST"])

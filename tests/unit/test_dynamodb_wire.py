@@ -58,6 +58,11 @@ def _parsed(operation: str, document: dict[str, Any], lift: bool) -> dict[str, A
         ("Query", {"Items": [{"k": {"M": {"B": {"S": "a map key named B"}}}}], "Count": 1}),
         ("Query", {"Items": [{"k": {"B": "AAEC"}, "s": {"BS": ["AQ=="]}}], "Count": 1}),
         ("PutItem", {"Attributes": ROWS[0]}),
+        # Unicode escapes, floats in the consumed capacity, and a count past 64 bits (orjson refuses that one:
+        # botocore's parser reads the whole answer, as before).
+        ("Query", {"Items": [{"k": {"S": '\u00fc\ud83d\ude00 "q"'}}], "Count": 1, "ScannedCount": 1}),
+        ("Query", {"Items": ROWS[:1], "Count": 1, "ConsumedCapacity": {"TableName": "t", "CapacityUnits": 0.5}}),
+        ("Query", {"Items": ROWS[:1], "Count": 2**70}),
     ],
 )
 def test_the_answer_is_the_parsers(operation: str, document: dict[str, Any]) -> None:

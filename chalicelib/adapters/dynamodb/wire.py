@@ -8,16 +8,17 @@ GetItem, Query, Scan or BatchGetItem answer with no binary value in it, :func:`l
 the JSON and hands them to botocore as already parsed (its ``before-parse`` event's ``customized_response_dict``,
 merged into the parsed answer); botocore parses the rest (counts, LastEvaluatedKey, ConsumedCapacity) as before.
 An answer that may hold a binary value (any ``"B":`` or ``"BS":`` in its bytes, a key of a map included), an error
-or any other operation is parsed by botocore alone. The answer a caller gets is the same either way.
+or any other operation is parsed by botocore alone. The answer a caller gets is the same either way. The JSON is
+read by orjson (a Lambda dependency already): about twice as fast as json on a Query page of staged rows.
 
 :class:`FastItemsConnection` is PynamoDB's Connection with the hook on every botocore client it makes.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+import orjson
 from pynamodb.connection import Connection
 
 # The members of each operation's answer that hold items, and nothing but items.
@@ -37,13 +38,16 @@ def lift_items(
         return
     if any(marker in body for marker in _BINARY_MARKERS):
         return
-    document = json.loads(body)
+    try:
+        document = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return  # what orjson refuses (an integer past 64 bits, NaN) botocore's parser reads as it always did
     if not isinstance(document, dict):
         return
     lifted = {name: document.pop(name) for name in members if name in document}
     if lifted:
         customized_response_dict.update(lifted)
-        response_dict["body"] = json.dumps(document).encode()
+        response_dict["body"] = orjson.dumps(document)
 
 
 def hook(client: Any) -> Any:
