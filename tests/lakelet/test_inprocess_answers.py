@@ -12,7 +12,11 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
+from botocore.parsers import ResponseParserError
+from moto.core.exceptions import JsonRESTError
+from moto.sts import urls as sts_urls
+from werkzeug.exceptions import BadRequestKeyError, Forbidden
 from werkzeug.serving import make_server
 
 from lakelet.persistence import determinism, middleware, snapshot
@@ -63,7 +67,7 @@ def _client(url: str, service: str) -> Any:
         region_name="us-east-1",
         aws_access_key_id="AKIAANSWERS",
         aws_secret_access_key="s",
-        config=Config(retries={"max_attempts": 1}, signature_version="s3v4" if service == "s3" else None),
+        config=Config(retries={"total_max_attempts": 1}, signature_version="s3v4" if service == "s3" else None),
     )
 
 
@@ -114,14 +118,16 @@ def _scenario(url: str) -> None:
     sfn.list_state_machines()
 
 
-def _run(server: Any) -> list[tuple[str, str, list[tuple[str, str]], bytes]]:
+def _run(
+    server: Any, scenario: Callable[[str], None] = _scenario
+) -> list[tuple[str, str, list[tuple[str, str]], bytes]]:
     snapshot.reset_moto()
     server.app = Pinned()
     host, port = server.server_address
     url = f"http://{host}:{port}"
     inprocess_aws.install(url, server)
     try:
-        _scenario(url)
+        scenario(url)
     finally:
         inprocess_aws.uninstall()
     answers: list[tuple[str, str, list[tuple[str, str]], bytes]] = server.app.answers
@@ -140,3 +146,49 @@ def test_the_direct_answers_are_flasks(served: Any, monkeypatch: pytest.MonkeyPa
         assert got == expected
     statuses = {status[:3] for _, status, _, _ in direct}
     assert {"200", "204", "304", "400", "404", "416"} <= statuses
+
+
+def _raising(error: Exception) -> Callable[..., Any]:
+    def handler(request: Any, full_url: str, headers: Any) -> Any:
+        raise error
+
+    return handler
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        JsonRESTError("Boom", "moto's own HTTP error"),
+        Forbidden("werkzeug's"),
+        ClientError({"Error": {"Code": "Inner", "Message": "a client error inside moto"}}, "Op"),
+        BadRequestKeyError("missing"),  # trapped in debug mode: the server's 500
+        RuntimeError("a bug"),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+def test_errors_a_callback_raises_answer_as_through_flask(
+    served: Any, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    monkeypatch.setitem(sts_urls.url_paths, "{0}/$", _raising(error))
+    seen: list[Any] = []
+
+    def scenario(url: str) -> None:
+        with pytest.raises(
+            (ClientError, BotoCoreError, ResponseParserError)
+        ) as refused:  # STS's parser fails on a non-XML body
+            _client(url, "sts").get_caller_identity()
+        seen.append(getattr(refused.value, "response", None) or str(refused.value))
+
+    before = moto_direct.counters["direct"]
+    direct = _run(served, scenario)
+    assert moto_direct.counters["direct"] == before + 1
+    monkeypatch.setattr(moto_direct, "_direct", lambda *_: None)
+    through_flask = _run(served, scenario)
+    assert direct == through_flask
+    assert seen[0] == seen[1]
+    if isinstance(error, BadRequestKeyError | RuntimeError):  # propagated: the server's 500, moto answered nothing
+        assert direct == [] and seen[0]["ResponseMetadata"]["HTTPStatusCode"] == 500
+    else:
+        assert [status for _, status, _, _ in direct] == [
+            {JsonRESTError: "400 BAD REQUEST", Forbidden: "403 FORBIDDEN"}.get(type(error), "400 BAD REQUEST")
+        ]
