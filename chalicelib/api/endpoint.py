@@ -45,6 +45,7 @@ __all__ = [
     "json_response",
     "lakefs_error_shape",
     "no_content",
+    "page_response",
     "raw_body",
     "route",
     "services",

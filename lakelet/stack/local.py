@@ -40,7 +40,7 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import app_environment, inprocess_aws, probes, stack_keys
+from lakelet.stack import app_environment, inprocess_aws, inprocess_signing, probes, stack_keys
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
@@ -247,6 +247,7 @@ class LocalStack:
                 moto_speedups.uninstall()
                 self._installed_speedups = False
             inprocess_aws.uninstall()  # before moto goes: its clients would send to a closed port
+            inprocess_signing.uninstall()
             self._moto.stop()
             # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
             server = getattr(self._moto, "_server", None)
@@ -296,6 +297,7 @@ class LocalStack:
         _, port = self._moto.get_host_and_port()
         self._moto_url = f"http://{self.host}:{port}"
         inprocess_aws.install(self._moto_url, self._moto._server)
+        inprocess_signing.install(self._moto_url, self.aws_credentials.access_key_id)
 
     def _provision(self) -> None:
         # Imported here, after the environment points at moto: these modules build clients from Settings.

@@ -12,7 +12,7 @@ from chalicelib.api.endpoint import json_response, page_response
 
 PAGES: list[dict[str, Any]] = [
     {"pagination": {"has_more": False, "next_offset": "", "results": 0, "max_per_page": 100}, "results": []},
-    {"results": [{"id": "c1", "message": "ünïcode 😀 \"quoted\" \\ back", "metadata": {"k": "v"}, "n": 1.5}]},
+    {"results": [{"id": "c1", "message": 'ünïcode 😀 "quoted" \\ back', "metadata": {"k": "v"}, "n": 1.5}]},
     {"results": [{"path": "lone \udc80 surrogate"}]},  # orjson refuses it: json escapes it
     {"results": [{"size_bytes": 2**70}]},  # past 64 bits: json writes it
 ]
