@@ -8,29 +8,33 @@ profile of ``lakelet up`` put the HTTP layers at about a third of the CPU of a s
 
 What changes is only the transport under botocore: every client of the process (PynamoDB's, boto3's, the
 workflows') still serialises, signs and parses exactly as on AWS, and the request reaches the same WSGI chain a
-socket would give it (the key-pair guard, the journal, moto), with an environ built by the server's own request
-handler class from the same request line, headers and body, marked as the process's own (:data:`IN_PROCESS`): the
-guard takes its claim of the stack's key without checking its signature again, which only this process's own
-clients could have made. Clients in other processes (the CLI, Spark, a browser
-following a presigned URL) keep using moto's port, which still serves.
+socket would give it (the key-pair guard, the journal, moto), with the environ the server's own request handler
+class would make of the same request line, headers and body (built here directly: werkzeug's handler parsed and
+formatted them again, a profiled 1.6% of an upload), marked as the process's own (:data:`IN_PROCESS`): the guard
+takes its claim of the stack's key without checking its signature again, which only this process's own clients
+could have made, and moto's dispatcher hands it to moto's callback without Flask (lakelet/stack/moto_direct.py).
+Clients in other processes (the CLI, Spark, a browser following a presigned URL) keep using moto's port, which
+still serves.
 
-:func:`install` patches botocore's URLLib3Session.send for requests to the stack's moto URL; :func:`uninstall`
-gives it back. Requests to any other URL are sent as before.
+:func:`install` patches botocore's URLLib3Session.send for requests to the stack's moto URL, and installs
+moto_direct; :func:`uninstall` gives both back. Requests to any other URL are sent as before.
 """
 
 from __future__ import annotations
 
-import http.client
 import io
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse, HeadersDict
 from botocore.httpsession import URLLib3Session
 from urllib3._collections import HTTPHeaderDict
+from werkzeug.http import parse_set_header
+from werkzeug.serving import DechunkedInput
 
 log = logging.getLogger(__name__)
 
@@ -54,17 +58,26 @@ class _RawBody(io.BytesIO):
 
 
 class _NoPeer:
-    """The request handler asks its connection for a TLS peer certificate; there is none."""
+    """The socket of an in-process request: there is none (werkzeug's handler asks it for a TLS peer certificate)."""
+
+
+_NO_PEER = _NoPeer()
+#: Where moto's request handler keeps the original spelling of header names with underscores (moto/core/request.py).
+PRESERVED_NAMES = "moto.preserved_header_names"
 
 
 def install(moto_url: str, server: Any) -> None:
     """Answer this process's AWS calls to ``moto_url`` with ``server.app`` (read per call, so a layer put in
-    front of it later, such as the bench's call counter, sees them), through ``server``'s request handler."""
+    front of it later, such as the bench's call counter, sees them), with the environ ``server``'s request
+    handler would make."""
     with _lock:
         _target[:] = [(moto_url.rstrip("/"), server)]
         if not _original_send:
             _original_send.append(URLLib3Session.send)
             URLLib3Session.send = _send
+    from lakelet.stack import moto_direct  # imports moto: only once a stack serves
+
+    moto_direct.install()
 
 
 def uninstall() -> None:
@@ -72,6 +85,9 @@ def uninstall() -> None:
         _target.clear()
         if _original_send:
             URLLib3Session.send = _original_send.pop()
+    from lakelet.stack import moto_direct
+
+    moto_direct.uninstall()
 
 
 def installed() -> bool:
@@ -104,47 +120,126 @@ def _body(request: AWSPreparedRequest) -> bytes:
     return b"".join(part.encode("utf-8") if isinstance(part, str) else bytes(part) for part in body)
 
 
-def _headers(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: bool) -> http.client.HTTPMessage:
+def _headers(request: AWSPreparedRequest, netloc: str, body: bytes, chunked: bool) -> list[tuple[str, str]]:
     """The headers http.client would send for the request (it adds Host, Accept-Encoding and, for a body,
     Content-Length), as the server's parser reads them (it strips the blanks before a value), without
     formatting and parsing them again."""
-    headers = http.client.HTTPMessage()
-    present = set()
-    if not any(name.lower() == "host" for name in request.headers):
-        headers["Host"] = netloc
+    sent = _header_pairs(request.headers)
+    headers: list[tuple[str, str]] = []
+    present = {name.lower() for name, _ in sent}
+    if "host" not in present:
+        headers.append(("Host", netloc))
         present.add("host")
-    for name, value in request.headers.items():
+    for name, value in sent:
         text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
-        headers[name] = text.lstrip(" \t")
-        present.add(name.lower())
+        headers.append((name, text.lstrip(" \t")))
     if "accept-encoding" not in present:
-        headers["Accept-Encoding"] = "identity"
+        headers.append(("Accept-Encoding", "identity"))
     if not chunked and "content-length" not in present and (body or request.method in {"POST", "PUT", "PATCH"}):
-        headers["Content-Length"] = str(len(body))
+        headers.append(("Content-Length", str(len(body))))
     return headers
 
 
-def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
+def _header_pairs(headers: Any) -> list[tuple[str, Any]]:
+    """The request's headers as sent. botocore's HeadersDict keeps them in a dict by a key object that holds the
+    name as set; its ``items()`` (MutableMapping's) looks each one up again through a new key object."""
+    stored = getattr(headers, "_dict", None)
+    if isinstance(headers, HeadersDict) and isinstance(stored, dict):
+        return [(str(key), value) for key, value in stored.items()]
+    return list(headers.items())
+
+
+def _environ(request: AWSPreparedRequest, server: Any) -> dict[str, Any]:
+    """The environ moto's request handler (MotoRequestHandler.make_environ on werkzeug's) makes of the request
+    line, headers and body a socket would have brought, built directly: the same keys and values, read from the
+    same body (de-chunked, as werkzeug's DechunkedInput would read it). tests/lakelet/test_inprocess_environ.py
+    compares the two."""
     split = urlsplit(request.url)
     target = split.path or "/"
     if split.query:
         target += "?" + split.query
-    body = _body(request)
-    chunked = "chunked" in str(request.headers.get("Transfer-Encoding", "")).lower()
-    if chunked:  # the handler's environ de-chunks the input, as it would a socket's
-        body = (f"{len(body):x}\r\n".encode() + body + b"\r\n" if body else b"") + b"0\r\n\r\n"
-    headers = _headers(request, split.netloc, body, chunked)
-    handler = server.RequestHandlerClass.__new__(server.RequestHandlerClass)
-    handler.server = server
-    handler.client_address = ("127.0.0.1", 0)
-    handler.connection = _NoPeer()
-    handler.rfile = io.BytesIO(body)
-    handler.command = request.method
-    handler.path = target
-    handler.request_version = "HTTP/1.1"
-    handler.headers = headers
-    environ = handler.make_environ()
+    raw = body = _body(request)
+    framed = "chunked" in str(request.headers.get("Transfer-Encoding", "")).lower()
+    if framed:  # framed as a socket's body would be
+        body = (f"{len(raw):x}\r\n".encode() + raw + b"\r\n" if raw else b"") + b"0\r\n\r\n"
+    headers = _headers(request, split.netloc, body, framed)
+    url = urlsplit(target)
+    path_info = f"/{url.netloc}{url.path}" if not url.scheme and url.netloc else url.path
+    address = server.server_address
+    environ: dict[str, Any] = {
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": "http" if server.ssl_context is None else "https",
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": server.multithread,
+        "wsgi.multiprocess": server.multiprocess,
+        "wsgi.run_once": False,
+        "werkzeug.socket": _NO_PEER,
+        "SERVER_SOFTWARE": server._server_version,
+        "REQUEST_METHOD": request.method,
+        "SCRIPT_NAME": "",
+        "PATH_INFO": _latin1(unquote(path_info)),
+        "QUERY_STRING": _latin1(url.query),
+        "REQUEST_URI": _latin1(target),
+        "RAW_URI": _latin1(target),
+        "REMOTE_ADDR": "127.0.0.1",
+        "REMOTE_PORT": 0,
+        "SERVER_NAME": address[0],
+        "SERVER_PORT": str(address[1]),
+        "SERVER_PROTOCOL": "HTTP/1.1",
+    }
+    for name, sent in headers:
+        if "_" in name:
+            continue
+        key = name.upper().replace("-", "_")
+        value = sent.replace("\r\n", "")
+        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            key = f"HTTP_{key}"
+            if key in environ:
+                value = f"{environ[key]},{value}"
+        environ[key] = value
+    if "HTTP_TRANSFER_ENCODING" in environ and "chunked" in parse_set_header(environ["HTTP_TRANSFER_ENCODING"]):
+        environ["wsgi.input_terminated"] = True
+        # What werkzeug's DechunkedInput reads out of the framed body: the body itself.
+        environ["wsgi.input"] = io.BytesIO(raw) if framed else DechunkedInput(environ["wsgi.input"])
+    if url.scheme and url.netloc:
+        environ["HTTP_HOST"] = url.netloc
+    _preserve_underscored_names(environ, headers)
     environ[IN_PROCESS] = True  # no socket can set a key outside HTTP_*: the guard may trust it (moto_guard.py)
+    return environ
+
+
+def _preserve_underscored_names(environ: dict[str, Any], headers: list[tuple[str, str]]) -> None:
+    """moto's handler keeps S3 metadata names with underscores (werkzeug's drops them), under their spelling."""
+    names: dict[str, str] = {}
+    if any("_" in name for name, _ in headers):
+        dashed = {_environ_key(name) for name, _ in headers if "_" not in name}
+        values: dict[str, list[str]] = {}
+        for name, value in headers:
+            if "_" not in name or not name.lower().startswith("x-amz-meta-"):
+                continue
+            key = _environ_key(name)
+            if key in dashed:
+                continue
+            names.setdefault(key, name)
+            values.setdefault(key, []).append(value.replace("\r\n", ""))
+        for key, key_values in values.items():
+            environ[key] = ",".join(key_values)
+    environ[PRESERVED_NAMES] = names
+
+
+def _environ_key(name: str) -> str:
+    key = name.upper().replace("-", "_")
+    return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"
+
+
+def _latin1(text: str) -> str:
+    return text.encode().decode("latin1")
+
+
+def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
+    environ = _environ(request, server)
+    target = environ["RAW_URI"]
     status_and_headers: list[Any] = []
     chunks: list[bytes] = []
 

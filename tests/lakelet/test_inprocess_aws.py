@@ -11,7 +11,7 @@ import requests
 from botocore.config import Config
 from botocore.httpsession import URLLib3Session
 
-from lakelet.stack import inprocess_aws
+from lakelet.stack import inprocess_aws, moto_direct
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LOCAL_BUCKET, LocalStack
 
@@ -26,7 +26,7 @@ def stack() -> Iterator[LocalStack]:
     with LocalStack(api_port=0, credentials=KEYS) as running:
         yield running
     assert URLLib3Session.send is ORIGINAL_SEND
-    assert not inprocess_aws.installed()
+    assert not inprocess_aws.installed() and not moto_direct.installed()
 
 
 def _s3(stack: LocalStack) -> object:
@@ -44,6 +44,7 @@ def _s3(stack: LocalStack) -> object:
 def test_the_apps_calls_skip_the_socket_and_answer_as_moto_does(stack: LocalStack) -> None:
     s3 = _s3(stack)
     before = inprocess_aws.counters["in_process"]
+    direct, wsgi = moto_direct.counters["direct"], moto_direct.counters["wsgi"]
     metadata = {"with-dash": "kept", "plain": "v"}
     s3.put_object(Bucket=LOCAL_BUCKET, Key="dir/a b+c.txt", Body=b"0123456789", Metadata=metadata)  # type: ignore[attr-defined]
     head = s3.head_object(Bucket=LOCAL_BUCKET, Key="dir/a b+c.txt")  # type: ignore[attr-defined]
@@ -56,6 +57,9 @@ def test_the_apps_calls_skip_the_socket_and_answer_as_moto_does(stack: LocalStac
     with pytest.raises(s3.exceptions.NoSuchKey):  # type: ignore[attr-defined]
         s3.get_object(Bucket=LOCAL_BUCKET, Key="missing")  # type: ignore[attr-defined]
     assert inprocess_aws.counters["in_process"] - before >= 6
+    # Past the guard and the journal, moto's callbacks answered them without Flask (lakelet/stack/moto_direct.py).
+    assert moto_direct.counters["direct"] - direct >= 6
+    assert moto_direct.counters["wsgi"] == wsgi
 
 
 def test_moto_still_serves_its_port_and_checks_the_key_pair(stack: LocalStack) -> None:
@@ -75,10 +79,12 @@ def test_a_request_signed_with_another_key_is_refused_in_process_too(stack: Loca
         aws_secret_access_key="other",
     )
     before = inprocess_aws.counters["in_process"]
+    direct = moto_direct.counters["direct"]
     with pytest.raises(other.exceptions.ClientError) as refused:
         other.list_objects_v2(Bucket=LOCAL_BUCKET)
     assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
     assert inprocess_aws.counters["in_process"] == before + 1
+    assert moto_direct.counters["direct"] == direct  # the guard refused it before moto
 
 
 class _Unsized:

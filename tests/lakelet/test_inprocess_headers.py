@@ -1,4 +1,4 @@
-"""lakelet/stack/inprocess_aws.py hands moto's request handler the headers a socket would have given it: the same
+"""lakelet/stack/inprocess_aws.py builds its environ from the headers a socket would have given it: the same
 names, values and order as http.client's parser reads from the header block http.client would send (it adds
 Host first, Accept-Encoding and a body's Content-Length), without formatting and parsing that block per call."""
 
@@ -49,6 +49,6 @@ def test_the_headers_a_socket_would_give(
     method: str, headers: dict[str, str | bytes], body: bytes, chunked: bool
 ) -> None:
     request = AWSRequest(method=method, url=f"http://{NETLOC}/t", headers=headers, data=body).prepare()
-    got = list(_headers(request, NETLOC, body, chunked).items())
+    got = _headers(request, NETLOC, body, chunked)
     assert got == _as_a_socket_reads_them(request, body, chunked)
     assert got[0][0].lower() == "host"
