@@ -77,7 +77,7 @@ def install(moto_url: str, server: Any) -> None:
             URLLib3Session.send = _send
     from lakelet.stack import moto_direct  # imports moto: only once a stack serves
 
-    moto_direct.install()
+    moto_direct.install(IN_PROCESS)
 
 
 def uninstall() -> None:

@@ -8,7 +8,7 @@ nothing of it. moto's ``mock_aws`` mode calls the same callbacks without Flask.
 
 What changes: :func:`install` puts :func:`_call` in place of ``DomainDispatcherApplication.__call__``, the
 innermost layer of the stack's moto server (under the key-pair guard and the journal, which see every request as
-before). A request this process answers in process (marked :data:`IN_PROCESS` by lakelet/stack/inprocess_aws.py:
+before). A request this process answers in process (marked ``IN_PROCESS`` by lakelet/stack/inprocess_aws.py:
 no socket's request can carry the mark) and signed for a service of :data:`DIRECT_SERVICES` goes straight to the
 callback that the service's Flask app would have run:
 
@@ -39,8 +39,6 @@ from moto.moto_api import recorder
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from werkzeug.exceptions import BadRequestKeyError, HTTPException
 
-from lakelet.stack.inprocess_aws import IN_PROCESS
-
 #: The services whose in-process calls skip Flask: those the stack's clients call. For each, moto's dispatcher
 #: picks the backend from the signature's service and region (and DynamoDB's target prefix) alone.
 DIRECT_SERVICES = frozenset({"dynamodb", "s3", "states", "kms", "sts", "iam", "lambda"})
@@ -50,13 +48,17 @@ _ROUTES = "_lakelet_direct_apps"
 _lock = threading.Lock()
 _saved: list[Callable[..., Any]] = []
 _WSGI_CALL: Callable[..., Any] = DomainDispatcherApplication.__call__
+# The environ key that marks a request as this process's own (inprocess_aws.IN_PROCESS, handed to install: this
+# module does not import inprocess_aws, which installs it).
+_mark: list[str] = []
 
 StartResponse = Callable[..., Any]
 
 
-def install() -> None:
-    """Idempotent."""
+def install(mark: str) -> None:
+    """Idempotent. ``mark``: the environ key of the process's own requests."""
     with _lock:
+        _mark[:] = [mark]
         if not _saved:
             _saved.append(DomainDispatcherApplication.__call__)
             DomainDispatcherApplication.__call__ = _call  # type: ignore[method-assign,assignment]
@@ -73,7 +75,7 @@ def installed() -> bool:
 
 
 def _call(dispatcher: DomainDispatcherApplication, environ: dict[str, Any], start_response: StartResponse) -> Any:
-    if environ.get(IN_PROCESS) is True:
+    if _mark and environ.get(_mark[0]) is True:
         answer = _direct(dispatcher, environ, start_response)
         if answer is not None:
             return answer
