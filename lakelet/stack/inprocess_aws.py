@@ -94,6 +94,12 @@ def installed() -> bool:
     return bool(_original_send)
 
 
+def answers(url: str) -> bool:
+    """Whether a call to ``url`` is answered in process now (the stack's moto URL while installed)."""
+    target = _target[0] if _target else None
+    return target is not None and _same_origin(url, target[0])
+
+
 def _send(session: URLLib3Session, request: AWSPreparedRequest) -> AWSResponse:
     target = _target[0] if _target else None
     if target is None or not _same_origin(request.url, target[0]):

@@ -23,6 +23,8 @@ from botocore.auth import SIGV4_TIMESTAMP, SigV4Auth, SigV4QueryAuth
 from botocore.exceptions import NoCredentialsError
 from botocore.utils import get_current_datetime
 
+from lakelet.stack import inprocess_aws
+
 __all__ = ["UNCHECKED_SIGNATURE", "install", "installed", "uninstall"]
 
 #: The signature an in-process call of the stack's key carries (the guard does not check it).
@@ -30,13 +32,13 @@ UNCHECKED_SIGNATURE = "0" * 64
 
 _lock = threading.Lock()
 _original: list[Callable[[SigV4Auth, Any], Any]] = []
-# (the moto URL prefix "http://host:port", the stack's access key id)
-_target: list[tuple[str, str]] = []
+# The stack's access key id.
+_key: list[str] = []
 
 
-def install(moto_url: str, access_key_id: str) -> None:
+def install(access_key_id: str) -> None:
     with _lock:
-        _target[:] = [(moto_url.rstrip("/"), access_key_id)]
+        _key[:] = [access_key_id]
         if not _original:
             _original.append(SigV4Auth.add_auth)
             SigV4Auth.add_auth = _add_auth
@@ -44,7 +46,7 @@ def install(moto_url: str, access_key_id: str) -> None:
 
 def uninstall() -> None:
     with _lock:
-        _target.clear()
+        _key.clear()
         if _original:
             SigV4Auth.add_auth = _original.pop()
 
@@ -54,16 +56,14 @@ def installed() -> bool:
 
 
 def _unchecked(auth: SigV4Auth, request: Any) -> bool:
-    """A request a botocore client of this process is about to send to the stack's moto with the stack's key:
-    not a presigned URL (query auth), not headers signed by hand for a request sent over the socket (no client
-    context; moto_guard.signed_headers)."""
-    target = _target[0] if _target else None
-    if target is None or auth.credentials is None or auth.credentials.access_key != target[1]:
+    """A request a botocore client of this process is about to send with the stack's key, to a URL that
+    inprocess_aws answers in process: not a presigned URL (query auth), not headers signed by hand for a request
+    sent over the socket (no client context; moto_guard.signed_headers)."""
+    if not _key or auth.credentials is None or auth.credentials.access_key != _key[0]:
         return False
     if isinstance(auth, SigV4QueryAuth) or "client_region" not in request.context:
         return False
-    url, prefix = str(request.url), target[0]
-    return url.startswith(prefix) and (len(url) == len(prefix) or url[len(prefix)] in "/?")
+    return inprocess_aws.answers(str(request.url))
 
 
 def _add_auth(auth: SigV4Auth, request: Any) -> Any:

@@ -297,7 +297,7 @@ class LocalStack:
         _, port = self._moto.get_host_and_port()
         self._moto_url = f"http://{self.host}:{port}"
         inprocess_aws.install(self._moto_url, self._moto._server)
-        inprocess_signing.install(self._moto_url, self.aws_credentials.access_key_id)
+        inprocess_signing.install(self.aws_credentials.access_key_id)
         fast_headers.install()  # the API's and the gateway's request headers, read by http.server
 
     def _provision(self) -> None:
