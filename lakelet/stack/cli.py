@@ -8,6 +8,7 @@ state file at start-up: the heavy parts (moto, Chalice, Spark) load when a comma
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import signal
@@ -263,11 +264,18 @@ def use_system_allocator() -> None:
 def warm_range_writes() -> threading.Thread:
     """pyarrow imports pandas, when it is installed, on its first conversion of a Python list, and a commit
     converts the rows it writes: a py-spy profile of the first commit (10,000 objects) of a fresh ``lakelet up``
-    spent 35% of it importing pandas, seconds on a loaded machine. A daemon thread pays that once the stack
-    answers, so that the first commit does not. Lambda functions have no pandas to import."""
+    spent 35% of it importing pandas, seconds on a loaded machine, and once that was gone 9% importing
+    pyarrow.parquet (and pyarrow.fs through it), which the range writer loads on its first range. A daemon thread
+    pays both once the stack answers, so that the first commit does not. Lambda functions have no pandas to
+    import."""
     import pyarrow
 
-    thread = threading.Thread(target=lambda: pyarrow.array([], pyarrow.string()), name="warm-pyarrow", daemon=True)
+    def warm() -> None:
+        for name in ("pyarrow.parquet", "pyarrow.compute"):
+            importlib.import_module(name)
+        pyarrow.array([], pyarrow.string())
+
+    thread = threading.Thread(target=warm, name="warm-pyarrow", daemon=True)
     thread.start()
     return thread
 

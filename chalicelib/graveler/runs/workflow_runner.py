@@ -49,6 +49,11 @@ INLINE_ROUNDS = 10
 # Without a commit workflow, a commit counts at most this many staged changes before it seals (one page of a
 # staging query): fewer are an exact count that sizes the next token without a sample (branch_moves.sealed).
 INLINE_COUNT = 100
+# Above INLINE_COUNT, a commit is sized from its token's sketch first (DECISION_SAMPLE entries, ~6% error): one
+# estimated at no more than 1/WELL_UNDER of the threshold runs inline without the count of every staged row that
+# would otherwise decide (a Query of all of them).
+DECISION_SAMPLE = 256
+WELL_UNDER = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +98,35 @@ class Runner:
             return self._parts.staging.count(tokens[0], count)
         return len(list(islice(staged_changes(self._parts.staging, tokens), count)))
 
+    def _well_under(self, branch: Branch, threshold: int) -> bool:
+        """Whether the branch's one token is estimated, from its sketch, at no more than ``threshold`` / WELL_UNDER
+        staged rows (and at INLINE_COUNT at least: it was counted that far), so that a commit runs inline without
+        counting every row. The estimate's error is about 1/sqrt(DECISION_SAMPLE) (6%), and the sketch only
+        over-counts otherwise (its entries outlive deleted rows). It can under-count keys it leaves out (longer
+        than a sort key allows beside the rank) or keys chosen for being left out: an estimate below what was
+        counted falls back to the count, and otherwise the writer's own commit runs inline, as a commit of any
+        size does without a workflow."""
+        tokens = branch_tokens(branch)
+        if len(tokens) != 1:
+            return False
+        estimate = self._parts.staging.sample(tokens[0], DECISION_SAMPLE).estimated_rows
+        return INLINE_COUNT <= estimate <= threshold // WELL_UNDER
+
     def commit(self, request: CommitRequest, wait_seconds: float) -> Commit:
         """Commits inline, or starts the workflow above the threshold and waits for it up to ``wait_seconds``.
         Raises what the commit raises when it failed within that time, StillRunning when it goes on."""
         reads, workflows = self._reads, self._parts.workflows
         branch = reads.get_branch(request.repository, request.branch)  # BranchNotFound now
         runner = workflows.commit
-        # Counted on this very record: with a workflow, up to its threshold (inline or not); without one, one page
-        # (what the seal's "anything staged?" read would cost). A count that stopped short of its bound is exact.
+        # Counted on this very record, one page first (what the seal's "anything staged?" read would cost); with a
+        # workflow and more than that staged, up to its threshold unless the sketch puts the branch well under it.
+        # A count that stopped short of its bound is exact.
         bound = INLINE_COUNT if runner is None else workflows.commit_threshold + 1
-        staged = self._staged_up_to(branch, bound)
+        staged = self._staged_up_to(branch, min(bound, INLINE_COUNT))
+        exact = staged < min(bound, INLINE_COUNT)
+        if not exact and runner is not None and not self._well_under(branch, workflows.commit_threshold):
+            staged = self._staged_up_to(branch, bound)
+            exact = staged < bound
         if runner is None or staged <= workflows.commit_threshold:
             # Pre-hooks run right after the seal, as lakeFS's do: they judge exactly the sealed changes, the commit
             # takes exactly those, and what is staged while they run goes to the next commit. A failed hook leaves
@@ -122,7 +146,7 @@ class Runner:
                 branch,
                 staged_seen=staged > 0,
                 pre_hooks=pre_hooks,
-                staged_rows=staged if staged < bound else None,
+                staged_rows=staged if exact else None,
             )
             self.commit_post_hooks(request, made.id, pre_runs[-1] if pre_runs else "")
             # The token an upload of this container would stage into moved: the next one reads the branch.

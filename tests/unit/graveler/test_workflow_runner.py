@@ -13,7 +13,9 @@ from chalicelib.graveler import errors
 from chalicelib.graveler.commit import COMMITTED, CommitRequest, Finish
 from chalicelib.graveler.engine import Engine, build_engine
 from chalicelib.graveler.merge import MergeRequest
-from chalicelib.graveler.runs.workflow_runner import Workflows
+from chalicelib.graveler.runs.workflow_runner import INLINE_COUNT, Workflows
+from chalicelib.graveler.writes.batch_upload import NewObject
+from chalicelib.graveler.writes.staging_shards import sketch_rank
 
 
 def _with(g: Engine, workflows: Workflows) -> Engine:
@@ -58,6 +60,63 @@ def test_a_commit_above_the_threshold_runs_as_a_workflow(g: Engine, repo: object
     assert name.startswith("w-") and runner.describe(name).input["request"]["message"] == "large"  # type: ignore[union-attr]
     status = g.commits.commit_status("repo", "main", name)
     assert status.completed and status.result == large
+
+
+class _CountingStaging:
+    """The engine's staging store, recording the bound of every count a commit asks for."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.counts: list[int] = []
+
+    def count(self, token: str, up_to: int) -> int:
+        self.counts.append(up_to)
+        return int(self._inner.count(token, up_to))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _counting(g: Engine, workflows: Workflows) -> tuple[Engine, _CountingStaging]:
+    staging = _CountingStaging(g.ports.staging)
+    return build_engine(dataclasses.replace(g.ports, workflows=workflows, staging=staging)), staging
+
+
+def _upload_keys(g: Engine, keys: list[str]) -> None:
+    g.objects.upload_objects("repo", "main", [NewObject(key, b"x") for key in keys])
+
+
+def test_a_commit_its_sketch_puts_well_under_the_threshold_is_not_counted_row_by_row(g: Engine, repo: object) -> None:
+    runner = _commit_workflow(g)
+    g, staging = _counting(g, Workflows(commit=runner, commit_threshold=1_000))
+    _upload_keys(g, [f"k{i:04d}" for i in range(300)])
+    made = g.commits.commit("repo", "main", "alice", "300 objects")
+    # One page counted (INLINE_COUNT), then the sketch's estimate (~300, under 1,000 / 2) decides: inline.
+    assert staging.counts == [INLINE_COUNT] and not runner._executions
+    assert g.branches.get_branch("repo", "main").commit_id == made.id
+    assert len(g.objects.list_objects("repo", "main", amount=1000).results) == 300
+
+
+def test_a_commit_estimated_near_the_threshold_is_counted_and_decided_exactly(g: Engine, repo: object) -> None:
+    runner = _commit_workflow(g)
+    g, staging = _counting(g, Workflows(commit=runner, commit_threshold=400))
+    _upload_keys(g, [f"a{i:04d}" for i in range(300)])
+    g.commits.commit("repo", "main", "alice", "300 of at most 400")
+    assert staging.counts == [INLINE_COUNT, 401] and not runner._executions
+    _upload_keys(g, [f"b{i:04d}" for i in range(401)])
+    g.commits.commit("repo", "main", "alice", "401, above 400")
+    assert staging.counts[2:] == [INLINE_COUNT, 401] and len(runner._executions) == 1
+
+
+def test_keys_the_sketch_leaves_out_fall_back_to_the_count(g: Engine, repo: object) -> None:
+    runner = _commit_workflow(g)
+    g, staging = _counting(g, Workflows(commit=runner, commit_threshold=1_000))
+    # Keys chosen for being out of the sketch: it estimates 0 rows where a page of INLINE_COUNT was counted.
+    keys = [key for key in (f"hidden{i}" for i in range(5_000)) if sketch_rank(key) is None][:150]
+    _upload_keys(g, keys)
+    assert g.ports.staging.sample(g.branches.get_branch("repo", "main").staging_token, 256).estimated_rows == 0
+    g.commits.commit("repo", "main", "alice", "150 unsketched")
+    assert staging.counts == [INLINE_COUNT, 1_001] and not runner._executions
 
 
 def test_a_workflow_that_outlives_the_wait_is_still_running(g: Engine, repo: object) -> None:
