@@ -421,7 +421,9 @@ def test_a_trickling_server_is_cut_off_at_the_total_deadline(
         with pytest.raises(CLIError) as failed:
             api.get("list", "/repositories")
         took = time.monotonic() - started
-        assert 1.4 < took < 4.0, took
+        # Not before the deadline; and ended at all: the server trickles until it is closed, so a request the
+        # deadline did not cut would never end (the bound is loose for a loaded machine, not a timing goal).
+        assert 1.4 < took < 30.0, took
         assert "did not finish answering within 1.5 s" in failed.value.message
         assert "LAKELET_HTTP_DEADLINE" in failed.value.hint
         assert server.connections == 1 and server.sent >= 2  # bytes kept coming; the request was not sent again
