@@ -11,7 +11,7 @@ prefix) and a branch; an upload through the API; a presigned upload of --presign
 when /config offers it); a commit; a merge with a conflict (answered 409), then resolved with source-wins; an S3
 gateway put and get (when --s3-endpoint is given); a workflow-sized commit (--workflow-objects staged objects,
 committed with commits/async, which says whether it ran as a workflow: choose a count above the deployment's
-LAKELET_COMMIT_WORKFLOW_THRESHOLD, 50,000 by default); a GC dry run (GC rules, then prepare_commits, which deletes
+LAKELET_COMMIT_WORKFLOW_THRESHOLD, 25,000 by default); a GC dry run (GC rules, then prepare_commits, which deletes
 nothing). Whatever happens, the repository is deleted at the end (its objects stay in the bucket, as lakeFS
 leaves them: GC or a lifecycle rule on the namespace removes them).
 """

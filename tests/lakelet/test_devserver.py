@@ -8,11 +8,14 @@ import io
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from typing import ClassVar
 
 import pytest
 from chalice import Chalice, Response
+from chalice.config import Config
+from chalice.local import MatchResult
 
 from lakelet.stack.devserver import (
     COALESCED_BODY_BYTES,
@@ -21,6 +24,7 @@ from lakelet.stack.devserver import (
     DechunkingRequestHandler,
     read_chunked,
 )
+from lakelet.stack.route_matcher import IndexedRouteMatcher
 
 OCTETS = "application/octet-stream"
 
@@ -309,3 +313,54 @@ def test_a_small_answer_leaves_in_one_write(path: str, writes: int) -> None:
     assert response.status == 200
     assert len(_CountingWriter.writes) == writes
     assert sum(_CountingWriter.writes) > len(body) > 0
+
+
+def test_requests_are_routed_by_the_indexed_matcher(server: ApiServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    routed: list[str] = []
+    match = IndexedRouteMatcher.match_route
+
+    def counted(self: IndexedRouteMatcher, url: str) -> MatchResult:
+        routed.append(url)
+        return match(self, url)
+
+    monkeypatch.setattr(IndexedRouteMatcher, "match_route", counted)
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=10)
+    try:
+        for path in ("/thing", "/thing?x=1"):
+            connection.request("GET", path)
+            response = connection.getresponse()
+            assert response.status == 200 and json.loads(response.read()) == {"thing": True}
+    finally:
+        connection.close()
+    assert routed == ["/thing", "/thing?x=1"]
+
+
+def test_each_request_gets_a_fresh_lambda_context_from_the_config() -> None:
+    app = Chalice(app_name="context")
+
+    @app.route("/context")
+    def context() -> dict[str, object]:
+        lambda_context = app.lambda_context
+        return {
+            "name": lambda_context.function_name,
+            "memory": lambda_context.memory_limit_in_mb,
+            "remaining": lambda_context.get_remaining_time_in_millis(),
+        }
+
+    config = Config(chalice_stage="local", config_from_disk={"lambda_timeout": 3, "lambda_memory_size": 512})
+    api = ApiServer(app, port=0, config=config)
+    api.start()
+    connection = http.client.HTTPConnection(api.host, api.port, timeout=10)
+    try:
+        answers = []
+        for _ in range(2):  # one kept-alive connection: one gateway, a context per request
+            connection.request("GET", "/context")
+            answers.append(json.loads(connection.getresponse().read()))
+            time.sleep(1.2)
+    finally:
+        connection.close()
+        api.stop()
+    for answer in answers:
+        assert answer["name"] == "api_handler" and int(answer["memory"]) == 512
+        # Counted from this request's start: a context kept from the first would have 1,800 ms left at most.
+        assert 1_800 < answer["remaining"] <= 3_000, answer
