@@ -122,9 +122,10 @@ class Runner:
         # workflow and more than that staged, up to its threshold unless the sketch puts the branch well under it.
         # A count that stopped short of its bound is exact.
         bound = INLINE_COUNT if runner is None else workflows.commit_threshold + 1
-        staged = self._staged_up_to(branch, min(bound, INLINE_COUNT))
-        exact = staged < min(bound, INLINE_COUNT)
-        if not exact and runner is not None and not self._well_under(branch, workflows.commit_threshold):
+        first = min(bound, INLINE_COUNT)
+        staged = self._staged_up_to(branch, first)
+        exact = staged < first
+        if not exact and bound > first and not self._well_under(branch, workflows.commit_threshold):
             staged = self._staged_up_to(branch, bound)
             exact = staged < bound
         if runner is None or staged <= workflows.commit_threshold:

@@ -261,3 +261,11 @@ def test_a_merge_execution_that_failed_before_its_move_reports_its_error(g: Engi
         g.merges.merge("repo", "feature", "main", "bob", "merge it again")
     (name,) = runner._executions
     assert isinstance(g.merges.merge_status("repo", "main", name).error, errors.StorageError)
+
+
+def test_a_threshold_below_one_page_is_counted_once(g: Engine, repo: object) -> None:
+    runner = _commit_workflow(g)
+    g, staging = _counting(g, Workflows(commit=runner, commit_threshold=3))
+    _upload_keys(g, [f"k{i}" for i in range(5)])
+    g.commits.commit("repo", "main", "alice", "5, above 3")
+    assert staging.counts == [4] and len(runner._executions) == 1
