@@ -21,8 +21,10 @@ __all__ = ["IndexedRouteMatcher", "matcher_for"]
 # One per set of routes (an app's routes are fixed once it serves): built on a connection's first request.
 _matchers: dict[tuple[str, ...], IndexedRouteMatcher] = {}
 _MATCHERS_MAX = 16
-# Paths remembered per matcher before the memory is emptied.
+# Paths remembered per matcher before the memory is emptied, and the longest one remembered: anyone who reaches
+# the port (a web page's requests included) chooses paths, so what they can make it hold stays small (4 MiB).
 _PATHS_MAX = 4096
+_PATH_CHARS_MAX = 1024
 
 
 class IndexedRouteMatcher(RouteMatcher):
@@ -52,9 +54,10 @@ class IndexedRouteMatcher(RouteMatcher):
         found = self._matched.get(path)
         if found is None:
             found = self._match(path)
-            if len(self._matched) >= _PATHS_MAX:
-                self._matched.clear()
-            self._matched[path] = found
+            if len(path) <= _PATH_CHARS_MAX:
+                if len(self._matched) >= _PATHS_MAX:
+                    self._matched.clear()
+                self._matched[path] = found
         route_url, captured = found
         if route_url is None:
             raise ValueError(f"No matching route found for: {url}")

@@ -88,3 +88,13 @@ def test_a_remembered_path_answers_as_the_first_time_and_its_parameters_are_the_
     for _ in range(2):
         with pytest.raises(ValueError, match="No matching route found for: /no/such/route"):
             matcher.match_route("/no/such/route")
+
+
+def test_only_paths_of_a_bounded_length_are_remembered() -> None:
+    matcher = IndexedRouteMatcher(list(app.routes))
+    long_ref = "r" * 2_000
+    found = matcher.match_route(f"/api/v1/repositories/r1/refs/{long_ref}/commits")
+    assert found.captured["ref"] == long_ref
+    assert all(len(path) <= 1024 for path in matcher._matched)
+    matcher.match_route("/api/v1/repositories/r1/refs/main/commits")
+    assert "/api/v1/repositories/r1/refs/main/commits" in matcher._matched
