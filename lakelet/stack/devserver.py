@@ -149,9 +149,8 @@ class DechunkingRequestHandler(ChaliceRequestHandler):
     def __init__(
         self, request: bytes, client_address: tuple[str, int], server: HTTPServer, app_object: Chalice, config: Config
     ) -> None:
-        # ChaliceRequestHandler's own __init__, with the routes matched by an IndexedRouteMatcher (route_matcher.py)
-        # instead of the RouteMatcher its LocalGateway builds: BaseHTTPRequestHandler serves the whole connection
-        # from its __init__, so the matcher is swapped before it is called.
+        # ChaliceRequestHandler's own __init__ with _Gateway for its LocalGateway: BaseHTTPRequestHandler serves the
+        # whole connection from its __init__, so the gateway has to be in place before it is called.
         self.local_gateway = _Gateway(app_object, config)
         BaseHTTPRequestHandler.__init__(self, request, client_address, server)  # type: ignore[arg-type]
 

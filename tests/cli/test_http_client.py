@@ -14,6 +14,7 @@ import pytest
 from lakelet.commands.api import Api
 from lakelet.commands.errors import CLIError
 from lakelet.commands.settings import Settings
+from tests.clocks import ENDED_WITHIN_SECONDS, raised_within
 
 Behaviour = Callable[[int], str]  # request number -> "answer" | "answer-close" | "drop"
 
@@ -418,14 +419,13 @@ def test_a_trickling_server_is_cut_off_at_the_total_deadline(
         if pooled:
             api.use_pool()
         started = time.monotonic()
-        with pytest.raises(CLIError) as failed:
-            api.get("list", "/repositories")
+        # The server trickles for hours: a request the deadline did not cut fails here instead of hanging.
+        failed = raised_within(lambda: api.get("list", "/repositories"), ENDED_WITHIN_SECONDS)
         took = time.monotonic() - started
-        # Not before the deadline; and ended at all: the server trickles until it is closed, so a request the
-        # deadline did not cut would never end (the bound is loose for a loaded machine, not a timing goal).
-        assert 1.4 < took < 30.0, took
-        assert "did not finish answering within 1.5 s" in failed.value.message
-        assert "LAKELET_HTTP_DEADLINE" in failed.value.hint
+        assert isinstance(failed, CLIError), failed
+        assert took > 1.4, took  # not before the deadline
+        assert "did not finish answering within 1.5 s" in failed.message
+        assert "LAKELET_HTTP_DEADLINE" in failed.hint
         assert server.connections == 1 and server.sent >= 2  # bytes kept coming; the request was not sent again
     finally:
         server.close()
