@@ -32,6 +32,7 @@ from .graveler.ports import (
 )
 from .graveler.reads.collected import CollectedCheck
 from .graveler.storage.cached_refs import CachedRefStore
+from .graveler.storage.ports import ChangeWitness
 from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore
 
@@ -249,8 +250,10 @@ def s3_client(settings: Settings) -> Any:
     )
 
 
-def aws_services(settings: Settings) -> Services:
-    """The deployed wiring: DynamoDB and S3 (or the moto server that stands in for them locally)."""
+def aws_services(settings: Settings, ref_witness: Callable[[str], ChangeWitness] | None = None) -> Services:
+    """The deployed wiring: DynamoDB and S3 (or the moto server that stands in for them locally). ``ref_witness``:
+    where every write of the tables is seen (the embedded stack: lakelet/stack/table_writes.py), the witness of a
+    table by name, under which branch and tag reads are remembered (storage/cached_refs.py); deployed, none."""
     import boto3
 
     from .adapters.dynamodb import DynamoAuthStore, DynamoRefStore, DynamoStagingStore
@@ -273,7 +276,11 @@ def aws_services(settings: Settings) -> Services:
     return assemble(
         settings,
         # Commits (immutable) and repositories (a short TTL) are remembered per container: fewer DynamoDB reads.
-        CachedRefStore(DynamoRefStore(names, settings.region, settings.endpoint_url)),
+        CachedRefStore(
+            DynamoRefStore(names, settings.region, settings.endpoint_url),
+            branch_witness=ref_witness(names.branches) if ref_witness is not None else None,
+            tag_witness=ref_witness(names.tags) if ref_witness is not None else None,
+        ),
         DynamoStagingStore(names, settings.region, settings.endpoint_url),
         blocks,
         AuthService(

@@ -44,7 +44,7 @@ def action_changes_state(action: str) -> bool:
     return action not in _NOT_REPLAYABLE and _READ_ACTION.match(action) is None
 
 
-def _signing_service(environ: dict[str, Any]) -> str | None:
+def signing_service(environ: dict[str, Any]) -> str | None:
     match = _CREDENTIAL_SCOPE.search(environ.get("HTTP_AUTHORIZATION", ""))
     if match is None:
         credential = parse_qs(environ.get("QUERY_STRING", "")).get("X-Amz-Credential", [""])[0]
@@ -62,7 +62,7 @@ def may_change_state(environ: dict[str, Any]) -> bool:
     target = environ.get("HTTP_X_AMZ_TARGET")
     if target:
         return action_changes_state(target.rsplit(".", 1)[-1])
-    return not (_LAMBDA_INVOKE_PATH.match(path) and _signing_service(environ) in (None, "lambda"))
+    return not (_LAMBDA_INVOKE_PATH.match(path) and signing_service(environ) in (None, "lambda"))
 
 
 def changes_state(environ: dict[str, Any], body: bytes) -> bool:

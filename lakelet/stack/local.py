@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from collections.abc import MutableMapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from moto.server import ThreadedMotoServer
 
@@ -48,6 +47,7 @@ from lakelet.stack.moto_guard import MotoGuard, ui_origins
 from lakelet.stack.s3server import S3Server
 from lakelet.stack.schedules import Schedule, drop_retired_schedule
 from lakelet.stack.stack_keys import StackKeys
+from lakelet.stack.table_writes import TableWrites
 
 LOCAL_BUCKET = "lakelet-local"
 LOCAL_TABLE_PREFIX = "lakelet-local-"
@@ -106,6 +106,7 @@ class LocalStack:
         self._saved_environ: dict[str, str | None] | None = None
         self._installed_speedups = False
         self._guard: MotoGuard | None = None
+        self._table_writes: TableWrites | None = None
         self._sample_data = sample_data
         self._verbose = verbose
         self._wrote_state = False
@@ -286,9 +287,11 @@ class LocalStack:
             self.persistence = persistence
 
     def _guarded(self, app: WsgiApp) -> WsgiApp:
-        # Outermost: a refused request is neither journaled nor seen by moto.
+        # Outermost: a refused request is neither journaled nor seen by moto. Next, what tells the ref cache.
         inner = self.persistence.wrap(app) if self.persistence is not None else app
-        self._guard = MotoGuard(inner, self.aws_credentials.access_key_id, self.aws_credentials.secret_access_key)
+        self._table_writes = TableWrites.of_refs(inner, self.table_prefix)
+        keys = self.aws_credentials
+        self._guard = MotoGuard(self._table_writes, keys.access_key_id, keys.secret_access_key)
         return self._guard
 
     def _start_moto(self) -> None:
@@ -305,7 +308,8 @@ class LocalStack:
         import boto3
 
         from chalicelib.adapters.dynamodb.tables import TableNames, create_tables
-        from chalicelib.wiring import get_services, set_services
+        from chalicelib.settings import Settings
+        from chalicelib.wiring import aws_services, freeze_long_lived, get_services, set_services
 
         s3 = boto3.client("s3", region_name=self.region, endpoint_url=self.moto_url)
         probes.ensure_buckets(s3, (self.bucket, LOCAL_IMPORT_BUCKET), self.region)
@@ -320,7 +324,10 @@ class LocalStack:
         from lakelet.stack.stepfunctions_local import start_local_workflows
 
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ, self.aws_limits)
-        set_services(None)  # built afresh from the environment set above, not from an earlier stack's
+        # Built afresh from the environment set above (not an earlier stack's), with the witness of every write.
+        assert self._table_writes is not None
+        set_services(aws_services(Settings.from_env(), ref_witness=self._table_writes.witness))
+        freeze_long_lived()  # as get_services does for the services it builds
         assert self._keys is not None
         recovered = self.persistence.recovery if self.persistence is not None else None
         kept, self.admin_notice = stack_keys.ensure_admin_key(
@@ -372,29 +379,11 @@ class LocalStack:
         except Exception as error:  # noqa: BLE001 - the stack itself works: say what failed and serve anyway
             print(f"lakelet up: could not create the quickstart repository: {error}", file=sys.stderr)
 
-    def state(self) -> dict[str, Any]:
-        """What the state file says about this started stack (format: lakelet/stack/statefile.py)."""
-        return {
-            "pid": os.getpid(),
-            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "data_dir": str(self.data_dir) if self.data_dir is not None else "",
-            "api_url": self.endpoint,
-            "ui_url": self.endpoint + "/",
-            "s3_gateway_url": self.s3_url,
-            "moto_url": self.moto_url,
-            "access_key_id": self.credentials.access_key_id,
-            "secret_access_key": self.credentials.secret_access_key,
-            "aws_access_key_id": self.aws_credentials.access_key_id,
-            "aws_secret_access_key": self.aws_credentials.secret_access_key,
-            "bucket": self.bucket,
-            "region": self.region,
-        }
-
     def _write_state(self) -> None:
         # The file says "the API answers": it must not exist before the API and the gateway are served.
         if self.data_dir is None:
             return
-        from lakelet.stack.statefile import write_state
+        from lakelet.stack.statefile import stack_state, write_state
 
-        write_state(self.data_dir, self.state())
+        write_state(self.data_dir, stack_state(self))
         self._wrote_state = True

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,26 @@ def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 def state_path(data_dir: Path | None = None) -> Path:
     return (data_dir if data_dir is not None else default_data_dir()) / STATE_FILE_NAME
+
+
+def stack_state(stack: Any) -> dict[str, Any]:
+    """What the state file says about a started stack (a LocalStack: this module imports only the standard
+    library, tests/unit/test_dependency_direction.py)."""
+    return {
+        "pid": os.getpid(),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "data_dir": str(stack.data_dir) if stack.data_dir is not None else "",
+        "api_url": stack.endpoint,
+        "ui_url": stack.endpoint + "/",
+        "s3_gateway_url": stack.s3_url,
+        "moto_url": stack.moto_url,
+        "access_key_id": stack.credentials.access_key_id,
+        "secret_access_key": stack.credentials.secret_access_key,
+        "aws_access_key_id": stack.aws_credentials.access_key_id,
+        "aws_secret_access_key": stack.aws_credentials.secret_access_key,
+        "bucket": stack.bucket,
+        "region": stack.region,
+    }
 
 
 def write_state(data_dir: Path, state: Mapping[str, Any]) -> Path:

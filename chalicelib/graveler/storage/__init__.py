@@ -1,6 +1,7 @@
 """What the engine keeps per container and per namespace: its caches (``caches``, the one module importing
-cachetools), the caching RefStore (``cached_refs``), one repository per storage namespace (``namespaces``) and the
-namespace's files as code outside graveler uses them (``namespace_files``).
+cachetools), the caching RefStore (``cached_refs``) and what tells it that branches and tags it holds are current
+(``ports``), one repository per storage namespace (``namespaces``) and the namespace's files as code outside
+graveler uses them (``namespace_files``).
 """
 
 __all__ = [
@@ -8,4 +9,5 @@ __all__ = [
     "caches",
     "namespace_files",
     "namespaces",
+    "ports",
 ]

@@ -80,6 +80,12 @@ class LRUCache[K, V]:
         self.put(key, value)
         return value
 
+    def drop(self, key: K) -> None:
+        with self._lock:
+            item = self._items.pop(key, None)
+            if item is not None:
+                self._weight -= item[1]
+
     def drop_where(self, stale: Callable[[K], bool]) -> None:
         """Forgets every entry whose key ``stale`` picks."""
         with self._lock:

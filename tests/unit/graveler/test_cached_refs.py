@@ -1,5 +1,6 @@
-"""CachedRefStore: commits remembered for good (bounded), repositories for a TTL, branches never; and the staging
-write still re-reads the branch after writing, whatever the caller read before."""
+"""CachedRefStore: commits remembered for good (bounded), repositories for a TTL, branches and tags only under a
+witness that their table is unchanged; and the staging write still re-reads the branch after writing, whatever the
+caller read before."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from chalicelib.graveler.records import (
     RepositoryID,
     StagedEntry,
     StagingToken,
+    Tag,
+    TagID,
 )
 from chalicelib.graveler.storage.cached_refs import CachedRefStore
 from chalicelib.graveler.writes.staging import stage
@@ -44,6 +47,23 @@ class CountingRefs(MemoryRefStore):
     def get_branch(self, repo_id: RepositoryID, branch_id: BranchID) -> Branch:
         self.reads["branch"] += 1
         return super().get_branch(repo_id, branch_id)
+
+    def get_tag(self, repo_id: RepositoryID, tag_id: TagID) -> Tag:
+        self.reads["tag"] += 1
+        return super().get_tag(repo_id, tag_id)
+
+
+class Writes:
+    """A ChangeWitness whose table's writes the test counts by hand."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def mark(self) -> object:
+        return self.count
+
+    def unchanged_since(self, mark: object) -> bool:
+        return self.count == mark
 
 
 def _commit(n: int) -> Commit:
@@ -85,12 +105,93 @@ def test_a_repository_is_remembered_for_the_ttl_and_dropped_by_a_delete(inner: C
         cached.get_repository(REPO)
 
 
-def test_branches_are_never_cached(inner: CountingRefs) -> None:
+def test_branches_are_never_cached_without_a_witness(inner: CountingRefs) -> None:
     cached = CachedRefStore(inner)
     inner.create_branch(REPO, Branch(BranchID("main"), CommitID(""), StagingToken("t1")))
     cached.get_branch(REPO, BranchID("main"))
     cached.get_branch(REPO, BranchID("main"))
     assert inner.reads["branch"] == 2
+
+
+MAIN = BranchID("main")
+
+
+def test_under_a_witness_a_branch_is_read_again_only_after_its_table_was_written(inner: CountingRefs) -> None:
+    writes = Writes()
+    cached = CachedRefStore(inner, branch_witness=writes)
+    inner.create_branch(REPO, Branch(MAIN, CommitID("c1"), StagingToken("t1")))
+    assert [cached.get_branch(REPO, MAIN).commit_id for _ in range(3)] == ["c1"] * 3
+    assert inner.reads["branch"] == 1
+    # Another writer moves it, unseen by this container: only the witness tells (a real one counts the write as
+    # soon as it is answered, lakelet/stack/table_writes.py; this one when the test says).
+    inner.set_branch(REPO, Branch(MAIN, CommitID("c2"), StagingToken("t1")), inner.get_branch(REPO, MAIN))
+    assert cached.get_branch(REPO, MAIN).commit_id == "c1"
+    writes.count += 1
+    assert cached.get_branch(REPO, MAIN).commit_id == "c2"
+    assert cached.get_branch(REPO, MAIN).commit_id == "c2"
+    assert inner.reads["branch"] == 3  # 1 + the test's own read + 1 after the write
+
+
+def test_the_mark_is_taken_before_the_read(inner: CountingRefs) -> None:
+    """A write that completes while the read is under way may or may not be in what it returned: the record is
+    not answered again after it."""
+    writes = Writes()
+    cached = CachedRefStore(inner, branch_witness=writes)
+    inner.create_branch(REPO, Branch(MAIN, CommitID("c1"), StagingToken("t1")))
+    original = inner.get_branch
+
+    def read_then_a_write_lands(repo_id: RepositoryID, branch_id: BranchID) -> Branch:
+        found = original(repo_id, branch_id)
+        writes.count += 1
+        return found
+
+    inner.get_branch = read_then_a_write_lands  # type: ignore[method-assign]
+    cached.get_branch(REPO, MAIN)
+    inner.get_branch = original  # type: ignore[method-assign]
+    cached.get_branch(REPO, MAIN)
+    assert inner.reads["branch"] == 2
+
+
+def test_a_missing_branch_or_tag_is_remembered_as_missing_with_the_stores_error(inner: CountingRefs) -> None:
+    branches, tags = Writes(), Writes()
+    cached = CachedRefStore(inner, branch_witness=branches, tag_witness=tags)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(errors.BranchNotFound) as missing:
+            cached.get_branch(REPO, BranchID("nope"))
+        messages.append(str(missing.value))
+        with pytest.raises(errors.TagNotFound):
+            cached.get_tag(REPO, TagID("v1"))
+    assert messages[0] == messages[1] and "nope" in messages[0]
+    assert (inner.reads["branch"], inner.reads["tag"]) == (1, 1)
+    inner.create_tag(REPO, Tag(TagID("v1"), CommitID("c1")))
+    tags.count += 1
+    assert [cached.get_tag(REPO, TagID("v1")).commit_id for _ in range(2)] == ["c1", "c1"]
+    assert inner.reads["tag"] == 2
+
+
+def test_this_containers_own_writes_drop_what_it_remembered(inner: CountingRefs) -> None:
+    """Even under a witness that missed them."""
+    cached = CachedRefStore(inner, branch_witness=Writes(), tag_witness=Writes())
+    with pytest.raises(errors.BranchNotFound):
+        cached.get_branch(REPO, MAIN)
+    cached.create_branch(REPO, Branch(MAIN, CommitID("c1"), StagingToken("t1")))
+    first = cached.get_branch(REPO, MAIN)
+    cached.set_branch(REPO, Branch(MAIN, CommitID("c2"), StagingToken("t2")), first)
+    assert cached.get_branch(REPO, MAIN).commit_id == "c2"
+    cached.delete_branch(REPO, MAIN)
+    with pytest.raises(errors.BranchNotFound):
+        cached.get_branch(REPO, MAIN)
+    cached.create_tag(REPO, Tag(TagID("v1"), CommitID("c1")))
+    assert cached.get_tag(REPO, TagID("v1")).commit_id == "c1"
+    cached.delete_tag(REPO, TagID("v1"))
+    with pytest.raises(errors.TagNotFound):
+        cached.get_tag(REPO, TagID("v1"))
+    cached.create_branch(REPO, Branch(MAIN, CommitID("c3"), StagingToken("t3")))
+    cached.get_branch(REPO, MAIN)
+    cached.delete_repository(REPO)
+    with pytest.raises(errors.BranchNotFound):
+        cached.get_branch(REPO, MAIN)
 
 
 def test_staging_with_the_callers_branch_still_rechecks_and_follows_a_seal(inner: CountingRefs) -> None:
