@@ -143,7 +143,8 @@ def _stage_surviving_seals(
         else:
             replaced.append((written_to, staging.get_many(written_to, [c.key for c in changes])))
             staging.set_many(written_to, changes)
-        # The re-check, always a fresh read: it is what guarantees the change survives a concurrent seal. When
+        # The re-check, always what a consistent read returns now (the ref cache answers it only where a witness says
+        # the branch table is unchanged since it read it): it guarantees the change survives a concurrent seal. When
         # the token moved, this same read gives the token to write again to (no second read).
         try:
             current = refs.get_branch(repo_id, branch_id)
