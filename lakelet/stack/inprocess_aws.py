@@ -7,7 +7,8 @@ response left in two writes, Nagle's algorithm holding the second until the clie
 profile of ``lakelet up`` put the HTTP layers at about a third of the CPU of a stat, beside moto's own work.
 
 What changes is only the transport under botocore: every client of the process (PynamoDB's, boto3's, the
-workflows') still serialises, signs and parses exactly as on AWS, and the request reaches the same WSGI chain a
+workflows') still serialises and parses exactly as on AWS (signing: inprocess_signing.py; DynamoDB's calls come
+through :func:`answer`, past botocore's session: inprocess_dynamodb.py), and the request reaches the same WSGI chain a
 socket would give it (the key-pair guard, the journal, moto), with the environ the server's own request handler
 class would make of the same request line, headers and body (built here directly: werkzeug's handler parsed and
 formatted them again, a profiled 1.6% of an upload), marked as the process's own (:data:`IN_PROCESS`): the guard
@@ -31,6 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse, HeadersDict
+from botocore.exceptions import EndpointConnectionError
 from botocore.httpsession import URLLib3Session
 from urllib3._collections import HTTPHeaderDict
 from werkzeug.http import parse_set_header
@@ -104,6 +106,16 @@ def _send(session: URLLib3Session, request: AWSPreparedRequest) -> AWSResponse:
     target = _target[0] if _target else None
     if target is None or not _same_origin(request.url, target[0]):
         return _original_send[0](session, request)
+    counters["in_process"] += 1
+    return _answer(request, target[1])
+
+
+def answer(request: AWSPreparedRequest) -> AWSResponse:
+    """Answers in process a request to the stack's moto URL, sent without botocore's session
+    (lakelet/stack/inprocess_dynamodb.py); EndpointConnectionError when no stack answers that URL now."""
+    target = _target[0] if _target else None
+    if target is None or not _same_origin(request.url, target[0]):
+        raise EndpointConnectionError(endpoint_url=request.url)
     counters["in_process"] += 1
     return _answer(request, target[1])
 

@@ -1,0 +1,176 @@
+"""The stack's own DynamoDB calls skip the parts of botocore's request pipeline that only a network needs (issue 43).
+
+Why: once moto answers in process (inprocess_aws.py, moto_direct.py), botocore's client side was the largest part of
+an upload through the API: a third of the stack's CPU, about half of it for the staged row's PutItem. For a call
+that never leaves the process, much of that work has nothing to act on: resolving the endpoint through the rules
+engine (the URL is the stack's moto, given to the client), building and preparing an AWSRequest, the signing
+pipeline (whose signature the guard does not check for these calls: inprocess_signing.py), the user agent and
+retry headers, and the retry handler (moto in process neither throttles nor drops connections).
+
+What stays botocore's own, so the request and the answer are what they are on AWS: the parameter events
+(``provide-client-params``, ``before-parameter-build``: the idempotency token of TransactWriteItems), the
+validation and serialization of the parameters (the client's serializer), ``before-call``, ``before-send`` (a
+handler may answer instead), the answer as botocore converts it, ``before-parse`` (chalicelib's items from the wire:
+adapters/dynamodb/wire.py), the client's parser, the modeled fields of errors, ``after-call`` (and
+``after-call-error``), and the error class raised (``client.exceptions``), as PynamoDB and boto3 catch it.
+
+Only while installed, and only for a DynamoDB client whose endpoint inprocess_aws answers in process and whose
+credentials are the stack's key: every other call (S3, other services, other keys, moto's port) takes botocore's
+whole pipeline. tests/lakelet/test_inprocess_dynamodb.py checks that the answers and errors are those of the whole
+pipeline over moto's port.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.client import BaseClient
+from botocore.endpoint import convert_to_response_dict
+from botocore.utils import get_current_datetime
+
+from lakelet.stack import inprocess_aws
+from lakelet.stack.inprocess_signing import UNCHECKED_SIGNATURE
+
+__all__ = ["counters", "install", "installed", "uninstall"]
+
+#: Calls made through the short pipeline since the process started (tests read it).
+counters = {"lean": 0}
+
+_lock = threading.Lock()
+_original: list[Callable[..., Any]] = []
+# The stack's access key id, and a number that changes with every install (a client's lane is decided per install).
+_key: list[str] = []
+_installs = [0]
+_LANE = "_lakelet_dynamodb_lane"
+
+
+def install(access_key_id: str) -> None:
+    with _lock:
+        _key[:] = [access_key_id]
+        _installs[0] += 1
+        if not _original:
+            _original.append(BaseClient._make_api_call)
+            BaseClient._make_api_call = _make_api_call
+
+
+def uninstall() -> None:
+    with _lock:
+        _key.clear()
+        _installs[0] += 1
+        if _original:
+            BaseClient._make_api_call = _original.pop()
+
+
+def installed() -> bool:
+    return bool(_original)
+
+
+def _make_api_call(client: BaseClient, operation_name: str, api_params: dict[str, Any]) -> Any:
+    lane = client.__dict__.get(_LANE)
+    if lane is None or lane[0] != _installs[0]:
+        lane = client.__dict__[_LANE] = (_installs[0], _in_process(client))
+    if lane[1] is None or not _original:
+        return (_original[0] if _original else BaseClient._make_api_call)(client, operation_name, api_params)
+    credentials = client._request_signer._credentials
+    frozen = credentials.get_frozen_credentials() if credentials is not None else None
+    if frozen is None or not _key or frozen.access_key != _key[0]:
+        return _original[0](client, operation_name, api_params)
+    return _lean_call(client, lane[1], frozen, operation_name, api_params)
+
+
+def _in_process(client: BaseClient) -> str | None:
+    """The URL a DynamoDB client's calls are sent to when inprocess_aws answers them, else None."""
+    url: str | None = client.meta.endpoint_url
+    if client.meta.service_model.service_name != "dynamodb" or not url or not inprocess_aws.answers(url):
+        return None
+    return url.rstrip("/") + "/"
+
+
+def _lean_call(client: Any, url: str, frozen: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
+    counters["lean"] += 1
+    operation_model = client._service_model.operation_model(operation_name)
+    service_id = client._service_model.service_id.hyphenize()
+    events = client.meta.events
+    context: dict[str, Any] = {
+        "client_region": client.meta.region_name,
+        "client_config": client.meta.config,
+        "has_streaming_input": operation_model.has_streaming_input,
+        "auth_type": operation_model.resolved_auth_type,
+        "unsigned_payload": operation_model.unsigned_payload,
+        "auth_options": client._service_model.metadata.get("auth"),
+    }
+    api_params = client._emit_api_params(api_params=api_params, operation_model=operation_model, context=context)
+    request_dict = client._serializer.serialize_to_request(api_params, operation_model)
+    request_dict.update(url=url, context=context)
+    _, answered = events.emit_until_response(
+        f"before-call.{service_id}.{operation_name}",
+        model=operation_model,
+        params=request_dict,
+        request_signer=client._request_signer,
+        context=context,
+    )
+    if answered is not None:
+        http, parsed = answered
+    else:
+        try:
+            http, parsed = _send(client, service_id, operation_model, request_dict, frozen)
+        except Exception as error:
+            events.emit(f"after-call-error.{service_id}.{operation_name}", exception=error, context=context)
+            raise
+    events.emit(
+        f"after-call.{service_id}.{operation_name}",
+        http_response=http,
+        parsed=parsed,
+        model=operation_model,
+        context=context,
+    )
+    if http.status_code >= 300:
+        code = context.get("error_code_override") or parsed.get("Error", {}).get("Code")
+        raise client.exceptions.from_code(code)(parsed, operation_name)
+    return parsed
+
+
+def _send(
+    client: Any, service_id: str, operation_model: Any, request_dict: dict[str, Any], frozen: Any
+) -> tuple[AWSResponse, dict[str, Any]]:
+    """The request as the signer would leave it (a date, the key's scope, a signature nobody checks), answered in
+    process; then the answer as botocore's endpoint parses it."""
+    headers = dict(request_dict["headers"])
+    now = get_current_datetime().strftime("%Y%m%dT%H%M%SZ")
+    region = client.meta.region_name
+    headers["X-Amz-Date"] = now
+    if frozen.token:
+        headers["X-Amz-Security-Token"] = frozen.token
+    headers["Authorization"] = (
+        f"AWS4-HMAC-SHA256 Credential={frozen.access_key}/{now[:8]}/{region}/dynamodb/aws4_request, "
+        f"SignedHeaders=host;x-amz-date, Signature={UNCHECKED_SIGNATURE}"
+    )
+    body = request_dict["body"]
+    request = AWSPreparedRequest(
+        request_dict["method"], request_dict["url"], headers, body.encode() if isinstance(body, str) else body, False
+    )
+    name = operation_model.name
+    sent = client.meta.events.emit(f"before-send.{service_id}.{name}", request=request)
+    http = next((response for _, response in sent if response is not None), None)
+    if http is None:
+        http = inprocess_aws.answer(request)
+    response_dict = convert_to_response_dict(http, operation_model)
+    customized: dict[str, Any] = {}
+    client.meta.events.emit(
+        f"before-parse.{service_id}.{name}",
+        operation_model=operation_model,
+        response_dict=response_dict,
+        customized_response_dict=customized,
+    )
+    endpoint = client._endpoint
+    parser = endpoint._response_parser_factory.create_parser(operation_model.service_model.resolved_protocol)
+    parsed: dict[str, Any] = parser.parse(response_dict, operation_model.output_shape)
+    parsed.update(customized)
+    if http.status_code >= 300:
+        endpoint._add_modeled_error_fields(response_dict, parsed, operation_model, parser)
+    if "ResponseMetadata" in parsed:
+        parsed["ResponseMetadata"]["RetryAttempts"] = 0
+    return http, parsed
