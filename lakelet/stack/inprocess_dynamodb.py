@@ -32,7 +32,7 @@ from botocore.endpoint import convert_to_response_dict
 from botocore.utils import get_current_datetime
 
 from lakelet.stack import inprocess_aws
-from lakelet.stack.inprocess_signing import UNCHECKED_SIGNATURE
+from lakelet.stack.inprocess_signing import unchecked_authorization
 
 __all__ = ["counters", "install", "installed", "uninstall"]
 
@@ -40,6 +40,8 @@ __all__ = ["counters", "install", "installed", "uninstall"]
 counters = {"lean": 0}
 
 _lock = threading.Lock()
+# botocore's own call, taken before any install: what every other call (and one racing an uninstall) goes to.
+_BOTOCORE_CALL: Callable[..., Any] = BaseClient._make_api_call
 _original: list[Callable[..., Any]] = []
 # The stack's access key id, and a number that changes with every install (a client's lane is decided per install).
 _key: list[str] = []
@@ -72,12 +74,12 @@ def _make_api_call(client: BaseClient, operation_name: str, api_params: dict[str
     lane = client.__dict__.get(_LANE)
     if lane is None or lane[0] != _installs[0]:
         lane = client.__dict__[_LANE] = (_installs[0], _in_process(client))
-    if lane[1] is None or not _original:
-        return (_original[0] if _original else BaseClient._make_api_call)(client, operation_name, api_params)
+    if lane[1] is None:
+        return _BOTOCORE_CALL(client, operation_name, api_params)
     credentials = client._request_signer._credentials
     frozen = credentials.get_frozen_credentials() if credentials is not None else None
     if frozen is None or not _key or frozen.access_key != _key[0]:
-        return _original[0](client, operation_name, api_params)
+        return _BOTOCORE_CALL(client, operation_name, api_params)
     return _lean_call(client, lane[1], frozen, operation_name, api_params)
 
 
@@ -144,10 +146,7 @@ def _send(
     headers["X-Amz-Date"] = now
     if frozen.token:
         headers["X-Amz-Security-Token"] = frozen.token
-    headers["Authorization"] = (
-        f"AWS4-HMAC-SHA256 Credential={frozen.access_key}/{now[:8]}/{region}/dynamodb/aws4_request, "
-        f"SignedHeaders=host;x-amz-date, Signature={UNCHECKED_SIGNATURE}"
-    )
+    headers["Authorization"] = unchecked_authorization(f"{frozen.access_key}/{now[:8]}/{region}/dynamodb/aws4_request")
     body = request_dict["body"]
     request = AWSPreparedRequest(
         request_dict["method"], request_dict["url"], headers, body.encode() if isinstance(body, str) else body, False

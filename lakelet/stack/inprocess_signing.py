@@ -25,7 +25,7 @@ from botocore.utils import get_current_datetime
 
 from lakelet.stack import inprocess_aws
 
-__all__ = ["UNCHECKED_SIGNATURE", "install", "installed", "uninstall"]
+__all__ = ["UNCHECKED_SIGNATURE", "install", "installed", "unchecked_authorization", "uninstall"]
 
 #: The signature an in-process call of the stack's key carries (the guard does not check it).
 UNCHECKED_SIGNATURE = "0" * 64
@@ -73,8 +73,11 @@ def _add_auth(auth: SigV4Auth, request: Any) -> Any:
         raise NoCredentialsError()
     request.context["timestamp"] = get_current_datetime().strftime(SIGV4_TIMESTAMP)
     auth._modify_request_before_signing(request)
-    request.headers["Authorization"] = (
-        f"AWS4-HMAC-SHA256 Credential={auth.scope(request)}, SignedHeaders=host;x-amz-date, "
-        f"Signature={UNCHECKED_SIGNATURE}"
-    )
+    request.headers["Authorization"] = unchecked_authorization(auth.scope(request))
     return None
+
+
+def unchecked_authorization(scope: str) -> str:
+    """The Authorization header of an in-process call the guard does not check: SigV4's form, with the credential
+    scope (``key/date/region/service/aws4_request``, from which moto reads the key and the region) and zeros."""
+    return f"AWS4-HMAC-SHA256 Credential={scope}, SignedHeaders=host;x-amz-date, Signature={UNCHECKED_SIGNATURE}"

@@ -58,6 +58,7 @@ class TableWrites:
         self._lock = threading.Lock()
         self._witnesses = {table: Witness() for table in tables}
         self._names = [(table.encode(), witness) for table, witness in self._witnesses.items()]
+        self._every = list(self._witnesses.values())
 
     @classmethod
     def of_refs(cls, app: middleware.WsgiApp, table_prefix: str) -> TableWrites:
@@ -88,9 +89,8 @@ class TableWrites:
                     witness._count()
 
     def _touched(self, environ: dict[str, Any]) -> list[Witness]:
-        everything = [witness for _, witness in self._names]
         if environ.get("PATH_INFO", "").startswith("/moto-api"):
-            return everything if environ.get("REQUEST_METHOD") not in ("GET", "HEAD") else []
+            return self._every if environ.get("REQUEST_METHOD") not in ("GET", "HEAD") else []
         if not middleware.may_change_state(environ):
             return []
         service = middleware.signing_service(environ)
@@ -100,5 +100,5 @@ class TableWrites:
         if not middleware.changes_state(environ, body):
             return []
         if service != "dynamodb" or b"\\u" in body:
-            return everything
+            return self._every
         return [witness for name, witness in self._names if name in body]
