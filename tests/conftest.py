@@ -31,6 +31,29 @@ def _forget_boto3_default_session() -> Iterator[None]:
         boto3.DEFAULT_SESSION = None
 
 
+def _own_storage_configurations() -> None:
+    """The lakefs package keeps every server's storage configurations in one class-level dict
+    (``lakefs.client.ServerConfiguration._storage_conf``), so the last Client of the process to read /config decides
+    what every other Client's ``storage_config`` answers: a test that reads another server's /config (another
+    bucket) made later tests of that worker create repositories outside their own stack's bucket. Each instance gets
+    its own dict here, as each Client has its own server."""
+    try:
+        from lakefs.client import ServerConfiguration
+    except ImportError:  # the fast tier's install may leave the official client out
+        return
+    read_config = ServerConfiguration.__init__
+
+    def own_dict(self: ServerConfiguration, client: object) -> None:
+        self._storage_conf = {}
+        read_config(self, client)  # type: ignore[arg-type]
+
+    ServerConfiguration.__init__ = own_dict  # type: ignore[method-assign]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _own_storage_configurations()
+
+
 # Test tiers (markers registered in pyproject.toml). `make test-fast` leaves out every tier below; `make test`
 # runs them all. A folder that is one tier is marked here by its path; a test that needs a slow resource through
 # a fixture is marked by that fixture; anything else carries its marker in its own module.

@@ -108,3 +108,30 @@ def test_the_official_client_reads_the_config(api: Api) -> None:
     server = ServerConfiguration(FakeClient())  # type: ignore[arg-type]
     assert server.storage_config.blockstore_type == "s3"
     assert server.version
+
+
+def test_each_official_client_keeps_its_own_servers_storage(api: Api) -> None:
+    # tests/conftest.py gives each lakefs ServerConfiguration its own dict: without it, reading a second server's
+    # /config changed what the first Client answered (its repositories then went to the other server's bucket).
+    from lakefs.client import ServerConfiguration
+
+    def client_of(prefix: str) -> object:
+        config = lakefs_sdk.Config.from_json(api.get("/config").body.decode())
+        assert config.storage_config is not None
+        config.storage_config.default_namespace_prefix = prefix
+
+        class FakeSdk:
+            class config_api:
+                @staticmethod
+                def get_config() -> lakefs_sdk.Config:
+                    return config
+
+        class FakeClient:
+            sdk_client = FakeSdk
+
+        return FakeClient()
+
+    first = ServerConfiguration(client_of("s3://first-bucket"))  # type: ignore[arg-type]
+    second = ServerConfiguration(client_of("s3://second-bucket"))  # type: ignore[arg-type]
+    assert first.storage_config.default_namespace_prefix == "s3://first-bucket"
+    assert second.storage_config.default_namespace_prefix == "s3://second-bucket"

@@ -172,15 +172,6 @@ def client(local_stack: LocalProcess) -> Client:
     return Client(host=local_stack.endpoint, username=local_stack.access_key_id, password=local_stack.secret_access_key)
 
 
-def namespace_prefix(client: Client) -> str:
-    """/config's default_namespace_prefix, read from this client's server: the lakefs package keeps the storage
-    configuration in a dict shared by every Client of the process (lakefs/client.py, ServerConfiguration's class
-    attribute _storage_conf), so ``client.storage_config`` may answer another server's (seen on a worker that had
-    served tests of another bucket: the namespace was refused)."""
-    storage = client.sdk_client.config_api.get_config().storage_config
-    return str(storage.default_namespace_prefix) if storage is not None else ""
-
-
 @pytest.fixture
 def new_repo(client: Client, request: pytest.FixtureRequest) -> Callable[[], lakefs.Repository]:
     """Creates a fresh repository in the namespace the server offers (default_namespace_prefix from /config)."""
@@ -188,7 +179,7 @@ def new_repo(client: Client, request: pytest.FixtureRequest) -> Callable[[], lak
     def create() -> lakefs.Repository:
         stem = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40]
         name = f"{stem}-{uuid.uuid4().hex[:8]}".lstrip("-")
-        prefix = namespace_prefix(client)
+        prefix = client.storage_config.default_namespace_prefix
         assert prefix, "GET /config gave no default_namespace_prefix"
         namespace = prefix.rstrip("/") + "/" + name
         return lakefs.Repository(name, client=client).create(storage_namespace=namespace)

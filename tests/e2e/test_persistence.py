@@ -28,7 +28,7 @@ from botocore.config import Config
 from lakefs.client import Client
 from lakefs_sdk.models import GarbageCollectionRule, GarbageCollectionRules
 
-from .conftest import PROJECT_DIR, LocalProcess, namespace_prefix
+from .conftest import PROJECT_DIR, LocalProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -145,7 +145,7 @@ def test_a_clean_restart_keeps_everything(launch: Callable[..., LocalProcess], t
     first = launch("--data-dir", str(data_dir), env=WORKFLOWS)
     assert data_line(first) == "new"
     client, sdk = client_of(first), sdk_of(first)
-    prefix = namespace_prefix(client)
+    prefix = client.storage_config.default_namespace_prefix
     repo = lakefs.Repository("kept", client=client).create(storage_namespace=f"{prefix}/kept")
     main = repo.branch("main")
     written: dict[str, bytes] = {f"data/{i}.bin": blob(f"a{i}", 700 + i) for i in range(6)}
@@ -229,7 +229,9 @@ def test_kill_9_keeps_every_acknowledged_write(launch: Callable[..., LocalProces
     data_dir = tmp_path / "data"
     first = launch("--data-dir", str(data_dir), env=WORKFLOWS)
     client = client_of(first)
-    repo = lakefs.Repository("busy", client=client).create(storage_namespace=f"{namespace_prefix(client)}/busy")
+    repo = lakefs.Repository("busy", client=client).create(
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/busy"
+    )
     gateway = gateway_of(first, first.access_key_id, first.secret_access_key)
     acked_objects: list[tuple[float, str, bytes]] = []
     acked_commits: list[tuple[float, str]] = []
@@ -323,7 +325,9 @@ def test_a_damaged_journal_refuses_the_start_until_the_loss_is_accepted(
     data_dir = tmp_path / "data"
     first = launch("--data-dir", str(data_dir))
     client = client_of(first)
-    repo = lakefs.Repository("flipped", client=client).create(storage_namespace=f"{namespace_prefix(client)}/flipped")
+    repo = lakefs.Repository("flipped", client=client).create(
+        storage_namespace=f"{client.storage_config.default_namespace_prefix}/flipped"
+    )
     for i in range(40):
         repo.branch("main").object(f"o/{i:02d}").upload(blob(f"f{i}", 300))
     first.process.send_signal(signal.SIGKILL)  # no clean-stop snapshot: the uploads are only in the journal

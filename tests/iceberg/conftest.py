@@ -12,7 +12,7 @@ import pytest
 from lakefs.client import Client
 from pyiceberg.catalog.rest import RestCatalog
 
-from tests.e2e.conftest import LocalProcess, launch_local, namespace_prefix
+from tests.e2e.conftest import LocalProcess, launch_local
 
 _GATEWAY_LINE = re.compile(r"S3 gateway\s+(?P<url>http://\S+)")
 
@@ -40,7 +40,7 @@ def lakefs_client(stack: LocalProcess) -> Client:
 @pytest.fixture
 def repo(lakefs_client: Client) -> lakefs.Repository:
     name = f"ice-{uuid.uuid4().hex[:10]}"
-    prefix = namespace_prefix(lakefs_client)
+    prefix = lakefs_client.storage_config.default_namespace_prefix
     return lakefs.Repository(name, client=lakefs_client).create(storage_namespace=f"{prefix}/{name}")
 
 
