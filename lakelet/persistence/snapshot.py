@@ -5,7 +5,8 @@ snapshot pickles all the BackendDicts of the moto modules loaded, together, so o
 shared; loading one puts the backend objects back in place. What pickle cannot take is reduced to what can be
 rebuilt: locks become new locks, weak caches empty ones, private keys their DER bytes, the workers of Step
 Functions executions nothing (an execution that was running is dealt with by workflows.fail_orphans), and
-lakelet.stack.moto_speedups' query caches a stale marker that makes them rebuild.
+lakelet.stack.moto_speedups' query caches a stale marker that makes them rebuild, the items' texts of
+lakelet.stack.moto_item_texts nothing.
 
 The file starts with one JSON line (the snapshot format, the moto version that wrote it) before the pickle:
 a snapshot from another moto version is refused, since its classes may no longer match. Pickle runs code from
@@ -92,6 +93,8 @@ class _Pickler(pickle.Pickler):
             return (_load_private_key, (der,))
         if module == "lakelet.stack.moto_speedups" and kind.__name__ == "_Cache":
             return (kind, (-1,))  # generation -1 never matches: the first query rebuilds the cache
+        if module == "lakelet.stack.moto_item_texts" and kind.__name__ == "KnownText":
+            return (_nothing, ())  # an item's text is written again at its next put
         if module == "moto.s3.models" and "_value_buffer" in vars(obj) and "lock" in vars(obj):
             return (copyreg.__newobj__, (kind,), _key_state(obj))  # type: ignore[attr-defined]
         if module == "moto.stepfunctions.parser.backend.execution" and hasattr(obj, "exec_worker"):

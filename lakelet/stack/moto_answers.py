@@ -134,14 +134,22 @@ def map_text(attributes: Any) -> str:
 _written_by_query = threading.local()
 
 
-def text_size(item: Item) -> int | None:
-    """The length of the item's JSON text, kept for this thread's answer; None when this does not cover it. It
-    is at least moto's size of the item (``Item.size``): a string's UTF-8 bytes are at most its JSON text's
-    characters (quotes and escapes only add), a number is written as its text, a boolean as 4 or 5 characters."""
-    attributes = item.attrs
+def item_text(attributes: Any) -> str | None:
+    """An item's JSON text (:func:`map_text`), or None for what this leaves to moto."""
     try:
-        text = map_text(attributes)
+        return map_text(attributes)
     except _Unsure:
+        return None
+
+
+def text_size(item: Item, known: str | None = None) -> int | None:
+    """The length of the item's JSON text (``known``: that text, written earlier by lakelet/stack/moto_item_texts.py),
+    kept for this thread's answer; None when this does not cover it. It is at least moto's size of the item
+    (``Item.size``): a string's UTF-8 bytes are at most its JSON text's characters (quotes and escapes only add), a
+    number is written as its text, a boolean as 4 or 5 characters."""
+    attributes = item.attrs
+    text = known if known is not None else item_text(attributes)
+    if text is None:
         return None
     texts: dict[int, tuple[Any, str]] | None = getattr(_written_by_query, "texts", None)
     if texts is None:

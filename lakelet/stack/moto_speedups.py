@@ -23,9 +23,9 @@ What :func:`install` patches (and :func:`uninstall` gives back; both are idempot
    dead keys add up to the partition's size, and sorts again if not. A table that moto deep-copies (a
    transaction's rollback copy) starts with an empty cache.
 3. How moto turns DynamoDB answers into JSON (lakelet/stack/moto_items.py): the conversion of its items to plain
-   values and the serialization of attribute values, which walk every value of every item of a page; and, for
-   the answers that carry items (Query pages, GetItem, ...), one pass from moto's Items to the JSON text
-   (lakelet/stack/moto_answers.py).
+   values and the serialization of attribute values, which walk every value of every item of a page; for the
+   answers that carry items (Query pages, GetItem, ...), one pass from moto's Items to the JSON text
+   (lakelet/stack/moto_answers.py), each item's text written once, at its put (lakelet/stack/moto_item_texts.py).
 4. Not a speedup but a fidelity fix the stack needs: S3's ``PutObject``, serialized by a lock. moto checks a
    conditional put (``If-None-Match: *``, how a repository claims its storage namespace) and then stores the
    object, without a lock, so two concurrent requests could both pass the check; S3 makes it atomic.
@@ -45,7 +45,7 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 from moto.s3.responses import S3Response
 
-from lakelet.stack import moto_answers, moto_dispatch, moto_items
+from lakelet.stack import moto_answers, moto_dispatch, moto_item_texts, moto_items
 from lakelet.stack.moto_query_plan import fast_plan, segment
 
 _CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
@@ -62,8 +62,7 @@ _state: dict[str, Any] = {}
 # What the patched query did, since the process started: answered itself ("fast"), left the query to moto
 # ("moto"), sorted a partition's keys ("sorted"), of which because a change had gone past the hooks ("resorted").
 counters = {"fast": 0, "moto": 0, "sorted": 0, "resorted": 0}
-# Bumped by every install: a cache made under an earlier install may have missed writes made while uninstalled.
-_generation = [0]
+_generation = [0]  # bumped by every install: a cache of an earlier install may have missed writes since
 
 
 class _Partition:
@@ -136,6 +135,12 @@ def _sorted_keys(cache: _Cache, hash_value: str, partition: dict[DynamoType, Ite
 
 
 def _put_item(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
+    item = _put_item_keeping_keys(self, item_attrs, *args, **kwargs)
+    moto_item_texts.remember(self, item)
+    return item
+
+
+def _put_item_keeping_keys(self: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
     original: Callable[..., Item] = _state["put_item"]
     if self.range_key_attr is None:
         return original(self, item_attrs, *args, **kwargs)
@@ -275,7 +280,7 @@ def _query(
                 if len(results) == limit:
                     ended = True
                     break
-                size = None if exact else moto_answers.text_size(item)
+                size = None if exact else moto_answers.text_size(item, moto_item_texts.known(self, item))
                 if size is None or result_size + size > RESULT_SIZE_LIMIT:
                     if not exact:
                         exact, result_size = True, sum(_item_size(result) for result in results)
@@ -344,8 +349,7 @@ def _value_size(value: DynamoType) -> int:
 
 # ---- S3's PutObject ----------------------------------------------------------------------------------------
 
-
-_s3_put_lock = threading.Lock()
+_s3_put_lock = threading.Lock()  # conditional puts are checked and stored under it (point 4 above)
 
 
 def _s3_put_object(self: S3Response, *args: Any, **kwargs: Any) -> Any:
@@ -374,6 +378,7 @@ def install() -> None:
         moto_dispatch.install()
         moto_items.install()
         moto_answers.install()
+        moto_item_texts.install()
 
 
 def uninstall() -> None:
@@ -388,6 +393,7 @@ def uninstall() -> None:
         moto_dispatch.uninstall()
         moto_items.uninstall()
         moto_answers.uninstall()
+        moto_item_texts.uninstall()
 
 
 def installed() -> bool:

@@ -397,7 +397,7 @@ def test_the_members_beside_the_items_are_serialized_once_per_distinct_value(mon
 
 
 def test_a_query_page_walks_each_item_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A page of staged rows: each item's text is written once, by the query's walk, and its length stands in for
+    """A page of staged rows: each item's text is written once, at its put, and its length stands in for
     moto's size; items whose text outgrows 1 MB before their size does are sized exactly, and cut as moto does."""
     moto_speedups.install()
     calls = {"map_text": 0, "_item_size": 0}
@@ -413,8 +413,9 @@ def test_a_query_page_walks_each_item_once(monkeypatch: pytest.MonkeyPatch) -> N
         ddb = boto3.client("dynamodb", region_name=REGION)
         _tables(ddb)
         _put_all(ddb, [staged("t", i) for i in range(40)])
+        assert calls == {"map_text": 40, "_item_size": 0}  # written at the puts (lakelet/stack/moto_item_texts.py)
         _query(ddb, "t", Limit=30)
-        assert calls == {"map_text": 30 + 1, "_item_size": 0}  # the items, and LastEvaluatedKey
+        assert calls == {"map_text": 40 + 1, "_item_size": 0}  # the page's LastEvaluatedKey only
         _put_all(ddb, [{"h": {"S": "big"}, "r": {"S": f"{i:03d}"}, "pad": {"S": "é" * 45_000}} for i in range(30)])
         page = ddb.query(
             TableName=TABLE, KeyConditionExpression="h = :h", ExpressionAttributeValues={":h": {"S": "big"}}
