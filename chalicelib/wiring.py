@@ -37,6 +37,7 @@ from .settings import ENV_IMPORT_ALLOWED_LOCATIONS, GCSettings, Settings
 from .usage import UsageMeter, UsageStore
 
 if TYPE_CHECKING:
+    from .adapters.dynamodb.ports import PartitionReader
     from .auth.ports import Signer
     from .auth.records import Credential
     from .iceberg import Catalog
@@ -250,10 +251,16 @@ def s3_client(settings: Settings) -> Any:
     )
 
 
-def aws_services(settings: Settings, ref_witness: Callable[[str], ChangeWitness] | None = None) -> Services:
+def aws_services(
+    settings: Settings,
+    ref_witness: Callable[[str], ChangeWitness] | None = None,
+    staged_partitions: PartitionReader | None = None,
+) -> Services:
     """The deployed wiring: DynamoDB and S3 (or the moto server that stands in for them locally). ``ref_witness``:
     where every write of the tables is seen (the embedded stack: lakelet/stack/table_writes.py), the witness of a
-    table by name, under which branch and tag reads are remembered (storage/cached_refs.py); deployed, none."""
+    table by name, under which branch and tag reads are remembered (storage/cached_refs.py); ``staged_partitions``:
+    where the process holds the staging table (the embedded stack: lakelet/stack/moto_partitions.py), what reads a
+    token's rows without a Query. Deployed, neither."""
     import boto3
 
     from .adapters.dynamodb import DynamoAuthStore, DynamoRefStore, DynamoStagingStore
@@ -281,7 +288,7 @@ def aws_services(settings: Settings, ref_witness: Callable[[str], ChangeWitness]
             branch_witness=ref_witness(names.branches) if ref_witness is not None else None,
             tag_witness=ref_witness(names.tags) if ref_witness is not None else None,
         ),
-        DynamoStagingStore(names, settings.region, settings.endpoint_url),
+        DynamoStagingStore(names, settings.region, settings.endpoint_url, partitions=staged_partitions),
         blocks,
         AuthService(
             DynamoAuthStore(names, settings.region, settings.endpoint_url), KmsCipher(kms, settings.kms_key_id)

@@ -325,12 +325,15 @@ class LocalStack:
                 self._saved_environ.setdefault(name, self._environ.get(name))
             self._environ[name] = value
         # The state machines, from the same ASL files that deploy.
+        from lakelet.stack.moto_partitions import MotoPartitions
         from lakelet.stack.stepfunctions_local import start_local_workflows
 
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ, self.aws_limits)
-        # Built afresh from the environment set above (not an earlier stack's), with the witness of every write.
+        # Built afresh from the environment set above (not an earlier stack's), with the witness of every write and the
+        # staging table's partitions read from moto's memory.
         assert self._table_writes is not None
-        set_services(aws_services(Settings.from_env(), ref_witness=self._table_writes.witness))
+        partitions = MotoPartitions(self.region, self.credentials.access_key_id)
+        set_services(aws_services(Settings.from_env(), self._table_writes.witness, staged_partitions=partitions))
         freeze_long_lived()  # as get_services does for the services it builds
         assert self._keys is not None
         recovered = self.persistence.recovery if self.persistence is not None else None

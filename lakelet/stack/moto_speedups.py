@@ -93,7 +93,7 @@ class _Cache:
         return _Cache(self.generation)
 
 
-def _cache(table: Table) -> _Cache:
+def cache_of(table: Table) -> _Cache:
     found: _Cache | None = table.__dict__.get(_CACHE_ATTRIBUTE)
     if found is None or found.generation != _generation[0]:
         with _lock:
@@ -104,7 +104,7 @@ def _cache(table: Table) -> _Cache:
     return found
 
 
-def _sorted_keys(cache: _Cache, hash_value: str, partition: dict[DynamoType, Item]) -> _Partition:
+def sorted_keys(cache: _Cache, hash_value: str, partition: dict[DynamoType, Item]) -> _Partition:
     """The partition's sorted key list, brought up to date (called with cache.lock held)."""
     entry = cache.partitions.get(hash_value)
     if entry is not None and len(entry.keys) - len(entry.dead) + len(entry.added) != len(partition):
@@ -144,7 +144,7 @@ def _put_item_keeping_keys(self: Table, item_attrs: dict[str, Any], *args: Any, 
     original: Callable[..., Item] = _state["put_item"]
     if self.range_key_attr is None:
         return original(self, item_attrs, *args, **kwargs)
-    cache = _cache(self)
+    cache = cache_of(self)
     # Under the lock, so that no query snapshots the partition between moto's write and the bookkeeping.
     with cache.lock:
         if not cache.partitions:
@@ -172,7 +172,7 @@ def _put_item_keeping_keys(self: Table, item_attrs: dict[str, Any], *args: Any, 
 
 def _delete_item(self: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
     original: Callable[..., Item | None] = _state["delete_item"]
-    cache = _cache(self)
+    cache = cache_of(self)
     with cache.lock:
         item = original(self, hash_key, range_key)
         if item is None or not isinstance(hash_key, DynamoType) or hash_key.type != "S":
@@ -244,13 +244,13 @@ def _query(
     counters["fast"] += 1
     comparison, values, start = plan
     assert isinstance(hash_key, DynamoType)
-    cache = _cache(self)
+    cache = cache_of(self)
     results: list[Item] = []
     last_evaluated_key: dict[str, Any] | None = None
     with cache.lock:
         partition = self.items.get(hash_key)  # .get: the defaultdict must not grow a partition
         if partition:
-            entry = _sorted_keys(cache, hash_key.value, partition)
+            entry = sorted_keys(cache, hash_key.value, partition)
             keys, probes = entry.keys, entry.probes
             a, b = segment(keys, comparison, values)
             # Positions in walking order: the matching ones after the start key, then the rest (the "tail"),

@@ -41,6 +41,8 @@ from chalicelib.graveler.ports import BlockStore, RefStore, StagingStore
 from chalicelib.graveler.records import StagedEntry, StagingToken
 from chalicelib.settings import Settings
 from chalicelib.wiring import s3_client
+from lakelet.stack import moto_speedups
+from lakelet.stack.moto_partitions import MotoPartitions
 
 REGION = "us-east-1"
 VARIANTS = ["memory", "aws"]
@@ -158,8 +160,44 @@ def ref_store(table_names: TableNames | None) -> RefStore:
 StagingFactory = Callable[..., StagingStore]
 
 
+#: The staging suites' variants: besides the two above, "aws-local", the DynamoDB adapter as the embedded stack
+#: wires it, its partitions read straight from moto's memory (lakelet/stack/moto_partitions.py) instead of queried.
+STAGING_VARIANTS = [*VARIANTS, "aws-local"]
+
+
+class CountedPartitions(MotoPartitions):
+    """MotoPartitions counting the pages it reads (the suites count pages, by Query or not)."""
+
+    reads = 0
+
+    def read(
+        self, table: str, partition: str, from_key: str, after: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], bool] | None:
+        page = super().read(table, partition, from_key, after, limit)
+        self.reads += page is not None
+        return page
+
+
 @pytest.fixture
-def make_staging_store(table_names: TableNames | None, ref_store: RefStore) -> StagingFactory:
+def staged_partitions(variant: str) -> Iterator[CountedPartitions | None]:
+    """The "aws-local" variant's reader of staging partitions (it needs moto_speedups' hooks: installed for the
+    test when they were not, and given back after it); None for the other variants."""
+    if variant != "aws-local":
+        yield None
+        return
+    was_installed = moto_speedups.installed()
+    moto_speedups.install()
+    try:
+        yield CountedPartitions(REGION, _AWS_ENV["AWS_ACCESS_KEY_ID"])
+    finally:
+        if not was_installed:
+            moto_speedups.uninstall()
+
+
+@pytest.fixture
+def make_staging_store(
+    table_names: TableNames | None, ref_store: RefStore, staged_partitions: CountedPartitions | None
+) -> StagingFactory:
     """Builds stores over the test's staged data, with the page sizes of DynamoStagingStore.
 
     The in-memory twin has no pages: it ignores them, and every call returns the same store.
@@ -169,7 +207,9 @@ def make_staging_store(table_names: TableNames | None, ref_store: RefStore) -> S
     def make(page_size: int = DEFAULT_PAGE_SIZE, first_page_size: int = DEFAULT_FIRST_PAGE_SIZE) -> StagingStore:
         if table_names is None:
             return memory
-        return DynamoStagingStore(table_names, REGION, page_size=page_size, first_page_size=first_page_size)
+        return DynamoStagingStore(
+            table_names, REGION, page_size=page_size, first_page_size=first_page_size, partitions=staged_partitions
+        )
 
     return make
 
@@ -191,9 +231,12 @@ def stage_all() -> Callable[[StagingStore, StagingToken, Iterable[StagedEntry]],
 
 
 @pytest.fixture
-def dynamo_queries(moto: Moto | None) -> Callable[[], int | None]:
-    """How many DynamoDB queries moto has served so far in this test; None for the memory variant."""
-    return lambda: None if moto is None else moto.calls["query"]
+def dynamo_queries(moto: Moto | None, staged_partitions: CountedPartitions | None) -> Callable[[], int | None]:
+    """How many DynamoDB queries moto has served so far in this test, and for "aws-local" the partition pages read
+    from moto's memory; None for the memory variant."""
+    if moto is None:
+        return lambda: None
+    return lambda: moto.calls["query"] + (staged_partitions.reads if staged_partitions is not None else 0)
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""StagingStore contract: the in-memory twin and DynamoStagingStore (on moto) behave the same."""
+"""StagingStore contract: the in-memory twin and DynamoStagingStore (on moto) behave the same, the latter also with its
+partitions read from moto's memory as the embedded stack reads them ("aws-local")."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from chalicelib.adapters.dynamodb import staging as dynamo_staging
 from chalicelib.graveler.ports import StagingStore
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 from chalicelib.graveler.writes.staging_shards import with_shards
+
+from .conftest import STAGING_VARIANTS
 
 TOKEN = StagingToken("repo1-main:token-1")
 OTHER = StagingToken("repo1-dev:token-2")
@@ -39,6 +42,11 @@ AWKWARD_KEYS = [
     "0",
     "9/9",
 ]
+
+
+@pytest.fixture(params=STAGING_VARIANTS)
+def variant(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def make_entry(key: str, n: int = 0, **overrides: object) -> Entry:

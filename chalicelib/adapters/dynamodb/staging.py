@@ -33,8 +33,10 @@ from chalicelib.graveler.writes.preconditions import check_atomic_changes
 from chalicelib.graveler.writes.staging_shards import combine, per_shard_sample, shard_count, shard_of, sketch_rank
 
 from .models import StagedRow, key_attribute_names, model_set
+from .ports import PartitionReader
 from .rows import staged_item
 from .staging_conditions import lost_race, row_condition
+from .staging_pages import partition_rows
 from .tables import TableNames
 from .translate import storage_errors, translated
 
@@ -66,9 +68,12 @@ class DynamoStagingStore:
         *,
         page_size: int = DEFAULT_PAGE_SIZE,
         first_page_size: int = DEFAULT_FIRST_PAGE_SIZE,
+        partitions: PartitionReader | None = None,
     ) -> None:
         models = model_set(names, region, endpoint_url)
         self._model = models.staging
+        # Where the process holds the table (the embedded stack), partitions are read without a Query.
+        self._partitions = partitions
         self._branches = models.branches
         self._page_size = page_size
         self._first_page_size = min(first_page_size, page_size)
@@ -200,28 +205,8 @@ class DynamoStagingStore:
         return self._query(_partition(token, _checked(token, shard)), from_key, first_page)
 
     def _query(self, partition: str, from_key: str, first_page: int | None) -> Iterator[StagedEntry]:
-        # A key attribute is never "", so every key is >= "" and the condition can be left out.
-        condition = self._model.key >= from_key if from_key else None
-        connection = self._model._get_connection()
-        # Pages read lazily, rows decoded from DynamoDB's JSON (rows.py) without PynamoDB's model layer.
-        limit = min(first_page or self._first_page_size, self._page_size)
-        start: dict[str, object] | None = None
-        while True:
-            with storage_errors():
-                page = connection.query(
-                    partition,
-                    range_key_condition=condition,
-                    consistent_read=True,
-                    limit=limit,
-                    exclusive_start_key=start,
-                )
-            for item in page.get("Items", ()):
-                yield staged_item(item)
-            start = page.get("LastEvaluatedKey")
-            if not start:
-                return
-            # The first page is in: the queries that follow (if the caller goes on) fetch full pages.
-            limit = self._page_size
+        first = min(first_page or self._first_page_size, self._page_size)
+        return partition_rows(self._model, self._partitions, partition, from_key, first, self._page_size)
 
     def count(self, token: StagingToken, up_to: int) -> int:
         """Query pages with Select=COUNT, shard by shard, until ``up_to`` rows are counted: DynamoDB reads (and

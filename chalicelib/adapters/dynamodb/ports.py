@@ -1,0 +1,21 @@
+"""The port of the DynamoDB adapters: reading a partition without a Query, where the process holds the table."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["PartitionReader"]
+
+
+class PartitionReader(Protocol):
+    """Reads one partition of a table (string hash and sort keys) in sort-key order, without a Query: what a
+    process that holds the table itself can do (the embedded stack, over its moto: lakelet/stack/moto_partitions.py).
+
+    ``read`` answers the items whose sort key is >= ``from_key`` and, when ``after`` is given, > ``after``, at most
+    ``limit`` of them, each as DynamoDB's JSON of the item (what a strongly consistent Query's page holds), and
+    whether more may follow. One call's items are one consistent view of the partition, as one page of a Query
+    is. None: the table cannot be read this way now (a missing table, another key schema); the caller queries."""
+
+    def read(
+        self, table: str, partition: str, from_key: str, after: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], bool] | None: ...
