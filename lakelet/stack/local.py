@@ -40,12 +40,13 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import app_environment, fast_headers, inprocess_aws, inprocess_signing, probes, stack_keys
+from lakelet.stack import app_environment, fast_headers, gc_policy, inprocess_aws, inprocess_signing, probes, stack_keys
 from lakelet.stack import inprocess_dynamodb as lean_dynamodb
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
 from lakelet.stack.moto_guard import MotoGuard, ui_origins
+from lakelet.stack.moto_partitions import MotoPartitions
 from lakelet.stack.s3server import S3Server
 from lakelet.stack.schedules import Schedule, drop_retired_schedule
 from lakelet.stack.stack_keys import StackKeys
@@ -91,6 +92,8 @@ class LocalStack:
         # Start even when a journal of the data directory is damaged, setting its files aside (store.py).
         self.accept_journal_loss = accept_journal_loss
         self.persistence: Persistence | None = None
+        # What reads the staging table's partitions from moto's memory (set at start).
+        self.partitions: MotoPartitions | None = None
         self.host = host
         self.region = region
         self.bucket = bucket
@@ -252,6 +255,7 @@ class LocalStack:
             inprocess_signing.uninstall()
             lean_dynamodb.uninstall()
             fast_headers.uninstall()
+            gc_policy.uninstall()
             self._moto.stop()
             # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
             server = getattr(self._moto, "_server", None)
@@ -325,16 +329,16 @@ class LocalStack:
                 self._saved_environ.setdefault(name, self._environ.get(name))
             self._environ[name] = value
         # The state machines, from the same ASL files that deploy.
-        from lakelet.stack.moto_partitions import MotoPartitions
         from lakelet.stack.stepfunctions_local import start_local_workflows
 
         start_local_workflows(self.moto_url, self.region, self._environ, self._saved_environ, self.aws_limits)
         # Built afresh from the environment set above (not an earlier stack's), with the witness of every write and the
         # staging table's partitions read from moto's memory.
         assert self._table_writes is not None
-        partitions = MotoPartitions(self.region, self.credentials.access_key_id)
-        set_services(aws_services(Settings.from_env(), self._table_writes.witness, staged_partitions=partitions))
+        self.partitions = MotoPartitions(self.region, self.credentials.access_key_id)
+        set_services(aws_services(Settings.from_env(), self._table_writes.witness, staged_partitions=self.partitions))
         freeze_long_lived()  # as get_services does for the services it builds
+        gc_policy.install()  # from now on, full collections walk only what is new (gc_policy.py)
         assert self._keys is not None
         recovered = self.persistence.recovery if self.persistence is not None else None
         kept, self.admin_notice = stack_keys.ensure_admin_key(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -47,6 +48,8 @@ class MotoPartitions:
         self._region = region
         self._access_key_id = access_key_id
         self._account: str | None = None
+        #: Called with the table's name for each page answered (the bench counts each as the Query it stands for).
+        self.on_page: Callable[[str], None] | None = None
 
     def read(
         self, table: str, partition: str, from_key: str, after: str | None, limit: int
@@ -59,9 +62,12 @@ class MotoPartitions:
         cache = moto_speedups.cache_of(found)
         try:
             with cache.lock:
-                return _walk(found, cache, partition, from_key, after, limit)
+                page = _walk(found, cache, partition, from_key, after, limit)
         except _NotPlain:
             return None
+        if self.on_page is not None:
+            self.on_page(table)
+        return page
 
     def _account_id(self) -> str:
         if self._account is None:

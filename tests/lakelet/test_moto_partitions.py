@@ -23,6 +23,8 @@ class Counted(MotoPartitions):
     def __init__(self) -> None:
         super().__init__(REGION, "testing")
         self.answers: list[int | None] = []
+        self.tables: list[str] = []
+        self.on_page = self.tables.append
 
     def read(self, *args: Any) -> Any:
         page = super().read(*args)
@@ -61,6 +63,7 @@ def test_rows_come_from_memory_in_pages_from_a_key(names: TableNames) -> None:
     expected = [s for s in staged if s.key != "k/010"]
     assert list(store.iterate(TOKEN)) == expected
     assert reader.answers == [4, 10, 10, 5]  # 29 rows, no Query
+    assert reader.tables == [names.staging] * 4  # each page answered is told (the bench counts it as a Query)
     reader.answers.clear()
     assert [s.key for s in store.iterate(TOKEN, "k/041")] == [s.key for s in expected if s.key >= "k/041"]
     assert reader.answers == [4, 5]
