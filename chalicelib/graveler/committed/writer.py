@@ -21,7 +21,7 @@ from ..identity import entry_identity
 from ..records import Entry, Key, RangeID, RangeInfo
 from .arrow import pa
 from .columns import RangeColumns, metadata_json, row_estimate
-from .fnv import fnv1a_64
+from .fnv import fnv1a_64, fnv1a_64_many
 from .params import RangeParams
 from .storage import CommittedStorage
 
@@ -46,7 +46,9 @@ class _NewRows:
         self.content_types: list[str] = []
         self.metadata: list[str] = []
         self.identities: list[bytes] = []
-        self.hashes: list[int] = []
+        # None for a row whose boundary hash nothing needed yet (its range was below the minimum size): hashed
+        # together, vectorised, when the range closes.
+        self.hashes: list[int | None] = []
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -62,7 +64,13 @@ class _NewRows:
             self.metadata,
             self.identities,
         )
-        return RangeColumns(columns.arrays, pa.array(self.hashes, pa.uint64()))
+        hashes = self.hashes
+        unhashed = [index for index, value in enumerate(hashes) if value is None]
+        if unhashed:
+            keys = self.keys
+            for index, value in zip(unhashed, fnv1a_64_many([keys[i].encode() for i in unhashed]), strict=True):
+                hashes[index] = value
+        return RangeColumns(columns.arrays, pa.array(hashes, pa.uint64()))
 
 
 def closes_range(key: str, size: int, params: RangeParams) -> bool:
@@ -118,7 +126,12 @@ class RangeWriter:
         self._last_key = key
         run = self._new
         metadata = metadata_json(entry.user_metadata)
-        hashed = fnv1a_64(key.encode())
+        params = self._params
+        self._size += row_estimate(key, entry.physical_address, entry.etag, entry.content_type, metadata)
+        # A row's hash decides a boundary only once the range reaches the minimum; the others are hashed when the
+        # range closes, all at once (for 10,000 keys of 11 bytes 2 ms instead of 12 to 22, of 73 bytes 12 instead
+        # of 77 to 112).
+        hashed = fnv1a_64(key.encode()) if self._size >= params.min_range_bytes else None
         run.keys.append(key)
         run.addresses.append(entry.physical_address)
         run.sizes.append(entry.size)
@@ -138,11 +151,7 @@ class RangeWriter:
         if self._rows == 0:
             self._first_key = key
         self._rows += 1
-        self._size += row_estimate(key, entry.physical_address, entry.etag, entry.content_type, metadata)
-        params = self._params
-        if self._size >= params.max_range_bytes or (
-            self._size >= params.min_range_bytes and hashed % params.raggedness == 0
-        ):
+        if self._size >= params.max_range_bytes or (hashed is not None and hashed % params.raggedness == 0):
             self._close(self._size, key)
 
     def add_rows(self, source: RangeColumns, start: int = 0, end: int | None = None) -> None:

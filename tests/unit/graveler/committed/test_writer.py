@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from chalicelib.adapters.memory import MemoryBlockStore
 from chalicelib.graveler.committed import CommittedManager, RangeParams
+from chalicelib.graveler.committed import format as parquet
 from chalicelib.graveler.committed.columns import RangeColumns, metadata_json, row_estimate
 from chalicelib.graveler.committed.fnv import fnv1a_64, fnv1a_64_many
+from chalicelib.graveler.committed.storage import object_address
 from chalicelib.graveler.committed.writer import RangeWriter, closes_range
 from chalicelib.graveler.records import EMPTY_METARANGE, EntryRecord, RangeInfo
 
@@ -75,6 +77,22 @@ def test_min_size_suppresses_small_ranges(blocks, kit):
     assert len(ranges) > 3
     _assert_content_defined(manager, kit.namespace, ranges, params)
     assert all(info.estimated_size >= 20_000 for info in ranges[:-1])
+
+
+def test_stored_hashes_are_every_keys_whether_hashed_at_once_or_at_the_close(blocks, kit):
+    # Rows below the minimum are hashed together when their range closes (vectorised above 64 rows), the rest as
+    # they come; every stored hash must be its key's, in order, since later writes cut ranges by them.
+    params = RangeParams(max_range_bytes=1 << 30, min_range_bytes=20_000, raggedness=7)
+    manager = CommittedManager(blocks, params)
+    records = kit.records(list(range(3000)))
+    ranges = manager.ranges(kit.namespace, manager.write_metarange(kit.namespace, records))
+    assert len(ranges) > 3
+    stored: list[int] = []
+    for info in ranges:
+        data = blocks.inner.blobs[object_address(kit.namespace, info.id)]
+        stored.extend(parquet.decode_range(data).hashes.to_pylist())
+    assert stored == [fnv1a_64(r.key.encode()) for r in records]
+    _assert_content_defined(manager, kit.namespace, ranges, params)
 
 
 def test_boundaries_are_stable_under_an_early_insert(blocks, kit):
