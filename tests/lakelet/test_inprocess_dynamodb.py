@@ -14,6 +14,7 @@ from botocore.exceptions import ClientError, ParamValidationError
 from lakelet.stack import inprocess_dynamodb
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LOCAL_BUCKET, LocalStack
+from tests.lakelet.ddb_tables import create_keyed_table
 
 pytestmark = pytest.mark.e2e  # starts the embedded stack (moto and the API), in this process
 
@@ -24,15 +25,7 @@ TABLE = "pipeline-check"
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
     with LocalStack(api_port=0, credentials=KEYS) as running:
-        _client(running, over_the_port=True).create_table(
-            TableName=TABLE,
-            KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": "h", "AttributeType": "S"},
-                {"AttributeName": "r", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_keyed_table(_client(running, over_the_port=True), TABLE)
         yield running
     assert not inprocess_dynamodb.installed()
 

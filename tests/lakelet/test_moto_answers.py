@@ -20,6 +20,7 @@ from moto import mock_aws
 from moto.core.responses import BaseResponse
 
 from lakelet.stack import moto_answers, moto_speedups
+from tests.lakelet.ddb_tables import create_keyed_table
 
 REGION = "us-east-1"
 TABLE = "answers"
@@ -75,15 +76,7 @@ def same_as_moto(scenario: Callable[[Any], None], fast_path: bool = True) -> lis
 
 def _tables(ddb: Any) -> None:
     for name, range_type in ((TABLE, "S"), (NUMBERED, "N")):
-        ddb.create_table(
-            TableName=name,
-            KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": "h", "AttributeType": "S"},
-                {"AttributeName": "r", "AttributeType": range_type},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_keyed_table(ddb, name, range_type)
 
 
 def staged(h: str, i: int) -> dict[str, Any]:

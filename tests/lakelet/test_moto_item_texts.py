@@ -17,6 +17,7 @@ from moto import mock_aws
 
 from lakelet.persistence import snapshot
 from lakelet.stack import moto_answers, moto_item_texts, moto_speedups
+from tests.lakelet.ddb_tables import create_keyed_table
 
 REGION = "us-east-1"
 TABLE = "texts"
@@ -30,15 +31,7 @@ def ddb() -> Iterator[Any]:
     try:
         with mock_aws():
             client = boto3.client("dynamodb", region_name=REGION)
-            client.create_table(
-                TableName=TABLE,
-                KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-                AttributeDefinitions=[
-                    {"AttributeName": "h", "AttributeType": "S"},
-                    {"AttributeName": "r", "AttributeType": "S"},
-                ],
-                BillingMode="PAY_PER_REQUEST",
-            )
+            create_keyed_table(client, TABLE)
             client.query(**QUERY)  # the partition's key cache exists from here (the put hook keeps it)
             yield client
     finally:

@@ -13,6 +13,7 @@ from moto import mock_aws
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
 
 from lakelet.stack import moto_items
+from tests.lakelet.ddb_tables import create_keyed_table
 
 REGION = "us-east-1"
 
@@ -98,15 +99,7 @@ def test_plain_values_never_reach_moto_binary_ones_do(installed: None) -> None:
 def test_a_query_answers_the_same_items_through_moto_and_without(installed: None) -> None:
     with mock_aws():
         ddb = boto3.client("dynamodb", region_name=REGION)
-        ddb.create_table(
-            TableName="items",
-            KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": "h", "AttributeType": "S"},
-                {"AttributeName": "r", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_keyed_table(ddb, "items")
         for i in range(20):
             attributes: dict[str, Any] = {
                 "h": {"S": "p"},
@@ -152,15 +145,7 @@ def test_a_query_page_serializes_its_items_without_moto_walking_each_value(
         ddb = boto3.client("dynamodb", region_name=REGION)
         bodies: list[bytes] = []
         ddb.meta.events.register("after-call.dynamodb", lambda http_response, **_: bodies.append(http_response.content))
-        ddb.create_table(
-            TableName="page",
-            KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-            AttributeDefinitions=[
-                {"AttributeName": "h", "AttributeType": "S"},
-                {"AttributeName": "r", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_keyed_table(ddb, "page")
         for i in range(30):
             item: dict[str, Any] = {"h": {"S": "p"}, "r": {"S": f"{i:03d}"}, "m": {"M": {"n": {"N": str(i)}}}}
             if i == 7:

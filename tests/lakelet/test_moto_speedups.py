@@ -37,6 +37,7 @@ from chalicelib.graveler.records import (
     TagID,
 )
 from lakelet.stack import moto_items, moto_speedups
+from tests.lakelet.ddb_tables import create_keyed_table
 
 REGION = "us-east-1"
 TABLE = "speedup"
@@ -52,15 +53,7 @@ def client() -> Iterator[Any]:
     try:
         with mock_aws():
             ddb = boto3.client("dynamodb", region_name=REGION)
-            ddb.create_table(
-                TableName=TABLE,
-                KeySchema=[{"AttributeName": "h", "KeyType": "HASH"}, {"AttributeName": "r", "KeyType": "RANGE"}],
-                AttributeDefinitions=[
-                    {"AttributeName": "h", "AttributeType": "S"},
-                    {"AttributeName": "r", "AttributeType": "S"},
-                ],
-                BillingMode="PAY_PER_REQUEST",
-            )
+            create_keyed_table(ddb, TABLE)
             yield ddb
         # The cached keys followed every write through the hooks: the safety check never had to start over.
         assert moto_speedups.counters["resorted"] == resorted
