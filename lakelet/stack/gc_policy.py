@@ -18,7 +18,9 @@ What it does, while the stack runs:
   dictionaries of values: no cycles). Only a reference cycle that dies after being frozen waits, for a
   compaction: unfreeze, collect, freeze again, which walks everything once. It runs when the process is idle (it
   used less than :data:`IDLE_SHARE` of a core over :data:`IDLE_WINDOW` seconds), something was frozen since the
-  last one, and at most every :data:`COMPACT_EVERY` seconds: the full walk happens while nobody waits for it.
+  last one, and at most every :data:`COMPACT_EVERY` seconds: the full walk happens while nobody waits for it. A
+  process that is never idle compacts anyway after :data:`COMPACT_AT_LATEST` seconds, so such cycles cannot
+  pile up without bound under steady load (one pause of a full walk, under a second here, an hour).
 - :func:`uninstall` (the stack's stop) unfreezes everything, so a process that goes on (tests) collects it all.
 """
 
@@ -35,6 +37,8 @@ IDLE_SHARE = 0.05
 IDLE_WINDOW = 2.0
 #: At most one compaction in this many seconds.
 COMPACT_EVERY = 600.0
+#: A compaction even while the process is busy, this long after the last one.
+COMPACT_AT_LATEST = 3600.0
 
 
 class GcPolicy:
@@ -47,12 +51,14 @@ class GcPolicy:
         idle_window: float = IDLE_WINDOW,
         idle_share: float = IDLE_SHARE,
         compact_every: float = COMPACT_EVERY,
+        compact_at_latest: float = COMPACT_AT_LATEST,
         cpu: Callable[[], float] = time.process_time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._idle_window = idle_window
         self._idle_share = idle_share
         self._compact_every = compact_every
+        self._compact_at_latest = compact_at_latest
         self._cpu = cpu
         self._clock = clock
         self._collected = threading.Event()  # a full collection ended: freeze what survived it
@@ -105,7 +111,8 @@ class GcPolicy:
             if now - since < self._idle_window:
                 continue
             idle = self._cpu() - used < self._idle_share * (now - since)
-            if idle and self.freezes and now - last_compaction >= self._compact_every:
+            since_last = now - last_compaction
+            if self.freezes and ((idle and since_last >= self._compact_every) or since_last >= self._compact_at_latest):
                 self.compact()
                 last_compaction = self._clock()
             since, used = self._clock(), self._cpu()

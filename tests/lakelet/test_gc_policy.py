@@ -97,6 +97,17 @@ def test_compactions_wait_for_an_idle_process() -> None:
         policy.stop()
 
 
+def test_a_process_never_idle_compacts_at_the_latest_bound() -> None:
+    started = time.monotonic()
+    policy = GcPolicy(idle_window=0.02, compact_every=0, compact_at_latest=0.5, cpu=lambda: time.monotonic() - started)
+    policy.start()
+    try:
+        full_collection_frozen(policy)
+        assert eventually(lambda: policy.compactions >= 1)
+    finally:
+        policy.stop()
+
+
 @pytest.mark.e2e
 def test_the_stack_runs_the_policy_while_it_runs() -> None:
     assert gc_policy.installed() is None
