@@ -60,6 +60,16 @@ def commit_id(
     return CommitID(hashlib.sha256(payload).hexdigest())
 
 
+_I64_HEAD = _i64(0)[:2]
+_STRING_HEAD = _s("")[:3]
+_NO_METADATA = _m({})
+
+
+@functools.lru_cache(maxsize=256)
+def _content_type(content_type: str) -> bytes:
+    return _s(content_type)
+
+
 def entry_identity(entry: Entry) -> bytes:
     """Identity of an entry: size, etag, user metadata and content type. Address and mtime are not part of it,
     so the same content re-uploaded elsewhere compares as unchanged."""
@@ -81,16 +91,6 @@ def entry_identity(entry: Entry) -> bytes:
             )
         )
     ).digest()
-
-
-_I64_HEAD = _i64(0)[:2]
-_STRING_HEAD = _s("")[:3]
-_NO_METADATA = _m({})
-
-
-@functools.lru_cache(maxsize=256)
-def _content_type(content_type: str) -> bytes:
-    return _s(content_type)
 
 
 def new_commit(

@@ -20,7 +20,7 @@ What it does, while the stack runs:
   used less than :data:`IDLE_SHARE` of a core over :data:`IDLE_WINDOW` seconds), something was frozen since the
   last one, and at most every :data:`COMPACT_EVERY` seconds: the full walk happens while nobody waits for it. A
   process that is never idle compacts anyway after :data:`COMPACT_AT_LATEST` seconds, so such cycles cannot
-  pile up without bound under steady load (one pause of a full walk, under a second here, an hour).
+  pile up without bound under steady load (at most one pause of a full walk an hour, under a second here).
 - :func:`uninstall` (the stack's stop) unfreezes everything, so a process that goes on (tests) collects it all.
 """
 
