@@ -11,9 +11,12 @@ item). Deployed there is no reader and every page is a Query. The StagingStore c
 (tests/contract) runs the store with this reader over moto too, beside the Query one.
 
 What a read does: under the lock moto_speedups' hooks write a table's sorted keys under (so no put or delete lands
-half-way), it walks the partition's sorted keys from the start key, up to the limit, and gives each item as
-DynamoDB's JSON: parsed from the text written at its put (lakelet/stack/moto_item_texts.py: one string, where the
-item's attributes are a few dozen objects spread over memory), else written from its attributes.
+half-way), it walks the partition's sorted keys from the start key, up to the limit, and gives each item as the
+caller's decoder makes it of DynamoDB's JSON: parsed from the text written at its put (lakelet/stack/moto_item_texts.py:
+one string, where the item's attributes are a few dozen objects spread over memory), else written from its
+attributes. The row decoded from an item's text is kept beside the text, and answered again (to the same decoder)
+while the text is valid: a staged row is written once and read by every commit, listing and diff of its token, and
+parsing and decoding it was about 10 of a read's 12 us a row (10,000 rows, each read again: 12.5 -> ~3 us a row).
 
 It answers None (the store then queries) when it is not sure to answer what a Query would: the speedups not
 installed, no such table in this account and region, another key schema, a value other than a string, number,
@@ -51,9 +54,18 @@ class MotoPartitions:
         #: Called with the table's name for each page answered (the bench counts each as the Query it stands for).
         self.on_page: Callable[[str], None] | None = None
 
-    def read(
-        self, table: str, partition: str, from_key: str, after: str | None, limit: int
-    ) -> tuple[list[dict[str, Any]], bool] | None:
+    def expect(self, table: str, decode: Callable[[dict[str, Any]], Any]) -> None:
+        moto_item_texts.decode_at_put(table, decode)
+
+    def read[Row](
+        self,
+        table: str,
+        partition: str,
+        from_key: str,
+        after: str | None,
+        limit: int,
+        decode: Callable[[dict[str, Any]], Row],
+    ) -> tuple[list[Row], bool] | None:
         if not moto_speedups.installed() or limit < 1:
             return None
         found = dynamodb_backends[self._account_id()][self._region].tables.get(table)
@@ -62,7 +74,7 @@ class MotoPartitions:
         cache = moto_speedups.cache_of(found)
         try:
             with cache.lock:
-                page = _walk(found, cache, partition, from_key, after, limit)
+                page = _walk(found, cache, partition, from_key, after, limit, decode)
         except _NotPlain:
             return None
         if self.on_page is not None:
@@ -77,9 +89,15 @@ class MotoPartitions:
         return self._account
 
 
-def _walk(
-    table: Any, cache: Any, partition: str, from_key: str, after: str | None, limit: int
-) -> tuple[list[dict[str, Any]], bool]:
+def _walk[Row](
+    table: Any,
+    cache: Any,
+    partition: str,
+    from_key: str,
+    after: str | None,
+    limit: int,
+    decode: Callable[[dict[str, Any]], Row],
+) -> tuple[list[Row], bool]:
     """The page (called with the table's cache lock held)."""
     items = table.items.get(DynamoType({"S": partition}))  # .get: the defaultdict must not grow a partition
     if not items:
@@ -89,16 +107,23 @@ def _walk(
     position = bisect.bisect_left(keys, from_key)
     if after is not None:
         position = max(position, bisect.bisect_right(keys, after))
-    page: list[dict[str, Any]] = []
+    page: list[Row] = []
     while position < len(keys):
         if len(page) == limit:
             return page, True
         key = keys[position]
         position += 1
         item = items.get(probes.get(key) or DynamoType({"S": key}))
-        if item is not None:  # else a dead key
-            text = moto_item_texts.known(table, item)
-            page.append(orjson.loads(text) if text is not None else _json(item.attrs))
+        if item is None:
+            continue  # a dead key
+        known = moto_item_texts.valid(table, item)
+        if known is None:
+            page.append(decode(_json(item.attrs)))
+            continue
+        decoded = known.decoded
+        if decoded is None or decoded[0] is not decode:
+            decoded = known.decoded = (decode, decode(orjson.loads(known.text)))
+        page.append(decoded[1])
     return page, False
 
 

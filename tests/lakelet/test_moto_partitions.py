@@ -11,6 +11,8 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.adapters.dynamodb import DynamoStagingStore, TableNames, create_tables
+from chalicelib.adapters.dynamodb.rows import staged_item
+from chalicelib.graveler import errors
 from chalicelib.graveler.records import Entry, Key, StagedEntry, StagingToken
 from lakelet.stack import moto_speedups
 from lakelet.stack.moto_partitions import MotoPartitions
@@ -86,10 +88,46 @@ def test_the_query_takes_over_after_the_last_row_read(names: TableNames) -> None
 
 def test_no_reader_answer_without_the_table_or_the_speedups(names: TableNames) -> None:
     reader = MotoPartitions(REGION, "testing")
-    assert reader.read("no-such-table", "tok", "", None, 10) is None
-    assert reader.read(names.staging, "tok", "", None, 10) == ([], False)
+    assert reader.read("no-such-table", "tok", "", None, 10, staged_item) is None
+    assert reader.read(names.staging, "tok", "", None, 10, staged_item) == ([], False)
     moto_speedups.uninstall()
     try:
-        assert reader.read(names.staging, "tok", "", None, 10) is None
+        assert reader.read(names.staging, "tok", "", None, 10, staged_item) is None
     finally:
         moto_speedups.install()
+
+
+def test_rows_are_decoded_at_their_put_and_answered_until_their_item_changes(names: TableNames) -> None:
+    """The store tells the reader its decoder: each row is made once, at its put, and every read answers that row,
+    until a put or an UpdateItem changes the item; another decoder gets rows of its own."""
+    store = DynamoStagingStore(names, REGION, partitions=MotoPartitions(REGION, "testing"))
+    staged = [entry(n) for n in range(5)]
+    store.set_many(TOKEN, staged)
+    first = list(store.iterate(TOKEN))
+    assert first == staged
+    assert all(a is b for a, b in zip(first, store.iterate(TOKEN), strict=True))  # the rows made at the puts
+    store.set(TOKEN, entry(3))  # the same row put again: a new item, a new row
+    again = list(store.iterate(TOKEN))
+    assert again == staged and [a is b for a, b in zip(first, again, strict=True)] == [True, True, True, False, True]
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    key = {"staging_token": {"S": "tok"}, "key": {"S": "k/001"}}
+    ddb.update_item(
+        TableName=names.staging, Key=key, UpdateExpression="SET etag = :e", ExpressionAttributeValues={":e": {"S": "x"}}
+    )
+    # An update retires what every put of the table wrote (moto_item_texts.py): the rows are read from the items.
+    updated = list(store.iterate(TOKEN))
+    assert updated[1].value is not None and updated[1].value.etag == "x"
+    assert updated[:1] + updated[2:] == staged[:1] + staged[2:]
+    assert not any(a is b for a, b in zip(again, updated, strict=True))
+    keys = MotoPartitions(REGION, "testing").read(names.staging, "tok", "", None, 10, lambda item: item["key"]["S"])
+    assert keys == ([f"k/{n:03d}" for n in range(5)], False)
+
+
+def test_a_row_its_decoder_refuses_is_stored_and_refused_at_its_read(names: TableNames) -> None:
+    store = DynamoStagingStore(names, REGION, partitions=MotoPartitions(REGION, "testing"))
+    store.set(TOKEN, entry(1))
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    item = ddb.get_item(TableName=names.staging, Key={"staging_token": {"S": "tok"}, "key": {"S": "k/001"}})["Item"]
+    ddb.put_item(TableName=names.staging, Item={**item, "size": {"S": "not a number"}})  # the put succeeds
+    with pytest.raises(errors.StorageError, match="size"):
+        list(store.iterate(TOKEN))

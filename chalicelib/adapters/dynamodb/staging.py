@@ -74,6 +74,8 @@ class DynamoStagingStore:
         self._model = models.staging
         # Where the process holds the table (the embedded stack), partitions are read without a Query.
         self._partitions = partitions
+        if partitions is not None:
+            partitions.expect(self._model.Meta.table_name, staged_item)
         self._branches = models.branches
         self._page_size = page_size
         self._first_page_size = min(first_page_size, page_size)

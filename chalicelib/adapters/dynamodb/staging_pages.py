@@ -24,15 +24,14 @@ def partition_rows(
     limit = first
     after: str | None = None
     while reader is not None:
-        page = reader.read(model.Meta.table_name, partition, from_key, after, limit)
+        page = reader.read(model.Meta.table_name, partition, from_key, after, limit, staged_item)
         if page is None:
             break  # the Query below goes on after the last key read
-        items, more = page
-        for item in items:
-            yield staged_item(item)
-        if not more or not items:
+        rows, more = page
+        yield from rows
+        if not more or not rows:
             return
-        after, limit = str(items[-1]["key"]["S"]), page_size
+        after, limit = str(rows[-1].key), page_size
     # A key attribute is never "", so every key is >= "" and the condition can be left out.
     condition = model.key >= from_key if from_key else None
     connection = model._get_connection()
