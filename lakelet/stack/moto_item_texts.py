@@ -32,7 +32,7 @@ from typing import Any
 
 import orjson
 from moto.dynamodb.models import DynamoDBBackend
-from moto.dynamodb.models.dynamo_type import Item
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import Table
 
 from lakelet.stack import moto_answers
@@ -42,6 +42,7 @@ _GENERATION = "_lakelet_in_place_generation"
 # Generations handed out; next() on it is atomic, so two updates never give their table the same one.
 _generations = itertools.count(1)
 _saved: list[Callable[..., Any]] = []
+_PLAIN_KINDS = {"S": str, "N": str, "BOOL": bool, "NULL": bool}
 # Table name -> the decoder its reads use (decode_at_put).
 _decoders: dict[str, Callable[[Any], Any]] = {}
 # Bumped by every install: texts written under an earlier install may have missed updates made while uninstalled.
@@ -79,10 +80,24 @@ def remember(table: Table, item: Item) -> None:
     known = item.__dict__[_TEXT] = KnownText(generation, attributes, text)
     decode = _decoders.get(table.name)
     if decode is not None:
+        # From the attributes' own values where they are plain: the row then shares moto's strings (about 600
+        # bytes a staged row from the text, 320 from the values, beside the 2,850 moto holds).
+        written = plain_json(attributes)
         try:
-            known.decoded = (decode, decode(orjson.loads(text)))
+            known.decoded = (decode, decode(written if written is not None else orjson.loads(text)))
         except Exception:  # noqa: BLE001 - a row the decoder refuses is refused at its read, as the Query's would be
             return
+
+
+def plain_json(attributes: Any) -> dict[str, Any] | None:
+    """DynamoDB's JSON of an item whose attributes are all strings, numbers, booleans or nulls, made of their
+    values (no copy); None for any other item."""
+    written: dict[str, Any] = {}
+    for name, value in attributes.items():
+        if type(value) is not DynamoType or _PLAIN_KINDS.get(value.type) is not type(value.value):
+            return None
+        written[name] = {value.type: value.value}
+    return written
 
 
 def known(table: Table, item: Item) -> str | None:

@@ -36,12 +36,6 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 
 from lakelet.stack import moto_item_texts, moto_speedups
 
-_PLAIN_KINDS = {"S": str, "N": str, "BOOL": bool, "NULL": bool}
-
-
-class _NotPlain(Exception):
-    """An attribute this does not write: the read is left to a Query."""
-
 
 class MotoPartitions:
     """A PartitionReader (chalicelib/adapters/dynamodb/ports.py) over this process's moto, for the tables of
@@ -72,10 +66,9 @@ class MotoPartitions:
         if found is None or found.range_key_attr is None or found.hash_key_type != "S" or found.range_key_type != "S":
             return None
         cache = moto_speedups.cache_of(found)
-        try:
-            with cache.lock:
-                page = _walk(found, cache, partition, from_key, after, limit, decode)
-        except _NotPlain:
+        with cache.lock:
+            page = _walk(found, cache, partition, from_key, after, limit, decode)
+        if page is None:
             return None
         if self.on_page is not None:
             self.on_page(table)
@@ -97,8 +90,8 @@ def _walk[Row](
     after: str | None,
     limit: int,
     decode: Callable[[dict[str, Any]], Row],
-) -> tuple[list[Row], bool]:
-    """The page (called with the table's cache lock held)."""
+) -> tuple[list[Row], bool] | None:
+    """The page (called with the table's cache lock held); None at an item with an attribute this does not write."""
     items = table.items.get(DynamoType({"S": partition}))  # .get: the defaultdict must not grow a partition
     if not items:
         return [], False
@@ -118,19 +111,13 @@ def _walk[Row](
             continue  # a dead key
         known = moto_item_texts.valid(table, item)
         if known is None:
-            page.append(decode(_json(item.attrs)))
+            written = moto_item_texts.plain_json(item.attrs)
+            if written is None:
+                return None  # the read is left to a Query
+            page.append(decode(written))
             continue
         decoded = known.decoded
         if decoded is None or decoded[0] is not decode:
             decoded = known.decoded = (decode, decode(orjson.loads(known.text)))
         page.append(decoded[1])
     return page, False
-
-
-def _json(attributes: Any) -> dict[str, Any]:
-    written: dict[str, Any] = {}
-    for name, value in attributes.items():
-        if type(value) is not DynamoType or _PLAIN_KINDS.get(value.type) is not type(value.value):
-            raise _NotPlain
-        written[name] = {value.type: value.value}
-    return written
