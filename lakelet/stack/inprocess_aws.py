@@ -8,7 +8,7 @@ profile of ``lakelet up`` put the HTTP layers at about a third of the CPU of a s
 
 What changes is only the transport under botocore: every client of the process (PynamoDB's, boto3's, the
 workflows') still serialises and parses exactly as on AWS (signing: inprocess_signing.py; DynamoDB's calls come
-through :func:`answer`, past botocore's session: inprocess_dynamodb.py), and the request reaches the same WSGI chain a
+through :func:`answer`, past botocore's session: inprocess_lean.py), and the request reaches the same WSGI chain a
 socket would give it (the key-pair guard, the journal, moto), with the environ the server's own request handler
 class would make of the same request line, headers and body (built here directly: werkzeug's handler parsed and
 formatted them again, a profiled 1.6% of an upload), marked as the process's own (:data:`IN_PROCESS`): the guard
@@ -112,7 +112,7 @@ def _send(session: URLLib3Session, request: AWSPreparedRequest) -> AWSResponse:
 
 def answer(request: AWSPreparedRequest) -> AWSResponse:
     """Answers in process a request to the stack's moto URL, sent without botocore's session
-    (lakelet/stack/inprocess_dynamodb.py); EndpointConnectionError when no stack answers that URL now."""
+    (lakelet/stack/inprocess_lean.py); EndpointConnectionError when no stack answers that URL now."""
     target = _target[0] if _target else None
     if target is None or not _same_origin(request.url, target[0]):
         raise EndpointConnectionError(endpoint_url=request.url)

@@ -1,9 +1,11 @@
-"""The stack's own DynamoDB calls through the short pipeline (lakelet/stack/inprocess_dynamodb.py, issue 43) answer
+"""The stack's own DynamoDB calls through the short pipeline (lakelet/stack/inprocess_lean.py, issue 43) answer
 and fail exactly as botocore's whole pipeline does over moto's port: same parsed answers (binary values, pages,
 returned items), same errors with their modeled fields, same client-side validation; and only they take it."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,7 +13,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError, ParamValidationError
 
-from lakelet.stack import inprocess_dynamodb
+from lakelet.stack import inprocess_lean
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LOCAL_BUCKET, LocalStack
 from tests.lakelet.ddb_tables import create_keyed_table
@@ -27,7 +29,7 @@ def stack() -> Iterator[LocalStack]:
     with LocalStack(api_port=0, credentials=KEYS) as running:
         create_keyed_table(_client(running, over_the_port=True), TABLE)
         yield running
-    assert not inprocess_dynamodb.installed()
+    assert not inprocess_lean.installed()
 
 
 def _client(stack: LocalStack, over_the_port: bool = False, service: str = "dynamodb") -> Any:
@@ -45,24 +47,28 @@ def _client(stack: LocalStack, over_the_port: bool = False, service: str = "dyna
 
 
 def _answer(call: Callable[[], Any]) -> Any:
-    """The parsed answer without its metadata (request ids differ), or the error's code, message and fields."""
+    """The parsed answer without its metadata (request ids differ) and an object's time, a streamed body read, or
+    the error's code, message and fields."""
     try:
         answer = dict(call())
     except ClientError as error:
         response = {k: v for k, v in error.response.items() if k != "ResponseMetadata"}
         return (type(error).__name__, response)
     answer.pop("ResponseMetadata", None)
+    answer.pop("LastModified", None)
+    if "Body" in answer:
+        answer["Body"] = answer["Body"].read()
     return answer
 
 
-def _both(stack: LocalStack, calls: Callable[[Any, str], list[Callable[[], Any]]]) -> None:
-    """Runs the same calls through each pipeline, each on its own hash key, and compares what they return."""
-    lean, whole = _client(stack), _client(stack, over_the_port=True)
-    before = inprocess_dynamodb.counters["lean"]
+def _both(stack: LocalStack, calls: Callable[[Any, str], list[Callable[[], Any]]], service: str = "dynamodb") -> None:
+    """Runs the same calls through each pipeline, each on its own name, and compares what they return."""
+    lean, whole = _client(stack, service=service), _client(stack, over_the_port=True, service=service)
+    before = inprocess_lean.counters["lean"]
     by_lean = [_answer(call) for call in calls(lean, "alpha")]
-    assert inprocess_dynamodb.counters["lean"] - before == len(by_lean)
+    assert inprocess_lean.counters["lean"] - before == len(by_lean)
     by_whole = [_answer(call) for call in calls(whole, "omega")]
-    assert inprocess_dynamodb.counters["lean"] - before == len(by_lean)  # the port's calls took the whole pipeline
+    assert inprocess_lean.counters["lean"] - before == len(by_lean)  # the port's calls took the whole pipeline
     assert _renamed(by_lean, "alpha") == _renamed(by_whole, "omega")
 
 
@@ -153,17 +159,47 @@ def test_errors_and_their_modeled_fields_are_the_whole_pipelines(stack: LocalSta
 
 
 def test_parameters_are_validated_before_anything_is_sent(stack: LocalStack) -> None:
-    before = inprocess_dynamodb.counters["lean"]
+    before = inprocess_lean.counters["lean"]
     for client in (_client(stack), _client(stack, over_the_port=True)):
         with pytest.raises(ParamValidationError, match="TableName"):
             client.put_item(Item={"h": {"S": "x"}})
-    assert inprocess_dynamodb.counters["lean"] - before == 1  # entered the short pipeline, refused before sending
+    assert inprocess_lean.counters["lean"] - before == 1  # entered the short pipeline, refused before sending
 
 
-def test_only_the_stacks_own_dynamodb_calls_take_it_and_handlers_still_run(stack: LocalStack) -> None:
-    before = inprocess_dynamodb.counters["lean"]
+def test_objects_ranges_and_their_errors_are_the_whole_pipelines(stack: LocalStack) -> None:
+    body = bytes(range(256)) * 5
+    digest = base64.b64encode(hashlib.md5(body).digest()).decode()
+
+    def calls(c: Any, h: str) -> list[Callable[[], Any]]:
+        key = f"{h}/a b+ü%?#//x"
+        return [
+            lambda: c.put_object(
+                Bucket=LOCAL_BUCKET, Key=key, Body=body, ContentMD5=digest, Metadata={"m": h}, ContentType="text/x"
+            ),
+            lambda: c.put_object(Bucket=LOCAL_BUCKET, Key=key, Body=b"other", IfNoneMatch="*"),
+            lambda: c.put_object(Bucket=LOCAL_BUCKET, Key=f"{h}/bad", Body=b"x", ContentMD5=digest),
+            lambda: c.put_object(Bucket="no-such-bucket", Key=key, Body=b"x"),
+            lambda: c.head_object(Bucket=LOCAL_BUCKET, Key=key),
+            lambda: c.head_object(Bucket=LOCAL_BUCKET, Key=f"{h}/missing"),
+            lambda: c.get_object(Bucket=LOCAL_BUCKET, Key=key),
+            lambda: c.get_object(Bucket=LOCAL_BUCKET, Key=key, Range="bytes=10-19"),
+            lambda: c.get_object(Bucket=LOCAL_BUCKET, Key=key, Range="bytes=5000-"),
+            lambda: c.get_object(Bucket=LOCAL_BUCKET, Key=f"{h}/missing"),
+            lambda: c.get_object(Bucket="no-such-bucket", Key=key),
+            lambda: c.put_object(Bucket=LOCAL_BUCKET, Key=f"{h}/empty", Body=b""),
+            lambda: c.get_object(Bucket=LOCAL_BUCKET, Key=f"{h}/empty"),
+        ]
+
+    _both(stack, calls, service="s3")
+
+
+def test_only_the_stacks_own_calls_of_dynamodb_and_s3_objects_take_it_and_handlers_still_run(
+    stack: LocalStack,
+) -> None:
+    before = inprocess_lean.counters["lean"]
     s3 = _client(stack, service="s3")
-    s3.put_object(Bucket=LOCAL_BUCKET, Key="lean", Body=b"x")
+    s3.list_objects_v2(Bucket=LOCAL_BUCKET, Prefix="lean")  # not an object call: the whole pipeline
+    _client(stack, over_the_port=True, service="s3").put_object(Bucket=LOCAL_BUCKET, Key="lean", Body=b"x")
     other = boto3.client(
         "dynamodb",
         endpoint_url=stack.moto_url,
@@ -173,14 +209,14 @@ def test_only_the_stacks_own_dynamodb_calls_take_it_and_handlers_still_run(stack
     )
     with pytest.raises(ClientError):
         other.list_tables()  # another key: the whole pipeline, and the guard refuses it as before
-    assert inprocess_dynamodb.counters["lean"] == before
+    assert inprocess_lean.counters["lean"] == before
     seen: list[str] = []
     lean = _client(stack)
     lean.meta.events.register("before-call.dynamodb", lambda model, **_: seen.append(f"call {model.name}"))
     lean.meta.events.register("after-call.dynamodb", lambda model, **_: seen.append(f"done {model.name}"))
     lean.list_tables()
     assert seen == ["call ListTables", "done ListTables"]
-    assert inprocess_dynamodb.counters["lean"] == before + 1
+    assert inprocess_lean.counters["lean"] == before + 1
 
 
 def test_the_parameter_events_still_fill_the_idempotency_token(stack: LocalStack) -> None:
