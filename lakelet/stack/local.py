@@ -40,8 +40,16 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import app_environment, fast_headers, gc_policy, inprocess_aws, inprocess_signing, probes, stack_keys
-from lakelet.stack import inprocess_lean
+from lakelet.stack import (
+    app_environment,
+    fast_headers,
+    gc_policy,
+    inprocess_aws,
+    inprocess_lean,
+    inprocess_signing,
+    probes,
+    stack_keys,
+)
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
