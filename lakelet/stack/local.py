@@ -9,8 +9,8 @@ same services (lakelet/stack/s3server.py); with ``sample_data``, create the ``qu
 (lakelet/stack/samples.py); and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc
 run`` find the stack (lakelet/stack/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries
 read only the queried partition (lakelet/stack/moto_speedups.py), and the process's own AWS calls reach moto
-without a socket (inprocess_aws.py, inprocess_signing.py; DynamoDB's through a short pipeline:
-inprocess_lean.py). ``stop`` undoes all of it, including the environment, so tests can start a stack
+without a socket (inprocess_aws.py, inprocess_signing.py; DynamoDB's and S3's object calls through a short
+pipeline: inprocess_lean.py). ``stop`` undoes all of it, including the environment, so tests can start a stack
 in-process. ``lakelet up`` (cli.py) is a shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
@@ -40,16 +40,8 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
 )
 from lakelet.persistence import Persistence, refusals
 from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
-from lakelet.stack import (
-    app_environment,
-    fast_headers,
-    gc_policy,
-    inprocess_aws,
-    inprocess_lean,
-    inprocess_signing,
-    probes,
-    stack_keys,
-)
+from lakelet.stack import app_environment, fast_headers, gc_policy, inprocess_aws, inprocess_signing, probes, stack_keys
+from lakelet.stack import inprocess_lean as lean_pipeline
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
@@ -261,7 +253,7 @@ class LocalStack:
                 self._installed_speedups = False
             inprocess_aws.uninstall()  # before moto goes: its clients would send to a closed port
             inprocess_signing.uninstall()
-            inprocess_lean.uninstall()
+            lean_pipeline.uninstall()
             fast_headers.uninstall()
             gc_policy.uninstall()
             self._moto.stop()
@@ -316,7 +308,7 @@ class LocalStack:
         self._moto_url = f"http://{self.host}:{port}"
         inprocess_aws.install(self._moto_url, self._moto._server)
         inprocess_signing.install(self.aws_credentials.access_key_id)
-        inprocess_lean.install(self.aws_credentials.access_key_id)
+        lean_pipeline.install(self.aws_credentials.access_key_id)
         fast_headers.install()  # the API's and the gateway's request headers, read by http.server
 
     def _provision(self) -> None:
