@@ -8,6 +8,7 @@ XML through errors.py; an unexpected exception is logged with the request id and
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from .errors import S3Error, error_response, from_graveler
 from .model import Request, Response
 from .payload import request_body
 from .router import route, split_path
-from .sigv4 import CredentialsLookup, authenticate
+from .sigv4 import CredentialsLookup, Identity, authenticate
 
 if TYPE_CHECKING:
     from chalicelib.wiring import Services
@@ -61,6 +62,8 @@ class S3Gateway:
         self._clock = clock
         self._max_response_bytes = max_response_bytes
         self._usage = usage
+        # Per thread: the request refuse_before_body has just verified (what the signature covers) and who signed it.
+        self._verified = threading.local()
 
     @classmethod
     def from_services(cls, services: Services, max_response_bytes: int | None = None) -> S3Gateway:
@@ -112,16 +115,30 @@ class S3Gateway:
         """The error answer for a request whose signature does not verify, judged on its line and headers
         alone (``request.body`` is not looked at), or None when it verifies. A server calls this before it
         reads a body, so nobody unauthenticated can make it take in a large one."""
+        self._verified.last = None
         try:
-            authenticate(request, self._credentials, self._signer, self._clock())
+            identity = authenticate(request, self._credentials, self._signer, self._clock())
         except S3Error as e:
             return error_response(e, request.path, uuid.uuid4().hex[:16].upper())
         except errors.GravelerError as e:
             return error_response(from_graveler(e), request.path, uuid.uuid4().hex[:16].upper())
+        self._verified.last = (_signed_parts(request), self._clock(), identity)
         return None
 
+    def _identity(self, request: Request) -> Identity:
+        """Who signed the request: taken from refuse_before_body when this thread has just verified the same line
+        and headers there (the body, the only part it did not see, is checked against the signed payload hash by
+        request_body), within a second; verified here otherwise."""
+        last = getattr(self._verified, "last", None)
+        self._verified.last = None
+        now = self._clock()
+        if last is not None and 0 <= now - last[1] <= _REUSE_SECONDS and last[0] == _signed_parts(request):
+            identity: Identity = last[2]
+            return identity
+        return authenticate(request, self._credentials, self._signer, now)
+
     def _handle(self, request: Request) -> Response:
-        identity = authenticate(request, self._credentials, self._signer, self._clock())
+        identity = self._identity(request)
         body = request_body(request, identity, self._signer)
         operation = route(request)
         if self._usage is not None:
@@ -140,3 +157,12 @@ class S3Gateway:
             max_response_bytes=self._max_response_bytes,
         )
         return operation(context)
+
+
+# How long after refuse_before_body verified a request its handling may take the signer from it (the server reads
+# the body in between: a small one within milliseconds; a longer wait verifies again).
+_REUSE_SECONDS = 1.0
+
+
+def _signed_parts(request: Request) -> tuple[object, ...]:
+    return (request.method, request.raw_path, request.raw_query, tuple(request.headers.items()), request.source_ip)

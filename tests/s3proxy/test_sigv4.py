@@ -25,7 +25,7 @@ from chalicelib.s3proxy.errors import S3Error
 from chalicelib.s3proxy.payload import request_body
 from chalicelib.s3proxy.sigv4 import MAX_PRESIGN_SECONDS, authenticate
 
-from .conftest import Harness, lookup
+from .conftest import ACCESS_KEY, Harness, lookup, signed
 
 # AWS's examples (S3 API reference, "Signature Calculations for the Authorization Header" and "Authenticating
 # Requests: Using Query Parameters"): key AKIAIOSFODNN7EXAMPLE, these exact requests and signatures.
@@ -334,3 +334,36 @@ def test_presigned_url_cannot_carry_unsigned_amz_headers(
         checked = _presigned_request(url, "PUT", b"data")
         checked = replace(checked, headers={**checked.headers, "x-amz-checksum-crc32": crc})
         assert harness.handle(checked).status == status
+
+
+def test_the_pre_body_check_spares_the_second_verification_of_the_same_request_only(
+    harness: Harness, repo: Repository
+) -> None:
+    """The local server verifies a request's line and headers before reading its body (refuse_before_body), then
+    hands the whole request to handle: the signer found then is taken for exactly that line and those headers, on
+    the same thread, within a second; anything else is verified again, and a changed one refused."""
+    looked_up: list[str] = []
+    find = lookup(harness.keys)
+
+    def counting(key: str) -> tuple[str, str]:
+        looked_up.append(key)
+        return find(key)
+
+    harness.gateway = S3Gateway(harness.services.engine, counting, BotocoreSigner(), clock=harness.clock)
+    request = signed("PUT", "/repo/main/pre", body=b"data")
+    head = replace(request, body=b"")
+    assert harness.gateway.refuse_before_body(head) is None
+    assert harness.gateway.handle(request).status == 200
+    assert looked_up == [ACCESS_KEY]  # once, before the body
+    assert harness.gateway.handle(request).status == 200  # nothing verified before it: verified again
+    assert looked_up == [ACCESS_KEY] * 2
+    tampered = replace(request, headers={**request.headers, "x-amz-meta-owner": "mallory"})
+    assert harness.gateway.refuse_before_body(head) is None
+    assert harness.gateway.handle(tampered).status == 403  # not the request verified: refused (an unsigned header)
+    assert harness.gateway.refuse_before_body(head) is None
+    assert harness.gateway.handle(replace(request, body=b"evil")).status == 400  # the body against the signed hash
+    assert harness.gateway.refuse_before_body(head) is None
+    harness.clock.offset += 2  # the body took two seconds
+    assert harness.gateway.handle(request).status == 200
+    # Looked up: before each body (4), the handling without a check before it, and the one two seconds late.
+    assert looked_up == [ACCESS_KEY] * 6
