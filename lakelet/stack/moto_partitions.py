@@ -51,6 +51,17 @@ class MotoPartitions:
     def expect(self, table: str, decode: Callable[[dict[str, Any]], Any]) -> None:
         moto_item_texts.decode_at_put(table, decode)
 
+    def count(self, table: str, partition: str) -> int | None:
+        found = self._table(table)
+        if found is None:
+            return None
+        with moto_speedups.cache_of(found).lock:
+            items = found.items.get(DynamoType({"S": partition}))  # .get: the defaultdict must not grow a partition
+            held = len(items) if items else 0
+        if self.on_page is not None:
+            self.on_page(table)
+        return held
+
     def read[Row](
         self,
         table: str,
@@ -60,10 +71,8 @@ class MotoPartitions:
         limit: int,
         decode: Callable[[dict[str, Any]], Row],
     ) -> tuple[list[Row], bool] | None:
-        if not moto_speedups.installed() or limit < 1:
-            return None
-        found = dynamodb_backends[self._account_id()][self._region].tables.get(table)
-        if found is None or found.range_key_attr is None or found.hash_key_type != "S" or found.range_key_type != "S":
+        found = self._table(table) if limit >= 1 else None
+        if found is None:
             return None
         cache = moto_speedups.cache_of(found)
         with cache.lock:
@@ -73,6 +82,15 @@ class MotoPartitions:
         if self.on_page is not None:
             self.on_page(table)
         return page
+
+    def _table(self, name: str) -> Any:
+        """moto's table of that name, when the speedups are installed and its keys are strings; else None."""
+        if not moto_speedups.installed():
+            return None
+        found = dynamodb_backends[self._account_id()][self._region].tables.get(name)
+        if found is None or found.range_key_attr is None or found.hash_key_type != "S" or found.range_key_type != "S":
+            return None
+        return found
 
     def _account_id(self) -> str:
         if self._account is None:

@@ -131,3 +131,17 @@ def test_a_row_its_decoder_refuses_is_stored_and_refused_at_its_read(names: Tabl
     ddb.put_item(TableName=names.staging, Item={**item, "size": {"S": "not a number"}})  # the put succeeds
     with pytest.raises(errors.StorageError, match="size"):
         list(store.iterate(TOKEN))
+
+
+def test_counts_and_samples_come_from_memory_as_the_queries_answer_them(names: TableNames) -> None:
+    reader = Counted()
+    store = DynamoStagingStore(names, REGION, partitions=reader)
+    queried = DynamoStagingStore(names, REGION)
+    store.set_many(TOKEN, [entry(n) for n in range(600)])
+    store.delete(TOKEN, Key("k/010"))
+    assert [store.count(TOKEN, bound) for bound in (10, 599, 5000)] == [10, 599, 599]
+    assert [queried.count(TOKEN, bound) for bound in (10, 599, 5000)] == [10, 599, 599]
+    sample = store.sample(TOKEN, 100)
+    assert sample.keys and sample == queried.sample(TOKEN, 100)
+    assert len(reader.tables) == 4 and reader.answers == [len(sample.keys)]  # 3 counts and a page, no Query
+    assert store.count(StagingToken("empty"), 10) == 0

@@ -23,6 +23,9 @@ class PartitionReader(Protocol):
         """The items of ``table`` will be read with ``decode``: the reader may decode each as it is written, so a
         read answers rows made ahead of it."""
 
+    def count(self, table: str, partition: str) -> int | None:
+        """How many items the partition holds now; None: the caller queries."""
+
     def read[Row](
         self,
         table: str,

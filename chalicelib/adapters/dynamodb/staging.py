@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
+from typing import Any
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
@@ -74,8 +75,9 @@ class DynamoStagingStore:
         self._model = models.staging
         # Where the process holds the table (the embedded stack), partitions are read without a Query.
         self._partitions = partitions
+        self._table: str = self._model.Meta.table_name
         if partitions is not None:
-            partitions.expect(self._model.Meta.table_name, staged_item)
+            partitions.expect(self._table, staged_item)
         self._branches = models.branches
         self._page_size = page_size
         self._first_page_size = min(first_page_size, page_size)
@@ -212,11 +214,16 @@ class DynamoStagingStore:
 
     def count(self, token: StagingToken, up_to: int) -> int:
         """Query pages with Select=COUNT, shard by shard, until ``up_to`` rows are counted: DynamoDB reads (and
-        bills) the items as a Query does, but answers only their number, so nothing is sent or decoded per row."""
+        bills) the items as a Query does, but answers only their number, so nothing is sent or decoded per row.
+        A partition reader (the embedded stack) counts a shard at once."""
         connection = self._model._get_connection()
         counted = 0
         for shard in range(shard_count(token)):
             start: dict[str, object] | None = None
+            held = None if self._partitions is None else self._partitions.count(self._table, _partition(token, shard))
+            if held is not None:
+                counted += held
+                continue
             while counted < up_to:
                 with storage_errors():
                     page = connection.query(
@@ -280,6 +287,10 @@ class DynamoStagingStore:
         n = shard_count(token)
 
         def first(shard: int) -> list[tuple[int, Key]]:
+            if self._partitions is not None:
+                held = self._partitions.read(self._table, _sketch_partition(token, shard), "", None, per_shard, _sketch)
+                if held is not None:
+                    return held[0]
             # Eventually consistent (half the read cost): a sample needs no write acknowledged a moment ago.
             with storage_errors():
                 rows = self._model.query(
@@ -347,6 +358,10 @@ def _checked(token: StagingToken, shard: int) -> int:
 
 def _sketched(sort_key: str) -> tuple[int, Key]:
     return int(sort_key[:_RANK_DIGITS], 16), Key(sort_key[_RANK_DIGITS:])
+
+
+def _sketch(item: dict[str, Any]) -> tuple[int, Key]:  # a sketch item read by a partition reader
+    return _sketched(str(item["key"]["S"]))
 
 
 def _round_robin[T](streams: Sequence[Iterator[T]]) -> Iterator[T]:
