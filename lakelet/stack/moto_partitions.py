@@ -56,8 +56,7 @@ class MotoPartitions:
         if found is None:
             return None
         with moto_speedups.cache_of(found).lock:
-            items = found.items.get(DynamoType({"S": partition}))  # .get: the defaultdict must not grow a partition
-            held = len(items) if items else 0
+            held = len(_items(found, partition))
         if self.on_page is not None:
             self.on_page(table)
         return held
@@ -100,6 +99,11 @@ class MotoPartitions:
         return self._account
 
 
+def _items(table: Any, partition: str) -> Any:
+    """The partition's items by sort key (empty when it has none; .get: moto's defaultdict must not grow one)."""
+    return table.items.get(DynamoType({"S": partition})) or {}
+
+
 def _walk[Row](
     table: Any,
     cache: Any,
@@ -110,7 +114,7 @@ def _walk[Row](
     decode: Callable[[dict[str, Any]], Row],
 ) -> tuple[list[Row], bool] | None:
     """The page (called with the table's cache lock held); None at an item with an attribute this does not write."""
-    items = table.items.get(DynamoType({"S": partition}))  # .get: the defaultdict must not grow a partition
+    items = _items(table, partition)
     if not items:
         return [], False
     entry = moto_speedups.sorted_keys(cache, partition, items)

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from itertools import batched
-from typing import Any
 
 from pynamodb.exceptions import TransactWriteError
 from pynamodb.transactions import TransactWrite
@@ -288,9 +287,12 @@ class DynamoStagingStore:
 
         def first(shard: int) -> list[tuple[int, Key]]:
             if self._partitions is not None:
-                held = self._partitions.read(self._table, _sketch_partition(token, shard), "", None, per_shard, _sketch)
+                # Decoded as staged rows, as the reader decoded them at their put: a sketch item's key is its row's.
+                held = self._partitions.read(
+                    self._table, _sketch_partition(token, shard), "", None, per_shard, staged_item
+                )
                 if held is not None:
-                    return held[0]
+                    return [_sketched(str(row.key)) for row in held[0]]
             # Eventually consistent (half the read cost): a sample needs no write acknowledged a moment ago.
             with storage_errors():
                 rows = self._model.query(
@@ -358,10 +360,6 @@ def _checked(token: StagingToken, shard: int) -> int:
 
 def _sketched(sort_key: str) -> tuple[int, Key]:
     return int(sort_key[:_RANK_DIGITS], 16), Key(sort_key[_RANK_DIGITS:])
-
-
-def _sketch(item: dict[str, Any]) -> tuple[int, Key]:  # a sketch item read by a partition reader
-    return _sketched(str(item["key"]["S"]))
 
 
 def _round_robin[T](streams: Sequence[Iterator[T]]) -> Iterator[T]:
