@@ -39,6 +39,8 @@ from moto.moto_api import recorder
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from werkzeug.exceptions import BadRequestKeyError, HTTPException
 
+from lakelet.stack import moto_fast_writes
+
 #: The services whose in-process calls skip Flask: those the stack's clients call. For each, moto's dispatcher
 #: picks the backend from the signature's service and region (and DynamoDB's target prefix) alone.
 DIRECT_SERVICES = frozenset({"dynamodb", "s3", "states", "kms", "sts", "iam", "lambda"})
@@ -85,9 +87,14 @@ def _call(dispatcher: DomainDispatcherApplication, environ: dict[str, Any], star
 
 def _direct(dispatcher: DomainDispatcherApplication, environ: dict[str, Any], start_response: StartResponse) -> Any:
     """The callback's answer, or None (nothing has run) when the request should go the WSGI way."""
-    app = _app_for(dispatcher, environ)
-    if app is None:
+    found = _app_for(dispatcher, environ)
+    if found is None:
         return None
+    app, service, region = found
+    fast = moto_fast_writes.answer(service, region, environ)
+    if fast is not None:  # a plain PutObject or PutItem, answered as moto answers it
+        counters["direct"] += 1
+        return _response(app, environ["REQUEST_METHOD"], fast)(environ, start_response)
     request = app.request_class(environ)
     try:
         rule, _ = app.create_url_adapter(request).match(return_rule=True)
@@ -114,19 +121,24 @@ def _respond(app: Any, request: Any, callback: Callable[..., Any]) -> Any:
         result = callback(request, request.raw_url, dict(request.headers))
     except ClientError as exc:
         result = 400, {}, exc.response["Error"]["Message"]
+    return _response(app, request.method, result)
+
+
+def _response(app: Any, method: str, result: Any) -> Any:
+    """The Flask response moto's view makes of a callback's answer."""
     if len(result) == 3:
         status, headers, content = result
     else:
         status, headers, content = 200, {}, result
     response = app.response_class(response=content, status=status, headers=headers)
-    if request.method == "HEAD" and "content-length" in headers:
+    if method == "HEAD" and "content-length" in headers:
         response.headers["Content-Length"] = headers["content-length"]
     return response
 
 
-def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -> Any:
-    """The Flask app the dispatcher would hand the request to, when that depends only on the signature's service
-    and region and the target's prefix; else None."""
+def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -> tuple[Any, str, str] | None:
+    """The Flask app the dispatcher would hand the request to, with the signature's service and region, when the
+    app depends only on them and the target's prefix; else None."""
     path = str(environ.get("PATH_INFO", ""))
     if path.startswith(("/moto-api", "/latest/")) or path == "/favicon.ico":
         return None
@@ -150,4 +162,4 @@ def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -
     app = apps.get(key)
     if app is None:
         app = apps[key] = dispatcher.get_application(environ)
-    return app
+    return app, service, region

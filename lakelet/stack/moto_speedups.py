@@ -349,12 +349,12 @@ def _value_size(value: DynamoType) -> int:
 
 # ---- S3's PutObject ----------------------------------------------------------------------------------------
 
-_s3_put_lock = threading.Lock()  # conditional puts are checked and stored under it (point 4 above)
+s3_put_lock = threading.Lock()  # conditional puts are checked and stored under it (point 4 above)
 
 
 def _s3_put_object(self: S3Response, *args: Any, **kwargs: Any) -> Any:
     original: Callable[..., Any] = _state["s3_put_object"]
-    with _s3_put_lock:
+    with s3_put_lock:
         return original(self, *args, **kwargs)
 
 

@@ -1,0 +1,274 @@
+"""The two writes of every upload, S3's PutObject and DynamoDB's PutItem, answered from moto's backends without
+moto's response classes (issue 43).
+
+Why: an upload through the API or the gateway is one PutObject of its blob and one PutItem of its staged row.
+Measured in ``lakelet up`` (thread CPU, one client, a data directory): 1.3-1.5 ms each of an upload's 3.4-3.8 ms,
+and in each about half was moto's response layer around a backend call that takes a tenth of it: per request a new
+response object parses the URL, the headers and the body again (S3 reads the bucket's ACL and CORS rules, the
+lock, ACL, tagging and metadata headers; DynamoDB runs its request parser over the JSON body and a condition
+parser with no condition), then serializes, enriches and checksums the answer.
+
+What :func:`answer` does: for a request that lakelet/stack/moto_direct.py hands it (this process's own, already
+through the key-pair guard and the journal, so a replay after a restart runs the same request through moto's own
+path), and only in the plain form the stack's adapters send, it makes the same backend calls with the same
+arguments as moto's handler would, in the same order, and answers the same (status, headers, body), which
+moto_direct turns into the same response. Anything else returns None before anything has changed, and moto
+answers it:
+
+- PutObject: PUT of a key, path-style on an IP address, without a query, and with no header but those botocore
+  sends for a put of bytes (no metadata, ACL, tagging, encryption, storage class, lock, condition, content type
+  or aws-chunked body), a CRC32 checksum or none; to a bucket without versioning, policy, logging or object lock.
+- PutItem: TableName, Item, ReturnValues NONE or ALL_OLD, ReturnConsumedCapacity NONE or TOTAL, nothing else
+  (no condition); a table moto knows. moto's validators run first; a refusal by one of them, or by the backend
+  before it stores (an item too large, a key of the wrong type), leaves the request to moto, which refuses it.
+
+Also only while moto checks no IAM permissions (``INITIAL_NO_AUTH_ACTION_COUNT``: the stack never sets it) and
+records no requests. tests/lakelet/test_moto_fast_writes.py compares answers and moto's stored objects and
+items with those of moto's own path, for plain and refused requests.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import json
+import math
+import os
+from typing import Any
+from urllib.parse import unquote
+
+from moto import settings
+from moto.core.exceptions import JsonRESTError
+from moto.core.responses import BaseResponse
+from moto.dynamodb.models import dynamodb_backends
+from moto.dynamodb.responses import (
+    validate_put_has_empty_attrs,
+    validate_put_has_empty_keys,
+    validate_put_has_gsi_keys_set_to_none,
+)
+from moto.iam.models import get_account_id_from
+from moto.moto_api import recorder
+from moto.s3.models import s3_backends
+from moto.s3.utils import metadata_from_headers
+from moto.s3bucket_path.utils import bucket_name_from_url, parse_key_name
+from moto.utilities.aws_headers import gen_amz_crc32
+from moto.utilities.utils import get_partition
+from werkzeug.datastructures import EnvironHeaders
+
+from lakelet.persistence import middleware
+from lakelet.stack import moto_speedups
+
+__all__ = ["answer", "counters"]
+
+#: Requests answered here ("fast") and left to moto ("moto"), since the process started (tests read it).
+counters = {"fast": 0, "moto": 0}
+Answer = tuple[int, dict[str, Any], str]
+
+# The environ keys of a plain PutObject as botocore sends it (lean or whole pipeline); any other header leaves it to
+# moto. Content-MD5 is metadata to moto (it stores it, it does not check it), as it is here.
+_S3_KEYS = frozenset(
+    {
+        "HTTP_HOST",
+        "CONTENT_LENGTH",
+        "HTTP_CONTENT_MD5",
+        "HTTP_EXPECT",
+        "HTTP_X_AMZ_CHECKSUM_CRC32",
+        "HTTP_X_AMZ_SDK_CHECKSUM_ALGORITHM",
+        "HTTP_X_AMZ_DATE",
+        "HTTP_X_AMZ_CONTENT_SHA256",
+        "HTTP_X_AMZ_SECURITY_TOKEN",
+        "HTTP_AUTHORIZATION",
+        "HTTP_ACCEPT_ENCODING",
+        "HTTP_USER_AGENT",
+        "HTTP_AMZ_SDK_INVOCATION_ID",
+        "HTTP_AMZ_SDK_REQUEST",
+    }
+)
+_PUT_ITEM = "DynamoDB_20120810.PutItem"
+_PUT_ITEM_MEMBERS = frozenset({"TableName", "Item", "ReturnValues", "ReturnConsumedCapacity"})
+
+
+def answer(service: str, region: str, environ: dict[str, Any]) -> Answer | None:
+    """moto's (status, headers, body) for the request, or None (nothing has run) when moto should answer it."""
+    if recorder._user_enabled or math.isfinite(settings.INITIAL_NO_AUTH_ACTION_COUNT):
+        return None
+    if service == "s3":
+        found = _put_object(environ)
+    elif service == "dynamodb" and environ.get("HTTP_X_AMZ_TARGET") == _PUT_ITEM:
+        found = _put_item(environ, region)
+    else:
+        return None
+    counters["moto" if found is None else "fast"] += 1
+    return found
+
+
+def _account(environ: dict[str, Any]) -> str:
+    """moto's account of a request (BaseResponse.get_current_account) without an x-moto-account-id header."""
+    configured = os.environ.get("MOTO_ACCOUNT_ID")
+    if configured:
+        return configured
+    match = BaseResponse.access_key_regex.search(environ.get("HTTP_AUTHORIZATION", ""))
+    return get_account_id_from(match.group(1) if match else "AKIAEXAMPLE")
+
+
+# ---- S3 PutObject -------------------------------------------------------------------------------------------
+
+
+def _put_object(environ: dict[str, Any]) -> Answer | None:
+    if environ.get("REQUEST_METHOD") != "PUT" or environ.get("QUERY_STRING") or environ.get("CONTENT_TYPE"):
+        return None
+    if any(key not in _S3_KEYS for key in environ if key.startswith("HTTP_")):
+        return None
+    host = str(environ.get("HTTP_HOST", ""))
+    if not _ip_host(host) or environ.get("HTTP_EXPECT", "100-continue") != "100-continue":
+        return None
+    sha = str(environ.get("HTTP_X_AMZ_CONTENT_SHA256", "UNSIGNED-PAYLOAD"))
+    if sha != "UNSIGNED-PAYLOAD" and (len(sha) != 64 or not all(c in "0123456789abcdef" for c in sha)):
+        return None  # a streamed (aws-chunked) body: moto decodes it
+    algorithm = str(environ.get("HTTP_X_AMZ_SDK_CHECKSUM_ALGORITHM", ""))
+    checksum = environ.get("HTTP_X_AMZ_CHECKSUM_CRC32")
+    if algorithm not in ("", "CRC32") or bool(algorithm) != (checksum is not None):
+        return None
+    raw_path = str(environ.get("RAW_URI", "")).split("?", 1)[0]
+    if not raw_path.startswith("/") or "//" in raw_path:  # moto's URL map redirects merged slashes
+        return None
+    bucket_name = bucket_name_from_url(f"http://{host}{raw_path}")
+    key_name = parse_key_name(unquote(raw_path))
+    if not bucket_name or not key_name:
+        return None
+    region = "us-east-1"  # moto's region of a path-style request to an IP address (parse_region_from_url)
+    backend = s3_backends[_account(environ)][get_partition(region)]
+    bucket = backend.buckets.get(bucket_name)
+    if bucket is None or bucket.is_versioned or bucket.policy or bucket.logging or bucket.object_lock_enabled:
+        return None
+    body = middleware.read_body(environ)
+    headers = dict(EnvironHeaders(environ))
+    response_headers: dict[str, Any] = {}
+    if algorithm:
+        response_headers["x-amz-checksum-crc32"] = checksum
+    with moto_speedups.s3_put_lock:
+        new_key = backend.put_object(
+            bucket_name,
+            key_name,
+            body,
+            storage="STANDARD",
+            encryption=None,
+            kms_key_id=None,
+            bucket_key_enabled=None,
+            lock_mode=None,
+            lock_legal_status=None,
+            lock_until=None,
+            checksum_value=checksum,
+        )
+        new_key.set_metadata(metadata_from_headers(headers))
+        new_key.set_acl(bucket.acl)
+        new_key.website_redirect_location = None
+        if algorithm:
+            new_key.checksum_algorithm = algorithm
+        backend.put_object_tagging(new_key, {})
+    response_headers.update(new_key.response_dict)
+    response_headers.pop("content-length", None)
+    response_headers, _ = BaseResponse._enrich_response(response_headers, "")
+    return 200, response_headers, ""
+
+
+def _ip_host(host: str) -> bool:
+    name, _, port = host.rpartition(":")
+    if not name or not port.isdigit():
+        name = host
+    try:
+        return ipaddress.ip_address(name).version == 4
+    except ValueError:
+        return False
+
+
+# ---- DynamoDB PutItem ---------------------------------------------------------------------------------------
+
+
+def _put_item(environ: dict[str, Any], region: str) -> Answer | None:
+    if environ.get("REQUEST_METHOD") != "POST" or environ.get("HTTP_X_MOTO_ACCOUNT_ID"):
+        return None
+    try:
+        body = json.loads(middleware.read_body(environ))
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not _PUT_ITEM_MEMBERS.issuperset(body):
+        return None
+    name, item = body.get("TableName"), _item(body.get("Item"))
+    return_values = body.get("ReturnValues", "NONE")
+    capacity = body.get("ReturnConsumedCapacity", "NONE")
+    if not isinstance(name, str) or not item:
+        return None
+    if return_values not in ("NONE", "ALL_OLD") or capacity not in ("NONE", "TOTAL"):
+        return None
+    backend = dynamodb_backends[_account(environ)][region]
+    table = backend.tables.get(name)
+    if table is None:
+        return None
+    try:
+        validate_put_has_empty_keys(item, table)
+        validate_put_has_empty_attrs(item, table)
+        validate_put_has_gsi_keys_set_to_none(item, table)
+        existing = backend.get_item(name, item) if return_values == "ALL_OLD" else None
+        result: dict[str, Any] = {"Attributes": existing.to_json()["Attributes"]} if existing else {}
+        if capacity == "TOTAL":
+            result["ConsumedCapacity"] = {"TableName": name, "CapacityUnits": 1.0}
+        text = json.dumps(result, default=_base64)  # binary values as moto's serializer writes them
+        backend.put_item(name, item, None, None, {}, {}, True, None)
+    except (JsonRESTError, TypeError):  # refused before anything was stored: moto answers it, its own way
+        return None
+    headers: dict[str, Any] = {"Content-Type": "application/x-amz-json-1.0", "server": "amazon.com"}
+    headers, text = BaseResponse._enrich_response(headers, text)
+    gen_amz_crc32(text, headers)
+    return 200, headers, text
+
+
+# The forms whose wire value is the parsed value, with its JSON type.
+_SCALARS: dict[str, type] = {"S": str, "N": str, "BOOL": bool, "NULL": bool, "SS": list, "NS": list}
+
+
+def _item(wire: Any) -> dict[str, Any] | None:
+    """The item as moto's request parser hands it to the handler (binary values decoded from base64), or None
+    when a value is not one of DynamoDB's plain forms."""
+    if not isinstance(wire, dict):
+        return None
+    item = {}
+    for name, value in wire.items():
+        parsed = _value(value)
+        if parsed is None:
+            return None
+        item[name] = parsed
+    return item
+
+
+def _value(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict) or len(value) != 1:
+        return None
+    ((kind, inner),) = value.items()
+    try:
+        if kind in _SCALARS:
+            return value if isinstance(inner, _SCALARS[kind]) and _strings(kind, inner) else None
+        if kind == "B" and isinstance(inner, str):
+            return {"B": base64.b64decode(inner, validate=True)}
+        if kind == "BS" and isinstance(inner, list):
+            return {"BS": [base64.b64decode(one, validate=True) for one in inner]}
+    except (binascii.Error, TypeError, ValueError):
+        return None
+    if kind == "L" and isinstance(inner, list):
+        values = [_value(one) for one in inner]
+        return None if any(one is None for one in values) else {"L": values}
+    if kind == "M":
+        members = _item(inner)
+        return None if members is None else {"M": members}
+    return None
+
+
+def _strings(kind: str, inner: Any) -> bool:
+    return kind not in ("SS", "NS") or all(isinstance(one, str) for one in inner)
+
+
+def _base64(value: Any) -> str:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} in an item")
