@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,7 @@ def _answer(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         meta = error.response["ResponseMetadata"]
         return (type(error).__name__, error.response["Error"], meta["HTTPStatusCode"])
     meta = answer.pop("ResponseMetadata")
+    assert re.fullmatch("[A-Za-z0-9]{52}", meta["RequestId"]), meta
     headers = {k: v for k, v in meta["HTTPHeaders"].items() if k not in ("x-amzn-requestid", "date", "last-modified")}
     return answer, meta["HTTPStatusCode"], headers
 
