@@ -90,8 +90,8 @@ def _direct(dispatcher: DomainDispatcherApplication, environ: dict[str, Any], st
     found = _app_for(dispatcher, environ)
     if found is None:
         return None
-    app, service, region = found
-    fast = moto_fast_writes.answer(service, region, environ)
+    app, service = found
+    fast = moto_fast_writes.answer(service, environ)
     if fast is not None:  # a plain PutObject or PutItem, answered as moto answers it
         counters["direct"] += 1
         return _response(app, environ["REQUEST_METHOD"], fast)(environ, start_response)
@@ -136,9 +136,9 @@ def _response(app: Any, method: str, result: Any) -> Any:
     return response
 
 
-def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -> tuple[Any, str, str] | None:
-    """The Flask app the dispatcher would hand the request to, with the signature's service and region, when the
-    app depends only on them and the target's prefix; else None."""
+def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -> tuple[Any, str] | None:
+    """The Flask app the dispatcher would hand the request to, with the signature's service, when the app depends
+    only on the signature's service and region and the target's prefix; else None."""
     path = str(environ.get("PATH_INFO", ""))
     if path.startswith(("/moto-api", "/latest/")) or path == "/favicon.ico":
         return None
@@ -162,4 +162,4 @@ def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -
     app = apps.get(key)
     if app is None:
         app = apps[key] = dispatcher.get_application(environ)
-    return app, service, region
+    return app, service

@@ -35,26 +35,26 @@ import ipaddress
 import json
 import math
 import os
-import string
 from typing import Any
 from urllib.parse import unquote
 
 from moto import settings
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import BaseResponse
+from moto.core.utils import extract_region_from_aws_authorization
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.responses import (
     validate_put_has_empty_attrs,
     validate_put_has_empty_keys,
     validate_put_has_gsi_keys_set_to_none,
 )
-from moto.iam.models import get_account_id_from
+from moto.iam.models import get_account_id_from, mark_account_as_visited
 from moto.moto_api import recorder
-from moto.moto_api._internal import mock_random
 from moto.s3.models import s3_backends
-from moto.s3.utils import metadata_from_headers
+from moto.s3.responses import DEFAULT_REGION_NAME
+from moto.s3.utils import metadata_from_headers, parse_region_from_url
 from moto.s3bucket_path.utils import bucket_name_from_url, parse_key_name
-from moto.utilities.aws_headers import gen_amz_crc32
+from moto.utilities.aws_headers import gen_amz_crc32, gen_amzn_requestid_long
 from moto.utilities.utils import get_partition
 from werkzeug.datastructures import EnvironHeaders
 
@@ -87,40 +87,60 @@ _S3_KEYS = frozenset(
         "HTTP_AMZ_SDK_REQUEST",
     }
 )
-_REQUEST_ID = 52
-_REQUEST_ID_LETTERS = string.ascii_letters + string.digits
 _PUT_ITEM = "DynamoDB_20120810.PutItem"
 _PUT_ITEM_MEMBERS = frozenset({"TableName", "Item", "ReturnValues", "ReturnConsumedCapacity"})
 
 
-def answer(service: str, region: str, environ: dict[str, Any]) -> Answer | None:
+def answer(service: str, environ: dict[str, Any]) -> Answer | None:
     """moto's (status, headers, body) for the request, or None (nothing has run) when moto should answer it."""
     if recorder._user_enabled or math.isfinite(settings.INITIAL_NO_AUTH_ACTION_COUNT):
         return None
-    if service == "s3":
-        found = _put_object(environ)
+    if service == "s3" and environ.get("REQUEST_METHOD") == "PUT":
+        write = _put_object
     elif service == "dynamodb" and environ.get("HTTP_X_AMZ_TARGET") == _PUT_ITEM:
-        found = _put_item(environ, region)
+        write = _put_item
     else:
         return None
+    plain = environ.get("HTTP_X_MOTO_ACCOUNT_ID") is None and not environ.get("QUERY_STRING")
+    found = write(environ) if plain else None
     counters["moto" if found is None else "fast"] += 1
     return found
 
 
-def _account(environ: dict[str, Any]) -> str:
-    """moto's account of a request (BaseResponse.get_current_account) without an x-moto-account-id header."""
-    configured = os.environ.get("MOTO_ACCOUNT_ID")
-    if configured:
-        return configured
-    match = BaseResponse.access_key_regex.search(environ.get("HTTP_AUTHORIZATION", ""))
-    return get_account_id_from(match.group(1) if match else "AKIAEXAMPLE")
+class _Caller:
+    """Who sends the request and where, as moto's BaseResponse.setup_class reads it (no x-moto-account-id header,
+    no query): the access key, the account it belongs to, and the region."""
+
+    def __init__(self, environ: dict[str, Any]) -> None:
+        authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
+        match = BaseResponse.access_key_regex.search(authorization)
+        self.access_key = match.group(1) if match else "AKIAEXAMPLE"
+        self.account = os.environ.get("MOTO_ACCOUNT_ID") or get_account_id_from(self.access_key)
+        self.url = f"http://{environ.get('HTTP_HOST', '')}{environ.get('RAW_URI', '')}"
+        self.authorization = authorization
+        url_region = BaseResponse.region_regex.search(self.url)
+        agent_region = BaseResponse.region_from_useragent_regex.search(str(environ.get("HTTP_USER_AGENT", "")))
+        if url_region:
+            self.region = url_region.group(1)
+        elif agent_region:
+            self.region = agent_region.group(1)
+        elif "AWS4" in authorization:
+            self.region = authorization.split(",")[0].split("/")[2]
+        else:
+            self.region = "us-east-1"  # BaseResponse.default_region
+
+    def visit(self, service: str) -> None:
+        """What every moto request does first: the access key's last use, in IAM."""
+        mark_account_as_visited(
+            account_id=self.account, access_key=self.access_key, service=service, region=self.region
+        )
 
 
 # ---- S3 PutObject -------------------------------------------------------------------------------------------
 
 
 def _put_object(environ: dict[str, Any]) -> Answer | None:
-    if environ.get("REQUEST_METHOD") != "PUT" or environ.get("QUERY_STRING") or environ.get("CONTENT_TYPE"):
+    if environ.get("CONTENT_TYPE"):
         return None
     if any(key not in _S3_KEYS for key in environ if key.startswith("HTTP_")):
         return None
@@ -141,13 +161,17 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
     key_name = parse_key_name(unquote(raw_path))
     if not bucket_name or not key_name:
         return None
-    region = "us-east-1"  # moto's region of a path-style request to an IP address (parse_region_from_url)
-    backend = s3_backends[_account(environ)][get_partition(region)]
+    caller = _Caller(environ)
+    # S3Response.setup_class's region: the URL's, else the signature's (an IP address names none).
+    region = parse_region_from_url(caller.url, use_default_region=False)
+    region = region or extract_region_from_aws_authorization(caller.authorization) or DEFAULT_REGION_NAME
+    backend = s3_backends[caller.account][get_partition(region)]
     bucket = backend.buckets.get(bucket_name)
     if bucket is None or bucket.is_versioned or bucket.policy or bucket.logging or bucket.object_lock_enabled:
         return None
     body = middleware.read_body(environ)
     headers = dict(EnvironHeaders(environ))
+    caller.visit("s3")
     response_headers: dict[str, Any] = {}
     if algorithm:
         response_headers["x-amz-checksum-crc32"] = checksum
@@ -173,16 +197,8 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
         backend.put_object_tagging(new_key, {})
     response_headers.update(new_key.response_dict)
     response_headers.pop("content-length", None)
-    response_headers["x-amzn-requestid"] = _request_id()
+    gen_amzn_requestid_long(response_headers)  # moto's draw of the id, as its _enrich_response makes it
     return 200, response_headers, ""
-
-
-def _request_id() -> str:
-    """A request id as moto draws one (52 letters and digits, from moto's random numbers, which the journal pins),
-    in one draw (moto makes 52 calls of ``choice``, each through the pinning: visible in a profile of these
-    answers)."""
-    drawn = mock_random.getrandbits(_REQUEST_ID * 8).to_bytes(_REQUEST_ID, "little")
-    return "".join(_REQUEST_ID_LETTERS[byte % len(_REQUEST_ID_LETTERS)] for byte in drawn)
 
 
 def _ip_host(host: str) -> bool:
@@ -198,8 +214,8 @@ def _ip_host(host: str) -> bool:
 # ---- DynamoDB PutItem ---------------------------------------------------------------------------------------
 
 
-def _put_item(environ: dict[str, Any], region: str) -> Answer | None:
-    if environ.get("REQUEST_METHOD") != "POST" or environ.get("HTTP_X_MOTO_ACCOUNT_ID"):
+def _put_item(environ: dict[str, Any]) -> Answer | None:
+    if environ.get("REQUEST_METHOD") != "POST":
         return None
     try:
         body = json.loads(middleware.read_body(environ))
@@ -214,10 +230,12 @@ def _put_item(environ: dict[str, Any], region: str) -> Answer | None:
         return None
     if return_values not in ("NONE", "ALL_OLD") or capacity not in ("NONE", "TOTAL"):
         return None
-    backend = dynamodb_backends[_account(environ)][region]
+    caller = _Caller(environ)
+    backend = dynamodb_backends[caller.account][caller.region]
     table = backend.tables.get(name)
     if table is None:
         return None
+    caller.visit("dynamodb")
     try:
         validate_put_has_empty_keys(item, table)
         validate_put_has_empty_attrs(item, table)
@@ -230,7 +248,8 @@ def _put_item(environ: dict[str, Any], region: str) -> Answer | None:
         backend.put_item(name, item, None, None, {}, {}, True, None)
     except (JsonRESTError, TypeError):  # refused before anything was stored: moto answers it, its own way
         return None
-    headers = {"Content-Type": "application/x-amz-json-1.0", "server": "amazon.com", "x-amzn-requestid": _request_id()}
+    headers = {"Content-Type": "application/x-amz-json-1.0", "server": "amazon.com"}
+    gen_amzn_requestid_long(headers)
     gen_amz_crc32(text, headers)
     return 200, headers, text
 

@@ -267,6 +267,52 @@ def test_refused_put_items_are_refused_by_moto_and_store_nothing(
     assert _stored(dynamodb, "refused") == []
 
 
+def test_an_iam_key_and_another_region_are_seen_as_moto_sees_them(
+    tmp_path: Path, moto_only: Callable[[], None]
+) -> None:
+    """moto marks an IAM access key's last use at every request, and keeps DynamoDB's tables per region (the
+    stack's guard takes only its own keys: this is moto under the journal alone)."""
+    served = InProcess(tmp_path / "live")
+    try:
+        iam = served.client("iam")
+        served.client("s3").create_bucket(Bucket="bkt")
+        user = iam.create_user(UserName="fast-writer")["User"]["UserName"]
+
+        def writes(key: Any, side: str) -> Any:
+            def client(service: str) -> Any:
+                return boto3.client(
+                    service,
+                    endpoint_url=served.url,
+                    region_name="eu-west-1",
+                    aws_access_key_id=key["AccessKeyId"],
+                    aws_secret_access_key=key["SecretAccessKey"],
+                    config=Config(s3={"addressing_style": "path"}),
+                )
+
+            s3, dynamodb = client("s3"), client("dynamodb")
+            s3.put_object(Bucket="bkt", Key=f"{side}/by-iam-key", Body=b"k")
+            s3_use = iam.get_access_key_last_used(AccessKeyId=key["AccessKeyId"])["AccessKeyLastUsed"]
+            dynamodb.create_table(
+                TableName=f"{side}-regional",
+                KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+            )
+            dynamodb.put_item(TableName=f"{side}-regional", Item={"p": {"S": "x"}})
+            use = iam.get_access_key_last_used(AccessKeyId=key["AccessKeyId"])["AccessKeyLastUsed"]
+            item = dynamodb.get_item(TableName=f"{side}-regional", Key={"p": {"S": "x"}})["Item"]
+            return (s3_use["ServiceName"], s3_use["Region"]), (use["ServiceName"], use["Region"]), item
+
+        before = moto_fast_writes.counters["fast"]
+        fast = writes(iam.create_access_key(UserName=user)["AccessKey"], "fast")
+        assert moto_fast_writes.counters["fast"] == before + 2
+        moto_only()
+        assert fast == writes(iam.create_access_key(UserName=user)["AccessKey"], "moto")
+        assert fast[0] == ("s3", "eu-west-1") and fast[1] == ("dynamodb", "eu-west-1")
+    finally:
+        served.stop()
+
+
 def test_fast_writes_journal_what_a_replay_rebuilds(tmp_path: Path) -> None:
     served = InProcess(tmp_path / "live")
     try:
