@@ -23,6 +23,9 @@ callback that the service's Flask app would have run:
 - moto's HTTP errors answer as Flask answers them in debug mode (moto's apps are): the error's own response;
   anything else, and a ``BadRequestKeyError`` (which debug mode traps), propagates, as through Flask.
 
+A plain S3 PutObject or DynamoDB PutItem (an upload's two writes) does not reach the callback: moto_fast_writes.py
+answers it from moto's backends, as the callback would.
+
 Requests without the mark (moto's port: the CLI, Spark, browsers) and journal replays (recovery.py, whose
 environs never carry the mark) take the WSGI path unchanged. :func:`uninstall` gives moto its ``__call__`` back.
 """

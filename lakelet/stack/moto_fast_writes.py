@@ -11,8 +11,9 @@ parser with no condition), then serializes, enriches and checksums the answer.
 What :func:`answer` does: for a request that lakelet/stack/moto_direct.py hands it (this process's own, already
 through the key-pair guard and the journal, so a replay after a restart runs the same request through moto's own
 path), and only in the plain form the stack's adapters send, it makes the same backend calls with the same
-arguments as moto's handler would, in the same order, and answers the same (status, headers, body), which
-moto_direct turns into the same response. Anything else returns None before anything has changed, and moto
+arguments as moto's handler would, in the same order (first the access key's visit in IAM, from the account and
+region moto's setup reads), and answers the same (status, headers, body), which moto_direct turns into the same
+response. Anything else returns None before anything has changed, and moto
 answers it:
 
 - PutObject: PUT of a key, path-style on an IP address, without a query, and with no header but those botocore
@@ -24,7 +25,8 @@ answers it:
 
 Also only while moto checks no IAM permissions (``INITIAL_NO_AUTH_ACTION_COUNT``: the stack never sets it) and
 records no requests. tests/lakelet/test_moto_fast_writes.py compares answers and moto's stored objects and
-items with those of moto's own path, for plain and refused requests.
+items with those of moto's own path, for plain and refused requests, an IAM key, another region and a replay;
+tests/lakelet/test_inprocess_answers.py compares the bytes under the journal's pinned random numbers.
 """
 
 from __future__ import annotations
