@@ -17,6 +17,7 @@ import pytest
 from lakelet.persistence.journal import Journal
 from lakelet.stack import inprocess_aws, moto_direct
 
+from .ddb_tables import create_hash_table
 from .test_persistence_store import Served, crash_image, wait_for
 
 pytestmark = pytest.mark.e2e  # starts moto's server in this process
@@ -80,12 +81,7 @@ def test_direct_calls_journal_what_a_replay_rebuilds(tmp_path: Path, flask_calls
         s3, dynamodb, sfn = served.client("s3"), served.client("dynamodb"), served.client("stepfunctions")
         before = dict(moto_direct.counters)
         s3.create_bucket(Bucket="bkt")
-        dynamodb.create_table(
-            TableName="t",
-            KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_hash_table(dynamodb, "t")
         for i in range(5):
             s3.put_object(
                 Bucket="bkt", Key=f"k {i}+/é", Body=f"v{i}".encode() * 20, Metadata={"n": str(i), "with_under": "u"}
@@ -161,12 +157,7 @@ def test_a_journal_that_cannot_be_written_refuses_direct_writes(
     served = InProcess(tmp_path / "d")
     try:
         dynamodb = served.client("dynamodb")
-        dynamodb.create_table(
-            TableName="t",
-            KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_hash_table(dynamodb, "t")
 
         def disk_full(*_: Any, **__: Any) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

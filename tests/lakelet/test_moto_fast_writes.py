@@ -22,6 +22,7 @@ from moto.iam.models import get_account_id_from
 from lakelet.stack import moto_fast_writes
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LocalStack
+from tests.lakelet.ddb_tables import create_hash_table
 from tests.lakelet.test_inprocess_direct import InProcess
 from tests.lakelet.test_persistence_store import Served, crash_image
 
@@ -292,12 +293,7 @@ def test_an_iam_key_and_another_region_are_seen_as_moto_sees_them(
             s3, dynamodb = client("s3"), client("dynamodb")
             s3.put_object(Bucket="bkt", Key=f"{side}/by-iam-key", Body=b"k")
             s3_use = iam.get_access_key_last_used(AccessKeyId=key["AccessKeyId"])["AccessKeyLastUsed"]
-            dynamodb.create_table(
-                TableName=f"{side}-regional",
-                KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
-                AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
-                BillingMode="PAY_PER_REQUEST",
-            )
+            create_hash_table(dynamodb, f"{side}-regional")
             dynamodb.put_item(TableName=f"{side}-regional", Item={"p": {"S": "x"}})
             use = iam.get_access_key_last_used(AccessKeyId=key["AccessKeyId"])["AccessKeyLastUsed"]
             item = dynamodb.get_item(TableName=f"{side}-regional", Key={"p": {"S": "x"}})["Item"]
@@ -318,12 +314,7 @@ def test_fast_writes_journal_what_a_replay_rebuilds(tmp_path: Path) -> None:
     try:
         s3, dynamodb = served.client("s3"), served.client("dynamodb")
         s3.create_bucket(Bucket="bkt")
-        dynamodb.create_table(
-            TableName="t",
-            KeySchema=[{"AttributeName": "p", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "p", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        create_hash_table(dynamodb, "t")
         before = moto_fast_writes.counters["fast"]
         for i in range(5):
             s3.put_object(Bucket="bkt", Key=f"k/{i}", Body=f"v{i}".encode() * 50)
