@@ -16,7 +16,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from chalice.app import Chalice, Request, Response
 
 from .redaction import redact
-from .telemetry import Metric, annotate, count, flush_metrics, logger, metrics, subsegment
+from .telemetry import Metric, annotate, count, flush_metrics, logger, metrics, metrics_enabled, subsegment
 
 __all__ = ["REQUEST_ID_HEADER", "ROUTE_METRICS", "correlation", "gc_metrics", "middleware", "route_metrics"]
 
@@ -55,10 +55,10 @@ def _elapsed_ms(started: float) -> float:
 
 def _finish(keys: Mapping[str, object], facts: Mapping[str, object], started: float) -> None:
     """Ends an invocation with its one EMF line: its latency and counts, and ``keys`` and ``facts`` as properties."""
-    latency = _elapsed_ms(started)
-    count(Metric.LATENCY, latency, MetricUnit.Milliseconds)
-    for key, value in {**keys, **facts}.items():
-        metrics.add_metadata(key=key, value=redact(value))
+    if metrics_enabled():
+        count(Metric.LATENCY, _elapsed_ms(started), MetricUnit.Milliseconds)
+        for key, value in {**keys, **facts}.items():
+            metrics.add_metadata(key=key, value=redact(value))
     flush_metrics()
 
 

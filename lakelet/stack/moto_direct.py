@@ -41,6 +41,7 @@ from moto.core.utils import convert_to_flask_response
 from moto.moto_api import recorder
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 from werkzeug.exceptions import BadRequestKeyError, HTTPException
+from werkzeug.http import HTTP_STATUS_CODES
 
 from lakelet.stack import moto_fast_writes
 
@@ -97,7 +98,7 @@ def _direct(dispatcher: DomainDispatcherApplication, environ: dict[str, Any], st
     fast = moto_fast_writes.answer(service, environ)
     if fast is not None:  # a plain PutObject or PutItem, answered as moto answers it
         counters["direct"] += 1
-        return _response(app, environ["REQUEST_METHOD"], fast)(environ, start_response)
+        return _plain_response(fast, start_response) or _response(app, "POST", fast)(environ, start_response)
     request = app.request_class(environ)
     try:
         rule, _ = app.create_url_adapter(request).match(return_rule=True)
@@ -137,6 +138,23 @@ def _response(app: Any, method: str, result: Any) -> Any:
     if method == "HEAD" and "content-length" in headers:
         response.headers["Content-Length"] = headers["content-length"]
     return response
+
+
+def _plain_response(result: tuple[int, dict[str, Any], str], start_response: StartResponse) -> list[bytes] | None:
+    """What Flask's response of a (status, headers, text) answer to a PUT or POST sends, without building it: the
+    headers as given, then a Content-Type of text/html when there is none, then the Content-Length. None (Flask
+    answers) for headers Flask would treat otherwise: a Content-Length, or a line break in a value."""
+    status, headers, text = result
+    pairs = [(name, str(value)) for name, value in headers.items()]
+    names = {name.lower() for name, _ in pairs}
+    if "content-length" in names or any("\n" in value or "\r" in value for _, value in pairs):
+        return None
+    if "content-type" not in names:
+        pairs.append(("Content-Type", "text/html; charset=utf-8"))
+    data = text.encode()
+    pairs.append(("Content-Length", str(len(data))))
+    start_response(f"{status} {HTTP_STATUS_CODES[status]}", pairs)
+    return [data]
 
 
 def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -> tuple[Any, str] | None:

@@ -237,7 +237,6 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
     table = backend.tables.get(name)
     if table is None:
         return None
-    caller.visit("dynamodb")
     try:
         validate_put_has_empty_keys(item, table)
         validate_put_has_empty_attrs(item, table)
@@ -247,6 +246,7 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
         if capacity == "TOTAL":
             result["ConsumedCapacity"] = {"TableName": name, "CapacityUnits": 1.0}
         text = json.dumps(result, default=_base64)  # binary values as moto's serializer writes them
+        caller.visit("dynamodb")  # moto's first step; the same again (same pinned time) if the put is refused
         backend.put_item(name, item, None, None, {}, {}, True, None)
     except (JsonRESTError, TypeError):  # refused before anything was stored: moto answers it, its own way
         return None

@@ -289,4 +289,5 @@ def test_disabled_metrics_are_dropped_at_each_invocation_not_kept(
         )
         assert response.status_code == 201
         assert len(telemetry.metrics.metric_set) == 0
+        assert telemetry.metrics.metadata_set == {}  # nothing gathered for a line nobody prints
     assert _emf(capsys.readouterr().out) == []
