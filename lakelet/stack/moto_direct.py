@@ -98,7 +98,8 @@ def _direct(dispatcher: DomainDispatcherApplication, environ: dict[str, Any], st
     fast = moto_fast_writes.answer(service, environ)
     if fast is not None:  # a plain PutObject or PutItem, answered as moto answers it
         counters["direct"] += 1
-        return _plain_response(fast, start_response) or _response(app, "POST", fast)(environ, start_response)
+        method = environ["REQUEST_METHOD"]
+        return _plain_response(fast, start_response) or _response(app, method, fast)(environ, start_response)
     request = app.request_class(environ)
     try:
         rule, _ = app.create_url_adapter(request).match(return_rule=True)

@@ -221,7 +221,7 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
         return None
     try:
         body = json.loads(middleware.read_body(environ))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(body, dict) or not _PUT_ITEM_MEMBERS.issuperset(body):
         return None
@@ -260,21 +260,25 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
 _SCALARS: dict[str, type] = {"S": str, "N": str, "BOOL": bool, "NULL": bool, "SS": list, "NS": list}
 
 
-def _item(wire: Any) -> dict[str, Any] | None:
+# DynamoDB's limit on the nesting of lists and maps: a deeper item is left to moto, which answers it its own way.
+_DEPTH = 32
+
+
+def _item(wire: Any, depth: int = 0) -> dict[str, Any] | None:
     """The item as moto's request parser hands it to the handler (binary values decoded from base64), or None
-    when a value is not one of DynamoDB's plain forms."""
+    when a value is not one of DynamoDB's plain forms or nests deeper than DynamoDB allows."""
     if not isinstance(wire, dict):
         return None
     item = {}
     for name, value in wire.items():
-        parsed = _value(value)
+        parsed = _value(value, depth)
         if parsed is None:
             return None
         item[name] = parsed
     return item
 
 
-def _value(value: Any) -> dict[str, Any] | None:
+def _value(value: Any, depth: int) -> dict[str, Any] | None:
     if not isinstance(value, dict) or len(value) != 1:
         return None
     ((kind, inner),) = value.items()
@@ -287,11 +291,13 @@ def _value(value: Any) -> dict[str, Any] | None:
             return {"BS": [base64.b64decode(one, validate=True) for one in inner]}
     except (binascii.Error, TypeError, ValueError):
         return None
+    if depth >= _DEPTH:
+        return None
     if kind == "L" and isinstance(inner, list):
-        values = [_value(one) for one in inner]
+        values = [_value(one, depth + 1) for one in inner]
         return None if any(one is None for one in values) else {"L": values}
     if kind == "M":
-        members = _item(inner)
+        members = _item(inner, depth + 1)
         return None if members is None else {"M": members}
     return None
 

@@ -242,6 +242,25 @@ def _stored(dynamodb: Any, partition: str) -> list[Any]:
     return list(found)
 
 
+def _nested(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"S": "bottom"}
+    for _ in range(levels):
+        value = {"L": [value]}
+    return value
+
+
+def test_an_item_deeper_than_dynamodb_allows_is_left_to_moto(stack: LocalStack, moto_only: Callable[[], None]) -> None:
+    dynamodb = _client(stack, "dynamodb")
+    before = dict(moto_fast_writes.counters)
+    deep = _answer(dynamodb.put_item, TableName=TABLE, Item={"p": {"S": "deep"}, "s": {"S": "0"}, "x": _nested(40)})
+    assert moto_fast_writes.counters["fast"] == before["fast"]
+    assert moto_fast_writes.counters["moto"] == before["moto"] + 1
+    moto_only()
+    assert deep == _answer(
+        dynamodb.put_item, TableName=TABLE, Item={"p": {"S": "deep"}, "s": {"S": "0"}, "x": _nested(40)}
+    )
+
+
 def test_refused_put_items_are_refused_by_moto_and_store_nothing(
     stack: LocalStack, moto_only: Callable[[], None]
 ) -> None:
