@@ -63,7 +63,7 @@ from werkzeug.datastructures import EnvironHeaders
 from lakelet.persistence import middleware
 from lakelet.stack import moto_speedups
 
-__all__ = ["answer", "counters"]
+__all__ = ["Caller", "answer", "counted", "counters", "plain_moto", "put_item"]
 
 #: Requests answered here ("fast") and left to moto ("moto"), since the process started (tests read it).
 counters = {"fast": 0, "moto": 0}
@@ -95,7 +95,7 @@ _PUT_ITEM_MEMBERS = frozenset({"TableName", "Item", "ReturnValues", "ReturnConsu
 
 def answer(service: str, environ: dict[str, Any]) -> Answer | None:
     """moto's (status, headers, body) for the request, or None (nothing has run) when moto should answer it."""
-    if recorder._user_enabled or math.isfinite(settings.INITIAL_NO_AUTH_ACTION_COUNT):
+    if not plain_moto():
         return None
     if service == "s3" and environ.get("REQUEST_METHOD") == "PUT":
         write = _put_object
@@ -104,32 +104,46 @@ def answer(service: str, environ: dict[str, Any]) -> Answer | None:
     else:
         return None
     plain = environ.get("HTTP_X_MOTO_ACCOUNT_ID") is None and not environ.get("QUERY_STRING")
-    found = write(environ) if plain else None
+    return counted(write(environ) if plain else None)
+
+
+def plain_moto() -> bool:
+    """Whether moto runs as the stack runs it: recording no requests, checking no IAM permissions."""
+    return not recorder._user_enabled and not math.isfinite(settings.INITIAL_NO_AUTH_ACTION_COUNT)
+
+
+def counted(found: Answer | None) -> Answer | None:
     counters["moto" if found is None else "fast"] += 1
     return found
 
 
-class _Caller:
+class Caller:
     """Who sends the request and where, as moto's BaseResponse.setup_class reads it (no x-moto-account-id header,
-    no query): the access key, the account it belongs to, and the region."""
+    no query): the access key, the account it belongs to, and the region; :meth:`of` reads them from a request."""
 
-    def __init__(self, environ: dict[str, Any]) -> None:
+    def __init__(self, access_key: str, region: str, url: str = "", authorization: str = "") -> None:
+        self.access_key = access_key
+        self.account = os.environ.get("MOTO_ACCOUNT_ID") or get_account_id_from(access_key)
+        self.region = region
+        self.url = url
+        self.authorization = authorization
+
+    @classmethod
+    def of(cls, environ: dict[str, Any]) -> Caller:
         authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
         match = BaseResponse.access_key_regex.search(authorization)
-        self.access_key = match.group(1) if match else "AKIAEXAMPLE"
-        self.account = os.environ.get("MOTO_ACCOUNT_ID") or get_account_id_from(self.access_key)
-        self.url = f"http://{environ.get('HTTP_HOST', '')}{environ.get('RAW_URI', '')}"
-        self.authorization = authorization
-        url_region = BaseResponse.region_regex.search(self.url)
+        url = f"http://{environ.get('HTTP_HOST', '')}{environ.get('RAW_URI', '')}"
+        url_region = BaseResponse.region_regex.search(url)
         agent_region = BaseResponse.region_from_useragent_regex.search(str(environ.get("HTTP_USER_AGENT", "")))
         if url_region:
-            self.region = url_region.group(1)
+            region = url_region.group(1)
         elif agent_region:
-            self.region = agent_region.group(1)
+            region = agent_region.group(1)
         elif "AWS4" in authorization:
-            self.region = authorization.split(",")[0].split("/")[2]
+            region = authorization.split(",")[0].split("/")[2]
         else:
-            self.region = "us-east-1"  # BaseResponse.default_region
+            region = "us-east-1"  # BaseResponse.default_region
+        return cls(match.group(1) if match else "AKIAEXAMPLE", region, url, authorization)
 
     def visit(self, service: str) -> None:
         """What every moto request does first: the access key's last use, in IAM."""
@@ -163,7 +177,7 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
     key_name = parse_key_name(unquote(raw_path))
     if not bucket_name or not key_name:
         return None
-    caller = _Caller(environ)
+    caller = Caller.of(environ)
     # S3Response.setup_class's region: the URL's, else the signature's (an IP address names none).
     region = parse_region_from_url(caller.url, use_default_region=False)
     region = region or extract_region_from_aws_authorization(caller.authorization) or DEFAULT_REGION_NAME
@@ -219,8 +233,14 @@ def _ip_host(host: str) -> bool:
 def _put_item(environ: dict[str, Any]) -> Answer | None:
     if environ.get("REQUEST_METHOD") != "POST":
         return None
+    return put_item(Caller.of(environ), middleware.read_body(environ))
+
+
+def put_item(caller: Caller, raw: bytes) -> Answer | None:
+    """moto's answer to a PutItem of ``caller`` with this JSON body, or None (nothing has run) when the request is
+    not of the plain form: also the core of the stack's own PutItem past the WSGI chain (inprocess_direct.py)."""
     try:
-        body = json.loads(middleware.read_body(environ))
+        body = json.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(body, dict) or not _PUT_ITEM_MEMBERS.issuperset(body):
@@ -232,7 +252,6 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
         return None
     if return_values not in ("NONE", "ALL_OLD") or capacity not in ("NONE", "TOTAL"):
         return None
-    caller = _Caller(environ)
     backend = dynamodb_backends[caller.account][caller.region]
     table = backend.tables.get(name)
     if table is None:

@@ -77,8 +77,14 @@ def _client(stack: LocalStack, service: str, **config: Any) -> Any:
 
 @pytest.fixture
 def moto_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
-    """Switches the fast answers off for the rest of the test."""
-    return lambda: monkeypatch.setattr(moto_fast_writes, "answer", lambda *_: None)
+    """Switches the fast answers off for the rest of the test (the stack's own PutItem past the WSGI chain,
+    inprocess_direct.py, then goes through moto's own path)."""
+
+    def switch_off() -> None:
+        monkeypatch.setattr(moto_fast_writes, "answer", lambda *_: None)
+        monkeypatch.setattr(moto_fast_writes, "put_item", lambda *_: None)
+
+    return switch_off
 
 
 def _answer(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
