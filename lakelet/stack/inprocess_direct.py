@@ -1,37 +1,46 @@
-"""The stack's own PutItem (an upload's staged row) from its parameters to moto's backend and back, without the
-HTTP shapes in between (issue 43).
+"""An upload's two writes, the stack's own PutItem and PutObject, from their parameters to moto's backend and
+back without the HTTP shapes in between (issue 43).
 
-Why: once an upload's PutItem is answered from moto's backend (moto_fast_writes.py), most of its CPU went to
-carrying it there and back as HTTP: botocore's validation, serialization and parsing, a signature nobody checks,
-the WSGI environ and the layers in front of moto (the key-pair guard, the table-write witness, the journal's
-middleware, moto_direct), each reading again what the one before had written. Measured in ``lakelet up`` (thread
-CPU, one client): a PutItem cost about 1 ms, of which moto's backend and the journal take a third.
+Why: once an upload's writes are answered from moto's backends (moto_fast_writes.py), most of their CPU went to
+carrying them there and back as HTTP: botocore's parameter events, validation and serialization, a signature
+nobody checks, the WSGI environ and the layers in front of moto (the key-pair guard, the table-write witness, the
+journal's middleware, moto_direct), each reading again what the one before had written. Measured in process
+(thread CPU a call, a data directory): PutItem 0.96-1.0 -> 0.66-0.70 ms, PutObject 1.0-1.15 -> 0.72 ms.
 
 What :func:`answer` does, for a call inprocess_lean.py makes (a client of the stack's key, answered in process):
-the body is the JSON botocore's serializer writes for these parameters (``json.dumps`` of them, in their order,
-for parameters of the plain form below); the request the journal records is the one the lean pipeline's
-environ would record (the same keys and values: tests/lakelet/test_inprocess_direct_puts.py compares them);
-then, as the WSGI chain does: the guard lets the stack's own key through, the journal runs the request under its
-lock with moto's randomness and clock pinned and records it before the answer is returned, moto_fast_writes.py
-answers it from the backend (anything it leaves to moto goes through moto's own WSGI path, in the same pinned run
-and the same record), and the table-write witness counts it once answered. An answer of ``{}`` is parsed as
-botocore parses it; any other answer (the old item, consumed capacity, an error) through botocore's parser.
+it builds the request the lean pipeline would send (PutItem's body is the JSON botocore's serializer writes,
+``json.dumps`` of plain parameters in their order; PutObject's headers are the Content-MD5 given, Expect, and
+botocore's default CRC32 checksum) and what the journal would record of it (tests/lakelet/
+test_inprocess_direct_puts.py compares the records); then, as the WSGI chain does: the guard lets the stack's own
+key through, the journal runs the request under its lock with moto's randomness and clock pinned and records it
+before the answer is returned (Persistence.journaled), moto_fast_writes.py answers it from the backend (anything
+it leaves to moto goes through moto's own WSGI path, in the same pinned run and record), and the table-write
+witness counts a PutItem once answered. The answer is parsed by botocore's parser (a PutItem's ``{}`` as it
+parses it), and ``after-call`` and errors are the lean pipeline's.
 
-Only for the plain form: TableName, Item, ReturnValues NONE or ALL_OLD, ReturnConsumedCapacity NONE or TOTAL;
-the item's values strings, numbers, booleans, nulls, string and number sets, lists and maps (no binary value:
-botocore encodes it), nested at most 32 deep, the body under 64 KiB; a client whose event handlers are only
-botocore's own that change nothing for a PutItem outside Lambda (and chalicelib's wire hook, which reads only
-items of reads); moto's server app is the stack's guard (a layer put in front of it, such as the bench's call
-counter, sees every request the WSGI way). Anything else returns None and takes the lean pipeline, before
-anything has run.
+Only for plain forms, anything else returning None before anything has run (the lean pipeline then sends it):
+
+- PutItem: TableName, Item, ReturnValues NONE or ALL_OLD, ReturnConsumedCapacity NONE or TOTAL; the item's values
+  strings, numbers, booleans, nulls, string and number sets, lists and maps (no binary value: botocore encodes
+  it), nested at most 32 deep; the body under 64 KiB;
+- PutObject: Bucket, Key, Body (bytes), ContentMD5; a bucket and key botocore writes into the path as they are
+  (letters, digits, ``.-_`` and single slashes); a client computing checksums when supported (botocore's default);
+- a client whose handlers of the operation's events are only botocore's own that change nothing for it outside
+  Lambda (or that it does here: Expect), chalicelib's wire hook, moto's stubber while disabled and PynamoDB's
+  while it adds no header; and moto's server app is the stack's guard (a layer put in front of it, such as the
+  bench's call counter, sees every request the WSGI way).
 """
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import logging
 import os
+import re
 import threading
+import zlib
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -71,8 +80,28 @@ _QUIET_HANDLERS = frozenset(
         ("botocore.handlers", "_handle_request_validation_mode_member"),
         ("botocore.retries.standard", "RetryQuotaChecker.release_retry_quota"),
         ("chalicelib.adapters.dynamodb.wire", "lift_items"),
+        # S3's: no metadata or customer key to check; the body read from a file-like object (the same bytes); a
+        # bucket name that passes its check (the direct way takes only plain names); the redirector's and the
+        # endpoint's notes in the context; Expect (sent here as it adds it); S3 Express's signing cache (none
+        # without S3 Express's endpoint); and its answer's checks, which run as they do in the lean pipeline.
+        ("botocore.handlers", "validate_ascii_metadata"),
+        ("botocore.handlers", "sse_md5"),
+        ("botocore.handlers", "convert_body_to_file_like_object"),
+        ("botocore.handlers", "validate_bucket_name"),
+        ("botocore.handlers", "remove_bucket_from_url_paths_from_model"),
+        ("botocore.utils", "S3RegionRedirectorv2.annotate_request_context"),
+        ("botocore.client", "ClientCreator._inject_s3_input_parameters"),
+        ("botocore.handlers", "add_expect_header"),
+        ("botocore.utils", "S3ExpressIdentityResolver.apply_signing_cache_key"),
+        ("botocore.handlers", "_handle_200_error"),
+        ("botocore.handlers", "handle_expires_header"),
     }
 )
+_SERVICES = {"PutItem": "dynamodb", "PutObject": "s3"}
+_OBJECT_MEMBERS = frozenset({"Bucket", "Key", "Body", "ContentMD5"})
+# Names whose path botocore writes as they are (nothing to percent-encode) and moto reads as they are.
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_KEY = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*")
 _EVENTS = ("provide-client-params", "before-parameter-build", "before-call", "before-send", "before-parse")
 _QUIET = "_lakelet_direct_quiet"
 
@@ -105,50 +134,63 @@ def uninstall() -> None:
 
 
 def answer(client: Any, url: str, frozen: Any, operation_model: Any, params: dict[str, Any]) -> Any:
-    """(http response, parsed answer) of a PutItem answered past the WSGI chain, or None (nothing has run)."""
+    """(http response, parsed answer) of a PutItem or PutObject answered past the WSGI chain, or None (nothing
+    has run)."""
     chain = _chain[0] if _chain else None
-    if chain is None or operation_model.name != "PutItem" or chain.server.app is not chain.guard:
+    name = operation_model.name
+    if chain is None or name not in _PREPARE or chain.server.app is not chain.guard:
         return None
-    if not moto_fast_writes.plain_moto() or not _plain(params) or not _quiet(client):
+    if not moto_fast_writes.plain_moto() or not _quiet(client, name):
         return None
-    body = json.dumps(params).encode("utf-8")  # what botocore's JSON serializer writes for these parameters
-    if len(body) >= _MAX_BODY:
+    request = _PREPARE[name](client, url, frozen, params)
+    if request is None:
         return None
     counters["direct"] += 1
-    region = client.meta.region_name
-    headers = _headers(frozen, region, body)
-    run = _runner(chain, moto_fast_writes.Caller(frozen.access_key, region), url, headers, body)
-    touched = chain.table_writes.named_in(body)
+    address = f"{url.rstrip('/')}{request.path}"
+    recorded = _recorded(url, chain.server, request)
+    touched = chain.table_writes.named_in(request.body) if request.service == "dynamodb" else []
+    run = _runner(chain, moto_fast_writes.Caller(frozen.access_key, client.meta.region_name), address, request)
     try:
-        if chain.journaled is not None:
-            found = chain.journaled(_recorded(url, chain.server, headers, body), body, run)
-        else:
-            found = run(0, 0.0)
+        found = chain.journaled(recorded, request.body, run) if chain.journaled is not None else run(0, 0.0)
     except Exception:  # answered as the WSGI way answers it
-        log.exception("moto failed on POST %s", url)
+        log.exception("moto failed on %s %s", request.method, address)
         found = inprocess_aws.FAILED
     finally:
         chain.table_writes.count(touched)
-    http = inprocess_aws.response(url, "POST", found)
-    if http.status_code == 200 and http.content == b"{}":
+    http = inprocess_aws.response(address, request.method, found)
+    if request.service == "dynamodb" and http.status_code == 200 and http.content == b"{}":
         return http, {"ResponseMetadata": _metadata(http)}
-    return http, inprocess_lean.parsed(client, "dynamodb", operation_model, http)
+    return http, inprocess_lean.parsed(client, request.service, operation_model, http)
 
 
-def _runner(
-    chain: Chain, caller: Any, url: str, headers: dict[str, str], body: bytes
-) -> Callable[[int, float], middleware.Answer]:
+@dataclass(frozen=True)
+class _Request:
+    """A call as the lean pipeline would send it: its service, method, path, headers (in its order) and body."""
+
+    service: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+def _runner(chain: Chain, caller: Any, url: str, request: _Request) -> Callable[[int, float], middleware.Answer]:
     """moto's answer under the journal's pinning: moto_fast_writes's, else moto's own WSGI path's."""
 
     def run(seed: int, when: float) -> middleware.Answer:
         with determinism.pinned(seed, when) if chain.journaled else nullcontext():
-            found = moto_fast_writes.counted(moto_fast_writes.put_item(caller, body))
+            if request.service == "dynamodb":
+                found = moto_fast_writes.counted(moto_fast_writes.put_item(caller, request.body))
+            else:  # the environ's strings are the recorded ones; moto_fast_writes reads the headers off them
+                environ = {**_recorded(url, chain.server, request), "wsgi.input": io.BytesIO(request.body)}
+                found = moto_fast_writes.answer("s3", environ)
         if found is not None:
             answer = moto_direct.plain_answer(*found)
-            if answer is None:  # a PutItem's answer has four fixed headers, none with a line break
+            if answer is None:  # these answers' headers are moto's fixed few, none with a line break
                 raise AssertionError(f"moto_fast_writes answered headers Flask would not send as given: {found[1]}")
             return answer
-        environ = inprocess_aws.environ_of(AWSPreparedRequest("POST", url, headers, body, False), chain.server)
+        sent = AWSPreparedRequest(request.method, url, request.headers, request.body, False)
+        environ = inprocess_aws.environ_of(sent, chain.server)
         if chain.journaled:
             return middleware.run(chain.moto, environ, seed, when)
         return inprocess_aws.call(chain.moto, environ)
@@ -156,39 +198,76 @@ def _runner(
     return run
 
 
-def _headers(frozen: Any, region: str, body: bytes) -> dict[str, str]:
-    """The headers the lean pipeline sends (inprocess_lean._send), in its order."""
+def _put_item(client: Any, url: str, frozen: Any, params: dict[str, Any]) -> _Request | None:
+    if not _plain(params):
+        return None
+    body = json.dumps(params).encode("utf-8")  # what botocore's JSON serializer writes for these parameters
+    if len(body) >= _MAX_BODY:
+        return None
+    headers = {"X-Amz-Target": _PUT_ITEM_TARGET, "Content-Type": _JSON_TYPE}
+    return _Request("dynamodb", "POST", "/", _signed(headers, frozen, client.meta.region_name, "dynamodb"), body)
+
+
+def _put_object(client: Any, url: str, frozen: Any, params: dict[str, Any]) -> _Request | None:
+    """A put of bytes to a plain key (its path is the key itself), as the lean pipeline sends it with botocore's
+    checksum by default (CRC32) and the Expect header it adds for a body to read."""
+    body, md5 = params.get("Body"), params.get("ContentMD5")
+    if not _OBJECT_MEMBERS.issuperset(params) or type(body) is not bytes or not (md5 is None or type(md5) is str):
+        return None
+    bucket, key = params.get("Bucket"), params.get("Key")
+    if type(bucket) is not str or type(key) is not str or not _BUCKET.fullmatch(bucket) or not _KEY.fullmatch(key):
+        return None
+    if client.meta.config.request_checksum_calculation != "when_supported":
+        return None
+    headers = {"Content-MD5": md5} if md5 is not None else {}
+    headers["Expect"] = "100-continue"
+    headers["X-Amz-Checksum-Crc32"] = base64.b64encode(zlib.crc32(body).to_bytes(4, "big")).decode()
+    headers["X-Amz-Sdk-Checksum-Algorithm"] = "CRC32"
+    signed = _signed(headers, frozen, client.meta.region_name, "s3")
+    return _Request("s3", "PUT", f"/{bucket}/{key}", signed, body)
+
+
+_PREPARE: dict[str, Callable[[Any, str, Any, dict[str, Any]], _Request | None]] = {
+    "PutItem": _put_item,
+    "PutObject": _put_object,
+}
+
+
+def _signed(headers: dict[str, str], frozen: Any, region: str, service: str) -> dict[str, str]:
+    """``headers`` and what the lean pipeline's _send adds, in its order."""
     now = get_current_datetime().strftime("%Y%m%dT%H%M%SZ")
-    headers = {"X-Amz-Target": _PUT_ITEM_TARGET, "Content-Type": _JSON_TYPE, "X-Amz-Date": now}
+    headers["X-Amz-Date"] = now
     if frozen.token:
         headers["X-Amz-Security-Token"] = frozen.token
-    headers["Authorization"] = unchecked_authorization(f"{frozen.access_key}/{now[:8]}/{region}/dynamodb/aws4_request")
+    if service == "s3":
+        headers["X-Amz-Content-SHA256"] = "UNSIGNED-PAYLOAD"
+    headers["Authorization"] = unchecked_authorization(f"{frozen.access_key}/{now[:8]}/{region}/{service}/aws4_request")
     return headers
 
 
-def _recorded(url: str, server: Any, headers: dict[str, str], body: bytes) -> dict[str, Any]:
+def _recorded(url: str, server: Any, request: _Request) -> dict[str, Any]:
     """What the journal records of the request the lean pipeline would send (middleware.recordable of
     inprocess_aws's environ), built directly."""
     address = server.server_address
     recorded: dict[str, Any] = {
         "SERVER_SOFTWARE": server._server_version,
-        "REQUEST_METHOD": "POST",
+        "REQUEST_METHOD": request.method,
         "SCRIPT_NAME": "",
-        "PATH_INFO": "/",
+        "PATH_INFO": request.path,
         "QUERY_STRING": "",
-        "REQUEST_URI": "/",
-        "RAW_URI": "/",
+        "REQUEST_URI": request.path,
+        "RAW_URI": request.path,
         "REMOTE_ADDR": "127.0.0.1",
         "SERVER_NAME": address[0],
         "SERVER_PORT": str(address[1]),
         "SERVER_PROTOCOL": "HTTP/1.1",
         "HTTP_HOST": urlsplit(url).netloc,
     }
-    for name, value in headers.items():
+    for name, value in request.headers.items():
         key = name.upper().replace("-", "_")
         recorded[key if key == "CONTENT_TYPE" else f"HTTP_{key}"] = value
     recorded["HTTP_ACCEPT_ENCODING"] = "identity"
-    recorded["CONTENT_LENGTH"] = str(len(body))
+    recorded["CONTENT_LENGTH"] = str(len(request.body))
     recorded[inprocess_aws.PRESERVED_NAMES] = {}
     return recorded
 
@@ -237,8 +316,8 @@ def _value(value: Any, depth: int) -> bool:
     return kind == "M" and type(inner) is dict and _members(inner, depth + 1)
 
 
-def _quiet(client: Any) -> bool:
-    """Whether the client's handlers of a PutItem's events are only those that change nothing for it (see the
+def _quiet(client: Any, operation: str) -> bool:
+    """Whether the client's handlers of the operation's events are only those that change nothing for it (see the
     module's docstring), outside Lambda: botocore's own, chalicelib's wire hook, moto's stubber while no
     ``mock_aws`` enables it and PynamoDB's while its connection adds no header. Kept per client until a handler is
     registered or unregistered (botocore starts a new lookup cache then)."""
@@ -248,13 +327,13 @@ def _quiet(client: Any) -> bool:
     cache = getattr(emitter, "_lookup_cache", None)
     if emitter is None or cache is None:
         return False
-    seen = client.__dict__.get(_QUIET)
+    seen = client.__dict__.get(_QUIET + operation)
     if seen is None or seen[0] is not cache:
         conditions: list[Callable[[], bool]] | None = []
         for event in _EVENTS:
-            for handler in emitter._handlers.prefix_search(f"{event}.dynamodb.PutItem"):
+            for handler in emitter._handlers.prefix_search(f"{event}.{_SERVICES[operation]}.{operation}"):
                 conditions = _quiet_while(handler, conditions)
-        seen = client.__dict__[_QUIET] = (cache, conditions)
+        seen = client.__dict__[_QUIET + operation] = (cache, conditions)
     return seen[1] is not None and all(condition() for condition in seen[1])
 
 

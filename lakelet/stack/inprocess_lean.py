@@ -61,13 +61,13 @@ _installs = [0]
 _LANE = "_lakelet_lean_lane"
 #: S3's operations that take the short pipeline (the others take botocore's whole one).
 LEAN_S3 = frozenset({"PutObject", "GetObject", "HeadObject"})
-# What may answer a DynamoDB call before the pipeline (lakelet/stack/inprocess_direct.py, while installed): the
-# (http response, parsed answer), or None.
+# What may answer a call before the pipeline (lakelet/stack/inprocess_direct.py, while installed): the (http
+# response, parsed answer), or None.
 _direct: list[Callable[..., Any]] = []
 
 
 def answer_first(direct: Callable[..., Any] | None) -> None:
-    """Asks ``direct`` first for every DynamoDB call of the pipeline (None: no longer)."""
+    """Asks ``direct`` first for every call of the pipeline (None: no longer)."""
     with _lock:
         _direct[:] = [direct] if direct is not None else []
 
@@ -154,7 +154,7 @@ def _lean_call(client: Any, url: str, s3: bool, frozen: Any, operation_name: str
         "unsigned_payload": operation_model.unsigned_payload,
         "auth_options": client._service_model.metadata.get("auth"),
     }
-    direct = _direct[0](client, url, frozen, operation_model, api_params) if _direct and not s3 else None
+    direct = _direct[0](client, url, frozen, operation_model, api_params) if _direct else None
     if direct is not None:
         http, parsed_answer = direct
     else:
