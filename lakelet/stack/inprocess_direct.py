@@ -47,13 +47,13 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.awsrequest import AWSPreparedRequest
 from botocore.utils import get_current_datetime
 from moto.core.botocore_stubber import BotocoreStubber
 from pynamodb.connection.base import Connection
 
 from lakelet.persistence import determinism, middleware
-from lakelet.stack import inprocess_aws, inprocess_lean, moto_direct, moto_fast_writes
+from lakelet.stack import direct_answers, inprocess_aws, inprocess_lean, moto_direct, moto_fast_writes
 from lakelet.stack.inprocess_signing import unchecked_authorization
 
 __all__ = ["Chain", "answer", "counters", "install", "uninstall"]
@@ -149,7 +149,8 @@ def answer(client: Any, url: str, frozen: Any, operation_model: Any, params: dic
     address = f"{url.rstrip('/')}{request.path}"
     recorded = _recorded(url, chain.server, request)
     touched = chain.table_writes.named_in(request.body) if request.service == "dynamodb" else []
-    run = _runner(chain, moto_fast_writes.Caller(frozen.access_key, client.meta.region_name), address, request)
+    caller = moto_fast_writes.Caller(frozen.access_key, client.meta.region_name)
+    run = _runner(chain, caller, address, request, recorded)
     try:
         found = chain.journaled(recorded, request.body, run) if chain.journaled is not None else run(0, 0.0)
     except Exception:  # answered as the WSGI way answers it
@@ -158,9 +159,10 @@ def answer(client: Any, url: str, frozen: Any, operation_model: Any, params: dic
     finally:
         chain.table_writes.count(touched)
     http = inprocess_aws.response(address, request.method, found)
-    if request.service == "dynamodb" and http.status_code == 200 and http.content == b"{}":
-        return http, {"ResponseMetadata": _metadata(http)}
-    return http, inprocess_lean.parsed(client, request.service, operation_model, http)
+    quick = direct_answers.parsed(request.service, operation_model, http)
+    if quick is None:
+        return http, inprocess_lean.parsed(client, request.service, operation_model, http)
+    return http, quick
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,9 @@ class _Request:
     body: bytes
 
 
-def _runner(chain: Chain, caller: Any, url: str, request: _Request) -> Callable[[int, float], middleware.Answer]:
+def _runner(
+    chain: Chain, caller: Any, url: str, request: _Request, recorded: dict[str, Any]
+) -> Callable[[int, float], middleware.Answer]:
     """moto's answer under the journal's pinning: moto_fast_writes's, else moto's own WSGI path's."""
 
     def run(seed: int, when: float) -> middleware.Answer:
@@ -182,7 +186,7 @@ def _runner(chain: Chain, caller: Any, url: str, request: _Request) -> Callable[
             if request.service == "dynamodb":
                 found = moto_fast_writes.counted(moto_fast_writes.put_item(caller, request.body))
             else:  # the environ's strings are the recorded ones; moto_fast_writes reads the headers off them
-                environ = {**_recorded(url, chain.server, request), "wsgi.input": io.BytesIO(request.body)}
+                environ = {**recorded, "wsgi.input": io.BytesIO(request.body)}
                 found = moto_fast_writes.answer("s3", environ)
         if found is not None:
             answer = moto_direct.plain_answer(*found)
@@ -270,17 +274,6 @@ def _recorded(url: str, server: Any, request: _Request) -> dict[str, Any]:
     recorded["CONTENT_LENGTH"] = str(len(request.body))
     recorded[inprocess_aws.PRESERVED_NAMES] = {}
     return recorded
-
-
-def _metadata(http: AWSResponse) -> dict[str, Any]:
-    """ResponseMetadata as botocore's parser and the lean pipeline make it."""
-    headers = http.headers
-    return {
-        "RequestId": headers.get("x-amzn-requestid", ""),
-        "HTTPStatusCode": http.status_code,
-        "HTTPHeaders": {name.lower(): value for name, value in headers.items()},
-        "RetryAttempts": 0,
-    }
 
 
 def _plain(params: dict[str, Any]) -> bool:

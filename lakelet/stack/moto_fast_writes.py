@@ -37,6 +37,7 @@ import ipaddress
 import json
 import math
 import os
+import string
 from typing import Any
 from urllib.parse import unquote
 
@@ -56,11 +57,11 @@ from moto.s3.models import s3_backends
 from moto.s3.responses import DEFAULT_REGION_NAME
 from moto.s3.utils import metadata_from_headers, parse_region_from_url
 from moto.s3bucket_path.utils import bucket_name_from_url, parse_key_name
-from moto.utilities.aws_headers import gen_amz_crc32, gen_amzn_requestid_long
+from moto.utilities.aws_headers import gen_amz_crc32
 from moto.utilities.utils import get_partition
 from werkzeug.datastructures import EnvironHeaders
 
-from lakelet.persistence import middleware
+from lakelet.persistence import determinism, middleware
 from lakelet.stack import moto_speedups
 
 __all__ = ["Caller", "answer", "counted", "counters", "plain_moto", "put_item"]
@@ -115,6 +116,22 @@ def plain_moto() -> bool:
 def counted(found: Answer | None) -> Answer | None:
     counters["moto" if found is None else "fast"] += 1
     return found
+
+
+_ID_CHARACTERS = string.ascii_letters + string.digits
+
+
+def request_id() -> str:
+    """moto's ``gen_amzn_requestid_long()``: the same 52 characters from the same random numbers (its
+    ``get_random_string`` takes each by Random.choice of these 62, which takes the first 6-bit draw below 62),
+    without three calls through Random's methods per character."""
+    draw = determinism.randbits()
+    characters: list[str] = []
+    while len(characters) < 52:
+        drawn = draw(6)
+        if drawn < 62:
+            characters.append(_ID_CHARACTERS[drawn])
+    return "".join(characters)
 
 
 class Caller:
@@ -213,7 +230,7 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
         backend.put_object_tagging(new_key, {})
     response_headers.update(new_key.response_dict)
     response_headers.pop("content-length", None)
-    gen_amzn_requestid_long(response_headers)  # moto's draw of the id, as its _enrich_response makes it
+    response_headers["x-amzn-requestid"] = request_id()  # moto's draw of the id, as its _enrich_response makes it
     return 200, response_headers, ""
 
 
@@ -270,7 +287,7 @@ def put_item(caller: Caller, raw: bytes) -> Answer | None:
     except (JsonRESTError, TypeError):  # refused before anything was stored: moto answers it, its own way
         return None
     headers = {"Content-Type": "application/x-amz-json-1.0", "server": "amazon.com"}
-    gen_amzn_requestid_long(headers)
+    headers["x-amzn-requestid"] = request_id()
     gen_amz_crc32(text, headers)
     return 200, headers, text
 

@@ -370,3 +370,30 @@ def _replayable_state(s3: Any, dynamodb: Any) -> dict[str, Any]:
         objects[listed["Key"]]["Body"] = got["Body"].read()
     items = sorted(dynamodb.scan(TableName="t")["Items"], key=lambda item: item["p"]["S"])
     return {"objects": objects, "items": items}
+
+
+def test_a_request_id_is_the_one_moto_draws_from_the_same_numbers() -> None:
+    from moto.moto_api._internal import mock_random
+    from moto.utilities.aws_headers import gen_amzn_requestid_long
+
+    from lakelet.persistence import determinism
+
+    installed = determinism.installed()
+    determinism.install()  # as a stack with a data directory runs
+    try:
+        for seed in range(20):
+            with determinism.pinned(seed, 0.0):
+                ours = moto_fast_writes.request_id(), determinism.randbits()(32)
+            with determinism.pinned(seed, 0.0):  # the same id, and the same draws after it
+                assert ours == (gen_amzn_requestid_long(), determinism.randbits()(32))
+        mock_random.seed(7)
+        ours = moto_fast_writes.request_id(), mock_random.getrandbits(32)
+        mock_random.seed(7)
+        assert ours == (gen_amzn_requestid_long(), mock_random.getrandbits(32))
+    finally:
+        if not installed:
+            determinism.uninstall()
+    mock_random.seed(7)  # and without the pinning installed
+    ours = moto_fast_writes.request_id(), mock_random.getrandbits(32)
+    mock_random.seed(7)
+    assert ours == (gen_amzn_requestid_long(), mock_random.getrandbits(32))
