@@ -287,6 +287,27 @@ def test_object_puts_answer_store_and_record_as_the_lean_pipeline(
 
 
 @pytest.mark.e2e
+def test_an_answer_with_a_header_botocore_converts_is_read_by_its_parser(
+    stack: LocalStack, lean_only: Callable[[], None]
+) -> None:
+    s3 = _client(stack, "s3")
+    s3.create_bucket(Bucket="direct-puts-kms")
+    rule = {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "alias/direct"}
+    s3.put_bucket_encryption(
+        Bucket="direct-puts-kms",
+        ServerSideEncryptionConfiguration={
+            "Rules": [{"ApplyServerSideEncryptionByDefault": rule, "BucketKeyEnabled": True}]
+        },
+    )
+    before = inprocess_direct.counters["direct"]
+    direct = _answer(s3.put_object, Bucket="direct-puts-kms", Key="k", Body=b"x")
+    assert inprocess_direct.counters["direct"] == before + 1
+    lean_only()
+    assert direct == _answer(s3.put_object, Bucket="direct-puts-kms", Key="k", Body=b"x")
+    assert direct[0]["BucketKeyEnabled"] is True and direct[0]["ServerSideEncryption"] == "aws:kms"
+
+
+@pytest.mark.e2e
 def test_an_object_put_moto_refuses_is_refused_alike(stack: LocalStack, lean_only: Callable[[], None]) -> None:
     s3 = _client(stack, "s3")
     before = inprocess_direct.counters["direct"]
