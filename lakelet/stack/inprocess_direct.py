@@ -34,7 +34,6 @@ Only for plain forms, anything else returning None before anything has run (the 
 from __future__ import annotations
 
 import base64
-import io
 import json
 import logging
 import os
@@ -138,19 +137,18 @@ def answer(client: Any, url: str, frozen: Any, operation_model: Any, params: dic
     has run)."""
     chain = _chain[0] if _chain else None
     name = operation_model.name
-    if chain is None or name not in _PREPARE or chain.server.app is not chain.guard:
+    if chain is None or name not in _SERVICES or chain.server.app is not chain.guard:
         return None
     if not moto_fast_writes.plain_moto() or not _quiet(client, name):
         return None
-    request = _PREPARE[name](client, url, frozen, params)
+    request = _prepared(client, name, frozen, params)
     if request is None:
         return None
     counters["direct"] += 1
     address = f"{url.rstrip('/')}{request.path}"
     recorded = _recorded(url, chain.server, request)
     touched = chain.table_writes.named_in(request.body) if request.service == "dynamodb" else []
-    caller = moto_fast_writes.Caller(frozen.access_key, client.meta.region_name)
-    run = _runner(chain, caller, address, request, recorded)
+    run = _runner(chain, moto_fast_writes.Caller(frozen.access_key, client.meta.region_name), address, request)
     try:
         found = chain.journaled(recorded, request.body, run) if chain.journaled is not None else run(0, 0.0)
     except Exception:  # answered as the WSGI way answers it
@@ -174,20 +172,15 @@ class _Request:
     path: str
     headers: dict[str, str]
     body: bytes
+    fast: Callable[[moto_fast_writes.Caller], moto_fast_writes.Answer | None]  # moto_fast_writes's answer
 
 
-def _runner(
-    chain: Chain, caller: Any, url: str, request: _Request, recorded: dict[str, Any]
-) -> Callable[[int, float], middleware.Answer]:
+def _runner(chain: Chain, caller: Any, url: str, request: _Request) -> Callable[[int, float], middleware.Answer]:
     """moto's answer under the journal's pinning: moto_fast_writes's, else moto's own WSGI path's."""
 
     def run(seed: int, when: float) -> middleware.Answer:
         with determinism.pinned(seed, when) if chain.journaled else nullcontext():
-            if request.service == "dynamodb":
-                found = moto_fast_writes.counted(moto_fast_writes.put_item(caller, request.body))
-            else:  # the environ's strings are the recorded ones; moto_fast_writes reads the headers off them
-                environ = {**recorded, "wsgi.input": io.BytesIO(request.body)}
-                found = moto_fast_writes.answer("s3", environ)
+            found = moto_fast_writes.counted(request.fast(caller))
         if found is not None:
             answer = moto_direct.plain_answer(*found)
             if answer is None:  # these answers' headers are moto's fixed few, none with a line break
@@ -202,17 +195,17 @@ def _runner(
     return run
 
 
-def _put_item(client: Any, url: str, frozen: Any, params: dict[str, Any]) -> _Request | None:
+def _put_item(region: str, frozen: Any, params: dict[str, Any]) -> _Request | None:
     if not _plain(params):
         return None
     body = json.dumps(params).encode("utf-8")  # what botocore's JSON serializer writes for these parameters
     if len(body) >= _MAX_BODY:
         return None
-    headers = {"X-Amz-Target": _PUT_ITEM_TARGET, "Content-Type": _JSON_TYPE}
-    return _Request("dynamodb", "POST", "/", _signed(headers, frozen, client.meta.region_name, "dynamodb"), body)
+    headers = _signed({"X-Amz-Target": _PUT_ITEM_TARGET, "Content-Type": _JSON_TYPE}, frozen, region, "dynamodb")
+    return _Request("dynamodb", "POST", "/", headers, body, lambda caller: moto_fast_writes.put_item(caller, body))
 
 
-def _put_object(client: Any, url: str, frozen: Any, params: dict[str, Any]) -> _Request | None:
+def _put_object(region: str, frozen: Any, params: dict[str, Any], checksums: str) -> _Request | None:
     """A put of bytes to a plain key (its path is the key itself), as the lean pipeline sends it with botocore's
     checksum by default (CRC32) and the Expect header it adds for a body to read."""
     body, md5 = params.get("Body"), params.get("ContentMD5")
@@ -221,20 +214,26 @@ def _put_object(client: Any, url: str, frozen: Any, params: dict[str, Any]) -> _
     bucket, key = params.get("Bucket"), params.get("Key")
     if type(bucket) is not str or type(key) is not str or not _BUCKET.fullmatch(bucket) or not _KEY.fullmatch(key):
         return None
-    if client.meta.config.request_checksum_calculation != "when_supported":
+    if checksums != "when_supported":
         return None
+    crc32 = base64.b64encode(zlib.crc32(body).to_bytes(4, "big")).decode()
     headers = {"Content-MD5": md5} if md5 is not None else {}
-    headers["Expect"] = "100-continue"
-    headers["X-Amz-Checksum-Crc32"] = base64.b64encode(zlib.crc32(body).to_bytes(4, "big")).decode()
-    headers["X-Amz-Sdk-Checksum-Algorithm"] = "CRC32"
-    signed = _signed(headers, frozen, client.meta.region_name, "s3")
-    return _Request("s3", "PUT", f"/{bucket}/{key}", signed, body)
+    headers.update({"Expect": "100-continue", "X-Amz-Checksum-Crc32": crc32, "X-Amz-Sdk-Checksum-Algorithm": "CRC32"})
+    # What moto's handler takes as the object's metadata from these headers, as it reads (and spells) them.
+    meta = {"Content-Md5": md5} if md5 is not None else {}
+    meta["X-Amz-Content-Sha256"] = "UNSIGNED-PAYLOAD"
+
+    def fast(caller: moto_fast_writes.Caller) -> moto_fast_writes.Answer | None:
+        return moto_fast_writes.put_object(caller, region, bucket, key, body, meta, crc32)
+
+    return _Request("s3", "PUT", f"/{bucket}/{key}", _signed(headers, frozen, region, "s3"), body, fast)
 
 
-_PREPARE: dict[str, Callable[[Any, str, Any, dict[str, Any]], _Request | None]] = {
-    "PutItem": _put_item,
-    "PutObject": _put_object,
-}
+def _prepared(client: Any, operation: str, frozen: Any, params: dict[str, Any]) -> _Request | None:
+    region = client.meta.region_name
+    if operation == "PutItem":
+        return _put_item(region, frozen, params)
+    return _put_object(region, frozen, params, client.meta.config.request_checksum_calculation)
 
 
 def _signed(headers: dict[str, str], frozen: Any, region: str, service: str) -> dict[str, str]:

@@ -64,7 +64,7 @@ from werkzeug.datastructures import EnvironHeaders
 from lakelet.persistence import determinism, middleware
 from lakelet.stack import moto_speedups
 
-__all__ = ["Caller", "answer", "counted", "counters", "plain_moto", "put_item"]
+__all__ = ["Caller", "answer", "counted", "counters", "plain_moto", "put_item", "put_object"]
 
 #: Requests answered here ("fast") and left to moto ("moto"), since the process started (tests read it).
 counters = {"fast": 0, "moto": 0}
@@ -198,16 +198,24 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
     # S3Response.setup_class's region: the URL's, else the signature's (an IP address names none).
     region = parse_region_from_url(caller.url, use_default_region=False)
     region = region or extract_region_from_aws_authorization(caller.authorization) or DEFAULT_REGION_NAME
+    body = middleware.read_body(environ)
+    return put_object(caller, region, bucket_name, key_name, body, dict(EnvironHeaders(environ)), checksum)
+
+
+def put_object(
+    caller: Caller, region: str, bucket_name: str, key_name: str, body: bytes, headers: dict[str, Any], crc32: Any
+) -> Answer | None:
+    """moto's answer to a plain PutObject of ``caller`` in ``region`` (the request's headers as moto's handler
+    reads them, its CRC32 checksum or None), or None (nothing has run) for a bucket that is not plain: also the
+    core of the stack's own PutObject past the WSGI chain (inprocess_direct.py)."""
     backend = s3_backends[caller.account][get_partition(region)]
     bucket = backend.buckets.get(bucket_name)
     if bucket is None or bucket.is_versioned or bucket.policy or bucket.logging or bucket.object_lock_enabled:
         return None
-    body = middleware.read_body(environ)
-    headers = dict(EnvironHeaders(environ))
     caller.visit("s3")
     response_headers: dict[str, Any] = {}
-    if algorithm:
-        response_headers["x-amz-checksum-crc32"] = checksum
+    if crc32 is not None:
+        response_headers["x-amz-checksum-crc32"] = crc32
     with moto_speedups.s3_put_lock:
         new_key = backend.put_object(
             bucket_name,
@@ -220,13 +228,13 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
             lock_mode=None,
             lock_legal_status=None,
             lock_until=None,
-            checksum_value=checksum,
+            checksum_value=crc32,
         )
         new_key.set_metadata(metadata_from_headers(headers))
         new_key.set_acl(bucket.acl)
         new_key.website_redirect_location = None
-        if algorithm:
-            new_key.checksum_algorithm = algorithm
+        if crc32 is not None:
+            new_key.checksum_algorithm = "CRC32"
         backend.put_object_tagging(new_key, {})
     response_headers.update(new_key.response_dict)
     response_headers.pop("content-length", None)

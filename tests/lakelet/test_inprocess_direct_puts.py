@@ -256,9 +256,12 @@ NOT_PLAIN_OBJECTS: list[dict[str, Any]] = [
 
 
 def _object(s3: Any, key: str) -> Any:
+    """What GetObject reads back: its fields, its body and its headers (the metadata moto stored)."""
     got = s3.get_object(Bucket=BUCKET, Key=key, ChecksumMode="ENABLED")
     seen = {k: v for k, v in got.items() if k not in ("ResponseMetadata", "Body", "LastModified")}
-    return seen, got["Body"].read()
+    headers = got["ResponseMetadata"]["HTTPHeaders"]
+    kept = [(k, v) for k, v in headers.items() if k not in ("x-amzn-requestid", "last-modified", "date")]
+    return seen, got["Body"].read(), kept
 
 
 @pytest.mark.e2e
