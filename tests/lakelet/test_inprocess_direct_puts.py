@@ -16,7 +16,6 @@ from typing import Any
 
 import boto3
 import pytest
-from botocore.config import Config
 from botocore.exceptions import ClientError, ParamValidationError
 
 from lakelet.persistence import journal
@@ -24,6 +23,7 @@ from lakelet.stack import inprocess_direct, inprocess_lean, moto_fast_writes
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LocalStack
 from tests.lakelet.ddb_tables import create_keyed_table
+from tests.lakelet.test_moto_fast_writes import stack_client
 from tests.lakelet.test_persistence_store import crash_image
 
 KEYS = Credentials("AKIADIRECTPUTSTEST00", "direct/puts+secret")
@@ -98,15 +98,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
 
 
 def _client(stack: LocalStack, service: str = "dynamodb", **config: Any) -> Any:
-    keys = stack.aws_credentials
-    return boto3.client(
-        service,
-        endpoint_url=stack.moto_url,
-        region_name=stack.region,
-        aws_access_key_id=keys.access_key_id,
-        aws_secret_access_key=keys.secret_access_key,
-        config=Config(retries={"max_attempts": 1}, **config),
-    )
+    return stack_client(stack, service, **config)
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ INDEXED = "fast-writes-indexed"
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
     with LocalStack(api_port=0, credentials=KEYS) as running:
-        s3, dynamodb = _client(running, "s3"), _client(running, "dynamodb")
+        s3, dynamodb = stack_client(running, "s3"), stack_client(running, "dynamodb")
         s3.create_bucket(Bucket=BUCKET)
         s3.create_bucket(Bucket=VERSIONED)
         s3.put_bucket_versioning(Bucket=VERSIONED, VersioningConfiguration={"Status": "Enabled"})
@@ -63,7 +63,8 @@ def stack() -> Iterator[LocalStack]:
         yield running
 
 
-def _client(stack: LocalStack, service: str, **config: Any) -> Any:
+def stack_client(stack: LocalStack, service: str, **config: Any) -> Any:
+    """A client of the stack's moto with the stack's key (its calls are answered in process)."""
     keys = stack.aws_credentials
     return boto3.client(
         service,
@@ -134,7 +135,7 @@ FAST_PUTS = {"plain", "empty", "odd key é+%20 &=?", "with md5"}
 def test_a_put_object_answers_and_stores_as_moto_does(
     stack: LocalStack, moto_only: Callable[[], None], name: str, params: dict[str, Any]
 ) -> None:
-    s3 = _client(stack, "s3", s3={"addressing_style": "path"})
+    s3 = stack_client(stack, "s3", s3={"addressing_style": "path"})
     before = dict(moto_fast_writes.counters)
     fast = _answer(s3.put_object, Bucket=BUCKET, Key=f"fast/{name}", **params)
     taken = moto_fast_writes.counters["fast"] - before["fast"]
@@ -147,7 +148,7 @@ def test_a_put_object_answers_and_stores_as_moto_does(
 
 
 def test_puts_moto_must_answer_are_left_to_it(stack: LocalStack, moto_only: Callable[[], None]) -> None:
-    s3 = _client(stack, "s3", s3={"addressing_style": "path"})
+    s3 = stack_client(stack, "s3", s3={"addressing_style": "path"})
     calls = [
         lambda key: s3.put_object(Bucket="no-such-bucket", Key=key, Body=b"x"),
         lambda key: s3.put_object(Bucket=VERSIONED, Key=key, Body=b"v"),
@@ -186,7 +187,7 @@ ITEMS: list[dict[str, Any]] = [
 def test_a_put_item_answers_and_stores_as_moto_does(
     stack: LocalStack, moto_only: Callable[[], None], returns: str, capacity: str
 ) -> None:
-    dynamodb = _client(stack, "dynamodb")
+    dynamodb = stack_client(stack, "dynamodb")
 
     partition = f"put-{returns}-{capacity}"
 
@@ -256,7 +257,7 @@ def _nested(levels: int) -> dict[str, Any]:
 
 
 def test_an_item_deeper_than_dynamodb_allows_is_left_to_moto(stack: LocalStack, moto_only: Callable[[], None]) -> None:
-    dynamodb = _client(stack, "dynamodb")
+    dynamodb = stack_client(stack, "dynamodb")
     before = dict(moto_fast_writes.counters)
     deep = _answer(dynamodb.put_item, TableName=TABLE, Item={"p": {"S": "deep"}, "s": {"S": "0"}, "x": _nested(40)})
     assert moto_fast_writes.counters["fast"] == before["fast"]
@@ -270,7 +271,7 @@ def test_an_item_deeper_than_dynamodb_allows_is_left_to_moto(stack: LocalStack, 
 def test_refused_put_items_are_refused_by_moto_and_store_nothing(
     stack: LocalStack, moto_only: Callable[[], None]
 ) -> None:
-    dynamodb = _client(stack, "dynamodb")
+    dynamodb = stack_client(stack, "dynamodb")
     refused: list[tuple[str, dict[str, Any]]] = [
         ("no-such-table", {"p": {"S": "a"}, "s": {"S": "b"}}),
         (TABLE, {"p": {"S": ""}, "s": {"S": "b"}}),  # an empty key
