@@ -34,7 +34,7 @@ from chalicelib.graveler.writes.staging_shards import combine, per_shard_sample,
 
 from .models import StagedRow, key_attribute_names, model_set
 from .ports import PartitionReader
-from .rows import staged_item
+from .rows import attributes, staged_item
 from .staging_conditions import lost_race, row_condition
 from .staging_pages import partition_rows
 from .tables import TableNames
@@ -94,11 +94,12 @@ class DynamoStagingStore:
         self._sketch(token, staged.key)
         # PutItem's ReturnValues=ALL_OLD hands back the row it replaced in the same call (Model.save cannot ask
         # for it): a refused write puts it back (graveler/writes/staging.py).
-        row = self._row(token, staged)
-        args, kwargs = row._get_save_args()
-        kwargs["return_values"] = "ALL_OLD"
+        partition = _partition(token, shard_of(token, staged.key))
+        written = attributes(staged.value)  # what the model's save writes, without building it
         with storage_errors():
-            answer = row._get_connection().put_item(*args, **kwargs)
+            answer = self._model._get_connection().put_item(
+                partition, range_key=staged.key, attributes=written, return_values="ALL_OLD"
+            )
         old = answer.get("Attributes")
         return _staged_raw(self._model, old) if old else None
 
