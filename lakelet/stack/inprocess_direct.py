@@ -59,7 +59,7 @@ __all__ = ["Chain", "answer", "counters", "install", "uninstall"]
 
 log = logging.getLogger(__name__)
 
-#: PutItems answered past the WSGI chain since the process started (tests read it).
+#: PutItems and PutObjects answered past the WSGI chain since the process started (tests read it).
 counters = {"direct": 0}
 
 _PUT_ITEM_TARGET = "DynamoDB_20120810.PutItem"
@@ -69,7 +69,7 @@ _MAX_BODY = 64 * 1024  # JSON longer than the item's DynamoDB size: a smaller bo
 _DEPTH = 32
 _SCALARS: dict[str, type] = {"S": str, "N": str, "BOOL": bool, "NULL": bool}
 _SETS = frozenset({"SS", "NS"})
-# botocore's own handlers of a PutItem's events (by module and name), each a no-op for it outside Lambda; and
+# botocore's own handlers of the two calls' events (by module and name), each a no-op for them outside Lambda; and
 # chalicelib's before-parse hook, which reads only the items of reads (adapters/dynamodb/wire.py).
 _QUIET_HANDLERS = frozenset(
     {
@@ -146,11 +146,13 @@ def answer(client: Any, url: str, frozen: Any, operation_model: Any, params: dic
         return None
     counters["direct"] += 1
     address = f"{url.rstrip('/')}{request.path}"
-    recorded = _recorded(url, chain.server, request)
     touched = chain.table_writes.named_in(request.body) if request.service == "dynamodb" else []
     run = _runner(chain, moto_fast_writes.Caller(frozen.access_key, client.meta.region_name), address, request)
     try:
-        found = chain.journaled(recorded, request.body, run) if chain.journaled is not None else run(0, 0.0)
+        if chain.journaled is None:  # no data directory: nothing journaled, nothing pinned
+            found = run(0, 0.0)
+        else:
+            found = chain.journaled(_recorded(url, chain.server, request), request.body, run)
     except Exception:  # answered as the WSGI way answers it
         log.exception("moto failed on %s %s", request.method, address)
         found = inprocess_aws.FAILED
