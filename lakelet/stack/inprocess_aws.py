@@ -292,11 +292,13 @@ def call(app: Any, environ: dict[str, Any]) -> Answer:
     return status, response_headers, chunks
 
 
-def response(url: str, method: str, answer: Answer, stream_output: bool = False) -> AWSResponse:
-    """The answer as botocore's HTTP session hands it on."""
+def response(url: str, method: str, answer: Answer, stream_output: bool = False, unique: bool = False) -> AWSResponse:
+    """The answer as botocore's HTTP session hands it on (``unique``: no header name twice in it, so no
+    urllib3 dict to merge them first)."""
     status, response_headers, chunks = answer
     payload = b"" if method == "HEAD" else b"".join(chunks)
-    result = AWSResponse(url, int(status[:3]), HTTPHeaderDict(response_headers), _RawBody(payload))
+    headers = dict(response_headers) if unique else HTTPHeaderDict(response_headers)
+    result = AWSResponse(url, int(status[:3]), headers, _RawBody(payload))
     if not stream_output:
         result.content  # noqa: B018 - read now, as URLLib3Session.send does
     return result

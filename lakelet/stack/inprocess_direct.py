@@ -158,7 +158,8 @@ def answer(client: Any, url: str, frozen: Any, operation_model: Any, params: dic
         found = inprocess_aws.FAILED
     finally:
         chain.table_writes.count(touched)
-    http = inprocess_aws.response(address, request.method, found)
+    unique = len({name.lower() for name, _ in found[1]}) == len(found[1])
+    http = inprocess_aws.response(address, request.method, found, unique=unique)
     quick = direct_answers.parsed(request.service, operation_model, http)
     if quick is None:
         return http, inprocess_lean.parsed(client, request.service, operation_model, http)

@@ -11,7 +11,7 @@ import pytest
 from botocore.parsers import create_parser
 
 from chalicelib.adapters.dynamodb.models import StagedRow
-from chalicelib.adapters.dynamodb.rows import attributes, staged_item
+from chalicelib.adapters.dynamodb.rows import KEY_ONLY, attributes, staged_item
 from chalicelib.adapters.dynamodb.staging import _staged
 from chalicelib.adapters.dynamodb.wire import lift_items
 from chalicelib.graveler.records import Entry
@@ -121,6 +121,11 @@ def test_a_staged_rows_attributes_are_what_pynamodb_writes(entry: Entry | None) 
     assert staged_item({"staging_token": {"S": "t"}, "key": {"S": "k"}, **written}).value == (
         None if entry is None else _staged(StagedRow.from_raw_data({"key": {"S": "k"}, **written})).value
     )
+
+
+def test_a_row_of_its_key_alone_is_what_pynamodb_writes() -> None:
+    args, kwargs = _row_model()(staging_token="t#k0", key="0001k")._get_save_args()
+    assert args == ("t#k0",) and kwargs["range_key"] == "0001k" and kwargs["attributes"] == KEY_ONLY
 
 
 def _row_model() -> type[StagedRow]:

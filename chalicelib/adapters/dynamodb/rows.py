@@ -106,6 +106,11 @@ def _careful(item: Item) -> StagedEntry:
     return StagedEntry(key=key, value=entry)
 
 
+#: What PynamoDB's ``StagedRow`` writes besides the key for a row of its key alone (a sketch item): the tombstone's
+#: default.
+KEY_ONLY: Item = {"tombstone": {"BOOL": False}}
+
+
 def attributes(entry: Entry | None) -> Item:
     """The attributes besides the key that PynamoDB's ``StagedRow`` writes for a staged change (``None``: a
     tombstone): by name, a None left out, numbers and the user metadata as its NumberAttribute and JSONAttribute
