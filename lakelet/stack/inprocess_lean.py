@@ -26,7 +26,9 @@ Only while installed, and only for a client whose endpoint inprocess_aws answers
 are the stack's key: DynamoDB's calls, and those three of S3 (a bucket by name, path-style or automatic
 addressing, no accelerate or dual-stack endpoint); every other call (other S3 operations, other services, other
 keys, moto's port) takes botocore's whole pipeline. tests/lakelet/test_inprocess_lean.py checks that the answers
-and errors are those of the whole pipeline over moto's port.
+and errors are those of the whole pipeline over moto's port. While a stack serves, a plain PutItem or PutObject
+(an upload's two writes) is first offered to lakelet/stack/inprocess_direct.py, which answers it past these steps
+too, or leaves it to them.
 """
 
 from __future__ import annotations
