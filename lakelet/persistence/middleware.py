@@ -27,8 +27,6 @@ from werkzeug.serving import make_server
 from lakelet.persistence import determinism
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-#: A WSGI answer: the status line, the headers, the body's chunks.
-Answer = tuple[str, list[Any], list[bytes]]
 
 _READ_ACTION = re.compile(
     r"(Get|Describe|List|Query|Scan|BatchGet|TransactGet|Decrypt|Encrypt|ReEncrypt|GenerateDataKey|"
@@ -131,7 +129,7 @@ def replay_environ(recorded: dict[str, Any], body: bytes) -> dict[str, Any]:
     return environ
 
 
-def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> Answer:
+def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> tuple[str, list[Any], list[bytes]]:
     """Call ``app`` with moto's randomness and clock pinned to (seed, when); its status line, headers and body."""
     answer: list[Any] = []
     chunks: list[bytes] = []

@@ -49,7 +49,6 @@ log = logging.getLogger("lakelet.persistence")
 SNAPSHOT_RECORDS = 20_000
 SNAPSHOT_MIN_BYTES = 256 * 1024 * 1024
 _LEFTOVER = re.compile(r"^\.snapshot-(\d+)\.tmp$")  # a snapshot a kill cut short
-Answerer = Callable[[int, float], "middleware.Answer"]
 _UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet up is stopping</Message></Error>"
 
 
@@ -159,24 +158,15 @@ class Persistence:
     def _apply(
         self, app: middleware.WsgiApp, environ: dict[str, Any], body: bytes, start_response: Callable[..., Any]
     ) -> Iterable[bytes]:
-        status, headers, chunks = self.journaled(
-            middleware.recordable(environ), body, lambda seed, when: middleware.run(app, environ, seed, when)
-        )
-        start_response(status, headers)
-        return chunks
-
-    def journaled(self, recorded: dict[str, Any], body: bytes, answer: Answerer) -> middleware.Answer:
-        """Runs ``answer(seed, when)`` (moto's answer to the request ``recorded``, ``body``, with its randomness
-        and clock pinned to them) under the lock, and journals the request before its answer is returned: the
-        WSGI layer's core, and that of the stack's own writes that skip the WSGI chain (inprocess_direct.py).
-        A 503 answer, with nothing run, once the journal cannot take records."""
+        recorded = middleware.recordable(environ)
         seed = secrets.randbits(64)
         with self._lock:
             if self._journal is None or self._failure is not None:
-                return self._unavailable_answer()
+                start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
+                return [self._unavailable()]
             when = time.time()
             try:
-                status, headers, chunks = answer(seed, when)
+                status, headers, chunks = middleware.run(app, environ, seed, when)
             except Exception:
                 # moto may have changed part of its state before failing; a replay fails at the same point.
                 self._journal.append(Record(journal.REQUEST, when, seed, RAISED, recorded, body))
@@ -186,13 +176,12 @@ class Persistence:
             except OSError as error:
                 # moto changed but the disk did not: stop taking writes rather than acknowledge what is lost.
                 self._fail(error)
-                return self._unavailable_answer()
+                start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
+                return [self._unavailable()]
             if self._needs_snapshot(self._journal):
                 self._wanted.set()
-        return status, headers, chunks
-
-    def _unavailable_answer(self) -> middleware.Answer:
-        return "503 Service Unavailable", [("Content-Type", "application/xml")], [self._unavailable()]
+        start_response(status, headers)
+        return chunks
 
     def _execution_ended(self, execution: Any, record_the_end: Callable[[], None]) -> None:
         with self._lock:
