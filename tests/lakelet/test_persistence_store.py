@@ -8,6 +8,7 @@ which is what a ``kill -9`` leaves (the journal is written before each answer; n
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import shutil
@@ -70,8 +71,11 @@ class Served:
         self.persistence.close()
 
 
-def crash_image(data_dir: Path, target: Path) -> Path:
-    shutil.copytree(data_dir, target)
+def crash_image(data_dir: Path, target: Path, live: Persistence | None = None) -> Path:
+    """A copy of ``data_dir`` as a kill leaves it. ``live``: the store still running on it, whose background
+    snapshots are held off while copying, so the copy is of one instant (none removes a file mid-copy)."""
+    with live._snapshot_lock if live is not None else contextlib.nullcontext():
+        shutil.copytree(data_dir, target)
     (target / "lock").unlink(missing_ok=True)  # the kernel drops a dead process's lock
     return target
 
@@ -107,9 +111,7 @@ def test_a_crash_image_rebuilds_moto_across_snapshots(tmp_path: Path) -> None:
         moto_dir = tmp_path / "live" / "moto"
         assert wait_for(lambda: min(int(p.stem.split("-")[1]) for p in moto_dir.glob("snapshot-*.bin")) >= 3)
         last_modified = s3.head_object(Bucket="bkt", Key="k7")["LastModified"]
-        # The files as at one instant, as a kill leaves them: no snapshot in the background removes one mid-copy.
-        with served.persistence._snapshot_lock:
-            image = crash_image(tmp_path / "live", tmp_path / "image")
+        image = crash_image(tmp_path / "live", tmp_path / "image", served.persistence)  # snapshots every 15 records
     finally:
         served.stop()
 
