@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, BinaryIO
 from urllib.parse import parse_qs, unquote
@@ -149,6 +150,43 @@ def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> tuple[
     if not answer:
         raise RuntimeError("moto answered without starting a response")
     return answer[0], answer[1], chunks
+
+
+def writes_through(
+    app: WsgiApp, write: Callable[[dict[str, Any], bytes, Callable[..., Any]], Iterable[bytes]]
+) -> WsgiApp:
+    """``app`` with each request that may change moto's state answered by ``write(environ, body, start_response)``
+    (the body read), every other one by ``app`` itself."""
+
+    def routed(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if not may_change_state(environ):
+            return app(environ, start_response)
+        body = read_body(environ)
+        if not changes_state(environ, body):
+            return app(environ, start_response)
+        return write(environ, body, start_response)
+
+    return routed
+
+
+def serialized(app: WsgiApp) -> WsgiApp:
+    """``app`` with its state-changing requests answered one at a time, as the journal's lock answers them where
+    the stack keeps a data directory (store.py), reads beside them as before. moto's writes are not safe side by
+    side: a TransactWriteItems that is cancelled puts back copies of its tables taken at its start, and an item put
+    into one of them meanwhile was gone though its put had been answered."""
+    lock = threading.Lock()
+
+    def write(environ: dict[str, Any], body: bytes, start_response: Callable[..., Any]) -> Iterable[bytes]:
+        with lock:
+            result = app(environ, start_response)
+            try:
+                return list(result)  # the whole answer inside the lock: moto's work may run as it is read
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+
+    return writes_through(app, write)
 
 
 def moto_app() -> WsgiApp:

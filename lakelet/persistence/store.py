@@ -141,16 +141,7 @@ class Persistence:
 
     def wrap(self, app: middleware.WsgiApp) -> middleware.WsgiApp:
         """moto's WSGI app with every state-changing request journaled before it is answered."""
-
-        def journaled_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-            if not middleware.may_change_state(environ):
-                return app(environ, start_response)
-            body = middleware.read_body(environ)
-            if not middleware.changes_state(environ, body):
-                return app(environ, start_response)
-            return self._apply(app, environ, body, start_response)
-
-        return journaled_app
+        return middleware.writes_through(app, lambda environ, body, start: self._apply(app, environ, body, start))
 
     def server(self, ip_address: str, port: int) -> middleware.WrappedMotoServer:
         return middleware.WrappedMotoServer(self.wrap, ip_address, port)

@@ -39,7 +39,7 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
     LOCAL_REGION,
 )
 from lakelet.persistence import Persistence, refusals
-from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp
+from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp, serialized
 from lakelet.stack import app_environment, fast_headers, gc_policy, inprocess_aws, inprocess_signing, probes, stack_keys
 from lakelet.stack import inprocess_lean as lean_pipeline
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
@@ -295,7 +295,7 @@ class LocalStack:
 
     def _guarded(self, app: WsgiApp) -> WsgiApp:
         # Outermost: a refused request is neither journaled nor seen by moto. Next, what tells the ref cache.
-        inner = self.persistence.wrap(app) if self.persistence is not None else app
+        inner = self.persistence.wrap(app) if self.persistence is not None else serialized(app)
         self._table_writes = TableWrites.of_refs(inner, self.table_prefix)
         keys = self.aws_credentials
         self._guard = MotoGuard(self._table_writes, keys.access_key_id, keys.secret_access_key)

@@ -26,9 +26,9 @@ What :func:`install` patches (and :func:`uninstall` gives back; both are idempot
    values and the serialization of attribute values, which walk every value of every item of a page; for the
    answers that carry items (Query pages, GetItem, ...), one pass from moto's Items to the JSON text
    (lakelet/stack/moto_answers.py), each item's text written once, at its put (lakelet/stack/moto_item_texts.py).
-4. Not a speedup but a fidelity fix the stack needs: S3's ``PutObject``, serialized by a lock. moto checks a
-   conditional put (``If-None-Match: *``, how a repository claims its storage namespace) and then stores the
-   object, without a lock, so two concurrent requests could both pass the check; S3 makes it atomic.
+4. Fidelity fixes the stack needs: S3's ``PutObject`` serialized by a lock (moto checks a conditional put,
+   ``If-None-Match: *``, then stores the object, so two concurrent requests could both pass the check); a GetItem
+   that inserts no empty partition over one a concurrent put has just filled (lakelet/stack/moto_reads.py).
 
 One assumption, from moto: an item is at most ~405 KB (``LimitedSizeDict``), so once a page holds less than
 ``1 MB - _MAX_ITEM_SIZE`` no item can stop it on size, and the walk need not look past the matching keys.
@@ -45,10 +45,11 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.dynamodb.models.table import RESULT_SIZE_LIMIT, Table
 from moto.s3.responses import S3Response
 
-from lakelet.stack import moto_answers, moto_dispatch, moto_item_texts, moto_items
+from lakelet.stack import moto_answers, moto_dispatch, moto_item_texts, moto_items, moto_reads
 from lakelet.stack.moto_query_plan import fast_plan, segment
 
 _CACHE_ATTRIBUTE = "_lakelet_sorted_ranges"
+_MODULES = (moto_dispatch, moto_items, moto_answers, moto_item_texts, moto_reads)
 # Above what moto lets an item grow to (LimitedSizeDict refuses more than 405,000 bytes).
 _MAX_ITEM_SIZE = 410_000
 # Fewer additions than this are inserted one by one; more are merged with a sort of the whole list.
@@ -361,24 +362,27 @@ def _s3_put_object(self: S3Response, *args: Any, **kwargs: Any) -> Any:
 # ---- switching it on and off --------------------------------------------------------------------------------
 
 
+def _patches() -> list[tuple[Any, str, str, Callable[..., Any]]]:
+    """(owner, method, key in _state, replacement) of each method install patches here."""
+    return [
+        (Table, "query", "query", _query),
+        (Table, "put_item", "put_item", _put_item),
+        (Table, "delete_item", "delete_item", _delete_item),
+        (S3Response, "put_object", "s3_put_object", _s3_put_object),
+    ]
+
+
 def install() -> None:
-    """Patches moto's DynamoDB Table (query, put_item, delete_item) in this process. Idempotent."""
+    """Patches moto's DynamoDB Table (query, put_item, delete_item, get_item) in this process. Idempotent."""
     with _lock:
         if _state:
             return
         _generation[0] += 1
-        _state["query"] = Table.query
-        _state["put_item"] = Table.put_item
-        _state["delete_item"] = Table.delete_item
-        Table.query = _query  # type: ignore[method-assign]
-        Table.put_item = _put_item  # type: ignore[method-assign]
-        Table.delete_item = _delete_item  # type: ignore[method-assign]
-        _state["s3_put_object"] = S3Response.put_object
-        S3Response.put_object = _s3_put_object  # type: ignore[method-assign]
-        moto_dispatch.install()
-        moto_items.install()
-        moto_answers.install()
-        moto_item_texts.install()
+        for owner, name, key, replacement in _patches():
+            _state[key] = getattr(owner, name)
+            setattr(owner, name, replacement)
+        for module in _MODULES:
+            module.install()
 
 
 def uninstall() -> None:
@@ -386,14 +390,10 @@ def uninstall() -> None:
     with _lock:
         if not _state:
             return
-        Table.query = _state.pop("query")  # type: ignore[method-assign]
-        Table.put_item = _state.pop("put_item")  # type: ignore[method-assign]
-        Table.delete_item = _state.pop("delete_item")  # type: ignore[method-assign]
-        S3Response.put_object = _state.pop("s3_put_object")  # type: ignore[method-assign]
-        moto_dispatch.uninstall()
-        moto_items.uninstall()
-        moto_answers.uninstall()
-        moto_item_texts.uninstall()
+        for owner, name, key, _ in _patches():
+            setattr(owner, name, _state.pop(key))
+        for module in _MODULES:
+            module.uninstall()
 
 
 def installed() -> bool:
