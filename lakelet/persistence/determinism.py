@@ -189,6 +189,20 @@ def _import_while_pinned(step: int) -> None:
             builtins.__import__ = swap[1] if _pinned_threads[0] > 0 else swap[0]
 
 
+def randbits() -> Callable[[int], int]:
+    """Where moto's random numbers come from in this thread now: the pinned generator's ``getrandbits``, else
+    moto's own (what ``mock_random.getrandbits`` calls either way)."""
+    rng = _pinned_rng()
+    if rng is not None:
+        return rng.getrandbits
+    original: Callable[[int], int] | None = _saved.get("getrandbits")
+    if original is not None:
+        return original
+    from moto.moto_api._internal import mock_random
+
+    return mock_random.getrandbits
+
+
 def pinned_now() -> datetime.datetime | None:
     """The frozen time of the request this thread is handling (naive UTC), if any."""
     return getattr(_local, "now", None)

@@ -28,6 +28,8 @@ from werkzeug.serving import make_server
 from lakelet.persistence import determinism
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+#: A WSGI answer: the status line, the headers, the body's chunks.
+Answer = tuple[str, list[Any], list[bytes]]
 
 _READ_ACTION = re.compile(
     r"(Get|Describe|List|Query|Scan|BatchGet|TransactGet|Decrypt|Encrypt|ReEncrypt|GenerateDataKey|"
@@ -130,7 +132,7 @@ def replay_environ(recorded: dict[str, Any], body: bytes) -> dict[str, Any]:
     return environ
 
 
-def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> tuple[str, list[Any], list[bytes]]:
+def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> Answer:
     """Call ``app`` with moto's randomness and clock pinned to (seed, when); its status line, headers and body."""
     answer: list[Any] = []
     chunks: list[bytes] = []
@@ -169,24 +171,34 @@ def writes_through(
     return routed
 
 
-def serialized(app: WsgiApp) -> WsgiApp:
-    """``app`` with its state-changing requests answered one at a time, as the journal's lock answers them where
-    the stack keeps a data directory (store.py), reads beside them as before. moto's writes are not safe side by
-    side: a TransactWriteItems that is cancelled puts back copies of its tables taken at its start, and an item put
-    into one of them meanwhile was gone though its put had been answered."""
-    lock = threading.Lock()
+class WriteLock:
+    """moto's state-changing requests answered one at a time where nothing journals them (a stack without a data
+    directory), as the journal's lock answers them otherwise (store.py); reads run beside them as before. moto's
+    writes are not safe side by side: a TransactWriteItems that is cancelled puts back copies of its tables taken
+    at its start, and an item put into one of them meanwhile was gone though its put had been answered."""
 
-    def write(environ: dict[str, Any], body: bytes, start_response: Callable[..., Any]) -> Iterable[bytes]:
-        with lock:
-            result = app(environ, start_response)
-            try:
-                return list(result)  # the whole answer inside the lock: moto's work may run as it is read
-            finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
 
-    return writes_through(app, write)
+    def wrap(self, app: WsgiApp) -> WsgiApp:
+        """``app`` with its state-changing requests under the lock, their whole answers read inside it."""
+
+        def write(environ: dict[str, Any], body: bytes, start_response: Callable[..., Any]) -> Iterable[bytes]:
+            with self._lock:
+                result = app(environ, start_response)
+                try:
+                    return list(result)
+                finally:
+                    close = getattr(result, "close", None)
+                    if close is not None:
+                        close()
+
+        return writes_through(app, write)
+
+    def run(self, answer: Callable[[], Answer]) -> Answer:
+        """``answer()`` under the lock: a write of the stack's own that skips the WSGI chain (inprocess_direct.py)."""
+        with self._lock:
+            return answer()
 
 
 def moto_app() -> WsgiApp:

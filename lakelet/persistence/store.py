@@ -49,6 +49,7 @@ log = logging.getLogger("lakelet.persistence")
 SNAPSHOT_RECORDS = 20_000
 SNAPSHOT_MIN_BYTES = 256 * 1024 * 1024
 _LEFTOVER = re.compile(r"^\.snapshot-(\d+)\.tmp$")  # a snapshot a kill cut short
+Answerer = Callable[[int, float], "middleware.Answer"]
 _UNAVAILABLE = b"<Error><Code>ServiceUnavailable</Code><Message>lakelet up is stopping</Message></Error>"
 
 
@@ -149,15 +150,24 @@ class Persistence:
     def _apply(
         self, app: middleware.WsgiApp, environ: dict[str, Any], body: bytes, start_response: Callable[..., Any]
     ) -> Iterable[bytes]:
-        recorded = middleware.recordable(environ)
+        status, headers, chunks = self.journaled(
+            middleware.recordable(environ), body, lambda seed, when: middleware.run(app, environ, seed, when)
+        )
+        start_response(status, headers)
+        return chunks
+
+    def journaled(self, recorded: dict[str, Any], body: bytes, answer: Answerer) -> middleware.Answer:
+        """Runs ``answer(seed, when)`` (moto's answer to the request ``recorded``, ``body``, with its randomness
+        and clock pinned to them) under the lock, and journals the request before its answer is returned: the
+        WSGI layer's core, and that of the stack's own writes that skip the WSGI chain (inprocess_direct.py).
+        A 503 answer, with nothing run, once the journal cannot take records."""
         seed = secrets.randbits(64)
         with self._lock:
             if self._journal is None or self._failure is not None:
-                start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
-                return [self._unavailable()]
+                return self._unavailable_answer()
             when = time.time()
             try:
-                status, headers, chunks = middleware.run(app, environ, seed, when)
+                status, headers, chunks = answer(seed, when)
             except Exception:
                 # moto may have changed part of its state before failing; a replay fails at the same point.
                 self._journal.append(Record(journal.REQUEST, when, seed, RAISED, recorded, body))
@@ -167,12 +177,13 @@ class Persistence:
             except OSError as error:
                 # moto changed but the disk did not: stop taking writes rather than acknowledge what is lost.
                 self._fail(error)
-                start_response("503 Service Unavailable", [("Content-Type", "application/xml")])
-                return [self._unavailable()]
+                return self._unavailable_answer()
             if self._needs_snapshot(self._journal):
                 self._wanted.set()
-        start_response(status, headers)
-        return chunks
+        return status, headers, chunks
+
+    def _unavailable_answer(self) -> middleware.Answer:
+        return "503 Service Unavailable", [("Content-Type", "application/xml")], [self._unavailable()]
 
     def _execution_ended(self, execution: Any, record_the_end: Callable[[], None]) -> None:
         with self._lock:

@@ -48,7 +48,14 @@ _target: list[tuple[str, Any]] = []
 IN_PROCESS = "lakelet.in_process"
 #: Calls answered in process since the process started (tests read it).
 counters = {"in_process": 0}
-_INTERNAL_ERROR = b"<html><title>500 Internal Server Error</title></html>"
+#: A WSGI answer: the status line, the headers, the body's chunks (persistence/middleware.py's Answer).
+Answer = tuple[str, list[Any], list[bytes]]
+#: What werkzeug's server answers when the application raises.
+FAILED: Answer = (
+    "500 INTERNAL SERVER ERROR",
+    [("Content-Type", "text/html; charset=utf-8")],
+    [b"<html><title>500 Internal Server Error</title></html>"],
+)
 
 
 class _RawBody(io.BytesIO):
@@ -167,7 +174,7 @@ def _header_pairs(headers: Any) -> list[tuple[str, Any]]:
     return list(headers.items())
 
 
-def _environ(request: AWSPreparedRequest, server: Any) -> dict[str, Any]:
+def environ_of(request: AWSPreparedRequest, server: Any) -> dict[str, Any]:
     """The environ moto's request handler (MotoRequestHandler.make_environ on werkzeug's) makes of the request
     line, headers and body a socket would have brought, built directly: the same keys and values, read from the
     same body (de-chunked, as werkzeug's DechunkedInput would read it). tests/lakelet/test_inprocess_environ.py
@@ -256,8 +263,17 @@ def _latin1(text: str) -> str:
 
 
 def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
-    environ = _environ(request, server)
-    target = environ["RAW_URI"]
+    environ = environ_of(request, server)
+    try:
+        answer = call(server.app, environ)
+    except Exception:
+        log.exception("moto failed on %s %s", request.method, environ["RAW_URI"])
+        answer = FAILED
+    return response(request.url, request.method, answer, request.stream_output)
+
+
+def call(app: Any, environ: dict[str, Any]) -> Answer:
+    """The WSGI app's answer to the environ: status line, headers, body chunks."""
     status_and_headers: list[Any] = []
     chunks: list[bytes] = []
 
@@ -265,22 +281,24 @@ def _answer(request: AWSPreparedRequest, server: Any) -> AWSResponse:
         status_and_headers[:] = [status, response_headers]
         return chunks.append
 
+    result = app(environ, start_response)
     try:
-        result = server.app(environ, start_response)
-        try:
-            chunks.extend(result)
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
-    except Exception:
-        # What werkzeug's server answers when the application raises.
-        log.exception("moto failed on %s %s", request.method, target)
-        status_and_headers[:] = ["500 INTERNAL SERVER ERROR", [("Content-Type", "text/html; charset=utf-8")]]
-        chunks[:] = [_INTERNAL_ERROR]
+        chunks.extend(result)
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
     status, response_headers = status_and_headers
-    payload = b"" if request.method == "HEAD" else b"".join(chunks)
-    response = AWSResponse(request.url, int(status[:3]), HTTPHeaderDict(response_headers), _RawBody(payload))
-    if not request.stream_output:
-        response.content  # noqa: B018 - read now, as URLLib3Session.send does
-    return response
+    return status, response_headers, chunks
+
+
+def response(url: str, method: str, answer: Answer, stream_output: bool = False, unique: bool = False) -> AWSResponse:
+    """The answer as botocore's HTTP session hands it on (``unique``: no header name twice in it, so no
+    urllib3 dict to merge them first)."""
+    status, response_headers, chunks = answer
+    payload = b"" if method == "HEAD" else b"".join(chunks)
+    headers = dict(response_headers) if unique else HTTPHeaderDict(response_headers)
+    result = AWSResponse(url, int(status[:3]), headers, _RawBody(payload))
+    if not stream_output:
+        result.content  # noqa: B018 - read now, as URLLib3Session.send does
+    return result

@@ -26,7 +26,9 @@ Only while installed, and only for a client whose endpoint inprocess_aws answers
 are the stack's key: DynamoDB's calls, and those three of S3 (a bucket by name, path-style or automatic
 addressing, no accelerate or dual-stack endpoint); every other call (other S3 operations, other services, other
 keys, moto's port) takes botocore's whole pipeline. tests/lakelet/test_inprocess_lean.py checks that the answers
-and errors are those of the whole pipeline over moto's port.
+and errors are those of the whole pipeline over moto's port. While a stack serves, a plain PutItem or PutObject
+(an upload's two writes) is first offered to lakelet/stack/inprocess_direct.py, which answers it past these steps
+too, or leaves it to them.
 """
 
 from __future__ import annotations
@@ -61,6 +63,15 @@ _installs = [0]
 _LANE = "_lakelet_lean_lane"
 #: S3's operations that take the short pipeline (the others take botocore's whole one).
 LEAN_S3 = frozenset({"PutObject", "GetObject", "HeadObject"})
+# What may answer a call before the pipeline (lakelet/stack/inprocess_direct.py, while installed): the (http
+# response, parsed answer), or None.
+_direct: list[Callable[..., Any]] = []
+
+
+def answer_first(direct: Callable[..., Any] | None) -> None:
+    """Asks ``direct`` first for every call of the pipeline (None: no longer)."""
+    with _lock:
+        _direct[:] = [direct] if direct is not None else []
 
 
 def install(access_key_id: str) -> None:
@@ -145,6 +156,31 @@ def _lean_call(client: Any, url: str, s3: bool, frozen: Any, operation_name: str
         "unsigned_payload": operation_model.unsigned_payload,
         "auth_options": client._service_model.metadata.get("auth"),
     }
+    direct = _direct[0](client, url, frozen, operation_model, api_params) if _direct else None
+    if direct is not None:
+        http, parsed_answer = direct
+    else:
+        http, parsed_answer = _pipeline(client, url, s3, frozen, operation_model, context, api_params)
+    events.emit(
+        f"after-call.{service_id}.{operation_name}",
+        http_response=http,
+        parsed=parsed_answer,
+        model=operation_model,
+        context=context,
+    )
+    if http.status_code >= 300:
+        code = context.get("error_code_override") or parsed_answer.get("Error", {}).get("Code")
+        raise client.exceptions.from_code(code)(parsed_answer, operation_name)
+    return parsed_answer
+
+
+def _pipeline(
+    client: Any, url: str, s3: bool, frozen: Any, operation_model: Any, context: dict[str, Any], api_params: Any
+) -> tuple[AWSResponse, dict[str, Any]]:
+    """botocore's steps of a call that the lean pipeline keeps (see the module's docstring)."""
+    operation_name = operation_model.name
+    service_id = client._service_model.service_id.hyphenize()
+    events = client.meta.events
     api_params = client._emit_api_params(api_params=api_params, operation_model=operation_model, context=context)
     request_dict = client._serializer.serialize_to_request(api_params, operation_model)
     if s3:
@@ -161,26 +197,14 @@ def _lean_call(client: Any, url: str, s3: bool, frozen: Any, operation_name: str
         context=context,
     )
     if answered is not None:
-        http, parsed = answered
-    else:
-        if s3:
-            apply_request_checksum(request_dict)
-        try:
-            http, parsed = _send(client, service_id, operation_model, request_dict, frozen)
-        except Exception as error:
-            events.emit(f"after-call-error.{service_id}.{operation_name}", exception=error, context=context)
-            raise
-    events.emit(
-        f"after-call.{service_id}.{operation_name}",
-        http_response=http,
-        parsed=parsed,
-        model=operation_model,
-        context=context,
-    )
-    if http.status_code >= 300:
-        code = context.get("error_code_override") or parsed.get("Error", {}).get("Code")
-        raise client.exceptions.from_code(code)(parsed, operation_name)
-    return parsed
+        return answered  # type: ignore[no-any-return]
+    if s3:
+        apply_request_checksum(request_dict)
+    try:
+        return _send(client, service_id, operation_model, request_dict, frozen)
+    except Exception as error:
+        events.emit(f"after-call-error.{service_id}.{operation_name}", exception=error, context=context)
+        raise
 
 
 def _send(
@@ -206,11 +230,16 @@ def _send(
         body.encode() if isinstance(body, str) else body,
         operation_model.has_streaming_output,
     )
-    name = operation_model.name
-    sent = client.meta.events.emit(f"before-send.{service_id}.{name}", request=request)
+    sent = client.meta.events.emit(f"before-send.{service_id}.{operation_model.name}", request=request)
     http = next((response for _, response in sent if response is not None), None)
     if http is None:
         http = inprocess_aws.answer(request)
+    return http, parsed(client, service_id, operation_model, http)
+
+
+def parsed(client: Any, service_id: str, operation_model: Any, http: AWSResponse) -> dict[str, Any]:
+    """The answer as botocore's endpoint parses it (``before-parse`` first)."""
+    name = operation_model.name
     response_dict = convert_to_response_dict(http, operation_model)
     customized: dict[str, Any] = {}
     client.meta.events.emit(
@@ -221,10 +250,10 @@ def _send(
     )
     endpoint = client._endpoint
     parser = endpoint._response_parser_factory.create_parser(operation_model.service_model.resolved_protocol)
-    parsed: dict[str, Any] = parser.parse(response_dict, operation_model.output_shape)
-    parsed.update(customized)
+    answer: dict[str, Any] = parser.parse(response_dict, operation_model.output_shape)
+    answer.update(customized)
     if http.status_code >= 300:
-        endpoint._add_modeled_error_fields(response_dict, parsed, operation_model, parser)
-    if "ResponseMetadata" in parsed:
-        parsed["ResponseMetadata"]["RetryAttempts"] = 0
-    return http, parsed
+        endpoint._add_modeled_error_fields(response_dict, answer, operation_model, parser)
+    if "ResponseMetadata" in answer:
+        answer["ResponseMetadata"]["RetryAttempts"] = 0
+    return answer

@@ -9,8 +9,8 @@ same services (lakelet/stack/s3server.py); with ``sample_data``, create the ``qu
 (lakelet/stack/samples.py); and, with a ``data_dir``, write the state file through which the CLI and ``lakelet gc
 run`` find the stack (lakelet/stack/statefile.py; removed again on stop). While it runs, moto's DynamoDB queries
 read only the queried partition (lakelet/stack/moto_speedups.py), and the process's own AWS calls reach moto
-without a socket (inprocess_aws.py, inprocess_signing.py; DynamoDB's and S3's object calls through a short
-pipeline: inprocess_lean.py). ``stop`` undoes all of it, including the environment, so tests can start a stack
+without a socket, through a short pipeline, and the stack's own PutItem past the WSGI chain (inprocess.py).
+``stop`` undoes all of it, including the environment, so tests can start a stack
 in-process. ``lakelet up`` (cli.py) is a shell around it.
 
 With a ``data_dir``, moto's state is recovered from that directory before moto serves, every change is journaled
@@ -39,9 +39,8 @@ from lakelet.defaults import (  # noqa: F401 - also importable from here, as bef
     LOCAL_REGION,
 )
 from lakelet.persistence import Persistence, refusals
-from lakelet.persistence.middleware import WrappedMotoServer, WsgiApp, serialized
-from lakelet.stack import app_environment, fast_headers, gc_policy, inprocess_aws, inprocess_signing, probes, stack_keys
-from lakelet.stack import inprocess_lean as lean_pipeline
+from lakelet.persistence.middleware import WrappedMotoServer, WriteLock, WsgiApp
+from lakelet.stack import app_environment, gc_policy, inprocess, inprocess_direct, probes, stack_keys
 from lakelet.stack.app_environment import PROJECT_DIR, Credentials
 from lakelet.stack.aws_limits import AwsLimits
 from lakelet.stack.devserver import ApiServer
@@ -112,6 +111,8 @@ class LocalStack:
         self._installed_speedups = False
         self._guard: MotoGuard | None = None
         self._table_writes: TableWrites | None = None
+        self._write_lock = WriteLock()  # without a data directory, what serializes moto's writes (the journal's lock)
+        self._moto_app: WsgiApp | None = None  # moto's app under the journal
         self._sample_data = sample_data
         self._verbose = verbose
         self._wrote_state = False
@@ -251,10 +252,7 @@ class LocalStack:
 
                 moto_speedups.uninstall()
                 self._installed_speedups = False
-            inprocess_aws.uninstall()  # before moto goes: its clients would send to a closed port
-            inprocess_signing.uninstall()
-            lean_pipeline.uninstall()
-            fast_headers.uninstall()
+            inprocess.uninstall()  # before moto goes: its clients would send to a closed port
             gc_policy.uninstall()
             self._moto.stop()
             # ThreadedMotoServer.stop() shuts the loop down but leaves the socket open: free the port too.
@@ -295,10 +293,11 @@ class LocalStack:
 
     def _guarded(self, app: WsgiApp) -> WsgiApp:
         # Outermost: a refused request is neither journaled nor seen by moto. Next, what tells the ref cache.
-        inner = self.persistence.wrap(app) if self.persistence is not None else serialized(app)
+        inner = self.persistence.wrap(app) if self.persistence is not None else self._write_lock.wrap(app)
         self._table_writes = TableWrites.of_refs(inner, self.table_prefix)
         keys = self.aws_credentials
         self._guard = MotoGuard(self._table_writes, keys.access_key_id, keys.secret_access_key)
+        self._moto_app = app
         return self._guard
 
     def _start_moto(self) -> None:
@@ -306,10 +305,10 @@ class LocalStack:
         self._moto.start()
         _, port = self._moto.get_host_and_port()
         self._moto_url = f"http://{self.host}:{port}"
-        inprocess_aws.install(self._moto_url, self._moto._server)
-        inprocess_signing.install(self.aws_credentials.access_key_id)
-        lean_pipeline.install(self.aws_credentials.access_key_id)
-        fast_headers.install()  # the API's and the gateway's request headers, read by http.server
+        assert self._moto_app is not None
+        writes = (self.persistence.journaled if self.persistence is not None else None, self._write_lock.run)
+        chain = inprocess_direct.Chain(self._moto._server, self._guard, self._table_writes, self._moto_app, *writes)
+        inprocess.install(self._moto_url, chain, self.aws_credentials.access_key_id)
 
     def _provision(self) -> None:
         # Imported here, after the environment points at moto: these modules build clients from Settings.

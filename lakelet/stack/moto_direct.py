@@ -142,10 +142,17 @@ def _response(app: Any, method: str, result: Any) -> Any:
 
 
 def _plain_response(result: tuple[int, dict[str, Any], str], start_response: StartResponse) -> list[bytes] | None:
+    answer = plain_answer(*result)
+    if answer is None:
+        return None
+    start_response(answer[0], answer[1])
+    return answer[2]
+
+
+def plain_answer(status: int, headers: dict[str, Any], text: str) -> tuple[str, list[Any], list[bytes]] | None:
     """What Flask's response of a (status, headers, text) answer to a PUT or POST sends, without building it: the
     headers as given, then a Content-Type of text/html when there is none, then the Content-Length. None (Flask
     answers) for headers Flask would treat otherwise: a Content-Length, or a line break in a value."""
-    status, headers, text = result
     pairs = [(name, str(value)) for name, value in headers.items()]
     names = {name.lower() for name, _ in pairs}
     if "content-length" in names or any("\n" in value or "\r" in value for _, value in pairs):
@@ -154,8 +161,7 @@ def _plain_response(result: tuple[int, dict[str, Any], str], start_response: Sta
         pairs.append(("Content-Type", "text/html; charset=utf-8"))
     data = text.encode()
     pairs.append(("Content-Length", str(len(data))))
-    start_response(f"{status} {HTTP_STATUS_CODES[status]}", pairs)
-    return [data]
+    return f"{status} {HTTP_STATUS_CODES[status]}", pairs, [data]
 
 
 def _app_for(dispatcher: DomainDispatcherApplication, environ: dict[str, Any]) -> tuple[Any, str] | None:

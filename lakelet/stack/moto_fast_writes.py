@@ -37,6 +37,7 @@ import ipaddress
 import json
 import math
 import os
+import string
 from typing import Any
 from urllib.parse import unquote
 
@@ -56,14 +57,14 @@ from moto.s3.models import s3_backends
 from moto.s3.responses import DEFAULT_REGION_NAME
 from moto.s3.utils import metadata_from_headers, parse_region_from_url
 from moto.s3bucket_path.utils import bucket_name_from_url, parse_key_name
-from moto.utilities.aws_headers import gen_amz_crc32, gen_amzn_requestid_long
+from moto.utilities.aws_headers import gen_amz_crc32
 from moto.utilities.utils import get_partition
 from werkzeug.datastructures import EnvironHeaders
 
-from lakelet.persistence import middleware
+from lakelet.persistence import determinism, middleware
 from lakelet.stack import moto_speedups
 
-__all__ = ["answer", "counters"]
+__all__ = ["Caller", "answer", "counted", "counters", "plain_moto", "put_item", "put_object"]
 
 #: Requests answered here ("fast") and left to moto ("moto"), since the process started (tests read it).
 counters = {"fast": 0, "moto": 0}
@@ -95,7 +96,7 @@ _PUT_ITEM_MEMBERS = frozenset({"TableName", "Item", "ReturnValues", "ReturnConsu
 
 def answer(service: str, environ: dict[str, Any]) -> Answer | None:
     """moto's (status, headers, body) for the request, or None (nothing has run) when moto should answer it."""
-    if recorder._user_enabled or math.isfinite(settings.INITIAL_NO_AUTH_ACTION_COUNT):
+    if not plain_moto():
         return None
     if service == "s3" and environ.get("REQUEST_METHOD") == "PUT":
         write = _put_object
@@ -104,32 +105,62 @@ def answer(service: str, environ: dict[str, Any]) -> Answer | None:
     else:
         return None
     plain = environ.get("HTTP_X_MOTO_ACCOUNT_ID") is None and not environ.get("QUERY_STRING")
-    found = write(environ) if plain else None
+    return counted(write(environ) if plain else None)
+
+
+def plain_moto() -> bool:
+    """Whether moto runs as the stack runs it: recording no requests, checking no IAM permissions."""
+    return not recorder._user_enabled and not math.isfinite(settings.INITIAL_NO_AUTH_ACTION_COUNT)
+
+
+def counted(found: Answer | None) -> Answer | None:
     counters["moto" if found is None else "fast"] += 1
     return found
 
 
-class _Caller:
-    """Who sends the request and where, as moto's BaseResponse.setup_class reads it (no x-moto-account-id header,
-    no query): the access key, the account it belongs to, and the region."""
+_ID_CHARACTERS = string.ascii_letters + string.digits
 
-    def __init__(self, environ: dict[str, Any]) -> None:
+
+def request_id() -> str:
+    """moto's ``gen_amzn_requestid_long()``: the same 52 characters from the same random numbers (its
+    ``get_random_string`` takes each by Random.choice of these 62, which takes the first 6-bit draw below 62),
+    without three calls through Random's methods per character."""
+    draw = determinism.randbits()
+    characters: list[str] = []
+    while len(characters) < 52:
+        drawn = draw(6)
+        if drawn < 62:
+            characters.append(_ID_CHARACTERS[drawn])
+    return "".join(characters)
+
+
+class Caller:
+    """Who sends the request and where, as moto's BaseResponse.setup_class reads it (no x-moto-account-id header,
+    no query): the access key, the account it belongs to, and the region; :meth:`of` reads them from a request."""
+
+    def __init__(self, access_key: str, region: str, url: str = "", authorization: str = "") -> None:
+        self.access_key = access_key
+        self.account = os.environ.get("MOTO_ACCOUNT_ID") or get_account_id_from(access_key)
+        self.region = region
+        self.url = url
+        self.authorization = authorization
+
+    @classmethod
+    def of(cls, environ: dict[str, Any]) -> Caller:
         authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
         match = BaseResponse.access_key_regex.search(authorization)
-        self.access_key = match.group(1) if match else "AKIAEXAMPLE"
-        self.account = os.environ.get("MOTO_ACCOUNT_ID") or get_account_id_from(self.access_key)
-        self.url = f"http://{environ.get('HTTP_HOST', '')}{environ.get('RAW_URI', '')}"
-        self.authorization = authorization
-        url_region = BaseResponse.region_regex.search(self.url)
+        url = f"http://{environ.get('HTTP_HOST', '')}{environ.get('RAW_URI', '')}"
+        url_region = BaseResponse.region_regex.search(url)
         agent_region = BaseResponse.region_from_useragent_regex.search(str(environ.get("HTTP_USER_AGENT", "")))
         if url_region:
-            self.region = url_region.group(1)
+            region = url_region.group(1)
         elif agent_region:
-            self.region = agent_region.group(1)
+            region = agent_region.group(1)
         elif "AWS4" in authorization:
-            self.region = authorization.split(",")[0].split("/")[2]
+            region = authorization.split(",")[0].split("/")[2]
         else:
-            self.region = "us-east-1"  # BaseResponse.default_region
+            region = "us-east-1"  # BaseResponse.default_region
+        return cls(match.group(1) if match else "AKIAEXAMPLE", region, url, authorization)
 
     def visit(self, service: str) -> None:
         """What every moto request does first: the access key's last use, in IAM."""
@@ -163,20 +194,28 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
     key_name = parse_key_name(unquote(raw_path))
     if not bucket_name or not key_name:
         return None
-    caller = _Caller(environ)
+    caller = Caller.of(environ)
     # S3Response.setup_class's region: the URL's, else the signature's (an IP address names none).
     region = parse_region_from_url(caller.url, use_default_region=False)
     region = region or extract_region_from_aws_authorization(caller.authorization) or DEFAULT_REGION_NAME
+    body = middleware.read_body(environ)
+    return put_object(caller, region, bucket_name, key_name, body, dict(EnvironHeaders(environ)), checksum)
+
+
+def put_object(
+    caller: Caller, region: str, bucket_name: str, key_name: str, body: bytes, headers: dict[str, Any], crc32: Any
+) -> Answer | None:
+    """moto's answer to a plain PutObject of ``caller`` in ``region`` (the request's headers as moto's handler
+    reads them, its CRC32 checksum or None), or None (nothing has run) for a bucket that is not plain: also the
+    core of the stack's own PutObject past the WSGI chain (inprocess_direct.py)."""
     backend = s3_backends[caller.account][get_partition(region)]
     bucket = backend.buckets.get(bucket_name)
     if bucket is None or bucket.is_versioned or bucket.policy or bucket.logging or bucket.object_lock_enabled:
         return None
-    body = middleware.read_body(environ)
-    headers = dict(EnvironHeaders(environ))
     caller.visit("s3")
     response_headers: dict[str, Any] = {}
-    if algorithm:
-        response_headers["x-amz-checksum-crc32"] = checksum
+    if crc32 is not None:
+        response_headers["x-amz-checksum-crc32"] = crc32
     with moto_speedups.s3_put_lock:
         new_key = backend.put_object(
             bucket_name,
@@ -189,17 +228,17 @@ def _put_object(environ: dict[str, Any]) -> Answer | None:
             lock_mode=None,
             lock_legal_status=None,
             lock_until=None,
-            checksum_value=checksum,
+            checksum_value=crc32,
         )
         new_key.set_metadata(metadata_from_headers(headers))
         new_key.set_acl(bucket.acl)
         new_key.website_redirect_location = None
-        if algorithm:
-            new_key.checksum_algorithm = algorithm
+        if crc32 is not None:
+            new_key.checksum_algorithm = "CRC32"
         backend.put_object_tagging(new_key, {})
     response_headers.update(new_key.response_dict)
     response_headers.pop("content-length", None)
-    gen_amzn_requestid_long(response_headers)  # moto's draw of the id, as its _enrich_response makes it
+    response_headers["x-amzn-requestid"] = request_id()  # moto's draw of the id, as its _enrich_response makes it
     return 200, response_headers, ""
 
 
@@ -219,8 +258,14 @@ def _ip_host(host: str) -> bool:
 def _put_item(environ: dict[str, Any]) -> Answer | None:
     if environ.get("REQUEST_METHOD") != "POST":
         return None
+    return put_item(Caller.of(environ), middleware.read_body(environ))
+
+
+def put_item(caller: Caller, raw: bytes) -> Answer | None:
+    """moto's answer to a PutItem of ``caller`` with this JSON body, or None (nothing has run) when the request is
+    not of the plain form: also the core of the stack's own PutItem past the WSGI chain (inprocess_direct.py)."""
     try:
-        body = json.loads(middleware.read_body(environ))
+        body = json.loads(raw)
     except (ValueError, RecursionError):
         return None
     if not isinstance(body, dict) or not _PUT_ITEM_MEMBERS.issuperset(body):
@@ -232,7 +277,6 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
         return None
     if return_values not in ("NONE", "ALL_OLD") or capacity not in ("NONE", "TOTAL"):
         return None
-    caller = _Caller(environ)
     backend = dynamodb_backends[caller.account][caller.region]
     table = backend.tables.get(name)
     if table is None:
@@ -251,7 +295,7 @@ def _put_item(environ: dict[str, Any]) -> Answer | None:
     except (JsonRESTError, TypeError):  # refused before anything was stored: moto answers it, its own way
         return None
     headers = {"Content-Type": "application/x-amz-json-1.0", "server": "amazon.com"}
-    gen_amzn_requestid_long(headers)
+    headers["x-amzn-requestid"] = request_id()
     gen_amz_crc32(text, headers)
     return 200, headers, text
 

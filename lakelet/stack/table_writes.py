@@ -84,6 +84,18 @@ class TableWrites:
                 if close is not None:
                     close()
         finally:
+            self.count(touched)
+
+    def named_in(self, body: bytes) -> list[Witness]:
+        """The witnesses a DynamoDB request with this body counts for (see the module's docstring)."""
+        if b"\\u" in body:
+            return self._every
+        return [witness for name, witness in self._names if name in body]
+
+    def count(self, touched: list[Witness]) -> None:
+        """Counts an answered request for ``touched``: this layer's, and a write of the stack's own that reached
+        moto past the WSGI chain (lakelet/stack/inprocess_direct.py)."""
+        if touched:
             with self._lock:
                 for witness in touched:
                     witness._count()
@@ -99,6 +111,4 @@ class TableWrites:
         body = middleware.read_body(environ)
         if not middleware.changes_state(environ, body):
             return []
-        if service != "dynamodb" or b"\\u" in body:
-            return self._every
-        return [witness for name, witness in self._names if name in body]
+        return self.named_in(body) if service == "dynamodb" else self._every

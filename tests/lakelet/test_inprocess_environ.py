@@ -100,7 +100,7 @@ def test_the_environ_is_the_handlers(
     request = AWSRequest(method=method, url=url, headers=headers, data=body).prepare()
     if "Transfer-Encoding" in headers:
         request.headers.pop("Content-Length", None)  # as botocore sends a streamed body
-    built = inprocess_aws._environ(request, server)
+    built = inprocess_aws.environ_of(request, server)
     expected = _as_the_handler_made_it(request, server)
     assert _comparable(built) == _comparable(expected)
     assert list(built) == list(expected)  # the same order: a journal record's keys come out the same
@@ -113,6 +113,6 @@ def test_a_journaled_chunked_body_reads_the_same(server: Any) -> None:
         method="PUT", url="http://127.0.0.1:5000/b/k", headers={"Transfer-Encoding": "chunked"}, data=b"abc" * 1000
     ).prepare()
     request.headers.pop("Content-Length", None)
-    built, expected = inprocess_aws._environ(request, server), _as_the_handler_made_it(request, server)
+    built, expected = inprocess_aws.environ_of(request, server), _as_the_handler_made_it(request, server)
     assert middleware.read_body(built) == middleware.read_body(expected) == b"abc" * 1000
     assert middleware.recordable(built) == middleware.recordable(expected)

@@ -38,7 +38,7 @@ INDEXED = "fast-writes-indexed"
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
     with LocalStack(api_port=0, credentials=KEYS) as running:
-        s3, dynamodb = _client(running, "s3"), _client(running, "dynamodb")
+        s3, dynamodb = stack_client(running, "s3"), stack_client(running, "dynamodb")
         s3.create_bucket(Bucket=BUCKET)
         s3.create_bucket(Bucket=VERSIONED)
         s3.put_bucket_versioning(Bucket=VERSIONED, VersioningConfiguration={"Status": "Enabled"})
@@ -63,7 +63,8 @@ def stack() -> Iterator[LocalStack]:
         yield running
 
 
-def _client(stack: LocalStack, service: str, **config: Any) -> Any:
+def stack_client(stack: LocalStack, service: str, **config: Any) -> Any:
+    """A client of the stack's moto with the stack's key (its calls are answered in process)."""
     keys = stack.aws_credentials
     return boto3.client(
         service,
@@ -77,8 +78,14 @@ def _client(stack: LocalStack, service: str, **config: Any) -> Any:
 
 @pytest.fixture
 def moto_only(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
-    """Switches the fast answers off for the rest of the test."""
-    return lambda: monkeypatch.setattr(moto_fast_writes, "answer", lambda *_: None)
+    """Switches the fast answers off for the rest of the test (the stack's own PutItem past the WSGI chain,
+    inprocess_direct.py, then goes through moto's own path)."""
+
+    def switch_off() -> None:
+        monkeypatch.setattr(moto_fast_writes, "answer", lambda *_: None)
+        monkeypatch.setattr(moto_fast_writes, "put_item", lambda *_: None)
+
+    return switch_off
 
 
 def _answer(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -128,7 +135,7 @@ FAST_PUTS = {"plain", "empty", "odd key é+%20 &=?", "with md5"}
 def test_a_put_object_answers_and_stores_as_moto_does(
     stack: LocalStack, moto_only: Callable[[], None], name: str, params: dict[str, Any]
 ) -> None:
-    s3 = _client(stack, "s3", s3={"addressing_style": "path"})
+    s3 = stack_client(stack, "s3", s3={"addressing_style": "path"})
     before = dict(moto_fast_writes.counters)
     fast = _answer(s3.put_object, Bucket=BUCKET, Key=f"fast/{name}", **params)
     taken = moto_fast_writes.counters["fast"] - before["fast"]
@@ -141,7 +148,7 @@ def test_a_put_object_answers_and_stores_as_moto_does(
 
 
 def test_puts_moto_must_answer_are_left_to_it(stack: LocalStack, moto_only: Callable[[], None]) -> None:
-    s3 = _client(stack, "s3", s3={"addressing_style": "path"})
+    s3 = stack_client(stack, "s3", s3={"addressing_style": "path"})
     calls = [
         lambda key: s3.put_object(Bucket="no-such-bucket", Key=key, Body=b"x"),
         lambda key: s3.put_object(Bucket=VERSIONED, Key=key, Body=b"v"),
@@ -180,7 +187,7 @@ ITEMS: list[dict[str, Any]] = [
 def test_a_put_item_answers_and_stores_as_moto_does(
     stack: LocalStack, moto_only: Callable[[], None], returns: str, capacity: str
 ) -> None:
-    dynamodb = _client(stack, "dynamodb")
+    dynamodb = stack_client(stack, "dynamodb")
 
     partition = f"put-{returns}-{capacity}"
 
@@ -250,7 +257,7 @@ def _nested(levels: int) -> dict[str, Any]:
 
 
 def test_an_item_deeper_than_dynamodb_allows_is_left_to_moto(stack: LocalStack, moto_only: Callable[[], None]) -> None:
-    dynamodb = _client(stack, "dynamodb")
+    dynamodb = stack_client(stack, "dynamodb")
     before = dict(moto_fast_writes.counters)
     deep = _answer(dynamodb.put_item, TableName=TABLE, Item={"p": {"S": "deep"}, "s": {"S": "0"}, "x": _nested(40)})
     assert moto_fast_writes.counters["fast"] == before["fast"]
@@ -264,7 +271,7 @@ def test_an_item_deeper_than_dynamodb_allows_is_left_to_moto(stack: LocalStack, 
 def test_refused_put_items_are_refused_by_moto_and_store_nothing(
     stack: LocalStack, moto_only: Callable[[], None]
 ) -> None:
-    dynamodb = _client(stack, "dynamodb")
+    dynamodb = stack_client(stack, "dynamodb")
     refused: list[tuple[str, dict[str, Any]]] = [
         ("no-such-table", {"p": {"S": "a"}, "s": {"S": "b"}}),
         (TABLE, {"p": {"S": ""}, "s": {"S": "b"}}),  # an empty key
@@ -364,3 +371,30 @@ def _replayable_state(s3: Any, dynamodb: Any) -> dict[str, Any]:
         objects[listed["Key"]]["Body"] = got["Body"].read()
     items = sorted(dynamodb.scan(TableName="t")["Items"], key=lambda item: item["p"]["S"])
     return {"objects": objects, "items": items}
+
+
+def test_a_request_id_is_the_one_moto_draws_from_the_same_numbers() -> None:
+    from moto.moto_api._internal import mock_random
+    from moto.utilities.aws_headers import gen_amzn_requestid_long
+
+    from lakelet.persistence import determinism
+
+    installed = determinism.installed()
+    determinism.install()  # as a stack with a data directory runs
+    try:
+        for seed in range(20):
+            with determinism.pinned(seed, 0.0):
+                ours = moto_fast_writes.request_id(), determinism.randbits()(32)
+            with determinism.pinned(seed, 0.0):  # the same id, and the same draws after it
+                assert ours == (gen_amzn_requestid_long(), determinism.randbits()(32))
+        mock_random.seed(7)
+        ours = moto_fast_writes.request_id(), mock_random.getrandbits(32)
+        mock_random.seed(7)
+        assert ours == (gen_amzn_requestid_long(), mock_random.getrandbits(32))
+    finally:
+        if not installed:
+            determinism.uninstall()
+    mock_random.seed(7)  # and without the pinning installed
+    ours = moto_fast_writes.request_id(), mock_random.getrandbits(32)
+    mock_random.seed(7)
+    assert ours == (gen_amzn_requestid_long(), mock_random.getrandbits(32))

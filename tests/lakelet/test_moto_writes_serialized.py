@@ -1,6 +1,7 @@
 """Without a data directory the stack still answers moto's state-changing requests one at a time
-(lakelet/persistence/middleware.py ``serialized``), as the journal's lock does with one: a TransactWriteItems that
-moto cancels puts back copies of its tables taken at its start, which dropped an item put meanwhile.
+(lakelet/persistence/middleware.py ``WriteLock``), as the journal's lock does with one, its own writes past the WSGI
+chain included (inprocess_direct.py): a TransactWriteItems that moto cancels puts back copies of its tables taken at
+its start, which dropped an item put meanwhile.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from lakelet.persistence.middleware import serialized
+from lakelet.persistence.middleware import WriteLock
+from lakelet.stack import inprocess_direct
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LocalStack
 from tests.lakelet.ddb_tables import create_keyed_table
@@ -55,7 +57,7 @@ class _Overlaps:
 
 def test_writes_run_one_at_a_time_and_reads_beside_them() -> None:
     app = _Overlaps()
-    layer = serialized(app)
+    layer = WriteLock().wrap(app)
 
     def send(environ: dict[str, Any]) -> None:
         assert list(layer(environ, lambda *_: None)) == [b"{}"]
@@ -122,7 +124,9 @@ def test_a_cancelled_transaction_keeps_an_item_put_beside_it(
     transaction = threading.Thread(target=cancelled)
     transaction.start()
     assert copied.wait(10)
+    direct = inprocess_direct.counters["direct"]
     client.put_item(TableName="serialized", Item={"h": {"S": "a"}, "r": {"S": "beside"}})
+    assert inprocess_direct.counters["direct"] == direct + 1  # the stack's own plain put, past the WSGI chain
     put_done.set()
     transaction.join(10)
     monkeypatch.setattr(copy, "deepcopy", deepcopy)

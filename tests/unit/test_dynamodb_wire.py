@@ -1,5 +1,5 @@
-"""DynamoDB items taken from the wire (chalicelib/adapters/dynamodb/wire.py) and staged rows decoded without
-PynamoDB (rows.py) give exactly what botocore's parser and PynamoDB's model gave (issue 43)."""
+"""DynamoDB items taken from the wire (chalicelib/adapters/dynamodb/wire.py) and staged rows decoded and written
+without PynamoDB (rows.py) give exactly what botocore's parser and PynamoDB's model gave and write (issue 43)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 from botocore.parsers import create_parser
 
 from chalicelib.adapters.dynamodb.models import StagedRow
-from chalicelib.adapters.dynamodb.rows import staged_item
+from chalicelib.adapters.dynamodb.rows import KEY_ONLY, attributes, staged_item
 from chalicelib.adapters.dynamodb.staging import _staged
 from chalicelib.adapters.dynamodb.wire import lift_items
+from chalicelib.graveler.records import Entry
 
 _MODEL = botocore.session.get_session().get_service_model("dynamodb")
 ROWS: list[dict[str, Any]] = [
@@ -94,3 +95,43 @@ def test_an_error_answer_is_left_to_the_parser() -> None:
 @pytest.mark.parametrize("row", ROWS, ids=lambda row: row["key"]["S"])
 def test_a_staged_row_decodes_as_pynamodb_read_it(row: dict[str, Any]) -> None:
     assert staged_item(row) == _staged(StagedRow.from_raw_data(row))
+
+
+ENTRIES: list[Entry | None] = [
+    Entry("s3://b/data/x", 1234, "e1", 1700000000, "text/csv", {"owner": "me", "ü": '\u2028 "q"'}),
+    Entry("s3://b/data/y", 0, "", 0, "application/octet-stream", {}),
+    Entry("p", 2**63, "e", 1700000000.5, "c", {}),  # type: ignore[arg-type]  # a float, as PynamoDB writes one
+    Entry("p", 1, None, 2, None, None),  # type: ignore[arg-type]  # None: left out, as the model leaves it out
+    None,
+]
+
+
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_a_staged_rows_attributes_are_what_pynamodb_writes(entry: Entry | None) -> None:
+    model = _row_model()
+    if entry is None:
+        row = model(staging_token="t", key="k", tombstone=True)
+    else:
+        fields = {name: getattr(entry, name) for name in ("physical_address", "size", "etag", "mtime", "content_type")}
+        row = model(staging_token="t", key="k", tombstone=False, user_metadata=entry.user_metadata, **fields)
+    args, kwargs = row._get_save_args()
+    assert args == ("t",) and kwargs["range_key"] == "k"
+    written = attributes(entry)
+    assert written == kwargs["attributes"] and list(written) == list(kwargs["attributes"])
+    assert staged_item({"staging_token": {"S": "t"}, "key": {"S": "k"}, **written}).value == (
+        None if entry is None else _staged(StagedRow.from_raw_data({"key": {"S": "k"}, **written})).value
+    )
+
+
+def test_a_row_of_its_key_alone_is_what_pynamodb_writes() -> None:
+    args, kwargs = _row_model()(staging_token="t#k0", key="0001k")._get_save_args()
+    assert args == ("t#k0",) and kwargs["range_key"] == "0001k" and kwargs["attributes"] == KEY_ONLY
+
+
+def _row_model() -> type[StagedRow]:
+    class Row(StagedRow):
+        class Meta:
+            table_name = "staging"
+            region = "us-east-1"
+
+    return Row

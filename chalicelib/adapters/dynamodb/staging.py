@@ -34,7 +34,7 @@ from chalicelib.graveler.writes.staging_shards import combine, per_shard_sample,
 
 from .models import StagedRow, key_attribute_names, model_set
 from .ports import PartitionReader
-from .rows import staged_item
+from .rows import KEY_ONLY, attributes, staged_item
 from .staging_conditions import lost_race, row_condition
 from .staging_pages import partition_rows
 from .tables import TableNames
@@ -93,12 +93,12 @@ class DynamoStagingStore:
     def set(self, token: StagingToken, staged: StagedEntry) -> StagedEntry | None:
         self._sketch(token, staged.key)
         # PutItem's ReturnValues=ALL_OLD hands back the row it replaced in the same call (Model.save cannot ask
-        # for it): a refused write puts it back (graveler/writes/staging.py).
-        row = self._row(token, staged)
-        args, kwargs = row._get_save_args()
-        kwargs["return_values"] = "ALL_OLD"
+        # for it): a refused write puts it back (graveler/writes/staging.py). Attributes as the model writes them.
+        partition, written = _partition(token, shard_of(token, staged.key)), attributes(staged.value)
         with storage_errors():
-            answer = row._get_connection().put_item(*args, **kwargs)
+            answer = self._model._get_connection().put_item(
+                partition, range_key=staged.key, attributes=written, return_values="ALL_OLD"
+            )
         old = answer.get("Attributes")
         return _staged_raw(self._model, old) if old else None
 
@@ -312,18 +312,13 @@ class DynamoStagingStore:
 
     def _sketch(self, token: StagingToken, key: Key) -> None:
         """Writes the key's sketch item, if it has one, before its row: a sketch item without a row is harmless."""
-        sketched = self._sketch_row(token, key)
+        sketched = _sketch_key(token, key)
         if sketched is not None:
             with storage_errors():
-                sketched.save()
+                self._model._get_connection().put_item(sketched[0], range_key=sketched[1], attributes=KEY_ONLY)
 
     def _sketch_row(self, token: StagingToken, key: Key) -> StagedRow | None:
-        rank = sketch_rank(key)
-        if rank is None or len(key.encode("utf-8", "surrogatepass")) + _RANK_DIGITS > _SORT_KEY_BYTES:
-            return None
-        return self._model(
-            staging_token=_sketch_partition(token, shard_of(token, key)), key=f"{rank:0{_RANK_DIGITS}x}{key}"
-        )
+        return None if (sketched := _sketch_key(token, key)) is None else self._model(*sketched)
 
     def _row(self, token: StagingToken, staged: StagedEntry) -> StagedRow:
         entry = staged.value
@@ -350,6 +345,13 @@ def _partition(token: StagingToken, shard: int) -> str:
 
 def _sketch_partition(token: StagingToken, shard: int) -> str:
     return f"{token}#k{shard}"
+
+
+def _sketch_key(token: StagingToken, key: Key) -> tuple[str, str] | None:
+    """The partition and sort key of the key's sketch item, if it has one."""
+    if (rank := sketch_rank(key)) is None or len(key.encode("utf-8", "surrogatepass")) + _RANK_DIGITS > _SORT_KEY_BYTES:
+        return None
+    return _sketch_partition(token, shard_of(token, key)), f"{rank:0{_RANK_DIGITS}x}{key}"
 
 
 def _checked(token: StagingToken, shard: int) -> int:

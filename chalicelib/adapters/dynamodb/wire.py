@@ -23,7 +23,8 @@ from pynamodb.connection import Connection
 
 # The members of each operation's answer that hold items, and nothing but items.
 _ITEM_MEMBERS = {"GetItem": ("Item",), "Query": ("Items",), "Scan": ("Items",), "BatchGetItem": ("Responses",)}
-_BINARY_MARKERS = (b'"B":', b'"BS":', b'"B" :', b'"BS" :')
+#: What a binary value (B, BS) looks like in DynamoDB's JSON, a key of a map included.
+BINARY_MARKERS = (b'"B":', b'"BS":', b'"B" :', b'"BS" :')
 _HOOKED = "_lakelet_items_from_wire"
 EVENT = "before-parse.dynamodb"
 
@@ -36,7 +37,7 @@ def lift_items(
     body = response_dict.get("body")
     if members is None or response_dict.get("status_code") != 200 or not isinstance(body, bytes):
         return
-    if any(marker in body for marker in _BINARY_MARKERS):
+    if any(marker in body for marker in BINARY_MARKERS):
         return
     try:
         document = orjson.loads(body)
