@@ -13,7 +13,8 @@ it builds the request the lean pipeline would send (PutItem's body is the JSON b
 botocore's default CRC32 checksum) and what the journal would record of it (tests/lakelet/
 test_inprocess_direct_puts.py compares the records); then, as the WSGI chain does: the guard lets the stack's own
 key through, the journal runs the request under its lock with moto's randomness and clock pinned and records it
-before the answer is returned (Persistence.journaled), moto_fast_writes.py answers it from the backend (anything
+before the answer is returned (Persistence.journaled; without a data directory, it runs under the stack's write
+lock, middleware.WriteLock, unpinned), moto_fast_writes.py answers it from the backend (anything
 it leaves to moto goes through moto's own WSGI path, in the same pinned run and record), and the table-write
 witness counts a PutItem once answered. The answer is parsed by botocore's parser (a PutItem's ``{}`` as it
 parses it), and ``after-call`` and errors are the lean pipeline's.
