@@ -4,19 +4,23 @@ answered without a GetItem until a write of the table, whoever sends it."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Self
 
 import boto3
 import pytest
 import requests
+from botocore.exceptions import ClientError
 
-from lakelet.stack import inprocess_aws
+from lakelet.stack import inprocess_aws, inprocess_direct
 from lakelet.stack.app_environment import Credentials
 from lakelet.stack.local import LOCAL_BUCKET, LocalStack
 from lakelet.stack.table_writes import TableWrites
+from tests.lakelet.ddb_tables import create_keyed_table
 
 BRANCHES, TAGS = "p-branches", "p-tags"
 
@@ -213,3 +217,62 @@ def test_a_write_from_outside_the_api_is_seen_by_the_next_read(stack: LocalStack
     # Missing was remembered; the API's own creation is seen too.
     _api(stack, "POST", f"/repositories/{REPO}/branches", 201, {"name": "outside", "source": "main"})
     _api(stack, "GET", f"/repositories/{REPO}/branches/outside", 200)
+
+
+@pytest.mark.e2e
+def test_a_cancelled_transaction_keeps_an_item_put_beside_it(
+    stack: LocalStack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a data directory moto's writes still run one at a time (middleware.WriteLock), the stack's own put
+    past the WSGI chain included: moto's cancelled transaction puts back a copy of its table taken at its start."""
+    assert stack.data_dir is None
+    client = boto3.client(
+        "dynamodb",
+        region_name=stack.region,
+        endpoint_url=stack.moto_url,
+        aws_access_key_id=stack.aws_credentials.access_key_id,
+        aws_secret_access_key=stack.aws_credentials.secret_access_key,
+    )
+    create_keyed_table(client, "serialized")
+    client.put_item(TableName="serialized", Item={"h": {"S": "a"}, "r": {"S": "exists"}})
+    copied, put_done = threading.Event(), threading.Event()
+    deepcopy = copy.deepcopy
+
+    def held(value: Any, memo: Any = None) -> Any:
+        made = deepcopy(value, memo)
+        if type(value).__name__ == "Table" and not copied.is_set():
+            copied.set()  # moto's copy of the table, taken at the transaction's start: let the put try now
+            put_done.wait(2)  # the put waits for the transaction instead (never set in time: 2 s)
+        return made
+
+    monkeypatch.setattr(copy, "deepcopy", held)
+    failures: list[str] = []
+
+    def cancelled() -> None:
+        try:
+            client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": "serialized",
+                            "Item": {"h": {"S": "a"}, "r": {"S": "exists"}},
+                            "ConditionExpression": "attribute_not_exists(h)",
+                        }
+                    }
+                ]
+            )
+        except ClientError as e:
+            failures.append(e.response["Error"]["Code"])
+
+    transaction = threading.Thread(target=cancelled)
+    transaction.start()
+    assert copied.wait(10)
+    direct = inprocess_direct.counters["direct"]
+    client.put_item(TableName="serialized", Item={"h": {"S": "a"}, "r": {"S": "beside"}})
+    assert inprocess_direct.counters["direct"] == direct + 1  # the stack's own plain put, past the WSGI chain
+    put_done.set()
+    transaction.join(10)
+    monkeypatch.setattr(copy, "deepcopy", deepcopy)
+    assert failures == ["TransactionCanceledException"]
+    kept = client.get_item(TableName="serialized", Key={"h": {"S": "a"}, "r": {"S": "beside"}})
+    assert "Item" in kept
