@@ -132,6 +132,16 @@ def replay_environ(recorded: dict[str, Any], body: bytes) -> dict[str, Any]:
     return environ
 
 
+def whole(result: Iterable[bytes]) -> list[bytes]:
+    """A WSGI answer's body chunks, all read (moto's work may run as they are), then the answer closed."""
+    try:
+        return list(result)
+    finally:
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()
+
+
 def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> Answer:
     """Call ``app`` with moto's randomness and clock pinned to (seed, when); its status line, headers and body."""
     answer: list[Any] = []
@@ -142,13 +152,7 @@ def run(app: WsgiApp, environ: dict[str, Any], seed: int, when: float) -> Answer
         return chunks.append
 
     with determinism.pinned(seed, when):
-        result = app(environ, start_response)
-        try:
-            chunks.extend(result)
-        finally:
-            close = getattr(result, "close", None)
-            if close is not None:
-                close()
+        chunks.extend(whole(app(environ, start_response)))
     if not answer:
         raise RuntimeError("moto answered without starting a response")
     return answer[0], answer[1], chunks
@@ -185,13 +189,7 @@ class WriteLock:
 
         def write(environ: dict[str, Any], body: bytes, start_response: Callable[..., Any]) -> Iterable[bytes]:
             with self._lock:
-                result = app(environ, start_response)
-                try:
-                    return list(result)
-                finally:
-                    close = getattr(result, "close", None)
-                    if close is not None:
-                        close()
+                return whole(app(environ, start_response))
 
         return writes_through(app, write)
 

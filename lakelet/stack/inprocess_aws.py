@@ -38,6 +38,9 @@ from urllib3._collections import HTTPHeaderDict
 from werkzeug.http import parse_set_header
 from werkzeug.serving import DechunkedInput
 
+from lakelet.persistence import middleware
+from lakelet.persistence.middleware import Answer
+
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
@@ -48,8 +51,6 @@ _target: list[tuple[str, Any]] = []
 IN_PROCESS = "lakelet.in_process"
 #: Calls answered in process since the process started (tests read it).
 counters = {"in_process": 0}
-#: A WSGI answer: the status line, the headers, the body's chunks (persistence/middleware.py's Answer).
-Answer = tuple[str, list[Any], list[bytes]]
 #: What werkzeug's server answers when the application raises.
 FAILED: Answer = (
     "500 INTERNAL SERVER ERROR",
@@ -281,13 +282,7 @@ def call(app: Any, environ: dict[str, Any]) -> Answer:
         status_and_headers[:] = [status, response_headers]
         return chunks.append
 
-    result = app(environ, start_response)
-    try:
-        chunks.extend(result)
-    finally:
-        close = getattr(result, "close", None)
-        if close is not None:
-            close()
+    chunks.extend(middleware.whole(app(environ, start_response)))
     status, response_headers = status_and_headers
     return status, response_headers, chunks
 

@@ -76,13 +76,8 @@ class TableWrites:
         if not touched:
             return self._app(environ, start_response)
         try:
-            result = self._app(environ, start_response)
-            try:
-                return list(result)  # the answer is whole, so the change is in moto's state, before counting it
-            finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
+            # The answer read whole, so the change is in moto's state, before counting it.
+            return middleware.whole(self._app(environ, start_response))
         finally:
             self.count(touched)
 

@@ -1,9 +1,28 @@
 """The DynamoDB tables the moto layer tests write: a string hash key ``h`` and a range key ``r``, or a string hash
-key alone."""
+key alone; and moto with the stack's patches installed, for the length of a test."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+
+from moto import mock_aws
+
+from lakelet.stack import moto_speedups
+
+
+@contextmanager
+def patched_moto() -> Iterator[None]:
+    """moto in process with moto_speedups installed (taken away again unless it was installed before)."""
+    was_installed = moto_speedups.installed()
+    moto_speedups.install()
+    try:
+        with mock_aws():
+            yield
+    finally:
+        if not was_installed:
+            moto_speedups.uninstall()
 
 
 def create_keyed_table(client: Any, name: str, range_type: str = "S") -> None:

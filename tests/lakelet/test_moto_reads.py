@@ -13,14 +13,13 @@ from typing import Any
 
 import boto3
 import pytest
-from moto import mock_aws
 from moto.dynamodb.exceptions import MockValidationException
 from moto.dynamodb.models import dynamodb_backends
 from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 
-from lakelet.stack import moto_reads, moto_speedups
-from tests.lakelet.ddb_tables import create_hash_table, create_keyed_table
+from lakelet.stack import moto_reads
+from tests.lakelet.ddb_tables import create_hash_table, create_keyed_table, patched_moto
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -28,18 +27,12 @@ ACCOUNT = "123456789012"
 
 @pytest.fixture
 def client() -> Iterator[Any]:
-    was_installed = moto_speedups.installed()
-    moto_speedups.install()
-    try:
-        with mock_aws():
-            ddb = boto3.client("dynamodb", region_name=REGION)
-            create_keyed_table(ddb, "keyed")
-            create_hash_table(ddb, "hashed")
-            ddb.put_item(TableName="keyed", Item={"h": {"S": "other"}, "r": {"S": "x"}})
-            yield ddb
-    finally:
-        if not was_installed:
-            moto_speedups.uninstall()
+    with patched_moto():
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        create_keyed_table(ddb, "keyed")
+        create_hash_table(ddb, "hashed")
+        ddb.put_item(TableName="keyed", Item={"h": {"S": "other"}, "r": {"S": "x"}})
+        yield ddb
 
 
 def _table(name: str) -> Table:
